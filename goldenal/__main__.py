@@ -1,0 +1,5 @@
+import sys
+
+from goldenal.cli import main
+
+sys.exit(main())

@@ -1,0 +1,115 @@
+"""The ``goldenal`` command line: argument parsing and error translation only.
+
+Each command lives in ``goldenal/commands/<name>.py`` as ``configure(parser)``
+plus ``run(args) -> int``; its module docstring is its ``--help``.  Only the
+command being run is imported, so ``goldenal lookup`` stays as light as an
+interpreter start-up.
+"""
+
+import os
+import sys
+
+from goldenal.errors import EXIT_USAGE, GoldenALError
+
+# command -> (module under goldenal.commands, one-line summary)
+COMMANDS = {
+    "lookup": ("lookup", "Print the committed golden AL for one cell."),
+    "list": ("list_curves", "List the curves of a golden directory."),
+    "show": ("show", "Show one curve as a K x thinking-mode matrix."),
+    "validate": ("validate", "Check a golden directory: values, ranges, duplicates, manifest."),
+    "import": ("import_curves", "Import upstream curve files into a golden directory."),
+    "index": ("index", "Rebuild a golden directory's compiled lookup index."),
+    "emit": ("emit", "Print the golden AL as one engine's config fragment."),
+    "inject": ("inject", "Rewrite serve configs in place to carry the golden AL."),
+    "audit": ("audit", "Check a recipe repository against the golden curves, like a linter."),
+    "ingest": ("ingest", "Read measurement files into observations (counts per window)."),
+    "verify": ("verify", "Check that a synthetic-acceptance run realized its golden AL."),
+    "fit": ("fit", "Fit measurement runs into a golden curve with uncertainty."),
+    "diff": ("diff", "Compare two curves (or a run and a curve) cell by cell."),
+    "export": ("export", "Export a cell, e.g. as a speculation_profile.json."),
+    "plot": ("plot", "Plot curves: AL vs K, per-position acceptance, or a diff."),
+}
+
+EXIT_CODES = """\
+exit codes:
+  0  success
+  1  refused or found wanting: no such golden value, validation errors,
+     audit findings, a missed target, a change needed (--check)
+  2  usage error or unreadable input
+  3  conflict: a committed golden value would be overwritten
+"""
+
+
+def _command_module(name):
+    import importlib
+
+    return importlib.import_module("goldenal.commands." + COMMANDS[name][0])
+
+
+def build_parser(only=None):
+    """Build the parser, configuring only the subcommand ``only`` (others are listed)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="goldenal",
+        description="Golden acceptance-length curves for speculative decoding.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from goldenal import __version__
+
+    parser.add_argument("--version", action="version", version="goldenal " + __version__)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, summary) in COMMANDS.items():
+        if name != only:  # listed in the top-level help, configured only when run
+            sub.add_parser(name, help=summary)
+            continue
+        module = _command_module(name)
+        cmd = sub.add_parser(
+            name,
+            help=summary,
+            description=module.__doc__,
+            epilog=EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.configure(cmd)
+        cmd.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv=None):
+    """Run one command; return its exit code instead of exiting."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = None
+    if argv and argv[0] == "lookup":  # the hot path skips argparse when it can
+        from goldenal.commands.lookup import fast_args
+
+        args = fast_args(argv[1:])
+    if args is None:
+        only = argv[0] if argv and argv[0] in COMMANDS else None
+        parser = build_parser(only)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        if getattr(args, "run", None) is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+    try:
+        return args.run(args)
+    except GoldenALError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # never a traceback for users; GOLDENAL_DEBUG=1 shows it
+        if os.environ.get("GOLDENAL_DEBUG"):
+            raise
+        print(f"error: internal error ({type(exc).__name__}: {exc}); "
+              "rerun with GOLDENAL_DEBUG=1 and report it", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,50 @@
+"""Import curves published in the upstream InferenceX format.
+
+Reads each FILE (values and header comments), writes it in the project's layout
+with a header in goldenal's own words, adds or updates its manifest entry and
+recompiles the lookup index.  Identity the header lacks is given by flags; an
+existing manifest entry supplies what is not given.  A committed value is
+never changed without --replace REASON.
+
+    goldenal import ../InferenceX/golden_al_distribution/minimaxm3_eagle3_gqa.yaml \\
+        --method eagle3 --draft Inferact/MiniMax-M3-EAGLE3-GQA \\
+        --alias MiniMaxAI/MiniMax-M3 --alias minimaxm3
+
+In Python: goldenal.import_curve(path, out_dir, method=..., draft=..., aliases=...).
+"""
+
+import sys
+
+
+def configure(parser):
+    parser.add_argument("files", nargs="+", metavar="FILE", help="upstream curve YAML file(s)")
+    parser.add_argument("--out", metavar="DIR", help="golden directory to write "
+                                                     "(default: $GOLDENAL_DIR, else packaged)")
+    parser.add_argument("--curve-id", help="curve id (default: the file stem; one FILE only)")
+    parser.add_argument("--method", help="mtp, eagle3, dspark, ...")
+    parser.add_argument("--draft", action="append", metavar="HEAD",
+                        help="draft head HF id (repeatable; omit for native MTP)")
+    parser.add_argument("--no-draft", action="store_true",
+                        help="the curve has no separate draft head")
+    parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
+                        help="sampling variant setting (repeatable), or 'none'")
+    parser.add_argument("--alias", action="append", default=[], metavar="NAME",
+                        help="another name of the model: HF id, quantized checkpoint, prefix")
+    parser.add_argument("--replace", metavar="REASON",
+                        help="allow changing committed values; the reason is recorded")
+
+
+def run(args):
+    from goldenal.errors import UsageError
+    from goldenal.importer import import_curve
+
+    if args.curve_id and len(args.files) > 1:
+        raise UsageError("--curve-id needs exactly one FILE")
+    draft = [] if args.no_draft else args.draft
+    for path in args.files:
+        curve = import_curve(path, args.out, curve_id=args.curve_id, method=args.method,
+                             draft=draft, variant=args.variant, aliases=args.alias,
+                             replace_reason=args.replace)
+        cells = sum(len(c) for c in curve.cells.values())
+        print(f"imported {curve.id}: {curve.model}, {cells} cells", file=sys.stderr)
+    return 0

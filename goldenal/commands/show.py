@@ -1,0 +1,51 @@
+"""Show one curve: its identity, provenance and the K x thinking-mode matrix.
+
+    goldenal show minimaxm3_eagle3_gqa
+
+In Python: goldenal.load_registry()["minimaxm3_eagle3_gqa"].to_frame().
+"""
+
+import json
+import sys
+
+from goldenal.commands._selection import add_golden_dir_argument, golden_dir
+
+
+def configure(parser):
+    parser.add_argument("curve", metavar="CURVE", help="curve id (file stem)")
+    add_golden_dir_argument(parser)
+    parser.add_argument("--format", choices=["table", "json"], default="table")
+
+
+def render(curve):
+    modes = [m for m in ("on", "off") if curve.cells.get(m)]
+    ks = sorted({k for m in modes for k in curve.cells[m]})
+    out = [f"curve     {curve.id}", f"model     {curve.model}",
+           f"method    {curve.method or '?'}",
+           f"head      {', '.join(curve.draft) or '- (none: native MTP or draft in the checkpoint)'}"]
+    if curve.variant:
+        out.append("variant   " + ", ".join(f"{k}={v}" for k, v in sorted(curve.variant.items())))
+    if curve.aliases:
+        out.append(f"aliases   {', '.join(curve.aliases)}")
+    if curve.source:
+        out.append(f"source    {curve.source}")
+    out.append("")
+    header = ["K"] + [f"thinking_{m}" for m in modes]
+    out.append("  ".join(h.rjust(12) if i else h.rjust(2) for i, h in enumerate(header)))
+    for k in ks:
+        cells = [curve.cells[m].get(k, "-") for m in modes]
+        out.append(str(k).rjust(2) + "  " + "  ".join(c.rjust(12) for c in cells))
+    return "\n".join(out) + "\n"
+
+
+def run(args):
+    from goldenal.policy import candidates
+    from goldenal.registry import load_registry
+
+    registry = load_registry(golden_dir(args))
+    curve = candidates(registry, curve=args.curve)[0]
+    if args.format == "json":
+        sys.stdout.write(json.dumps(curve.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(render(curve))
+    return 0

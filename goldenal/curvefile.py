@@ -1,0 +1,578 @@
+"""Curve files: read the upstream YAML shape with line numbers, write the project's.
+
+A curve file is ``{model key: {thinking_on: {K: AL}, thinking_off: {...}}}``
+with header comments carrying provenance.  Values are read as the exact text
+committed (``3.00`` stays ``"3.00"``), every key with its line, and duplicate
+keys are reported (PyYAML's loader would silently keep the last one).
+"""
+
+import json
+import os
+import re
+import tempfile
+from datetime import date
+
+import yaml
+
+from goldenal.errors import ConflictError, ParseError, RegistryError
+from goldenal.registry import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
+                               Registry, file_checksums)
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MODES = {"thinking_on": "on", "thinking_off": "off"}
+_INT = re.compile(r"[+]?[0-9]+\Z")
+_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
+
+
+class Problem:
+    """One defect in a golden directory: ``severity`` is error, warning or unreadable."""
+
+    __slots__ = ("severity", "path", "line", "message")
+
+    def __init__(self, severity, path, line, message):
+        self.severity, self.path, self.line, self.message = severity, path, line, message
+
+    def __str__(self):
+        where = f"{self.path}:{self.line}" if self.line else f"{self.path}"
+        return f"{where}: {self.severity}: {self.message}"
+
+    def __repr__(self):
+        return f"<Problem {self}>"
+
+
+class ParsedCurve:
+    """What a curve file says: model key, cells (exact strings), lines, header, problems."""
+
+    __slots__ = ("path", "model", "cells", "lines", "header", "problems")
+
+    def __init__(self, path, model, cells, lines, header, problems):
+        self.path, self.model, self.cells, self.lines = path, model, cells, lines
+        self.header, self.problems = header, problems
+
+    @property
+    def errors(self):
+        return [p for p in self.problems if p.severity == "error"]
+
+
+def _line(node):
+    return node.start_mark.line + 1
+
+
+def parse_curve_text(text, path="<string>"):
+    """Parse a curve file's text, collecting every problem instead of stopping at one.
+
+    Raises
+    ------
+    ParseError
+        Only when the text is not YAML at all.
+    """
+    problems = []
+
+    def error(line, message):
+        problems.append(Problem("error", path, line, message))
+
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        detail = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParseError(f"not valid YAML: {detail}", path=path,
+                         line=mark.line + 1 if mark else None) from None
+    header = [ln for ln in text.splitlines() if ln.startswith("#")]
+    cells, lines, model = {}, {}, None
+    if not isinstance(root, yaml.MappingNode) or len(root.value) != 1:
+        error(_line(root) if root is not None else 1,
+              "expected one top-level key, the model (e.g. 'minimax-m3:')")
+        return ParsedCurve(path, model, cells, lines, header, problems)
+    key_node, body = root.value[0]
+    model = key_node.value
+    if not isinstance(body, yaml.MappingNode):
+        error(_line(body), f"expected thinking_on/thinking_off mappings under {model!r}")
+        return ParsedCurve(path, model, cells, lines, header, problems)
+    seen_modes = {}
+    for mode_node, values in body.value:
+        mode = _MODES.get(mode_node.value)
+        if mode is None:
+            error(_line(mode_node), f"expected 'thinking_on' or 'thinking_off', "
+                                    f"got {mode_node.value!r}")
+            continue
+        if mode in seen_modes:
+            error(_line(mode_node), f"duplicate key {mode_node.value!r} "
+                                    f"(first on line {seen_modes[mode]})")
+            continue
+        seen_modes[mode] = _line(mode_node)
+        if not isinstance(values, yaml.MappingNode):
+            error(_line(values), f"expected a mapping of K to AL under {mode_node.value!r}")
+            continue
+        cells[mode], lines[mode] = {}, {}
+        for k_node, al_node in values.value:
+            where = _line(k_node)
+            raw_k = k_node.value if isinstance(k_node, yaml.ScalarNode) else None
+            if raw_k is None or not _INT.match(raw_k.strip()) or int(raw_k) < 1:
+                error(where, f"K must be a positive integer, got {raw_k!r}")
+                continue
+            k = int(raw_k)
+            if k in lines[mode]:
+                error(where, f"duplicate K={k} under {mode_node.value} "
+                             f"(first on line {lines[mode][k]})")
+                continue
+            lines[mode][k] = where
+            if not isinstance(al_node, yaml.ScalarNode):
+                error(where, f"AL for K={k} must be a number, got a collection")
+                continue
+            al = al_node.value.strip()
+            if al == NOT_AVAILABLE:
+                cells[mode][k] = al
+                continue
+            if not _FLOAT.match(al) or al_node.style in ("'", "\""):
+                error(where, f"AL for K={k} must be a number or N/A, got {al_node.value!r}")
+                continue
+            if not 1.0 <= float(al) <= k + 1:
+                error(where, f"AL {al} for K={k} is outside [1, {k + 1}] "
+                             "(1 <= AL <= K+1: the bonus token plus at most K drafts)")
+                continue
+            cells[mode][k] = al
+    if not seen_modes:
+        error(_line(body), f"no thinking_on/thinking_off values under {model!r}")
+    return ParsedCurve(path, model, cells, lines, header, problems)
+
+
+def read_curve_file(path):
+    """Parse one curve file; unreadable files raise :class:`ParseError`."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ParseError(f"cannot read curve file: {exc.strerror}", path=path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    return parse_curve_text(text, os.fspath(path))
+
+
+# ---------------------------------------------------------------------------
+# Header comments -> provenance and identity hints
+
+
+_URL = re.compile(r"https?://\S+")
+_NUMBER_SETTING = re.compile(r"([A-Za-z_]+)\s*[:=]?\s*(-?\d+(?:\.\d+)?)(?![\w.])")
+_KWARGS = re.compile(r"chat_template_kwargs\s*:?\s*(\{.*\})")
+_SETTING_NAMES = {"temp": "temperature", "temperature": "temperature", "top_p": "top_p",
+                  "top_k": "top_k", "min_p": "min_p", "presence_penalty": "presence_penalty",
+                  "frequency_penalty": "frequency_penalty",
+                  "repetition_penalty": "repetition_penalty"}
+_METHODS = {"eagle3": "eagle3", "eagle": "eagle", "mtp": "mtp", "dspark": "dspark",
+            "dflash": "dflash", "ngram": "ngram", "medusa": "medusa"}
+
+
+def _number(text):
+    return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+
+
+def _settings(text):
+    out = {}
+    for name, value in _NUMBER_SETTING.findall(text):
+        name = _SETTING_NAMES.get(name.lower())
+        if name:
+            out[name] = _number(value)
+    return out
+
+
+def parse_header(header_lines):
+    """Provenance and identity hints from a curve file's header comments.
+
+    Understands the upstream InferenceX header (``# Source GitHub Actions run:``,
+    ``# dataset: coding | temperature: 1.0 | ...``, per-mode
+    ``chat_template_kwargs``, ``# speculative-config: ...``, ``# Measured on
+    MODEL (HW, ENGINE METHOD[, draft: HEAD])``, ``# Auto-generated by SCRIPT
+    (WORKFLOW)``) and the header the project writes.
+
+    Returns
+    -------
+    (provenance, hints) : (dict, dict)
+        ``hints`` may hold ``method``, ``draft`` and ``variant``.
+    """
+    prov, hints, common, modes = {}, {}, {}, {}
+    for raw in header_lines:
+        line = raw.lstrip("#").strip()
+        low = line.lower()
+        url = _URL.search(line)
+        if url and "source_run" not in prov and ("run" in low or "source" in low):
+            prov["source_run"] = url.group(0).rstrip(".,)")
+            continue
+        if "speed-bench" in low and "dataset" not in prov:
+            prov["dataset"] = "SPEED-Bench Qualitative"
+        mode = re.match(r"thinking_(on|off)\b\s*:?\s*(.*)", line)
+        if mode:
+            settings = modes.setdefault(mode.group(1), {})
+            rest = mode.group(2)
+            kwargs = _KWARGS.search(rest)
+            if kwargs:
+                try:
+                    settings["chat_template_kwargs"] = json.loads(kwargs.group(1))
+                except ValueError:
+                    settings["chat_template_kwargs"] = kwargs.group(1)
+                rest = rest[:kwargs.start()]
+            settings.update(_settings(rest))
+            continue
+        ds = re.search(r"\b(?:dataset|category)\s*:?\s*([\w-]+)", line)
+        if (ds and "|" in line) or low.startswith(("dataset", "workload")):
+            if ds:
+                prov["category"] = ds.group(1)
+            out_len = re.search(r"output_len(?:gth)?\s*[:=]?\s*(\d+)", line)
+            if out_len:
+                prov["output_len"] = int(out_len.group(1))
+            common.update(_settings(line))
+            continue
+        if low.startswith("sampling"):
+            common.update(_settings(line))
+            continue
+        if low.startswith("speculative-config") or low.startswith("speculative config"):
+            pairs = dict(re.findall(r"([\w-]+)\s*=\s*([\w.-]+)", line.partition(":")[2]))
+            method = pairs.pop("method", None)
+            if method:
+                hints["method"] = _METHODS.get(method.lower(), method.lower())
+            if pairs:
+                hints["variant"] = pairs
+            prov["speculative_config"] = dict(pairs, **({"method": method} if method else {}))
+            continue
+        measured = re.match(r"Measured on (\S+) \(([^)]*)\)", line)
+        if measured:
+            prov["measured_model"] = measured.group(1)
+            parts = [p.strip() for p in measured.group(2).split(",")]
+            if parts:
+                prov["hardware"] = parts[0]
+            if len(parts) > 1:
+                engine, _, label = parts[1].partition(" ")
+                prov["engine"] = engine
+                if label and label.lower() in _METHODS:
+                    hints.setdefault("method", _METHODS[label.lower()])
+            for part in parts[2:]:
+                if part.lower().startswith("draft:"):
+                    hints["draft"] = [part.split(":", 1)[1].strip()]
+            continue
+        served = re.match(r"Measured with (\S+) (\S+)(?: on ([^,]+))?, target ([^,.]+)"
+                          r"(?:, draft ([^,]+?))?(?:,|\.$)", line)
+        if served:
+            prov["engine"] = served.group(1)
+            hints.setdefault("method", served.group(2).lower())
+            if served.group(3):
+                prov["hardware"] = served.group(3)
+            prov["measured_model"] = served.group(4)
+            if served.group(5):
+                hints["draft"] = [d.strip() for d in served.group(5).split(",")]
+            continue
+        gen = re.match(r"(?:Auto-generated by|Collector:)\s+(\S+)(?:\s+\(([^)]+)\))?", line)
+        if gen:
+            prov["collector"] = gen.group(1)
+            if gen.group(2):
+                prov["workflow"] = gen.group(2)
+            continue
+        level = re.search(r"num_speculative_tokens \((\w+) level\)", line)
+        if level:
+            hints.setdefault("method", _METHODS.get(level.group(1).lower(),
+                                                    level.group(1).lower()))
+    for mode in ("on", "off"):
+        if mode in modes or common:
+            modes.setdefault(mode, {})
+    sampling = {}
+    for mode, settings in modes.items():
+        merged = dict(common)
+        merged.update(settings)
+        sampling[f"thinking_{mode}"] = merged
+    if sampling:
+        prov["sampling"] = sampling
+    return prov, hints
+
+
+def prune_sampling(provenance, cells):
+    """Drop sampling settings of thinking modes the curve has no values for."""
+    sampling = provenance.get("sampling")
+    if sampling:
+        provenance["sampling"] = {m: s for m, s in sampling.items()
+                                  if cells.get(m.replace("thinking_", ""))}
+    return provenance
+
+
+def curve_from_file(parsed, *, curve_id, identity=None):
+    """A :class:`Curve` from a parsed file and manifest identity (or header hints)."""
+    prov, hints = parse_header(parsed.header)
+    identity = dict(identity or {})
+    if identity:
+        provenance = identity.get("provenance", {})
+    else:
+        provenance = prov
+        stem_prefix = curve_id.split("_", 1)[0] if "_" in curve_id else None
+        identity = {"method": hints.get("method"), "draft": hints.get("draft", []),
+                    "variant": hints.get("variant", {}),
+                    "aliases": [stem_prefix] if stem_prefix else []}
+    prune_sampling(provenance, parsed.cells)
+    return Curve(curve_id, identity.get("model") or parsed.model, parsed.cells,
+                 file=os.path.basename(parsed.path), method=identity.get("method"),
+                 draft=identity.get("draft") or (), variant=identity.get("variant"),
+                 aliases=identity.get("aliases") or (), provenance=provenance,
+                 lines=parsed.lines)
+
+
+# ---------------------------------------------------------------------------
+# Manifest
+
+
+def read_manifest(directory):
+    """The manifest's curve entries by id, or None when the directory has none."""
+    path = os.path.join(directory, MANIFEST_NAME)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.load(fh, Loader=_Loader)
+    except OSError as exc:
+        raise RegistryError(f"cannot read manifest: {exc.strerror}", path=path) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ParseError("manifest is not valid YAML", path=path,
+                         line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict) or not isinstance(data.get("curves"), dict):
+        raise RegistryError("manifest must be a mapping with a 'curves' mapping", path=path)
+    for curve_id, entry in data["curves"].items():
+        if not isinstance(entry, dict) or not entry.get("file") or not entry.get("model"):
+            raise RegistryError(f"manifest entry {curve_id!r} needs at least 'file' and "
+                                "'model'", path=path)
+    return data["curves"]
+
+
+MANIFEST_HEADER = """\
+# Identity and provenance of every golden curve in this directory.
+# Written by `goldenal import` / `goldenal fit`; the curve files beside it keep the
+# upstream InferenceX shape, so InferenceX tooling reads them unchanged.
+# draft: HF ids of the draft head(s), [] for a native MTP head or a draft inside the checkpoint.
+# variant: speculative-config settings beyond the method that change acceptance.
+# aliases: HF ids (incl. quantized checkpoints recipes serve) and InferenceX model prefixes.
+"""
+
+
+def render_manifest(entries):
+    body = yaml.safe_dump({"format": 1, "curves": entries}, sort_keys=False,
+                          default_flow_style=None, allow_unicode=True, width=100)
+    return MANIFEST_HEADER + body
+
+
+def manifest_entry(curve):
+    return {"file": curve.file or f"{curve.id}.yaml", "model": curve.model,
+            "method": curve.method, "draft": list(curve.draft), "variant": dict(curve.variant),
+            "aliases": list(curve.aliases), "provenance": curve.provenance}
+
+
+# ---------------------------------------------------------------------------
+# Loading a directory
+
+
+def load_directory(directory, *, collect=None):
+    """Parse every curve file of a golden directory (the slow path, no index).
+
+    With ``collect`` (a list), problems are appended to it and curves with
+    errors are skipped; otherwise the first error raises.
+    """
+    try:
+        names = sorted(n for n in os.listdir(directory)
+                       if n.endswith((".yaml", ".yml")) and n != MANIFEST_NAME)
+    except OSError as exc:
+        raise RegistryError(f"cannot read golden directory: {exc.strerror}",
+                            path=directory) from None
+    manifest = read_manifest(directory)
+    by_file = {}
+    if manifest is not None:
+        for curve_id, entry in manifest.items():
+            by_file[entry["file"]] = (curve_id, entry)
+            if entry["file"] not in names:
+                problem = Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                                  f"manifest entry {curve_id!r} names missing file "
+                                  f"{entry['file']!r}")
+                if collect is None:
+                    raise RegistryError(problem.message, path=problem.path)
+                collect.append(problem)
+    curves = {}
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            parsed = read_curve_file(path)
+        except ParseError as exc:
+            if collect is None:
+                raise
+            collect.append(Problem("unreadable", exc.path, exc.line, exc.message))
+            continue
+        if parsed.errors and collect is None:
+            first = parsed.errors[0]
+            raise ParseError(first.message, path=path, line=first.line)
+        if collect is not None:
+            collect.extend(parsed.problems)
+            if parsed.errors:
+                continue
+        if manifest is not None and name not in by_file:
+            problem = Problem("error", path, None, f"curve file is not in {MANIFEST_NAME}")
+            if collect is None:
+                raise RegistryError(problem.message, path=path)
+            collect.append(problem)
+            continue
+        curve_id, entry = by_file.get(name, (os.path.splitext(name)[0], None))
+        if entry is not None and entry["model"] != parsed.model and collect is not None:
+            collect.append(Problem("error", path, 1, f"model key {parsed.model!r} differs from "
+                                                     f"manifest entry {entry['model']!r}"))
+        curves[curve_id] = curve_from_file(parsed, curve_id=curve_id, identity=entry)
+    return Registry(curves, directory=directory)
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+
+def write_text_atomic(path, text):
+    """Write ``text`` to ``path`` via a temp file in the same folder and a rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _format_settings(settings):
+    return ", ".join(f"{k} {v}" for k, v in settings.items() if k != "chat_template_kwargs")
+
+
+def render_curve(curve):
+    """The project's curve file: a header in its own words, then the upstream YAML shape."""
+    prov = curve.provenance
+    out = [f"# Golden acceptance length (AL) by thinking mode and K: curve {curve.id}."]
+    if prov.get("source_run"):
+        out.append(f"# Source run: {prov['source_run']}")
+    workload = [prov.get("dataset", "dataset unknown")]
+    if prov.get("category"):
+        workload.append(f"category {prov['category']}")
+    if prov.get("output_len"):
+        workload.append(f"output_len {prov['output_len']}")
+    out.append("# Workload: " + ", ".join(workload) + ".")
+    for mode, settings in prov.get("sampling", {}).items():
+        line = f"# {mode}: " + (_format_settings(settings) or "engine defaults")
+        if "chat_template_kwargs" in settings:
+            line += "; chat_template_kwargs " + json.dumps(settings["chat_template_kwargs"])
+        out.append(line)
+    served = [prov.get("engine") or "engine unknown", curve.method or "method unknown"]
+    served_line = "# Measured with " + " ".join(served)
+    if prov.get("hardware"):
+        served_line += f" on {prov['hardware']}"
+    target = prov.get("measured_model") or curve.model
+    served_line += f", target {target}"
+    if curve.draft:
+        served_line += ", draft " + ", ".join(curve.draft)
+    if curve.variant:
+        served_line += ", " + ", ".join(f"{k}={v}" for k, v in curve.variant.items())
+    out.append(served_line + ".")
+    if prov.get("collector"):
+        wf = f" ({prov['workflow']})" if prov.get("workflow") else ""
+        out.append(f"# Collector: {prov['collector']}{wf}.")
+    out.append("# Keys: num_speculative_tokens (K); values: mean AL over all verification "
+               "steps (bonus token included),")
+    out.append("# two decimals; N/A marks a failed measurement. Full identity: manifest.yaml.")
+    out.append(f"{curve.model}:")
+    for mode in ("on", "off"):
+        cells = curve.cells.get(mode)
+        if cells:
+            out.append(f"  thinking_{mode}:")
+            out.extend(f"    {k}: {v}" for k, v in sorted(cells.items()))
+    return "\n".join(out) + "\n"
+
+
+def render_index(directory, curves):
+    """The compiled lookup index (format described in :func:`goldenal.registry._read_index`)."""
+    def field(text):
+        text = str(text or "")
+        if any(ch in text for ch in "\t\n,"):
+            raise RegistryError(f"{text!r} cannot be indexed (tab, newline or comma)",
+                                path=directory)
+        return text
+
+    out = [INDEX_FORMAT]
+    out += [f"file\t{name}\t{crc}" for name, crc in sorted(file_checksums(directory).items())]
+    for c in curves.values():
+        variant = ",".join(f"{field(k)}={field(v)}" for k, v in sorted(c.variant.items()))
+        prov = json.dumps(c.provenance, sort_keys=True, ensure_ascii=True)
+        out.append("\t".join(["curve", field(c.id), field(c.file), field(c.model),
+                              field(c.method), ",".join(map(field, c.draft)), variant,
+                              ",".join(map(field, c.aliases)), prov]))
+        for mode in ("on", "off"):
+            for k, value in sorted(c.cells.get(mode, {}).items()):
+                out.append(f"cell\t{c.id}\t{mode}\t{k}\t{field(value)}")
+    return "\n".join(out) + "\n"
+
+
+def write_index(directory):
+    """Recompile ``index.tsv`` from the curve files and manifest (after validating them)."""
+    registry = load_directory(directory)
+    write_text_atomic(os.path.join(directory, INDEX_NAME),
+                      render_index(directory, registry.curves))
+    return registry
+
+
+def _changed_cells(old, new):
+    """Committed (non-N/A) cells of ``old`` that ``new`` changes or drops."""
+    changes = {}
+    for mode, cells in old.items():
+        for k, value in cells.items():
+            if value == NOT_AVAILABLE:
+                continue
+            after = new.get(mode, {}).get(k)
+            if after != value:
+                changes[f"thinking_{mode} K={k}"] = f"{value} -> {after or 'removed'}"
+    return changes
+
+
+def write_curve(directory, curve, *, replace_reason=None):
+    """Write ``<id>.yaml``, its manifest entry and the compiled index.
+
+    A committed value is never overwritten silently: changing or dropping a
+    committed cell raises :class:`ConflictError` unless ``replace_reason`` is
+    given, and the reason is then recorded in the curve's provenance.
+
+    Returns
+    -------
+    str
+        Path of the curve file written.
+    """
+    directory = os.fspath(directory)
+    os.makedirs(directory, exist_ok=True)
+    manifest = read_manifest(directory) or {}
+    file_name = (manifest.get(curve.id) or {}).get("file") or curve.file or f"{curve.id}.yaml"
+    path = os.path.join(directory, file_name)
+    provenance = dict(curve.provenance)
+    if os.path.exists(path):
+        old = read_curve_file(path)
+        changes = _changed_cells(old.cells, curve.cells)
+        if changes and not replace_reason:
+            listed = "; ".join(f"{cell}: {chg}" for cell, chg in changes.items())
+            raise ConflictError(f"would overwrite committed golden values ({listed}); "
+                                "pass a reason to replace them (--replace REASON)", path=path)
+        history = list((manifest.get(curve.id) or {}).get("provenance", {})
+                       .get("replacements", []))
+        if changes:
+            history.append({"date": date.today().isoformat(), "reason": replace_reason,
+                            "cells": changes})
+        if history:
+            provenance["replacements"] = history
+    curve = Curve(curve.id, curve.model, curve.cells, file=file_name, method=curve.method,
+                  draft=curve.draft, variant=curve.variant, aliases=curve.aliases,
+                  provenance=provenance)
+    write_text_atomic(path, render_curve(curve))
+    manifest[curve.id] = manifest_entry(curve)
+    write_text_atomic(os.path.join(directory, MANIFEST_NAME), render_manifest(manifest))
+    write_index(directory)
+    return path

@@ -1,0 +1,75 @@
+"""Import curves published in the upstream InferenceX format into a golden directory."""
+
+import os
+
+from goldenal.curvefile import (curve_from_file, parse_header, prune_sampling, read_curve_file,
+                                read_manifest, write_curve)
+from goldenal.errors import ParseError
+from goldenal.policy import normalize_variant
+from goldenal.registry import Curve, default_dir
+
+
+def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, variant=None,
+                 aliases=(), replace_reason=None):
+    """Import one upstream curve file (values and header provenance).
+
+    The model key stays the file's top-level key, so InferenceX tooling reads
+    the written file unchanged.  Identity the header lacks is given by keyword; an existing manifest entry
+    of the same curve id supplies whatever is not given, so re-importing a
+    republished file needs no flags.  Aliases are merged.
+
+    Parameters
+    ----------
+    path : str
+        Curve file in the upstream shape.
+    out_dir : str, optional
+        Golden directory to write to; default ``$GOLDENAL_DIR`` or the packaged one.
+    curve_id : str, optional
+        Default: the file stem.
+    method, draft, variant, aliases
+        Identity: method (``mtp``, ``eagle3``, ``dspark``), draft head HF id(s)
+        (none for native MTP), sampling variant (``KEY=VALUE`` strings or a
+        dict), extra names the model goes by.
+    replace_reason : str, optional
+        Required to change a committed value; recorded in the manifest.
+
+    Returns
+    -------
+    Curve
+        The curve as written.
+    """
+    parsed = read_curve_file(path)
+    if parsed.errors:
+        first = parsed.errors[0]
+        raise ParseError(first.message, path=path, line=first.line)
+    out_dir = os.fspath(out_dir) if out_dir is not None else default_dir()
+    curve_id = curve_id or os.path.splitext(os.path.basename(path))[0]
+    provenance, hints = parse_header(parsed.header)
+    existing = (read_manifest(out_dir) or {}).get(curve_id, {}) if os.path.isdir(out_dir) else {}
+    base = curve_from_file(parsed, curve_id=curve_id)
+
+    def pick(given, key, fallback):
+        if given is not None:
+            return given
+        return existing.get(key, fallback)
+
+    if isinstance(draft, str):
+        draft = [draft]
+    variant = normalize_variant(variant)
+    merged_aliases = list(existing.get("aliases", []))
+    for name in [*base.aliases, *aliases]:
+        if name not in merged_aliases and name != parsed.model:
+            merged_aliases.append(name)
+    curve = Curve(
+        curve_id,
+        parsed.model,
+        parsed.cells,
+        file=existing.get("file") or f"{curve_id}.yaml",
+        method=pick(method, "method", hints.get("method")),
+        draft=pick(draft, "draft", hints.get("draft", [])),
+        variant=pick(variant, "variant", hints.get("variant", {})),
+        aliases=merged_aliases,
+        provenance=prune_sampling(provenance, parsed.cells),
+    )
+    write_curve(out_dir, curve, replace_reason=replace_reason)
+    return curve

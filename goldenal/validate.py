@@ -1,0 +1,99 @@
+"""Check a golden directory: the values, the manifest, the index, the provenance."""
+
+import os
+
+from goldenal.curvefile import Problem, load_directory, read_manifest
+from goldenal.errors import RegistryError
+from goldenal.registry import INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, _read_index, default_dir
+
+
+class ValidationReport:
+    """Problems found in one golden directory; ``ok`` when none is an error."""
+
+    __slots__ = ("directory", "problems", "curves")
+
+    def __init__(self, directory, problems, curves):
+        self.directory, self.problems, self.curves = directory, tuple(problems), curves
+
+    errors = property(lambda self: [p for p in self.problems if p.severity == "error"])
+    warnings = property(lambda self: [p for p in self.problems if p.severity == "warning"])
+    unreadable = property(lambda self: [p for p in self.problems if p.severity == "unreadable"])
+    ok = property(lambda self: not self.errors and not self.unreadable)
+
+    def __repr__(self):
+        return (f"<ValidationReport {self.directory}: {self.curves} curves, "
+                f"{len(self.errors)} errors, {len(self.warnings)} warnings>")
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([{"severity": p.severity, "path": p.path, "line": p.line,
+                              "message": p.message} for p in self.problems],
+                            columns=["severity", "path", "line", "message"])
+
+
+def validate(path=None):
+    """Validate a golden directory.
+
+    Errors: K not a positive integer; AL not numeric (or ``N/A``) or outside
+    [1, K+1]; duplicate keys; manifest and files disagreeing; a missing
+    source run; an out-of-date ``index.tsv``; one name given to two models.
+    Warnings: AL decreasing in K (measured data, not a defect, but worth a
+    look), values not written with two decimals, no compiled index.
+
+    Returns
+    -------
+    ValidationReport
+
+    Raises
+    ------
+    RegistryError
+        The directory itself cannot be read.
+    """
+    directory = os.fspath(path) if path is not None else default_dir()
+    if not os.path.isdir(directory):
+        raise RegistryError("not a directory", path=directory)
+    problems = []
+    registry = load_directory(directory, collect=problems)
+    has_manifest = read_manifest(directory) is not None
+    owner = {}
+    for curve in registry:
+        where = os.path.join(directory, curve.file or curve.id)
+        if not curve.source:
+            problems.append(Problem("error", where, 1, "provenance has no source run URL"))
+        if has_manifest and not curve.method:
+            problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                                    f"curve {curve.id!r} has no method"))
+        for name in curve.names:
+            key = name.lower()
+            if key in owner and owner[key][1] != curve.model:
+                problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                                        f"name {name!r} is given to models {owner[key][1]} "
+                                        f"({owner[key][0]}) and {curve.model} ({curve.id})"))
+            owner.setdefault(key, (curve.id, curve.model))
+        for mode, cells in curve.cells.items():
+            previous = None
+            for k in sorted(cells):
+                text, line = cells[k], curve.lines.get(mode, {}).get(k)
+                if text == NOT_AVAILABLE:
+                    previous = None
+                    continue
+                if len(text.partition(".")[2]) != 2:
+                    problems.append(Problem("warning", where, line,
+                                            f"thinking_{mode} K={k}: {text} is not written "
+                                            "with two decimals"))
+                if previous is not None and float(text) < float(previous[1]):
+                    problems.append(Problem("warning", where, line,
+                                            f"thinking_{mode}: AL decreases from K={previous[0]} "
+                                            f"({previous[1]}) to K={k} ({text})"))
+                previous = (k, text)
+    if os.path.exists(os.path.join(directory, INDEX_NAME)):
+        if _read_index(directory) is None:
+            problems.append(Problem("error", os.path.join(directory, INDEX_NAME), None,
+                                    "out of date with the curve files or manifest; rebuild it "
+                                    "with `goldenal index`"))
+    elif has_manifest:
+        problems.append(Problem("warning", os.path.join(directory, INDEX_NAME), None,
+                                "missing: lookups parse YAML on every call; build it with "
+                                "`goldenal index`"))
+    return ValidationReport(directory, problems, len(registry))

@@ -1,0 +1,59 @@
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGED = ROOT / "golden_al_distribution"
+REFERENCE_GOLDEN = ROOT.parent / "shared" / "reference" / "golden"
+SAMPLES = ROOT.parent / "shared" / "reference" / "samples"
+
+
+def published_cells(directory=PACKAGED):
+    """(curve id, thinking, K, value text) for every cell of a directory, read naively.
+
+    Deliberately independent of goldenal's parser: a line-oriented read of the
+    committed files.
+    """
+    cells = []
+    for path in sorted(Path(directory).glob("*.yaml")):
+        if path.name == "manifest.yaml":
+            continue
+        mode = None
+        for line in path.read_text().splitlines():
+            stripped = line.strip()
+            if stripped in ("thinking_on:", "thinking_off:"):
+                mode = stripped[len("thinking_"):-1]
+            elif mode and line.startswith("    ") and ":" in stripped:
+                k, value = stripped.split(":")
+                cells.append((path.stem, mode, int(k), value.strip()))
+    return cells
+
+
+@pytest.fixture
+def golden_copy(tmp_path):
+    """A writable copy of the packaged golden directory."""
+    dest = tmp_path / "golden"
+    shutil.copytree(PACKAGED, dest)
+    return dest
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run ``goldenal`` in-process: returns (exit code, stdout, stderr)."""
+    from goldenal.cli import main
+
+    def run(*argv):
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def goldenal_cmd():
+    """The installed console script, else ``python -m goldenal``."""
+    script = shutil.which("goldenal", path=os.path.dirname(sys.executable))
+    return [script] if script else [sys.executable, "-m", "goldenal"]
