@@ -87,8 +87,9 @@ def validate(path=None):
                                             f"thinking_{mode}: AL decreases from K={previous[0]} "
                                             f"({previous[1]}) to K={k} ({text})"))
                 previous = (k, text)
+    defects = any(p.severity != "warning" for p in problems)
     if os.path.exists(os.path.join(directory, INDEX_NAME)):
-        if _read_index(directory) is None:
+        if not defects and _read_index(directory) is None:  # with defects it cannot be rebuilt
             problems.append(Problem("error", os.path.join(directory, INDEX_NAME), None,
                                     "out of date with the curve files or manifest; rebuild it "
                                     "with `goldenal index`"))

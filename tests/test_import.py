@@ -1,0 +1,151 @@
+"""`goldenal import`: upstream files in, project layout out; committed values protected."""
+
+import os
+import re
+import shlex
+
+import pytest
+
+import goldenal
+from conftest import PACKAGED, REFERENCE_GOLDEN, ROOT
+
+needs_reference = pytest.mark.skipif(not REFERENCE_GOLDEN.is_dir(),
+                                     reason="shared/reference/golden not present")
+
+
+def readme_import_commands():
+    """The `goldenal import` commands documented in golden_al_distribution/README.md."""
+    text = (PACKAGED / "README.md").read_text()
+    block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)
+    return [shlex.split(cmd.replace("\\\n", " ")) for cmd in block.strip().split("\ngoldenal ")]
+
+
+@needs_reference
+def test_documented_imports_reproduce_the_packaged_directory(tmp_path, run_cli):
+    out = tmp_path / "golden"
+    for argv in readme_import_commands():
+        argv = [a.replace("$UP", str(REFERENCE_GOLDEN)) for a in argv if a != "goldenal"]
+        argv[argv.index("--out") + 1] = str(out)
+        code, _, err = run_cli(*argv)
+        assert code == 0, err
+    committed = sorted(p.name for p in PACKAGED.iterdir() if p.name != "README.md")
+    assert sorted(os.listdir(out)) == committed
+    for name in committed:
+        assert (out / name).read_bytes() == (PACKAGED / name).read_bytes(), name
+
+
+def _upstream(tmp_path, value="2.78"):
+    path = tmp_path / "upstream" / "minimaxm3_eagle3_gqa.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(
+        "# Source GitHub Actions run: https://github.com/SemiAnalysisAI/InferenceX/actions/runs/1\n"
+        "# Acceptance Length (AL) reference values measured with SPEED-Bench.\n"
+        "# dataset: coding | temperature: 1.0 | top_p: 0.95 | output_len: 4096\n"
+        "# thinking_on chat_template_kwargs: {\"thinking_mode\": \"enabled\"}\n"
+        "# Measured on minimax-m3 (B300, vLLM EAGLE3), per num_speculative_tokens.\n"
+        "minimax-m3:\n  thinking_on:\n    2: 2.39\n"
+        f"    3: {value}\n")
+    return path
+
+
+def test_changing_a_committed_value_needs_a_reason(golden_copy, tmp_path, run_cli):
+    before = {p.name: p.read_bytes() for p in golden_copy.iterdir()}
+    code, out, err = run_cli("import", _upstream(tmp_path, "2.80"), "--out", golden_copy)
+    assert (code, out) == (3, "")
+    assert err == (f"error: {golden_copy}/minimaxm3_eagle3_gqa.yaml: would overwrite committed "
+                   "golden values (thinking_on K=1: 1.79 -> removed; thinking_on K=3: 2.78 -> "
+                   "2.80; thinking_on K=4: 3.02 -> removed; thinking_on K=5: 3.21 -> removed; "
+                   "thinking_on K=6: 3.30 -> removed; thinking_on K=7: 3.52 -> removed; "
+                   "thinking_on K=8: 3.51 -> removed; thinking_off K=1: 1.83 -> removed; "
+                   "thinking_off K=2: 2.46 -> removed; thinking_off K=3: 2.97 -> removed; "
+                   "thinking_off K=4: 3.29 -> removed; thinking_off K=5: 3.72 -> removed; "
+                   "thinking_off K=6: 3.76 -> removed; thinking_off K=7: 3.75 -> removed; "
+                   "thinking_off K=8: 3.93 -> removed); pass a reason to replace them "
+                   "(--replace REASON)\n")
+    assert {p.name: p.read_bytes() for p in golden_copy.iterdir()} == before
+
+
+def test_replace_records_the_reason(golden_copy, tmp_path, run_cli):
+    code, _, err = run_cli("import", _upstream(tmp_path, "2.80"), "--out", golden_copy,
+                           "--replace", "re-measured after the draft head fix")
+    assert code == 0, err
+    curve = goldenal.load_registry(golden_copy)["minimaxm3_eagle3_gqa"]
+    assert curve.cells == {"on": {2: "2.39", 3: "2.80"}}
+    assert curve.draft == ("Inferact/MiniMax-M3-EAGLE3-GQA",)  # identity kept from the manifest
+    (entry,) = curve.provenance["replacements"]
+    assert entry["reason"] == "re-measured after the draft head fix"
+    assert entry["cells"]["thinking_on K=3"] == "2.78 -> 2.80"
+    assert run_cli("lookup", "--golden-dir", golden_copy, "minimax-m3", "--draft",
+                   "Inferact/MiniMax-M3-EAGLE3-GQA", "--k", "3", "--thinking", "on") == (
+        0, "2.80\n", "")
+    assert run_cli("validate", golden_copy)[0] == 0
+
+
+def test_reimporting_identical_values_is_allowed(golden_copy, run_cli):
+    if not REFERENCE_GOLDEN.is_dir():
+        pytest.skip("shared/reference absent")
+    before = (golden_copy / "manifest.yaml").read_bytes()
+    code, _, err = run_cli("import", REFERENCE_GOLDEN / "qwen3.5_mtp.yaml", "--out", golden_copy)
+    assert (code, err) == (0, "imported qwen3.5_mtp: qwen3.5-397b-a17b-nvfp4, 16 cells\n")
+    assert (golden_copy / "manifest.yaml").read_bytes() == before
+
+
+def test_new_curve_into_an_empty_directory(tmp_path, run_cli):
+    out = tmp_path / "mine"
+    code, _, err = run_cli("import", _upstream(tmp_path), "--out", out, "--curve-id", "mm3_gqa",
+                           "--method", "eagle3", "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA",
+                           "--alias", "minimaxm3")
+    assert code == 0, err
+    assert sorted(os.listdir(out)) == ["index.tsv", "manifest.yaml", "mm3_gqa.yaml"]
+    text = (out / "mm3_gqa.yaml").read_text()
+    assert text.endswith("minimax-m3:\n  thinking_on:\n    2: 2.39\n    3: 2.78\n")
+    assert "# Source run: https://github.com/SemiAnalysisAI/InferenceX/actions/runs/1\n" in text
+    assert run_cli("lookup", "minimaxm3", "--k", "3", "--thinking", "on", "--golden-dir", out) == (
+        0, "2.78\n", "")
+
+
+def test_malformed_upstream_file_is_one_line(tmp_path, run_cli):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model:\n  thinking_on:\n    1: [1.5\n")
+    code, out, err = run_cli("import", bad, "--out", tmp_path / "out")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {bad}:4: not valid YAML: ") and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_header_provenance_of_each_upstream_layout():
+    from goldenal.curvefile import parse_header
+
+    prov, hints = parse_header([
+        "# Source GitHub Actions run: https://github.com/SemiAnalysisAI/InferenceX/actions/runs/27317114007",
+        "# dataset: coding | output_len: 4096",
+        "# thinking_on : temp 0.6 top_p 0.95 top_k 20 presence_penalty 0.0 | chat_template_kwargs: {\"enable_thinking\": true}",
+        "# thinking_off: temp 0.7 top_p 0.8 top_k 20 presence_penalty 1.5 | chat_template_kwargs: {\"enable_thinking\": false}",
+        "# speculative-config: draft_sample_method=probabilistic | rejection_sample_method=block",
+        "# Measured on kimi-k3 (B300, vLLM DSpark, draft: Inferact/Kimi-K3-DSpark), per num_speculative_tokens.",
+        "# Auto-generated by benchmarks/x.sh (speedbench-al.yml).",
+    ])
+    assert prov["sampling"] == {
+        "thinking_on": {"temperature": 0.6, "top_p": 0.95, "top_k": 20, "presence_penalty": 0.0,
+                        "chat_template_kwargs": {"enable_thinking": True}},
+        "thinking_off": {"temperature": 0.7, "top_p": 0.8, "top_k": 20, "presence_penalty": 1.5,
+                         "chat_template_kwargs": {"enable_thinking": False}}}
+    assert (prov["category"], prov["output_len"], prov["hardware"], prov["engine"]) == (
+        "coding", 4096, "B300", "vLLM")
+    assert (prov["collector"], prov["workflow"]) == ("benchmarks/x.sh", "speedbench-al.yml")
+    assert hints == {"method": "dspark", "draft": ["Inferact/Kimi-K3-DSpark"],
+                     "variant": {"draft_sample_method": "probabilistic",
+                                 "rejection_sample_method": "block"}}
+
+
+def test_upstream_directory_identity_from_stems_and_headers():
+    if not REFERENCE_GOLDEN.is_dir():
+        pytest.skip("shared/reference absent")
+    reg = goldenal.load_registry(REFERENCE_GOLDEN)
+    k3 = reg["kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method"]
+    assert (k3.model, k3.method, k3.draft) == ("kimi-k3", "dspark", ("Inferact/Kimi-K3-DSpark",))
+    assert k3.variant == {"draft_sample_method": "probabilistic",
+                          "rejection_sample_method": "block"}
+    assert reg["minimaxm3_eagle3"].method == "eagle3"
+    assert reg["dsv4_mtp"].aliases == ("dsv4",)
+    assert str(goldenal.lookup("dsv4", k=3, thinking="on", golden_dir=REFERENCE_GOLDEN)) == "2.49"
