@@ -113,17 +113,19 @@ class GoldenValue:
     """One golden AL with the identity of the cell it came from.
 
     ``str()`` is the committed spelling (``"2.83"``); ``float()`` the number;
-    ``engine_value(engine)`` the engine's knob value (``"1.83"`` for trtllm).
+    ``engine_value(engine)`` the engine's knob value (``"1.83"`` for trtllm);
+    ``knob_value`` that value for the engine the lookup named, if any.
     """
 
-    __slots__ = ("text", "k", "thinking", "_curve", "golden_dir")
+    __slots__ = ("text", "k", "thinking", "_curve", "golden_dir", "engine")
 
-    def __init__(self, text, *, k, thinking, curve, golden_dir=None):
+    def __init__(self, text, *, k, thinking, curve, golden_dir=None, engine=None):
         self.text = text
         self.k = k
         self.thinking = thinking
         self._curve = curve
         self.golden_dir = golden_dir
+        self.engine = engine
 
     curve = property(lambda self: self._curve.id, doc="Curve id.")
     model = property(lambda self: self._curve.model)
@@ -158,9 +160,15 @@ class GoldenValue:
 
         return knob_value(engine, self.text)
 
+    @property
+    def knob_value(self):
+        """The knob value for ``engine`` (the committed AL when none was named)."""
+        return self.engine_value(self.engine) if self.engine else self.text
+
     def to_dict(self, engine=None):
         from goldenal.engines import KNOBS
 
+        engine = engine or self.engine
         out = {"value": self.engine_value(engine) if engine else self.text,
                "al": self.text, "engine": engine,
                "knob": KNOBS[engine][0] if engine else None,
@@ -330,13 +338,14 @@ def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, eng
         Sampling variant, e.g. ``{"draft_sample_method": "probabilistic"}``;
         ``"none"`` selects a curve without one.
     engine : {"vllm", "sglang", "trtllm", "atom"}, optional
-        Only checked here; use ``GoldenValue.engine_value(engine)``.
+        The engine whose knob will carry the value (TensorRT-LLM takes AL - 1).
     golden_dir : str, optional
         Another golden directory.
 
     Returns
     -------
     GoldenValue
+        With ``engine``, its ``knob_value`` is that engine's spelling.
 
     Raises
     ------
@@ -356,8 +365,10 @@ def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, eng
 
         if engine not in ENGINES:
             raise ValueError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
-    return load_registry(golden_dir).lookup(model, k=k, thinking=thinking, draft=draft,
-                                            curve=curve, variant=variant)
+    value = load_registry(golden_dir).lookup(model, k=k, thinking=thinking, draft=draft,
+                                             curve=curve, variant=variant)
+    value.engine = engine
+    return value
 
 
 def write_curve(directory, curve, *, replace_reason=None):

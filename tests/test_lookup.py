@@ -196,7 +196,10 @@ def test_library_lookup_returns_a_value_object():
     assert str(value) == "2.83" and value.text == "2.83"
     assert value.value == 2.83 and float(value) == 2.83
     assert (value.curve, value.k, value.thinking) == ("minimaxm3_eagle3", 3, "on")
-    assert value.engine_value("trtllm") == "1.83"
+    assert value.engine_value("trtllm") == "1.83" and value.knob_value == "2.83"
+    trt = goldenal.lookup("minimax-m3", k=3, thinking="on", draft="Inferact/MiniMax-M3-EAGLE3",
+                          engine="trtllm")
+    assert (str(trt), trt.knob_value) == ("2.83", "1.83")
     assert value.draft == ("Inferact/MiniMax-M3-EAGLE3",)
     assert repr(value) == "<GoldenValue 2.83: curve minimaxm3_eagle3, thinking on, K=3>"
 

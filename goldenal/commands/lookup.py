@@ -99,9 +99,9 @@ def run(args):
     if args.format == "json":
         import json
 
-        sys.stdout.write(json.dumps(value.to_dict(args.engine), indent=2) + "\n")
+        sys.stdout.write(json.dumps(value.to_dict(), indent=2) + "\n")
     elif args.format == "env":
         sys.stdout.write(env_assignment(args.engine, value.text) + "\n")
     else:
-        sys.stdout.write((value.engine_value(args.engine) if args.engine else value.text) + "\n")
+        sys.stdout.write(value.knob_value + "\n")
     return 0
