@@ -2,8 +2,24 @@
 
 This module holds only the light, table-driven part that ``goldenal lookup``
 needs (no heavy imports); the per-engine modules add rendering, rewriting and
-reading back.  Sources for every knob: ENGINES.md of the project's references
-(vLLM ``SpeculativeConfig``, SGLang ``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM
+reading back.
+
+Public API (stable):
+
+- ``ENGINES``, ``KNOBS`` (engine -> (value knob, offset)), ``KNOB_NAMES``
+  (engine -> every knob name it reads), ``add_decimal``, ``knob_value``,
+  ``env_assignment``;
+- ``adapter(engine)`` -> :class:`goldenal.engines.base.EngineAdapter` with
+  ``convert``, ``fragment``, ``plan`` (edits for one site), ``rewrite`` and
+  ``read``;
+- ``read_settings(path, text=None)`` -> list of
+  :class:`goldenal.engines.base.SpecSetting`, one per worker role (srt-slurm
+  recipes, vLLM ``--config`` YAML/JSON, TensorRT-LLM extra-LLM-API YAML and
+  the environment file it names, launcher scripts ``.sh``/``.args`` with
+  SGLang/TensorRT-LLM exports, vLLM JSON strings and ATOM flags);
+- ``goldenal.engines.vllm.parse_speculative_config(json_text) -> dict``.
+
+Sources for every knob: ENGINES.md of the project's references (vLLM ``SpeculativeConfig``, SGLang ``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM
 ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, ATOM ``--spec-decode-*``).
 """
 
@@ -54,3 +70,52 @@ def env_assignment(engine, al_text):
     if engine in ("sglang", "trtllm"):
         return f"{KNOBS[engine][0]}={knob_value(engine, al_text)}"
     return f"{RUNNER_VARIABLE}={al_text}"
+
+
+# Every knob name each engine reads for synthetic acceptance (value knob first).
+# Sources: ENGINES.md §1.1 (vLLM), §2 (SGLang), §3 (TensorRT-LLM), §4.1 (ATOM).
+KNOB_NAMES = {
+    "vllm": ("synthetic_acceptance_length", "synthetic_acceptance_rates",
+             "synthetic_acceptance_rate", "rejection_sample_method"),
+    "sglang": ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD",
+               "SGLANG_SIMULATE_ACC_TOKEN_MODE"),
+    "trtllm": ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",),
+    "atom": ("--spec-decode-acceptance-length", "--spec-decode-acceptance-rate"),
+}
+
+
+def read_settings(path, text=None):
+    """Every speculative-decoding setting in one serve config file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (an srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a
+        TensorRT-LLM extra-LLM-API YAML ...).
+    text : str, optional
+        The file's content, when already read.
+
+    Returns
+    -------
+    list of goldenal.engines.base.SpecSetting
+        One record per worker role and engine, in file order; empty when the
+        file configures no speculative decoding.
+
+    Raises
+    ------
+    goldenal.errors.ParseError
+        The file is not valid YAML/JSON, or a speculative-config JSON string
+        does not parse (``path`` and ``line`` set).
+    """
+    from goldenal.engines.locate import read_settings as _read
+
+    return _read(path, text)
+
+
+def adapter(engine):
+    """The adapter object of one engine (imports its module on first use)."""
+    import importlib
+
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    return importlib.import_module(f"goldenal.engines.{engine}").ADAPTER

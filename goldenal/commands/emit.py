@@ -1,0 +1,54 @@
+"""Print the golden AL as one engine's config fragment.
+
+Looks one committed cell up (same selection flags as `goldenal lookup`) and
+writes it the way the engine reads it:
+
+    goldenal emit minimax-m3 --draft Inferact/MiniMax-M3-EAGLE3 --k 3 --thinking on \\
+        --engine trtllm                 # export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.83
+    goldenal emit dsv4 --k 3 --thinking on --engine vllm --format json \\
+        --spec-config '{"method":"mtp","num_speculative_tokens":3}'
+    goldenal emit glm5.2 --k 3 --thinking on --engine sglang --format yaml
+
+  vllm    rejection_sample_method "synthetic" + synthetic_acceptance_length AL
+          (--distribution: synthetic_acceptance_rates from the whole curve)
+  sglang  SGLANG_SIMULATE_ACC_LEN=AL, _METHOD=match-expected, _TOKEN_MODE=real-draft-token
+  trtllm  TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=AL-1
+  atom    --spec-decode-acceptance-length AL (--rate: --spec-decode-acceptance-rate (AL-1)/K)
+
+Formats: shell (export lines), env (.env lines), json, yaml (an environment
+mapping, or speculative-config: '<json>'), args (command-line arguments).
+The fragment goes to stdout; refusals to stderr (exit 1).
+
+In Python: goldenal.emit.emit(model, engine="vllm", k=3, thinking="on", ...).
+"""
+
+from goldenal.commands._selection import add_selection_arguments, golden_dir
+from goldenal.engines import ENGINES
+from goldenal.engines.base import FORMATS
+
+
+def configure(parser):
+    add_selection_arguments(parser)
+    parser.add_argument("--engine", required=True, choices=ENGINES, help="engine to spell for")
+    parser.add_argument("--format", default="shell", choices=FORMATS,
+                        help="output format (default: shell)")
+    parser.add_argument("--spec-config", metavar="JSON",
+                        help="vLLM: the rest of the speculative-config JSON to merge into")
+    parser.add_argument("--distribution", action="store_true",
+                        help="vLLM: synthetic_acceptance_rates from the whole curve")
+    parser.add_argument("--rate", action="store_true",
+                        help="ATOM: --spec-decode-acceptance-rate (AL-1)/K instead of the length")
+    parser.add_argument("--dspark-config", metavar="JSON",
+                        help="ATOM: the --dspark-config served (refused with confidence_schedule)")
+
+
+def run(args):
+    from goldenal.emit import emit
+
+    fragment = emit(args.model, engine=args.engine, k=args.k, thinking=args.thinking,
+                    draft=args.draft, curve=args.curve, variant=args.variant,
+                    golden_dir=golden_dir(args), format=args.format,
+                    spec_config=args.spec_config, distribution=args.distribution,
+                    form="rate" if args.rate else None, dspark_config=args.dspark_config)
+    print(fragment.text)
+    return 0

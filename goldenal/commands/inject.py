@@ -1,0 +1,120 @@
+"""Rewrite serve configs in place so they carry the golden AL.
+
+Every speculative site of each FILE gets its engine's knob: vLLM
+speculative-config JSON strings or mappings (every worker role), SGLang and
+TensorRT-LLM *_environment blocks at any indentation (anchors, aliases and
+multi-variant base/override files included), a TensorRT-LLM extra-LLM-API
+YAML with the env file it names (# env-file: PATH), ATOM command lines.
+Model, draft head, method, variant and K are read from the file; a flag that
+contradicts the file is refused.  Only the changed values are rewritten; every
+other byte stays as it was, and a second run changes nothing.
+
+    goldenal inject recipes/*.yaml --thinking on            # rewrite in place
+    goldenal inject recipe.yaml --thinking on --check       # exit 1 if a change is needed
+    goldenal inject recipe.yaml --thinking on --diff        # print the change, write nothing
+    goldenal inject config.yaml --thinking off --distribution   # vLLM rates from the curve
+
+Drop-in for InferenceX's runner (reads SYNTHETIC_ACCEPTANCE,
+SYNTHETIC_ACCEPTANCE_LENGTH, MODEL_PREFIX, NUM_SPEC_TOKENS, THINKING_MODE,
+FRAMEWORK, EVAL_ONLY from the environment):
+
+    goldenal inject "${CONFIG_FILE%%:*}" --framework "$FRAMEWORK"
+
+Exit codes: 0 done (or nothing to do), 1 refused (no single golden cell, a flag
+contradicting the file, --check finding a change), 2 unreadable input (no
+speculative settings, bad JSON, K missing, unknown framework), 3 the file
+already pins a different value (use --force).  On any error no file is touched.
+
+In Python: goldenal.inject.inject(path, thinking="on", ...) -> InjectResult.
+"""
+
+import sys
+
+from goldenal.commands._selection import _positive_int, add_golden_dir_argument, golden_dir
+from goldenal.engines import ENGINES
+
+
+def configure(parser):
+    parser.add_argument("files", nargs="+", metavar="FILE", help="serve config files")
+    parser.add_argument("--framework", metavar="F",
+                        help="runner mode: dynamo-vllm, dynamo-sglang or dynamo-trtllm "
+                             "(else $FRAMEWORK); selection comes from the runner's environment")
+    parser.add_argument("--engine", choices=ENGINES, help="refuse files for another engine")
+    parser.add_argument("--model", "-m", dest="model", metavar="MODEL",
+                        help="model key, HF id or prefix (when the file does not name it)")
+    parser.add_argument("--k", type=_positive_int, metavar="K",
+                        help="K, only for files that do not state it")
+    parser.add_argument("--thinking", choices=["on", "off"], help="thinking mode served")
+    parser.add_argument("--draft", metavar="HEAD", help="draft head (checked against the file)")
+    parser.add_argument("--curve", metavar="ID", help="curve id (checked against the file)")
+    parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
+                        help="sampling variant (checked against the file; repeatable)")
+    add_golden_dir_argument(parser)
+    parser.add_argument("--distribution", action="store_true",
+                        help="vLLM: write synthetic_acceptance_rates from the whole curve")
+    parser.add_argument("--rate", action="store_true",
+                        help="ATOM: write --spec-decode-acceptance-rate (AL-1)/K")
+    parser.add_argument("--env-file", metavar="PATH",
+                        help="TensorRT-LLM extra-LLM-API YAML: the environment file to write")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="write nothing; exit 1 if a change is needed")
+    mode.add_argument("--diff", action="store_true",
+                      help="print a unified diff; write nothing")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite a different value already pinned")
+
+
+def run(args):
+    from goldenal.errors import GoldenALError
+    from goldenal.inject import inject, inject_runner
+
+    needs_change = False
+    runner = args.framework is not None
+    if runner and len(args.files) != 1:
+        from goldenal.errors import UsageError
+
+        raise UsageError("runner mode (--framework) takes one CONFIG_FILE")
+    if not runner and args.thinking is None:
+        from goldenal.errors import UsageError
+
+        raise UsageError("--thinking on|off is required: the curve depends on the thinking "
+                         "mode served")
+    worst = 0
+    for path in args.files:
+        try:
+            result = _one(path, args, runner, inject, inject_runner)
+        except GoldenALError as exc:
+            # One line per refused file; the others are still processed.
+            if len(args.files) == 1:
+                raise
+            print(f"error: {exc}", file=sys.stderr)
+            worst = max(worst, exc.exit_code)
+            continue
+        if result is None:
+            continue
+        for warning in result.warnings:
+            print(warning, file=sys.stderr)
+        if args.diff and result.diff:
+            sys.stdout.write(result.diff)
+        print(result.message, file=sys.stderr)
+        needs_change = needs_change or result.needs_change
+    if worst:
+        return worst
+    return 1 if args.check and needs_change else 0
+
+
+def _one(path, args, runner, inject, inject_runner):
+    """Inject one file; None when the runner contract says there is nothing to do."""
+    if runner:
+        outcome = inject_runner(path, args.framework, golden_dir=golden_dir(args),
+                                check=args.check, diff_only=args.diff, force=args.force)
+        if outcome.result is None:
+            print(outcome.message, file=sys.stderr)
+        return outcome.result
+    return inject(path, engine=args.engine, model=args.model, k=args.k,
+                  thinking=args.thinking, draft=args.draft, curve=args.curve,
+                  variant=args.variant, golden_dir=golden_dir(args),
+                  distribution=args.distribution, form="rate" if args.rate else None,
+                  env_file=args.env_file, force=args.force, check=args.check,
+                  diff_only=args.diff)

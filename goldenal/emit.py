@@ -1,0 +1,138 @@
+"""Render the golden AL as one engine's configuration fragment.
+
+:func:`emit` looks one committed cell up (same selection as
+:func:`goldenal.lookup`) and spells it for an engine in one of five formats:
+
+========  ==============================================================
+shell     ``export NAME=value`` lines (vLLM: ``SPEC_CONFIG`` holding the JSON)
+env       ``NAME=value`` lines for a ``.env`` file
+json      vLLM: the speculative-config JSON (merged into ``spec_config``);
+          others: a JSON object of the variables
+yaml      an srt-slurm environment mapping, or ``speculative-config: '<json>'``
+args      command-line arguments (``--speculative-config '<json>'``,
+          ``--spec-decode-acceptance-length 2.83``)
+========  ==============================================================
+"""
+
+from dataclasses import dataclass
+
+from goldenal.engines import ENGINES, adapter
+from goldenal.engines.base import FORMATS
+from goldenal.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """An emitted fragment and the golden cell it carries."""
+
+    text: str
+    engine: str
+    format: str
+    knob: str
+    value: str
+    al: str
+    k: int
+    thinking: str
+    curve: str
+    rates: "tuple | None" = None
+
+    def __str__(self):
+        return self.text
+
+
+def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=None,
+         golden_dir=None, format="shell", spec_config=None, distribution=False, form=None,
+         dspark_config=None):
+    """The golden AL of one cell, spelled for one engine.
+
+    Parameters
+    ----------
+    model, k, thinking, draft, curve, variant, golden_dir
+        Cell selection, as in :func:`goldenal.lookup`.
+    engine : {"vllm", "sglang", "trtllm", "atom"}
+    format : {"shell", "env", "json", "yaml", "args"}
+    spec_config : str, optional
+        vLLM: the rest of the speculative-config JSON to merge the knobs into.
+    distribution : bool
+        vLLM: ``synthetic_acceptance_rates`` from the whole curve (see
+        :mod:`goldenal.distribution`) instead of the length.
+    form : {"length", "rate"}, optional
+        ATOM: the rate flag ``(AL - 1) / K`` instead of the length.
+    dspark_config : str, optional
+        ATOM: the ``--dspark-config`` JSON served; refused with the confidence
+        scheduler.
+
+    Returns
+    -------
+    Fragment
+        ``str(fragment)`` is the text to paste.
+
+    Example
+    -------
+    >>> print(emit("minimax-m3", engine="trtllm", k=3, thinking="on",
+    ...            draft="Inferact/MiniMax-M3-EAGLE3"))
+    export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.83
+    """
+    if engine not in ENGINES:
+        raise UsageError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if format not in FORMATS:
+        raise UsageError(f"`format` must be one of {', '.join(FORMATS)}, got {format!r}")
+    if distribution and engine != "vllm":
+        raise UsageError("`distribution` is for vLLM (synthetic_acceptance_rates)")
+    if spec_config is not None and engine != "vllm":
+        raise UsageError("`spec_config` is for vLLM's speculative-config JSON")
+    if form is not None and engine != "atom":
+        raise UsageError("`form` is for ATOM (--spec-decode-acceptance-rate)")
+    from goldenal.registry import load_registry
+
+    registry = load_registry(golden_dir)
+    golden = registry.lookup(model, k=k, thinking=thinking, draft=draft, curve=curve,
+                             variant=variant)
+    eng = adapter(engine)
+    options = {}
+    rates = None
+    if engine == "vllm":
+        if spec_config is not None:
+            _check_spec_config(spec_config, golden)
+        options["spec_config"] = spec_config
+        if distribution:
+            from goldenal.distribution import acceptance_rates
+
+            rates = tuple(acceptance_rates(registry.curves[golden.curve], k=golden.k,
+                                           thinking=golden.thinking))
+            options["rates"] = rates
+    if engine == "atom":
+        options["form"] = form
+        options["dspark_config"] = dspark_config
+    text = eng.fragment(golden.text, k=golden.k, fmt=format, **options)
+    value = eng.convert(golden.text, k=golden.k, form=form)
+    knob = eng.knob
+    if engine == "vllm" and rates is not None:
+        knob, value = "synthetic_acceptance_rates", "[" + ", ".join(repr(r) for r in rates) + "]"
+    if engine == "atom" and form == "rate":
+        from goldenal.engines.atom import RATE_KNOB
+
+        knob = RATE_KNOB
+    return Fragment(text=text, engine=engine, format=format, knob=knob, value=value,
+                    al=golden.text, k=golden.k, thinking=golden.thinking, curve=golden.curve,
+                    rates=rates)
+
+
+def _check_spec_config(spec_config, golden):
+    """Refuse a speculative-config whose K or draft contradicts the cell."""
+    from goldenal.engines.vllm import parse_speculative_config
+    from goldenal.errors import PolicyError
+    from goldenal.policy import draft_matches
+
+    spec = parse_speculative_config(spec_config)
+    n = spec.get("num_speculative_tokens")
+    if n is not None and n != golden.k:
+        raise PolicyError(f"--spec-config has num_speculative_tokens {n}, but --k is {golden.k}")
+    head = spec.get("model")
+    if head and golden.draft:
+        from goldenal.registry import load_registry
+
+        curve = load_registry(golden.golden_dir).curves[golden.curve]
+        if not draft_matches(curve, str(head)):
+            raise PolicyError(f"--spec-config serves draft {head}, but curve {golden.curve} "
+                              f"was measured with {', '.join(golden.draft)}")

@@ -1,0 +1,108 @@
+"""Writing knobs into environment mappings and ``KEY=value`` files.
+
+Shared by the engines whose knob is an environment variable (SGLang and
+TensorRT-LLM).  New entries copy the block's own style: the indentation of
+its keys and the quote character most of its values use (InferenceX recipes
+mix ``'1'`` and ``"1"``; a block with no quoted value gets ``"``).
+"""
+
+import os
+import re
+from collections import Counter
+
+from goldenal.engines import spans
+from goldenal.engines.base import check_pinned, same_number
+
+
+def quote_style(env):
+    """The quote character most values of an environment mapping use."""
+    styles = Counter(v.style for _, v in spans.pairs(env)
+                     if spans.is_scalar(v) and v.style in ("'", '"'))
+    return styles.most_common(1)[0][0] if styles else '"'
+
+
+def plan_site_env(doc, site, desired, *, value_key, force):
+    """Edits for a site's environment block, creating ``<role>_environment`` if absent."""
+    if site.env is None and site.backend is not None:
+        key = f"{site.role}_environment"
+        style = '"'
+        edit = spans.add_block(doc.text, site.backend, key, list(desired.items()),
+                               value_style=style, path=doc.path)
+        return [edit], [(k, None, v) for k, v in desired.items()]
+    return plan_env(doc, site.env, desired, value_key=value_key, force=force)
+
+
+def plan_env(doc, env, desired, *, value_key, force):
+    """Edits that make an environment mapping hold ``desired`` (ordered dict).
+
+    ``value_key`` is the knob whose existing different value is refused
+    without ``force``; companions (e.g. SGLang's method) are simply set.
+    Returns ``(edits, changes)``.
+    """
+    edits, changes, missing = [], [], []
+    for key, value in desired.items():
+        pair = spans.get_pair(env, key)
+        if pair is None:
+            missing.append((key, value))
+            changes.append((key, None, value))
+            continue
+        node = pair[1]
+        old = spans.scalar(node)
+        if key == value_key:
+            check_pinned(key, old, value, force=force, path=doc.path, line=spans.line_of(node))
+        edit = spans.replace_scalar(doc.text, node, value, path=doc.path)
+        if edit is not None:
+            edits.append(edit)
+            changes.append((key, old, value))
+    if missing:
+        edits.append(spans.add_to_mapping(doc.text, env, missing, value_style=quote_style(env),
+                                          path=doc.path))
+    return edits, changes
+
+
+_ASSIGN = re.compile(r"^(?P<lead>\s*(?:export\s+)?)(?P<key>[A-Za-z_][A-Za-z0-9_]*)="
+                     r"(?P<raw>[^\s#]*)", re.M)
+
+
+def env_file_values(text):
+    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` file's text."""
+    out = {}
+    for m in _ASSIGN.finditer(text):
+        raw = m.group("raw")
+        quote = raw[0] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else ""
+        value = raw[1:-1] if quote else raw
+        line = text.count("\n", 0, m.start()) + 1
+        out[m.group("key")] = (value, line, m.start("raw"), m.end("raw"), quote)
+    return out
+
+
+def plan_env_file(path, desired, *, value_key, force, create=True):
+    """Edits for a ``KEY=value`` environment file; returns ``(text, edits, changes)``."""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+    elif create:
+        text = ""
+    else:
+        raise FileNotFoundError(path)
+    found = env_file_values(text)
+    edits, changes, missing = [], [], []
+    for key, value in desired.items():
+        if key not in found:
+            missing.append((key, value))
+            changes.append((key, None, value))
+            continue
+        old, line, start, end, quote = found[key]
+        if key == value_key:
+            check_pinned(key, old, value, force=force, path=path, line=line)
+        if old != value:
+            edits.append(spans.Edit(start, end, quote + value + quote))
+            changes.append((key, old, value))
+    if missing:
+        lead = "" if not text or text.endswith("\n") else "\n"
+        edits.append(spans.Edit(len(text), len(text),
+                                lead + "".join(f"{k}={v}\n" for k, v in missing)))
+    return text, edits, changes
+
+
+__all__ = ["plan_env", "plan_site_env", "plan_env_file", "quote_style", "env_file_values", "same_number"]

@@ -1,0 +1,250 @@
+"""Find every speculative-decoding site in a serve config file.
+
+Layouts understood (modelled on InferenceX's srt-slurm recipes, vLLM's
+``serve --config`` files and TensorRT-LLM's extra-LLM-API YAML):
+
+- srt-slurm recipe: ``backend.type`` selects the engine; worker settings
+  live in ``backend.<engine>_config.{aggregated,prefill,decode}`` and worker
+  environments in ``backend.{aggregated,prefill,decode}_environment``, at any
+  indentation, possibly shared through anchors/aliases or ``<<`` merges.  A
+  multi-variant recipe has a ``base:`` section plus override sections whose
+  keys are merged over it; each override is read with the base as fallback.
+- vLLM config: a top-level ``speculative-config`` / ``speculative_config``
+  holding a JSON string or a mapping (YAML or JSON file).
+- TensorRT-LLM extra-LLM-API YAML: a top-level ``speculative_config`` with
+  ``decoding_type`` / ``max_draft_len``; its knob lives in an environment
+  file (``KEY=value`` lines) named by a ``# env-file: PATH`` comment or given
+  by the caller.
+
+The result is a list of :class:`Site` objects, one per worker role (and per
+variant section), each pointing at the nodes to read or edit.
+"""
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from goldenal.engines import spans
+from goldenal.errors import ParseError
+
+ROLES = ("aggregated", "prefill", "decode")
+ENGINE_CONFIG = {"vllm": "vllm_config", "sglang": "sglang_config", "trtllm": "trtllm_config"}
+VLLM_SPEC_KEYS = ("speculative-config", "speculative_config")
+ENV_FILE_RE = re.compile(r"^\s*#\s*env[-_]file\s*:\s*(\S+)\s*$", re.M)
+
+
+@dataclass
+class Document:
+    """A composed YAML/JSON file: its path, text and root node."""
+
+    path: str
+    text: str
+    root: object
+
+    @classmethod
+    def parse(cls, path, text=None):
+        path = os.fspath(path)
+        if text is None:
+            try:
+                with open(path, encoding="utf-8", newline="") as fh:
+                    text = fh.read()
+            except UnicodeDecodeError:
+                raise ParseError("not a UTF-8 text file", path=path) from None
+        return cls(path, text, spans.compose(text, path))
+
+
+@dataclass
+class Site:
+    """One worker role's speculative settings and where they are written.
+
+    ``spec`` is the node holding the spec settings (vLLM: the
+    ``speculative-config`` value; SGLang: the role's ``sglang_config``
+    mapping; TensorRT-LLM: its ``speculative_config`` mapping).  ``env`` is
+    the environment mapping that carries the SGLang/TensorRT-LLM knobs
+    (None when the role has none); ``env_file`` a separate ``KEY=value`` file.
+    """
+
+    engine: str
+    role: "str | None"
+    section: "str | None"
+    spec: object
+    k: "int | None" = None
+    k_node: object = None
+    k_values: tuple = ()
+    draft: "str | None" = None
+    method: "str | None" = None
+    variant: dict = field(default_factory=dict)
+    models: tuple = ()
+    env: object = None
+    env_inherited: bool = False
+    env_file: "str | None" = None
+    backend: object = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Section:
+    name: "str | None"
+    node: object
+    base: "Section | None" = None
+
+    def get(self, *keys):
+        """The value at ``keys`` as this variant runs it (override over base)."""
+        if self.base is None:
+            return spans.get(self.node, *keys)
+        return spans.get(spans.Layers(self.node, self.base.node), *keys)
+
+    def own(self, *keys):
+        return spans.get(self.node, *keys)
+
+
+def _sections(root):
+    if not spans.is_map(root):
+        return None
+    if spans.is_map(spans.get(root, "backend")):
+        return [Section(None, root)]
+    base_node = spans.get(root, "base")
+    if spans.is_map(base_node) and spans.is_map(spans.get(base_node, "backend")):
+        base = Section("base", base_node)
+        out = [base]
+        for key, value in spans.pairs(root):
+            if key.value != "base" and spans.is_map(value) and value is not base_node:
+                out.append(Section(key.value, value, base))
+        return out
+    return None
+
+
+def _int_k(node, path):
+    """K from a scalar or a zip-override list; returns (k, values)."""
+    if node is None:
+        return None, ()
+    if node.id == "sequence":
+        values = tuple(_int_k(v, path)[0] for v in node.value)
+        uniq = set(values)
+        return (values[0] if len(uniq) == 1 else None), values
+    text = spans.scalar(node)
+    if text is None:
+        return None, ()
+    try:
+        k = int(text.strip().strip("'\""))
+    except ValueError:
+        raise ParseError(f"K must be an integer, got {text!r}", path=path,
+                         line=spans.line_of(node)) from None
+    return k, (k,)
+
+
+def _model_names(section):
+    names = []
+    for keys in (("model", "path"), ("identity", "model", "repo"), ("model", "repo")):
+        text = spans.scalar(section.get(*keys))
+        if text:
+            names.append(text)
+    return names
+
+
+def _engine_of(section):
+    kind = spans.scalar(section.get("backend", "type"))
+    if kind:
+        kind = kind.lower()
+        for engine in ENGINE_CONFIG:
+            if engine in kind or (engine == "trtllm" and "trt" in kind):
+                return engine
+    for engine, key in ENGINE_CONFIG.items():
+        if section.get("backend", key) is not None:
+            return engine
+    return None
+
+
+def recipe_sites(doc):
+    """Sites of an srt-slurm recipe; None when the file is not a recipe."""
+    from goldenal.engines import adapter
+
+    sections = _sections(doc.root)
+    if sections is None:
+        return None
+    sites = []
+    for section in sections:
+        engine = _engine_of(section)
+        if engine is None:
+            continue
+        eng = adapter(engine)
+        models = _model_names(section)
+        for role in ROLES:
+            cfg_own = section.own("backend", ENGINE_CONFIG[engine], role)
+            cfg = section.get("backend", ENGINE_CONFIG[engine], role)
+            env_own = section.own("backend", f"{role}_environment")
+            env = section.get("backend", f"{role}_environment")
+            if cfg is None:
+                continue
+            if section.base is not None and cfg_own is None and env_own is None:
+                continue  # nothing of this role is written in the override
+            site = eng.site_from_recipe(doc, section, role, cfg, cfg_own, models)
+            if site is None:
+                continue
+            if section.base is not None and not site.extra.pop("_own", True) and env_own is None:
+                continue
+            site.env = env if spans.is_map(env) else None
+            site.env_inherited = env_own is None and env is not None
+            site.backend = section.own("backend")
+            sites.append(site)
+    return sites
+
+
+def config_sites(doc, env_file=None):
+    """Sites of a vLLM ``--config`` file or a TensorRT-LLM extra-LLM-API YAML."""
+    from goldenal.engines import adapter
+
+    root = doc.root
+    if not spans.is_map(root):
+        return []
+    spec_pair = spans.get_pair(root, VLLM_SPEC_KEYS)
+    if spec_pair is None:
+        return []
+    value = spec_pair[1]
+    as_map = spans.to_python(value) if spans.is_map(value) else {}
+    if spans.is_map(value) and ("decoding_type" in as_map or "max_draft_len" in as_map):
+        site = adapter("trtllm").site_from_config(doc, root, value)
+        if env_file is None:
+            match = ENV_FILE_RE.search(doc.text)
+            if match:
+                env_file = os.path.join(os.path.dirname(doc.path), match.group(1))
+        site.env_file = env_file
+        return [site]
+    return [adapter("vllm").site_from_config(doc, root, value)]
+
+
+def find_sites(path, text=None, *, env_file=None):
+    """Parse a file and return ``(document, sites, layout)``.
+
+    ``layout`` is ``"recipe"``, ``"config"`` or None (nothing speculative).
+    """
+    doc = Document.parse(path, text)
+    sites = recipe_sites(doc)
+    if sites is not None:
+        return doc, sites, "recipe"
+    sites = config_sites(doc, env_file=env_file)
+    return doc, sites, ("config" if sites else None)
+
+
+def read_settings(path, text=None):
+    """Every :class:`~goldenal.engines.base.SpecSetting` in a serve config file."""
+    path = os.fspath(path)
+    lowered = path.lower()
+    if lowered.endswith((".sh", ".bash", ".args", ".cmd")):
+        from goldenal.engines.shell import read_shell_settings
+
+        return read_shell_settings(path, text)
+    doc, sites, _ = find_sites(path, text)
+    from goldenal.engines import adapter
+
+    import dataclasses
+
+    out = []
+    for site in sites:
+        setting = adapter(site.engine).setting(doc, site)
+        if site.section is not None:
+            # Which variant of a multi-variant recipe the setting belongs to.
+            setting = dataclasses.replace(setting, extra={**setting.extra,
+                                                          "section": site.section})
+        out.append(setting)
+    return out

@@ -1,0 +1,110 @@
+"""SGLang: the ``SGLANG_SIMULATE_ACC_*`` environment variables.
+
+``SGLANG_SIMULATE_ACC_LEN`` is the AL itself (bonus token included);
+``SGLANG_SIMULATE_ACC_METHOD=match-expected`` draws the two-point per-step
+length whose mean is exact; ``SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token``
+emits the real draft tokens instead of token id 100 (SGLang >= 0.5.15).  The
+variables are read once at import, so they belong in the server process
+environment: in srt-slurm recipes the ``*_environment`` block of each worker
+role.  K is ``speculative-num-steps`` (DSpark: ``speculative-dspark-block-size``).
+Source: ENGINES.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
+"""
+
+from goldenal.engines import spans
+from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
+from goldenal.engines.envblock import plan_site_env
+
+KNOB = "SGLANG_SIMULATE_ACC_LEN"
+METHOD = "SGLANG_SIMULATE_ACC_METHOD"
+TOKEN_MODE = "SGLANG_SIMULATE_ACC_TOKEN_MODE"
+COMPANIONS = {METHOD: "match-expected", TOKEN_MODE: "real-draft-token"}
+K_KEY = "speculative-num-steps"
+DSPARK_K_KEY = "speculative-dspark-block-size"
+
+
+def _key(name):
+    """Both spellings srt-slurm accepts for a server argument."""
+    return (name, name.replace("-", "_"))
+
+
+class SGLangAdapter(EngineAdapter):
+    """SGLang: the AL unchanged, plus two companion variables."""
+
+    name = "sglang"
+    knob = KNOB
+
+    def convert(self, al_text, *, k=None, form=None):
+        return al_text
+
+    def desired(self, al_text):
+        return {KNOB: al_text, **COMPANIONS}
+
+    def fragment(self, al_text, *, k, fmt, **options):
+        items = self.desired(al_text)
+        if fmt == "shell":
+            return "\n".join(f"export {key}={value}" for key, value in items.items())
+        if fmt == "env":
+            return "\n".join(f"{key}={value}" for key, value in items.items())
+        if fmt == "yaml":
+            return "\n".join(f"{key}: {spans.quote(value, chr(34))}" for key, value in items.items())
+        if fmt == "json":
+            import json
+
+            return json.dumps(items)
+        if fmt == "args":
+            return " ".join(f"{key}={value}" for key, value in items.items())
+        raise ValueError(f"unknown format {fmt!r}")
+
+    def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
+        from goldenal.engines.locate import Site, _int_k
+
+        algorithm = spans.scalar(spans.get(cfg, _key("speculative-algorithm")))
+        if algorithm is None and spans.get(cfg, _key(K_KEY)) is None:
+            return None
+        k_name = DSPARK_K_KEY if (algorithm or "").upper() == "DSPARK" else K_KEY
+        k_node = spans.get(cfg, _key(k_name))
+        k, k_values = _int_k(k_node, doc.path)
+        draft = spans.scalar(spans.get(cfg, _key("speculative-draft-model-path")))
+        names = list(models)
+        for key in ("model-path", "served-model-name"):
+            text = spans.scalar(spans.get(cfg, _key(key)))
+            if text:
+                names.append(text)
+        topk = spans.scalar(spans.get(cfg, _key("speculative-eagle-topk")))
+        own = cfg_own is not None and spans.get(cfg_own, _key(k_name)) is not None
+        extra = {"_own": own, "eagle_topk": topk}
+        return Site(engine=self.name, role=role, section=section.name, spec=cfg, k=k,
+                    k_node=k_node, k_values=k_values, draft=draft, method=algorithm,
+                    models=tuple(names), extra=extra)
+
+    def setting(self, doc, site):
+        env = site.env
+        knob_node = spans.get(env, KNOB) if env is not None else None
+        anchor = knob_node if knob_node is not None else (site.k_node or site.spec)
+        extra = {}
+        for key in (METHOD, TOKEN_MODE):
+            value = spans.scalar(spans.get(env, key)) if env is not None else None
+            if value is not None:
+                extra[key] = value
+        if site.extra.get("eagle_topk") is not None:
+            extra["speculative-eagle-topk"] = site.extra["eagle_topk"]
+        return SpecSetting(
+            path=doc.path, line=spans.line_of(anchor), col=spans.col_of(anchor),
+            engine=self.name, role=site.role,
+            knob=KNOB if knob_node is not None else None,
+            value=spans.scalar(knob_node), k=site.k, draft=site.draft, method=site.method,
+            variant=dict(site.variant), model=site.models[0] if site.models else None,
+            extra=extra)
+
+    def plan(self, doc, site, al_text, *, k, force=False, **options):
+        warnings = []
+        topk = site.extra.get("eagle_topk")
+        if topk not in (None, "1"):
+            warnings.append(f"speculative-eagle-topk is {topk}: SGLang's real-draft-token "
+                            "mode requires 1 and refuses to start otherwise")
+        edits, changes = plan_site_env(doc, site, self.desired(al_text), value_key=KNOB,
+                                  force=force)
+        return Plan(edits=tuple(edits), changes=tuple(changes), warnings=tuple(warnings))
+
+
+ADAPTER = SGLangAdapter()

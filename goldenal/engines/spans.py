@@ -1,0 +1,470 @@
+"""Byte-exact editing of YAML and JSON text through located spans.
+
+ruamel.yaml composes the document into a node graph whose every node carries
+its start and end offset in the text (``start_mark.index`` / ``end_mark.index``)
+and whose aliases point at the very node their anchor defines.  Edits are
+computed as ``(start, end, replacement)`` spans over the original text and
+spliced in, so every byte outside a changed span is guaranteed identical: the
+document is never re-dumped.
+
+JSON is YAML's flow subset, so a vLLM ``--config`` JSON file goes through the
+same composer.  JSON text held *inside* a YAML string (vLLM's
+``speculative-config: '{...}'``) is edited by :func:`json_set`, which splices
+that string the same way.
+"""
+
+import json
+from dataclasses import dataclass
+
+from goldenal.errors import ParseError
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` with ``replacement``."""
+
+    start: int
+    end: int
+    replacement: str
+
+
+def apply_edits(text, edits):
+    """Splice non-overlapping edits into ``text`` (identical edits are merged)."""
+    out, pos = [], 0
+    # Identical edits (one node reached twice) count once; insertions at the same
+    # offset keep the order they were planned in.
+    unique = list(dict.fromkeys(edits))
+    for edit in sorted(unique, key=lambda e: (e.start, e.end)):
+        if edit.start < pos:
+            raise ValueError(f"overlapping edits at offset {edit.start}")
+        out.append(text[pos:edit.start])
+        out.append(edit.replacement)
+        pos = edit.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def compose(text, path=None):
+    """Compose YAML (or JSON) text into ruamel.yaml nodes; None for an empty file."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        return YAML(typ="rt").compose(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        kind = "JSON" if str(path or "").lower().endswith(".json") else "YAML"
+        raise ParseError(f"not valid {kind}: {exc.problem or exc.context}", path=path,
+                         line=line) from None
+    except YAMLError as exc:
+        raise ParseError(f"not valid YAML: {exc}", path=path) from None
+
+
+# -- node helpers -----------------------------------------------------------
+
+class Layers:
+    """Several mappings read as one: the first that has a key wins, recursively.
+
+    A multi-variant recipe's override section is merged over ``base:`` key
+    by key; reading it through ``Layers(override, base)`` gives the values
+    the variant really runs with.
+    """
+
+    id = "mapping"
+    flow_style = False
+
+    def __init__(self, *layers):
+        self.layers = [layer for layer in layers if layer is not None]
+        first = self.layers[0]
+        self.start_mark, self.end_mark = first.start_mark, first.end_mark
+        self.value = first.value
+
+    def pairs(self):
+        seen, out = set(), []
+        for layer in self.layers:
+            for key, value in pairs(layer):
+                if is_scalar(key) and key.value not in seen:
+                    seen.add(key.value)
+                    out.append((key, value))
+        return out
+
+    def lookup(self, names):
+        found = []
+        for layer in self.layers:
+            pair = get_pair(layer, names)
+            if pair is not None:
+                found.append(pair[1])
+        if not found:
+            return None
+        if len(found) > 1 and all(is_map(v) for v in found):
+            return Layers(*found)
+        return found[0]
+
+
+def layered(*nodes):
+    """``Layers`` over the mappings given (None skipped), or the single one, or None."""
+    nodes = [n for n in nodes if n is not None]
+    if not nodes:
+        return None
+    if len(nodes) == 1 or not all(is_map(n) for n in nodes):
+        return nodes[0]
+    return Layers(*nodes)
+
+
+def is_map(node):
+    return node is not None and node.id == "mapping"
+
+
+def is_scalar(node):
+    return node is not None and node.id == "scalar"
+
+
+def line_of(node):
+    """1-based line of a node's first character."""
+    return node.start_mark.line + 1
+
+
+def col_of(node):
+    return node.start_mark.column + 1
+
+
+def pairs(node):
+    """Effective ``(key_node, value_node)`` pairs of a mapping, merges (``<<``) resolved.
+
+    Explicit keys win over merged ones, and earlier merge sources over later
+    ones, as YAML's merge-key rule says.
+    """
+    if isinstance(node, Layers):
+        return node.pairs()
+    if not is_map(node):
+        return []
+    own, merged = [], []
+    for key, value in node.value:
+        if key.tag == MERGE_TAG:
+            sources = value.value if value.id == "sequence" else [value]
+            for src in sources:
+                merged.extend(pairs(src))
+        else:
+            own.append((key, value))
+    seen = {k.value for k, _ in own if is_scalar(k)}
+    out = list(own)
+    for key, value in merged:
+        if is_scalar(key) and key.value not in seen:
+            seen.add(key.value)
+            out.append((key, value))
+    return out
+
+
+def get(node, *keys):
+    """The value node at ``keys`` (each key may be a tuple of spellings), or None."""
+    for key in keys:
+        names = key if isinstance(key, tuple) else (key,)
+        if isinstance(node, Layers):
+            node = node.lookup(names)
+            if node is None:
+                return None
+            continue
+        found = None
+        for k, v in pairs(node):
+            if is_scalar(k) and k.value in names:
+                found = v
+                break
+        if found is None:
+            return None
+        node = found
+    return node
+
+
+def get_pair(node, key):
+    """``(key_node, value_node)`` for one key (tuple of spellings allowed), or None."""
+    names = key if isinstance(key, tuple) else (key,)
+    for k, v in pairs(node):
+        if is_scalar(k) and k.value in names:
+            return k, v
+    return None
+
+
+def own_pair(node, key):
+    """Like :func:`get_pair` but only keys written in this mapping (no merges)."""
+    names = key if isinstance(key, tuple) else (key,)
+    if not is_map(node):
+        return None
+    for k, v in node.value:
+        if is_scalar(k) and k.tag != MERGE_TAG and k.value in names:
+            return k, v
+    return None
+
+
+def scalar(node):
+    """A scalar node's text value, else None (``null`` and ``~`` give None)."""
+    if not is_scalar(node) or node.tag.endswith(":null"):
+        return None
+    return node.value
+
+
+def to_python(node):
+    """Plain Python value of a node (strings for every scalar but bool/int)."""
+    if node is None:
+        return None
+    if node.id == "scalar":
+        if node.tag.endswith(":int"):
+            try:
+                return int(node.value)
+            except ValueError:
+                return node.value
+        if node.tag.endswith(":null"):
+            return None
+        if node.tag.endswith(":bool"):
+            return node.value.lower() in ("true", "yes", "on")
+        return node.value
+    if node.id == "sequence":
+        return [to_python(v) for v in node.value]
+    return {k.value: to_python(v) for k, v in pairs(node) if is_scalar(k)}
+
+
+def last_scalar(node):
+    """The last scalar under a node in text order (where its text really ends)."""
+    while node.id != "scalar":
+        if not node.value:
+            return node
+        last = node.value[-1]
+        node = last[1] if isinstance(last, tuple) else last
+    return node
+
+
+# -- rendering --------------------------------------------------------------
+
+def quote(value, style):
+    """Render a string as a YAML scalar in a given quoting style."""
+    if style == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if style == '"':
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def replace_scalar(text, node, value, *, path=None):
+    """Edit that sets a scalar's value, keeping its quoting style."""
+    if not is_scalar(node):
+        raise ParseError("expected a single value here", path=path, line=line_of(node))
+    if node.style in ("|", ">"):
+        raise ParseError("block scalars are not supported for this setting; write it on "
+                         "one line", path=path, line=line_of(node))
+    rendered = quote(value, node.style)
+    start, end = node.start_mark.index, node.end_mark.index
+    if text[start:end] == rendered:
+        return None
+    return Edit(start, end, rendered)
+
+
+def _line_end(text, index):
+    nl = text.find("\n", index)
+    return len(text) if nl < 0 else nl
+
+
+def add_to_mapping(text, node, items, *, value_style=None, path=None):
+    """Edit that appends ``items`` (``[(key, value_text)]``) to a mapping.
+
+    Block mappings get new lines at the indentation of their first key, after
+    the line of their last value (so a trailing comment stays where it is);
+    flow mappings get ``, key: value`` before the closing brace.  Keys are
+    quoted like the mapping's existing keys (a JSON object gets ``"key"``).
+    ``value_style`` is the quoting of new values (None: plain).
+    """
+    if not is_map(node):
+        raise ParseError("expected a mapping here", path=path, line=line_of(node))
+    key_style = None
+    for k, _ in node.value:
+        if is_scalar(k) and k.tag != MERGE_TAG:
+            key_style = k.style
+            break
+    rendered = [f"{quote(k, key_style)}: {quote(v, value_style)}" for k, v in items]
+    if node.flow_style:
+        close = node.end_mark.index - 1
+        if text[close] != "}":
+            raise ParseError("cannot locate the end of this mapping", path=path,
+                             line=line_of(node))
+        if not node.value:
+            return Edit(close, close, ", ".join(rendered))
+        at = last_scalar(node).end_mark.index
+        # Reuse the separator already used between entries (", " or ",\n    ").
+        sep = ", "
+        if len(node.value) >= 2:
+            prev_end = last_scalar(node.value[-2][1]).end_mark.index
+            gap = text[prev_end:node.value[-1][0].start_mark.index]
+            if gap.strip() == ",":
+                sep = gap
+        return Edit(at, at, "".join(sep + r for r in rendered))
+    if not node.value:
+        raise ParseError("empty mapping", path=path, line=line_of(node))
+    indent = node.value[0][0].start_mark.column
+    last = last_scalar(node)
+    at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
+    newline = "\r\n" if text[at - 1:at] == "\r" else "\n"
+    if newline == "\r\n":
+        at -= 1
+    return Edit(at, at, "".join(newline + " " * indent + r for r in rendered))
+
+
+def _indent_step(node):
+    """Indentation step a block mapping uses for its nested blocks (default 2)."""
+    for _, value in getattr(node, "value", []):
+        if is_map(value) and not value.flow_style and value.value:
+            return value.value[0][0].start_mark.column - node.value[0][0].start_mark.column
+    return 2
+
+
+def add_block(text, node, key, items, *, value_style=None, path=None):
+    """Edit that appends ``key:`` with a nested block mapping of ``items`` to a mapping."""
+    if not is_map(node) or node.flow_style or not node.value:
+        raise ParseError(f"cannot add {key} here: expected a block mapping", path=path,
+                         line=line_of(node) if node is not None else None)
+    indent = node.value[0][0].start_mark.column
+    step = _indent_step(node) or 2
+    last = last_scalar(node)
+    at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
+    newline = "\r\n" if text[at - 1:at] == "\r" else "\n"
+    if newline == "\r\n":
+        at -= 1
+    body = "".join(f"{newline}{' ' * (indent + step)}{k}: {quote(v, value_style)}"
+                   for k, v in items)
+    return Edit(at, at, f"{newline}{' ' * indent}{key}:{body}")
+
+
+# -- JSON inside a string -----------------------------------------------------
+
+def json_members(json_text, *, path=None, line=None):
+    """Top-level members of a JSON object with the span of every value.
+
+    Returns ``(members, close)``: ``members`` maps key -> ``(value, start,
+    end)`` in file order, ``close`` is the offset of the closing brace.
+    """
+    decoder = json.JSONDecoder()
+    ws = " \t\r\n"
+
+    def skip(i):
+        while i < len(json_text) and json_text[i] in ws:
+            i += 1
+        return i
+
+    def fail(msg, i):
+        raise ParseError(f"speculative-config JSON does not parse: {msg} at column {i + 1}",
+                         path=path, line=line)
+
+    i = skip(0)
+    if i >= len(json_text) or json_text[i] != "{":
+        fail("expected '{'", i)
+    members = {}
+    i = skip(i + 1)
+    if i < len(json_text) and json_text[i] == "}":
+        close = i
+    else:
+        while True:
+            if i >= len(json_text) or json_text[i] != '"':
+                fail("expected a key", i)
+            try:
+                key, i = json.decoder.scanstring(json_text, i + 1)
+            except ValueError as exc:
+                fail(str(exc).split(":")[0], i)
+            i = skip(i)
+            if i >= len(json_text) or json_text[i] != ":":
+                fail("expected ':'", i)
+            i = skip(i + 1)
+            try:
+                value, end = decoder.raw_decode(json_text, i)
+            except ValueError as exc:
+                fail(str(exc).split(":")[0], i)
+            members[key] = (value, i, end)
+            i = skip(end)
+            if i < len(json_text) and json_text[i] == ",":
+                i = skip(i + 1)
+                continue
+            if i < len(json_text) and json_text[i] == "}":
+                close = i
+                break
+            fail("expected ',' or '}'", i)
+    if skip(close + 1) != len(json_text):
+        fail("extra data after the object", skip(close + 1))
+    return members, close
+
+
+def json_set(json_text, updates, *, path=None, line=None):
+    """Set top-level keys of a JSON object text by splicing, keeping its style.
+
+    ``updates`` maps key -> raw JSON text of the value (``"2.83"``,
+    ``'"synthetic"'``).  Existing keys keep their place; new keys are appended
+    with the separators the object already uses.
+    """
+    members, close = json_members(json_text, path=path, line=line)
+    edits = []
+    new = []
+    keys = list(members)
+    for key, raw in updates.items():
+        if raw is None:
+            if key in members:
+                edits.append(_json_delete(json_text, members, keys, key))
+        elif key in members:
+            _, start, end = members[key]
+            if json_text[start:end] != raw:
+                edits.append(Edit(start, end, raw))
+        else:
+            new.append((key, raw))
+    if new:
+        keys = [k for k in keys if updates.get(k, "") is not None]
+        if keys:
+            # Separators as written: between the last two members, else compact.
+            item_sep = ","
+            last_key = keys[-1]
+            _, vstart, vend = members[last_key]
+            # key_sep runs from the closing quote of the last key to its value.
+            colon = json_text.rindex(":", 0, vstart)
+            quote_end = json_text.rindex('"', 0, colon)
+            key_sep = json_text[quote_end + 1:vstart]
+            if len(keys) >= 2:
+                prev_end = members[keys[-2]][2]
+                item_sep = json_text[prev_end:json_text.index('"', prev_end)]
+            at = vend
+            text = "".join(f"{item_sep}{json.dumps(k)}{key_sep}{v}" for k, v in new)
+        else:
+            at = close
+            text = ", ".join(f"{json.dumps(k)}: {v}" for k, v in new)
+        edits.append(Edit(at, at, text))
+    return apply_edits(json_text, edits)
+
+
+def _json_delete(json_text, members, keys, key):
+    """Edit removing one member and the separator that joined it to a neighbour."""
+    i = keys.index(key)
+    _, vstart, vend = members[key]
+    key_start = json_text.rindex('"' + json.dumps(key)[1:-1] + '"', 0, vstart)
+    if i + 1 < len(keys):
+        # Remove "key": value, up to the next key.
+        next_start = json_text.rindex('"', 0, members[keys[i + 1]][1])
+        next_start = json_text.rindex('"', 0, next_start)
+        return Edit(key_start, next_start, "")
+    if i > 0:
+        prev_end = members[keys[i - 1]][2]
+        return Edit(prev_end, vend, "")
+    return Edit(key_start, vend, "")
+
+
+def remove_from_mapping(text, node, key, *, path=None):
+    """Edit that deletes one key of a mapping written in this mapping."""
+    pair = own_pair(node, key)
+    if pair is None:
+        return None
+    k, v = pair
+    if node.flow_style:
+        idx = [p[0] for p in node.value].index(k)
+        if idx + 1 < len(node.value):
+            return Edit(k.start_mark.index, node.value[idx + 1][0].start_mark.index, "")
+        if idx > 0:
+            prev_end = last_scalar(node.value[idx - 1][1]).end_mark.index
+            return Edit(prev_end, last_scalar(v).end_mark.index, "")
+        return Edit(k.start_mark.index, last_scalar(v).end_mark.index, "")
+    line_start = text.rfind("\n", 0, k.start_mark.index) + 1
+    end = _line_end(text, max(last_scalar(v).end_mark.index - 1, v.start_mark.index))
+    return Edit(line_start, min(end + 1, len(text)), "")

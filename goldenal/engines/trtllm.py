@@ -1,0 +1,140 @@
+"""TensorRT-LLM: ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`` = AL - 1.
+
+The variable counts accepted *draft* tokens, without the target's own token,
+so it takes AL - 1 (computed in exact decimals: ``2.83`` gives ``1.83``).  A
+value of 0 turns forcing off, so AL = 1 cannot be expressed.  Fractional
+values work only on the one-model speculative path (the default); a config
+that sets ``eagle3_one_model: false`` or ``mtp_eagle_one_model: false`` takes
+the two-model path, which parses the value with ``int()`` and silently
+disables forcing for ``"1.83"``.  K is ``speculative_config.max_draft_len``.
+Source: ENGINES.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
+"""
+
+from goldenal.engines import add_decimal, spans
+from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
+from goldenal.engines.envblock import env_file_values, plan_env_file, plan_site_env
+from goldenal.errors import PolicyError
+
+KNOB = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
+K_KEY = "max_draft_len"
+TWO_MODEL_FLAGS = ("eagle3_one_model", "mtp_eagle_one_model")
+
+
+class TRTLLMAdapter(EngineAdapter):
+    """TensorRT-LLM: AL - 1 in one environment variable."""
+
+    name = "trtllm"
+    knob = KNOB
+
+    def convert(self, al_text, *, k=None, form=None):
+        value = add_decimal(al_text, -1)
+        if float(value) <= 0:
+            raise PolicyError(f"golden AL {al_text} would need {KNOB}={value}, which "
+                              "TensorRT-LLM reads as 'forcing off'; AL 1.00 cannot be "
+                              "expressed on this engine")
+        return value
+
+    def fragment(self, al_text, *, k, fmt, **options):
+        value = self.convert(al_text)
+        if fmt == "shell":
+            return f"export {KNOB}={value}"
+        if fmt in ("env", "args"):
+            return f"{KNOB}={value}"
+        if fmt == "yaml":
+            return f'{KNOB}: "{value}"'
+        if fmt == "json":
+            import json
+
+            return json.dumps({KNOB: value})
+        raise ValueError(f"unknown format {fmt!r}")
+
+    def _site(self, doc, role, section, spec, models, own=True):
+        from goldenal.engines.locate import Site, _int_k
+
+        k_node = spans.get(spec, K_KEY)
+        layers = spans.scalar(spans.get(spec, "num_nextn_predict_layers"))
+        extra = {"_own": own}
+        if k_node is None and layers is not None:
+            # Older llm_args set max_draft_len = num_nextn_predict_layers for MTP
+            # (ENGINES.md §3.4); newer ones read it from the checkpoint.
+            k_node = spans.get(spec, "num_nextn_predict_layers")
+            extra["k_from"] = "num_nextn_predict_layers"
+        k, k_values = _int_k(k_node, doc.path)
+        draft = (spans.scalar(spans.get(spec, "speculative_model"))
+                 or spans.scalar(spans.get(spec, "speculative_model_dir")))
+        if layers is not None:
+            extra["num_nextn_predict_layers"] = layers
+        for flag in TWO_MODEL_FLAGS:
+            value = spans.scalar(spans.get(spec, flag))
+            if value is not None:
+                extra[flag] = value
+        return Site(engine=self.name, role=role, section=section, spec=spec, k=k,
+                    k_node=k_node, k_values=k_values, draft=draft,
+                    method=spans.scalar(spans.get(spec, "decoding_type")),
+                    models=tuple(models), extra=extra)
+
+    def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
+        spec = spans.get(cfg, "speculative_config")
+        if not spans.is_map(spec):
+            return None
+        own = cfg_own is not None and spans.get(cfg_own, "speculative_config") is not None
+        return self._site(doc, role, section.name, spec, models, own)
+
+    def site_from_config(self, doc, root, spec):
+        names = [t for t in (spans.scalar(spans.get(root, "model")),) if t]
+        return self._site(doc, None, None, spec, names)
+
+    def setting(self, doc, site):
+        value = knob = None
+        anchor = site.k_node or site.spec
+        line, col = spans.line_of(anchor), spans.col_of(anchor)
+        path = doc.path
+        if site.env is not None:
+            node = spans.get(site.env, KNOB)
+            if node is not None:
+                knob, value = KNOB, spans.scalar(node)
+                line, col = spans.line_of(node), spans.col_of(node)
+        elif site.env_file:
+            try:
+                with open(site.env_file, encoding="utf-8") as fh:
+                    found = env_file_values(fh.read())
+            except OSError:
+                found = {}
+            if KNOB in found:
+                knob, value = KNOB, found[KNOB][0]
+                path, line, col = site.env_file, found[KNOB][1], 1
+        extra = {key: v for key, v in site.extra.items() if not key.startswith("_")}
+        return SpecSetting(path=path, line=line, col=col, engine=self.name, role=site.role,
+                           knob=knob, value=value, k=site.k, draft=site.draft,
+                           method=site.method, variant=dict(site.variant),
+                           model=site.models[0] if site.models else None, extra=extra)
+
+    def warnings(self, site, value):
+        out = []
+        for flag in TWO_MODEL_FLAGS:
+            if str(site.extra.get(flag, "")).lower() == "false" and "." in value:
+                out.append(f"{flag}: false selects the two-model path, which reads "
+                           f"{KNOB} as an integer: {value} silently disables forcing")
+        layers = site.extra.get("num_nextn_predict_layers")
+        if site.extra.get("k_from"):
+            out.append(f"max_draft_len is not set; K={site.k} is read from "
+                       "num_nextn_predict_layers, as older TensorRT-LLM releases do (newer "
+                       "ones may take it from the checkpoint): set max_draft_len explicitly")
+        elif layers is not None and site.k is not None and str(site.k) != str(layers):
+            out.append(f"num_nextn_predict_layers ({layers}) differs from max_draft_len "
+                       f"({site.k}); K is read as max_draft_len")
+        return out
+
+    def plan(self, doc, site, al_text, *, k, force=False, **options):
+        value = self.convert(al_text)
+        warnings = self.warnings(site, value)
+        if site.env is None and site.env_file:
+            text, edits, changes = plan_env_file(site.env_file, {KNOB: value}, value_key=KNOB,
+                                                 force=force)
+            return Plan(changes=tuple(changes), warnings=tuple(warnings),
+                        edits=tuple(("file", site.env_file, text, e) for e in edits))
+        edits, changes = plan_site_env(doc, site, {KNOB: value}, value_key=KNOB, force=force)
+        return Plan(edits=tuple(edits), changes=tuple(changes), warnings=tuple(warnings))
+
+
+ADAPTER = TRTLLMAdapter()

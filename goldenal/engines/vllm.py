@@ -1,0 +1,299 @@
+"""vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length``.
+
+Both keys live inside the speculative config (``--speculative-config`` JSON,
+``speculative-config:`` in a ``vllm serve --config`` file, or the JSON string
+an srt-slurm recipe gives each worker role).  The value is the AL itself, in
+[1, K+1] with K = ``num_speculative_tokens`` (vLLM ``SpeculativeConfig``,
+releases >= 0.20.0; ENGINES.md §1).  ``synthetic_acceptance_rates`` (one
+unconditional rate per position) is the distributional alternative; the two
+are mutually exclusive.
+"""
+
+import json
+
+from goldenal.engines import spans
+from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
+from goldenal.errors import ParseError
+
+KNOB = "synthetic_acceptance_length"
+RATES = "synthetic_acceptance_rates"
+OLD_RATE = "synthetic_acceptance_rate"  # vLLM 0.19.x scalar, geometric decay
+METHOD_KEY = "rejection_sample_method"
+SYNTHETIC = "synthetic"
+SPEC_KEYS = ("speculative-config", "speculative_config")
+# rejection_sample_method values that are defaults, not a curve's sampling variant
+_DEFAULT_METHODS = (None, SYNTHETIC, "strict", "standard")
+
+
+def parse_speculative_config(json_text, *, path=None, line=None):
+    """Parse a ``--speculative-config`` JSON string into a dict.
+
+    Parameters
+    ----------
+    json_text : str
+        The JSON text, e.g. ``'{"method":"eagle3","num_speculative_tokens":3}'``.
+    path, line : optional
+        Where it was read, for the error message.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    goldenal.errors.ParseError
+        The text is not a JSON object.
+
+    Example
+    -------
+    >>> parse_speculative_config('{"method":"mtp","num_speculative_tokens":3}')["method"]
+    'mtp'
+    """
+    try:
+        value = json.loads(json_text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"speculative-config JSON does not parse: {exc.msg} at column "
+                         f"{exc.colno}", path=path, line=line) from None
+    if not isinstance(value, dict):
+        raise ParseError("speculative-config JSON is not an object", path=path, line=line)
+    return value
+
+
+def variant_of(spec):
+    """The sampling-variant keys of a speculative config that name a curve."""
+    out = {}
+    if spec.get("draft_sample_method") is not None:
+        out["draft_sample_method"] = str(spec["draft_sample_method"])
+    if spec.get(METHOD_KEY) not in _DEFAULT_METHODS:
+        out[METHOD_KEY] = str(spec[METHOD_KEY])
+    return out
+
+
+def format_rates(rates, compact=True):
+    """A JSON list of rates with the shortest spelling of each float."""
+    sep = "," if compact else ", "
+    return "[" + sep.join(_num(r) for r in rates) + "]"
+
+
+def _num(x):
+    text = repr(float(x))
+    return text
+
+
+def _as_int(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+class VLLMAdapter(EngineAdapter):
+    """vLLM: the AL unchanged, as a JSON key of the speculative config."""
+
+    name = "vllm"
+    knob = KNOB
+
+    def convert(self, al_text, *, k=None, form=None):
+        return al_text
+
+    def fragment(self, al_text, *, k, fmt, spec_config=None, rates=None, **options):
+        """Render the vLLM spelling.
+
+        ``json`` merges the knobs into ``spec_config`` (the rest of the JSON);
+        ``yaml`` gives a ``speculative-config:`` mapping; ``args`` the
+        ``--speculative-config '<json>'`` argument; ``shell``/``env`` a
+        ``SPEC_CONFIG`` variable holding the JSON.
+        """
+        base = "{}" if spec_config is None else spec_config
+        parse_speculative_config(base)
+        updates = {METHOD_KEY: json.dumps(SYNTHETIC)}
+        compact = "," in base and ", " not in base or base.strip() == "{}"
+        if rates is not None:
+            updates[RATES] = format_rates(rates, compact)
+            updates[KNOB] = None
+        else:
+            updates[KNOB] = al_text
+            updates[RATES] = None
+        updates[OLD_RATE] = None
+        if base.strip() == "{}":
+            body = "{" + ",".join(f"{json.dumps(key)}:{v}" for key, v in updates.items()
+                                  if v is not None) + "}"
+        else:
+            body = spans.json_set(base, updates)
+        if fmt == "json":
+            return body
+        if fmt == "args":
+            return "--speculative-config " + spans.quote(body, "'")
+        if fmt == "yaml":
+            return "speculative-config: " + spans.quote(body, "'")
+        if fmt == "shell":
+            return "export SPEC_CONFIG=" + spans.quote(body, "'")
+        if fmt == "env":
+            return "SPEC_CONFIG=" + spans.quote(body, "'")
+        raise ValueError(f"unknown format {fmt!r}")
+
+    # -- reading -------------------------------------------------------------
+
+    def _spec(self, doc, node):
+        """(spec dict, members-with-raw-text) of a JSON-string or mapping node."""
+        if spans.is_scalar(node):
+            text = node.value
+            spec = parse_speculative_config(text, path=doc.path, line=spans.line_of(node))
+            members, _ = spans.json_members(text, path=doc.path, line=spans.line_of(node))
+            raw = {key: text[s:e] for key, (_, s, e) in members.items()}
+            return spec, raw
+        if spans.is_map(node):
+            spec = spans.to_python(node)
+            raw = {}
+            for key, value in spans.pairs(node):
+                raw[key.value] = doc.text[value.start_mark.index:value.end_mark.index]
+            return spec, raw
+        raise ParseError("speculative-config must be a JSON string or a mapping",
+                         path=doc.path, line=spans.line_of(node))
+
+    def _site(self, doc, role, section, node, models):
+        from goldenal.engines.locate import Site
+
+        spec, raw = self._spec(doc, node)
+        k = _as_int(spec.get("num_speculative_tokens"))
+        draft = spec.get("model")
+        extra = {"spec": spec, "raw": raw}
+        return Site(engine=self.name, role=role, section=section, spec=node, k=k,
+                    k_node=node, k_values=(k,) if k is not None else (),
+                    draft=str(draft) if draft else None,
+                    method=str(spec["method"]) if spec.get("method") else None,
+                    variant=variant_of(spec), models=tuple(models), extra=extra)
+
+    def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
+        pair = spans.get_pair(cfg, SPEC_KEYS)
+        if pair is None:
+            return None
+        names = list(models)
+        for key in ("model", "served-model-name", "served_model_name"):
+            text = spans.scalar(spans.get(cfg, key))
+            if text:
+                names.append(text)
+        site = self._site(doc, role, section.name, pair[1], names)
+        site.extra["_own"] = cfg_own is not None and spans.get_pair(cfg_own, SPEC_KEYS) is not None
+        return site
+
+    def site_from_config(self, doc, root, spec):
+        names = []
+        for key in ("model", "served-model-name", "served_model_name"):
+            node = spans.get(root, key)
+            text = spans.scalar(node)
+            if text:
+                names.append(text)
+        return self._site(doc, None, None, spec, names)
+
+    def setting(self, doc, site):
+        spec, raw = site.extra["spec"], site.extra["raw"]
+        knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
+        value = None
+        if knob is not None:
+            value = raw.get(knob, json.dumps(spec[knob]))
+        extra = {key: spec[key] for key in (RATES, "draft_sample_method") if key in spec}
+        node = site.spec
+        return SpecSetting(
+            path=doc.path, line=spans.line_of(node), col=spans.col_of(node), engine=self.name,
+            role=site.role, knob=knob, value=value, k=site.k, draft=site.draft,
+            method=site.method, variant=dict(site.variant),
+            rejection_sample_method=spec.get(METHOD_KEY),
+            model=site.models[0] if site.models else None, extra=extra)
+
+    # -- writing -------------------------------------------------------------
+
+    def plan(self, doc, site, al_text, *, k, force=False, rates=None, **options):
+        spec, raw = site.extra["spec"], site.extra["raw"]
+        line = spans.line_of(site.spec)
+        changes = []
+        if KNOB in spec:
+            check_pinned(KNOB, raw[KNOB], al_text, force=force, path=doc.path, line=line)
+        if RATES in spec and isinstance(spec[RATES], list):
+            try:
+                pinned = 1 + sum(float(r) for r in spec[RATES])
+            except (TypeError, ValueError):
+                pinned = None
+            if pinned is not None and abs(pinned - float(al_text)) > 1e-9 and not force:
+                check_pinned(RATES, f"{pinned:.6g} (1 + sum of rates)", al_text, force=force,
+                             path=doc.path, line=line)
+            if rates is None and pinned is not None and abs(pinned - float(al_text)) <= 1e-9:
+                # A distribution already pinned to this AL is kept as it is.
+                rates = [float(r) for r in spec[RATES]]
+        if OLD_RATE in spec:
+            try:
+                pinned = 1 + k * float(spec[OLD_RATE])
+            except (TypeError, ValueError):
+                pinned = None
+            if pinned is None or abs(pinned - float(al_text)) > 5e-3:
+                check_pinned(OLD_RATE, f"{spec[OLD_RATE]} (AL {pinned})", al_text,
+                             force=force, path=doc.path, line=line)
+        desired = {METHOD_KEY: json.dumps(SYNTHETIC)}
+        if rates is not None:
+            # JSON strings keep their own separators; YAML flow lists read better spaced.
+            compact = spans.is_scalar(site.spec) and ", " not in site.spec.value
+            desired[RATES] = (raw[RATES] if RATES in spec and _same_rates(spec[RATES], rates)
+                              else format_rates(rates, compact))
+            desired[KNOB] = None
+        else:
+            desired[KNOB] = al_text
+            desired[RATES] = None
+        desired[OLD_RATE] = None
+        for key, new in desired.items():
+            old = raw.get(key)
+            if new is None and old is None:
+                continue
+            if key == RATES and new is not None and old is not None and _same_rates(spec[RATES], rates):
+                continue
+            if old != new:
+                changes.append((key, old, new))
+        if not changes:
+            return Plan()
+        node = site.spec
+        if spans.is_scalar(node):
+            new_json = spans.json_set(node.value, desired, path=doc.path, line=line)
+            edit = spans.replace_scalar(doc.text, node, new_json, path=doc.path)
+            edits = (edit,) if edit else ()
+        else:
+            edits = tuple(self._mapping_edits(doc, node, desired))
+        return Plan(edits=edits, changes=tuple(changes))
+
+    def _mapping_edits(self, doc, node, desired):
+        json_style = any(spans.is_scalar(key) and key.style == '"' for key, _ in node.value)
+        edits, missing = [], []
+        for key, raw in desired.items():
+            pair = spans.own_pair(node, key)
+            if raw is None:
+                if pair is not None:
+                    edits.append(spans.remove_from_mapping(doc.text, node, key, path=doc.path))
+                continue
+            rendered = raw
+            if raw.startswith('"') and not json_style:
+                rendered = json.loads(raw)  # plain YAML string
+            if pair is None:
+                missing.append((key, rendered))
+                continue
+            value = pair[1]
+            start, end = value.start_mark.index, value.end_mark.index
+            if spans.is_scalar(value) and value.style in ("'", '"') and raw.startswith('"'):
+                rendered = spans.quote(json.loads(raw), value.style)
+            if doc.text[start:end] != rendered:
+                edits.append(spans.Edit(start, end, rendered))
+        if missing:
+            edits.append(spans.add_to_mapping(doc.text, node, missing, path=doc.path))
+        return edits
+
+
+def _same_rates(a, b):
+    try:
+        return len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-12 for x, y in zip(a, b))
+    except (TypeError, ValueError):
+        return False
+
+
+ADAPTER = VLLMAdapter()
+__all__ = ["ADAPTER", "KNOB", "RATES", "METHOD_KEY", "parse_speculative_config", "variant_of",
+           "same_number"]

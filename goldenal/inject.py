@@ -1,0 +1,602 @@
+"""Rewrite serve configs in place so they carry the golden AL.
+
+:func:`inject` finds every speculative-decoding site of a file (each worker
+role of an srt-slurm recipe, every variant section of a multi-variant recipe,
+a vLLM ``--config`` file, a TensorRT-LLM extra-LLM-API YAML and the
+environment file it names), reads the identity the file itself declares
+(model, draft head, method, sampling variant, K), selects the one committed
+golden cell per site through the policy, and writes each engine's knob.
+
+Guarantees:
+
+- only the spans of changed values are rewritten (spliced into the original
+  text), so every other byte -- comments, key order, quoting -- is identical;
+- a second run changes nothing (idempotent);
+- a file that already pins a different value is refused unless ``force``;
+- a flag that contradicts the file (``--curve``, ``--draft``, ``--k``, a model
+  or a variant) is refused;
+- writes are atomic (temporary file in the same directory, then
+  ``os.replace``); on any error no file is touched.
+
+:func:`inject_runner` is the drop-in for InferenceX's runner script: it reads
+the runner's environment contract (``SYNTHETIC_ACCEPTANCE``,
+``SYNTHETIC_ACCEPTANCE_LENGTH``, ``MODEL_PREFIX``, ``NUM_SPEC_TOKENS``,
+``THINKING_MODE``, ``FRAMEWORK``, ``EVAL_ONLY``).
+"""
+
+import difflib
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from goldenal.engines import ENGINES, adapter, spans
+from goldenal.engines.locate import find_sites
+from goldenal.errors import ParseError, PolicyError, UsageError
+
+# The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors) and ours.
+FRAMEWORKS = {
+    "dynamo-vllm": "vllm", "dynamo-sglang": "sglang", "dynamo-trtllm": "trtllm",
+    "dynamo-trt": "trtllm", "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm",
+    "atom": "atom",
+}
+COMMAND_SUFFIXES = (".sh", ".bash", ".args", ".cmd")
+
+
+@dataclass(frozen=True)
+class SiteValue:
+    """The golden value chosen for one site (worker role / variant)."""
+
+    role: "str | None"
+    section: "str | None"
+    engine: str
+    k: int
+    al: str
+    knob_value: str
+    curve: "str | None"
+    line: int
+
+
+@dataclass(frozen=True)
+class InjectResult:
+    """What :func:`inject` found and changed in one file.
+
+    Attributes
+    ----------
+    path : str
+    changed : int
+        Number of entries (speculative configs / environment blocks) changed.
+    entries : int
+        Number of entries found that carry the knob.
+    diff : str
+        Unified diff of every file touched (empty when nothing changes).
+    written : bool
+        True when the file was rewritten (not with ``check``/``diff_only``).
+    values : tuple of SiteValue
+        The golden value chosen for every site.
+    changes : tuple
+        ``(line, role, knob, old, new)`` for every setting that changes.
+    warnings : tuple of str
+    message : str
+        One line saying what happened.
+    """
+
+    path: str
+    changed: int
+    entries: int
+    diff: str
+    written: bool
+    values: tuple = ()
+    changes: tuple = ()
+    warnings: tuple = ()
+    message: str = ""
+    files: tuple = field(default=(), repr=False)
+
+    @property
+    def needs_change(self):
+        return self.changed > 0
+
+    def to_frame(self):
+        """One row per changed setting."""
+        import pandas as pd
+
+        return pd.DataFrame([dict(zip(("line", "role", "knob", "old", "new"), c))
+                             for c in self.changes],
+                            columns=["line", "role", "knob", "old", "new"])
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except UnicodeDecodeError:
+        raise ParseError("not a UTF-8 text file", path=path) from None
+
+
+def atomic_write(path, text):
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                               dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        try:
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# -- choosing the curve ------------------------------------------------------
+
+_METHODS = {"mtp": "mtp", "deepseek_mtp": "mtp", "qwen3_next_mtp": "mtp", "glm4_moe_mtp": "mtp",
+            "nextn": "mtp", "eagle3": "eagle3", "dspark": "dspark"}
+
+
+def _method_class(method):
+    if not method:
+        return None
+    name = str(method).strip().lower()
+    if name.endswith("_mtp"):
+        return "mtp"
+    return _METHODS.get(name)
+
+
+def _variant_fits(curve_variant, file_variant, rejection_synthetic):
+    """Does a curve's variant agree with what a speculative config declares?"""
+    for key, value in file_variant.items():
+        if str(curve_variant.get(key)) != str(value):
+            return False
+    for key, value in curve_variant.items():
+        if key in file_variant:
+            continue
+        # The synthetic knob replaces the rejection method the curve was measured with.
+        if key == "rejection_sample_method" and rejection_synthetic:
+            continue
+        return False
+    return True
+
+
+def _describe(site):
+    parts = []
+    if site.models:
+        parts.append(f"model {site.models[0]}")
+    if site.draft:
+        parts.append(f"draft {site.draft}")
+    if site.method:
+        parts.append(f"method {site.method}")
+    if site.variant:
+        parts.append("variant " + ", ".join(f"{k}={v}" for k, v in sorted(site.variant.items())))
+    return ", ".join(parts) or "no identity"
+
+
+def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant=None,
+                  path=None, line=None):
+    """The one curve that applies to a site, from the file's identity and the flags.
+
+    Evidence in the file narrows the registry (model names, draft head, method,
+    vLLM sampling variant); flags narrow it too, and a flag whose curves share
+    nothing with the file's is refused as a contradiction.
+    """
+    from goldenal.policy import candidates, draft_matches, model_matches, normalize_variant
+
+    curves = list(registry)
+    evidence = curves
+    by_model = [c for c in curves if any(model_matches(c, m) for m in site.models)]
+    if by_model:
+        evidence = by_model
+    if site.draft:
+        heads = [c for c in evidence if draft_matches(c, site.draft)]
+        if heads:
+            evidence = heads
+        elif by_model:
+            raise PolicyError(f"no golden curve for draft {site.draft} of model "
+                              f"{by_model[0].model}; committed heads: "
+                              + "; ".join(f"{', '.join(c.draft) or 'native'} ({c.id})"
+                                          for c in by_model), path=path, line=line)
+    method = _method_class(site.method)
+    if method and len(evidence) > 1:
+        same = [c for c in evidence if _method_class(c.method) in (method, None)]
+        evidence = same or evidence
+    if site.engine == "vllm" and len(evidence) > 1:
+        synthetic = site.extra.get("spec", {}).get("rejection_sample_method") == "synthetic"
+        fits = [c for c in evidence if _variant_fits(c.variant, site.variant, synthetic)]
+        if not fits:
+            # The synthetic knob replaces the rejection sampler, so the draft-side
+            # variant alone decides (InferenceX pairs draft_sample_method=probabilistic
+            # with the probabilistic/block curve).
+            def draft_side(variant):
+                return {k: v for k, v in variant.items() if k != "rejection_sample_method"}
+
+            fits = [c for c in evidence if draft_side(c.variant) == draft_side(site.variant)]
+        evidence = fits or evidence
+    file_narrowed = evidence is not curves
+
+    flags = {"model": model, "draft": draft, "curve": curve, "variant": variant}
+    if any(v is not None for v in flags.values()):
+        try:
+            chosen = candidates(registry, model, draft=draft, curve=curve,
+                                variant=normalize_variant(variant))
+        except Exception as exc:  # the policy's own refusal, located in the file
+            if hasattr(exc, "path") and exc.path is None:
+                exc.path, exc.line = path, line
+            raise
+        if file_narrowed:
+            both = [c for c in chosen if c in evidence]
+            if not both:
+                given = " ".join(f"--{k} {v}" if k != "model" else str(v)
+                                 for k, v in flags.items() if v is not None)
+                raise PolicyError(f"{given} contradicts the file, which serves "
+                                  f"{_describe(site)} ({', '.join(c.id for c in evidence)})",
+                                  path=path, line=line)
+            chosen = both
+    elif not by_model and not site.draft:
+        if site.models:
+            raise PolicyError(f"no committed golden curve for the model this file serves "
+                              f"({_describe(site)}); if it is an alias of a curve's model, "
+                              "pass MODEL or --curve", path=path, line=line)
+        raise PolicyError(f"cannot tell which golden curve applies ({_describe(site)}); "
+                          "pass MODEL or --curve", path=path, line=line)
+    else:
+        chosen = evidence
+    if len(chosen) != 1:
+        raise PolicyError(f"{len(chosen)} curves fit {_describe(site)}: "
+                          + ", ".join(c.id for c in chosen)
+                          + "; the draft head served decides: pass --draft or --curve",
+                          path=path, line=line)
+    return chosen[0]
+
+
+# -- the rewrite ---------------------------------------------------------------
+
+def _site_line(site):
+    node = site.k_node if site.k_node is not None else site.spec
+    return spans.line_of(node)
+
+
+def _site_k(site, k, path):
+    line = _site_line(site)
+    if site.k is None and len(set(site.k_values)) > 1:
+        raise PolicyError(f"{site.role or 'the'} worker lists several K values "
+                          f"{list(site.k_values)} in variant {site.section}; give each its "
+                          "own variant section", path=path, line=line)
+    if site.k is not None and k is not None and int(k) != site.k:
+        raise PolicyError(f"--k {k} contradicts the file: {site.role or 'the'} worker "
+                          f"drafts K={site.k}", path=path, line=line)
+    chosen = site.k if site.k is not None else k
+    if chosen is None:
+        raise ParseError(f"K is missing: the {site.role or ''} speculative settings do not "
+                         "say how many tokens are drafted (num_speculative_tokens / "
+                         "speculative-num-steps / max_draft_len); pass --k",
+                         path=path, line=line)
+    return int(chosen)
+
+
+def _golden(site, *, registry, k, thinking, selection, al, path):
+    line = _site_line(site)
+    if al is not None:
+        try:
+            value = float(al)
+        except ValueError:
+            raise UsageError(f"SYNTHETIC_ACCEPTANCE_LENGTH must be a number, got {al!r}") from None
+        if not 1 <= value <= k + 1:
+            raise PolicyError(f"AL {al} is outside [1, K+1] = [1, {k + 1}]", path=path, line=line)
+        return str(al).strip(), None
+    curve = resolve_curve(registry, site, path=path, line=line, **selection)
+    from goldenal.policy import select
+
+    try:
+        golden = select(registry, k=k, thinking=thinking, curve=curve.id)
+    except Exception as exc:
+        if hasattr(exc, "path") and exc.path is None:
+            exc.path, exc.line = path, line
+        raise
+    return golden.text, curve.id
+
+
+def _group_key(site):
+    if site.engine == "vllm":
+        return id(site.spec)
+    if site.env is not None:
+        node = site.env.layers[0] if isinstance(site.env, spans.Layers) else site.env
+        return id(node)
+    if site.backend is not None and not site.env_file:
+        return ("new", id(site.backend), site.role)
+    return ("file", site.env_file, id(site.spec))
+
+
+def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, curve=None,
+           variant=None, golden_dir=None, al=None, distribution=False, form=None,
+           env_file=None, force=False, check=False, diff_only=False, text=None):
+    """Rewrite one serve config so every speculative site carries its golden AL.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file: an srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a
+        TensorRT-LLM extra-LLM-API YAML, or an ATOM command line (``.sh``,
+        ``.args``).
+    engine : {"vllm", "sglang", "trtllm", "atom"}, optional
+        Refuse files that configure another engine.
+    model, draft, curve, variant : optional
+        Selection flags as in :func:`goldenal.lookup`; refused when they
+        contradict the file.
+    k : int, optional
+        Only for files that do not state K; refused when it contradicts them.
+    thinking : {"on", "off"}
+        Thinking mode served (required unless ``al`` is given).
+    golden_dir : str, optional
+    al : str, optional
+        An explicit AL (the runner's ``SYNTHETIC_ACCEPTANCE_LENGTH``); skips
+        the registry.
+    distribution : bool
+        vLLM: write ``synthetic_acceptance_rates`` from the curve
+        (:func:`goldenal.distribution.acceptance_rates`) instead of the length.
+    form : {"length", "rate"}, optional
+        ATOM: which flag to write.
+    env_file : str, optional
+        TensorRT-LLM extra-LLM-API YAML: the environment file for the knob
+        (default: the file named by a ``# env-file: PATH`` comment).
+    force : bool
+        Overwrite a different value already pinned.
+    check : bool
+        Write nothing; ``result.needs_change`` says whether a change is needed.
+    diff_only : bool
+        Write nothing; ``result.diff`` holds the change.
+    text : str, optional
+        The file's content (then ``path`` only names it).
+
+    Returns
+    -------
+    InjectResult
+
+    Raises
+    ------
+    ParseError
+        The file does not parse, has no speculative settings, or lacks K.
+    PolicyError, UnknownCurve
+        No single committed cell applies, or a flag contradicts the file.
+    ConflictError
+        The file pins another value and ``force`` is false.
+
+    Example
+    -------
+    >>> result = inject("recipe.yaml", thinking="on", check=True)   # doctest: +SKIP
+    >>> result.changed
+    2
+    """
+    path = os.fspath(path)
+    if engine is not None and engine not in ENGINES:
+        raise UsageError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if thinking is None and al is None:
+        raise UsageError("`thinking` is required ('on' or 'off'): the curve depends on the "
+                         "thinking mode served")
+    if thinking is not None:
+        from goldenal.policy import normalize_thinking
+
+        thinking = normalize_thinking(thinking)
+    original = _read(path) if text is None else text
+    selection = {"model": model, "draft": draft, "curve": curve, "variant": variant}
+    registry = None
+    if al is None:
+        from goldenal.registry import load_registry
+
+        registry = load_registry(golden_dir)
+
+    if path.lower().endswith(COMMAND_SUFFIXES):
+        return _inject_command(path, original, engine=engine, k=k, thinking=thinking,
+                               registry=registry, selection=selection, al=al, form=form,
+                               force=force, check=check, diff_only=diff_only)
+
+    doc, sites, layout = find_sites(path, original, env_file=env_file)
+    if not sites:
+        raise ParseError("no speculative settings found (no speculative-config, "
+                         "sglang_config/trtllm_config speculative settings or "
+                         "speculative_config mapping)", path=path)
+    if engine is not None:
+        other = sorted({s.engine for s in sites} - {engine})
+        if other:
+            raise PolicyError(f"the file configures {', '.join(other)}, not {engine}",
+                              path=path, line=_site_line(sites[0]))
+
+    groups = {}
+    values, warnings = [], []
+    for site in sites:
+        site_k = _site_k(site, k, path)
+        al_text, curve_id = _golden(site, registry=registry, k=site_k, thinking=thinking,
+                                    selection=selection, al=al, path=path)
+        eng = adapter(site.engine)
+        knob = eng.convert(al_text, k=site_k)
+        line = _site_line(site)
+        values.append(SiteValue(site.role, site.section, site.engine, site_k, al_text, knob,
+                                curve_id, line))
+        if site.k is None:
+            warnings.append(f"{path}:{line}: warning: the file does not state K; the value "
+                            f"assumes K={site_k} (--k), which the engine must also use")
+        if (site.engine in ("sglang", "trtllm") and site.env is None and not site.env_file
+                and site.backend is None):
+            raise ParseError(f"the {site.role or ''} worker has speculative settings but no "
+                             f"{site.role}_environment block to carry {eng.knob}; add one",
+                             path=path, line=line)
+        key = _group_key(site)
+        prev = groups.get(key)
+        if (prev is not None and prev[1] != knob and site.env_inherited
+                and site.section not in (None, "base") and site.backend is not None):
+            # A variant that changes K but inherits the base environment gets its own
+            # <role>_environment (merged over the base one by srt-slurm).
+            site.env = None
+            key = _group_key(site)
+            prev = groups.get(key)
+        if prev is not None:
+            if prev[1] != knob:
+                raise PolicyError(
+                    f"roles {prev[0].role} (K={prev[2]}) and {site.role} (K={site_k}) share one "
+                    f"{'speculative-config' if site.engine == 'vllm' else 'environment block'} "
+                    f"(anchor/alias or inherited) but need different values {prev[1]} and "
+                    f"{knob}; give each role its own", path=path, line=line)
+            continue
+        groups[key] = (site, knob, site_k, al_text, curve_id)
+
+    edits, file_edits, changes = [], {}, []
+    changed = 0
+    for site, knob, site_k, al_text, curve_id in groups.values():
+        options = {}
+        if distribution:
+            if site.engine != "vllm":
+                raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates)")
+            if curve_id is None:
+                raise UsageError("--distribution needs the golden curve, not an explicit AL")
+            from goldenal.distribution import acceptance_rates
+
+            options["rates"] = acceptance_rates(registry.curves[curve_id], k=site_k,
+                                                thinking=thinking)
+        plan = adapter(site.engine).plan(doc, site, al_text, k=site_k, force=force, **options)
+        warnings.extend(f"{path}:{_site_line(site)}: warning: {w}" for w in plan.warnings)
+        if not plan.changes:
+            continue
+        changed += 1
+        for edit in plan.edits:
+            if isinstance(edit, tuple):
+                _, other_path, other_text, e = edit
+                file_edits.setdefault(other_path, [other_text, []])[1].append(e)
+            else:
+                edits.append(edit)
+        for knob_name, old, new in plan.changes:
+            changes.append((_site_line(site), site.role, knob_name, old, new))
+
+    outputs = [(path, original, spans.apply_edits(original, edits))]
+    for other_path, (other_text, other_edits) in file_edits.items():
+        outputs.append((other_path, other_text, spans.apply_edits(other_text, other_edits)))
+    return _finish(path, outputs, changed, len(groups), values, changes, warnings,
+                   check=check, diff_only=diff_only)
+
+
+def _label(path, side):
+    return path if os.path.isabs(path) else f"{side}/{path}"
+
+
+def _finish(path, outputs, changed, entries, values, changes, warnings, *, check, diff_only):
+    diff = "".join(
+        "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                     after.splitlines(keepends=True),
+                                     fromfile=_label(p, "a"), tofile=_label(p, "b")))
+        for p, before, after in outputs if before != after)
+    if diff and not diff.endswith("\n"):
+        diff += "\n"
+    needs = any(before != after for _, before, after in outputs)
+    written = False
+    if needs and not (check or diff_only):
+        for p, before, after in outputs:
+            if before != after:
+                atomic_write(p, after)
+        written = True
+    if not needs:
+        message = f"{path}: already carries the golden AL in {entries} entr" \
+                  f"{'y' if entries == 1 else 'ies'}; nothing to change"
+    else:
+        verb = "changed" if written else "would change"
+        summary = ", ".join(sorted({f"{v.role or v.engine} K={v.k}: {v.knob_value}"
+                                    for v in values}))
+        message = (f"{path}: {verb} {changed} of {entries} entr"
+                   f"{'y' if entries == 1 else 'ies'} ({summary})")
+    return InjectResult(path=path, changed=changed if needs else 0, entries=entries, diff=diff,
+                        written=written, values=tuple(values), changes=tuple(changes),
+                        warnings=tuple(warnings), message=message,
+                        files=tuple(p for p, b, a in outputs if b != a))
+
+
+def _inject_command(path, original, *, engine, k, thinking, registry, selection, al, form,
+                    force, check, diff_only):
+    from goldenal.engines.atom import plan_command, read_command_settings
+
+    if engine not in (None, "atom"):
+        raise PolicyError(f"command-line files are handled for ATOM only, not {engine}",
+                          path=path)
+    settings = read_command_settings(path, original)
+    if not settings:
+        raise ParseError("no ATOM speculative flags found (--num-speculative-tokens)", path=path)
+    found = settings[0]
+    from goldenal.engines.locate import Site
+
+    site = Site(engine="atom", role=None, section=None, spec=None, k=found.k,
+                k_values=(found.k,) if found.k else (), draft=found.draft,
+                method=found.method, models=(found.model,) if found.model else ())
+    site_k = found.k if found.k is not None else k
+    if found.k is not None and k is not None and int(k) != found.k:
+        raise PolicyError(f"--k {k} contradicts the file: --num-speculative-tokens {found.k}",
+                          path=path, line=found.line)
+    if site_k is None:
+        raise ParseError("K is missing: no literal --num-speculative-tokens; pass --k",
+                         path=path, line=found.line)
+    if al is not None:
+        al_text, curve_id = str(al), None
+    else:
+        curve = resolve_curve(registry, site, path=path, line=found.line, **selection)
+        from goldenal.policy import select
+
+        al_text = select(registry, k=site_k, thinking=thinking, curve=curve.id).text
+        curve_id = curve.id
+    plan, _ = plan_command(path, original, al_text, k=site_k, form=form, force=force)
+    after = spans.apply_edits(original, plan.edits)
+    knob = adapter("atom").convert(al_text, k=site_k, form=form)
+    values = [SiteValue(None, None, "atom", site_k, al_text, knob, curve_id, found.line)]
+    changes = [(found.line, None, name, old, new) for name, old, new in plan.changes]
+    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, 1, values,
+                   changes, [], check=check, diff_only=diff_only)
+
+
+# -- the InferenceX runner contract -------------------------------------------
+
+@dataclass(frozen=True)
+class RunnerOutcome:
+    """What :func:`inject_runner` did: a result, or a no-op and why."""
+
+    result: "InjectResult | None"
+    message: str
+
+
+def _flag(environ, name):
+    return environ.get(name, "false").strip().lower() == "true"
+
+
+def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=False,
+                  diff_only=False, force=False):
+    """Inject as InferenceX's runner does, driven by its environment variables.
+
+    ``EVAL_ONLY=true`` keeps the recipe untouched (accuracy runs need real
+    verification); ``SYNTHETIC_ACCEPTANCE`` other than ``true`` is a no-op;
+    otherwise ``SYNTHETIC_ACCEPTANCE_LENGTH`` wins, else the golden cell is
+    looked up from ``MODEL_PREFIX`` (or the recipe's own model),
+    ``NUM_SPEC_TOKENS`` (or the recipe's K) and ``THINKING_MODE``
+    (default ``thinking_on``).  ``framework`` (else ``FRAMEWORK``) is one of
+    ``dynamo-vllm``, ``dynamo-sglang``, ``dynamo-trtllm``.  A recipe with
+    nothing to rewrite fails, as the runner's does.
+    """
+    environ = os.environ if environ is None else environ
+    if _flag(environ, "EVAL_ONLY"):
+        return RunnerOutcome(None, "EVAL_ONLY=true: keeping real verification; "
+                                   f"{os.fspath(path)} left untouched")
+    if not _flag(environ, "SYNTHETIC_ACCEPTANCE"):
+        return RunnerOutcome(None, "SYNTHETIC_ACCEPTANCE is not 'true': nothing to do")
+    framework = framework or environ.get("FRAMEWORK", "").strip()
+    engine = FRAMEWORKS.get(framework)
+    if engine is None:
+        raise UsageError(f"no synthetic-acceptance injector for FRAMEWORK={framework!r} "
+                         f"(known: {', '.join(sorted(k for k in FRAMEWORKS if '-' in k))})",
+                         path=os.fspath(path))
+    explicit = environ.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None
+    prefix = environ.get("MODEL_PREFIX", "").strip() or None
+    nst = environ.get("NUM_SPEC_TOKENS", "").strip() or None
+    if nst is not None and not nst.isdigit():
+        raise UsageError(f"NUM_SPEC_TOKENS must be an integer, got {nst!r}")
+    thinking = environ.get("THINKING_MODE", "").strip() or "thinking_on"
+    result = inject(path, engine=engine, model=prefix, k=int(nst) if nst else None,
+                    thinking=thinking, golden_dir=golden_dir, al=explicit, force=force,
+                    check=check, diff_only=diff_only)
+    return RunnerOutcome(result, result.message)

@@ -1,0 +1,70 @@
+"""Property tests: generated recipe layouts are rewritten minimally and idempotently."""
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+from ruamel.yaml import YAML
+
+from goldenal.inject import inject
+
+_names = st.sampled_from(["HF_HOME", "PYTHONUNBUFFERED", "NCCL_CUMEM_ENABLE", "UCX_TLS",
+                          "TLLM_LOG_LEVEL", "DYN_TOKENIZER"])
+_values = st.sampled_from(["1", "0", "INFO", "rc,cuda_copy", "/hf_hub_cache"])
+
+
+@st.composite
+def recipes(draw):
+    """An srt-slurm recipe with one engine, 1-2 roles, any indentation and quoting."""
+    engine = draw(st.sampled_from(["sglang", "trtllm"]))
+    indent = draw(st.sampled_from([2, 4]))
+    quote = draw(st.sampled_from(["'", '"', ""]))
+    roles = draw(st.sampled_from([["aggregated"], ["prefill", "decode"], ["decode"]]))
+    k = draw(st.integers(1, 8))
+    comment = draw(st.booleans())
+    anchor = len(roles) == 2 and draw(st.booleans())
+    i1, i2 = " " * indent, " " * (2 * indent)
+    lines = ["name: generated", "model:", f"{i1}path: nvidia/GLM-5.2-NVFP4", "backend:",
+             f"{i1}type: {engine}"]
+    for n, role in enumerate(roles):
+        if anchor and n == 1:
+            lines.append(f"{i1}{role}_environment: *env")
+            continue
+        lines.append(f"{i1}{role}_environment:" + (" &env" if anchor else ""))
+        env = draw(st.dictionaries(_names, _values, min_size=1, max_size=4))
+        for key, value in env.items():
+            tail = "  # note" if comment else ""
+            lines.append(f"{i2}{key}: {quote}{value}{quote}{tail}")
+    lines.append(f"{i1}{engine}_config:")
+    for role in roles:
+        lines.append(f"{i2}{role}:")
+        i3 = " " * (3 * indent)
+        if engine == "sglang":
+            lines += [f"{i3}speculative-algorithm: EAGLE", f"{i3}speculative-num-steps: {k}"]
+        else:
+            lines += [f"{i3}speculative_config:", f"{i3}{i1}decoding_type: MTP",
+                      f"{i3}{i1}max_draft_len: {k}"]
+    return engine, k, roles, "\n".join(lines) + "\n"
+
+
+GOLDEN_ON = {1: "1.84", 2: "2.50", 3: "2.99", 4: "3.33", 5: "3.61", 6: "3.78", 7: "3.91",
+             8: "4.06"}  # glm5.2_mtp.yaml, thinking_on
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(recipe=recipes())
+def test_generated_recipes_get_the_knob_in_every_block_and_nothing_else(tmp_path, recipe):
+    engine, k, roles, text = recipe
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text)
+    result = inject(path, thinking="on")
+    after = path.read_text()
+    # Only added lines: removing them gives back the input byte for byte.
+    added = [ln for ln in after.splitlines() if ln not in text.splitlines()]
+    assert "\n".join(ln for ln in after.splitlines() if ln not in added) + "\n" == text
+    data = YAML(typ="safe").load(after)
+    expected = GOLDEN_ON[k] if engine == "sglang" else f"{float(GOLDEN_ON[k]) - 1:.2f}"
+    knob = ("SGLANG_SIMULATE_ACC_LEN" if engine == "sglang"
+            else "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS")
+    for role in roles:
+        assert str(data["backend"][f"{role}_environment"][knob]) == expected
+    assert result.changed >= 1
+    again = inject(path, thinking="on")
+    assert again.changed == 0 and path.read_text() == after
