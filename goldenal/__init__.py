@@ -1,21 +1,40 @@
 """goldenal: golden acceptance-length (AL) curves for speculative decoding.
 
 The public API is imported lazily so that ``goldenal lookup`` (run inside
-``$(...)`` in every recipe) pays only for what it uses.
+``$(...)`` in every recipe) pays only for what it uses.  Each function lives
+in a module of another name (``goldenal.fit`` in ``goldenal.fitting``,
+``goldenal.ingest`` in ``goldenal.readers``...), so importing a module can
+never shadow the function of the same name.
 """
 
 __version__ = "0.1.0"
 
 # public name -> defining module
 _EXPORTS = {
+    # registry and policy
     "lookup": "goldenal.registry",
     "load_registry": "goldenal.registry",
     "Registry": "goldenal.registry",
     "Curve": "goldenal.registry",
     "GoldenValue": "goldenal.registry",
-    "validate": "goldenal.validate",
+    "validate": "goldenal.validation",
     "import_curve": "goldenal.importer",
+    # engines
+    "emit": "goldenal.fragments",
+    "inject": "goldenal.rewrite",
+    # measurements
     "Observation": "goldenal.observation",
+    "ingest": "goldenal.readers",
+    "load_run": "goldenal.readers",
+    "verify": "goldenal.verification",
+    "fit": "goldenal.fitting",
+    "fit_cell": "goldenal.fitting",
+    "fit_chain": "goldenal.fitting",
+    "fit_curve_means": "goldenal.fitting",
+    "diff_curves": "goldenal.diff",
+    "export_profile": "goldenal.interop",
+    "read_profile": "goldenal.interop",
+    # errors
     "GoldenALError": "goldenal.errors",
     "ParseError": "goldenal.errors",
     "RegistryError": "goldenal.errors",

@@ -480,6 +480,11 @@ def render_curve(curve):
     if prov.get("collector"):
         wf = f" ({prov['workflow']})" if prov.get("workflow") else ""
         out.append(f"# Collector: {prov['collector']}{wf}.")
+    if prov.get("date") or prov.get("run"):
+        run = f" (run {prov['run']})" if prov.get("run") else ""
+        out.append(f"# Run date: {prov.get('date', 'unknown')}{run}.")
+    if prov.get("simulated"):
+        out.append("# SIMULATED: fitted from simulator output, not from a real server.")
     out.append("# Keys: num_speculative_tokens (K); values: mean AL over all verification "
                "steps (bonus token included),")
     out.append("# two decimals; N/A marks a failed measurement. Full identity: manifest.yaml.")

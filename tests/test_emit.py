@@ -1,10 +1,10 @@
-"""`goldenal emit` and `goldenal.emit.emit`: one engine's fragment for one cell."""
+"""`goldenal emit` and `goldenal.fragments.emit`: one engine's fragment for one cell."""
 
 import json
 
 import pytest
 
-from goldenal.emit import emit
+from goldenal.fragments import emit
 from goldenal.errors import PolicyError, UsageError
 from goldenal.registry import load_registry
 

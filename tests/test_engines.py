@@ -237,3 +237,10 @@ def test_read_settings_of_a_launcher_script_resolves_its_variables():
         ("vllm", 14, "synthetic_acceptance_length", "$SYNTHETIC_ACCEPT_LEN", 3,
          {"resolved": "2.78"}),
     ]
+
+
+def test_deleting_adjacent_json_members_is_one_edit():
+    """Regression: deleting two neighbouring members used to raise 'overlapping edits'."""
+    assert spans.json_set('{"_": 0, "a": 0}', {"_": None, "a": None}) == "{}"
+    assert spans.json_set('{"x": 1, "_": 0, "a": 0}', {"_": None, "a": None}) == '{"x": 1}'
+    assert spans.json_set('{"_": 0, "a": 0, "x": 1}', {"_": None, "a": None}) == '{"x": 1}'

@@ -1,4 +1,4 @@
-"""`goldenal inject` and `goldenal.inject.inject`: exact bytes, idempotence, refusals."""
+"""`goldenal inject` and `goldenal.rewrite.inject`: exact bytes, idempotence, refusals."""
 
 import os
 import shutil
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from goldenal.errors import ConflictError, ParseError, PolicyError, UsageError
-from goldenal.inject import inject, inject_runner
+from goldenal.rewrite import inject, inject_runner
 from conftest import goldenal_cmd
 
 DATA = Path(__file__).parent / "data" / "inject"

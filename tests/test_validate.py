@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from goldenal.validate import validate
+from goldenal.validation import validate
 from conftest import PACKAGED, REFERENCE_GOLDEN
 
 DECREASING = [

@@ -25,7 +25,7 @@ contradicting the file, --check finding a change), 2 unreadable input (no
 speculative settings, bad JSON, K missing, unknown framework), 3 the file
 already pins a different value (use --force).  On any error no file is touched.
 
-In Python: goldenal.inject.inject(path, thinking="on", ...) -> InjectResult.
+In Python: goldenal.rewrite.inject(path, thinking="on", ...) -> InjectResult.
 """
 
 import sys
@@ -67,7 +67,7 @@ def configure(parser):
 
 def run(args):
     from goldenal.errors import GoldenALError
-    from goldenal.inject import inject, inject_runner
+    from goldenal.rewrite import inject, inject_runner
 
     needs_change = False
     runner = args.framework is not None

@@ -21,7 +21,7 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.validate import validate
+    from goldenal.validation import validate
 
     report = validate(args.directory)
     for problem in report.problems:

@@ -124,8 +124,8 @@ class EngineAdapter:
         raise NotImplementedError
 
     def rewrite(self, path, **options):
-        """Rewrite one file in place; see :func:`goldenal.inject.inject`."""
-        from goldenal.inject import inject
+        """Rewrite one file in place; see :func:`goldenal.rewrite.inject`."""
+        from goldenal.rewrite import inject
 
         return inject(path, engine=self.name, **options)
 

@@ -402,11 +402,12 @@ def json_set(json_text, updates, *, path=None, line=None):
     edits = []
     new = []
     keys = list(members)
+    doomed = {key for key, raw in updates.items() if raw is None and key in members}
+    edits += _json_deletions(json_text, members, keys, doomed)
     for key, raw in updates.items():
         if raw is None:
-            if key in members:
-                edits.append(_json_delete(json_text, members, keys, key))
-        elif key in members:
+            continue
+        if key in members:
             _, start, end = members[key]
             if json_text[start:end] != raw:
                 edits.append(Edit(start, end, raw))
@@ -435,20 +436,31 @@ def json_set(json_text, updates, *, path=None, line=None):
     return apply_edits(json_text, edits)
 
 
-def _json_delete(json_text, members, keys, key):
-    """Edit removing one member and the separator that joined it to a neighbour."""
-    i = keys.index(key)
-    _, vstart, vend = members[key]
-    key_start = json_text.rindex('"' + json.dumps(key)[1:-1] + '"', 0, vstart)
-    if i + 1 < len(keys):
-        # Remove "key": value, up to the next key.
-        next_start = json_text.rindex('"', 0, members[keys[i + 1]][1])
-        next_start = json_text.rindex('"', 0, next_start)
-        return Edit(key_start, next_start, "")
-    if i > 0:
-        prev_end = members[keys[i - 1]][2]
-        return Edit(prev_end, vend, "")
-    return Edit(key_start, vend, "")
+def _json_deletions(json_text, members, keys, doomed):
+    """Edits removing the ``doomed`` members and the separators that joined them.
+
+    Each run of adjacent doomed members is removed by one edit, so deleting
+    neighbours never produces overlapping edits.
+    """
+    def key_start(key):
+        return json_text.rindex(json.dumps(key), 0, members[key][1])
+
+    edits, i = [], 0
+    while i < len(keys):
+        if keys[i] not in doomed:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(keys) and keys[j + 1] in doomed:
+            j += 1
+        if j + 1 < len(keys):  # up to the next surviving key
+            edits.append(Edit(key_start(keys[i]), key_start(keys[j + 1]), ""))
+        elif i > 0:  # from the end of the previous surviving value
+            edits.append(Edit(members[keys[i - 1]][2], members[keys[j]][2], ""))
+        else:  # every member goes
+            edits.append(Edit(key_start(keys[i]), members[keys[j]][2], ""))
+        i = j + 1
+    return edits
 
 
 def remove_from_mapping(text, node, key, *, path=None):

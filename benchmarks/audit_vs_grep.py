@@ -1,0 +1,65 @@
+"""CPU time of ``goldenal audit`` against ``grep -rlE`` over the same tree.
+
+Run by hand::
+
+    python benchmarks/audit_vs_grep.py /path/to/recipe-repo [--rounds 7]
+
+Alternates the two measurements in one run: grep's CPU time is the user+sys
+time of the child process (``resource.getrusage(RUSAGE_CHILDREN)``); the
+audit's is ``time.process_time()`` around the library call, with the
+registry loaded once beforehand (as a long-lived linter process would).
+Reports the medians and their ratio; the audit's budget is 10x grep.
+"""
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+PATTERN = ("synthetic_acceptance|SGLANG_SIMULATE_ACC|TLLM_SPEC_DECODE_FORCE|"
+           "spec-decode-acceptance|SYNTHETIC_ACCEPTANCE|speculative")
+
+
+def grep_cpu(root):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(["grep", "-rlE", PATTERN, root], stdout=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def audit_cpu(root, registry):
+    from goldenal.audit import audit
+
+    start = time.process_time()
+    findings = audit([root], registry=registry)
+    return time.process_time() - start, len(findings)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("root")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    from goldenal.registry import load_registry
+
+    registry = load_registry()
+    audit_cpu(args.root, registry)          # warm imports and the page cache
+    grep_cpu(args.root)
+    g, a = [], []
+    n = 0
+    for _ in range(args.rounds):
+        g.append(grep_cpu(args.root))
+        t, n = audit_cpu(args.root, registry)
+        a.append(t)
+    gm, am = statistics.median(g), statistics.median(a)
+    print(f"grep -rlE : median {gm * 1000:.1f} ms CPU over {args.rounds} rounds")
+    print(f"audit     : median {am * 1000:.1f} ms CPU ({n} findings)")
+    ratio = am / gm if gm else float("inf")
+    print(f"ratio     : {ratio:.1f}x (budget 10x)")
+    return 0 if ratio <= 10 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Compare two curves cell by cell: delta, and whether it is inside the uncertainty.
+
+    goldenal diff minimaxm3_eagle3 measurements/minimaxm3-eagle3-2026-11
+    goldenal diff old/minimaxm3_eagle3.yaml minimaxm3_eagle3 --summary-md report.md
+
+A and B are curve ids (of --golden-dir), curve files, or run directories
+(fitted on the fly).  delta = B - A; a cell is "outside" when |delta|
+exceeds the band of the combined standard error at --confidence-level.
+Committed curves carry uncertainty when their <curve-id>.distribution.json
+sits beside them; cells without an interval on either side are shown but not
+judged.  Exit 1 when some cell differs beyond its uncertainty.
+
+In Python: goldenal.diff.diff_curves(a, b).
+"""
+
+import json
+import sys
+
+from goldenal.commands._selection import add_golden_dir_argument, golden_dir
+from goldenal.commands.fit import add_fit_arguments, add_identity_arguments, fit_kwargs, \
+    identity_from_args
+
+
+def configure(parser):
+    parser.add_argument("a", metavar="A", help="curve id, curve file or run directory")
+    parser.add_argument("b", metavar="B", help="curve id, curve file or run directory")
+    add_golden_dir_argument(parser)
+    add_identity_arguments(parser)
+    add_fit_arguments(parser)
+    parser.add_argument("--format", choices=["text", "json"], default="text",
+                        help="text table (default) or JSON for tools")
+    parser.add_argument("--summary-md", metavar="FILE",
+                        help="also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
+    parser.add_argument("--exit-zero", action="store_true",
+                        help="exit 0 even when cells differ beyond their uncertainty")
+
+
+def run(args):
+    from goldenal.diff import diff_curves
+
+    kwargs = fit_kwargs(args)
+    level = kwargs.pop("confidence_level")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = diff_curves(args.a, args.b, confidence_level=level,
+                             golden_dir=golden_dir(args), fit_kwargs=kwargs,
+                             identity=identity_from_args(args))
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        print(f"warning: {message}", file=sys.stderr)
+    if args.summary_md:
+        from goldenal.curvefile import write_text_atomic
+        from goldenal.report import diff_markdown
+
+        write_text_atomic(args.summary_md, diff_markdown(result))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(result.format_text())
+    return 1 if result.outside and not args.exit_zero else 0

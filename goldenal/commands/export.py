@@ -1,0 +1,56 @@
+"""Export one cell, e.g. as a speculation_profile.json (schema "1.0").
+
+    goldenal export minimaxm3_eagle3 --k 3 --thinking on --format speculation-profile
+    goldenal export measurements/run-2026-11 --k 3 --thinking on --out profile.json
+
+CURVE is a curve id (of --golden-dir), a curve file, or a run directory
+(fitted first).  The profile carries both per-position vectors:
+marginal_accept_rates (S(i), what vLLM's synthetic sampler reads) and
+conditional_accept_rates (a(i), what Dynamo's mocker and AIConfigurator
+read), the per-step mean, accept_length_model (chain_analytic for chain
+drafting, measured_per_k for DSpark/DFlash/tree) and a validation block.
+Measured vectors come from counts (a run, or the curve's
+<curve-id>.distribution.json); a committed chain curve without counts gives
+the implied survival AL(i) - AL(i-1) (--monotone: its isotonic fit); a
+block-parallel cell without counts the constant rate that reproduces its mean.
+
+In Python: goldenal.interop.export_profile(curve, k=3, thinking="on").
+"""
+
+import json
+import sys
+
+from goldenal.commands._selection import _positive_int, add_golden_dir_argument, golden_dir
+from goldenal.commands.fit import add_fit_arguments, add_identity_arguments, fit_kwargs, \
+    identity_from_args
+
+
+def configure(parser):
+    parser.add_argument("curve", metavar="CURVE", help="curve id, curve file or run directory")
+    parser.add_argument("--k", required=True, type=_positive_int, metavar="K",
+                        help="num_speculative_tokens of the cell")
+    parser.add_argument("--thinking", required=True, choices=["on", "off"],
+                        help="thinking mode of the cell")
+    parser.add_argument("--format", choices=["speculation-profile"],
+                        default="speculation-profile",
+                        help="output format (speculation_profile.json, schema 1.0)")
+    parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    parser.add_argument("--monotone", action="store_true",
+                        help="committed chain curves: use the isotonic survival profile")
+    add_golden_dir_argument(parser)
+    add_identity_arguments(parser)
+    add_fit_arguments(parser)
+
+
+def run(args):
+    from goldenal.interop import export_profile, write_profile
+
+    profile = export_profile(args.curve, k=args.k, thinking=args.thinking,
+                             golden_dir=golden_dir(args), monotone=args.monotone,
+                             fit_kwargs=fit_kwargs(args), identity=identity_from_args(args))
+    if args.out:
+        write_profile(profile, args.out)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(json.dumps(profile, indent=2, default=str) + "\n")
+    return 0

@@ -1,0 +1,166 @@
+"""Fit measurement runs into a golden curve with uncertainty, and write it.
+
+    goldenal fit measurements/minimaxm3-eagle3-2026-11 --out golden_al_distribution
+
+RUN is a run directory with its run.yaml, or an InferenceX collector results
+directory as it is (server_{on,off}_mtp{K}.log, speedbench_*.json); identity
+then comes from --model, --draft, --method, --variant and --curve-id.
+
+Per cell: AL = 1 + accepted / steps (committed with printf "%.2f" rounding)
+and an interval whose method is stated: cluster bootstrap over requests
+(per-request data), batch means over logging windows (log lines), or a
+count-based interval flagged as optimistic.  Chain-drafting curves (EAGLE,
+MTP, draft model) are also fitted across K and disagreeing cells flagged.
+
+Writes <curve-id>.yaml with its manifest entry, and
+<curve-id>.distribution.json (counts, per-position survival, intervals).
+A directory that already holds the curve is refused unless --replace REASON
+is given; the reason is recorded.  --format json prints every cell's
+estimate, interval and step count.
+
+In Python: goldenal.fitting.fit(goldenal.readers.load_run(path)).
+"""
+
+import json
+import math
+import sys
+
+
+def add_identity_arguments(parser):
+    """--model, --draft, --method, --variant, --curve-id (for runs without run.yaml)."""
+    parser.add_argument("--model", help="model key of the curve, e.g. minimax-m3")
+    parser.add_argument("--draft", action="append", metavar="HEAD",
+                        help="draft head HF id (repeatable; none for native MTP)")
+    parser.add_argument("--method", help="drafting method: mtp, eagle3, dspark, dflash, ...")
+    parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
+                        help="sampling variant, e.g. draft_sample_method=probabilistic")
+    parser.add_argument("--curve-id", metavar="ID", help="curve id (file stem) to write")
+
+
+def identity_from_args(args):
+    """The identity keyword arguments given on the command line."""
+    from goldenal.errors import ParseError
+
+    variant = None
+    if args.variant:
+        variant = {}
+        for item in args.variant:
+            key, eq, value = item.partition("=")
+            if not eq or not key:
+                raise ParseError(f"--variant expects KEY=VALUE, got {item!r}")
+            variant[key.strip()] = value.strip()
+    return {"model": args.model, "draft": args.draft, "method": args.method,
+            "variant": variant, "curve": args.curve_id}
+
+
+def add_fit_arguments(parser):
+    parser.add_argument("--confidence-level", type=float, default=0.95, metavar="LEVEL",
+                        help="level of every interval (default 0.95)")
+    parser.add_argument("--n-resamples", type=int, default=9999, metavar="N",
+                        help="bootstrap resamples per cell (default 9999)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the resampling (default 0: reproducible)")
+    parser.add_argument("--interval-method", default="auto",
+                        choices=["auto", "bootstrap", "batch-means", "count"],
+                        help="interval method (default: the best the data allow)")
+
+
+def fit_kwargs(args):
+    return {"confidence_level": args.confidence_level, "n_resamples": args.n_resamples,
+            "rng": args.seed, "interval_method": args.interval_method}
+
+
+def configure(parser):
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="golden directory to write the curve into")
+    add_identity_arguments(parser)
+    add_fit_arguments(parser)
+    parser.add_argument("--replace", metavar="REASON",
+                        help="replace a curve the directory already holds; REASON is recorded")
+    parser.add_argument("--allow-simulated", action="store_true",
+                        help="accept a simulated run (only for scratch directories)")
+    parser.add_argument("--format", choices=["text", "json"], default="text",
+                        help="json: every cell's estimate, interval and step count (for CI)")
+    parser.add_argument("--summary-md", metavar="FILE",
+                        help="also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
+
+
+def cell_json(cell):
+    """The per-cell record of ``--format json``."""
+    lo, hi = cell.confidence_interval
+
+    def num(x):
+        return None if x is None or not math.isfinite(x) else x
+
+    return {"thinking": cell.thinking, "k": cell.k, "value": cell.text,
+            "estimate": num(cell.mean_acceptance_length),
+            "interval": {"low": num(lo), "high": num(hi), "level": cell.confidence_level,
+                         "method": cell.interval_method},
+            "n_steps": cell.n_steps}
+
+
+def render_text(curvefit, paths):
+    pct = f"{100 * curvefit.confidence_level:g}%"
+    out = [f"curve {curvefit.curve_id}: {len(curvefit.cells)} cells",
+           f"{'thinking':<8} {'K':>2}  {'AL':>5}  {pct + ' interval':<18}  {'method':<11}  "
+           f"{'steps':>9}"]
+    for (thinking, k), c in curvefit.cells.items():
+        if c.failed:
+            out.append(f"{thinking:<8} {k:>2}  {'N/A':>5}  {'-':<18}  {'failed':<11}  {'-':>9}")
+            continue
+        lo, hi = c.confidence_interval
+        interval = f"[{lo:.3f}, {hi:.3f}]" if math.isfinite(lo) else "-"
+        out.append(f"{thinking:<8} {k:>2}  {c.text:>5}  {interval:<18}  "
+                   f"{c.interval_method:<11}  {c.n_steps if c.n_steps is not None else '-':>9}")
+    for flag in curvefit.flags:
+        out.append("flagged: " + flag.message)
+    if any(c.interval_method == "count" for c in curvefit.cells.values()):
+        out.append("note: count-based intervals are optimistic (they ignore correlation "
+                   "within requests)")
+    for p in paths:
+        out.append(f"wrote {p}")
+    return "\n".join(out) + "\n"
+
+
+def fit_with_warnings(run, **kwargs):
+    """``goldenal.fitting.fit`` with its warnings printed once each as ``warning: ...``."""
+    import warnings
+
+    from goldenal.fitting import fit
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fit(run, **kwargs)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        print(f"warning: {message}", file=sys.stderr)
+    for message in getattr(run, "warnings", ()):
+        print(f"warning: {message}", file=sys.stderr)
+    return result
+
+
+def run(args):
+    from goldenal.fitting.output import check_writable, load_runs, refuse_simulated, write_fit
+
+    merged = load_runs(args.runs, identity=identity_from_args(args))
+    if not args.allow_simulated:
+        refuse_simulated(merged)
+    if merged.identity.get("curve"):  # refuse before the (slow) fit
+        check_writable(args.out, merged.identity["curve"], replace_reason=args.replace)
+    curvefit = fit_with_warnings(merged, **fit_kwargs(args))
+    paths = write_fit(curvefit, args.out, replace_reason=args.replace,
+                      allow_simulated=args.allow_simulated)
+    if args.summary_md:
+        from goldenal.curvefile import write_text_atomic
+        from goldenal.report import fit_markdown
+
+        write_text_atomic(args.summary_md, fit_markdown(curvefit))
+    if args.format == "json":
+        doc = {"curve": curvefit.curve_id, "files": list(paths),
+               "cells": [cell_json(c) for _, c in curvefit.cells.items()],
+               "flags": [{key: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                          for key, v in f._asdict().items()} for f in curvefit.flags]}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(curvefit, paths))
+    return 0

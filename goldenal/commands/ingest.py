@@ -1,0 +1,171 @@
+"""Read measurement files into observations: one record per measurement window.
+
+Every format people have is read by content (plain or .gz): vLLM server logs
+(V0 to current V1, any prefix, DP engines interleaved), /metrics scrapes (one,
+or a *before*/*after* pair differenced), `vllm bench serve` JSON and console
+output, the offline example, per-request metrics, SGLang logs and meta_info,
+TensorRT-LLM iteration stats, ATOM MTP stats, llama.cpp statistics.  A run
+directory (run.yaml, or an InferenceX collector results directory) is read
+cell by cell.
+
+    goldenal ingest server_on_mtp3.log
+    goldenal ingest metrics_before.prom metrics_after.prom --format jsonl
+    goldenal ingest measurements/minimaxm3-eagle3-2026-11/ --format csv > obs.csv
+
+Output: a table (default), csv or jsonl with keys source, line, engine, format,
+k, drafts, draft_tokens, accepted, accepted_per_position, mean_al (null where
+unknown); then a per-cell summary (pooled AL = 1 + sum accepted / sum drafts,
+steps, windows), on stderr for csv/jsonl.  Windows that carry only a printed
+mean are marked mean-only and never pooled as counts.
+
+Exit 0 when every window was read, 1 when some were refused (each named as
+path:line: reason on stderr; the totals are then partial), 2 when a file is
+unreadable or in no known format.
+
+In Python: goldenal.readers.ingest(paths) -> Observations; goldenal.readers.load_run(dir).
+"""
+
+import csv
+import json
+import os
+import sys
+
+from goldenal.errors import EXIT_OK, EXIT_REFUSED, ParseError
+
+KEYS = ("source", "line", "engine", "format", "k", "drafts", "draft_tokens", "accepted",
+        "accepted_per_position", "mean_al")
+
+
+def configure(parser):
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="measurement files, or a run directory")
+    parser.add_argument("--format", choices=["table", "csv", "jsonl"], default="table",
+                        help="output format (default: table)")
+    parser.add_argument("--k", type=int, metavar="K",
+                        help="K for sources that do not state it (checked where they do)")
+    parser.add_argument("--reader", metavar="NAME",
+                        help="force a reader instead of detecting the format")
+    parser.add_argument("--strict", action="store_true",
+                        help="stop at the first refused window (exit 2)")
+
+
+def _is_run_dir(paths):
+    if len(paths) != 1 or not os.path.isdir(paths[0]):
+        return False
+    names = os.listdir(paths[0])
+    return "run.yaml" in names or any(n.startswith("server_") and "_mtp" in n for n in names)
+
+
+def run(args):
+    from goldenal.readers import IngestStream, load_run
+    from goldenal.readers.observations import Summarizer
+
+    if _is_run_dir(args.paths) and args.reader is None:
+        measured = load_run(args.paths[0], k=args.k)
+        observations, problems = measured.observations(), measured.problems
+        key = lambda o: (o.thinking, o.k)  # noqa: E731
+        warnings = list(measured.warnings)
+    else:
+        # csv and jsonl rows are written as they are read: constant memory for any size
+        observations = IngestStream(args.paths, k=args.k, reader=args.reader,
+                                    strict=args.strict)
+        problems = observations.problems
+        key = lambda o: (o.source, o.k)  # noqa: E731
+        warnings = []
+    summary = Summarizer(key)
+    out = sys.stdout
+    if args.format == "table":
+        rows = []
+        for obs in observations:
+            summary.add(obs)
+            rows.append(obs)
+        _no_windows(rows, problems)
+        out.write(_table(rows) + "\n\n")
+    else:
+        writer = csv.writer(out, lineterminator="\n") if args.format == "csv" else None
+        count = 0
+        for obs in observations:
+            if writer is not None and not count:
+                writer.writerow(KEYS)
+            summary.add(obs)
+            count += 1
+            _write_row(out, writer, obs)
+        _no_windows(range(count), problems)
+    summary_text = _summary(summary.result())
+    (out if args.format == "table" else sys.stderr).write(summary_text + "\n")
+    refused = sum(1 for p in problems if p.refused)
+    for problem in problems:
+        label = "refused" if problem.refused else "note"
+        print(f"{label}: {problem}", file=sys.stderr)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if refused:
+        print(f"incomplete: {refused} window(s) refused; the totals above are partial",
+              file=sys.stderr)
+        return EXIT_REFUSED
+    return EXIT_OK
+
+
+def _no_windows(rows, problems):
+    if not len(rows):
+        first = next((p for p in problems if p.refused), None)
+        raise ParseError(first.message if first else "no observations",
+                         path=first.path if first else None, line=first.line if first else None)
+
+
+def _write_row(out, writer, obs):
+    from goldenal.readers import as_dict
+
+    row = as_dict(obs)
+    if writer is None:
+        out.write(json.dumps(row) + "\n")
+        return
+    pos = row["accepted_per_position"]
+    row["accepted_per_position"] = "" if pos is None else " ".join(map(str, pos))
+    writer.writerow(["" if row[k] is None else row[k] for k in KEYS])
+
+
+def _fmt(value):
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".") if value == value else "nan"
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def _table(observations):
+    head = ("source", "line", "format", "k", "drafts", "draft_tok", "accepted", "per_position",
+            "mean_al", "al")
+    rows = [head]
+    for o in observations:
+        line = "" if o.line is None else (f"{o.line}-{o.line_end}" if o.line_end else str(o.line))
+        al = o.acceptance_length if not o.mean_only else None
+        rows.append((os.path.basename(o.source), line or "-", o.format, _fmt(o.k),
+                     _fmt(o.drafts), _fmt(o.draft_tokens), _fmt(o.accepted),
+                     _fmt(o.accepted_per_position), _fmt(o.mean_al), _fmt(al)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def _summary(summary):
+    lines = []
+    for cell in summary:
+        first = cell.cell[0]
+        name = f"thinking {first}" if first in ("on", "off") else os.path.basename(str(first))
+        k = "?" if cell.k is None else cell.k
+        if cell.steps:
+            text = (f"cell {name} K={k}: AL {cell.acceptance_length:.4f} pooled over "
+                    f"{cell.steps} steps, {cell.counted_windows} window(s)")
+            if cell.mean_only_windows:
+                text += f"; {cell.mean_only_windows} mean-only window(s) not pooled"
+        elif cell.mean_of_means is not None:
+            text = (f"cell {name} K={k}: mean-only, {cell.windows} window(s); unweighted mean "
+                    f"of printed means {cell.mean_of_means:.4f} (no step counts: not a "
+                    "pooled AL)")
+        else:
+            text = f"cell {name} K={k}: {cell.windows} window(s) without step counts: AL unknown"
+        lines.append(text)
+    return "\n".join(lines)
+

@@ -1,0 +1,147 @@
+"""Plot golden curves to a PNG, SVG or PDF file.
+
+Kinds:
+  al         AL against K, one line per curve and thinking mode (solid = on,
+             dashed = off), committed values as filled markers, the ceiling
+             AL = K + 1 dotted.
+  positions  per-position survival S(i) and conditional acceptance a_i of
+             one cell (measured for a run, with intervals; implied by
+             AL(i) - AL(i-1) for a committed curve), beside vLLM's
+             minimum-variance schedule for the same AL; one panel per curve
+             and thinking mode.  --k picks the cell (default: largest K).
+  diff       the second curve minus the first, cell by cell (exactly two
+             curves), with the interval of each difference where a side has
+             a standard error (a run, or a curve with its distribution file),
+             else the +-0.01 bound of two-decimal rounding.
+
+CURVE is a curve id (see `goldenal list`), a model name (every curve of that
+model), a curve file (.yaml, read with the golden directory it sits in), or a
+measurement-run directory, which is fitted first (seed 0), so a new run can be
+drawn with its intervals beside the committed curve.  The output format
+follows the file extension.
+
+Examples:
+  goldenal plot minimaxm3_eagle3 minimaxm3_eagle3_gqa --out heads.png
+  goldenal plot glm5.2_mtp --kind positions --k 4 --thinking on --out pos.svg
+  goldenal plot minimaxm3_eagle3 minimaxm3_eagle3_gqa --kind diff --out d.pdf
+  goldenal plot minimaxm3_eagle3 measurements/minimaxm3-eagle3-sim-2026-11 --out run.png
+
+In Python: goldenal.plot.plot_al_curve, plot_positions, plot_diff, figure.
+"""
+
+import sys
+
+from goldenal.errors import UsageError
+
+
+def configure(parser):
+    parser.add_argument("curves", nargs="+", metavar="CURVE",
+                        help="curve id, model name (all of its curves), curve file or run "
+                             "directory")
+    parser.add_argument("--kind", choices=("al", "positions", "diff"), default="al",
+                        help="what to draw (default: al)")
+    parser.add_argument("--thinking", choices=("on", "off"),
+                        help="one thinking mode only (default: both)")
+    parser.add_argument("--k", type=int, metavar="K",
+                        help="cell of --kind positions (default: largest committed K)")
+    parser.add_argument("--golden-dir", metavar="DIR",
+                        help="golden directory (default: $GOLDENAL_DIR or the packaged curves)")
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help="output file: .png, .svg or .pdf")
+
+
+def _curve_file(path):
+    """The registry curve stored in ``path``, read with its golden directory."""
+    import os
+
+    from goldenal.errors import UnknownCurve
+    from goldenal.registry import load_registry
+
+    directory, base = os.path.split(os.path.abspath(path))
+    for curve in load_registry(directory):
+        if curve.file == base:
+            return curve
+    raise UnknownCurve(f"no curve of {directory} is stored in {base}", path=path)
+
+
+def _fitted_run(path):
+    """A measurement-run directory, ingested and fitted (seed 0: reproducible)."""
+    import warnings
+
+    from goldenal.fitting import fit
+    from goldenal.readers import load_run
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fit(load_run(path), rng=0)
+    for w in caught:
+        print(f"warning: {path}: {w.message}", file=sys.stderr)
+    return result
+
+
+def resolve_curves(registry, names):
+    """What each CURVE names, in the order given, once each.
+
+    A run directory gives its fit; a ``.yaml`` file the curve it stores; a
+    curve id that curve; a model name every curve of the model.
+    """
+    import os
+
+    from goldenal.errors import UnknownCurve
+    from goldenal.policy import candidates
+
+    out = []
+    for name in names:
+        if os.path.isdir(name):
+            out.append(_fitted_run(name))
+            continue
+        if os.path.isfile(name) and name.endswith((".yaml", ".yml")):
+            curve = _curve_file(name)
+            if curve not in out:
+                out.append(curve)
+            continue
+        try:
+            found = candidates(registry, curve=name)
+        except UnknownCurve:
+            try:
+                found = candidates(registry, name)
+            except UnknownCurve:
+                ids = ", ".join(sorted(c.id for c in registry))
+                raise UnknownCurve(f"no curve or model {name!r} (curves: {ids})") from None
+        for curve in found:
+            if curve not in out:
+                out.append(curve)
+    return out
+
+
+def run(args):
+    import os
+
+    from goldenal import plot
+    from goldenal.registry import load_registry
+
+    ext = os.path.splitext(args.out)[1].lower().lstrip(".")
+    if ext not in plot.FORMATS:
+        raise UsageError(f"--out must end in .png, .svg or .pdf, got {args.out!r}")
+    if args.k is not None and args.kind != "positions":
+        raise UsageError("--k applies to --kind positions only")
+    if args.k is not None and args.k < 1:
+        raise UsageError(f"--k must be a positive integer, got {args.k}")
+    registry = load_registry(args.golden_dir)
+    curves = resolve_curves(registry, args.curves)
+    if args.kind == "diff" and len(curves) != 2:
+        ids = ", ".join(plot.curve_name(c) for c in curves)
+        raise UsageError(f"--kind diff needs exactly two curves, got {len(curves)} ({ids})")
+    try:
+        # colours by registry order: a curve looks the same in every figure
+        colors = plot.stable_colors(sorted(registry.curves),
+                                    [plot.curve_name(c) for c in curves])
+        fig = plot.figure(curves, kind=args.kind, thinking=args.thinking, k=args.k,
+                          golden_dir=registry.directory, colors=colors)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    plot.save_figure(fig, args.out)
+    print(args.out)
+    print(f"wrote {args.kind} plot of {', '.join(plot.curve_name(c) for c in curves)}",
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,82 @@
+"""Check that a synthetic-acceptance run realized its golden AL.
+
+Reads the realized AL back from the run's logs or metrics (a run directory,
+or measurement files) and compares it with the golden target of the cell,
+selected as `goldenal lookup` selects it.  The tolerance follows from the step
+count and the engine's per-step schedule (f or f+1 accepted drafts per step;
+4 sigma by default, plus the target's two-decimal rounding).  Per-position
+counts, where present, must follow the min-variance schedule [1]*f, p, 0...;
+a smooth decaying profile is real acceptance: the knob was silently ignored.
+
+    goldenal verify measurements/m3-throughput/ --model minimax-m3 \\
+        --draft Inferact/MiniMax-M3-EAGLE3 --k 3 --thinking on
+    goldenal verify server.log --target 2.83 --k 3
+
+stdout: "hit: ..." or "missed: ..." (one line; --format json for the record).
+Exit 0 hit, 1 missed (or no golden value for the cell), 2 unreadable input.
+
+In Python: goldenal.verification.verify(run_or_paths, target, k=K) -> Verification.
+"""
+
+import json
+import sys
+
+from goldenal.commands._selection import add_golden_dir_argument, golden_dir
+from goldenal.errors import EXIT_OK, EXIT_REFUSED
+
+
+def configure(parser):
+    parser.add_argument("paths", nargs="+", metavar="RUN",
+                        help="run directory (run.yaml or collector layout) or measurement files")
+    parser.add_argument("--model", help="model key, HF id or InferenceX prefix")
+    parser.add_argument("--k", required=True, type=int, metavar="K",
+                        help="num_speculative_tokens of the cell")
+    parser.add_argument("--thinking", choices=["on", "off"],
+                        help="thinking mode of the cell (required with --model/--curve)")
+    parser.add_argument("--draft", metavar="HEAD", help="draft head HF id")
+    parser.add_argument("--curve", metavar="ID", help="curve id, e.g. minimaxm3_eagle3_gqa")
+    parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
+                        help="sampling variant (repeatable)")
+    add_golden_dir_argument(parser)
+    parser.add_argument("--target", metavar="AL",
+                        help="verify against this AL instead of looking one up")
+    parser.add_argument("--engine", choices=["vllm", "sglang", "trtllm", "atom"],
+                        help="engine whose schedule to assume (default: from the data)")
+    parser.add_argument("--z", type=float, default=4.0,
+                        help="allowed distance in standard errors (default 4)")
+    parser.add_argument("--slack", type=float, default=0.0,
+                        help="extra absolute allowance for systematic end-of-request effects "
+                             "(default 0)")
+    parser.add_argument("--format", choices=["text", "json"], default="text",
+                        help="one line (default) or the Verification record as JSON")
+
+
+def run(args):
+    from goldenal.verification import verify
+
+    if args.target is not None:
+        target = args.target
+    else:
+        if args.model is None and args.curve is None:
+            print("error: give --model (or --curve) and --thinking to look the target up, or "
+                  "--target AL", file=sys.stderr)
+            return 2
+        if args.thinking is None:
+            print("error: --thinking is required to look the target up", file=sys.stderr)
+            return 2
+        from goldenal.registry import lookup
+
+        target = lookup(args.model, k=args.k, thinking=args.thinking, draft=args.draft,
+                        curve=args.curve, variant=args.variant, golden_dir=golden_dir(args))
+    paths = args.paths[0] if len(args.paths) == 1 else args.paths
+    try:
+        result = verify(paths, target, k=args.k, thinking=args.thinking, engine=args.engine,
+                        z=args.z, slack=args.slack)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(str(result) + "\n")
+    return EXIT_OK if result.hit else EXIT_REFUSED

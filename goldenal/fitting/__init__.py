@@ -1,0 +1,40 @@
+"""Fitting: from measurement runs to golden curves with uncertainty.
+
+* :func:`fit_cell` estimates one cell: AL, its interval (method chosen from
+  the data's granularity and stated on the result), per-position survival
+  and conditional acceptance.
+* :func:`fit_chain` pools the cells of a chain-drafting curve in a survival
+  model censored at K, predicts AL(K) and flags disagreeing cells.
+* :func:`fit_curve_means` fits a monotone survival profile to a curve known
+  only by its means (e.g. a published upstream curve).
+* :func:`fit` does all of it for a measurement run.
+
+The committed golden value is always the measured cell; model values are
+diagnostics and predictions.
+"""
+
+from goldenal.fitting.cell import fit_cell
+from goldenal.fitting.chain import fit_chain
+from goldenal.fitting.curve import check_cells, fit, is_chain_method
+from goldenal.fitting.output import fit_runs, load_runs, write_fit
+from goldenal.fitting.monotone import fit_curve_means, isotonic_decreasing, pava_decreasing
+from goldenal.fitting.parametric import fit_parametric_counts, fit_parametric_means
+from goldenal.fitting.results import (
+    CellFit,
+    CellFlag,
+    ChainFit,
+    ConfidenceInterval,
+    CurveFit,
+    MonotoneFit,
+    ParametricFit,
+    PerPosition,
+    format_al,
+)
+
+__all__ = [
+    "CellFit", "CellFlag", "ChainFit", "ConfidenceInterval", "CurveFit", "MonotoneFit",
+    "ParametricFit", "PerPosition", "check_cells", "fit", "fit_cell", "fit_chain",
+    "fit_curve_means", "fit_parametric_counts", "fit_parametric_means", "format_al",
+    "fit_runs", "is_chain_method", "isotonic_decreasing", "load_runs", "pava_decreasing",
+    "write_fit",
+]

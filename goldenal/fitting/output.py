@@ -1,0 +1,248 @@
+"""From measurement runs to a committed curve: load, merge, fit, write.
+
+``fit_runs`` loads one or more run directories (through
+:func:`goldenal.readers.load_run`) and fits them as one curve;
+``write_fit`` writes the curve YAML and manifest entry (through
+:func:`goldenal.registry.write_curve`) and ``<curve-id>.distribution.json``
+beside it.  Nothing is written when anything fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from goldenal.errors import ConflictError, ParseError, PolicyError
+
+# A load warning where the server's start-up config contradicts the identity
+# ("path:line: server started with ..."; see goldenal.readers.run).
+_SERVER_CONFLICT = re.compile(r"(.+?):(\d+): (server (?:started|loaded|ran) .*)\Z")
+
+# Identity keys that must agree between runs fitted into one curve.
+_IDENTITY_KEYS = ("model", "curve", "method", "draft", "variant")
+
+
+class _MergedRun:
+    """Duck-typed MeasurementRun: cells of several runs of one curve."""
+
+    def __init__(self, path, identity, cells, warnings):
+        self.path, self.identity, self.cells, self.warnings = path, identity, cells, warnings
+
+
+def _norm(key, value):
+    if key == "draft":
+        return tuple(value or ())
+    if key == "variant":
+        return tuple(sorted((value or {}).items()))
+    return value
+
+
+def merge_runs(runs):
+    """Merge runs of one curve: identities must agree; a cell measured twice pools."""
+    runs = list(runs)
+    first = runs[0]
+    identity = dict(first.identity)
+    cells = {key: tuple(obs) for key, obs in first.cells.items()}
+    warnings = list(getattr(first, "warnings", ()))
+    for run in runs[1:]:
+        for key in _IDENTITY_KEYS:
+            a, b = identity.get(key), run.identity.get(key)
+            if a is not None and b is not None and _norm(key, a) != _norm(key, b):
+                raise ParseError(f"identity conflict: {key} is {a!r} in {first.path} but "
+                                 f"{b!r} here", path=getattr(run, "path", None))
+            if a is None and b is not None:
+                identity[key] = b
+        for key, obs in run.cells.items():
+            cells[key] = cells.get(key, ()) + tuple(obs)
+        warnings.extend(getattr(run, "warnings", ()))
+        if run.identity.get("simulated"):
+            identity["simulated"] = True
+    return _MergedRun(getattr(first, "path", None), identity, cells, tuple(warnings))
+
+
+def load_runs(paths, *, identity=None):
+    """Load run directories of one curve and merge them.
+
+    Parameters
+    ----------
+    paths : sequence of str
+        Run directories (with ``run.yaml``) or InferenceX collector results
+        directories (identity then from ``identity``).
+    identity : dict, optional
+        ``model``, ``draft``, ``method``, ``variant``, ``curve``.
+
+    Returns
+    -------
+    MeasurementRun-like object with ``path``, ``identity``, ``cells``, ``warnings``.
+    """
+    from goldenal.diff import load_run_for_fit
+
+    identity = {k: v for k, v in (identity or {}).items() if v not in (None, [], {})}
+    runs = [load_run_for_fit(os.fspath(p), identity) for p in paths]
+    from goldenal.fitting.curve import check_complete
+
+    for run in runs:
+        check_complete(run)
+        for warning in getattr(run, "warnings", ()):
+            conflict = _SERVER_CONFLICT.match(warning)
+            if conflict:
+                # the server's own start-up config contradicts the run's identity
+                raise ParseError(conflict.group(3) + "; correct run.yaml (or the flags)",
+                                 path=conflict.group(1), line=int(conflict.group(2)))
+    return merge_runs(runs)
+
+
+def fit_runs(paths, *, identity=None, **fit_kwargs):
+    """Load run directories and fit them as one curve (see :func:`load_runs`).
+
+    Returns
+    -------
+    CurveFit
+    """
+    from goldenal.fitting.curve import fit
+
+    return fit(load_runs(paths, identity=identity), **fit_kwargs)
+
+
+def refuse_simulated(run):
+    """Raise PolicyError for a simulated run (never a source of committed curves)."""
+    if run.identity.get("simulated"):
+        raise PolicyError("the run is simulated (simulated: true): simulated runs validate the "
+                          "statistics and are never committed; use --allow-simulated for a "
+                          "scratch directory", path=getattr(run, "path", None))
+
+
+def _provenance(identity):
+    prov = {}
+    if identity.get("source"):
+        prov["source_run"] = identity["source"]
+    dataset = identity.get("dataset") or {}
+    if isinstance(dataset, dict):
+        if dataset.get("name"):
+            prov["dataset"] = dataset["name"]
+        if dataset.get("category"):
+            prov["category"] = dataset["category"]
+        if dataset.get("output_len"):
+            prov["output_len"] = dataset["output_len"]
+    elif dataset:
+        prov["dataset"] = str(dataset)
+    if identity.get("sampling"):
+        prov["sampling"] = identity["sampling"]
+    engine = identity.get("engine") or {}
+    if isinstance(engine, dict):
+        name = engine.get("name")
+        if name:
+            prov["engine"] = f"{name} {engine['version']}" if engine.get("version") else name
+        if engine.get("version"):
+            prov["engine_version"] = str(engine["version"])
+    elif engine:
+        prov["engine"] = str(engine)
+    for key in ("hardware", "date", "run"):
+        if identity.get(key):
+            prov[key] = str(identity[key])
+    if identity.get("simulated"):
+        prov["simulated"] = True
+    return prov
+
+
+def curve_from_fit(curvefit):
+    """The registry :class:`~goldenal.registry.Curve` of a fit (committed values).
+
+    Raises
+    ------
+    ParseError
+        The fit has no curve id or no model key.
+    """
+    from goldenal.registry import Curve
+
+    ident = curvefit.identity
+    if not ident.get("curve"):
+        raise ParseError("no curve id: give --curve-id (curve=...) or `curve:` in run.yaml",
+                         path=ident.get("path"))
+    if not ident.get("model"):
+        raise ParseError("no model key: give --model (model=...) or `model:` in run.yaml")
+    prov = _provenance(ident)
+    prov["fit"] = {"confidence_level": curvefit.confidence_level,
+                   "distribution": f"{ident['curve']}.distribution.json"}
+    return Curve(ident["curve"], ident["model"], curvefit.values(), method=ident.get("method"),
+                 draft=tuple(ident.get("draft") or ()), variant=ident.get("variant") or {},
+                 aliases=tuple(ident.get("aliases") or ()), provenance=prov)
+
+
+def check_writable(directory, curve_id, *, replace_reason=None):
+    """Refuse a directory that already holds ``curve_id`` unless a reason is given.
+
+    Raises
+    ------
+    ConflictError
+        Naming the curve file found.
+    """
+    from goldenal.curvefile import read_manifest
+
+    directory = os.fspath(directory)
+    manifest = (read_manifest(directory) if os.path.isdir(directory) else None) or {}
+    file_name = (manifest.get(curve_id) or {}).get("file") or f"{curve_id}.yaml"
+    curve_path = os.path.join(directory, file_name)
+    if (os.path.exists(curve_path) or curve_id in manifest) and not replace_reason:
+        raise ConflictError(f"the output directory already holds curve {curve_id}; pass "
+                            "--replace REASON to replace it (the reason is recorded)",
+                            path=curve_path)
+
+
+def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False):
+    """Write a fitted curve: ``<id>.yaml`` + manifest entry + distribution file.
+
+    Parameters
+    ----------
+    curvefit : CurveFit
+    directory : str
+        Golden directory to write into.
+    replace_reason : str, optional
+        Required when the directory already holds the curve; recorded with
+        the replaced cells.
+    allow_simulated : bool
+        Simulated runs validate the statistics and are never committed; allow
+        them only for scratch directories.
+
+    Returns
+    -------
+    (str, str)
+        Paths of the curve file and the distribution file.
+
+    Raises
+    ------
+    ConflictError
+        The directory already holds the curve and no reason was given.
+    PolicyError
+        The run is simulated and ``allow_simulated`` is false.
+    """
+    from goldenal.curvefile import write_text_atomic
+    from goldenal.registry import write_curve
+
+    directory = os.fspath(directory)
+    if not allow_simulated:
+        refuse_simulated(curvefit)
+    curve = curve_from_fit(curvefit)
+    check_writable(directory, curve.id, replace_reason=replace_reason)
+    dist_path = os.path.join(directory, f"{curve.id}.distribution.json")
+    doc = curvefit.to_dict()
+    if replace_reason:
+        doc["replace_reason"] = replace_reason
+    text = json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+    old_dist = None
+    if os.path.exists(dist_path):
+        with open(dist_path, encoding="utf-8") as fh:
+            old_dist = fh.read()
+    # the distribution goes in first, so a failing curve write can restore it
+    os.makedirs(directory, exist_ok=True)
+    write_text_atomic(dist_path, text)
+    try:
+        written = write_curve(directory, curve, replace_reason=replace_reason)
+    except BaseException:
+        if old_dist is None:
+            os.unlink(dist_path)
+        else:
+            write_text_atomic(dist_path, old_dist)
+        raise
+    return written, dist_path

@@ -1,0 +1,446 @@
+"""``speculation_profile.json`` (schema "1.0"): export cells, read profiles back.
+
+The profile convention (NVIDIA Model-Optimizer's specdec_bench, summarised
+in the project's INTEROP.md) carries both per-position vectors so neither
+consumer misreads the other's: ``marginal_accept_rates[i]`` = S(i+1), the
+probability that the first i+1 drafts are all accepted (what vLLM's synthetic
+sampler wants), and ``conditional_accept_rates[i]`` = a(i+1) (what Dynamo's
+mocker and AIConfigurator want).  ``mean_accept_length`` is the per-step mean;
+the ``validation`` block checks 1 + sum(marginals) against it and that the
+marginals do not increase.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from goldenal.errors import ParseError
+from goldenal.observation import Observation
+
+SCHEMA_VERSION = "1.0"
+# Tolerance of the mean-consistency check (the convention's default).
+CONSISTENCY_TOLERANCE = 0.02
+_CHAIN = ("chain_analytic", "measured_per_k")
+
+
+def _accept_length_model(method, chain=None):
+    if chain is None:
+        from goldenal.fitting.curve import is_chain_method
+
+        chain = is_chain_method(method)
+    return "chain_analytic" if chain else "measured_per_k"
+
+
+def _verification(variant):
+    if (variant or {}).get("rejection_sample_method") == "block":
+        return "block"
+    return "longest_prefix"
+
+
+def _checkpoint(name):
+    if not name:
+        return None
+    # only the org/model part: a profile is published, local paths are not portable
+    parts = [p for p in str(name).replace("\\", "/").split("/") if p]
+    return {"id": "/".join(parts[-2:])}
+
+
+def _r6(x):
+    return None if x is None or not math.isfinite(x) else round(float(x), 6)
+
+
+def validation_block(mean, marginal, tolerance=CONSISTENCY_TOLERANCE):
+    """The ``validation`` object: mean consistency and marginal monotonicity."""
+    implied = 1.0 + sum(marginal)
+    delta = abs(implied - mean)
+    violations = [{"position": i, "value": marginal[i], "previous": marginal[i - 1]}
+                  for i in range(1, len(marginal)) if marginal[i] > marginal[i - 1] + 1e-9]
+    return {
+        "mean_consistency": {"implied_mean_accept_length": _r6(implied),
+                             "reported_mean_accept_length": _r6(mean),
+                             "abs_delta": _r6(delta), "tolerance": tolerance,
+                             "passed": bool(delta <= tolerance)},
+        "marginal_monotonicity": {"passed": not violations, "violations": violations},
+    }
+
+
+def constant_rate_for_mean(al, k):
+    """The constant conditional rate p with 1 + p + ... + p^K = AL."""
+    from scipy.optimize import brentq
+
+    target = al - 1.0
+    if target <= 0:
+        return 0.0
+    if target >= k:
+        return 1.0
+    return float(brentq(lambda p: sum(p ** i for i in range(1, k + 1)) - target, 0.0, 1.0))
+
+
+def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=None,
+                  accept_length_by_k=None, histogram=None, chain=None,
+                  measurement_conditions=None, mean_per_request=None):
+    """Assemble a schema-1.0 profile from a per-step mean and a survival vector.
+
+    Parameters
+    ----------
+    k : int
+        K of the measurement; the vectors have exactly K entries.
+    mean : float
+        Per-step mean acceptance length (bonus included).
+    marginal : sequence of float
+        S(1..K).
+    method, model, draft, variant
+        Identity of the curve (draft ids as ``org/model``).
+    accept_length_by_k : dict, optional
+        ``{K: AL}`` measured values (default ``{k: mean}``).
+    histogram : dict, optional
+        ``{length: steps}``, length 1 = no draft accepted.
+
+    Returns
+    -------
+    dict
+    """
+    marginal = [float(x) for x in marginal]
+    if len(marginal) != k:
+        raise ValueError(f"`marginal` must have K={k} entries, got {len(marginal)}")
+    conditional, prev = [], 1.0
+    for m in marginal:
+        conditional.append(m / prev if prev > 0 else 0.0)
+        prev = m
+    by_k = accept_length_by_k or {k: mean}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "measured": True,
+        "method": method,
+        "draft_checkpoint": _checkpoint(draft[0]) if draft else None,
+        "target_model": _checkpoint(model) if model else None,
+        "num_speculative_tokens": k,
+        "block_size": None,
+        "max_supported_k": k if _accept_length_model(method, chain) == "measured_per_k"
+        else None,
+        "verification_method": _verification(variant),
+        "conditional_accept_rates": [round(x, 6) for x in conditional],
+        "marginal_accept_rates": [round(x, 6) for x in marginal],
+        "mean_accept_length": _r6(mean),
+        "mean_accept_length_per_request": _r6(mean_per_request),
+        "accept_length_model": _accept_length_model(method, chain),
+        "accept_length_by_k": {str(kk): _r6(v) for kk, v in sorted(by_k.items())},
+        "acceptance_length_histogram": ({str(length): int(n) for length, n in
+                                         sorted(histogram.items())} if histogram else None),
+        "per_category": None,
+        "measurement_conditions": measurement_conditions or None,
+        "validation": validation_block(mean, marginal),
+    }
+
+
+def _conditions(provenance, thinking, extra=None):
+    prov = provenance or {}
+    out = {"thinking": thinking}
+    for key in ("dataset", "category", "output_len", "engine", "engine_version", "hardware",
+                "source_run", "date"):
+        if prov.get(key) is not None:
+            out[key] = prov[key]
+    sampling = (prov.get("sampling") or {}).get(f"thinking_{thinking}")
+    if sampling:
+        out["sampling"] = sampling
+    out.update(extra or {})
+    return out
+
+
+def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
+                      provenance=None, accept_length_by_k=None, chain=None):
+    """Profile of a fitted cell (:class:`goldenal.fitting.CellFit`).
+
+    With per-position counts the vectors and the histogram are the measured
+    ones; without, the vectors come from the constant conditional rate that
+    reproduces the mean (recorded in ``measurement_conditions``).
+    """
+    if cell.failed:
+        raise ValueError(f"cell thinking {cell.thinking} K={cell.k} failed (N/A); "
+                         "nothing to export")
+    extra = {"interval": {"low": _r6(cell.confidence_interval.low),
+                          "high": _r6(cell.confidence_interval.high),
+                          "level": cell.confidence_level, "method": cell.interval_method},
+             "n_steps": cell.n_steps}
+    histogram = None
+    if cell.per_position is not None:
+        marginal = list(cell.per_position.survival)
+        c = [cell.n_steps, *cell.per_position.counts, 0]
+        histogram = {j + 1: c[j] - c[j + 1] for j in range(cell.k + 1) if c[j] - c[j + 1]}
+    else:
+        p = constant_rate_for_mean(cell.mean_acceptance_length, cell.k)
+        marginal = [p ** i for i in range(1, cell.k + 1)]
+        extra["rates"] = "constant conditional rate solved from the mean (no per-position data)"
+    by_k = dict(accept_length_by_k or {})
+    by_k[cell.k] = cell.mean_acceptance_length
+    return build_profile(k=cell.k, mean=cell.mean_acceptance_length, marginal=marginal,
+                         method=method, model=model, draft=draft, variant=variant,
+                         accept_length_by_k=by_k, histogram=histogram, chain=chain,
+                         measurement_conditions=_conditions(provenance, cell.thinking, extra))
+
+
+def profile_from_curve(curve, *, k, thinking, monotone=False):
+    """Profile of a committed cell of a :class:`goldenal.registry.Curve`.
+
+    Chain drafting: the marginals are the implied survival
+    S(i) = AL(i) - AL(i-1) of the committed values up to K (so 1 + sum equals
+    the committed AL(K) exactly); with ``monotone=True`` the isotonic profile
+    of :func:`goldenal.fitting.fit_curve_means` is used instead (vLLM requires
+    non-increasing marginals).  Block-parallel methods: the constant
+    conditional rate that reproduces AL(K).
+
+    Raises
+    ------
+    UnknownCurve
+        The cell (or, for chain methods, a cell below it) is not committed.
+    """
+    from goldenal.errors import UnknownCurve
+    from goldenal.fitting.curve import is_chain_method
+
+    cells = curve.cells.get(thinking) or {}
+    value = cells.get(k)
+    if value is None or value == "N/A":
+        have = ", ".join(str(x) for x in sorted(cells)) or "none"
+        raise UnknownCurve(f"curve {curve.id} has no committed value for thinking {thinking}, "
+                           f"K={k} (committed K: {have})")
+    mean = float(value)
+    committed = {kk: float(v) for kk, v in cells.items() if v != "N/A"}
+    chain = is_chain_method(curve.method)
+    extra = {"committed_value": value}
+    if chain:
+        missing = [i for i in range(1, k + 1) if i not in committed]
+        if missing:
+            raise UnknownCurve(f"curve {curve.id} thinking {thinking} lacks K="
+                               f"{', '.join(map(str, missing))}, needed for the implied "
+                               "survival up to K")
+        if monotone:
+            from goldenal.fitting.monotone import fit_curve_means
+
+            fitted = fit_curve_means({i: committed[i] for i in range(1, k + 1)},
+                                     thinking=thinking, parametric=False)
+            marginal = list(fitted.fitted_survival[:k])
+            extra["rates"] = "isotonic (non-increasing) fit of the implied survival"
+        else:
+            prev = [1.0] + [committed[i] for i in range(1, k)]
+            marginal = [committed[i] - prev[i - 1] for i in range(1, k + 1)]
+            extra["rates"] = "implied survival S(i) = AL(i) - AL(i-1) of the committed values"
+    else:
+        p = constant_rate_for_mean(mean, k)
+        marginal = [p ** i for i in range(1, k + 1)]
+        extra["rates"] = "constant conditional rate solved from the committed mean"
+    by_k = committed if chain else {k: mean}
+    return build_profile(k=k, mean=mean, marginal=marginal, method=curve.method,
+                         model=curve.model, draft=curve.draft, variant=curve.variant,
+                         accept_length_by_k=by_k, chain=chain,
+                         measurement_conditions=_conditions(curve.provenance, thinking, extra))
+
+
+def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
+    """Profile of a committed cell whose distribution file holds its counts.
+
+    ``cell`` is one entry of ``<curve-id>.distribution.json`` ``cells``; the
+    vectors and histogram are the measured ones, the mean the unrounded
+    per-step estimate.
+    """
+    from goldenal.fitting.curve import is_chain_method
+
+    pp = cell.get("per_position") or {}
+    counts = pp.get("accepted_per_position")
+    n = cell.get("n_steps")
+    k = cell["k"]
+    if not counts or not n:
+        raise ValueError("the distribution entry has no per-position counts")
+    marginal = [c / n for c in counts]
+    full = [n, *counts, 0]
+    histogram = {j + 1: full[j] - full[j + 1] for j in range(k + 1) if full[j] - full[j + 1]}
+    interval = cell.get("interval") or {}
+    extra = {"committed_value": cell.get("value"), "n_steps": n,
+             "interval": {key: interval.get(key) for key in ("low", "high", "level", "method")}}
+    by_k = dict(accept_length_by_k or {})
+    by_k[k] = cell["estimate"]
+    return build_profile(k=k, mean=cell["estimate"], marginal=marginal, method=curve.method,
+                         model=curve.model, draft=curve.draft, variant=curve.variant,
+                         accept_length_by_k=by_k, histogram=histogram,
+                         chain=is_chain_method(curve.method),
+                         measurement_conditions=_conditions(curve.provenance, cell["thinking"],
+                                                            extra))
+
+
+def write_profile(profile, path):
+    """Write a profile as JSON (atomically)."""
+    from goldenal.curvefile import write_text_atomic
+
+    write_text_atomic(os.fspath(path), json.dumps(profile, indent=2, default=str) + "\n")
+    return os.fspath(path)
+
+
+def _int_key(key, path):
+    try:
+        return int(key)
+    except (TypeError, ValueError):
+        raise ParseError(f"acceptance_length_histogram key {key!r} is not an integer",
+                         path=path) from None
+
+
+def read_profile(path):
+    """Read a ``speculation_profile.json`` as measurement observations.
+
+    A profile with ``acceptance_length_histogram`` gives one counted
+    observation (steps N, accepted drafts, c_1..c_K); otherwise it is
+    mean-only.  Further ``accept_length_by_k`` entries become mean-only
+    observations of their own K.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    list of Observation
+
+    Raises
+    ------
+    ParseError
+        Not JSON, another schema version, a placeholder (``measured: false``),
+        or inconsistent vectors/histogram.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except ValueError as exc:
+        raise ParseError(f"not JSON: {exc}", path=path) from None
+    if not isinstance(doc, dict):
+        raise ParseError("a speculation profile is a JSON object", path=path)
+    version = doc.get("schema_version")
+    if str(version) != SCHEMA_VERSION:
+        raise ParseError(f"schema_version {version!r} is not supported (expected "
+                         f"{SCHEMA_VERSION!r})", path=path)
+    if doc.get("measured") is False:
+        raise ParseError("placeholder profile (measured: false) holds no measurement",
+                         path=path)
+    k = doc.get("num_speculative_tokens")
+    if not isinstance(k, int) or k < 1:
+        raise ParseError("num_speculative_tokens must be a positive integer", path=path)
+    for key in ("marginal_accept_rates", "conditional_accept_rates"):
+        vec = doc.get(key)
+        if vec is not None and len(vec) != k:
+            raise ParseError(f"{key} has {len(vec)} entries but num_speculative_tokens is {k}",
+                             path=path)
+    cond = doc.get("measurement_conditions") or {}
+    thinking = cond.get("thinking") if cond.get("thinking") in ("on", "off") else None
+    engine = str(cond.get("engine") or "unknown")
+    mean = doc.get("mean_accept_length")
+    out = []
+    hist = doc.get("acceptance_length_histogram")
+    if hist:
+        h = {_int_key(length, path): int(n) for length, n in hist.items()}
+        if min(h) < 1 or max(h) > k + 1:
+            raise ParseError(f"histogram lengths must lie in 1..K+1 = 1..{k + 1}", path=path)
+        steps = sum(h.values())
+        per_pos = tuple(sum(n for length, n in h.items() if length - 1 >= i)
+                        for i in range(1, k + 1))
+        out.append(Observation(path, None, engine, "speculation-profile", k=k, drafts=steps,
+                               accepted=sum((length - 1) * n for length, n in h.items()),
+                               accepted_per_position=per_pos, mean_al=mean,
+                               thinking=thinking))
+    elif mean is not None:
+        out.append(Observation(path, None, engine, "speculation-profile", k=k,
+                               mean_al=float(mean), thinking=thinking))
+    for key, value in (doc.get("accept_length_by_k") or {}).items():
+        kk = _int_key(key, path)
+        if kk == k or value is None:
+            continue
+        out.append(Observation(path, None, engine, "speculation-profile", k=kk,
+                               mean_al=float(value), thinking=thinking))
+    if not out:
+        raise ParseError("profile has neither a mean nor a histogram", path=path)
+    return out
+
+
+def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_kwargs=None,
+                   identity=None):
+    """Profile of one cell of a committed curve, a curve file, a run or a fit.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, CurveFit or Curve
+        A curve id (of ``golden_dir``), a curve file, a measurement-run
+        directory (fitted first), a :class:`~goldenal.fitting.CurveFit` or a
+        registry ``Curve``.  A committed curve whose distribution file sits
+        beside it exports the measured vectors.
+    k : int
+    thinking : {"on", "off"}
+    monotone : bool
+        For committed chain curves without counts: use the isotonic survival
+        profile instead of the raw implied survival.
+
+    Returns
+    -------
+    dict
+        The schema-1.0 profile.
+
+    Examples
+    --------
+    >>> p = export_profile("minimaxm3_eagle3", k=3, thinking="on")  # doctest: +SKIP
+    >>> p["marginal_accept_rates"]                                  # doctest: +SKIP
+    [0.78, 0.6, 0.45]
+    """
+    from goldenal.errors import UnknownCurve
+    from goldenal.fitting.results import CurveFit
+
+    if isinstance(source, CurveFit):
+        cell = source.cells.get((thinking, k))
+        if cell is None or cell.failed:
+            raise UnknownCurve(f"the fit has no cell thinking {thinking}, K={k}")
+        ident = source.identity
+        from goldenal.fitting.output import _provenance
+
+        by_k = {kk: c.mean_acceptance_length for (t, kk), c in source.cells.items()
+                if t == thinking and not c.failed}
+        return profile_from_cell(cell, method=ident.get("method"), model=ident.get("model"),
+                                 draft=tuple(ident.get("draft") or ()),
+                                 variant=ident.get("variant"),
+                                 provenance=_provenance(ident), accept_length_by_k=by_k,
+                                 chain=source.chain)
+    if hasattr(source, "cells") and hasattr(source, "id"):
+        return profile_from_curve(source, k=k, thinking=thinking, monotone=monotone)
+    spec = os.fspath(source)
+    if os.path.isdir(spec):
+        from goldenal.diff import load_run_for_fit
+        from goldenal.fitting import fit
+
+        return export_profile(fit(load_run_for_fit(spec, identity or {}),
+                                  **(fit_kwargs or {})), k=k, thinking=thinking)
+    from goldenal.diff import _distribution_beside
+
+    if os.path.isfile(spec):
+        from goldenal.curvefile import curve_from_file, read_curve_file
+
+        parsed = read_curve_file(spec)
+        if parsed.errors:
+            first = parsed.errors[0]
+            raise ParseError(first.message, path=spec, line=first.line)
+        curve = curve_from_file(parsed, curve_id=os.path.splitext(os.path.basename(spec))[0])
+        curve_path = spec
+    else:
+        from goldenal.registry import load_registry
+
+        registry = load_registry(golden_dir)
+        curve = registry.curves.get(spec)
+        if curve is None:
+            known = ", ".join(sorted(registry.curves)) or "none"
+            raise UnknownCurve(f"{spec!r} is neither a file, a run directory nor a curve id "
+                               f"of {registry.directory} (curves: {known})")
+        curve_path = os.path.join(registry.directory, curve.file) if curve.file else None
+    dist = _distribution_beside(curve_path) if curve_path else None
+    value = (curve.cells.get(thinking) or {}).get(k)
+    for cell in (dist or {}).get("cells", []):
+        if (cell.get("thinking"), cell.get("k")) == (thinking, k) and \
+                cell.get("value") == value and (cell.get("per_position") or {}):
+            by_k = {c["k"]: c["estimate"] for c in dist["cells"]
+                    if c.get("thinking") == thinking and c.get("estimate") is not None}
+            return profile_from_distribution(curve, cell, accept_length_by_k=by_k)
+    return profile_from_curve(curve, k=k, thinking=thinking, monotone=monotone)

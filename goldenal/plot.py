@@ -1,0 +1,1320 @@
+"""Pictures of golden curves: AL against K, per-position acceptance, diffs.
+
+Every plot function takes what it draws (a registry curve, a fit or a diff
+result), an optional matplotlib ``ax`` and returns a :class:`PlotArtists`
+holding the axes and the artists it added, grouped by role.  Nothing here
+calls ``plt.show()`` or picks a backend: a notebook shows the figure inline,
+``goldenal plot`` draws on an Agg canvas and saves it.
+
+The module also holds the exact arithmetic behind the per-position picture
+(with a curve of means only, survival is implied by AL differences):
+
+* implied survival ``S(i) = AL(i) - AL(i-1)`` with ``AL(0) = 1``
+  (DESIGN.md, data notes; valid for chain drafting, where the K = n draft is
+  a prefix of the K = n + 1 draft, INTEROP.md);
+* conditional acceptance ``a_i = S(i) / S(i-1)`` with ``S(0) = 1``;
+* vLLM's minimum-variance schedule for a length L over K positions: with
+  ``d = L - 1``, ``f = floor(d)``, rates ``[1]*f + [d - f] + [0, ...]``
+  truncated to K (vLLM ``SpeculativeConfig._acceptance_length_to_rates``,
+  ENGINES.md "Notation");
+* the distribution of accepted drafts per verification step ``X`` from a
+  survival vector, ``P(X >= i) = S(i)``, and its variance.
+
+These are computed with :class:`fractions.Fraction` from the committed
+decimal strings, so ``min_variance_schedule("2.83", 3)`` is exactly
+``(1, 83/100, 0)``.
+
+Matplotlib and numpy are imported inside the functions that draw.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from goldenal.errors import UnknownCurve
+
+THINKING_MODES = ("on", "off")
+# Block-parallel drafting re-plans the whole block when K changes, so the K
+# cells stand alone and AL(i) - AL(i-1) is no survival (INTEROP.md).
+BLOCK_PARALLEL_METHODS = ("dspark", "dflash")
+# One line style per thinking mode; one colour per curve (see curve_colors).
+THINKING_STYLE = {"on": "-", "off": "--"}
+SCHEDULE_COLOR = "0.55"
+CEILING_COLOR = "0.35"
+AL_XLABEL = "K = num_speculative_tokens (draft tokens per step)"
+AL_YLABEL = "acceptance length AL (tokens per verification step)"
+POSITION_XLABEL = "draft position i (1 = first drafted token)"
+POSITION_YLABEL = "probability (per verification step)"
+DIFF_YLABEL = "AL difference (tokens per verification step)"
+
+
+# --------------------------------------------------------------------------
+# exact per-position arithmetic
+
+
+def _exact(value):
+    """A number as a Fraction: decimal strings and floats by their decimal spelling."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"expected a number, got {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite number, got {value!r}")
+        # the shortest repr is how the value was written (0.83, not 0.8299999...)
+        return Fraction(repr(float(value)))
+    try:
+        return Fraction(str(value).strip())
+    except ValueError:
+        raise ValueError(f"expected a number, got {value!r}") from None
+
+
+def min_variance_schedule(al, k):
+    """vLLM's minimum-variance schedule of unconditional rates for a target AL.
+
+    Parameters
+    ----------
+    al : str, float, int or Fraction
+        Target acceptance length, in [1, K + 1].  Strings are read exactly.
+    k : int
+        Number of draft positions (``num_speculative_tokens``).
+
+    Returns
+    -------
+    tuple of Fraction
+        ``r_1..r_K``; ``r_i`` = P(the first i drafts are all accepted).  With
+        ``d = AL - 1`` and ``f = floor(d)``: ``f`` ones, then ``d - f``, then
+        zeros, truncated to K.  Every step accepts ``f`` or ``f + 1`` drafts.
+
+    Raises
+    ------
+    ValueError
+        ``k`` < 1 or ``al`` outside [1, K + 1] (vLLM refuses those at start-up).
+
+    Example
+    -------
+    >>> [str(r) for r in min_variance_schedule("2.83", 3)]
+    ['1', '83/100', '0']
+    """
+    k = _k_iv(k)
+    length = _exact(al)
+    if not 1 <= length <= k + 1:
+        raise ValueError(f"`al` must be in [1, {k + 1}] for K={k}, got {al}")
+    d = length - 1
+    f = math.floor(d)
+    rates = [Fraction(1)] * f + [d - f]
+    rates += [Fraction(0)] * (k - len(rates))
+    return tuple(rates[:k])
+
+
+def implied_survival(cells, k):
+    """Per-position survival implied by a curve of mean ALs.
+
+    Parameters
+    ----------
+    cells : mapping
+        ``{K: AL}`` for one thinking mode (committed strings or numbers);
+        every K from 1 to ``k`` must be present and not ``"N/A"``.
+    k : int
+        Last position.
+
+    Returns
+    -------
+    tuple of Fraction
+        ``S(1)..S(k)`` with ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``.  The
+        values are what the means imply; noise can make them increase or
+        go negative (see :func:`is_survival`).
+
+    Raises
+    ------
+    KeyError
+        A K in 1..k has no committed value.
+    """
+    k = _k_iv(k)
+    previous = Fraction(1)
+    out = []
+    for i in range(1, k + 1):
+        text = cells.get(i)
+        if text is None or str(text).strip().upper() == "N/A":
+            raise KeyError(i)
+        value = _exact(text)
+        out.append(value - previous)
+        previous = value
+    return tuple(out)
+
+
+def conditional_rates(survival):
+    """Conditional acceptance ``a_i = S(i) / S(i-1)`` (``S(0) = 1``).
+
+    Returns a tuple with ``None`` where ``S(i-1) <= 0`` (undefined).  Exact
+    when ``survival`` holds Fractions.
+    """
+    out = []
+    previous = Fraction(1)
+    for s in survival:
+        out.append(None if previous <= 0 else s / previous)
+        previous = s
+    return tuple(out)
+
+
+def is_survival(survival):
+    """True when the values form a survival function: in [0, 1], non-increasing."""
+    previous = 1
+    for s in survival:
+        if not 0 <= s <= previous:
+            return False
+        previous = s
+    return True
+
+
+def accepted_drafts_distribution(survival):
+    """P(X = j), j = 0..K, for X = accepted drafts in one verification step.
+
+    ``P(X >= i) = S(i)``, so ``P(X = j) = S(j) - S(j+1)`` with ``S(0) = 1``
+    and ``S(K+1) = 0``.
+
+    Raises
+    ------
+    ValueError
+        ``survival`` is not a survival function (:func:`is_survival`): a
+        curve whose means imply an increasing or negative survival describes
+        no distribution.
+    """
+    values = [_exact(s) if not isinstance(s, Fraction) else s for s in survival]
+    if not is_survival(values):
+        raise ValueError("`survival` must be non-increasing within [0, 1], got "
+                         + ", ".join(str(v) for v in values))
+    padded = [Fraction(1)] + values + [Fraction(0)]
+    return tuple(padded[j] - padded[j + 1] for j in range(len(values) + 1))
+
+
+def accepted_drafts_variance(survival):
+    """Variance of the accepted drafts per verification step.
+
+    ``E[X] = sum S(i)`` and ``E[X^2] = sum (2i - 1) S(i)``, so
+    ``Var X = sum (2i - 1) S(i) - (sum S(i))^2``.  Tokens emitted per step are
+    ``X + 1``: same variance.  Exact for Fraction input.
+
+    Raises
+    ------
+    ValueError
+        ``survival`` is not a survival function.
+
+    Example
+    -------
+    >>> str(accepted_drafts_variance(min_variance_schedule("2.83", 3)))
+    '1411/10000'
+    """
+    pmf = accepted_drafts_distribution(survival)
+    mean = sum(j * p for j, p in enumerate(pmf))
+    return sum(j * j * p for j, p in enumerate(pmf)) - mean * mean
+
+
+def _k_iv(k):
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"`k` must be a positive integer, got {k!r}")
+    return k
+
+
+@dataclass(frozen=True)
+class PositionProfile:
+    """Per-position acceptance of one cell, beside vLLM's schedule for its AL.
+
+    Attributes
+    ----------
+    curve, label, thinking, k, al :
+        The cell: curve id, head description, thinking mode, K and its AL
+        (committed string or a float estimate).
+    survival, conditional :
+        ``S(1..K)`` and ``a_1..a_K`` (``None`` where undefined).
+    survival_low, survival_high :
+        Interval bounds of ``S(i)``, or ``None`` when unknown (a committed
+        curve of means has none).
+    schedule :
+        vLLM's minimum-variance rates for the same AL.
+    source :
+        ``"implied"`` (AL differences of a chain-drafting curve),
+        ``"implied, block-parallel"`` (the same differences for a method that
+        re-plans its block per K: not a survival, shown for orientation only)
+        or ``"measured"`` (counts).
+    """
+
+    curve: str
+    label: str
+    thinking: str
+    k: int
+    al: object
+    survival: tuple
+    conditional: tuple
+    schedule: tuple
+    survival_low: tuple | None = None
+    survival_high: tuple | None = None
+    source: str = "implied"
+    confidence_level: float | None = field(default=None, repr=False)
+
+    @property
+    def variance(self):
+        """Var of accepted drafts per step under this profile (None if invalid)."""
+        try:
+            return accepted_drafts_variance(self.survival)
+        except ValueError:
+            return None
+
+    @property
+    def schedule_variance(self):
+        """Var of accepted drafts per step under vLLM's schedule."""
+        return accepted_drafts_variance(self.schedule)
+
+    def to_frame(self):
+        """One row per position: survival, conditional, bounds, schedule."""
+        import pandas as pd
+
+        rows = []
+        sched_cond = conditional_rates(self.schedule)
+        for i in range(self.k):
+            rows.append({
+                "position": i + 1,
+                "survival": float(self.survival[i]),
+                "survival_low": _float_or_nan(self.survival_low, i),
+                "survival_high": _float_or_nan(self.survival_high, i),
+                "conditional": _none_nan(self.conditional[i]),
+                "schedule_survival": float(self.schedule[i]),
+                "schedule_conditional": _none_nan(sched_cond[i]),
+            })
+        return pd.DataFrame(rows)
+
+
+def _none_nan(value):
+    return float("nan") if value is None else float(value)
+
+
+def _float_or_nan(seq, i):
+    if seq is None or seq[i] is None:
+        return float("nan")
+    return float(seq[i])
+
+
+# --------------------------------------------------------------------------
+# turning curves and fits into plottable series
+
+
+@dataclass(frozen=True)
+class ALSeries:
+    """One line of an AL-vs-K plot: one curve (or fit), one thinking mode.
+
+    ``committed[j]`` tells a committed value (filled marker) from a fitted
+    prediction (open marker); ``low``/``high`` are interval bounds (NaN where
+    unknown), drawn as a band.
+    """
+
+    curve: str
+    label: str
+    thinking: str
+    k: tuple
+    al: tuple
+    committed: tuple
+    low: tuple | None = None
+    high: tuple | None = None
+    confidence_level: float | None = None
+    flagged: tuple = ()
+
+
+def head_label(curve):
+    """Short name of a curve's draft head, with its sampling variant.
+
+    ``MiniMax-M3-EAGLE3``; ``deepseek-v4-pro native MTP`` for a head inside
+    the checkpoint; ``Kimi-K3-DSpark [draft_sample_method=probabilistic]``
+    for a variant.  Works on any object with ``draft``, ``method``,
+    ``model`` and ``variant`` attributes (registry curves, fits).
+    """
+    draft = tuple(getattr(curve, "draft", ()) or ())
+    method = getattr(curve, "method", None)
+    model = getattr(curve, "model", None)
+    if draft:
+        head = " + ".join(d.rstrip("/").rsplit("/", 1)[-1] for d in draft)
+    else:  # the head lives in the checkpoint (MTP) or is not named: say whose
+        kind = "native MTP" if (method or "mtp").lower() == "mtp" else method.upper()
+        head = f"{model} {kind}" if model else kind
+    variant = getattr(curve, "variant", None) or {}
+    if variant:
+        head += " [" + ", ".join(f"{k}={v}" for k, v in sorted(variant.items())) + "]"
+    return head
+
+
+def _legend_label(series):
+    """``head, thinking on``; a variant goes on a second line to keep legends narrow."""
+    head, sep, variant = series.label.partition(" [")
+    text = f"{head}, thinking {series.thinking}"
+    return text + ("\n[" + variant if sep else "")
+
+
+def _curve_id(obj):
+    if _is_curve_fit(obj):
+        return _fit_name(obj)
+    for name in ("id", "curve", "curve_id"):
+        value = getattr(obj, name, None)
+        if isinstance(value, str):
+            return value
+    return type(obj).__name__
+
+
+def curve_name(obj):
+    """The name a curve or fit goes by in legends and colours: curve id or run id."""
+    return _curve_id(obj)
+
+
+def _is_registry_curve(obj):
+    cells = getattr(obj, "cells", None)
+    if not isinstance(cells, dict) or not isinstance(getattr(obj, "id", None), str):
+        return False
+    return all(isinstance(v, str) for mode in cells.values() if isinstance(mode, dict)
+               for v in mode.values())
+
+
+def _modes(thinking):
+    if thinking is None:
+        return THINKING_MODES
+    mode = {"on": "on", "off": "off", "thinking_on": "on", "thinking_off": "off"}.get(
+        str(thinking).lower())
+    if mode is None:
+        raise ValueError(f"`thinking` must be 'on' or 'off', got {thinking!r}")
+    return (mode,)
+
+
+def al_series(obj, *, thinking=None):
+    """The AL-vs-K lines an object contributes, one per thinking mode.
+
+    Parameters
+    ----------
+    obj : Curve, fit result or ALSeries
+        A registry curve (committed values, no intervals); an object with an
+        ``al_series(thinking=None)`` method (fits provide one, with intervals
+        and predictions); or an :class:`ALSeries` as it is.
+    thinking : {"on", "off"}, optional
+        Keep one thinking mode only.
+
+    Returns
+    -------
+    list of ALSeries
+        Modes without any committed number are left out; ``N/A`` cells are
+        skipped.
+    """
+    modes = _modes(thinking)
+    if isinstance(obj, ALSeries):
+        return [obj] if obj.thinking in modes else []
+    if _is_registry_curve(obj):
+        out = []
+        label = head_label(obj)
+        for mode in modes:
+            cells = obj.cells.get(mode) or {}
+            pairs = [(int(k), float(v)) for k, v in sorted(cells.items(), key=lambda kv: int(kv[0]))
+                     if str(v).strip().upper() != "N/A"]
+            if not pairs:
+                continue
+            out.append(ALSeries(curve=obj.id, label=label, thinking=mode,
+                                k=tuple(p[0] for p in pairs), al=tuple(p[1] for p in pairs),
+                                committed=(True,) * len(pairs)))
+        return out
+    if _is_curve_fit(obj):
+        return _fit_series(obj, modes)
+    method = getattr(obj, "al_series", None)
+    if callable(method):
+        return [s for s in method(thinking=None) if s.thinking in modes]
+    raise TypeError(f"cannot plot {type(obj).__name__} as an AL curve: expected a registry "
+                    "Curve, a fit result or an ALSeries")
+
+
+def _is_curve_fit(obj):
+    return (isinstance(getattr(obj, "identity", None), dict)
+            and isinstance(getattr(obj, "cells", None), dict)
+            and isinstance(getattr(obj, "models", None), dict))
+
+
+class _Identity:
+    """Attribute view of a fit's identity dict, for :func:`head_label`."""
+
+    def __init__(self, identity):
+        self.model = identity.get("model")
+        self.draft = tuple(identity.get("draft") or ())
+        self.method = identity.get("method")
+        self.variant = identity.get("variant") or {}
+
+
+def _fit_name(fit):
+    ident = fit.identity
+    return str(ident.get("run") or ident.get("curve") or "fit")
+
+
+def _fit_label(fit, what="fit"):
+    """Head label of a fit with ``(fit)`` after the head, before any variant."""
+    if fit.identity.get("simulated"):
+        what += ", simulated"
+    head, sep, variant = head_label(_Identity(fit.identity)).partition(" [")
+    return f"{head} ({what})" + (sep + variant if sep else "")
+
+
+def _fit_series(fit, modes):
+    """Measured cells (intervals as bands) and the cross-K model's predictions."""
+    name = _fit_name(fit)
+    label = _fit_label(fit)
+    out = []
+    for mode in modes:
+        cells = sorted((k, c) for (t, k), c in fit.cells.items()
+                       if t == mode and not getattr(c, "failed", False))
+        model = fit.models.get(mode)
+        flagged = tuple(sorted(f.k for f in getattr(model, "flags", ()) or ()))
+        level = getattr(fit, "confidence_level", None)
+        if cells:
+            ci = [c.confidence_interval for _, c in cells]
+            out.append(ALSeries(
+                curve=name, label=label, thinking=mode, k=tuple(k for k, _ in cells),
+                al=tuple(float(c.mean_acceptance_length) for _, c in cells),
+                committed=(True,) * len(cells),
+                low=tuple(_float_or_none(lo) for lo, _ in ci),
+                high=tuple(_float_or_none(hi) for _, hi in ci),
+                confidence_level=level, flagged=flagged))
+        predicted = getattr(model, "predicted", None) or {}
+        if predicted:
+            ks = tuple(sorted(predicted))
+            intervals = getattr(model, "predicted_interval", None) or {}
+            out.append(ALSeries(
+                curve=name, label=_fit_label(fit, "model"), thinking=mode, k=ks,
+                al=tuple(float(predicted[k]) for k in ks), committed=(False,) * len(ks),
+                low=tuple(_float_or_none(intervals.get(k, (None, None))[0]) for k in ks)
+                if intervals else None,
+                high=tuple(_float_or_none(intervals.get(k, (None, None))[1]) for k in ks)
+                if intervals else None,
+                confidence_level=level))
+    return out
+
+
+def _float_or_none(value):
+    if value is None:
+        return float("nan")
+    value = float(value)
+    return value if math.isfinite(value) else float("nan")
+
+
+def curve_colors(curve_ids):
+    """A colour per curve id, in order of first appearance.
+
+    The tab10 palette without its grey, which stays reserved for the ceiling
+    and vLLM's schedule.  Pass every id of a registry in a fixed order (e.g.
+    sorted) to give each curve the same colour in every figure.
+    """
+    import matplotlib
+
+    palette = [c for i, c in enumerate(matplotlib.colormaps["tab10"].colors) if i != 7]
+    out = {}
+    for cid in curve_ids:
+        if cid not in out:
+            out[cid] = palette[len(out) % len(palette)]
+    return out
+
+
+def stable_colors(known_ids, shown_ids):
+    """Colours for the ids of one figure, stable across figures.
+
+    Ids in ``known_ids`` (e.g. every curve of a registry, sorted) keep the
+    colour :func:`curve_colors` gives them there; other ids (fitted runs) get
+    the first colours no shown curve uses.
+    """
+    known = curve_colors(list(known_ids))
+    out = {cid: known[cid] for cid in shown_ids if cid in known}
+    spare = [c for c in curve_colors(range(9)).values() if c not in out.values()]
+    spare = spare or list(curve_colors(range(9)).values())
+    for cid in shown_ids:
+        if cid not in out:
+            out[cid] = spare[len([x for x in out if x not in known]) % len(spare)]
+    return out
+
+
+# --------------------------------------------------------------------------
+# artists
+
+
+@dataclass(frozen=True)
+class PlotArtists:
+    """What a plot function drew: the axes and its artists by role.
+
+    ``artists["lines"]``, ``artists["ceiling"]`` and so on; ``list(result)``
+    gives every artist.
+    """
+
+    ax: object
+    artists: dict
+
+    def __repr__(self):
+        roles = ", ".join(f"{len(v)} {k}" for k, v in self.artists.items() if v)
+        return f"<PlotArtists on {self.ax.get_title().splitlines()[0]!r}: {roles}>"
+
+    def __getitem__(self, role):
+        return self.artists[role]
+
+    def __iter__(self):
+        for group in self.artists.values():
+            yield from group
+
+    @property
+    def figure(self):
+        return self.ax.figure
+
+
+def _axes(ax):
+    """``ax`` or a fresh one on a new pyplot figure (inline in notebooks)."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(7.0, 4.5))
+    return fig.add_subplot()
+
+
+def _as_list(obj):
+    if isinstance(obj, (list, tuple)):
+        return list(obj)
+    return [obj]
+
+
+# --------------------------------------------------------------------------
+# AL against K
+
+
+def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
+    """Plot AL against K, one line per curve and thinking mode.
+
+    Committed values get filled markers, fitted predictions open ones;
+    intervals, when known, are shaded bands; the dotted line ``AL = K + 1`` is
+    the ceiling (every draft accepted).
+
+    Parameters
+    ----------
+    curves_or_fits : Curve, fit result, ALSeries, or a list of them
+        What to draw (see :func:`al_series`).
+    thinking : {"on", "off"}, optional
+        One thinking mode only; default both (solid = on, dashed = off).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+    colors : dict, optional
+        Curve id -> colour, to keep colours consistent across figures;
+        default :func:`curve_colors` in the order given.
+
+    Returns
+    -------
+    PlotArtists
+        Roles ``lines`` (one Line2D per curve and thinking mode),
+        ``committed`` and ``predicted`` (markers; a fit's model line is in
+        ``predicted``), ``bands``, ``flags`` (cells a fit flagged) and
+        ``ceiling``.
+
+    Raises
+    ------
+    UnknownCurve
+        No curve has a value (in the thinking mode asked for).
+
+    Example
+    -------
+    >>> from goldenal import load_registry
+    >>> reg = load_registry()
+    >>> art = plot_al_curve([reg["minimaxm3_eagle3"], reg["minimaxm3_eagle3_gqa"]])
+    >>> len(art["lines"])
+    4
+    """
+    objs = _as_list(curves_or_fits)
+    series = [s for obj in objs for s in al_series(obj, thinking=thinking)]
+    if not series:
+        names = ", ".join(_curve_id(o) for o in objs)
+        raise UnknownCurve(f"nothing to plot: {names} has no committed or fitted AL"
+                           + (f" for thinking {thinking}" if thinking else ""))
+    import numpy as np
+
+    ax = _axes(ax)
+    colors = dict(colors or {})
+    for cid, color in curve_colors([s.curve for s in series]).items():
+        colors.setdefault(cid, color)
+    lines, committed, predicted, bands, flags = [], [], [], [], []
+    for s in series:
+        color = colors[s.curve]
+        style = THINKING_STYLE.get(s.thinking, "-")
+        ks = np.asarray(s.k, dtype=float)
+        al = np.asarray(s.al, dtype=float)
+        mask = np.asarray(s.committed, dtype=bool)
+        label = _legend_label(s)
+        model_only = not mask.any()
+        if model_only:  # a model's predictions: thin, no legend entry of their own
+            (line,) = ax.plot(ks, al, linestyle=":", color=color, linewidth=1.0)
+            line.set_gid(f"model:{s.curve}:{s.thinking}")
+            predicted.append(line)
+        else:
+            (line,) = ax.plot(ks, al, linestyle=style, color=color, linewidth=1.6, label=label)
+            line.set_gid(f"al:{s.curve}:{s.thinking}")
+            lines.append(line)
+        if s.low is not None and s.high is not None:
+            low = np.asarray(s.low, dtype=float)
+            high = np.asarray(s.high, dtype=float)
+            known = np.isfinite(low) & np.isfinite(high)
+            if known.any():
+                band = ax.fill_between(ks, low, high, where=known, color=color,
+                                       alpha=0.08 if model_only else 0.2, linewidth=0,
+                                       interpolate=False)
+                band.set_gid(f"band:{s.curve}:{s.thinking}")
+                bands.append(band)
+        if mask.any():
+            (m,) = ax.plot(ks[mask], al[mask], linestyle="none", marker="o", markersize=5,
+                           color=color)
+            m.set_gid(f"committed:{s.curve}:{s.thinking}")
+            committed.append(m)
+        if (~mask).any():
+            (m,) = ax.plot(ks[~mask], al[~mask], linestyle="none", marker="o", markersize=6,
+                           markerfacecolor="white", markeredgecolor=color)
+            m.set_gid(f"predicted:{s.curve}:{s.thinking}")
+            predicted.append(m)
+        if s.flagged:
+            hit = np.isin(ks, np.asarray(s.flagged, dtype=float)) & mask
+            if hit.any():
+                (m,) = ax.plot(ks[hit], al[hit], linestyle="none", marker="o", markersize=13,
+                               markerfacecolor="none", markeredgecolor="crimson",
+                               markeredgewidth=1.5)
+                m.set_gid(f"flagged:{s.curve}:{s.thinking}")
+                flags.append(m)
+    kmin = min(min(s.k) for s in series)
+    kmax = max(max(s.k) for s in series)
+    kk = np.arange(kmin, kmax + 1, dtype=float)
+    (ceiling,) = ax.plot(kk, kk + 1, linestyle=":", color=CEILING_COLOR, linewidth=1.2,
+                         label="ceiling AL = K + 1")
+    ceiling.set_gid("ceiling")
+    # marker legend entries explain filled vs open without repeating per curve
+    handles, labels = ax.get_legend_handles_labels()
+    from matplotlib.lines import Line2D
+
+    if committed and predicted:
+        handles += [Line2D([], [], linestyle="none", marker="o", color="0.3"),
+                    Line2D([], [], linestyle=":", marker="o", markerfacecolor="white",
+                           markeredgecolor="0.3", color="0.3")]
+        labels += ["measured / committed value", "fitted prediction (cross-K model)"]
+    if flags:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=10,
+                              markerfacecolor="none", markeredgecolor="crimson"))
+        labels.append("flagged: disagrees with the model")
+    if bands:
+        from matplotlib.patches import Patch
+
+        level = next((s.confidence_level for s in series if s.confidence_level), None)
+        handles.append(Patch(color="0.6", alpha=0.4))
+        labels.append(f"{level:.0%} interval" if level else "interval")
+    ax.legend(handles, labels, fontsize="small", loc="best", frameon=False)
+    ax.set_xlabel(AL_XLABEL)
+    ax.set_ylabel(AL_YLABEL)
+    ax.set_xticks(kk)
+    top = max(float(np.nanmax(s.high)) if s.high is not None and np.isfinite(
+        np.asarray(s.high, dtype=float)).any() else max(s.al) for s in series)
+    ax.set_ylim(1.0, max(top, max(max(s.al) for s in series)) + 0.6)
+    ax.set_xlim(kmin - 0.3, kmax + 0.3)
+    ax.grid(True, alpha=0.3)
+    modes = sorted({s.thinking for s in series}, key=THINKING_MODES.index)
+    ax.set_title("Acceptance length vs K (thinking " + "/".join(modes) + ")")
+    return PlotArtists(ax, {"lines": tuple(lines), "committed": tuple(committed),
+                            "predicted": tuple(predicted), "bands": tuple(bands),
+                            "flags": tuple(flags), "ceiling": (ceiling,)})
+
+
+# --------------------------------------------------------------------------
+# per-position acceptance
+
+
+def position_profile(cell_or_curve, *, k=None, thinking=None):
+    """The per-position profile of one cell and vLLM's schedule for its AL.
+
+    Parameters
+    ----------
+    cell_or_curve : Curve, CurveFit, CellFit or PositionProfile
+        A registry curve (survival implied by AL differences, needs ``k`` and
+        ``thinking``); a fitted curve (needs ``k`` and ``thinking``) or cell
+        (measured survival with its interval); or a :class:`PositionProfile`.
+    k : int
+        K of the cell.
+    thinking : {"on", "off"}
+        Thinking mode of the cell.
+
+    Returns
+    -------
+    PositionProfile
+
+    Raises
+    ------
+    UnknownCurve
+        The curve lacks a committed value for some K in 1..k.
+    """
+    if isinstance(cell_or_curve, PositionProfile):
+        return cell_or_curve
+    if _is_registry_curve(cell_or_curve):
+        curve = cell_or_curve
+        if k is None or thinking is None:
+            raise ValueError("`k` and `thinking` are required to pick a cell of a curve")
+        k = _k_iv(k)
+        (mode,) = _modes(thinking)
+        cells = curve.cells.get(mode) or {}
+        try:
+            survival = implied_survival(cells, k)
+        except KeyError as missing:
+            have = ", ".join(str(x) for x in sorted(cells)) or "none"
+            raise UnknownCurve(
+                f"curve {curve.id}, thinking {mode}: no committed AL for K={missing.args[0]}, "
+                f"needed to imply per-position survival up to K={k} (committed K: {have})"
+            ) from None
+        al_text = cells[k]
+        block = (curve.method or "").lower() in BLOCK_PARALLEL_METHODS
+        return PositionProfile(curve=curve.id, label=head_label(curve), thinking=mode, k=k,
+                               al=al_text, survival=survival,
+                               conditional=conditional_rates(survival),
+                               schedule=min_variance_schedule(al_text, k),
+                               source="implied, block-parallel" if block else "implied")
+    if _is_curve_fit(cell_or_curve):
+        fit = cell_or_curve
+        if k is None or thinking is None:
+            raise ValueError("`k` and `thinking` are required to pick a cell of a fit")
+        (mode,) = _modes(thinking)
+        cell = fit.cells.get((mode, k))
+        if cell is None:
+            have = ", ".join(f"thinking {t} K={kk}" for t, kk in sorted(fit.cells))
+            raise UnknownCurve(f"the fit has no cell thinking {mode}, K={k} (cells: {have})")
+        return _cell_profile(cell, name=_fit_name(fit),
+                             label=head_label(_Identity(fit.identity)))
+    if _is_cell_fit(cell_or_curve):
+        return _cell_profile(cell_or_curve)
+    method = getattr(cell_or_curve, "position_profile", None)
+    if callable(method):
+        return method()
+    raise TypeError(f"cannot plot positions of {type(cell_or_curve).__name__}: expected a "
+                    "registry Curve, a fitted cell or a PositionProfile")
+
+
+def _is_cell_fit(obj):
+    return hasattr(obj, "mean_acceptance_length") and hasattr(obj, "per_position")
+
+
+def _cell_profile(cell, *, name="fitted cell", label="measured"):
+    """Profile of a fitted cell: measured survival with its pointwise interval."""
+    pp = cell.per_position
+    if pp is None or getattr(cell, "failed", False):
+        raise ValueError(f"cell thinking {cell.thinking}, K={cell.k} has no per-position "
+                         "counts (its source printed means only, or it failed)")
+    survival = tuple(float(v) for v in pp.survival)
+    conditional = tuple(None if not math.isfinite(float(v)) else float(v)
+                        for v in pp.conditional)
+    low = None if pp.survival_low is None else tuple(_float_or_none(v) for v in pp.survival_low)
+    high = (None if pp.survival_high is None
+            else tuple(_float_or_none(v) for v in pp.survival_high))
+    return PositionProfile(curve=name, label=label, thinking=cell.thinking or "?", k=cell.k,
+                           al=cell.text, survival=survival, conditional=conditional,
+                           schedule=min_variance_schedule(cell.text, cell.k),
+                           survival_low=low, survival_high=high, source="measured",
+                           confidence_level=pp.confidence_level)
+
+
+def plot_cell(cell, ax=None, **kwargs):
+    """Per-position picture of one fitted cell; what ``CellFit.plot()`` draws.
+
+    Same as :func:`plot_positions`.
+    """
+    return plot_positions(cell, ax=ax, **kwargs)
+
+
+def plot_curve(fit, ax=None, **kwargs):
+    """AL vs K of a fitted curve; what ``CurveFit.plot()`` draws.
+
+    Measured cells with their intervals as bands, the cross-K model's
+    predictions as open markers, flagged cells ringed.  Same as
+    :func:`plot_al_curve`.
+    """
+    return plot_al_curve(fit, ax=ax, **kwargs)
+
+
+def plot_chain(model, ax=None, *, color=None):
+    """A cross-K model of one thinking mode: predictions, band, flagged cells.
+
+    What ``ChainFit.plot()`` and ``MonotoneFit.plot()`` draw.  Means the
+    model was fitted to (``measured``, when the model carries them) get
+    filled markers; flagged cells are ringed.
+    """
+    predicted = getattr(model, "predicted", None) or {}
+    if not predicted:
+        raise ValueError("the model has no predictions to plot")
+    mode = getattr(model, "thinking", None) or "on"
+    name = f"{getattr(model, 'kind', 'model')} model"
+    ks = tuple(sorted(predicted))
+    intervals = getattr(model, "predicted_interval", None) or {}
+    series = [ALSeries(curve=name, label="cross-K", thinking=mode, k=ks,
+                       al=tuple(float(predicted[k]) for k in ks), committed=(False,) * len(ks),
+                       low=tuple(_float_or_none(intervals[k][0]) for k in ks)
+                       if intervals else None,
+                       high=tuple(_float_or_none(intervals[k][1]) for k in ks)
+                       if intervals else None)]
+    measured = dict(getattr(model, "measured", None) or {})
+    for flag in getattr(model, "flags", ()) or ():
+        measured.setdefault(flag.k, flag.measured)
+    if measured:
+        mk = tuple(sorted(k for k, v in measured.items() if v is not None))
+        series.insert(0, ALSeries(
+            curve=name, label="measured", thinking=mode, k=mk,
+            al=tuple(float(measured[k]) for k in mk), committed=(True,) * len(mk),
+            flagged=tuple(sorted(f.k for f in getattr(model, "flags", ()) or ()))))
+    art = plot_al_curve(series, ax=ax, colors={name: color} if color else None)
+    if measured and getattr(model, "measured", None) is None:
+        # only the flagged cells' measurements are known: points, not a line
+        for line in art["lines"]:
+            line.set_linestyle("none")
+    return art
+
+
+def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None):
+    """Bars of per-position survival and conditional acceptance for one cell.
+
+    Three bars per draft position i: the cell's survival ``S(i)`` (with its
+    interval when known), its conditional acceptance ``a_i`` (hatched), and
+    vLLM's minimum-variance schedule ``r_i`` for the same AL (grey), the
+    survival a synthetic-acceptance run would realise.
+
+    Parameters
+    ----------
+    cell_or_curve, k, thinking :
+        See :func:`position_profile`.
+    ax : matplotlib.axes.Axes, optional
+    color : colour, optional
+        Colour of the cell's bars (keep it equal to the curve's AL line).
+
+    Returns
+    -------
+    PlotArtists
+        Roles ``survival``, ``conditional``, ``schedule`` (BarContainers),
+        ``errorbars`` and ``notes`` (texts for cut-off bars and a survival
+        that the means make non-monotone).
+
+    Example
+    -------
+    >>> from goldenal import load_registry
+    >>> art = plot_positions(load_registry()["minimaxm3_eagle3"], k=3, thinking="on")
+    >>> [f"{bar.get_height():.2f}" for bar in art["schedule"][0]]
+    ['1.00', '0.83', '0.00']
+    """
+    prof = position_profile(cell_or_curve, k=k, thinking=thinking)
+    import numpy as np
+
+    ax = _axes(ax)
+    color = color or curve_colors([prof.curve])[prof.curve]
+    pos = np.arange(1, prof.k + 1, dtype=float)
+    width = 0.27
+    surv = np.array([float(s) for s in prof.survival])
+    cond = np.array([_none_nan(c) for c in prof.conditional])
+    sched = np.array([float(r) for r in prof.schedule])
+    kind = "measured" if prof.source == "measured" else "implied by AL(i) - AL(i-1)"
+    # Probabilities live in [0, 1], but noisy means can imply values far
+    # outside: bars are cut at [CLIP_LOW, CLIP_HIGH] and labelled with their
+    # value, so one wild ratio does not flatten the rest.
+    clip_low, clip_high = -0.3, 1.4
+    b_surv = ax.bar(pos - width, np.clip(surv, clip_low, clip_high), width, color=color,
+                    label=f"survival S(i), {kind}")
+    _gid_bars(b_surv, "survival")
+    errorbars = []
+    if prof.survival_low is not None and prof.survival_high is not None:
+        low = np.array([_float_or_nan(prof.survival_low, i) for i in range(prof.k)])
+        high = np.array([_float_or_nan(prof.survival_high, i) for i in range(prof.k)])
+        known = np.isfinite(low) & np.isfinite(high)
+        if known.any():
+            level = f"{prof.confidence_level:.0%} " if prof.confidence_level else ""
+            eb = ax.errorbar(pos[known] - width, surv[known],
+                             yerr=np.vstack([surv[known] - low[known], high[known] - surv[known]]),
+                             fmt="none", ecolor="black", elinewidth=1, capsize=3,
+                             label=f"{level}interval of S(i)")
+            errorbars.append(eb)
+    b_cond = ax.bar(pos, np.clip(np.nan_to_num(cond, nan=0.0), clip_low, clip_high), width,
+                    color=color, alpha=0.45, hatch="//", edgecolor=color,
+                    label="conditional acceptance a_i = S(i)/S(i-1)")
+    _gid_bars(b_cond, "conditional")
+    b_sched = ax.bar(pos + width, sched, width, color=SCHEDULE_COLOR,
+                     label=f"vLLM min-variance schedule for AL {_al_text(prof.al)}")
+    _gid_bars(b_sched, "schedule")
+    ax.axhline(0.0, color="black", linewidth=0.6)
+    ax.set_xticks(pos)
+    ax.set_xlabel(POSITION_XLABEL)
+    ax.set_ylabel(POSITION_YLABEL)
+    finite = [v for v in np.concatenate([surv, cond]) if np.isfinite(v)]
+    bottom = min(0.0, max(clip_low, min(finite))) - 0.05
+    ax.set_ylim(bottom, 1.85)  # headroom above 1.4 holds the legend
+    ax.set_yticks([t for t in (-0.25, 0.0, 0.25, 0.5, 0.75, 1.0, 1.25) if t >= bottom])
+    notes = []
+    for bars, values in ((b_surv, surv), (b_cond, cond)):
+        for patch, v in zip(bars.patches, values):
+            if np.isfinite(v) and not clip_low <= v <= clip_high:
+                x = patch.get_x() + patch.get_width() / 2
+                y = clip_high if v > 0 else clip_low
+                notes.append(ax.annotate(f"{v:.2f}", (x, y), ha="center", fontsize="x-small",
+                                         va="bottom" if v > 0 else "top"))
+    if prof.source == "implied, block-parallel":
+        notes.append(ax.text(0.01, 0.98, "block-parallel drafting: each K is drafted afresh,\n"
+                             "so AL(i) - AL(i-1) is no survival; orientation only",
+                             transform=ax.transAxes, fontsize="x-small", color="0.3", va="top"))
+    elif not is_survival(prof.survival):
+        notes.append(ax.text(0.01, 0.98, "S(i) rises or drops below 0:\nneighbouring AL means "
+                             "differ by less\nthan their noise", transform=ax.transAxes,
+                             fontsize="x-small", color="0.3", va="top"))
+    ax.grid(True, axis="y", alpha=0.3)
+    # who on the first line(s), which cell on the last: long variant names wrap
+    import textwrap
+
+    who = textwrap.fill(f"{prof.curve} ({prof.label})", width=72)
+    ax.set_title(f"{who}\nthinking {prof.thinking}, K={prof.k}, AL={_al_text(prof.al)}",
+                 fontsize="medium")
+    ax.legend(fontsize="small", loc="upper right", frameon=False)
+    return PlotArtists(ax, {"survival": (b_surv,), "conditional": (b_cond,),
+                            "schedule": (b_sched,), "errorbars": tuple(errorbars),
+                            "notes": tuple(notes)})
+
+
+def _gid_bars(bars, role):
+    # BarContainer is no artist; name each bar so saved SVGs can be inspected
+    for i, patch in enumerate(bars.patches, start=1):
+        patch.set_gid(f"{role}:{i}")
+
+
+def _al_text(al):
+    if isinstance(al, str):
+        return al
+    return f"{float(al):.2f}"
+
+
+# --------------------------------------------------------------------------
+# cell-by-cell difference
+
+
+# Committed values are rounded to two decimals, so each is within 0.005 of
+# what was measured and a difference of two is within 0.01: the only
+# uncertainty known when neither side has an interval.
+ROUNDING_BOUND = 0.01
+
+
+def diff_frame(diff_result):
+    """One row per cell of a diff: delta, interval bounds, verdict.
+
+    Parameters
+    ----------
+    diff_result : CurveDiff or object with ``to_frame()``
+        :func:`goldenal.diff.diff_curves`'s result (delta = B - A and a
+        standard error ``se`` where known), or any object whose frame has
+        ``thinking``, ``k``, ``delta`` and optionally ``low``/``high``
+        columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``thinking``, ``k``, ``delta``, ``low``, ``high``,
+        ``interval`` (``"se"``: delta +- z * se at the diff's confidence
+        level; ``"rounding"``: ±0.01 from two-decimal rounding, when no
+        standard error is known; ``"given"``) and ``status``.
+    """
+    import numpy as np
+    import pandas as pd
+
+    frame = diff_result.to_frame()
+    if "thinking" not in frame.columns:
+        frame = frame.reset_index()
+    out = frame[["thinking", "k"]].copy()
+    out["delta"] = frame["delta"].astype(float)
+    out["status"] = frame["status"] if "status" in frame.columns else None
+    lowc = next((c for c in frame.columns if "low" in str(c).lower()), None)
+    highc = next((c for c in frame.columns if "high" in str(c).lower()), None)
+    if lowc and highc:
+        out["low"] = frame[lowc].astype(float)
+        out["high"] = frame[highc].astype(float)
+        out["interval"] = "given"
+        return out
+    from statistics import NormalDist
+
+    level = getattr(diff_result, "confidence_level", 0.95)
+    q = NormalDist().inv_cdf(0.5 + level / 2)
+    se = (frame["se"] if "se" in frame.columns else
+          np.full(len(frame), np.nan)).astype(float).to_numpy()
+    has_se = np.isfinite(se)
+    half = np.where(has_se, q * np.nan_to_num(se), ROUNDING_BOUND)
+    out["low"] = out["delta"] - half
+    out["high"] = out["delta"] + half
+    known = np.isfinite(out["delta"].to_numpy())
+    out["interval"] = pd.Series([("se" if s else "rounding") if d else None
+                                 for s, d in zip(has_se, known)], index=out.index, dtype=object)
+    return out
+
+
+def plot_diff(diff_result, ax=None, *, thinking=None, colors=None):
+    """Plot a cell-by-cell difference of two curves, with its uncertainty.
+
+    Markers at B - A per K, one line per thinking mode; error bars are the
+    interval of the difference at the diff's confidence level where a side
+    has a standard error, else the ±0.01 two-decimal rounding bound (grey,
+    dashed caps); cells outside their interval are ringed.
+
+    Parameters
+    ----------
+    diff_result : CurveDiff
+        :func:`goldenal.diff.diff_curves`'s result (see :func:`diff_frame`).
+    ax : matplotlib.axes.Axes, optional
+    thinking : {"on", "off"}, optional
+        One thinking mode only.
+    colors : dict, optional
+        Thinking mode -> colour.
+
+    Returns
+    -------
+    PlotArtists
+        Roles ``lines`` (one per thinking mode), ``errorbars``, ``outside``
+        and ``zero``.
+    """
+    frame = diff_frame(diff_result)
+    level = getattr(diff_result, "confidence_level", None)
+    return _plot_diff_frame(frame, ax=ax, title=_diff_title(diff_result), colors=colors,
+                            modes=_modes(thinking), level=level)
+
+
+def _side_name(side):
+    name = None
+    for attr in ("label", "curve_id", "id"):
+        value = getattr(side, attr, None)
+        if isinstance(value, str) and value:
+            name = value
+            break
+    if name and getattr(side, "kind", None) == "fitted":
+        name += " (fitted)"
+    return name
+
+
+def _diff_title(diff_result):
+    a = getattr(diff_result, "a", None)
+    b = getattr(diff_result, "b", None)
+    name_a = (_side_name(a) if a is not None else None) or "A"
+    name_b = (_side_name(b) if b is not None else None) or "B"
+    return f"{name_b} minus {name_a}, per cell"
+
+
+def _plot_diff_frame(frame, *, ax=None, title=None, colors=None, modes=THINKING_MODES,
+                     level=None):
+    import numpy as np
+
+    ax = _axes(ax)
+    lines, errorbars, outside, interval_kinds = [], [], [], set()
+    offsets = {"on": -0.08, "off": 0.08}
+    mode_colors = {"on": "tab:blue", "off": "tab:orange"}
+    mode_colors.update(colors or {})
+    for mode in modes:
+        part = frame[frame["thinking"] == mode].sort_values("k")
+        part = part[np.isfinite(part["delta"].to_numpy(dtype=float))]
+        if part.empty:
+            continue
+        ks = part["k"].to_numpy(dtype=float) + offsets[mode]
+        delta = part["delta"].to_numpy(dtype=float)
+        color = mode_colors[mode]
+        (line,) = ax.plot(ks, delta, linestyle=THINKING_STYLE[mode], marker="o", color=color,
+                          label=f"thinking {mode}")
+        line.set_gid(f"diff:{mode}")
+        lines.append(line)
+        low = part["low"].to_numpy(dtype=float)
+        high = part["high"].to_numpy(dtype=float)
+        kinds = part["interval"].to_numpy()
+        for kind, ecolor in (("se", color), ("given", color), ("rounding", "0.6")):
+            sel = (kinds == kind) & np.isfinite(low) & np.isfinite(high)
+            if sel.any():
+                eb = ax.errorbar(ks[sel], delta[sel],
+                                 yerr=np.vstack([delta[sel] - low[sel], high[sel] - delta[sel]]),
+                                 fmt="none", ecolor=ecolor, capsize=3, elinewidth=1.2)
+                eb.lines[2][0].set_gid(f"interval:{kind}:{mode}")
+                errorbars.append(eb)
+                interval_kinds.add(kind)
+        status = part["status"].to_numpy()
+        off = status == "outside"
+        if off.any():
+            (ring,) = ax.plot(ks[off], delta[off], linestyle="none", marker="o", markersize=12,
+                              markerfacecolor="none", markeredgecolor="crimson",
+                              markeredgewidth=1.5)
+            ring.set_gid(f"outside:{mode}")
+            outside.append(ring)
+    if not lines:
+        raise ValueError("nothing to plot: the diff has no cell present on both sides")
+    zero = ax.axhline(0.0, color="black", linewidth=0.8)
+    zero.set_gid("zero")
+    from matplotlib.lines import Line2D
+
+    handles, labels = ax.get_legend_handles_labels()
+    kinds = interval_kinds
+    pct = f"{level:.0%} " if level else ""
+    if kinds & {"se", "given"}:
+        handles.append(Line2D([], [], color="0.2", marker="|", markersize=8, linestyle="-"))
+        labels.append(f"{pct}interval of the difference")
+    if "rounding" in kinds:
+        handles.append(Line2D([], [], color="0.6", marker="|", markersize=8, linestyle="-"))
+        labels.append("±0.01: two-decimal rounding only (no interval known)")
+    if outside:
+        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=10,
+                              markerfacecolor="none", markeredgecolor="crimson"))
+        labels.append("outside the interval")
+    ks_all = sorted({int(k) for k in frame["k"]})
+    ax.set_xticks(ks_all)
+    ax.set_xlabel(AL_XLABEL)
+    ax.set_ylabel(DIFF_YLABEL)
+    ax.grid(True, alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize="medium")
+    ax.legend(handles, labels, fontsize="small", frameon=False, loc="best")
+    return PlotArtists(ax, {"lines": tuple(lines), "errorbars": tuple(errorbars),
+                            "outside": tuple(outside), "zero": (zero,)})
+
+
+# --------------------------------------------------------------------------
+# whole figures, as ``goldenal plot`` draws them
+
+KINDS = ("al", "positions", "diff")
+FORMATS = ("png", "svg", "pdf")
+
+
+def _new_figure(width, height):
+    """A pyplot-free figure on an Agg canvas (no global state, no display)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _last_complete_k(cells):
+    """Largest K such that every K from 1 up to it has a committed number."""
+    k = 0
+    while str(cells.get(k + 1, "N/A")).strip().upper() != "N/A":
+        k += 1
+    return k
+
+
+def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=None,
+           colors=None):
+    """Draw a whole figure of one kind, as ``goldenal plot`` saves it.
+
+    Parameters
+    ----------
+    curves : list of Curve or CurveFit
+        What to draw; colours follow this order in every kind.
+    kind : {"al", "positions", "diff"}
+        ``"al"``: AL vs K, all curves on one axes.  ``"positions"``: one
+        panel per curve and thinking mode, for cell ``k`` (default: the
+        largest K each curve has committed from 1 up).  ``"diff"``: the second
+        curve minus the first, cell by cell (exactly two curves).
+    thinking : {"on", "off"}, optional
+        One thinking mode only.
+    k : int, optional
+        The cell of ``"positions"``.
+    diff : callable, optional
+        ``diff(a, b) -> result`` for ``"diff"``; default
+        :func:`goldenal.diff.diff_curves`.
+    golden_dir : str, optional
+        Directory the curves were loaded from; a diff then also reads the
+        distribution files (intervals) committed beside them.
+    colors : dict, optional
+        Curve or run id -> colour (see :func:`curve_colors`); default the
+        order of ``curves``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if kind not in KINDS:
+        raise ValueError(f"`kind` must be one of {', '.join(KINDS)}, got {kind!r}")
+    curves = _as_list(curves)
+    if not curves:
+        raise ValueError("`curves` is empty")
+    colors = dict(colors or {})
+    for cid, color in curve_colors([_curve_id(c) for c in curves
+                                    if _curve_id(c) not in colors]).items():
+        colors.setdefault(cid, color)
+    if kind == "al":
+        fig = _new_figure(8.0, 5.0)
+        plot_al_curve(curves, thinking=thinking, ax=fig.add_subplot(), colors=colors)
+        return fig
+    if kind == "diff":
+        if len(curves) != 2:
+            raise ValueError(f"a diff needs exactly two curves, got {len(curves)}")
+        if diff is None:
+            from goldenal.diff import diff_curves as diff
+        a, b = curves
+        if golden_dir is not None and all(_is_registry_curve(c) for c in curves):
+            # by id, so the diff finds <id>.distribution.json beside each curve
+            result = diff(a.id, b.id, golden_dir=golden_dir)
+        else:
+            result = diff(a, b)
+        fig = _new_figure(8.0, 4.5)
+        plot_diff(result, ax=fig.add_subplot(), thinking=thinking)
+        return fig
+    cells = []
+    for curve in curves:
+        for mode in _modes(thinking):
+            if _is_curve_fit(curve):
+                have = {kk: c.text for (t, kk), c in curve.cells.items() if t == mode}
+            else:
+                have = (getattr(curve, "cells", {}) or {}).get(mode) or {}
+            if have:
+                cells.append((curve, mode, k if k is not None else _last_complete_k(have)))
+    if not cells:
+        raise UnknownCurve("no committed cells to plot" + (f" for thinking {thinking}"
+                                                            if thinking else ""))
+    ncols = 2 if len(cells) > 1 else 1
+    nrows = math.ceil(len(cells) / ncols)
+    fig = _new_figure(7.0 * ncols, 4.2 * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, (curve, mode, kk) in zip(axes, cells):
+        plot_positions(curve, k=kk, thinking=mode, ax=ax, color=colors[_curve_id(curve)])
+    for ax in axes[len(cells):]:
+        ax.set_visible(False)
+    return fig
+
+
+def save_figure(fig, path):
+    """Save a figure atomically; the format follows the extension (png, svg, pdf).
+
+    SVG text stays text (searchable, small) and SVG/PDF carry no date, so
+    the same figure saves to the same bytes.
+
+    Raises
+    ------
+    ValueError
+        Unknown extension.
+    FileNotFoundError
+        The directory of ``path`` does not exist.
+    """
+    import os
+    import tempfile
+
+    import matplotlib
+
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in FORMATS:
+        raise ValueError(f"output must end in .png, .svg or .pdf, got {path!r}")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        import errno
+
+        raise FileNotFoundError(errno.ENOENT, "no such directory", directory)
+    metadata = {"png": {"Software": None}, "svg": {"Date": None},
+                "pdf": {"CreationDate": None, "ModDate": None}}[ext]
+    fd, tmp = tempfile.mkstemp(prefix=".goldenal-plot-", suffix="." + ext, dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh, matplotlib.rc_context(
+                {"svg.fonttype": "none", "svg.hashsalt": "goldenal"}):
+            fig.savefig(fh, format=ext, dpi=120, metadata=metadata)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path

@@ -1,0 +1,278 @@
+"""Measurement ingestion: engine output in, :class:`~goldenal.observation.Observation` records out.
+
+One reader per source format, chosen per file by its content (a sniffer reads
+the first 256 KiB; compression is detected by magic bytes, not by name):
+
+==========================  ===================================================
+reader                      source
+==========================  ===================================================
+``vllm-log``                vLLM server log, every metrics family (V0 .. V1)
+``prometheus``              ``/metrics`` scrape(s): vLLM, ATOM, TRT-LLM, SGLang
+``vllm-bench-json``         ``vllm bench serve --save-result`` JSON
+``vllm-bench-console``      ``vllm bench serve`` console output
+``vllm-offline``            ``examples/offline_inference/spec_decode.py`` output
+``vllm-request``            per-request ``metrics.speculative_decoding``
+``sglang-log``              SGLang decode-batch lines, bench summaries
+``sglang-json``             SGLang ``meta_info`` and ``/server_info``
+``trtllm``                  TensorRT-LLM iteration stats (``specDecodingStats``)
+``atom-log``                ATOM ``[MTP Stats ...]`` lines
+``atom-json``               ATOM ``/debug/mtp_stats``
+``llamacpp``                llama.cpp server statistics
+==========================  ===================================================
+
+Files whose names differ only by ``before``/``after`` (Prometheus scrapes,
+``/debug/mtp_stats`` reads) are differenced into one window.
+
+:func:`ingest` returns an immutable :class:`Observations`; :class:`IngestStream`
+yields the same records one at a time (constant memory for logs of any
+size).  This module imports no pandas or scipy; ``.to_frame()`` imports pandas.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from goldenal.errors import ParseError
+from goldenal.readers import _io
+from goldenal.readers._base import Context
+from goldenal.readers.observations import (CellSummary, Observations, Problem, SourceInfo,
+                                          Summary, as_dict)
+
+__all__ = ["ingest", "IngestStream", "load_run", "Observations", "MeasurementRun", "Problem",
+           "CellSummary", "Summary", "SourceInfo", "sniff", "READERS", "as_dict"]
+
+
+def _readers():
+    from goldenal.readers import (atom, llamacpp, prometheus, sglang, trtllm, vllm_bench,
+                                 vllm_log)
+
+    # name -> (sniff(head) -> bool, read(path_or_pair, ctx), takes a before/after pair)
+    return {
+        "vllm-request": (vllm_bench.sniff_request, vllm_bench.read_requests, False),
+        "trtllm": (trtllm.sniff, trtllm.read, False),
+        "atom-json": (atom.sniff_json, atom.read_pair, True),
+        "sglang-json": (sglang.sniff_json, sglang.read_json, False),
+        "vllm-bench-json": (vllm_bench.sniff_json, vllm_bench.read_json, False),
+        "prometheus": (prometheus.sniff, prometheus.read_pair, True),
+        # decisive vLLM metrics lines beat other engines' markers quoted in a log
+        "vllm-log!": (vllm_log.sniff_metrics, vllm_log.read, False),
+        "vllm-bench-console": (vllm_bench.sniff_console, vllm_bench.read_console, False),
+        "vllm-offline": (vllm_bench.sniff_offline, vllm_bench.read_offline, False),
+        "atom-log": (atom.sniff_log, atom.read_log, False),
+        "sglang-log": (sglang.sniff_log, sglang.read_log, False),
+        "llamacpp": (llamacpp.sniff, llamacpp.read, False),
+        "vllm-log": (vllm_log.sniff, vllm_log.read, False),
+    }
+
+
+READERS = ("vllm-log", "prometheus", "vllm-bench-json", "vllm-bench-console", "vllm-offline",
+           "vllm-request", "sglang-log", "sglang-json", "trtllm", "atom-log", "atom-json",
+           "llamacpp")
+
+_BENCH_HINTS = ('"request_throughput"', '"max_concurrency"', '"total_output_tokens"')
+
+
+def sniff(path):
+    """The name of the reader for ``path``, chosen by content.
+
+    Raises
+    ------
+    ParseError
+        The file is unreadable or in no known format.
+    """
+    head = _io.decode(_io.read_head(path))
+    if not head.strip():
+        raise ParseError("empty file", path=path)
+    for name, (test, _, _) in _readers().items():
+        if test(head):
+            return name.rstrip("!")
+    if head.lstrip().startswith("{") and any(h in head for h in _BENCH_HINTS):
+        return "vllm-bench-json"  # spec_decode_* keys may sit past the sniffed head
+    raise ParseError("not a recognised measurement format (no vLLM/SGLang/TRT-LLM/ATOM "
+                     "speculative-decoding metrics in the first 256 KiB)", path=path)
+
+
+_PAIR = re.compile(r"(?i)(before|after)")
+
+
+def _pairs(paths, kinds, in_order=False):
+    """Group before/after files of a pairing reader; everything else stays single.
+
+    With ``in_order`` (a manifest cell), exactly two files of the same pairing
+    reader are a pair in the order given, whatever their names.
+    """
+    if in_order and len(paths) == 2 and kinds[paths[0]] == kinds[paths[1]] \
+            and kinds[paths[0]][1]:
+        return [(paths[0], paths[1])]
+    singles, pending = [], {}
+    for path in paths:
+        name = os.path.basename(path)
+        if kinds[path][1] and _PAIR.search(name):
+            key = (os.path.dirname(path), _PAIR.sub("*", name), kinds[path][0])
+            which = _PAIR.search(name).group(1).lower()
+            pending.setdefault(key, {})[which] = path
+        else:
+            singles.append((None, path))
+    out = list(singles)
+    for group in pending.values():
+        if "after" in group:
+            out.append((group.get("before"), group["after"]))
+        else:  # a lone 'before' scrape is still a since-start reading
+            out.append((None, group["before"]))
+    order = {p: i for i, p in enumerate(paths)}
+    return sorted(out, key=lambda pair: order[pair[1]])
+
+
+def _expand(paths):
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out = []
+    for p in paths:
+        p = os.fspath(p)
+        if os.path.isdir(p):
+            for name in sorted(os.listdir(p)):
+                full = os.path.join(p, name)
+                if os.path.isfile(full) and not name.startswith(".") \
+                        and not name.endswith((".yaml", ".yml", ".md")):
+                    out.append(full)
+        elif not os.path.exists(p):
+            raise ParseError("no such file", path=p)
+        else:
+            out.append(p)
+    return out
+
+
+def ingest(paths, *, k=None, reader=None, strict=False, in_order=False):
+    """Read measurement files into observations, one per measurement window.
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Files (plain or gzip) or directories (their files, not recursive).
+    k : int, optional
+        K when the sources do not state it (vLLM 0.8.3-0.8.4 lines, SGLang
+        logs); also checked against sources that do.
+    reader : str, optional
+        Force one reader (see :data:`READERS`) instead of sniffing.
+    strict : bool
+        Raise on the first refused window instead of recording it.
+    in_order : bool
+        Two scrapes (or ``/debug/mtp_stats`` reads) given are a before/after
+        pair in this order, even when their names do not say so.
+
+    Returns
+    -------
+    Observations
+        ``complete`` is False when any window was refused; ``problems`` says
+        which and why, with file and line.
+
+    Raises
+    ------
+    ParseError
+        A file is missing, unreadable or in no known format (or, with
+        ``strict``, any window is refused).
+
+    Example
+    -------
+    >>> obs = ingest(["server_on_mtp3.log"])            # doctest: +SKIP
+    >>> round(obs.summary()[0].acceptance_length, 2)      # doctest: +SKIP
+    2.83
+    """
+    stream = IngestStream(paths, k=k, reader=reader, strict=strict, in_order=in_order)
+    items = tuple(stream)
+    return Observations(items, tuple(stream.problems), tuple(stream.sources))
+
+
+class IngestStream:
+    """Observations yielded as they are read, for output of any size in constant memory.
+
+    Iterate once; ``problems`` and ``sources`` fill in as files are read, and
+    ``complete`` is final after the iteration ends.  Every file is sniffed
+    before the first observation is yielded, so an unreadable file fails
+    early.  :func:`ingest` is ``Observations`` over this stream.
+    """
+
+    def __init__(self, paths, *, k=None, reader=None, strict=False, in_order=False):
+        files = _expand(paths)
+        self._table = _readers()
+        if reader is not None and reader not in self._table:
+            raise ParseError(f"unknown reader {reader!r}; expected one of {', '.join(READERS)}")
+        self._kinds = {}
+        for path in files:
+            name = reader or sniff(path)
+            self._kinds[path] = (name, self._table[name][2])
+        self._plan = _pairs(files, self._kinds, in_order)
+        self._k = k
+        self._strict = strict
+        self.problems = []
+        self.sources = []
+
+    @property
+    def complete(self):
+        return not any(p.refused for p in self.problems)
+
+    def __iter__(self):
+        for before, after in self._plan:
+            name = self._kinds[after][0]
+            _, read, paired = self._table[name]
+            ctx = Context(after, k=self._k)
+            count, spans = 0, {}
+            seen = 0
+            for obs in (read(before, after, ctx) if paired else read(after, ctx)):
+                if self._strict and len(ctx.problems) > seen:
+                    self._raise_first(ctx)
+                seen = len(ctx.problems)
+                count += 1
+                _span(spans, obs)
+                yield obs
+            if not count and not any(p.refused for p in ctx.problems):
+                skipped = ctx.facts.get("skipped_empty")
+                ctx.refuse(None, "no speculative-decoding measurements found in this file" + (
+                    f" ({skipped} metrics line(s) with zero drafts skipped: speculation off?)"
+                    if skipped else ""))
+            _note_mixed_k(spans, ctx)
+            if self._strict:
+                self._raise_first(ctx)
+            self.problems.extend(ctx.problems)
+            self.sources.append(SourceInfo(str(after), name, count, dict(ctx.facts)))
+
+    @staticmethod
+    def _raise_first(ctx):
+        bad = next((p for p in ctx.problems if p.refused), None)
+        if bad is not None:
+            raise ParseError(bad.message, path=bad.path, line=bad.line)
+
+
+def _span(spans, o):
+    if o.k is None:
+        return
+    lo, hi = spans.get(o.k, (None, None))
+    if o.line is not None:
+        lo = o.line if lo is None else min(lo, o.line)
+        hi = o.line if hi is None else max(hi, o.line)
+    spans[o.k] = (lo, hi)
+
+
+def _note_mixed_k(spans, ctx):
+    if len(spans) > 1:
+        parts = ", ".join(f"K={k}" + (f" (lines {lo}-{hi})" if lo is not None else "")
+                          for k, (lo, hi) in sorted(spans.items()))
+        ctx.remark(None, f"metrics of {len(spans)} different K in one file: {parts}; "
+                         "split into separate cells")
+
+
+def load_run(path, **identity):
+    """Load a measurement run directory; see :func:`goldenal.readers.run.load_run`."""
+    from goldenal.readers.run import load_run as _load
+
+    return _load(path, **identity)
+
+
+def __getattr__(name):
+    if name == "MeasurementRun":
+        from goldenal.readers.run import MeasurementRun
+
+        return MeasurementRun
+    raise AttributeError(f"module 'goldenal.readers' has no attribute {name!r}")
+

@@ -1,0 +1,197 @@
+"""Shared pieces of the readers: the read context and count reconstruction.
+
+Several formats print rounded ratios instead of counts (vLLM's per-position
+survival ``%.3f``, the offline example's ``%.2f``, bench percentages).  The
+step count ``D`` and per-position counts are then rebuilt as the integers that
+reproduce every printed figure within its rounding; when no integer does, the
+line contradicts itself and is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from goldenal.readers.observations import Problem
+
+
+class Context:
+    """What one reader run collects besides observations: problems and facts."""
+
+    def __init__(self, path, *, k=None):
+        self.path = str(path)
+        self.k_hint = k
+        self.problems = []
+        self.facts = {}
+
+    def refuse(self, line, message):
+        self.problems.append(Problem(self.path, line, message, True))
+
+    def remark(self, line, message):
+        self.problems.append(Problem(self.path, line, message, False))
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf)", re.I)
+
+
+def number(text):
+    """A float from a field value such as ``"38.2%"``, ``"632 tokens"``, ``"nan%"``."""
+    match = _NUMBER.match(text.strip())
+    if match is None:
+        raise ValueError(f"not a number: {text.strip()!r}")
+    return float(match.group())
+
+
+def integer(text):
+    """An integer count from a field value; refuses fractions."""
+    value = number(text)
+    if value != value or value < 0 or value != int(value):
+        raise ValueError(f"not a count: {text!r}")
+    return int(value)
+
+
+def survival_from_histogram(hist):
+    """``a_i = sum_{j>i} h_j`` from a histogram ``h_0..h_K`` (FORMATS.md section 0)."""
+    out = []
+    running = sum(hist)
+    for h in hist[:-1]:
+        running -= h
+        out.append(running)
+    return tuple(out)
+
+
+def histogram_from_survival(steps, per_position):
+    """Inverse of :func:`survival_from_histogram` given ``D`` = steps."""
+    prev = steps
+    hist = []
+    for c in per_position:
+        hist.append(prev - c)
+        prev = c
+    hist.append(prev)
+    return tuple(hist)
+
+
+def _feasible(rate, half, drafts):
+    lo = math.ceil(round((rate - half) * drafts, 9))
+    hi = math.floor(round((rate + half) * drafts, 9))
+    return max(lo, 0), min(hi, drafts)
+
+
+def counts_from_rates(drafts, rates, accepted, half):
+    """Integer per-position counts for survival ``rates`` printed to ``+-half``.
+
+    Each count lies within the rounding of its printed rate, the counts are
+    non-increasing (survival never grows with depth) and sum to ``accepted``
+    (the identity ``A = sum_i a_i``).  Returns None when no such integers exist.
+    """
+    bounds = [_feasible(r, half, drafts) for r in rates]
+    # tighten the boxes to the order: hi_i <= hi_(i-1), lo_i >= lo_(i+1)
+    lo = [b[0] for b in bounds]
+    hi = [b[1] for b in bounds]
+    for i in range(1, len(hi)):
+        hi[i] = min(hi[i], hi[i - 1])
+    for i in range(len(lo) - 2, -1, -1):
+        lo[i] = max(lo[i], lo[i + 1])
+    if any(a > b for a, b in zip(lo, hi)) or not sum(lo) <= accepted <= sum(hi):
+        return None
+    counts = [min(max(round(r * drafts), a), b) for r, a, b in zip(rates, lo, hi)]
+    for i in range(1, len(counts)):
+        counts[i] = min(counts[i], counts[i - 1])
+    residual = accepted - sum(counts)
+    step = 1 if residual > 0 else -1
+    last = len(counts) - 1
+    while residual:
+        # move one unit where the exact value r*D is farthest in that direction,
+        # among the moves that keep the box and the order
+        best, gap = None, None
+        for i, r in enumerate(rates):
+            target = counts[i] + step
+            if not lo[i] <= target <= hi[i]:
+                continue
+            if step > 0 and i > 0 and target > counts[i - 1]:
+                continue
+            if step < 0 and i < last and target < counts[i + 1]:
+                continue
+            g = (r * drafts - counts[i]) * step
+            if gap is None or g > gap:
+                best, gap = i, g
+        if best is None:
+            return None
+        counts[best] += step
+        residual -= step
+    return tuple(counts)
+
+
+def derive_drafts(accepted, rates, *, half, mean=None, mean_half=0.005, drafted=None, k=None):
+    """Rebuild ``D`` and per-position counts from a window that does not print ``D``.
+
+    ``D = A / sum_i s_i`` up to rounding (FORMATS.md 1.5); ``drafted / K`` is
+    preferred when it is consistent, because it is exact whenever every step
+    drafted K tokens.
+
+    Returns
+    -------
+    (drafts, per_position, how) or None
+        ``how`` is ``"drafted/k"`` or ``"per-position"``; None when no integer
+        ``D`` reproduces the printed figures.
+    """
+    total = sum(rates)
+    width = half * len(rates)
+    if accepted == 0:
+        if drafted and k and drafted % k == 0:
+            return drafted // k, tuple(0 for _ in rates), "drafted/k"
+        return None
+    candidates = []
+    if drafted and k and drafted % k == 0:
+        candidates.append((drafted // k, "drafted/k"))
+    lo, hi = 1.0, math.inf
+    if total + width > 0:
+        lo = max(lo, accepted / (total + width))
+    if total - width > 0:
+        hi = min(hi, accepted / (total - width))
+    if mean is not None and mean == mean:
+        if mean - 1 + mean_half > 0:
+            lo = max(lo, accepted / (mean - 1 + mean_half))
+        if mean - 1 - mean_half > 0:
+            hi = min(hi, accepted / (mean - 1 - mean_half))
+    if hi < math.inf and total > 0:
+        centre = accepted / total
+        ordered = sorted(range(math.ceil(lo - 1e-9), math.floor(hi + 1e-9) + 1),
+                         key=lambda d: abs(d - centre))
+        candidates.extend((d, "per-position") for d in ordered[:64])
+    for drafts, how in candidates:
+        if drafts <= 0 or accepted > drafts * len(rates):
+            continue
+        if mean is not None and mean == mean and \
+                abs(1 + accepted / drafts - mean) > mean_half + 1e-9:
+            continue
+        per_pos = counts_from_rates(drafts, rates, accepted, half + 1e-9)
+        if per_pos is not None:
+            return drafts, per_pos, how
+    return None
+
+
+def balanced(text, start):
+    """The bracketed expression opening at ``text[start]``, or None if it never closes."""
+    pairs = {"{": "}", "(": ")", "[": "]"}
+    if start >= len(text) or text[start] not in pairs:
+        return None
+    depth, quote, escape = 0, None, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in pairs:
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    return None

@@ -1,0 +1,165 @@
+"""Streaming access to measurement files: plain or gzip, any line ending, any bytes.
+
+Everything here works on bytes and decodes only the lines a reader keeps, so a
+1 GB server log costs one pass of ``bytes.find`` over fixed-size chunks and
+memory independent of its size.  Compression is detected by the gzip magic
+bytes, not by the file name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+
+from goldenal.errors import ParseError
+
+GZIP_MAGIC = b"\x1f\x8b"
+CHUNK = 1 << 22  # 4 MiB: large enough that per-chunk overhead is negligible
+
+# ECMA-48 CSI sequences (colour codes such as "\x1b[1;36m") and lone OSC/ESC pairs
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+
+
+def open_binary(path):
+    """Open ``path`` for binary reading, transparently gunzipping it.
+
+    Raises
+    ------
+    ParseError
+        The file cannot be opened or its gzip stream is corrupt at the start.
+    """
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    head = raw.read(2)
+    raw.seek(0)
+    if head == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    return raw
+
+
+def read_head(path, size=1 << 18):
+    """The first ``size`` decompressed bytes of ``path`` (for sniffing)."""
+    with open_binary(path) as fh:
+        try:
+            return fh.read(size)
+        except (OSError, EOFError) as exc:  # corrupt or truncated gzip
+            raise ParseError(f"unreadable compressed data: {exc}", path=path) from None
+
+
+def read_text(path, limit=1 << 28):
+    """The whole decoded text of a (small) document, e.g. a JSON result file.
+
+    Documents are read whole because JSON has no line structure to stream;
+    ``limit`` guards against a log given where a document was expected.
+    """
+    with open_binary(path) as fh:
+        try:
+            data = fh.read(limit + 1)
+        except (OSError, EOFError) as exc:
+            raise ParseError(f"unreadable compressed data: {exc}", path=path) from None
+    if len(data) > limit:
+        raise ParseError(f"document larger than {limit >> 20} MiB; expected a result file",
+                         path=path)
+    return decode(data)
+
+
+def decode(data: bytes) -> str:
+    """Lenient text: UTF-8 with replacement characters, no CR, no ANSI colour codes."""
+    text = data.decode("utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r", "")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    return text
+
+
+def iter_lines(path):
+    """Yield ``(line_number, text, terminated)`` for every line of ``path``.
+
+    ``terminated`` is False only for a last line without a newline (a file cut
+    while it was being written).  Use :func:`scan` instead for large logs.
+    """
+    with open_binary(path) as fh:
+        number = 0
+        try:
+            for raw in fh:
+                number += 1
+                terminated = raw.endswith(b"\n")
+                yield number, decode(raw.rstrip(b"\r\n")), terminated
+        except (OSError, EOFError) as exc:
+            raise ParseError(f"unreadable compressed data after line {number}: {exc}",
+                             path=path, line=number or None) from None
+
+
+def scan(path, markers, previous=False):
+    """Yield ``(line_number, text, terminated)`` for the lines containing any marker.
+
+    The hot loop never touches the other lines: each chunk is searched with
+    ``bytes.find`` per marker (a C ``memchr``/two-way search), and line numbers
+    come from ``bytes.count(b"\\n")`` between hits.  Lines are yielded in file
+    order, each once even when it holds several markers.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Plain or gzip file.
+    markers : sequence of bytes
+        Substrings to look for (case-sensitive).
+    previous : bool
+        Also yield the raw bytes of the line before each hit (``b""`` at the
+        start of a chunk), as a fourth item.
+    """
+    with open_binary(path) as fh:
+        carry = b""
+        base_line = 1  # line number of the first line in ``buf``
+        while True:
+            try:
+                block = fh.read(CHUNK)
+            except (OSError, EOFError) as exc:
+                raise ParseError(f"unreadable compressed data after line {base_line}: {exc}",
+                                 path=path, line=base_line) from None
+            eof = not block
+            buf = carry + block
+            if not buf:
+                return
+            if eof:
+                cut = len(buf)
+            else:
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0:  # a single line longer than a chunk: keep reading
+                    carry = buf
+                    continue
+            starts = set()
+            for marker in markers:
+                pos = buf.find(marker, 0, cut)
+                while pos >= 0:
+                    starts.add(buf.rfind(b"\n", 0, pos) + 1)
+                    pos = buf.find(b"\n", pos, cut)
+                    if pos < 0:
+                        break
+                    pos = buf.find(marker, pos, cut)
+            line = base_line
+            prev = 0
+            for start in sorted(starts):
+                line += buf.count(b"\n", prev, start)
+                prev = start
+                end = buf.find(b"\n", start, cut)
+                terminated = end >= 0
+                raw = buf[start:end if terminated else cut]
+                if previous:
+                    yield (line, decode(raw.rstrip(b"\r")), terminated,
+                           buf[buf.rfind(b"\n", 0, start - 1) + 1:start] if start else b"")
+                else:
+                    yield line, decode(raw.rstrip(b"\r")), terminated
+            base_line = line + buf.count(b"\n", prev, cut)
+            if eof:
+                return
+            carry = buf[cut:]
+
+
+def text_stream(path):
+    """A text file object over ``path`` (decompressed, lenient decoding)."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline=None)

@@ -1,0 +1,289 @@
+"""Prometheus text exposition: vLLM's spec-decode counters (and ATOM's, TRT-LLM's, SGLang's).
+
+One scrape gives counts since each engine started; a before/after pair gives
+the window between them (FORMATS.md section 2.3).  Samples are parsed with
+prometheus_client's ``text_string_to_metric_families``; only the lines of the
+speculative-decoding families are handed to it, so a scrape of any size is
+read in one streaming pass.
+
+* vLLM V1 (0.8.5+): ``vllm:spec_decode_num_drafts_total`` (D),
+  ``..._num_draft_tokens_total`` (T), ``..._num_accepted_tokens_total`` (A),
+  ``..._num_accepted_tokens_per_pos_total{position="i"}`` (a_i); summed over
+  ``engine`` and every other label but ``position``; K = number of positions.
+  Bare names (``LLM.get_metrics()``) are accepted as the same series.
+* vLLM 0.8.3-0.8.4: no drafts counter, so steps only with a known K.
+* vLLM V0: the counters over-count (vllm/engine/metrics.py@f0afa0c2); only the
+  efficiency gauge is usable, as ``efficiency x (K+1)`` when K is known.
+* ATOM: ``atom:mtp_draft_tokens_total``, ``atom:mtp_accepted_tokens_total``,
+  ``atom:mtp_decode_steps_total{accepted_tokens="k"}`` (a histogram).
+* TensorRT-LLM / SGLang: gauges only (``trtllm_spec_decode_acceptance_length``,
+  ``sglang:spec_accept_length``): mean-only windows.
+
+A counter that went down, or a changed ``_created`` time, means a restart
+between the scrapes: the window is refused, never differenced into nonsense.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from goldenal.errors import ParseError
+from goldenal.readers import _io
+from goldenal.readers._base import Context, survival_from_histogram
+from goldenal.observation import Observation
+
+NAME = "prometheus"
+_FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")
+_UI_ROW = re.compile(r"^(\S+\{.*\})\s*\|\s*(\S+)\s*$")
+_SAMPLE = re.compile(r"^(?:vllm|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+(?:\|\s*)?"
+                     r"[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
+
+_VLLM = "vllm:spec_decode_"
+_COUNTERS = {"num_drafts": "drafts", "num_draft_tokens": "draft_tokens",
+             "num_accepted_tokens": "accepted", "num_accepted_tokens_per_pos": "per_pos",
+             "num_emitted_tokens": "emitted"}
+
+
+def sniff(head: str) -> bool:
+    """True for a Prometheus text exposition (or a Prometheus-UI table) of spec metrics."""
+    if ("# TYPE " in head or "# HELP " in head) and ("spec_decode" in head or "mtp_" in head
+                                                     or "spec_accept" in head):
+        return True
+    return _SAMPLE.search(head) is not None
+
+
+def _relevant_text(path):
+    """The exposition lines of the spec families, UI table rows rewritten as samples."""
+    keep = []
+    for number, text, _ in _io.scan(path, _FAMILIES):
+        text = text.strip()
+        m = _UI_ROW.match(text)
+        if m:  # Prometheus web-UI export: 'series | value'
+            text = f"{m.group(1)} {m.group(2)}"
+        keep.append(text)
+    return "\n".join(keep) + "\n"
+
+
+class Scrape:
+    """Samples of one scrape: ``{(name, labels): value}`` plus ``_created`` times."""
+
+    def __init__(self, path):
+        from prometheus_client.parser import text_string_to_metric_families
+
+        self.path = str(path)
+        self.values = {}
+        self.created = {}
+        self.gauges = {}
+        self.sample_names = {}
+        try:
+            families = list(text_string_to_metric_families(_relevant_text(path)))
+        except (ValueError, IndexError, TypeError) as exc:
+            raise ParseError(f"not a valid Prometheus text exposition: {exc}", path=path) from None
+        for family in families:
+            for s in family.samples:
+                name = s.name
+                labels = tuple(sorted(s.labels.items()))
+                if name.endswith("_created"):
+                    self.created[(name[:-8], labels)] = s.value
+                    continue
+                base = name[:-6] if name.endswith("_total") else name
+                if family.type == "gauge" or base.endswith(("_rate", "_length", "_efficiency",
+                                                            "_per_forward", "_overhead")):
+                    self.gauges[(base, labels)] = s.value
+                else:
+                    self.values[(base, labels)] = s.value
+                    self.sample_names[(base, labels)] = name
+
+    def names(self):
+        return {name for name, _ in self.values} | {name for name, _ in self.gauges}
+
+
+def _delta(before, after, ctx):
+    """Per-series difference; refuses a reset (decrease, or a changed ``_created``)."""
+    out = {}
+    for key, value in after.values.items():
+        if before is None:
+            out[key] = value
+            continue
+        old = before.values.get(key)
+        name, labels = key
+        label_text = ",".join(f'{k}="{v}"' for k, v in labels)
+        where = after.sample_names.get(key, name) + "{" + label_text + "}"
+        if old is None:
+            raise _Reset(f"{where} is absent from the earlier scrape: the server "
+                         "(re)started between the scrapes")
+        if value < old:
+            raise _Reset(f"counter reset between scrapes: {where} went {old:g} -> {value:g} "
+                         "(a restart); this window cannot be measured")
+        c0, c1 = before.created.get(key), after.created.get(key)
+        if c0 is not None and c1 is not None and c0 != c1:
+            raise _Reset(f"counter reset between scrapes: {where} was re-created "
+                         f"(_created {c0:.3f} -> {c1:.3f}, a restart)")
+        out[key] = value - old
+    return out
+
+
+class _Reset(Exception):
+    pass
+
+
+def _as_int(value, what, ctx):
+    if value != value or math.isinf(value) or value < 0 or value != int(value):
+        raise _Reset(f"{what} is {value!r}, not a count")
+    return int(value)
+
+
+def read_pair(before, after, ctx: Context):
+    """Observations of one scrape (``before`` None: since start) or a window of two."""
+    after_s = Scrape(after)
+    before_s = Scrape(before) if before is not None else None
+    ctx.facts["before"] = None if before is None else str(before)
+    try:
+        deltas = _delta(before_s, after_s, ctx)
+        yield from _vllm(deltas, after_s, before_s, ctx)
+        yield from _atom(deltas, ctx, before)
+        yield from _gauges(after_s, ctx)
+    except _Reset as exc:
+        ctx.refuse(None, str(exc))
+
+
+def _sum_by(deltas, prefix):
+    totals, per_pos, series = {}, {}, {}
+    for (name, labels), value in deltas.items():
+        if not name.startswith(prefix):
+            continue
+        kind = _COUNTERS.get(name[len(prefix):])
+        if kind is None:
+            continue
+        series[kind] = series.get(kind, 0) + 1
+        if kind == "per_pos":
+            position = dict(labels).get("position")
+            if position is None or not position.isdigit():
+                raise _Reset(f"per-position sample without a numeric position label: {labels}")
+            per_pos[int(position)] = per_pos.get(int(position), 0) + value
+        else:
+            totals[kind] = totals.get(kind, 0) + value
+    return totals, per_pos, series
+
+
+def _vllm(deltas, after, before, ctx):
+    totals, per_pos, _ = _sum_by(deltas, _VLLM)
+    if not totals and not per_pos:
+        gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(_VLLM)}
+        if gauge:
+            yield from _vllm_v0(gauge, ctx)
+        return
+    if "emitted" in totals:
+        gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(_VLLM)}
+        yield from _vllm_v0(gauge, ctx)
+        return
+    engines = {dict(labels).get("engine") for (name, labels) in deltas if name.startswith(_VLLM)}
+    engines.discard(None)
+    window = "since-start" if before is None else "between scrapes"
+    extra = {"window": window, "engines": len(engines) or 1}
+    if before is not None:
+        extra["before"] = before.path
+    drafts = _as_int(totals["drafts"], "drafts", ctx) if "drafts" in totals else None
+    if "accepted" not in totals:
+        raise _Reset("no vllm:spec_decode_num_accepted_tokens_total samples in the scrape "
+                     "(a partial export?): AL needs accepted tokens")
+    accepted = _as_int(totals["accepted"], "accepted tokens", ctx)
+    tokens = (_as_int(totals["draft_tokens"], "draft tokens", ctx)
+              if "draft_tokens" in totals else None)
+    k = len(per_pos) or None
+    positions = None
+    if per_pos:
+        if sorted(per_pos) != list(range(len(per_pos))):
+            raise _Reset(f"per-position labels {sorted(per_pos)} are not 0..K-1")
+        positions = tuple(_as_int(per_pos[i], f"accepted at position {i}", ctx)
+                          for i in range(len(per_pos)))
+        if sum(positions) != accepted:
+            ctx.refuse(None, f"per-position counts sum to {sum(positions)} but accepted is "
+                             f"{accepted}: counters from different moments")
+            return
+    if ctx.k_hint is not None and k is not None and ctx.k_hint != k:
+        ctx.refuse(None, f"{k} position labels but K={ctx.k_hint} was expected")
+        return
+    if k is None:
+        k = ctx.k_hint
+        if drafts is not None:
+            ctx.remark(None, "no per-position counters (vLLM before 0.8.5, or trimmed scrape)",)
+    if drafts is None:
+        if k and tokens is not None and tokens % k == 0:
+            drafts = tokens // k
+            extra["drafts_from"] = "draft_tokens/k (assumes every step drafted K tokens)"
+            extra["approximate"] = True
+        else:
+            ctx.remark(None, "no num_drafts counter (vLLM 0.8.3-0.8.4) and K unknown: "
+                             "AL cannot be computed")
+    if drafts == 0:
+        ctx.refuse(None, "no drafts in the window (num_drafts did not move): nothing measured")
+        return
+    yield Observation(ctx.path, None, "vllm", "vllm-prometheus", k, drafts, tokens, accepted,
+                      positions, None, None, None, None, None, extra)
+
+
+def _vllm_v0(gauge, ctx):
+    eff = gauge.get(_VLLM + "efficiency")
+    k = ctx.k_hint
+    if eff is None or k is None:
+        ctx.refuse(None, "V0 spec-decode metrics: the V0 counters over-count, and the "
+                         "efficiency gauge needs K (pass k=) to give AL = efficiency x (K+1)")
+        return
+    yield Observation(ctx.path, None, "vllm", "vllm-prometheus-v0", k, None, None, None,
+                      None, eff * (k + 1), None, None, None, None,
+                      {"window": "since-start", "cumulative": True})
+
+
+def _atom(deltas, ctx, before):
+    hist, totals = {}, {}
+    for (name, labels), value in deltas.items():
+        if not name.startswith("atom:mtp_"):
+            continue
+        if name == "atom:mtp_decode_steps":
+            key = dict(labels).get("accepted_tokens", "")
+            if not key.isdigit():
+                raise _Reset(f"atom:mtp_decode_steps sample without a numeric accepted_tokens "
+                             f"label: {labels}")
+            hist[int(key)] = hist.get(int(key), 0) + value
+        elif name in ("atom:mtp_draft_tokens", "atom:mtp_accepted_tokens"):
+            totals[name] = totals.get(name, 0) + value
+    if not hist:
+        return
+    width = max(hist) + 1
+    h = [_as_int(hist.get(j, 0), f"decode steps with {j} accepted", ctx) for j in range(width)]
+    drafts = sum(h)
+    accepted = _as_int(totals.get("atom:mtp_accepted_tokens", math.nan), "accepted tokens", ctx)
+    tokens = totals.get("atom:mtp_draft_tokens")
+    tokens = None if tokens is None else _as_int(tokens, "draft tokens", ctx)
+    if drafts == 0:
+        ctx.refuse(None, "no decode steps in the window")
+        return
+    k = tokens // drafts if tokens and tokens % drafts == 0 else ctx.k_hint
+    if sum(j * n for j, n in enumerate(h)) != accepted:
+        ctx.refuse(None, "atom:mtp_decode_steps histogram disagrees with "
+                         "atom:mtp_accepted_tokens_total")
+        return
+    per_pos = survival_from_histogram(h + [0] * max(0, (k or 0) + 1 - len(h)))
+    yield Observation(ctx.path, None, "atom", "atom-prometheus", k, drafts, tokens, accepted,
+                      per_pos, None, None, None, None, None,
+                      {"window": "since-start" if before is None else "between scrapes"})
+
+
+def _gauges(after, ctx):
+    """Mean-only windows from gauge-only engines (one per scrape; TP rank 0 only)."""
+    for (name, labels), value in sorted(after.gauges.items()):
+        labels = dict(labels)
+        if name == "trtllm_spec_decode_acceptance_length":
+            engine, fmt = "trtllm", "trtllm-prometheus"
+        elif name == "sglang:spec_accept_length":
+            if labels.get("tp_rank", "0") != "0":
+                continue
+            engine, fmt = "sglang", "sglang-prometheus"
+        else:
+            continue
+        if value != value:
+            continue
+        yield Observation(ctx.path, None, engine, fmt, ctx.k_hint, None, None, None, None,
+                          value, None, None, None, None, {"gauge": name, "labels": labels})

@@ -1,0 +1,309 @@
+"""Measurement runs: a ``run.yaml`` manifest, or InferenceX's collector results directory.
+
+A run directory ``measurements/<run>/`` carries a manifest (the shared run
+layout contract): identity keys (``run``, ``model``, ``curve``, ``method``,
+``draft``, ``variant``, ``engine``, ...) and ``cells``, a list of
+``{thinking, k, files}``.  A directory without ``run.yaml`` is read as the
+InferenceX SPEED-Bench collector leaves it: ``server_{on,off}_mtp{K}.log`` and
+``speedbench_{on,off}_mtp{K}*.json``; identity then comes from keyword
+arguments (``model=``, ``draft=``, ``method=``, ``variant=``, ``curve=``).
+
+Where a log states the speculative config at start-up, it is checked against
+the cell and the identity; disagreements become ``MeasurementRun.warnings``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+
+from goldenal.errors import ParseError
+from goldenal.readers.observations import Observations, Problem, Summary, summarize
+
+MANIFEST = "run.yaml"
+IDENTITY_KEYS = ("run", "simulated", "truth", "model", "curve", "method", "draft", "variant",
+                 "engine", "hardware", "dataset", "sampling", "date", "source")
+_SERVER_LOG = re.compile(r"^server_(on|off)_mtp(\d+)\.log(?:\.gz)?$")
+# `vllm bench serve --result-filename speedbench_on_mtp3` writes the name as given,
+# so the .json suffix is optional
+_BENCH_JSON = re.compile(r"^speedbench_(on|off)_mtp(\d+)(?:[^\d].*)?$")
+
+
+@dataclass(frozen=True)
+class MeasurementRun:
+    """One measurement run: identity, observations per ``(thinking, k)`` cell, warnings.
+
+    Attributes
+    ----------
+    path : str
+        The run directory.
+    identity : dict
+        Manifest keys other than ``cells`` (or the keyword arguments).
+    cells : dict
+        ``(thinking, k) -> tuple of Observation``, thinking ``"on"``/``"off"``.
+    warnings : tuple of str
+        Disagreements between start-up configs, files and the manifest.
+    problems : tuple of Problem
+        Windows refused while reading (then ``complete`` is False).
+    layout : {"manifest", "collector"}
+    """
+
+    path: str
+    identity: dict
+    cells: dict
+    warnings: tuple = ()
+    problems: tuple = ()
+    layout: str = "manifest"
+    sources: tuple = field(default=(), repr=False)
+
+    def __repr__(self):
+        keys = ", ".join(f"{t}/K={k}" for t, k in sorted(self.cells))
+        return (f"<MeasurementRun {self.identity.get('run') or os.path.basename(self.path)}: "
+                f"{len(self.cells)} cell(s) [{keys}], {len(self.warnings)} warning(s)"
+                f"{'' if self.complete else ', INCOMPLETE'}>")
+
+    @property
+    def complete(self):
+        """False when any window of any cell was refused."""
+        return not any(p.refused for p in self.problems)
+
+    def observations(self, thinking=None, k=None):
+        """The observations of the matching cells as :class:`Observations`."""
+        items = tuple(o for (t, kk), obs in sorted(self.cells.items())
+                      if (thinking is None or t == thinking) and (k is None or kk == k)
+                      for o in obs)
+        return Observations(items, self.problems, self.sources)
+
+    def summary(self):
+        """Pooled AL per ``(thinking, k)`` cell."""
+        items = [o for key in sorted(self.cells) for o in self.cells[key]]
+        return Summary(summarize(items, lambda o: (o.thinking, o.k)))
+
+    def to_frame(self):
+        """One row per window with the cell's ``thinking`` and ``k``."""
+        return self.observations().to_frame()
+
+
+def _identity_from(kwargs):
+    out = {}
+    for key, value in kwargs.items():
+        if value is None:
+            continue
+        if key == "curve_id":
+            key = "curve"
+        if key == "draft" and isinstance(value, str):
+            value = [value] if value else []
+        if key == "variant" and isinstance(value, (list, tuple)):
+            value = dict(v.split("=", 1) for v in value if "=" in v)
+        out[key] = value
+    return out
+
+
+def _thinking(value, where):
+    if value is True or value == "on":
+        return "on"
+    if value is False or value == "off":
+        return "off"
+    raise ParseError(f"{where}: thinking must be 'on' or 'off', got {value!r}",
+                     path=where.split(":")[0])
+
+
+def load_run(path, *, k=None, **identity):
+    """Load a measurement run directory.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A directory with ``run.yaml``, or an InferenceX collector results
+        directory.  A path to ``run.yaml`` itself works too.
+    k : int, optional
+        Keep only the cells with this K.
+    **identity
+        ``model``, ``draft``, ``method``, ``variant`` (dict or ``KEY=VALUE``
+        list), ``curve`` (or ``curve_id``), ...: the identity a collector
+        directory lacks; with a manifest they override it (with a warning when
+        they disagree).
+
+    Returns
+    -------
+    MeasurementRun
+
+    Raises
+    ------
+    ParseError
+        No such directory, an invalid manifest, or no readable cell.
+    """
+    path = os.fspath(path)
+    if os.path.basename(path) == MANIFEST and os.path.isfile(path):
+        path = os.path.dirname(path) or "."
+    if not os.path.isdir(path):
+        raise ParseError("not a measurement run directory", path=path)
+    given = _identity_from(identity)
+    if os.path.isfile(os.path.join(path, MANIFEST)):
+        return _from_manifest(path, given, k)
+    return _from_collector(path, given, k)
+
+
+def _read_manifest(path):
+    import yaml
+
+    file = os.path.join(path, MANIFEST)
+    try:
+        with open(file, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ParseError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=file,
+                         line=mark.line + 1 if mark else None) from None
+    if not isinstance(doc, dict):
+        raise ParseError("run.yaml must be a mapping", path=file)
+    cells = doc.get("cells")
+    if not isinstance(cells, list) or not cells:
+        raise ParseError("run.yaml needs a non-empty `cells` list of {thinking, k, files}",
+                         path=file)
+    return file, doc, cells
+
+
+def _from_manifest(path, given, only_k):
+    file, doc, cells = _read_manifest(path)
+    identity = {key: doc[key] for key in doc if key != "cells"}
+    warnings = []
+    for key, value in given.items():
+        if key in identity and identity[key] != value:
+            warnings.append(f"{key}: {value!r} given, run.yaml says {identity[key]!r}; "
+                            "using the given value")
+        identity[key] = value
+    plan = []
+    for i, cell in enumerate(cells):
+        where = f"{file}: cells[{i}]"
+        if not isinstance(cell, dict):
+            raise ParseError(f"cells[{i}] must be a mapping", path=file)
+        thinking = _thinking(cell.get("thinking"), where)
+        k = cell.get("k")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ParseError(f"cells[{i}]: k must be a positive integer, got {k!r}", path=file)
+        files = cell.get("files")
+        if isinstance(files, str):
+            files = [files]
+        if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+            raise ParseError(f"cells[{i}]: files must be a list of file names", path=file)
+        full = []
+        for name in files:
+            target = name if os.path.isabs(name) else os.path.join(path, name)
+            if not os.path.isfile(target):
+                raise ParseError(f"cells[{i}] (thinking {thinking}, K={k}): no such file "
+                                 f"{name!r}", path=file)
+            full.append(target)
+        if only_k is None or k == only_k:
+            plan.append(((thinking, k), full, ()))
+    return _assemble(path, identity, plan, warnings, "manifest")
+
+
+def _from_collector(path, given, only_k):
+    logs, benches = {}, {}
+    for name in sorted(os.listdir(path)):
+        full = os.path.join(path, name)
+        m = _SERVER_LOG.match(name)
+        if m:
+            logs.setdefault((m.group(1), int(m.group(2))), []).append(full)
+            continue
+        m = _BENCH_JSON.match(name)
+        if m:
+            benches.setdefault((m.group(1), int(m.group(2))), []).append(full)
+    keys = sorted(set(logs) | set(benches))
+    if not keys:
+        raise ParseError("no run.yaml and no collector files (server_{on,off}_mtp{K}.log, "
+                         "speedbench_{on,off}_mtp{K}*.json)", path=path)
+    identity = {"engine": {"name": "vllm"}, **given}
+    plan = [(key, logs.get(key, []), benches.get(key, [])) for key in keys
+            if only_k is None or key[1] == only_k]
+    return _assemble(path, identity, plan, [], "collector")
+
+
+def _assemble(path, identity, plan, warnings, layout):
+    from goldenal.readers import ingest
+
+    cells, problems, sources = {}, [], []
+    for (thinking, k), primary, fallback in plan:
+        got = ingest(primary, k=k, in_order=layout == "manifest") if primary else None
+        alt = ingest(fallback, k=k) if fallback else None
+        chosen = got if got is not None and len(got) else alt
+        if chosen is None:
+            chosen = got
+        if chosen is None:
+            continue
+        if alt is not None and chosen is got:
+            # the bench JSON covers the same steps as the log: a cross-check only
+            problems.extend(Problem(p.path, p.line, p.message, False) for p in alt.problems)
+            _cross_check(got, alt, thinking, k, warnings)
+        elif got is not None and chosen is alt:
+            problems.extend(Problem(p.path, p.line, p.message, False) for p in got.problems)
+        problems.extend(chosen.problems)
+        sources.extend(chosen.sources)
+        keep = []
+        for o in chosen:
+            if o.k is not None and o.k != k:
+                warnings.append(f"{o.source}:{o.line or ''}: a window with K={o.k} in the "
+                                f"cell thinking {thinking}, K={k}; left out of the cell")
+                continue
+            keep.append(replace(o, thinking=thinking, k=k))
+        cells[(thinking, k)] = tuple(keep)
+        for src in chosen.sources:
+            warnings.extend(_config_warnings(src, thinking, k, identity))
+    if not cells:
+        raise ParseError("no readable cell in the run", path=path)
+    return MeasurementRun(str(path), identity, cells, tuple(warnings), tuple(problems), layout,
+                          tuple(sources))
+
+
+def _pooled(obs):
+    steps = sum(o.drafts for o in obs if not o.mean_only and o.drafts)
+    acc = sum(o.accepted for o in obs if not o.mean_only and o.drafts)
+    return (1 + acc / steps, steps) if steps else (None, 0)
+
+
+def _cross_check(log, bench, thinking, k, warnings):
+    a, _ = _pooled(log)
+    b, _ = _pooled(bench)
+    if a is not None and b is not None and abs(a - b) > 0.01:
+        warnings.append(f"thinking {thinking}, K={k}: server log gives AL {a:.4f}, the bench "
+                        f"result {b:.4f}; the log includes traffic outside the bench window")
+
+
+def _basename(text):
+    return str(text).rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def _config_warnings(src, thinking, k, identity):
+    out = []
+    for cfg in src.facts.get("spec_config", []):
+        where = f"{src.path}:{cfg['line']}"
+        if cfg.get("k") is not None and cfg["k"] != k:
+            out.append(f"{where}: server started with num_speculative_tokens={cfg['k']}, "
+                       f"the cell says K={k} (thinking {thinking})")
+        method = identity.get("method")
+        if method and cfg.get("method") and cfg["method"].lower() != str(method).lower():
+            out.append(f"{where}: server started with method {cfg['method']!r}, the run "
+                       f"says {method!r}")
+        drafts = identity.get("draft") or []
+        if isinstance(drafts, str):
+            drafts = [drafts]
+        if drafts and cfg.get("draft") and _basename(cfg["draft"]) not in {
+                _basename(d) for d in drafts}:
+            out.append(f"{where}: server loaded draft {cfg['draft']!r}, the run names "
+                       f"{', '.join(map(str, drafts))}")
+        variant = identity.get("variant") or {}
+        for key in ("draft_sample_method", "rejection_sample_method"):
+            want = variant.get(key) if isinstance(variant, dict) else None
+            have = cfg.get(key)
+            if want and have and str(want) != str(have):
+                out.append(f"{where}: server ran {key}={have!r}, the run's variant says "
+                           f"{want!r}")
+        synthetic = cfg.get("rejection_sample_method") == "synthetic" or \
+            "synthetic_acceptance_length" in cfg or "synthetic_acceptance_rates" in cfg
+        if synthetic and not identity.get("simulated"):
+            value = cfg.get("synthetic_acceptance_length", cfg.get("synthetic_acceptance_rates"))
+            out.append(f"{where}: server ran with synthetic acceptance ({value}); its AL is an "
+                       "input, not a measurement of the draft head")
+    return out

@@ -1,0 +1,98 @@
+"""TensorRT-LLM iteration statistics (``trtllm-serve`` ``GET /metrics``, a JSON list).
+
+Each iteration record may carry ``specDecodingStats`` (FORMATS.md section 6;
+field names from NVIDIA/TensorRT-LLM:cpp/include/tensorrt_llm/executor/types.h
+@a98a9061d72f6fd39f5d055ebdd2c6878a100e2c): ``numRequestsWithDraftTokens`` (D),
+``numAcceptedTokens`` (A, bonus not included), ``numDraftTokens`` (T) and
+``acceptanceLength`` (the iteration's AL, bonus included).  It is ``null``
+when not speculating (and in one-model flows before TensorRT-LLM PR #9855);
+those iterations are skipped and counted.  Accepted forms: one JSON array,
+JSON lines, or records pasted one per line with trailing commas.
+"""
+
+from __future__ import annotations
+
+import json
+
+from goldenal.readers import _io
+from goldenal.readers._base import Context
+from goldenal.observation import Observation
+
+
+def sniff(head: str) -> bool:
+    return '"specDecodingStats"' in head or ('"iterLatencyMS"' in head
+                                             and '"inflightBatchingStats"' in head)
+
+
+def _records(path, ctx):
+    text = _io.read_text(path)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        doc = None
+    if doc is not None:
+        for rec in doc if isinstance(doc, list) else [doc]:
+            yield None, rec
+        return
+    for line, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip().rstrip(",").lstrip("[").rstrip("]").strip()
+        if not s:
+            continue
+        try:
+            yield line, json.loads(s)
+        except json.JSONDecodeError as exc:
+            ctx.refuse(line, f"iteration record is not valid JSON ({exc.msg}); cut off?")
+
+
+def _count(stats, key):
+    value = stats.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
+            or value != int(value):
+        return None
+    return int(value)
+
+
+def read(path, ctx: Context):
+    """One window per iteration with non-null ``specDecodingStats``."""
+    skipped = 0
+    for line, rec in _records(path, ctx):
+        if not isinstance(rec, dict):
+            continue
+        stats = rec.get("specDecodingStats")
+        if not isinstance(stats, dict):
+            skipped += 1
+            continue
+        drafts = _count(stats, "numRequestsWithDraftTokens")
+        accepted = _count(stats, "numAcceptedTokens")
+        tokens = _count(stats, "numDraftTokens")
+        if drafts is None or accepted is None:
+            ctx.refuse(line, f"iteration {rec.get('iter')}: specDecodingStats without "
+                             "numRequestsWithDraftTokens / numAcceptedTokens counts")
+            continue
+        if drafts == 0:
+            skipped += 1
+            continue
+        mean = stats.get("acceptanceLength")
+        if isinstance(mean, bool) or not isinstance(mean, (int, float)):
+            mean = None
+        else:
+            mean = float(mean)
+        if mean is not None and abs(1 + accepted / drafts - mean) > 1e-3:
+            ctx.refuse(line, f"iteration {rec.get('iter')}: counts contradict acceptanceLength "
+                             f"{mean} (1 + {accepted}/{drafts} = {1 + accepted / drafts:.4f})")
+            continue
+        if tokens is not None and accepted > tokens:
+            ctx.refuse(line, f"iteration {rec.get('iter')}: more accepted than drafted tokens")
+            continue
+        k = ctx.k_hint
+        if k is None and tokens and tokens % drafts == 0:
+            k = tokens // drafts
+        yield Observation(ctx.path, line, "trtllm", "trtllm-iteration", k, drafts, tokens,
+                          accepted, None, mean, None,
+                          rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None,
+                          None, None, {"iter": rec.get("iter")})
+    if skipped:
+        ctx.facts["skipped_iterations"] = skipped
+        ctx.remark(None, f"{skipped} iteration(s) without speculative stats skipped "
+                         "(specDecodingStats null: speculation off, or a one-model flow "
+                         "before TensorRT-LLM PR #9855)")

@@ -1,0 +1,355 @@
+"""vLLM client-side reports: ``vllm bench serve`` (JSON and console), the offline example,
+and per-request ``metrics.speculative_decoding`` in API responses.
+
+* ``vllm bench serve`` (vLLM PR #31739, FORMATS.md section 3): result JSON keys
+  ``spec_decode_acceptance_rate`` (percent), ``spec_decode_acceptance_length``,
+  ``spec_decode_num_drafts``, ``spec_decode_draft_tokens``,
+  ``spec_decode_accepted_tokens``, ``spec_decode_per_position_acceptance_rates``
+  (fractions); the console prints the same block with percentages.
+* ``examples/offline_inference/spec_decode.py`` (section 1.6): ``num_drafts``,
+  ``num_draft_tokens``, ``num_accepted_tokens``, ``acceptance at token i``
+  (two decimals; rows past K are zero padding, K = draft tokens / drafts).
+* per-request metrics (vLLM PR #48915, section 4): ``num_spec_steps`` (D),
+  ``num_accepted_draft_tokens`` (A), ``num_draft_tokens`` (T),
+  ``num_spec_tokens`` (K), ``acceptance_histogram`` (h_j).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from goldenal.readers import _io
+from goldenal.readers._base import Context, balanced, counts_from_rates, survival_from_histogram
+from goldenal.observation import Observation
+
+# look-alike keys some downstream tools write; accepted as aliases only
+_ALIASES = {"spec_decode_draft_tokens": ("spec_decode_num_draft_tokens",),
+            "spec_decode_accepted_tokens": ("spec_decode_num_accepted_tokens",)}
+
+
+def sniff_json(head: str) -> bool:
+    return '"spec_decode_' in head
+
+
+def sniff_console(head: str) -> bool:
+    return "Speculative Decoding---" in head
+
+
+def sniff_offline(head: str) -> bool:
+    return "num_drafts:" in head and "num_accepted_tokens:" in head
+
+
+def sniff_request(head: str) -> bool:
+    return '"speculative_decoding"' in head or '"num_spec_steps"' in head
+
+
+def _get(doc, key):
+    if key in doc:
+        return doc[key]
+    for alias in _ALIASES.get(key, ()):
+        if alias in doc:
+            return doc[alias]
+    return None
+
+
+def _count(value, what, ctx):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
+            or value != int(value):
+        ctx.refuse(None, f"{what} is {value!r}, not a count")
+        return None
+    return int(value)
+
+
+def read_json(path, ctx: Context):
+    """The one window of a ``vllm bench serve --save-result`` JSON file."""
+    try:
+        doc = json.loads(_io.read_text(path))
+    except json.JSONDecodeError as exc:
+        ctx.refuse(exc.lineno, f"not valid JSON: {exc.msg} (truncated file?)")
+        return
+    if not isinstance(doc, dict):
+        ctx.refuse(None, "expected a JSON object (a bench serve result)")
+        return
+    if _get(doc, "spec_decode_num_drafts") is None:
+        ctx.refuse(None, "no spec_decode_* counts: the server did not speculate, or the "
+                         "client could not read /metrics (401 behind --api-key)")
+        return
+    drafts = _count(doc["spec_decode_num_drafts"], "spec_decode_num_drafts", ctx)
+    accepted = _count(_get(doc, "spec_decode_accepted_tokens"), "spec_decode_accepted_tokens", ctx)
+    tokens = _get(doc, "spec_decode_draft_tokens")
+    tokens = None if tokens is None else _count(tokens, "spec_decode_draft_tokens", ctx)
+    if drafts is None or accepted is None:
+        return
+    if drafts == 0:
+        ctx.refuse(None, "spec_decode_num_drafts is 0: nothing measured")
+        return
+    rates = doc.get("spec_decode_per_position_acceptance_rates")
+    mean = doc.get("spec_decode_acceptance_length")
+    pct = doc.get("spec_decode_acceptance_rate")
+    k = len(rates) if isinstance(rates, list) and rates else None
+    if tokens and k is None and tokens % drafts == 0:
+        k = tokens // drafts
+    per_pos = None
+    if isinstance(rates, list) and rates:
+        if not all(isinstance(r, (int, float)) and 0 <= r <= 1 for r in rates):
+            ctx.refuse(None, "spec_decode_per_position_acceptance_rates must be fractions "
+                             "in [0, 1]")
+            return
+        # the JSON stores c_i / D as full floats, so rounding recovers c_i exactly
+        per_pos = counts_from_rates(drafts, rates, accepted, 1e-6)
+        if per_pos is None:
+            ctx.refuse(None, "per-position rates disagree with spec_decode_accepted_tokens")
+            return
+        if tokens is not None and tokens % drafts == 0 and tokens // drafts != k:
+            ctx.refuse(None, f"per-position list has {k} entries but draft tokens / drafts "
+                             f"= {tokens // drafts}")
+            return
+    if isinstance(mean, (int, float)) and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
+        ctx.refuse(None, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
+                         f"{1 + accepted / drafts:.4f} vs spec_decode_acceptance_length {mean}")
+        return
+    if isinstance(pct, (int, float)) and tokens and \
+            abs(100 * accepted / tokens - pct) > 0.005 + 1e-6:
+        ctx.refuse(None, f"spec_decode_acceptance_rate {pct} is not the percentage "
+                         f"100 x {accepted}/{tokens}")
+        return
+    extra = {"window": "bench run"}
+    for key in ("max_concurrency", "num_prompts", "completed", "date", "model_id"):
+        if key in doc:
+            extra[key] = doc[key]
+    yield Observation(ctx.path, None, "vllm", "vllm-bench-json", k, drafts, tokens, accepted,
+                      per_pos, float(mean) if isinstance(mean, (int, float)) else None,
+                      None, doc.get("date") if isinstance(doc.get("date"), str) else None,
+                      None, None, extra)
+
+
+_ROW = re.compile(r"^\s*([A-Za-z][A-Za-z ()%\-]*?):\s+([0-9.]+)\s*$")
+_POS_ROW = re.compile(r"^\s*Position (\d+):\s+([0-9.]+)\s*$")
+
+
+def read_console(path, ctx: Context):
+    """Windows of ``vllm bench serve`` console output (the Speculative Decoding block)."""
+    block, start = None, None
+
+    def flush(end_line):
+        if block is None:
+            return None
+        return _console_block(block, start, end_line, ctx)
+
+    last = 0
+    for number, text, _ in _io.iter_lines(path):
+        last = number
+        if "Speculative Decoding---" in text:
+            obs = flush(number - 1)
+            if obs is not None:
+                yield obs
+            block, start = {"positions": {}}, number
+            continue
+        if block is None:
+            continue
+        if text.startswith("====") or not text.strip() or text.startswith("----"):
+            obs = flush(number)
+            block = None
+            if obs is not None:
+                yield obs
+            continue
+        m = _POS_ROW.match(text)
+        if m:
+            block["positions"][int(m.group(1))] = float(m.group(2))
+            continue
+        m = _ROW.match(text)
+        if m:
+            block[m.group(1).strip()] = m.group(2)
+        elif "Per-position acceptance" not in text:
+            obs = flush(number - 1)
+            block = None
+            if obs is not None:
+                yield obs
+    obs = flush(last)
+    if obs is not None:
+        yield obs
+
+
+def _console_block(block, start, end, ctx):
+    try:
+        drafts = int(block["Drafts"])
+        accepted = int(block["Accepted tokens"])
+        tokens = int(block["Draft tokens"]) if "Draft tokens" in block else None
+    except (KeyError, ValueError):
+        ctx.refuse(start, "Speculative Decoding block without Drafts / Accepted tokens "
+                          "(cut off?)")
+        return None
+    mean = float(block["Acceptance length"]) if "Acceptance length" in block else None
+    if drafts == 0:
+        ctx.refuse(start, "Drafts is 0: nothing measured")
+        return None
+    positions = block["positions"]
+    k = len(positions) or (tokens // drafts if tokens and tokens % drafts == 0 else None)
+    per_pos = None
+    if positions:
+        if sorted(positions) != list(range(len(positions))):
+            ctx.refuse(start, f"position rows {sorted(positions)} are not 0..K-1")
+            return None
+        if tokens is not None and tokens % drafts == 0 and tokens // drafts != k:
+            ctx.refuse(start, f"{k} position rows but Draft tokens / Drafts = {tokens // drafts}")
+            return None
+        # console rows are percentages with two decimals: +-0.005 %
+        per_pos = counts_from_rates(drafts, [positions[i] / 100 for i in range(k)],
+                                    accepted, 0.00005 + 1e-9)
+        if per_pos is None:
+            ctx.refuse(start, "position rows disagree with Accepted tokens / Drafts")
+            return None
+    if mean is not None and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
+        ctx.refuse(start, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
+                          f"{1 + accepted / drafts:.4f} vs Acceptance length {mean}")
+        return None
+    return Observation(ctx.path, start, "vllm", "vllm-bench-console", k, drafts, tokens,
+                       accepted, per_pos, mean, end, None, None, None, {"window": "bench run"})
+
+
+_OFFLINE = re.compile(r"^\s*(num_drafts|num_draft_tokens|num_accepted_tokens|"
+                      r"total_num_output_tokens|mean acceptance length|acceptance at token (\d+))"
+                      r":\s*([0-9.]+)\s*$")
+
+
+def read_offline(path, ctx: Context):
+    """Windows of the offline example's printout (one per ``num_drafts`` block)."""
+    block, start, last = None, None, 0
+    for number, text, _ in _io.iter_lines(path):
+        last = number
+        m = _OFFLINE.match(text)
+        if not m:
+            continue
+        key, pos, value = m.group(1), m.group(2), m.group(3)
+        if key == "total_num_output_tokens" or (key == "num_drafts" and block
+                                                and "num_drafts" in block):
+            if block and "num_drafts" in block:
+                obs = _offline_block(block, start, number - 1, ctx)
+                if obs is not None:
+                    yield obs
+            block, start = {"rows": {}}, number
+        if block is None:
+            block, start = {"rows": {}}, number
+        if pos is not None:
+            block["rows"][int(pos)] = float(value)
+        else:
+            block[key] = value
+    if block and "num_drafts" in block:
+        obs = _offline_block(block, start, last, ctx)
+        if obs is not None:
+            yield obs
+
+
+def _offline_block(block, start, end, ctx):
+    try:
+        drafts = int(block["num_drafts"])
+        tokens = int(block["num_draft_tokens"])
+        accepted = int(block["num_accepted_tokens"])
+    except (KeyError, ValueError):
+        ctx.refuse(start, "offline example block without num_drafts / num_draft_tokens / "
+                          "num_accepted_tokens")
+        return None
+    if drafts == 0:
+        ctx.refuse(start, "num_drafts is 0: nothing measured")
+        return None
+    mean = float(block["mean acceptance length"]) if "mean acceptance length" in block else None
+    if tokens % drafts:
+        ctx.refuse(start, f"num_draft_tokens {tokens} is not a multiple of num_drafts {drafts}: "
+                          "K unknown")
+        return None
+    k = tokens // drafts
+    rows = block["rows"]
+    per_pos = None
+    if rows:
+        if sorted(rows) != list(range(len(rows))):
+            ctx.refuse(start, f"'acceptance at token' rows {sorted(rows)} are not 0..n-1")
+            return None
+        if len(rows) < k:
+            ctx.refuse(start, f"{len(rows)} 'acceptance at token' rows but K = "
+                              f"num_draft_tokens / num_drafts = {k}")
+            return None
+        if any(rows[i] != 0 for i in range(k, len(rows))):
+            ctx.refuse(start, f"non-zero 'acceptance at token' rows beyond K={k}")
+            return None
+        per_pos = counts_from_rates(drafts, [rows[i] for i in range(k)], accepted, 0.005 + 1e-9)
+        if per_pos is None:
+            ctx.refuse(start, "'acceptance at token' rows disagree with num_accepted_tokens")
+            return None
+    if mean is not None and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
+        ctx.refuse(start, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
+                          f"{1 + accepted / drafts:.4f} vs {mean}")
+        return None
+    return Observation(ctx.path, start, "vllm", "vllm-offline", k, drafts, tokens, accepted,
+                       per_pos, mean, end, None, None, None, {"window": "whole run"})
+
+
+def _walk_requests(doc):
+    """Every ``speculative_decoding`` mapping in a response (or list of responses)."""
+    if isinstance(doc, list):
+        for item in doc:
+            yield from _walk_requests(item)
+    elif isinstance(doc, dict):
+        metrics = doc.get("metrics")
+        if isinstance(metrics, dict) and "speculative_decoding" in metrics:
+            yield doc.get("id"), metrics["speculative_decoding"]
+        elif "num_spec_steps" in doc:
+            yield doc.get("id"), doc
+
+
+def read_requests(path, ctx: Context):
+    """Per-request windows from responses: a JSON document or list, JSON lines, or
+    excerpts in which only the ``"speculative_decoding": {...}`` objects are whole."""
+    text = _io.read_text(path)
+    try:
+        found = [(None, rid, spec) for rid, spec in _walk_requests(json.loads(text))]
+    except json.JSONDecodeError:
+        found = []
+        for m in re.finditer(r'"speculative_decoding"\s*:\s*(?=[{n])', text):
+            line = text.count("\n", 0, m.start()) + 1
+            body = balanced(text, m.end())
+            if text.startswith("null", m.end()):
+                found.append((line, None, None))
+                continue
+            try:
+                found.append((line, None, json.loads(body or "")))
+            except json.JSONDecodeError as exc:
+                ctx.refuse(line, f"speculative_decoding object is not valid JSON: {exc.msg}")
+    for n, (line, rid, spec) in enumerate(found, 1):
+        if spec is None:  # null for n > 1 requests
+            ctx.remark(line, "speculative_decoding is null (n > 1 request): skipped")
+            continue
+        obs = _request(spec, rid or str(n), line, ctx)
+        if obs is not None:
+            yield obs
+
+
+def _request(spec, rid, line, ctx):
+    drafts = spec.get("num_spec_steps")
+    accepted = spec.get("num_accepted_draft_tokens")
+    tokens = spec.get("num_draft_tokens")
+    k = spec.get("num_spec_tokens")
+    hist = spec.get("acceptance_histogram")
+    if not isinstance(drafts, int) or not isinstance(accepted, int):
+        ctx.refuse(line, f"request {rid}: no num_spec_steps / num_accepted_draft_tokens")
+        return None
+    per_pos = None
+    if isinstance(hist, list) and hist:
+        if sum(hist) != drafts or sum(j * h for j, h in enumerate(hist)) != accepted:
+            ctx.refuse(line, f"request {rid}: acceptance_histogram disagrees with the counts")
+            return None
+        if isinstance(k, int) and len(hist) != k + 1:
+            ctx.refuse(line, f"request {rid}: histogram has {len(hist)} entries, "
+                             f"num_spec_tokens={k} needs {k + 1}")
+            return None
+        per_pos = survival_from_histogram(hist)
+    mean = spec.get("mean_acceptance_length")
+    if drafts == 0:
+        return None
+    if isinstance(mean, (int, float)) and abs(1 + accepted / drafts - mean) > 1e-6:
+        ctx.refuse(line, f"request {rid}: counts contradict mean_acceptance_length {mean}")
+        return None
+    return Observation(ctx.path, line, "vllm", "vllm-request", k if isinstance(k, int) else None,
+                       drafts, tokens if isinstance(tokens, int) else None, accepted, per_pos,
+                       mean if isinstance(mean, (int, float)) else None, None, None, str(rid),
+                       None, {})

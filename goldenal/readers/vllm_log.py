@@ -1,0 +1,501 @@
+"""vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family.
+
+Families (FORMATS.md section 1; letters as there):
+
+* **A** V0 engine ``Speculative metrics: Draft acceptance rate: .., System
+  efficiency: .., Number of speculative tokens: K, ..`` -- cumulative since
+  engine start, differenced per process; ``Number of accepted tokens`` is not
+  prefix-truncated, so AL comes from emitted tokens: ``AL = emitted / (draft/K)``
+  (vllm/engine/metrics.py@f0afa0c2, vllm/spec_decode/metrics.py@a225d2a5).
+* **B** early V1 (0.8.3-0.8.4) ``Draft acceptance rate: x%, Accepted: A tokens,
+  Drafted: T tokens`` and the first V1 build's fraction form -- per interval, no
+  ``D``, no K: steps only under the "every draft had K tokens" assumption.
+* **C** V1 ``Draft acceptance rate`` first, then ``Mean acceptance length``,
+  optional throughputs, counts and ``Per-position acceptance rate``.
+* **D** V1 current: mean first, throughputs, counts, per-position survival,
+  ``Avg Draft acceptance rate`` (vllm/v1/spec_decode/metrics.py@ee4ceaae).
+
+C and D print survival ``s_i = a_i / D`` to three decimals but not ``D``; ``D``
+and ``a_i`` are rebuilt as the integers that reproduce every printed figure.
+Lines are found by a byte scan, so the rest of the log costs almost nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from goldenal.readers import _io
+from goldenal.readers._base import Context, balanced, counts_from_rates, derive_drafts
+from goldenal.observation import Observation
+
+NAME = "vllm-log"
+ENGINE = "vllm"
+SPEC = b"SpecDecoding metrics:"
+SPEC_V0 = b"Speculative metrics:"
+# one pass per marker over the file: " metrics: " covers both message tags
+# ("SpecDecoding metrics:", "Speculative metrics:"); the reader checks which
+MARKERS = (b" metrics: ", b"speculative_config")
+
+_PREFIX = re.compile(r"\((\w+) pid=(\d+)\)")
+_STAMP = re.compile(r"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
+_ENGINE_ID = re.compile(rb"\bEngine (\d+): ")
+# the current (family D) line exactly as vLLM formats it: one match instead of a
+# field-by-field parse for the lines that make up nearly all of a large log
+_FAST = re.compile(r"SpecDecoding metrics: Mean acceptance length: (\d+\.\d+), "
+                   r"Accepted throughput: \d+(?:\.\d+)? tokens/s, "
+                   r"Drafted throughput: \d+(?:\.\d+)? tokens/s, Accepted: (\d+) tokens, "
+                   r"Drafted: (\d+) tokens, Per-position acceptance rate: "
+                   r"(\d\.\d{3}(?:, \d\.\d{3})*), "
+                   r"Avg Draft acceptance rate: (\d+\.\d)%\s*$")
+_VERSION = re.compile(r"server version:? v?(\S+)")
+_KEY = re.compile(r"[A-Za-z][A-Za-z /()\-]*")
+
+_COUNT = re.compile(r"(\d+)(?: tokens)?")
+_FLOAT = re.compile(r"(\d+(?:\.\d+)?|nan)", re.I)
+_PCT = re.compile(r"(\d+(?:\.\d+)?|nan)%?", re.I)
+_RATE = re.compile(r"\d+(?:\.\d+)?")
+# value syntax of every field we use; a field that does not match is damage
+# (a cut line, another process's output spliced in), never a number to guess
+_SYNTAX = {
+    "accepted": _COUNT, "drafted": _COUNT,
+    "number of accepted tokens": _COUNT, "number of draft tokens": _COUNT,
+    "number of emitted tokens": _COUNT, "number of speculative tokens": _COUNT,
+    "mean acceptance length": _FLOAT, "system efficiency": _FLOAT,
+    "draft acceptance rate": _PCT, "avg draft acceptance rate": _PCT,
+    "accepted throughput": re.compile(r"(\d+(?:\.\d+)?) tokens/s"),
+    "drafted throughput": re.compile(r"(\d+(?:\.\d+)?) tokens/s"),
+}
+_POSITIONS = "per-position acceptance rate"
+
+
+class _Damaged(ValueError):
+    pass
+
+
+def sniff_metrics(head: str) -> bool:
+    """True when the text holds vLLM spec-decode metrics lines (a decisive marker)."""
+    return "SpecDecoding metrics:" in head or "Speculative metrics:" in head
+
+
+def sniff(head: str) -> bool:
+    """True when the text looks like a vLLM server log (spec lines or start-up lines)."""
+    if sniff_metrics(head):
+        return True
+    return any(s in head for s in ("vLLM API server version", "non-default args:",
+                                   "[loggers.py:", "Initializing a V1 LLM engine"))
+
+
+def split_fields(message):
+    """Parse ``Key: value, Key: value, ...`` by name; the per-position list as a run.
+
+    Returns
+    -------
+    (fields, order, positions)
+        ``fields`` maps a lower-case key to its raw value; ``positions`` is the
+        list of raw numbers after ``Per-position acceptance rate:`` or None.
+
+    Raises
+    ------
+    ValueError
+        A token is neither ``Key: value`` nor a continuation of the list, or a
+        known field's value does not have that field's syntax.
+    """
+    fields, order, positions, current = {}, [], None, None
+    message = message.strip()
+    if message.endswith("."):  # V0 lines end with a full stop
+        message = message[:-1]
+    for token in message.split(","):
+        token = token.strip()
+        if not token:
+            continue
+        key, sep, value = token.partition(":")
+        if sep:
+            key = key.strip()
+            if not _KEY.fullmatch(key):
+                raise _Damaged(f"unexpected text {token[:60]!r}")
+            key = key.lower().replace("tokens tokens", "tokens")
+            value = value.strip()
+            syntax = _SYNTAX.get(key)
+            if syntax is not None and not syntax.fullmatch(value):
+                raise _Damaged(f"malformed value {token[:60]!r}")
+            fields[key] = value
+            order.append(key)
+            current = key
+            if key == _POSITIONS:
+                positions = [value] if value else []
+        elif current == _POSITIONS:
+            positions.append(token)
+        else:
+            raise _Damaged(f"unexpected text {token[:60]!r}")
+    if positions is not None:
+        for value in positions:
+            if not _RATE.fullmatch(value):
+                raise _Damaged(f"malformed per-position value {value[:30]!r}")
+    return fields, order, positions
+
+
+def _lead(value):
+    return float(_FLOAT.match(value).group(1)) if value is not None else None
+
+
+def _pct(value):
+    return float(_PCT.match(value).group(1)) if value is not None else None
+
+
+def _count(value):
+    return int(_COUNT.match(value).group(1)) if value is not None else None
+
+
+_CFG_K = re.compile(r"""\bnum_spec(?:ulative)?_tokens['"]?\s*[:=]\s*(\d+)""")
+_CFG_STR = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*['"]([^'"]+)['"]"""
+_CFG_NUM = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*([0-9.]+)"""
+
+
+def parse_spec_config(text):
+    """Speculative settings stated at start-up, from ``non-default args`` or engine init.
+
+    Reads ``'speculative_config': {...}`` (a Python dict repr) and
+    ``speculative_config=SpeculativeConfig(...)``.  Returns a dict with some of
+    ``k``, ``method``, ``draft``, ``rejection_sample_method``,
+    ``synthetic_acceptance_length``, ``synthetic_acceptance_rates``; empty
+    when the line states none.
+    """
+    pos = text.find("speculative_config")
+    if pos < 0:
+        return {}
+    rest = text[pos:]
+    opener = re.search(r"[{(]", rest)
+    if opener is None or opener.start() > 40:
+        return {}
+    body = balanced(rest, opener.start()) or rest
+    if body.startswith("{"):
+        try:
+            value = ast.literal_eval(body)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            return _from_mapping(value)
+    out = {}
+    m = _CFG_K.search(body)
+    if m:
+        out["k"] = int(m.group(1))
+    for key, name in (("method", "method"), ("draft", "model"),
+                      ("rejection_sample_method", "rejection_sample_method")):
+        m = re.search(_CFG_STR.format(name), body)
+        if m:
+            out[key] = m.group(1)
+    m = re.search(_CFG_NUM.format("synthetic_acceptance_length"), body)
+    if m:
+        out["synthetic_acceptance_length"] = float(m.group(1))
+    m = re.search(r"synthetic_acceptance_rates['\"]?\s*[:=]\s*(\[[^\]]*\])", body)
+    if m:
+        try:
+            out["synthetic_acceptance_rates"] = [float(x) for x in ast.literal_eval(m.group(1))]
+        except (ValueError, SyntaxError, TypeError):
+            pass
+    return out
+
+
+def _from_mapping(cfg):
+    out = {}
+    k = cfg.get("num_speculative_tokens", cfg.get("num_spec_tokens"))
+    if isinstance(k, int):
+        out["k"] = k
+    for key, name in (("method", "method"), ("draft", "model"),
+                      ("rejection_sample_method", "rejection_sample_method"),
+                      ("draft_sample_method", "draft_sample_method")):
+        if isinstance(cfg.get(name), str):
+            out[key] = cfg[name]
+    if isinstance(cfg.get("synthetic_acceptance_length"), (int, float)):
+        out["synthetic_acceptance_length"] = float(cfg["synthetic_acceptance_length"])
+    if isinstance(cfg.get("synthetic_acceptance_rates"), list):
+        out["synthetic_acceptance_rates"] = [float(x) for x in cfg["synthetic_acceptance_rates"]]
+    return out
+
+
+class _Reader:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.source = ctx.path
+        self.config = {}          # latest start-up speculative config
+        self.pending_engine = {}  # process -> "Engine NNN" id waiting for its spec line
+        self.v0 = {}              # process -> previous cumulative V0 totals
+        self.skipped_empty = 0
+        ctx.facts["spec_config"] = []
+
+    @property
+    def k_known(self):
+        return self.config.get("k", self.ctx.k_hint)
+
+    def line(self, number, text, terminated, previous=b""):
+        pos = text.find("SpecDecoding metrics:")
+        if pos >= 0:
+            m = _FAST.match(text, pos)
+            if m is not None:
+                obs = self.fast(number, text[:pos], m, previous)
+                if obs is not None:
+                    return obs
+        old = pos < 0
+        if old:
+            pos = text.find("Speculative metrics:")
+        if pos < 0:
+            self.other(number, text)
+            return
+        prefix = text[:pos]
+        m = _PREFIX.search(prefix)
+        process = m.group(2) if m else ""
+        m = _STAMP.search(prefix)
+        stamp = m.group(1) if m else None
+        message = text[pos + 21 - old:]
+        # another process's output spliced into this line: parse each message
+        again = max(message.find("SpecDecoding metrics:"), message.find("Speculative metrics:"))
+        if again >= 0:
+            self.ctx.refuse(number, "two metrics messages on one line (interleaved output); "
+                                    "the first is cut and was skipped")
+            return self.line(number, message, terminated)
+        self.pending_engine.pop(process, None)
+        if previous:
+            self.tag_engine(previous, process)
+        try:
+            fields, order, positions = split_fields(message)
+        except _Damaged as exc:
+            self.ctx.refuse(number, f"damaged spec-decode line: {exc}")
+            return
+        if old:
+            family = self.family_a if "number of emitted tokens" in fields else self.family_b
+        elif positions is not None:
+            family = self.family_cd
+        else:
+            family = self.family_b
+        if not terminated and not self._complete(message, order, old):
+            self.ctx.refuse(number, "truncated last line (no newline, fields missing)")
+            return
+        return family(number, fields, order, positions, process, stamp, terminated)
+
+    @staticmethod
+    def _complete(message, order, old):
+        """Whether an unterminated last line provably ends where its format ends."""
+        if old:  # V0 ends with a full stop; the first V1 build with ", "
+            return message.rstrip().endswith(".") or message.endswith(", ")
+        tail = message.rstrip()
+        return bool(order) and ((order[-1] == "avg draft acceptance rate" and tail.endswith("%"))
+                                or (order[-1] == "drafted" and tail.endswith(" tokens")))
+
+    def tag_engine(self, previous, process):
+        """Remember the DP engine of an ``Engine NNN:`` line right before a spec line."""
+        m = _ENGINE_ID.search(previous)
+        if m:
+            self.pending_engine[process] = str(int(m.group(1)))
+
+    def fast(self, number, prefix, m, previous):
+        """Family D line matched whole: the common case, with the exact-K fast path.
+
+        Written for speed (it runs once per interval of a long log); returns
+        None to hand the line to the general parser when any check fails.
+        """
+        mean_s, accepted_s, drafted_s, rates_s, pct_s = m.groups()
+        accepted, drafted = int(accepted_s), int(drafted_s)
+        rates = list(map(float, rates_s.split(", ")))
+        k = len(rates)
+        steps, rest = divmod(drafted, k)
+        known = self.config.get("k", self.ctx.k_hint)
+        if rest or not drafted or (known is not None and known != k):
+            return None
+        mean = float(mean_s)
+        if abs(1 + accepted / steps - mean) > 0.005 + 1e-9 or \
+                abs(100 * accepted / drafted - float(pct_s)) > 0.05 + 1e-9:
+            return None
+        counts = [round(r * steps) for r in rates]
+        ok = sum(counts) == accepted
+        if ok:
+            tol, prev = 0.0005 * steps + 1e-6, steps
+            for c, r in zip(counts, rates):
+                if c > prev or abs(c - r * steps) > tol:
+                    ok = False
+                    break
+                prev = c
+        if ok:
+            counts = tuple(counts)
+        else:  # rounding moved the sum off A: solve for the integers properly
+            counts = counts_from_rates(steps, rates, accepted, 0.0005 + 1e-9)
+            if counts is None:
+                return None
+        i = prefix.find("pid=")
+        j = prefix.find(")", i) if i >= 0 else -1
+        process = prefix[i + 4:j] if j > 0 else ""
+        extra = {"process": process} if process else {}
+        if previous and b"Engine " in previous:
+            e = _ENGINE_ID.search(previous)
+            if e:
+                extra["dp_engine"] = str(int(e.group(1)))
+        extra["drafts_from"] = "drafted/k"
+        stamp = _STAMP.search(prefix)
+        return Observation(self.source, number, ENGINE, "vllm-log-v1", k, steps, drafted,
+                           accepted, counts, mean, None, stamp.group(1) if stamp else None,
+                           None, None, extra)
+
+    def other(self, number, text):
+        if "speculative_config" in text:
+            cfg = parse_spec_config(text)
+            if cfg:
+                was = self.config.get("k")
+                if was is not None and cfg.get("k") not in (None, was):
+                    self.ctx.remark(number, f"server restarted with num_speculative_tokens="
+                                            f"{cfg['k']} (was {self.config['k']})")
+                restarted = was is not None and cfg.get("k") not in (None, was)
+                # one server states its config on several lines; a new K is a new server
+                self.config = dict(cfg) if restarted else {**self.config, **cfg}
+                self.ctx.facts["spec_config"].append({"line": number, **cfg})
+                self.v0.clear()  # a new server: cumulative counters start again
+            return
+
+    def _extra(self, process):
+        extra = {}
+        if process:
+            extra["process"] = process
+        engine = self.pending_engine.pop(process, None)
+        if engine is not None:
+            extra["dp_engine"] = engine
+        return extra
+
+    # -- family A: V0 cumulative -------------------------------------------------
+    def family_a(self, number, f, order, positions, process, stamp, terminated):
+        k = _count(f.get("number of speculative tokens"))
+        drafted = _count(f.get("number of draft tokens"))
+        emitted = _count(f.get("number of emitted tokens"))
+        if k is None or drafted is None or emitted is None or k == 0:
+            self.ctx.refuse(number, "V0 line without K, draft or emitted tokens")
+            return None
+        efficiency = _lead(f.get("system efficiency"))
+        if drafted % k:
+            self.ctx.refuse(number, f"V0 draft tokens {drafted} not a multiple of K={k}")
+            return None
+        if efficiency is not None and efficiency == efficiency and drafted:
+            # printed efficiency = emitted / ((draft/K) * (K+1)), three decimals
+            exact = emitted / (drafted // k * (k + 1))
+            if abs(exact - efficiency) > 0.0005 + 1e-9:
+                self.ctx.refuse(number, f"counts contradict the printed system efficiency "
+                                        f"{efficiency:.3f} (emitted {emitted} / steps "
+                                        f"{drafted // k} / {k + 1} = {exact:.4f})")
+                return None
+        prev = self.v0.get(process)
+        if prev is not None and (prev[0] != k or drafted < prev[1] or emitted < prev[2]):
+            self.ctx.remark(number, "V0 counters went down or K changed: a restarted engine; "
+                                    "counting from zero again")
+            prev = None
+        self.v0[process] = (k, drafted, emitted, number)
+        base_d, base_e, start = (0, 0, None) if prev is None else prev[1:]
+        d_tokens, d_emitted = drafted - base_d, emitted - base_e
+        extra = self._extra(process)
+        if d_tokens == 0:
+            self.skipped_empty += 1
+            return None
+        steps = d_tokens // k
+        accepted = d_emitted - steps  # emitted = accepted prefix + one bonus per step
+        if not 0 <= accepted <= d_tokens:
+            self.ctx.refuse(number, f"V0 window emitted {d_emitted} tokens over {steps} steps: "
+                                    "impossible for K={k}")
+            return None
+        extra["cumulative"] = True
+        mean = None
+        if prev is None:
+            extra["window"] = "since-start"
+            mean = round(efficiency * (k + 1), 6) if efficiency is not None else None
+        return Observation(self.source, start if start is not None else number, ENGINE,
+                           "vllm-log-v0", k, steps, d_tokens, accepted, None, mean,
+                           number if start is not None else None, stamp, None, None, extra)
+
+    # -- family B: early V1, no D ---------------------------------------------------
+    def family_b(self, number, f, order, positions, process, stamp, terminated):
+        accepted = _count(f.get("accepted", f.get("number of accepted tokens")))
+        drafted = _count(f.get("drafted", f.get("number of draft tokens")))
+        if accepted is None or drafted is None:
+            self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
+            return None
+        if drafted == 0:  # the 'nan%' lines printed with speculation off
+            self.skipped_empty += 1
+            return None
+        rate = _pct(f.get("draft acceptance rate", f.get("avg draft acceptance rate")))
+        if rate is not None and rate == rate:
+            exact = accepted / drafted
+            fraction = "number of accepted tokens" in f  # first V1 build printed a fraction
+            allowed = (0.0005 if fraction else 0.05) + 1e-9
+            if abs((exact if fraction else 100 * exact) - rate) > allowed:
+                self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
+                                        f"({accepted}/{drafted} vs {rate})")
+                return None
+        mean = _lead(f.get("mean acceptance length"))
+        k = self.k_known
+        extra = self._extra(process)
+        steps = None
+        if k and drafted % k == 0:
+            steps = drafted // k
+            extra["drafts_from"] = "drafted/k (assumes every step drafted K tokens)"
+            extra["approximate"] = True
+            if mean is not None and abs(1 + accepted / steps - mean) > 0.005 + 1e-9:
+                steps = None
+        fmt = "vllm-log-v1-early" if "drafted" in f else "vllm-log-v1-first"
+        return Observation(self.source, number, ENGINE, fmt, k, steps, drafted, accepted,
+                           None, mean, None, stamp, None, None, extra)
+
+    # -- families C and D: V1 with per-position survival ---------------------------------
+    def family_cd(self, number, f, order, positions, process, stamp, terminated):
+        accepted = _count(f.get("accepted"))
+        drafted = _count(f.get("drafted"))
+        if accepted is None or drafted is None:
+            self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
+            return None
+        if drafted == 0:
+            self.skipped_empty += 1
+            return None
+        rates = [float(x) for x in positions]
+        k = len(rates)
+        known = self.k_known
+        if known is not None and known != k:
+            self.ctx.refuse(number, f"per-position list has {k} entries but the server runs "
+                                    f"num_speculative_tokens={known}")
+            return None
+        if k == 0:
+            self.ctx.refuse(number, "empty per-position list")
+            return None
+        mean = _lead(f.get("mean acceptance length"))
+        rate = _pct(f.get("avg draft acceptance rate", f.get("draft acceptance rate")))
+        if rate is not None and rate == rate and abs(100 * accepted / drafted - rate) > 0.05 + 1e-9:
+            self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
+                                    f"({accepted}/{drafted} = {100 * accepted / drafted:.2f}% "
+                                    f"vs {rate}%)")
+            return None
+        derived = derive_drafts(accepted, rates, half=0.0005, mean=mean, drafted=drafted, k=k)
+        if derived is None:
+            detail = [f"printed mean {mean}" if mean is not None else "no printed mean"]
+            if sum(rates):
+                steps = accepted / sum(rates)
+                detail.append(f"Accepted {accepted} / per-position sum {sum(rates):.3f} = "
+                              f"{steps:.1f} steps -> AL {1 + accepted / steps:.3f}")
+            if drafted % k == 0:
+                detail.append(f"Drafted {drafted} / K={k} = {drafted // k} steps -> AL "
+                              f"{1 + accepted / (drafted // k):.3f}")
+            self.ctx.refuse(number, "counts contradict the printed mean: no step count "
+                                    "reproduces every printed figure (" + "; ".join(detail) + ")")
+            return None
+        steps, per_pos, how = derived
+        extra = self._extra(process)
+        extra["drafts_from"] = how
+        fmt = "vllm-log-v1-rate-first" if order[0] == "draft acceptance rate" else "vllm-log-v1"
+        return Observation(self.source, number, ENGINE, fmt, k, steps, drafted, accepted,
+                           per_pos, mean, None, stamp, None, None, extra)
+
+
+def read(path, ctx: Context):
+    """Yield one :class:`Observation` per metrics window of a vLLM server log."""
+    reader = _Reader(ctx)
+    m = _VERSION.search(_io.decode(_io.read_head(path, 1 << 20)))
+    if m:
+        ctx.facts["version"] = m.group(1)
+    for number, text, terminated, previous in _io.scan(path, MARKERS, previous=True):
+        obs = reader.line(number, text, terminated, previous)
+        if obs is not None:
+            yield obs
+    if reader.skipped_empty:
+        ctx.facts["skipped_empty"] = reader.skipped_empty

@@ -1,0 +1,357 @@
+"""Did a synthetic-acceptance throughput run realize its golden AL?
+
+A run that replays a golden AL sets the engine's synthetic-acceptance knob;
+vLLM (>= 0.20), ATOM (>= #1948), SGLang ``match-expected`` and TensorRT-LLM's
+fractional knob then draw, per verification step, either ``f`` or ``f + 1``
+accepted drafts, with ``d = AL - 1``, ``f = floor(d)``, ``p = d - f``
+(ENGINES.md, "Minimum-variance schedule").  The per-step accepted count is
+``f + Bernoulli(p)``, of variance ``p (1 - p)``, so the realized mean over N
+independent steps has standard error ``sqrt(p (1 - p) / N)``.  A run hits when
+``|realized - target| <= z * sigma + 0.005`` (the target's two-decimal
+rounding; another 0.005 when the realized AL itself is a printed two-decimal
+mean).
+
+Where per-position counts exist, the profile is checked as well: the
+schedule's survival is ``[1]*f, p, 0, ...`` -- exactly one at the first ``f``
+positions, exactly zero past ``f + 1`` -- while real acceptance decays
+smoothly.  A smooth profile, or a mean near ``1 + f``, is the signature of a
+knob the engine silently ignored (ENGINES.md section 6).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from goldenal.errors import ParseError
+
+# ENGINES.md section 6, "Silent paths to watch", per engine
+SILENT_PATHS = {
+    "vllm": "vLLM 0.19.x under Model Runner V1 (synthetic only in MRV2), "
+            "rejection_sample_method not 'synthetic', vllm-ascend before #12256",
+    "sglang": "SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
+              "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
+    "trtllm": "a fractional TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS on the two-model path "
+              "(parsed with int(): 0 = off), the value 0 (off), the variable missing from the "
+              "worker environment, a clamp at the runtime draft length",
+    "atom": "--spec-decode-acceptance-length without --method/--num-speculative-tokens "
+            "(dropped silently), a DSpark runtime verify length below ceil(AL-1)",
+}
+# mean-only SGLang decode lines: one draw per decode step for the whole batch,
+# and a line every --decode-log-interval (default 40) decode steps
+SGLANG_STEPS_PER_LINE = 40
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Outcome of :func:`verify`.
+
+    Attributes
+    ----------
+    verdict : {"hit", "missed"}
+    realized_al : float
+        Pooled ``1 + sum accepted / sum drafts`` (or the mean of printed means).
+    target : float
+    target_text : str
+        The target as committed, e.g. ``"2.83"``.
+    tolerance : float
+        Allowed ``|realized - target|``.
+    sigma : float
+        Standard error of the realized mean under the schedule.
+    sigma_distance : float
+        ``(realized - target) / sigma`` (``inf`` when sigma is 0 and they differ).
+    steps : int or None
+        Independent draws behind the realized mean.
+    reason : str
+        One sentence: why it hit or what the miss looks like.
+    notes : tuple of str
+        What the servers' start-up lines say about the knob, where they state it.
+    """
+
+    verdict: str
+    realized_al: float
+    target: float
+    target_text: str
+    k: int | None
+    tolerance: float
+    sigma: float
+    sigma_distance: float
+    steps: int | None
+    windows: int
+    engine: str
+    reason: str
+    method: str = "counts"
+    z: float = 4.0
+    survival: tuple | None = field(default=None, repr=False)
+    expected_survival: tuple | None = field(default=None, repr=False)
+    profile_ok: bool | None = None
+    notes: tuple = ()
+
+    @property
+    def hit(self):
+        return self.verdict == "hit"
+
+    def __str__(self):
+        return f"{self.verdict}: {self.reason}"
+
+    def to_dict(self):
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["notes"] = list(self.notes)
+        for key in ("survival", "expected_survival"):
+            out[key] = None if out[key] is None else list(out[key])
+        if math.isinf(out["sigma_distance"]):
+            out["sigma_distance"] = None
+        return out
+
+
+def schedule(al, k):
+    """The minimum-variance survival schedule ``[1]*f, p, 0...`` truncated to ``k``."""
+    d = Decimal(str(al)) - 1
+    f = int(d)
+    p = float(d - f)
+    out = [1.0] * f + ([p] if p else [])
+    out = (out + [0.0] * k)[:k]
+    return tuple(out)
+
+
+def _target_iv(target, k):
+    text = getattr(target, "text", None)
+    if text is None:
+        if isinstance(target, bool) or not isinstance(target, (int, float, str, Decimal)):
+            raise TypeError(f"`target` must be a GoldenValue or a number, got {target!r}")
+        text = str(target).strip()
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"`target` is not a number: {text!r}") from None
+    k = k if k is not None else getattr(target, "k", None)
+    if value < 1 or (k is not None and value > k + 1):
+        raise ValueError(f"`target` {text} is outside [1, K+1] for K={k}")
+    return text, float(value), k
+
+
+def _observations(run_or_paths, k, thinking):
+    from goldenal.readers import Observations, ingest, load_run
+    from goldenal.readers.run import MeasurementRun
+
+    source = run_or_paths
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        names = os.listdir(source)
+        if "run.yaml" in names or any(n.startswith("server_") and "_mtp" in n for n in names):
+            source = load_run(source)
+    if isinstance(source, MeasurementRun):
+        keys = [key for key in source.cells if (k is None or key[1] == k)
+                and (thinking is None or key[0] == thinking)]
+        if not keys:
+            have = ", ".join(f"thinking {t} K={kk}" for t, kk in sorted(source.cells))
+            raise ParseError(f"the run has no cell thinking {thinking or 'any'}, K={k}; it has "
+                             f"{have}", path=source.path)
+        if len(keys) > 1:
+            raise ParseError("the run has several matching cells (" + ", ".join(
+                f"thinking {t} K={kk}" for t, kk in sorted(keys)) + "); pass thinking= and k=",
+                path=source.path)
+        return source.cells[keys[0]], keys[0][1], source.problems, source.sources
+    if isinstance(source, Observations):
+        obs = source
+    else:
+        obs = ingest(source, k=k)
+    items = tuple(o for o in obs if k is None or o.k in (None, k))
+    ks = {o.k for o in items if o.k is not None}
+    if k is None and len(ks) > 1:
+        raise ParseError(f"observations of several K ({sorted(ks)}); pass k=")
+    return (items, k if k is not None else (ks.pop() if ks else None), obs.problems,
+            obs.sources)
+
+
+def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, slack=0.0):
+    """Compare a synthetic-acceptance run's realized AL with its golden target.
+
+    Parameters
+    ----------
+    run_or_paths : MeasurementRun, Observations, path or list of paths
+        The run (a directory is loaded with :func:`goldenal.readers.load_run`),
+        or measurement files.
+    target : GoldenValue or float or str
+        The golden AL the run was set to (a :func:`goldenal.registry.lookup`
+        result carries its K).
+    k : int, optional
+        K of the cell; default the target's K.
+    thinking : {"on", "off"}, optional
+        Cell of a run with both modes.
+    engine : str, optional
+        Engine whose schedule to assume; default the observations' engine.
+    z : float
+        Allowed distance in standard errors (default 4).
+    slack : float
+        Extra absolute allowance for known systematic effects the schedule
+        does not model (default 0): requests that end inside a step (max
+        tokens, EOS) accept fewer drafts than scheduled and pull short runs
+        below the target.
+
+    Returns
+    -------
+    Verification
+
+    Raises
+    ------
+    ParseError
+        No readable windows, or no matching cell.
+
+    Example
+    -------
+    >>> from goldenal.registry import lookup                       # doctest: +SKIP
+    >>> golden = lookup("minimax-m3", draft="Inferact/MiniMax-M3-EAGLE3", k=3, thinking="on")
+    >>> verify("measurements/throughput-run/", golden).verdict     # doctest: +SKIP
+    'hit'
+    """
+    if not z > 0:
+        raise ValueError(f"`z` must be positive, got {z!r}")
+    if not slack >= 0:
+        raise ValueError(f"`slack` must be >= 0, got {slack!r}")
+    if thinking is None:
+        thinking = getattr(target, "thinking", None)
+    text, value, k = _target_iv(target, k)
+    items, k, problems, sources = _observations(run_or_paths, k, thinking)
+    counted = [o for o in items if not o.mean_only and o.drafts]
+    means = [o for o in items if o.mean_only and o.mean_al is not None]
+    if not counted and not means:
+        first = next((p for p in problems if p.refused), None)
+        raise ParseError("no readable windows to verify" + (f" ({first})" if first else ""))
+    engine = engine or ",".join(sorted({o.engine for o in (counted or means)}))
+    d = Decimal(text) - 1
+    frac = d - int(d)
+    var = float(frac * (1 - frac))  # exact decimal p(1-p): 0.83 -> 0.1411
+    rounding = 0.005
+    if counted:
+        steps = sum(o.drafts for o in counted)
+        realized = 1 + sum(o.accepted for o in counted) / steps
+        method, windows = "counts", len(counted)
+    else:
+        realized = sum(o.mean_al for o in means) / len(means)
+        windows = len(means)
+        rounding += 0.005  # the printed means are themselves two-decimal figures
+        sglang = [o for o in means if o.format in ("sglang-log", "tokenspeed-log")]
+        steps = SGLANG_STEPS_PER_LINE * len(sglang) if len(sglang) == len(means) else None
+        method = "printed means"
+    sigma = math.sqrt(var / steps) if steps else 0.0
+    tolerance = z * sigma + rounding + slack
+    diff = realized - value
+    if sigma > 0:
+        distance = diff / sigma
+    else:
+        distance = 0.0 if abs(diff) <= rounding else math.copysign(math.inf, diff)
+    mean_hit = abs(diff) <= tolerance
+    survival, expected, profile_ok, profile_note = _profile(counted, k, text, z, slack)
+    ok = mean_hit and profile_ok is not False
+    reason = _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k,
+                     survival, expected, profile_note, engine, method)
+    notes = tuple(_config_notes(sources, text))
+    if notes and not ok:
+        reason += "; " + "; ".join(notes)
+    return Verification("hit" if ok else "missed", realized, value, text, k, tolerance, sigma,
+                        distance, steps, windows, engine, reason, method, z, survival, expected,
+                        profile_ok, notes)
+
+
+def _config_notes(sources, text):
+    """What the servers' start-up lines say about the knob (vLLM logs state it)."""
+    out = []
+    for src in sources:
+        for cfg in src.facts.get("spec_config", []):
+            where = f"{src.path}:{cfg['line']}"
+            length = cfg.get("synthetic_acceptance_length")
+            rates = cfg.get("synthetic_acceptance_rates")
+            if cfg.get("rejection_sample_method") != "synthetic" and length is None \
+                    and rates is None:
+                out.append(f"{where}: the server started without synthetic acceptance "
+                           "(no rejection_sample_method='synthetic')")
+            elif length is not None and f"{length:.2f}" != f"{float(text):.2f}":
+                out.append(f"{where}: the server was started with "
+                           f"synthetic_acceptance_length={length:g}, not {text}")
+            elif rates is not None and abs(1 + sum(rates) - float(text)) > 0.005:
+                out.append(f"{where}: the server's synthetic_acceptance_rates give AL "
+                           f"{1 + sum(rates):.4f}, not {text}")
+    return out
+
+
+def _profile(counted, k, text, z, extra=0.0):
+    """Observed vs schedule survival; (survival, expected, ok or None, note)."""
+    if not counted or k is None:
+        return None, None, None, None
+    rows = [o.accepted_per_position for o in counted]
+    if any(r is None or len(r) != k for r in rows):
+        return None, None, None, None
+    steps = sum(o.drafts for o in counted)
+    survival = tuple(sum(r[i] for r in rows) / steps for i in range(k))
+    expected = schedule(Decimal(text), k)
+    # counts rebuilt from three-decimal log rates are exact to +-0.0005 per window
+    margin = 0.0005 + 1.0 / steps + extra
+    bad = []
+    for i, (s, e) in enumerate(zip(survival, expected)):
+        allowed = z * math.sqrt(e * (1 - e) / steps) + margin
+        if abs(s - e) > allowed:
+            bad.append(i)
+    if not bad:
+        return survival, expected, True, None
+    i = bad[0]
+    note = (f"per-position survival {_fmt_list(survival)} is not the min-variance schedule "
+            f"{_fmt_list(expected)} (position {i}: {survival[i]:.3f} vs {expected[i]:.3f})")
+    return survival, expected, False, note
+
+
+def _fmt_list(values):
+    return "[" + ", ".join(f"{v:.3f}".rstrip("0").rstrip(".") if v in (0.0, 1.0) else f"{v:.3f}"
+                           for v in values) + "]"
+
+
+def _smooth(survival):
+    """Real acceptance: every position strictly inside (0, 1) and decreasing."""
+    return survival is not None and len(survival) > 1 and all(
+        0.0 < s < 1.0 for s in survival) and all(a > b for a, b in zip(survival, survival[1:]))
+
+
+def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, survival,
+            expected, profile_note, engine, method):
+    over = f"over {steps} steps" if steps else "no step count: rounding only"
+    where = (f"realized AL {realized:.4f} vs target {text} (tolerance +-{tolerance:.4f} {over}, "
+             f"{_fmt_sigma(distance)})")
+    if ok:
+        tail = "; per-position profile matches the min-variance schedule" \
+            if survival is not None else ""
+        return where + tail
+    parts = [where]
+    f = int(Decimal(text) - 1)
+    if not mean_hit:
+        if _smooth(survival):
+            parts.append(f"per-position survival {_fmt_list(survival)} decays smoothly like "
+                         "real acceptance: the synthetic-acceptance knob was silently ignored")
+        elif k is not None and abs(realized - (k + 1)) <= tolerance:
+            parts.append("every draft was accepted: a clamp at K+1, or a value meant for a "
+                         "larger K")
+        elif value != 1 + f and abs(realized - (1 + f)) <= tolerance:
+            parts.append(f"the realized AL is the integer part 1+{f}: the fractional part was "
+                         "dropped (an integer-only parse)")
+        else:
+            parts.append("the knob was ignored or mis-set")
+    elif profile_note:
+        parts.append(profile_note + ": the mean matches but the per-step distribution does "
+                     "not (explicit synthetic_acceptance_rates, a geometric-decay schedule such as "
+                     "vLLM 0.19.x synthetic_acceptance_rate or ATOM before #1948, or real "
+                     "acceptance)")
+    hints = [SILENT_PATHS[e] for e in engine.split(",") if e in SILENT_PATHS]
+    if hints and not mean_hit:
+        parts.append("check " + "; ".join(hints))
+    if "sglang" in engine.split(",") and method == "counts":
+        # SGLang draws one length per verify step for the whole batch, so
+        # request-steps are not independent and the spread is understated
+        parts.append("note: SGLang draws one length per batch step, so the tolerance "
+                     "assuming independent request-steps is too tight for batched runs")
+    return "; ".join(parts)
+
+
+def _fmt_sigma(distance):
+    if math.isinf(distance):
+        return "off the exact schedule"
+    return f"{distance:+.1f} sigma"

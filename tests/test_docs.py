@@ -1,0 +1,80 @@
+"""docs/cli.md is generated from every command's --help and must be current."""
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from goldenal import _docs
+from goldenal.cli import COMMANDS
+
+from conftest import ROOT
+
+
+def _module(name):
+    module = "goldenal.commands." + COMMANDS[name][0]
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        pytest.skip(f"command {name!r} is not installed in this checkout ({module})")
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_has_help(name):
+    module = _module(name)
+    doc = (module.__doc__ or "").strip()
+    assert doc, f"goldenal {name}: the command module has no docstring (its --help text)"
+    assert COMMANDS[name][1].strip(), f"goldenal {name}: no one-line summary in COMMANDS"
+    assert callable(getattr(module, "configure", None)) and callable(getattr(module, "run", None))
+    help_text = _docs.command_help(name)
+    assert help_text.startswith(f"usage: goldenal {name} ")
+    assert doc.splitlines()[0] in help_text
+
+
+def test_plot_arguments_all_have_help():
+    parser = _docs.command_parser("plot")
+    missing = [a.dest for a in parser._actions if not (a.help or "").strip()]
+    assert missing == []
+
+
+def test_every_documented_command_is_a_section():
+    text = _docs.render_cli_reference()
+    names = _docs.available_commands()
+    assert "plot" in names and "lookup" in names
+    sections = [line[len("## goldenal "):] for line in text.splitlines()
+                if line.startswith("## goldenal ")]
+    assert sections == names
+    assert "$ goldenal plot --help\nusage: goldenal plot [-h]" in text
+    assert "exit codes:" in text and text.count("exit codes:") == 1
+
+
+def test_render_is_independent_of_terminal_width(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = _docs.render_cli_reference()
+    monkeypatch.setenv("COLUMNS", "40")
+    assert _docs.render_cli_reference() == wide
+
+
+def test_cli_reference_is_current():
+    path = ROOT / "docs" / "cli.md"
+    assert path.exists(), "docs/cli.md is missing; run: python -m goldenal._docs --write"
+    assert path.read_text(encoding="utf-8") == _docs.render_cli_reference(), (
+        "docs/cli.md is out of date; run: python -m goldenal._docs --write")
+
+
+def test_check_mode_reports_stale_file(tmp_path):
+    stale = tmp_path / "cli.md"
+    stale.write_text("# old\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "goldenal._docs", "--check", "--path", stale],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 1
+    assert proc.stderr == (f"{stale} is out of date; run: python -m goldenal._docs --write\n")
+    proc = subprocess.run([sys.executable, "-m", "goldenal._docs", "--write", "--path", stale],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert (proc.returncode, proc.stdout) == (0, f"{stale}\n")
+    proc = subprocess.run([sys.executable, "-m", "goldenal._docs", "--check", "--path", stale],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert (proc.returncode, proc.stderr) == (0, "")

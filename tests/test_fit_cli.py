@@ -1,0 +1,178 @@
+"""`goldenal fit` as a user runs it: outputs, round trip through lookup, refusals."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from goldenal.simulate import simulate_run
+
+DATA = Path(__file__).resolve().parent / "data" / "fit"
+RESULTS = DATA / "inferencex_results"  # InferenceX collector layout, K = 1..3, thinking on
+IDENTITY = ["--model", "minimax-m3", "--draft", "Inferact/MiniMax-M3-EAGLE3",
+            "--method", "eagle3", "--curve-id", "mm3_fixture"]
+
+
+@pytest.fixture
+def fitted_dir(run_cli, tmp_path):
+    out = tmp_path / "golden"
+    code, stdout, stderr = run_cli("fit", RESULTS, *IDENTITY, "--out", out,
+                                   "--n-resamples", "2000")
+    assert (code, stderr) == (0, "")
+    return out, stdout
+
+
+def test_fit_prints_the_cells_and_writes_both_files(fitted_dir):
+    out, stdout = fitted_dir
+    lines = stdout.splitlines()
+    assert lines[0] == "curve mm3_fixture: 3 cells"
+    assert lines[1] == ("thinking  K     AL  95% interval        method           steps")
+    assert [line.split()[:3] for line in lines[2:5]] == [["on", "1", "1.79"],
+                                                          ["on", "2", "2.36"],
+                                                          ["on", "3", "2.67"]]
+    assert all("batch-means" in line for line in lines[2:5])
+    assert lines[-2:] == [f"wrote {out / 'mm3_fixture.yaml'}",
+                          f"wrote {out / 'mm3_fixture.distribution.json'}"]
+    text = (out / "mm3_fixture.yaml").read_text()
+    assert "minimax-m3:\n  thinking_on:\n    1: 1.79\n    2: 2.36\n    3: 2.67\n" in text
+    dist = json.loads((out / "mm3_fixture.distribution.json").read_text())
+    cell = dist["cells"][2]
+    assert (cell["thinking"], cell["k"], cell["value"]) == ("on", 3, "2.67")
+    assert cell["interval"]["method"] == "batch-means" and cell["interval"]["level"] == 0.95
+    assert len(cell["per_position"]["survival"]) == 3
+    assert dist["models"]["on"]["kind"] == "chain"
+    manifest = yaml.safe_load((out / "manifest.yaml").read_text())
+    entry = manifest["curves"]["mm3_fixture"]
+    assert entry["method"] == "eagle3" and entry["draft"] == ["Inferact/MiniMax-M3-EAGLE3"]
+
+
+def test_round_trip_through_lookup(fitted_dir, run_cli):
+    out, _ = fitted_dir
+    for k, value in ((1, "1.79"), (2, "2.36"), (3, "2.67")):
+        code, stdout, stderr = run_cli("lookup", "--golden-dir", out, "--curve", "mm3_fixture",
+                                       "--k", k, "--thinking", "on")
+        assert (code, stdout, stderr) == (0, value + "\n", "")
+
+
+def test_json_output_for_ci(run_cli, tmp_path):
+    code, stdout, _ = run_cli("fit", RESULTS, *IDENTITY, "--out", tmp_path / "g",
+                              "--n-resamples", "500", "--format", "json")
+    assert code == 0
+    doc = json.loads(stdout)
+    assert doc["curve"] == "mm3_fixture" and len(doc["files"]) == 2
+    first = doc["cells"][0]
+    assert set(first) == {"thinking", "k", "value", "estimate", "interval", "n_steps"}
+    assert set(first["interval"]) == {"low", "high", "level", "method"}
+    assert first["interval"]["low"] < first["estimate"] < first["interval"]["high"]
+    assert first["value"] == "%.2f" % first["estimate"]
+
+
+def test_existing_curve_is_refused_and_untouched(fitted_dir, run_cli):
+    out, _ = fitted_dir
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    code, stdout, stderr = run_cli("fit", RESULTS, *IDENTITY, "--out", out)
+    assert (code, stdout) == (3, "")
+    assert stderr == (f"error: {out / 'mm3_fixture.yaml'}: the output directory already holds "
+                      "curve mm3_fixture; pass --replace REASON to replace it (the reason is "
+                      "recorded)\n")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_replace_records_the_reason(fitted_dir, run_cli, tmp_path):
+    out, _ = fitted_dir
+    run = simulate_run([0.9, 0.8, 0.7], [1, 2, 3], rng=1, n_requests=20,
+                       steps_per_request=100,
+                       identity={"model": "minimax-m3", "curve": "mm3_fixture",
+                                 "draft": ["Inferact/MiniMax-M3-EAGLE3"]})
+    run.write(tmp_path / "rerun", artifact="requests")
+    code, _, stderr = run_cli("fit", tmp_path / "rerun", "--out", out, "--allow-simulated",
+                              "--replace", "re-measured on 0.20.1", "--n-resamples", "500")
+    assert code == 0, stderr
+    manifest = yaml.safe_load((out / "manifest.yaml").read_text())
+    (record,) = manifest["curves"]["mm3_fixture"]["provenance"]["replacements"]
+    assert record["reason"] == "re-measured on 0.20.1"
+    assert record["cells"]["thinking_on K=1"].startswith("1.79 -> ")
+
+
+def test_simulated_run_is_refused(run_cli, tmp_path):
+    run = simulate_run([0.8, 0.7], [1, 2], rng=3, n_requests=10, steps_per_request=50,
+                       identity={"curve": "sim"})
+    run.write(tmp_path / "sim", artifact="requests")
+    code, stdout, stderr = run_cli("fit", tmp_path / "sim", "--out", tmp_path / "g")
+    assert (code, stdout) == (1, "")
+    assert stderr.startswith(f"error: {tmp_path / 'sim'}: the run is simulated")
+    assert not (tmp_path / "g").exists()
+
+
+def test_missing_cells_are_refused(run_cli, tmp_path):
+    gap = tmp_path / "results"
+    gap.mkdir()
+    for k in (1, 3):
+        shutil.copy(RESULTS / f"server_on_mtp{k}.log", gap)
+    code, stdout, stderr = run_cli("fit", gap, *IDENTITY, "--out", tmp_path / "g")
+    assert (code, stdout) == (2, "")
+    assert stderr == (f"error: {gap}: run is missing cells: thinking on has K=1..3 but no "
+                      "K=2; list every cell in run.yaml\n")
+    assert not (tmp_path / "g").exists()
+
+
+def test_k_disagreeing_with_the_manifest_is_refused(run_cli, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(RESULTS / "server_on_mtp3.log", run)
+    (run / "run.yaml").write_text(
+        "run: r\nmodel: m\ncurve: c\nmethod: eagle3\ndraft: [o/d]\n"
+        "cells:\n  - {thinking: 'on', k: 2, files: [server_on_mtp3.log]}\n")
+    code, stdout, stderr = run_cli("fit", run, "--out", tmp_path / "g")
+    assert (code, stdout) == (2, "")
+    assert stderr.startswith(f"error: {run / 'server_on_mtp3.log'}:2: per-position list has 3 "
+                             "entries but the server runs num_speculative_tokens=2")
+    assert not (tmp_path / "g").exists()
+
+
+def test_identity_conflict_between_runs(run_cli, tmp_path):
+    for name, model in (("a", "model-a"), ("b", "model-b")):
+        simulate_run([0.8], [1], rng=1, n_requests=5, steps_per_request=20,
+                     identity={"model": model, "curve": "c"}).write(tmp_path / name,
+                                                                     artifact="requests")
+    code, _, stderr = run_cli("fit", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "g",
+                              "--allow-simulated")
+    assert code == 2
+    assert stderr == (f"error: {tmp_path / 'b'}: identity conflict: model is 'model-a' in "
+                      f"{tmp_path / 'a'} but 'model-b' here\n")
+
+
+def test_summary_markdown(run_cli, tmp_path):
+    md = tmp_path / "summary.md"
+    code, _, _ = run_cli("fit", RESULTS, *IDENTITY, "--out", tmp_path / "g", "--n-resamples",
+                         "500", "--summary-md", md)
+    assert code == 0
+    text = md.read_text()
+    assert text.startswith("## goldenal fit: `mm3_fixture`\n")
+    assert "| on | 3 | 2.67 |" in text
+    assert "### How the intervals were computed" in text
+    assert "- **batch-means**: batch means over logging windows" in text
+
+
+def test_help_has_an_example(run_cli):
+    code, stdout, _ = run_cli("fit", "--help")
+    assert code == 0 and "goldenal fit measurements/" in stdout
+
+
+def test_server_config_contradicting_the_manifest_is_refused(run_cli, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    start = ("(APIServer pid=2741) INFO 11-30 04:59:00 [utils.py:253] non-default args: "
+             "{'model': 'MiniMaxAI/MiniMax-M3', 'speculative_config': {'method': 'mtp', "
+             "'num_speculative_tokens': 3}}\n")
+    (run / "server_on_mtp3.log").write_text(start + (RESULTS / "server_on_mtp3.log").read_text())
+    (run / "run.yaml").write_text(
+        "run: r\nmodel: m\ncurve: c\nmethod: eagle3\ndraft: [o/d]\n"
+        "cells:\n  - {thinking: 'on', k: 3, files: [server_on_mtp3.log]}\n")
+    code, stdout, stderr = run_cli("fit", run, "--out", tmp_path / "g")
+    assert (code, stdout) == (2, "")
+    assert stderr == (f"error: {run / 'server_on_mtp3.log'}:1: server started with method "
+                      "'mtp', the run says 'eagle3'; correct run.yaml (or the flags)\n")
+    assert not (tmp_path / "g").exists()
