@@ -119,7 +119,7 @@ def make_example_run(directory):
     """
     import yaml
 
-    from goldenal.simulate import _atomic_write
+    from goldenal._files import write_text_atomic
 
     os.makedirs(directory, exist_ok=True)
     cells = build_cells()
@@ -129,11 +129,11 @@ def make_example_run(directory):
             name, text = f"requests_on_k{k}.jsonl", cell.request_jsonl()
         else:
             name, text = f"server_off_k{k}.log", cell.log_text()
-        _atomic_write(os.path.join(directory, name), text)
+        write_text_atomic(os.path.join(directory, name), text)
         files[(t, k)] = name
     doc = _manifest(cells, files)
     text = HEADER.format(seed=SEED) + yaml.safe_dump(doc, sort_keys=False, width=100)
-    _atomic_write(os.path.join(directory, "run.yaml"), text)
+    write_text_atomic(os.path.join(directory, "run.yaml"), text)
     return sorted(files.values()) + ["run.yaml"]
 
 

@@ -106,20 +106,11 @@ def default_path():
 
 def write_cli_reference(path=None):
     """Write the reference atomically; return the path."""
-    import tempfile
+    from goldenal._files import write_text_atomic
 
     path = path or default_path()
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".cli-", suffix=".md")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(render_cli_reference())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_text_atomic(path, render_cli_reference())
     return path
 
 

@@ -9,11 +9,11 @@ keys are reported (PyYAML's loader would silently keep the last one).
 import json
 import os
 import re
-import tempfile
 from datetime import date
 
 import yaml
 
+from goldenal._files import write_text_atomic
 from goldenal.errors import ConflictError, ParseError, RegistryError
 from goldenal.registry import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
                                Registry, file_checksums)
@@ -425,24 +425,6 @@ def load_directory(directory, *, collect=None):
 
 # ---------------------------------------------------------------------------
 # Writing
-
-
-def write_text_atomic(path, text):
-    """Write ``text`` to ``path`` via a temp file in the same folder and a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o777)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _format_settings(settings):

@@ -270,7 +270,7 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
 
 def write_profile(profile, path):
     """Write a profile as JSON (atomically)."""
-    from goldenal.curvefile import write_text_atomic
+    from goldenal._files import write_text_atomic
 
     write_text_atomic(os.fspath(path), json.dumps(profile, indent=2, default=str) + "\n")
     return os.fspath(path)

@@ -1290,7 +1290,6 @@ def save_figure(fig, path):
         The directory of ``path`` does not exist.
     """
     import os
-    import tempfile
 
     import matplotlib
 
@@ -1305,16 +1304,9 @@ def save_figure(fig, path):
         raise FileNotFoundError(errno.ENOENT, "no such directory", directory)
     metadata = {"png": {"Software": None}, "svg": {"Date": None},
                 "pdf": {"CreationDate": None, "ModDate": None}}[ext]
-    fd, tmp = tempfile.mkstemp(prefix=".goldenal-plot-", suffix="." + ext, dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh, matplotlib.rc_context(
-                {"svg.fonttype": "none", "svg.hashsalt": "goldenal"}):
-            fig.savefig(fh, format=ext, dpi=120, metadata=metadata)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from goldenal._files import atomic_open
+
+    with atomic_open(path, "wb") as fh, matplotlib.rc_context(
+            {"svg.fonttype": "none", "svg.hashsalt": "goldenal"}):
+        fig.savefig(fh, format=ext, dpi=120, metadata=metadata)
     return path

@@ -26,9 +26,9 @@ the runner's environment contract (``SYNTHETIC_ACCEPTANCE``,
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass, field
 
+from goldenal._files import write_text_atomic
 from goldenal.engines import ENGINES, adapter, spans
 from goldenal.engines.locate import find_sites
 from goldenal.errors import ParseError, PolicyError, UsageError
@@ -110,27 +110,6 @@ def _read(path):
             return fh.read()
     except UnicodeDecodeError:
         raise ParseError("not a UTF-8 text file", path=path) from None
-
-
-def atomic_write(path, text):
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        try:
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # -- choosing the curve ------------------------------------------------------
@@ -494,7 +473,7 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
     if needs and not (check or diff_only):
         for p, before, after in outputs:
             if before != after:
-                atomic_write(p, after)
+                write_text_atomic(p, after)
         written = True
     if not needs:
         message = f"{path}: already carries the golden AL in {entries} entr" \

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from goldenal._files import write_text_atomic
 from goldenal.observation import Observation
 
 # vLLM V1 spec-decode counters (registered names; the exposition appends
@@ -410,7 +411,7 @@ class SimulatedRun:
             else:
                 files[f"requests_{thinking}_k{k}.jsonl"] = cell.request_jsonl()
             for name, text in files.items():
-                _atomic_write(os.path.join(directory, name), text)
+                write_text_atomic(os.path.join(directory, name), text)
             entries.append({"thinking": thinking, "k": k, "files": list(files)})
         doc = dict(self.identity)
         doc["simulated"] = True
@@ -418,14 +419,8 @@ class SimulatedRun:
             f"thinking_{t}": {"conditional_rates": [float(x) for x in r]}
             for t, r in sorted(self.conditional_rates.items())}
         doc["cells"] = entries
-        _atomic_write(manifest, yaml.safe_dump(doc, sort_keys=False))
+        write_text_atomic(manifest, yaml.safe_dump(doc, sort_keys=False))
         return manifest
-
-
-def _atomic_write(path, text):
-    from goldenal.curvefile import write_text_atomic
-
-    write_text_atomic(path, text)
 
 
 def simulate_run(conditional_rates, ks, *, identity=None, rng=None, **cell_kwargs):

@@ -50,7 +50,7 @@ def run(args):
     for message in dict.fromkeys(str(w.message) for w in caught):
         print(f"warning: {message}", file=sys.stderr)
     if args.summary_md:
-        from goldenal.curvefile import write_text_atomic
+        from goldenal._files import write_text_atomic
         from goldenal.report import diff_markdown
 
         write_text_atomic(args.summary_md, diff_markdown(result))

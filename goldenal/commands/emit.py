@@ -19,7 +19,7 @@ Formats: shell (export lines), env (.env lines), json, yaml (an environment
 mapping, or speculative-config: '<json>'), args (command-line arguments).
 The fragment goes to stdout; refusals to stderr (exit 1).
 
-In Python: goldenal.fragments.emit(model, engine="vllm", k=3, thinking="on", ...).
+In Python: goldenal.emit(model, engine="vllm", k=3, thinking="on", ...).
 """
 
 from goldenal.commands._selection import add_selection_arguments, golden_dir

@@ -18,7 +18,7 @@ A directory that already holds the curve is refused unless --replace REASON
 is given; the reason is recorded.  --format json prints every cell's
 estimate, interval and step count.
 
-In Python: goldenal.fitting.fit(goldenal.readers.load_run(path)).
+In Python: goldenal.fit(goldenal.load_run(path)).
 """
 
 import json
@@ -151,7 +151,7 @@ def run(args):
     paths = write_fit(curvefit, args.out, replace_reason=args.replace,
                       allow_simulated=args.allow_simulated)
     if args.summary_md:
-        from goldenal.curvefile import write_text_atomic
+        from goldenal._files import write_text_atomic
         from goldenal.report import fit_markdown
 
         write_text_atomic(args.summary_md, fit_markdown(curvefit))

@@ -22,7 +22,7 @@ Exit 0 when every window was read, 1 when some were refused (each named as
 path:line: reason on stderr; the totals are then partial), 2 when a file is
 unreadable or in no known format.
 
-In Python: goldenal.readers.ingest(paths) -> Observations; goldenal.readers.load_run(dir).
+In Python: goldenal.ingest(paths) -> Observations; goldenal.load_run(dir).
 """
 
 import csv

@@ -25,7 +25,7 @@ contradicting the file, --check finding a change), 2 unreadable input (no
 speculative settings, bad JSON, K missing, unknown framework), 3 the file
 already pins a different value (use --force).  On any error no file is touched.
 
-In Python: goldenal.rewrite.inject(path, thinking="on", ...) -> InjectResult.
+In Python: goldenal.inject(path, thinking="on", ...) -> InjectResult.
 """
 
 import sys

@@ -15,7 +15,7 @@ a smooth decaying profile is real acceptance: the knob was silently ignored.
 stdout: "hit: ..." or "missed: ..." (one line; --format json for the record).
 Exit 0 hit, 1 missed (or no golden value for the cell), 2 unreadable input.
 
-In Python: goldenal.verification.verify(run_or_paths, target, k=K) -> Verification.
+In Python: goldenal.verify(run_or_paths, target, k=K) -> Verification.
 """
 
 import json

@@ -217,7 +217,7 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     PolicyError
         The run is simulated and ``allow_simulated`` is false.
     """
-    from goldenal.curvefile import write_text_atomic
+    from goldenal._files import write_text_atomic
     from goldenal.registry import write_curve
 
     directory = os.fspath(directory)
