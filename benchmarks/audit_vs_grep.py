@@ -30,7 +30,7 @@ def grep_cpu(root):
 
 
 def audit_cpu(root, registry):
-    from goldenal.audit import audit
+    from goldenal.lint import audit
 
     start = time.process_time()
     findings = audit([root], registry=registry)

@@ -3,7 +3,8 @@
 The public API is imported lazily so that ``goldenal lookup`` (run inside
 ``$(...)`` in every recipe) pays only for what it uses.  Each function lives
 in a module of another name (``goldenal.fit`` in ``goldenal.fitting``,
-``goldenal.ingest`` in ``goldenal.readers``...), so importing a module can
+``goldenal.ingest`` in ``goldenal.readers``, ``goldenal.audit`` in
+``goldenal.lint``...), so importing a module can
 never shadow the function of the same name.
 """
 
@@ -22,6 +23,8 @@ _EXPORTS = {
     # engines
     "emit": "goldenal.fragments",
     "inject": "goldenal.rewrite",
+    "audit": "goldenal.lint",
+    "Finding": "goldenal.lint",
     # measurements
     "Observation": "goldenal.observation",
     "ingest": "goldenal.readers",

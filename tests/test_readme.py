@@ -37,6 +37,9 @@ def scratch(tmp_path_factory):
     (root / "recipes").mkdir()
     shutil.copy(ROOT / "tests" / "data" / "inject" / "sglang_agg.yaml",
                 root / "recipes" / "glm5.2-agg.yaml")
+    shutil.copy(ROOT / "tests" / "data" / "audit" / "repo" / "benchmarks" / "multi_node" /
+                "srt-slurm-recipes" / "vllm" / "minimax-m3" / "agentic" /
+                "1p1d-tep4-tp4-c1-agentic.yaml", root / "recipes" / "minimax-m3-gqa-agentic.yaml")
     os.symlink(ROOT / "measurements", root / "measurements")
     return root
 

@@ -1,0 +1,129 @@
+"""``goldenal audit``: a linter for recipe repositories against the golden curves.
+
+Walks a tree (nothing is executed), resolves every spec-decode config it can
+find (bash launch scripts, srt-slurm recipe YAMLs, master configs and any
+file carrying a synthetic knob) to its golden cell, and reports like a linter.
+See :mod:`goldenal.lint.rules` for the rule catalogue.
+
+Example
+-------
+>>> from goldenal.lint import audit
+>>> findings = audit(["recipes/"])                        # doctest: +SKIP
+>>> [(f.code, f.path, f.line) for f in findings]          # doctest: +SKIP
+[('GAL201', 'agentic/minimax.sh', 14)]
+"""
+
+import os
+
+from goldenal.lint import evidence as ev
+from goldenal.lint.rules import RULES, Finding, explain, get_rule, make_finding
+
+__all__ = ["audit", "Finding", "RULES", "explain", "get_rule"]
+
+
+def _codes(spec):
+    """Normalise ``--select``/``--ignore`` values: codes, prefixes (``GAL2``) or names."""
+    if not spec:
+        return None
+    if isinstance(spec, str):
+        spec = spec.split(",")
+    out = set()
+    for item in spec:
+        item = item.strip()
+        if not item:
+            continue
+        rule = get_rule(item)
+        out.add(rule.code if rule else item.upper())
+    return out
+
+
+def _matches(code, codes):
+    return any(code.startswith(c) for c in codes)
+
+
+def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None, ignore=None):
+    """Audit files or directories and return the findings.
+
+    Parameters
+    ----------
+    paths : list of str, optional
+        Files or directories to audit (default: the current directory).
+    root : str, optional
+        Directory finding paths are relative to; default the single directory
+        given, else the current directory.
+    registry : goldenal.registry.Registry, optional
+        Curves to audit against; default ``load_registry(golden_dir)``.
+    golden_dir : str, optional
+        A golden directory to load when ``registry`` is not given.
+    select, ignore : iterable of str or str, optional
+        Codes, code prefixes (``"GAL2"``) or rule names to keep / drop.
+
+    Returns
+    -------
+    list of Finding
+        Sorted by path, line, column and code.
+
+    Raises
+    ------
+    goldenal.errors.ParseError
+        When none of ``paths`` can be audited (exit code 2 in the CLI).
+    """
+    from goldenal.errors import ParseError
+
+    paths = [os.fspath(p) for p in (paths or ["."])]
+    if root is None:
+        root = paths[0] if len(paths) == 1 and os.path.isdir(paths[0]) else os.getcwd()
+    if not any(os.path.exists(p) for p in paths):
+        raise ParseError("nothing to audit: " + ", ".join(paths) + " not found", path=paths[0])
+    if registry is None:
+        from goldenal.registry import load_registry
+
+        registry = load_registry(golden_dir)
+    curves = list(registry.curves.values()) if hasattr(registry, "curves") else list(registry)
+    from goldenal.lint.runner import run
+
+    findings, files = run(paths, root, curves)
+    findings = _apply_suppressions(findings, files)
+    sel, ign = _codes(select), _codes(ignore)
+    if sel:
+        findings = [f for f in findings if _matches(f.code, sel)]
+    if ign:
+        findings = [f for f in findings if not _matches(f.code, ign)]
+    unique = sorted(set(findings), key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+    return unique
+
+
+def _apply_suppressions(findings, files):
+    """Drop findings named by ``# goldenal: ignore[CODE]`` on their line (or the line above)."""
+    supp = {}
+    for relpath, lines in files.items():
+        s = ev.suppressions(lines)
+        if s:
+            supp[relpath] = s
+    used = set()
+    kept = []
+    for f in findings:
+        table = supp.get(f.path, {})
+        hit = None
+        for ln in (f.line, f.line - 1):
+            codes = table.get(ln)
+            if codes and f.code in codes:
+                if ln == f.line - 1 and not files[f.path][ln - 1].lstrip().startswith("#"):
+                    continue
+                hit = (f.path, ln, f.code)
+                break
+        if hit:
+            used.add(hit)
+        else:
+            kept.append(f)
+    for relpath, table in supp.items():
+        for ln, codes in table.items():
+            for code in sorted(codes):
+                if (relpath, ln, code) in used:
+                    continue
+                why = "matches no finding" if code in RULES else "names an unknown code"
+                col = files[relpath][ln - 1].find("goldenal") + 1
+                kept.append(make_finding("GAL308", relpath, ln,
+                                         f"suppression ignore[{code}] {why}", col=max(col, 1),
+                                         fix="remove the suppression comment"))
+    return kept

@@ -1,0 +1,357 @@
+"""Turn resolved configs into findings: the AgentX rules applied to what is served."""
+
+import functools
+import json
+import re
+from decimal import Decimal, InvalidOperation
+
+from goldenal.lint import evidence as ev
+from goldenal.lint.rules import make_finding
+from goldenal.engines import add_decimal
+
+_QUANT = {"nvfp4", "fp4", "fp8", "mxfp4", "bf16", "fp16", "int4", "int8", "w4a16", "w4a8",
+          "awq", "gptq", "instruct"}
+# ATOM's awk-computed rates are printed with %.6g (ENGINES.md 4.6): accept the
+# rounding that leaves, not a different two-decimal cell.
+_RATE_TOLERANCE = Decimal("0.00001")
+
+
+@functools.lru_cache(maxsize=4096)
+def norm_model(name):
+    """Comparable model key: basename, lower case, quantization suffixes dropped."""
+    if not name:
+        return ""
+    base = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-")
+    parts = [p for p in base.split("-") if p]
+    while len(parts) > 1 and parts[-1] in _QUANT:
+        parts.pop()
+    return re.sub(r"[^a-z0-9]", "", "".join(parts))
+
+
+def _draft_key(draft):
+    return draft.rstrip("/").rsplit("/", 1)[-1].lower() if draft else ""
+
+
+_KEYS = {}
+
+
+def _curve_keys(curve):
+    key = (id(curve), curve.id)
+    if key not in _KEYS:
+        keys = {norm_model(n) for n in curve.names if n}
+        keys.add(norm_model(curve.id.split("_", 1)[0]))
+        _KEYS[key] = keys
+    return _KEYS[key]
+
+
+def match_curve(curves, cfg):
+    """The curve a config serves.
+
+    Returns ``(curve, problem)``: the curve, or None with ``problem`` a
+    ``(code, text)`` pair naming what is missing or ambiguous.
+    """
+    if not cfg.model:
+        return None, ("GAL304", "model (no served model or model prefix in the files)")
+    wanted = [norm_model(m) for m in cfg.model if m]
+    by_model = []
+    for name_key in wanted:
+        by_model = [c for c in curves if name_key in _curve_keys(c)]
+        if by_model:
+            break
+    if not by_model:
+        return None, ("GAL101", f"no committed curve for model {cfg.model[0]}")
+    # DSpark block drafting has its own curves; chain drafting (MTP/EAGLE) never uses them
+    is_dspark = "dspark" in (cfg.method or "").lower()
+    same = [c for c in by_model if ("dspark" in (c.method or "").lower()) == is_dspark]
+    if not same:
+        return None, ("GAL101", f"no committed {cfg.method or 'chain-drafting'} curve for "
+                                f"model {cfg.model[0]} (curves: "
+                                + ", ".join(c.id for c in by_model) + ")")
+    by_model = same
+    draft = _draft_key(cfg.draft)
+    headed = [c for c in by_model if c.draft]
+    if draft and headed:
+        cands = [c for c in headed if draft in {_draft_key(d) for d in c.draft}]
+        if not cands:
+            heads = ", ".join(sorted({d for c in headed for d in c.draft}))
+            return None, ("GAL101", f"no committed curve for draft head {cfg.draft} of "
+                                    f"{cfg.model[0]} (curves exist for {heads})")
+    elif not draft and headed and len({c.draft for c in by_model}) > 1:
+        return None, ("GAL304", "draft head (the model has curves for several heads: "
+                                + ", ".join(c.id for c in by_model) + ")")
+    else:
+        cands = by_model
+    dsm = (cfg.variant or {}).get("draft_sample_method")
+    narrowed = [c for c in cands if c.variant.get("draft_sample_method") == dsm]
+    if not narrowed:
+        return None, ("GAL101", f"no committed curve for draft_sample_method={dsm} of "
+                                f"{cfg.model[0]}")
+    if len(narrowed) > 1:
+        return None, ("GAL304", "curve (several curves match: "
+                                + ", ".join(c.id for c in narrowed) + ")")
+    return narrowed[0], None
+
+
+def _dec(text):
+    try:
+        return Decimal(str(text).strip().strip("'\""))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def implied_al(cfg):
+    """The acceptance length the knob asks for, as a Decimal, or None."""
+    value = cfg.value
+    if value is None:
+        return None
+    if cfg.knob == ev.VLLM_RATES:
+        try:
+            rates = json.loads(value) if isinstance(value, str) else value
+            return 1 + sum(Decimal(str(r)) for r in rates)
+        except (ValueError, TypeError, InvalidOperation):
+            return None
+    num = _dec(value)
+    if num is None:
+        return None
+    if cfg.knob == ev.TRTLLM_FORCE:
+        return num + 1
+    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+        return None if cfg.k is None else 1 + num * cfg.k
+    return num
+
+
+def expected_knob(cfg, al_text):
+    """The golden AL in the knob's own unit and spelling."""
+    if cfg.knob == ev.TRTLLM_FORCE:
+        return add_decimal(al_text, -1)
+    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE) and cfg.k:
+        rate = (Decimal(al_text) - 1) / cfg.k
+        return format(rate.quantize(Decimal("0.000001")).normalize(), "f")
+    return al_text
+
+
+def _where(cfg):
+    bits = []
+    if cfg.role:
+        bits.append(f"role {cfg.role}")
+    if cfg.branch:
+        bits.append(f"branch {cfg.branch}")
+    return f" [{'; '.join(bits)}]" if bits else ""
+
+
+def other_cells(curves, al, exclude=None):
+    """Every committed cell whose value equals ``al``: ``["curve thinking_on K=3", ...]``."""
+    hits = []
+    for c in curves:
+        for mode, cells in c.cells.items():
+            for k, text in sorted(cells.items()):
+                if (c.id, mode, k) == exclude:
+                    continue
+                num = _dec(text)
+                if num is not None and num == al:
+                    hits.append(f"{c.id} thinking_{mode} K={k}")
+    return hits
+
+
+def quiet_expected(cfg, curves):
+    """The golden value in the knob's unit when the cell resolves without doubt, else None."""
+    if cfg.k is None or cfg.knob is None:
+        return None
+    curve, problem = match_curve(curves, cfg)
+    if curve is None:
+        return None
+    thinking = cfg.thinking
+    if thinking is None:
+        modes = [m for m in ("on", "off") if curve.cells.get(m)]
+        if len(modes) != 1:
+            return None
+        thinking = modes[0]
+    cell = curve.cells.get(thinking, {}).get(cfg.k)
+    if cell is None or cell == "N/A":
+        return None
+    return expected_knob(cfg, cell)
+
+
+def check_config(cfg, curves):
+    """Findings for one resolved config (see the rule catalogue for each code)."""
+    out = []
+
+    def add(code, message, **kw):
+        if cfg.knob is not None and code not in ("GAL305", "GAL301"):
+            kw.setdefault("found", cfg.value)
+        if code in ("GAL204", "GAL205", "GAL206") and "expected" not in kw:
+            kw["expected"] = quiet_expected(cfg, curves)
+        out.append(make_finding(code, cfg.path, kw.pop("line", cfg.line), message + _where(cfg),
+                                col=kw.pop("col", cfg.col), **kw))
+
+    if cfg.knob is None:
+        if cfg.spec and cfg.agentic and not cfg.eval_only and cfg.drafts:
+            what = cfg.engine or "engine"
+            add("GAL301", f"agentic spec-decode config ({what}, K={cfg.k if cfg.k else '?'}) "
+                          "sets no synthetic-acceptance knob")
+        return out
+    if cfg.eval_only:
+        add("GAL303", f"{cfg.knob}={cfg.value} is active on the EVAL_ONLY path; eval runs "
+                      "must keep real verification")
+        return out
+    if cfg.agentic is False:
+        add("GAL302", f"{cfg.knob}={cfg.value} set on a fixed-sequence-length (non-agentic) "
+                      "config, which must measure real acceptance")
+        return out
+    if cfg.eval_capable:
+        add("GAL303", f"{cfg.knob}={cfg.value} is not guarded by EVAL_ONLY in a file that "
+                      "runs evaluations; it stays active on the eval path")
+    if not cfg.drafts:
+        return out
+    _honour(cfg, add)
+    if any(f.code == "GAL205" for f in out):
+        return out
+    if cfg.k is None:
+        add("GAL304", f"cannot determine the golden cell for {cfg.knob}={cfg.value}: "
+                      "K (no literal num_speculative_tokens / speculative-num-steps / "
+                      "max_draft_len on this path)")
+        return out
+    al = implied_al(cfg)
+    if al is None:
+        add("GAL304", f"cannot determine the golden cell for {cfg.knob}: value "
+                      f"{cfg.value!r} is not a literal number")
+        return out
+    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+        rate = _dec(cfg.value)
+        if rate is not None and not (0 <= rate <= 1):
+            add("GAL204", f"{cfg.knob}={cfg.value} is outside [0, 1]", found=cfg.value)
+            return out
+    if cfg.knob == ev.TRTLLM_FORCE and al - 1 == 0:
+        return out   # reported as GAL206 (0 = off)
+    if not (1 <= al <= cfg.k + 1):
+        add("GAL204", f"{cfg.knob}={cfg.value} means AL {al.normalize()}, outside "
+                      f"[1, {cfg.k + 1}] for K={cfg.k}", found=cfg.value)
+        return out
+    curve, problem = match_curve(curves, cfg)
+    if curve is None:
+        code, text = problem
+        if code == "GAL101" and cfg.source_stated:
+            return out
+        if code == "GAL101":
+            add(code, f"{text}; {cfg.knob}={cfg.value} has no stated source (add a comment "
+                      "naming where the value comes from)", found=cfg.value)
+        else:
+            add(code, f"cannot determine the golden cell for {cfg.knob}={cfg.value}: {text}")
+        return out
+    thinking, how = cfg.thinking, cfg.thinking_source
+    if thinking is None:
+        modes = [m for m in ("on", "off") if curve.cells.get(m)]
+        if how:    # conflicting signals
+            add("GAL304", f"cannot determine the golden cell for {cfg.knob}={cfg.value}: "
+                          f"thinking mode ({how})")
+            return out
+        if len(modes) == 1:
+            thinking = modes[0]
+            why = f"the curve's only mode thinking_{thinking}"
+        else:
+            thinking = "on"
+            # the upstream runner's THINKING_MODE defaults to thinking_on (POLICY.md)
+            why = "thinking_on, the documented default (THINKING_MODE=thinking_on)"
+        add("GAL305", f"no thinking-mode signal in the files; assumed {why} for curve "
+                      f"{curve.id}")
+    cell = curve.cells.get(thinking, {}).get(cfg.k)
+    if cell is None or cell == "N/A":
+        have = ", ".join(f"thinking_{m} K={','.join(map(str, sorted(c)))}"
+                         for m, c in curve.cells.items() if c)
+        add("GAL102", f"curve {curve.id} has no committed cell for thinking_{thinking} "
+                      f"K={cfg.k} (it has {have})", found=cfg.value)
+        return out
+    golden = Decimal(cell)
+    expected = expected_knob(cfg, cell)
+    label = f"{curve.id} thinking_{thinking} K={cfg.k}"
+    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+        if abs(al - golden) <= _RATE_TOLERANCE * cfg.k:
+            return out
+        rate = _dec(cfg.value)
+        for k2 in range(1, 17):
+            if k2 != cfg.k and abs(rate * k2 + 1 - golden) <= _RATE_TOLERANCE * k2:
+                add("GAL203", f"{cfg.knob}={cfg.value} is (AL-1)/{k2} for the golden AL "
+                              f"{cell} of {label}, but K={cfg.k} is served; it encodes AL "
+                              f"{(1 + rate * cfg.k).normalize()}",
+                    found=cfg.value, expected=expected,
+                    fix=f"use --spec-decode-acceptance-length {cell}")
+                return out
+    elif al == golden:
+        return out
+    if cfg.knob == ev.TRTLLM_FORCE and _dec(cfg.value) == golden:
+        add("GAL202", f"{cfg.knob}={cfg.value} is the golden AL itself; TensorRT-LLM takes "
+                      f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
+            fix=f"replace {cfg.value} with {expected}")
+        return out
+    shown = al.normalize() if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE, ev.TRTLLM_FORCE) else None
+    msg = f"{cfg.knob}={cfg.value}"
+    if shown is not None:
+        msg += f" (AL {shown:f})"
+    msg += f" differs from the golden cell {label}: expected {expected}"
+    others = other_cells(curves, al, exclude=(curve.id, thinking, cfg.k))
+    # the likeliest mix-ups first: same model, same K
+    keys = _curve_keys(curve)
+    by_id = {c.id: c for c in curves}
+    others.sort(key=lambda h: (not (_curve_keys(by_id[h.split()[0]]) & keys),
+                               not h.endswith(f"K={cfg.k}")))
+    if others:
+        served = cfg.draft or "native MTP" if not cfg.draft else cfg.draft
+        said = f"{al.normalize():f}" if shown is not None else cfg.value
+        msg += (f"; {said} is {' and '.join(others[:3])}, but this config serves "
+                f"{served} thinking_{thinking} K={cfg.k}")
+    add("GAL201", msg, found=cfg.value, expected=expected,
+        fix=f"replace {cfg.value} with {expected}")
+    return out
+
+
+def _honour(cfg, add):
+    """GAL205/GAL206: knobs the served engine ignores, rejects or reads differently."""
+    version = ev.image_version(cfg.image)
+    x = cfg.extra
+    if cfg.engine == "vllm":
+        if cfg.knob in (ev.VLLM_LENGTH, ev.VLLM_RATES, ev.VLLM_RATE) and \
+                cfg.rejection_sample_method != "synthetic":
+            rsm = cfg.rejection_sample_method
+            add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
+                          f"{repr(rsm) if rsm else 'absent'}, not 'synthetic': nothing is "
+                          "simulated", found=cfg.value,
+                fix="add \"rejection_sample_method\": \"synthetic\"")
+        elif cfg.knob in (ev.VLLM_LENGTH, ev.VLLM_RATES) and version and version < (0, 20, 0):
+            add("GAL206", f"{cfg.knob} needs vLLM >= 0.20, but the image is {cfg.image}; "
+                          "0.19 knows only synthetic_acceptance_rate and older releases no "
+                          "synthetic mode", found=cfg.value)
+        elif cfg.knob == ev.VLLM_RATE and version and version >= (0, 20, 0):
+            add("GAL206", f"synthetic_acceptance_rate was replaced by "
+                          f"synthetic_acceptance_length in vLLM 0.20; image {cfg.image} "
+                          "rejects it", found=cfg.value)
+    elif cfg.engine == "trtllm":
+        num = _dec(cfg.value)
+        if num is not None and num == 0:
+            add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured",
+                found=cfg.value)
+        elif num is not None and num != num.to_integral_value() and x.get("one_model") is False:
+            add("GAL206", f"fractional {cfg.knob}={cfg.value} on the two-model path "
+                          f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
+                          "an integer and becomes 0: forcing is off", found=cfg.value)
+    elif cfg.engine == "sglang":
+        topk = x.get("eagle_topk")
+        if x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1):
+            add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token requires "
+                          f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
+                found=cfg.value)
+        elif x.get("acc_method") not in (None, "match-expected"):
+            # default and recommended is match-expected; multinomial draws a rounded,
+            # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (ENGINES.md 2.1-2.2)
+            add("GAL206", f"SGLANG_SIMULATE_ACC_METHOD={x.get('acc_method')} does not "
+                          "reproduce the golden AL's two-point distribution (and can miss its "
+                          "mean); use match-expected", found=cfg.value)
+        elif x.get("token_mode") and version and version < (0, 5, 15):
+            # the token mode first ships in the 0.5.15 wheel (ENGINES.md 2.3); older
+            # servers ignore it and emit token id 100 for every accepted position
+            add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE needs SGLang >= 0.5.15, but the "
+                          f"image is {cfg.image}: accepted positions are filled with token "
+                          "id 100", found=cfg.value)
+    elif cfg.engine == "atom":
+        if not x.get("atom_method"):
+            add("GAL206", f"{cfg.knob} without --method: ATOM drops the acceptance flags "
+                          "silently and measures real acceptance", found=cfg.value)

@@ -1,0 +1,253 @@
+"""What a serve config says about its golden cell, and the signals it is read from.
+
+A :class:`Config` is one spec-decode configuration as served: engine, model,
+draft head, method, sampling variant, K, thinking mode, and the synthetic
+knob with its value, each with the line it was read from.  Readers (bash
+scripts: :mod:`goldenal.lint.shell`; srt-slurm recipes:
+:mod:`goldenal.lint.recipe`; master configs: :mod:`goldenal.lint.master`)
+produce configs; :mod:`goldenal.lint.check` turns them into findings.
+
+This module also holds the small text signals shared by every reader:
+thinking mode, agentic vs fixed-length, engine image versions.
+"""
+
+import re
+from dataclasses import dataclass, field, replace
+
+# Knob names per engine (ENGINES.md summary table).
+VLLM_LENGTH = "synthetic_acceptance_length"
+VLLM_RATES = "synthetic_acceptance_rates"
+VLLM_RATE = "synthetic_acceptance_rate"        # 0.19.x scalar, (AL-1)/K
+SGLANG_LEN = "SGLANG_SIMULATE_ACC_LEN"
+TRTLLM_FORCE = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
+ATOM_LENGTH = "--spec-decode-acceptance-length"
+ATOM_RATE = "--spec-decode-acceptance-rate"
+RUNNER_LENGTH = "SYNTHETIC_ACCEPTANCE_LENGTH"
+
+# Substrings that make a file worth reading at all (byte prefilter).
+KNOB_BYTES = (b"synthetic_acceptance", b"SGLANG_SIMULATE_ACC", b"TLLM_SPEC_DECODE_FORCE",
+              b"spec-decode-acceptance", b"SYNTHETIC_ACCEPTANCE")
+SPEC_BYTES = (b"speculative", b"num-speculative-tokens", b"max_draft_len")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One spec-decode configuration as served, with where each fact came from.
+
+    ``line``/``col`` locate the knob when there is one, else the spec setting.
+    Facts the files do not give are None; ``notes`` carries the assumptions
+    and missing pieces that the checker reports.
+    """
+
+    path: str
+    line: int
+    col: int = 1
+    engine: "str | None" = None
+    role: "str | None" = None
+    model: tuple = ()                 # candidate model names, most specific first
+    draft: "str | None" = None
+    method: "str | None" = None
+    variant: dict = field(default_factory=dict)
+    k: "int | None" = None
+    k_line: "int | None" = None
+    thinking: "str | None" = None     # "on" / "off"
+    thinking_source: "str | None" = None
+    knob: "str | None" = None
+    value: "str | None" = None
+    rejection_sample_method: "str | None" = None
+    image: "str | None" = None
+    agentic: "bool | None" = None
+    eval_only: bool = False           # this branch is the EVAL_ONLY=true path
+    eval_capable: bool = False        # the file runs evaluations somewhere
+    branch: "str | None" = None       # human description of the branch taken
+    spec: bool = True                 # speculative decoding is on
+    drafts: bool = True               # this role verifies drafts (not a PD prefill)
+    source_stated: bool = False       # a comment near the knob names the value's source
+    extra: dict = field(default_factory=dict)
+
+    def with_(self, **changes):
+        return replace(self, **changes)
+
+
+# ---------------------------------------------------------------- thinking mode
+
+_KW_RE = re.compile(
+    r"""["']?(enable_thinking|thinking|thinking_mode)["']?\s*[:=]\s*["']?"""
+    r"""(true|false|True|False|enabled|disabled|on|off|1|0)\b""")
+# SGLANG_ENABLE_THINKING, SGLANG_DEFAULT_THINKING, Dynamo's DYN_DEFAULT_THINKING_MODE, ...
+_ENV_THINK_RE = re.compile(
+    r"""\b((?:[A-Z0-9]+_)*(?:ENABLE|DEFAULT)_THINKING(?:_MODE)?)\b["']?\s*[:=]\s*["']?(\w+)""")
+_DYN_RE = re.compile(r"""dyn-default-thinking-mode["']?\s*[:=]?\s*["']?(enabled|disabled)""")
+_EXTRA_RE = re.compile(r"""EXTRA_INPUTS["']?\s*[:=]\s*["']?[^"'\n]*\bthinking:(true|false)""")
+_MODE_RE = re.compile(r"""\bTHINKING_MODE["']?\s*[:=]\s*["']?(thinking_on|thinking_off|on|off)\b""")
+_TEMPLATE_RE = re.compile(r"""--chat[-_]template[ =]["']?(\S*think\S*)""", re.I)
+_TRUE = {"true", "enabled", "on", "1", "yes", "thinking_on"}
+
+
+def thinking_signals(lines, start=0, stop=None):
+    """Thinking-mode signals in ``lines[start:stop]``.
+
+    Returns a list of ``(line_number, "on"|"off", description)``; comment
+    lines are skipped.  Recognised: chat-template kwargs (``enable_thinking``,
+    ``thinking``, ``thinking_mode``) on lines that carry chat-template kwargs,
+    ``SGLANG_ENABLE_THINKING``, Dynamo's ``dyn-default-thinking-mode``, the
+    benchmark client's ``*_EXTRA_INPUTS: thinking:...``, ``THINKING_MODE`` and a
+    chat template whose file name says "thinking".
+    """
+    found = []
+    stop = len(lines) if stop is None else stop
+    for i in range(start, stop):
+        text = lines[i]
+        if "hink" not in text and "HINK" not in text:
+            continue
+        if text.lstrip().startswith("#"):
+            continue
+        lineno = i + 1
+        low = text.lower()
+        m = _DYN_RE.search(text)
+        if m:
+            found.append((lineno, "on" if m.group(1) == "enabled" else "off",
+                          f"dyn-default-thinking-mode {m.group(1)}"))
+            continue
+        m = _EXTRA_RE.search(text)
+        if m:
+            found.append((lineno, "on" if m.group(1) == "true" else "off",
+                          f"benchmark client extra input thinking:{m.group(1)}"))
+            continue
+        m = _ENV_THINK_RE.search(text)
+        if m:
+            found.append((lineno, "on" if m.group(2).lower() in _TRUE else "off",
+                          f"{m.group(1)}={m.group(2)}"))
+            continue
+        m = _MODE_RE.search(text)
+        if m:
+            found.append((lineno, "on" if m.group(1).endswith("on") else "off",
+                          f"THINKING_MODE={m.group(1)}"))
+            continue
+        if "template" in low and ("kwargs" in low):
+            m = _KW_RE.search(text)
+            if m:
+                found.append((lineno, "on" if m.group(2).lower() in _TRUE else "off",
+                              f"chat-template kwargs {m.group(1)}={m.group(2)}"))
+                continue
+        m = _TEMPLATE_RE.search(text)
+        if m:
+            found.append((lineno, "on", f"thinking chat template {m.group(1)}"))
+    return found
+
+
+def thinking_signals_in(text, lines):
+    """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
+    if "hink" not in text and "HINK" not in text:
+        return []
+    import bisect
+
+    starts = [0]
+    i = text.find("\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = text.find("\n", i + 1)
+    rows = set()
+    for word in ("hink", "HINK"):
+        i = text.find(word)
+        while i >= 0:
+            rows.add(bisect.bisect_right(starts, i) - 1)
+            i = text.find(word, i + 1)
+    found = []
+    for row in sorted(rows):
+        found.extend(thinking_signals(lines, row, row + 1))
+    return found
+
+
+def decide_thinking(signals):
+    """One mode from signals: ``(mode, description)``; client-side signals win.
+
+    Returns ``(None, None)`` without signals and ``(None, reason)`` when the
+    signals disagree at the same level.
+    """
+    if not signals:
+        return None, None
+    client = [s for s in signals if "client" in s[2] or "THINKING_MODE" in s[2]]
+    chosen = client or signals
+    modes = {s[1] for s in chosen}
+    if len(modes) > 1:
+        where = ", ".join(f"line {s[0]}: {s[2]}" for s in chosen)
+        return None, f"conflicting thinking-mode signals ({where})"
+    s = chosen[-1]
+    return s[1], f"{s[2]} (line {s[0]})"
+
+
+# ------------------------------------------------------------- agentic or not
+
+_FIXED_RE = re.compile(r"(^|[/_-])(\d+k\d+k|fixed-seq-len|fixed_seq_len|stp)([/_.-]|$)")
+
+
+_EVAL_RE = re.compile(r"(^|[/_-])evals?([/_.-]|$)")
+
+
+def eval_from_path(relpath):
+    """True for recipes that exist to run accuracy evaluations (``...-eval-agentic.yaml``)."""
+    return bool(_EVAL_RE.search(relpath.lower().rsplit("/", 1)[-1]))
+
+
+def agentic_from_path(relpath):
+    """True for agentic recipe paths, False for fixed-sequence-length ones, else None."""
+    low = relpath.lower()
+    if "agentic" in low or "agentx" in low:
+        return True
+    if _FIXED_RE.search(low):
+        return False
+    # benchmark launchers outside an agentic folder run fixed-length sweeps
+    if "single_node/" in low or "multi_node/" in low:
+        return False
+    return None
+
+
+# -------------------------------------------------------------- image versions
+
+_VERSION_RE = re.compile(r"[:v-](\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def image_version(image):
+    """``(major, minor, patch)`` from a container tag like ``vllm/vllm-openai:v0.19.1``.
+
+    None for nightly or untagged images (no release number to compare).
+    """
+    if not image or "nightly" in image:
+        return None
+    tag = image.rsplit(":", 1)[-1] if ":" in image else image
+    m = _VERSION_RE.search(":" + tag)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def source_stated(lines, line, window=6):
+    """True when a comment within ``window`` lines above ``line`` names the value's source."""
+    lo = max(0, line - 1 - window)
+    for text in lines[lo:line]:
+        s = text.strip()
+        if "#" not in s:
+            continue
+        comment = s[s.index("#"):].lower()
+        if ("source" in comment or "pending" in comment or "http" in comment
+                or "golden_al_distribution" in comment or "run " in comment):
+            return True
+    return False
+
+
+# --------------------------------------------------------------- suppressions
+
+SUPPRESS_RE = re.compile(r"#\s*goldenal:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
+
+
+def suppressions(lines):
+    """``{line_number: set(codes)}`` of inline ``# goldenal: ignore[CODE,...]`` comments."""
+    out = {}
+    for i, text in enumerate(lines):
+        if "goldenal" not in text:
+            continue
+        m = SUPPRESS_RE.search(text)
+        if m:
+            out[i + 1] = {c.strip().upper() for c in m.group(1).split(",") if c.strip()}
+    return out

@@ -1,0 +1,276 @@
+"""The audit rule catalogue: one entry per code, each with its documentation page.
+
+Codes have a family prefix and three digits: ``GAL1xx`` registry (is there a
+committed cell for what is served), ``GAL2xx`` policy and config values (is
+the knob's value the golden one, in the engine's unit, honoured by the
+engine), ``GAL3xx`` recipes and evidence (is the knob where it must be, and
+could the audit read the files).  ``goldenal audit --explain CODE`` prints a
+rule's page.
+"""
+
+from typing import NamedTuple
+
+SEVERITIES = ("error", "warning", "info")
+
+
+class Rule(NamedTuple):
+    """One audit rule and its page (sections as printed by ``--explain``)."""
+
+    code: str
+    name: str
+    severity: str
+    summary: str
+    what: str
+    why: str
+    example: str
+    use_instead: str
+    fix_safety: str
+
+
+_RULES = [
+    Rule(
+        "GAL101", "model-without-curve", "warning",
+        "A synthetic knob serves a model, draft head or variant that has no committed curve.",
+        "Flags a synthetic-acceptance value on a config whose model (or draft head, or draft "
+        "sampling variant) matches no curve of the golden registry, when no comment near the "
+        "knob states where the value comes from.",
+        "Policy rule 5: when a model has no committed curve nobody guesses. A value borrowed "
+        "from another head or model looks plausible and silently sets the benchmark's "
+        "acceptance target.",
+        "# vLLM, model with no curve\n"
+        "--speculative-config '{\"method\":\"eagle3\",\"model\":\"acme/Foo-EAGLE3\","
+        "\"num_speculative_tokens\":3,\"rejection_sample_method\":\"synthetic\","
+        "\"synthetic_acceptance_length\":2.8}'",
+        "# AL source: pending collection run (link), measured with real verification\n"
+        "...same config...",
+        "No automatic fix: the value's source must be supplied by a person.",
+    ),
+    Rule(
+        "GAL102", "cell-not-committed", "error",
+        "The curve exists but has no committed value for this thinking mode and K.",
+        "Flags a knob whose curve has no cell (or an N/A cell) for the served thinking mode "
+        "and K.",
+        "Policy rule 1: only committed cells may be used; no interpolation, extrapolation or "
+        "fallback to another thinking mode.",
+        "# glm-5.2 curve has only thinking_on\n"
+        "--default-chat-template-kwargs '{\"enable_thinking\": false}'\n"
+        "export SGLANG_SIMULATE_ACC_LEN=2.99",
+        "Serve a thinking mode and K the curve covers, or collect the missing cell first.",
+        "No automatic fix.",
+    ),
+    Rule(
+        "GAL201", "golden-value-mismatch", "error",
+        "The synthetic value differs from the committed golden cell of the served config.",
+        "Compares the knob's value, converted to an acceptance length, with the golden cell "
+        "for the served model, draft head, sampling variant, thinking mode and K. When the "
+        "value equals a cell of another curve or K, the message names that cell.",
+        "Policy rules 1 and 2: the value must come from the curve of the draft head and "
+        "thinking mode actually served, at the K actually drafted. A value for another K or "
+        "head changes the acceptance target and makes results incomparable.",
+        "# serves the GQA head at K=3\n"
+        "\"model\":\"Inferact/MiniMax-M3-EAGLE3-GQA\",\"num_speculative_tokens\":3,\n"
+        "\"synthetic_acceptance_length\":2.83   # minimaxm3_eagle3 (non-GQA) thinking_on K=3",
+        "\"synthetic_acceptance_length\":2.78   # minimaxm3_eagle3_gqa thinking_on K=3",
+        "Safe when the served config was resolved without assumptions: the fix replaces the "
+        "literal with the expected value.",
+    ),
+    Rule(
+        "GAL202", "trtllm-not-al-minus-one", "error",
+        "A TensorRT-LLM forced-acceptance value equals the golden AL instead of AL - 1.",
+        "Flags `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS` set to the golden AL itself.",
+        "TensorRT-LLM counts forced accepted drafts, excluding the target's own token, so "
+        "the knob takes AL - 1. The AL itself overshoots the target by one token per step.",
+        "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"2.78\"   # golden AL 2.78",
+        "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
+        "Safe: the fix writes AL - 1 with exact decimal arithmetic.",
+    ),
+    Rule(
+        "GAL203", "atom-rate-inconsistent-with-k", "error",
+        "An ATOM acceptance rate was computed for another K than the one served.",
+        "Flags `--spec-decode-acceptance-rate` whose implied length 1 + K*rate misses the "
+        "golden cell while (AL - 1)/K' for another K' matches it.",
+        "ATOM converts the rate with the served K; a rate derived with another K encodes a "
+        "different acceptance length.",
+        "--num-speculative-tokens 2 --spec-decode-acceptance-rate 0.663333   # (2.99-1)/3",
+        "--num-speculative-tokens 2 --spec-decode-acceptance-length 2.50",
+        "Safe: the fix writes the length form, which needs no conversion.",
+    ),
+    Rule(
+        "GAL204", "value-out-of-range", "error",
+        "The acceptance length lies outside [1, K+1] (rate outside [0, 1]).",
+        "Flags a knob whose implied acceptance length is below 1 or above K+1 for the K "
+        "served (or an ATOM/vLLM rate outside [0, 1]).",
+        "vLLM and ATOM refuse to start; SGLang and TensorRT-LLM clamp silently, so the run "
+        "measures K+1 (or real acceptance) instead of the target.",
+        "--speculative-num-steps 1\nSGLANG_SIMULATE_ACC_LEN: '2.5'",
+        "--speculative-num-steps 2\nSGLANG_SIMULATE_ACC_LEN: '2.5'",
+        "No automatic fix: either K or the value is wrong.",
+    ),
+    Rule(
+        "GAL205", "synthetic-method-missing", "error",
+        "A vLLM synthetic length or rates are set without `rejection_sample_method: synthetic`.",
+        "Flags `synthetic_acceptance_length`/`synthetic_acceptance_rates` in a speculative "
+        "config whose `rejection_sample_method` is absent or not `synthetic`.",
+        "vLLM only uses the synthetic fields with the synthetic rejection sampler; without it "
+        "the run refuses to start or simulates nothing.",
+        "'{\"method\":\"mtp\",\"num_speculative_tokens\":3,\"synthetic_acceptance_length\":2.49}'",
+        "'{\"method\":\"mtp\",\"num_speculative_tokens\":3,\"rejection_sample_method\":"
+        "\"synthetic\",\"synthetic_acceptance_length\":2.49}'",
+        "Safe: the fix adds the key.",
+    ),
+    Rule(
+        "GAL206", "knob-not-honoured", "error",
+        "The served engine cannot honour the knob as written, so the run measures something else.",
+        "Flags knobs the engine version or path ignores or rejects: `synthetic_acceptance_length` "
+        "on a vLLM image older than 0.20 (or the 0.19 scalar rate on a newer one); a fractional "
+        "TensorRT-LLM value on the two-model path (parsed as an integer: off); a TensorRT-LLM "
+        "value of 0 (off); SGLang `real-draft-token` with `speculative-eagle-topk` other than 1; "
+        "ATOM acceptance flags without `--method`.",
+        "Each of these silently disables or distorts forced acceptance (engine facts in "
+        "ENGINES.md), so the benchmark reports real or wrong acceptance as if it were golden.",
+        "eagle3_one_model: false\nTLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
+        "eagle3_one_model: true\nTLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
+        "No automatic fix: the engine image or launch path must change.",
+    ),
+    Rule(
+        "GAL301", "missing-synthetic-knob", "error",
+        "An agentic spec-decode config has no synthetic-acceptance knob.",
+        "Flags agentic benchmark configs that enable speculative decoding but set no "
+        "synthetic knob on the throughput path.",
+        "Policy rule 3: agentic spec-decode results are compared at the golden AL; real "
+        "acceptance makes them depend on draft-head quality and dataset luck.",
+        "--speculative-algorithm EAGLE --speculative-num-steps 3   # agentic, no knob",
+        "export SGLANG_SIMULATE_ACC_LEN=2.99   # glm-5.2 thinking_on K=3",
+        "No automatic fix (use `goldenal inject`).",
+    ),
+    Rule(
+        "GAL302", "knob-on-non-agentic", "error",
+        "A synthetic knob is set on a fixed-sequence-length (non-agentic) config.",
+        "Flags synthetic-acceptance knobs on configs that are not agentic (e.g. `8k1k`, "
+        "`fixed-seq-len` scenarios).",
+        "Policy rule 3: non-agentic configs measure real acceptance unless an exception is "
+        "documented.",
+        "fixed-seq-len:\n  - additional-settings: [\"SYNTHETIC_ACCEPTANCE=true\"]",
+        "Remove the knob, or document the exception and suppress with "
+        "`# goldenal: ignore[GAL302]`.",
+        "No automatic fix.",
+    ),
+    Rule(
+        "GAL303", "knob-on-eval-path", "error",
+        "A synthetic knob is active on an eval-only (accuracy) path.",
+        "Flags knobs that stay set when `EVAL_ONLY=true`, either in the eval branch itself or "
+        "unguarded in a script that runs evaluations.",
+        "Policy rule 4: forced acceptance emits tokens regardless of the target, so accuracy "
+        "evaluations score near zero.",
+        "export SGLANG_SIMULATE_ACC_LEN=2.99\n...\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi",
+        "if [ \"${EVAL_ONLY:-false}\" != \"true\" ]; then\n"
+        "    export SGLANG_SIMULATE_ACC_LEN=2.99\nfi",
+        "No automatic fix.",
+    ),
+    Rule(
+        "GAL304", "cell-undeterminable", "info",
+        "The audit could not determine which golden cell applies.",
+        "Reports a spec-decode config for which a piece of the cell (model, K, draft head, "
+        "thinking mode) could not be read from the files; the message names the missing piece.",
+        "A reviewer must check these by hand; the audit does not guess.",
+        "--speculative-config \"$SPEC_CONFIG\"   # built elsewhere",
+        "Spell K and the draft head where the audit can read them.",
+        "No fix.",
+    ),
+    Rule(
+        "GAL305", "thinking-mode-assumed", "info",
+        "No thinking-mode signal was found; a default was assumed.",
+        "Reports configs with no chat-template kwargs, thinking template, thinking variable, "
+        "Dynamo default thinking mode or client extra input, and names the default assumed "
+        "(the curve's only mode, or the documented default THINKING_MODE=thinking_on).",
+        "The thinking mode selects the curve row; an unstated mode hides a possible mismatch.",
+        "vllm serve MODEL --speculative-config ...   # no chat-template kwargs",
+        "--default-chat-template-kwargs '{\"enable_thinking\": true}'",
+        "No fix.",
+    ),
+    Rule(
+        "GAL306", "unreadable-input", "warning",
+        "A file that mentions a knob could not be read or parsed.",
+        "Reports files skipped because they are binary, unreadable, broken YAML/JSON, or "
+        "reached through a symlink loop or a link leading outside the audited root.",
+        "A recipe the audit cannot read is a recipe nobody checked.",
+        "speculative-config: '{\"method\": \"mtp\",'   # truncated JSON",
+        "Fix the file so its engine can parse it.",
+        "No fix.",
+    ),
+    Rule(
+        "GAL307", "referenced-recipe-missing", "info",
+        "A master-config entry sets synthetic acceptance for a recipe that is not in the tree.",
+        "Reports `SYNTHETIC_ACCEPTANCE_LENGTH` entries whose `CONFIG_FILE` recipe cannot be "
+        "found, so K and the draft head cannot be checked.",
+        "The value can only be checked against the K and head the recipe serves.",
+        "- \"SYNTHETIC_ACCEPTANCE_LENGTH=2.27\"\n- \"CONFIG_FILE=recipes/vllm/x/missing.yaml\"",
+        "Commit the recipe next to the master config.",
+        "No fix.",
+    ),
+    Rule(
+        "GAL308", "unused-suppression", "warning",
+        "An inline `goldenal: ignore[...]` comment matches no finding.",
+        "Flags suppression comments whose codes suppress nothing on their line.",
+        "Stale suppressions hide future mistakes on that line.",
+        "SGLANG_SIMULATE_ACC_LEN: '2.99'   # goldenal: ignore[GAL201]   (value is golden)",
+        "SGLANG_SIMULATE_ACC_LEN: '2.99'",
+        "Safe: the fix removes the comment.",
+    ),
+]
+
+RULES = {rule.code: rule for rule in _RULES}
+BY_NAME = {rule.name: rule for rule in _RULES}
+
+
+def get_rule(code_or_name):
+    """The rule for a code (``GAL201``) or name (``golden-value-mismatch``), or None."""
+    key = code_or_name.strip()
+    return RULES.get(key.upper()) or BY_NAME.get(key.lower())
+
+
+def explain(code_or_name):
+    """The rule's page as Markdown text, or None for an unknown code."""
+    rule = get_rule(code_or_name)
+    if rule is None:
+        return None
+    return (
+        f"# {rule.name} ({rule.code})\n\n"
+        f"Severity: {rule.severity}. {rule.summary}\n\n"
+        f"## What it does\n{rule.what}\n\n"
+        f"## Why it matters\n{rule.why}\n\n"
+        f"## Example\n```\n{rule.example}\n```\n\n"
+        f"## Use instead\n```\n{rule.use_instead}\n```\n\n"
+        f"## Fix safety\n{rule.fix_safety}\n"
+    )
+
+
+class Finding(NamedTuple):
+    """One audit finding, located in a file relative to the audited root.
+
+    ``found``/``expected`` are the knob values (engine spelling) for value
+    findings, else None; ``fix`` is a one-line description of a safe rewrite,
+    or None.
+    """
+
+    code: str
+    name: str
+    severity: str
+    path: str
+    line: int
+    col: int
+    message: str
+    found: "str | None" = None
+    expected: "str | None" = None
+    fix: "str | None" = None
+
+    def to_dict(self):
+        return self._asdict()
+
+
+def make_finding(code, path, line, message, *, col=1, found=None, expected=None, fix=None,
+                 severity=None):
+    """A :class:`Finding` for ``code``, with the rule's name and default severity."""
+    rule = RULES[code]
+    return Finding(code, rule.name, severity or rule.severity, path, int(line or 1),
+                   int(col or 1), message, found, expected, fix)

@@ -1,0 +1,192 @@
+"""Run one audit: walk, read each kind of file, follow master references, check."""
+
+import json
+import re
+
+import yaml
+
+from goldenal.lint import evidence as ev
+from goldenal.lint import master as ms
+from goldenal.lint.check import check_config
+from goldenal.lint.rules import make_finding
+from goldenal.lint.walk import Problem, walk
+from goldenal.errors import GoldenALError
+
+# a knob given a value: NAME=, NAME:, "name": or a flag followed by its value
+_KNOB_FORM = re.compile(
+    r"(?:SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|"
+    r"SYNTHETIC_ACCEPTANCE_LENGTH|synthetic_acceptance_(?:length|rates?))[\"']?\s*[:=]"
+    r"|--spec-decode-acceptance-(?:length|rate)[\s=]")
+
+
+def _text(c):
+    text = c.data.decode("utf-8", errors="replace")
+    return text, text.split("\n")
+
+
+def run(paths, root, curves):
+    """``(findings, {relpath: lines})`` for the files under ``paths``."""
+    findings = []
+    files = {}
+    candidates = []
+    _RECIPES.clear()
+    from goldenal.lint.check import _KEYS
+
+    _KEYS.clear()       # curve keys are cached per run (curve objects may be new)
+    for item in walk(paths, root):
+        if isinstance(item, Problem):
+            findings.append(make_finding("GAL306", item.relpath, 1, item.message,
+                                         severity=item.severity))
+        else:
+            candidates.append(item)
+    yaml_paths = [c.relpath for c in candidates if c.kind in ("recipe", "yaml")]
+    by_path = {c.relpath: c for c in candidates}
+    texts = {}
+
+    def text_of(c):
+        if c.relpath not in texts:
+            texts[c.relpath] = _text(c)
+            files[c.relpath] = texts[c.relpath][1]
+        return texts[c.relpath]
+
+    # masters first: they decide which recipes get a knob injected
+    injected = {}
+    for c in candidates:
+        if c.kind != "master" or not c.has_knob:
+            continue
+        _, lines = text_of(c)
+        for inj in ms.injections(c.relpath, lines):
+            target = ms.resolve_recipe(inj.recipe, yaml_paths)
+            if inj.enabled and target:
+                injected.setdefault(target, []).append(inj)
+            findings.extend(_check_injection(inj, target, by_path, text_of, curves))
+    for c in candidates:
+        if c.kind in ("master", "doc") or (not c.has_knob and b"goldenal:" in c.data
+                                           and not c.has_spec):
+            if b"goldenal:" in c.data:
+                text_of(c)
+            continue
+        agentic = ev.agentic_from_path(c.relpath)
+        if not c.has_knob and not (agentic and c.kind in ("script", "recipe")):
+            if b"goldenal:" in c.data:
+                text_of(c)
+            continue
+        text, lines = text_of(c)
+        if c.kind == "script" and not agentic and not _KNOB_FORM.search(text):
+            continue    # names a knob (sed, a helper's name) but never sets one
+        try:
+            configs = _configs(c, text, lines, text_of)
+        except (yaml.YAMLError, GoldenALError, ValueError, RecursionError) as exc:
+            line = getattr(getattr(exc, "problem_mark", None), "line", None)
+            msg = str(exc).split("\n")[0] if not isinstance(exc, yaml.YAMLError) else (
+                getattr(exc, "problem", None) or "broken YAML")
+            findings.append(make_finding("GAL306", c.relpath, (line or 0) + 1,
+                                         f"cannot parse {c.kind}: {msg}"))
+            continue
+        for cfg in configs:
+            if cfg.knob is None and c.relpath in injected:
+                continue   # the master config injects the knob; checked there
+            findings.extend(check_config(cfg, curves))
+    # only files that carry a suppression comment need their lines kept
+    return findings, {p: files[p] for p in files if b"goldenal:" in by_path[p].data}
+
+
+_RECIPES = {}
+
+
+def _recipe_cached(c, text_of):
+    """Recipe configs, parsed once per audit even when several entries reference it."""
+    key = (c.relpath, id(c.data))
+    if key not in _RECIPES:
+        from goldenal.lint.recipe import recipe_configs
+
+        text, lines = text_of(c)
+        try:
+            _RECIPES[key] = recipe_configs(c.relpath, text, lines)
+        except Exception as exc:   # re-raised on each use; reported once by the caller
+            _RECIPES[key] = exc
+    if isinstance(_RECIPES[key], Exception):
+        raise _RECIPES[key]
+    return _RECIPES[key]
+
+
+def _configs(c, text, lines, text_of=None):
+    if c.kind == "recipe" and text_of is not None:
+        return _recipe_cached(c, text_of)
+    if c.kind == "script":
+        from goldenal.lint.shell import script_configs
+
+        return script_configs(c.relpath, text, lines)
+    if c.kind == "recipe":
+        from goldenal.lint.recipe import recipe_configs
+
+        return recipe_configs(c.relpath, text, lines)
+    if c.kind in ("yaml", "json", "other"):
+        if c.kind == "json":
+            json.loads(text)   # broken JSON is reported, not guessed at
+        from goldenal.lint.shell import text_configs
+
+        return text_configs(c.relpath, text, lines, literal_only=c.kind == "other")
+    return []
+
+
+def _check_injection(inj, target, by_path, text_of, curves):
+    """Findings for one master-config injection, checked against its recipe."""
+    out = []
+    if not inj.enabled:
+        return out
+    agentic = None
+    if inj.scenario:
+        agentic = "agentic" in inj.scenario
+    header = inj.header
+    engine = ms.engine_of(header.get("framework"))
+    base = ev.Config(
+        path=inj.path, line=inj.line, col=inj.col, engine=engine,
+        model=tuple(m for m in (header.get("model"), header.get("model-prefix")) if m),
+        knob=ev.RUNNER_LENGTH if inj.value is not None else None, value=inj.value,
+        image=header.get("image"), agentic=agentic, rejection_sample_method="synthetic",
+        branch=None, extra={"injected": True})
+    if agentic is False:
+        what = f"SYNTHETIC_ACCEPTANCE=true{'' if inj.value is None else ', length ' + inj.value}"
+        out.append(make_finding("GAL302", inj.path, inj.line,
+                                f"{what} injected into {inj.recipe} under the {inj.scenario} "
+                                f"scenario of {inj.entry}; fixed-sequence-length configs must "
+                                "measure real acceptance", col=inj.col, found=inj.value))
+        return out
+    if inj.value is None:
+        return out   # the runner looks the golden value up itself
+    recipe_cfg = None
+    if target is not None:
+        try:
+            cfgs = _recipe_cached(by_path[target], text_of)
+        except (yaml.YAMLError, GoldenALError, ValueError, RecursionError):
+            cfgs = []
+        drafting = [c for c in cfgs if c.drafts and c.spec]
+        recipe_cfg = drafting[-1] if drafting else None
+    settings = inj.settings
+    k = None
+    if settings.get("NUM_SPEC_TOKENS", "").isdigit():
+        k = int(settings["NUM_SPEC_TOKENS"])
+    thinking = how = None
+    mode = settings.get("THINKING_MODE")
+    if mode:
+        thinking, how = ("on" if mode.endswith("on") else "off"), f"THINKING_MODE={mode}"
+    if recipe_cfg is None:
+        if k is None:
+            out.append(make_finding(
+                "GAL307", inj.path, inj.line,
+                f"SYNTHETIC_ACCEPTANCE_LENGTH={inj.value} for {inj.recipe}, which is not in the "
+                "audited tree: K and the draft head cannot be checked", col=inj.col,
+                found=inj.value))
+            return out
+        cfg = base.with_(k=k, thinking=thinking, thinking_source=how)
+    else:
+        cfg = base.with_(
+            engine=engine or recipe_cfg.engine, model=base.model + recipe_cfg.model,
+            draft=recipe_cfg.draft, method=recipe_cfg.method, variant=recipe_cfg.variant,
+            k=k if k is not None else recipe_cfg.k,
+            thinking=thinking or recipe_cfg.thinking,
+            thinking_source=how or recipe_cfg.thinking_source,
+            image=base.image or recipe_cfg.image, extra={**recipe_cfg.extra, "injected": True},
+            branch=f"recipe {target}")
+    return out + check_config(cfg, curves)

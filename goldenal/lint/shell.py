@@ -1,0 +1,1334 @@
+"""Bash recipe scripts: the spec settings and knobs each branch of a script serves.
+
+Nothing is executed.  The script is split into logical lines (backslash
+continuations joined, heredoc bodies kept as text to scan), each tagged with
+the ``if``/``case`` arms it sits in.  For every combination of the arms that
+matter (those that set a knob, K, the draft head, or a variable feeding them,
+plus ``EVAL_ONLY`` true/false) the lines are replayed in order: assignments
+update a variable table (``${VAR:-default}``, ``printf``/``printf -v``, ``awk
+'BEGIN{print expr}'`` and ``$(( ))`` arithmetic are evaluated), ``unset``
+removes, and every active line is expanded and scanned for knobs and spec
+settings.  Identical outcomes are merged, so the result is one
+:class:`~goldenal.lint.evidence.Config` per distinct branch outcome.
+"""
+
+import os
+import re
+
+from goldenal.lint import evidence as ev
+
+MAX_SCENARIOS = 256
+
+_ASSIGN_RE = re.compile(
+    r"^(?:(?:export|local|declare(?:\s+-[a-zA-Z]+)*|readonly|typeset)\s+)?"
+    r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$")
+_VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+]|##?|%%?)([^}]*))?\}"
+                     r"|\$([A-Za-z_][A-Za-z0-9_]*)")
+_NUM = r"""["']?([^"'\s,;}]+)"""
+
+# --- what is scanned on an expanded line
+_KNOB_RES = [
+    (ev.VLLM_LENGTH, re.compile(r'["\']?synthetic_acceptance_length["\']?\s*[:=]\s*' + _NUM)),
+    (ev.VLLM_RATES, re.compile(r'["\']?synthetic_acceptance_rates["\']?\s*[:=]\s*(\[[^\]]*\])')),
+    (ev.VLLM_RATE, re.compile(r'["\']?synthetic_acceptance_rate["\']?\s*[:=]\s*' + _NUM)),
+    (ev.ATOM_LENGTH, re.compile(r"--spec-decode-acceptance-length(?:\s+|=)" + _NUM)),
+    (ev.ATOM_RATE, re.compile(r"--spec-decode-acceptance-rate(?:\s+|=)" + _NUM)),
+]
+_ENV_KNOBS = (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH)
+_YAML_ENV_RE = re.compile(r"^\s*(SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
+                          r"|SGLANG_SIMULATE_ACC_TOKEN_MODE|SGLANG_SIMULATE_ACC_METHOD)\s*:\s*"
+                          r"""["']?([^"'\s#]+)""")
+_PREFIX_ENV_RE = re.compile(
+    r"(?<=[\s\"'=])(SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|"
+    r"SGLANG_SIMULATE_ACC_TOKEN_MODE|SGLANG_SIMULATE_ACC_METHOD)=([^\s\"';]+)")
+_K_RES = [  # precedence: first match kind wins
+    ("dspark", re.compile(r"--speculative-dspark-block-size(?:\s+|=)[\"']?(\d+)")),
+    ("steps", re.compile(r"--speculative-num-steps(?:\s+|=)[\"']?(\d+)")),
+    ("json", re.compile(r'["\']?num_speculative_tokens["\']?\s*[:=]\s*"?(\d+)')),
+    ("atom", re.compile(r"--num-speculative-tokens(?:\s+|=)[\"']?(\d+)")),
+    ("spec-tokens", re.compile(r"--spec-tokens(?:\s+|=)[\"']?(\d+)")),
+    ("trt", re.compile(r"^\s*max_draft_len\s*:\s*(\d+)")),
+]
+_DRAFT_RES = [
+    re.compile(r'"model"\s*:\s*"([^"$]+)"'),
+    re.compile(r"--speculative-draft-model-path(?:\s+|=)[\"']?([^\"'\s$]+)"),
+    re.compile(r"--draft-model(?:-path)?(?:\s+|=)[\"']?([^\"'\s$]+)"),
+    re.compile(r"^\s*speculative_model(?:_dir)?\s*:\s*[\"']?([^\"'\s$]+)"),
+]
+_METHOD_RES = [
+    re.compile(r'"method"\s*:\s*"(\w+)"'),
+    re.compile(r"--speculative-algorithm(?:\s+|=)[\"']?(\w+)"),
+    re.compile(r"--spec-method(?:\s+|=)[\"']?(\w+)"),
+    re.compile(r"^\s*decoding_type\s*:\s*[\"']?(\w+)"),
+]
+_ATOM_METHOD_RE = re.compile(r"(?<![\w-])--method(?:\s+|=)[\"']?(\w+)")
+_RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
+_DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
+_TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
+_ONE_MODEL_RE = re.compile(r"(eagle3_one_model|mtp_eagle_one_model)\s*:\s*(true|false|True|False)")
+_ENGINE_RES = [
+    ("vllm", re.compile(r"\bvllm serve\b|vllm\.entrypoints")),
+    ("sglang", re.compile(r"sglang\.launch_server|\bsglang serve\b")),
+    ("trtllm", re.compile(r"\btrtllm-serve\b")),
+    ("atom", re.compile(r"\batom\.entrypoints|-m atom\b|\batom serve\b")),
+]
+# every pattern _scan looks for contains one of these
+_SCAN_GATE = re.compile(r"accept|ACC|spec|draft|method|decoding_type|one_model|vllm|sglang|"
+                        r"trtllm|atom|topk|model")
+# a YAML speculative-config mapping: its ``model`` is the draft head
+_SPEC_BLOCK_RE = re.compile(r"^(\s*)[\"']?speculative[-_]config[\"']?\s*:\s*$")
+_NESTED_DRAFT_RE = re.compile(r"^\s*(?:model|draft_model|speculative_model(?:_dir)?)\s*:\s*"
+                              r"[\"']?([^\"'\s$#]+)")
+# a YAML speculative-config mapping: its ``model`` is the draft head
+_SPEC_BLOCK_RE = re.compile(r"^(\s*)[\"']?speculative[-_]config[\"']?\s*:\s*$")
+_NESTED_DRAFT_RE = re.compile(r"^\s*(?:model|draft_model|speculative_model(?:_dir)?)\s*:\s*"
+                              r"[\"']?([^\"'\s$#]+)")
+_MODEL_RE = re.compile(
+    r"(?:--model(?:-path)?|--served-model-name|\bvllm serve|trtllm-serve)(?:\s+|=)[\"']?([^\"'\s$]+)"
+    r"|^\s*(?:model|served-model-name)\s*:\s*[\"']?([^\"'\s$]+)")
+_HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_INTERESTING = re.compile(
+    r"(?m)MODEL_ID=|MODEL_NAME=|synthetic_acceptance|SIMULATE_ACC|TLLM_SPEC_DECODE_FORCE|spec-decode-acceptance|"
+    r"SYNTHETIC_ACCEPTANCE|speculative|num-speculative-tokens|max_draft_len|--method|"
+    r"spec-tokens|spec-method|one_model|think|THINK|chat-template|DRAFT|draft-model|decoding_type|"
+    r"--model|served-model|^\s*model:|vllm serve|trtllm-serve|launch_server|atom\.entrypoints")
+
+
+# ------------------------------------------------------------------ splitting
+
+def _strip_comment(text):
+    """Drop a trailing ``# comment`` that is outside quotes."""
+    if "#" not in text or not (" #" in text or "\t#" in text or ";#" in text or "(#" in text):
+        return text
+    quote = None
+    prev = " "
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and prev in " \t;(":
+            return text[:i]
+        prev = ch
+    return text
+
+
+_TOKEN_RE = re.compile(r"""\\.|"(?:\\.|[^"\\])*"?|'[^']*'?|;;|[;()]|[^"'\\;()]+""", re.S)
+
+
+def _split_statements(text):
+    """Split on ``;`` / ``;;`` outside quotes and ``$(...)``; ``;;`` kept as a statement."""
+    if ";" not in text:
+        return [text] if text else []
+    out, cur, depth = [], [], 0
+    for m in _TOKEN_RE.finditer(text):
+        tok = m.group(0)
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0 and tok in (";", ";;"):
+            out.append("".join(cur).strip())
+            cur = []
+            if tok == ";;":
+                out.append(";;")
+            continue
+        cur.append(tok)
+    out.append("".join(cur).strip())
+    return [x for x in out if x]
+
+
+_HEREDOC_RE = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
+
+
+def _quote_stack(text, stack):
+    """Scan ``text`` from the open contexts ``stack`` ("'", '"', "(" for ``$(``); return them.
+
+    Incremental, so a string spanning many lines is scanned once.
+    """
+    stack = list(stack)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        top = stack[-1] if stack else None
+        if top == "'":
+            if ch == "'":
+                stack.pop()
+        elif ch == "\\":
+            i += 1
+        elif ch == "$" and text[i + 1:i + 2] == "(":
+            stack.append("(")
+            i += 1
+        elif top == '"':
+            if ch == '"':
+                stack.pop()
+        elif ch in "'\"":
+            stack.append(ch)
+        elif ch == ")" and top == "(":
+            stack.pop()
+        elif ch == "#" and top is None and (i == 0 or text[i - 1] in " \t;\n"):
+            j = text.find("\n", i)     # a comment: quotes in it do not count
+            if j < 0:
+                break
+            i = j
+            continue
+        i += 1
+    return stack
+
+
+def _open_quote(text):
+    """True when ``text`` ends inside a quoted string or a ``$( ... )``."""
+    even = text.count("'") % 2 == 0 and (text.count('"') - text.count('\\"')) % 2 == 0
+    if even and ("$(" not in text or text.count("(") <= text.count(")")):
+        return False    # balanced quotes and parens: the common one-line case
+    return bool(_quote_stack(text, []))
+
+
+class Line:
+    """One logical line: first physical line ``no`` through ``end``."""
+
+    __slots__ = ("no", "end", "text", "path", "heredoc", "stmts")
+
+    def __init__(self, no, text, path, heredoc, end=None):
+        self.no, self.text, self.path, self.heredoc = no, text, path, heredoc
+        self.end = no if end is None else end
+        self.stmts = ()
+
+
+class Cond:
+    __slots__ = ("id", "kind", "arms", "eval_polarity", "parent", "subject", "tests", "start",
+                 "path", "end")
+
+    def __init__(self, id, kind, parent):
+        self.id, self.kind, self.parent, self.subject = id, kind, parent, ""
+        self.start = None
+        self.end = None          # line of the closing fi/esac (None: never closed)
+        self.tests = []              # (line number, arm index, test text) per if/elif/pattern
+        self.arms = []               # arm descriptions
+        self.eval_polarity = []      # per arm: True eval, False non-eval, None unrelated
+
+
+def _eval_polarity(cond_text):
+    """For an ``if`` condition: True if it holds when EVAL_ONLY=true, False if not, None."""
+    if "EVAL_ONLY" not in cond_text:
+        return None
+    t = cond_text.replace(" ", "")
+    negated = t.startswith("!") or "!=" in t
+    truthy = re.search(r"(==?|!=)[\"']?true[\"']?", t) or "-n" in cond_text
+    falsy = re.search(r"(==?|!=)[\"']?false[\"']?", t)
+    if falsy and not truthy:
+        negated = not negated
+    return not negated
+
+
+_KEYWORDS = {"if", "elif", "else", "fi", "case", "esac", "then", "do", "done", "for", "while",
+             "until", "function", "{", "}"}
+
+
+def parse(text, hits=None):
+    """Logical lines with their branch paths, and the conditions seen.
+
+    With ``hits`` (physical line numbers worth scanning, see :func:`_hit_lines`),
+    lines that can neither hold evidence nor change a variable or a branch
+    are dropped on the way: they cannot change any outcome.
+    """
+    raw = text.split("\n")
+    lines, conds, stack = [], [], []     # stack of [Cond, arm index or None]
+    cached_path, cached_key = (), ()
+    i = 0
+    heredoc_end = None
+    while i < len(raw):
+        start = i
+        body = raw[i]
+        if heredoc_end is not None:
+            if body.strip() == heredoc_end:
+                heredoc_end = None
+            elif hits is None or i + 1 in hits:
+                ln = Line(i + 1, body, tuple((c.id, a) for c, a in stack if a is not None)
+                          if stack else (), True)
+                lines.append(ln)
+            i += 1
+            continue
+        while body.endswith("\\") and i + 1 < len(raw):
+            i += 1
+            body = body[:-1] + " " + raw[i].strip()
+        i += 1
+        stripped = body.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        multiline = False
+        if ("'" in body or '"' in body) and _open_quote(body):
+            # a quoted string spanning lines (e.g. ``python3 -c '...'``) is one word
+            open_ctx = _quote_stack(body, [])
+            while i < len(raw) and open_ctx:
+                body = body + "\n" + raw[i]
+                open_ctx = _quote_stack("\n" + raw[i], open_ctx)
+                i += 1
+            stripped = body.strip()
+            multiline = True
+        if (hits is not None and "=" not in body and ";" not in body and ")" not in body
+                and "<<" not in body and stripped.split(None, 1)[0] not in _KEYWORDS
+                and not stripped.startswith(("unset ", "printf -v"))
+                and not any(n in hits for n in range(start + 1, i + 1))):
+            continue    # a plain command with no evidence: it cannot change an outcome
+        code = body if multiline else _strip_comment(body)
+        m = _HEREDOC_RE.search(code) if "<<" in code and not multiline else None
+        if m and "<<<" not in code:
+            heredoc_end = m.group(1)
+        stmts = []
+        line_path = None      # path of the first statement (``1) X=1 ;;`` ends its arm)
+        for st in _split_statements(code.strip()):
+            head = st.split(None, 1)
+            word = head[0] if head else ""
+            rest = head[1] if len(head) > 1 else ""
+            top = stack[-1] if stack else None
+            if word == "if":
+                c = Cond(len(conds), "if", top[0].id if top else None)
+                c.path = tuple((x.id, a) for x, a in stack if a is not None)
+                conds.append(c)
+                c.arms.append("if " + rest)
+                c.tests.append((start + 1, 0, rest))
+                c.eval_polarity.append(_eval_polarity(rest))
+                stack.append([c, 0])
+                continue
+            if word == "elif" and top and top[0].kind == "if":
+                top[0].arms.append("elif " + rest)
+                top[0].tests.append((top[0].tests[0][0] if top[0].tests else start + 1,
+                                     len(top[0].arms) - 1, rest))
+                top[0].eval_polarity.append(_eval_polarity(rest))
+                top[1] = len(top[0].arms) - 1
+                continue
+            if word == "else" and top and top[0].kind == "if":
+                top[0].arms.append("else of " + top[0].arms[0])
+                pol = [p for p in top[0].eval_polarity if p is not None]
+                top[0].eval_polarity.append((not pol[0]) if pol else None)
+                top[1] = len(top[0].arms) - 1
+                st = rest
+                if not st:
+                    continue
+                word = st.split(None, 1)[0]
+            if word == "then" or word == "do":
+                st = rest
+                if not st:
+                    continue
+            if word == "fi" and top and top[0].kind == "if":
+                top[0].end = start + 1
+                stack.pop()
+                continue
+            if word == "case":
+                c = Cond(len(conds), "case", top[0].id if top else None)
+                c.path = tuple((x.id, a) for x, a in stack if a is not None)
+                c.arms = []
+                conds.append(c)
+                stack.append([c, None])
+                c.subject = rest
+                c.start = start + 1
+                continue
+            if word == "esac" and top and top[0].kind == "case":
+                top[0].end = start + 1
+                stack.pop()
+                continue
+            if st == ";;" and top and top[0].kind == "case":
+                top[1] = None
+                continue
+            if top and top[0].kind == "case" and top[1] is None:
+                m2 = re.match(r"^\(?([^()]*)\)\s*(.*)$", st)
+                if m2:
+                    c = top[0]
+                    pat = m2.group(1).strip()
+                    c.arms.append(f"case {getattr(c, 'subject', '').replace(' in', '')} {pat})")
+                    c.tests.append((c.start, len(c.arms) - 1, ("case", c.subject, pat)))
+                    pol = None
+                    if "EVAL_ONLY" in getattr(c, "subject", ""):
+                        pol = "true" in pat
+                    c.eval_polarity.append(pol)
+                    top[1] = len(c.arms) - 1
+                    st = m2.group(2).strip()
+                    if not st:
+                        continue
+            if line_path is None:
+                line_path = tuple((c.id, a) for c, a in stack if a is not None)
+            stmts.append(st)
+        if line_path is not None:
+            path = line_path
+        elif stack:
+            key = tuple((c.id, a) for c, a in stack)
+            if key != cached_key:
+                cached_key = key
+                cached_path = tuple((cid, a) for cid, a in key if a is not None)
+            path = cached_path
+        else:
+            path = ()
+        ln = Line(start + 1, code, path, False, end=i)
+        ln.stmts = tuple(stmts)
+        lines.append(ln)
+    # arms of an ``if`` without ``else`` can all be skipped: add an implicit arm
+    for c in conds:
+        if c.kind == "if" and not c.arms[-1].startswith("else"):
+            c.arms.append("no arm of " + c.arms[0])
+            pol = [p for p in c.eval_polarity if p is not None]
+            c.eval_polarity.append((not pol[0]) if pol else None)
+        elif c.kind == "case" and not any(a.rstrip(")").endswith("*") for a in c.arms):
+            c.arms.append(f"no pattern of case {getattr(c, 'subject', '')}")
+            c.eval_polarity.append(None)
+    return lines, conds
+
+
+# ------------------------------------------------------------------ expansion
+
+def _unquote(value):
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def expand(text, env, depth=0):
+    """Expand ``$VAR``, ``${VAR}``, ``${VAR:-default}`` and simple ``$(...)`` forms."""
+    if depth > 8 or "$" not in text:
+        return text
+
+    def var(m):
+        name = m.group(1) or m.group(4)
+        op = m.group(2)
+        have = name in env and env[name] is not None
+        if op in ("#", "##", "%", "%%"):
+            if not have:
+                return m.group(0)
+            return _trim(env[name], op, m.group(3) or "")
+        if op and op.endswith("+"):
+            return expand(_unquote(m.group(3) or ""), env, depth + 1) if have and env[name] else ""
+        if have and (env[name] != "" or not op):
+            return env[name]
+        if op and op.endswith(("-", "=")):
+            return expand(_unquote(m.group(3) or ""), env, depth + 1)
+        return m.group(0)
+
+    out = _VAR_RE.sub(var, text)
+    return _subst(out, env, depth + 1)
+
+
+def _trim(value, op, pattern):
+    """``${VAR#pat}``-style trimming for the glob patterns recipes use (``*/``, ``/*``)."""
+    import fnmatch
+
+    if op.startswith("#"):
+        spans = range(len(value), -1, -1) if op == "##" else range(0, len(value) + 1)
+        for i in spans:
+            if fnmatch.fnmatchcase(value[:i], pattern):
+                return value[i:]
+    else:
+        spans = range(0, len(value) + 1) if op == "%%" else range(len(value), -1, -1)
+        for i in spans:
+            if fnmatch.fnmatchcase(value[i:], pattern):
+                return value[:i]
+    return value
+
+
+def _subst(text, env, depth):
+    """Evaluate ``$(( ))``, ``$(printf ...)`` and ``$(awk 'BEGIN{print ...}')``."""
+    if "$(" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        j = text.find("$(", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        k, depth_p = j + 2, 1
+        while k < len(text) and depth_p:
+            if text[k] == "(":
+                depth_p += 1
+            elif text[k] == ")":
+                depth_p -= 1
+            k += 1
+        inner = text[j + 2:k - 1]
+        val = _command_value(inner, env, depth)
+        out.append(val if val is not None else text[j:k])
+        i = k
+    return "".join(out)
+
+
+def _arith(expr):
+    """Evaluate +-*/ arithmetic on numbers only; None otherwise."""
+    expr = expr.strip()
+    if not expr or not re.fullmatch(r"[0-9.eE+\-*/() \t]+", expr):
+        return None
+    try:
+        return eval(compile(expr, "<arith>", "eval"), {"__builtins__": {}}, {})  # noqa: S307
+    except Exception:
+        return None
+
+
+def _fmt_g(x):
+    return "%.6g" % x   # awk's default OFMT
+
+
+_WORD_RE = re.compile(r"""(?:'[^']*'|"(?:\\.|[^"\\])*"|\\.|[^\s'"\\])+""")
+_PIECE_RE = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)|([^'"\\]+)""")
+_DQ_ESCAPE_RE = re.compile(r'\\([\\"$`])')
+
+
+def _unquote_word(word):
+    out = []
+    for m in _PIECE_RE.finditer(word):
+        single, double, escaped, plain = m.groups()
+        if single is not None:
+            out.append(single)
+        elif double is not None:
+            out.append(_DQ_ESCAPE_RE.sub(r"\1", double))
+        elif escaped is not None:
+            out.append(escaped)
+        else:
+            out.append(plain)
+    return "".join(out)
+
+
+def _shell_words(text):
+    """Split like the shell: quotes removed, backslash escapes resolved, ``$`` kept."""
+    if not any(ch in text for ch in "'\"\\$"):
+        return text.split()
+    if "$(" not in text and text.count('"') % 2 == 0 and text.count("'") % 2 == 0:
+        # no command substitution: a regex split is exact and much faster
+        return [_unquote_word(m.group(0)) for m in _WORD_RE.finditer(text)]
+    words, cur, quote, has = [], [], None, False
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n and quote != "'":
+            nxt = text[i + 1]
+            if quote is None or nxt in '"\\$`':
+                cur.append(nxt)
+                i += 2
+                continue
+        if quote:
+            if ch == quote:
+                quote = None
+            else:
+                cur.append(ch)
+        elif ch in "'\"":
+            quote, has = ch, True
+        elif ch == "$" and text[i + 1:i + 2] == "(":
+            depth, j = 0, i + 1
+            while j < n:
+                if text[j] == "(":
+                    depth += 1
+                elif text[j] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            cur.append(text[i:j + 1])
+            i = j + 1
+            continue
+        elif ch.isspace():
+            if cur or has:
+                words.append("".join(cur))
+            cur, has = [], False
+        else:
+            cur.append(ch)
+        i += 1
+    if cur or has:
+        words.append("".join(cur))
+    return words
+
+
+def printf(fmt, args):
+    """Format like bash ``printf`` for %s, %d, %f, %.Nf, %g; None when unsure."""
+    fmt = fmt.replace("\\n", "").replace('\\"', '"')
+    args = list(args)
+
+    def one(m):
+        spec = m.group(0)
+        if spec == "%%":
+            return "%"
+        arg = args.pop(0) if args else ""
+        conv = spec[-1]
+        if "$" in arg:
+            return arg    # unresolved: keep the reference so it reads as not a number
+        try:
+            if conv == "s":
+                return arg
+            if conv in "di":
+                return spec % int(float(arg))
+            return spec % float(arg)
+        except (ValueError, TypeError):
+            raise ValueError(spec)
+
+    try:
+        return re.sub(r"%%|%[-+ 0#]*\d*(?:\.\d+)?[sdifgeE]", one, fmt)
+    except ValueError:
+        return None
+
+
+def _command_value(inner, env, depth=0):
+    if depth > 8:
+        return None
+    inner = inner.strip()
+    if inner.startswith("(") and inner.endswith(")"):
+        # $(( )) reads bare names as variables
+        body = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: env.get(m.group(0)) or m.group(0),
+                      inner[1:-1])
+        val = _arith(expand(body, env, depth + 1))
+        return None if val is None else str(int(val))
+    expanded = expand(inner, env, depth + 1)
+    words = _shell_words(expanded)
+    if not words:
+        return None
+    if words[0] == "printf" and len(words) >= 2:
+        return printf(words[1], words[2:])
+    if "$" in expanded:
+        return None
+    if words[0] == "awk":
+        prog = next((w for w in words[1:] if "BEGIN" in w), None)
+        m = re.search(r"BEGIN\s*\{\s*print\s+(.*?)\s*;?\s*\}", prog or "")
+        if m:
+            val = _arith(m.group(1))
+            if val is not None:
+                return _fmt_g(val)
+    if words[0] == "echo" and len(words) == 2:
+        return words[1]
+    return None
+
+
+def _assign(stmt, env):
+    """Apply one assignment/unset/printf -v statement to ``env``; True when it was one."""
+    if stmt.startswith("unset "):
+        for name in stmt.split()[1:]:
+            if not name.startswith("-"):
+                env[name] = None
+        return True
+    if stmt.startswith("printf -v "):
+        words = _shell_words(stmt)
+        if len(words) >= 4:
+            val = printf(expand(words[3], env), [expand(w, env) for w in words[4:]])
+            env[words[2]] = val
+        return True
+    m = _ASSIGN_RE.match(stmt)
+    if not m:
+        if stmt.startswith("export ") or stmt.startswith("declare "):
+            return True
+        return False
+    name, plus, value = m.groups()
+    value = value.strip()
+    if value.startswith("(") and not value.startswith("$("):
+        value = value[1:].rstrip(")")
+    text = expand(_dequote_all(value), env)
+    text = (env.get(name) or "") + " " + text if plus else text
+    # a value resting on the environment (``${X:-default}`` with X unset, or on
+    # another such value) is only a default: branch tests must not rely on it
+    if any(env.get(v) is None or isinstance(env.get(v), Soft) for v in _vars_in(value)):
+        text = Soft(text)
+    env[name] = text
+    return True
+
+
+class Soft(str):
+    """A variable's value taken from a default the environment may override."""
+
+    __slots__ = ()
+
+
+def _dequote_all(value):
+    """Shell-unquote a single word value, keeping ``$`` forms for expansion."""
+    words = _shell_words(value)
+    if len(words) == 1:
+        return words[0]
+    return value.strip()
+
+
+# ------------------------------------------------------------------ scanning
+
+def _scan(text, no, found):
+    """Record knob and spec-setting evidence from one expanded line into ``found``.
+
+    Each group of patterns runs only when a substring all of them contain is
+    present: most lines of a launcher mention none.
+    """
+    flat = text.replace('\\"', '"') if '\\"' in text else text
+    if not _SCAN_GATE.search(flat):
+        return
+    if "accept" in flat:
+        for knob, rx in _KNOB_RES:
+            m = rx.search(flat)
+            if m:
+                prev = found["knob"]
+                if prev is None or prev[:2] != (knob, m.group(1)):
+                    found["knob"] = (knob, m.group(1), no, m.start() + 1)
+    if "SIMULATE_ACC" in flat or "TLLM_SPEC" in flat:
+        # ``NAME=value`` inside a string or as a command's environment prefix
+        for m in _PREFIX_ENV_RE.finditer(flat):
+            name, value = m.group(1), m.group(2)
+            if name == "SGLANG_SIMULATE_ACC_TOKEN_MODE":
+                found["token_mode"] = value
+            elif name == "SGLANG_SIMULATE_ACC_METHOD":
+                found["acc_method"] = value
+            else:
+                prev = found["env_knobs"].get(name)
+                if prev is None or prev[0] != value:    # keep where the value is written
+                    found["env_knobs"][name] = (value, no, m.start(1) + 1)
+        m = _YAML_ENV_RE.match(flat)
+        if m:
+            if m.group(1) == "SGLANG_SIMULATE_ACC_TOKEN_MODE":
+                found["token_mode"] = m.group(2)
+            elif m.group(1) == "SGLANG_SIMULATE_ACC_METHOD":
+                found["acc_method"] = m.group(2)
+            else:
+                found["env_knobs"][m.group(1)] = (m.group(2), no, m.start(1) + 1)
+    has_spec = "spec" in flat
+    if has_spec or "draft_len" in flat:
+        for kind, rx in _K_RES:
+            m = rx.search(flat)
+            if m:
+                found["k"][kind] = (int(m.group(1)), no)
+    has_model = "model" in flat
+    if has_model:
+        for rx in _DRAFT_RES:
+            m = rx.search(flat)
+            if m and ('"model"' not in rx.pattern or "num_speculative_tokens" in flat
+                      or '"method"' in flat):
+                found["draft"] = m.group(1)
+    if "method" in flat or "algorithm" in flat or "decoding_type" in flat:
+        for rx in _METHOD_RES:
+            m = rx.search(flat)
+            if m:
+                found["method"] = m.group(1)
+        if "--method" in flat:
+            m = _ATOM_METHOD_RE.search(flat)
+            if m:
+                found["atom_method"] = m.group(1)
+                found["method"] = found.get("method") or m.group(1)
+        if "sample_method" in flat:
+            m = _RSM_RE.search(flat)
+            if m:
+                found["rsm"] = m.group(1)
+            m = _DSM_RE.search(flat)
+            if m:
+                found["dsm"] = m.group(1)
+    if "topk" in flat:
+        m = _TOPK_RE.search(flat)
+        if m:
+            found["topk"] = m.group(1)
+    if "one_model" in flat:
+        m = _ONE_MODEL_RE.search(flat)
+        if m:
+            found["one_model"] = (m.group(1), m.group(2).lower() == "true")
+    if "serve" in flat or "launch_server" in flat or "entrypoints" in flat or "atom" in flat:
+        for engine, rx in _ENGINE_RES:
+            if rx.search(flat):
+                found["engine"] = engine
+    if has_spec and "config" in flat:
+        m = _SPEC_BLOCK_RE.match(flat)
+        if m:
+            found["spec_indent"] = len(m.group(1))
+            found["spec"] = True
+            return
+    indent = found.get("spec_indent")
+    if indent is not None and flat.strip():
+        if len(flat) - len(flat.lstrip()) > indent:
+            m = _NESTED_DRAFT_RE.match(flat) if has_model else None
+            if m:
+                found["draft"] = m.group(1)
+                return
+        else:
+            found["spec_indent"] = None
+    if has_model or "serve" in flat:
+        m = _MODEL_RE.search(flat)
+        if m:
+            name = m.group(1) or m.group(2)
+            if _HF_ID_RE.match(name):
+                found["models"].append(name)
+    if "speculative" in flat or "--method" in flat or "max_draft_len" in flat:
+        found["spec"] = True
+
+
+_TEST_RE = re.compile(r"^\[\[?\s+(.*?)\s+\]\]?$")
+
+
+def evaluate_test(test, env, soft_ok=False):
+    """Truth of a simple ``[ a OP b ]`` test or ``case`` pattern under ``env``; None if unknown.
+
+    Values from defaults (:class:`Soft`) count as unknown unless ``soft_ok``.
+    """
+    import fnmatch
+
+    if any(env.get(v) is None or (isinstance(env.get(v), Soft) and not soft_ok)
+           for v in _vars_in(test if isinstance(test, str) else test[1])):
+        return None     # decided by the run's environment, not by the file
+    if isinstance(test, tuple):
+        _, subject, pattern = test
+        word = _shell_words(expand(subject.rsplit(" in", 1)[0], env))
+        if len(word) != 1 or "$" in word[0]:
+            return None
+        return any(fnmatch.fnmatchcase(word[0], p.strip()) for p in pattern.split("|"))
+    text = test.strip()
+    negate = text.startswith("! ")
+    if negate:
+        text = text[2:].strip()
+    m = _TEST_RE.match(text)
+    if not m or "&&" in m.group(1) or "||" in m.group(1) or " -a " in m.group(1):
+        return None
+    words = _shell_words(expand(m.group(1), env))
+    if any("$" in w for w in words):
+        return None
+    result = None
+    if len(words) == 2 and words[0] in ("-n", "-z"):
+        result = bool(words[1]) == (words[0] == "-n")
+    elif len(words) == 3:
+        a, op, b = words
+        if op in ("=", "=="):
+            result = a == b
+        elif op == "!=":
+            result = a != b
+        elif op in ("-eq", "-ne", "-gt", "-ge", "-lt", "-le"):
+            try:
+                x, y = int(a), int(b)
+            except ValueError:
+                return None
+            result = {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-ge": x >= y,
+                      "-lt": x < y, "-le": x <= y}[op]
+    if result is None:
+        return None
+    return not result if negate else result
+
+
+def _new_found():
+    return {"knob": None, "env_knobs": {}, "k": {}, "draft": None, "method": None,
+            "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
+            "engine": None, "spec": False, "token_mode": None, "acc_method": None,
+            "first": None, "models": []}
+
+
+class _State:
+    """One path through the script: arms chosen so far, variables, evidence found."""
+
+    __slots__ = ("choice", "env", "found", "eval_only")
+
+    def __init__(self, choice, env, found, eval_only=False):
+        self.choice, self.env, self.found, self.eval_only = choice, env, found, eval_only
+
+    def fork(self, cid, arm, eval_only=None, extra=None):
+        f = dict(self.found)
+        f["env_knobs"] = dict(f["env_knobs"])
+        f["k"] = dict(f["k"])
+        f["models"] = list(f["models"])
+        choice = dict(self.choice)
+        if cid is not None:
+            choice[cid] = arm
+        if extra:
+            choice.update(extra)
+        return _State(choice, dict(self.env), f,
+                      self.eval_only if eval_only is None else eval_only)
+
+
+_SUBJECT_VAR_RE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+def _case_bindings(cond, arm):
+    """Values a ``case`` arm's pattern pins down, e.g. ``"${M}:${K}"`` with ``*V4*:2)`` gives K=2.
+
+    The subject must be variables joined by literal separators; a pattern part
+    without glob characters binds its variable.
+    """
+    pattern = next((t[2] for _, a, t in cond.tests if a == arm and isinstance(t, tuple)), None)
+    if pattern is None or "|" in pattern:
+        return {}
+    subject = cond.subject.rsplit(" in", 1)[0].strip().strip("\"'")
+    names = _SUBJECT_VAR_RE.findall(subject)
+    seps = [x for x in _SUBJECT_VAR_RE.split(subject)[::2]]
+    if len(names) < 1 or any(seps[0:1]) or any(seps[-1:]) or len(seps) != len(names) + 1:
+        return {}
+    parts, rest = [], pattern
+    for sep in seps[1:-1]:
+        if not sep or sep not in rest:
+            return {}
+        head, rest = rest.split(sep, 1)
+        parts.append(head)
+    parts.append(rest)
+    return {name: part for name, part in zip(names, parts)
+            if part and not any(ch in part for ch in "*?[")}
+
+
+def _feasible_arms(cond, env):
+    """``[(arm, forget)]``: arms of ``cond`` that can run given ``env``.
+
+    Tests resting on defaults (:class:`Soft` values) do not prune; but on an
+    arm that contradicts a default, the variables involved are forgotten, so
+    that arm does not go on using a value it rules out (``${N:-0}`` on the
+    ``[ "$N" -gt 0 ]`` arm).
+    """
+    arms = []
+    earlier_true = False
+    soft_before = set()        # soft variables whose defaults made an earlier test true
+    tested = {arm: test for _, arm, test in cond.tests}
+    for arm in range(len(cond.arms)):
+        if earlier_true:
+            break
+        test = tested.get(arm)
+        truth = evaluate_test(test, env) if test is not None else None
+        forget = set(soft_before)
+        if test is not None and truth is None:
+            soft_truth = evaluate_test(test, env, soft_ok=True)
+            softs = {v for v in _vars_in(test if isinstance(test, str) else test[1])
+                     if isinstance(env.get(v), Soft)}
+            if soft_truth is False:
+                forget |= softs
+            elif soft_truth is True:
+                soft_before |= softs
+        if test is None or truth is not False:
+            arms.append((arm, forget))
+        if truth is True:
+            earlier_true = True
+    return arms
+
+
+def _apply(ln, st):
+    """Replay one line on one state: assignments, unsets, and evidence scanning."""
+    env, found = st.env, st.found
+    if found["first"] is None:
+        found["first"] = ln.no
+    if ln.heredoc:
+        _scan(expand(ln.text, env), ln.no, found)
+        return
+    for stmt in ln.stmts:
+        words = stmt.split(None, 1)
+        if words and words[0] in ("echo", "log", "info", "warn"):
+            continue
+        is_assign = _assign(stmt, env)
+        if stmt.startswith("unset "):
+            for name in stmt.split()[1:]:
+                found["env_knobs"].pop(name, None)
+            continue
+        m = _ASSIGN_RE.match(stmt) if is_assign else None
+        if m and m.group(1) in _ENV_KNOBS:
+            found["env_knobs"][m.group(1)] = (env.get(m.group(1)), ln.no,
+                                              ln.text.find(m.group(1)) + 1)
+        if m and m.group(1) == "SGLANG_SIMULATE_ACC_TOKEN_MODE":
+            found["token_mode"] = env.get(m.group(1))
+        if m and m.group(1) == "SGLANG_SIMULATE_ACC_METHOD":
+            found["acc_method"] = env.get(m.group(1))
+        # a spec config assigned to a variable is found at its assignment
+        text = (m.group(1) + "=" + (env.get(m.group(1)) or "")) if m else (
+            stmt if is_assign else expand(stmt, env))
+        _scan(text, ln.no, found)
+
+
+def _signature(st):
+    f = st.found
+    return (st.eval_only, tuple(sorted((k, v) for k, v in st.env.items() if v is not None)),
+            f["knob"], tuple(sorted(f["env_knobs"].items())), tuple(sorted(f["k"].items())),
+            f["draft"], f["method"], f["atom_method"], f["rsm"], f["dsm"], f["topk"],
+            f["one_model"], f["engine"], f["spec"], f["token_mode"], f["acc_method"],
+            f["first"], tuple(f["models"]), f.get("spec_indent"))
+
+
+def _merge_states(states, line, closes):
+    """Merge states that can no longer differ: same variables, same evidence.
+
+    Arms of conditions already closed at ``line`` cannot change what follows,
+    so states differing only in those arms are one state; the arms they agree
+    on are kept to describe the branch.
+    """
+    groups = {}
+    for st in states:
+        open_choice = tuple(sorted((cid, arm) for cid, arm in st.choice.items()
+                                   if closes.get(cid) is None or closes[cid] >= line))
+        groups.setdefault((open_choice, _signature(st)), []).append(st)
+    if len(groups) == len(states):
+        return states
+    merged = []
+    for members in groups.values():
+        first = members[0]
+        if len(members) > 1:
+            first.choice = {cid: arm for cid, arm in first.choice.items()
+                            if all(m.choice.get(cid) == arm for m in members)}
+        merged.append(first)
+    return merged
+
+
+def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
+    """Replay ``lines`` once, forking a state at each relevant condition it reaches.
+
+    Sharing the common prefix and pruning arms whose tests are decided by
+    known variables keeps this linear in practice.  ``eval_split`` is
+    ``(line, {False: choice, True: choice})``: at that line every state forks
+    into its EVAL_ONLY=false and EVAL_ONLY=true paths.
+    """
+    relevant_ids = {c.id for c in relevant}
+    closes = {c.id: c.end for c in relevant}
+    states = [_State(dict(base_choice), {}, _new_found())]
+    split_at = eval_split[0] if eval_split else None
+    for ln in lines:
+        if split_at is not None and ln.no >= split_at:
+            states = [st.fork(None, None, flag, eval_split[1][flag])
+                      for st in states for flag in (False, True)]
+            split_at = None
+        if len(states) > 4 and ln.no in forks_at:
+            states = _merge_states(states, ln.no, closes)
+        for cond in forks_at.get(ln.no, ()):
+            nxt = []
+            for st in states:
+                if cond.id in st.choice or cond.id not in relevant_ids or any(
+                        st.choice.get(pc, pa) != pa for pc, pa in cond.path):
+                    nxt.append(st)
+                    continue
+                for arm, forget in _feasible_arms(cond, st.env):
+                    new = st.fork(cond.id, arm)
+                    for name in forget:
+                        new.env[name] = None
+                    if cond.kind == "case":
+                        new.env.update(_case_bindings(cond, arm))
+                    nxt.append(new)
+            states = nxt[:MAX_SCENARIOS]
+        for st in states:
+            choice = st.choice
+            if any(choice.get(cid, arm) != arm for cid, arm in ln.path):
+                continue
+            _apply(ln, st)
+    if split_at is not None:    # the EVAL_ONLY tests come after every replayed line
+        states = [st.fork(None, None, flag, eval_split[1][flag])
+                  for st in states for flag in (False, True)]
+    for st in states:
+        st.found["env"] = st.env
+    return states
+
+
+def _vars_in(text):
+    return {m.group(1) or m.group(4) for m in _VAR_RE.finditer(text)}
+
+
+def _closure(wanted, assigns, interesting=()):
+    """Add the variables that feed ``wanted`` ones (all of a plain assignment's,
+    only those in value position on a line that itself carries evidence)."""
+    todo = list(wanted)
+    while todo:
+        name = todo.pop()
+        for ln in assigns.get(name, ()):
+            refs = _vars_near_words(ln.text) if id(ln) in interesting else _vars_in(ln.text)
+            for v in refs:
+                if v not in wanted:
+                    wanted.add(v)
+                    todo.append(v)
+    return wanted
+
+
+# plain substrings covering every alternative of _INTERESTING: str.find is a
+# C-level scan, far faster than a regex alternation tried at every position
+_INTERESTING_WORDS = (
+    "MODEL_ID=", "MODEL_NAME=", "synthetic_acceptance", "SIMULATE_ACC", "TLLM_SPEC_DECODE_FORCE",
+    "spec-decode-acceptance", "SYNTHETIC_ACCEPTANCE", "speculative", "max_draft_len",
+    "--method", "spec-tokens", "spec-method", "one_model", "think", "THINK", "chat-template",
+    "DRAFT", "draft-model", "decoding_type", "--model", "served-model", "model:", "vllm serve",
+    "trtllm-serve", "launch_server", "atom.entrypoints")
+
+
+def _hit_lines(text):
+    """Physical line numbers holding any of :data:`_INTERESTING_WORDS`."""
+    import bisect
+
+    positions = []
+    find = text.find
+    for word in _INTERESTING_WORDS:
+        i = find(word)
+        while i >= 0:
+            positions.append(i)
+            i = find(word, i + 1)
+    if not positions:
+        return set()
+    starts = [0]
+    i = find("\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find("\n", i + 1)
+    return {bisect.bisect_right(starts, pos) for pos in positions}
+
+
+_NEAR = 48    # characters after an evidence word in which a variable is its value
+
+
+def _vars_near_words(text):
+    """Variables that stand right after an evidence word (``--num-speculative-tokens "$K"``).
+
+    A long command line mentions many variables; only those in the value
+    position of a spec setting or knob can change what the audit reads.
+    """
+    ends = []
+    for word in _INTERESTING_WORDS:
+        i = text.find(word)
+        while i >= 0:
+            ends.append(i + len(word))
+            i = text.find(word, i + 1)
+    if not ends:
+        return _vars_in(text)
+    out = set()
+    for m in _VAR_RE.finditer(text):
+        if any(0 <= m.start() - e <= _NEAR for e in ends):
+            out.add(m.group(1) or m.group(4))
+    return out
+
+
+def _relevant(lines, conds, text=None, hits=None):
+    """Conditions worth enumerating, and the lines worth replaying.
+
+    A condition matters when one of its arms holds knob/spec evidence or
+    assigns a variable that feeds it (transitively).  Replayed lines are those,
+    plus assignments feeding the tests of those conditions, plus the tests.
+    """
+    assigns = {}
+    for ln in lines:
+        for st in ln.stmts:
+            m = _ASSIGN_RE.match(st)
+            if m:
+                assigns.setdefault(m.group(1), []).append(ln)
+            elif st.startswith(("printf -v ", "unset ")):
+                w = st.split()
+                for name in (w[2:3] if w[0] == "printf" else w[1:]):
+                    assigns.setdefault(name, []).append(ln)
+    if text is None and hits is None:
+        interesting = {id(ln) for ln in lines if _INTERESTING.search(ln.text)}
+    else:
+        hits = _hit_lines(text) if hits is None else hits
+        interesting = {id(ln) for ln in lines
+                       if ln.no in hits or (ln.end > ln.no and
+                                            any(n in hits for n in range(ln.no, ln.end + 1)))}
+    wanted = set()
+    for ln in lines:
+        if id(ln) in interesting:
+            wanted |= _vars_near_words(ln.text)
+            for st in ln.stmts:      # an assignment that itself carries evidence
+                m = _ASSIGN_RE.match(st)
+                if m:
+                    wanted.add(m.group(1))
+    wanted = _closure(wanted, assigns, interesting)
+
+    def touches(ln):
+        if id(ln) in interesting:
+            return True
+        for st in ln.stmts:
+            m = _ASSIGN_RE.match(st)
+            if m and m.group(1) in wanted:
+                return True
+        return False
+
+    touched = [touches(ln) for ln in lines]
+    keep = set()
+    for ln, t in zip(lines, touched):
+        if t:
+            keep.update(cid for cid, _ in ln.path)
+    relevant = [c for c in conds if c.id in keep and all(p is None for p in c.eval_polarity)]
+    test_lines = set()
+    for c in relevant:
+        for no, _, test in c.tests:
+            test_lines.add(no)
+            wanted |= _vars_in(test if isinstance(test, str) else test[1])
+    if test_lines:
+        wanted = _closure(wanted, assigns, interesting)
+        touched = [touches(ln) for ln in lines]
+    replay = [ln for ln, t in zip(lines, touched) if t or ln.no in test_lines]
+    return relevant, replay
+
+
+def _model_candidates(relpath, env, found_models):
+    names = list(found_models)
+    for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME"):
+        v = env.get(var)
+        if v and _HF_ID_RE.match(v):
+            names.append(v)
+    base = os.path.basename(relpath)
+    prefix = base.split("_", 1)[0]
+    if prefix and prefix != base:
+        names.append(prefix)
+    return tuple(dict.fromkeys(names))
+
+
+def script_configs(relpath, text, lines):
+    """One :class:`~goldenal.lint.evidence.Config` per distinct branch outcome of a script."""
+    hits = _hit_lines(text)
+    parsed, conds = parse(text, hits)
+    relevant, replay = _relevant(parsed, conds, text, hits)
+    has_eval = "EVAL_ONLY" in text
+    agentic = ev.agentic_from_path(relpath)
+    base = os.path.basename(relpath).lower()
+    signals = ev.thinking_signals_in(text, lines)
+    holders = {}
+    if signals:
+        wanted = {sg[0] for sg in signals}
+        for ln in parsed:
+            for no in range(ln.no, ln.end + 1):
+                if no in wanted:
+                    holders[no] = ln
+    parsed_by_no = {}
+    for ln in parsed:
+        for no in range(ln.no, ln.end + 1):
+            parsed_by_no[no] = ln
+    conds_by_id = {c.id: c for c in conds}
+    forks_at = {}
+    for c in relevant:
+        if c.tests:
+            forks_at.setdefault(c.tests[0][0], []).append(c)
+    eval_conds = [c for c in conds if any(p is not None for p in c.eval_polarity)]
+    outcomes = {}
+    split = None
+    if has_eval:
+        picks = {}
+        for flag in (False, True):
+            picks[flag] = {}
+            for c in eval_conds:
+                pick = next((i for i, p in enumerate(c.eval_polarity) if p is flag), None)
+                picks[flag][c.id] = pick if pick is not None else len(c.arms) - 1
+        first = min((c.tests[0][0] if c.tests else (c.start or 0) for c in eval_conds),
+                    default=0)
+        split = (first, picks)
+    for st in _run(replay, conds, relevant, {}, forks_at, split):
+        st.found["choice"] = st.choice
+        cfg = _to_config(relpath, st.found, lines, agentic, st.eval_only, base, signals,
+                         holders)
+        if cfg is None:
+            continue
+        gate = _agentic_gate(cfg.line, parsed_by_no, conds_by_id, st.choice)
+        if gate is not None:
+            cfg = cfg.with_(agentic=gate)
+        # a draft named by HF id or by its local copy is the same head
+        head = cfg.draft.rstrip("/").rsplit("/", 1)[-1].lower() if cfg.draft else None
+        key = (cfg.line, cfg.knob, cfg.value, cfg.k, head, cfg.eval_only, cfg.method)
+        desc = {c.id: c.arms[st.choice[c.id]] for c in relevant if c.id in st.choice}
+        if key in outcomes:
+            prev = outcomes[key][1]
+            outcomes[key] = (outcomes[key][0],
+                             {k: v for k, v in prev.items() if desc.get(k) == v})
+        else:
+            outcomes[key] = (cfg, desc)
+    out = []
+    distinct_noneval = {k for k in outcomes if not k[5]}
+    for key, (cfg, desc) in outcomes.items():
+        branch = "; ".join(desc.values()) if desc and len(distinct_noneval) > 1 else None
+        if cfg.eval_only:
+            branch = "EVAL_ONLY=true"
+        out.append(cfg.with_(branch=branch))
+    out.sort(key=lambda c: (c.line, c.eval_only, c.branch or ""))
+    return out
+
+
+def _agentic_gate(line, by_no, conds, choice):
+    """True/False when the line runs only on an agentic / non-agentic branch, else None.
+
+    Launchers shared by both kinds of run test a variable such as ``IS_AGENTIC``.
+    """
+    ln = by_no.get(line)
+    if ln is None:
+        return None
+    for cid, arm in ln.path:
+        cond = conds.get(cid)
+        if cond is None or cond.kind != "if" or "AGENTIC" not in cond.arms[0].upper():
+            continue
+        first = cond.arms[0]
+        negated = "!=" in first or first.startswith("if !") or "== \"0\"" in first
+        positive = arm == 0
+        return positive != negated
+    return None
+
+
+def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=None):
+    knob = value = None
+    line, col = None, 1
+    if f["knob"]:
+        knob, value, line, col = f["knob"]
+    engine = f["engine"]
+    for name in (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH):
+        if name in f["env_knobs"] and f["env_knobs"][name][0] is not None:
+            value, line, col = f["env_knobs"][name]
+            knob = name
+            engine = {"SGLANG_SIMULATE_ACC_LEN": "sglang",
+                      "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS": "trtllm"}.get(name, engine)
+            break
+    if knob and 0 < line <= len(lines):
+        # report the physical line of a continued command that names the knob
+        needle = knob.lstrip("-")
+        j = line - 1
+        while j < len(lines):
+            raw_col = lines[j].find(needle)
+            if raw_col >= 0:
+                line = j + 1
+                col = raw_col + 1 - (2 if knob.startswith("--") and raw_col >= 2 else 0)
+                break
+            if not lines[j].rstrip().endswith("\\"):
+                break
+            j += 1
+    if knob in (ev.ATOM_LENGTH, ev.ATOM_RATE):
+        engine = "atom"
+    elif knob in (ev.VLLM_LENGTH, ev.VLLM_RATES, ev.VLLM_RATE):
+        engine = "vllm"
+    if engine is None:
+        for e, tok in (("trtllm", "_trt"), ("atom", "_atom"), ("sglang", "_sglang"),
+                       ("vllm", "_vllm")):
+            if tok in base:
+                engine = e
+                break
+    k = k_line = None
+    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt"):
+        if kind in f["k"]:
+            k, k_line = f["k"][kind]
+            break
+    # a launch script: it starts an engine, or sets K; other scripts that merely
+    # mention speculative settings (patch helpers, docs generators) are not configs
+    spec = k is not None or (f["spec"] and f["engine"] is not None)
+    if not spec and knob is None:
+        return None
+    draft = f["draft"]
+    if draft is None:
+        d = f["env"].get("DRAFT_MODEL") or f["env"].get("DRAFT_MODEL_ID")
+        if d and _HF_ID_RE.match(d):
+            draft = d
+    if draft and "$" in draft:
+        draft = None
+    if line is None:
+        line = k_line or f["first"] or 1
+    # a signal counts when the logical line holding it runs on this path
+    choice = f.get("choice", {})
+    thinking, how = ev.decide_thinking([
+        s for s in signals
+        if s[0] not in holders or all(choice.get(c, a) == a for c, a in holders[s[0]].path)])
+    extra = {"eagle_topk": f["topk"], "token_mode": f["token_mode"],
+             "acc_method": f["acc_method"], "atom_method": f["atom_method"]}
+    if f["one_model"] is not None:
+        extra["one_model_key"], extra["one_model"] = f["one_model"]
+    variant = {"draft_sample_method": f["dsm"]} if f["dsm"] else {}
+    if knob == ev.RUNNER_LENGTH and engine is None:
+        engine = "runner"
+    return ev.Config(
+        path=relpath, line=line, col=col, engine=engine,
+        model=_model_candidates(relpath, f["env"], f["models"]), draft=draft, method=f["method"],
+        variant=variant, k=k, k_line=k_line, thinking=thinking, thinking_source=how,
+        knob=knob, value=value, rejection_sample_method=f["rsm"], agentic=agentic,
+        eval_only=eval_only, spec=spec,
+        source_stated=ev.source_stated(lines, line) if knob else False, extra=extra)
+
+
+_LITERAL_RE = re.compile(
+    r"(synthetic_acceptance_length|synthetic_acceptance_rates?|SGLANG_SIMULATE_ACC_LEN|"
+    r"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|spec-decode-acceptance-(?:length|rate))"
+    r"[\"']?\s*[:= ]\s*[\"'\[]?[0-9]")
+
+
+def text_configs(relpath, text, lines, literal_only=False):
+    """Knobs in a config file of no known layout (serve-config YAML/JSON, Python, ...).
+
+    The file is scanned line by line as one block, like a heredoc: a knob with
+    the spec settings around it.  With ``literal_only``, only files that give a
+    knob a literal number are considered (code that passes values through
+    variables is not a config).
+    """
+    if literal_only and not _LITERAL_RE.search(text):
+        return []
+    parsed = []
+    for i, t in enumerate(lines):
+        s = t.strip()
+        if s and not s.startswith(("#", "//")):
+            parsed.append(Line(i + 1, t, (), True))
+    f = _run(parsed, [], [], {}, {})[0].found
+    base = os.path.basename(relpath).lower()
+    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(relpath), False, base,
+                     ev.thinking_signals(lines), {})
+    return [cfg] if cfg is not None and cfg.knob else []

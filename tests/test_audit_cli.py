@@ -1,0 +1,208 @@
+"""``goldenal audit`` as users run it: output formats, exit codes, bad input, rule pages."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+import yaml
+
+import goldenal.lint
+
+from goldenal.lint import RULES, audit, explain
+from goldenal.cli import main
+
+HERE = os.path.dirname(__file__)
+ROOT = os.path.dirname(HERE)
+REPO = os.path.join(HERE, "data", "audit", "repo")
+SCHEMAS = os.path.join(os.path.dirname(goldenal.lint.__file__), "schemas")  # as installed
+SUMMARY = "Found 42 findings (27 errors, 4 warnings, 11 info); 12 with a suggested fix."
+
+
+def run(capsys, *argv):
+    rc = main(["audit", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def load_schema(name):
+    with open(os.path.join(SCHEMAS, name)) as fh:
+        return json.load(fh)
+
+
+def test_text_output_and_exit_code(capsys):
+    rc, out, err = run(capsys, REPO)
+    lines = out.splitlines()
+    assert rc == 1 and err == ""
+    assert lines[-1] == SUMMARY
+    assert len(lines) == 43
+    assert lines[3] == ("benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/agentic/"
+                        "agg-gb200-broken-mtp.yaml:8:1: GAL306 cannot parse recipe: did not find "
+                        "expected ',' or ']'")
+    assert ("configs/test-master.yaml:22:14: GAL201 [*] SYNTHETIC_ACCEPTANCE_LENGTH=2.49 differs "
+            "from the golden cell dsv4_mtp thinking_on K=2: expected 2.27;") in out
+    for line in lines[:-1]:
+        assert re.match(r"^[^:]+:\d+:\d+: GAL[1-3]\d\d( \[\*\])? \S", line), line
+
+
+def test_json_output_validates(capsys):
+    rc, out, _ = run(capsys, REPO, "--format", "json")
+    data = json.loads(out)
+    jsonschema.validate(data, load_schema("findings.schema.json"))
+    assert rc == 1 and len(data) == 42
+    gqa = [d for d in data if d["path"].endswith("1p1d-tep4-tp4-c1-agentic.yaml")][0]
+    assert {k: gqa[k] for k in ("code", "name", "severity", "line", "found", "expected")} == {
+        "code": "GAL201", "name": "golden-value-mismatch", "severity": "error", "line": 17,
+        "found": "2.83", "expected": "2.78"}
+
+
+def test_sarif_output_validates(capsys):
+    rc, out, _ = run(capsys, REPO, "--format", "sarif")
+    log = json.loads(out)
+    jsonschema.validate(log, load_schema("sarif-2.1.0-subset.schema.json"))
+    run0 = log["runs"][0]
+    assert log["version"] == "2.1.0" and len(run0["results"]) == 42
+    ids = [r["id"] for r in run0["tool"]["driver"]["rules"]]
+    assert ids == sorted(set(r["ruleId"] for r in run0["results"]))
+    first = run0["results"][0]
+    assert first["locations"][0]["physicalLocation"]["region"] == {"startLine": 22,
+                                                                  "startColumn": 33}
+    assert {r["level"] for r in run0["results"]} == {"error", "warning", "note"}
+
+
+def test_sarif_subset_schema_rejects_broken_logs():
+    schema = load_schema("sarif-2.1.0-subset.schema.json")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"version": "2.0.0", "runs": []}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"version": "2.1.0", "runs": [{"tool": {"driver": {
+            "name": "x", "rules": []}}, "results": [{"ruleId": "A", "level": "fatal",
+                                                     "message": {"text": "m"},
+                                                     "locations": []}]}]}, schema)
+
+
+def test_github_annotations(capsys):
+    rc, out, _ = run(capsys, REPO, "--format", "github", "--select", "GAL202,GAL305")
+    lines = out.splitlines()
+    assert lines[2] == (
+        "::error file=benchmarks/multi_node/srt-slurm-recipes/trtllm/minimax-m3/agentic/"
+        "disagg-gb300-1p1d-tep8-mtp3.yaml,line=9,col=49,title=GAL202 trtllm-not-al-minus-one::"
+        "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.78 is the golden AL itself; TensorRT-LLM "
+        "takes AL - 1 = 1.78 (minimaxm3_eagle3_gqa thinking_on K=3) [role decode]")
+    assert all(x.startswith(("::error ", "::notice ")) for x in lines)
+    assert sum(x.startswith("::notice ") for x in lines) == 8
+
+
+def test_select_ignore_exit_zero(capsys):
+    rc, out, _ = run(capsys, REPO, "--select", "GAL305")
+    assert rc == 0 and out.splitlines()[-1] == "Found 8 findings (0 errors, 0 warnings, 8 info)."
+    rc, out, _ = run(capsys, REPO, "--ignore", "GAL1,GAL2,GAL3")
+    assert rc == 0 and out == "Found 0 findings (0 errors, 0 warnings, 0 info).\n"
+    rc, out, _ = run(capsys, REPO, "--exit-zero")
+    assert rc == 0 and out.splitlines()[-1] == SUMMARY
+
+
+def test_explain(capsys):
+    rc, out, _ = run(capsys, "--explain", "GAL201")
+    assert rc == 0
+    assert out.startswith("# golden-value-mismatch (GAL201)\n")
+    for heading in ("## What it does", "## Why it matters", "## Example", "## Use instead",
+                    "## Fix safety"):
+        assert heading in out
+    rc, out2, _ = run(capsys, "--explain", "golden-value-mismatch")
+    assert out2 == out
+    rc, out, err = run(capsys, "--explain", "GAL999")
+    assert rc == 2 and err == "error: unknown rule 'GAL999'\n"
+
+
+def test_nothing_to_audit_exits_2(capsys):
+    rc, out, err = run(capsys, "/nonexistent/recipes")
+    assert rc == 2 and out == ""
+    assert err == ("error: /nonexistent/recipes: nothing to audit: /nonexistent/recipes "
+                   "not found\n")
+
+
+def test_clean_tree_exits_0(tmp_path, capsys):
+    d = tmp_path / "agentic"
+    d.mkdir()
+    (d / "glm5.2_fp4_b200_sglang_mtp.sh").write_text(
+        "export SGLANG_SIMULATE_ACC_LEN=2.99  # glm5.2_mtp thinking_on K=3\n"
+        "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "
+        "--speculative-num-steps 3 --speculative-eagle-topk 1 "
+        "--default-chat-template-kwargs '{\"enable_thinking\": true}'\n")
+    rc, out, err = run(capsys, str(tmp_path))
+    assert (rc, out, err) == (0, "Found 0 findings (0 errors, 0 warnings, 0 info).\n", "")
+
+
+def test_bad_input_never_crashes(tmp_path, capsys):
+    root = tmp_path / "repo"
+    agentic = root / "agentic"
+    agentic.mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x_sglang_mtp.sh").write_text("export SGLANG_SIMULATE_ACC_LEN=9\n")
+    os.symlink(outside, agentic / "linked-outside")
+    os.symlink(agentic, agentic / "loop")
+    (agentic / "broken.yaml").write_text("backend:\n  sglang_config: {aggregated: [\n"
+                                         "SGLANG_SIMULATE_ACC_LEN: '2'\n")
+    (agentic / "blob.bin").write_bytes(b"\x00\x01SGLANG_SIMULATE_ACC_LEN\x00")
+    (agentic / "dangling").symlink_to(tmp_path / "missing")
+    os.symlink(agentic, root / "zz-alias")    # a second name for an audited directory
+    rc, out, err = run(capsys, str(root))
+    assert err == "" and rc == 0
+    assert out.splitlines() == [
+        "agentic/blob.bin:1:1: GAL306 binary file skipped",
+        "agentic/broken.yaml:4:1: GAL306 cannot parse recipe: did not find expected ',' or ']'",
+        "agentic/dangling:1:1: GAL306 broken or looping symlink; not followed",
+        "agentic/linked-outside:1:1: GAL306 symlink leads outside the audited root; "
+        "not followed",
+        "agentic/loop:1:1: GAL306 symlink loop; not followed",
+        "Found 5 findings (0 errors, 1 warning, 4 info).",
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(tmp_path, capsys):
+    f = tmp_path / "agentic" / "x.sh"
+    f.parent.mkdir()
+    f.write_text("export SGLANG_SIMULATE_ACC_LEN=2.99\n")
+    f.chmod(0)
+    rc, out, _ = run(capsys, str(tmp_path))
+    assert out.splitlines()[0].startswith("agentic/x.sh:1:1: GAL306 unreadable:")
+
+
+def test_subprocess_help():
+    proc = subprocess.run([sys.executable, "-m", "goldenal", "audit", "--help"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0
+    assert "goldenal audit --explain GAL201" in proc.stdout
+
+
+# ------------------------------------------------------------------ rule catalogue
+
+def test_every_rule_has_a_page():
+    for code, rule in RULES.items():
+        assert re.fullmatch(r"GAL[1-3]\d\d", code) and rule.code == code
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
+        assert rule.severity in ("error", "warning", "info")
+        for part in (rule.summary, rule.what, rule.why, rule.example, rule.use_instead,
+                     rule.fix_safety):
+            assert part.strip()
+        page = explain(code)
+        assert page.count("\n## ") == 5
+
+
+def test_fixture_covers_every_rule():
+    codes = {f.code for f in audit([REPO])}
+    assert codes == set(RULES)
+
+
+def test_pre_commit_hook():
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml")) as fh:
+        hooks = yaml.safe_load(fh)
+    hook, = hooks
+    assert hook["id"] == "goldenal-audit" and hook["entry"] == "goldenal audit"
+    assert hook["pass_filenames"] is False
