@@ -232,7 +232,7 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
         extra["rates"] = "constant conditional rate solved from the committed mean"
     by_k = committed if chain else {k: mean}
     return build_profile(k=k, mean=mean, marginal=marginal, method=curve.method,
-                         model=curve.model, draft=curve.draft, variant=curve.variant,
+                         model=_target_id(curve), draft=curve.draft, variant=curve.variant,
                          accept_length_by_k=by_k, chain=chain,
                          measurement_conditions=_conditions(curve.provenance, thinking, extra))
 
@@ -261,7 +261,7 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
     by_k = dict(accept_length_by_k or {})
     by_k[k] = cell["estimate"]
     return build_profile(k=k, mean=cell["estimate"], marginal=marginal, method=curve.method,
-                         model=curve.model, draft=curve.draft, variant=curve.variant,
+                         model=_target_id(curve), draft=curve.draft, variant=curve.variant,
                          accept_length_by_k=by_k, histogram=histogram,
                          chain=is_chain_method(curve.method),
                          measurement_conditions=_conditions(curve.provenance, cell["thinking"],
@@ -358,6 +358,11 @@ def read_profile(path):
     if not out:
         raise ParseError("profile has neither a mean nor a histogram", path=path)
     return out
+
+
+def _target_id(curve):
+    """The target as ``org/model`` (the convention's form): the curve's first HF alias."""
+    return next((a for a in curve.aliases if "/" in a), curve.model)
 
 
 def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_kwargs=None,

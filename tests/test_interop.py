@@ -169,3 +169,12 @@ def test_export_a_run_directory_and_a_fitted_curve(run_cli, tmp_path):
     assert committed["marginal_accept_rates"] == from_run["marginal_accept_rates"]
     assert committed["acceptance_length_histogram"] == from_run["acceptance_length_histogram"]
     assert committed["measurement_conditions"]["committed_value"] == "2.67"
+
+
+def test_exported_target_is_an_hf_id_not_the_yaml_key():
+    from goldenal.interop import export_profile
+    from goldenal.registry import load_registry
+
+    profile = export_profile(load_registry()["minimaxm3_eagle3"], k=3, thinking="on")
+    assert profile["target_model"]["id"] == "MiniMaxAI/MiniMax-M3"
+    assert profile["draft_checkpoint"]["id"] == "Inferact/MiniMax-M3-EAGLE3"
