@@ -29,36 +29,10 @@ AL(K) - 1:
    exactly and 1 + the float sum is within 1e-9 of the committed AL.
 """
 
+from goldenal.acceptance import implied_survival, pava_nonincreasing
 from goldenal.errors import PolicyError
 
 SCALE = 10 ** 6  # rates are written with 6 decimals
-
-
-def pava_nonincreasing(values):
-    """Isotonic (non-increasing) least-squares fit by pool-adjacent-violators.
-
-    Parameters
-    ----------
-    values : sequence of float
-
-    Returns
-    -------
-    list of float
-        The non-increasing sequence closest to ``values`` in squared error; the
-        sum is preserved.
-    """
-    blocks = []  # [mean, weight]
-    for v in values:
-        blocks.append([float(v), 1])
-        # Non-increasing: a block may not be above the one before it.
-        while len(blocks) > 1 and blocks[-1][0] > blocks[-2][0]:
-            m2, w2 = blocks.pop()
-            m1, w1 = blocks.pop()
-            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2])
-    out = []
-    for mean, weight in blocks:
-        out.extend([mean] * weight)
-    return out
 
 
 def _shift_to_sum(p, total):
@@ -146,27 +120,21 @@ def validate_rates(rates, k):
 
 
 def curve_survival(curve, *, k, thinking):
-    """Raw survivals S(1..K) = AL(i) - AL(i-1) of a registry curve.
+    """Raw survivals S(1..K) = AL(i) - AL(i-1) of a registry curve, and its AL at K.
 
     Raises
     ------
     PolicyError
         A cell up to K is missing or ``N/A``.
     """
-    from decimal import Decimal
-
     cells = curve.cells.get(thinking, {})
-    previous = Decimal(1)
-    out = []
-    for i in range(1, int(k) + 1):
-        text = cells.get(i)
-        if text is None or text == "N/A":
-            raise PolicyError(f"--distribution needs every cell of curve {curve.id} up to K={k}; "
-                              f"thinking {thinking}, K={i} is {text or 'missing'}")
-        value = Decimal(text)
-        out.append(float(value - previous))
-        previous = value
-    return out, cells[int(k)]
+    try:
+        survival = implied_survival(cells, int(k))
+    except KeyError as exc:
+        i = exc.args[0]
+        raise PolicyError(f"--distribution needs every cell of curve {curve.id} up to K={k}; "
+                          f"thinking {thinking}, K={i} is {cells.get(i) or 'missing'}") from None
+    return [float(s) for s in survival], cells[int(k)]
 
 
 def acceptance_rates(curve, *, k, thinking):

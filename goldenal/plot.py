@@ -6,23 +6,9 @@ holding the axes and the artists it added, grouped by role.  Nothing here
 calls ``plt.show()`` or picks a backend: a notebook shows the figure inline,
 ``goldenal plot`` draws on an Agg canvas and saves it.
 
-The module also holds the exact arithmetic behind the per-position picture
-(with a curve of means only, survival is implied by AL differences):
-
-* implied survival ``S(i) = AL(i) - AL(i-1)`` with ``AL(0) = 1``
-  (DESIGN.md, data notes; valid for chain drafting, where the K = n draft is
-  a prefix of the K = n + 1 draft, INTEROP.md);
-* conditional acceptance ``a_i = S(i) / S(i-1)`` with ``S(0) = 1``;
-* vLLM's minimum-variance schedule for a length L over K positions: with
-  ``d = L - 1``, ``f = floor(d)``, rates ``[1]*f + [d - f] + [0, ...]``
-  truncated to K (vLLM ``SpeculativeConfig._acceptance_length_to_rates``,
-  ENGINES.md "Notation");
-* the distribution of accepted drafts per verification step ``X`` from a
-  survival vector, ``P(X >= i) = S(i)``, and its variance.
-
-These are computed with :class:`fractions.Fraction` from the committed
-decimal strings, so ``min_variance_schedule("2.83", 3)`` is exactly
-``(1, 83/100, 0)``.
+The exact per-position arithmetic behind the pictures (implied survival,
+conditional rates, vLLM's minimum-variance schedule, the accepted-drafts
+distribution) lives in :mod:`goldenal.acceptance` and is re-exported here.
 
 Matplotlib and numpy are imported inside the functions that draw.
 """
@@ -31,8 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 
+from goldenal.acceptance import (  # noqa: F401  (re-exported for plot users)
+    _exact, _k_iv, accepted_drafts_distribution, accepted_drafts_variance, conditional_rates,
+    implied_survival, is_survival, min_variance_schedule)
 from goldenal.errors import UnknownCurve
 
 THINKING_MODES = ("on", "off")
@@ -48,176 +36,6 @@ AL_YLABEL = "acceptance length AL (tokens per verification step)"
 POSITION_XLABEL = "draft position i (1 = first drafted token)"
 POSITION_YLABEL = "probability (per verification step)"
 DIFF_YLABEL = "AL difference (tokens per verification step)"
-
-
-# --------------------------------------------------------------------------
-# exact per-position arithmetic
-
-
-def _exact(value):
-    """A number as a Fraction: decimal strings and floats by their decimal spelling."""
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, bool):
-        raise TypeError(f"expected a number, got {value!r}")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"expected a finite number, got {value!r}")
-        # the shortest repr is how the value was written (0.83, not 0.8299999...)
-        return Fraction(repr(float(value)))
-    try:
-        return Fraction(str(value).strip())
-    except ValueError:
-        raise ValueError(f"expected a number, got {value!r}") from None
-
-
-def min_variance_schedule(al, k):
-    """vLLM's minimum-variance schedule of unconditional rates for a target AL.
-
-    Parameters
-    ----------
-    al : str, float, int or Fraction
-        Target acceptance length, in [1, K + 1].  Strings are read exactly.
-    k : int
-        Number of draft positions (``num_speculative_tokens``).
-
-    Returns
-    -------
-    tuple of Fraction
-        ``r_1..r_K``; ``r_i`` = P(the first i drafts are all accepted).  With
-        ``d = AL - 1`` and ``f = floor(d)``: ``f`` ones, then ``d - f``, then
-        zeros, truncated to K.  Every step accepts ``f`` or ``f + 1`` drafts.
-
-    Raises
-    ------
-    ValueError
-        ``k`` < 1 or ``al`` outside [1, K + 1] (vLLM refuses those at start-up).
-
-    Example
-    -------
-    >>> [str(r) for r in min_variance_schedule("2.83", 3)]
-    ['1', '83/100', '0']
-    """
-    k = _k_iv(k)
-    length = _exact(al)
-    if not 1 <= length <= k + 1:
-        raise ValueError(f"`al` must be in [1, {k + 1}] for K={k}, got {al}")
-    d = length - 1
-    f = math.floor(d)
-    rates = [Fraction(1)] * f + [d - f]
-    rates += [Fraction(0)] * (k - len(rates))
-    return tuple(rates[:k])
-
-
-def implied_survival(cells, k):
-    """Per-position survival implied by a curve of mean ALs.
-
-    Parameters
-    ----------
-    cells : mapping
-        ``{K: AL}`` for one thinking mode (committed strings or numbers);
-        every K from 1 to ``k`` must be present and not ``"N/A"``.
-    k : int
-        Last position.
-
-    Returns
-    -------
-    tuple of Fraction
-        ``S(1)..S(k)`` with ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``.  The
-        values are what the means imply; noise can make them increase or
-        go negative (see :func:`is_survival`).
-
-    Raises
-    ------
-    KeyError
-        A K in 1..k has no committed value.
-    """
-    k = _k_iv(k)
-    previous = Fraction(1)
-    out = []
-    for i in range(1, k + 1):
-        text = cells.get(i)
-        if text is None or str(text).strip().upper() == "N/A":
-            raise KeyError(i)
-        value = _exact(text)
-        out.append(value - previous)
-        previous = value
-    return tuple(out)
-
-
-def conditional_rates(survival):
-    """Conditional acceptance ``a_i = S(i) / S(i-1)`` (``S(0) = 1``).
-
-    Returns a tuple with ``None`` where ``S(i-1) <= 0`` (undefined).  Exact
-    when ``survival`` holds Fractions.
-    """
-    out = []
-    previous = Fraction(1)
-    for s in survival:
-        out.append(None if previous <= 0 else s / previous)
-        previous = s
-    return tuple(out)
-
-
-def is_survival(survival):
-    """True when the values form a survival function: in [0, 1], non-increasing."""
-    previous = 1
-    for s in survival:
-        if not 0 <= s <= previous:
-            return False
-        previous = s
-    return True
-
-
-def accepted_drafts_distribution(survival):
-    """P(X = j), j = 0..K, for X = accepted drafts in one verification step.
-
-    ``P(X >= i) = S(i)``, so ``P(X = j) = S(j) - S(j+1)`` with ``S(0) = 1``
-    and ``S(K+1) = 0``.
-
-    Raises
-    ------
-    ValueError
-        ``survival`` is not a survival function (:func:`is_survival`): a
-        curve whose means imply an increasing or negative survival describes
-        no distribution.
-    """
-    values = [_exact(s) if not isinstance(s, Fraction) else s for s in survival]
-    if not is_survival(values):
-        raise ValueError("`survival` must be non-increasing within [0, 1], got "
-                         + ", ".join(str(v) for v in values))
-    padded = [Fraction(1)] + values + [Fraction(0)]
-    return tuple(padded[j] - padded[j + 1] for j in range(len(values) + 1))
-
-
-def accepted_drafts_variance(survival):
-    """Variance of the accepted drafts per verification step.
-
-    ``E[X] = sum S(i)`` and ``E[X^2] = sum (2i - 1) S(i)``, so
-    ``Var X = sum (2i - 1) S(i) - (sum S(i))^2``.  Tokens emitted per step are
-    ``X + 1``: same variance.  Exact for Fraction input.
-
-    Raises
-    ------
-    ValueError
-        ``survival`` is not a survival function.
-
-    Example
-    -------
-    >>> str(accepted_drafts_variance(min_variance_schedule("2.83", 3)))
-    '1411/10000'
-    """
-    pmf = accepted_drafts_distribution(survival)
-    mean = sum(j * p for j, p in enumerate(pmf))
-    return sum(j * j * p for j, p in enumerate(pmf)) - mean * mean
-
-
-def _k_iv(k):
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"`k` must be a positive integer, got {k!r}")
-    return k
 
 
 @dataclass(frozen=True)

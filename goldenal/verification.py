@@ -107,13 +107,10 @@ class Verification:
 
 
 def schedule(al, k):
-    """The minimum-variance survival schedule ``[1]*f, p, 0...`` truncated to ``k``."""
-    d = Decimal(str(al)) - 1
-    f = int(d)
-    p = float(d - f)
-    out = [1.0] * f + ([p] if p else [])
-    out = (out + [0.0] * k)[:k]
-    return tuple(out)
+    """The minimum-variance survival schedule ``[1]*f, p, 0...`` for ``al``, as floats."""
+    from goldenal.acceptance import min_variance_schedule
+
+    return tuple(float(r) for r in min_variance_schedule(str(al), k))
 
 
 def _target_iv(target, k):

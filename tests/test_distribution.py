@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from goldenal.distribution import (acceptance_rates, curve_survival, pava_nonincreasing,
-                                   project_rates, validate_rates)
+from goldenal.acceptance import pava_nonincreasing
+from goldenal.distribution import (acceptance_rates, curve_survival, project_rates,
+                                   validate_rates)
 from goldenal.errors import PolicyError
 from goldenal.registry import Curve, load_registry
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy.optimize import isotonic_regression
 
 from goldenal.errors import ConvergenceError, LowSampleWarning, ParseError
-from goldenal.fitting import (fit, fit_cell, fit_chain, fit_curve_means, is_chain_method,
-                          pava_decreasing)
+from goldenal.acceptance import pava_nonincreasing
+from goldenal.fitting import fit, fit_cell, fit_chain, fit_curve_means, is_chain_method
 from goldenal.observation import Observation
 from goldenal.simulate import simulate_cell, simulate_run
 
@@ -179,7 +179,7 @@ def test_own_pava_equals_scipy_isotonic_regression(pairs):
     y = np.array([p[0] for p in pairs])
     w = np.array([p[1] for p in pairs])
     ref = isotonic_regression(y, weights=w, increasing=False).x
-    np.testing.assert_allclose(pava_decreasing(y, w), ref, atol=1e-9)
+    np.testing.assert_allclose(pava_nonincreasing(y, w), ref, atol=1e-9)
 
 
 def test_missing_cells_are_refused_with_the_run_name():

@@ -7,7 +7,7 @@ import shlex
 import pytest
 
 import goldenal
-from conftest import PACKAGED, REFERENCE_GOLDEN, ROOT
+from conftest import PACKAGED, REFERENCE_GOLDEN
 
 needs_reference = pytest.mark.skipif(not REFERENCE_GOLDEN.is_dir(),
                                      reason="shared/reference/golden not present")

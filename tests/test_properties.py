@@ -49,7 +49,6 @@ def test_render_then_parse_gives_back_the_exact_cells(curve):
 
 
 def _argparse_args(argv):
-    import argparse
 
     from goldenal.cli import build_parser
 

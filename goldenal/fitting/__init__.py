@@ -17,7 +17,7 @@ from goldenal.fitting.cell import fit_cell
 from goldenal.fitting.chain import fit_chain
 from goldenal.fitting.curve import check_cells, fit, is_chain_method
 from goldenal.fitting.output import fit_runs, load_runs, write_fit
-from goldenal.fitting.monotone import fit_curve_means, isotonic_decreasing, pava_decreasing
+from goldenal.fitting.monotone import fit_curve_means, isotonic_decreasing
 from goldenal.fitting.parametric import fit_parametric_counts, fit_parametric_means
 from goldenal.fitting.results import (
     CellFit,
@@ -35,6 +35,6 @@ __all__ = [
     "CellFit", "CellFlag", "ChainFit", "ConfidenceInterval", "CurveFit", "MonotoneFit",
     "ParametricFit", "PerPosition", "check_cells", "fit", "fit_cell", "fit_chain",
     "fit_curve_means", "fit_parametric_counts", "fit_parametric_means", "format_al",
-    "fit_runs", "is_chain_method", "isotonic_decreasing", "load_runs", "pava_decreasing",
+    "fit_runs", "is_chain_method", "isotonic_decreasing", "load_runs",
     "write_fit",
 ]

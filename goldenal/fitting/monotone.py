@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from goldenal.acceptance import pava_nonincreasing
 from goldenal.fitting.parametric import fit_parametric_means
 from goldenal.fitting.results import CellFlag, MonotoneFit
 
@@ -21,43 +22,12 @@ from goldenal.fitting.results import CellFlag, MonotoneFit
 DEFAULT_TOLERANCE = 0.03
 
 
-def pava_decreasing(y, w=None):
-    """Weighted least-squares non-increasing fit (pool adjacent violators).
-
-    Parameters
-    ----------
-    y : array_like
-    w : array_like, optional
-        Positive weights (default 1).
-
-    Returns
-    -------
-    ndarray
-        The fitted values, same length as ``y``.
-    """
-    y = np.asarray(y, float)
-    w = np.ones_like(y) if w is None else np.asarray(w, float)
-    # blocks as (weighted mean, weight, length); merge while a later block is higher
-    means, weights, lengths = [], [], []
-    for yi, wi in zip(y, w):
-        means.append(yi)
-        weights.append(wi)
-        lengths.append(1)
-        while len(means) > 1 and means[-1] > means[-2]:
-            m2, w2, l2 = means.pop(), weights.pop(), lengths.pop()
-            m1, w1, l1 = means.pop(), weights.pop(), lengths.pop()
-            means.append((m1 * w1 + m2 * w2) / (w1 + w2))
-            weights.append(w1 + w2)
-            lengths.append(l1 + l2)
-    return np.repeat(means, lengths)
-
-
 def isotonic_decreasing(y, w=None):
     """Non-increasing isotonic regression: scipy's when available, else PAVA."""
     try:
         from scipy.optimize import isotonic_regression  # scipy >= 1.12
     except ImportError:
-        return pava_decreasing(y, w)
+        return np.asarray(pava_nonincreasing(y, w))
     return np.asarray(isotonic_regression(np.asarray(y, float), weights=w,
                                           increasing=False).x)
 
