@@ -9,6 +9,7 @@ keys are reported (PyYAML's loader would silently keep the last one).
 import json
 import os
 import re
+import zlib
 from datetime import date
 
 import yaml
@@ -20,8 +21,10 @@ from goldenal.registry import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAI
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MODES = {"thinking_on": "on", "thinking_off": "off"}
-_INT = re.compile(r"[+]?[0-9]+\Z")
-_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
+# Plain ASCII decimals only: the value is copied verbatim into engine configs
+# (JSON, environment variables), where "+2.5", "2.5e0" or "２.５" would break.
+_INT = re.compile(r"[0-9]+\Z", re.ASCII)
+_FLOAT = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z", re.ASCII)
 
 
 class Problem:
@@ -125,7 +128,8 @@ def parse_curve_text(text, path="<string>"):
                 cells[mode][k] = al
                 continue
             if not _FLOAT.match(al) or al_node.style in ("'", "\""):
-                error(where, f"AL for K={k} must be a number or N/A, got {al_node.value!r}")
+                error(where, f"AL for K={k} must be a plain decimal number (e.g. 2.83) or N/A, "
+                             f"got {al_node.value!r}")
                 continue
             if not 1.0 <= float(al) <= k + 1:
                 error(where, f"AL {al} for K={k} is outside [1, {k + 1}] "
@@ -488,7 +492,7 @@ def render_index(directory, curves):
                                 path=directory)
         return text
 
-    out = [INDEX_FORMAT]
+    out = []
     out += [f"file\t{name}\t{crc}" for name, crc in sorted(file_checksums(directory).items())]
     for c in curves.values():
         variant = ",".join(f"{field(k)}={field(v)}" for k, v in sorted(c.variant.items()))
@@ -499,12 +503,15 @@ def render_index(directory, curves):
         for mode in ("on", "off"):
             for k, value in sorted(c.cells.get(mode, {}).items()):
                 out.append(f"cell\t{c.id}\t{mode}\t{k}\t{field(value)}")
-    return "\n".join(out) + "\n"
+    body = "\n".join(out) + "\n"
+    return f"{INDEX_FORMAT}\t{zlib.crc32(body.encode())}\n{body}"
 
 
 def write_index(directory):
     """Recompile ``index.tsv`` from the curve files and manifest (after validating them)."""
     registry = load_directory(directory)
+    if not registry.curves:
+        raise RegistryError("no curve files to index (expected *.yaml curves)", path=directory)
     write_text_atomic(os.path.join(directory, INDEX_NAME),
                       render_index(directory, registry.curves))
     return registry
@@ -523,6 +530,11 @@ def _changed_cells(old, new):
     return changes
 
 
+def _identity(model, method, draft, variant):
+    """What makes two curves the same curve (POLICY rule 1: one value per cell)."""
+    return (model, method, tuple(d.lower() for d in draft), tuple(sorted(variant.items())))
+
+
 def write_curve(directory, curve, *, replace_reason=None):
     """Write ``<id>.yaml``, its manifest entry and the compiled index.
 
@@ -538,6 +550,17 @@ def write_curve(directory, curve, *, replace_reason=None):
     directory = os.fspath(directory)
     os.makedirs(directory, exist_ok=True)
     manifest = read_manifest(directory) or {}
+    identity = _identity(curve.model, curve.method, curve.draft, curve.variant)
+    for other_id, entry in manifest.items():
+        other = _identity(entry["model"], entry.get("method"), entry.get("draft") or (),
+                          entry.get("variant") or {})
+        if other_id != curve.id and other == identity:
+            raise ConflictError(f"curve {other_id} already holds this identity (model "
+                                f"{curve.model}, method {curve.method}, draft "
+                                f"{', '.join(curve.draft) or 'none'}, variant "
+                                f"{curve.variant or 'none'}); one identity has one curve: "
+                                f"write to curve id {other_id} instead",
+                                path=os.path.join(directory, MANIFEST_NAME))
     file_name = (manifest.get(curve.id) or {}).get("file") or curve.file or f"{curve.id}.yaml"
     path = os.path.join(directory, file_name)
     provenance = dict(curve.provenance)

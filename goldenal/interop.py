@@ -401,12 +401,12 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
         if cell is None or cell.failed:
             raise UnknownCurve(f"the fit has no cell thinking {thinking}, K={k}")
         ident = source.identity
-        from goldenal.fitting.output import _provenance
+        from goldenal.fitting.output import _provenance, draft_tuple
 
         by_k = {kk: c.mean_acceptance_length for (t, kk), c in source.cells.items()
                 if t == thinking and not c.failed}
         return profile_from_cell(cell, method=ident.get("method"), model=ident.get("model"),
-                                 draft=tuple(ident.get("draft") or ()),
+                                 draft=draft_tuple(ident.get("draft")),
                                  variant=ident.get("variant"),
                                  provenance=_provenance(ident), accept_length_by_k=by_k,
                                  chain=source.chain)

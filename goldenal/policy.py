@@ -70,12 +70,26 @@ def model_matches(curve, model):
     return any(_squash(name) in wanted for name in curve.names)
 
 
+def _is_local_path(name):
+    """A filesystem path (``/models/X``, ``./X``, ``a/b/X``), not an ``org/name`` HF id."""
+    return name.startswith(("/", ".", "~")) or name.count("/") > 1
+
+
 def draft_matches(curve, draft):
-    """True when ``draft`` (HF id or a local path ending in it) is one of the curve's heads."""
-    given = draft.rstrip("/")
+    """True when ``draft`` names one of the curve's heads.
+
+    An HF id (``org/name``) must match exactly (case-insensitive): another
+    organisation's head of the same name is another head.  A local path or a
+    bare name matches by its last component, the way recipes stage heads
+    (``/models/MiniMax-M3-EAGLE3-GQA``).
+    """
+    given = draft.strip().rstrip("/")
+    exact = "/" in given and not _is_local_path(given)
     base = given.rsplit("/", 1)[-1].lower()
     for head in curve.draft:
-        if given.lower() == head.lower() or base == head.rsplit("/", 1)[-1].lower():
+        if given.lower() == head.lower():
+            return True
+        if not exact and base == head.rsplit("/", 1)[-1].lower():
             return True
     return False
 

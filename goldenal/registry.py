@@ -248,20 +248,27 @@ def _split_list(field):
 def _read_index(directory):
     """The curves of the compiled index, or None when it is absent or out of date.
 
-    Lines (tab-separated): ``file NAME CRC32``; ``curve ID FILE MODEL METHOD
-    DRAFTS VARIANT ALIASES PROVENANCE-JSON`` (lists comma-separated, variant as
-    ``key=value``); ``cell ID MODE K AL``.
+    The first line is ``goldenal-index 1 CRC32`` (CRC of the rest, so a hand
+    edit of the index itself is noticed too); then, tab-separated, ``file
+    NAME CRC32``; ``curve ID FILE MODEL METHOD DRAFTS VARIANT ALIASES
+    PROVENANCE-JSON`` (lists comma-separated, variant as ``key=value``);
+    ``cell ID MODE K AL``.
     """
     try:
-        with open(os.path.join(directory, INDEX_NAME), encoding="utf-8") as fh:
-            lines = fh.read().split("\n")
-    except (OSError, UnicodeDecodeError):
+        with open(os.path.join(directory, INDEX_NAME), "rb") as fh:
+            raw = fh.read()
+    except OSError:
         return None
-    if not lines or lines[0] != INDEX_FORMAT:
+    head, _, body = raw.partition(b"\n")
+    if head != f"{INDEX_FORMAT}\t{zlib.crc32(body)}".encode():
+        return None
+    try:
+        lines = body.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
         return None
     files, curves = {}, {}
     try:
-        for line in lines[1:]:
+        for line in lines:
             if not line:
                 continue
             kind, *fields = line.split("\t")
@@ -275,7 +282,10 @@ def _read_index(directory):
                     aliases=_split_list(aliases), provenance=prov)
             elif kind == "cell":
                 cid, mode, k, value = fields
-                curves[cid].cells.setdefault(mode, {})[int(k)] = value
+                k = int(k)
+                if value != NOT_AVAILABLE and not 1 <= float(value) <= k + 1:
+                    return None  # never serve an impossible value; the YAML path reports it
+                curves[cid].cells.setdefault(mode, {})[k] = value
             else:
                 return None
         if files != file_checksums(directory):

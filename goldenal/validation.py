@@ -4,7 +4,7 @@ import os
 
 from goldenal.curvefile import Problem, load_directory, read_manifest
 from goldenal.errors import RegistryError
-from goldenal.registry import INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, _read_index, default_dir
+from goldenal.registry import INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, default_dir
 
 
 class ValidationReport:
@@ -32,6 +32,33 @@ class ValidationReport:
                             columns=["severity", "path", "line", "message"])
 
 
+def _index_is_current(directory, registry):
+    from goldenal.curvefile import render_index
+
+    try:
+        with open(os.path.join(directory, INDEX_NAME), encoding="utf-8") as fh:
+            return fh.read() == render_index(directory, registry.curves)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _variant_text(variant):
+    return ", ".join(f"{k}={v}" for k, v in sorted((variant or {}).items())) or "none"
+
+
+def curve_identity(model, method, draft, variant):
+    """The key two committed curves must not share: (model, method, draft, variant).
+
+    Case-insensitive for names; ``draft`` a head id or sequence of them;
+    ``variant`` a mapping (values compared as strings).
+    """
+    if isinstance(draft, str):
+        draft = (draft,)
+    return (str(model or "").lower(), str(method or "").lower(),
+            tuple(str(d).lower() for d in (draft or ())),
+            tuple(sorted((str(k), str(v)) for k, v in (variant or {}).items())))
+
+
 def validate(path=None):
     """Validate a golden directory.
 
@@ -57,8 +84,18 @@ def validate(path=None):
     registry = load_directory(directory, collect=problems)
     has_manifest = read_manifest(directory) is not None
     owner = {}
+    identities = {}
     for curve in registry:
         where = os.path.join(directory, curve.file or curve.id)
+        ident = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
+        if ident in identities:
+            problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                                    f"curves {identities[ident]} and {curve.id} have the same "
+                                    f"identity (model {curve.model}, method {curve.method}, "
+                                    f"draft {', '.join(curve.draft) or 'none'}, variant "
+                                    f"{_variant_text(curve.variant)}); lookups cannot tell "
+                                    "them apart: remove one or give them different variants"))
+        identities.setdefault(ident, curve.id)
         if not curve.source:
             problems.append(Problem("error", where, 1, "provenance has no source run URL"))
         if has_manifest and not curve.method:
@@ -87,9 +124,13 @@ def validate(path=None):
                                             f"thinking_{mode}: AL decreases from K={previous[0]} "
                                             f"({previous[1]}) to K={k} ({text})"))
                 previous = (k, text)
+    if not len(registry) and not problems:
+        problems.append(Problem("error", directory, None, "no curve files (expected *.yaml)"))
     defects = any(p.severity != "warning" for p in problems)
-    if os.path.exists(os.path.join(directory, INDEX_NAME)):
-        if not defects and _read_index(directory) is None:  # with defects it cannot be rebuilt
+    index_path = os.path.join(directory, INDEX_NAME)
+    if os.path.exists(index_path):
+        # with defects it cannot be rebuilt; else it must be exactly what `index` would write
+        if not defects and not _index_is_current(directory, registry):
             problems.append(Problem("error", os.path.join(directory, INDEX_NAME), None,
                                     "out of date with the curve files or manifest; rebuild it "
                                     "with `goldenal index`"))

@@ -123,7 +123,11 @@ def _target_iv(target, k):
         value = Decimal(text)
     except InvalidOperation:
         raise ValueError(f"`target` is not a number: {text!r}") from None
+    if not value.is_finite():
+        raise ValueError(f"`target` must be a finite number, got {text!r}")
     k = k if k is not None else getattr(target, "k", None)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ValueError(f"`k` must be a positive integer, got {k!r}")
     if value < 1 or (k is not None and value > k + 1):
         raise ValueError(f"`target` {text} is outside [1, K+1] for K={k}")
     return text, float(value), k

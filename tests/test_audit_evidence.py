@@ -211,9 +211,14 @@ def test_recipe_anchor_merge_and_roles():
 
 
 def test_recipe_sections_keep_line_numbers():
-    sliced = recipe._sections(RECIPE)
+    from goldenal.engines.locate import RECIPE_SECTIONS
+    from goldenal.engines.spans import keep_sections
+
+    sliced = keep_sections(RECIPE, RECIPE_SECTIONS)
     assert sliced.count("\n") == RECIPE.count("\n")
     assert "huge" not in sliced and "speculative-config" in sliced
+    assert sliced == RECIPE[:RECIPE.index("benchmark:")] + "\n" * 3
+    assert keep_sections("base:\n  backend: {}\nother: 1\n", RECIPE_SECTIONS) is None
 
 
 # ------------------------------------------------------------------ master
@@ -248,10 +253,11 @@ def test_master_injections_and_reference_resolution():
 
 
 def test_recipe_reader_agrees_with_engine_adapters():
-    """The audit's C-loader reader and goldenal.engines.read_settings see the same settings.
+    """The audit's configs and goldenal.engines.read_settings see the same settings.
 
-    The audit keeps its own compose-only reader for speed (the adapters use a
-    round-trip parse, far over the audit's CPU budget); this pins the two together.
+    Both come from one parser (goldenal.engines.locate); the audit reads only a
+    recipe's serving sections, read_settings the whole file: this pins the two
+    views together on every fixture recipe.
     """
     import glob
     import os
@@ -279,13 +285,19 @@ def test_recipe_reader_agrees_with_engine_adapters():
 
 
 def test_yaml_alias_bomb_multi_document_and_recursive_alias():
+    from goldenal.engines import spans
+
     levels = ["  a: &a [x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 10):
         prev, cur = chr(96 + i), chr(97 + i)
         levels.append(f"  {cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
-    doc = recipe.compose("backend:\n" + "\n".join(levels) + "\n")
-    assert len(doc["backend"]) == 10      # 9**10 leaves if expanded; built once each
-    assert recipe.compose("backend: {type: vllm}\n---\nother: 1\n") == {
-        "backend": {"type": "vllm"}}
-    loop = recipe.compose("backend: &r [1, *r]\n")["backend"]
-    assert loop[1] is loop
+    doc = spans.compose("backend:\n" + "\n".join(levels) + "\n", first=True)
+    backend = spans.get(doc, "backend")
+    assert len(spans.pairs(backend)) == 10      # 9**10 leaves if expanded; nodes are shared
+    assert spans.get(backend, "j").value[0] is spans.get(backend, "i")
+    first = spans.compose("backend: {type: vllm}\n---\nother: 1\n", first=True)
+    assert spans.to_python(first) == {"backend": {"type": "vllm"}}
+    loop = spans.get(spans.compose("backend: &r [1, *r]\n", first=True), "backend")
+    assert loop.value[1] is loop
+    # an audited recipe reads the same way: the bomb costs its size, not its expansion
+    assert recipe.recipe_configs("r.yaml", "backend:\n" + "\n".join(levels) + "\n", []) == []

@@ -175,6 +175,50 @@ def test_read_settings_of_an_atom_command_line():
     assert read_command_settings("x.sh", "echo hello\n") == []
 
 
+# srt-slurm turns each key into ``--key``; SGLang's argument parser takes the
+# unambiguous prefix ``--speculative-algo`` for ``--speculative-algorithm``.
+ALGO_RECIPE = """\
+name: dsv4-disagg-mtp
+model:
+  path: deepseek-v4-pro
+backend:
+  type: sglang
+  decode_environment:
+    SGLANG_DEFAULT_THINKING: "1"
+    SGLANG_SIMULATE_ACC_LEN: "2.71"
+  sglang_config:
+    prefill:
+      served-model-name: "deepseek-ai/DeepSeek-V4-Pro"
+      disaggregation-mode: "prefill"
+    decode:
+      served-model-name: "deepseek-ai/DeepSeek-V4-Pro"
+      disaggregation-mode: "decode"
+      speculative-algo: "EAGLE"
+      speculative-num-steps: 3
+      speculative-eagle-topk: 1
+      speculative-num-draft-tokens: 4
+benchmark:
+  type: sa-bench
+"""
+
+
+def test_read_settings_takes_sglangs_speculative_algo_spelling_as_the_method():
+    (found,) = read_settings("r.yaml", ALGO_RECIPE)
+    assert found == SpecSetting(
+        path="r.yaml", line=8, col=30, engine="sglang", role="decode",
+        knob="SGLANG_SIMULATE_ACC_LEN", value="2.71", k=3, draft=None, method="EAGLE",
+        variant={}, rejection_sample_method=None, model="deepseek-v4-pro",
+        extra={"speculative-eagle-topk": "1"})
+    underscored = ALGO_RECIPE.replace("speculative-algo:", "speculative_algo:")
+    assert read_settings("r.yaml", underscored)[0].method == "EAGLE"
+    # the audit reads the same site, through the same parser
+    from goldenal.lint.recipe import recipe_configs
+
+    (cfg,) = recipe_configs("sglang/dsv4/agentic/r.yaml", ALGO_RECIPE, ALGO_RECIPE.split("\n"))
+    assert (cfg.role, cfg.method, cfg.k, cfg.k_line, cfg.knob, cfg.value, cfg.line, cfg.col) == (
+        "decode", "EAGLE", 3, 17, "SGLANG_SIMULATE_ACC_LEN", "2.71", 8, 30)
+
+
 # -- span editing --------------------------------------------------------------
 
 def test_layers_read_an_override_over_its_base():

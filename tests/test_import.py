@@ -149,3 +149,17 @@ def test_upstream_directory_identity_from_stems_and_headers():
     assert reg["minimaxm3_eagle3"].method == "eagle3"
     assert reg["dsv4_mtp"].aliases == ("dsv4",)
     assert str(goldenal.lookup("dsv4", k=3, thinking="on", golden_dir=REFERENCE_GOLDEN)) == "2.49"
+
+
+def test_a_second_curve_with_the_same_identity_is_refused(golden_copy, tmp_path, run_cli):
+    """POLICY rule 1: one identity has one curve, so a new id cannot shadow a committed one."""
+    before = {p.name: p.read_bytes() for p in golden_copy.iterdir()}
+    code, out, err = run_cli("import", _upstream(tmp_path, "3.50"), "--out", golden_copy,
+                             "--curve-id", "gqa2", "--method", "eagle3",
+                             "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA")
+    assert (code, out) == (3, "")
+    assert err == (f"error: {golden_copy}/manifest.yaml: curve minimaxm3_eagle3_gqa already "
+                   "holds this identity (model minimax-m3, method eagle3, draft "
+                   "Inferact/MiniMax-M3-EAGLE3-GQA, variant none); one identity has one curve: "
+                   "write to curve id minimaxm3_eagle3_gqa instead\n")
+    assert {p.name: p.read_bytes() for p in golden_copy.iterdir()} == before

@@ -65,6 +65,9 @@ def test_console_script_prints_the_bare_value(tmp_path):
      "2.78"),
     (["MiniMax-M3", "--draft", "/models/MiniMax-M3-EAGLE3-GQA", "--k", "3", "--thinking", "on"],
      "2.78"),
+    (["MiniMax-M3", "--draft", "MiniMax-M3-EAGLE3-GQA/", "--k", "3", "--thinking", "on"], "2.78"),
+    (["MiniMax-M3", "--draft", "./heads/MiniMax-M3-EAGLE3", "--k", "3", "--thinking", "on"],
+     "2.83"),
     (["nvidia/MiniMax-M3-NVFP4", "--draft", "inferact/minimax-m3-eagle3", "--k", "3",
       "--thinking", "off"], "2.93"),
     (["qwen3.5", "--k", "3", "--thinking", "on"], "3.39"),
@@ -143,6 +146,11 @@ REFUSALS = [
     (["qwen3.5", "--variant", "draft_sample_method", "--k", "3", "--thinking", "on"], 2,
      "error: `variant` entries are KEY=VALUE (or 'none'), got 'draft_sample_method'"),
     (["--k", "3", "--thinking", "on"], 2, "error: give a MODEL or `--curve`"),
+    # an HF id is matched exactly: another organisation's head of the same name is another head
+    (["minimax-m3", "--draft", "Other/MiniMax-M3-EAGLE3", "--k", "3", "--thinking", "on"], 1,
+     "error: no curve for model minimax-m3 with draft 'Other/MiniMax-M3-EAGLE3'; committed: "
+     "Inferact/MiniMax-M3-EAGLE3 (curve minimaxm3_eagle3); Inferact/MiniMax-M3-EAGLE3-GQA "
+     "(curve minimaxm3_eagle3_gqa)"),
 ]
 
 

@@ -47,10 +47,15 @@ def _plant(golden, name, old, new):
 
 
 PLANTED = [
-    ("    3: 3.39", "    3: abc", 1, "qwen3.5_mtp.yaml:14: error: AL for K=3 must be a number or "
-                                     "N/A, got 'abc'"),
-    ("    3: 3.39", "    3: '3.39'", 1, "qwen3.5_mtp.yaml:14: error: AL for K=3 must be a number "
-                                        "or N/A, got '3.39'"),
+    ("    3: 3.39", "    3: abc", 1, "qwen3.5_mtp.yaml:14: error: AL for K=3 must be a plain "
+                                     "decimal number (e.g. 2.83) or N/A, got 'abc'"),
+    ("    3: 3.39", "    3: '3.39'", 1, "qwen3.5_mtp.yaml:14: error: AL for K=3 must be a plain "
+                                        "decimal number (e.g. 2.83) or N/A, got '3.39'"),
+    # copied verbatim into JSON and environment variables, so only plain decimals pass
+    ("    3: 3.39", "    3: +3.39", 1, "qwen3.5_mtp.yaml:14: error: AL for K=3 must be a plain "
+                                       "decimal number (e.g. 2.83) or N/A, got '+3.39'"),
+    ("    3: 3.39", "    3: 3.39e0", 1, "qwen3.5_mtp.yaml:14: error: AL for K=3 must be a plain "
+                                        "decimal number (e.g. 2.83) or N/A, got '3.39e0'"),
     ("    3: 3.39", "    3: 4.39", 1, "qwen3.5_mtp.yaml:14: error: AL 4.39 for K=3 is outside "
                                       "[1, 4] (1 <= AL <= K+1: the bonus token plus at most K "
                                       "drafts)"),
@@ -147,3 +152,25 @@ def test_validation_report_to_frame():
     frame = validate(PACKAGED).to_frame()
     assert list(frame.columns) == ["severity", "path", "line", "message"]
     assert list(frame.severity) == ["warning"] * 8
+
+
+def test_hand_edited_index_is_never_served_and_is_an_error(golden_copy, run_cli):
+    """Regression: the index's checksums covered the YAML files but not the index itself."""
+    index = golden_copy / "index.tsv"
+    index.write_text(index.read_text().replace("cell\tqwen3.5_mtp\ton\t3\t3.39",
+                                               "cell\tqwen3.5_mtp\ton\t3\t3.40"))
+    assert run_cli("lookup", "qwen3.5", "--k", "3", "--thinking", "on",
+                   "--golden-dir", golden_copy) == (0, "3.39\n", "")
+    rc, out, _ = run_cli("validate", golden_copy)
+    assert rc == 1
+    assert out.splitlines()[-1] == (f"{golden_copy}/index.tsv: error: out of date with the "
+                                    "curve files or manifest; rebuild it with `goldenal index`")
+
+
+def test_empty_directory_is_an_error(tmp_path, run_cli):
+    rc, out, _ = run_cli("validate", tmp_path)
+    assert (rc, out) == (1, f"{tmp_path}: error: no curve files (expected *.yaml)\n")
+    rc, out, err = run_cli("index", tmp_path)
+    assert (rc, out) == (2, "")
+    assert err == f"error: {tmp_path}: no curve files to index (expected *.yaml curves)\n"
+    assert list(tmp_path.iterdir()) == []

@@ -1,4 +1,4 @@
-"""The cell-selection flags shared by lookup, emit, verify and export."""
+"""The cell-selection flags shared by lookup, emit, verify and export, and argparse types."""
 
 import os
 
@@ -34,6 +34,58 @@ def _positive_int(text):
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return int(text)
+
+
+def _non_negative_int(text):
+    import argparse
+
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return int(text)
+
+
+def _resamples(text):
+    """``--n-resamples``: an integer of at least 100 (fewer make no interval)."""
+    import argparse
+
+    if not text.strip().isdigit() or int(text) < 100:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 100, got {text!r}")
+    return int(text)
+
+
+def _level(text):
+    """``--confidence-level``: a number strictly between 0 and 1."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def _finite_float(text, *, positive=False, non_negative=False):
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or (positive and value <= 0) or (non_negative and value < 0):
+        kind = "a positive" if positive else "a non-negative" if non_negative else "a finite"
+        raise argparse.ArgumentTypeError(f"expected {kind} number, got {text!r}")
+    return value
+
+
+def _positive_float(text):
+    return _finite_float(text, positive=True)
+
+
+def _non_negative_float(text):
+    return _finite_float(text, non_negative=True)
 
 
 def selection_kwargs(args):

@@ -36,19 +36,16 @@ def configure(parser):
 
 
 def run(args):
+    from goldenal.commands._output import check_destination, warnings_to_stderr
     from goldenal.diff import diff_curves
 
+    check_destination(args.summary_md, "--summary-md")
     kwargs = fit_kwargs(args)
     level = kwargs.pop("confidence_level")
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings_to_stderr():
         result = diff_curves(args.a, args.b, confidence_level=level,
                              golden_dir=golden_dir(args), fit_kwargs=kwargs,
                              identity=identity_from_args(args))
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        print(f"warning: {message}", file=sys.stderr)
     if args.summary_md:
         from goldenal._files import write_text_atomic
         from goldenal.report import diff_markdown

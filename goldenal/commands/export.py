@@ -43,11 +43,14 @@ def configure(parser):
 
 
 def run(args):
+    from goldenal.commands._output import check_destination, warnings_to_stderr
     from goldenal.interop import export_profile, write_profile
 
-    profile = export_profile(args.curve, k=args.k, thinking=args.thinking,
-                             golden_dir=golden_dir(args), monotone=args.monotone,
-                             fit_kwargs=fit_kwargs(args), identity=identity_from_args(args))
+    check_destination(args.out, "--out")
+    with warnings_to_stderr():
+        profile = export_profile(args.curve, k=args.k, thinking=args.thinking,
+                                 golden_dir=golden_dir(args), monotone=args.monotone,
+                                 fit_kwargs=fit_kwargs(args), identity=identity_from_args(args))
     if args.out:
         write_profile(profile, args.out)
         print(f"wrote {args.out}", file=sys.stderr)

@@ -54,11 +54,13 @@ def identity_from_args(args):
 
 
 def add_fit_arguments(parser):
-    parser.add_argument("--confidence-level", type=float, default=0.95, metavar="LEVEL",
+    from goldenal.commands._selection import _level, _non_negative_int, _resamples
+
+    parser.add_argument("--confidence-level", type=_level, default=0.95, metavar="LEVEL",
                         help="level of every interval (default 0.95)")
-    parser.add_argument("--n-resamples", type=int, default=9999, metavar="N",
+    parser.add_argument("--n-resamples", type=_resamples, default=9999, metavar="N",
                         help="bootstrap resamples per cell (default 9999)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=_non_negative_int, default=0,
                         help="seed of the resampling (default 0: reproducible)")
     parser.add_argument("--interval-method", default="auto",
                         choices=["auto", "bootstrap", "batch-means", "count"],
@@ -125,28 +127,27 @@ def render_text(curvefit, paths):
 
 def fit_with_warnings(run, **kwargs):
     """``goldenal.fitting.fit`` with its warnings printed once each as ``warning: ...``."""
-    import warnings
-
+    from goldenal.commands._output import warnings_to_stderr
     from goldenal.fitting import fit
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings_to_stderr():
         result = fit(run, **kwargs)
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        print(f"warning: {message}", file=sys.stderr)
     for message in getattr(run, "warnings", ()):
         print(f"warning: {message}", file=sys.stderr)
     return result
 
 
 def run(args):
+    from goldenal.commands._output import check_destination
     from goldenal.fitting.output import check_writable, load_runs, refuse_simulated, write_fit
 
+    check_destination(args.summary_md, "--summary-md")
     merged = load_runs(args.runs, identity=identity_from_args(args))
     if not args.allow_simulated:
         refuse_simulated(merged)
     if merged.identity.get("curve"):  # refuse before the (slow) fit
-        check_writable(args.out, merged.identity["curve"], replace_reason=args.replace)
+        check_writable(args.out, merged.identity["curve"], replace_reason=args.replace,
+                       identity=merged.identity)
     curvefit = fit_with_warnings(merged, **fit_kwargs(args))
     paths = write_fit(curvefit, args.out, replace_reason=args.replace,
                       allow_simulated=args.allow_simulated)

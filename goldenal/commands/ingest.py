@@ -41,7 +41,9 @@ def configure(parser):
                         help="measurement files, or a run directory")
     parser.add_argument("--format", choices=["table", "csv", "jsonl"], default="table",
                         help="output format (default: table)")
-    parser.add_argument("--k", type=int, metavar="K",
+    from goldenal.commands._selection import _positive_int
+
+    parser.add_argument("--k", type=_positive_int, metavar="K",
                         help="K for sources that do not state it (checked where they do)")
     parser.add_argument("--reader", metavar="NAME",
                         help="force a reader instead of detecting the format")

@@ -66,16 +66,12 @@ def _curve_file(path):
 
 def _fitted_run(path):
     """A measurement-run directory, ingested and fitted (seed 0: reproducible)."""
-    import warnings
-
+    from goldenal.commands._output import warnings_to_stderr
     from goldenal.fitting import fit
     from goldenal.readers import load_run
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings_to_stderr(prefix=f"{path}: "):
         result = fit(load_run(path), rng=0)
-    for w in caught:
-        print(f"warning: {path}: {w.message}", file=sys.stderr)
     return result
 
 

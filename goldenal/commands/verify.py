@@ -21,7 +21,8 @@ In Python: goldenal.verify(run_or_paths, target, k=K) -> Verification.
 import json
 import sys
 
-from goldenal.commands._selection import add_golden_dir_argument, golden_dir
+from goldenal.commands._selection import _non_negative_float, _positive_float, _positive_int, \
+    add_golden_dir_argument, golden_dir
 from goldenal.errors import EXIT_OK, EXIT_REFUSED
 
 
@@ -29,7 +30,7 @@ def configure(parser):
     parser.add_argument("paths", nargs="+", metavar="RUN",
                         help="run directory (run.yaml or collector layout) or measurement files")
     parser.add_argument("--model", help="model key, HF id or InferenceX prefix")
-    parser.add_argument("--k", required=True, type=int, metavar="K",
+    parser.add_argument("--k", required=True, type=_positive_int, metavar="K",
                         help="num_speculative_tokens of the cell")
     parser.add_argument("--thinking", choices=["on", "off"],
                         help="thinking mode of the cell (required with --model/--curve)")
@@ -42,9 +43,9 @@ def configure(parser):
                         help="verify against this AL instead of looking one up")
     parser.add_argument("--engine", choices=["vllm", "sglang", "trtllm", "atom"],
                         help="engine whose schedule to assume (default: from the data)")
-    parser.add_argument("--z", type=float, default=4.0,
+    parser.add_argument("--z", type=_positive_float, default=4.0,
                         help="allowed distance in standard errors (default 4)")
-    parser.add_argument("--slack", type=float, default=0.0,
+    parser.add_argument("--slack", type=_non_negative_float, default=0.0,
                         help="extra absolute allowance for systematic end-of-request effects "
                              "(default 0)")
     parser.add_argument("--format", choices=["text", "json"], default="text",

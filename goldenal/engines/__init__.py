@@ -114,8 +114,14 @@ def read_settings(path, text=None):
 
 def adapter(engine):
     """The adapter object of one engine (imports its module on first use)."""
-    import importlib
+    found = _ADAPTERS.get(engine)
+    if found is None:
+        import importlib
 
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
-    return importlib.import_module(f"goldenal.engines.{engine}").ADAPTER
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+        found = _ADAPTERS[engine] = importlib.import_module(f"goldenal.engines.{engine}").ADAPTER
+    return found
+
+
+_ADAPTERS = {}

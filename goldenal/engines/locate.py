@@ -35,14 +35,26 @@ ENV_FILE_RE = re.compile(r"^\s*#\s*env[-_]file\s*:\s*(\S+)\s*$", re.M)
 
 @dataclass
 class Document:
-    """A composed YAML/JSON file: its path, text and root node."""
+    """A composed YAML/JSON file: its path, the text composed and its root node.
+
+    Node offsets index ``text``; a document read with ``keep`` holds the
+    file's text with the skipped sections cut down to their newlines.
+    """
 
     path: str
     text: str
     root: object
 
     @classmethod
-    def parse(cls, path, text=None):
+    def parse(cls, path, text=None, *, keep=None, first=False):
+        """Read (unless ``text`` is given) and compose a file.
+
+        ``keep`` names the top-level sections worth reading (see
+        :func:`goldenal.engines.spans.keep_sections`; the whole file is read
+        when that breaks the document, e.g. an alias whose anchor sits in a
+        skipped section); ``first`` reads a multi-document stream's first
+        document.  Read-back only: edits need the offsets of the whole text.
+        """
         path = os.fspath(path)
         if text is None:
             try:
@@ -50,7 +62,14 @@ class Document:
                     text = fh.read()
             except UnicodeDecodeError:
                 raise ParseError("not a UTF-8 text file", path=path) from None
-        return cls(path, text, spans.compose(text, path))
+        if keep is not None:
+            sliced = spans.keep_sections(text, keep)
+            if sliced is not None:
+                try:
+                    return cls(path, sliced, spans.compose(sliced, path, first=first))
+                except ParseError:
+                    pass
+        return cls(path, text, spans.compose(text, path, first=first))
 
 
 @dataclass
@@ -62,6 +81,10 @@ class Site:
     mapping; TensorRT-LLM: its ``speculative_config`` mapping).  ``env`` is
     the environment mapping that carries the SGLang/TensorRT-LLM knobs
     (None when the role has none); ``env_file`` a separate ``KEY=value`` file.
+    ``cfg`` is the role's settings mapping in a recipe; ``on`` the setting
+    that turns speculative decoding on (the method, or the first speculative
+    key); ``spec_on`` is False for a role that sets a knob in its environment
+    but configures no speculative decoding (found only with ``knob_only``).
     """
 
     engine: str
@@ -80,6 +103,9 @@ class Site:
     env_file: "str | None" = None
     backend: object = None
     extra: dict = field(default_factory=dict)
+    cfg: object = None
+    on: object = None
+    spec_on: bool = True
 
 
 @dataclass
@@ -155,8 +181,17 @@ def _engine_of(section):
     return None
 
 
-def recipe_sites(doc):
-    """Sites of an srt-slurm recipe; None when the file is not a recipe."""
+# The top-level sections of a recipe that say anything about its serving.
+RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container"))
+
+
+def recipe_sites(doc, *, knob_only=False):
+    """Sites of an srt-slurm recipe; None when the file is not a recipe.
+
+    With ``knob_only``, a role whose environment sets the engine's knob
+    without configuring speculative decoding gives a site too
+    (``spec_on=False``).
+    """
     from goldenal.engines import adapter
 
     sections = _sections(doc.root)
@@ -171,16 +206,24 @@ def recipe_sites(doc):
         models = _model_names(section)
         for role in ROLES:
             cfg_own = section.own("backend", ENGINE_CONFIG[engine], role)
-            cfg = section.get("backend", ENGINE_CONFIG[engine], role)
             env_own = section.own("backend", f"{role}_environment")
-            env = section.get("backend", f"{role}_environment")
-            if cfg is None:
-                continue
+            if section.base is None:    # a plain recipe: nothing is layered
+                cfg, env = cfg_own, env_own
+            else:
+                cfg = section.get("backend", ENGINE_CONFIG[engine], role)
+                env = section.get("backend", f"{role}_environment")
             if section.base is not None and cfg_own is None and env_own is None:
                 continue  # nothing of this role is written in the override
-            site = eng.site_from_recipe(doc, section, role, cfg, cfg_own, models)
+            site = None
+            if cfg is not None:
+                site = eng.site_from_recipe(doc, section, role, cfg, cfg_own, models)
+            if site is None and knob_only and spans.is_map(env) \
+                    and eng.name in ("sglang", "trtllm") and spans.get(env, eng.knob) is not None:
+                site = Site(engine=eng.name, role=role, section=section.name, spec=env if cfg is None else cfg,
+                            models=tuple(models), cfg=cfg, spec_on=False)
             if site is None:
                 continue
+            site.cfg = cfg
             if section.base is not None and not site.extra.pop("_own", True) and env_own is None:
                 continue
             site.env = env if spans.is_map(env) else None
@@ -213,13 +256,21 @@ def config_sites(doc, env_file=None):
     return [adapter("vllm").site_from_config(doc, root, value)]
 
 
-def find_sites(path, text=None, *, env_file=None):
+def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=False):
     """Parse a file and return ``(document, sites, layout)``.
 
     ``layout`` is ``"recipe"``, ``"config"`` or None (nothing speculative).
+    ``recipe_only`` reads the file as an srt-slurm recipe and nothing else:
+    only its serving sections are parsed and a multi-document stream is
+    read to its first document, as srt-slurm loads it.  ``knob_only``: see
+    :func:`recipe_sites`.
     """
+    if recipe_only:
+        doc = Document.parse(path, text, keep=RECIPE_SECTIONS, first=True)
+        sites = recipe_sites(doc, knob_only=knob_only)
+        return doc, sites or [], ("recipe" if sites is not None else None)
     doc = Document.parse(path, text)
-    sites = recipe_sites(doc)
+    sites = recipe_sites(doc, knob_only=knob_only)
     if sites is not None:
         return doc, sites, "recipe"
     sites = config_sites(doc, env_file=env_file)

@@ -20,6 +20,11 @@ TOKEN_MODE = "SGLANG_SIMULATE_ACC_TOKEN_MODE"
 COMPANIONS = {METHOD: "match-expected", TOKEN_MODE: "real-draft-token"}
 K_KEY = "speculative-num-steps"
 DSPARK_K_KEY = "speculative-dspark-block-size"
+# SGLang's argument parser takes unambiguous prefixes of a long option, so
+# ``--speculative-algo EAGLE`` sets ``speculative_algorithm``; srt-slurm turns
+# each config key into ``--key``, and recipes use both spellings.
+ALGORITHM_KEYS = ("speculative-algorithm", "speculative_algorithm",
+                  "speculative-algo", "speculative_algo")
 
 
 def _key(name):
@@ -58,11 +63,19 @@ class SGLangAdapter(EngineAdapter):
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
         from goldenal.engines.locate import Site, _int_k
 
-        algorithm = spans.scalar(spans.get(cfg, _key("speculative-algorithm")))
-        if algorithm is None and spans.get(cfg, _key(K_KEY)) is None:
+        on = spans.get(cfg, ALGORITHM_KEYS)
+        algorithm = spans.scalar(on)
+        if on is None:
+            # Any other speculative argument still turns the speculative worker on.
+            on = next((v for k, v in spans.pairs(cfg) if spans.is_scalar(k)
+                       and k.value.startswith(("speculative-", "speculative_"))), None)
+        if on is None:
             return None
         k_name = DSPARK_K_KEY if (algorithm or "").upper() == "DSPARK" else K_KEY
         k_node = spans.get(cfg, _key(k_name))
+        if k_node is None and k_name == K_KEY:
+            k_name = DSPARK_K_KEY
+            k_node = spans.get(cfg, _key(k_name))
         k, k_values = _int_k(k_node, doc.path)
         draft = spans.scalar(spans.get(cfg, _key("speculative-draft-model-path")))
         names = list(models)
@@ -75,7 +88,7 @@ class SGLangAdapter(EngineAdapter):
         extra = {"_own": own, "eagle_topk": topk}
         return Site(engine=self.name, role=role, section=section.name, spec=cfg, k=k,
                     k_node=k_node, k_values=k_values, draft=draft, method=algorithm,
-                    models=tuple(names), extra=extra)
+                    models=tuple(names), extra=extra, on=on)
 
     def setting(self, doc, site):
         env = site.env

@@ -1,11 +1,13 @@
 """Byte-exact editing of YAML and JSON text through located spans.
 
-ruamel.yaml composes the document into a node graph whose every node carries
-its start and end offset in the text (``start_mark.index`` / ``end_mark.index``)
-and whose aliases point at the very node their anchor defines.  Edits are
-computed as ``(start, end, replacement)`` spans over the original text and
-spliced in, so every byte outside a changed span is guaranteed identical: the
-document is never re-dumped.
+The document is composed (never constructed) with PyYAML's libyaml parser into
+a node graph whose every node carries its start and end offset in the text
+(``start_mark.index`` / ``end_mark.index``, counted in characters) and whose
+aliases point at the very node their anchor defines.  Reading back takes
+values and positions from these nodes; edits are computed as ``(start, end,
+replacement)`` spans over the original text and spliced in, so every byte
+outside a changed span is guaranteed identical: the document is never
+re-dumped.
 
 JSON is YAML's flow subset, so a vLLM ``--config`` JSON file goes through the
 same composer.  JSON text held *inside* a YAML string (vLLM's
@@ -14,11 +16,84 @@ that string the same way.
 """
 
 import json
+import re
 from dataclasses import dataclass
+
+import yaml
 
 from goldenal.errors import ParseError
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR, _INT, _BOOL, _NULL = ("tag:yaml.org,2002:" + t for t in ("str", "int", "bool", "null"))
+# Placeholder tag of a plain scalar with no explicit tag; :func:`tag_of` resolves it
+# when (rarely) asked, so composing never runs a resolver.
+_PLAIN = "tag:goldenal,2026:plain"
+_COLLECTION_TAGS = {yaml.SequenceNode: "tag:yaml.org,2002:seq",
+                    yaml.MappingNode: "tag:yaml.org,2002:map"}
+# YAML 1.2 core schema, the only plain-scalar types the readers distinguish
+# (YAML 1.2 spec §10.3.2): ``on``/``yes`` stay strings, ``0o17`` is an int.
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+_BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
+_FLOAT_RE = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+                       r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)")
+_INT_RE = re.compile(r"[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+")
+
+try:  # libyaml is an order of magnitude faster than the pure-Python parser
+    from yaml.cyaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser, Composer):
+        def __init__(self, stream):
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+
+def _plain_tag(value):
+    if value in _NULLS:
+        return _NULL
+    if value == "<<":
+        return MERGE_TAG
+    if value in _BOOLS:
+        return _BOOL
+    if value[0] in "-+0123456789" and not _FLOAT_RE.fullmatch(value) \
+            and _INT_RE.fullmatch(value):
+        return _INT
+    return _STR
+
+
+def tag_of(node):
+    """A node's tag, a plain scalar's resolved by the YAML 1.2 core schema.
+
+    Only null, bool, int and the merge key are told apart; every other plain
+    scalar is a string.
+    """
+    return _plain_tag(node.value) if node.tag == _PLAIN else node.tag
+
+
+class _Loader(_Parser, yaml.resolver.BaseResolver):
+    """Compose-only loader: plain scalars are tagged lazily (see :func:`tag_of`).
+
+    PyYAML's regex-table resolver costs as much as the parse itself.
+    """
+
+    def __init__(self, stream):
+        _Parser.__init__(self, stream)
+        yaml.resolver.BaseResolver.__init__(self)
+        # The composer calls these once per node; path resolvers are never used,
+        # so builtins that ignore their arguments save two Python calls a node.
+        self.descend_resolver = {}.get
+        self.ascend_resolver = ().__len__
+
+    def resolve(self, kind, value, implicit):
+        if kind is yaml.ScalarNode:
+            return _PLAIN if implicit[0] else _STR
+        return _COLLECTION_TAGS[kind]
 
 
 @dataclass(frozen=True)
@@ -46,20 +121,71 @@ def apply_edits(text, edits):
     return "".join(out)
 
 
-def compose(text, path=None):
-    """Compose YAML (or JSON) text into ruamel.yaml nodes; None for an empty file."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+# top-level keys start a line; a leading literal lets the regex engine skip ahead
+_TOP_KEY = re.compile(r"\n([A-Za-z_][\w.-]*)\s*:")
 
+
+def keep_sections(text, keep):
+    """``text`` with top-level sections not in ``keep`` cut down to their newlines, or None.
+
+    Lines (so line and column numbers) of what is kept are those of
+    ``text``; character offsets are those of the returned text.  None when
+    nothing would be dropped, or when the file has a ``base:`` section (a
+    multi-variant recipe, where any section may override any key).
+    """
+    keys = list(_TOP_KEY.finditer("\n" + text))
+    names = [m.group(1) for m in keys]
+    if not keys or "base" in names or all(name in keep for name in names):
+        return None
+    # m.start() is the newline before the key in "\n" + text: the key's offset in text
+    out = [text[:keys[0].start()]]
+    for i, m in enumerate(keys):
+        end = keys[i + 1].start() if i + 1 < len(keys) else len(text)
+        chunk = text[m.start():end]
+        out.append(chunk if m.group(1) in keep else "\n" * chunk.count("\n"))
+    return "".join(out)
+
+
+def _compose(text, first):
+    if not first:
+        return yaml.compose(text, Loader=_Loader)
     try:
-        return YAML(typ="rt").compose(text)
-    except MarkedYAMLError as exc:
+        return yaml.compose(text, Loader=_Loader)
+    except yaml.composer.ComposerError as exc:
+        if "single document" not in str(exc):
+            raise
+    for root in yaml.compose_all(text, Loader=_Loader):
+        return root
+    return None
+
+
+def compose(text, path=None, *, first=False):
+    """Compose YAML (or JSON) text into located nodes; None for an empty file.
+
+    Parameters
+    ----------
+    text : str
+        The file's content.
+    path : str, optional
+        For error messages.
+    first : bool
+        Read the first document of a multi-document stream instead of
+        refusing the file.
+
+    Raises
+    ------
+    goldenal.errors.ParseError
+        The text is not valid YAML/JSON (``line`` set where known).
+    """
+    try:
+        return _compose(text, first)
+    except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         kind = "JSON" if str(path or "").lower().endswith(".json") else "YAML"
         raise ParseError(f"not valid {kind}: {exc.problem or exc.context}", path=path,
                          line=line) from None
-    except YAMLError as exc:
+    except yaml.YAMLError as exc:
         raise ParseError(f"not valid YAML: {exc}", path=path) from None
 
 
@@ -135,56 +261,89 @@ def pairs(node):
     """Effective ``(key_node, value_node)`` pairs of a mapping, merges (``<<``) resolved.
 
     Explicit keys win over merged ones, and earlier merge sources over later
-    ones, as YAML's merge-key rule says.
+    ones, as YAML's merge-key rule says.  Computed once per node (composed
+    nodes are never changed: an edit gives a new text and a new compose).
     """
     if isinstance(node, Layers):
         return node.pairs()
     if not is_map(node):
         return []
+    cached = node.__dict__.get("_pairs")
+    if cached is not None:
+        return cached
     own, merged = [], []
     for key, value in node.value:
-        if key.tag == MERGE_TAG:
+        if key.value == "<<" and tag_of(key) == MERGE_TAG:
             sources = value.value if value.id == "sequence" else [value]
             for src in sources:
                 merged.extend(pairs(src))
         else:
             own.append((key, value))
+    if not merged:
+        node._pairs = own
+        return own
     seen = {k.value for k, _ in own if is_scalar(k)}
-    out = list(own)
+    out = own
     for key, value in merged:
         if is_scalar(key) and key.value not in seen:
             seen.add(key.value)
             out.append((key, value))
+    node._pairs = out
     return out
+
+
+def _index(node):
+    """``{key text: (key_node, value_node)}`` of a mapping's first pair per key.
+
+    Also sets ``node._rank`` (key text -> position among the pairs), which
+    decides between several spellings of one key.
+    """
+    index, rank = {}, {}
+    for i, pair in enumerate(pairs(node)):
+        key = pair[0]
+        if key.id == "scalar" and key.value not in index:
+            index[key.value] = pair
+            rank[key.value] = i
+    node._index, node._rank = index, rank
+    return index
 
 
 def get(node, *keys):
     """The value node at ``keys`` (each key may be a tuple of spellings), or None."""
     for key in keys:
-        names = key if isinstance(key, tuple) else (key,)
         if isinstance(node, Layers):
-            node = node.lookup(names)
-            if node is None:
-                return None
-            continue
-        found = None
-        for k, v in pairs(node):
-            if is_scalar(k) and k.value in names:
-                found = v
-                break
-        if found is None:
+            node = node.lookup(key if isinstance(key, tuple) else (key,))
+        else:
+            pair = get_pair(node, key)
+            node = pair[1] if pair is not None else None
+        if node is None:
             return None
-        node = found
     return node
 
 
 def get_pair(node, key):
-    """``(key_node, value_node)`` for one key (tuple of spellings allowed), or None."""
-    names = key if isinstance(key, tuple) else (key,)
-    for k, v in pairs(node):
-        if is_scalar(k) and k.value in names:
-            return k, v
-    return None
+    """``(key_node, value_node)`` for one key (tuple of spellings allowed), or None.
+
+    With several spellings present, the one written first wins.
+    """
+    try:
+        index = node._index
+    except AttributeError:
+        if isinstance(node, Layers):
+            names = key if isinstance(key, tuple) else (key,)
+            for k, v in node.pairs():
+                if k.value in names:
+                    return k, v
+            return None
+        if not is_map(node):
+            return None
+        index = _index(node)
+    if not isinstance(key, tuple):
+        return index.get(key)
+    found = [name for name in key if name in index]
+    if not found:
+        return None
+    return index[min(found, key=node._rank.__getitem__)]
 
 
 def own_pair(node, key):
@@ -193,14 +352,14 @@ def own_pair(node, key):
     if not is_map(node):
         return None
     for k, v in node.value:
-        if is_scalar(k) and k.tag != MERGE_TAG and k.value in names:
+        if is_scalar(k) and tag_of(k) != MERGE_TAG and k.value in names:
             return k, v
     return None
 
 
 def scalar(node):
     """A scalar node's text value, else None (``null`` and ``~`` give None)."""
-    if not is_scalar(node) or node.tag.endswith(":null"):
+    if not is_scalar(node) or tag_of(node) == _NULL:
         return None
     return node.value
 
@@ -210,14 +369,15 @@ def to_python(node):
     if node is None:
         return None
     if node.id == "scalar":
-        if node.tag.endswith(":int"):
+        tag = tag_of(node)
+        if tag.endswith(":int"):
             try:
                 return int(node.value)
             except ValueError:
                 return node.value
-        if node.tag.endswith(":null"):
+        if tag.endswith(":null"):
             return None
-        if node.tag.endswith(":bool"):
+        if tag.endswith(":bool"):
             return node.value.lower() in ("true", "yes", "on")
         return node.value
     if node.id == "sequence":
@@ -278,7 +438,7 @@ def add_to_mapping(text, node, items, *, value_style=None, path=None):
         raise ParseError("expected a mapping here", path=path, line=line_of(node))
     key_style = None
     for k, _ in node.value:
-        if is_scalar(k) and k.tag != MERGE_TAG:
+        if is_scalar(k) and tag_of(k) != MERGE_TAG:
             key_style = k.style
             break
     rendered = [f"{quote(k, key_style)}: {quote(v, value_style)}" for k, v in items]

@@ -21,6 +21,8 @@ OLD_RATE = "synthetic_acceptance_rate"  # vLLM 0.19.x scalar, geometric decay
 METHOD_KEY = "rejection_sample_method"
 SYNTHETIC = "synthetic"
 SPEC_KEYS = ("speculative-config", "speculative_config")
+# the keys whose text as written is kept (read back and rewritten)
+_WRITTEN = frozenset((KNOB, RATES, OLD_RATE, METHOD_KEY))
 # rejection_sample_method values that are defaults, not a curve's sampling variant
 _DEFAULT_METHODS = (None, SYNTHETIC, "strict", "standard")
 
@@ -142,6 +144,8 @@ class VLLMAdapter(EngineAdapter):
         if spans.is_scalar(node):
             text = node.value
             spec = parse_speculative_config(text, path=doc.path, line=spans.line_of(node))
+            if not spec.keys() & _WRITTEN:
+                return spec, {}     # raw text is only read for the keys inject writes
             members, _ = spans.json_members(text, path=doc.path, line=spans.line_of(node))
             raw = {key: text[s:e] for key, (_, s, e) in members.items()}
             return spec, raw

@@ -30,9 +30,18 @@ class _MergedRun:
         self.path, self.identity, self.cells, self.warnings = path, identity, cells, warnings
 
 
+def draft_tuple(value):
+    """A draft identity as a tuple of head ids (a single string is one head)."""
+    if not value:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
 def _norm(key, value):
     if key == "draft":
-        return tuple(value or ())
+        return draft_tuple(value)
     if key == "variant":
         return tuple(sorted((value or {}).items()))
     return value
@@ -146,7 +155,7 @@ def _provenance(identity):
     return prov
 
 
-def curve_from_fit(curvefit):
+def curve_from_fit(curvefit, *, curve_id=None):
     """The registry :class:`~goldenal.registry.Curve` of a fit (committed values).
 
     Raises
@@ -156,7 +165,9 @@ def curve_from_fit(curvefit):
     """
     from goldenal.registry import Curve
 
-    ident = curvefit.identity
+    ident = dict(curvefit.identity)
+    if curve_id:
+        ident["curve"] = curve_id
     if not ident.get("curve"):
         raise ParseError("no curve id: give --curve-id (curve=...) or `curve:` in run.yaml",
                          path=ident.get("path"))
@@ -166,12 +177,49 @@ def curve_from_fit(curvefit):
     prov["fit"] = {"confidence_level": curvefit.confidence_level,
                    "distribution": f"{ident['curve']}.distribution.json"}
     return Curve(ident["curve"], ident["model"], curvefit.values(), method=ident.get("method"),
-                 draft=tuple(ident.get("draft") or ()), variant=ident.get("variant") or {},
+                 draft=draft_tuple(ident.get("draft")), variant=ident.get("variant") or {},
                  aliases=tuple(ident.get("aliases") or ()), provenance=prov)
 
 
-def check_writable(directory, curve_id, *, replace_reason=None):
-    """Refuse a directory that already holds ``curve_id`` unless a reason is given.
+def _same_identity(directory, curve_id, identity):
+    """The id of another curve of ``directory`` with the identity of ``identity``."""
+    from goldenal.curvefile import load_directory
+    from goldenal.validation import curve_identity
+
+    if not identity or not os.path.isdir(directory):
+        return None
+    try:
+        curves = load_directory(directory, collect=[])
+    except Exception:  # an unreadable directory is refused by the write itself
+        return None
+    want = curve_identity(identity.get("model"), identity.get("method"), identity.get("draft"),
+                          identity.get("variant"))
+    for curve in curves:
+        if curve.id != curve_id and curve_identity(curve.model, curve.method, curve.draft,
+                                                   curve.variant) == want:
+            return curve.id
+    return None
+
+
+def check_writable(directory, curve_id, *, replace_reason=None, identity=None):
+    """Refuse a directory that already holds ``curve_id`` (or its identity) unless a reason
+    is given.
+
+    Parameters
+    ----------
+    directory : str
+    curve_id : str
+    replace_reason : str, optional
+    identity : dict, optional
+        ``model``, ``method``, ``draft``, ``variant`` of the curve to write: a
+        committed curve with the same identity under another id is the same
+        curve, and only ``replace_reason`` lets the write replace it.
+
+    Returns
+    -------
+    str
+        The curve id to write: ``curve_id``, or with ``replace_reason`` the id
+        of the committed curve of the same identity (replaced, not doubled).
 
     Raises
     ------
@@ -182,12 +230,23 @@ def check_writable(directory, curve_id, *, replace_reason=None):
 
     directory = os.fspath(directory)
     manifest = (read_manifest(directory) if os.path.isdir(directory) else None) or {}
+    other = _same_identity(directory, curve_id, identity)
+    if other is not None:
+        other_file = (manifest.get(other) or {}).get("file") or f"{other}.yaml"
+        if not replace_reason:
+            raise ConflictError(f"the output directory already holds curve {other} with the "
+                                f"same model, method, draft and variant as {curve_id}; pass "
+                                f"--replace REASON to replace {other} (the reason is "
+                                "recorded), or give the new curve another variant",
+                                path=os.path.join(directory, other_file))
+        return other
     file_name = (manifest.get(curve_id) or {}).get("file") or f"{curve_id}.yaml"
     curve_path = os.path.join(directory, file_name)
     if (os.path.exists(curve_path) or curve_id in manifest) and not replace_reason:
         raise ConflictError(f"the output directory already holds curve {curve_id}; pass "
                             "--replace REASON to replace it (the reason is recorded)",
                             path=curve_path)
+    return curve_id
 
 
 def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False):
@@ -224,7 +283,11 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     if not allow_simulated:
         refuse_simulated(curvefit)
     curve = curve_from_fit(curvefit)
-    check_writable(directory, curve.id, replace_reason=replace_reason)
+    target = check_writable(directory, curve.id, replace_reason=replace_reason,
+                            identity=curvefit.identity)
+    if target != curve.id:
+        # the committed curve of this identity is replaced under its own id
+        curve = curve_from_fit(curvefit, curve_id=target)
     dist_path = os.path.join(directory, f"{curve.id}.distribution.json")
     doc = curvefit.to_dict()
     if replace_reason:

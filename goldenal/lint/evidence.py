@@ -140,19 +140,18 @@ def thinking_signals_in(text, lines):
     """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
     if "hink" not in text and "HINK" not in text:
         return []
-    import bisect
-
-    starts = [0]
-    i = text.find("\n")
-    while i >= 0:
-        starts.append(i + 1)
-        i = text.find("\n", i + 1)
-    rows = set()
+    hits = []
     for word in ("hink", "HINK"):
         i = text.find(word)
         while i >= 0:
-            rows.add(bisect.bisect_right(starts, i) - 1)
+            hits.append(i)
             i = text.find(word, i + 1)
+    # row of each hit: newlines counted between consecutive hits (one pass overall)
+    rows, row, prev = set(), 0, 0
+    for i in sorted(hits):
+        row += text.count("\n", prev, i)
+        rows.add(row)
+        prev = i
     found = []
     for row in sorted(rows):
         found.extend(thinking_signals(lines, row, row + 1))

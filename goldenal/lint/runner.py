@@ -80,6 +80,10 @@ def run(paths, root, curves):
             line = getattr(getattr(exc, "problem_mark", None), "line", None)
             msg = str(exc).split("\n")[0] if not isinstance(exc, yaml.YAMLError) else (
                 getattr(exc, "problem", None) or "broken YAML")
+            if isinstance(exc, GoldenALError):
+                # the shared reader's errors carry their own line
+                line = exc.line - 1 if exc.line else None
+                msg = exc.message.split("\n")[0].removeprefix("not valid YAML: ")
             findings.append(make_finding("GAL306", c.relpath, (line or 0) + 1,
                                          f"cannot parse {c.kind}: {msg}"))
             continue

@@ -194,6 +194,7 @@ class IngestStream:
     """
 
     def __init__(self, paths, *, k=None, reader=None, strict=False, in_order=False):
+        _k_iv(k)
         files = _expand(paths)
         self._table = _readers()
         if reader is not None and reader not in self._table:
@@ -242,6 +243,11 @@ class IngestStream:
         bad = next((p for p in ctx.problems if p.refused), None)
         if bad is not None:
             raise ParseError(bad.message, path=bad.path, line=bad.line)
+
+
+def _k_iv(k):
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ValueError(f"`k` must be a positive integer, got {k!r}")
 
 
 def _span(spans, o):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from math import ceil, floor
 
 from goldenal.readers.observations import Problem
 
@@ -71,12 +72,6 @@ def histogram_from_survival(steps, per_position):
     return tuple(hist)
 
 
-def _feasible(rate, half, drafts):
-    lo = math.ceil(round((rate - half) * drafts, 9))
-    hi = math.floor(round((rate + half) * drafts, 9))
-    return max(lo, 0), min(hi, drafts)
-
-
 def counts_from_rates(drafts, rates, accepted, half):
     """Integer per-position counts for survival ``rates`` printed to ``+-half``.
 
@@ -84,22 +79,32 @@ def counts_from_rates(drafts, rates, accepted, half):
     non-increasing (survival never grows with depth) and sum to ``accepted``
     (the identity ``A = sum_i a_i``).  Returns None when no such integers exist.
     """
-    bounds = [_feasible(r, half, drafts) for r in rates]
-    # tighten the boxes to the order: hi_i <= hi_(i-1), lo_i >= lo_(i+1)
-    lo = [b[0] for b in bounds]
-    hi = [b[1] for b in bounds]
-    for i in range(1, len(hi)):
-        hi[i] = min(hi[i], hi[i - 1])
-    for i in range(len(lo) - 2, -1, -1):
-        lo[i] = max(lo[i], lo[i + 1])
-    if any(a > b for a, b in zip(lo, hi)) or not sum(lo) <= accepted <= sum(hi):
+    # the box of each count, tightened to the order: hi_i <= hi_(i-1), lo_i >= lo_(i+1)
+    # (one pass each way; this runs for a good share of the lines of a large log)
+    lo, hi, top = [], [], drafts
+    for r in rates:
+        h = floor(round((r + half) * drafts, 9))
+        if h < top:
+            top = h
+        hi.append(top)
+        low = ceil(round((r - half) * drafts, 9))
+        lo.append(low if low > 0 else 0)
+    last = len(lo) - 1
+    for i in range(last - 1, -1, -1):
+        if lo[i] < lo[i + 1]:
+            lo[i] = lo[i + 1]
+    counts, prev = [], drafts
+    for r, a, b in zip(rates, lo, hi):
+        if a > b:
+            return None
+        c = round(r * drafts)
+        c = a if c < a else b if c > b else c
+        prev = c if c < prev else prev
+        counts.append(prev)
+    if not sum(lo) <= accepted <= sum(hi):
         return None
-    counts = [min(max(round(r * drafts), a), b) for r, a, b in zip(rates, lo, hi)]
-    for i in range(1, len(counts)):
-        counts[i] = min(counts[i], counts[i - 1])
     residual = accepted - sum(counts)
     step = 1 if residual > 0 else -1
-    last = len(counts) - 1
     while residual:
         # move one unit where the exact value r*D is farthest in that direction,
         # among the moves that keep the box and the order

@@ -94,10 +94,60 @@ def iter_lines(path):
                              path=path, line=number or None) from None
 
 
+def blocks(path, where=None):
+    """Yield ``(buf, cut, before)`` over ``path`` in whole-line blocks.
+
+    ``buf[:cut]`` holds complete lines (at the end of the file the last one may
+    lack its newline) and ``before`` is the raw last line of the previous block
+    (``b""`` at the start), so a reader can look one line back across a block
+    boundary.  Line numbers are the caller's: it counts newlines only once,
+    and ``where()``, when given, says the current line for an error message.
+
+    ``buf`` is one reused ``bytearray`` filled with ``readinto``: a fresh 4 MiB
+    object per read costs more (page faults on new memory) than searching it.
+    Consume a block before asking for the next; slices are copies and safe.
+    """
+    with open_binary(path) as fh:
+        buf = bytearray(CHUNK)
+        have = 0          # bytes of buf filled (the carry comes first)
+        before = b""
+        eof = False
+        while not eof:
+            if have == len(buf):  # one line longer than the buffer: grow (a new object,
+                grown = bytearray(2 * len(buf))  # so views a caller still holds stay valid)
+                grown[:have] = buf
+                buf = grown
+            try:
+                n = fh.readinto(memoryview(buf)[have:])
+            except (OSError, EOFError) as exc:
+                line = where() if where is not None else None
+                raise ParseError(f"unreadable compressed data after line {line}: {exc}"
+                                 if line else f"unreadable compressed data: {exc}",
+                                 path=path, line=line) from None
+            if n:
+                have += n
+                if have < len(buf):
+                    continue  # short read (gzip): fill the buffer first
+                cut = buf.rfind(b"\n", 0, have) + 1
+                if cut == 0:
+                    continue
+            else:
+                eof = True
+                cut = have
+                if not cut:
+                    return
+            yield buf, cut, before
+            last = buf.rfind(b"\n", 0, cut - 1) + 1
+            before = bytes(buf[last:cut])
+            rest = have - cut
+            buf[:rest] = buf[cut:have]
+            have = rest
+
+
 def scan(path, markers, previous=False):
     """Yield ``(line_number, text, terminated)`` for the lines containing any marker.
 
-    The hot loop never touches the other lines: each chunk is searched with
+    The hot loop never touches the other lines: each block is searched with
     ``bytes.find`` per marker (a C ``memchr``/two-way search), and line numbers
     come from ``bytes.count(b"\\n")`` between hits.  Lines are yielded in file
     order, each once even when it holds several markers.
@@ -109,55 +159,34 @@ def scan(path, markers, previous=False):
     markers : sequence of bytes
         Substrings to look for (case-sensitive).
     previous : bool
-        Also yield the raw bytes of the line before each hit (``b""`` at the
-        start of a chunk), as a fourth item.
+        Also yield the raw bytes of the line before each hit (``b""`` before
+        the first line), as a fourth item.
     """
-    with open_binary(path) as fh:
-        carry = b""
-        base_line = 1  # line number of the first line in ``buf``
-        while True:
-            try:
-                block = fh.read(CHUNK)
-            except (OSError, EOFError) as exc:
-                raise ParseError(f"unreadable compressed data after line {base_line}: {exc}",
-                                 path=path, line=base_line) from None
-            eof = not block
-            buf = carry + block
-            if not buf:
-                return
-            if eof:
-                cut = len(buf)
+    line = 1
+    for buf, cut, before in blocks(path, lambda: line):
+        starts = set()
+        for marker in markers:
+            pos = buf.find(marker, 0, cut)
+            while pos >= 0:
+                starts.add(buf.rfind(b"\n", 0, pos) + 1)
+                pos = buf.find(b"\n", pos, cut)
+                if pos < 0:
+                    break
+                pos = buf.find(marker, pos, cut)
+        prev = 0
+        for start in sorted(starts):
+            line += buf.count(b"\n", prev, start)
+            prev = start
+            end = buf.find(b"\n", start, cut)
+            terminated = end >= 0
+            text = decode(bytes(buf[start:end if terminated else cut]).rstrip(b"\r"))
+            if previous:
+                yield (line, text, terminated,
+                       bytes(buf[buf.rfind(b"\n", 0, start - 1) + 1:start]) if start
+                       else before)
             else:
-                cut = buf.rfind(b"\n") + 1
-                if cut == 0:  # a single line longer than a chunk: keep reading
-                    carry = buf
-                    continue
-            starts = set()
-            for marker in markers:
-                pos = buf.find(marker, 0, cut)
-                while pos >= 0:
-                    starts.add(buf.rfind(b"\n", 0, pos) + 1)
-                    pos = buf.find(b"\n", pos, cut)
-                    if pos < 0:
-                        break
-                    pos = buf.find(marker, pos, cut)
-            line = base_line
-            prev = 0
-            for start in sorted(starts):
-                line += buf.count(b"\n", prev, start)
-                prev = start
-                end = buf.find(b"\n", start, cut)
-                terminated = end >= 0
-                raw = buf[start:end if terminated else cut]
-                if previous:
-                    yield (line, decode(raw.rstrip(b"\r")), terminated,
-                           buf[buf.rfind(b"\n", 0, start - 1) + 1:start] if start else b"")
-                else:
-                    yield line, decode(raw.rstrip(b"\r")), terminated
-            base_line = line + buf.count(b"\n", prev, cut)
-            if eof:
-                return
-            carry = buf[cut:]
+                yield line, text, terminated
+        line += buf.count(b"\n", prev, cut)
 
 
 def text_stream(path):

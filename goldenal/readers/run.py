@@ -100,13 +100,13 @@ def _identity_from(kwargs):
     return out
 
 
-def _thinking(value, where):
+def _thinking(value, file, line, i):
     if value is True or value == "on":
         return "on"
     if value is False or value == "off":
         return "off"
-    raise ParseError(f"{where}: thinking must be 'on' or 'off', got {value!r}",
-                     path=where.split(":")[0])
+    raise ParseError(f"cells[{i}]: thinking must be 'on' or 'off', got {value!r}",
+                     path=file, line=line)
 
 
 def load_run(path, *, k=None, **identity):
@@ -134,6 +134,9 @@ def load_run(path, *, k=None, **identity):
     ParseError
         No such directory, an invalid manifest, or no readable cell.
     """
+    from goldenal.readers import _k_iv
+
+    _k_iv(k)
     path = os.fspath(path)
     if os.path.basename(path) == MANIFEST and os.path.isfile(path):
         path = os.path.dirname(path) or "."
@@ -145,29 +148,103 @@ def load_run(path, *, k=None, **identity):
     return _from_collector(path, given, k)
 
 
+def is_run_dir(path):
+    """True when ``path`` is a run directory: ``run.yaml``, or collector server logs."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return False
+    names = os.listdir(path)
+    return MANIFEST in names or any(_SERVER_LOG.match(n) for n in names)
+
+
 def _read_manifest(path):
     import yaml
 
     file = os.path.join(path, MANIFEST)
     try:
         with open(file, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
+            node = yaml.compose(fh, Loader=yaml.SafeLoader)
+        doc = yaml.SafeLoader("").construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ParseError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=file,
                          line=mark.line + 1 if mark else None) from None
     if not isinstance(doc, dict):
         raise ParseError("run.yaml must be a mapping", path=file)
+    # line of each top-level key and of each cell, for messages that point at the input
+    lines = {}
+    for key_node, value_node in node.value:
+        lines[key_node.value] = key_node.start_mark.line + 1
+        if key_node.value == "cells" and isinstance(value_node, yaml.SequenceNode):
+            for i, item in enumerate(value_node.value):
+                lines[("cells", i)] = item.start_mark.line + 1
     cells = doc.get("cells")
     if not isinstance(cells, list) or not cells:
         raise ParseError("run.yaml needs a non-empty `cells` list of {thinking, k, files}",
-                         path=file)
-    return file, doc, cells
+                         path=file, line=lines.get("cells"))
+    return file, doc, cells, lines
+
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0", ""}
+
+
+def normalize_identity(identity, *, path=None, lines=None):
+    """Validate and normalise identity keys: ``draft`` a list of str, ``variant`` a dict,
+    ``simulated`` a bool.
+
+    A scalar string ``draft`` is one head; ``simulated`` must be a YAML boolean
+    (a string such as ``"no"`` is refused: it would read as true).
+
+    Raises
+    ------
+    ParseError
+        Naming ``path`` and the key's line (``lines``: key -> line).
+    """
+    lines = lines or {}
+    out = dict(identity)
+
+    def bad(key, message):
+        raise ParseError(f"`{key}`: {message}", path=path, line=lines.get(key))
+
+    if "draft" in out:
+        draft = out["draft"]
+        if draft is None:
+            draft = []
+        elif isinstance(draft, str):
+            draft = [draft] if draft.strip() else []
+        elif isinstance(draft, (list, tuple)):
+            if not all(isinstance(d, str) and d.strip() for d in draft):
+                bad("draft", f"expected draft head ids (strings), got {list(draft)!r}")
+            draft = list(draft)
+        else:
+            bad("draft", f"expected a draft head id or a list of them, got {draft!r}")
+        out["draft"] = draft
+    if "variant" in out:
+        variant = out["variant"]
+        if variant is None:
+            variant = {}
+        if not isinstance(variant, dict):
+            bad("variant", f"expected a mapping of KEY: VALUE, got {variant!r}")
+        out["variant"] = dict(variant)
+    if "simulated" in out:
+        sim = out["simulated"]
+        if sim is None:
+            sim = False
+        if not isinstance(sim, bool):
+            bad("simulated", f"expected true or false, got {sim!r}")
+        out["simulated"] = sim
+    for key in ("model", "curve", "method"):
+        value = out.get(key)
+        if value is not None and not isinstance(value, str):
+            bad(key, f"expected a string, got {value!r}")
+    return out
 
 
 def _from_manifest(path, given, only_k):
-    file, doc, cells = _read_manifest(path)
-    identity = {key: doc[key] for key in doc if key != "cells"}
+    file, doc, cells, lines = _read_manifest(path)
+    identity = normalize_identity({key: doc[key] for key in doc if key != "cells"},
+                                  path=file, lines=lines)
     warnings = []
     for key, value in given.items():
         if key in identity and identity[key] != value:
@@ -175,25 +252,34 @@ def _from_manifest(path, given, only_k):
                             "using the given value")
         identity[key] = value
     plan = []
+    seen = {}
     for i, cell in enumerate(cells):
-        where = f"{file}: cells[{i}]"
+        line = lines.get(("cells", i))
         if not isinstance(cell, dict):
-            raise ParseError(f"cells[{i}] must be a mapping", path=file)
-        thinking = _thinking(cell.get("thinking"), where)
+            raise ParseError(f"cells[{i}] must be a mapping", path=file, line=line)
+        thinking = _thinking(cell.get("thinking"), file, line, i)
         k = cell.get("k")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ParseError(f"cells[{i}]: k must be a positive integer, got {k!r}", path=file)
+            raise ParseError(f"cells[{i}]: k must be a positive integer, got {k!r}", path=file,
+                             line=line)
+        if (thinking, k) in seen:
+            j, first = seen[thinking, k]
+            raise ParseError(f"cells[{i}]: thinking {thinking}, K={k} repeats cells[{j}] "
+                             f"(line {first}); list every file of a cell in one `files` list",
+                             path=file, line=line)
+        seen[thinking, k] = (i, line)
         files = cell.get("files")
         if isinstance(files, str):
             files = [files]
         if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
-            raise ParseError(f"cells[{i}]: files must be a list of file names", path=file)
+            raise ParseError(f"cells[{i}]: files must be a list of file names", path=file,
+                             line=line)
         full = []
         for name in files:
             target = name if os.path.isabs(name) else os.path.join(path, name)
             if not os.path.isfile(target):
                 raise ParseError(f"cells[{i}] (thinking {thinking}, K={k}): no such file "
-                                 f"{name!r}", path=file)
+                                 f"{name!r}", path=file, line=line)
             full.append(target)
         if only_k is None or k == only_k:
             plan.append(((thinking, k), full, ()))

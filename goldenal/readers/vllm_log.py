@@ -48,6 +48,19 @@ _FAST = re.compile(r"SpecDecoding metrics: Mean acceptance length: (\d+\.\d+), "
                    r"Drafted: (\d+) tokens, Per-position acceptance rate: "
                    r"(\d\.\d{3}(?:, \d\.\d{3})*), "
                    r"Avg Draft acceptance rate: (\d+\.\d)%\s*$")
+# the same line as bytes, matched in the raw block without decoding; it admits a
+# subset of what _FAST admits on the decoded line (ASCII digits, trailing blanks
+# and CRs), so a line it takes reads exactly as the text path would read it
+_FAST_B = re.compile(rb"SpecDecoding metrics: Mean acceptance length: (\d+\.\d+), "
+                     rb"Accepted throughput: \d+(?:\.\d+)? tokens/s, "
+                     rb"Drafted throughput: \d+(?:\.\d+)? tokens/s, Accepted: (\d+) tokens, "
+                     rb"Drafted: (\d+) tokens, Per-position acceptance rate: "
+                     rb"(\d\.\d{3}(?:, \d\.\d{3})*), "
+                     rb"Avg Draft acceptance rate: (\d+\.\d)%[ \t\f\v\r]*(?:\n|\Z)")
+SPEC_D = b"SpecDecoding metrics: "  # long needle: a fast two-way search
+# lines only the general path reads: V0 metrics and start-up configuration
+_RARE = b"peculative"
+_RARE_MARKERS = (b"Speculative metrics: ", b"speculative_config")
 _VERSION = re.compile(r"server version:? v?(\S+)")
 _KEY = re.compile(r"[A-Za-z][A-Za-z /()\-]*")
 
@@ -214,6 +227,38 @@ def _from_mapping(cfg):
     return out
 
 
+def fast_counts(accepted, drafted, rates, mean, pct, known):
+    """``(k, steps, counts)`` of a whole family D line, or None to use the general path.
+
+    ``steps = drafted / K`` and the per-position counts ``round(s_i * steps)``
+    when they reproduce every printed figure (the common case, checked in a
+    few float operations); otherwise the exact integer solve.
+    """
+    k = len(rates)
+    steps, rest = divmod(drafted, k)
+    if rest or not drafted or (known is not None and known != k):
+        return None
+    if abs(1 + accepted / steps - mean) > 0.005 + 1e-9 or \
+            abs(100 * accepted / drafted - pct) > 0.05 + 1e-9:
+        return None
+    counts = [round(r * steps) for r in rates]
+    if sum(counts) == accepted:
+        tol, prev = 0.0005 * steps + 1e-6, steps
+        for c, r in zip(counts, rates):
+            if c > prev or abs(c - r * steps) > tol:
+                break
+            prev = c
+        else:
+            return k, steps, tuple(counts)
+    # rounding moved the sum off A: solve for the integers properly
+    counts = counts_from_rates(steps, rates, accepted, 0.0005 + 1e-9)
+    return None if counts is None else (k, steps, counts)
+
+
+_FIELDS = tuple(Observation.__dataclass_fields__)
+_new = object.__new__
+
+
 class _Reader:
     def __init__(self, ctx):
         self.ctx = ctx
@@ -295,32 +340,12 @@ class _Reader:
         None to hand the line to the general parser when any check fails.
         """
         mean_s, accepted_s, drafted_s, rates_s, pct_s = m.groups()
-        accepted, drafted = int(accepted_s), int(drafted_s)
-        rates = list(map(float, rates_s.split(", ")))
-        k = len(rates)
-        steps, rest = divmod(drafted, k)
-        known = self.config.get("k", self.ctx.k_hint)
-        if rest or not drafted or (known is not None and known != k):
+        accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
+        got = fast_counts(accepted, drafted, list(map(float, rates_s.split(", "))), mean,
+                          float(pct_s), self.config.get("k", self.ctx.k_hint))
+        if got is None:
             return None
-        mean = float(mean_s)
-        if abs(1 + accepted / steps - mean) > 0.005 + 1e-9 or \
-                abs(100 * accepted / drafted - float(pct_s)) > 0.05 + 1e-9:
-            return None
-        counts = [round(r * steps) for r in rates]
-        ok = sum(counts) == accepted
-        if ok:
-            tol, prev = 0.0005 * steps + 1e-6, steps
-            for c, r in zip(counts, rates):
-                if c > prev or abs(c - r * steps) > tol:
-                    ok = False
-                    break
-                prev = c
-        if ok:
-            counts = tuple(counts)
-        else:  # rounding moved the sum off A: solve for the integers properly
-            counts = counts_from_rates(steps, rates, accepted, 0.0005 + 1e-9)
-            if counts is None:
-                return None
+        k, steps, counts = got
         i = prefix.find("pid=")
         j = prefix.find(")", i) if i >= 0 else -1
         process = prefix[i + 4:j] if j > 0 else ""
@@ -488,14 +513,138 @@ class _Reader:
 
 
 def read(path, ctx: Context):
-    """Yield one :class:`Observation` per metrics window of a vLLM server log."""
+    """Yield one :class:`Observation` per metrics window of a vLLM server log.
+
+    Blocks of raw bytes are searched for ``SpecDecoding metrics: `` and each
+    hit is matched in place by the bytes form of the family D line; such a line
+    becomes an observation without being decoded or split into fields.  Any
+    other hit, and every line of a block that also holds V0 metrics or a
+    start-up ``speculative_config``, takes the general text path in file order.
+    """
     reader = _Reader(ctx)
     m = _VERSION.search(_io.decode(_io.read_head(path, 1 << 20)))
     if m:
         ctx.facts["version"] = m.group(1)
-    for number, text, terminated, previous in _io.scan(path, MARKERS, previous=True):
-        obs = reader.line(number, text, terminated, previous)
-        if obs is not None:
-            yield obs
+    source = reader.source
+    fast = _FAST_B.match
+    engine_id = _ENGINE_ID.search
+    stamp_of = _STAMP_B.search
+    config = reader.config
+    new, fields = _new, _FIELDS
+    number = 1  # line number of the start of the block
+    for buf, cut, before in _io.blocks(path, lambda: number):
+        find = buf.find
+        if find(_RARE, 0, cut) >= 0:  # a mixed block: every marked line, in order
+            hits = _line_starts(buf, cut, (SPEC_D,) + _RARE_MARKERS)
+        else:  # the common block: positions of the family D tag, one per line
+            hits = []
+            pos = find(SPEC_D, 0, cut)
+            while pos >= 0:
+                hits.append(pos)
+                pos = find(b"\n", pos, cut)
+                if pos < 0:
+                    break
+                pos = find(SPEC_D, pos, cut)
+        count = buf.count
+        if not hits:
+            number += count(b"\n", 0, cut)
+            continue
+        rfind = buf.rfind
+        last = 0
+        prefixes = {}  # line prefix -> (process, stamp), or None when it needs decoding
+        for pos in hits:
+            start = rfind(b"\n", 0, pos) + 1
+            number += count(b"\n", last, start)
+            last = start
+            m = fast(buf, pos, cut)
+            if m is not None:
+                prefix = bytes(buf[start:pos])
+                info = prefixes.get(prefix, False)
+                if info is False:
+                    info = prefixes[prefix] = _prefix_info(prefix)
+                if info is not None:
+                    mean_s, accepted_s, drafted_s, rates_s, pct_s = m.groups()
+                    accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
+                    got = fast_counts(accepted, drafted, list(map(float, rates_s.split(b", "))),
+                                      mean, float(pct_s), config.get("k", ctx.k_hint))
+                    if got is not None:
+                        process, stamp = info
+                        extra = {"process": process} if process else {}
+                        if start:
+                            p = rfind(b"\n", 0, start - 1) + 1
+                            if find(b"Engine ", p, start) >= 0:
+                                e = engine_id(buf, p, start)
+                                if e:
+                                    extra["dp_engine"] = str(int(e.group(1)))
+                        elif b"Engine " in before:
+                            e = engine_id(before)
+                            if e:
+                                extra["dp_engine"] = str(int(e.group(1)))
+                        extra["drafts_from"] = "drafted/k"
+                        k, steps, counts = got
+                        # the record built in place: a frozen dataclass's __init__ sets
+                        # each field through object.__setattr__, several times the cost
+                        obs = new(Observation)
+                        obs.__dict__.update(zip(fields, (
+                            source, number, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
+                            counts, mean, None, stamp, None, None, extra)))
+                        yield obs
+                        config = reader.config
+                        continue
+            # the general path: decode the line and parse it field by field
+            end = find(b"\n", start, cut)
+            terminated = end >= 0
+            text = _io.decode(bytes(buf[start:end if terminated else cut]).rstrip(b"\r"))
+            previous = bytes(buf[rfind(b"\n", 0, start - 1) + 1:start]) if start else before
+            obs = reader.line(number, text, terminated, previous)
+            config = reader.config  # a start-up line may have replaced it
+            if obs is not None:
+                yield obs
+        number += count(b"\n", last, cut)
     if reader.skipped_empty:
         ctx.facts["skipped_empty"] = reader.skipped_empty
+
+
+_STAMP_B = re.compile(rb"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
+
+
+def _prefix_info(prefix):
+    """``(process, stamp)`` of a line prefix that reads the same raw as decoded, else None.
+
+    A prefix with colour codes, CRs, non-ASCII bytes or an earlier metrics
+    tag goes to the general path, which decodes the line first.
+    """
+    if not prefix.isascii() or b"\x1b" in prefix or b"\r" in prefix \
+            or b"SpecDecoding metrics:" in prefix:
+        return None
+    i = prefix.find(b"pid=")
+    j = prefix.find(b")", i) if i >= 0 else -1
+    process = prefix[i + 4:j].decode() if j > 0 else ""
+    # _STAMP's leftmost match, tried only where a match can start (two before a
+    # "-"): the stamp is usually the first dash, so no scan of every offset
+    dash = prefix.find(b"-", 2)
+    while dash >= 0:
+        m = _STAMP_B.match(prefix, dash - 2)
+        if m:
+            return process, m.group(1).decode()
+        dash = prefix.find(b"-", dash + 1)
+    return process, None
+
+
+def _line_starts(buf, cut, markers):
+    """One offset per line holding any marker, in order: its family D tag, else its start."""
+    starts = set()
+    for marker in markers:
+        pos = buf.find(marker, 0, cut)
+        while pos >= 0:
+            starts.add(buf.rfind(b"\n", 0, pos) + 1)
+            pos = buf.find(b"\n", pos, cut)
+            if pos < 0:
+                break
+            pos = buf.find(marker, pos, cut)
+    out = []
+    for start in sorted(starts):
+        end = buf.find(b"\n", start, cut)
+        pos = buf.find(SPEC_D, start, end if end >= 0 else cut)
+        out.append(pos if pos >= 0 else start)
+    return out
