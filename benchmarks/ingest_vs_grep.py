@@ -14,8 +14,11 @@ The ratio depends on the density of spec lines: the text around them costs
 next to nothing (a ``bytes.find`` scan), each spec line a full parse and check
 (microseconds in Python, where ``grep -c`` spends nanoseconds).  ``--access``
 (access lines per interval), ``--requests`` (request-log lines per interval)
-and ``--dp`` (engines) set the mix.  The file is written to a temporary directory and
-removed afterwards unless ``--keep`` names a path.
+and ``--dp`` (engines) set the mix, or ``--mix`` names one of :data:`MIXES`;
+``--reuse`` times an existing log kept by ``--keep`` instead of writing one,
+and ``--profile`` prints where one ingest spends its time (cProfile).  The
+file is written to a temporary directory and removed afterwards unless
+``--keep`` names a path.
 """
 
 from __future__ import annotations
@@ -48,6 +51,11 @@ SPEC = ("(APIServer pid={pid}) INFO {ts} [metrics.py:101] SpecDecoding metrics: 
         "length: {mean:.2f}, Accepted throughput: {at:.2f} tokens/s, Drafted throughput: "
         "{dt:.2f} tokens/s, Accepted: {a} tokens, Drafted: {t} tokens, Per-position acceptance "
         "rate: {rates}, Avg Draft acceptance rate: {pct:.1f}%\n")
+
+
+# named mixes (dp engines, access lines and request-log lines per 10 s interval)
+MIXES = {"default": (2, 16, 0), "requests": (2, 16, 4), "access": (2, 64, 0),
+         "dense": (8, 16, 0), "sparse": (1, 64, 8)}
 
 
 def spec_line(rng, pid, ts, k=3):
@@ -129,8 +137,16 @@ def main(argv=None):
                         help="access lines per 10 s interval (default 16)")
     parser.add_argument("--requests", type=int, default=0,
                         help="request log lines per interval (--enable-log-requests; default 0)")
+    parser.add_argument("--mix", choices=sorted(MIXES),
+                        help="a named mix (sets --dp, --access and --requests)")
     parser.add_argument("--keep", metavar="PATH", help="write the log here and keep it")
+    parser.add_argument("--reuse", action="store_true",
+                        help="time the existing --keep file instead of writing it")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile one ingest and print the top functions")
     args = parser.parse_args(argv)
+    if args.mix:
+        args.dp, args.access, args.requests = MIXES[args.mix]
     tmp = None
     if args.keep:
         path = args.keep
@@ -139,10 +155,14 @@ def main(argv=None):
         path = os.path.join(tmp, "server.log")
     try:
         t0 = time.perf_counter()
-        spec = generate(path, args.mb, dp=args.dp, access=args.access, requests=args.requests)
+        if args.reuse and args.keep and os.path.exists(path):
+            spec = time_grep(path)[1]
+        else:
+            spec = generate(path, args.mb, dp=args.dp, access=args.access,
+                            requests=args.requests)
         size = os.path.getsize(path)
-        print(f"generated {size / 2**20:.0f} MiB, {spec} spec lines in "
-              f"{time.perf_counter() - t0:.1f} s: {path}", file=sys.stderr)
+        print(f"{'reused' if args.reuse else 'generated'} {size / 2**20:.0f} MiB, {spec} spec "
+              f"lines in {time.perf_counter() - t0:.1f} s: {path}", file=sys.stderr)
         grep_t, ingest_t = [], []
         time_grep(path)  # warm the page cache once for both
         for _ in range(args.runs):
@@ -153,10 +173,18 @@ def main(argv=None):
             if count != windows:
                 print(f"warning: grep counted {count} lines, ingest read {windows} windows",
                       file=sys.stderr)
+        if args.profile:
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            profiler.runcall(time_ingest, path)
+            pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(12)
         g, i = statistics.median(grep_t), statistics.median(ingest_t)
         al = cells[0].acceptance_length if len(cells) else float("nan")
-        print(f"file {size / 2**20:.0f} MiB, {spec} spec lines (dp={args.dp}, "
-              f"access/interval={args.access}, requests/interval={args.requests}); "
+        mix = "reused file" if args.reuse else (f"dp={args.dp}, access/interval={args.access}, "
+                                                f"requests/interval={args.requests}")
+        print(f"file {size / 2**20:.0f} MiB, {spec} spec lines ({mix}); "
               f"pooled AL {al:.4f}; {1e6 * i / spec:.1f} us per spec line")
         print(f"grep -c: median {g:.3f} s   ingest: median {i:.3f} s   "
               f"ratio {i / g:.2f}x (runs: grep {', '.join(f'{x:.3f}' for x in grep_t)}; "

@@ -15,7 +15,7 @@ from datetime import date
 import yaml
 
 from goldenal._files import write_text_atomic
-from goldenal.errors import ConflictError, ParseError, RegistryError
+from goldenal.errors import ConflictError, ParseError, RegistryError, yaml_error
 from goldenal.registry import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
                                Registry, file_checksums)
 
@@ -77,10 +77,7 @@ def parse_curve_text(text, path="<string>"):
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        detail = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ParseError(f"not valid YAML: {detail}", path=path,
-                         line=mark.line + 1 if mark else None) from None
+        raise yaml_error(exc, path, text=text) from None
     header = [ln for ln in text.splitlines() if ln.startswith("#")]
     cells, lines, model = {}, {}, None
     if not isinstance(root, yaml.MappingNode) or len(root.value) != 1:
@@ -334,9 +331,7 @@ def read_manifest(directory):
     except OSError as exc:
         raise RegistryError(f"cannot read manifest: {exc.strerror}", path=path) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ParseError("manifest is not valid YAML", path=path,
-                         line=mark.line + 1 if mark else None) from None
+        raise yaml_error(exc, path, prefix="manifest is not valid YAML") from None
     if not isinstance(data, dict) or not isinstance(data.get("curves"), dict):
         raise RegistryError("manifest must be a mapping with a 'curves' mapping", path=path)
     for curve_id, entry in data["curves"].items():

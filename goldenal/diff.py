@@ -19,6 +19,28 @@ from typing import NamedTuple
 
 from goldenal.errors import ParseError, UnknownCurve
 
+# Variance of the error of a two-decimal rounding (uniform on +-0.005): 0.01^2 / 12.
+ROUNDING_VARIANCE = 0.01 ** 2 / 12
+
+
+def combined_standard_error(se_a, se_b, *, rounded_a=False, rounded_b=False):
+    """Standard error of B - A, or None when neither side has one.
+
+    A side known only by its committed two-decimal value (``rounded_*``, no
+    standard error) contributes the rounding variance 0.01^2 / 12 when the
+    other side has a standard error; two rounded values alone give None
+    (their difference is then only bounded, by +-0.01).
+    """
+    if se_a is None and se_b is None:
+        return None
+    var = 0.0
+    for se, rounded in ((se_a, rounded_a), (se_b, rounded_b)):
+        if se is not None:
+            var += se * se
+        elif rounded:
+            var += ROUNDING_VARIANCE
+    return math.sqrt(var)
+
 
 class Side(NamedTuple):
     """One side of a comparison: values, and standard errors where known."""
@@ -91,12 +113,59 @@ def _side_from_cells(cells, label, curve_id, distribution=None):
     return Side(label, "committed", curve_id, texts, est, err, methods)
 
 
-def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None):
+def resolve_curve(spec, *, golden_dir=None):
+    """A committed curve named by a curve file or a curve id, with its distribution.
+
+    Parameters
+    ----------
+    spec : str or os.PathLike
+        A curve file (``.yaml``) or a curve id of ``golden_dir`` (default:
+        the packaged curves).
+
+    Returns
+    -------
+    (Curve, str or None, dict or None)
+        The registry curve, the path of its file, and its
+        ``<curve-id>.distribution.json`` when one sits beside it.
+
+    Raises
+    ------
+    ParseError
+        The curve file is malformed.
+    UnknownCurve
+        ``spec`` is neither a file nor a curve id of the directory.
+    """
+    spec = os.fspath(spec)
+    if os.path.isfile(spec):
+        from goldenal.curvefile import curve_from_file, read_curve_file
+
+        parsed = read_curve_file(spec)
+        if parsed.errors:
+            first = parsed.errors[0]
+            raise ParseError(first.message, path=spec, line=first.line)
+        curve = curve_from_file(parsed, curve_id=os.path.splitext(os.path.basename(spec))[0])
+        return curve, spec, _distribution_beside(spec)
+    from goldenal.registry import load_registry
+
+    registry = load_registry(golden_dir)
+    curve = registry.curves.get(spec)
+    if curve is None:
+        known = ", ".join(sorted(registry.curves)) or "none"
+        raise UnknownCurve(f"{spec!r} is neither a file, a run directory nor a curve id of "
+                           f"{registry.directory} (curves: {known})")
+    path = os.path.join(registry.directory, curve.file) if registry.directory and curve.file \
+        else None
+    return curve, path, _distribution_beside(path) if path else None
+
+
+def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None,
+                 allow_simulated=False):
     """Turn a CLI/library argument into a :class:`Side`.
 
     ``spec`` may be a CurveFit, a registry Curve, a path to a curve file
-    (``.yaml``), a measurement-run directory, or a curve id of ``golden_dir``
-    (default: the packaged curves).
+    (``.yaml``), a measurement-run directory (loaded and refused as ``fit``
+    does: see :func:`goldenal.fitting.output.load_run_for_fit`), or a curve
+    id of ``golden_dir`` (default: the packaged curves).
     """
     from goldenal.fitting.results import CurveFit
 
@@ -107,50 +176,23 @@ def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None):
     spec = os.fspath(spec)
     if os.path.isdir(spec):
         from goldenal.fitting import fit
+        from goldenal.fitting.output import load_run_for_fit
 
-        run = load_run_for_fit(spec, identity or {})
+        run = load_run_for_fit(spec, identity, allow_simulated=allow_simulated)
         return _side_from_fit(fit(run, **(fit_kwargs or {})), spec)
-    if os.path.isfile(spec):
-        from goldenal.curvefile import read_curve_file
-
-        parsed = read_curve_file(spec)
-        if parsed.errors:
-            first = parsed.errors[0]
-            raise ParseError(first.message, path=spec, line=first.line)
-        curve_id = os.path.splitext(os.path.basename(spec))[0]
-        return _side_from_cells(parsed.cells, spec, curve_id, _distribution_beside(spec))
-    from goldenal.registry import load_registry
-
-    registry = load_registry(golden_dir)
-    try:
-        curve = registry[spec]
-    except (KeyError, UnknownCurve):
-        known = ", ".join(sorted(registry.curves)) or "none"
-        raise UnknownCurve(f"{spec!r} is neither a file, a run directory nor a curve id of "
-                           f"{registry.directory} (curves: {known})") from None
-    dist = None
-    if registry.directory and curve.file:
-        dist = _distribution_beside(os.path.join(registry.directory, curve.file))
+    curve, _, dist = resolve_curve(spec, golden_dir=golden_dir)
     return _side_from_cells(curve.cells, spec, curve.id, dist)
-
-
-def load_run_for_fit(path, identity):
-    """``goldenal.readers.load_run`` with the identity flags that were given."""
-    try:
-        from goldenal.readers import load_run
-    except ImportError:
-        raise ParseError("reading measurement runs needs goldenal.readers.load_run, which this "
-                         "installation lacks", path=path) from None
-    return load_run(path, **{k: v for k, v in identity.items() if v not in (None, [], {})})
 
 
 @dataclass(frozen=True)
 class CurveDiff:
     """Cell-by-cell comparison of two curves (delta = B - A).
 
-    A cell is "inside" when |delta| <= z * sqrt(se_A^2 + se_B^2) for the
-    two-sided normal quantile z of ``confidence_level``, "outside" when
-    beyond it, and "no interval" when neither side carries a standard error.
+    A cell is "inside" when |delta| <= z * se for the two-sided normal
+    quantile z of ``confidence_level``, "outside" when beyond it, and "no
+    interval" when neither side carries a standard error; se is
+    :func:`combined_standard_error` (a committed side without one adds its
+    rounding variance 0.01^2 / 12).
     """
 
     a: Side = field(repr=False)
@@ -217,7 +259,7 @@ class CurveDiff:
 
 
 def diff_curves(a, b, *, confidence_level=0.95, golden_dir=None, fit_kwargs=None,
-                identity=None):
+                identity=None, allow_simulated=False):
     """Compare two curves cell by cell.
 
     Parameters
@@ -232,6 +274,8 @@ def diff_curves(a, b, *, confidence_level=0.95, golden_dir=None, fit_kwargs=None
         Passed to :func:`goldenal.fitting.fit` for run directories.
     identity : dict, optional
         Identity for InferenceX results directories (model, draft, ...).
+    allow_simulated : bool
+        Accept simulated run directories (refused by default, as by ``fit``).
 
     Returns
     -------
@@ -243,8 +287,10 @@ def diff_curves(a, b, *, confidence_level=0.95, golden_dir=None, fit_kwargs=None
         raise ValueError("`confidence_level` must be between 0 and 1")
     fit_kwargs = dict(fit_kwargs or {})
     fit_kwargs.setdefault("confidence_level", confidence_level)
-    sa = resolve_side(a, golden_dir=golden_dir, fit_kwargs=fit_kwargs, identity=identity)
-    sb = resolve_side(b, golden_dir=golden_dir, fit_kwargs=fit_kwargs, identity=identity)
+    sa = resolve_side(a, golden_dir=golden_dir, fit_kwargs=fit_kwargs, identity=identity,
+                      allow_simulated=allow_simulated)
+    sb = resolve_side(b, golden_dir=golden_dir, fit_kwargs=fit_kwargs, identity=identity,
+                      allow_simulated=allow_simulated)
     q = norm.ppf(0.5 + confidence_level / 2)
     rows = []
     order = {"on": 0, "off": 1}
@@ -260,11 +306,12 @@ def diff_curves(a, b, *, confidence_level=0.95, golden_dir=None, fit_kwargs=None
             rows.append(DiffRow(thinking, k, ta, tb, None, None, None, "failed", ma, mb))
             continue
         delta = sb.estimates[key] - sa.estimates[key]
-        ses = [s for s in (sa.errors.get(key), sb.errors.get(key)) if s is not None]
-        if not ses:
+        se = combined_standard_error(sa.errors.get(key), sb.errors.get(key),
+                                     rounded_a=sa.kind == "committed",
+                                     rounded_b=sb.kind == "committed")
+        if se is None:
             rows.append(DiffRow(thinking, k, ta, tb, delta, None, None, "no interval", ma, mb))
             continue
-        se = math.sqrt(sum(s * s for s in ses))
         z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
         status = "inside" if abs(z) <= q else "outside"
         rows.append(DiffRow(thinking, k, ta, tb, delta, se, z, status, ma, mb))

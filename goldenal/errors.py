@@ -73,3 +73,43 @@ class ConvergenceError(GoldenALError):
 
 class LowSampleWarning(RuntimeWarning):
     """A statistic was computed from too little data to be trusted."""
+
+
+def yaml_error(exc, path=None, *, text=None, prefix="not valid YAML"):
+    """The one-line :class:`ParseError` for a PyYAML error, with its line where known.
+
+    Parameters
+    ----------
+    exc : yaml.YAMLError
+        A marked error (scanner, parser, composer, constructor: its problem
+        and mark) or a reader error (a control character or an undecodable
+        byte: its reason and character position).
+    path : str, optional
+    text : str, optional
+        The text parsed, to turn a reader error's character position into a
+        line number.
+    prefix : str
+        What the message starts with (``"not valid YAML"``).
+
+    Returns
+    -------
+    ParseError
+        ``prefix: problem`` on one line (PyYAML's own text spans several).
+    """
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    detail = getattr(exc, "problem", None) or getattr(exc, "context", None)
+    if detail is None and hasattr(exc, "reason") and hasattr(exc, "character"):
+        char = exc.character
+        if isinstance(char, bytes):
+            detail = f"cannot decode byte #x{char[0]:02x}: {exc.reason}"
+        else:
+            code = char if isinstance(char, int) else ord(char)
+            detail = f"unacceptable character #x{code:04x}: {exc.reason}"
+        position = getattr(exc, "position", None)
+        if line is None and text is not None and isinstance(position, int):
+            line = text.count("\n", 0, position) + 1
+    if detail is None:
+        detail = str(exc).split("\n", 1)[0]
+    detail = " ".join(str(detail).split())
+    return ParseError(f"{prefix}: {detail}", path=path, line=line)

@@ -93,7 +93,7 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     rates = None
     if engine == "vllm":
         if spec_config is not None:
-            _check_spec_config(spec_config, golden)
+            _check_spec_config(spec_config, golden, registry)
         options["spec_config"] = spec_config
         if distribution:
             from goldenal.distribution import acceptance_rates
@@ -118,21 +118,35 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
                     rates=rates)
 
 
-def _check_spec_config(spec_config, golden):
-    """Refuse a speculative-config whose K or draft contradicts the cell."""
+def _check_spec_config(spec_config, golden, registry):
+    """Refuse a speculative-config whose K, method, head or variant contradicts the cell.
+
+    The curve must be the one the JSON serves, by the resolver inject and
+    audit use (:func:`goldenal.policy.resolve_served`).
+    """
     from goldenal.engines.vllm import parse_speculative_config
     from goldenal.errors import PolicyError
-    from goldenal.policy import draft_matches
+    from goldenal.policy import resolve_served
 
     spec = parse_speculative_config(spec_config)
     n = spec.get("num_speculative_tokens")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+        raise UsageError(f"--spec-config num_speculative_tokens must be an integer, got "
+                         f"{n!r} ({type(n).__name__})")
     if n is not None and n != golden.k:
         raise PolicyError(f"--spec-config has num_speculative_tokens {n}, but --k is {golden.k}")
     head = spec.get("model")
-    if head and golden.draft:
-        from goldenal.registry import load_registry
-
-        curve = load_registry(golden.golden_dir).curves[golden.curve]
-        if not draft_matches(curve, str(head)):
-            raise PolicyError(f"--spec-config serves draft {head}, but curve {golden.curve} "
-                              f"was measured with {', '.join(golden.draft)}")
+    method = spec.get("method")
+    try:
+        resolve_served(registry, models=(golden.model,), draft=str(head) if head else None,
+                       method=str(method) if method else None,
+                       draft_sample_method=spec.get("draft_sample_method"),
+                       # the fragment adds rejection_sample_method "synthetic"
+                       rejection_sample_method="synthetic", curve=golden.curve)
+    except PolicyError as exc:
+        raise PolicyError(f"--spec-config does not serve curve {golden.curve}: {exc}") from None
+    except Exception as exc:
+        if type(exc).__name__ == "UnknownCurve":
+            raise PolicyError(f"--spec-config does not serve curve {golden.curve}: "
+                              f"{exc}") from None
+        raise

@@ -16,7 +16,7 @@ import json
 import math
 import os
 
-from goldenal.errors import ParseError
+from goldenal.errors import ParseError, PolicyError
 from goldenal.observation import Observation
 
 SCHEMA_VERSION = "1.0"
@@ -78,9 +78,17 @@ def constant_rate_for_mean(al, k):
     return float(brentq(lambda p: sum(p ** i for i in range(1, k + 1)) - target, 0.0, 1.0))
 
 
+def _histogram(steps, per_position):
+    """``{length: steps}`` (length 1 = no draft accepted) from per-position counts."""
+    from goldenal.readers._base import histogram_from_survival
+
+    hist = histogram_from_survival(steps, per_position)
+    return {j + 1: int(n) for j, n in enumerate(hist) if n}
+
+
 def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=None,
                   accept_length_by_k=None, histogram=None, chain=None,
-                  measurement_conditions=None, mean_per_request=None):
+                  measurement_conditions=None, mean_per_request=None, measured=True):
     """Assemble a schema-1.0 profile from a per-step mean and a survival vector.
 
     Parameters
@@ -97,6 +105,8 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
         ``{K: AL}`` measured values (default ``{k: mean}``).
     histogram : dict, optional
         ``{length: steps}``, length 1 = no draft accepted.
+    measured : bool
+        False for simulated data (the profile then says ``"measured": false``).
 
     Returns
     -------
@@ -105,14 +115,14 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
     marginal = [float(x) for x in marginal]
     if len(marginal) != k:
         raise ValueError(f"`marginal` must have K={k} entries, got {len(marginal)}")
-    conditional, prev = [], 1.0
-    for m in marginal:
-        conditional.append(m / prev if prev > 0 else 0.0)
-        prev = m
+    from goldenal.acceptance import conditional_rates
+
+    # an undefined rate (after a zero survival) is published as 0: nothing reaches it
+    conditional = [0.0 if a is None else float(a) for a in conditional_rates(marginal)]
     by_k = accept_length_by_k or {k: mean}
     return {
         "schema_version": SCHEMA_VERSION,
-        "measured": True,
+        "measured": bool(measured),
         "method": method,
         "draft_checkpoint": _checkpoint(draft[0]) if draft else None,
         "target_model": _checkpoint(model) if model else None,
@@ -150,7 +160,7 @@ def _conditions(provenance, thinking, extra=None):
 
 
 def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
-                      provenance=None, accept_length_by_k=None, chain=None):
+                      provenance=None, accept_length_by_k=None, chain=None, measured=True):
     """Profile of a fitted cell (:class:`goldenal.fitting.CellFit`).
 
     With per-position counts the vectors and the histogram are the measured
@@ -167,8 +177,7 @@ def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
     histogram = None
     if cell.per_position is not None:
         marginal = list(cell.per_position.survival)
-        c = [cell.n_steps, *cell.per_position.counts, 0]
-        histogram = {j + 1: c[j] - c[j + 1] for j in range(cell.k + 1) if c[j] - c[j + 1]}
+        histogram = _histogram(cell.n_steps, cell.per_position.counts)
     else:
         p = constant_rate_for_mean(cell.mean_acceptance_length, cell.k)
         marginal = [p ** i for i in range(1, cell.k + 1)]
@@ -178,7 +187,51 @@ def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
     return build_profile(k=cell.k, mean=cell.mean_acceptance_length, marginal=marginal,
                          method=method, model=model, draft=draft, variant=variant,
                          accept_length_by_k=by_k, histogram=histogram, chain=chain,
-                         measurement_conditions=_conditions(provenance, cell.thinking, extra))
+                         measurement_conditions=_conditions(provenance, cell.thinking, extra),
+                         measured=measured)
+
+
+def _impossible(survival):
+    """The first violation of a survival function, in words."""
+    previous = 1
+    for i, x in enumerate(survival, 1):
+        if x < 0:
+            return f"S({i}) = {float(x):.2f} < 0, a negative marginal"
+        if x > previous:
+            return (f"S({i}) = {float(x):.2f} > S({i - 1}) = {float(previous):.2f}, a "
+                    "conditional rate above 1")
+        previous = x
+    return "none"
+
+
+def monotone_survival(curve, committed, *, k, thinking):
+    """The isotonic survival profile of a chain curve up to K, rescaled to its AL(K).
+
+    :func:`goldenal.fitting.fit_curve_means` fits a non-increasing,
+    non-negative profile to the committed means 1..K; it is scaled so that
+    1 + sum S(i) equals the committed AL(K) (the value the profile stands
+    for).
+
+    Raises
+    ------
+    PolicyError
+        The rescaled profile is not a survival function (a value above 1).
+    """
+    from goldenal.fitting import fit_curve_means
+
+    fitted = fit_curve_means({i: committed[i] for i in range(1, k + 1)}, thinking=thinking,
+                             parametric=False)
+    survival = [float(x) for x in fitted.fitted_survival[:k]]
+    total = sum(survival)
+    target = committed[k] - 1.0
+    if total <= 0:
+        return [0.0] * k
+    scaled = [x * target / total for x in survival]
+    if scaled[0] > 1.0 + 1e-12:
+        raise PolicyError(f"curve {curve.id} thinking {thinking} K={k}: no monotone survival "
+                          f"profile reaches AL {committed[k]:.2f} (S(1) would be "
+                          f"{scaled[0]:.3f} > 1)")
+    return [min(x, 1.0) for x in scaled]
 
 
 def profile_from_curve(curve, *, k, thinking, monotone=False):
@@ -187,14 +240,18 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
     Chain drafting: the marginals are the implied survival
     S(i) = AL(i) - AL(i-1) of the committed values up to K (so 1 + sum equals
     the committed AL(K) exactly); with ``monotone=True`` the isotonic profile
-    of :func:`goldenal.fitting.fit_curve_means` is used instead (vLLM requires
-    non-increasing marginals).  Block-parallel methods: the constant
-    conditional rate that reproduces AL(K).
+    of :func:`goldenal.fitting.fit_curve_means`, rescaled so 1 + sum equals
+    the committed AL(K) (vLLM requires non-increasing marginals).
+    Block-parallel methods: the constant conditional rate that reproduces
+    AL(K).
 
     Raises
     ------
     UnknownCurve
         The cell (or, for chain methods, a cell below it) is not committed.
+    PolicyError
+        The implied survival is impossible (a negative marginal, or a
+        conditional rate above 1) and ``monotone`` is false.
     """
     from goldenal.errors import UnknownCurve
     from goldenal.fitting.curve import is_chain_method
@@ -216,15 +273,19 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
                                f"{', '.join(map(str, missing))}, needed for the implied "
                                "survival up to K")
         if monotone:
-            from goldenal.fitting.monotone import fit_curve_means
-
-            fitted = fit_curve_means({i: committed[i] for i in range(1, k + 1)},
-                                     thinking=thinking, parametric=False)
-            marginal = list(fitted.fitted_survival[:k])
-            extra["rates"] = "isotonic (non-increasing) fit of the implied survival"
+            marginal = monotone_survival(curve, committed, k=k, thinking=thinking)
+            extra["rates"] = ("isotonic (non-increasing) fit of the implied survival, rescaled "
+                              "so 1 + sum equals the committed AL")
         else:
-            prev = [1.0] + [committed[i] for i in range(1, k)]
-            marginal = [committed[i] - prev[i - 1] for i in range(1, k + 1)]
+            from goldenal.acceptance import implied_survival, is_survival
+
+            implied = implied_survival({i: cells[i] for i in range(1, k + 1)}, k)
+            if not is_survival(implied):
+                raise PolicyError(
+                    f"curve {curve.id} thinking {thinking} K={k}: the committed values imply "
+                    f"impossible rates ({_impossible(implied)}); pass --monotone "
+                    "(monotone=True) to export the isotonic survival profile")
+            marginal = [float(x) for x in implied]
             extra["rates"] = "implied survival S(i) = AL(i) - AL(i-1) of the committed values"
     else:
         p = constant_rate_for_mean(mean, k)
@@ -253,8 +314,7 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
     if not counts or not n:
         raise ValueError("the distribution entry has no per-position counts")
     marginal = [c / n for c in counts]
-    full = [n, *counts, 0]
-    histogram = {j + 1: full[j] - full[j + 1] for j in range(k + 1) if full[j] - full[j + 1]}
+    histogram = _histogram(n, counts)
     interval = cell.get("interval") or {}
     extra = {"committed_value": cell.get("value"), "n_steps": n,
              "interval": {key: interval.get(key) for key in ("low", "high", "level", "method")}}
@@ -366,7 +426,7 @@ def _target_id(curve):
 
 
 def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_kwargs=None,
-                   identity=None):
+                   identity=None, allow_simulated=False):
     """Profile of one cell of a committed curve, a curve file, a run or a fit.
 
     Parameters
@@ -380,7 +440,11 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
     thinking : {"on", "off"}
     monotone : bool
         For committed chain curves without counts: use the isotonic survival
-        profile instead of the raw implied survival.
+        profile (rescaled to the committed AL) instead of the raw implied
+        survival, which is refused when it is impossible.
+    allow_simulated : bool
+        Accept a simulated run directory (refused by default, as by ``fit``);
+        its profile says ``"measured": false``.
 
     Returns
     -------
@@ -409,38 +473,19 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
                                  draft=draft_tuple(ident.get("draft")),
                                  variant=ident.get("variant"),
                                  provenance=_provenance(ident), accept_length_by_k=by_k,
-                                 chain=source.chain)
+                                 chain=source.chain, measured=not ident.get("simulated"))
     if hasattr(source, "cells") and hasattr(source, "id"):
         return profile_from_curve(source, k=k, thinking=thinking, monotone=monotone)
     spec = os.fspath(source)
     if os.path.isdir(spec):
-        from goldenal.diff import load_run_for_fit
         from goldenal.fitting import fit
+        from goldenal.fitting.output import load_run_for_fit
 
-        return export_profile(fit(load_run_for_fit(spec, identity or {}),
-                                  **(fit_kwargs or {})), k=k, thinking=thinking)
-    from goldenal.diff import _distribution_beside
+        run = load_run_for_fit(spec, identity, allow_simulated=allow_simulated)
+        return export_profile(fit(run, **(fit_kwargs or {})), k=k, thinking=thinking)
+    from goldenal.diff import resolve_curve
 
-    if os.path.isfile(spec):
-        from goldenal.curvefile import curve_from_file, read_curve_file
-
-        parsed = read_curve_file(spec)
-        if parsed.errors:
-            first = parsed.errors[0]
-            raise ParseError(first.message, path=spec, line=first.line)
-        curve = curve_from_file(parsed, curve_id=os.path.splitext(os.path.basename(spec))[0])
-        curve_path = spec
-    else:
-        from goldenal.registry import load_registry
-
-        registry = load_registry(golden_dir)
-        curve = registry.curves.get(spec)
-        if curve is None:
-            known = ", ".join(sorted(registry.curves)) or "none"
-            raise UnknownCurve(f"{spec!r} is neither a file, a run directory nor a curve id "
-                               f"of {registry.directory} (curves: {known})")
-        curve_path = os.path.join(registry.directory, curve.file) if curve.file else None
-    dist = _distribution_beside(curve_path) if curve_path else None
+    curve, _, dist = resolve_curve(spec, golden_dir=golden_dir)
     value = (curve.cells.get(thinking) or {}).get(k)
     for cell in (dist or {}).get("cells", []):
         if (cell.get("thinking"), cell.get("k")) == (thinking, k) and \

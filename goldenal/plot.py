@@ -854,6 +854,9 @@ def diff_frame(diff_result):
 
     level = getattr(diff_result, "confidence_level", 0.95)
     q = NormalDist().inv_cdf(0.5 + level / 2)
+    # the standard error of each row is goldenal.diff.combined_standard_error's, the one
+    # rule for both the verdict and the drawing; only with none at all is the
+    # +-0.01 bound of two roundings drawn
     se = (frame["se"] if "se" in frame.columns else
           np.full(len(frame), np.nan)).astype(float).to_numpy()
     has_se = np.isfinite(se)

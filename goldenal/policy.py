@@ -135,12 +135,137 @@ def _unknown_model(registry, model):
     msg = f"no curve for model {model!r}"
     if hint:
         msg += f"; did you mean {', '.join(hint)}?"
-    msg += f" (models in {registry.directory}: {', '.join(names)})"
+    msg += f" (models in {getattr(registry, 'directory', 'the registry')}: {', '.join(names)})"
     return UnknownCurve(msg)
 
 
-def candidates(registry, model=None, *, draft=None, curve=None, variant=None):
-    """The curves that fit a request, before K and thinking mode are checked."""
+# -- the served identity -------------------------------------------------------
+
+# Method spellings of the engines (vLLM ``method``, SGLang ``--speculative-algorithm``,
+# TensorRT-LLM ``decoding_type``, ATOM ``--method``) mapped to a curve family.
+_METHOD_CLASSES = {"mtp": "mtp", "nextn": "mtp", "deepseek_mtp": "mtp",
+                   "qwen3_next_mtp": "mtp", "glm4_moe_mtp": "mtp", "eagle3": "eagle3",
+                   "dspark": "dspark"}
+# SGLang's ``EAGLE`` (and TensorRT-LLM's ``Eagle``) runs chain drafting: native MTP
+# layers (NextN) or an EAGLE-3 head, whichever the draft path holds.
+_CHAIN = "chain"
+_CHAIN_NAMES = ("eagle", "eagle-3")
+
+# vLLM rejection_sample_method values that are the engine default, not a curve's
+# variant ("strict" in 0.19/0.20, "standard" from 0.21 on; ENGINES.md 1.1).
+_DEFAULT_REJECTION = ("strict", "standard")
+# ``rejection_sample_method: synthetic`` replaces the verifier the curve was
+# measured with; the served file no longer says which one that was.
+SYNTHETIC = "synthetic"
+REPLACED = object()
+
+
+def method_class(method):
+    """The curve family a served method names, or None when the file gives none.
+
+    ``"mtp"``, ``"eagle3"``, ``"dspark"``; ``"chain"`` for SGLang's ``EAGLE``,
+    which runs either MTP layers or an EAGLE-3 head; an unknown method is its
+    own lower-case name (and matches no curve).
+    """
+    if method is None or not str(method).strip():
+        return None
+    name = str(method).strip().lower()
+    if name in _CHAIN_NAMES:
+        return _CHAIN
+    if name in _METHOD_CLASSES:
+        return _METHOD_CLASSES[name]
+    if name.endswith("_mtp"):
+        return "mtp"
+    return name
+
+
+def method_matches(curve, method):
+    """True when a served ``method`` (any engine's spelling) is the curve's method."""
+    served = method_class(method)
+    if served is None:
+        return True
+    own = method_class(curve.method) or "mtp"
+    if served == _CHAIN:
+        return own in ("mtp", "eagle3")
+    return own == served
+
+
+def served_variant(draft_sample_method=None, rejection_sample_method=None):
+    """The curve variant a served speculative config runs.
+
+    Keys the config leaves at the engine default are absent; a
+    ``rejection_sample_method`` of ``synthetic`` becomes :data:`REPLACED`
+    (the synthetic knob replaces the verifier, so any measured one fits).
+    """
+    out = {}
+    if draft_sample_method is not None and str(draft_sample_method).strip():
+        out["draft_sample_method"] = str(draft_sample_method).strip()
+    rsm = None if rejection_sample_method is None else str(rejection_sample_method).strip()
+    if rsm == SYNTHETIC:
+        out["rejection_sample_method"] = REPLACED
+    elif rsm and rsm not in _DEFAULT_REJECTION:
+        out["rejection_sample_method"] = rsm
+    return out
+
+
+def variant_matches(curve, variant):
+    """True when ``variant`` is exactly the curve's variant.
+
+    A key set to :data:`REPLACED` matches whatever the curve records for it
+    (including nothing); every other key must be equal, and neither side may
+    have a key the other lacks.
+    """
+    own = curve.variant
+    for key in set(own) | set(variant):
+        wanted = variant.get(key)
+        if wanted is REPLACED:
+            continue
+        if key not in own or key not in variant or str(own[key]) != str(wanted):
+            return False
+    return True
+
+
+def _show_variant(variant):
+    shown = [f"{k}={v}" for k, v in sorted(variant.items()) if v is not REPLACED]
+    return ", ".join(shown) or "none"
+
+
+def _head_fits(curve, draft, method):
+    """Does a served draft path belong to the curve?
+
+    A native-MTP curve has no head: a draft path there stages the model's own
+    MTP layers (SGLang ``--speculative-draft-model-path``), so it fits when the
+    method is MTP-like or the path names the model itself.
+    """
+    if draft_matches(curve, draft):
+        return True
+    if curve.draft:
+        return False
+    return method_class(method) in ("mtp", _CHAIN) or model_matches(curve, draft)
+
+
+def candidates(registry, model=None, *, draft=None, curve=None, variant=None, method=None):
+    """The curves that fit a request, before K and thinking mode are checked.
+
+    Parameters
+    ----------
+    registry : Registry or iterable of Curve
+    model, draft, curve : str, optional
+        As for :func:`goldenal.lookup`.
+    variant : dict, optional
+        Must equal the curve's variant exactly (see :func:`variant_matches`);
+        None leaves the variant open.
+    method : str, optional
+        A served method in any engine's spelling (``mtp``, ``EAGLE``,
+        ``NEXTN``, ``dspark``...); only curves of that method fit.
+
+    Raises
+    ------
+    UnknownCurve
+        Nothing committed fits; no other head, method or variant is offered.
+    PolicyError
+        ``curve`` contradicts ``model``, ``draft``, ``variant`` or ``method``.
+    """
     if curve is not None:
         found = [c for c in registry if c.id.lower() == curve.lower()]
         if not found:
@@ -153,33 +278,162 @@ def candidates(registry, model=None, *, draft=None, curve=None, variant=None):
         chosen = found[0]
         if model is not None and not model_matches(chosen, model):
             raise PolicyError(f"curve {chosen.id} is for model {chosen.model}, not {model!r}")
-        if draft is not None and not draft_matches(chosen, draft):
+        if draft is not None and not _head_fits(chosen, draft, method):
             raise PolicyError(f"curve {chosen.id} was measured with {_describe(chosen)}, "
                               f"not draft {draft!r}; its value must not be served with that head")
-        if variant is not None and variant != chosen.variant:
-            raise PolicyError(f"curve {chosen.id} has variant {chosen.variant or 'none'}, "
-                              f"not {variant or 'none'}")
+        if method is not None and not method_matches(chosen, method):
+            raise PolicyError(f"curve {chosen.id} was measured with method "
+                              f"{chosen.method or 'mtp'}, not {method}")
+        if variant is not None and not variant_matches(chosen, variant):
+            raise PolicyError(f"curve {chosen.id} has variant {_show_variant(chosen.variant)}, "
+                              f"not {_show_variant(variant)}")
         return [chosen]
     if model is None:
         raise UsageError("give a MODEL or `--curve`")
     found = [c for c in registry if model_matches(c, model)]
     if not found:
         raise _unknown_model(registry, model)
+    if method is not None:
+        same = [c for c in found if method_matches(c, method)]
+        if not same:
+            have = "; ".join(f"{c.method or 'mtp'} (curve {c.id})" for c in found)
+            raise UnknownCurve(f"no {method} curve for model {found[0].model}; "
+                               f"committed: {have}")
+        found = same
     if draft is not None:
-        with_head = [c for c in found if draft_matches(c, draft)]
+        with_head = [c for c in found if _head_fits(c, draft, method)]
         if not with_head:
             heads = "; ".join(f"{_describe(c)} (curve {c.id})" for c in found)
             raise UnknownCurve(f"no curve for model {found[0].model} with draft {draft!r}; "
                                f"committed: {heads}")
         found = with_head
     if variant is not None:
-        same = [c for c in found if c.variant == variant]
+        same = [c for c in found if variant_matches(c, variant)]
         if not same:
-            have = "; ".join(f"{c.id}: {c.variant or 'none'}" for c in found)
+            have = "; ".join(f"{c.id}: {_show_variant(c.variant)}" for c in found)
             raise UnknownCurve(f"no curve for model {found[0].model} with variant "
-                               f"{variant or 'none'}; committed: {have}")
+                               f"{_show_variant(variant)}; committed: {have}")
         found = same
     return found
+
+
+def served_sampling(site_or_cfg):
+    """``(draft_sample_method, rejection_sample_method)`` as a site or config serves them."""
+    variant = getattr(site_or_cfg, "variant", None) or {}
+    dsm = variant.get("draft_sample_method")
+    rsm = getattr(site_or_cfg, "rejection_sample_method", None) or \
+        variant.get("rejection_sample_method")
+    spec = (getattr(site_or_cfg, "extra", None) or {}).get("spec")
+    if isinstance(spec, dict):
+        dsm = spec.get("draft_sample_method", dsm)
+        rsm = spec.get("rejection_sample_method", rsm)
+    return dsm, rsm
+
+
+def served_identity(*, models=(), draft=None, method=None, draft_sample_method=None,
+                    rejection_sample_method=None):
+    """A one-line description of what a config serves, for messages."""
+    parts = []
+    if models:
+        parts.append(f"model {models[0]}")
+    if draft:
+        parts.append(f"draft {draft}")
+    if method:
+        parts.append(f"method {method}")
+    variant = {k: v for k, v in served_variant(draft_sample_method,
+                                                rejection_sample_method).items()
+               if v is not REPLACED}
+    if variant:
+        parts.append("variant " + _show_variant(variant))
+    return ", ".join(parts) or "no identity"
+
+
+def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample_method=None,
+                   rejection_sample_method=None, model=None, draft_flag=None, curve=None,
+                   variant=None):
+    """The one curve a served config must carry: used by inject, emit and audit alike.
+
+    The config's own identity (its model names, most specific first; draft
+    head; method; sampling settings) must name exactly one committed curve:
+    same model, same head, same method, exactly the same variant.  Selection
+    flags (``model``, ``draft_flag``, ``curve``, ``variant``) narrow further
+    and are refused when they contradict the config.  A model name the
+    registry does not know may be supplied by ``model`` or ``curve``.
+
+    Parameters
+    ----------
+    registry : Registry or iterable of Curve
+    models : sequence of str
+        Model names the config serves (path, served name, prefix key...).
+    draft, method : str, optional
+        The served draft head and method, in the engine's own spelling.
+    draft_sample_method, rejection_sample_method : str, optional
+        vLLM's sampling settings as served (see :func:`served_variant`).
+    model, draft_flag, curve, variant : optional
+        Selection flags as for :func:`goldenal.lookup`.
+
+    Returns
+    -------
+    Curve
+
+    Raises
+    ------
+    UnknownCurve
+        No committed curve has the served identity (exit 1).
+    PolicyError
+        Several curves fit, or a flag contradicts the config (exit 1).
+    """
+    served = served_variant(draft_sample_method, rejection_sample_method)
+    ident = served_identity(models=models, draft=draft, method=method,
+                            draft_sample_method=draft_sample_method,
+                            rejection_sample_method=rejection_sample_method)
+    pool = None
+    for name in models:
+        if name and any(model_matches(c, name) for c in registry):
+            pool = [c for c in registry if model_matches(c, name)]
+            break
+    if pool is None and draft and model is None and curve is None:
+        # a draft head names its model (the file may give only the head's path)
+        heads = [c for c in registry if c.draft and draft_matches(c, draft)]
+        if heads:
+            pool = [c for c in registry if c.model == heads[0].model]
+    if pool is None and model is None and curve is None:
+        if models:
+            raise UnknownCurve(f"no committed curve for model {models[0]}; if it is an "
+                               "alias of a curve's model, name that model or the curve "
+                               f"({ident})")
+        raise PolicyError(f"cannot tell which golden curve applies ({ident}); "
+                          "name the model or the curve")
+    if pool is None:
+        pool, pool_model = list(registry), model
+    else:
+        pool_model = pool[0].model
+    if pool_model is not None:
+        # the config's own identity, exactly
+        found = candidates(pool, pool_model, draft=draft, method=method, variant=served)
+    else:
+        found = pool
+    if any(v is not None for v in (model, draft_flag, curve, variant)):
+        chosen = candidates(registry, model, draft=draft_flag, curve=curve,
+                            variant=normalize_variant(variant))
+        both = [c for c in chosen if c in found]
+        if curve is not None and both:
+            # an explicit curve must still be the one the config serves
+            both = candidates(both, curve=curve, draft=draft, method=method, variant=served)
+        if not both:
+            given = " ".join(f"--{k.replace('_flag', '')} {v}" if k != "model" else str(v)
+                             for k, v in (("model", model), ("draft_flag", draft_flag),
+                                          ("curve", curve), ("variant", variant))
+                             if v is not None)
+            raise PolicyError(f"{given} contradicts the file, which serves {ident} "
+                              f"({', '.join(c.id for c in found)})")
+        found = both
+    if len(found) != 1:
+        raise PolicyError(f"{len(found)} curves fit {ident}: "
+                          + ", ".join(c.id for c in found)
+                          + "; the draft head (and variant) served decides: pass --draft or "
+                          "--curve")
+    return found[0]
 
 
 def select(registry, model=None, *, k, thinking, draft=None, curve=None, variant=None):

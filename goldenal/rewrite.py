@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from goldenal._files import write_text_atomic
 from goldenal.engines import ENGINES, adapter, spans
-from goldenal.engines.locate import find_sites
+from goldenal.engines.locate import find_sites, pd_decode
 from goldenal.errors import ParseError, PolicyError, UsageError
 
 # The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors) and ours.
@@ -114,122 +114,25 @@ def _read(path):
 
 # -- choosing the curve ------------------------------------------------------
 
-_METHODS = {"mtp": "mtp", "deepseek_mtp": "mtp", "qwen3_next_mtp": "mtp", "glm4_moe_mtp": "mtp",
-            "nextn": "mtp", "eagle3": "eagle3", "dspark": "dspark"}
-
-
-def _method_class(method):
-    if not method:
-        return None
-    name = str(method).strip().lower()
-    if name.endswith("_mtp"):
-        return "mtp"
-    return _METHODS.get(name)
-
-
-def _variant_fits(curve_variant, file_variant, rejection_synthetic):
-    """Does a curve's variant agree with what a speculative config declares?"""
-    for key, value in file_variant.items():
-        if str(curve_variant.get(key)) != str(value):
-            return False
-    for key, value in curve_variant.items():
-        if key in file_variant:
-            continue
-        # The synthetic knob replaces the rejection method the curve was measured with.
-        if key == "rejection_sample_method" and rejection_synthetic:
-            continue
-        return False
-    return True
-
-
-def _describe(site):
-    parts = []
-    if site.models:
-        parts.append(f"model {site.models[0]}")
-    if site.draft:
-        parts.append(f"draft {site.draft}")
-    if site.method:
-        parts.append(f"method {site.method}")
-    if site.variant:
-        parts.append("variant " + ", ".join(f"{k}={v}" for k, v in sorted(site.variant.items())))
-    return ", ".join(parts) or "no identity"
-
-
 def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant=None,
                   path=None, line=None):
-    """The one curve that applies to a site, from the file's identity and the flags.
+    """The one curve that applies to a site (:func:`goldenal.policy.resolve_served`)."""
+    from goldenal.policy import resolve_served, served_sampling
 
-    Evidence in the file narrows the registry (model names, draft head, method,
-    vLLM sampling variant); flags narrow it too, and a flag whose curves share
-    nothing with the file's is refused as a contradiction.
-    """
-    from goldenal.policy import candidates, draft_matches, model_matches, normalize_variant
-
-    curves = list(registry)
-    evidence = curves
-    by_model = [c for c in curves if any(model_matches(c, m) for m in site.models)]
-    if by_model:
-        evidence = by_model
-    if site.draft:
-        heads = [c for c in evidence if draft_matches(c, site.draft)]
-        if heads:
-            evidence = heads
-        elif by_model:
-            raise PolicyError(f"no golden curve for draft {site.draft} of model "
-                              f"{by_model[0].model}; committed heads: "
-                              + "; ".join(f"{', '.join(c.draft) or 'native'} ({c.id})"
-                                          for c in by_model), path=path, line=line)
-    method = _method_class(site.method)
-    if method and len(evidence) > 1:
-        same = [c for c in evidence if _method_class(c.method) in (method, None)]
-        evidence = same or evidence
-    if site.engine == "vllm" and len(evidence) > 1:
-        synthetic = site.extra.get("spec", {}).get("rejection_sample_method") == "synthetic"
-        fits = [c for c in evidence if _variant_fits(c.variant, site.variant, synthetic)]
-        if not fits:
-            # The synthetic knob replaces the rejection sampler, so the draft-side
-            # variant alone decides (InferenceX pairs draft_sample_method=probabilistic
-            # with the probabilistic/block curve).
-            def draft_side(variant):
-                return {k: v for k, v in variant.items() if k != "rejection_sample_method"}
-
-            fits = [c for c in evidence if draft_side(c.variant) == draft_side(site.variant)]
-        evidence = fits or evidence
-    file_narrowed = evidence is not curves
-
-    flags = {"model": model, "draft": draft, "curve": curve, "variant": variant}
-    if any(v is not None for v in flags.values()):
-        try:
-            chosen = candidates(registry, model, draft=draft, curve=curve,
-                                variant=normalize_variant(variant))
-        except Exception as exc:  # the policy's own refusal, located in the file
-            if hasattr(exc, "path") and exc.path is None:
-                exc.path, exc.line = path, line
-            raise
-        if file_narrowed:
-            both = [c for c in chosen if c in evidence]
-            if not both:
-                given = " ".join(f"--{k} {v}" if k != "model" else str(v)
-                                 for k, v in flags.items() if v is not None)
-                raise PolicyError(f"{given} contradicts the file, which serves "
-                                  f"{_describe(site)} ({', '.join(c.id for c in evidence)})",
-                                  path=path, line=line)
-            chosen = both
-    elif not by_model and not site.draft:
-        if site.models:
-            raise PolicyError(f"no committed golden curve for the model this file serves "
-                              f"({_describe(site)}); if it is an alias of a curve's model, "
-                              "pass MODEL or --curve", path=path, line=line)
-        raise PolicyError(f"cannot tell which golden curve applies ({_describe(site)}); "
-                          "pass MODEL or --curve", path=path, line=line)
-    else:
-        chosen = evidence
-    if len(chosen) != 1:
-        raise PolicyError(f"{len(chosen)} curves fit {_describe(site)}: "
-                          + ", ".join(c.id for c in chosen)
-                          + "; the draft head served decides: pass --draft or --curve",
-                          path=path, line=line)
-    return chosen[0]
+    dsm, rsm = served_sampling(site)
+    if site.engine == "vllm":
+        # the knob comes with rejection_sample_method "synthetic", which replaces
+        # whichever verifier the file named: the file is resolved as it will serve
+        rsm = "synthetic"
+    try:
+        return resolve_served(registry, models=tuple(site.models), draft=site.draft,
+                              method=site.method, draft_sample_method=dsm,
+                              rejection_sample_method=rsm, model=model, draft_flag=draft,
+                              curve=curve, variant=variant)
+    except Exception as exc:  # the policy's own refusal, located in the file
+        if hasattr(exc, "path") and exc.path is None:
+            exc.path, exc.line = path, line
+        raise
 
 
 # -- the rewrite ---------------------------------------------------------------
@@ -257,16 +160,30 @@ def _site_k(site, k, path):
     return int(chosen)
 
 
+def explicit_al(al, k, *, path=None, line=None):
+    """An explicit AL (``--al``, ``SYNTHETIC_ACCEPTANCE_LENGTH``) checked like a curve value.
+
+    A plain ASCII decimal (the curve files' rule, so ``+2.5``, ``2.5e0`` and
+    full-width digits are refused: they would be written verbatim into JSON
+    and YAML) in [1, K+1].
+    """
+    from decimal import Decimal
+
+    from goldenal.curvefile import _FLOAT
+
+    text = str(al).strip()
+    if not _FLOAT.match(text):
+        raise UsageError(f"SYNTHETIC_ACCEPTANCE_LENGTH must be a plain decimal such as 2.83, "
+                         f"got {al!r}")
+    if not 1 <= Decimal(text) <= k + 1:
+        raise PolicyError(f"AL {text} is outside [1, K+1] = [1, {k + 1}]", path=path, line=line)
+    return text
+
+
 def _golden(site, *, registry, k, thinking, selection, al, path):
     line = _site_line(site)
     if al is not None:
-        try:
-            value = float(al)
-        except ValueError:
-            raise UsageError(f"SYNTHETIC_ACCEPTANCE_LENGTH must be a number, got {al!r}") from None
-        if not 1 <= value <= k + 1:
-            raise PolicyError(f"AL {al} is outside [1, K+1] = [1, {k + 1}]", path=path, line=line)
-        return str(al).strip(), None
+        return explicit_al(al, k, path=path, line=line), None
     curve = resolve_curve(registry, site, path=path, line=line, **selection)
     from goldenal.policy import select
 
@@ -292,7 +209,8 @@ def _group_key(site):
 
 def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, curve=None,
            variant=None, golden_dir=None, al=None, distribution=False, form=None,
-           env_file=None, force=False, check=False, diff_only=False, text=None):
+           env_file=None, force=False, check=False, diff_only=False, text=None,
+           allow_non_agentic=False):
     """Rewrite one serve config so every speculative site carries its golden AL.
 
     Parameters
@@ -330,6 +248,9 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         Write nothing; ``result.diff`` holds the change.
     text : str, optional
         The file's content (then ``path`` only names it).
+    allow_non_agentic : bool
+        Write into a fixed-sequence-length (non-agentic) config, which the
+        policy says must measure real acceptance; refused otherwise.
 
     Returns
     -------
@@ -361,6 +282,24 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
 
         thinking = normalize_thinking(thinking)
     original = _read(path) if text is None else text
+    # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
+    # it (marks and offsets count from the first real character), write it back.
+    bom = original[:1] if original.startswith(_BOM) else ""
+    original = original[len(bom):]
+    result = _inject_text(path, original, engine=engine, model=model, k=k, thinking=thinking,
+                          draft=draft, curve=curve, variant=variant, golden_dir=golden_dir,
+                          al=al, distribution=distribution, form=form, env_file=env_file,
+                          force=force, check=check, diff_only=diff_only,
+                          allow_non_agentic=allow_non_agentic, bom=bom)
+    return result
+
+
+_BOM = "\ufeff"
+
+
+def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, variant,
+                 golden_dir, al, distribution, form, env_file, force, check, diff_only,
+                 allow_non_agentic, bom):
     selection = {"model": model, "draft": draft, "curve": curve, "variant": variant}
     registry = None
     if al is None:
@@ -369,11 +308,16 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         registry = load_registry(golden_dir)
 
     if path.lower().endswith(COMMAND_SUFFIXES):
+        if not allow_non_agentic:
+            _refuse_non_agentic(path)
         return _inject_command(path, original, engine=engine, k=k, thinking=thinking,
                                registry=registry, selection=selection, al=al, form=form,
-                               force=force, check=check, diff_only=diff_only)
+                               force=force, check=check, diff_only=diff_only, bom=bom)
 
     doc, sites, layout = find_sites(path, original, env_file=env_file)
+    if not allow_non_agentic:
+        name = spans.scalar(spans.get(doc.root, "name")) if spans.is_map(doc.root) else None
+        _refuse_non_agentic(path, name)
     if not sites:
         raise ParseError("no speculative settings found (no speculative-config, "
                          "sglang_config/trtllm_config speculative settings or "
@@ -386,8 +330,14 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
 
     groups = {}
     values, warnings = [], []
+    decode_k = {site.section: _site_k(site, k, path) for site in sites if pd_decode(site, sites)}
     for site in sites:
-        site_k = _site_k(site, k, path)
+        if pd_decode(site, sites, role="prefill"):
+            # SGLang PD: the decode worker verifies, so its K picks the cell; the
+            # prefill worker carries the same value (ENGINES.md 2.4)
+            site_k = decode_k[site.section]
+        else:
+            site_k = _site_k(site, k, path)
         al_text, curve_id = _golden(site, registry=registry, k=site_k, thinking=thinking,
                                     selection=selection, al=al, path=path)
         eng = adapter(site.engine)
@@ -453,14 +403,47 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     for other_path, (other_text, other_edits) in file_edits.items():
         outputs.append((other_path, other_text, spans.apply_edits(other_text, other_edits)))
     return _finish(path, outputs, changed, len(groups), values, changes, warnings,
-                   check=check, diff_only=diff_only)
+                   check=check, diff_only=diff_only, bom=bom)
+
+
+def _refuse_non_agentic(path, name=None):
+    """Refuse a fixed-sequence-length config (the audit's GAL302 test, one function)."""
+    from goldenal.lint.evidence import agentic_of
+
+    if agentic_of(path, name) is False:
+        said = "" if agentic_of(path) is False else f" (recipe name {name})"
+        raise PolicyError(f"a fixed-sequence-length (non-agentic) config{said} must measure "
+                          "real acceptance; synthetic acceptance is for agentic configs only "
+                          "(pass --allow-non-agentic to write it anyway)", path=path)
 
 
 def _label(path, side):
     return path if os.path.isabs(path) else f"{side}/{path}"
 
 
-def _finish(path, outputs, changed, entries, values, changes, warnings, *, check, diff_only):
+def _write_all(path, outputs, bom):
+    """Write every changed file, all or nothing (a recipe and the env file it names).
+
+    The texts are all prepared before the first write; when a later write
+    fails, the files already written get their old text back.
+    """
+    done = []
+    try:
+        for p, before, after in outputs:
+            if before != after:
+                write_text_atomic(p, (bom + after) if p == path else after)
+                done.append((p, before))
+    except BaseException:
+        for p, before in reversed(done):
+            try:
+                write_text_atomic(p, (bom + before) if p == path else before)
+            except OSError:
+                pass    # the original error says what failed; nothing better to do
+        raise
+
+
+def _finish(path, outputs, changed, entries, values, changes, warnings, *, check, diff_only,
+            bom=""):
     diff = "".join(
         "".join(difflib.unified_diff(before.splitlines(keepends=True),
                                      after.splitlines(keepends=True),
@@ -471,9 +454,7 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
     needs = any(before != after for _, before, after in outputs)
     written = False
     if needs and not (check or diff_only):
-        for p, before, after in outputs:
-            if before != after:
-                write_text_atomic(p, after)
+        _write_all(path, outputs, bom)
         written = True
     if not needs:
         message = f"{path}: already carries the golden AL in {entries} entr" \
@@ -491,8 +472,10 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
 
 
 def _inject_command(path, original, *, engine, k, thinking, registry, selection, al, form,
-                    force, check, diff_only):
+                    force, check, diff_only, bom=""):
+    """ATOM launchers and argument files: every launch path, never the EVAL_ONLY one."""
     from goldenal.engines.atom import plan_command, read_command_settings
+    from goldenal.engines.locate import Site
 
     if engine not in (None, "atom"):
         raise PolicyError(f"command-line files are handled for ATOM only, not {engine}",
@@ -501,33 +484,35 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
     if not settings:
         raise ParseError("no ATOM speculative flags found (--num-speculative-tokens)", path=path)
     found = settings[0]
-    from goldenal.engines.locate import Site
+    chosen = {}
 
-    site = Site(engine="atom", role=None, section=None, spec=None, k=found.k,
-                k_values=(found.k,) if found.k else (), draft=found.draft,
-                method=found.method, models=(found.model,) if found.model else ())
-    site_k = found.k if found.k is not None else k
-    if found.k is not None and k is not None and int(k) != found.k:
-        raise PolicyError(f"--k {k} contradicts the file: --num-speculative-tokens {found.k}",
-                          path=path, line=found.line)
-    if site_k is None:
-        raise ParseError("K is missing: no literal --num-speculative-tokens; pass --k",
-                         path=path, line=found.line)
-    if al is not None:
-        al_text, curve_id = str(al), None
-    else:
-        curve = resolve_curve(registry, site, path=path, line=found.line, **selection)
-        from goldenal.policy import select
+    def golden_for_k(site_k, line):
+        if site_k not in chosen:
+            if al is not None:
+                chosen[site_k] = (explicit_al(al, site_k, path=path, line=line), None)
+            else:
+                site = Site(engine="atom", role=None, section=None, spec=None, k=site_k,
+                            k_values=(site_k,), draft=found.draft, method=found.method,
+                            models=(found.model,) if found.model else ())
+                curve = resolve_curve(registry, site, path=path, line=line, **selection)
+                from goldenal.policy import select
 
-        al_text = select(registry, k=site_k, thinking=thinking, curve=curve.id).text
-        curve_id = curve.id
-    plan, _ = plan_command(path, original, al_text, k=site_k, form=form, force=force)
+                try:
+                    text = select(registry, k=site_k, thinking=thinking, curve=curve.id).text
+                except Exception as exc:
+                    if hasattr(exc, "path") and exc.path is None:
+                        exc.path, exc.line = path, line
+                    raise
+                chosen[site_k] = (text, curve.id)
+        return chosen[site_k][0]
+
+    plan, targets = plan_command(path, original, golden_for_k, k=k, form=form, force=force)
     after = spans.apply_edits(original, plan.edits)
-    knob = adapter("atom").convert(al_text, k=site_k, form=form)
-    values = [SiteValue(None, None, "atom", site_k, al_text, knob, curve_id, found.line)]
-    changes = [(found.line, None, name, old, new) for name, old, new in plan.changes]
-    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, 1, values,
-                   changes, [], check=check, diff_only=diff_only)
+    values = [SiteValue(None, None, "atom", site_k, al_text, knob, chosen[site_k][1], line)
+              for line, site_k, al_text, knob in targets]
+    changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
+    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
+                   values, changes, [], check=check, diff_only=diff_only, bom=bom)
 
 
 # -- the InferenceX runner contract -------------------------------------------

@@ -88,7 +88,8 @@ def validate(path=None):
     for curve in registry:
         where = os.path.join(directory, curve.file or curve.id)
         ident = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
-        if ident in identities:
+        # without a manifest draft and variant are unknown, so identities cannot be told apart
+        if has_manifest and ident in identities:
             problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
                                     f"curves {identities[ident]} and {curve.id} have the same "
                                     f"identity (model {curve.model}, method {curve.method}, "

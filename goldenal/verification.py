@@ -50,7 +50,10 @@ class Verification:
 
     Attributes
     ----------
-    verdict : {"hit", "missed"}
+    verdict : {"hit", "missed", "incomplete"}
+        "incomplete" when some windows were refused (and
+        ``allow_incomplete`` was not given): the realized AL and the reason
+        cover the readable windows only.
     realized_al : float
         Pooled ``1 + sum accepted / sum drafts`` (or the mean of printed means).
     target : float
@@ -135,13 +138,11 @@ def _target_iv(target, k):
 
 def _observations(run_or_paths, k, thinking):
     from goldenal.readers import Observations, ingest, load_run
-    from goldenal.readers.run import MeasurementRun
+    from goldenal.readers.run import MeasurementRun, is_run_dir
 
     source = run_or_paths
-    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
-        names = os.listdir(source)
-        if "run.yaml" in names or any(n.startswith("server_") and "_mtp" in n for n in names):
-            source = load_run(source)
+    if isinstance(source, (str, os.PathLike)) and is_run_dir(source):
+        source = load_run(source)
     if isinstance(source, MeasurementRun):
         keys = [key for key in source.cells if (k is None or key[1] == k)
                 and (thinking is None or key[0] == thinking)]
@@ -166,7 +167,8 @@ def _observations(run_or_paths, k, thinking):
             obs.sources)
 
 
-def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, slack=0.0):
+def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, slack=0.0,
+           allow_incomplete=False):
     """Compare a synthetic-acceptance run's realized AL with its golden target.
 
     Parameters
@@ -190,6 +192,9 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
         does not model (default 0): requests that end inside a step (max
         tokens, EOS) accept fewer drafts than scheduled and pull short runs
         below the target.
+    allow_incomplete : bool
+        Judge the readable windows even when some were refused; by default
+        the verdict is then "incomplete".
 
     Returns
     -------
@@ -251,9 +256,20 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     notes = tuple(_config_notes(sources, text))
     if notes and not ok:
         reason += "; " + "; ".join(notes)
-    return Verification("hit" if ok else "missed", realized, value, text, k, tolerance, sigma,
+    verdict = "hit" if ok else "missed"
+    refused = [p for p in problems if p.refused]
+    if refused and not allow_incomplete:
+        # a verdict on part of the windows could hide the ones that would miss
+        verdict = "incomplete"
+        reason = (f"{len(refused)} window{'s' if len(refused) != 1 else ''} refused (first: "
+                  f"{refused[0]}); the readable windows give: {verdict_word(ok)}: {reason}")
+    return Verification(verdict, realized, value, text, k, tolerance, sigma,
                         distance, steps, windows, engine, reason, method, z, survival, expected,
                         profile_ok, notes)
+
+
+def verdict_word(ok):
+    return "hit" if ok else "missed"
 
 
 def _config_notes(sources, text):

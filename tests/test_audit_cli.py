@@ -19,7 +19,7 @@ HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(HERE)
 REPO = os.path.join(HERE, "data", "audit", "repo")
 SCHEMAS = os.path.join(os.path.dirname(goldenal.lint.__file__), "schemas")  # as installed
-SUMMARY = "Found 42 findings (27 errors, 4 warnings, 11 info); 12 with a suggested fix."
+SUMMARY = "Found 42 findings (29 errors, 2 warnings, 11 info); 12 with a suggested fix."
 
 
 def run(capsys, *argv):
@@ -152,7 +152,8 @@ def test_bad_input_never_crashes(tmp_path, capsys):
     (agentic / "dangling").symlink_to(tmp_path / "missing")
     os.symlink(agentic, root / "zz-alias")    # a second name for an audited directory
     rc, out, err = run(capsys, str(root))
-    assert err == "" and rc == 0
+    # an unparseable recipe is an error (nobody checked it): exit 1
+    assert err == "" and rc == 1
     assert out.splitlines() == [
         "agentic/blob.bin:1:1: GAL306 binary file skipped",
         "agentic/broken.yaml:4:1: GAL306 cannot parse recipe: did not find expected ',' or ']'",
@@ -160,7 +161,7 @@ def test_bad_input_never_crashes(tmp_path, capsys):
         "agentic/linked-outside:1:1: GAL306 symlink leads outside the audited root; "
         "not followed",
         "agentic/loop:1:1: GAL306 symlink loop; not followed",
-        "Found 5 findings (0 errors, 1 warning, 4 info).",
+        "Found 5 findings (1 error, 0 warnings, 4 info).",
     ]
 
 

@@ -227,6 +227,29 @@ def test_layers_read_an_override_over_its_base():
     assert spans.to_python(spans.get(view, "a")) == {"y": 3, "x": 1}
 
 
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(
+    st.sampled_from(["", "~", "null", "Null", "NULL", "true", "False", "yes", "on", "off",
+                     "<<", "0o17", "017", "0x1F", "0b101", "1_000", "+3", "-0", "1e3", "1.5",
+                     ".inf", "3.", "12:30", "2026-01-01"]),
+    st.from_regex(r"[-+]?[0-9_]{1,6}(\.[0-9]{0,3})?([eE][-+]?[0-9]{1,2})?", fullmatch=True),
+    st.from_regex(r"[-+]?0[box][0-9a-fA-F_]{1,5}", fullmatch=True)))
+def test_plain_scalar_types_follow_the_yaml_1_2_core_schema(text):
+    """The lazy resolver agrees with ruamel.yaml's YAML 1.2 resolver on null/bool/int/merge."""
+    from ruamel.yaml import YAML
+
+    doc = f"k: {text}\n"
+    try:
+        theirs = YAML(typ="rt").compose(doc).value[0][1].tag
+    except Exception:
+        return      # not a plain scalar in YAML (e.g. a bare sign): nothing to compare
+    theirs = getattr(theirs, "value", theirs)  # ruamel wraps tags in newer releases
+    kinds = ("null", "bool", "int", "merge")
+    ours = spans.tag_of(spans.get_pair(spans.compose(doc), "k")[1]).rsplit(":", 1)[-1]
+    assert (ours if ours in kinds else "other") == (
+        theirs.rsplit(":", 1)[-1] if theirs.rsplit(":", 1)[-1] in kinds else "other")
+
 def test_add_to_mapping_keeps_indentation_and_trailing_comments():
     text = "env:\n    A: '1'  # keep\nnext: 1\n"
     env = spans.get(spans.compose(text), "env")

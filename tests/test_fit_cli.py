@@ -63,7 +63,8 @@ def test_json_output_for_ci(run_cli, tmp_path):
     doc = json.loads(stdout)
     assert doc["curve"] == "mm3_fixture" and len(doc["files"]) == 2
     first = doc["cells"][0]
-    assert set(first) == {"thinking", "k", "value", "estimate", "interval", "n_steps"}
+    assert set(first) == {"thinking", "k", "value", "estimate", "interval", "n_steps",
+                          "mean_only"}
     assert set(first["interval"]) == {"low", "high", "level", "method"}
     assert first["interval"]["low"] < first["estimate"] < first["interval"]["high"]
     assert first["value"] == "%.2f" % first["estimate"]

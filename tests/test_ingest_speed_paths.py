@@ -148,6 +148,29 @@ def test_fast_paths_read_like_the_field_parser(tmp_path, data, monkeypatch):
 
 
 @SETTINGS
+@given(data=logs(), chunk=st.sampled_from([None, 7, 64, 300]))
+def test_numpy_block_index_reads_like_the_byte_scan(tmp_path, data, chunk, monkeypatch):
+    path = tmp_path / "server.log"
+    path.write_bytes(data)
+    if chunk:
+        monkeypatch.setattr(_io, "CHUNK", chunk)
+    plain = run(vllm_log.read, path)
+    monkeypatch.setattr(vllm_log, "_NUMPY_BLOCK", 0)  # every block through numpy
+    monkeypatch.setattr(vllm_log, "_NUMPY_FILE", 0)
+    assert run(vllm_log.read, path) == plain
+
+
+@pytest.mark.parametrize("text", [b"", b"x\n", b"peculative", b"xxxxxxxxpeculativ",
+                                  b"speculative_config", b"Speculative metrics: 1",
+                                  b"vvvvvvvvvvv", b"peculativepeculative\n", b"eculative v"])
+def test_rare_marker_by_numpy_matches_find(text):
+    import numpy as np
+
+    arr = np.frombuffer(text, np.uint8)
+    assert vllm_log._has_rare(np, arr) == (vllm_log._RARE in text)
+
+
+@SETTINGS
 @given(data=logs(), chunk=st.integers(1, 400))
 def test_tiny_blocks_and_gzip_read_like_one_block(tmp_path, data, chunk, monkeypatch):
     path = tmp_path / "server.log"
@@ -198,9 +221,21 @@ def test_blocks_number_lines_and_keep_a_cut_last_line(tmp_path, monkeypatch):
 
 def reference_counts(drafts, rates, accepted, half):
     """The reconstruction written plainly: boxes, order, then unit moves."""
+    digits = next((n for n in range(1, 7) if abs(half - 0.5 * 10 ** -n) <= 2e-9), None)
+
+    def prints(c, rate):
+        return f"{c / drafts:.{digits}f}" == f"{rate:.{digits}f}"
+
     def feasible(rate):
         lo = math.ceil(round((rate - half) * drafts, 9))
         hi = math.floor(round((rate + half) * drafts, 9))
+        if digits:  # the edges only count when they print as the rate
+            if 0 <= hi and abs(hi - (rate + half) * drafts) < 1e-6 * drafts + 1e-6 \
+                    and not prints(hi, rate):
+                hi -= 1
+            if 0 <= lo and abs(lo - (rate - half) * drafts) < 1e-6 * drafts + 1e-6 \
+                    and not prints(lo, rate):
+                lo += 1
         return max(lo, 0), min(hi, drafts)
 
     bounds = [feasible(r) for r in rates]
@@ -254,6 +289,8 @@ def test_counts_from_rates_exact_values():
     assert _base.counts_from_rates(1929, [0.85, 0.595, 0.416], 3591, 0.0005 + 1e-9) == \
         (1640, 1148, 803)
     assert _base.counts_from_rates(10, [0.5, 0.6], 11, 0.0005 + 1e-9) is None
+    # 3/200 = 0.015 is within 0.005 of 0.02 but prints as 0.01: only (4, 1) fits
+    assert _base.counts_from_rates(200, [0.02, 0.01], 5, 0.005 + 1e-9) == (4, 1)
 
 
 # -- pooled summary ----------------------------------------------------------------------

@@ -25,7 +25,7 @@ CASES = [
     ("sglang_variants.yaml", "sglang_variants.expected.yaml", ["--thinking", "on"]),
     ("sglang_pinned.yaml", "sglang_pinned.expected.yaml", ["--thinking", "on"]),
     ("trtllm_disagg_anchor.yaml", "trtllm_disagg_anchor.expected.yaml", ["--thinking", "on"]),
-    ("trtllm_agg.yaml", "trtllm_agg.expected.yaml",
+    ("trtllm_agg_one.yaml", "trtllm_agg_one.expected.yaml",
      ["--thinking", "on", "--model", "qwen3.5", "--force"]),
     ("vllm_config.yaml", "vllm_config.expected.yaml", ["--thinking", "on"]),
     ("vllm_config.yaml", "vllm_config.distribution.expected.yaml",
@@ -84,7 +84,7 @@ def test_every_byte_outside_the_knobs_is_identical(src, expected, flags):
     before = (DATA / src).read_text()
     after = (DATA / expected).read_text()
     assert _without_knobs(after) == _without_knobs(before)
-    assert len(after) > len(before) or "pinned" in src or "agg.yaml" in src
+    assert len(after) > len(before) or "pinned" in src or "agg" in src
 
 
 def test_check_exits_1_and_writes_nothing(tmp_path, run_cli):
@@ -152,10 +152,11 @@ def test_a_flag_contradicting_the_file_is_refused(tmp_path, run_cli):
         inject(path, thinking="on", k=2, force=True)
 
 
-def test_roles_with_different_k_get_their_own_cells():
+def test_an_sglang_prefill_carries_the_decode_workers_cell():
+    # ENGINES.md 2.4: in SGLang PD serving the decode worker's K picks the cell
     result = inject(DATA / "sglang_variants.yaml", thinking="on", check=True)
     assert sorted({(v.role, v.k, v.al) for v in result.values}) == [
-        ("decode", 2, "2.50"), ("prefill", 1, "1.84")]
+        ("decode", 2, "2.50"), ("prefill", 2, "2.50")]
     assert result.changed == 3
 
 
@@ -168,8 +169,9 @@ BAD = [
                                 "thinking on, K=9; committed K: 1-8"),
     ("bad_shared_k.yaml", [], 1, "bad_shared_k.yaml:16: roles prefill (K=1) and decode (K=3) "
                                  "share one environment block"),
-    ("trtllm_agg.yaml", [], 1, "trtllm_agg.yaml:13: no committed golden curve for the model this file serves "
-                               "(model qwen3.5-fp4, method MTP)"),
+    ("trtllm_agg.yaml", [], 1, "trtllm_agg.yaml:13: no committed curve for model qwen3.5-fp4; "
+                               "if it is an alias of a curve's model, name that model or the "
+                               "curve (model qwen3.5-fp4, method MTP)"),
     ("sglang_agg.yaml", ["--engine", "vllm"], 1, "sglang_agg.yaml:20: the file configures "
                                                  "sglang, not vllm"),
 ]
@@ -196,14 +198,15 @@ def test_k_from_the_flag_when_the_file_has_none_warns(tmp_path):
            "\"synthetic_acceptance_length\":2.49}'" in path.read_text()
 
 
-def test_trtllm_two_model_path_warns(tmp_path, run_cli):
+def test_trtllm_two_model_path_refuses_a_fractional_value(tmp_path, run_cli):
     path = _copy(tmp_path, "trtllm_agg.yaml")
     code, out, err = run_cli("inject", path, "--thinking", "on", "--model", "qwen3.5", "--force")
-    assert code == 0
-    assert err.splitlines()[0] == (
-        f"{path}:13: warning: mtp_eagle_one_model: false selects the two-model path, which "
-        "reads TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS as an integer: 3.80 silently "
-        "disables forcing")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: {path}:12: mtp_eagle_one_model: false selects the two-model path, which reads "
+        "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS with int(): 3.80 would silently disable "
+        "forcing; serve the one-model path or a K whose golden AL - 1 is an integer\n")
+    assert path.read_bytes() == (DATA / "trtllm_agg.yaml").read_bytes()
 
 
 def test_trtllm_extra_llm_api_yaml_writes_the_env_file_it_names(tmp_path):
@@ -282,7 +285,7 @@ def test_runner_explicit_length_wins(tmp_path):
 
 
 def test_runner_model_prefix_and_num_spec_tokens(tmp_path):
-    path = _copy(tmp_path, "trtllm_agg.yaml")
+    path = _copy(tmp_path, "trtllm_agg_one.yaml")
     env = {**RUNNER_ENV, "MODEL_PREFIX": "qwen3.5", "NUM_SPEC_TOKENS": "7"}
     with pytest.raises(PolicyError, match="--k 7 contradicts the file"):
         inject_runner(path, "dynamo-trtllm", environ=env)
@@ -290,7 +293,7 @@ def test_runner_model_prefix_and_num_spec_tokens(tmp_path):
     with pytest.raises(ConflictError):
         inject_runner(path, "dynamo-trtllm", environ=env)
     outcome = inject_runner(path, "dynamo-trtllm", environ=env, force=True)
-    assert path.read_bytes() == (DATA / "trtllm_agg.expected.yaml").read_bytes()
+    assert path.read_bytes() == (DATA / "trtllm_agg_one.expected.yaml").read_bytes()
     assert outcome.result.values[0].knob_value == "3.80"
 
 

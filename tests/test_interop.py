@@ -37,14 +37,23 @@ def test_committed_chain_cell_exports_the_implied_survival():
     assert p["measurement_conditions"]["thinking"] == "on"
 
 
-def test_non_monotone_published_cell_is_reported_by_the_validation_block():
-    # thinking_off K=6: S(6) = 3.57 - 3.59 < 0 < S(7) = 0.28
-    p = export_profile("minimaxm3_eagle3", k=7, thinking="off")
-    mono = p["validation"]["marginal_monotonicity"]
-    assert not mono["passed"]
-    assert [x["position"] for x in mono["violations"]] == [3, 6]
+def test_impossible_published_cell_is_refused_and_monotone_exports_it():
+    # thinking_off: S(4) = 3.41 - 2.93 = 0.48 > S(3) = 0.41, S(6) = 3.57 - 3.59 < 0
+    from goldenal.errors import PolicyError
+
+    with pytest.raises(PolicyError) as exc:
+        export_profile("minimaxm3_eagle3", k=7, thinking="off")
+    assert str(exc.value) == (
+        "curve minimaxm3_eagle3 thinking off K=7: the committed values imply impossible rates "
+        "(S(4) = 0.48 > S(3) = 0.41, a conditional rate above 1); pass --monotone "
+        "(monotone=True) to export the isotonic survival profile")
     fixed = export_profile("minimaxm3_eagle3", k=7, thinking="off", monotone=True)
     assert fixed["validation"]["marginal_monotonicity"]["passed"]
+    # rescaled: 1 + sum of the marginals is the committed AL(7)
+    assert 1 + sum(fixed["marginal_accept_rates"]) == pytest.approx(3.85, abs=1e-5)
+    assert fixed["mean_accept_length"] == 3.85
+    assert fixed["validation"]["mean_consistency"]["passed"]
+    assert all(0 <= a <= 1 for a in fixed["conditional_accept_rates"])
 
 
 def test_block_parallel_cell_is_measured_per_k():

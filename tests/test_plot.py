@@ -584,6 +584,9 @@ def test_cli_run_directory_is_fitted_and_drawn(run_cli, tmp_path):
     run = ROOT / "measurements" / "minimaxm3-eagle3-sim-2026-11"
     out = tmp_path / "run.svg"
     code, stdout, stderr = run_cli("plot", "minimaxm3_eagle3", run, "--out", out)
+    assert code == 1 and "the run is simulated" in stderr and not out.exists()
+    code, stdout, stderr = run_cli("plot", "minimaxm3_eagle3", run, "--allow-simulated",
+                                   "--out", out)
     assert (code, stdout) == (0, f"{out}\n")
     assert stderr.endswith("wrote al plot of minimaxm3_eagle3, minimaxm3-eagle3-sim-2026-11\n")
     gids, texts = _svg(out)
@@ -594,7 +597,7 @@ def test_cli_run_directory_is_fitted_and_drawn(run_cli, tmp_path):
     assert "MiniMax-M3-EAGLE3 (fit, simulated), thinking off" in texts
     out = tmp_path / "pos.svg"
     code, _, _ = run_cli("plot", run, "--kind", "positions", "--k", "2", "--thinking", "on",
-                         "--out", out)
+                         "--allow-simulated", "--out", out)
     assert code == 0
     _, texts = _svg(out)
     assert "minimaxm3-eagle3-sim-2026-11 (MiniMax-M3-EAGLE3)" in texts

@@ -21,11 +21,21 @@ def test_add_decimal_is_exact_decimal_arithmetic(value, delta):
     assert len(add_decimal(text, delta).partition(".")[2]) == 2
 
 
-@given(st.integers(100, 900))
+@given(st.integers(101, 900))
 def test_trtllm_value_is_al_minus_one_with_two_decimals(hundredths):
     al = f"{hundredths / 100:.2f}"
     assert knob_value("trtllm", al) == f"{(hundredths - 100) / 100:.2f}"
     assert knob_value("vllm", al) == al
+
+
+def test_trtllm_cannot_express_al_one():
+    """Regression: AL 1.00 became 0.00, which TensorRT-LLM reads as 'forcing off'."""
+    import pytest
+
+    from goldenal.errors import PolicyError
+
+    with pytest.raises(PolicyError, match="reads as 'forcing off'"):
+        knob_value("trtllm", "1.00")
 
 
 @st.composite

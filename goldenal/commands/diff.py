@@ -4,11 +4,13 @@
     goldenal diff old/minimaxm3_eagle3.yaml minimaxm3_eagle3 --summary-md report.md
 
 A and B are curve ids (of --golden-dir), curve files, or run directories
-(fitted on the fly).  delta = B - A; a cell is "outside" when |delta|
+(loaded and refused as `goldenal fit` does, then fitted; simulated runs only
+with --allow-simulated).  delta = B - A; a cell is "outside" when |delta|
 exceeds the band of the combined standard error at --confidence-level.
 Committed curves carry uncertainty when their <curve-id>.distribution.json
-sits beside them; cells without an interval on either side are shown but not
-judged.  Exit 1 when some cell differs beyond its uncertainty.
+sits beside them; without it a committed value facing a side with an
+interval adds the variance of its two-decimal rounding (0.01^2/12).  Cells
+without an interval on either side are shown but not judged.  Exit 1 when some cell differs beyond its uncertainty.
 
 In Python: goldenal.diff.diff_curves(a, b).
 """
@@ -17,8 +19,12 @@ import json
 import sys
 
 from goldenal.commands._selection import add_golden_dir_argument, golden_dir
-from goldenal.commands.fit import add_fit_arguments, add_identity_arguments, fit_kwargs, \
-    identity_from_args
+from goldenal.commands.fit import (
+    add_fit_arguments,
+    add_identity_arguments,
+    fit_kwargs,
+    identity_from_args,
+)
 
 
 def configure(parser):
@@ -31,6 +37,8 @@ def configure(parser):
                         help="text table (default) or JSON for tools")
     parser.add_argument("--summary-md", metavar="FILE",
                         help="also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
+    parser.add_argument("--allow-simulated", action="store_true",
+                        help="accept a simulated run directory (refused by default, as by fit)")
     parser.add_argument("--exit-zero", action="store_true",
                         help="exit 0 even when cells differ beyond their uncertainty")
 
@@ -45,7 +53,8 @@ def run(args):
     with warnings_to_stderr():
         result = diff_curves(args.a, args.b, confidence_level=level,
                              golden_dir=golden_dir(args), fit_kwargs=kwargs,
-                             identity=identity_from_args(args))
+                             identity=identity_from_args(args),
+                             allow_simulated=args.allow_simulated)
     if args.summary_md:
         from goldenal._files import write_text_atomic
         from goldenal.report import diff_markdown

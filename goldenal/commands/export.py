@@ -11,8 +11,12 @@ read), the per-step mean, accept_length_model (chain_analytic for chain
 drafting, measured_per_k for DSpark/DFlash/tree) and a validation block.
 Measured vectors come from counts (a run, or the curve's
 <curve-id>.distribution.json); a committed chain curve without counts gives
-the implied survival AL(i) - AL(i-1) (--monotone: its isotonic fit); a
-block-parallel cell without counts the constant rate that reproduces its mean.
+the implied survival AL(i) - AL(i-1), refused when it is impossible (a
+negative marginal or a conditional rate above 1); --monotone exports its
+isotonic fit instead, rescaled so 1 + sum equals the committed AL.  A
+block-parallel cell without counts gives the constant rate that reproduces
+its mean.  Run directories are loaded and refused as `goldenal fit` does
+(simulated runs only with --allow-simulated, exported as "measured": false).
 
 In Python: goldenal.interop.export_profile(curve, k=3, thinking="on").
 """
@@ -20,9 +24,17 @@ In Python: goldenal.interop.export_profile(curve, k=3, thinking="on").
 import json
 import sys
 
-from goldenal.commands._selection import _positive_int, add_golden_dir_argument, golden_dir
-from goldenal.commands.fit import add_fit_arguments, add_identity_arguments, fit_kwargs, \
-    identity_from_args
+from goldenal.commands._selection import (
+    _positive_int,
+    add_golden_dir_argument,
+    golden_dir,
+)
+from goldenal.commands.fit import (
+    add_fit_arguments,
+    add_identity_arguments,
+    fit_kwargs,
+    identity_from_args,
+)
 
 
 def configure(parser):
@@ -36,7 +48,11 @@ def configure(parser):
                         help="output format (speculation_profile.json, schema 1.0)")
     parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     parser.add_argument("--monotone", action="store_true",
-                        help="committed chain curves: use the isotonic survival profile")
+                        help="committed chain curves without counts: export the isotonic "
+                             "survival profile, rescaled so 1 + sum equals the committed AL")
+    parser.add_argument("--allow-simulated", action="store_true",
+                        help="accept a simulated run directory; the profile then says "
+                             '"measured": false')
     add_golden_dir_argument(parser)
     add_identity_arguments(parser)
     add_fit_arguments(parser)
@@ -50,7 +66,8 @@ def run(args):
     with warnings_to_stderr():
         profile = export_profile(args.curve, k=args.k, thinking=args.thinking,
                                  golden_dir=golden_dir(args), monotone=args.monotone,
-                                 fit_kwargs=fit_kwargs(args), identity=identity_from_args(args))
+                                 fit_kwargs=fit_kwargs(args), identity=identity_from_args(args),
+                                 allow_simulated=args.allow_simulated)
     if args.out:
         write_profile(profile, args.out)
         print(f"wrote {args.out}", file=sys.stderr)

@@ -14,8 +14,11 @@ MTP, draft model) are also fitted across K and disagreeing cells flagged.
 
 Writes <curve-id>.yaml with its manifest entry, and
 <curve-id>.distribution.json (counts, per-position survival, intervals).
-A directory that already holds the curve is refused unless --replace REASON
-is given; the reason is recorded.  --format json prints every cell's
+A directory that already holds the curve (by id, or another curve of the
+same model, method, draft and variant) is refused unless --replace REASON is
+given; the reason is recorded and the committed curve replaced under its
+id.  Cells that rest on printed means only (no step counts, e.g. SGLang
+decode lines) are refused unless --allow-mean-only is given.  --format json prints every cell's
 estimate, interval and step count.
 
 In Python: goldenal.fit(goldenal.load_run(path)).
@@ -82,6 +85,9 @@ def configure(parser):
                         help="replace a curve the directory already holds; REASON is recorded")
     parser.add_argument("--allow-simulated", action="store_true",
                         help="accept a simulated run (only for scratch directories)")
+    parser.add_argument("--allow-mean-only", action="store_true",
+                        help="commit cells that rest on printed means only (no step counts, "
+                             "no interval); refused by default")
     parser.add_argument("--format", choices=["text", "json"], default="text",
                         help="json: every cell's estimate, interval and step count (for CI)")
     parser.add_argument("--summary-md", metavar="FILE",
@@ -99,7 +105,7 @@ def cell_json(cell):
             "estimate": num(cell.mean_acceptance_length),
             "interval": {"low": num(lo), "high": num(hi), "level": cell.confidence_level,
                          "method": cell.interval_method},
-            "n_steps": cell.n_steps}
+            "n_steps": cell.n_steps, "mean_only": cell.mean_only}
 
 
 def render_text(curvefit, paths):
@@ -113,8 +119,9 @@ def render_text(curvefit, paths):
             continue
         lo, hi = c.confidence_interval
         interval = f"[{lo:.3f}, {hi:.3f}]" if math.isfinite(lo) else "-"
+        method = "mean-only" if c.mean_only else c.interval_method
         out.append(f"{thinking:<8} {k:>2}  {c.text:>5}  {interval:<18}  "
-                   f"{c.interval_method:<11}  {c.n_steps if c.n_steps is not None else '-':>9}")
+                   f"{method:<11}  {c.n_steps if c.n_steps is not None else '-':>9}")
     for flag in curvefit.flags:
         out.append("flagged: " + flag.message)
     if any(c.interval_method == "count" for c in curvefit.cells.values()):
@@ -139,7 +146,13 @@ def fit_with_warnings(run, **kwargs):
 
 def run(args):
     from goldenal.commands._output import check_destination
-    from goldenal.fitting.output import check_writable, load_runs, refuse_simulated, write_fit
+    from goldenal.fitting.output import (
+        check_writable,
+        load_runs,
+        mean_only_cells,
+        refuse_simulated,
+        write_fit,
+    )
 
     check_destination(args.summary_md, "--summary-md")
     merged = load_runs(args.runs, identity=identity_from_args(args))
@@ -150,7 +163,12 @@ def run(args):
                        identity=merged.identity)
     curvefit = fit_with_warnings(merged, **fit_kwargs(args))
     paths = write_fit(curvefit, args.out, replace_reason=args.replace,
-                      allow_simulated=args.allow_simulated)
+                      allow_simulated=args.allow_simulated,
+                      allow_mean_only=args.allow_mean_only)
+    for thinking, k in mean_only_cells(curvefit):
+        print(f"warning: thinking {thinking} K={k}: golden value "
+              f"{curvefit.cells[thinking, k].text} committed from printed means only "
+              "(--allow-mean-only): no step counts, no interval", file=sys.stderr)
     if args.summary_md:
         from goldenal._files import write_text_atomic
         from goldenal.report import fit_markdown

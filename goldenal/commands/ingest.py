@@ -52,10 +52,9 @@ def configure(parser):
 
 
 def _is_run_dir(paths):
-    if len(paths) != 1 or not os.path.isdir(paths[0]):
-        return False
-    names = os.listdir(paths[0])
-    return "run.yaml" in names or any(n.startswith("server_") and "_mtp" in n for n in names)
+    from goldenal.readers.run import is_run_dir
+
+    return len(paths) == 1 and is_run_dir(paths[0])
 
 
 def run(args):
@@ -81,7 +80,7 @@ def run(args):
         for obs in observations:
             summary.add(obs)
             rows.append(obs)
-        _no_windows(rows, problems)
+        _no_windows(rows, problems, args.paths, warnings)
         out.write(_table(rows) + "\n\n")
     else:
         writer = csv.writer(out, lineterminator="\n") if args.format == "csv" else None
@@ -92,7 +91,7 @@ def run(args):
             summary.add(obs)
             count += 1
             _write_row(out, writer, obs)
-        _no_windows(range(count), problems)
+        _no_windows(range(count), problems, args.paths, warnings)
     summary_text = _summary(summary.result())
     (out if args.format == "table" else sys.stderr).write(summary_text + "\n")
     refused = sum(1 for p in problems if p.refused)
@@ -108,11 +107,16 @@ def run(args):
     return EXIT_OK
 
 
-def _no_windows(rows, problems):
+def _no_windows(rows, problems, paths, warnings):
     if not len(rows):
+        # what explains the empty result (e.g. every window of another K) comes first
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         first = next((p for p in problems if p.refused), None)
-        raise ParseError(first.message if first else "no observations",
-                         path=first.path if first else None, line=first.line if first else None)
+        if first is not None:
+            raise ParseError(first.message, path=first.path, line=first.line)
+        raise ParseError("no observations (no measurement files read)" if not problems
+                         else "no observations", path=", ".join(map(str, paths)))
 
 
 def _write_row(out, writer, obs):

@@ -63,6 +63,9 @@ def configure(parser):
                       help="print a unified diff; write nothing")
     parser.add_argument("--force", action="store_true",
                         help="overwrite a different value already pinned")
+    parser.add_argument("--allow-non-agentic", action="store_true",
+                        help="also write into fixed-sequence-length (e.g. 8k1k) configs, "
+                             "which otherwise are refused")
 
 
 def run(args):
@@ -117,4 +120,4 @@ def _one(path, args, runner, inject, inject_runner):
                   variant=args.variant, golden_dir=golden_dir(args),
                   distribution=args.distribution, form="rate" if args.rate else None,
                   env_file=args.env_file, force=args.force, check=args.check,
-                  diff_only=args.diff)
+                  diff_only=args.diff, allow_non_agentic=args.allow_non_agentic)

@@ -16,15 +16,17 @@ Kinds:
 
 CURVE is a curve id (see `goldenal list`), a model name (every curve of that
 model), a curve file (.yaml, read with the golden directory it sits in), or a
-measurement-run directory, which is fitted first (seed 0), so a new run can be
-drawn with its intervals beside the committed curve.  The output format
+measurement-run directory, which is loaded and refused as `goldenal fit` does
+(simulated runs only with --allow-simulated) and fitted (seed 0), so a new
+run can be drawn with its intervals beside the committed curve.  The output format
 follows the file extension.
 
 Examples:
   goldenal plot minimaxm3_eagle3 minimaxm3_eagle3_gqa --out heads.png
   goldenal plot glm5.2_mtp --kind positions --k 4 --thinking on --out pos.svg
   goldenal plot minimaxm3_eagle3 minimaxm3_eagle3_gqa --kind diff --out d.pdf
-  goldenal plot minimaxm3_eagle3 measurements/minimaxm3-eagle3-sim-2026-11 --out run.png
+  goldenal plot minimaxm3_eagle3 measurements/minimaxm3-eagle3-sim-2026-11 --allow-simulated \
+      --out run.png
 
 In Python: goldenal.plot.plot_al_curve, plot_positions, plot_diff, figure.
 """
@@ -48,6 +50,8 @@ def configure(parser):
                         help="golden directory (default: $GOLDENAL_DIR or the packaged curves)")
     parser.add_argument("--out", required=True, metavar="FILE",
                         help="output file: .png, .svg or .pdf")
+    parser.add_argument("--allow-simulated", action="store_true",
+                        help="accept a simulated run directory (refused by default, as by fit)")
 
 
 def _curve_file(path):
@@ -64,18 +68,18 @@ def _curve_file(path):
     raise UnknownCurve(f"no curve of {directory} is stored in {base}", path=path)
 
 
-def _fitted_run(path):
-    """A measurement-run directory, ingested and fitted (seed 0: reproducible)."""
+def _fitted_run(path, allow_simulated=False):
+    """A measurement-run directory, loaded and refused as ``fit`` does, fitted (seed 0)."""
     from goldenal.commands._output import warnings_to_stderr
     from goldenal.fitting import fit
-    from goldenal.readers import load_run
+    from goldenal.fitting.output import load_run_for_fit
 
     with warnings_to_stderr(prefix=f"{path}: "):
-        result = fit(load_run(path), rng=0)
+        result = fit(load_run_for_fit(path, allow_simulated=allow_simulated), rng=0)
     return result
 
 
-def resolve_curves(registry, names):
+def resolve_curves(registry, names, *, allow_simulated=False):
     """What each CURVE names, in the order given, once each.
 
     A run directory gives its fit; a ``.yaml`` file the curve it stores; a
@@ -89,7 +93,7 @@ def resolve_curves(registry, names):
     out = []
     for name in names:
         if os.path.isdir(name):
-            out.append(_fitted_run(name))
+            out.append(_fitted_run(name, allow_simulated))
             continue
         if os.path.isfile(name) and name.endswith((".yaml", ".yml")):
             curve = _curve_file(name)
@@ -124,7 +128,7 @@ def run(args):
     if args.k is not None and args.k < 1:
         raise UsageError(f"--k must be a positive integer, got {args.k}")
     registry = load_registry(args.golden_dir)
-    curves = resolve_curves(registry, args.curves)
+    curves = resolve_curves(registry, args.curves, allow_simulated=args.allow_simulated)
     if args.kind == "diff" and len(curves) != 2:
         ids = ", ".join(plot.curve_name(c) for c in curves)
         raise UsageError(f"--kind diff needs exactly two curves, got {len(curves)} ({ids})")

@@ -12,8 +12,10 @@ a smooth decaying profile is real acceptance: the knob was silently ignored.
         --draft Inferact/MiniMax-M3-EAGLE3 --k 3 --thinking on
     goldenal verify server.log --target 2.83 --k 3
 
-stdout: "hit: ..." or "missed: ..." (one line; --format json for the record).
-Exit 0 hit, 1 missed (or no golden value for the cell), 2 unreadable input.
+stdout: "hit: ...", "missed: ..." or "incomplete: N windows refused (first:
+path:line: reason) ..." (one line; --format json for the record).  Exit 0
+hit, 1 missed (or no golden value for the cell), 2 unreadable input or
+refused windows (--allow-incomplete judges the readable ones).
 
 In Python: goldenal.verify(run_or_paths, target, k=K) -> Verification.
 """
@@ -21,9 +23,14 @@ In Python: goldenal.verify(run_or_paths, target, k=K) -> Verification.
 import json
 import sys
 
-from goldenal.commands._selection import _non_negative_float, _positive_float, _positive_int, \
-    add_golden_dir_argument, golden_dir
-from goldenal.errors import EXIT_OK, EXIT_REFUSED
+from goldenal.commands._selection import (
+    _non_negative_float,
+    _positive_float,
+    _positive_int,
+    add_golden_dir_argument,
+    golden_dir,
+)
+from goldenal.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
 def configure(parser):
@@ -48,6 +55,9 @@ def configure(parser):
     parser.add_argument("--slack", type=_non_negative_float, default=0.0,
                         help="extra absolute allowance for systematic end-of-request effects "
                              "(default 0)")
+    parser.add_argument("--allow-incomplete", action="store_true",
+                        help="judge the readable windows even when some were refused "
+                             "(default: verdict 'incomplete', exit 2)")
     parser.add_argument("--format", choices=["text", "json"], default="text",
                         help="one line (default) or the Verification record as JSON")
 
@@ -72,7 +82,7 @@ def run(args):
     paths = args.paths[0] if len(args.paths) == 1 else args.paths
     try:
         result = verify(paths, target, k=args.k, thinking=args.thinking, engine=args.engine,
-                        z=args.z, slack=args.slack)
+                        z=args.z, slack=args.slack, allow_incomplete=args.allow_incomplete)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -80,4 +90,6 @@ def run(args):
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
     else:
         sys.stdout.write(str(result) + "\n")
+    if result.verdict == "incomplete":
+        return EXIT_USAGE
     return EXIT_OK if result.hit else EXIT_REFUSED

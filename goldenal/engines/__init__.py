@@ -8,6 +8,7 @@ Public API (stable):
 
 - ``ENGINES``, ``KNOBS`` (engine -> (value knob, offset)), ``KNOB_NAMES``
   (engine -> every knob name it reads), ``add_decimal``, ``knob_value``,
+  ``acceptance_rate``,
   ``env_assignment``;
 - ``adapter(engine)`` -> :class:`goldenal.engines.base.EngineAdapter` with
   ``convert``, ``fragment``, ``plan`` (edits for one site), ``rewrite`` and
@@ -56,13 +57,54 @@ def add_decimal(text, delta):
     return ("-" if units < 0 else "") + out
 
 
-def knob_value(engine, al_text):
-    """The engine's knob value for a committed AL string (exact decimals)."""
+def acceptance_rate(al_text, k):
+    """(AL - 1) / K as a decimal string, exact when it terminates.
+
+    ``acceptance_rate("2.83", 3) == "0.61"``.  A repeating quotient is given
+    to 12 decimals, so 1 + K * rate is within 1e-11 of the AL (ATOM's
+    ``--spec-decode-acceptance-rate``, vLLM 0.19's ``synthetic_acceptance_rate``).
+    """
+    from decimal import Decimal
+
+    from goldenal.errors import PolicyError
+
+    if isinstance(k, bool) or not k or int(k) <= 0:
+        raise PolicyError("the rate form needs K (--num-speculative-tokens) > 0")
+    q = (Decimal(al_text) - 1) / Decimal(int(k))
+    text = format(q.quantize(Decimal("1e-12")), "f").rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def knob_value(engine, al_text, *, k=None, form=None):
+    """The engine's knob value for a committed AL string (exact decimals).
+
+    The one conversion every writer and the audit use.  ``form="rate"``
+    (ATOM) gives (AL - 1) / K.
+
+    Raises
+    ------
+    goldenal.errors.PolicyError
+        TensorRT-LLM would get 0 or less, which it reads as "forcing off"
+        (AL 1.00 cannot be expressed there).
+    """
     try:
         _, offset = KNOBS[engine]
     except KeyError:
         raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}") from None
-    return add_decimal(al_text, offset) if offset else al_text
+    if form not in (None, "length"):
+        if engine != "atom" or form != "rate":
+            raise ValueError(f"`form` must be one of length, rate (ATOM only), got {form!r}")
+        return acceptance_rate(al_text, k)
+    if not offset:
+        return al_text
+    value = add_decimal(al_text, offset)
+    if value.startswith("-") or not value.strip("0."):
+        from goldenal.errors import PolicyError
+
+        raise PolicyError(f"golden AL {al_text} would need {KNOBS[engine][0]}={value}, which "
+                          "TensorRT-LLM reads as 'forcing off'; AL 1.00 cannot be "
+                          "expressed on this engine")
+    return value
 
 
 def env_assignment(engine, al_text):

@@ -17,7 +17,7 @@ import os
 import re
 from decimal import Decimal
 
-from goldenal.engines import spans
+from goldenal.engines import acceptance_rate, knob_value, spans  # noqa: F401 (re-export)
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned
 from goldenal.errors import ParseError, PolicyError
 
@@ -29,20 +29,6 @@ FORMS = ("length", "rate")
 _FLAG = re.compile(r"(?P<flag>--(?:spec-decode-acceptance-length|spec-decode-acceptance-rate|"
                    r"num-speculative-tokens|method|draft-model|model|dspark-config))"
                    r"(?P<sep>=|[ \t]+(?:\\\n[ \t]*)?)(?P<value>'[^']*'|\"[^\"]*\"|[^\s\\]+)")
-
-
-def acceptance_rate(al_text, k):
-    """(AL - 1) / K as a decimal string, exact when it terminates.
-
-    ``acceptance_rate("2.83", 3) == "0.61"``.  A repeating quotient is given
-    to 12 decimals, so 1 + K * rate is within 1e-11 of the AL; the length
-    form is exact and is the default for that reason.
-    """
-    if not k or int(k) <= 0:
-        raise PolicyError("the rate form needs K (--num-speculative-tokens) > 0")
-    q = (Decimal(al_text) - 1) / Decimal(int(k))
-    text = format(q.quantize(Decimal("1e-12")), "f").rstrip("0").rstrip(".")
-    return text or "0"
 
 
 def _dspark_confidence(raw):
@@ -64,11 +50,9 @@ class AtomAdapter(EngineAdapter):
     knob = KNOB
 
     def convert(self, al_text, *, k=None, form=None):
-        if form in (None, "length"):
-            return al_text
-        if form == "rate":
-            return acceptance_rate(al_text, k)
-        raise ValueError(f"`form` must be one of {', '.join(FORMS)}, got {form!r}")
+        if form not in (None, *FORMS):
+            raise ValueError(f"`form` must be one of {', '.join(FORMS)}, got {form!r}")
+        return knob_value(self.name, al_text, k=k, form=form)
 
     def fragment(self, al_text, *, k, fmt, form=None, dspark_config=None, **options):
         if _dspark_confidence(dspark_config):
@@ -144,52 +128,273 @@ def read_command_settings(path, text=None):
         path=path, line=_line(text, at.start()), col=_col(text, at.start()), engine="atom",
         role=None, knob=knob, value=value_of.get(knob) if knob else None,
         k=int(k) if k and k.isdigit() else None, draft=value_of.get("--draft-model"),
-        method=value_of.get("--method"), variant={}, model=value_of.get("--model"),
+        method=value_of.get("--method"), variant={}, model=_literal(flags, "--model", variables),
         extra=extra)]
 
 
-def plan_command(path, text, al_text, *, k=None, form=None, force=False):
-    """Edits that make a command line carry the golden AL (length or rate form)."""
-    flags = _flags(text)
-    if K_FLAG not in flags:
-        raise ParseError(f"no literal {K_FLAG} on the command line", path=path)
-    raw_k = flags[K_FLAG].group("value").strip("'\"")
-    if not raw_k.isdigit():
-        raise ParseError(f"{K_FLAG} is {raw_k!r}, not a literal integer", path=path,
-                         line=_line(text, flags[K_FLAG].start()))
-    if "--dspark-config" in flags and _dspark_confidence(flags["--dspark-config"].group("value")):
-        raise PolicyError("ATOM refuses forced acceptance together with the DSpark confidence "
-                          "scheduler (confidence_schedule/ragged)", path=path,
-                          line=_line(text, flags["--dspark-config"].start()))
+def _literal(flags, flag, variables):
+    """A flag's value, through a ``$VAR`` with one literal assignment; None when unknown."""
+    from goldenal.engines.shell import _resolve
+
+    m = flags.get(flag)
+    if m is None:
+        return None
+    value = m.group("value").strip("'\"")
+    if "$" in value:
+        value = _resolve(m.group("value"), variables)
+    return value or None
+
+
+def _all_flags(text):
+    """Every uncommented occurrence of each flag, in file order."""
+    found = {}
+    for m in _FLAG.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if "#" in text[line_start:m.start()]:
+            continue
+        found.setdefault(m.group("flag"), []).append(m)
+    return found
+
+
+_IF = re.compile(r"(?:^|[;&|]\s*)if\s")
+
+
+def eval_paths(text):
+    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both.
+
+    A line-level reading of ``if``/``elif``/``else``/``fi`` blocks whose
+    condition tests ``EVAL_ONLY`` (the condition's polarity as the audit reads
+    it).  One-line ``if ...; then ...; fi`` blocks open nothing.
+    """
+    from goldenal.lint.shell import _eval_polarity
+
+    out = {}
+    stack = []          # [first condition's polarity, this arm's eval-ness]
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        word = line.split(None, 1)[0].rstrip(";") if line else ""
+        if word == "if" and not re.search(r"[;\s]fi\s*(?:[;#|&].*)?$", line):
+            pol = _eval_polarity(line)
+            stack.append([pol, pol])
+        elif word == "elif" and stack:
+            # after an EVAL_ONLY test, every later arm runs only on the other path
+            first = stack[-1][0]
+            stack[-1][1] = _eval_polarity(line) if first is None else not first
+        elif word == "else" and stack:
+            first = stack[-1][0]
+            stack[-1][1] = None if first is None else not first
+        elif word == "fi" and stack:
+            stack.pop()
+            out[number] = _status(stack)
+            continue
+        out[number] = _status(stack)
+    return out
+
+
+def _status(stack):
+    arms = [arm for _, arm in stack if arm is not None]
+    if True in arms:
+        return True
+    if False in arms:
+        return False
+    return None
+
+
+def _literal_k(raw, variables):
+    """K from a flag's value: a literal, or a ``$VAR`` with one literal assignment."""
+    from goldenal.engines.shell import _resolve
+
+    value = raw.strip("'\"")
+    if not value.isdigit():
+        value = _resolve(raw, variables) or ""
+    return int(value) if value.isdigit() else None
+
+
+def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
+    """Edits that make every launch path of a script carry the golden AL.
+
+    Every ``--num-speculative-tokens`` occurrence is a launch path.  Paths on
+    the ``EVAL_ONLY=true`` branch never get a knob (eval runs keep real
+    verification); a path that runs on both branches is refused when the
+    file has an EVAL_ONLY branch (the knob would be active on it).  Knobs
+    already present are updated in place; a knob whose value is a shell
+    variable is checked through the variable's one literal assignment.
+
+    Parameters
+    ----------
+    golden_for_k : callable
+        ``golden_for_k(k, line) -> al_text`` for a path drafting K tokens.
+
+    Returns
+    -------
+    (Plan, list of (line, k, al_text, knob_value))
+    """
+    from goldenal.engines.shell import _ASSIGN, _unquote
+
+    flags = _all_flags(text)
+    k_flags = flags.get(K_FLAG, [])
+    if not k_flags:
+        raise ParseError(f"no {K_FLAG} on the command line", path=path)
+    variables, assigned = {}, {}
+    for m in _ASSIGN.finditer(text):
+        variables.setdefault(m.group(1), _unquote(m.group(2)))
+        assigned.setdefault(m.group(1), []).append(m)
+    if "--dspark-config" in flags:
+        for m in flags["--dspark-config"]:
+            if _dspark_confidence(m.group("value")):
+                raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
+                                  "confidence scheduler (confidence_schedule/ragged)",
+                                  path=path, line=_line(text, m.start()))
+    paths = eval_paths(text)
+    guarded = "EVAL_ONLY" in text
     flag = RATE_KNOB if form == "rate" else KNOB
     other = KNOB if flag == RATE_KNOB else RATE_KNOB
-    value = ADAPTER.convert(al_text, k=int(raw_k), form=form)
-    edits, changes = [], []
-    if other in flags:
-        m = flags[other]
-        old = m.group("value")
-        pinned = (Decimal(old.strip("'\"")) if other == KNOB
-                  else 1 + int(raw_k) * Decimal(old.strip("'\"")))
-        if abs(pinned - Decimal(al_text)) > Decimal("1e-9") and not force:
-            check_pinned(other, old, al_text, force=force, path=path,
-                         line=_line(text, m.start()))
-        start = m.start()
-        while start > 0 and text[start - 1] in " \t":
-            start -= 1
-        edits.append(spans.Edit(start, m.end(), ""))
-        changes.append((other, old, None))
-    if flag in flags:
-        m = flags[flag]
-        old = m.group("value").strip("'\"")
-        check_pinned(flag, old, value, force=force, path=path, line=_line(text, m.start()))
-        if old != value:
-            edits.append(spans.Edit(m.start("value"), m.end("value"), value))
-            changes.append((flag, old, value))
-    else:
-        m = flags[K_FLAG]
+
+    def k_of(m):
+        line = _line(text, m.start())
+        found = _literal_k(m.group("value"), variables)
+        if found is not None and k is not None and int(k) != found:
+            raise PolicyError(f"--k {k} contradicts the file: {K_FLAG} {found}", path=path,
+                              line=line)
+        chosen = found if found is not None else k
+        if chosen is None:
+            raise ParseError(f"K is missing: {K_FLAG} {m.group('value')} is not a literal "
+                             "integer (nor a variable with one literal assignment); pass --k",
+                             path=path, line=line)
+        return int(chosen)
+
+    serving = [m for m in k_flags if paths.get(_line(text, m.start())) is not True]
+    if not serving:
+        raise PolicyError(f"every {K_FLAG} is on the EVAL_ONLY=true path, which keeps real "
+                          "verification; there is no benchmark path to carry the knob",
+                          path=path, line=_line(text, k_flags[0].start()))
+    knobs = [(name, m) for name in (KNOB, RATE_KNOB) for m in flags.get(name, [])]
+    knobs.sort(key=lambda item: item[1].start())
+    for name, m in knobs:
+        if paths.get(_line(text, m.start())) is True:
+            raise PolicyError(f"{name} is set on the EVAL_ONLY=true path, which must keep "
+                              "real verification; remove it there first", path=path,
+                              line=_line(text, m.start()))
+    edits, changes, targets = [], [], []
+    if knobs:
+        ks = sorted({k_of(m) for m in serving})
+        if len(ks) != 1:
+            raise PolicyError(f"the launch paths draft K={', '.join(map(str, ks))} but share "
+                              f"one {knobs[0][0]}; give each path its own knob", path=path,
+                              line=_line(text, knobs[0][1].start()))
+        (k_value,) = ks
+        for name, m in knobs:
+            line = _line(text, m.start())
+            al_text = golden_for_k(k_value, line)
+            want = ADAPTER.convert(al_text, k=k_value, form="rate" if name == RATE_KNOB
+                                   else None)
+            if name == other and form is not None:
+                # the other spelling of the knob goes; ours replaces it
+                _check_same_al(path, text, m, name, al_text, k_value, variables, force)
+                start = m.start()
+                while start > 0 and text[start - 1] in " \t":
+                    start -= 1
+                value = ADAPTER.convert(al_text, k=k_value, form=form)
+                edits.append(spans.Edit(start, m.end(), f" {flag} {value}"))
+                changes.append((line, name, m.group("value"), None))
+                changes.append((line, flag, None, value))
+                targets.append((line, k_value, al_text, value))
+                continue
+            raw = m.group("value")
+            literal = raw.strip("'\"")
+            targets.append((line, k_value, al_text, want))
+            if literal.startswith("$"):
+                edit = _variable_edit(path, text, m, name, al_text, want, k_value, variables,
+                                      assigned, force)
+                if edit is not None:
+                    edits.append(edit[0])
+                    changes.append((edit[1], name, edit[2], want))
+                continue
+            check_pinned(name, literal, want, force=force, path=path, line=line)
+            if literal != want:
+                edits.append(spans.Edit(m.start("value"), m.end("value"), want))
+                changes.append((line, name, literal, want))
+        return Plan(edits=tuple(edits), changes=tuple(changes)), targets
+    for m in k_flags:
+        line = _line(text, m.start())
+        where = paths.get(line)
+        if where is True:
+            continue
+        if where is None and guarded:
+            raise PolicyError(f"{K_FLAG} on line {line} runs on both the EVAL_ONLY=true path "
+                              "and the benchmark path, so a knob added there would be active "
+                              "during eval runs; add it under an EVAL_ONLY guard by hand",
+                              path=path, line=line)
+        k_value = k_of(m)
+        al_text = golden_for_k(k_value, line)
+        value = ADAPTER.convert(al_text, k=k_value, form=form)
         edits.append(spans.Edit(m.end(), m.end(), f" {flag} {value}"))
-        changes.append((flag, None, value))
-    return Plan(edits=tuple(edits), changes=tuple(changes)), int(raw_k)
+        changes.append((line, flag, None, value))
+        targets.append((line, k_value, al_text, value))
+    return Plan(edits=tuple(edits), changes=tuple(changes)), targets
+
+
+def _as_al(name, text, k):
+    """The AL a knob value means, as a Decimal (None when not a number)."""
+    try:
+        value = Decimal(text.strip("'\""))
+    except (ArithmeticError, ValueError):
+        return None
+    return value if name == KNOB else 1 + k * value
+
+
+def _check_same_al(path, text, m, name, al_text, k, variables, force):
+    from goldenal.engines.shell import _resolve
+
+    raw = m.group("value")
+    shown = raw.strip("'\"")
+    value = _resolve(raw, variables) if shown.startswith("$") else shown
+    pinned = _as_al(name, value or "", k)
+    if pinned is None or (abs(pinned - Decimal(al_text)) > Decimal("1e-9") and not force):
+        check_pinned(name, shown, al_text if name == KNOB else
+                     ADAPTER.convert(al_text, k=k, form="rate"), force=force, path=path,
+                     line=_line(text, m.start()))
+
+
+def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, force):
+    """A knob given as ``"$VAR"``: fine when the variable holds the value; else edit it.
+
+    Returns None (nothing to change) or ``(edit, line, old)``.  Refused when
+    the variable is computed (``$(awk ...)``) or assigned more than once.
+    """
+    from goldenal.engines.shell import _unquote
+
+    raw = m.group("value").strip("'\"")
+    match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", raw)
+    line = _line(text, m.start())
+    holders = assigned.get(match.group(1), []) if match else []
+    current = _unquote(holders[0].group(2)) if len(holders) == 1 else None
+    pinned = _as_al(name, current, k) if current is not None else None
+    computed = False
+    if pinned is None and current is not None and current.startswith("$("):
+        # $(awk 'BEGIN{print ...}') and the like, evaluated as the audit does
+        from goldenal.lint.shell import _subst
+
+        start = holders[0].start(2)
+        end = text.find("\n", start)
+        value = _subst(text[start:end if end >= 0 else len(text)].strip(), variables, 0)
+        pinned = _as_al(name, _unquote(value), k)
+        computed = pinned is not None
+    if pinned is None:
+        raise PolicyError(f"{name} is {raw}, which is not one literal assignment in the file "
+                          "(computed at run time or assigned several times); write the value "
+                          f"{want} there by hand", path=path, line=line)
+    tolerance = Decimal("1e-9") if name == KNOB else Decimal("0.00001") * k
+    if abs(pinned - Decimal(al_text)) <= tolerance:
+        return None
+    if computed:
+        raise PolicyError(f"{name} is {raw}, computed at run time as {_unquote(value)}, which "
+                          f"is not the golden value {want}; fix the computation by hand",
+                          path=path, line=line)
+    held = holders[0]
+    check_pinned(name, current, want, force=force, path=path,
+                 line=_line(text, held.start(2)))
+    return spans.Edit(held.start(2), held.end(2), want), _line(text, held.start(2)), current
 
 
 ADAPTER = AtomAdapter()

@@ -17,7 +17,9 @@ Layouts understood (modelled on InferenceX's srt-slurm recipes, vLLM's
   by the caller.
 
 The result is a list of :class:`Site` objects, one per worker role (and per
-variant section), each pointing at the nodes to read or edit.
+variant section), each pointing at the nodes to read or edit.  ``inject``
+edits through these nodes and ``goldenal audit`` builds its evidence from
+them (:mod:`goldenal.lint.recipe`), so both see a file the same way.
 """
 
 import os
@@ -209,18 +211,19 @@ def recipe_sites(doc, *, knob_only=False):
             env_own = section.own("backend", f"{role}_environment")
             if section.base is None:    # a plain recipe: nothing is layered
                 cfg, env = cfg_own, env_own
+            elif cfg_own is None and env_own is None:
+                continue  # nothing of this role is written in the override
             else:
                 cfg = section.get("backend", ENGINE_CONFIG[engine], role)
                 env = section.get("backend", f"{role}_environment")
-            if section.base is not None and cfg_own is None and env_own is None:
-                continue  # nothing of this role is written in the override
             site = None
             if cfg is not None:
                 site = eng.site_from_recipe(doc, section, role, cfg, cfg_own, models)
-            if site is None and knob_only and spans.is_map(env) \
-                    and eng.name in ("sglang", "trtllm") and spans.get(env, eng.knob) is not None:
-                site = Site(engine=eng.name, role=role, section=section.name, spec=env if cfg is None else cfg,
-                            models=tuple(models), cfg=cfg, spec_on=False)
+            if (site is None and knob_only and engine in ("sglang", "trtllm")
+                    and spans.is_map(env) and spans.get(env, eng.knob) is not None):
+                site = Site(engine=engine, role=role, section=section.name,
+                            spec=env if cfg is None else cfg, models=tuple(models),
+                            spec_on=False)
             if site is None:
                 continue
             site.cfg = cfg
@@ -260,10 +263,10 @@ def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=F
     """Parse a file and return ``(document, sites, layout)``.
 
     ``layout`` is ``"recipe"``, ``"config"`` or None (nothing speculative).
-    ``recipe_only`` reads the file as an srt-slurm recipe and nothing else:
-    only its serving sections are parsed and a multi-document stream is
-    read to its first document, as srt-slurm loads it.  ``knob_only``: see
-    :func:`recipe_sites`.
+    ``recipe_only`` reads the file as an srt-slurm recipe and nothing else
+    (read-back only): just its serving sections (:data:`RECIPE_SECTIONS`)
+    are parsed, and a multi-document stream is read to its first document.
+    ``knob_only``: see :func:`recipe_sites`.
     """
     if recipe_only:
         doc = Document.parse(path, text, keep=RECIPE_SECTIONS, first=True)
@@ -299,3 +302,17 @@ def read_settings(path, text=None):
                                                           "section": site.section})
         out.append(setting)
     return out
+
+
+def pd_decode(site, sites, role="decode"):
+    """Is ``site`` the ``role`` worker of an SGLang prefill/decode pair (same section)?
+
+    In SGLang disaggregated serving the decode worker's settings determine K
+    (ENGINES.md 2.4): the pair's prefill worker carries the decode cell.  The
+    one rule inject and audit share.
+    """
+    if site.engine != "sglang" or site.role != role:
+        return False
+    other = "prefill" if role == "decode" else "decode"
+    return any(s.engine == "sglang" and s.role == other and s.section == site.section
+               for s in sites)

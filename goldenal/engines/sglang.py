@@ -10,7 +10,7 @@ role.  K is ``speculative-num-steps`` (DSpark: ``speculative-dspark-block-size``
 Source: ENGINES.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
 """
 
-from goldenal.engines import spans
+from goldenal.engines import knob_value, spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.envblock import plan_site_env
 
@@ -39,7 +39,7 @@ class SGLangAdapter(EngineAdapter):
     knob = KNOB
 
     def convert(self, al_text, *, k=None, form=None):
-        return al_text
+        return knob_value(self.name, al_text)
 
     def desired(self, al_text):
         return {KNOB: al_text, **COMPANIONS}

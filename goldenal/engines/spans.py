@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import yaml
 
-from goldenal.errors import ParseError
+from goldenal.errors import ParseError, yaml_error
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR, _INT, _BOOL, _NULL = ("tag:yaml.org,2002:" + t for t in ("str", "int", "bool", "null"))
 # Placeholder tag of a plain scalar with no explicit tag; :func:`tag_of` resolves it
 # when (rarely) asked, so composing never runs a resolver.
-_PLAIN = "tag:goldenal,2026:plain"
+_PLAIN = "tag:goldenal:plain"
 _COLLECTION_TAGS = {yaml.SequenceNode: "tag:yaml.org,2002:seq",
                     yaml.MappingNode: "tag:yaml.org,2002:map"}
 # YAML 1.2 core schema, the only plain-scalar types the readers distinguish
@@ -179,14 +179,9 @@ def compose(text, path=None, *, first=False):
     """
     try:
         return _compose(text, first)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        kind = "JSON" if str(path or "").lower().endswith(".json") else "YAML"
-        raise ParseError(f"not valid {kind}: {exc.problem or exc.context}", path=path,
-                         line=line) from None
     except yaml.YAMLError as exc:
-        raise ParseError(f"not valid YAML: {exc}", path=path) from None
+        kind = "JSON" if str(path or "").lower().endswith(".json") else "YAML"
+        raise yaml_error(exc, path, text=text, prefix=f"not valid {kind}") from None
 
 
 # -- node helpers -----------------------------------------------------------
@@ -271,6 +266,7 @@ def pairs(node):
     cached = node.__dict__.get("_pairs")
     if cached is not None:
         return cached
+    node._pairs = []    # a mapping that merges itself (through an alias) adds nothing
     own, merged = [], []
     for key, value in node.value:
         if key.value == "<<" and tag_of(key) == MERGE_TAG:

@@ -10,7 +10,7 @@ disables forcing for ``"1.83"``.  K is ``speculative_config.max_draft_len``.
 Source: ENGINES.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
 """
 
-from goldenal.engines import add_decimal, spans
+from goldenal.engines import knob_value, spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.envblock import env_file_values, plan_env_file, plan_site_env
 from goldenal.errors import PolicyError
@@ -27,12 +27,7 @@ class TRTLLMAdapter(EngineAdapter):
     knob = KNOB
 
     def convert(self, al_text, *, k=None, form=None):
-        value = add_decimal(al_text, -1)
-        if float(value) <= 0:
-            raise PolicyError(f"golden AL {al_text} would need {KNOB}={value}, which "
-                              "TensorRT-LLM reads as 'forcing off'; AL 1.00 cannot be "
-                              "expressed on this engine")
-        return value
+        return knob_value(self.name, al_text)
 
     def fragment(self, al_text, *, k, fmt, **options):
         value = self.convert(al_text)
@@ -109,12 +104,26 @@ class TRTLLMAdapter(EngineAdapter):
                            method=site.method, variant=dict(site.variant),
                            model=site.models[0] if site.models else None, extra=extra)
 
+    def two_model_value(self, doc, site, value):
+        """The value for the two-model path, which parses it with ``int()`` (ENGINES.md §3).
+
+        An integral AL - 1 is written as a plain integer; a fractional one would
+        silently disable forcing there, so it is refused.
+        """
+        flag = next((f for f in TWO_MODEL_FLAGS
+                     if str(site.extra.get(f, "")).strip().lower() == "false"), None)
+        if flag is None:
+            return value
+        whole, _, frac = value.partition(".")
+        if frac.strip("0"):
+            raise PolicyError(f"{flag}: false selects the two-model path, which reads {KNOB} "
+                              f"with int(): {value} would silently disable forcing; serve the "
+                              "one-model path or a K whose golden AL - 1 is an integer",
+                              path=doc.path, line=spans.line_of(site.spec))
+        return whole
+
     def warnings(self, site, value):
         out = []
-        for flag in TWO_MODEL_FLAGS:
-            if str(site.extra.get(flag, "")).lower() == "false" and "." in value:
-                out.append(f"{flag}: false selects the two-model path, which reads "
-                           f"{KNOB} as an integer: {value} silently disables forcing")
         layers = site.extra.get("num_nextn_predict_layers")
         if site.extra.get("k_from"):
             out.append(f"max_draft_len is not set; K={site.k} is read from "
@@ -126,7 +135,7 @@ class TRTLLMAdapter(EngineAdapter):
         return out
 
     def plan(self, doc, site, al_text, *, k, force=False, **options):
-        value = self.convert(al_text)
+        value = self.two_model_value(doc, site, self.convert(al_text))
         warnings = self.warnings(site, value)
         if site.env is None and site.env_file:
             text, edits, changes = plan_env_file(site.env_file, {KNOB: value}, value_key=KNOB,

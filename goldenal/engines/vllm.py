@@ -11,7 +11,7 @@ are mutually exclusive.
 
 import json
 
-from goldenal.engines import spans
+from goldenal.engines import knob_value, spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
 from goldenal.errors import ParseError
 
@@ -99,7 +99,7 @@ class VLLMAdapter(EngineAdapter):
     knob = KNOB
 
     def convert(self, al_text, *, k=None, form=None):
-        return al_text
+        return knob_value(self.name, al_text)
 
     def fragment(self, al_text, *, k, fmt, spec_config=None, rates=None, **options):
         """Render the vLLM spelling.

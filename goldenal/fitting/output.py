@@ -23,6 +23,10 @@ _SERVER_CONFLICT = re.compile(r"(.+?):(\d+): (server (?:started|loaded|ran) .*)\
 _IDENTITY_KEYS = ("model", "curve", "method", "draft", "variant")
 
 
+class RunWarning(UserWarning):
+    """A disagreement found while loading a run (see ``MeasurementRun.warnings``)."""
+
+
 class _MergedRun:
     """Duck-typed MeasurementRun: cells of several runs of one curve."""
 
@@ -85,11 +89,11 @@ def load_runs(paths, *, identity=None):
     -------
     MeasurementRun-like object with ``path``, ``identity``, ``cells``, ``warnings``.
     """
-    from goldenal.diff import load_run_for_fit
+    from goldenal.fitting.curve import check_complete
+    from goldenal.readers.run import load_run
 
     identity = {k: v for k, v in (identity or {}).items() if v not in (None, [], {})}
-    runs = [load_run_for_fit(os.fspath(p), identity) for p in paths]
-    from goldenal.fitting.curve import check_complete
+    runs = [load_run(os.fspath(p), **identity) for p in paths]
 
     for run in runs:
         check_complete(run)
@@ -100,6 +104,37 @@ def load_runs(paths, *, identity=None):
                 raise ParseError(conflict.group(3) + "; correct run.yaml (or the flags)",
                                  path=conflict.group(1), line=int(conflict.group(2)))
     return merge_runs(runs)
+
+
+def load_run_for_fit(path, identity=None, *, allow_simulated=False):
+    """One run directory loaded and refused exactly as ``goldenal fit`` does.
+
+    Used wherever a run directory is fitted on the fly (``diff``, ``export``,
+    ``plot``), so those commands accept no data ``fit`` would refuse: an
+    incomplete run, a server whose start-up config contradicts the identity
+    (e.g. synthetic acceptance), or a simulated run unless
+    ``allow_simulated``.
+
+    The run's load warnings (e.g. a bench result disagreeing with the log)
+    are issued as :class:`RunWarning`.
+
+    Returns
+    -------
+    MeasurementRun-like object (see :func:`load_runs`).
+
+    Raises
+    ------
+    ParseError, PolicyError
+    """
+    import warnings
+
+    merged = load_runs([path], identity=identity)
+    if not allow_simulated:
+        refuse_simulated(merged)
+    for message in merged.warnings:
+        # what `fit` prints about the run, for callers that fit it on the fly
+        warnings.warn(message, RunWarning, stacklevel=2)
+    return merged
 
 
 def fit_runs(paths, *, identity=None, **fit_kwargs):
@@ -188,9 +223,11 @@ def _same_identity(directory, curve_id, identity):
 
     if not identity or not os.path.isdir(directory):
         return None
+    from goldenal.errors import GoldenALError
+
     try:
         curves = load_directory(directory, collect=[])
-    except Exception:  # an unreadable directory is refused by the write itself
+    except (GoldenALError, OSError):  # an unreadable directory is refused by the write itself
         return None
     want = curve_identity(identity.get("model"), identity.get("method"), identity.get("draft"),
                           identity.get("variant"))
@@ -249,7 +286,31 @@ def check_writable(directory, curve_id, *, replace_reason=None, identity=None):
     return curve_id
 
 
-def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False):
+def mean_only_cells(curvefit):
+    """The ``(thinking, k)`` keys of cells that rest on printed means only."""
+    return [key for key, cell in curvefit.cells.items() if cell.mean_only]
+
+
+def refuse_mean_only(curvefit):
+    """Raise PolicyError when a golden value would come from printed means only.
+
+    A printed mean (e.g. an SGLang decode line) has no step count: the
+    unweighted mean of such means is not a pooled AL and carries no interval.
+    """
+    keys = mean_only_cells(curvefit)
+    if not keys:
+        return
+    cells = ", ".join(f"thinking {t} K={k}" for t, k in keys)
+    first = curvefit.cells[keys[0]]
+    raise PolicyError(f"{len(keys)} cell(s) rest on printed means only, without step counts "
+                      f"({cells}): their average is not a pooled AL and has no interval; "
+                      "measure with counts (metrics, per-request data), or pass "
+                      "--allow-mean-only to commit them anyway",
+                      path=first.sources[0] if first.sources else None)
+
+
+def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False,
+              allow_mean_only=False):
     """Write a fitted curve: ``<id>.yaml`` + manifest entry + distribution file.
 
     Parameters
@@ -263,6 +324,8 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     allow_simulated : bool
         Simulated runs validate the statistics and are never committed; allow
         them only for scratch directories.
+    allow_mean_only : bool
+        Commit cells that rest on printed means only (no step counts).
 
     Returns
     -------
@@ -274,7 +337,8 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     ConflictError
         The directory already holds the curve and no reason was given.
     PolicyError
-        The run is simulated and ``allow_simulated`` is false.
+        The run is simulated and ``allow_simulated`` is false, or a cell is
+        mean-only and ``allow_mean_only`` is false.
     """
     from goldenal._files import write_text_atomic
     from goldenal.registry import write_curve
@@ -282,6 +346,8 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     directory = os.fspath(directory)
     if not allow_simulated:
         refuse_simulated(curvefit)
+    if not allow_mean_only:
+        refuse_mean_only(curvefit)
     curve = curve_from_fit(curvefit)
     target = check_writable(directory, curve.id, replace_reason=replace_reason,
                             identity=curvefit.identity)

@@ -212,6 +212,7 @@ class CellFit:
             "draft_tokens": self.draft_tokens,
             "n_clusters": self.n_clusters,
             "failed": self.failed,
+            "mean_only": self.mean_only,
             "per_position": None if self.per_position is None else self.per_position.to_dict(),
             "sources": list(self.sources),
             "notes": list(self.notes),

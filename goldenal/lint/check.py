@@ -1,95 +1,38 @@
 """Turn resolved configs into findings: the AgentX rules applied to what is served."""
 
-import functools
 import json
-import re
 from decimal import Decimal, InvalidOperation
 
 from goldenal.lint import evidence as ev
 from goldenal.lint.rules import make_finding
-from goldenal.engines import add_decimal
+from goldenal.engines import knob_value
 
-_QUANT = {"nvfp4", "fp4", "fp8", "mxfp4", "bf16", "fp16", "int4", "int8", "w4a16", "w4a8",
-          "awq", "gptq", "instruct"}
 # ATOM's awk-computed rates are printed with %.6g (ENGINES.md 4.6): accept the
 # rounding that leaves, not a different two-decimal cell.
 _RATE_TOLERANCE = Decimal("0.00001")
 
 
-@functools.lru_cache(maxsize=4096)
-def norm_model(name):
-    """Comparable model key: basename, lower case, quantization suffixes dropped."""
-    if not name:
-        return ""
-    base = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-")
-    parts = [p for p in base.split("-") if p]
-    while len(parts) > 1 and parts[-1] in _QUANT:
-        parts.pop()
-    return re.sub(r"[^a-z0-9]", "", "".join(parts))
-
-
-def _draft_key(draft):
-    return draft.rstrip("/").rsplit("/", 1)[-1].lower() if draft else ""
-
-
-_KEYS = {}
-
-
-def _curve_keys(curve):
-    key = (id(curve), curve.id)
-    if key not in _KEYS:
-        keys = {norm_model(n) for n in curve.names if n}
-        keys.add(norm_model(curve.id.split("_", 1)[0]))
-        _KEYS[key] = keys
-    return _KEYS[key]
-
-
 def match_curve(curves, cfg):
-    """The curve a config serves.
+    """The curve a config serves, by the policy's one resolver.
 
     Returns ``(curve, problem)``: the curve, or None with ``problem`` a
-    ``(code, text)`` pair naming what is missing or ambiguous.
+    ``(code, text)`` pair naming what is missing (GAL101) or ambiguous (GAL304).
     """
+    from goldenal.errors import PolicyError, UnknownCurve
+    from goldenal.policy import resolve_served, served_sampling
+
     if not cfg.model:
         return None, ("GAL304", "model (no served model or model prefix in the files)")
-    wanted = [norm_model(m) for m in cfg.model if m]
-    by_model = []
-    for name_key in wanted:
-        by_model = [c for c in curves if name_key in _curve_keys(c)]
-        if by_model:
-            break
-    if not by_model:
-        return None, ("GAL101", f"no committed curve for model {cfg.model[0]}")
-    # DSpark block drafting has its own curves; chain drafting (MTP/EAGLE) never uses them
-    is_dspark = "dspark" in (cfg.method or "").lower()
-    same = [c for c in by_model if ("dspark" in (c.method or "").lower()) == is_dspark]
-    if not same:
-        return None, ("GAL101", f"no committed {cfg.method or 'chain-drafting'} curve for "
-                                f"model {cfg.model[0]} (curves: "
-                                + ", ".join(c.id for c in by_model) + ")")
-    by_model = same
-    draft = _draft_key(cfg.draft)
-    headed = [c for c in by_model if c.draft]
-    if draft and headed:
-        cands = [c for c in headed if draft in {_draft_key(d) for d in c.draft}]
-        if not cands:
-            heads = ", ".join(sorted({d for c in headed for d in c.draft}))
-            return None, ("GAL101", f"no committed curve for draft head {cfg.draft} of "
-                                    f"{cfg.model[0]} (curves exist for {heads})")
-    elif not draft and headed and len({c.draft for c in by_model}) > 1:
-        return None, ("GAL304", "draft head (the model has curves for several heads: "
-                                + ", ".join(c.id for c in by_model) + ")")
-    else:
-        cands = by_model
-    dsm = (cfg.variant or {}).get("draft_sample_method")
-    narrowed = [c for c in cands if c.variant.get("draft_sample_method") == dsm]
-    if not narrowed:
-        return None, ("GAL101", f"no committed curve for draft_sample_method={dsm} of "
-                                f"{cfg.model[0]}")
-    if len(narrowed) > 1:
-        return None, ("GAL304", "curve (several curves match: "
-                                + ", ".join(c.id for c in narrowed) + ")")
-    return narrowed[0], None
+    dsm, rsm = served_sampling(cfg)
+    try:
+        curve = resolve_served(curves, models=tuple(m for m in cfg.model if m),
+                               draft=cfg.draft, method=cfg.method, draft_sample_method=dsm,
+                               rejection_sample_method=rsm)
+    except UnknownCurve as exc:
+        return None, ("GAL101", str(exc))
+    except PolicyError as exc:
+        return None, ("GAL304", str(exc))
+    return curve, None
 
 
 def _dec(text):
@@ -121,12 +64,20 @@ def implied_al(cfg):
 
 
 def expected_knob(cfg, al_text):
-    """The golden AL in the knob's own unit and spelling."""
-    if cfg.knob == ev.TRTLLM_FORCE:
-        return add_decimal(al_text, -1)
-    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE) and cfg.k:
-        rate = (Decimal(al_text) - 1) / cfg.k
-        return format(rate.quantize(Decimal("0.000001")).normalize(), "f")
+    """The golden AL in the knob's own unit and spelling (the writers' one conversion).
+
+    None when the engine cannot express it (TensorRT-LLM and AL 1.00).
+    """
+    from goldenal.errors import PolicyError
+
+    try:
+        if cfg.knob == ev.TRTLLM_FORCE:
+            return knob_value("trtllm", al_text)
+        if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE) and cfg.k:
+            # vLLM 0.19's scalar rate has ATOM's unit, (AL - 1) / K
+            return knob_value("atom", al_text, k=cfg.k, form="rate")
+    except PolicyError:
+        return None
     return al_text
 
 
@@ -290,9 +241,8 @@ def check_config(cfg, curves):
     msg += f" differs from the golden cell {label}: expected {expected}"
     others = other_cells(curves, al, exclude=(curve.id, thinking, cfg.k))
     # the likeliest mix-ups first: same model, same K
-    keys = _curve_keys(curve)
     by_id = {c.id: c for c in curves}
-    others.sort(key=lambda h: (not (_curve_keys(by_id[h.split()[0]]) & keys),
+    others.sort(key=lambda h: (by_id[h.split()[0]].model != curve.model,
                                not h.endswith(f"K={cfg.k}")))
     if others:
         served = cfg.draft or "native MTP" if not cfg.draft else cfg.draft

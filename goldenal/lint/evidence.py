@@ -189,6 +189,19 @@ def eval_from_path(relpath):
     return bool(_EVAL_RE.search(relpath.lower().rsplit("/", 1)[-1]))
 
 
+def agentic_of(relpath, name=None):
+    """Is a config agentic?  True / False / None (unknown), from its path, then its name.
+
+    The one test ``audit`` (GAL301/GAL302) and ``inject`` (which refuses
+    fixed-sequence-length configs) share: the path decides when it says
+    anything, else the recipe's ``name:``.
+    """
+    agentic = agentic_from_path(relpath)
+    if agentic is None and name:
+        agentic = agentic_from_path(name)
+    return agentic
+
+
 def agentic_from_path(relpath):
     """True for agentic recipe paths, False for fixed-sequence-length ones, else None."""
     low = relpath.lower()

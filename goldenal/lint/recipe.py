@@ -15,7 +15,7 @@ variant.
 import json
 
 from goldenal.engines import adapter, spans
-from goldenal.engines.locate import ENGINE_CONFIG, ROLES, _sections, find_sites
+from goldenal.engines.locate import ENGINE_CONFIG, ROLES, _sections, find_sites, pd_decode
 from goldenal.lint import evidence as ev
 
 _SGLANG_EXTRA = {"token_mode": "SGLANG_SIMULATE_ACC_TOKEN_MODE",
@@ -123,8 +123,15 @@ def recipe_configs(relpath, text, lines):
     for site in sites:
         meta = metas[site.section]
         disagg = disagg_of[site.section]
-        cfg = _config(relpath, lines, meta, site.role, _fields(doc, site), thinking, how,
-                      disagg)
+        fields = _fields(doc, site)
+        prefill_of_pair = pd_decode(site, sites, role="prefill")
+        if prefill_of_pair:
+            # SGLang PD: the decode worker's K picks the cell the prefill carries
+            decode = next(s for s in sites if s.section == site.section and pd_decode(s, sites))
+            fields.update(k=decode.k, k_line=_line(decode.k_node))
+        cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg)
+        if prefill_of_pair and cfg.knob is not None:
+            cfg = cfg.with_(drafts=True)    # its value is checked (against decode's K)
         key = (cfg.role, cfg.line, cfg.knob, cfg.value, cfg.k, cfg.draft, cfg.method,
                cfg.image)
         if key in seen:
@@ -136,9 +143,7 @@ def recipe_configs(relpath, text, lines):
 
 
 def _config(relpath, lines, meta, role, r, thinking, how, disagg):
-    agentic = ev.agentic_from_path(relpath)
-    if agentic is None and meta.get("name"):
-        agentic = ev.agentic_from_path(meta["name"])
+    agentic = ev.agentic_of(relpath, meta.get("name"))
     models = tuple(m for m in [r["model"], *meta["models"]] if m)
     line = r["line"] or r["spec_line"] or 1
     return ev.Config(

@@ -10,7 +10,7 @@ from goldenal.lint import master as ms
 from goldenal.lint.check import check_config
 from goldenal.lint.rules import make_finding
 from goldenal.lint.walk import Problem, walk
-from goldenal.errors import GoldenALError
+from goldenal.errors import GoldenALError, yaml_error
 
 # a knob given a value: NAME=, NAME:, "name": or a flag followed by its value
 _KNOB_FORM = re.compile(
@@ -30,9 +30,6 @@ def run(paths, root, curves):
     files = {}
     candidates = []
     _RECIPES.clear()
-    from goldenal.lint.check import _KEYS
-
-    _KEYS.clear()       # curve keys are cached per run (curve objects may be new)
     for item in walk(paths, root):
         if isinstance(item, Problem):
             findings.append(make_finding("GAL306", item.relpath, 1, item.message,
@@ -77,15 +74,17 @@ def run(paths, root, curves):
         try:
             configs = _configs(c, text, lines, text_of)
         except (yaml.YAMLError, GoldenALError, ValueError, RecursionError) as exc:
-            line = getattr(getattr(exc, "problem_mark", None), "line", None)
-            msg = str(exc).split("\n")[0] if not isinstance(exc, yaml.YAMLError) else (
-                getattr(exc, "problem", None) or "broken YAML")
+            line = None
+            msg = str(exc).split("\n")[0]
+            if isinstance(exc, yaml.YAMLError):
+                exc = yaml_error(exc, c.relpath, text=text)
             if isinstance(exc, GoldenALError):
                 # the shared reader's errors carry their own line
                 line = exc.line - 1 if exc.line else None
                 msg = exc.message.split("\n")[0].removeprefix("not valid YAML: ")
             findings.append(make_finding("GAL306", c.relpath, (line or 0) + 1,
-                                         f"cannot parse {c.kind}: {msg}"))
+                                         f"cannot parse {c.kind}: {msg}",
+                                         severity=unparsed_severity(c)))
             continue
         for cfg in configs:
             if cfg.knob is None and c.relpath in injected:
@@ -96,6 +95,18 @@ def run(paths, root, curves):
 
 
 _RECIPES = {}
+
+
+def unparsed_severity(c):
+    """GAL306's severity: an error for a recipe or serve config nobody could check.
+
+    A recipe YAML (``backend:``), or a YAML/JSON/launcher that carries
+    speculative settings, is a serve config: failing to read it fails the
+    audit.  Other files that only mention a knob stay a warning.
+    """
+    if c.kind == "recipe" or any(b in c.data for b in ev.SPEC_BYTES):
+        return "error"
+    return "warning"
 
 
 def _recipe_cached(c, text_of):

@@ -18,6 +18,8 @@ reader                      source
 ``atom-log``                ATOM ``[MTP Stats ...]`` lines
 ``atom-json``               ATOM ``/debug/mtp_stats``
 ``llamacpp``                llama.cpp server statistics
+``speculation-profile``     ``speculation_profile.json`` (schema "1.0"; counts
+                            only from its histogram, else mean-only)
 ==========================  ===================================================
 
 Files whose names differ only by ``before``/``after`` (Prometheus scrapes,
@@ -49,6 +51,7 @@ def _readers():
 
     # name -> (sniff(head) -> bool, read(path_or_pair, ctx), takes a before/after pair)
     return {
+        "speculation-profile": (_sniff_profile, _read_profile, False),
         "vllm-request": (vllm_bench.sniff_request, vllm_bench.read_requests, False),
         "trtllm": (trtllm.sniff, trtllm.read, False),
         "atom-json": (atom.sniff_json, atom.read_pair, True),
@@ -68,7 +71,27 @@ def _readers():
 
 READERS = ("vllm-log", "prometheus", "vllm-bench-json", "vllm-bench-console", "vllm-offline",
            "vllm-request", "sglang-log", "sglang-json", "trtllm", "atom-log", "atom-json",
-           "llamacpp")
+           "llamacpp", "speculation-profile")
+
+_PROFILE_KEYS = re.compile(r'"schema_version"\s*:')
+
+
+def _sniff_profile(head):
+    """A ``speculation_profile.json``: a JSON object with the schema's two marker keys."""
+    return head.lstrip().startswith("{") and bool(_PROFILE_KEYS.search(head)) \
+        and '"marginal_accept_rates"' in head
+
+
+def _read_profile(path, ctx):
+    """Observations of a speculation profile (:func:`goldenal.interop.read_profile`)."""
+    from goldenal.interop import read_profile
+
+    try:
+        observations = read_profile(path)
+    except ParseError as exc:
+        ctx.refuse(exc.line, exc.message)
+        return
+    yield from observations
 
 _BENCH_HINTS = ('"request_throughput"', '"max_concurrency"', '"total_output_tokens"')
 

@@ -72,22 +72,47 @@ def histogram_from_survival(steps, per_position):
     return tuple(hist)
 
 
+def _decimals(half):
+    """``n`` when ``half`` is the rounding of ``n`` printed decimals (``0.5e-n``, +slack)."""
+    for n in range(1, 7):
+        if abs(half - 0.5 * 10 ** -n) <= 2e-9:
+            return n
+    return None
+
+
+def _prints_as(count, drafts, rate, digits):
+    # the printer formats the double count/drafts; a tie in decimal is decided
+    # by its binary value, so the only exact test is to format it
+    return drafts > 0 and count >= 0 and \
+        f"{count / drafts:.{digits}f}" == f"{rate:.{digits}f}"
+
+
 def counts_from_rates(drafts, rates, accepted, half):
     """Integer per-position counts for survival ``rates`` printed to ``+-half``.
 
-    Each count lies within the rounding of its printed rate, the counts are
+    Each count lies within the rounding of its printed rate (and, when ``half``
+    is half a unit of ``n`` decimals, prints as that rate: ``3/200`` is within
+    0.005 of 0.02 but prints as 0.01), the counts are
     non-increasing (survival never grows with depth) and sum to ``accepted``
     (the identity ``A = sum_i a_i``).  Returns None when no such integers exist.
     """
     # the box of each count, tightened to the order: hi_i <= hi_(i-1), lo_i >= lo_(i+1)
     # (one pass each way; this runs for a good share of the lines of a large log)
+    digits = _decimals(half)
+    edge = 2e-9 * drafts + 1e-9
     lo, hi, top = [], [], drafts
     for r in rates:
-        h = floor(round((r + half) * drafts, 9))
+        x = round((r + half) * drafts, 9)
+        h = floor(x)
+        if digits and x - h <= edge and not _prints_as(h, drafts, r, digits):
+            h -= 1  # c/D exactly half a digit up prints as the next value, not as r
         if h < top:
             top = h
         hi.append(top)
-        low = ceil(round((r - half) * drafts, 9))
+        x = round((r - half) * drafts, 9)
+        low = ceil(x)
+        if digits and low - x <= edge and not _prints_as(low, drafts, r, digits):
+            low += 1
         lo.append(low if low > 0 else 0)
     last = len(lo) - 1
     for i in range(last - 1, -1, -1):

@@ -8,9 +8,7 @@ Windows that carry only a printed mean are kept apart and reported as such.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import reduce
-from itertools import groupby
-from operator import add, attrgetter, itemgetter
+from operator import attrgetter, itemgetter
 
 from goldenal.observation import Observation
 
@@ -145,53 +143,38 @@ class Summarizer:
 def summarize(observations, key, attrs=None):
     """Pool observations into :class:`CellSummary` rows grouped by ``key(obs)``.
 
-    ``attrs``, when given, names the attributes whose tuple ``key`` returns
-    (e.g. ``("source", "k")``); it allows a shortcut when they are constant.
-
-    The same totals as :class:`Summarizer`, computed per cell with C-level
-    ``map``/``sum`` over attribute getters instead of a Python step per
-    window: a 1 GB log has hundreds of thousands of windows.
+    The same totals as :class:`Summarizer`, faster on the hundreds of
+    thousands of windows of a large log: each window is touched once (they are
+    scattered in memory), and ``attrs`` -- the attribute names whose values
+    ``key`` returns as a tuple, e.g. ``("source", "k")`` -- lets the grouping
+    make a key only where the cell changes instead of a tuple per window.
     """
-    if attrs:
-        # the usual case, one cell per file: no key tuple per window (hundreds of
-        # thousands of short-lived tuples wake the cyclic garbage collector)
-        items = observations if isinstance(observations, (list, tuple)) else list(observations)
-        columns = [set(map(attrgetter(a), items)) for a in attrs]
-        if items and all(len(c) == 1 for c in columns):
-            return (_pool(tuple(next(iter(c)) for c in columns), items),)
-        observations = items
     groups = {}
-    for cell, run in groupby(observations, key):  # runs of one cell are long
-        members = groups.get(cell)
-        if members is None:
-            groups[cell] = list(run)
-        else:
-            members.extend(run)
+    if attrs:
+        getters = [attrgetter(a) for a in attrs]
+        current, members = None, None
+        for o in observations:
+            values = [g(o) for g in getters] if len(getters) != 2 else None
+            if values is None:
+                first, second = getters[0](o), getters[1](o)
+                if current is not None and first == current[0] and second == current[1]:
+                    members.append(o)
+                    continue
+                current = (first, second)
+            else:
+                current = tuple(values)
+            members = groups.get(current)
+            if members is None:
+                members = groups[current] = []
+            members.append(o)
+    else:
+        for o in observations:
+            cell = key(o)
+            members = groups.get(cell)
+            if members is None:
+                members = groups[cell] = []
+            members.append(o)
     return tuple(_pool(cell, members) for cell, members in groups.items())
-
-
-def _pool(cell, members):
-    counted = [o for o in members if o.drafts and o.accepted is not None]
-    tokens = list(map(_get_tokens, counted))
-    positions = list(map(_get_positions, counted))
-    means = () if len(counted) == len(members) else \
-        [o.mean_al for o in members
-         if not (o.drafts and o.accepted is not None) and o.mean_al is not None]
-    ks = set(map(_get_k, members))
-    ks.discard(None)
-    return CellSummary(
-        cell=cell, engine=",".join(sorted(set(map(_get_engine, members)))),
-        formats=tuple(sorted(set(map(_get_format, members)))),
-        k=next(iter(ks)) if len(ks) == 1 else None,
-        windows=len(members), counted_windows=len(counted),
-        steps=sum(map(_get_drafts, counted)),
-        draft_tokens=sum(tokens) if counted and None not in tokens else None,
-        accepted=sum(map(_get_accepted, counted)),
-        accepted_per_position=_position_sums(positions) if counted and all(positions)
-        else None,
-        mean_only_windows=len(members) - len(counted),
-        # added in order, as the running totals do (same float result)
-        mean_of_means=reduce(add, means, 0.0) / len(means) if means else None)
 
 
 def _position_sums(positions):
@@ -207,10 +190,46 @@ def _position_sums(positions):
     return tuple(acc)
 
 
-_get_tokens, _get_positions, _get_k = (attrgetter("draft_tokens"),
-                                       attrgetter("accepted_per_position"), attrgetter("k"))
-_get_engine, _get_format = attrgetter("engine"), attrgetter("format")
-_get_drafts, _get_accepted = attrgetter("drafts"), attrgetter("accepted")
+def _pool(cell, members):
+    engines, formats, ks = set(), set(), set()
+    counted = steps = accepted = tokens = n_means = 0
+    tokens_known = per_pos_ok = True
+    positions = []
+    means = 0.0
+    for o in members:
+        engines.add(o.engine)
+        formats.add(o.format)
+        k = o.k
+        if k is not None:
+            ks.add(k)
+        drafts, acc = o.drafts, o.accepted
+        if drafts and acc is not None:
+            counted += 1
+            steps += drafts
+            accepted += acc
+            t = o.draft_tokens
+            if t is None:
+                tokens_known = False
+            else:
+                tokens += t
+            pos = o.accepted_per_position
+            if pos:
+                positions.append(pos)
+            else:
+                per_pos_ok = False
+        else:
+            mean = o.mean_al
+            if mean is not None:
+                means += mean  # in order, as the running totals add them
+                n_means += 1
+    return CellSummary(
+        cell=cell, engine=",".join(sorted(engines)), formats=tuple(sorted(formats)),
+        k=next(iter(ks)) if len(ks) == 1 else None, windows=len(members),
+        counted_windows=counted, steps=steps,
+        draft_tokens=tokens if counted and tokens_known else None, accepted=accepted,
+        accepted_per_position=_position_sums(positions) if counted and per_pos_ok else None,
+        mean_only_windows=len(members) - counted,
+        mean_of_means=means / n_means if n_means else None)
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,7 @@ def load_run(path, *, k=None, **identity):
         path = os.path.dirname(path) or "."
     if not os.path.isdir(path):
         raise ParseError("not a measurement run directory", path=path)
-    given = _identity_from(identity)
+    given = normalize_identity(_identity_from(identity))
     if os.path.isfile(os.path.join(path, MANIFEST)):
         return _from_manifest(path, given, k)
     return _from_collector(path, given, k)
@@ -166,9 +166,9 @@ def _read_manifest(path):
             node = yaml.compose(fh, Loader=yaml.SafeLoader)
         doc = yaml.SafeLoader("").construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ParseError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=file,
-                         line=mark.line + 1 if mark else None) from None
+        from goldenal.errors import yaml_error
+
+        raise yaml_error(exc, file, prefix="invalid YAML") from None
     if not isinstance(doc, dict):
         raise ParseError("run.yaml must be a mapping", path=file)
     # line of each top-level key and of each cell, for messages that point at the input

@@ -17,13 +17,18 @@ Families (FORMATS.md section 1; letters as there):
 
 C and D print survival ``s_i = a_i / D`` to three decimals but not ``D``; ``D``
 and ``a_i`` are rebuilt as the integers that reproduce every printed figure.
-Lines are found by a byte scan, so the rest of the log costs almost nothing.
+Lines are found by a byte scan, so the rest of the log costs almost nothing,
+and a family D line in vLLM's logger layout is read straight from the raw
+bytes by one match; every other line takes the decoded, field-by-field path,
+which gives the same records (tests/test_ingest_speed_paths.py).
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
+import sys
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, balanced, counts_from_rates, derive_drafts
@@ -57,6 +62,11 @@ _FAST_B = re.compile(rb"SpecDecoding metrics: Mean acceptance length: (\d+\.\d+)
                      rb"Drafted: (\d+) tokens, Per-position acceptance rate: "
                      rb"(\d\.\d{3}(?:, \d\.\d{3})*), "
                      rb"Avg Draft acceptance rate: (\d+\.\d)%[ \t\f\v\r]*(?:\n|\Z)")
+# ... and the whole line in vLLM's own logger layout, "(APIServer pid=N) INFO
+# MM-DD hh:mm:ss [file.py:n] " first: its process and time stamp are then the
+# ones the prefix search finds, with no separate look at the prefix
+_FAST_LINE = re.compile(rb"(?:\((\w+) pid=(\d+)\) )?[A-Z]+ (\d\d-\d\d \d\d:\d\d:\d\d) "
+                        rb"\[[\w.]+:\d+\] " + _FAST_B.pattern)
 SPEC_D = b"SpecDecoding metrics: "  # long needle: a fast two-way search
 # lines only the general path reads: V0 metrics and start-up configuration
 _RARE = b"peculative"
@@ -243,9 +253,11 @@ def fast_counts(accepted, drafted, rates, mean, pct, known):
         return None
     counts = [round(r * steps) for r in rates]
     if sum(counts) == accepted:
-        tol, prev = 0.0005 * steps + 1e-6, steps
+        # strictly inside the rounding: a count on its edge may print as the next
+        # value, which only the exact solve below checks
+        tol, prev = 0.0005 * steps - 1e-6, steps
         for c, r in zip(counts, rates):
-            if c > prev or abs(c - r * steps) > tol:
+            if c > prev or abs(c - r * steps) >= tol:
                 break
             prev = c
         else:
@@ -527,14 +539,26 @@ def read(path, ctx: Context):
         ctx.facts["version"] = m.group(1)
     source = reader.source
     fast = _FAST_B.match
+    whole = _FAST_LINE.match
     engine_id = _ENGINE_ID.search
-    stamp_of = _STAMP_B.search
     config = reader.config
     new, fields = _new, _FIELDS
     number = 1  # line number of the start of the block
+    np = sys.modules.get("numpy")
+    # importing numpy (~0.1 s) pays for itself only on large logs
+    bulk = np is not None or _size(path) >= _NUMPY_FILE
     for buf, cut, before in _io.blocks(path, lambda: number):
         find = buf.find
-        if find(_RARE, 0, cut) >= 0:  # a mixed block: every marked line, in order
+        count = buf.count
+        if bulk and cut >= _NUMPY_BLOCK:  # bulk byte work in numpy (C loops, SIMD)
+            if np is None:
+                import numpy as np
+            arr = np.frombuffer(buf, np.uint8, cut)
+            mixed = _has_rare(np, arr)
+        else:
+            arr = None
+            mixed = find(_RARE, 0, cut) >= 0
+        if mixed:  # a mixed block: every marked line, in order
             hits = _line_starts(buf, cut, (SPEC_D,) + _RARE_MARKERS)
         else:  # the common block: positions of the family D tag, one per line
             hits = []
@@ -545,18 +569,59 @@ def read(path, ctx: Context):
                 if pos < 0:
                     break
                 pos = find(SPEC_D, pos, cut)
-        count = buf.count
-        if not hits:
-            number += count(b"\n", 0, cut)
-            continue
         rfind = buf.rfind
-        last = 0
+        if arr is not None:
+            # line numbers and starts of all hits from one newline index of the block
+            newlines = np.flatnonzero(arr == 10)
+            del arr
+            at = newlines.searchsorted(np.array(hits, dtype=np.int64))
+            lines = (at + number).tolist()
+            starts = np.where(at > 0, newlines[at - 1] + 1, 0).tolist() if len(newlines) \
+                else [0] * len(hits)
+            number += len(newlines)
+        else:
+            lines, starts, last, line = [], [], 0, number
+            for pos in hits:
+                start = rfind(b"\n", 0, pos) + 1
+                line += count(b"\n", last, start)
+                last = start
+                lines.append(line)
+                starts.append(start)
+            number = line + count(b"\n", last, cut)
+        if not hits:
+            continue
         prefixes = {}  # line prefix -> (process, stamp), or None when it needs decoding
-        for pos in hits:
-            start = rfind(b"\n", 0, pos) + 1
-            number += count(b"\n", last, start)
-            last = start
-            m = fast(buf, pos, cut)
+        for pos, line, start in zip(hits, lines, starts):
+            m = whole(buf, start, cut)
+            if m is not None:
+                _, process, stamp, mean_s, accepted_s, drafted_s, rates_s, pct_s = m.groups()
+                accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
+                got = fast_counts(accepted, drafted, list(map(float, rates_s.split(b", "))),
+                                  mean, float(pct_s), config.get("k", ctx.k_hint))
+                if got is not None:
+                    extra = {"process": process.decode()} if process else {}
+                    if start:
+                        p = rfind(b"\n", 0, start - 1) + 1
+                        if find(b"Engine ", p, start) >= 0:
+                            e = engine_id(buf, p, start)
+                            if e:
+                                extra["dp_engine"] = str(int(e.group(1)))
+                    elif b"Engine " in before:
+                        e = engine_id(before)
+                        if e:
+                            extra["dp_engine"] = str(int(e.group(1)))
+                    extra["drafts_from"] = "drafted/k"
+                    k, steps, counts = got
+                    obs = new(Observation)
+                    obs.__dict__.update(zip(fields, (
+                        source, line, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
+                        counts, mean, None, stamp.decode(), None, None, extra)))
+                    yield obs
+                    config = reader.config
+                    continue
+                m = None  # counts that need the general path
+            else:  # another prefix layout: the tag matched in place, the prefix looked at
+                m = fast(buf, pos, cut)
             if m is not None:
                 prefix = bytes(buf[start:pos])
                 info = prefixes.get(prefix, False)
@@ -586,7 +651,7 @@ def read(path, ctx: Context):
                         # each field through object.__setattr__, several times the cost
                         obs = new(Observation)
                         obs.__dict__.update(zip(fields, (
-                            source, number, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
+                            source, line, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
                             counts, mean, None, stamp, None, None, extra)))
                         yield obs
                         config = reader.config
@@ -596,11 +661,10 @@ def read(path, ctx: Context):
             terminated = end >= 0
             text = _io.decode(bytes(buf[start:end if terminated else cut]).rstrip(b"\r"))
             previous = bytes(buf[rfind(b"\n", 0, start - 1) + 1:start]) if start else before
-            obs = reader.line(number, text, terminated, previous)
+            obs = reader.line(line, text, terminated, previous)
             config = reader.config  # a start-up line may have replaced it
             if obs is not None:
                 yield obs
-        number += count(b"\n", last, cut)
     if reader.skipped_empty:
         ctx.facts["skipped_empty"] = reader.skipped_empty
 
@@ -629,6 +693,31 @@ def _prefix_info(prefix):
             return process, m.group(1).decode()
         dash = prefix.find(b"-", dash + 1)
     return process, None
+
+
+_NUMPY_BLOCK = 1 << 20  # smaller reads (small files, the last block) stay in bytes
+_NUMPY_FILE = 1 << 28
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+_PECULATIVE = tuple(enumerate(b"peculati"))
+
+
+def _has_rare(np, arr):
+    """``_RARE in arr``, found from its rare letter ``v`` instead of a substring search."""
+    v = np.flatnonzero(arr == ord("v"))
+    v = v[(v >= 8) & (v + 1 < len(arr))]
+    if not len(v):
+        return False
+    ok = arr[v + 1] == ord("e")
+    for i, ch in _PECULATIVE:
+        ok &= arr[v - 8 + i] == ch
+    return bool(ok.any())
 
 
 def _line_starts(buf, cut, markers):
