@@ -127,13 +127,14 @@ def test_read_settings_of_a_disaggregated_sglang_recipe_with_variants():
     path = str(DATA / "sglang_variants.expected.yaml")
     found = read_settings(path)
     assert [(s.role, s.k, s.knob, s.value, s.line) for s in found] == [
-        ("prefill", 1, "SGLANG_SIMULATE_ACC_LEN", "1.84", 12),
+        # the prefill worker (K=1) carries the decode worker's K=2 cell (ENGINES.md 2.4)
+        ("prefill", 1, "SGLANG_SIMULATE_ACC_LEN", "2.50", 12),
         ("decode", 2, "SGLANG_SIMULATE_ACC_LEN", "2.50", 18),
         ("decode", 2, "SGLANG_SIMULATE_ACC_LEN", "2.50", 44),
     ]
     assert found[0] == SpecSetting(
         path=path, line=12, col=34, engine="sglang", role="prefill",
-        knob="SGLANG_SIMULATE_ACC_LEN", value="1.84", k=1, draft=None, method="EAGLE",
+        knob="SGLANG_SIMULATE_ACC_LEN", value="2.50", k=1, draft=None, method="EAGLE",
         variant={}, rejection_sample_method=None, model="glm5.2",
         extra={"SGLANG_SIMULATE_ACC_METHOD": "match-expected",
                "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",

@@ -8,7 +8,6 @@ import pytest
 from goldenal.errors import PolicyError, UnknownCurve
 from goldenal.lint.check import match_curve
 from goldenal.lint.recipe import recipe_configs
-from goldenal.policy import REPLACED, resolve_served, served_variant
 from goldenal.registry import load_registry
 from goldenal.rewrite import inject
 
@@ -45,6 +44,8 @@ def test_a_draft_sample_method_without_its_curve_is_refused(tmp_path, run_cli):
 
 
 def test_served_variant_maps_the_sampling_settings():
+    from goldenal.policy import REPLACED, served_variant
+
     assert served_variant() == {}
     assert served_variant("probabilistic", "standard") == {"draft_sample_method": "probabilistic"}
     assert served_variant(None, "strict") == {}
@@ -64,6 +65,8 @@ def test_served_variant_maps_the_sampling_settings():
     (None, "block", UnknownCurve),
 ])
 def test_resolver_needs_exactly_the_served_variant(dsm, rsm, expected):
+    from goldenal.policy import resolve_served
+
     registry = load_registry()
     kw = dict(models=("moonshotai/Kimi-K3",), draft="Inferact/Kimi-K3-DSpark", method="dspark",
               draft_sample_method=dsm, rejection_sample_method=rsm)
@@ -75,6 +78,8 @@ def test_resolver_needs_exactly_the_served_variant(dsm, rsm, expected):
 
 
 def test_resolver_refuses_another_method_and_another_head():
+    from goldenal.policy import resolve_served
+
     registry = load_registry()
     with pytest.raises(UnknownCurve, match="no dspark curve for model deepseek-v4-pro"):
         resolve_served(registry, models=("deepseek-ai/DeepSeek-V4-Pro",), method="dspark")
@@ -461,3 +466,62 @@ def test_atom_rate_given_as_a_shell_variable_is_checked_not_a_crash(tmp_path, ru
     assert err == (f"error: {path}:150: --spec-decode-acceptance-rate is $SPEC_ACCEPTANCE_RATE, "
                    "computed at run time as 0.5, which is not the golden value 0.663333333333; "
                    "fix the computation by hand\n")
+
+
+# ------------------------------------------------------------------ 11: SGLang PD takes decode's K
+
+def test_sglang_pd_prefill_carries_the_decode_cell_in_inject_and_audit(tmp_path):
+    from goldenal.lint import audit
+
+    folder = tmp_path / "repo" / "agentic"
+    folder.mkdir(parents=True)
+    path = _copy(folder, "pd_glm.yaml")
+    text = path.read_text()
+    # prefill drafts K=1, decode K=2; both blocks pin '2.5' (the K=2 cell, %g style)
+    assert "speculative-num-steps: 1\n" in text and "speculative-num-steps: 2\n" in text
+    result = inject(path, thinking="on", check=True)
+    assert [(v.role, v.k, v.al) for v in result.values] == [("prefill", 2, "2.50"),
+                                                           ("decode", 2, "2.50")]
+    assert audit([str(tmp_path / "repo")]) == []
+    # a prefill pinned to its own K=1 cell is what the audit now reports
+    path.write_text(text.replace("SGLANG_SIMULATE_ACC_LEN: '2.5'\n  decode_environment",
+                                 "SGLANG_SIMULATE_ACC_LEN: '1.84'\n  decode_environment"))
+    (bad,) = [f for f in audit([str(tmp_path / "repo")]) if f.code == "GAL201"]
+    assert (bad.line, bad.expected) == (66, "2.50")
+    with pytest.raises(Exception, match="already pinned to 1.84, golden value is 2.50"):
+        inject(path, thinking="on")
+
+
+@pytest.mark.parametrize("name, message", [
+    ("dspark_dsv4.yaml", "no dspark curve for model deepseek-v4-pro"),
+    ("k25_prob.yaml", "no curve for model kimi-k2.5-nvfp4 with variant "
+                      "draft_sample_method=probabilistic"),
+])
+def test_audit_refuses_what_inject_refuses(tmp_path, name, message):
+    from goldenal.lint import audit
+
+    agentic = tmp_path / "agentic"
+    agentic.mkdir()
+    text = (REVIEW / name).read_text().replace(
+        '"num_speculative_tokens":3', '"num_speculative_tokens":3,"rejection_sample_method":'
+        '"synthetic","synthetic_acceptance_length":2.49')
+    (agentic / name).write_text(text)
+    with pytest.raises(UnknownCurve, match=message):
+        inject(agentic / name, thinking="on", force=True)
+    (finding,) = [f for f in audit([str(tmp_path)]) if f.code == "GAL101"]
+    assert finding.message.startswith(message)
+
+
+@pytest.mark.parametrize("name, curve", [("vllm_config.yaml", "minimaxm3_eagle3_gqa"),
+                                         ("vllm_config.json", "dsv4_mtp"),
+                                         ("atom_launch.sh", "dsv4_mtp")])
+def test_audit_agrees_with_what_inject_wrote_in_serve_configs(tmp_path, name, curve):
+    from goldenal.lint import audit
+
+    agentic = tmp_path / "agentic"
+    agentic.mkdir()
+    path = _copy(agentic, name, DATA)
+    result = inject(path, thinking="on")
+    assert {v.curve for v in result.values} == {curve}
+    codes = {f.code for f in audit([str(tmp_path)])}
+    assert not codes & {"GAL101", "GAL102", "GAL201", "GAL202", "GAL203", "GAL304"}, codes

@@ -85,7 +85,7 @@ _NESTED_DRAFT_RE = re.compile(r"^\s*(?:model|draft_model|speculative_model(?:_di
                               r"[\"']?([^\"'\s$#]+)")
 _MODEL_RE = re.compile(
     r"(?:--model(?:-path)?|--served-model-name|\bvllm serve|trtllm-serve)(?:\s+|=)[\"']?([^\"'\s$]+)"
-    r"|^\s*(?:model|served-model-name)\s*:\s*[\"']?([^\"'\s$]+)")
+    r"|^\s*[\"']?(?:model|served-model-name)[\"']?\s*:\s*[\"']?([^\"'\s$,]+)")
 _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _INTERESTING = re.compile(
     r"(?m)MODEL_ID=|MODEL_NAME=|synthetic_acceptance|SIMULATE_ACC|TLLM_SPEC_DECODE_FORCE|spec-decode-acceptance|"
