@@ -16,7 +16,10 @@ next to nothing (a ``bytes.find`` scan), each spec line a full parse and check
 (access lines per interval), ``--requests`` (request-log lines per interval)
 and ``--dp`` (engines) set the mix, or ``--mix`` names one of :data:`MIXES`;
 ``--reuse`` times an existing log kept by ``--keep`` instead of writing one,
-and ``--profile`` prints where one ingest spends its time (cProfile).  The
+``--profile`` prints where one ingest spends its time (cProfile), and
+``--memory`` the peak resident memory of one :func:`~goldenal.readers.ingest`
+and of one streaming pass (:class:`~goldenal.readers.IngestStream`, as
+``goldenal ingest --format jsonl`` reads), each in a fresh interpreter.  The
 file is written to a temporary directory and removed afterwards unless
 ``--keep`` names a path.
 """
@@ -128,6 +131,39 @@ def time_ingest(path):
     return elapsed, len(obs), cells
 
 
+_MEMORY = """
+import resource, sys
+from goldenal.readers import IngestStream, ingest
+
+
+def peak():
+    # VmHWM: this process's own high-water mark (ru_maxrss keeps the parent's across exec)
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+base = peak()
+if sys.argv[2] == "ingest":
+    obs = ingest(sys.argv[1])
+    obs.summary()
+    n = len(obs)
+else:
+    n = sum(1 for _ in IngestStream(sys.argv[1]))
+print(n, base, peak())
+"""
+
+
+def peak_memory(path, mode):
+    """``(windows, KiB after imports, peak KiB)`` of one read in a fresh interpreter."""
+    out = subprocess.run([sys.executable, "-c", _MEMORY, path, mode], capture_output=True,
+                         text=True, check=True)
+    n, base, peak = map(int, out.stdout.split())
+    return n, base, peak
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=200, help="log size in MiB (default 200)")
@@ -144,6 +180,8 @@ def main(argv=None):
                         help="time the existing --keep file instead of writing it")
     parser.add_argument("--profile", action="store_true",
                         help="also profile one ingest and print the top functions")
+    parser.add_argument("--memory", action="store_true",
+                        help="also report the peak memory of ingest() and of streaming")
     args = parser.parse_args(argv)
     if args.mix:
         args.dp, args.access, args.requests = MIXES[args.mix]
@@ -180,6 +218,11 @@ def main(argv=None):
             profiler = cProfile.Profile()
             profiler.runcall(time_ingest, path)
             pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(12)
+        if args.memory:
+            for mode in ("ingest", "stream"):
+                n, base, peak = peak_memory(path, mode)
+                print(f"peak memory, {mode}: {peak / 1024:.0f} MiB ({base / 1024:.0f} MiB after "
+                      f"imports; {n} windows)")
         g, i = statistics.median(grep_t), statistics.median(ingest_t)
         al = cells[0].acceptance_length if len(cells) else float("nan")
         mix = "reused file" if args.reuse else (f"dp={args.dp}, access/interval={args.access}, "

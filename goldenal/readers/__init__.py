@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import islice
+from operator import itemgetter
 
 from goldenal.errors import ParseError
 from goldenal.readers import _io
 from goldenal.readers._base import Context
-from goldenal.readers.observations import (CellSummary, Observations, Problem, SourceInfo,
-                                          Summary, as_dict)
+from goldenal.readers.observations import (_K, _LINE, CellSummary, Observations, Problem,
+                                          SourceInfo, Summary, as_dict, as_row)
 
 __all__ = ["ingest", "IngestStream", "load_run", "Observations", "MeasurementRun", "Problem",
            "CellSummary", "Summary", "SourceInfo", "sniff", "READERS", "as_dict"]
@@ -203,8 +205,8 @@ def ingest(paths, *, k=None, reader=None, strict=False, in_order=False):
     2.83
     """
     stream = IngestStream(paths, k=k, reader=reader, strict=strict, in_order=in_order)
-    items = tuple(stream)
-    return Observations(items, tuple(stream.problems), tuple(stream.sources))
+    rows = stream._rows()
+    return Observations.from_rows(rows, tuple(stream.problems), tuple(stream.sources))
 
 
 class IngestStream:
@@ -248,18 +250,58 @@ class IngestStream:
                     self._raise_first(ctx)
                 seen = len(ctx.problems)
                 count += 1
-                _span(spans, obs)
+                _span(spans, obs.k, obs.line)
                 yield obs
-            if not count and not any(p.refused for p in ctx.problems):
-                skipped = ctx.facts.get("skipped_empty")
-                ctx.refuse(None, "no speculative-decoding measurements found in this file" + (
-                    f" ({skipped} metrics line(s) with zero drafts skipped: speculation off?)"
-                    if skipped else ""))
-            _note_mixed_k(spans, ctx)
-            if self._strict:
-                self._raise_first(ctx)
-            self.problems.extend(ctx.problems)
-            self.sources.append(SourceInfo(str(after), name, count, dict(ctx.facts)))
+            self._close(after, name, ctx, count, spans)
+
+    def _rows(self):
+        """Every window of every file as a row of field values (:data:`FIELDS` order).
+
+        What :func:`ingest` keeps: the same windows, problems and sources as
+        iterating, without an :class:`Observation` per window.  Readers with a
+        row form (the vLLM log reader) hand rows over directly.
+        """
+        rows = []
+        for before, after in self._plan:
+            name = self._kinds[after][0]
+            _, read, paired = self._table[name]
+            ctx = Context(after, k=self._k)
+            start = len(rows)
+            by_rows = _ROW_READERS.get(name)
+            if by_rows is not None and not paired:
+                records = by_rows()(after, ctx)
+            else:
+                records = map(as_row, read(before, after, ctx) if paired else read(after, ctx))
+            if self._strict:  # stop at the first refusal, as iterating does
+                seen = 0
+                for row in records:
+                    if len(ctx.problems) > seen:
+                        self._raise_first(ctx)
+                    seen = len(ctx.problems)
+                    rows.append(row)
+            else:
+                rows.extend(records)
+            spans = {}
+            ks = set(map(itemgetter(_K), islice(rows, start, None)))
+            ks.discard(None)
+            if len(ks) > 1:  # only a mixed file needs the line spans
+                for k, line in map(itemgetter(_K, _LINE), islice(rows, start, None)):
+                    _span(spans, k, line)
+            self._close(after, name, ctx, len(rows) - start, spans)
+        return rows
+
+    def _close(self, after, name, ctx, count, spans):
+        """A file's end: its no-window refusal, mixed-K remark, problems and source."""
+        if not count and not any(p.refused for p in ctx.problems):
+            skipped = ctx.facts.get("skipped_empty")
+            ctx.refuse(None, "no speculative-decoding measurements found in this file" + (
+                f" ({skipped} metrics line(s) with zero drafts skipped: speculation off?)"
+                if skipped else ""))
+        _note_mixed_k(spans, ctx)
+        if self._strict:
+            self._raise_first(ctx)
+        self.problems.extend(ctx.problems)
+        self.sources.append(SourceInfo(str(after), name, count, dict(ctx.facts)))
 
     @staticmethod
     def _raise_first(ctx):
@@ -273,14 +315,24 @@ def _k_iv(k):
         raise ValueError(f"`k` must be a positive integer, got {k!r}")
 
 
-def _span(spans, o):
-    if o.k is None:
+def _span(spans, k, line):
+    if k is None:
         return
-    lo, hi = spans.get(o.k, (None, None))
-    if o.line is not None:
-        lo = o.line if lo is None else min(lo, o.line)
-        hi = o.line if hi is None else max(hi, o.line)
-    spans[o.k] = (lo, hi)
+    lo, hi = spans.get(k, (None, None))
+    if line is not None:
+        lo = line if lo is None else min(lo, line)
+        hi = line if hi is None else max(hi, line)
+    spans[k] = (lo, hi)
+
+
+def _vllm_rows():
+    from goldenal.readers import vllm_log
+
+    return vllm_log.read_rows
+
+
+# readers that can yield rows (see IngestStream._rows) instead of Observation records
+_ROW_READERS = {"vllm-log": _vllm_rows}
 
 
 def _note_mixed_k(spans, ctx):

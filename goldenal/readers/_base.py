@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from math import ceil, floor
 
 from goldenal.readers.observations import Problem
@@ -72,6 +73,7 @@ def histogram_from_survival(steps, per_position):
     return tuple(hist)
 
 
+@lru_cache(maxsize=64)  # a handful of distinct values, asked once per solved window
 def _decimals(half):
     """``n`` when ``half`` is the rounding of ``n`` printed decimals (``0.5e-n``, +slack)."""
     for n in range(1, 7):

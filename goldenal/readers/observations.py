@@ -7,8 +7,10 @@ Windows that carry only a printed mean are kept apart and reported as such.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from dataclasses import FrozenInstanceError, dataclass, field
+from functools import reduce
+from itertools import chain, groupby
+from operator import add, attrgetter, itemgetter
 
 from goldenal.observation import Observation
 
@@ -253,13 +255,103 @@ class Summary:
         return pd.DataFrame([c.to_dict() for c in self.cells])
 
 
-@dataclass(frozen=True)
+FIELDS = tuple(Observation.__dataclass_fields__)
+# a window as a plain tuple of its Observation fields, in FIELDS order
+_SOURCE, _LINE, _ENGINE, _FORMAT, _K, _DRAFTS, _TOKENS, _ACCEPTED, _POS, _MEAN = range(10)
+_THINKING = FIELDS.index("thinking")
+_EXTRA = FIELDS.index("extra")
+_fields = attrgetter(*FIELDS[:-1])
+_new = object.__new__
+
+
+def as_row(obs):
+    """The row of one :class:`Observation`: its fields in :data:`FIELDS` order.
+
+    ``extra`` is kept flat, ``(key, value, key, value, ...)``, so a row holds
+    no dict and no nested tuple: the garbage collector stops tracking a tuple
+    once all it holds is untracked (never a dict; a tuple of tuples only after
+    several passes), and walks every tracked object on each full collection.
+    """
+    return _fields(obs) + (tuple(chain.from_iterable(obs.extra.items())),)
+
+
+def make_observation(row):
+    """The :class:`Observation` of one row (see :func:`as_row`); ``extra`` a new dict."""
+    # built in place: a frozen dataclass's __init__ sets each field through
+    # object.__setattr__, several times the cost
+    obs = _new(Observation)
+    d = obs.__dict__
+    d.update(zip(FIELDS, row))
+    flat = iter(row[_EXTRA])
+    d["extra"] = dict(zip(flat, flat))
+    return obs
+
+
+def summarize_rows(rows, by=(_SOURCE, _K)):
+    """:func:`summarize` over rows, grouped by the row positions ``by``.
+
+    The same :class:`CellSummary` values, computed column-wise: grouping by
+    runs of equal keys (``itertools.groupby``) and the totals by C-level
+    reductions over each column, with no Python step per window.
+    """
+    groups = {}
+    if rows and all(len(set(map(itemgetter(i), rows))) == 1 for i in by):
+        # one cell (one large file, one K): no key per window
+        return (_pool_rows(itemgetter(*by)(rows[0]), rows),)
+    for cell, run in groupby(rows, itemgetter(*by)):
+        members = groups.get(cell)
+        if members is None:
+            groups[cell] = list(run)
+        else:
+            members.extend(run)
+    return tuple(_pool_rows(cell, members) for cell, members in groups.items())
+
+
+def _pool_rows(cell, members):
+    ks = set(map(itemgetter(_K), members))
+    ks.discard(None)
+    counted = [r for r in members if r[_DRAFTS] and r[_ACCEPTED] is not None]
+    n = len(counted)
+    if n:
+        # one getter per column (zip(*rows) would make an iterator per window for
+        # the collector); reduce(add) adds in order exactly as the running totals
+        # do, whatever the types
+        steps = reduce(add, map(itemgetter(_DRAFTS), counted), 0)
+        accepted = reduce(add, map(itemgetter(_ACCEPTED), counted), 0)
+        tokens = list(map(itemgetter(_TOKENS), counted))
+        draft_tokens = reduce(add, tokens, 0) if None not in tokens else None
+        positions = list(map(itemgetter(_POS), counted))
+        per_position = _position_sums(positions) if all(positions) else None
+    else:
+        steps = accepted = 0
+        draft_tokens = per_position = None
+    means, n_means = 0.0, 0
+    if n < len(members):
+        for r in members:
+            if not (r[_DRAFTS] and r[_ACCEPTED] is not None) and r[_MEAN] is not None:
+                means += r[_MEAN]  # in order, as the running totals add them
+                n_means += 1
+    return CellSummary(
+        cell=cell, engine=",".join(sorted(set(map(itemgetter(_ENGINE), members)))),
+        formats=tuple(sorted(set(map(itemgetter(_FORMAT), members)))),
+        k=next(iter(ks)) if len(ks) == 1 else None, windows=len(members),
+        counted_windows=n, steps=steps, draft_tokens=draft_tokens, accepted=accepted,
+        accepted_per_position=per_position, mean_only_windows=len(members) - n,
+        mean_of_means=means / n_means if n_means else None)
+
+
 class Observations:
     """Immutable, iterable result of :func:`goldenal.readers.ingest`.
 
-    Attributes
+    The windows are kept as rows (a tuple of field values each) and become
+    :class:`Observation` records only when iterated or indexed: a large log's
+    hundreds of thousands of windows then cost neither an object each nor the
+    garbage collector's repeated walks over them.  ``summary()`` and
+    ``to_frame()`` work on the rows directly.
+
+    Parameters
     ----------
-    items : tuple of Observation
+    items : iterable of Observation
         One per measurement window, in file order.
     problems : tuple of Problem
         Refused windows (then ``complete`` is False) and remarks.
@@ -267,22 +359,65 @@ class Observations:
         One per file (or before/after pair) read.
     """
 
-    items: tuple
-    problems: tuple = ()
-    sources: tuple = ()
+    __slots__ = ("_rows", "problems", "sources")
+
+    def __init__(self, items=(), problems=(), sources=()):
+        rows = tuple(map(as_row, items))
+        _set = object.__setattr__
+        _set(self, "_rows", rows)
+        _set(self, "problems", problems)
+        _set(self, "sources", sources)
+
+    @classmethod
+    def from_rows(cls, rows, problems=(), sources=()):
+        """Observations over rows of field values (:data:`FIELDS` order), taken as they are."""
+        self = object.__new__(cls)
+        _set = object.__setattr__
+        _set(self, "_rows", rows)
+        _set(self, "problems", problems)
+        _set(self, "sources", sources)
+        return self
+
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self):
+        return (Observations.from_rows, (tuple(self._rows), self.problems, self.sources))
+
+    def _key(self):
+        # Observation equality leaves out ``extra``
+        return tuple(r[:-1] for r in self._rows), self.problems, self.sources
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    @property
+    def items(self):
+        """One :class:`Observation` per measurement window, in file order (a new tuple)."""
+        return tuple(map(make_observation, self._rows))
 
     def __iter__(self):
-        return iter(self.items)
+        return map(make_observation, self._rows)
 
     def __len__(self):
-        return len(self.items)
+        return len(self._rows)
 
     def __getitem__(self, index):
-        return self.items[index]
+        if isinstance(index, slice):
+            return tuple(map(make_observation, self._rows[index]))
+        return make_observation(self._rows[index])
 
     def __repr__(self):
         state = "complete" if self.complete else f"INCOMPLETE, {self.refused} refused"
-        return (f"<Observations: {len(self.items)} windows from {len(self.sources)} "
+        return (f"<Observations: {len(self._rows)} windows from {len(self.sources)} "
                 f"source(s), {state}>")
 
     @property
@@ -303,25 +438,27 @@ class Observations:
         by : {"source", "run"}
             ``"source"`` groups by file and K; ``"run"`` by thinking mode and K.
         """
-        attrs = ("thinking", "k") if by == "run" else ("source", "k")
-        return Summary(summarize(self.items, attrgetter(*attrs), attrs))
+        return Summary(summarize_rows(self._rows, (_THINKING, _K) if by == "run"
+                                      else (_SOURCE, _K)))
 
     def to_frame(self):
         """One row per window; counts as nullable integers."""
         import pandas as pd
 
-        rows = [{c: getattr(o, c) for c in COLUMNS} for o in self.items]
-        frame = pd.DataFrame(rows, columns=list(COLUMNS))
+        frame = pd.DataFrame.from_records(self._rows, columns=list(FIELDS), nrows=len(self._rows))
+        frame = frame[list(COLUMNS)]
         for c in ("line", "line_end", "k", "drafts", "draft_tokens", "accepted"):
             frame[c] = frame[c].astype("Int64")
-        frame["acceptance_length"] = [o.acceptance_length for o in self.items]
+        frame["acceptance_length"] = [1.0 + r[_ACCEPTED] / r[_DRAFTS]
+                                      if r[_DRAFTS] and r[_ACCEPTED] is not None else r[_MEAN]
+                                      for r in self._rows]
         return frame
 
     def filter(self, **criteria):
         """Observations whose attributes equal the given values, e.g. ``k=3``."""
-        keep = tuple(o for o in self.items
+        keep = tuple(r for r, o in zip(self._rows, self)
                      if all(getattr(o, name) == value for name, value in criteria.items()))
-        return Observations(keep, self.problems, self.sources)
+        return Observations.from_rows(keep, self.problems, self.sources)
 
 
 def as_dict(obs: Observation):

@@ -33,6 +33,7 @@ import sys
 from goldenal.readers import _io
 from goldenal.readers._base import Context, balanced, counts_from_rates, derive_drafts
 from goldenal.observation import Observation
+from goldenal.readers.observations import as_row, make_observation
 
 NAME = "vllm-log"
 ENGINE = "vllm"
@@ -265,10 +266,6 @@ def fast_counts(accepted, drafted, rates, mean, pct, known):
     # rounding moved the sum off A: solve for the integers properly
     counts = counts_from_rates(steps, rates, accepted, 0.0005 + 1e-9)
     return None if counts is None else (k, steps, counts)
-
-
-_FIELDS = tuple(Observation.__dataclass_fields__)
-_new = object.__new__
 
 
 class _Reader:
@@ -527,6 +524,15 @@ class _Reader:
 def read(path, ctx: Context):
     """Yield one :class:`Observation` per metrics window of a vLLM server log.
 
+    The records of :func:`read_rows`, one at a time.
+    """
+    for row in read_rows(path, ctx):
+        yield make_observation(row)
+
+
+def read_rows(path, ctx: Context):
+    """Yield one row (the :class:`Observation` fields as a tuple) per metrics window.
+
     Blocks of raw bytes are searched for ``SpecDecoding metrics: `` and each
     hit is matched in place by the bytes form of the family D line; such a line
     becomes an observation without being decoded or split into fields.  Any
@@ -542,8 +548,9 @@ def read(path, ctx: Context):
     whole = _FAST_LINE.match
     engine_id = _ENGINE_ID.search
     config = reader.config
-    new, fields = _new, _FIELDS
     number = 1  # line number of the start of the block
+    # (process, DP engine) -> the rows' shared ``extra`` items: one tuple for all
+    extras = {}
     np = sys.modules.get("numpy")
     # importing numpy (~0.1 s) pays for itself only on large logs
     bulk = np is not None or _size(path) >= _NUMPY_FILE
@@ -599,24 +606,23 @@ def read(path, ctx: Context):
                 got = fast_counts(accepted, drafted, list(map(float, rates_s.split(b", "))),
                                   mean, float(pct_s), config.get("k", ctx.k_hint))
                 if got is not None:
-                    extra = {"process": process.decode()} if process else {}
+                    dp = None
                     if start:
                         p = rfind(b"\n", 0, start - 1) + 1
                         if find(b"Engine ", p, start) >= 0:
                             e = engine_id(buf, p, start)
                             if e:
-                                extra["dp_engine"] = str(int(e.group(1)))
+                                dp = e.group(1)
                     elif b"Engine " in before:
                         e = engine_id(before)
                         if e:
-                            extra["dp_engine"] = str(int(e.group(1)))
-                    extra["drafts_from"] = "drafted/k"
+                            dp = e.group(1)
+                    extra = extras.get((process, dp))
+                    if extra is None:
+                        extra = extras[process, dp] = _extra_items(process, dp)
                     k, steps, counts = got
-                    obs = new(Observation)
-                    obs.__dict__.update(zip(fields, (
-                        source, line, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
-                        counts, mean, None, stamp.decode(), None, None, extra)))
-                    yield obs
+                    yield (source, line, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
+                           counts, mean, None, stamp.decode(), None, None, extra)
                     config = reader.config
                     continue
                 m = None  # counts that need the general path
@@ -634,39 +640,52 @@ def read(path, ctx: Context):
                                       mean, float(pct_s), config.get("k", ctx.k_hint))
                     if got is not None:
                         process, stamp = info
-                        extra = {"process": process} if process else {}
+                        dp = None
                         if start:
                             p = rfind(b"\n", 0, start - 1) + 1
                             if find(b"Engine ", p, start) >= 0:
                                 e = engine_id(buf, p, start)
                                 if e:
-                                    extra["dp_engine"] = str(int(e.group(1)))
+                                    dp = e.group(1)
                         elif b"Engine " in before:
                             e = engine_id(before)
                             if e:
-                                extra["dp_engine"] = str(int(e.group(1)))
-                        extra["drafts_from"] = "drafted/k"
+                                dp = e.group(1)
+                        extra = extras.get((process, dp))
+                        if extra is None:
+                            extra = extras[process, dp] = _extra_items(process, dp)
                         k, steps, counts = got
-                        # the record built in place: a frozen dataclass's __init__ sets
-                        # each field through object.__setattr__, several times the cost
-                        obs = new(Observation)
-                        obs.__dict__.update(zip(fields, (
-                            source, line, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
-                            counts, mean, None, stamp, None, None, extra)))
-                        yield obs
+                        yield (source, line, ENGINE, "vllm-log-v1", k, steps, drafted,
+                               accepted, counts, mean, None, stamp, None, None, extra)
                         config = reader.config
                         continue
             # the general path: decode the line and parse it field by field
-            end = find(b"\n", start, cut)
-            terminated = end >= 0
-            text = _io.decode(bytes(buf[start:end if terminated else cut]).rstrip(b"\r"))
-            previous = bytes(buf[rfind(b"\n", 0, start - 1) + 1:start]) if start else before
-            obs = reader.line(line, text, terminated, previous)
+            obs = _general(reader, buf, cut, before, line, start)
             config = reader.config  # a start-up line may have replaced it
             if obs is not None:
-                yield obs
+                yield as_row(obs)
     if reader.skipped_empty:
         ctx.facts["skipped_empty"] = reader.skipped_empty
+
+
+def _general(reader, buf, cut, before, line, start):
+    """The general path for the line at ``start``: decoded, parsed field by field."""
+    end = buf.find(b"\n", start, cut)
+    terminated = end >= 0
+    text = _io.decode(bytes(buf[start:end if terminated else cut]).rstrip(b"\r"))
+    previous = bytes(buf[buf.rfind(b"\n", 0, start - 1) + 1:start]) if start else before
+    return reader.line(line, text, terminated, previous)
+
+
+def _extra_items(process, dp):
+    """``extra`` of a fast-path window as the row keeps it: keys and values, flat."""
+    items = []
+    if process:
+        items += ("process", process.decode() if isinstance(process, bytes) else process)
+    if dp is not None:
+        items += ("dp_engine", str(int(dp)))
+    items += ("drafts_from", "drafted/k")
+    return tuple(items)
 
 
 _STAMP_B = re.compile(rb"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
