@@ -599,66 +599,36 @@ def read_rows(path, ctx: Context):
             continue
         prefixes = {}  # line prefix -> (process, stamp), or None when it needs decoding
         for pos, line, start in zip(hits, lines, starts):
+            fields = None
             m = whole(buf, start, cut)
-            if m is not None:
-                _, process, stamp, mean_s, accepted_s, drafted_s, rates_s, pct_s = m.groups()
+            if m is not None:  # vLLM's usual layout: prefix and tag in one match
+                _, process, stamp, *fields = m.groups()
+                stamp = stamp.decode()
+            else:  # another prefix layout: the tag matched in place, the prefix looked at
+                m = fast(buf, pos, cut)
+                if m is not None:
+                    prefix = bytes(buf[start:pos])
+                    info = prefixes.get(prefix, False)
+                    if info is False:
+                        info = prefixes[prefix] = _prefix_info(prefix)
+                    if info is not None:
+                        process, stamp = info
+                        fields = m.groups()
+            if fields is not None:
+                mean_s, accepted_s, drafted_s, rates_s, pct_s = fields
                 accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
                 got = fast_counts(accepted, drafted, list(map(float, rates_s.split(b", "))),
                                   mean, float(pct_s), config.get("k", ctx.k_hint))
                 if got is not None:
-                    dp = None
-                    if start:
-                        p = rfind(b"\n", 0, start - 1) + 1
-                        if find(b"Engine ", p, start) >= 0:
-                            e = engine_id(buf, p, start)
-                            if e:
-                                dp = e.group(1)
-                    elif b"Engine " in before:
-                        e = engine_id(before)
-                        if e:
-                            dp = e.group(1)
+                    dp = _dp_engine(buf, start, before, engine_id)
                     extra = extras.get((process, dp))
                     if extra is None:
                         extra = extras[process, dp] = _extra_items(process, dp)
                     k, steps, counts = got
                     yield (source, line, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
-                           counts, mean, None, stamp.decode(), None, None, extra)
+                           counts, mean, None, stamp, None, None, extra)
                     config = reader.config
                     continue
-                m = None  # counts that need the general path
-            else:  # another prefix layout: the tag matched in place, the prefix looked at
-                m = fast(buf, pos, cut)
-            if m is not None:
-                prefix = bytes(buf[start:pos])
-                info = prefixes.get(prefix, False)
-                if info is False:
-                    info = prefixes[prefix] = _prefix_info(prefix)
-                if info is not None:
-                    mean_s, accepted_s, drafted_s, rates_s, pct_s = m.groups()
-                    accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
-                    got = fast_counts(accepted, drafted, list(map(float, rates_s.split(b", "))),
-                                      mean, float(pct_s), config.get("k", ctx.k_hint))
-                    if got is not None:
-                        process, stamp = info
-                        dp = None
-                        if start:
-                            p = rfind(b"\n", 0, start - 1) + 1
-                            if find(b"Engine ", p, start) >= 0:
-                                e = engine_id(buf, p, start)
-                                if e:
-                                    dp = e.group(1)
-                        elif b"Engine " in before:
-                            e = engine_id(before)
-                            if e:
-                                dp = e.group(1)
-                        extra = extras.get((process, dp))
-                        if extra is None:
-                            extra = extras[process, dp] = _extra_items(process, dp)
-                        k, steps, counts = got
-                        yield (source, line, ENGINE, "vllm-log-v1", k, steps, drafted,
-                               accepted, counts, mean, None, stamp, None, None, extra)
-                        config = reader.config
-                        continue
             # the general path: decode the line and parse it field by field
             obs = _general(reader, buf, cut, before, line, start)
             config = reader.config  # a start-up line may have replaced it
@@ -666,6 +636,19 @@ def read_rows(path, ctx: Context):
                 yield as_row(obs)
     if reader.skipped_empty:
         ctx.facts["skipped_empty"] = reader.skipped_empty
+
+
+def _dp_engine(buf, start, before, engine_id):
+    """The data-parallel engine tag (``Engine 001:``) on the line before ``start``, if any."""
+    if start:
+        p = buf.rfind(b"\n", 0, start - 1) + 1
+        if buf.find(b"Engine ", p, start) >= 0:
+            e = engine_id(buf, p, start)
+            return e.group(1) if e else None
+    elif b"Engine " in before:
+        e = engine_id(before)
+        return e.group(1) if e else None
+    return None
 
 
 def _general(reader, buf, cut, before, line, start):
