@@ -1,4 +1,4 @@
-"""Regression tests for the review of inject, emit and audit (one resolver, exact policy)."""
+"""inject, emit and audit hold the exact policy through one resolver (regression tests)."""
 
 import shutil
 from pathlib import Path
@@ -12,11 +12,11 @@ from goldenal.registry import load_registry
 from goldenal.rewrite import inject
 
 DATA = Path(__file__).parent / "data" / "inject"
-REVIEW = DATA / "review"
+POLICY_CASES = DATA / "policy"
 PROB_BLOCK = "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method"
 
 
-def _copy(tmp_path, name, src=REVIEW):
+def _copy(tmp_path, name, src=POLICY_CASES):
     shutil.copy(src / name, tmp_path / name)
     return tmp_path / name
 
@@ -329,7 +329,7 @@ def test_every_yaml_reader_uses_the_one_helper(tmp_path):
     assert "\n" not in str(info.value) and "control characters are not allowed" in str(info.value)
     agentic = tmp_path / "repo" / "agentic"
     agentic.mkdir(parents=True)
-    shutil.copy(REVIEW / "ctrl.yaml", agentic / "ctrl.yaml")
+    shutil.copy(POLICY_CASES / "ctrl.yaml", agentic / "ctrl.yaml")
     (f,) = audit([str(tmp_path / "repo")])
     assert (f.code, f.line, f.message) == (
         "GAL306", 5, "cannot parse recipe: unacceptable character #x0001: control characters "
@@ -502,7 +502,7 @@ def test_audit_refuses_what_inject_refuses(tmp_path, name, message):
 
     agentic = tmp_path / "agentic"
     agentic.mkdir()
-    text = (REVIEW / name).read_text().replace(
+    text = (POLICY_CASES / name).read_text().replace(
         '"num_speculative_tokens":3', '"num_speculative_tokens":3,"rejection_sample_method":'
         '"synthetic","synthetic_acceptance_length":2.49')
     (agentic / name).write_text(text)

@@ -1,4 +1,4 @@
-"""Regression tests for the audit review: GAL306 severity and inject/audit agreement."""
+"""Audit regressions: GAL306 severity and agreement between inject and audit."""
 
 from goldenal.cli import main
 
