@@ -12,9 +12,14 @@ Example:
 
 Suppress one finding with a comment on its line: # goldenal: ignore[GAL201]
 
+--fix applies the safe fixes (marked [*]): a wrong literal value replaced by
+the golden one, when nothing on that line was assumed and the value occurs
+once there; --diff prints those changes and writes nothing.
+
 In Python: goldenal.audit(paths) -> list[Finding]
 """
 
+import os
 import sys
 
 from goldenal.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
@@ -30,6 +35,10 @@ def configure(parser):
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when errors are found")
     parser.add_argument("--golden-dir", metavar="DIR", help="golden directory (default $GOLDENAL_DIR or packaged)")
     parser.add_argument("--root", metavar="DIR", help="report paths relative to DIR")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--fix", action="store_true", help="apply the safe fixes, then report the rest")
+    mode.add_argument("--diff", action="store_true",
+                      help="print the safe fixes as a unified diff; write nothing")
 
 
 def run(args):
@@ -43,8 +52,31 @@ def run(args):
             return EXIT_USAGE
         sys.stdout.write(page)
         return EXIT_OK
-    findings = audit(args.paths or ["."], root=args.root, golden_dir=args.golden_dir,
-                     select=args.select, ignore=args.ignore)
+    paths = args.paths or ["."]
+    options = dict(golden_dir=args.golden_dir, select=args.select, ignore=args.ignore)
+    findings = audit(paths, root=args.root, **options)
+    if args.fix or args.diff:
+        from goldenal.lint import default_root
+        from goldenal.lint.fix import fix_findings
+
+        root = os.path.abspath(args.root or default_root(paths))
+        relative = [os.path.relpath(os.path.abspath(p), root) for p in paths]
+        if any(r.startswith(os.pardir) for r in relative):
+            print("error: --fix and --diff need every PATH inside the root", file=sys.stderr)
+            return EXIT_USAGE
+
+        def audit_copy(copy):
+            return audit([os.path.join(copy, r) for r in relative], root=copy, **options)
+
+        result = fix_findings(findings, root, audit_copy, write=args.fix)
+        if args.diff:
+            sys.stdout.write(result.diff)
+            print(f"Would fix {len(result.fixed)} finding(s) in {len(result.files)} file(s).",
+                  file=sys.stderr)
+            return EXIT_REFUSED if result.fixed and not args.exit_zero else EXIT_OK
+        print(f"Fixed {len(result.fixed)} finding(s) in {len(result.files)} file(s).",
+              file=sys.stderr)
+        findings = audit(paths, root=args.root, **options)
     sys.stdout.write(FORMATTERS[args.format](findings))
     if args.exit_zero:
         return EXIT_OK

@@ -41,6 +41,11 @@ def _matches(code, codes):
     return any(code.startswith(c) for c in codes)
 
 
+def default_root(paths):
+    """The directory finding paths are relative to: the one directory given, else the cwd."""
+    return paths[0] if len(paths) == 1 and os.path.isdir(paths[0]) else os.getcwd()
+
+
 def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None, ignore=None):
     """Audit files or directories and return the findings.
 
@@ -72,7 +77,7 @@ def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
 
     paths = [os.fspath(p) for p in (paths or ["."])]
     if root is None:
-        root = paths[0] if len(paths) == 1 and os.path.isdir(paths[0]) else os.getcwd()
+        root = default_root(paths)
     if not any(os.path.exists(p) for p in paths):
         raise ParseError("nothing to audit: " + ", ".join(paths) + " not found", path=paths[0])
     if registry is None:
