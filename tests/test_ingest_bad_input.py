@@ -172,3 +172,15 @@ def test_unterminated_last_line_accepted_only_when_provably_whole(tmp_path, tail
     obs = ingest(path, k=5)
     assert (len(obs) == 1) is complete
     assert obs.complete is complete
+
+
+@pytest.mark.parametrize("quoted", ['"spec_verify_ct"', '"specDecodingStats"',
+                                    '"total_draft_tokens" "total_accepted_tokens"',
+                                    '"spec_decode_acceptance_rate"', '"num_spec_steps"'])
+def test_other_engines_markers_quoted_in_a_vllm_log_do_not_change_its_reader(tmp_path, quoted):
+    """Regression: a logged request body naming another format's key hid every spec line."""
+    club = [line for line in (DATA / "vllm_v1_club3090.log").read_text().splitlines()
+            if "SpecDecoding metrics" in line]
+    path = tmp_path / "server.log"
+    path.write_text(f"INFO request body: {{{quoted}: 1}}\n" + "\n".join(club[:2]) + "\n")
+    assert counts(ingest(path)) == CLUB

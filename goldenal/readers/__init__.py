@@ -54,14 +54,15 @@ def _readers():
     # name -> (sniff(head) -> bool, read(path_or_pair, ctx), takes a before/after pair)
     return {
         "speculation-profile": (_sniff_profile, _read_profile, False),
+        # decisive vLLM metrics lines beat other engines' markers quoted in a log
+        # (a logged request body can hold "spec_verify_ct" or "specDecodingStats")
+        "vllm-log!": (vllm_log.sniff_metrics, vllm_log.read, False),
         "vllm-request": (vllm_bench.sniff_request, vllm_bench.read_requests, False),
         "trtllm": (trtllm.sniff, trtllm.read, False),
         "atom-json": (atom.sniff_json, atom.read_pair, True),
         "sglang-json": (sglang.sniff_json, sglang.read_json, False),
         "vllm-bench-json": (vllm_bench.sniff_json, vllm_bench.read_json, False),
         "prometheus": (prometheus.sniff, prometheus.read_pair, True),
-        # decisive vLLM metrics lines beat other engines' markers quoted in a log
-        "vllm-log!": (vllm_log.sniff_metrics, vllm_log.read, False),
         "vllm-bench-console": (vllm_bench.sniff_console, vllm_bench.read_console, False),
         "vllm-offline": (vllm_bench.sniff_offline, vllm_bench.read_offline, False),
         "atom-log": (atom.sniff_log, atom.read_log, False),

@@ -144,6 +144,20 @@ def blocks(path, where=None):
             have = rest
 
 
+def marked_line_starts(buf, cut, markers):
+    """Sorted start offsets of the lines of ``buf[:cut]`` holding any of ``markers``."""
+    starts = set()
+    for marker in markers:
+        pos = buf.find(marker, 0, cut)
+        while pos >= 0:
+            starts.add(buf.rfind(b"\n", 0, pos) + 1)
+            pos = buf.find(b"\n", pos, cut)  # one hit per line is enough
+            if pos < 0:
+                break
+            pos = buf.find(marker, pos, cut)
+    return sorted(starts)
+
+
 def scan(path, markers, previous=False):
     """Yield ``(line_number, text, terminated)`` for the lines containing any marker.
 
@@ -164,17 +178,8 @@ def scan(path, markers, previous=False):
     """
     line = 1
     for buf, cut, before in blocks(path, lambda: line):
-        starts = set()
-        for marker in markers:
-            pos = buf.find(marker, 0, cut)
-            while pos >= 0:
-                starts.add(buf.rfind(b"\n", 0, pos) + 1)
-                pos = buf.find(b"\n", pos, cut)
-                if pos < 0:
-                    break
-                pos = buf.find(marker, pos, cut)
         prev = 0
-        for start in sorted(starts):
+        for start in marked_line_starts(buf, cut, markers):
             line += buf.count(b"\n", prev, start)
             prev = start
             end = buf.find(b"\n", start, cut)

@@ -724,17 +724,8 @@ def _has_rare(np, arr):
 
 def _line_starts(buf, cut, markers):
     """One offset per line holding any marker, in order: its family D tag, else its start."""
-    starts = set()
-    for marker in markers:
-        pos = buf.find(marker, 0, cut)
-        while pos >= 0:
-            starts.add(buf.rfind(b"\n", 0, pos) + 1)
-            pos = buf.find(b"\n", pos, cut)
-            if pos < 0:
-                break
-            pos = buf.find(marker, pos, cut)
     out = []
-    for start in sorted(starts):
+    for start in _io.marked_line_starts(buf, cut, markers):
         end = buf.find(b"\n", start, cut)
         pos = buf.find(SPEC_D, start, end if end >= 0 else cut)
         out.append(pos if pos >= 0 else start)
