@@ -1,17 +1,28 @@
-"""The cell-selection flags shared by lookup, emit, verify and export, and argparse types."""
+"""The cell-selection flags shared by lookup, emit, inject and verify, and argparse types."""
 
 import os
 
 
-def add_selection_arguments(parser, *, model_required=False):
-    """MODEL, --k, --thinking, --draft, --curve, --variant, --golden-dir."""
-    parser.add_argument("model", nargs=None if model_required else "?", metavar="MODEL",
-                        help="model key, HF id or InferenceX prefix (case-insensitive); "
-                             "optional with --curve")
-    parser.add_argument("--k", required=True, type=_positive_int, metavar="K",
-                        help="num_speculative_tokens")
-    parser.add_argument("--thinking", required=True, choices=["on", "off"],
-                        help="thinking mode served")
+def add_selection_arguments(parser, *, model_flag=False, k_required=True,
+                            thinking_required=True):
+    """Lookup's selection flags: MODEL, --k, --thinking, --draft, --curve, --variant, --golden-dir.
+
+    Commands whose positional arguments are files take the model as ``--model``
+    (``model_flag``); those that read K or the thinking mode from the files
+    (inject, verify) make them optional.
+    """
+    model_help = ("model key, HF id or InferenceX prefix (case-insensitive); "
+                  "optional with --curve")
+    if model_flag:
+        parser.add_argument("--model", "-m", metavar="MODEL", help=model_help)
+    else:
+        parser.add_argument("model", nargs="?", metavar="MODEL", help=model_help)
+    parser.add_argument("--k", required=k_required, type=_positive_int, metavar="K",
+                        help="num_speculative_tokens" + ("" if k_required else
+                                                         " (when the files do not state it)"))
+    parser.add_argument("--thinking", required=thinking_required, choices=["on", "off"],
+                        help="thinking mode served" + ("" if thinking_required else
+                                                       " (needed to select a golden cell)"))
     parser.add_argument("--draft", metavar="HEAD",
                         help="draft head HF id, or a local path ending in it")
     parser.add_argument("--curve", metavar="ID", help="curve id (file stem), e.g. "

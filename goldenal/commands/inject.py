@@ -30,7 +30,7 @@ In Python: goldenal.inject(path, thinking="on", ...) -> InjectResult.
 
 import sys
 
-from goldenal.commands._selection import _positive_int, add_golden_dir_argument, golden_dir
+from goldenal.commands._selection import add_selection_arguments, golden_dir
 from goldenal.engines import ENGINES
 
 
@@ -40,16 +40,8 @@ def configure(parser):
                         help="runner mode: dynamo-vllm, dynamo-sglang or dynamo-trtllm "
                              "(else $FRAMEWORK); selection comes from the runner's environment")
     parser.add_argument("--engine", choices=ENGINES, help="refuse files for another engine")
-    parser.add_argument("--model", "-m", dest="model", metavar="MODEL",
-                        help="model key, HF id or prefix (when the file does not name it)")
-    parser.add_argument("--k", type=_positive_int, metavar="K",
-                        help="K, only for files that do not state it")
-    parser.add_argument("--thinking", choices=["on", "off"], help="thinking mode served")
-    parser.add_argument("--draft", metavar="HEAD", help="draft head (checked against the file)")
-    parser.add_argument("--curve", metavar="ID", help="curve id (checked against the file)")
-    parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
-                        help="sampling variant (checked against the file; repeatable)")
-    add_golden_dir_argument(parser)
+    # model, head, variant and K are read from the file; flags that contradict it are refused
+    add_selection_arguments(parser, model_flag=True, k_required=False, thinking_required=False)
     parser.add_argument("--distribution", action="store_true",
                         help="vLLM: write synthetic_acceptance_rates from the whole curve")
     parser.add_argument("--rate", action="store_true",

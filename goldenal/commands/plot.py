@@ -33,6 +33,7 @@ In Python: goldenal.plot.plot_al_curve, plot_positions, plot_diff, figure.
 
 import sys
 
+from goldenal.commands._selection import add_golden_dir_argument
 from goldenal.errors import UsageError
 
 
@@ -46,8 +47,7 @@ def configure(parser):
                         help="one thinking mode only (default: both)")
     parser.add_argument("--k", type=int, metavar="K",
                         help="cell of --kind positions (default: largest committed K)")
-    parser.add_argument("--golden-dir", metavar="DIR",
-                        help="golden directory (default: $GOLDENAL_DIR or the packaged curves)")
+    add_golden_dir_argument(parser)
     parser.add_argument("--out", required=True, metavar="FILE",
                         help="output file: .png, .svg or .pdf")
     parser.add_argument("--allow-simulated", action="store_true",

@@ -26,29 +26,21 @@ import sys
 from goldenal.commands._selection import (
     _non_negative_float,
     _positive_float,
-    _positive_int,
-    add_golden_dir_argument,
+    add_selection_arguments,
     golden_dir,
 )
+from goldenal.engines import ENGINES
 from goldenal.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
 def configure(parser):
     parser.add_argument("paths", nargs="+", metavar="RUN",
                         help="run directory (run.yaml or collector layout) or measurement files")
-    parser.add_argument("--model", help="model key, HF id or InferenceX prefix")
-    parser.add_argument("--k", required=True, type=_positive_int, metavar="K",
-                        help="num_speculative_tokens of the cell")
-    parser.add_argument("--thinking", choices=["on", "off"],
-                        help="thinking mode of the cell (required with --model/--curve)")
-    parser.add_argument("--draft", metavar="HEAD", help="draft head HF id")
-    parser.add_argument("--curve", metavar="ID", help="curve id, e.g. minimaxm3_eagle3_gqa")
-    parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
-                        help="sampling variant (repeatable)")
-    add_golden_dir_argument(parser)
+    # --thinking is needed with --model/--curve, not with --target
+    add_selection_arguments(parser, model_flag=True, thinking_required=False)
     parser.add_argument("--target", metavar="AL",
                         help="verify against this AL instead of looking one up")
-    parser.add_argument("--engine", choices=["vllm", "sglang", "trtllm", "atom"],
+    parser.add_argument("--engine", choices=ENGINES,
                         help="engine whose schedule to assume (default: from the data)")
     parser.add_argument("--z", type=_positive_float, default=4.0,
                         help="allowed distance in standard errors (default 4)")
