@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import FrozenInstanceError, dataclass, field
 from functools import reduce
-from itertools import chain, groupby
+from itertools import chain, groupby, repeat
 from operator import add, attrgetter, itemgetter
 
 from goldenal.observation import Observation
@@ -287,57 +287,169 @@ def make_observation(row):
     return obs
 
 
-def summarize_rows(rows, by=(_SOURCE, _K)):
-    """:func:`summarize` over rows, grouped by the row positions ``by``.
+class Columns:
+    """A run of counted windows of one source, engine, format and K, held as arrays.
 
-    The same :class:`CellSummary` values, computed column-wise: grouping by
-    runs of equal keys (``itertools.groupby``) and the totals by C-level
-    reductions over each column, with no Python step per window.
+    What the vectorised reading of a large log yields instead of a row per
+    window: the summary adds whole columns, and rows (see :func:`as_row`) are
+    built only when the windows are iterated, indexed or tabled.  Every array
+    is the column's own copy (never a view of a reader's buffer).
+
+    Parameters
+    ----------
+    source, engine, format : str
+    k : int
+    line, drafts, draft_tokens, accepted : numpy int64 arrays
+    per_position : numpy int64 array of shape (n, k)
+    mean_al : numpy float64 array
+    timestamp : numpy bytes array (ASCII), or None when no window has one
+    extra_code : numpy int array
+        Index of each window's ``extra`` in ``extras``.
+    extras : tuple
+        Distinct flat ``extra`` tuples (see :func:`as_row`).
+    """
+
+    __slots__ = ("source", "engine", "format", "k", "line", "drafts", "draft_tokens",
+                 "accepted", "per_position", "mean_al", "timestamp", "extra_code", "extras")
+
+    def __init__(self, source, engine, format, k, line, drafts, draft_tokens, accepted,
+                 per_position, mean_al, timestamp, extra_code, extras):
+        self.source, self.engine, self.format, self.k = source, engine, format, k
+        self.line, self.drafts, self.draft_tokens = line, drafts, draft_tokens
+        self.accepted, self.per_position, self.mean_al = accepted, per_position, mean_al
+        self.timestamp, self.extra_code, self.extras = timestamp, extra_code, extras
+
+    def __len__(self):
+        return len(self.line)
+
+    @property
+    def template(self):
+        """A row with the fields every window of the part shares, None elsewhere."""
+        row = [None] * len(FIELDS)
+        row[_SOURCE], row[_ENGINE], row[_FORMAT], row[_K] = \
+            self.source, self.engine, self.format, self.k
+        return tuple(row)
+
+    def take(self, index):
+        """The windows at ``index`` (a slice or an index array) as new columns."""
+        return Columns(self.source, self.engine, self.format, self.k, self.line[index],
+                       self.drafts[index], self.draft_tokens[index], self.accepted[index],
+                       self.per_position[index], self.mean_al[index],
+                       None if self.timestamp is None else self.timestamp[index],
+                       self.extra_code[index], self.extras)
+
+    def rows(self):
+        """The windows as rows, :data:`FIELDS` order, with plain Python values."""
+        n = len(self)
+        stamps = repeat(None, n) if self.timestamp is None \
+            else self.timestamp.astype("U").tolist()
+        extras = map(self.extras.__getitem__, self.extra_code.tolist())
+        return list(zip(repeat(self.source, n), self.line.tolist(), repeat(self.engine),
+                        repeat(self.format), repeat(self.k), self.drafts.tolist(),
+                        self.draft_tokens.tolist(), self.accepted.tolist(),
+                        map(tuple, self.per_position.tolist()), self.mean_al.tolist(),
+                        repeat(None), stamps, repeat(None), repeat(None), extras))
+
+
+def summarize_parts(parts, by=(_SOURCE, _K)):
+    """:func:`summarize` over parts (lists of rows, :class:`Columns`), grouped by ``by``.
+
+    The same :class:`CellSummary` values, computed column-wise: rows are
+    grouped by runs of equal keys (``itertools.groupby``) and totalled by
+    C-level reductions over each column, and :class:`Columns` by array sums,
+    with no Python step per window.
     """
     groups = {}
-    if rows and all(len(set(map(itemgetter(i), rows))) == 1 for i in by):
-        # one cell (one large file, one K): no key per window
-        return (_pool_rows(itemgetter(*by)(rows[0]), rows),)
-    for cell, run in groupby(rows, itemgetter(*by)):
-        members = groups.get(cell)
-        if members is None:
-            groups[cell] = list(run)
+    get = itemgetter(*by)
+    for part in parts:
+        if isinstance(part, Columns):
+            cell = get(part.template)
+            groups.setdefault(cell, []).append(part)
+            continue
+        if not part:
+            continue
+        if len(set(map(get, part))) == 1:  # one cell (one large file, one K)
+            groups.setdefault(get(part[0]), []).append(part)
+            continue
+        for cell, run in groupby(part, get):
+            members = groups.setdefault(cell, [])
+            if members and isinstance(members[-1], list):
+                members[-1].extend(run)
+            else:
+                members.append(list(run))
+    return tuple(_pool_parts(cell, members) for cell, members in groups.items())
+
+
+class _Totals:
+    """Running totals of one cell over its parts, added in window order."""
+
+    def __init__(self):
+        self.engines, self.formats, self.ks = set(), set(), set()
+        self.windows = self.counted = self.steps = self.accepted = self.tokens = 0
+        self.tokens_known = self.per_pos_ok = True
+        self.positions = []  # per-position sums of each part, padded when pooled
+        self.means, self.n_means = 0.0, 0
+
+    def add_rows(self, members):
+        self.windows += len(members)
+        self.engines.update(map(itemgetter(_ENGINE), members))
+        self.formats.update(map(itemgetter(_FORMAT), members))
+        self.ks.update(map(itemgetter(_K), members))
+        counted = [r for r in members if r[_DRAFTS] and r[_ACCEPTED] is not None]
+        if counted:
+            self.counted += len(counted)
+            # one getter per column (zip(*rows) would make an iterator per window for
+            # the collector); reduce(add) adds in order exactly as the running totals do
+            self.steps = reduce(add, map(itemgetter(_DRAFTS), counted), self.steps)
+            self.accepted = reduce(add, map(itemgetter(_ACCEPTED), counted), self.accepted)
+            tokens = list(map(itemgetter(_TOKENS), counted))
+            if None in tokens:
+                self.tokens_known = False
+            else:
+                self.tokens = reduce(add, tokens, self.tokens)
+            positions = list(map(itemgetter(_POS), counted))
+            if all(positions):
+                self.positions.append(_position_sums(positions))
+            else:
+                self.per_pos_ok = False
+        if len(counted) < len(members):
+            for r in members:
+                if not (r[_DRAFTS] and r[_ACCEPTED] is not None) and r[_MEAN] is not None:
+                    self.means += r[_MEAN]  # in order, as the running totals add them
+                    self.n_means += 1
+
+    def add_columns(self, part):
+        # every window of a Columns part has counts, drafts > 0 and K positions
+        n = len(part)
+        self.windows += n
+        self.counted += n
+        self.engines.add(part.engine)
+        self.formats.add(part.format)
+        self.ks.add(part.k)
+        self.steps += int(part.drafts.sum())
+        self.accepted += int(part.accepted.sum())
+        self.tokens += int(part.draft_tokens.sum())
+        self.positions.append(tuple(part.per_position.sum(axis=0).tolist()))
+
+
+def _pool_parts(cell, members):
+    t = _Totals()
+    for part in members:
+        if isinstance(part, Columns):
+            t.add_columns(part)
         else:
-            members.extend(run)
-    return tuple(_pool_rows(cell, members) for cell, members in groups.items())
-
-
-def _pool_rows(cell, members):
-    ks = set(map(itemgetter(_K), members))
-    ks.discard(None)
-    counted = [r for r in members if r[_DRAFTS] and r[_ACCEPTED] is not None]
-    n = len(counted)
-    if n:
-        # one getter per column (zip(*rows) would make an iterator per window for
-        # the collector); reduce(add) adds in order exactly as the running totals
-        # do, whatever the types
-        steps = reduce(add, map(itemgetter(_DRAFTS), counted), 0)
-        accepted = reduce(add, map(itemgetter(_ACCEPTED), counted), 0)
-        tokens = list(map(itemgetter(_TOKENS), counted))
-        draft_tokens = reduce(add, tokens, 0) if None not in tokens else None
-        positions = list(map(itemgetter(_POS), counted))
-        per_position = _position_sums(positions) if all(positions) else None
-    else:
-        steps = accepted = 0
-        draft_tokens = per_position = None
-    means, n_means = 0.0, 0
-    if n < len(members):
-        for r in members:
-            if not (r[_DRAFTS] and r[_ACCEPTED] is not None) and r[_MEAN] is not None:
-                means += r[_MEAN]  # in order, as the running totals add them
-                n_means += 1
+            t.add_rows(part)
+    t.ks.discard(None)
+    counted = t.counted
     return CellSummary(
-        cell=cell, engine=",".join(sorted(set(map(itemgetter(_ENGINE), members)))),
-        formats=tuple(sorted(set(map(itemgetter(_FORMAT), members)))),
-        k=next(iter(ks)) if len(ks) == 1 else None, windows=len(members),
-        counted_windows=n, steps=steps, draft_tokens=draft_tokens, accepted=accepted,
-        accepted_per_position=per_position, mean_only_windows=len(members) - n,
-        mean_of_means=means / n_means if n_means else None)
+        cell=cell, engine=",".join(sorted(t.engines)), formats=tuple(sorted(t.formats)),
+        k=next(iter(t.ks)) if len(t.ks) == 1 else None, windows=t.windows,
+        counted_windows=counted, steps=t.steps,
+        draft_tokens=t.tokens if counted and t.tokens_known else None, accepted=t.accepted,
+        accepted_per_position=_position_sums(t.positions) if counted and t.per_pos_ok
+        else None,
+        mean_only_windows=t.windows - counted,
+        mean_of_means=t.means / t.n_means if t.n_means else None)
 
 
 class Observations:
@@ -359,24 +471,44 @@ class Observations:
         One per file (or before/after pair) read.
     """
 
-    __slots__ = ("_rows", "problems", "sources")
+    __slots__ = ("_parts", "_materialized", "problems", "sources")
 
     def __init__(self, items=(), problems=(), sources=()):
-        rows = tuple(map(as_row, items))
+        self._init((tuple(map(as_row, items)),), problems, sources)
+
+    def _init(self, parts, problems, sources):
         _set = object.__setattr__
-        _set(self, "_rows", rows)
+        _set(self, "_parts", parts)
+        _set(self, "_materialized", None)
         _set(self, "problems", problems)
         _set(self, "sources", sources)
 
     @classmethod
     def from_rows(cls, rows, problems=(), sources=()):
         """Observations over rows of field values (:data:`FIELDS` order), taken as they are."""
+        return cls.from_parts((rows,), problems, sources)
+
+    @classmethod
+    def from_parts(cls, parts, problems=(), sources=()):
+        """Observations over parts in window order: lists of rows and :class:`Columns`."""
         self = object.__new__(cls)
-        _set = object.__setattr__
-        _set(self, "_rows", rows)
-        _set(self, "problems", problems)
-        _set(self, "sources", sources)
+        self._init(tuple(parts), problems, sources)
         return self
+
+    @property
+    def _rows(self):
+        """Every window as a row, built from :class:`Columns` parts on first use."""
+        rows = self._materialized
+        if rows is None:
+            parts = self._parts
+            if len(parts) == 1 and not isinstance(parts[0], Columns):
+                rows = parts[0]
+            else:
+                rows = []
+                for part in parts:
+                    rows.extend(part.rows() if isinstance(part, Columns) else part)
+            object.__setattr__(self, "_materialized", rows)
+        return rows
 
     def __setattr__(self, name, value):
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -408,7 +540,7 @@ class Observations:
         return map(make_observation, self._rows)
 
     def __len__(self):
-        return len(self._rows)
+        return sum(map(len, self._parts))
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -417,7 +549,7 @@ class Observations:
 
     def __repr__(self):
         state = "complete" if self.complete else f"INCOMPLETE, {self.refused} refused"
-        return (f"<Observations: {len(self._rows)} windows from {len(self.sources)} "
+        return (f"<Observations: {len(self)} windows from {len(self.sources)} "
                 f"source(s), {state}>")
 
     @property
@@ -438,8 +570,8 @@ class Observations:
         by : {"source", "run"}
             ``"source"`` groups by file and K; ``"run"`` by thinking mode and K.
         """
-        return Summary(summarize_rows(self._rows, (_THINKING, _K) if by == "run"
-                                      else (_SOURCE, _K)))
+        return Summary(summarize_parts(self._parts, (_THINKING, _K) if by == "run"
+                                       else (_SOURCE, _K)))
 
     def to_frame(self):
         """One row per window; counts as nullable integers."""
