@@ -40,8 +40,8 @@ from operator import itemgetter
 from goldenal.errors import ParseError
 from goldenal.readers import _io
 from goldenal.readers._base import Context
-from goldenal.readers.observations import (_K, _LINE, CellSummary, Observations, Problem,
-                                          SourceInfo, Summary, as_dict, as_row)
+from goldenal.readers.observations import (_K, _LINE, CellSummary, Columns, Observations,
+                                          Problem, SourceInfo, Summary, as_dict, as_row)
 
 __all__ = ["ingest", "IngestStream", "load_run", "Observations", "MeasurementRun", "Problem",
            "CellSummary", "Summary", "SourceInfo", "sniff", "READERS", "as_dict"]
@@ -206,8 +206,8 @@ def ingest(paths, *, k=None, reader=None, strict=False, in_order=False):
     2.83
     """
     stream = IngestStream(paths, k=k, reader=reader, strict=strict, in_order=in_order)
-    rows = stream._rows()
-    return Observations.from_rows(rows, tuple(stream.problems), tuple(stream.sources))
+    parts = stream._parts()
+    return Observations.from_parts(parts, tuple(stream.problems), tuple(stream.sources))
 
 
 class IngestStream:
@@ -255,41 +255,53 @@ class IngestStream:
                 yield obs
             self._close(after, name, ctx, count, spans)
 
-    def _rows(self):
-        """Every window of every file as a row of field values (:data:`FIELDS` order).
+    def _parts(self):
+        """Every window of every file, as parts: lists of rows and :class:`Columns` runs.
 
         What :func:`ingest` keeps: the same windows, problems and sources as
         iterating, without an :class:`Observation` per window.  Readers with a
-        row form (the vLLM log reader) hand rows over directly.
+        row form hand rows over directly, and the vLLM log reader whole
+        column runs of a large log.
         """
-        rows = []
+        parts = []
         for before, after in self._plan:
             name = self._kinds[after][0]
             _, read, paired = self._table[name]
             ctx = Context(after, k=self._k)
-            start = len(rows)
-            by_rows = _ROW_READERS.get(name)
-            if by_rows is not None and not paired:
-                records = by_rows()(after, ctx)
+            by_parts = _PART_READERS.get(name)
+            if by_parts is not None and not paired:
+                records = by_parts()(after, ctx)
             else:
                 records = map(as_row, read(before, after, ctx) if paired else read(after, ctx))
-            if self._strict:  # stop at the first refusal, as iterating does
-                seen = 0
-                for row in records:
-                    if len(ctx.problems) > seen:
-                        self._raise_first(ctx)
-                    seen = len(ctx.problems)
-                    rows.append(row)
-            else:
-                rows.extend(records)
+            mine, rows, seen = [], None, 0
+            for record in records:
+                if self._strict and len(ctx.problems) > seen:  # stop at the first refusal
+                    self._raise_first(ctx)
+                seen = len(ctx.problems)
+                if isinstance(record, Columns):
+                    mine.append(record)
+                    rows = None
+                elif rows is None:
+                    rows = [record]
+                    mine.append(rows)
+                else:
+                    rows.append(record)
             spans = {}
-            ks = set(map(itemgetter(_K), islice(rows, start, None)))
+            ks = set()
+            for part in mine:
+                ks.update((part.k,) if isinstance(part, Columns) else map(itemgetter(_K), part))
             ks.discard(None)
             if len(ks) > 1:  # only a mixed file needs the line spans
-                for k, line in map(itemgetter(_K, _LINE), islice(rows, start, None)):
-                    _span(spans, k, line)
-            self._close(after, name, ctx, len(rows) - start, spans)
-        return rows
+                for part in mine:
+                    if isinstance(part, Columns):
+                        _span(spans, part.k, int(part.line.min()))
+                        _span(spans, part.k, int(part.line.max()))
+                    else:
+                        for k, line in map(itemgetter(_K, _LINE), part):
+                            _span(spans, k, line)
+            self._close(after, name, ctx, sum(map(len, mine)), spans)
+            parts.extend(mine)
+        return parts
 
     def _close(self, after, name, ctx, count, spans):
         """A file's end: its no-window refusal, mixed-K remark, problems and source."""
@@ -326,14 +338,14 @@ def _span(spans, k, line):
     spans[k] = (lo, hi)
 
 
-def _vllm_rows():
+def _vllm_parts():
     from goldenal.readers import vllm_log
 
-    return vllm_log.read_rows
+    return vllm_log.read_parts
 
 
-# readers that can yield rows (see IngestStream._rows) instead of Observation records
-_ROW_READERS = {"vllm-log": _vllm_rows}
+# readers that can yield rows and Columns (see IngestStream._parts) instead of records
+_PART_READERS = {"vllm-log": _vllm_parts}
 
 
 def _note_mixed_k(spans, ctx):

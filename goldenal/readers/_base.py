@@ -89,6 +89,26 @@ def _prints_as(count, drafts, rate, digits):
         f"{count / drafts:.{digits}f}" == f"{rate:.{digits}f}"
 
 
+def upper_count(rate, drafts, half):
+    """The largest count whose survival ``count / drafts`` prints as ``rate`` (or less)."""
+    x = round((rate + half) * drafts, 9)
+    h = floor(x)
+    digits = _decimals(half)
+    if digits and x - h <= 2e-9 * drafts + 1e-9 and not _prints_as(h, drafts, rate, digits):
+        h -= 1  # c/D exactly half a digit up prints as the next value, not as r
+    return h
+
+
+def lower_count(rate, drafts, half):
+    """The smallest count whose survival prints as ``rate`` (or more); may be negative."""
+    x = round((rate - half) * drafts, 9)
+    low = ceil(x)
+    digits = _decimals(half)
+    if digits and low - x <= 2e-9 * drafts + 1e-9 and not _prints_as(low, drafts, rate, digits):
+        low += 1
+    return low
+
+
 def counts_from_rates(drafts, rates, accepted, half):
     """Integer per-position counts for survival ``rates`` printed to ``+-half``.
 
@@ -100,21 +120,13 @@ def counts_from_rates(drafts, rates, accepted, half):
     """
     # the box of each count, tightened to the order: hi_i <= hi_(i-1), lo_i >= lo_(i+1)
     # (one pass each way; this runs for a good share of the lines of a large log)
-    digits = _decimals(half)
-    edge = 2e-9 * drafts + 1e-9
     lo, hi, top = [], [], drafts
     for r in rates:
-        x = round((r + half) * drafts, 9)
-        h = floor(x)
-        if digits and x - h <= edge and not _prints_as(h, drafts, r, digits):
-            h -= 1  # c/D exactly half a digit up prints as the next value, not as r
+        h = upper_count(r, drafts, half)
         if h < top:
             top = h
         hi.append(top)
-        x = round((r - half) * drafts, 9)
-        low = ceil(x)
-        if digits and low - x <= edge and not _prints_as(low, drafts, r, digits):
-            low += 1
+        low = lower_count(r, drafts, half)
         lo.append(low if low > 0 else 0)
     last = len(lo) - 1
     for i in range(last - 1, -1, -1):

@@ -33,7 +33,12 @@ import sys
 from goldenal.readers import _io
 from goldenal.readers._base import Context, balanced, counts_from_rates, derive_drafts
 from goldenal.observation import Observation
-from goldenal.readers.observations import as_row, make_observation
+from goldenal.readers.observations import Columns, as_row, make_observation
+
+try:  # the compiled scan; without it every hit is matched in Python
+    from goldenal.readers import _logscan
+except ImportError:  # pragma: no cover - an install that could not compile it
+    _logscan = None
 
 NAME = "vllm-log"
 ENGINE = "vllm"
@@ -531,30 +536,43 @@ def read(path, ctx: Context):
 
 
 def read_rows(path, ctx: Context):
-    """Yield one row (the :class:`Observation` fields as a tuple) per metrics window.
+    """Yield one row (the :class:`Observation` fields as a tuple) per metrics window."""
+    for part in read_parts(path, ctx):
+        if isinstance(part, Columns):
+            yield from part.rows()
+        else:
+            yield part
 
-    Blocks of raw bytes are searched for ``SpecDecoding metrics: `` and each
-    hit is matched in place by the bytes form of the family D line; such a line
-    becomes an observation without being decoded or split into fields.  Any
+
+def read_parts(path, ctx: Context):
+    """Yield the windows of a vLLM server log in order: rows, and :class:`Columns` runs.
+
+    Blocks of raw bytes are searched for ``SpecDecoding metrics: ``.  With the
+    compiled scan (``_logscan``), a block's family D lines in vLLM's logger
+    layout are matched in C and read column-wise (:mod:`._blockwise`) into one
+    :class:`Columns` run; without it, each hit is matched in place by the bytes
+    form of the family D line and becomes a row without being decoded.  Any
     other hit, and every line of a block that also holds V0 metrics or a
     start-up ``speculative_config``, takes the general text path in file order.
     """
-    reader = _Reader(ctx)
+    hits = _Hits(ctx)
     m = _VERSION.search(_io.decode(_io.read_head(path, 1 << 20)))
     if m:
         ctx.facts["version"] = m.group(1)
-    source = reader.source
-    fast = _FAST_B.match
-    whole = _FAST_LINE.match
-    engine_id = _ENGINE_ID.search
-    config = reader.config
     number = 1  # line number of the start of the block
-    # (process, DP engine) -> the rows' shared ``extra`` items: one tuple for all
-    extras = {}
     np = sys.modules.get("numpy")
     # importing numpy (~0.1 s) pays for itself only on large logs
-    bulk = np is not None or _size(path) >= _NUMPY_FILE
+    size = _size(path)
+    bulk = np is not None or size >= _NUMPY_FILE
+    kernel = _logscan if np is not None or size >= _KERNEL_FILE else None
+    if kernel is not None:
+        from goldenal.readers import _blockwise
     for buf, cut, before in _io.blocks(path, lambda: number):
+        if kernel is not None:
+            newlines, records = kernel.scan(buf, cut, _blockwise.KMAX)
+            yield from _blockwise.read_block(hits, buf, cut, before, number, records)
+            number += newlines
+            continue
         find = buf.find
         count = buf.count
         if bulk and cut >= _NUMPY_BLOCK:  # bulk byte work in numpy (C loops, SIMD)
@@ -566,12 +584,12 @@ def read_rows(path, ctx: Context):
             arr = None
             mixed = find(_RARE, 0, cut) >= 0
         if mixed:  # a mixed block: every marked line, in order
-            hits = _line_starts(buf, cut, (SPEC_D,) + _RARE_MARKERS)
+            found = _line_starts(buf, cut, (SPEC_D,) + _RARE_MARKERS)
         else:  # the common block: positions of the family D tag, one per line
-            hits = []
+            found = []
             pos = find(SPEC_D, 0, cut)
             while pos >= 0:
-                hits.append(pos)
+                found.append(pos)
                 pos = find(b"\n", pos, cut)
                 if pos < 0:
                     break
@@ -581,61 +599,80 @@ def read_rows(path, ctx: Context):
             # line numbers and starts of all hits from one newline index of the block
             newlines = np.flatnonzero(arr == 10)
             del arr
-            at = newlines.searchsorted(np.array(hits, dtype=np.int64))
+            at = newlines.searchsorted(np.array(found, dtype=np.int64))
             lines = (at + number).tolist()
             starts = np.where(at > 0, newlines[at - 1] + 1, 0).tolist() if len(newlines) \
-                else [0] * len(hits)
+                else [0] * len(found)
             number += len(newlines)
         else:
             lines, starts, last, line = [], [], 0, number
-            for pos in hits:
+            for pos in found:
                 start = rfind(b"\n", 0, pos) + 1
                 line += count(b"\n", last, start)
                 last = start
                 lines.append(line)
                 starts.append(start)
             number = line + count(b"\n", last, cut)
-        if not hits:
-            continue
-        prefixes = {}  # line prefix -> (process, stamp), or None when it needs decoding
-        for pos, line, start in zip(hits, lines, starts):
-            fields = None
-            m = whole(buf, start, cut)
-            if m is not None:  # vLLM's usual layout: prefix and tag in one match
-                _, process, stamp, *fields = m.groups()
-                stamp = stamp.decode()
-            else:  # another prefix layout: the tag matched in place, the prefix looked at
-                m = fast(buf, pos, cut)
-                if m is not None:
-                    prefix = bytes(buf[start:pos])
-                    info = prefixes.get(prefix, False)
-                    if info is False:
-                        info = prefixes[prefix] = _prefix_info(prefix)
-                    if info is not None:
-                        process, stamp = info
-                        fields = m.groups()
-            if fields is not None:
-                mean_s, accepted_s, drafted_s, rates_s, pct_s = fields
-                accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
-                got = fast_counts(accepted, drafted, list(map(float, rates_s.split(b", "))),
-                                  mean, float(pct_s), config.get("k", ctx.k_hint))
-                if got is not None:
-                    dp = _dp_engine(buf, start, before, engine_id)
-                    extra = extras.get((process, dp))
-                    if extra is None:
-                        extra = extras[process, dp] = _extra_items(process, dp)
-                    k, steps, counts = got
-                    yield (source, line, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
-                           counts, mean, None, stamp, None, None, extra)
-                    config = reader.config
-                    continue
-            # the general path: decode the line and parse it field by field
-            obs = _general(reader, buf, cut, before, line, start)
-            config = reader.config  # a start-up line may have replaced it
-            if obs is not None:
-                yield as_row(obs)
-    if reader.skipped_empty:
-        ctx.facts["skipped_empty"] = reader.skipped_empty
+        for pos, line, start in zip(found, lines, starts):
+            row = hits.read(buf, cut, before, pos, line, start)
+            if row is not None:
+                yield row
+    if hits.reader.skipped_empty:
+        ctx.facts["skipped_empty"] = hits.reader.skipped_empty
+
+
+class _Hits:
+    """Reads one marked line at a time: the family D fast path, else the general path."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.reader = _Reader(ctx)
+        self.source = self.reader.source
+        # (process, DP engine) -> the rows' shared ``extra`` items: one tuple for all
+        self.extras = {}
+        self.prefixes = {}  # line prefix -> (process, stamp), or None when it needs decoding
+
+    @property
+    def k_known(self):
+        """K the file states (start-up config) or the caller gave; None when unknown."""
+        return self.reader.config.get("k", self.ctx.k_hint)
+
+    def extra(self, process, dp):
+        extra = self.extras.get((process, dp))
+        if extra is None:
+            extra = self.extras[process, dp] = _extra_items(process, dp)
+        return extra
+
+    def read(self, buf, cut, before, pos, line, start):
+        """The row of the marked line at ``start`` (its tag at ``pos``), or None."""
+        fields = None
+        m = _FAST_LINE.match(buf, start, cut)
+        if m is not None:  # vLLM's usual layout: prefix and tag in one match
+            _, process, stamp, *fields = m.groups()
+            stamp = stamp.decode()
+        else:  # another prefix layout: the tag matched in place, the prefix looked at
+            m = _FAST_B.match(buf, pos, cut)
+            if m is not None:
+                prefix = bytes(buf[start:pos])
+                info = self.prefixes.get(prefix, False)
+                if info is False:
+                    info = self.prefixes[prefix] = _prefix_info(prefix)
+                if info is not None:
+                    process, stamp = info
+                    fields = m.groups()
+        if fields is not None:
+            mean_s, accepted_s, drafted_s, rates_s, pct_s = fields
+            accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
+            got = fast_counts(accepted, drafted, list(map(float, rates_s.split(b", "))),
+                              mean, float(pct_s), self.k_known)
+            if got is not None:
+                k, steps, counts = got
+                return (self.source, line, ENGINE, "vllm-log-v1", k, steps, drafted, accepted,
+                        counts, mean, None, stamp, None, None,
+                        self.extra(process, _dp_engine(buf, start, before, _ENGINE_ID.search)))
+        # the general path: decode the line and parse it field by field
+        obs = _general(self.reader, buf, cut, before, line, start)
+        return None if obs is None else as_row(obs)
 
 
 def _dp_engine(buf, start, before, engine_id):
@@ -699,6 +736,7 @@ def _prefix_info(prefix):
 
 _NUMPY_BLOCK = 1 << 20  # smaller reads (small files, the last block) stay in bytes
 _NUMPY_FILE = 1 << 28
+_KERNEL_FILE = 1 << 24  # the column-wise reading of kernel records needs numpy
 
 
 def _size(path):
