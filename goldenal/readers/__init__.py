@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import islice
 from operator import itemgetter
 
 from goldenal.errors import ParseError
