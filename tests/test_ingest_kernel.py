@@ -134,7 +134,8 @@ def scanned(line, before=b""):
     if r[bw.R_STATUS]:
         return None
     k = r[bw.R_K]
-    stamp = blob[r[bw.R_STAMP]:r[bw.R_STAMP] + 14]
+    stamp = b"%02d-%02d %02d:%02d:%02d" % tuple(r[bw.R_STAMP] // 10**e % 100
+                                                 for e in (8, 6, 4, 2, 0))
     return (r[bw.R_PID], stamp, r[bw.R_MEAN] / 10.0 ** r[bw.R_MEAN_DIGITS], r[bw.R_ACCEPTED],
             r[bw.R_DRAFTED], [t / 1000.0 for t in r[bw.RATES:bw.RATES + k]], r[bw.R_PCT] / 10)
 

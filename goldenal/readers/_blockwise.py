@@ -28,7 +28,6 @@ assert RATES == 13, "the record layout of _logscan.c changed"
 
 HALF = 0.0005 + 1e-9    # vLLM prints survival with three decimals
 MAX_SOLVE_STEPS = 10**7  # beyond, round(x, 9) and floor(x) may part: solved per line
-STAMP = 14              # "MM-DD hh:mm:ss"
 
 
 def read_block(hits, buf, cut, before, number, records):
@@ -67,19 +66,22 @@ def _segment(hits, buf, cut, before, number, rec, first, stop):
     known = hits.k_known
     if known is not None:
         ok &= k == known
-    settled = np.zeros(n, bool)
-    steps = np.zeros(n, np.int64)
-    counts = np.zeros((n, KMAX), np.int64)
-    for kk in np.unique(k[ok]).tolist():
-        idx = np.flatnonzero(ok & (k == kk))
-        good, s, c = settle(rec[idx], kk)
-        idx = idx[good]
-        settled[idx] = True
-        steps[idx] = s[good]
-        counts[idx, :kk] = c[good]
+    if ok.all() and (k == k[0]).all():  # the common segment: one K, every line matched
+        settled, steps, counts = settle(rec, int(k[0]))
+    else:
+        settled = np.zeros(n, bool)
+        steps = np.zeros(n, np.int64)
+        counts = np.zeros((n, KMAX), np.int64)
+        for kk in np.unique(k[ok]).tolist():
+            idx = np.flatnonzero(ok & (k == kk))
+            good, s, c = settle(rec[idx], kk)
+            idx = idx[good]
+            settled[idx] = True
+            steps[idx] = s[good]
+            counts[idx, :kk] = c[good]
     for start, stop, vector in _runs(settled, k):
         if vector:
-            yield _columns(hits, buf, cut, number, rec, steps, counts, slice(start, stop))
+            yield _columns(hits, number, rec, steps, counts, slice(start, stop))
             continue
         for r in rec[start:stop].tolist():
             row = hits.read(buf, cut, before, r[R_TAG], number + r[R_LINE], r[R_START])
@@ -91,22 +93,22 @@ def _runs(settled, k):
     """``(start, stop, settled)`` runs of windows: settled ones of one K, or per-line ones."""
     n = len(settled)
     breaks = np.flatnonzero((settled[1:] != settled[:-1]) | (k[1:] != k[:-1])) + 1
+    if not len(breaks):
+        return [(0, n, bool(settled[0]))]
     bounds = [0, *breaks.tolist(), n]
     flags = settled[bounds[:-1]].tolist()
     return [(a, b, f) for a, b, f in zip(bounds[:-1], bounds[1:], flags)]
 
 
-def _columns(hits, buf, cut, number, rec, steps, counts, rows):
+def _columns(hits, number, rec, steps, counts, rows):
     """One :class:`Columns` run of settled windows ``rows`` (a slice of the records)."""
     part = rec[rows]
     k = int(part[0, R_K])
-    view = np.frombuffer(buf, np.uint8, cut)
-    stamps = np.lib.stride_tricks.sliding_window_view(view, STAMP)[part[:, R_STAMP]]
-    stamps = np.ascontiguousarray(stamps).view(f"S{STAMP}").ravel()
-    del view  # the reader's buffer is refilled once this block is done
     pid, dp = part[:, R_PID], part[:, R_DP]
     if pid.max() < 1 << 31 and dp.max() < 1 << 31:  # one number per pair: a cheap unique
-        pairs, codes = np.unique((pid + 1) << 32 | (dp + 1), return_inverse=True)
+        key = (pid + 1) << 32 | (dp + 1)
+        pairs = np.unique(key)
+        codes = pairs.searchsorted(key)
         pairs = zip(((pairs >> 32) - 1).tolist(), ((pairs & 0xFFFFFFFF) - 1).tolist())
     else:
         pairs, codes = np.unique(np.stack([pid, dp], axis=1), axis=0, return_inverse=True)
@@ -116,7 +118,7 @@ def _columns(hits, buf, cut, number, rec, steps, counts, rows):
     return Columns(hits.source, "vllm", "vllm-log-v1", k, part[:, R_LINE] + number,
                    steps[rows].copy(), part[:, R_DRAFTED].copy(), part[:, R_ACCEPTED].copy(),
                    counts[rows, :k].copy(), part[:, R_MEAN] / 10.0 ** part[:, R_MEAN_DIGITS],
-                   stamps, codes.reshape(-1), extras)
+                   part[:, R_STAMP].copy(), codes.reshape(-1), extras)
 
 
 def settle(rec, k):

@@ -29,7 +29,7 @@ enum {
     R_STATUS,    /* 0 the whole line matched; 1 the Python reader reads it;
                     2 a line with b"peculative", for the Python reader to look at */
     R_PID,       /* process id digits as a number, -1 without a "(Name pid=N)" prefix */
-    R_STAMP,     /* offset of the "MM-DD hh:mm:ss" stamp */
+    R_STAMP,     /* the "MM-DD hh:mm:ss" stamp's digits as one number, MMDDhhmmss */
     R_DP,        /* "Engine NNN: " on the line before: NNN, -1 none, -2 ask Python */
     R_MEAN,      /* printed mean as an integer of R_MEAN_DIGITS decimals */
     R_MEAN_DIGITS,
@@ -115,7 +115,7 @@ static int throughput(cursor *c)
 }
 
 /* (?:\((\w+) pid=(\d+)\) )?[A-Z]+ (\d\d-\d\d \d\d:\d\d:\d\d) \[[\w.]+:\d+\] */
-static int prefix(cursor *c, const unsigned char *base, int64_t *rec)
+static int prefix(cursor *c, int64_t *rec)
 {
     rec[R_PID] = -1;
     if (c->p < c->end && *c->p == '(') {
@@ -148,7 +148,11 @@ static int prefix(cursor *c, const unsigned char *base, int64_t *rec)
         if (shape[i] == '0' ? !is_digit(ch) : ch != (unsigned char)shape[i])
             return 0;
     }
-    rec[R_STAMP] = c->p - base;
+    int64_t stamp = 0;
+    for (int i = 0; i < 14; i++)
+        if (shape[i] == '0')
+            stamp = stamp * 10 + (c->p[i] - '0');
+    rec[R_STAMP] = stamp;
     c->p += 14;
     if (!literal(c, " ["))
         return 0;
@@ -198,13 +202,8 @@ static int message(cursor *c, int64_t *rec, int kmax)
 /* \bEngine (\d+): somewhere in [line, end): its number, -1 none, -2 too long */
 static int64_t engine_tag(const unsigned char *line, const unsigned char *end)
 {
-    const unsigned char *p = line;
-    while (p < end) {
-        const unsigned char *e = memmem(p, end - p, "Engine ", 7);
-        if (e == NULL)
-            return -1;
-        p = e + 1;
-        if (e > line && is_word(e[-1]))
+    for (const unsigned char *e = line; (e = memchr(e, 'E', end - e)) != NULL; e++) {
+        if (end - e < 7 || memcmp(e, "Engine ", 7) != 0 || (e > line && is_word(e[-1])))
             continue;
         cursor c = {e + 7, end};
         const unsigned char *d = c.p;
@@ -225,10 +224,14 @@ static int64_t engine_tag(const unsigned char *line, const unsigned char *end)
 /* the last b"\n" in [p, end), or NULL */
 static const unsigned char *last_newline(const unsigned char *p, const unsigned char *end)
 {
+#ifdef __GLIBC__
+    return end > p ? memrchr(p, '\n', end - p) : NULL;
+#else
     while (end > p)
         if (*--end == '\n')
             return end;
     return NULL;
+#endif
 }
 
 static Py_ssize_t count_newlines(const unsigned char *p, const unsigned char *end)
@@ -300,7 +303,7 @@ static PyObject *scan(PyObject *self, PyObject *args)
             rec[R_STATUS] = 2;
         } else {
             cursor c = {start, stop};
-            int whole = prefix(&c, base, rec) && c.p == tag && literal(&c, TAG)
+            int whole = prefix(&c, rec) && c.p == tag && literal(&c, TAG)
                         && message(&c, rec, kmax);
             rec[R_STATUS] = !whole;
             if (whole) {

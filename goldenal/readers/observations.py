@@ -302,7 +302,9 @@ class Columns:
     line, drafts, draft_tokens, accepted : numpy int64 arrays
     per_position : numpy int64 array of shape (n, k)
     mean_al : numpy float64 array
-    timestamp : numpy bytes array (ASCII), or None when no window has one
+    timestamp : numpy int64 array, or None when no window has one
+        vLLM's logger stamp ``MM-DD hh:mm:ss`` as the number ``MMDDhhmmss``,
+        formatted back when rows are built.
     extra_code : numpy int array
         Index of each window's ``extra`` in ``extras``.
     extras : tuple
@@ -341,8 +343,7 @@ class Columns:
     def rows(self):
         """The windows as rows, :data:`FIELDS` order, with plain Python values."""
         n = len(self)
-        stamps = repeat(None, n) if self.timestamp is None \
-            else self.timestamp.astype("U").tolist()
+        stamps = repeat(None, n) if self.timestamp is None else _stamps(self.timestamp)
         extras = map(self.extras.__getitem__, self.extra_code.tolist())
         return list(zip(repeat(self.source, n), self.line.tolist(), repeat(self.engine),
                         repeat(self.format), repeat(self.k), self.drafts.tolist(),
@@ -430,6 +431,17 @@ class _Totals:
         self.accepted += int(part.accepted.sum())
         self.tokens += int(part.draft_tokens.sum())
         self.positions.append(tuple(part.per_position.sum(axis=0).tolist()))
+
+
+def _stamps(numbers):
+    """``MM-DD hh:mm:ss`` strings of ``MMDDhhmmss`` numbers, formatted column-wise."""
+    import numpy as np
+
+    digits = numbers[:, None] // 10 ** np.arange(9, -1, -1, dtype=np.int64) % 10 + ord("0")
+    text = np.empty((len(numbers), 14), np.uint8)
+    text[:, [0, 1, 3, 4, 6, 7, 9, 10, 12, 13]] = digits
+    text[:, 2], text[:, 5], text[:, [8, 11]] = ord("-"), ord(" "), ord(":")
+    return text.view("S14").ravel().astype("U14").tolist()
 
 
 def _pool_parts(cell, members):
