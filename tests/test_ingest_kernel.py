@@ -125,7 +125,7 @@ def scanned(line, before=b""):
     from goldenal.readers import _blockwise as bw
 
     blob = before + line
-    newlines, records = kernel().scan(blob, len(blob), bw.KMAX)
+    newlines, records = kernel().scan(blob, len(blob), bw.KMAX, b"")
     rec = np.frombuffer(records, np.int64).reshape(-1, bw.RATES + bw.KMAX)
     assert newlines == blob.count(b"\n")
     (r,) = rec.tolist()
@@ -155,16 +155,19 @@ def test_scan_reads_what_the_line_pattern_reads(line):
 
 @pytest.mark.parametrize("before, dp", [
     (ENGINE % 3, 3), (ENGINE % 0, 0), (b"x Engine 12: y\n", 12), (b"xEngine 12: y\n", -1),
-    (b"Engine x: Engine 5: \n", 5), (b"no engine here\n", -1), (b"", -2),
+    (b"Engine x: Engine 5: \n", 5), (b"no engine here\n", -1), (b"", -1),
     (b"Engine " + b"9" * 19 + b": \n", -2)])
-def test_scan_tags_the_engine_of_the_line_before(before, dp):
+@pytest.mark.parametrize("across", [False, True], ids=["same block", "previous block"])
+def test_scan_tags_the_engine_of_the_line_before(before, dp, across):
     from goldenal.readers import _blockwise as bw
 
-    blob = before + spec(200, [150, 90])
-    _, records = kernel().scan(blob, len(blob), bw.KMAX)
+    line = spec(200, [150, 90])
+    blob, previous = (line, before) if across else (before + line, b"")
+    _, records = kernel().scan(blob, len(blob), bw.KMAX, previous)
     (r,) = np.frombuffer(records, np.int64).reshape(-1, bw.RATES + bw.KMAX).tolist()
     assert r[bw.R_DP] == dp
-    per_line = vllm_log._dp_engine(blob, len(before), b"", vllm_log._ENGINE_ID.search)
+    per_line = vllm_log._dp_engine(blob, len(blob) - len(line), previous,
+                                   vllm_log._ENGINE_ID.search)
     if dp >= 0:  # as the per-line reader tags it
         assert int(per_line) == dp
     elif dp == -1:
@@ -176,7 +179,7 @@ def test_scan_marks_rare_lines_and_counts_every_line():
 
     blob = (b"start\n" + CONFIG % 3 + spec(200, [150, 90]) + b"mentions speculative decoding\n"
             + b"a\n" + spec(300, [200, 100]).rstrip(b"\n") + b" speculative_config\n" + b"tail")
-    newlines, records = kernel().scan(blob, len(blob), bw.KMAX)
+    newlines, records = kernel().scan(blob, len(blob), bw.KMAX, b"")
     rec = np.frombuffer(records, np.int64).reshape(-1, bw.RATES + bw.KMAX)
     assert newlines == 6
     assert rec[:, bw.R_LINE].tolist() == [1, 2, 3, 5]

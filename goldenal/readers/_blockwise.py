@@ -107,8 +107,11 @@ def _columns(hits, number, rec, steps, counts, rows):
     pid, dp = part[:, R_PID], part[:, R_DP]
     if pid.max() < 1 << 31 and dp.max() < 1 << 31:  # one number per pair: a cheap unique
         key = (pid + 1) << 32 | (dp + 1)
-        pairs = np.unique(key)
-        codes = pairs.searchsorted(key)
+        pairs = np.unique(key[:64])  # a few processes and engines: seen in the first lines
+        codes = pairs.searchsorted(key).clip(max=len(pairs) - 1)
+        if not (pairs[codes] == key).all():
+            pairs = np.unique(key)
+            codes = pairs.searchsorted(key)
         pairs = zip(((pairs >> 32) - 1).tolist(), ((pairs & 0xFFFFFFFF) - 1).tolist())
     else:
         pairs, codes = np.unique(np.stack([pid, dp], axis=1), axis=0, return_inverse=True)

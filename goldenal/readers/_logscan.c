@@ -10,7 +10,8 @@
  * tests/test_ingest_kernel.py); any other marked line is only located and left
  * to the Python reader, which stays the reference.
  *
- * scan(buf, cut, kmax) -> (newlines, records)
+ * scan(buf, cut, kmax, before) -> (newlines, records)
+ *   before    the line before buf (the previous block's last), for an engine tag;
  *   newlines  number of b"\n" in buf[:cut];
  *   records   int64 rows of REC_FIELDS + kmax values, one per line holding
  *             b"SpecDecoding metrics: " or b"peculative" (V0 metrics, a start-up
@@ -30,7 +31,7 @@ enum {
                     2 a line with b"peculative", for the Python reader to look at */
     R_PID,       /* process id digits as a number, -1 without a "(Name pid=N)" prefix */
     R_STAMP,     /* the "MM-DD hh:mm:ss" stamp's digits as one number, MMDDhhmmss */
-    R_DP,        /* "Engine NNN: " on the line before: NNN, -1 none, -2 ask Python */
+    R_DP,        /* "Engine NNN: " on the line before: NNN, -1 none, -2 too long a number */
     R_MEAN,      /* printed mean as an integer of R_MEAN_DIGITS decimals */
     R_MEAN_DIGITS,
     R_ACCEPTED,
@@ -244,13 +245,14 @@ static Py_ssize_t count_newlines(const unsigned char *p, const unsigned char *en
 
 static PyObject *scan(PyObject *self, PyObject *args)
 {
-    Py_buffer view;
+    Py_buffer view, previous;
     Py_ssize_t cut;
     int kmax;
-    if (!PyArg_ParseTuple(args, "y*ni", &view, &cut, &kmax))
+    if (!PyArg_ParseTuple(args, "y*niy*", &view, &cut, &kmax, &previous))
         return NULL;
     if (cut < 0 || cut > view.len || kmax < 1) {
         PyBuffer_Release(&view);
+        PyBuffer_Release(&previous);
         PyErr_SetString(PyExc_ValueError, "cut must lie within the buffer and kmax be >= 1");
         return NULL;
     }
@@ -307,8 +309,9 @@ static PyObject *scan(PyObject *self, PyObject *args)
                         && message(&c, rec, kmax);
             rec[R_STATUS] = !whole;
             if (whole) {
-                if (start == base) {
-                    rec[R_DP] = -2;  /* the line before is the previous block's */
+                if (start == base) {  /* the line before is the previous block's last */
+                    rec[R_DP] = engine_tag(previous.buf,
+                                           (const unsigned char *)previous.buf + previous.len);
                 } else {
                     const unsigned char *prev = last_newline(base, start - 1);
                     rec[R_DP] = engine_tag(prev ? prev + 1 : base, start);
@@ -323,6 +326,7 @@ static PyObject *scan(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
 
     PyBuffer_Release(&view);
+    PyBuffer_Release(&previous);
     if (n < 0) {
         free(recs);
         return PyErr_NoMemory();
@@ -338,7 +342,7 @@ static PyObject *scan(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS,
-     "scan(buf, cut, kmax) -> (newlines, records): the marked lines of a log block."},
+     "scan(buf, cut, kmax, before) -> (newlines, records): the marked lines of a log block."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -569,7 +569,7 @@ def read_parts(path, ctx: Context):
         from goldenal.readers import _blockwise
     for buf, cut, before in _io.blocks(path, lambda: number):
         if kernel is not None:
-            newlines, records = kernel.scan(buf, cut, _blockwise.KMAX)
+            newlines, records = kernel.scan(buf, cut, _blockwise.KMAX, before)
             yield from _blockwise.read_block(hits, buf, cut, before, number, records)
             number += newlines
             continue
