@@ -1,7 +1,8 @@
 """The fast paths of log ingestion read exactly what the general paths read.
 
-* the raw-bytes family D path of the vLLM log reader against the decoded,
-  line-by-line path (and against the field-by-field parser alone);
+* the raw-bytes family D paths of the vLLM log reader (the compiled scan, and
+  one match per line) against the decoded, line-by-line path (and against the
+  field-by-field parser alone);
 * block reading with a tiny buffer (lines split across reads, lines longer
   than the buffer) and gzip against one large buffer;
 * the rewritten count reconstruction against its straightforward form;
@@ -140,34 +141,12 @@ def test_fast_paths_read_like_the_field_parser(tmp_path, data, monkeypatch):
     path.write_bytes(data)
     fast = run(vllm_log.read, path)
     never = re.compile(r"(?!)")
+    monkeypatch.setattr(vllm_log, "_logscan", None)
     monkeypatch.setattr(vllm_log, "_FAST", never)
     monkeypatch.setattr(vllm_log, "_FAST_B", re.compile(rb"(?!)"))
     slow = run(vllm_log.read, path)
     monkeypatch.undo()
     assert fast == slow
-
-
-@SETTINGS
-@given(data=logs(), chunk=st.sampled_from([None, 7, 64, 300]))
-def test_numpy_block_index_reads_like_the_byte_scan(tmp_path, data, chunk, monkeypatch):
-    path = tmp_path / "server.log"
-    path.write_bytes(data)
-    if chunk:
-        monkeypatch.setattr(_io, "CHUNK", chunk)
-    plain = run(vllm_log.read, path)
-    monkeypatch.setattr(vllm_log, "_NUMPY_BLOCK", 0)  # every block through numpy
-    monkeypatch.setattr(vllm_log, "_NUMPY_FILE", 0)
-    assert run(vllm_log.read, path) == plain
-
-
-@pytest.mark.parametrize("text", [b"", b"x\n", b"peculative", b"xxxxxxxxpeculativ",
-                                  b"speculative_config", b"Speculative metrics: 1",
-                                  b"vvvvvvvvvvv", b"peculativepeculative\n", b"eculative v"])
-def test_rare_marker_by_numpy_matches_find(text):
-    import numpy as np
-
-    arr = np.frombuffer(text, np.uint8)
-    assert vllm_log._has_rare(np, arr) == (vllm_log._RARE in text)
 
 
 @SETTINGS

@@ -19,8 +19,10 @@ C and D print survival ``s_i = a_i / D`` to three decimals but not ``D``; ``D``
 and ``a_i`` are rebuilt as the integers that reproduce every printed figure.
 Lines are found by a byte scan, so the rest of the log costs almost nothing,
 and a family D line in vLLM's logger layout is read straight from the raw
-bytes by one match; every other line takes the decoded, field-by-field path,
-which gives the same records (tests/test_ingest_speed_paths.py).
+bytes: on a large log by the compiled scan (``_logscan.c``) with the count
+arithmetic done column-wise (``_blockwise.py``), else by one match per line.
+Every other line takes the decoded, field-by-field path; all paths give the
+same records (tests/test_ingest_speed_paths.py, tests/test_ingest_kernel.py).
 """
 
 from __future__ import annotations
@@ -560,30 +562,21 @@ def read_parts(path, ctx: Context):
     if m:
         ctx.facts["version"] = m.group(1)
     number = 1  # line number of the start of the block
-    np = sys.modules.get("numpy")
-    # importing numpy (~0.1 s) pays for itself only on large logs
-    size = _size(path)
-    bulk = np is not None or size >= _NUMPY_FILE
-    kernel = _logscan if np is not None or size >= _KERNEL_FILE else None
-    if kernel is not None:
+    # the compiled scan's records are read with numpy, whose import (~0.1 s) pays
+    # for itself only on large logs
+    use_kernel = _logscan is not None and \
+        ("numpy" in sys.modules or _size(path) >= _KERNEL_FILE)
+    if use_kernel:
         from goldenal.readers import _blockwise
     for buf, cut, before in _io.blocks(path, lambda: number):
-        if kernel is not None:
-            newlines, records = kernel.scan(buf, cut, _blockwise.KMAX, before)
+        if use_kernel:
+            newlines, records = _logscan.scan(buf, cut, _blockwise.KMAX, before)
             yield from _blockwise.read_block(hits, buf, cut, before, number, records)
             number += newlines
             continue
         find = buf.find
         count = buf.count
-        if bulk and cut >= _NUMPY_BLOCK:  # bulk byte work in numpy (C loops, SIMD)
-            if np is None:
-                import numpy as np
-            arr = np.frombuffer(buf, np.uint8, cut)
-            mixed = _has_rare(np, arr)
-        else:
-            arr = None
-            mixed = find(_RARE, 0, cut) >= 0
-        if mixed:  # a mixed block: every marked line, in order
+        if find(_RARE, 0, cut) >= 0:  # a mixed block: every marked line, in order
             found = _line_starts(buf, cut, (SPEC_D,) + _RARE_MARKERS)
         else:  # the common block: positions of the family D tag, one per line
             found = []
@@ -595,24 +588,14 @@ def read_parts(path, ctx: Context):
                     break
                 pos = find(SPEC_D, pos, cut)
         rfind = buf.rfind
-        if arr is not None:
-            # line numbers and starts of all hits from one newline index of the block
-            newlines = np.flatnonzero(arr == 10)
-            del arr
-            at = newlines.searchsorted(np.array(found, dtype=np.int64))
-            lines = (at + number).tolist()
-            starts = np.where(at > 0, newlines[at - 1] + 1, 0).tolist() if len(newlines) \
-                else [0] * len(found)
-            number += len(newlines)
-        else:
-            lines, starts, last, line = [], [], 0, number
-            for pos in found:
-                start = rfind(b"\n", 0, pos) + 1
-                line += count(b"\n", last, start)
-                last = start
-                lines.append(line)
-                starts.append(start)
-            number = line + count(b"\n", last, cut)
+        lines, starts, last, line = [], [], 0, number
+        for pos in found:
+            start = rfind(b"\n", 0, pos) + 1
+            line += count(b"\n", last, start)
+            last = start
+            lines.append(line)
+            starts.append(start)
+        number = line + count(b"\n", last, cut)
         for pos, line, start in zip(found, lines, starts):
             row = hits.read(buf, cut, before, pos, line, start)
             if row is not None:
@@ -734,9 +717,7 @@ def _prefix_info(prefix):
     return process, None
 
 
-_NUMPY_BLOCK = 1 << 20  # smaller reads (small files, the last block) stay in bytes
-_NUMPY_FILE = 1 << 28
-_KERNEL_FILE = 1 << 24  # the column-wise reading of kernel records needs numpy
+_KERNEL_FILE = 1 << 24  # from this size on, worth importing numpy for the compiled scan
 
 
 def _size(path):
@@ -744,20 +725,6 @@ def _size(path):
         return os.path.getsize(path)
     except OSError:
         return 0
-
-_PECULATIVE = tuple(enumerate(b"peculati"))
-
-
-def _has_rare(np, arr):
-    """``_RARE in arr``, found from its rare letter ``v`` instead of a substring search."""
-    v = np.flatnonzero(arr == ord("v"))
-    v = v[(v >= 8) & (v + 1 < len(arr))]
-    if not len(v):
-        return False
-    ok = arr[v + 1] == ord("e")
-    for i, ch in _PECULATIVE:
-        ok &= arr[v - 8 + i] == ch
-    return bool(ok.any())
 
 
 def _line_starts(buf, cut, markers):
