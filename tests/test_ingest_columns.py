@@ -226,3 +226,17 @@ def test_container_of_any_records_matches_the_record_list(items):
     if items:
         assert fields(obs[len(items) // 2]) == fields(items[len(items) // 2])
         assert obs != Observations(items[1:])
+
+
+def test_pooling_parts_leaves_the_windows_as_they_are():
+    """The summary groups parts without extending one the container holds."""
+    from goldenal.readers.observations import as_row
+
+    a, b, c = (as_row(Observation(src, line, "vllm", "f", 2, 10, 20, acc, (acc - 2, 2)))
+               for src, line, acc in (("a.log", 1, 5), ("a.log", 2, 6), ("b.log", 3, 7)))
+    obs = Observations.from_parts([[a], [b, c]])
+    first = tuple(obs.summary())
+    assert [(cell.cell, cell.windows, cell.accepted) for cell in first] == \
+        [(("a.log", 2), 2, 11), (("b.log", 2), 1, 7)]
+    assert tuple(obs.summary()) == first
+    assert len(obs) == 3 and [o.line for o in obs] == [1, 2, 3]

@@ -332,14 +332,6 @@ class Columns:
             self.source, self.engine, self.format, self.k
         return tuple(row)
 
-    def take(self, index):
-        """The windows at ``index`` (a slice or an index array) as new columns."""
-        return Columns(self.source, self.engine, self.format, self.k, self.line[index],
-                       self.drafts[index], self.draft_tokens[index], self.accepted[index],
-                       self.per_position[index], self.mean_al[index],
-                       None if self.timestamp is None else self.timestamp[index],
-                       self.extra_code[index], self.extras)
-
     def rows(self):
         """The windows as rows, :data:`FIELDS` order, with plain Python values."""
         n = len(self)
@@ -373,11 +365,7 @@ def summarize_parts(parts, by=(_SOURCE, _K)):
             groups.setdefault(get(part[0]), []).append(part)
             continue
         for cell, run in groupby(part, get):
-            members = groups.setdefault(cell, [])
-            if members and isinstance(members[-1], list):
-                members[-1].extend(run)
-            else:
-                members.append(list(run))
+            groups.setdefault(cell, []).append(list(run))
     return tuple(_pool_parts(cell, members) for cell, members in groups.items())
 
 
