@@ -184,3 +184,18 @@ def test_other_engines_markers_quoted_in_a_vllm_log_do_not_change_its_reader(tmp
     path = tmp_path / "server.log"
     path.write_text(f"INFO request body: {{{quoted}: 1}}\n" + "\n".join(club[:2]) + "\n")
     assert counts(ingest(path)) == CLUB
+
+
+def test_no_accepted_tokens_against_nonzero_rates_is_refused_not_a_crash(tmp_path):
+    """Accepted 0 with rates above zero and Drafted not a multiple of K: a refusal."""
+    path = tmp_path / "server.log"
+    path.write_bytes(b"INFO 11-30 04:00:10 [metrics.py:101] SpecDecoding metrics: Mean "
+                     b"acceptance length: 1.00, Accepted throughput: 0.00 tokens/s, Drafted "
+                     b"throughput: 60.10 tokens/s, Accepted: 0 tokens, Drafted: 601 tokens, "
+                     b"Per-position acceptance rate: 0.500, 0.000, 0.000, Avg Draft acceptance "
+                     b"rate: 0.0%\n")
+    obs = ingest(path)
+    assert len(obs) == 0 and not obs.complete
+    assert [str(p) for p in obs.problems] == [
+        f"{path}:1: counts contradict the printed mean: no step count reproduces every "
+        "printed figure (printed mean 1.0)"]

@@ -264,7 +264,8 @@ def logs(draw):
     if draw(st.booleans()):
         parts.append(CONFIG % draw(st.integers(1, 4)))
     for _ in range(draw(st.integers(1, 12))):
-        kind = draw(st.sampled_from(["spec"] * 6 + ["engine", "config", "mutated", "access"]))
+        kind = draw(st.sampled_from(["spec"] * 6 + ["engine", "config", "mutated", "access",
+                                                   "bytes"]))
         if kind == "spec":
             steps, counts = draw(survival(draw(st.integers(2, 4))))
             parts.append(spec(steps, counts))
@@ -274,6 +275,9 @@ def logs(draw):
             parts.append(CONFIG % draw(st.integers(1, 4)))
         elif kind == "mutated":
             parts.append(draw(lines()) + b"\n")
+        elif kind == "bytes":  # anything at all, with or without a tag in it
+            junk = draw(st.binary(max_size=60))
+            parts.append(draw(st.sampled_from([junk, junk + vllm_log.SPEC_D + junk])))
         else:
             parts.append(b'INFO:     127.0.0.1:4242 - "POST /v1/completions HTTP/1.1" 200\n')
     blob = b"".join(parts)

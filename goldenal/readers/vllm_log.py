@@ -510,7 +510,7 @@ class _Reader:
         derived = derive_drafts(accepted, rates, half=0.0005, mean=mean, drafted=drafted, k=k)
         if derived is None:
             detail = [f"printed mean {mean}" if mean is not None else "no printed mean"]
-            if sum(rates):
+            if sum(rates) and accepted:
                 steps = accepted / sum(rates)
                 detail.append(f"Accepted {accepted} / per-position sum {sum(rates):.3f} = "
                               f"{steps:.1f} steps -> AL {1 + accepted / steps:.3f}")
