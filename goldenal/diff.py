@@ -10,13 +10,13 @@ known and the verdict for that cell is "no interval".
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import os
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from goldenal._tables import Tabular
 from goldenal.errors import ParseError, UnknownCurve
 
 # Variance of the error of a two-decimal rounding (uniform on +-0.005): 0.01^2 / 12.
@@ -185,7 +185,7 @@ def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None,
 
 
 @dataclass(frozen=True)
-class CurveDiff:
+class CurveDiff(Tabular):
     """Cell-by-cell comparison of two curves (delta = B - A).
 
     A cell is "inside" when |delta| <= z * se for the two-sided normal
@@ -213,11 +213,6 @@ class CurveDiff:
         import pandas as pd
 
         return pd.DataFrame([r._asdict() for r in self.rows]).set_index(["thinking", "k"])
-
-    summary = property(to_frame, doc="Same as ``to_frame()``.")
-
-    def _repr_html_(self):
-        return f"<p>{html.escape(repr(self))}</p>" + self.to_frame().to_html()
 
     def to_dict(self):
         return {"a": {"label": self.a.label, "kind": self.a.kind, "curve": self.a.curve_id},

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from goldenal.observation import Observation
 from goldenal.readers import _base, _io, ingest, vllm_log
 from goldenal.readers._base import Context
-from goldenal.readers.observations import Summarizer, summarize
+from goldenal.readers.observations import CellSummary, Observations, Summarizer
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -284,6 +284,36 @@ observations = st.builds(
     mean_al=st.sampled_from([None, 1.5, 2.25, 0.1]), thinking=st.sampled_from([None, "on"]))
 
 
+def reference_summary(items, key):
+    """The pooling rule written plainly: counts over counted windows, means apart."""
+    cells = {}
+    for o in items:
+        cells.setdefault(key(o), []).append(o)
+    out = []
+    for cell, members in cells.items():
+        has_counts = [bool(o.drafts and o.accepted is not None) for o in members]
+        counted = [o for o, c in zip(members, has_counts) if c]
+        means = [o.mean_al for o, c in zip(members, has_counts)
+                 if not c and o.mean_al is not None]
+        ks = {o.k for o in members} - {None}
+        positions = [o.accepted_per_position for o in counted]
+        width = max(map(len, positions)) if counted and all(positions) else 0
+        out.append(CellSummary(
+            cell=cell, engine=",".join(sorted({o.engine for o in members})),
+            formats=tuple(sorted({o.format for o in members})),
+            k=ks.pop() if len(ks) == 1 else None, windows=len(members),
+            counted_windows=len(counted), steps=sum(o.drafts for o in counted),
+            draft_tokens=sum(o.draft_tokens for o in counted)
+            if counted and all(o.draft_tokens is not None for o in counted) else None,
+            accepted=sum(o.accepted for o in counted),
+            accepted_per_position=tuple(sum(p[i] for p in positions if i < len(p))
+                                        for i in range(width))
+            if counted and all(positions) else None,
+            mean_only_windows=len(members) - len(counted),
+            mean_of_means=sum(means) / len(means) if means else None))
+    return tuple(out)
+
+
 @settings(max_examples=300, deadline=None)
 @given(items=st.lists(observations, max_size=30), by_run=st.booleans())
 def test_summary_matches_running_totals(items, by_run):
@@ -295,8 +325,9 @@ def test_summary_matches_running_totals(items, by_run):
     running = Summarizer(key)
     for o in items:
         running.add(o)
-    assert summarize(items, key) == running.result()
-    assert summarize(tuple(items), key, attrs) == running.result()
+    pooled = tuple(Observations(items).summary(by="run" if by_run else "source"))
+    assert pooled == running.result()
+    assert pooled == reference_summary(items, key)
 
 
 def test_ingest_summary_of_a_fast_path_log(tmp_path):

@@ -8,12 +8,13 @@ from ``.plot(ax=None)``, which only delegates to :mod:`goldenal.plot`.
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+
+from goldenal._tables import Tabular
 
 # How each interval method is described to a reviewer (reports, JSON).
 INTERVAL_METHODS = {
@@ -144,7 +145,7 @@ def _num(v, nd=6):
 
 
 @dataclass(frozen=True)
-class CellFit:
+class CellFit(Tabular):
     """Estimate of one cell (model, head, variant, thinking mode, K).
 
     ``mean_acceptance_length`` is the pooled per-step mean
@@ -219,11 +220,6 @@ class CellFit:
         }
 
     def to_frame(self):
-        """One-row DataFrame (the same as ``summary``)."""
-        return self.summary
-
-    @property
-    def summary(self):
         """One-row DataFrame; interval columns carry the level, e.g. ``AL lower 95%``."""
         import pandas as pd
 
@@ -235,10 +231,6 @@ class CellFit:
             "se": self.standard_error, "method": self.interval_method,
             "steps": self.n_steps, "clusters": self.n_clusters,
         }]).set_index(["thinking", "K"])
-
-    def _repr_html_(self):
-        return (f"<p>{html.escape(repr(self))}</p>"
-                + self.summary.to_html())
 
     def plot(self, ax=None, **kwargs):
         """Per-position survival with intervals (delegates to ``goldenal.plot``)."""
@@ -291,7 +283,7 @@ class CellFlag(NamedTuple):
 
 
 @dataclass(frozen=True)
-class ChainFit:
+class ChainFit(Tabular):
     """Pooled chain-drafting model of one thinking mode (censored survival).
 
     ``params`` holds the conditional acceptance a(i) (MLE pooled over the
@@ -336,11 +328,6 @@ class ChainFit:
                          "z": self.z_scores.get(k)})
         return pd.DataFrame(rows).set_index("K")
 
-    summary = property(to_frame, doc="Same as ``to_frame()``.")
-
-    def _repr_html_(self):
-        return f"<p>{html.escape(repr(self))}</p>" + self.to_frame().to_html()
-
     def to_dict(self):
         return {
             "kind": self.kind, "thinking": self.thinking, "success": self.success,
@@ -363,7 +350,7 @@ class ChainFit:
 
 
 @dataclass(frozen=True)
-class MonotoneFit:
+class MonotoneFit(Tabular):
     """Monotone survival profile fitted to a curve of means (no counts).
 
     ``implied_survival[i-1]`` = AL(i) - AL(i-1) (AL(0) = 1);
@@ -410,11 +397,6 @@ class MonotoneFit:
                          "fitted AL": self.fitted[k], "residual": self.residuals.get(k)})
         return pd.DataFrame(rows).set_index("K")
 
-    summary = property(to_frame, doc="Same as ``to_frame()``.")
-
-    def _repr_html_(self):
-        return f"<p>{html.escape(repr(self))}</p>" + self.to_frame().to_html()
-
     def to_dict(self):
         return {
             "kind": self.kind, "thinking": self.thinking, "success": self.success,
@@ -432,7 +414,7 @@ class MonotoneFit:
 
 
 @dataclass(frozen=True)
-class CurveFit:
+class CurveFit(Tabular):
     """A fitted curve: every cell, plus the cross-K model per thinking mode.
 
     ``cells`` maps ``(thinking, K)`` to :class:`CellFit`; ``models`` maps a
@@ -495,11 +477,6 @@ class CurveFit:
         import pandas as pd
 
         return pd.concat([c.summary for _, c in self.cells.items()])
-
-    summary = property(to_frame, doc="Same as ``to_frame()``.")
-
-    def _repr_html_(self):
-        return f"<p>{html.escape(repr(self))}</p>" + self.to_frame().to_html()
 
     def to_dict(self):
         """The distribution file's content (plain JSON types)."""

@@ -94,89 +94,14 @@ class Summarizer:
         self.cells = {}
 
     def add(self, obs):
-        cell = self.cells.get(self.key(obs))
-        if cell is None:
-            cell = self.cells[self.key(obs)] = {
-                "engines": set(), "formats": set(), "ks": set(), "windows": 0, "counted": 0,
-                "steps": 0, "accepted": 0, "tokens": 0, "tokens_known": True, "per_pos": [],
-                "per_pos_ok": True, "means": 0.0, "n_means": 0}
-        cell["engines"].add(obs.engine)
-        cell["formats"].add(obs.format)
-        if obs.k is not None:
-            cell["ks"].add(obs.k)
-        cell["windows"] += 1
-        if not obs.mean_only and obs.drafts:
-            cell["counted"] += 1
-            cell["steps"] += obs.drafts
-            cell["accepted"] += obs.accepted
-            if obs.draft_tokens is None:
-                cell["tokens_known"] = False
-            else:
-                cell["tokens"] += obs.draft_tokens
-            pos = obs.accepted_per_position
-            if not pos:
-                cell["per_pos_ok"] = False
-            else:
-                acc = cell["per_pos"]
-                acc.extend([0] * (len(pos) - len(acc)))
-                for i, c in enumerate(pos):
-                    acc[i] += c
-        elif obs.mean_al is not None:
-            cell["means"] += obs.mean_al
-            cell["n_means"] += 1
+        cell = self.key(obs)
+        totals = self.cells.get(cell)
+        if totals is None:
+            totals = self.cells[cell] = _Totals()
+        totals.add_rows((as_row(obs),))
 
     def result(self):
-        out = []
-        for key, c in self.cells.items():
-            ks = c["ks"]
-            out.append(CellSummary(
-                cell=key, engine=",".join(sorted(c["engines"])),
-                formats=tuple(sorted(c["formats"])), k=next(iter(ks)) if len(ks) == 1 else None,
-                windows=c["windows"], counted_windows=c["counted"], steps=c["steps"],
-                draft_tokens=c["tokens"] if c["counted"] and c["tokens_known"] else None,
-                accepted=c["accepted"],
-                accepted_per_position=tuple(c["per_pos"]) if c["counted"] and c["per_pos_ok"]
-                else None,
-                mean_only_windows=c["windows"] - c["counted"],
-                mean_of_means=c["means"] / c["n_means"] if c["n_means"] else None))
-        return tuple(out)
-
-
-def summarize(observations, key, attrs=None):
-    """Pool observations into :class:`CellSummary` rows grouped by ``key(obs)``.
-
-    The same totals as :class:`Summarizer`, faster on the hundreds of
-    thousands of windows of a large log: each window is touched once (they are
-    scattered in memory), and ``attrs`` -- the attribute names whose values
-    ``key`` returns as a tuple, e.g. ``("source", "k")`` -- lets the grouping
-    make a key only where the cell changes instead of a tuple per window.
-    """
-    groups = {}
-    if attrs:
-        getters = [attrgetter(a) for a in attrs]
-        current, members = None, None
-        for o in observations:
-            values = [g(o) for g in getters] if len(getters) != 2 else None
-            if values is None:
-                first, second = getters[0](o), getters[1](o)
-                if current is not None and first == current[0] and second == current[1]:
-                    members.append(o)
-                    continue
-                current = (first, second)
-            else:
-                current = tuple(values)
-            members = groups.get(current)
-            if members is None:
-                members = groups[current] = []
-            members.append(o)
-    else:
-        for o in observations:
-            cell = key(o)
-            members = groups.get(cell)
-            if members is None:
-                members = groups[cell] = []
-            members.append(o)
-    return tuple(_pool(cell, members) for cell, members in groups.items())
+        return tuple(totals.result(cell) for cell, totals in self.cells.items())
 
 
 def _position_sums(positions):
@@ -190,48 +115,6 @@ def _position_sums(positions):
         for i, c in enumerate(pos):
             acc[i] += c
     return tuple(acc)
-
-
-def _pool(cell, members):
-    engines, formats, ks = set(), set(), set()
-    counted = steps = accepted = tokens = n_means = 0
-    tokens_known = per_pos_ok = True
-    positions = []
-    means = 0.0
-    for o in members:
-        engines.add(o.engine)
-        formats.add(o.format)
-        k = o.k
-        if k is not None:
-            ks.add(k)
-        drafts, acc = o.drafts, o.accepted
-        if drafts and acc is not None:
-            counted += 1
-            steps += drafts
-            accepted += acc
-            t = o.draft_tokens
-            if t is None:
-                tokens_known = False
-            else:
-                tokens += t
-            pos = o.accepted_per_position
-            if pos:
-                positions.append(pos)
-            else:
-                per_pos_ok = False
-        else:
-            mean = o.mean_al
-            if mean is not None:
-                means += mean  # in order, as the running totals add them
-                n_means += 1
-    return CellSummary(
-        cell=cell, engine=",".join(sorted(engines)), formats=tuple(sorted(formats)),
-        k=next(iter(ks)) if len(ks) == 1 else None, windows=len(members),
-        counted_windows=counted, steps=steps,
-        draft_tokens=tokens if counted and tokens_known else None, accepted=accepted,
-        accepted_per_position=_position_sums(positions) if counted and per_pos_ok else None,
-        mean_only_windows=len(members) - counted,
-        mean_of_means=means / n_means if n_means else None)
 
 
 @dataclass(frozen=True)
@@ -345,9 +228,10 @@ class Columns:
 
 
 def summarize_parts(parts, by=(_SOURCE, _K)):
-    """:func:`summarize` over parts (lists of rows, :class:`Columns`), grouped by ``by``.
+    """Pooled :class:`CellSummary` per cell of parts (row lists, :class:`Columns`).
 
-    The same :class:`CellSummary` values, computed column-wise: rows are
+    Cells are the values of the row positions ``by``.  The same totals as
+    :class:`Summarizer` adds one window at a time, computed column-wise: rows are
     grouped by runs of equal keys (``itertools.groupby``) and totalled by
     C-level reductions over each column, and :class:`Columns` by array sums,
     with no Python step per window.
@@ -370,13 +254,18 @@ def summarize_parts(parts, by=(_SOURCE, _K)):
 
 
 class _Totals:
-    """Running totals of one cell over its parts, added in window order."""
+    """Running totals of one cell, added in window order: the one pooling rule.
+
+    Counts are pooled over windows with counts; a window with only a printed
+    mean adds to ``mean_of_means`` instead.  Per-position sums are kept only
+    while every counted window has them (shorter lists padded with zeros).
+    """
 
     def __init__(self):
         self.engines, self.formats, self.ks = set(), set(), set()
         self.windows = self.counted = self.steps = self.accepted = self.tokens = 0
         self.tokens_known = self.per_pos_ok = True
-        self.positions = []  # per-position sums of each part, padded when pooled
+        self.per_position = []
         self.means, self.n_means = 0.0, 0
 
     def add_rows(self, members):
@@ -398,7 +287,7 @@ class _Totals:
                 self.tokens = reduce(add, tokens, self.tokens)
             positions = list(map(itemgetter(_POS), counted))
             if all(positions):
-                self.positions.append(_position_sums(positions))
+                self._add_positions(_position_sums(positions))
             else:
                 self.per_pos_ok = False
         if len(counted) < len(members):
@@ -418,7 +307,27 @@ class _Totals:
         self.steps += int(part.drafts.sum())
         self.accepted += int(part.accepted.sum())
         self.tokens += int(part.draft_tokens.sum())
-        self.positions.append(tuple(part.per_position.sum(axis=0).tolist()))
+        self._add_positions(part.per_position.sum(axis=0).tolist())
+
+    def _add_positions(self, sums):
+        acc = self.per_position
+        acc.extend([0] * (len(sums) - len(acc)))
+        for i, c in enumerate(sums):
+            acc[i] += c
+
+    def result(self, cell):
+        ks = self.ks - {None}
+        counted = self.counted
+        return CellSummary(
+            cell=cell, engine=",".join(sorted(self.engines)),
+            formats=tuple(sorted(self.formats)), k=next(iter(ks)) if len(ks) == 1 else None,
+            windows=self.windows, counted_windows=counted, steps=self.steps,
+            draft_tokens=self.tokens if counted and self.tokens_known else None,
+            accepted=self.accepted,
+            accepted_per_position=tuple(self.per_position) if counted and self.per_pos_ok
+            else None,
+            mean_only_windows=self.windows - counted,
+            mean_of_means=self.means / self.n_means if self.n_means else None)
 
 
 def _stamps(numbers):
@@ -433,23 +342,13 @@ def _stamps(numbers):
 
 
 def _pool_parts(cell, members):
-    t = _Totals()
+    totals = _Totals()
     for part in members:
         if isinstance(part, Columns):
-            t.add_columns(part)
+            totals.add_columns(part)
         else:
-            t.add_rows(part)
-    t.ks.discard(None)
-    counted = t.counted
-    return CellSummary(
-        cell=cell, engine=",".join(sorted(t.engines)), formats=tuple(sorted(t.formats)),
-        k=next(iter(t.ks)) if len(t.ks) == 1 else None, windows=t.windows,
-        counted_windows=counted, steps=t.steps,
-        draft_tokens=t.tokens if counted and t.tokens_known else None, accepted=t.accepted,
-        accepted_per_position=_position_sums(t.positions) if counted and t.per_pos_ok
-        else None,
-        mean_only_windows=t.windows - counted,
-        mean_of_means=t.means / t.n_means if t.n_means else None)
+            totals.add_rows(part)
+    return totals.result(cell)
 
 
 class Observations:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from goldenal.errors import ParseError
-from goldenal.readers.observations import Observations, Problem, Summary, summarize
+from goldenal.readers.observations import Observations, Problem
 
 MANIFEST = "run.yaml"
 IDENTITY_KEYS = ("run", "simulated", "truth", "model", "curve", "method", "draft", "variant",
@@ -77,8 +77,7 @@ class MeasurementRun:
 
     def summary(self):
         """Pooled AL per ``(thinking, k)`` cell."""
-        items = [o for key in sorted(self.cells) for o in self.cells[key]]
-        return Summary(summarize(items, lambda o: (o.thinking, o.k)))
+        return self.observations().summary(by="run")
 
     def to_frame(self):
         """One row per window with the cell's ``thinking`` and ``k``."""

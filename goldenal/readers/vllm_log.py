@@ -531,19 +531,11 @@ class _Reader:
 def read(path, ctx: Context):
     """Yield one :class:`Observation` per metrics window of a vLLM server log.
 
-    The records of :func:`read_rows`, one at a time.
+    The windows of :func:`read_parts`, one at a time.
     """
-    for row in read_rows(path, ctx):
-        yield make_observation(row)
-
-
-def read_rows(path, ctx: Context):
-    """Yield one row (the :class:`Observation` fields as a tuple) per metrics window."""
     for part in read_parts(path, ctx):
-        if isinstance(part, Columns):
-            yield from part.rows()
-        else:
-            yield part
+        for row in part.rows() if isinstance(part, Columns) else (part,):
+            yield make_observation(row)
 
 
 def read_parts(path, ctx: Context):

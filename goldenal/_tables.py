@@ -1,0 +1,20 @@
+"""Notebook display shared by the result objects that have a table."""
+
+from __future__ import annotations
+
+import html
+
+
+class Tabular:
+    """A result with ``to_frame()``: ``summary`` is the same table, and a notebook
+    shows the result's one-line repr above it."""
+
+    __slots__ = ()
+
+    @property
+    def summary(self):
+        """Same as ``to_frame()``."""
+        return self.to_frame()
+
+    def _repr_html_(self):
+        return f"<p>{html.escape(repr(self))}</p>" + self.to_frame().to_html()
