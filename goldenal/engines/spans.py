@@ -225,16 +225,6 @@ class Layers:
         return found[0]
 
 
-def layered(*nodes):
-    """``Layers`` over the mappings given (None skipped), or the single one, or None."""
-    nodes = [n for n in nodes if n is not None]
-    if not nodes:
-        return None
-    if len(nodes) == 1 or not all(is_map(n) for n in nodes):
-        return nodes[0]
-    return Layers(*nodes)
-
-
 def is_map(node):
     return node is not None and node.id == "mapping"
 

@@ -18,8 +18,8 @@ from goldenal.fitting.results import CurveFit
 # "accept_length_model": chain_analytic).  vLLM runs MTP heads as a chain.
 CHAIN_METHODS = frozenset({"eagle", "eagle3", "mtp", "draft_model", "draft-model",
                            "draft", "separate", "medusa-chain"})
-# Block-parallel and tree drafting re-plan the block when K changes.
-BLOCK_METHODS = frozenset({"dspark", "dflash", "tree", "medusa", "ngram-tree"})
+# Block-parallel and tree drafting (dspark, dflash, tree, medusa) re-plan the
+# block when K changes: no model across K.
 
 THINKING = ("on", "off")
 

@@ -10,8 +10,6 @@ rule's page.
 
 from typing import NamedTuple
 
-SEVERITIES = ("error", "warning", "info")
-
 
 class Rule(NamedTuple):
     """One audit rule and its page (sections as printed by ``--explain``)."""

@@ -9,7 +9,6 @@ bytes, not by the file name.
 from __future__ import annotations
 
 import gzip
-import io
 import re
 
 from goldenal.errors import ParseError
@@ -192,8 +191,3 @@ def scan(path, markers, previous=False):
             else:
                 yield line, text, terminated
         line += buf.count(b"\n", prev, cut)
-
-
-def text_stream(path):
-    """A text file object over ``path`` (decompressed, lenient decoding)."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline=None)

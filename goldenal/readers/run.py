@@ -22,8 +22,6 @@ from goldenal.errors import ParseError
 from goldenal.readers.observations import Observations, Problem
 
 MANIFEST = "run.yaml"
-IDENTITY_KEYS = ("run", "simulated", "truth", "model", "curve", "method", "draft", "variant",
-                 "engine", "hardware", "dataset", "sampling", "date", "source")
 _SERVER_LOG = re.compile(r"^server_(on|off)_mtp(\d+)\.log(?:\.gz)?$")
 # `vllm bench serve --result-filename speedbench_on_mtp3` writes the name as given,
 # so the .json suffix is optional

@@ -44,11 +44,6 @@ except ImportError:  # pragma: no cover - an install that could not compile it
 
 NAME = "vllm-log"
 ENGINE = "vllm"
-SPEC = b"SpecDecoding metrics:"
-SPEC_V0 = b"Speculative metrics:"
-# one pass per marker over the file: " metrics: " covers both message tags
-# ("SpecDecoding metrics:", "Speculative metrics:"); the reader checks which
-MARKERS = (b" metrics: ", b"speculative_config")
 
 _PREFIX = re.compile(r"\((\w+) pid=(\d+)\)")
 _STAMP = re.compile(r"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
