@@ -16,8 +16,8 @@ import yaml
 
 from goldenal._files import write_text_atomic
 from goldenal.errors import ConflictError, ParseError, RegistryError, yaml_error
-from goldenal.registry import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
-                               Registry, file_checksums)
+from goldenal.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
+                             Registry, file_checksums)
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MODES = {"thinking_on": "on", "thinking_off": "off"}

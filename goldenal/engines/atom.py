@@ -17,8 +17,9 @@ import os
 import re
 from decimal import Decimal
 
-from goldenal.engines import acceptance_rate, knob_value, spans  # noqa: F401 (re-export)
+from goldenal.engines import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned
+from goldenal.engines.knobs import acceptance_rate, knob_value  # noqa: F401 (re-export)
 from goldenal.errors import ParseError, PolicyError
 
 KNOB = "--spec-decode-acceptance-length"

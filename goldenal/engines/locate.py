@@ -194,7 +194,7 @@ def recipe_sites(doc, *, knob_only=False):
     without configuring speculative decoding gives a site too
     (``spec_on=False``).
     """
-    from goldenal.engines import adapter
+    from goldenal.engines.base import adapter
 
     sections = _sections(doc.root)
     if sections is None:
@@ -238,7 +238,7 @@ def recipe_sites(doc, *, knob_only=False):
 
 def config_sites(doc, env_file=None):
     """Sites of a vLLM ``--config`` file or a TensorRT-LLM extra-LLM-API YAML."""
-    from goldenal.engines import adapter
+    from goldenal.engines.base import adapter
 
     root = doc.root
     if not spans.is_map(root):
@@ -289,7 +289,7 @@ def read_settings(path, text=None):
 
         return read_shell_settings(path, text)
     doc, sites, _ = find_sites(path, text)
-    from goldenal.engines import adapter
+    from goldenal.engines.base import adapter
 
     import dataclasses
 

@@ -11,8 +11,9 @@ are mutually exclusive.
 
 import json
 
-from goldenal.engines import knob_value, spans
+from goldenal.engines import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
+from goldenal.engines.knobs import knob_value
 from goldenal.errors import ParseError
 
 KNOB = "synthetic_acceptance_length"
