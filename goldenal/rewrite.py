@@ -29,7 +29,8 @@ import os
 from dataclasses import dataclass, field
 
 from goldenal._files import write_text_atomic
-from goldenal.engines import ENGINES, adapter, spans
+from goldenal.engines import ENGINES, adapter
+from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
 from goldenal.errors import ParseError, PolicyError, UsageError
 

@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from goldenal.engines import spans
+from goldenal.recipes import spans
 from goldenal.errors import ParseError
 
 ROLES = ("aggregated", "prefill", "decode")
@@ -52,7 +52,7 @@ class Document:
         """Read (unless ``text`` is given) and compose a file.
 
         ``keep`` names the top-level sections worth reading (see
-        :func:`goldenal.engines.spans.keep_sections`; the whole file is read
+        :func:`goldenal.recipes.spans.keep_sections`; the whole file is read
         when that breaks the document, e.g. an alias whose anchor sits in a
         skipped section); ``first`` reads a multi-document stream's first
         document.  Read-back only: edits need the offsets of the whole text.

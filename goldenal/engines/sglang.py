@@ -10,7 +10,7 @@ role.  K is ``speculative-num-steps`` (DSpark: ``speculative-dspark-block-size``
 Source: ENGINES.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
 """
 
-from goldenal.engines import spans
+from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.knobs import knob_value
 from goldenal.engines.envblock import plan_site_env

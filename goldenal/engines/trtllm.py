@@ -10,7 +10,7 @@ disables forcing for ``"1.83"``.  K is ``speculative_config.max_draft_len``.
 Source: ENGINES.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
 """
 
-from goldenal.engines import spans
+from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.knobs import knob_value
 from goldenal.engines.envblock import env_file_values, plan_env_file, plan_site_env

@@ -11,7 +11,7 @@ are mutually exclusive.
 
 import json
 
-from goldenal.engines import spans
+from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
 from goldenal.engines.knobs import knob_value
 from goldenal.errors import ParseError

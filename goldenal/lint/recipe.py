@@ -14,7 +14,8 @@ variant.
 
 import json
 
-from goldenal.engines import adapter, spans
+from goldenal.engines import adapter
+from goldenal.recipes import spans
 from goldenal.engines.locate import ENGINE_CONFIG, ROLES, _sections, find_sites, pd_decode
 from goldenal.lint import evidence as ev
 

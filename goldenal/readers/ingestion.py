@@ -13,8 +13,7 @@ from operator import itemgetter
 from goldenal.errors import ParseError
 from goldenal.readers import _io
 from goldenal.readers._base import Context
-from goldenal.readers.observations import (_K, _LINE, CellSummary, Columns, Observations,
-                                          Problem, SourceInfo, Summary, as_dict, as_row)
+from goldenal.readers.observations import _K, _LINE, Columns, Observations, SourceInfo, as_row
 
 
 def _readers():
