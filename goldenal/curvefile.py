@@ -14,17 +14,14 @@ from datetime import date
 
 import yaml
 
-from goldenal._files import write_text_atomic
+from goldenal.files import write_text_atomic
 from goldenal.errors import ConflictError, ParseError, RegistryError, yaml_error
 from goldenal.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
-                             Registry, file_checksums)
+                             Registry, file_checksums, is_plain_decimal)
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MODES = {"thinking_on": "on", "thinking_off": "off"}
-# Plain ASCII decimals only: the value is copied verbatim into engine configs
-# (JSON, environment variables), where "+2.5", "2.5e0" or "２.５" would break.
 _INT = re.compile(r"[0-9]+\Z", re.ASCII)
-_FLOAT = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z", re.ASCII)
 
 
 class Problem:
@@ -124,7 +121,7 @@ def parse_curve_text(text, path="<string>"):
             if al == NOT_AVAILABLE:
                 cells[mode][k] = al
                 continue
-            if not _FLOAT.match(al) or al_node.style in ("'", "\""):
+            if not is_plain_decimal(al) or al_node.style in ("'", "\""):
                 error(where, f"AL for K={k} must be a plain decimal number (e.g. 2.83) or N/A, "
                              f"got {al_node.value!r}")
                 continue

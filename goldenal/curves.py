@@ -138,3 +138,13 @@ def file_checksums(directory):
             with open(entry.path, "rb") as fh:
                 sums[entry.name] = zlib.crc32(fh.read())
     return sums
+
+
+def is_plain_decimal(text):
+    """True for the spelling of a committed AL: ASCII digits, optionally one ``.`` and more.
+
+    Values are copied verbatim into engine configs (JSON, environment
+    variables), where ``+2.5``, ``2.5e0`` or ``２.５`` would break.
+    """
+    whole, dot, frac = text.partition(".")
+    return text.isascii() and whole.isdigit() and (not dot or frac.isdigit())

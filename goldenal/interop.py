@@ -78,7 +78,7 @@ def constant_rate_for_mean(al, k):
 
 def _histogram(steps, per_position):
     """``{length: steps}`` (length 1 = no draft accepted) from per-position counts."""
-    from goldenal.readers._base import histogram_from_survival
+    from goldenal.acceptance import histogram_from_survival
 
     hist = histogram_from_survival(steps, per_position)
     return {j + 1: int(n) for j, n in enumerate(hist) if n}
@@ -328,7 +328,7 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
 
 def write_profile(profile, path):
     """Write a profile as JSON (atomically)."""
-    from goldenal._files import write_text_atomic
+    from goldenal.files import write_text_atomic
 
     write_text_atomic(os.fspath(path), json.dumps(profile, indent=2, default=str) + "\n")
     return os.fspath(path)
@@ -379,14 +379,14 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
         if cell is None or cell.failed:
             raise UnknownCurve(f"the fit has no cell thinking {thinking}, K={k}")
         ident = source.identity
-        from goldenal.fitting.output import _provenance, draft_tuple
+        from goldenal.fitting.output import provenance_of, draft_tuple
 
         by_k = {kk: c.mean_acceptance_length for (t, kk), c in source.cells.items()
                 if t == thinking and not c.failed}
         return profile_from_cell(cell, method=ident.get("method"), model=ident.get("model"),
                                  draft=draft_tuple(ident.get("draft")),
                                  variant=ident.get("variant"),
-                                 provenance=_provenance(ident), accept_length_by_k=by_k,
+                                 provenance=provenance_of(ident), accept_length_by_k=by_k,
                                  chain=source.chain, measured=not ident.get("simulated"))
     if hasattr(source, "cells") and hasattr(source, "id"):
         return profile_from_curve(source, k=k, thinking=thinking, monotone=monotone)

@@ -1126,7 +1126,7 @@ def save_figure(fig, path):
         raise FileNotFoundError(errno.ENOENT, "no such directory", directory)
     metadata = {"png": {"Software": None}, "svg": {"Date": None},
                 "pdf": {"CreationDate": None, "ModDate": None}}[ext]
-    from goldenal._files import atomic_open
+    from goldenal.files import atomic_open
 
     with atomic_open(path, "wb") as fh, matplotlib.rc_context(
             {"svg.fonttype": "none", "svg.hashsalt": "goldenal"}):

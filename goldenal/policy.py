@@ -165,7 +165,7 @@ def draft_matches(curve, draft):
     return False
 
 
-def _span(ks):
+def k_span(ks):
     """``1-8`` or ``1-3, 5`` for a sorted list of K."""
     if not ks:
         return "none"
@@ -526,7 +526,7 @@ def select(registry, model=None, *, k, thinking, draft=None, curve=None, variant
     text = cells.get(k)
     if text is None:
         raise PolicyError(f"no golden value for curve {chosen.id}, thinking {thinking}, K={k}; "
-                          f"committed K: {_span(sorted(cells))} (no interpolation or "
+                          f"committed K: {k_span(sorted(cells))} (no interpolation or "
                           "extrapolation)")
     if text == NOT_AVAILABLE:
         raise PolicyError(f"curve {chosen.id} records thinking {thinking}, K={k} as N/A "

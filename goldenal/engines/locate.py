@@ -126,7 +126,7 @@ class Section:
         return spans.get(self.node, *keys)
 
 
-def _sections(root):
+def sections_of(root):
     if not spans.is_map(root):
         return None
     if spans.is_map(spans.get(root, "backend")):
@@ -196,7 +196,7 @@ def recipe_sites(doc, *, knob_only=False):
     """
     from goldenal.engines.base import adapter
 
-    sections = _sections(doc.root)
+    sections = sections_of(doc.root)
     if sections is None:
         return None
     sites = []
