@@ -713,40 +713,42 @@ def vars_in(text):
 def eval_paths(text):
     """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both.
 
-    A line-level reading of ``if``/``elif``/``else``/``fi`` blocks whose
-    condition tests ``EVAL_ONLY`` (the condition's polarity as the audit reads
-    it).  One-line ``if ...; then ...; fi`` blocks open nothing.
+    Read from :func:`parse`'s ``if`` arms whose condition tests ``EVAL_ONLY``
+    (the condition's polarity as the audit reads it; after such a test every
+    later arm runs on the other path).  An ``if`` opened and closed on one
+    line opens nothing.
     """
-    out = {}
-    stack = []          # [first condition's polarity, this arm's eval-ness]
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.strip()
-        word = line.split(None, 1)[0].rstrip(";") if line else ""
-        if word == "if" and not re.search(r"[;\s]fi\s*(?:[;#|&].*)?$", line):
-            pol = eval_polarity(line)
-            stack.append([pol, pol])
-        elif word == "elif" and stack:
-            # after an EVAL_ONLY test, every later arm runs only on the other path
-            first = stack[-1][0]
-            stack[-1][1] = eval_polarity(line) if first is None else not first
-        elif word == "else" and stack:
-            first = stack[-1][0]
-            stack[-1][1] = None if first is None else not first
-        elif word == "fi" and stack:
-            stack.pop()
-            out[number] = _status(stack)
+    lines, conds = parse(text)
+    arm_polarity = {}
+    for c in conds:
+        if c.kind != "if" or not c.tests or c.end == c.tests[0][0]:
             continue
-        out[number] = _status(stack)
+        first = eval_polarity(c.tests[0][2])
+        for arm, label in enumerate(c.arms):
+            if arm == 0:
+                pol = first
+            elif first is not None:
+                pol = not first
+            elif label.startswith("elif "):
+                pol = eval_polarity(label)
+            else:
+                pol = None
+            arm_polarity[c.id, arm] = pol
+    out = {}
+    status = None
+    number = 1
+    for ln in lines:
+        while number < ln.no:           # blank and comment lines: as the line before
+            out[number] = status
+            number += 1
+        arms = [arm_polarity.get(step) for step in ln.path]
+        status = True if True in arms else (False if False in arms else None)
+        for number in range(ln.no, ln.end + 1):
+            out[number] = status
+        number = ln.end + 1
+    for number in range(number, text.count("\n") + 2):
+        out[number] = status
     return out
-
-
-def _status(stack):
-    arms = [arm for _, arm in stack if arm is not None]
-    if True in arms:
-        return True
-    if False in arms:
-        return False
-    return None
 
 
 def resolve(raw, variables):
