@@ -2,7 +2,6 @@
 
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +15,8 @@ from goldenal.fitting import fit, fit_cell, fit_chain, fit_curve_means, is_chain
 from goldenal.observation import Observation
 from goldenal.simulate import simulate_cell, simulate_run
 
-REFERENCE_GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "reference" / "golden"
+from conftest import PACKAGED
+
 
 
 def total(n, per_pos, thinking="on"):
@@ -152,7 +152,7 @@ def test_published_chain_curves_flags():
     """Which published cells the monotone profile flags (tolerance 0.03)."""
     from goldenal.registry import load_registry
 
-    registry = load_registry(REFERENCE_GOLDEN)
+    registry = load_registry(PACKAGED)
     flagged = {}
     for curve in registry:
         if not is_chain_method(curve.method):

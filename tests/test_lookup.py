@@ -11,16 +11,12 @@ from goldenal.errors import PolicyError, UnknownCurve, UsageError
 from conftest import PACKAGED, REFERENCE_GOLDEN, goldenal_cmd, published_cells
 
 CELLS = published_cells()
-needs_reference = pytest.mark.skipif(not REFERENCE_GOLDEN.is_dir(),
-                                     reason="shared/reference/golden not present")
-
 
 def test_the_packaged_directory_holds_all_112_published_cells():
     assert len(CELLS) == 112
     assert len({c[0] for c in CELLS}) == 9
 
 
-@needs_reference
 def test_packaged_values_equal_the_published_upstream_values():
     assert sorted(published_cells(REFERENCE_GOLDEN)) == sorted(CELLS)
 
@@ -43,7 +39,6 @@ def test_every_published_cell_looks_up_to_its_committed_string(tmp_path):
     assert results == [(v, "rc=0") for *_, v in CELLS]
 
 
-@needs_reference
 def test_every_published_cell_looks_up_from_an_upstream_directory_as_it_is(tmp_path):
     argvs = [["lookup", "--golden-dir", str(REFERENCE_GOLDEN), "--curve", c, "--k", str(k),
               "--thinking", t] for c, t, k, _ in CELLS]
