@@ -113,10 +113,13 @@ REFUSALS = [
      "applies: --draft Inferact/MiniMax-M3-EAGLE3 for Inferact/MiniMax-M3-EAGLE3; "
      "--draft Inferact/MiniMax-M3-EAGLE3-GQA for Inferact/MiniMax-M3-EAGLE3-GQA"),
     (["kimi-k3", "--k", "3", "--thinking", "on"], 1,
-     "error: 2 curves match model kimi-k3; the draft head (and variant) served decides which "
-     "applies: --curve kimik3_dspark for Inferact/Kimi-K3-DSpark; --curve "
-     "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method for "
-     "Inferact/Kimi-K3-DSpark [draft_sample_method=probabilistic, rejection_sample_method=block]"),
+     "error: 2 curves match model kimi-k3; the sampling variant served decides which applies: "
+     "--variant none|probabilistic (probabilistic: draft_sample_method=probabilistic, "
+     "rejection_sample_method=block)"),
+    (["kimi-k3", "--variant", "greedy", "--k", "3", "--thinking", "on"], 1,
+     "error: no curve for model kimi-k3 with variant greedy; committed: --variant "
+     "none|probabilistic (probabilistic: draft_sample_method=probabilistic, "
+     "rejection_sample_method=block)"),
     (["minimax-m3", "--draft", "Inferact/MiniMax-M3-EAGLE3-MLA", "--k", "3", "--thinking", "on"],
      1, "error: no curve for model minimax-m3 with draft 'Inferact/MiniMax-M3-EAGLE3-MLA'; "
         "committed: Inferact/MiniMax-M3-EAGLE3 (curve minimaxm3_eagle3); "
@@ -139,7 +142,8 @@ REFUSALS = [
     (["qwen3.5", "--curve", "minimaxm3_eagle3", "--k", "3", "--thinking", "on"], 1,
      "error: curve minimaxm3_eagle3 is for model minimax-m3, not 'qwen3.5'"),
     (["qwen3.5", "--variant", "draft_sample_method", "--k", "3", "--thinking", "on"], 2,
-     "error: `variant` entries are KEY=VALUE (or 'none'), got 'draft_sample_method'"),
+     "error: `variant` entries are KEY=VALUE, a value alone or 'none', "
+     "got 'draft_sample_method'"),
     (["--k", "3", "--thinking", "on"], 2, "error: give a MODEL or `--curve`"),
     # an HF id is matched exactly: another organisation's head of the same name is another head
     (["minimax-m3", "--draft", "Other/MiniMax-M3-EAGLE3", "--k", "3", "--thinking", "on"], 1,
@@ -250,3 +254,22 @@ def test_packaged_index_is_current():
     from goldenal.registry import _read_index
 
     assert _read_index(str(PACKAGED)) is not None, "run `goldenal index golden_al_distribution`"
+
+
+@pytest.mark.parametrize("variant, value", [("none", "2.87"), ("probabilistic", "3.00"),
+                                            ("block", "3.00"), ("PROBABILISTIC", "3.00")])
+def test_a_variant_may_be_named_by_its_value_alone(run_cli, variant, value):
+    code, out, err = run_cli("lookup", "kimi-k3", "--variant", variant, "--k", "3",
+                             "--thinking", "on")
+    assert (code, out, err) == (0, value + "\n", "")
+    assert str(goldenal.lookup("kimi-k3", k=3, thinking="on", variant=variant)) == value
+
+
+def test_a_value_alone_still_picks_exactly_one_curve():
+    # the key named in full must still match; a value alone names no curve without it
+    with pytest.raises(UnknownCurve, match="with variant draft_sample_method=block, probabilistic"):
+        goldenal.lookup("kimi-k3", k=3, thinking="on",
+                        variant=["probabilistic", "draft_sample_method=block"])
+    assert str(goldenal.lookup("kimi-k3", k=3, thinking="on",
+                               variant=["probabilistic", "rejection_sample_method=block"])) == \
+        "3.00"

@@ -3,6 +3,8 @@
 import json
 import os
 
+import pytest
+
 from goldenal.registry import packaged_dir
 
 
@@ -139,3 +141,41 @@ def test_list_table_wraps_to_a_width():
         "id                    K\n"
         "minimaxm3_eagle3_gqa  1-8\n"
         "qwen3.5_mtp           1-3\n")
+
+
+@pytest.mark.parametrize("argv, curve", [
+    (["minimaxm3_eagle3_gqa"], "minimaxm3_eagle3_gqa"),
+    (["minimax-m3", "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA"], "minimaxm3_eagle3_gqa"),
+    (["MiniMax-M3", "--draft", "/models/MiniMax-M3-EAGLE3"], "minimaxm3_eagle3"),
+    (["nvidia/GLM-5.2-NVFP4"], "glm5.2_mtp"),
+    (["glm5.2"], "glm5.2_mtp"),
+    (["kimi-k3", "--variant", "probabilistic"],
+     "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method"),
+    (["kimi-k3", "--variant", "none"], "kimik3_dspark"),
+    (["--curve", "qwen3.5_mtp"], "qwen3.5_mtp"),
+])
+def test_show_accepts_what_lookup_accepts(run_cli, argv, curve):
+    code, out, err = run_cli("show", *argv)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == f"curve     {curve}"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["minimax-m3"], "error: 2 curves match model minimax-m3; the draft head (and variant) "
+                     "served decides which applies: --draft Inferact/MiniMax-M3-EAGLE3 for "
+                     "Inferact/MiniMax-M3-EAGLE3; --draft Inferact/MiniMax-M3-EAGLE3-GQA for "
+                     "Inferact/MiniMax-M3-EAGLE3-GQA\n"),
+    (["kimi-k3"], "error: 2 curves match model kimi-k3; the sampling variant served decides "
+                  "which applies: --variant none|probabilistic (probabilistic: "
+                  "draft_sample_method=probabilistic, rejection_sample_method=block)\n"),
+    (["minimax-m4"], "error: no curve 'minimax-m4'; did you mean minimax-m3? (curves: "),
+    (["qwen35_mpt"], "error: no curve 'qwen35_mpt'; did you mean qwen3.5_mtp, "
+                     "qwen3.5-397b-a17b-nvfp4? (curves: "),
+    (["minimax-m3", "--draft", "Inferact/MiniMax-M3-EAGLE3-MLA"],
+     "error: no curve for model minimax-m3 with draft 'Inferact/MiniMax-M3-EAGLE3-MLA'; "),
+    ([], "error: give a curve id or a model\n"),
+])
+def test_show_refusals_name_what_exists(run_cli, argv, message):
+    code, out, err = run_cli("show", *argv)
+    assert (code, out) == (1 if argv else 2, "")
+    assert err.startswith(message)
