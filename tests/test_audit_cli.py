@@ -14,6 +14,7 @@ import goldenal.lint
 
 from goldenal.lint import RULES, audit, explain
 from goldenal.cli import main
+from goldenal.errors import UsageError
 
 HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(HERE)
@@ -207,3 +208,29 @@ def test_pre_commit_hook():
     hook, = hooks
     assert hook["id"] == "goldenal-audit" and hook["entry"] == "goldenal audit"
     assert hook["pass_filenames"] is False
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--select", "GAL9"], "error: --select: no rule code, prefix or name 'GAL9' (codes "
+                           "GAL101-GAL308, prefixes GAL1, GAL2, GAL3; `goldenal audit --explain "
+                           "CODE` describes one)\n"),
+    (["--ignore", "GAL2,GAL2O1"], "error: --ignore: no rule code, prefix or name 'GAL2O1'; did "
+                                  "you mean GAL201? (codes GAL101-GAL308, prefixes GAL1, GAL2, "
+                                  "GAL3; `goldenal audit --explain CODE` describes one)\n"),
+    (["--select", "golden-value-mismach"], "error: --select: no rule code, prefix or name "
+                                           "'golden-value-mismach'; did you mean "
+                                           "golden-value-mismatch? (codes "),
+    (["--select", "X"], "error: --select: no rule code, prefix or name 'X' (codes "),
+])
+def test_select_and_ignore_refuse_unknown_codes(capsys, argv, message):
+    rc, out, err = run(capsys, REPO, *argv)
+    assert (rc, out) == (2, "")
+    assert err.startswith(message)
+
+
+def test_select_and_ignore_accept_codes_prefixes_and_names(capsys):
+    for spec in ("GAL", "gal2", "GAL20", "GAL201", "golden-value-mismatch"):
+        rc, _, err = run(capsys, REPO, "--select", spec, "--exit-zero")
+        assert (rc, err.startswith("error")) == (0, False), spec
+    with pytest.raises(UsageError, match="--ignore: no rule code, prefix or name 'GAL4'"):
+        audit([REPO], ignore=["GAL4"])

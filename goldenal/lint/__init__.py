@@ -21,8 +21,14 @@ from goldenal.lint.rules import RULES, Finding, explain, get_rule, make_finding
 __all__ = ["audit", "Finding", "RULES", "explain", "get_rule"]
 
 
-def _codes(spec):
-    """Normalise ``--select``/``--ignore`` values: codes, prefixes (``GAL2``) or names."""
+def _codes(spec, flag="select"):
+    """Normalise ``--select``/``--ignore`` values: codes, prefixes (``GAL2``) or names.
+
+    Raises
+    ------
+    UsageError
+        An entry that is no rule's code, name or code prefix (``GAL9``).
+    """
     if not spec:
         return None
     if isinstance(spec, str):
@@ -33,8 +39,27 @@ def _codes(spec):
         if not item:
             continue
         rule = get_rule(item)
+        if rule is None and not any(code.startswith(item.upper()) for code in RULES):
+            raise _unknown_code(item, flag)
         out.add(rule.code if rule else item.upper())
     return out
+
+
+def _unknown_code(item, flag):
+    import difflib
+
+    from goldenal.errors import UsageError
+    from goldenal.lint.rules import BY_NAME
+
+    families = sorted({code[:4] for code in RULES})
+    # a short prefix (GAL9) is answered by the list of prefixes, not a guess
+    close = difflib.get_close_matches(item.upper(), list(RULES), n=2, cutoff=0.8) \
+        if len(item) > 4 else []
+    close += difflib.get_close_matches(item.lower(), list(BY_NAME), n=1, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return UsageError(f"--{flag}: no rule code, prefix or name {item!r}{hint} (codes "
+                      f"{min(RULES)}-{max(RULES)}, prefixes {', '.join(families)}; "
+                      "`goldenal audit --explain CODE` describes one)")
 
 
 def _matches(code, codes):
@@ -75,6 +100,7 @@ def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
     """
     from goldenal.errors import ParseError
 
+    sel, ign = _codes(select, "select"), _codes(ignore, "ignore")
     paths = [os.fspath(p) for p in (paths or ["."])]
     if root is None:
         root = default_root(paths)
@@ -89,7 +115,6 @@ def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
 
     findings, files = run(paths, root, curves)
     findings = _apply_suppressions(findings, files)
-    sel, ign = _codes(select), _codes(ignore)
     if sel:
         findings = [f for f in findings if _matches(f.code, sel)]
     if ign:
