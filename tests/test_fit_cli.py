@@ -177,3 +177,41 @@ def test_server_config_contradicting_the_manifest_is_refused(run_cli, tmp_path):
     assert stderr == (f"error: {run / 'server_on_mtp3.log'}:1: server started with method "
                       "'mtp', the run says 'eagle3'; correct run.yaml (or the flags)\n")
     assert not (tmp_path / "g").exists()
+
+
+def _tree(directory):
+    return sorted(str(p.relative_to(directory)) for p in Path(directory).rglob("*"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_without_out_the_curve_is_printed_and_nothing_written(run_cli, tmp_path, monkeypatch,
+                                                              fmt):
+    run = tmp_path / "run"
+    shutil.copytree(RESULTS, run)
+    before = _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run_cli("fit", run, *IDENTITY, "--n-resamples", "500",
+                                   "--format", fmt)
+    assert code == 0
+    assert stderr == "note: nothing written; --out DIR commits the curve to a golden directory\n"
+    assert _tree(tmp_path) == before
+    if fmt == "json":
+        doc = json.loads(stdout)
+        assert (doc["curve"], doc["files"]) == ("mm3_fixture", [])
+        assert [c["value"] for c in doc["cells"]] == ["1.79", "2.36", "2.67"]
+    else:
+        lines = stdout.splitlines()
+        assert lines[0] == "curve mm3_fixture: 3 cells"
+        assert [line.split()[:3] for line in lines[2:5]] == [["on", "1", "1.79"],
+                                                              ["on", "2", "2.36"],
+                                                              ["on", "3", "2.67"]]
+        assert not any(line.startswith("wrote ") for line in lines)
+
+
+def test_without_out_a_simulated_run_is_still_refused(run_cli, tmp_path):
+    run = simulate_run([0.8, 0.7], [1, 2], rng=3, n_requests=10, steps_per_request=50,
+                       identity={"curve": "sim"})
+    run.write(tmp_path / "sim", artifact="requests")
+    code, stdout, stderr = run_cli("fit", tmp_path / "sim")
+    assert (code, stdout) == (1, "")
+    assert "the run is simulated" in stderr

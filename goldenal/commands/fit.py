@@ -1,6 +1,10 @@
 """Fit measurement runs into a golden curve with uncertainty, and write it.
 
+    goldenal fit measurements/minimaxm3-eagle3-2026-11
     goldenal fit measurements/minimaxm3-eagle3-2026-11 --out golden_al_distribution
+
+Without --out the fitted curve is printed (a table, or --format json) and
+nothing is written.
 
 RUN is a run directory with its run.yaml, or an InferenceX collector results
 directory as it is (server_{on,off}_mtp{K}.log, speedbench_*.json); identity
@@ -12,7 +16,7 @@ and an interval whose method is stated: cluster bootstrap over requests
 count-based interval flagged as optimistic.  Chain-drafting curves (EAGLE,
 MTP, draft model) are also fitted across K and disagreeing cells flagged.
 
-Writes <curve-id>.yaml with its manifest entry, and
+With --out DIR: writes <curve-id>.yaml with its manifest entry, and
 <curve-id>.distribution.json (counts, per-position survival, intervals).
 A directory that already holds the curve (by id, or another curve of the
 same model, method, draft and variant) is refused unless --replace REASON is
@@ -77,8 +81,9 @@ def fit_kwargs(args):
 
 def configure(parser):
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory")
-    parser.add_argument("--out", required=True, metavar="DIR",
-                        help="golden directory to write the curve into")
+    parser.add_argument("--out", metavar="DIR",
+                        help="golden directory to write the curve into (default: print the "
+                             "fitted curve and write nothing)")
     add_identity_arguments(parser)
     add_fit_arguments(parser)
     parser.add_argument("--replace", metavar="REASON",
@@ -158,14 +163,19 @@ def run(args):
     merged = load_runs(args.runs, identity=identity_from_args(args))
     if not args.allow_simulated:
         refuse_simulated(merged)
-    if merged.identity.get("curve"):  # refuse before the (slow) fit
+    if args.out is not None and merged.identity.get("curve"):  # refuse before the (slow) fit
         check_writable(args.out, merged.identity["curve"], replace_reason=args.replace,
                        identity=merged.identity)
     curvefit = fit_with_warnings(merged, **fit_kwargs(args))
-    paths = write_fit(curvefit, args.out, replace_reason=args.replace,
-                      allow_simulated=args.allow_simulated,
-                      allow_mean_only=args.allow_mean_only)
-    for thinking, k in mean_only_cells(curvefit):
+    if args.out is None:
+        paths = []
+        print("note: nothing written; --out DIR commits the curve to a golden directory",
+              file=sys.stderr)
+    else:
+        paths = write_fit(curvefit, args.out, replace_reason=args.replace,
+                          allow_simulated=args.allow_simulated,
+                          allow_mean_only=args.allow_mean_only)
+    for thinking, k in mean_only_cells(curvefit) if args.out is not None else ():
         print(f"warning: thinking {thinking} K={k}: golden value "
               f"{curvefit.cells[thinking, k].text} committed from printed means only "
               "(--allow-mean-only): no step counts, no interval", file=sys.stderr)
