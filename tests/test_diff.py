@@ -130,3 +130,31 @@ def test_plot_delegates_to_goldenal_plot(tmp_path):
         assert diff_curves(PACKAGED / "minimaxm3_eagle3.yaml", edited).plot(ax=ax) is not None
     finally:
         plt.close("all")
+
+
+def test_a_fitted_run_keeps_its_name_in_labels_titles_and_reprs():
+    import warnings
+
+    import goldenal
+    from goldenal.plot import _diff_title
+    from goldenal.report import fit_markdown
+
+    run_dir = Path(__file__).resolve().parents[1] / "measurements" / "minimaxm3-eagle3-sim-2026-11"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = goldenal.fit(goldenal.load_run(run_dir), n_resamples=200, rng=0)
+    assert (fitted.curve_id, fitted.run_id, fitted.name) == (
+        "minimaxm3_eagle3", "minimaxm3-eagle3-sim-2026-11", "minimaxm3-eagle3-sim-2026-11")
+    assert repr(fitted).startswith(
+        "<CurveFit minimaxm3_eagle3 from run minimaxm3-eagle3-sim-2026-11: 12 cells, ")
+    assert fit_markdown(fitted).startswith(
+        "## goldenal fit: `minimaxm3_eagle3` from run `minimaxm3-eagle3-sim-2026-11`\n")
+    result = diff_curves("minimaxm3_eagle3", fitted)
+    assert (result.b.label, result.b.kind, result.b.curve_id) == (
+        "minimaxm3-eagle3-sim-2026-11", "fitted", "minimaxm3_eagle3")
+    assert repr(result).startswith(
+        "<CurveDiff minimaxm3_eagle3 vs minimaxm3-eagle3-sim-2026-11 (fitted): 16 cells, ")
+    assert _diff_title(result) == ("minimaxm3-eagle3-sim-2026-11 (fitted) minus "
+                                   "minimaxm3_eagle3, per cell")
+    assert diff_markdown(result).startswith(
+        "## goldenal diff: `minimaxm3_eagle3` → `minimaxm3-eagle3-sim-2026-11`")

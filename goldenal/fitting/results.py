@@ -436,6 +436,16 @@ class CurveFit(Tabular):
         return self.identity.get("curve")
 
     @property
+    def run_id(self):
+        """The measurement run's own name (``run:`` of run.yaml), or None."""
+        return self.identity.get("run")
+
+    @property
+    def name(self):
+        """What labels, titles and reprs call this fit: its run id, else its curve id."""
+        return self.run_id or self.curve_id or "fitted"
+
+    @property
     def flags(self):
         """Every flagged cell of every thinking mode."""
         out = []
@@ -461,7 +471,8 @@ class CurveFit(Tabular):
         steps = sum(c.n_steps or 0 for c in self.cells.values())
         failed = sum(c.failed for c in self.cells.values())
         kind = "chain (pooled across K)" if self.chain else "cells stand alone"
-        return (f"<CurveFit {self.curve_id or '?'}: {len(self.cells)} cells"
+        run = f" from run {self.run_id}" if self.run_id and self.run_id != self.curve_id else ""
+        return (f"<CurveFit {self.curve_id or '?'}{run}: {len(self.cells)} cells"
                 f"{f' ({failed} failed)' if failed else ''}, {steps} steps, {kind}; "
                 f"{len(self.flags)} flagged>")
 
