@@ -86,3 +86,12 @@ def test_license_file_is_the_apache_license_pyproject_declares():
     assert declared == "Apache-2.0"
     assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
     assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_performance_claims_name_the_benchmark_that_measures_them():
+    text = " ".join((ROOT / "README.md").read_text().split())
+    bench = (ROOT / "benchmarks" / "lookup_startup.py").read_text()
+    assert "(target: at most 2.0x)" in text and "(target <= 2.00x)" in bench
+    assert "`python benchmarks/lookup_startup.py`" in text
+    assert "`python benchmarks/ingest_vs_grep.py --mb 100`" in text
+    assert "about 1.3x a bare" not in text  # the old claim measured an editable install
