@@ -15,12 +15,18 @@ On the ``goldenal lookup`` hot path: standard-library imports only.
 from goldenal.curves import NOT_AVAILABLE
 from goldenal.errors import PolicyError, UnknownCurve, UsageError
 
+
 class GoldenValue:
     """One golden AL with the identity of the cell it came from.
 
     ``str()`` is the committed spelling (``"2.83"``); ``float()`` the number;
     ``engine_value(engine)`` the engine's knob value (``"1.83"`` for trtllm);
     ``knob_value`` that value for the engine the lookup named, if any.
+
+    It compares, orders and hashes exactly as ``float(value)`` does, so
+    ``lookup(...) == 2.83`` holds and values sort among plain numbers; two
+    values of different cells are equal when their ALs are.  To compare
+    cells, compare ``(v.curve, v.thinking, v.k)``.
     """
 
     __slots__ = ("text", "k", "thinking", "_curve", "golden_dir", "engine")
@@ -51,14 +57,34 @@ class GoldenValue:
         return (f"<GoldenValue {self.text}: curve {self.curve}, thinking {self.thinking}, "
                 f"K={self.k}>")
 
-    def __eq__(self, other):
+    # Numeric protocol: float's own comparisons, so equality, ordering and
+    # hashing agree with each other and with every number float agrees with
+    # (a Decimal compares exactly, hence unequal to the float 2.83, as it is).
+    def _compare(self, other, op):
         if isinstance(other, GoldenValue):
-            return (self.text, self.k, self.thinking, self.curve) == (
-                other.text, other.k, other.thinking, other.curve)
-        return NotImplemented
+            other = float(other.text)
+        return getattr(float(self.text), op)(other)
+
+    def __eq__(self, other):
+        return self._compare(other, "__eq__")
+
+    def __ne__(self, other):
+        return self._compare(other, "__ne__")
+
+    def __lt__(self, other):
+        return self._compare(other, "__lt__")
+
+    def __le__(self, other):
+        return self._compare(other, "__le__")
+
+    def __gt__(self, other):
+        return self._compare(other, "__gt__")
+
+    def __ge__(self, other):
+        return self._compare(other, "__ge__")
 
     def __hash__(self):
-        return hash((self.text, self.k, self.thinking, self.curve))
+        return hash(float(self.text))
 
     def engine_value(self, engine):
         """The value the engine's knob takes (exact decimals)."""

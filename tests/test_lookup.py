@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import goldenal
 from goldenal.errors import PolicyError, UnknownCurve, UsageError
@@ -273,3 +275,39 @@ def test_a_value_alone_still_picks_exactly_one_curve():
     assert str(goldenal.lookup("kimi-k3", k=3, thinking="on",
                                variant=["probabilistic", "rejection_sample_method=block"])) == \
         "3.00"
+
+
+def test_a_golden_value_equals_the_number_it_holds():
+    mha = goldenal.lookup("minimax-m3", k=3, thinking="on", draft="Inferact/MiniMax-M3-EAGLE3")
+    gqa = goldenal.lookup("minimax-m3", k=3, thinking="on",
+                          draft="Inferact/MiniMax-M3-EAGLE3-GQA")
+    assert mha == 2.83 and 2.83 == mha and not mha != 2.83
+    assert mha != 2.84 and mha != gqa and gqa == 2.78
+    assert gqa < mha and mha > gqa and mha <= 2.83 <= mha and 2 < mha < 3
+    assert sorted([3, mha, 1.5, gqa]) == [1.5, 2.78, 2.83, 3]
+    assert hash(mha) == hash(2.83) and {2.83: "MHA"}[mha] == "MHA"
+    same = goldenal.lookup(curve="minimaxm3_eagle3", k=3, thinking="on")
+    assert len({mha, 2.83, same}) == 1
+    # what float itself would say: no number from a string, a Decimal compared exactly
+    assert mha != "2.83" and mha != None  # noqa: E711
+    from decimal import Decimal
+
+    assert (mha == Decimal("2.83")) == (2.83 == Decimal("2.83"))
+    with pytest.raises(TypeError):
+        mha < "3"  # noqa: B015
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(100, 900), st.floats(allow_nan=True, allow_infinity=True) | st.integers())
+def test_golden_value_compares_and_hashes_as_its_float(hundredths, other):
+    from goldenal.policy import GoldenValue
+    from goldenal.registry import load_registry
+
+    curve = load_registry()["qwen3.5_mtp"]
+    text = f"{hundredths / 100:.2f}"
+    value = GoldenValue(text, k=3, thinking="on", curve=curve)
+    number = float(text)
+    for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+        assert getattr(value, op)(other) == getattr(number, op)(other), op
+    twin = GoldenValue(text, k=4, thinking="off", curve=curve)
+    assert value == twin and hash(value) == hash(twin) == hash(number)
