@@ -7,7 +7,8 @@
 NAME is a curve id or anything lookup takes as its model (a model key, an HF
 id, an alias); --draft and --variant pick one of a model's curves.
 
-In Python: goldenal.load_registry()["minimaxm3_eagle3_gqa"].to_frame().
+In Python: goldenal.load_registry()["minimaxm3_eagle3_gqa"].to_frame(), or
+goldenal.policy.resolve_curve(registry, "minimax-m3", draft=...) for a model.
 """
 
 import json
