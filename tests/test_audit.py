@@ -43,16 +43,16 @@ EXPECTED = [
     (f"{MN}/sglang/glm5.2/agentic/agg-gb200-tp8-c4-topk-mtp.yaml", 11, 41, "GAL308", None, None),
     (f"{MN}/sglang/glm5.2/agentic/agg-h200-old-sglang-mtp.yaml", 13, 30, "GAL206", "2.99",
      "2.99"),
-    (f"{MN}/sglang/glm5.2/agentic/glm5.2-agentx.yaml", 12, 32, "GAL201", "2.99", "2.50"),
+    (f"{MN}/sglang/glm5.2/agentic/glm5.2-agentx.yaml", 12, 33, "GAL201", "2.99", "2.50"),
     (f"{MN}/trtllm/glm5.2/agentic/dynamo-agg-gb300-tp8-mtp3.yaml", 8, 49, "GAL206", "0", "1.99"),
     (f"{MN}/trtllm/minimax-m3/agentic/agg-gb300-tep8-two-model.yaml", 8, 49, "GAL206", "1.78",
      "1.78"),
-    (f"{MN}/trtllm/minimax-m3/agentic/disagg-gb300-1p1d-tep8-mtp3.yaml", 9, 49, "GAL202", "2.78",
+    (f"{MN}/trtllm/minimax-m3/agentic/disagg-gb300-1p1d-tep8-mtp3.yaml", 9, 50, "GAL202", "2.78",
      "1.78"),
-    (f"{MN}/vllm/kimi-k3/agentic/agg-gb200-dspark4-agentic.yaml", 11, 27, "GAL201", "3.22", "3.36"),
     (f"{MN}/vllm/kimi-k3/agentic/agg-gb200-dspark4-agentic.yaml", 11, 27, "GAL305", None, None),
+    (f"{MN}/vllm/kimi-k3/agentic/agg-gb200-dspark4-agentic.yaml", 11, 214, "GAL201", "3.22", "3.36"),
     (f"{MN}/vllm/kimi-k3/agentic/agg-gb200-dspark7-agentic.yaml", 10, 1, "GAL301", None, None),
-    (f"{MN}/vllm/minimax-m3/agentic/1p1d-tep4-tp4-c1-agentic.yaml", 17, 27, "GAL201", "2.83",
+    (f"{MN}/vllm/minimax-m3/agentic/1p1d-tep4-tp4-c1-agentic.yaml", 17, 183, "GAL201", "2.83",
      "2.78"),
     (f"{MN}/vllm/minimax-m3/agentic/agg-gb200-no-method-agentic.yaml", 11, 27, "GAL205", "2.93",
      "2.93"),
@@ -78,8 +78,8 @@ EXPECTED = [
     (f"{SN}/dsv4_fp4_b200_sglang_mtp.sh", 3, 8, "GAL302", "2.49", None),
     (f"{SN}/serve_configs/agentic-blob.bin", 1, 1, "GAL306", None, None),
     (f"{SN}/serve_configs/glm-agentic-serve.json", 1, 1, "GAL306", None, None),
-    (f"{SN}/serve_configs/minimax-m3-agentic-serve.yaml", 9, 3, "GAL201", "3.11", "3.02"),
-    ("configs/test-master.yaml", 22, 14, "GAL201", "2.49", "2.27"),
+    (f"{SN}/serve_configs/minimax-m3-agentic-serve.yaml", 9, 32, "GAL201", "3.11", "3.02"),
+    ("configs/test-master.yaml", 22, 42, "GAL201", "2.49", "2.27"),
     ("configs/test-master.yaml", 44, 14, "GAL307", "2.27", None),
     ("configs/test-master.yaml", 63, 14, "GAL302", "2.27", None),
 ]
@@ -107,7 +107,7 @@ def test_finding_is_a_named_tuple(findings):
     f = findings[0]
     assert isinstance(f, Finding)
     assert Finding._fields == ("code", "name", "severity", "path", "line", "col", "message",
-                               "found", "expected", "fix")
+                               "found", "expected", "fix", "related", "edit")
     assert f.name == "golden-value-mismatch" and f.severity == "error"
 
 

@@ -2,9 +2,11 @@
 
 import json
 import os
+import shutil
 
 import pytest
 
+from conftest import PACKAGED
 from goldenal.registry import packaged_dir
 
 
@@ -16,9 +18,9 @@ def test_packaged_curves_are_found_wherever_goldenal_is_installed():
 
 
 def test_list_has_one_row_per_curve(run_cli):
-    code, out, err = run_cli("list")
+    code, out, err = run_cli("list", "--golden-dir", PACKAGED)
     lines = out.splitlines()
-    assert (code, err, len(lines)) == (0, "", 10)
+    assert (code, err, len(lines)) == (0, f"golden directory: {PACKAGED} (--golden-dir)\n", 10)
     assert lines[0].split() == ["id", "model", "method", "head", "variant", "thinking", "K",
                                 "source", "run"]
     gqa = next(ln for ln in lines if ln.startswith("minimaxm3_eagle3_gqa\t"))
@@ -179,3 +181,72 @@ def test_show_refusals_name_what_exists(run_cli, argv, message):
     code, out, err = run_cli("show", *argv)
     assert (code, out) == (1 if argv else 2, "")
     assert err.startswith(message)
+# ------------------------------------------------------- golden directory discovery
+
+def _project(tmp_path, value):
+    """A recipe repository with its own golden_al_distribution/ (InferenceX's shape)."""
+    project = tmp_path / "InferenceX"
+    golden = project / "golden_al_distribution"
+    shutil.copytree(PACKAGED, golden)
+    path = golden / "minimaxm3_eagle3_gqa.yaml"
+    path.write_text(path.read_text().replace("3: 2.78", f"3: {value}"))
+    from goldenal.cli import main
+
+    assert main(["index", str(golden)]) == 0     # the fast path's index, rebuilt
+    deep = project / "benchmarks" / "single_node" / "agentic"
+    deep.mkdir(parents=True)
+    return project, golden, deep
+
+
+def test_the_nearest_golden_dir_in_the_parents_wins_over_the_packaged_one(
+        tmp_path, run_cli, monkeypatch, capsys):
+    project, golden, deep = _project(tmp_path, "2.71")
+    capsys.readouterr()      # what building the project printed
+    monkeypatch.delenv("GOLDENAL_DIR", raising=False)
+    monkeypatch.chdir(deep)
+    args = ("lookup", "minimax-m3", "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA", "--k", "3",
+            "--thinking", "on")
+    assert run_cli(*args) == (0, "2.71\n", "")
+    code, _, err = run_cli("list")
+    assert code == 0
+    assert err == (f"golden directory: {golden} (nearest golden_al_distribution/ from the "
+                   "current directory)\n")
+    # $GOLDENAL_DIR and --golden-dir still win
+    monkeypatch.setenv("GOLDENAL_DIR", str(PACKAGED))
+    assert run_cli(*args) == (0, "2.78\n", "")
+    assert run_cli("list")[2] == f"golden directory: {PACKAGED} ($GOLDENAL_DIR)\n"
+    monkeypatch.delenv("GOLDENAL_DIR")
+    assert run_cli(*args, "--golden-dir", PACKAGED) == (0, "2.78\n", "")
+
+
+def test_audit_uses_the_project_curves(tmp_path, run_cli, monkeypatch):
+    project, _, deep = _project(tmp_path, "2.71")
+    (deep / "minimaxm3_fp4_b200_vllm_mtp.sh").write_text(
+        "vllm serve MiniMaxAI/MiniMax-M3 --speculative-config '{\"method\":\"eagle3\","
+        "\"model\":\"Inferact/MiniMax-M3-EAGLE3-GQA\",\"num_speculative_tokens\":3,"
+        "\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":2.71}' "
+        "--default-chat-template-kwargs '{\"enable_thinking\": true}'\n")
+    monkeypatch.delenv("GOLDENAL_DIR", raising=False)
+    monkeypatch.chdir(project)
+    code, out, _ = run_cli("audit", "benchmarks")
+    assert (code, out.splitlines()[0]) == (0, "Found 0 findings (0 errors, 0 warnings, 0 info).")
+    monkeypatch.chdir(tmp_path)      # outside the project: the packaged curves (2.78)
+    code, out, _ = run_cli("audit", project / "benchmarks")
+    assert code == 1 and "expected 2.78" in out
+
+
+def test_discovery_keeps_lookup_light(tmp_path, monkeypatch):
+    """The discovery walk is os-only: lookup's import budget is unchanged."""
+    import subprocess
+    import sys
+
+    _, _, deep = _project(tmp_path, "2.71")
+    code = ("import sys\nfrom goldenal.cli import main\n"
+            "rc = main(['lookup', 'minimax-m3', '--draft', 'Inferact/MiniMax-M3-EAGLE3-GQA', "
+            "'--k', '3', '--thinking', 'on'])\n"
+            "heavy = sorted(m for m in ('numpy', 'pandas', 'yaml', 'json', 'argparse', "
+            "'pathspec') if m in sys.modules)\nprint(rc, heavy)\n")
+    env = {k: v for k, v in os.environ.items() if k != "GOLDENAL_DIR"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=deep, env=env,
+                          capture_output=True, text=True)
+    assert proc.stdout == "2.71\n0 []\n", proc.stderr

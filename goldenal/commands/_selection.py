@@ -40,8 +40,10 @@ def add_curve_arguments(parser):
 
 def add_golden_dir_argument(parser):
     parser.add_argument("--golden-dir", metavar="DIR", default=None,
-                        help="golden directory (default: $GOLDENAL_DIR, else the packaged "
-                             "curves); an InferenceX golden_al_distribution/ works as it is")
+                        help="golden directory (default: $GOLDENAL_DIR, else the nearest "
+                             "golden_al_distribution/ in the current directory or its parents, "
+                             "else the packaged curves); an InferenceX golden_al_distribution/ "
+                             "works as it is")
 
 
 def _positive_int(text):

@@ -8,10 +8,15 @@ On a terminal the table fits its width: the widest columns are cut short with
 "…" (--wide shows every value in full).  Piped, the table is tab-separated
 with every value in full and a header line, for cut, awk or a spreadsheet.
 
+The directory read is named on stderr: --golden-dir, else $GOLDENAL_DIR, else
+the nearest golden_al_distribution/ in the current directory or its parents,
+else the packaged curves.
+
 In Python: goldenal.load_registry().to_frame().
 """
 
 import json
+import os
 import sys
 
 from goldenal.commands._selection import add_golden_dir_argument, golden_dir
@@ -141,9 +146,15 @@ def format_tsv(records, columns):
 def run(args):
     import shutil
 
-    from goldenal.registry import load_registry
+    from goldenal.registry import default_dir_source, load_registry
 
-    registry = load_registry(golden_dir(args))
+    directory = golden_dir(args)
+    how = "--golden-dir" if args.golden_dir else None
+    if directory is None or (how is None and directory == os.environ.get("GOLDENAL_DIR")):
+        directory, how = default_dir_source()
+    registry = load_registry(directory)
+    # stdout stays the table (or JSON); which directory was read goes to stderr
+    print(f"golden directory: {os.path.abspath(directory)} ({how})", file=sys.stderr)
     records = rows(registry)
     if args.format == "json":
         sys.stdout.write(json.dumps(records, indent=2) + "\n")

@@ -251,7 +251,10 @@ class Finding(NamedTuple):
 
     ``found``/``expected`` are the knob values (engine spelling) for value
     findings, else None; ``fix`` is a one-line description of a safe rewrite,
-    or None.
+    or None.  ``related`` holds further places, ``(line, col, message)`` (the
+    knob's use site when the finding points at the literal to edit); ``edit``
+    is the fix as a byte-exact replacement ``(line, col, end_col, text)``
+    (columns 1-based, end exclusive) when the fix is one.
     """
 
     code: str
@@ -264,9 +267,17 @@ class Finding(NamedTuple):
     found: "str | None" = None
     expected: "str | None" = None
     fix: "str | None" = None
+    related: tuple = ()
+    edit: "tuple | None" = None
 
     def to_dict(self):
-        return self._asdict()
+        d = self._asdict()
+        d["related"] = [{"line": ln, "col": col, "message": msg}
+                        for ln, col, msg in self.related]
+        if self.edit is not None:
+            ln, col, end, text = self.edit
+            d["edit"] = {"line": ln, "col": col, "end_col": end, "text": text}
+        return d
 
 
 def make_finding(code, path, line, message, *, col=1, found=None, expected=None, fix=None,

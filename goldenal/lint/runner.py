@@ -2,6 +2,7 @@
 
 import json
 import re
+from typing import NamedTuple
 
 import yaml
 
@@ -9,7 +10,7 @@ from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
 from goldenal.lint.check import check_config
 from goldenal.lint.rules import make_finding
-from goldenal.lint.walk import Problem, walk
+from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.errors import GoldenALError, yaml_error
 
 # a knob given a value: NAME=, NAME:, "name": or a flag followed by its value
@@ -24,16 +25,31 @@ def _text(c):
     return text, text.split("\n")
 
 
-def run(paths, root, curves):
-    """``(findings, {relpath: lines})`` for the files under ``paths``."""
+class RunResult(NamedTuple):
+    """One audit run before suppressions: findings, file lines and the summary counts."""
+
+    findings: list
+    files: dict            # {relpath: lines} of every file decoded
+    files_read: int
+    configs_checked: int
+    skipped: tuple         # ((relpath, reason), ...)
+
+
+def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True):
+    """A :class:`RunResult` for the files under ``paths``."""
     findings = []
     files = {}
     candidates = []
+    stats = WalkStats()
+    checked = {}            # relpath -> number of configs checked
+    skipped = {}            # relpath -> reason
     _RECIPES.clear()
-    for item in walk(paths, root):
+    for item in walk(paths, root, exclude=exclude, respect_gitignore=respect_gitignore,
+                     stats=stats):
         if isinstance(item, Problem):
             findings.append(make_finding("GAL306", item.relpath, 1, item.message,
                                          severity=item.severity))
+            skipped.setdefault(item.relpath, item.message)
         else:
             candidates.append(item)
     yaml_paths = [c.relpath for c in candidates if c.kind in ("recipe", "yaml")]
@@ -48,6 +64,10 @@ def run(paths, root, curves):
 
     # masters first: they decide which recipes get a knob injected
     injected = {}
+
+    def count(path, n=1):
+        checked[path] = checked.get(path, 0) + n
+
     for c in candidates:
         if c.kind != "master" or not c.has_knob:
             continue
@@ -56,21 +76,35 @@ def run(paths, root, curves):
             target = ms.resolve_recipe(inj.recipe, yaml_paths)
             if inj.enabled and target:
                 injected.setdefault(target, []).append(inj)
+            if inj.enabled:
+                count(c.relpath)
             findings.extend(_check_injection(inj, target, by_path, text_of, curves))
     for c in candidates:
-        if c.kind in ("master", "doc") or (not c.has_knob and b"goldenal:" in c.data
-                                           and not c.has_spec):
+        if c.kind == "master":
+            if c.relpath not in checked:
+                skipped[c.relpath] = ("master config with no enabled synthetic-acceptance entry"
+                                      if c.has_knob else "master config with no synthetic-"
+                                      "acceptance entry")
+            if b"goldenal:" in c.data:
+                text_of(c)
+            continue
+        if c.kind == "doc" or (not c.has_knob and b"goldenal:" in c.data and not c.has_spec):
+            if c.has_knob or c.has_spec:
+                skipped[c.relpath] = "documentation: commands in it are not read"
             if b"goldenal:" in c.data:
                 text_of(c)
             continue
         agentic = ev.agentic_from_path(c.relpath)
         if not c.has_knob and not (agentic and c.kind in ("script", "recipe")):
+            skipped[c.relpath] = "speculative settings but no synthetic knob, and not agentic"
             if b"goldenal:" in c.data:
                 text_of(c)
             continue
         text, lines = text_of(c)
         if c.kind == "script" and not agentic and not _KNOB_FORM.search(text):
-            continue    # names a knob (sed, a helper's name) but never sets one
+            # names a knob (sed, a helper's name) but never sets one
+            skipped[c.relpath] = "names a synthetic knob but never sets one"
+            continue
         try:
             configs = _configs(c, text, lines, text_of)
         except (yaml.YAMLError, GoldenALError, ValueError, RecursionError) as exc:
@@ -85,13 +119,23 @@ def run(paths, root, curves):
             findings.append(make_finding("GAL306", c.relpath, (line or 0) + 1,
                                          f"cannot parse {c.kind}: {msg}",
                                          severity=unparsed_severity(c)))
+            skipped[c.relpath] = f"cannot parse {c.kind}"
             continue
+        n = 0
         for cfg in configs:
             if cfg.knob is None and c.relpath in injected:
+                n += 1
                 continue   # the master config injects the knob; checked there
+            n += 1
             findings.extend(check_config(cfg, curves))
-    # only files that carry a suppression comment need their lines kept
-    return findings, {p: files[p] for p in files if b"goldenal:" in by_path[p].data}
+        if n:
+            count(c.relpath, n)
+        else:
+            skipped[c.relpath] = "no serve config found in it"
+    for path, reason in stats.skipped:
+        skipped.setdefault(path, reason)
+    return RunResult(findings, files, stats.read, sum(checked.values()),
+                     tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
 
 _RECIPES = {}
