@@ -309,3 +309,38 @@ def test_select_and_ignore_accept_codes_prefixes_and_names(capsys):
         assert (rc, err.startswith("error")) == (0, False), spec
     with pytest.raises(UsageError, match="--ignore: no rule code, prefix or name 'GAL4'"):
         audit([REPO], ignore=["GAL4"])
+
+
+# ------------------------------------------------------------------ GitHub Action
+
+def _action_step(name):
+    with open(os.path.join(ROOT, "action.yml")) as fh:
+        action = yaml.safe_load(fh)
+    assert action["runs"]["using"] == "composite"
+    return action, next(s for s in action["runs"]["steps"] if s.get("name") == name)
+
+
+@pytest.mark.parametrize("upload", ["true", "false"])
+def test_the_action_audits_writes_a_step_summary_and_fails_on_errors(tmp_path, upload):
+    """The composite action's audit step, run as the runner runs it (bash, env from inputs)."""
+    action, step = _action_step("Audit")
+    inputs = action["inputs"]
+    summary, output = tmp_path / "summary.md", tmp_path / "output"
+    env = {**os.environ, "PATHS": REPO, "ARGS": inputs["args"]["default"], "UPLOAD": upload,
+           "SARIF": str(tmp_path / "out.sarif"), "GITHUB_STEP_SUMMARY": str(summary),
+           "GITHUB_OUTPUT": str(output),
+           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert output.read_text() == "exit-code=1\n"
+    text = summary.read_text()
+    assert text.startswith("## goldenal audit\n\n```\n") and SUMMARY in text and COUNTS in text
+    if upload == "true":
+        log = json.loads((tmp_path / "out.sarif").read_text())
+        assert len(log["runs"][0]["results"]) == 42
+    else:
+        assert proc.stdout.count("::error file=") == 29
+    _, fail = _action_step("Fail on errors")
+    assert fail["if"] == "${{ steps.audit.outputs.exit-code != '0' }}"
+    assert "exit \"$CODE\"" in fail["run"]
