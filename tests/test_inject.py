@@ -278,8 +278,11 @@ def test_runner_unknown_framework_fails(tmp_path):
 
 def test_runner_explicit_length_wins(tmp_path):
     path = _copy(tmp_path, "vllm_disagg.yaml")
-    outcome = inject_runner(path, None, environ={**RUNNER_ENV, "FRAMEWORK": "dynamo-vllm",
-                                                 "SYNTHETIC_ACCEPTANCE_LENGTH": "2.60"})
+    env = {**RUNNER_ENV, "FRAMEWORK": "dynamo-vllm", "SYNTHETIC_ACCEPTANCE_LENGTH": "2.60"}
+    # not the committed cell (dsv4_mtp thinking_on K=3 is 2.49): refused unless forced
+    with pytest.raises(PolicyError, match="expected 2.49"):
+        inject_runner(path, None, environ=env)
+    outcome = inject_runner(path, None, environ=env, force=True)
     assert outcome.result.changed == 2
     assert path.read_text().count('"synthetic_acceptance_length":2.60}') == 2
 
