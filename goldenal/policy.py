@@ -12,6 +12,8 @@ Rules (POLICY.md of the project's references, after InferenceX's
 On the ``goldenal lookup`` hot path: standard-library imports only.
 """
 
+import functools
+
 from goldenal.curves import NOT_AVAILABLE
 from goldenal.errors import PolicyError, UnknownCurve, UsageError
 
@@ -169,8 +171,9 @@ def normalize_variant(variant, *, by_value=True):
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _squash(name):
-    """Case- and punctuation-insensitive form of a model name."""
+    """Case- and punctuation-insensitive form of a model name (cached: audit asks often)."""
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 

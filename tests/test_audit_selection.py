@@ -174,3 +174,14 @@ def test_assumptions_are_counted_in_text_and_kept_in_json(tmp_path, run_cli):
     assert [d["code"] for d in json.loads(out)] == ["GAL305"] * 3
     _, out, _ = run_cli("audit", tmp_path, "--format", "sarif")
     assert len(json.loads(out)["runs"][0]["results"]) == 3
+
+
+def test_a_directory_pattern_does_not_exclude_a_file_of_that_name(tmp_path):
+    """`build/` (as in .gitignore) names directories; a launcher called `build` is read."""
+    agentic = tmp_path / "agentic"
+    (agentic / "build").mkdir(parents=True)
+    (agentic / "build" / NAME).write_text(WRONG)
+    (tmp_path / "other" / "agentic").mkdir(parents=True)
+    (tmp_path / "other" / "agentic" / "build").write_text("#!/bin/bash\n" + WRONG)
+    assert paths(audit([tmp_path], extend_exclude=["build/"])) == ["other/agentic/build"]
+    assert paths(audit([tmp_path], extend_exclude=["build"])) == []

@@ -128,3 +128,19 @@ def test_an_already_golden_atom_literal_is_left_byte_for_byte(tmp_path):
     original = path.read_bytes()
     result = inject(path, thinking="on")
     assert path.read_bytes() == original and result.changed == 0
+
+
+def test_companions_go_only_to_roles_that_speculate(tmp_path):
+    """SGLang PD whose prefill worker drafts nothing: its environment is left alone."""
+    path = tmp_path / "glm5.2-disagg-gb200-1p4d-agentic.yaml"
+    path.write_text(
+        "name: glm5.2-disagg-gb200-1p4d-agentic\nmodel:\n  path: \"hf:zai-org/GLM-5.2-FP8\"\n"
+        "backend:\n  type: sglang\n  prefill_environment:\n    PYTHONUNBUFFERED: \"1\"\n"
+        "  decode_environment:\n    PYTHONUNBUFFERED: \"1\"\n    SGLANG_SIMULATE_ACC_LEN: '2.5'\n"
+        "  sglang_config:\n    prefill:\n      tensor-parallel-size: 4\n    decode:\n"
+        "      speculative-algorithm: EAGLE\n      speculative-num-steps: 2\n"
+        "      speculative-eagle-topk: 1\n")
+    inject(path, thinking="on")
+    assert path.read_text().split("  decode_environment:")[0].endswith(
+        "  prefill_environment:\n    PYTHONUNBUFFERED: \"1\"\n")
+    assert "    SGLANG_SIMULATE_ACC_LEN: '2.5'\n    SGLANG_SIMULATE_ACC_METHOD: " in path.read_text()

@@ -24,15 +24,31 @@ def match_curve(curves, cfg):
     if not cfg.model:
         return None, ("GAL304", "model (no served model or model prefix in the files)")
     dsm, rsm = served_sampling(cfg)
+    models = tuple(m for m in cfg.model if m)
+    # an audit resolves the same few configs hundreds of times: one answer per key
+    key = (tuple(id(c) for c in curves), models, cfg.draft, cfg.method, dsm, rsm)
+    if key in _RESOLVED:
+        return _RESOLVED[key]
     try:
-        curve = resolve_served(curves, models=tuple(m for m in cfg.model if m),
-                               draft=cfg.draft, method=cfg.method, draft_sample_method=dsm,
-                               rejection_sample_method=rsm)
+        curve = resolve_served(curves, models=models, draft=cfg.draft, method=cfg.method,
+                               draft_sample_method=dsm, rejection_sample_method=rsm)
+        answer = curve, None
     except UnknownCurve as exc:
-        return None, ("GAL101", str(exc))
+        answer = None, ("GAL101", str(exc))
     except PolicyError as exc:
-        return None, ("GAL304", str(exc))
-    return curve, None
+        answer = None, ("GAL304", str(exc))
+    if len(_RESOLVED) > 4096:
+        _RESOLVED.clear()
+    _RESOLVED[key] = answer
+    return answer
+
+
+_RESOLVED = {}
+
+
+def clear_cache():
+    """Forget resolved curves (the runner calls this at the start of every audit)."""
+    _RESOLVED.clear()
 
 
 def _dec(text):

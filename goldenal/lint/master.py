@@ -142,24 +142,38 @@ def engine_of(framework):
     return _FRAMEWORK_ENGINE.get(tail)
 
 
+class RecipeIndex:
+    """Every trailing path (two components or more) of the audited YAML files, for lookups."""
+
+    def __init__(self, yaml_paths):
+        self.paths = set(yaml_paths)
+        self.suffixes = {}
+        for p in sorted(self.paths):
+            parts = p.split("/")
+            for n in range(2, len(parts) + 1):
+                self.suffixes.setdefault("/".join(parts[-n:]), p)   # the first in sorted order
+
+
 def resolve_recipe(recipe, yaml_paths):
     """The audited relpath a ``CONFIG_FILE`` value refers to, or None.
 
     The runner copies ``benchmarks/multi_node/srt-slurm-recipes/<engine>/...``
     into ``recipes/``, so a reference is matched by its longest trailing path
-    (at least the directory and the file name).
+    (at least the directory and the file name).  ``yaml_paths`` is a list of
+    relpaths or a :class:`RecipeIndex` of them (one per audit: constant-time
+    lookups).
     """
     if not recipe:
         return None
+    index = yaml_paths if isinstance(yaml_paths, RecipeIndex) else RecipeIndex(yaml_paths)
     rel = recipe.strip().lstrip("./")
-    if rel in yaml_paths:
+    if rel in index.paths:
         return rel
     parts = rel.split("/")
     if parts[0] == "recipes":
         parts = parts[1:]
     for n in range(len(parts), 1, -1):
-        suffix = "/" + "/".join(parts[-n:])
-        hits = [p for p in yaml_paths if ("/" + p).endswith(suffix)]
-        if hits:
-            return sorted(hits)[0]
+        hit = index.suffixes.get("/".join(parts[-n:]))
+        if hit is not None:
+            return hit
     return None

@@ -8,7 +8,7 @@ import yaml
 
 from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
-from goldenal.lint.check import check_config
+from goldenal.lint.check import check_config, clear_cache
 from goldenal.lint.rules import make_finding
 from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.errors import GoldenALError, yaml_error
@@ -44,6 +44,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
     checked = {}            # relpath -> number of configs checked
     skipped = {}            # relpath -> reason
     _RECIPES.clear()
+    clear_cache()       # the curves may differ from the last audit's (ids are reused)
     for item in walk(paths, root, exclude=exclude, respect_gitignore=respect_gitignore,
                      stats=stats):
         if isinstance(item, Problem):
@@ -52,7 +53,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
             skipped.setdefault(item.relpath, item.message)
         else:
             candidates.append(item)
-    yaml_paths = [c.relpath for c in candidates if c.kind in ("recipe", "yaml")]
+    yaml_paths = ms.RecipeIndex(c.relpath for c in candidates if c.kind in ("recipe", "yaml"))
     by_path = {c.relpath: c for c in candidates}
     texts = {}
 

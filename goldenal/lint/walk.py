@@ -122,7 +122,14 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
     stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
     seen_dirs = set()
-    excluded = _spec(exclude) if exclude else None
+    # bare names (".git", "node_modules") match any path component: a set lookup;
+    # only real patterns go through the gitignore matcher
+    exclude = tuple(exclude or ())
+    names = {p.rstrip("/") for p in exclude if not any(ch in p for ch in "*?[]!/\\")}
+    names |= {p[:-1] for p in exclude if p.endswith("/") and p.count("/") == 1
+              and not any(ch in p for ch in "*?[]!\\")}
+    patterns = [p for p in exclude if p.rstrip("/") not in names]
+    excluded = _spec(patterns) if patterns else None
 
     root_abs = os.path.abspath(root)
     prefix = root_abs.rstrip(os.sep) + os.sep
@@ -178,10 +185,14 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
     ancestors = set()
     ignores = []            # (directory, spec) of the .gitignore files in force, outermost first
 
-    def ignored(p, is_dir):
-        r = rel(p)
+    def ignored(p, name, is_dir):
+        # "build/" names directories only; "build" names both, as in .gitignore
+        if name in names and (is_dir or name in exclude):
+            return True
+        if excluded is None and not ignores:
+            return False
         tail = "/" if is_dir else ""
-        if excluded is not None and excluded.match_file(r + tail):
+        if excluded is not None and excluded.match_file(rel(p) + tail):
             return True
         for base, spec in reversed(ignores):      # the deepest .gitignore decides
             res = spec.check_file(os.path.relpath(p, base).replace(os.sep, "/") + tail)
@@ -222,7 +233,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
             p = e.path
             try:
                 is_dir = e.is_dir()
-                if ignored(p, is_dir):
+                if ignored(p, e.name, is_dir):
                     continue
                 if e.is_symlink():
                     target = os.path.realpath(p)
