@@ -82,6 +82,7 @@ EXPECTED = [
     ("configs/test-master.yaml", 22, 42, "GAL201", "2.49", "2.27"),
     ("configs/test-master.yaml", 44, 14, "GAL307", "2.27", None),
     ("configs/test-master.yaml", 63, 14, "GAL302", "2.27", None),
+    ("docs/atom-recipes.rst", 9, 46, "GAL309", None, None),
 ]
 
 

@@ -139,19 +139,23 @@ def test_summary_counts_and_show_skipped(tree, run_cli):
     assert isinstance(report, AuditReport)
     assert (report.files_read, report.configs_checked) == (7, 2)
     assert report.skipped == (
-        ("agentic/README.md", "documentation: commands in it are not read"),
+        ("agentic/README.md", "documentation: no command with a knob could be read"),
         ("fixed_sglang_mtp.sh", "speculative settings but no synthetic knob, and not agentic"),
         ("helper.sh", "names a synthetic knob but never sets one"))
     code, out, _ = run_cli("audit", tree, "--show-skipped")
     assert out.splitlines()[-4:] == [
-        "agentic/README.md: skipped: documentation: commands in it are not read",
+        "agentic/README.md: skipped: documentation: no command with a knob could be read",
         "fixed_sglang_mtp.sh: skipped: speculative settings but no synthetic knob, and not "
         "agentic",
         "helper.sh: skipped: names a synthetic knob but never sets one",
         "Checked 2 serve configs in 7 files read; skipped 3 files (--show-skipped lists them)."]
-    assert repr(report) == ("<AuditReport 2 findings: 2 serve configs checked in 7 files read, "
+    assert repr(report) == ("<AuditReport 3 findings: 2 serve configs checked in 7 files read, "
                             "3 skipped>")
-    assert list(report.to_frame()["code"]) == ["GAL201", "GAL201"]
+    # the knob in the README's inline code is found, not checked: never silence
+    assert list(report.to_frame()["code"]) == ["GAL309", "GAL201", "GAL201"]
+    assert report.findings[0].message == (
+        "SGLANG_SIMULATE_ACC_LEN is set here but not checked: it is outside a fenced shell "
+        "code block")
 
 
 def test_assumptions_are_counted_in_text_and_kept_in_json(tmp_path, run_cli):

@@ -210,6 +210,18 @@ _RULES = [
         "No fix.",
     ),
     Rule(
+        "GAL309", "knob-found-not-checked", "warning",
+        "A synthetic knob is set in a file, but no serve config around it could be checked.",
+        "Reports each place a knob is given a value when the audit found no serve config to "
+        "check it against there: the command around it could not be read (built at run time, "
+        "in a documentation format the audit does not read), or the file's layout is unknown.",
+        "A knob nobody checked may pin a value no curve has; silence would read as a pass.",
+        "<!-- docs/guide.rst -->\n.. code-block:: bash\n\n   --spec-decode-acceptance-rate 0.77",
+        "Keep launch commands in scripts or fenced Markdown blocks the audit reads, or "
+        "suppress with `# goldenal: ignore[GAL309]` after checking the value by hand.",
+        "No fix.",
+    ),
+    Rule(
         "GAL308", "unused-suppression", "warning",
         "An inline `goldenal: ignore[...]` comment matches no finding.",
         "Flags suppression comments whose codes suppress nothing on their line.",
@@ -220,7 +232,7 @@ _RULES = [
     ),
 ]
 
-RULES = {rule.code: rule for rule in _RULES}
+RULES = {rule.code: rule for rule in sorted(_RULES)}
 BY_NAME = {rule.name: rule for rule in _RULES}
 
 

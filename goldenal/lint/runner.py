@@ -9,14 +9,16 @@ import yaml
 from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
 from goldenal.lint.check import check_config, clear_cache
+from goldenal.lint.markdown import fenced_code
 from goldenal.lint.rules import make_finding
 from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.errors import GoldenALError, yaml_error
 
-# a knob given a value: NAME=, NAME:, "name": or a flag followed by its value
+# a knob given a value: NAME=, NAME:, "name":, \"name\": (JSON escaped inside a
+# double-quoted bash string) or a flag followed by its value
 _KNOB_FORM = re.compile(
     r"(?:SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|"
-    r"SYNTHETIC_ACCEPTANCE_LENGTH|synthetic_acceptance_(?:length|rates?))[\"']?\s*[:=]"
+    r"SYNTHETIC_ACCEPTANCE_LENGTH|synthetic_acceptance_(?:length|rates?))(?:\\?[\"'])?\s*[:=]"
     r"|--spec-decode-acceptance-(?:length|rate)[\s=]")
 
 
@@ -89,7 +91,40 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
             if b"goldenal:" in c.data:
                 text_of(c)
             continue
+        if c.kind == "doc" and c.has_knob and c.relpath.lower().endswith(MARKDOWN):
+            # a guide's fenced shell blocks are read like a launch script
+            _, lines = text_of(c)
+            code = fenced_code(lines)
+            code_text = "\n".join(code)
+            configs = []
+            if _KNOB_FORM.search(code_text):
+                from goldenal.lint.shell import script_configs
+
+                try:
+                    configs = script_configs(c.relpath, code_text, code)
+                except (GoldenALError, ValueError, RecursionError):
+                    configs = []
+            n = 0
+            for cfg in configs:
+                n += 1
+                findings.extend(check_config(cfg, curves))
+            if n:
+                count(c.relpath, n)
+            if not any(cfg.knob for cfg in configs):
+                in_code = bool(_KNOB_FORM.search(code_text))
+                findings.extend(not_checked(
+                    c.relpath, lines, code if in_code else lines,
+                    "no command in a fenced shell block around it could be read" if in_code
+                    else "it is outside a fenced shell code block"))
+                if not n:
+                    skipped[c.relpath] = "documentation: no command with a knob could be read"
+            continue
         if c.kind == "doc" or (not c.has_knob and b"goldenal:" in c.data and not c.has_spec):
+            if c.kind == "doc" and c.has_knob:
+                _, lines = text_of(c)
+                findings.extend(not_checked(c.relpath, lines, lines,
+                                            "documentation in this format is not read (only "
+                                            "fenced shell blocks in Markdown are)"))
             if c.has_knob or c.has_spec:
                 skipped[c.relpath] = "documentation: commands in it are not read"
             if b"goldenal:" in c.data:
@@ -133,6 +168,10 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
             count(c.relpath, n)
         else:
             skipped[c.relpath] = "no serve config found in it"
+        if c.has_knob and c.kind != "other" and not any(cfg.knob for cfg in configs):
+            # a knob is set, yet no config carrying it came out: say so, never silence
+            findings.extend(not_checked(c.relpath, lines, lines,
+                                        "no serve config around it could be read"))
     for path, reason in stats.skipped:
         skipped.setdefault(path, reason)
     return RunResult(findings, files, stats.read, sum(checked.values()),
@@ -140,6 +179,22 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
 
 
 _RECIPES = {}
+MARKDOWN = (".md", ".markdown")
+
+
+def not_checked(relpath, lines, code, why):
+    """GAL309 at every place ``code`` (the lines read) sets a knob; comments are not places."""
+    out = []
+    for i, text in enumerate(code):
+        if not text or text.lstrip().startswith(("#", "//")):
+            continue
+        m = _KNOB_FORM.search(text)
+        if m:
+            name = m.group(0).rstrip(":= \t\"'\\")
+            out.append(make_finding("GAL309", relpath, i + 1,
+                                    f"{name} is set here but not checked: {why}",
+                                    col=m.start() + 1))
+    return out
 
 
 def unparsed_severity(c):

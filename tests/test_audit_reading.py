@@ -1,0 +1,89 @@
+"""Knobs written in unusual but legal places are read, or reported as found but not checked.
+
+Fixtures are written here after the real cases: a vLLM launcher passing its
+speculative config as escaped JSON in a double-quoted bash string, an ATOM
+guide pinning a rate in a fenced Markdown block, and an reStructuredText page.
+"""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from goldenal.lint import audit, audit_report
+from goldenal.lint.markdown import fenced_code
+
+ESCAPED = (
+    "#!/usr/bin/env bash\n"
+    "vllm serve deepseek-ai/DeepSeek-V4-Pro \\\n"
+    "  --speculative-config \"{\\\"method\\\":\\\"mtp\\\",\\\"num_speculative_tokens\\\":3,"
+    "\\\"rejection_sample_method\\\":\\\"synthetic\\\",\\\"synthetic_acceptance_length\\\":2.54}\" "
+    "\\\n  --default-chat-template-kwargs '{\"enable_thinking\": true}'\n")
+GUIDE = (
+    "# Running DeepSeek-V4 on ATOM\n\n"
+    "Start the server:\n\n"
+    "```bash\n"
+    "python3 -m atom.entrypoints.openai_server --model deepseek-ai/DeepSeek-V4-Pro \\\n"
+    "  --method mtp --num-speculative-tokens 2 --spec-decode-acceptance-rate 0.77\n"
+    "```\n")
+
+
+def by_code(findings):
+    return [(f.path, f.line, f.code) for f in findings]
+
+
+def test_escaped_json_in_a_double_quoted_string_is_read_on_every_path(tmp_path):
+    """Off the agentic path the file was dropped as 'names a knob but never sets one'."""
+    (tmp_path / "agentic").mkdir()
+    (tmp_path / "agentic" / "dsv4_fp4_b200_vllm_mtp.sh").write_text(ESCAPED)
+    (tmp_path / "single_node").mkdir()
+    (tmp_path / "single_node" / "dsv4_fp4_b200_vllm_mtp.sh").write_text(ESCAPED)
+    findings = audit([tmp_path])
+    assert by_code(findings) == [("agentic/dsv4_fp4_b200_vllm_mtp.sh", 3, "GAL201"),
+                                 ("single_node/dsv4_fp4_b200_vllm_mtp.sh", 3, "GAL302")]
+    assert findings[0].found == "2.54" and findings[0].expected == "2.49"
+
+
+def test_a_fenced_markdown_block_is_read_like_a_script(tmp_path):
+    """An ATOM guide pinning rate 0.77 at K=2 (AL 2.54): no longer passes unread."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "atom-guide.md").write_text(GUIDE)
+    report = audit_report([tmp_path])
+    f = [f for f in report.findings if f.code == "GAL201"][0]
+    assert (f.path, f.line, f.found, f.expected) == ("docs/atom-guide.md", 7, "0.77", "0.635")
+    assert f.message.startswith("--spec-decode-acceptance-rate=0.77 (AL 2.54) differs from the "
+                                "golden cell dsv4_mtp thinking_on K=2: expected 0.635")
+    assert report.configs_checked == 1 and report.skipped == ()
+
+
+def test_a_knob_seen_but_not_understood_is_found_not_checked(tmp_path):
+    (tmp_path / "guide.rst").write_text(
+        ".. code-block:: bash\n\n   vllm serve X --spec-decode-acceptance-length 2.54\n")
+    (tmp_path / "notes.md").write_text("Set `SGLANG_SIMULATE_ACC_LEN=2.99` on the server.\n")
+    (tmp_path / "agentic").mkdir()
+    # the command is built at run time: the knob is read, its cell "cannot be determined"
+    (tmp_path / "agentic" / "launch.sh").write_text(
+        'CMD="$(cat cmd.txt)"\nexport SGLANG_SIMULATE_ACC_LEN=2.99\neval "$CMD"\n')
+    everything = audit([tmp_path])
+    assert [(f.path, f.code) for f in everything if f.path.startswith("agentic/")] == [
+        ("agentic/launch.sh", "GAL304")]
+    findings = [f for f in everything if f.code == "GAL309"]
+    assert [(f.path, f.line, f.col, f.severity) for f in findings] == [
+        ("guide.rst", 3, 17, "warning"), ("notes.md", 1, 6, "warning")]
+    assert findings[0].message == (
+        "--spec-decode-acceptance-length is set here but not checked: documentation in this "
+        "format is not read (only fenced shell blocks in Markdown are)")
+
+
+def test_fenced_code_keeps_line_numbers_and_only_shell_blocks():
+    lines = ["# t", "```python", "x = 'SGLANG_SIMULATE_ACC_LEN=2'", "```", "~~~~ console",
+             "$ export A=1", "```", "still code", "~~~~", "after"]
+    assert fenced_code(lines) == ["", "", "", "", "", "  export A=1", "```", "still code",
+                                  "", ""]
+
+
+@given(st.lists(st.sampled_from(["```", "```bash", "~~~", "text", "$ run", "    ```", ""]),
+                max_size=30))
+def test_fenced_code_is_line_for_line(lines):
+    out = fenced_code(lines)
+    assert len(out) == len(lines)
+    assert all(o == "" or o == line or o == line.replace("$ ", "  ", 1)
+               for o, line in zip(out, lines))
