@@ -390,8 +390,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
 
     doc, sites, layout = find_sites(path, original, env_file=env_file)
     if not allow_non_agentic:
-        name = spans.scalar(spans.get(doc.root, "name")) if spans.is_map(doc.root) else None
-        _refuse_non_agentic(path, name)
+        _refuse_non_agentic(path, doc)
     if not sites:
         raise ParseError("no speculative settings found (no speculative-config, "
                          "sglang_config/trtllm_config speculative settings or "
@@ -483,12 +482,26 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                    check=check, diff_only=diff_only, bom=bom)
 
 
-def _refuse_non_agentic(path, name=None):
-    """Refuse a fixed-sequence-length config (the audit's GAL302 test, one function)."""
-    from goldenal.lint.evidence import agentic_of
+def _refuse_non_agentic(path, doc=None):
+    """Refuse a fixed-sequence-length config (the audit's GAL302 test, one function).
 
-    if agentic_of(path, name) is False:
-        said = "" if agentic_of(path) is False else f" (recipe name {name})"
+    The recipe's content decides first (``benchmark:`` type and lengths, its
+    name, the variant names in it), then its path within the repository.
+    """
+    from goldenal.engines.locate import scenario_facts
+    from goldenal.lint.evidence import agentic_of, repository_path
+
+    name, benchmark, names = None, None, ()
+    if doc is not None and spans.is_map(doc.root):
+        name, benchmark, names = scenario_facts(doc.root)
+    where = repository_path(path)
+    if agentic_of(where, name, benchmark, names) is False:
+        said = ""
+        if agentic_of(where) is not False:
+            said = (f" (benchmark {benchmark['type'] or 'isl/osl'})"
+                    if benchmark and agentic_of("", None, benchmark) is False
+                    else f" (recipe name {name})" if name and agentic_of("", name) is False
+                    else " (variant names)")
         raise PolicyError(f"a fixed-sequence-length (non-agentic) config{said} must measure "
                           "real acceptance; synthetic acceptance is for agentic configs only "
                           f"(pass --allow-non-agentic or set {ALLOW_NON_AGENTIC_ENV}=true to "

@@ -87,3 +87,28 @@ def test_fenced_code_is_line_for_line(lines):
     assert len(out) == len(lines)
     assert all(o == "" or o == line or o == line.replace("$ ", "  ", 1)
                for o, line in zip(out, lines))
+
+
+def test_a_comment_ending_in_a_backslash_does_not_swallow_the_next_command(tmp_path):
+    """`# old command \\` used to join the launch command after it: K was reported missing."""
+    (tmp_path / "agentic").mkdir()
+    (tmp_path / "agentic" / "glm5.2_fp4_b200_sglang_mtp.sh").write_text(
+        "#!/usr/bin/env bash\n"
+        "export SGLANG_SIMULATE_ACC_LEN=2.50\n"
+        "# python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 --old-flag \\\n"
+        "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 \\\n"
+        "  --speculative-num-steps 3 --speculative-eagle-topk 1 \\\n"
+        "  --default-chat-template-kwargs '{\"enable_thinking\": true}'  # thinking on \\\n"
+        "echo started\n")
+    f, = audit([tmp_path])
+    assert (f.code, f.line, f.found, f.expected) == ("GAL201", 2, "2.50", "2.99")
+
+
+def test_continues():
+    from goldenal.recipes.shell import continues
+
+    assert continues("vllm serve X \\")
+    assert not continues("# vllm serve X \\")
+    assert not continues("   # indented comment \\")
+    assert not continues("vllm serve X  # note \\")
+    assert continues("echo '# not a comment' \\")

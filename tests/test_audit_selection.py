@@ -133,21 +133,23 @@ def test_summary_counts_and_show_skipped(tree, run_cli):
         "sed -i '/SGLANG_SIMULATE_ACC_LEN/d' env.list\n")
     (tree / "agentic" / "README.md").write_text(
         "Run with `export SGLANG_SIMULATE_ACC_LEN=2.99`.\n")
-    (tree / "fixed_sglang_mtp.sh").write_text(
+    (tree / "single_node").mkdir()
+    (tree / "single_node" / "fixed_sglang_mtp.sh").write_text(
         "python3 -m sglang.launch_server --speculative-num-steps 3\n")
     report = audit_report([tree])
     assert isinstance(report, AuditReport)
     assert (report.files_read, report.configs_checked) == (7, 2)
     assert report.skipped == (
         ("agentic/README.md", "documentation: no command with a knob could be read"),
-        ("fixed_sglang_mtp.sh", "speculative settings but no synthetic knob, and not agentic"),
-        ("helper.sh", "names a synthetic knob but never sets one"))
+        ("helper.sh", "names a synthetic knob but never sets one"),
+        ("single_node/fixed_sglang_mtp.sh",
+         "speculative settings but no synthetic knob, and not agentic"))
     code, out, _ = run_cli("audit", tree, "--show-skipped")
     assert out.splitlines()[-4:] == [
         "agentic/README.md: skipped: documentation: no command with a knob could be read",
-        "fixed_sglang_mtp.sh: skipped: speculative settings but no synthetic knob, and not "
-        "agentic",
         "helper.sh: skipped: names a synthetic knob but never sets one",
+        "single_node/fixed_sglang_mtp.sh: skipped: speculative settings but no synthetic knob, "
+        "and not agentic",
         "Checked 2 serve configs in 7 files read; skipped 3 files (--show-skipped lists them)."]
     assert repr(report) == ("<AuditReport 3 findings: 2 serve configs checked in 7 files read, "
                             "3 skipped>")

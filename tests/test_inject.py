@@ -22,7 +22,9 @@ CASES = [
     ("vllm_anchor.yaml", "vllm_anchor.expected.yaml", ["--thinking", "on"]),
     ("vllm_agg_pinned.yaml", "vllm_agg_pinned.expected.yaml", ["--thinking", "on", "--force"]),
     ("sglang_agg.yaml", "sglang_agg.expected.yaml", ["--thinking", "on"]),
-    ("sglang_variants.yaml", "sglang_variants.expected.yaml", ["--thinking", "on"]),
+    # an sa-bench 8k1k recipe: written only when allowed (see test_inject_explicit.py)
+    ("sglang_variants.yaml", "sglang_variants.expected.yaml",
+     ["--thinking", "on", "--allow-non-agentic"]),
     ("sglang_pinned.yaml", "sglang_pinned.expected.yaml", ["--thinking", "on"]),
     ("trtllm_disagg_anchor.yaml", "trtllm_disagg_anchor.expected.yaml", ["--thinking", "on"]),
     ("trtllm_agg_one.yaml", "trtllm_agg_one.expected.yaml",
@@ -154,7 +156,8 @@ def test_a_flag_contradicting_the_file_is_refused(tmp_path, run_cli):
 
 def test_an_sglang_prefill_carries_the_decode_workers_cell():
     # ENGINES.md 2.4: in SGLang PD serving the decode worker's K picks the cell
-    result = inject(DATA / "sglang_variants.yaml", thinking="on", check=True)
+    result = inject(DATA / "sglang_variants.yaml", thinking="on", check=True,
+                    allow_non_agentic=True)
     assert sorted({(v.role, v.k, v.al) for v in result.values}) == [
         ("decode", 2, "2.50"), ("prefill", 2, "2.50")]
     assert result.changed == 3

@@ -104,7 +104,7 @@ RECIPES = ["vllm_disagg.yaml", "vllm_anchor.yaml", "vllm_agg_pinned.yaml", "sgla
 @pytest.mark.parametrize("name", RECIPES)
 def test_audit_and_inject_pick_the_same_curve_for_every_site(tmp_path, name):
     path = _copy(tmp_path, name, DATA)
-    result = inject(path, thinking="on", force=True)
+    result = inject(path, thinking="on", force=True, allow_non_agentic=True)
     text = path.read_text()
     registry = load_registry()
     curves = list(registry)
@@ -192,6 +192,8 @@ def test_a_fixed_sequence_length_recipe_is_refused_unless_allowed(tmp_path, run_
     folder = tmp_path / "benchmarks" / "multi_node" / "dsv4_8k1k"
     folder.mkdir(parents=True)
     path = _copy(folder, "vllm_disagg.yaml", DATA)
+    # the recipe's own name would decide first; without it the directory does
+    path.write_text(path.read_text().replace("vllm-agentic-mtp", "vllm-mtp", 1))
     before = path.read_bytes()
     rc, out, err = run_cli("inject", path, "--thinking", "on")
     assert (rc, out) == (1, "")

@@ -156,6 +156,12 @@ def check_config(cfg, curves):
             what = cfg.engine or "engine"
             add("GAL301", f"agentic spec-decode config ({what}, K={cfg.k if cfg.k else '?'}) "
                           "sets no synthetic-acceptance knob")
+        elif cfg.spec and cfg.agentic is None and not cfg.eval_only and cfg.drafts:
+            what = cfg.engine or "engine"
+            add("GAL304", f"cannot determine whether this spec-decode config ({what}, "
+                          f"K={cfg.k if cfg.k else '?'}) is agentic or fixed-sequence-length: "
+                          "no benchmark type, isl/osl, recipe or variant name, or path says; "
+                          "an agentic one needs a synthetic knob")
         return out
     if cfg.eval_only:
         add("GAL303", f"{cfg.knob}={cfg.value} is active on the EVAL_ONLY path; eval runs "

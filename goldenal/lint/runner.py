@@ -101,7 +101,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
                 from goldenal.lint.shell import script_configs
 
                 try:
-                    configs = script_configs(c.relpath, code_text, code)
+                    configs = script_configs(c.relpath, code_text, code, c.scenario)
                 except (GoldenALError, ValueError, RecursionError):
                     configs = []
             n = 0
@@ -130,14 +130,19 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
             if b"goldenal:" in c.data:
                 text_of(c)
             continue
-        agentic = ev.agentic_from_path(c.relpath)
-        if not c.has_knob and not (agentic and c.kind in ("script", "recipe")):
-            skipped[c.relpath] = "speculative settings but no synthetic knob, and not agentic"
+        agentic = ev.agentic_from_path(c.scenario or c.relpath)
+        # a recipe's content may say what its path does not: read it unless the path
+        # already says fixed-sequence-length (then no knob is exactly right)
+        readable = c.kind == "recipe" or (c.kind == "script" and agentic is not False)
+        if not c.has_knob and not (agentic is not False and readable):
+            skipped[c.relpath] = ("speculative settings but no synthetic knob, and not agentic"
+                                  if agentic is False or c.kind not in ("script", "recipe")
+                                  else "speculative settings but no synthetic knob")
             if b"goldenal:" in c.data:
                 text_of(c)
             continue
         text, lines = text_of(c)
-        if c.kind == "script" and not agentic and not _KNOB_FORM.search(text):
+        if c.kind == "script" and c.has_knob and not agentic and not _KNOB_FORM.search(text):
             # names a knob (sed, a helper's name) but never sets one
             skipped[c.relpath] = "names a synthetic knob but never sets one"
             continue
@@ -217,7 +222,7 @@ def _recipe_cached(c, text_of):
 
         text, lines = text_of(c)
         try:
-            _RECIPES[key] = recipe_configs(c.relpath, text, lines)
+            _RECIPES[key] = recipe_configs(c.relpath, text, lines, c.scenario or None)
         except Exception as exc:   # re-raised on each use; reported once by the caller
             _RECIPES[key] = exc
     if isinstance(_RECIPES[key], Exception):
@@ -231,17 +236,18 @@ def _configs(c, text, lines, text_of=None):
     if c.kind == "script":
         from goldenal.lint.shell import script_configs
 
-        return script_configs(c.relpath, text, lines)
+        return script_configs(c.relpath, text, lines, c.scenario or None)
     if c.kind == "recipe":
         from goldenal.lint.recipe import recipe_configs
 
-        return recipe_configs(c.relpath, text, lines)
+        return recipe_configs(c.relpath, text, lines, c.scenario or None)
     if c.kind in ("yaml", "json", "other"):
         if c.kind == "json":
             json.loads(text)   # broken JSON is reported, not guessed at
         from goldenal.lint.shell import text_configs
 
-        return text_configs(c.relpath, text, lines, literal_only=c.kind == "other")
+        return text_configs(c.relpath, text, lines, literal_only=c.kind == "other",
+                            scenario_path=c.scenario or None)
     return []
 
 

@@ -16,8 +16,8 @@ import os
 import re
 
 from goldenal.lint import evidence as ev
-from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, evaluate_test, expand,
-                                    parse, vars_in)
+from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, continues,
+                                    evaluate_test, expand, parse, vars_in)
 
 MAX_SCENARIOS = 256
 
@@ -525,25 +525,44 @@ def _relevant(lines, conds, text=None, hits=None):
 
 
 def _model_candidates(relpath, env, found_models):
+    """Served model names: the file's content first, the file-name prefix only as a last hint.
+
+    Content is ``--model``/``--model-path``/``served-model-name`` (already in
+    ``found_models``) and the model variables, ``${MODEL_PATH:-default}``
+    defaults included; a local path counts by its last component.  The
+    prefix of ``glm5.2_fp4_b200_sglang_mtp.sh`` is used only when the content
+    names no model (``oot_...`` or ``atom_...`` are not models).
+    """
     names = list(found_models)
-    for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME"):
+    for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME",
+                "MODEL_PATH", "MODEL_DIR"):
         v = env.get(var)
-        if v and _HF_ID_RE.match(v):
+        if not v or "$" in v:
+            continue
+        v = str(v).strip("'\"")
+        if _HF_ID_RE.match(v) or (var in ("MODEL_PATH", "MODEL_DIR") and v.startswith("/")
+                                  and v.rstrip("/").rsplit("/", 1)[-1]):
             names.append(v)
-    base = os.path.basename(relpath)
-    prefix = base.split("_", 1)[0]
-    if prefix and prefix != base:
-        names.append(prefix)
+    if not names:
+        base = os.path.basename(relpath)
+        prefix = base.split("_", 1)[0]
+        if prefix and prefix != base:
+            names.append(prefix)
     return tuple(dict.fromkeys(names))
 
 
-def script_configs(relpath, text, lines):
-    """One :class:`~goldenal.lint.evidence.Config` per distinct branch outcome of a script."""
+def script_configs(relpath, text, lines, scenario_path=None):
+    """One :class:`~goldenal.lint.evidence.Config` per distinct branch outcome of a script.
+
+    ``scenario_path`` (the path relative to the repository root; default
+    ``relpath``) decides agentic or fixed-sequence-length where no branch of
+    the script does.
+    """
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
     relevant, replay = _relevant(parsed, conds, text, hits)
     has_eval = "EVAL_ONLY" in text
-    agentic = ev.agentic_from_path(relpath)
+    agentic = ev.agentic_from_path(scenario_path or relpath)
     base = os.path.basename(relpath).lower()
     signals = ev.thinking_signals_in(text, lines)
     holders = {}
@@ -647,7 +666,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
                 line = j + 1
                 col = raw_col + 1 - (2 if knob.startswith("--") and raw_col >= 2 else 0)
                 break
-            if not lines[j].rstrip().endswith("\\"):
+            if not continues(lines[j].rstrip()):
                 break
             j += 1
     if knob in (ev.ATOM_LENGTH, ev.ATOM_RATE):
@@ -706,7 +725,7 @@ _LITERAL_RE = re.compile(
     r"[\"']?\s*[:= ]\s*[\"'\[]?[0-9]")
 
 
-def text_configs(relpath, text, lines, literal_only=False):
+def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
     """Knobs in a config file of no known layout (serve-config YAML/JSON, Python, ...).
 
     The file is scanned line by line as one block, like a heredoc: a knob with
@@ -723,6 +742,6 @@ def text_configs(relpath, text, lines, literal_only=False):
             parsed.append(Line(i + 1, t, (), True))
     f = _run(parsed, [], [], {}, {})[0].found
     base = os.path.basename(relpath).lower()
-    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(relpath), False, base,
+    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False, base,
                      ev.thinking_signals(lines), {})
     return [cfg] if cfg is not None and cfg.knob else []

@@ -81,6 +81,7 @@ class Candidate:
     kind: str            # "script", "master", "recipe", "yaml", "json", "other"
     has_knob: bool
     has_spec: bool
+    scenario: str = ""   # the path relative to the repository root (decides agentic)
 
 
 @dataclass
@@ -133,6 +134,19 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
 
     root_abs = os.path.abspath(root)
     prefix = root_abs.rstrip(os.sep) + os.sep
+    # agentic or not is read from the path within the file's repository (its git
+    # root, else the audited root), whatever the repository's location
+    repos = {}
+
+    def scenario(p):
+        a = os.path.abspath(p)
+        d = os.path.dirname(a)
+        if d not in repos:
+            repos[d] = _git_root(d)
+        top = repos[d]
+        if top is not None:
+            return a[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+        return rel(p)
 
     def rel(p):
         # string slicing: paths from scandir start with the root as given
@@ -180,7 +194,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         if is_own_report(data):
             stats.skipped.append((shown, "a goldenal audit report"))
             return
-        yield Candidate(shown, data, _kind(shown, data), has_knob, has_spec)
+        yield Candidate(shown, data, _kind(shown, data), has_knob, has_spec, scenario(p))
 
     ancestors = set()
     ignores = []            # (directory, spec) of the .gitignore files in force, outermost first

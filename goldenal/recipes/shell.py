@@ -180,6 +180,17 @@ def strip_comment(text):
     return text
 
 
+def continues(body):
+    """True when a line ends in a ``\\`` that joins the next one.
+
+    A backslash inside a comment is part of the comment: ``# old flags \\``
+    ends where the line ends, and the command after it stands alone.
+    """
+    if not body.endswith("\\") or body.lstrip().startswith("#"):
+        return False
+    return strip_comment(body).endswith("\\")
+
+
 def split_statements(text):
     """Split on ``;`` / ``;;`` outside quotes and parentheses; ``;;`` kept as a statement."""
     if ";" not in text:
@@ -291,7 +302,7 @@ def parse(text, hits=None):
                 lines.append(ln)
             i += 1
             continue
-        while body.endswith("\\") and i + 1 < len(raw):
+        while continues(body) and i + 1 < len(raw):
             i += 1
             body = body[:-1] + " " + raw[i].strip()
         i += 1
