@@ -112,3 +112,34 @@ def test_continues():
     assert not continues("   # indented comment \\")
     assert not continues("vllm serve X  # note \\")
     assert continues("echo '# not a comment' \\")
+
+
+def test_trtllm_k_from_num_nextn_predict_layers_in_a_heredoc(tmp_path):
+    """The AL itself (not AL - 1) used to pass here: K was 'undeterminable'."""
+    (tmp_path / "agentic").mkdir()
+    (tmp_path / "agentic" / "dsv4_fp4_b200_trt_mtp.sh").write_text(
+        "#!/usr/bin/env bash\n"
+        "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.49\n"
+        "cat > /tmp/extra.yaml <<EOF\n"
+        "speculative_config:\n"
+        "  decoding_type: MTP\n"
+        "  num_nextn_predict_layers: 3\n"
+        "EOF\n"
+        "trtllm-serve deepseek-ai/DeepSeek-V4-Pro --extra_llm_api_options /tmp/extra.yaml\n")
+    f = [f for f in audit([tmp_path]) if f.code != "GAL305"]
+    assert [(x.code, x.found, x.expected) for x in f] == [("GAL202", "2.49", "1.49")]
+
+
+def test_a_knob_on_a_server_no_benchmark_drives(tmp_path):
+    demo = ("export SGLANG_SIMULATE_ACC_LEN=2.99\n"
+            "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "
+            "--speculative-num-steps 3 --speculative-eagle-topk 1 "
+            "--default-chat-template-kwargs '{\"enable_thinking\": true}'\n")
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "chat.sh").write_text(demo)
+    (tmp_path / "demo" / "bench.sh").write_text(demo + "python3 -m sglang.bench_serving "
+                                                       "--backend sglang\n")
+    (tmp_path / "agentic").mkdir()
+    (tmp_path / "agentic" / "glm.sh").write_text(demo)
+    f, = audit([tmp_path])
+    assert (f.path, f.line, f.code, f.severity) == ("demo/chat.sh", 1, "GAL310", "warning")

@@ -222,6 +222,19 @@ _RULES = [
         "No fix.",
     ),
     Rule(
+        "GAL310", "knob-on-non-benchmark-server", "warning",
+        "A synthetic knob is set on a server that no benchmark client drives.",
+        "Flags a knob in a launcher that starts a server but is neither in a benchmark "
+        "directory nor runs a benchmark client (a demo, chat or playground server).",
+        "Forced acceptance emits tokens the target never verified: a server real users talk "
+        "to answers with invalid output.",
+        "# demo/chat_server.sh\nexport SGLANG_SIMULATE_ACC_LEN=2.99\n"
+        "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 ...",
+        "Remove the knob from servers that are not benchmarked, or keep the launcher with the "
+        "benchmark that drives it.",
+        "No fix.",
+    ),
+    Rule(
         "GAL308", "unused-suppression", "warning",
         "An inline `goldenal: ignore[...]` comment matches no finding.",
         "Flags suppression comments whose codes suppress nothing on their line.",

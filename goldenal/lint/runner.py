@@ -163,12 +163,19 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
             skipped[c.relpath] = f"cannot parse {c.kind}"
             continue
         n = 0
+        demo = c.kind == "script" and not_a_benchmark(c.scenario or c.relpath, text)
         for cfg in configs:
             if cfg.knob is None and c.relpath in injected:
                 n += 1
                 continue   # the master config injects the knob; checked there
             n += 1
             findings.extend(check_config(cfg, curves))
+            if demo and cfg.knob and cfg.engine and not cfg.eval_only:
+                findings.append(make_finding(
+                    "GAL310", cfg.path, cfg.line,
+                    f"{cfg.knob}={cfg.value} is set on a {cfg.engine} server that no benchmark "
+                    "client drives: forced acceptance gives real users unverified output",
+                    col=cfg.col, found=cfg.value))
         if n:
             count(c.relpath, n)
         else:
@@ -185,6 +192,16 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
 
 _RECIPES = {}
 MARKDOWN = (".md", ".markdown")
+# a benchmark client in the launcher: vLLM's ``bench serve`` / ``benchmark_serving``,
+# SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
+# ``run_benchmark_serving``
+_BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
+
+
+def not_a_benchmark(path, text):
+    """A launcher outside any benchmark or scenario directory that runs no benchmark client."""
+    return ("bench" not in path.lower() and ev.agentic_from_path(path) is None
+            and not _BENCH_CLIENT.search(text))
 
 
 def not_checked(relpath, lines, code, why):

@@ -45,6 +45,9 @@ _K_RES = [  # precedence: first match kind wins
     ("atom", re.compile(r"--num-speculative-tokens(?:\s+|=)[\"']?(\d+)")),
     ("spec-tokens", re.compile(r"--spec-tokens(?:\s+|=)[\"']?(\d+)")),
     ("trt", re.compile(r"^\s*max_draft_len\s*:\s*(\d+)")),
+    # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (ENGINES.md 3.4),
+    # as the recipe reader takes it
+    ("trt-nextn", re.compile(r"^\s*num_nextn_predict_layers\s*:\s*(\d+)")),
 ]
 _DRAFT_RES = [
     re.compile(r'"model"\s*:\s*"([^"$]+)"'),
@@ -70,7 +73,7 @@ _ENGINE_RES = [
     ("atom", re.compile(r"\batom\.entrypoints|-m atom\b|\batom serve\b")),
 ]
 # every pattern _scan looks for contains one of these
-_SCAN_GATE = re.compile(r"accept|ACC|spec|draft|method|decoding_type|one_model|vllm|sglang|"
+_SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
                         r"trtllm|atom|topk|model")
 # a YAML speculative-config mapping: its ``model`` is the draft head
 _SPEC_BLOCK_RE = re.compile(r"^(\s*)[\"']?speculative[-_]config[\"']?\s*:\s*$")
@@ -82,7 +85,8 @@ _MODEL_RE = re.compile(
 _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _INTERESTING = re.compile(
     r"(?m)MODEL_ID=|MODEL_NAME=|synthetic_acceptance|SIMULATE_ACC|TLLM_SPEC_DECODE_FORCE|spec-decode-acceptance|"
-    r"SYNTHETIC_ACCEPTANCE|speculative|num-speculative-tokens|max_draft_len|--method|"
+    r"SYNTHETIC_ACCEPTANCE|speculative|num-speculative-tokens|max_draft_len|num_nextn_predict|"
+    r"--method|"
     r"spec-tokens|spec-method|one_model|think|THINK|chat-template|DRAFT|draft-model|decoding_type|"
     r"--model|served-model|^\s*model:|vllm serve|trtllm-serve|launch_server|atom\.entrypoints")
 
@@ -126,7 +130,7 @@ def _scan(text, no, found):
             else:
                 found["env_knobs"][m.group(1)] = (m.group(2), no, m.start(1) + 1)
     has_spec = "spec" in flat
-    if has_spec or "draft_len" in flat:
+    if has_spec or "draft_len" in flat or "num_nextn_predict_layers" in flat:
         for kind, rx in _K_RES:
             m = rx.search(flat)
             if m:
@@ -413,6 +417,7 @@ def _closure(wanted, assigns, interesting=()):
 _INTERESTING_WORDS = (
     "MODEL_ID=", "MODEL_NAME=", "synthetic_acceptance", "SIMULATE_ACC", "TLLM_SPEC_DECODE_FORCE",
     "spec-decode-acceptance", "SYNTHETIC_ACCEPTANCE", "speculative", "max_draft_len",
+    "num_nextn_predict",
     "--method", "spec-tokens", "spec-method", "one_model", "think", "THINK", "chat-template",
     "DRAFT", "draft-model", "decoding_type", "--model", "served-model", "model:", "vllm serve",
     "trtllm-serve", "launch_server", "atom.entrypoints")
@@ -680,7 +685,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
                 engine = e
                 break
     k = k_line = None
-    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt"):
+    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt", "trt-nextn"):
         if kind in f["k"]:
             k, k_line = f["k"][kind]
             break
