@@ -22,8 +22,8 @@ REPO = os.path.join(HERE, "data", "audit", "repo")
 SCHEMAS = os.path.join(os.path.dirname(goldenal.lint.__file__), "schemas")  # as installed
 # the official OASIS schema, vendored unchanged (tests/data/sarif/README.md)
 SARIF_SCHEMA = os.path.join(HERE, "data", "sarif", "sarif-schema-2.1.0.json")
-SUMMARY = "Found 44 findings (29 errors, 4 warnings, 11 info); 12 with a suggested fix."
-ASSUMED = "Assumed the thinking mode of 8 serve configs (GAL305; --show-assumptions lists them)."
+SUMMARY = "Found 44 findings (28 errors, 4 warnings, 12 info); 11 with a suggested fix."
+ASSUMED = "Assumed the thinking mode of 7 serve configs (GAL305; --show-assumptions lists them)."
 COUNTS = "Checked 59 serve configs in 41 files read; skipped 5 files (--show-skipped lists them)."
 
 
@@ -43,7 +43,7 @@ def test_text_output_and_exit_code(capsys):
     lines = out.splitlines()
     assert rc == 1 and err == ""
     assert lines[-3:] == [SUMMARY, ASSUMED, COUNTS]
-    assert len(lines) == 44 - 8 + 3       # the 8 assumed thinking modes are counted, not listed
+    assert len(lines) == 44 - 7 + 3       # the 7 assumed thinking modes are counted, not listed
     assert " GAL305 " not in out
     assert lines[1] == ("benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/agentic/"
                         "agg-gb200-broken-mtp.yaml:8:1: GAL306 cannot parse recipe: did not find "
@@ -165,14 +165,14 @@ def test_github_annotations(capsys):
         "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.78 is the golden AL itself; TensorRT-LLM "
         "takes AL - 1 = 1.78 (minimaxm3_eagle3_gqa thinking_on K=3) [role decode]")
     assert all(x.startswith(("::error ", "::notice ")) for x in lines)
-    assert sum(x.startswith("::notice ") for x in lines) == 8
+    assert sum(x.startswith("::notice ") for x in lines) == 7
 
 
 def test_select_ignore_exit_zero(capsys):
     rc, out, _ = run(capsys, REPO, "--select", "GAL305")
     # selecting GAL305 by name lists them
-    assert rc == 0 and out.splitlines()[-2] == "Found 8 findings (0 errors, 0 warnings, 8 info)."
-    assert len(out.splitlines()) == 10
+    assert rc == 0 and out.splitlines()[-2] == "Found 7 findings (0 errors, 0 warnings, 7 info)."
+    assert len(out.splitlines()) == 9
     rc, out, _ = run(capsys, REPO, "--ignore", "GAL1,GAL2,GAL3")
     assert rc == 0 and out == "Found 0 findings (0 errors, 0 warnings, 0 info).\n" + COUNTS + "\n"
     rc, out, _ = run(capsys, REPO, "--exit-zero")
@@ -340,7 +340,7 @@ def test_the_action_audits_writes_a_step_summary_and_fails_on_errors(tmp_path, u
         log = json.loads((tmp_path / "out.sarif").read_text())
         assert len(log["runs"][0]["results"]) == 44
     else:
-        assert proc.stdout.count("::error file=") == 29
+        assert proc.stdout.count("::error file=") == 28
     _, fail = _action_step("Fail on errors")
     assert fail["if"] == "${{ steps.audit.outputs.exit-code != '0' }}"
     assert "exit \"$CODE\"" in fail["run"]

@@ -143,3 +143,36 @@ def test_a_knob_on_a_server_no_benchmark_drives(tmp_path):
     (tmp_path / "agentic" / "glm.sh").write_text(demo)
     f, = audit([tmp_path])
     assert (f.path, f.line, f.code, f.severity) == ("demo/chat.sh", 1, "GAL310", "warning")
+
+
+ATOM_DSPARK = (
+    "#!/usr/bin/env bash\n"
+    "{comment}\n"
+    "python3 -m atom.entrypoints.openai.api_server --model moonshotai/Kimi-K3 --method dspark \\\n"
+    "  --draft-model Inferact/Kimi-K3-DSpark --num-speculative-tokens 2 \\\n"
+    "  --spec-decode-acceptance-length {value}\n")
+PROBABILISTIC = "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method"
+
+
+def _atom(tmp_path, comment, value):
+    (tmp_path / "agentic").mkdir(exist_ok=True)
+    (tmp_path / "agentic" / "kimik3_fp4_mi355x_atom_mtp.sh").write_text(
+        ATOM_DSPARK.format(comment=comment, value=value))
+    return [f for f in audit([tmp_path]) if f.code != "GAL305"]
+
+
+def test_a_cited_curve_decides_the_variant_the_engine_cannot_select(tmp_path):
+    url = ("# AL from https://github.com/SemiAnalysisAI/InferenceX/blob/main/"
+           f"golden_al_distribution/{PROBABILISTIC}.yaml (K=2)")
+    f, = _atom(tmp_path, url, "2.51")
+    assert (f.code, f.severity) == ("GAL311", "info")
+    assert f"cites curve {PROBABILISTIC}, which decides" in f.message
+    # measured against the cited curve, not against the variant-less one
+    value = [x for x in _atom(tmp_path, url, "2.45") if x.code == "GAL201"]
+    assert [(x.found, x.expected) for x in value] == [("2.45", "2.51")]
+
+
+def test_without_engine_setting_or_citation_the_variant_cannot_be_determined(tmp_path):
+    f, = _atom(tmp_path, "# Kimi-K3 DSpark launcher", "2.51")
+    assert (f.code, f.severity) == ("GAL304", "info")
+    assert "no comment next to the knob cites a curve" in f.message

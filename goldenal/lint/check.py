@@ -12,12 +12,42 @@ from goldenal.engines import knob_value
 _RATE_TOLERANCE = Decimal("0.00001")
 
 
+# Engines with no setting that selects a draft head's sampling variant: ATOM's DSpark
+# path takes no draft_sample_method / rejection_sample_method (ENGINES.md 4)
+NO_VARIANT_ENGINES = ("atom",)
+
+
+def variant_siblings(curves, cfg):
+    """Curves of the served model, head and method that differ only by sampling variant."""
+    from goldenal.policy import draft_matches, method_matches, model_matches
+
+    models = [m for m in cfg.model if m]
+    out = [c for c in curves
+           if any(model_matches(c, m) for m in models)
+           and (not cfg.draft or (c.draft and draft_matches(c, cfg.draft)))
+           and method_matches(c, cfg.method)]
+    return out if len({tuple(sorted(c.variant.items())) for c in out}) > 1 else []
+
+
 def match_curve(curves, cfg):
     """The curve a config serves, by the policy's one resolver.
 
     Returns ``(curve, problem)``: the curve, or None with ``problem`` a
     ``(code, text)`` pair naming what is missing (GAL101) or ambiguous (GAL304).
+    On an engine that cannot select a sampling variant, the curve a comment
+    next to the knob cites (``cfg.extra["cited_curves"]``) decides among the
+    variants; with none, the cell cannot be determined.
     """
+    if cfg.engine in NO_VARIANT_ENGINES and cfg.model:
+        siblings = variant_siblings(curves, cfg)
+        if siblings:
+            ids = {c.id: c for c in siblings}
+            cited = [i for i in cfg.extra.get("cited_curves", ()) if i in ids]
+            if len(cited) == 1:
+                return ids[cited[0]], None
+            return None, ("GAL304", f"sampling variant: {cfg.engine} has no setting that "
+                                    "selects one and no comment next to the knob cites a "
+                                    f"curve; candidates {', '.join(sorted(ids))}")
     from goldenal.errors import PolicyError, UnknownCurve
     from goldenal.policy import resolve_served, served_sampling
 
@@ -211,6 +241,11 @@ def check_config(cfg, curves):
         else:
             add(code, f"cannot determine the golden cell for {cfg.knob}={cfg.value}: {text}")
         return out
+    if cfg.engine in NO_VARIANT_ENGINES and cfg.extra.get("cited_curves") and \
+            variant_siblings(curves, cfg):
+        add("GAL311", f"{cfg.engine} cannot select a sampling variant of {curve.method} "
+                      f"{', '.join(curve.draft) or curve.model}; the comment next to the knob "
+                      f"cites curve {curve.id}, which decides", found=None)
     thinking, how = cfg.thinking, cfg.thinking_source
     if thinking is None:
         modes = [m for m in ("on", "off") if curve.cells.get(m)]

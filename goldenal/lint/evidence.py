@@ -315,6 +315,30 @@ def source_stated(lines, line, window=6):
     return False
 
 
+def cited_curves(lines, line, value, ids, window=6):
+    """Curve ids a comment next to the knob cites: by id, file name or URL.
+
+    Comments on the knob's line and the ``window`` lines above it count, and
+    so do those next to a line assigning the knob's literal ``value`` (a
+    launcher sets ``AL=2.51  # <curve>`` far from the flag).  When one cited
+    id contains another (``kimik3_dspark_probabilistic_...`` and
+    ``kimik3_dspark``), the longer one is meant.
+    """
+    rows = set(range(max(0, line - 1 - window), min(len(lines), line)))
+    if value:
+        for i, text in enumerate(lines):
+            if value in text and "=" in text:
+                rows.update(range(max(0, i - 2), i + 1))
+    found = set()
+    for i in sorted(rows):
+        text = lines[i]
+        if "#" not in text:
+            continue
+        comment = text[text.index("#"):]
+        found.update(c for c in ids if c in comment)
+    return tuple(sorted(c for c in found if not any(c != o and c in o for o in found)))
+
+
 # --------------------------------------------------------------- suppressions
 
 SUPPRESS_RE = re.compile(r"#\s*goldenal:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")

@@ -235,6 +235,19 @@ _RULES = [
         "No fix.",
     ),
     Rule(
+        "GAL311", "variant-from-citation", "info",
+        "The engine cannot select a sampling variant; a comment citing a curve decided it.",
+        "Reports a config whose engine has no setting that selects among a draft head's "
+        "sampling variants (ATOM with DSpark), where a comment next to the knob names one "
+        "curve (its id, file name or URL): the value is checked against that curve.",
+        "The value's source is stated, not served: a reviewer should know the variant came "
+        "from a comment. Without such a comment the cell cannot be determined (GAL304).",
+        "# kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method K=2\n"
+        "--spec-decode-acceptance-length 2.51",
+        "Keep the citation next to the knob.",
+        "No fix.",
+    ),
+    Rule(
         "GAL308", "unused-suppression", "warning",
         "An inline `goldenal: ignore[...]` comment matches no finding.",
         "Flags suppression comments whose codes suppress nothing on their line.",

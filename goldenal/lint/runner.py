@@ -8,7 +8,7 @@ import yaml
 
 from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
-from goldenal.lint.check import check_config, clear_cache
+from goldenal.lint.check import NO_VARIANT_ENGINES, check_config, clear_cache
 from goldenal.lint.markdown import fenced_code
 from goldenal.lint.rules import make_finding
 from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
@@ -46,6 +46,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
     checked = {}            # relpath -> number of configs checked
     skipped = {}            # relpath -> reason
     _RECIPES.clear()
+    curve_ids = tuple(c.id for c in curves)
     clear_cache()       # the curves may differ from the last audit's (ids are reused)
     for item in walk(paths, root, exclude=exclude, respect_gitignore=respect_gitignore,
                      stats=stats):
@@ -107,7 +108,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
             n = 0
             for cfg in configs:
                 n += 1
-                findings.extend(check_config(cfg, curves))
+                findings.extend(check_config(with_citation(cfg, code, curve_ids), curves))
             if n:
                 count(c.relpath, n)
             if not any(cfg.knob for cfg in configs):
@@ -164,6 +165,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
             continue
         n = 0
         demo = c.kind == "script" and not_a_benchmark(c.scenario or c.relpath, text)
+        configs = [with_citation(cfg, lines, curve_ids) for cfg in configs]
         for cfg in configs:
             if cfg.knob is None and c.relpath in injected:
                 n += 1
@@ -196,6 +198,14 @@ MARKDOWN = (".md", ".markdown")
 # SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
 # ``run_benchmark_serving``
 _BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
+
+
+def with_citation(cfg, lines, ids):
+    """A config on an engine that cannot select a sampling variant, with the curves cited near it."""
+    if cfg.knob is None or cfg.engine not in NO_VARIANT_ENGINES:
+        return cfg
+    cited = ev.cited_curves(lines, cfg.line, cfg.value, ids)
+    return cfg.with_(extra={**cfg.extra, "cited_curves": cited}) if cited else cfg
 
 
 def not_a_benchmark(path, text):
