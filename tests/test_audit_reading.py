@@ -176,3 +176,36 @@ def test_without_engine_setting_or_citation_the_variant_cannot_be_determined(tmp
     f, = _atom(tmp_path, "# Kimi-K3 DSpark launcher", "2.51")
     assert (f.code, f.severity) == ("GAL304", "info")
     assert "no comment next to the knob cites a curve" in f.message
+
+
+MATRIX = """\
+name: ATOM agentic benchmark
+jobs:
+  benchmark:
+    strategy:
+      matrix:
+        include:
+          - model: deepseek-ai/DeepSeek-V4-Pro
+            scenario: agentic
+            extra_args: "--method mtp --num-speculative-tokens 3 --spec-decode-acceptance-length 2.54"
+          - model: deepseek-ai/DeepSeek-V4-Pro
+            scenario: agentic
+            extra_args: "--method mtp --num-speculative-tokens 3 --spec-decode-acceptance-length 2.54"
+          - model: deepseek-ai/DeepSeek-V4-Pro
+            scenario: 8k1k
+            extra_args: "--method mtp --num-speculative-tokens 2 --spec-decode-acceptance-rate 0.77"
+    steps:
+      - run: python3 -m atom.entrypoints.openai_server --model ${{ matrix.model }} ${{ matrix.extra_args }}
+"""
+
+
+def test_every_entry_of_a_ci_matrix_is_read(tmp_path):
+    """Two identical entries are two runs: both reported, none dropped."""
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "atom.yaml").write_text(MATRIX)
+    report = audit_report([tmp_path])
+    got = [(f.line, f.col, f.code, f.found, f.expected) for f in report.findings
+           if f.code != "GAL305"]
+    assert got == [(9, 98, "GAL201", "2.54", "2.49"), (12, 98, "GAL201", "2.54", "2.49"),
+                   (15, 66, "GAL302", "0.77", None)]
+    assert report.configs_checked == 3

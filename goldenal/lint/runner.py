@@ -271,6 +271,13 @@ def _configs(c, text, lines, text_of=None):
     if c.kind in ("yaml", "json", "other"):
         if c.kind == "json":
             json.loads(text)   # broken JSON is reported, not guessed at
+        if c.kind == "yaml":
+            from goldenal.lint.matrix import matrix_configs
+
+            # a CI matrix: every entry's ATOM argument string is a config of its own
+            entries = matrix_configs(c.relpath, text, lines, c.scenario or None)
+            if entries:
+                return entries
         from goldenal.lint.shell import text_configs
 
         return text_configs(c.relpath, text, lines, literal_only=c.kind == "other",
