@@ -121,3 +121,37 @@ def test_the_model_comes_from_the_content_not_the_file_name(tmp_path, name):
     f, = audit([root])
     assert (f.code, f.expected) == ("GAL201", "2.99")
     assert "glm5.2_mtp thinking_on K=3" in f.message
+
+
+MASTER = """\
+dsv4-fp4-gb200-dynamo-vllm-mtp:
+  image: vllm/vllm-openai:v0.20.1-ubuntu2404
+  model: deepseek-ai/DeepSeek-V4-Pro
+  model-prefix: dsv4
+  framework: dynamo-vllm
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - spec-decoding: mtp
+        prefill:
+          additional-settings:
+          - "CONFIG_FILE=recipes/vllm/dsv4/agg-gb200.yaml"
+    agentic-coding:
+    - search-space:
+      - spec-decoding: mtp
+        prefill:
+          additional-settings:
+          - "SYNTHETIC_ACCEPTANCE=true"
+          - "CONFIG_FILE=recipes/vllm/dsv4/agentic/agg-gb200-agentic.yaml"
+"""
+
+
+def test_the_master_configs_sequence_length_setting_decides_for_its_recipe(tmp_path):
+    """A recipe silent about its scenario, run by the master under fixed-seq-len."""
+    root, _ = repo(tmp_path, "srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml", RECIPE)
+    assert codes(audit([root])) == []           # no signal at all: the value is checked
+    (root / "configs").mkdir()
+    (root / "configs" / "nvidia-master.yaml").write_text(MASTER)
+    assert codes(audit([root])) == [("srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml", "GAL302")]

@@ -117,6 +117,39 @@ def injections(relpath, lines):
     return out
 
 
+def recipe_scenarios(relpath, lines):
+    """``{CONFIG_FILE as written: {scenario, ...}}`` for every recipe a master entry runs.
+
+    The scenario is the key under ``scenarios:`` the reference sits in
+    (``fixed-seq-len``, ``agentic-coding``...), with or without synthetic
+    settings: a master config is where a recipe's sequence lengths are set.
+    """
+    out = {}
+    for i, text in enumerate(lines):
+        if "CONFIG_FILE" not in text or text.lstrip().startswith("#"):
+            continue
+        m = _ITEM_RE.match(text)
+        if not m or m.group(2) != "CONFIG_FILE":
+            continue
+        cur, keys = len(m.group(1)) + 2, []
+        for j in range(i - 1, -1, -1):
+            t = lines[j]
+            if not t.strip() or t.lstrip().startswith("#"):
+                continue
+            level = _indent(t) + (2 if t.lstrip().startswith("-") else 0)
+            km = _KEY_RE.match(t)
+            if km and level < cur:
+                keys.append(km.group(2))
+                cur = level
+                if cur == 0:
+                    break
+            elif level < cur:
+                cur = level
+        if "scenarios" in keys[1:]:
+            out.setdefault(m.group(3).strip(), set()).add(keys[keys.index("scenarios") - 1])
+    return out
+
+
 def _header(lines, start):
     """``image``/``model``/``model-prefix``/``framework`` of the entry starting at ``start``."""
     out = {}

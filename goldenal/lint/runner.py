@@ -72,6 +72,15 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
     def count(path, n=1):
         checked[path] = checked.get(path, 0) + n
 
+    # the scenario each master entry runs a recipe under (its sequence-length setting)
+    master_scenario = {}
+    for c in candidates:
+        if c.kind == "master" and b"CONFIG_FILE" in c.data:
+            _, lines = text_of(c)
+            for ref, scenarios in ms.recipe_scenarios(c.relpath, lines).items():
+                target = ms.resolve_recipe(ref, yaml_paths)
+                if target:
+                    master_scenario.setdefault(target, set()).update(scenarios)
     for c in candidates:
         if c.kind != "master" or not c.has_knob:
             continue
@@ -166,6 +175,12 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
         n = 0
         demo = c.kind == "script" and not_a_benchmark(c.scenario or c.relpath, text)
         configs = [with_citation(cfg, lines, curve_ids) for cfg in configs]
+        said = {ev.agentic_from_name(x) for x in master_scenario.get(c.relpath, ())}
+        said.discard(None)
+        if len(said) == 1:
+            # the recipe says nothing itself: the master config's scenario for it decides
+            configs = [cfg.with_(agentic=next(iter(said))) if cfg.agentic is None else cfg
+                       for cfg in configs]
         for cfg in configs:
             if cfg.knob is None and c.relpath in injected:
                 n += 1
