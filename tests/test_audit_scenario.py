@@ -155,3 +155,15 @@ def test_the_master_configs_sequence_length_setting_decides_for_its_recipe(tmp_p
     (root / "configs").mkdir()
     (root / "configs" / "nvidia-master.yaml").write_text(MASTER)
     assert codes(audit([root])) == [("srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml", "GAL302")]
+
+
+def test_a_file_name_prefix_is_never_reported_as_the_model(tmp_path):
+    root, _ = repo(tmp_path, "benchmarks/single_node/agentic/oot_fp4_b200_sglang_mtp.sh",
+                   "export SGLANG_SIMULATE_ACC_LEN=2.99\n"
+                   "python3 -m sglang.launch_server --speculative-num-steps 3 "
+                   "--speculative-eagle-topk 1\n")
+    f, = audit([root])
+    assert (f.code, f.severity) == ("GAL304", "info")
+    assert "model oot" not in f.message
+    assert f.message.endswith("model (the files name none; the file-name prefix 'oot' names "
+                              "no curve)")

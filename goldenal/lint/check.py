@@ -56,7 +56,8 @@ def match_curve(curves, cfg):
     dsm, rsm = served_sampling(cfg)
     models = tuple(m for m in cfg.model if m)
     # an audit resolves the same few configs hundreds of times: one answer per key
-    key = (tuple(id(c) for c in curves), models, cfg.draft, cfg.method, dsm, rsm)
+    key = (tuple(id(c) for c in curves), models, cfg.draft, cfg.method, dsm, rsm,
+           cfg.extra.get("name_hint"))
     if key in _RESOLVED:
         return _RESOLVED[key]
     try:
@@ -64,7 +65,13 @@ def match_curve(curves, cfg):
                                draft_sample_method=dsm, rejection_sample_method=rsm)
         answer = curve, None
     except UnknownCurve as exc:
-        answer = None, ("GAL101", str(exc))
+        hint = cfg.extra.get("name_hint")
+        if models == (hint,):
+            # a file-name prefix is a hint, never reported as the served model
+            answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
+                                      f"{hint!r} names no curve)")
+        else:
+            answer = None, ("GAL101", str(exc))
     except PolicyError as exc:
         answer = None, ("GAL304", str(exc))
     if len(_RESOLVED) > 4096:

@@ -535,8 +535,8 @@ def _model_candidates(relpath, env, found_models):
     Content is ``--model``/``--model-path``/``served-model-name`` (already in
     ``found_models``) and the model variables, ``${MODEL_PATH:-default}``
     defaults included; a local path counts by its last component.  The
-    prefix of ``glm5.2_fp4_b200_sglang_mtp.sh`` is used only when the content
-    names no model (``oot_...`` or ``atom_...`` are not models).
+    prefix of ``glm5.2_fp4_b200_sglang_mtp.sh`` comes last, a hint tried only
+    when no named model has a curve (see :func:`name_hint`).
     """
     names = list(found_models)
     for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME",
@@ -548,12 +548,23 @@ def _model_candidates(relpath, env, found_models):
         if _HF_ID_RE.match(v) or (var in ("MODEL_PATH", "MODEL_DIR") and v.startswith("/")
                                   and v.rstrip("/").rsplit("/", 1)[-1]):
             names.append(v)
-    if not names:
-        base = os.path.basename(relpath)
-        prefix = base.split("_", 1)[0]
-        if prefix and prefix != base:
-            names.append(prefix)
+    prefix = name_hint(relpath)
+    if prefix:
+        names.append(prefix)       # last: tried only when no named model has a curve
     return tuple(dict.fromkeys(names))
+
+
+def name_hint(relpath):
+    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``).
+
+    Only a hint: documentation has none, and a prefix that names no curve
+    (``oot_...``, ``atom_...``) is never reported as a model.
+    """
+    base = os.path.basename(relpath)
+    if base.lower().endswith((".md", ".markdown")):
+        return None
+    prefix = base.split("_", 1)[0]
+    return prefix if prefix and prefix != base else None
 
 
 def script_configs(relpath, text, lines, scenario_path=None):
@@ -721,7 +732,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         variant=variant, k=k, k_line=k_line, thinking=thinking, thinking_source=how,
         knob=knob, value=value, rejection_sample_method=f["rsm"], agentic=agentic,
         eval_only=eval_only, spec=spec,
-        source_stated=ev.source_stated(lines, line) if knob else False, extra=extra)
+        source_stated=ev.source_stated(lines, line) if knob else False,
+        extra={**extra, "name_hint": name_hint(relpath)})
 
 
 _LITERAL_RE = re.compile(
