@@ -123,30 +123,30 @@ def recipe_scenarios(relpath, lines):
     The scenario is the key under ``scenarios:`` the reference sits in
     (``fixed-seq-len``, ``agentic-coding``...), with or without synthetic
     settings: a master config is where a recipe's sequence lengths are set.
+    One pass down the file with a stack of the keys above the current line
+    (master configs run to tens of thousands of lines).
     """
     out = {}
-    for i, text in enumerate(lines):
-        if "CONFIG_FILE" not in text or text.lstrip().startswith("#"):
+    stack = []          # (level, key) of the open mappings above the current line
+    for text in lines:
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#"):
             continue
-        m = _ITEM_RE.match(text)
-        if not m or m.group(2) != "CONFIG_FILE":
+        item = "CONFIG_FILE" in text and _ITEM_RE.match(text)
+        # a "- " line counts as two columns deeper than its dash (a sequence may sit
+        # at its parent key's indentation)
+        level = len(text) - len(stripped) + (2 if stripped.startswith("-") else 0)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        if item and item.group(2) == "CONFIG_FILE":
+            keys = [k for _, k in reversed(stack)]
+            if "scenarios" in keys[1:]:
+                scenario = keys[keys.index("scenarios") - 1]
+                out.setdefault(item.group(3).strip(), set()).add(scenario)
             continue
-        cur, keys = len(m.group(1)) + 2, []
-        for j in range(i - 1, -1, -1):
-            t = lines[j]
-            if not t.strip() or t.lstrip().startswith("#"):
-                continue
-            level = _indent(t) + (2 if t.lstrip().startswith("-") else 0)
-            km = _KEY_RE.match(t)
-            if km and level < cur:
-                keys.append(km.group(2))
-                cur = level
-                if cur == 0:
-                    break
-            elif level < cur:
-                cur = level
-        if "scenarios" in keys[1:]:
-            out.setdefault(m.group(3).strip(), set()).add(keys[keys.index("scenarios") - 1])
+        km = _KEY_RE.match(text)
+        if km:
+            stack.append((level, km.group(2)))
     return out
 
 

@@ -72,15 +72,22 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
     def count(path, n=1):
         checked[path] = checked.get(path, 0) + n
 
-    # the scenario each master entry runs a recipe under (its sequence-length setting)
-    master_scenario = {}
-    for c in candidates:
-        if c.kind == "master" and b"CONFIG_FILE" in c.data:
-            _, lines = text_of(c)
-            for ref, scenarios in ms.recipe_scenarios(c.relpath, lines).items():
-                target = ms.resolve_recipe(ref, yaml_paths)
-                if target:
-                    master_scenario.setdefault(target, set()).update(scenarios)
+    # the scenario each master entry runs a recipe under (its sequence-length setting),
+    # read only when some recipe says nothing about its own
+    master_scenarios = []
+
+    def master_scenario(relpath):
+        if not master_scenarios:
+            found = {}
+            for m in candidates:
+                if m.kind == "master" and b"CONFIG_FILE" in m.data:
+                    _, mlines = text_of(m)
+                    for ref, scenarios in ms.recipe_scenarios(m.relpath, mlines).items():
+                        target = ms.resolve_recipe(ref, yaml_paths)
+                        if target:
+                            found.setdefault(target, set()).update(scenarios)
+            master_scenarios.append(found)
+        return master_scenarios[0].get(relpath, ())
     for c in candidates:
         if c.kind != "master" or not c.has_knob:
             continue
@@ -175,7 +182,8 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
         n = 0
         demo = c.kind == "script" and not_a_benchmark(c.scenario or c.relpath, text)
         configs = [with_citation(cfg, lines, curve_ids) for cfg in configs]
-        said = {ev.agentic_from_name(x) for x in master_scenario.get(c.relpath, ())}
+        unknown = any(cfg.agentic is None for cfg in configs)
+        said = {ev.agentic_from_name(x) for x in master_scenario(c.relpath)} if unknown else set()
         said.discard(None)
         if len(said) == 1:
             # the recipe says nothing itself: the master config's scenario for it decides

@@ -209,7 +209,9 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         if excluded is not None and excluded.match_file(rel(p) + tail):
             return True
         for base, spec in reversed(ignores):      # the deepest .gitignore decides
-            res = spec.check_file(os.path.relpath(p, base).replace(os.sep, "/") + tail)
+            # p lies under base (scandir paths extend the directory's): slice, don't relpath
+            sub = p[len(base) + 1:] if p.startswith(base + os.sep) else os.path.relpath(p, base)
+            res = spec.check_file(sub.replace(os.sep, "/") + tail)
             if res.include is not None:
                 return res.include
         return False
