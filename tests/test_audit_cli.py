@@ -287,10 +287,10 @@ def test_pre_commit_hook():
 
 @pytest.mark.parametrize("argv, message", [
     (["--select", "GAL9"], "error: --select: no rule code, prefix or name 'GAL9' (codes "
-                           "GAL101-GAL308, prefixes GAL1, GAL2, GAL3; `goldenal audit --explain "
+                           "GAL101-GAL311, prefixes GAL1, GAL2, GAL3; `goldenal audit --explain "
                            "CODE` describes one)\n"),
     (["--ignore", "GAL2,GAL2O1"], "error: --ignore: no rule code, prefix or name 'GAL2O1'; did "
-                                  "you mean GAL201? (codes GAL101-GAL308, prefixes GAL1, GAL2, "
+                                  "you mean GAL201? (codes GAL101-GAL311, prefixes GAL1, GAL2, "
                                   "GAL3; `goldenal audit --explain CODE` describes one)\n"),
     (["--select", "golden-value-mismach"], "error: --select: no rule code, prefix or name "
                                            "'golden-value-mismach'; did you mean "

@@ -209,3 +209,14 @@ def test_every_entry_of_a_ci_matrix_is_read(tmp_path):
     assert got == [(9, 98, "GAL201", "2.54", "2.49"), (12, 98, "GAL201", "2.54", "2.49"),
                    (15, 66, "GAL302", "0.77", None)]
     assert report.configs_checked == 3
+
+
+def test_a_line_continuation_lexes_the_same_whole_or_line_by_line():
+    """Found by the lexer's property test: a backslash-newline, then `#'`."""
+    from goldenal.recipes.shell import lex, quote_stack
+
+    for chunks in (["\\", "#'"], ["a \\", "#'"], ["a\\", "#'"]):
+        stack = quote_stack(chunks[0], [])
+        for chunk in chunks[1:]:
+            stack = quote_stack("\n" + chunk, stack)
+        assert stack == lex("\n".join(chunks))[1] == []

@@ -101,7 +101,9 @@ def _list_on_a_terminal(*argv, columns):
             break
         chunks.append(chunk)
     os.close(leader)
-    assert (proc.returncode, proc.stderr) == (0, b""), proc.stderr
+    # stderr names the golden directory read, nothing else
+    assert proc.returncode == 0 and proc.stderr.startswith(b"golden directory: "), proc.stderr
+    assert proc.stderr.count(b"\n") == 1, proc.stderr
     return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
 
 

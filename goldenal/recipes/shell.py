@@ -164,7 +164,9 @@ def lex(text, stack=(), pos=0, closing=False):
             kind = "word"
         toks.append((kind, pos, end, depth))
         pos = end
-        prev = kind
+        # a line continuation reads as the blank :func:`parse` joins the lines with, so the
+        # text lexes the same whole or line by line (``\\`` then ``#...`` is a comment)
+        prev = "blank" if kind == "esc" and tok == "\\\n" else kind
         if closing and closed and not stack:
             break
     return toks, stack, pos
