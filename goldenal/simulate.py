@@ -15,6 +15,12 @@ renders the artifacts a real run leaves behind, in the engines' real formats:
 * per-request records in the shape of vLLM's per-request
   ``metrics.speculative_decoding`` object.
 
+:func:`make_workload` and :func:`simulate_workload` simulate serving more
+closely, for the coverage study (``benchmarks/coverage_study.py``): a
+population of request profiles shared across K, heavy-tailed lengths counted
+in tokens (so easy requests take fewer steps), optional reasoning and answer
+segments, and the exact population AL (``Workload.true_acceptance_length``).
+
 Simulated runs say so (``simulated: true`` and a ``truth:`` block in
 ``run.yaml``); they validate the fitting and are never a source of committed
 curves.  All randomness comes from a ``numpy.random.Generator`` seeded by the
