@@ -246,7 +246,7 @@ def run_chain(args, out):
                      .observations("request") for k in ks}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LowSampleWarning)
-                clean = fit(cells, method="eagle3", rng=rng, n_resamples=999)
+                clean = fit(cells, method="eagle3", rng=rng, n_resamples=100)
             model = clean.models["on"]
             null_flagged += bool(model.flags)
             mds.append(model.detectable.get(target, math.nan))
@@ -257,7 +257,7 @@ def run_chain(args, out):
                 ).observations("request")
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", LowSampleWarning)
-                    shifted = fit(bad, method="eagle3", rng=rng, n_resamples=999)
+                    shifted = fit(bad, method="eagle3", rng=rng, n_resamples=100)
                 m = shifted.models["on"]
                 ks_flagged = {f.k for f in m.flags}
                 if m.detectable.get(target, math.inf) < d:

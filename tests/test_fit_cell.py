@@ -1,6 +1,7 @@
 """One cell: exact point estimate, the three interval methods, per position, errors."""
 
 import ctypes
+import json
 import dataclasses
 import math
 import warnings
@@ -332,3 +333,47 @@ def test_pooled_counts_property(data):
         assert cell.interval_method in ("none", "exact-bound")
     if cell.interval_method != "none":
         assert lo <= cell.mean_acceptance_length <= hi
+
+
+def test_request_span_from_output_cap_and_step_rate():
+    from goldenal.fitting.cell import request_span_windows
+    from goldenal.fitting.curve import request_span
+
+    # 32 requests share a median of 9600 steps per window: 300 steps per request and
+    # window; a 4096-token request takes at most 4096 steps: ceil(4096 / 300) = 14
+    assert request_span_windows([9000, 9600, 9800, 0], output_len=4096, concurrency=32) == 14
+    assert request_span_windows([5], output_len=4096, concurrency=1, step_rate=4096.0) == 1
+    windows = [obs(9600, 5000, (3000, 2000), line=i) for i in (1, 2, 3)]
+    ident = {"dataset": {"output_len": 4096}, "concurrency": 32}
+    assert request_span(ident, windows) == 14
+    assert request_span({"dataset": {"output_len": 4096, "max_concurrency": 32}}, windows) == 14
+    assert request_span({"dataset": {"output_len": 4096}}, windows) is None  # concurrency?
+    assert request_span({"concurrency": 32}, windows) is None  # output cap?
+    assert request_span(ident, [obs(10, 5, (3, 2), request="r1")]) is None  # no windows
+
+
+def test_counts_are_absent_from_the_distribution_file_intervals():
+    from goldenal.fitting import fit
+
+    agg = {("on", k): [Observation("metrics.prom", None, "vllm", "test", k=k, drafts=1000,
+                                   accepted=600 * k // 2,
+                                   accepted_per_position=tuple(600 - 100 * i
+                                                               for i in range(k)))]
+           for k in (1, 2, 3)}
+    with pytest.warns(LowSampleWarning):
+        doc = fit(agg, method="eagle3", curve="c", model="m").to_dict()
+    assert doc["interval_methods"] == {"none": doc["interval_methods"]["none"]}
+    for cell in doc["cells"]:
+        assert cell["interval"]["method"] == "none"
+        assert cell["interval"]["low"] is None and cell["interval"]["high"] is None
+        assert cell["standard_error"] is None
+        assert cell["per_position"]["survival_interval"] == [[None] * cell["k"]] * 2
+    assert doc["models"]["on"]["z"] == {} and doc["models"]["on"]["flags"] == []
+    assert "count" not in json.dumps(doc["interval_methods"])
+
+
+def test_cli_refuses_the_count_method(run_cli, tmp_path):
+    code, stdout, stderr = run_cli("fit", tmp_path, "--out", tmp_path / "g",
+                                   "--interval-method", "count")
+    assert (code, stdout) == (2, "")
+    assert "invalid choice: 'count'" in stderr
