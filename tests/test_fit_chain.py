@@ -342,3 +342,24 @@ def test_log_only_cells_get_no_cross_k_check():
     model = curve.models["on"]
     assert model.flags == () and model.z_scores == {} and model.detectable_text == ""
     assert "no cross-K check: it needs per-request records" in model.message
+
+
+@pytest.mark.parametrize("kwargs,message", [({"margin": -0.1}, "`margin` must be >= 0"),
+                                            ({"power": 1.0}, "`power` must be between 0")])
+def test_fit_chain_argument_validation(kwargs, message):
+    cells = [fit_cell(HAND[("on", 1)], k=1, thinking="on")]
+    with pytest.raises(ValueError, match=message):
+        fit_chain(cells, **kwargs)
+
+
+def test_a_wider_margin_hides_a_small_shift():
+    rates = [0.8, 0.7, 0.6, 0.55, 0.5]
+    run = simulate_run(rates, range(1, 6), rng=123, n_requests=80, steps_per_request=400)
+    cells = run.observations("request")
+    cells[("on", 4)] = simulate_cell([0.8, 0.8, 0.75, 0.55], k=4, rng=5, n_requests=80,
+                                     steps_per_request=400).observations("request")
+    flagged = fit(cells, method="eagle3", rng=2, n_resamples=200)
+    assert [f.k for f in flagged.flags] == [4]
+    diff = abs(flagged.flags[0].difference)
+    wide = fit(cells, method="eagle3", rng=2, n_resamples=200, margin=diff + 0.01)
+    assert wide.flags == () and wide.models["on"].margin == pytest.approx(diff + 0.01)
