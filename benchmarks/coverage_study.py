@@ -232,6 +232,8 @@ def run_chain(args, out):
                "| runs with detectable < shift | recovered | wrong flags |")
     out.append("|---|---:|---:|---:|---:|---:|---:|")
     scen = CHAIN_SCENARIOS[:1] if args.quick else CHAIN_SCENARIOS
+    if args.chain_scenario:
+        scen = [label for label in CHAIN_SCENARIOS if label.startswith(args.chain_scenario)]
     for label in scen:
         wl_kwargs, sim_kwargs = SCENARIOS[label]
         workload = make_workload(RATES, rng=np.random.default_rng(7), **wl_kwargs)
@@ -284,6 +286,8 @@ def main(argv=None):
     parser.add_argument("--shifts", default="0.05,0.15",
                         help="AL drops of the shifted cell, comma-separated")
     parser.add_argument("--quick", action="store_true", help="three scenarios, one chain")
+    parser.add_argument("--chain-scenario", metavar="PREFIX",
+                        help="only the chain scenarios whose label starts with PREFIX")
     parser.add_argument("--skip-intervals", action="store_true")
     parser.add_argument("--skip-chain", action="store_true")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables here")
