@@ -157,8 +157,6 @@ def test_monotone_profile_of_published_minimax_curve():
     assert not any(p.adequate for p in fitted.parametric)
 
 
-@pytest.mark.skipif(not REFERENCE_GOLDEN.is_dir(), reason="reference curves not beside the "
-                    "checkout")
 def test_published_chain_curves_flags():
     """Which published cells the monotone profile flags (tolerance 0.03)."""
     from goldenal.registry import load_registry
