@@ -206,7 +206,6 @@ def shift_for(workload, k, delta):
     """Rate factor f with true AL(k, f) = AL(k) - delta (secant iterations)."""
     base = workload.true_acceptance_length(k)
     f0, f1 = 1.0, 0.98
-    g0 = 0.0 - delta * 0
     g0 = base - workload.true_acceptance_length(k, shift=f0) - delta
     for _ in range(20):
         g1 = base - workload.true_acceptance_length(k, shift=f1) - delta

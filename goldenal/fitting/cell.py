@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 from goldenal.errors import LowSampleWarning, ParseError
-from goldenal.fitting.results import ESTIMAND, CellFit, ConfidenceInterval, PerPosition  # noqa: F401
+from goldenal.fitting.results import CellFit, ConfidenceInterval, PerPosition
 
 METHODS = ("auto", "bootstrap", "runs", "batch-means")
 
