@@ -3,6 +3,8 @@
     python benchmarks/coverage_study.py                       # 300 replicates, ~30 min
     python benchmarks/coverage_study.py --reps 50 --quick     # a smoke run
     python benchmarks/coverage_study.py --markdown docs/statistics-table.md
+    python benchmarks/coverage_study.py --request-only --reps 3000 --skip-chain \
+        --scenario "48 requests" --ks 1,3                     # a few rows, many replicates
 
 The simulator (``goldenal.simulate.make_workload`` / ``simulate_workload``)
 serves a prompt population: every request draws one of 24 acceptance
@@ -49,7 +51,8 @@ from scipy.stats import bootstrap
 
 from goldenal.errors import LowSampleWarning
 from goldenal.fitting import fit, fit_cell
-from goldenal.fitting.cell import _percentile, ratio_interval, request_span_windows
+from goldenal.fitting.cell import (_percentile, ratio_interval, request_span_windows,
+                                   studentized_ratio_interval)
 from goldenal.simulate import make_workload, simulate_workload
 
 RATES = (0.85, 0.78, 0.72, 0.66, 0.6, 0.55, 0.5)
@@ -141,11 +144,29 @@ def one_replicate(workload, k, sim_kwargs, cap, level, resamples, rng):
     return cell.mean_acceptance_length, len(windows), out
 
 
+def request_replicate(workload, k, sim_kwargs, level, resamples, rng):
+    """Only fit's default for per-request records, from the requests' totals.
+
+    The same draw as :func:`one_replicate` (``Workload.draw``, which
+    ``simulate_workload`` lays out on a timeline) and the same interval
+    (``studentized_ratio_interval``, which ``fit_cell`` applies to the
+    requests' totals), without the timeline, log windows and comparison
+    methods: fast enough for thousands of replicates per row.
+    """
+    n = sim_kwargs["n_requests"]
+    _, steps, req, lengths = workload.draw(n, k, rng)
+    units = np.column_stack([steps, np.bincount(req, weights=lengths, minlength=n)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi, se, _ = studentized_ratio_interval(units.astype(float), level, resamples, rng)
+    return 1 + units[:, 1].sum() / units[:, 0].sum(), {"request studentized": (lo, hi, se)}
+
+
 def summarise(truth, estimates, rows):
     """Per method: coverage, share with an interval, width, SE/SD, misses above/below."""
     sd = float(np.std(estimates, ddof=1))
     res = {}
-    for method in METHODS:
+    for method in (m for m in METHODS if m in rows[0]):
         lo = np.array([r[method][0] for r in rows], float)
         hi = np.array([r[method][1] for r in rows], float)
         se = np.array([r[method][2] for r in rows], float)
@@ -166,11 +187,16 @@ def summarise(truth, estimates, rows):
 def run_intervals(args, out):
     rng = np.random.default_rng(args.seed)
     scen = list(SCENARIOS)[:3] if args.quick else list(SCENARIOS)
+    if args.scenario:
+        scen = [label for label in scen if any(label.startswith(p) for p in args.scenario)]
+    ks = [int(x) for x in args.ks.split(",")]
     out.append("### Intervals\n")
     out.append(f"{args.reps} replicates per row; nominal level {args.level:g}; "
-               f"{args.resamples} bootstrap resamples.  Coverage is over the replicates "
-               "that got an interval (share).  SE/SD: mean reported standard error over the "
-               "standard deviation of the estimate across replicates.\n")
+               f"{args.resamples} bootstrap resamples"
+               f"{' (per-request studentized only)' if args.request_only else ''}.  "
+               "Coverage is over the replicates that got an interval (share).  SE/SD: mean "
+               "reported standard error over the standard deviation of the estimate across "
+               "replicates.\n")
     out.append("| scenario | K | windows | method | share | coverage | width | SE/SD "
                "| miss above | miss below |")
     out.append("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
@@ -178,24 +204,29 @@ def run_intervals(args, out):
         wl_kwargs, sim_kwargs = SCENARIOS[label]
         workload = make_workload(RATES, rng=np.random.default_rng(7), **wl_kwargs)
         cap = sum(workload.caps)
-        for k in (1, 3, 7):
+        for k in ks:
             start = time.perf_counter()
             truth = workload.true_acceptance_length(k)
             rows, est, nwin = [], [], []
             for _ in range(args.reps):
-                e, w, r = one_replicate(workload, k, sim_kwargs, cap, args.level,
-                                        args.resamples, rng)
+                if args.request_only:
+                    (e, r), w = request_replicate(workload, k, sim_kwargs, args.level,
+                                                  args.resamples, rng), math.nan
+                else:
+                    e, w, r = one_replicate(workload, k, sim_kwargs, cap, args.level,
+                                            args.resamples, rng)
                 rows.append(r)
                 est.append(e)
                 nwin.append(w)
             summary = summarise(truth, est, rows)
+            win = "–" if args.request_only else f"{np.median(nwin):.0f}"
             for method, s in summary.items():
                 mark = "**" if method in DEFAULTS else ""
                 if s["coverage"] is None:
-                    out.append(f"| {label} | {k} | {np.median(nwin):.0f} | {mark}{method}{mark} "
+                    out.append(f"| {label} | {k} | {win} | {mark}{method}{mark} "
                                "| 0 | no interval | – | – | – | – |")
                     continue
-                out.append(f"| {label} | {k} | {np.median(nwin):.0f} | {mark}{method}{mark} | "
+                out.append(f"| {label} | {k} | {win} | {mark}{method}{mark} | "
                            f"{s['share']:.2f} | {s['coverage']:.3f} | {s['width']:.3f} | "
                            f"{s['se_sd']:.2f} | {s['above']:.3f} | {s['below']:.3f} |")
             print(f"{label} K={k}: truth {truth:.4f}, {time.perf_counter() - start:.0f} s",
@@ -287,6 +318,13 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="three scenarios, one chain")
     parser.add_argument("--chain-scenario", metavar="PREFIX",
                         help="only the chain scenarios whose label starts with PREFIX")
+    parser.add_argument("--scenario", metavar="PREFIX", action="append",
+                        help="only the interval scenarios whose label starts with PREFIX "
+                             "(repeatable)")
+    parser.add_argument("--ks", default="1,3,7", help="K of the interval rows, comma-separated")
+    parser.add_argument("--request-only", action="store_true",
+                        help="only fit's per-request interval (no timeline, log windows or "
+                             "comparison methods): thousands of replicates per row")
     parser.add_argument("--skip-intervals", action="store_true")
     parser.add_argument("--skip-chain", action="store_true")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables here")

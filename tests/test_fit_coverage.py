@@ -63,3 +63,20 @@ def test_bca_over_48_heavy_tailed_requests_covers_95_percent():
     assert result.reported["batch-means"] == 0 and np.isnan(cov["batch-means"])
     frame = result.to_frame()
     assert list(frame.index) == ["bootstrap", "batch-means"]
+
+
+def test_request_totals_of_a_draw_give_fits_interval():
+    """The study's --request-only path: a draw's request totals, studentized as fit_cell does."""
+    from goldenal.fitting import fit_cell
+    from goldenal.fitting.cell import studentized_ratio_interval
+
+    w = make_workload(RATES, rng=7)
+    sim = simulate_workload(w, 3, n_requests=48, concurrency=16, rng=1)
+    cell = fit_cell(sim.observations("request"), k=3, n_resamples=999, rng=2)
+    _, steps, req, lengths = w.draw(48, 3, np.random.default_rng(1))
+    units = np.column_stack([steps, np.bincount(req, weights=lengths, minlength=48)])
+    lo, hi, se, _ = studentized_ratio_interval(units.astype(float), 0.95, 999,
+                                               np.random.default_rng(2))
+    assert 1 + units[:, 1].sum() / units[:, 0].sum() == cell.mean_acceptance_length
+    assert (lo, hi, se) == pytest.approx((*cell.confidence_interval, cell.standard_error),
+                                         rel=1e-12)
