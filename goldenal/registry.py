@@ -231,13 +231,19 @@ class Registry:
         return pd.DataFrame(rows, columns=columns)
 
 
-def file_checksums(directory):
-    """CRC32 of every YAML file of a golden directory, by file name."""
+def file_checksums(directory, *, overlay=None):
+    """CRC32 of every YAML file of a golden directory, by file name.
+
+    ``overlay`` maps file names to the text they are about to have.
+    """
     sums = {}
     for entry in os.scandir(directory):
         if entry.name.endswith((".yaml", ".yml")) and entry.is_file():
             with open(entry.path, "rb") as fh:
                 sums[entry.name] = zlib.crc32(fh.read())
+    for name, text in (overlay or {}).items():
+        if name.endswith((".yaml", ".yml")):
+            sums[name] = zlib.crc32(text.encode("utf-8"))
     return sums
 
 
@@ -319,12 +325,27 @@ def load_registry(path=None):
     if not os.path.isdir(directory):
         raise RegistryError("not a golden directory (expected a folder of curve YAML files)",
                             path=directory)
+    if os.path.exists(os.path.join(directory, ".goldenal-journal.json")):
+        finish_interrupted_write(directory)
     curves = _read_index(directory)
     if curves is not None:
         return Registry(curves, directory=directory)
     from goldenal.curvefile import load_directory
 
     return load_directory(directory)
+
+
+def finish_interrupted_write(directory):
+    """A write's journal is present: wait for its writer, or finish what a crash left."""
+    from goldenal._files import locked_directory
+
+    try:
+        with locked_directory(directory):
+            pass
+    except OSError as exc:
+        raise RegistryError(f"a write of this directory was interrupted and cannot be finished "
+                            f"here ({exc.filename}: {exc.strerror}); run `goldenal index` with "
+                            "write access to finish it", path=directory) from None
 
 
 def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, engine=None,
@@ -381,8 +402,8 @@ def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, eng
     return value
 
 
-def write_curve(directory, curve, *, replace_reason=None):
+def write_curve(directory, curve, *, replace_reason=None, **kwargs):
     """Write a curve file and its manifest entry; see :func:`goldenal.curvefile.write_curve`."""
     from goldenal.curvefile import write_curve as _write
 
-    return _write(directory, curve, replace_reason=replace_reason)
+    return _write(directory, curve, replace_reason=replace_reason, **kwargs)
