@@ -138,7 +138,7 @@ def recover(directory):
         os.unlink(journal)
         _fsync_directory(directory)
     for name in os.listdir(directory):
-        if _STAGED.match(name) or (name.startswith("." + JOURNAL_NAME) and name.endswith(".tmp")):
+        if _STAGED.match(name):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(directory, name))
 
@@ -251,8 +251,7 @@ class DirectoryTransaction:
             journal = os.path.join(directory, JOURNAL_NAME)
             body = json.dumps({"format": 1, "moves": staged}) + "\n"
             try:
-                fd, tmp = tempfile.mkstemp(prefix="." + JOURNAL_NAME + ".", suffix=".tmp",
-                                           dir=directory)
+                fd, tmp = tempfile.mkstemp(prefix=_STAGED_PREFIX, suffix=".tmp", dir=directory)
                 try:
                     with os.fdopen(fd, "w", encoding="utf-8") as fh:
                         fh.write(body)

@@ -59,16 +59,15 @@ def check_curve_id(curve_id, *, path=None):
 
 def check_file_name(name, *, path=None):
     """Refuse a curve file name other than ``<allowed id>.yaml`` (or ``.yml``)."""
-    stem, dot, ext = (name or "").rpartition(".") if isinstance(name, str) else ("", "", "")
-    if not dot or ext not in ("yaml", "yml"):
-        raise RegistryError(f"curve file name {name!r} is not allowed: expected <curve id>.yaml "
-                            "in the golden directory itself", path=path)
+    stem, dot, ext = name.rpartition(".") if isinstance(name, str) else ("", "", "")
     try:
+        if not dot or ext not in ("yaml", "yml"):
+            raise UsageError("")
         check_curve_id(stem)
     except UsageError:
-        raise RegistryError(f"curve file name {name!r} is not allowed: letters, digits, '.', "
-                            "'_' and '-' only, no path, no '..', not a reserved name",
-                            path=path) from None
+        raise RegistryError(f"curve file name {name!r} is not allowed: expected <curve id>.yaml "
+                            "in the golden directory itself (letters, digits, '.', '_', '-'; "
+                            "not a reserved name)", path=path) from None
     return name
 
 
