@@ -2,7 +2,7 @@
 
 import pytest
 
-from hostile_support import upstream
+from hostile.hostile_support import upstream
 
 
 @pytest.fixture

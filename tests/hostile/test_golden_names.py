@@ -10,7 +10,7 @@ import pytest
 
 from goldenal.curvefile import check_curve_id
 from goldenal.errors import UsageError
-from hostile_support import snapshot
+from hostile.hostile_support import snapshot
 
 FIT_RUN = Path(__file__).resolve().parents[1] / "data" / "fit" / "inferencex_results"
 

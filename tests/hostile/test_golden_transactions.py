@@ -22,7 +22,7 @@ from goldenal import _files
 from goldenal.curvefile import load_directory, read_manifest
 from goldenal.importer import import_curve
 from goldenal.validation import validate
-from hostile_support import snapshot, upstream
+from hostile.hostile_support import snapshot, upstream
 
 # random kill instants per run (GOLDENAL_HOSTILE_KILLS=1000 for a long soak)
 KILLS = int(os.environ.get("GOLDENAL_HOSTILE_KILLS", "150"))
