@@ -119,7 +119,7 @@ def make_example_run(directory):
     """
     import yaml
 
-    from goldenal._files import write_text_atomic
+    from goldenal.files import write_text_atomic
 
     os.makedirs(directory, exist_ok=True)
     cells = build_cells()

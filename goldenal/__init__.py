@@ -13,11 +13,11 @@ __version__ = "0.1.0"
 # public name -> defining module
 _EXPORTS = {
     # registry and policy
-    "lookup": "goldenal.registry",
+    "lookup": "goldenal.api",
     "load_registry": "goldenal.registry",
-    "Registry": "goldenal.registry",
-    "Curve": "goldenal.registry",
-    "GoldenValue": "goldenal.registry",
+    "Registry": "goldenal.curves",
+    "Curve": "goldenal.curves",
+    "GoldenValue": "goldenal.policy",
     "validate": "goldenal.validation",
     "import_curve": "goldenal.importer",
     # engines

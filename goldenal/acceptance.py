@@ -212,3 +212,14 @@ def pava_nonincreasing(values, weights=None):
             m1, w1, n1 = blocks.pop()
             blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
     return [mean for mean, _, n in blocks for _ in range(n)]
+
+
+def histogram_from_survival(steps, per_position):
+    """Lengths histogram from survival counts c_1..c_K given ``D`` = steps (their inverse)."""
+    prev = steps
+    hist = []
+    for c in per_position:
+        hist.append(prev - c)
+        prev = c
+    hist.append(prev)
+    return tuple(hist)

@@ -14,17 +14,14 @@ from datetime import date
 
 import yaml
 
-from goldenal._files import DirectoryTransaction, locked_directory
+from goldenal.files import DirectoryTransaction, locked_directory
 from goldenal.errors import ConflictError, ParseError, RegistryError, UsageError, yaml_error
-from goldenal.registry import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
-                               Registry, file_checksums)
+from goldenal.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
+                             Registry, file_checksums, is_plain_decimal)
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MODES = {"thinking_on": "on", "thinking_off": "off"}
-# Plain ASCII decimals only: the value is copied verbatim into engine configs
-# (JSON, environment variables), where "+2.5", "2.5e0" or "２.５" would break.
 _INT = re.compile(r"[0-9]+\Z", re.ASCII)
-_FLOAT = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z", re.ASCII)
 # Curve ids and file names: the characters upstream file names use
 # (``kimik3_dspark_...``, ``dsv4-pro-0813-dspark``, ``qwen3.5_mtp``), nothing else.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z", re.ASCII)
@@ -168,7 +165,7 @@ def parse_curve_text(text, path="<string>"):
             if al == NOT_AVAILABLE:
                 cells[mode][k] = al
                 continue
-            if not _FLOAT.match(al) or al_node.style in ("'", "\""):
+            if not is_plain_decimal(al) or al_node.style in ("'", "\""):
                 error(where, f"AL for K={k} must be a plain decimal number (e.g. 2.83) or N/A, "
                              f"got {al_node.value!r}")
                 continue
@@ -616,7 +613,7 @@ def write_curve(directory, curve, *, replace_reason=None, extra_files=None, chec
 
     The curve id and file name are checked first; then, under the directory's
     writer lock, the directory as it will be is validated and every file is
-    written through one :class:`goldenal._files.DirectoryTransaction`: a
+    written through one :class:`goldenal.files.DirectoryTransaction`: a
     crash, a full disk or a read-only file leaves the old directory.
 
     Parameters

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from goldenal._tables import Tabular
+from goldenal.tables import Tabular
 from goldenal.errors import ParseError, UnknownCurve
 
 # Variance of the error of a two-decimal rounding (uniform on +-0.005): 0.01^2 / 12.

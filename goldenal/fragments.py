@@ -83,11 +83,12 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
         raise UsageError("`spec_config` is for vLLM's speculative-config JSON")
     if form is not None and engine != "atom":
         raise UsageError("`form` is for ATOM (--spec-decode-acceptance-rate)")
+    from goldenal.policy import select
     from goldenal.registry import load_registry
 
     registry = load_registry(golden_dir)
-    golden = registry.lookup(model, k=k, thinking=thinking, draft=draft, curve=curve,
-                             variant=variant)
+    golden = select(registry, model, k=k, thinking=thinking, draft=draft, curve=curve,
+                    variant=variant)
     eng = adapter(engine)
     options = {}
     rates = None

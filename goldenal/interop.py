@@ -16,10 +16,8 @@ import json
 import math
 import os
 
-from goldenal.errors import ParseError, PolicyError
-from goldenal.observation import Observation
-
-SCHEMA_VERSION = "1.0"
+from goldenal.errors import PolicyError
+from goldenal.readers.profile import SCHEMA_VERSION, read_profile  # noqa: F401 (re-export)
 # Tolerance of the mean-consistency check (the convention's default).
 CONSISTENCY_TOLERANCE = 0.02
 _CHAIN = ("chain_analytic", "measured_per_k")
@@ -80,7 +78,7 @@ def constant_rate_for_mean(al, k):
 
 def _histogram(steps, per_position):
     """``{length: steps}`` (length 1 = no draft accepted) from per-position counts."""
-    from goldenal.readers._base import histogram_from_survival
+    from goldenal.acceptance import histogram_from_survival
 
     hist = histogram_from_survival(steps, per_position)
     return {j + 1: int(n) for j, n in enumerate(hist) if n}
@@ -330,94 +328,10 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
 
 def write_profile(profile, path):
     """Write a profile as JSON (atomically)."""
-    from goldenal._files import write_text_atomic
+    from goldenal.files import write_text_atomic
 
     write_text_atomic(os.fspath(path), json.dumps(profile, indent=2, default=str) + "\n")
     return os.fspath(path)
-
-
-def _int_key(key, path):
-    try:
-        return int(key)
-    except (TypeError, ValueError):
-        raise ParseError(f"acceptance_length_histogram key {key!r} is not an integer",
-                         path=path) from None
-
-
-def read_profile(path):
-    """Read a ``speculation_profile.json`` as measurement observations.
-
-    A profile with ``acceptance_length_histogram`` gives one counted
-    observation (steps N, accepted drafts, c_1..c_K); otherwise it is
-    mean-only.  Further ``accept_length_by_k`` entries become mean-only
-    observations of their own K.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-
-    Returns
-    -------
-    list of Observation
-
-    Raises
-    ------
-    ParseError
-        Not JSON, another schema version, a placeholder (``measured: false``),
-        or inconsistent vectors/histogram.
-    """
-    path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except ValueError as exc:
-        raise ParseError(f"not JSON: {exc}", path=path) from None
-    if not isinstance(doc, dict):
-        raise ParseError("a speculation profile is a JSON object", path=path)
-    version = doc.get("schema_version")
-    if str(version) != SCHEMA_VERSION:
-        raise ParseError(f"schema_version {version!r} is not supported (expected "
-                         f"{SCHEMA_VERSION!r})", path=path)
-    if doc.get("measured") is False:
-        raise ParseError("placeholder profile (measured: false) holds no measurement",
-                         path=path)
-    k = doc.get("num_speculative_tokens")
-    if not isinstance(k, int) or k < 1:
-        raise ParseError("num_speculative_tokens must be a positive integer", path=path)
-    for key in ("marginal_accept_rates", "conditional_accept_rates"):
-        vec = doc.get(key)
-        if vec is not None and len(vec) != k:
-            raise ParseError(f"{key} has {len(vec)} entries but num_speculative_tokens is {k}",
-                             path=path)
-    cond = doc.get("measurement_conditions") or {}
-    thinking = cond.get("thinking") if cond.get("thinking") in ("on", "off") else None
-    engine = str(cond.get("engine") or "unknown")
-    mean = doc.get("mean_accept_length")
-    out = []
-    hist = doc.get("acceptance_length_histogram")
-    if hist:
-        h = {_int_key(length, path): int(n) for length, n in hist.items()}
-        if min(h) < 1 or max(h) > k + 1:
-            raise ParseError(f"histogram lengths must lie in 1..K+1 = 1..{k + 1}", path=path)
-        steps = sum(h.values())
-        per_pos = tuple(sum(n for length, n in h.items() if length - 1 >= i)
-                        for i in range(1, k + 1))
-        out.append(Observation(path, None, engine, "speculation-profile", k=k, drafts=steps,
-                               accepted=sum((length - 1) * n for length, n in h.items()),
-                               accepted_per_position=per_pos, mean_al=mean,
-                               thinking=thinking))
-    elif mean is not None:
-        out.append(Observation(path, None, engine, "speculation-profile", k=k,
-                               mean_al=float(mean), thinking=thinking))
-    for key, value in (doc.get("accept_length_by_k") or {}).items():
-        kk = _int_key(key, path)
-        if kk == k or value is None:
-            continue
-        out.append(Observation(path, None, engine, "speculation-profile", k=kk,
-                               mean_al=float(value), thinking=thinking))
-    if not out:
-        raise ParseError("profile has neither a mean nor a histogram", path=path)
-    return out
 
 
 def _target_id(curve):
@@ -465,14 +379,14 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
         if cell is None or cell.failed:
             raise UnknownCurve(f"the fit has no cell thinking {thinking}, K={k}")
         ident = source.identity
-        from goldenal.fitting.output import _provenance, draft_tuple
+        from goldenal.fitting.output import provenance_of, draft_tuple
 
         by_k = {kk: c.mean_acceptance_length for (t, kk), c in source.cells.items()
                 if t == thinking and not c.failed}
         return profile_from_cell(cell, method=ident.get("method"), model=ident.get("model"),
                                  draft=draft_tuple(ident.get("draft")),
                                  variant=ident.get("variant"),
-                                 provenance=_provenance(ident), accept_length_by_k=by_k,
+                                 provenance=provenance_of(ident), accept_length_by_k=by_k,
                                  chain=source.chain, measured=not ident.get("simulated"))
     if hasattr(source, "cells") and hasattr(source, "id"):
         return profile_from_curve(source, k=k, thinking=thinking, monotone=monotone)

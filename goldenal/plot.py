@@ -1034,8 +1034,9 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
     k : int, optional
         The cell of ``"positions"``.
     diff : callable, optional
-        ``diff(a, b) -> result`` for ``"diff"``; default
-        :func:`goldenal.diff.diff_curves`.
+        ``diff(a, b) -> result``, needed for ``"diff"``:
+        :func:`goldenal.diff.diff_curves` (passed in, as drawing sits below
+        the comparison that draws itself).
     golden_dir : str, optional
         Directory the curves were loaded from; a diff then also reads the
         distribution files (intervals) committed beside them.
@@ -1064,7 +1065,7 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
         if len(curves) != 2:
             raise ValueError(f"a diff needs exactly two curves, got {len(curves)}")
         if diff is None:
-            from goldenal.diff import diff_curves as diff
+            raise ValueError("a diff figure needs `diff` (goldenal.diff_curves)")
         a, b = curves
         if golden_dir is not None and all(_is_registry_curve(c) for c in curves):
             # by id, so the diff finds <id>.distribution.json beside each curve
@@ -1125,7 +1126,7 @@ def save_figure(fig, path):
         raise FileNotFoundError(errno.ENOENT, "no such directory", directory)
     metadata = {"png": {"Software": None}, "svg": {"Date": None},
                 "pdf": {"CreationDate": None, "ModDate": None}}[ext]
-    from goldenal._files import atomic_open
+    from goldenal.files import atomic_open
 
     with atomic_open(path, "wb") as fh, matplotlib.rc_context(
             {"svg.fonttype": "none", "svg.hashsalt": "goldenal"}):

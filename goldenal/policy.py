@@ -12,8 +12,79 @@ Rules (POLICY.md of the project's references, after InferenceX's
 On the ``goldenal lookup`` hot path: standard-library imports only.
 """
 
+from goldenal.curves import NOT_AVAILABLE
 from goldenal.errors import PolicyError, UnknownCurve, UsageError
-from goldenal.registry import NOT_AVAILABLE, GoldenValue
+
+class GoldenValue:
+    """One golden AL with the identity of the cell it came from.
+
+    ``str()`` is the committed spelling (``"2.83"``); ``float()`` the number;
+    ``engine_value(engine)`` the engine's knob value (``"1.83"`` for trtllm);
+    ``knob_value`` that value for the engine the lookup named, if any.
+    """
+
+    __slots__ = ("text", "k", "thinking", "_curve", "golden_dir", "engine")
+
+    def __init__(self, text, *, k, thinking, curve, golden_dir=None, engine=None):
+        self.text = text
+        self.k = k
+        self.thinking = thinking
+        self._curve = curve
+        self.golden_dir = golden_dir
+        self.engine = engine
+
+    curve = property(lambda self: self._curve.id, doc="Curve id.")
+    model = property(lambda self: self._curve.model)
+    method = property(lambda self: self._curve.method)
+    draft = property(lambda self: self._curve.draft)
+    variant = property(lambda self: self._curve.variant)
+    provenance = property(lambda self: self._curve.provenance)
+    value = property(lambda self: float(self.text), doc="The AL as a float.")
+
+    def __str__(self):
+        return self.text
+
+    def __float__(self):
+        return float(self.text)
+
+    def __repr__(self):
+        return (f"<GoldenValue {self.text}: curve {self.curve}, thinking {self.thinking}, "
+                f"K={self.k}>")
+
+    def __eq__(self, other):
+        if isinstance(other, GoldenValue):
+            return (self.text, self.k, self.thinking, self.curve) == (
+                other.text, other.k, other.thinking, other.curve)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((self.text, self.k, self.thinking, self.curve))
+
+    def engine_value(self, engine):
+        """The value the engine's knob takes (exact decimals)."""
+        from goldenal.engines.knobs import knob_value
+
+        return knob_value(engine, self.text)
+
+    @property
+    def knob_value(self):
+        """The knob value for ``engine`` (the committed AL when none was named)."""
+        return self.engine_value(self.engine) if self.engine else self.text
+
+    def to_dict(self, engine=None):
+        from goldenal.engines.knobs import KNOBS
+
+        engine = engine or self.engine
+        out = {"value": self.engine_value(engine) if engine else self.text,
+               "al": self.text, "engine": engine,
+               "knob": KNOBS[engine][0] if engine else None,
+               "curve": self.curve, "model": self.model, "method": self.method,
+               "draft": list(self.draft), "variant": self.variant,
+               "thinking": self.thinking, "k": self.k, "provenance": self.provenance}
+        if self.golden_dir:
+            out["golden_dir"] = self.golden_dir
+        return out
+
 
 _THINKING = {"on": "on", "off": "off", "thinking_on": "on", "thinking_off": "off",
              "true": "on", "false": "off", "enabled": "on", "disabled": "off"}
@@ -94,7 +165,7 @@ def draft_matches(curve, draft):
     return False
 
 
-def _span(ks):
+def k_span(ks):
     """``1-8`` or ``1-3, 5`` for a sorted list of K."""
     if not ks:
         return "none"
@@ -455,7 +526,7 @@ def select(registry, model=None, *, k, thinking, draft=None, curve=None, variant
     text = cells.get(k)
     if text is None:
         raise PolicyError(f"no golden value for curve {chosen.id}, thinking {thinking}, K={k}; "
-                          f"committed K: {_span(sorted(cells))} (no interpolation or "
+                          f"committed K: {k_span(sorted(cells))} (no interpolation or "
                           "extrapolation)")
     if text == NOT_AVAILABLE:
         raise PolicyError(f"curve {chosen.id} records thinking {thinking}, K={k} as N/A "

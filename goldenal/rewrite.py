@@ -28,8 +28,9 @@ import difflib
 import os
 from dataclasses import dataclass, field
 
-from goldenal._files import write_text_atomic
-from goldenal.engines import ENGINES, adapter, spans
+from goldenal.files import write_text_atomic
+from goldenal.engines import ENGINES, adapter
+from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
 from goldenal.errors import ParseError, PolicyError, UsageError
 
@@ -169,10 +170,10 @@ def explicit_al(al, k, *, path=None, line=None):
     """
     from decimal import Decimal
 
-    from goldenal.curvefile import _FLOAT
+    from goldenal.curves import is_plain_decimal
 
     text = str(al).strip()
-    if not _FLOAT.match(text):
+    if not is_plain_decimal(text):
         raise UsageError(f"SYNTHETIC_ACCEPTANCE_LENGTH must be a plain decimal such as 2.83, "
                          f"got {al!r}")
     if not 1 <= Decimal(text) <= k + 1:

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from goldenal._files import write_text_atomic
+from goldenal.files import write_text_atomic
 from goldenal.observation import Observation
 
 # vLLM V1 spec-decode counters (registered names; the exposition appends

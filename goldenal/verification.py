@@ -177,7 +177,7 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
         The run (a directory is loaded with :func:`goldenal.readers.load_run`),
         or measurement files.
     target : GoldenValue or float or str
-        The golden AL the run was set to (a :func:`goldenal.registry.lookup`
+        The golden AL the run was set to (a :func:`goldenal.lookup`
         result carries its K).
     k : int, optional
         K of the cell; default the target's K.
@@ -207,7 +207,7 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
 
     Example
     -------
-    >>> from goldenal.registry import lookup                       # doctest: +SKIP
+    >>> from goldenal.api import lookup                       # doctest: +SKIP
     >>> golden = lookup("minimax-m3", draft="Inferact/MiniMax-M3-EAGLE3", k=3, thinking="on")
     >>> verify("measurements/throughput-run/", golden).verdict     # doctest: +SKIP
     'hit'

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
 from goldenal.lint import recipe, shell
+from goldenal.recipes import shell as shell_text
 from goldenal.lint.check import implied_al
 
 
@@ -105,13 +106,13 @@ def test_infeasible_branch_combinations_are_pruned():
 
 def test_evaluate_test_and_expand():
     env = {"CONC": "4", "EVAL_ONLY": "true", "P": "/a/b/c"}
-    assert shell.evaluate_test('[ "$CONC" -le 8 ]', env) is True
-    assert shell.evaluate_test('[[ "${EVAL_ONLY:-false}" != "true" ]]', env) is False
-    assert shell.evaluate_test('! [ "$CONC" = 4 ]', env) is False
-    assert shell.evaluate_test('[ "$UNKNOWN" = 1 ]', env) is None
-    assert shell.evaluate_test(("case", '"$CONC" in', "1|4"), env) is True
-    assert shell.expand("${P##*/}:${P%/*}:${MISSING:-d}:${P:+set}", env) == "c:/a/b:d:set"
-    assert shell.expand("$((2 * CONC + 1))", env) == "9"
+    assert shell_text.evaluate_test('[ "$CONC" -le 8 ]', env) is True
+    assert shell_text.evaluate_test('[[ "${EVAL_ONLY:-false}" != "true" ]]', env) is False
+    assert shell_text.evaluate_test('! [ "$CONC" = 4 ]', env) is False
+    assert shell_text.evaluate_test('[ "$UNKNOWN" = 1 ]', env) is None
+    assert shell_text.evaluate_test(("case", '"$CONC" in', "1|4"), env) is True
+    assert shell_text.expand("${P##*/}:${P%/*}:${MISSING:-d}:${P:+set}", env) == "c:/a/b:d:set"
+    assert shell_text.expand("$((2 * CONC + 1))", env) == "9"
 
 
 @settings(max_examples=60, deadline=None)
@@ -119,14 +120,14 @@ def test_evaluate_test_and_expand():
                 max_size=5))
 def test_shell_words_agree_with_shlex(words):
     line = " ".join(shlex.quote(w) for w in words)
-    assert shell._shell_words(line) == shlex.split(line)
+    assert shell_text.shell_words(line) == shlex.split(line)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.floats(min_value=0, max_value=100, allow_nan=False), st.integers(0, 6))
 def test_printf_matches_c_formatting(x, digits):
     fmt = f"%.{digits}f"
-    assert shell.printf(fmt, [repr(x)]) == fmt % x
+    assert shell_text.printf(fmt, [repr(x)]) == fmt % x
 
 
 # ------------------------------------------------------------------ signals
@@ -206,7 +207,7 @@ def test_recipe_anchor_merge_and_roles():
 
 def test_recipe_sections_keep_line_numbers():
     from goldenal.engines.locate import RECIPE_SECTIONS
-    from goldenal.engines.spans import keep_sections
+    from goldenal.recipes.spans import keep_sections
 
     sliced = keep_sections(RECIPE, RECIPE_SECTIONS)
     assert sliced.count("\n") == RECIPE.count("\n")
@@ -288,7 +289,7 @@ def test_recipe_reader_agrees_with_engine_adapters():
 
 
 def test_yaml_alias_bomb_multi_document_and_recursive_alias():
-    from goldenal.engines import spans
+    from goldenal.recipes import spans
 
     levels = ["  a: &a [x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 10):

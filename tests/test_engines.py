@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from goldenal.engines import ENGINES, KNOB_NAMES, adapter, add_decimal, read_settings, spans
+from goldenal.engines import ENGINES, KNOB_NAMES, adapter, add_decimal, read_settings
+from goldenal.recipes import spans
 from goldenal.engines.atom import acceptance_rate, read_command_settings
 from goldenal.engines.base import SpecSetting
 from goldenal.engines.vllm import parse_speculative_config

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from goldenal._files import atomic_open, write_text_atomic
+from goldenal.files import atomic_open, write_text_atomic
 
 
 def test_failure_leaves_the_old_file_and_no_temporary(tmp_path):

@@ -394,7 +394,7 @@ def test_crlf_and_double_quoted_json_keep_their_bytes(tmp_path):
 
 
 def test_engine_adapters_rewrite_and_read_through_the_same_core(tmp_path):
-    from goldenal.engines import adapter
+    from goldenal.api import adapter
 
     path = _copy(tmp_path, "trtllm_disagg_anchor.yaml")
     result = adapter("trtllm").rewrite(path, thinking="on")

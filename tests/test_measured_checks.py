@@ -201,7 +201,7 @@ def test_fit_checks_summary_destination_before_writing(tmp_path, capsys):
 
 
 def test_failed_atomic_write_names_the_target(tmp_path):
-    from goldenal._files import write_text_atomic
+    from goldenal.files import write_text_atomic
 
     target = tmp_path / "missing" / "x.json"
     with pytest.raises(OSError) as exc:

@@ -20,7 +20,7 @@ from goldenal.cli import main
 from goldenal.errors import ParseError
 from goldenal.readers import Observations
 from goldenal.observation import Observation
-from goldenal.registry import lookup
+from goldenal.api import lookup
 from goldenal.verification import Verification, schedule, verify
 
 DATA = Path(__file__).parent / "data" / "ingest" / "verify"

@@ -100,7 +100,7 @@ def _non_negative_float(text):
 
 
 def selection_kwargs(args):
-    """Keyword arguments for :func:`goldenal.registry.lookup` from parsed flags."""
+    """Keyword arguments for :func:`goldenal.lookup` from parsed flags."""
     return {"k": args.k, "thinking": args.thinking, "draft": args.draft, "curve": args.curve,
             "variant": args.variant, "golden_dir": golden_dir(args)}
 

@@ -56,7 +56,7 @@ def run(args):
                              identity=identity_from_args(args),
                              allow_simulated=args.allow_simulated)
     if args.summary_md:
-        from goldenal._files import write_text_atomic
+        from goldenal.files import write_text_atomic
         from goldenal.report import diff_markdown
 
         write_text_atomic(args.summary_md, diff_markdown(result))

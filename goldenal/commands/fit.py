@@ -170,7 +170,7 @@ def run(args):
               f"{curvefit.cells[thinking, k].text} committed from printed means only "
               "(--allow-mean-only): no step counts, no interval", file=sys.stderr)
     if args.summary_md:
-        from goldenal._files import write_text_atomic
+        from goldenal.files import write_text_atomic
         from goldenal.report import fit_markdown
 
         write_text_atomic(args.summary_md, fit_markdown(curvefit))

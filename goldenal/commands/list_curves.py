@@ -20,7 +20,7 @@ def configure(parser):
 
 
 def rows(registry):
-    from goldenal.policy import _span
+    from goldenal.policy import k_span
 
     out = []
     for c in registry:
@@ -30,7 +30,7 @@ def rows(registry):
             "head": ", ".join(c.draft) or "-",
             "variant": ", ".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or "-",
             "thinking": "/".join(m for m in ("on", "off") if c.cells.get(m)),
-            "K": _span(ks), "source run": c.source or "-",
+            "K": k_span(ks), "source run": c.source or "-",
         })
     return out
 

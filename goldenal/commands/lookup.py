@@ -93,7 +93,7 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.registry import lookup
+    from goldenal.api import lookup
 
     value = lookup(args.model, engine=args.engine, **selection_kwargs(args))
     if args.format == "json":

@@ -118,6 +118,7 @@ def run(args):
     import os
 
     from goldenal import plot
+    from goldenal.diff import diff_curves
     from goldenal.registry import load_registry
 
     ext = os.path.splitext(args.out)[1].lower().lstrip(".")
@@ -137,7 +138,7 @@ def run(args):
         colors = plot.stable_colors(sorted(registry.curves),
                                     [plot.curve_name(c) for c in curves])
         fig = plot.figure(curves, kind=args.kind, thinking=args.thinking, k=args.k,
-                          golden_dir=registry.directory, colors=colors)
+                          diff=diff_curves, golden_dir=registry.directory, colors=colors)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     plot.save_figure(fig, args.out)

@@ -67,7 +67,7 @@ def run(args):
         if args.thinking is None:
             print("error: --thinking is required to look the target up", file=sys.stderr)
             return 2
-        from goldenal.registry import lookup
+        from goldenal.api import lookup
 
         target = lookup(args.model, k=args.k, thinking=args.thinking, draft=args.draft,
                         curve=args.curve, variant=args.variant, golden_dir=golden_dir(args))

@@ -18,9 +18,12 @@ import re
 import shlex
 from decimal import Decimal
 
-from goldenal.engines import acceptance_rate, knob_value, spans  # noqa: F401 (re-export)
+from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned
+from goldenal.engines.knobs import acceptance_rate, knob_value  # noqa: F401 (re-export)
 from goldenal.errors import ParseError, PolicyError
+from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
+                                    substitute, unquote)
 
 KNOB = "--spec-decode-acceptance-length"
 RATE_KNOB = "--spec-decode-acceptance-rate"
@@ -105,20 +108,16 @@ def read_command_settings(path, text=None):
         return []
     if "atom" not in text.lower() and KNOB not in flags and RATE_KNOB not in flags:
         return []
-    from goldenal.engines.shell import _ASSIGN, _resolve, _unquote
-
-    variables = {}
-    for m in _ASSIGN.finditer(text):
-        variables.setdefault(m.group(1), _unquote(m.group(2)))
+    variables = literal_variables(text)
     value_of = {f: m.group("value").strip("'\"") for f, m in flags.items()}
     knob = KNOB if KNOB in flags else (RATE_KNOB if RATE_KNOB in flags else None)
     at = flags.get(knob) or flags.get(K_FLAG)
     k = value_of.get(K_FLAG)
     if k is not None and not k.isdigit():
-        k = _resolve(k, variables)
+        k = resolve(k, variables)
     extra = {}
     if knob is not None:
-        resolved = _resolve(value_of[knob], variables)
+        resolved = resolve(value_of[knob], variables)
         if resolved is not None and resolved != value_of[knob]:
             extra["resolved"] = resolved
     if "--dspark-config" in flags:
@@ -135,14 +134,12 @@ def read_command_settings(path, text=None):
 
 def _literal(flags, flag, variables):
     """A flag's value, through a ``$VAR`` with one literal assignment; None when unknown."""
-    from goldenal.engines.shell import _resolve
-
     m = flags.get(flag)
     if m is None:
         return None
     value = m.group("value").strip("'\"")
     if "$" in value:
-        value = _resolve(m.group("value"), variables)
+        value = resolve(m.group("value"), variables)
     return value or None
 
 
@@ -157,57 +154,11 @@ def _all_flags(text):
     return found
 
 
-_IF = re.compile(r"(?:^|[;&|]\s*)if\s")
-
-
-def eval_paths(text):
-    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both.
-
-    A line-level reading of ``if``/``elif``/``else``/``fi`` blocks whose
-    condition tests ``EVAL_ONLY`` (the condition's polarity as the audit reads
-    it).  One-line ``if ...; then ...; fi`` blocks open nothing.
-    """
-    from goldenal.lint.shell import _eval_polarity
-
-    out = {}
-    stack = []          # [first condition's polarity, this arm's eval-ness]
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.strip()
-        word = line.split(None, 1)[0].rstrip(";") if line else ""
-        if word == "if" and not re.search(r"[;\s]fi\s*(?:[;#|&].*)?$", line):
-            pol = _eval_polarity(line)
-            stack.append([pol, pol])
-        elif word == "elif" and stack:
-            # after an EVAL_ONLY test, every later arm runs only on the other path
-            first = stack[-1][0]
-            stack[-1][1] = _eval_polarity(line) if first is None else not first
-        elif word == "else" and stack:
-            first = stack[-1][0]
-            stack[-1][1] = None if first is None else not first
-        elif word == "fi" and stack:
-            stack.pop()
-            out[number] = _status(stack)
-            continue
-        out[number] = _status(stack)
-    return out
-
-
-def _status(stack):
-    arms = [arm for _, arm in stack if arm is not None]
-    if True in arms:
-        return True
-    if False in arms:
-        return False
-    return None
-
-
 def _literal_k(raw, variables):
     """K from a flag's value: a literal, or a ``$VAR`` with one literal assignment."""
-    from goldenal.engines.shell import _resolve
-
     value = raw.strip("'\"")
     if not value.isdigit():
-        value = _resolve(raw, variables) or ""
+        value = resolve(raw, variables) or ""
     return int(value) if value.isdigit() else None
 
 
@@ -230,16 +181,14 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
     -------
     (Plan, list of (line, k, al_text, knob_value))
     """
-    from goldenal.engines.shell import _ASSIGN, _unquote
-
     flags = _all_flags(text)
     k_flags = flags.get(K_FLAG, [])
     if not k_flags:
         raise ParseError(f"no {K_FLAG} on the command line", path=path)
     variables, assigned = {}, {}
-    for m in _ASSIGN.finditer(text):
-        variables.setdefault(m.group(1), _unquote(m.group(2)))
-        assigned.setdefault(m.group(1), []).append(m)
+    for m in ASSIGNMENT.finditer(text):
+        variables.setdefault(m.group("key"), unquote(m.group("raw")))
+        assigned.setdefault(m.group("key"), []).append(m)
     if "--dspark-config" in flags:
         for m in flags["--dspark-config"]:
             if _dspark_confidence(m.group("value")):
@@ -345,11 +294,9 @@ def _as_al(name, text, k):
 
 
 def _check_same_al(path, text, m, name, al_text, k, variables, force):
-    from goldenal.engines.shell import _resolve
-
     raw = m.group("value")
     shown = raw.strip("'\"")
-    value = _resolve(raw, variables) if shown.startswith("$") else shown
+    value = resolve(raw, variables) if shown.startswith("$") else shown
     pinned = _as_al(name, value or "", k)
     if pinned is None or (abs(pinned - Decimal(al_text)) > Decimal("1e-9") and not force):
         check_pinned(name, shown, al_text if name == KNOB else
@@ -363,23 +310,19 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
     Returns None (nothing to change) or ``(edit, line, old)``.  Refused when
     the variable is computed (``$(awk ...)``) or assigned more than once.
     """
-    from goldenal.engines.shell import _unquote
-
     raw = m.group("value").strip("'\"")
     match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", raw)
     line = _line(text, m.start())
     holders = assigned.get(match.group(1), []) if match else []
-    current = _unquote(holders[0].group(2)) if len(holders) == 1 else None
+    current = unquote(holders[0].group("raw")) if len(holders) == 1 else None
     pinned = _as_al(name, current, k) if current is not None else None
     computed = False
     if pinned is None and current is not None and current.startswith("$("):
         # $(awk 'BEGIN{print ...}') and the like, evaluated as the audit does
-        from goldenal.lint.shell import _subst
-
-        start = holders[0].start(2)
+        start = holders[0].start("raw")
         end = text.find("\n", start)
-        value = _subst(text[start:end if end >= 0 else len(text)].strip(), variables, 0)
-        pinned = _as_al(name, _unquote(value), k)
+        value = substitute(text[start:end if end >= 0 else len(text)].strip(), variables, 0)
+        pinned = _as_al(name, unquote(value), k)
         computed = pinned is not None
     if pinned is None:
         raise PolicyError(f"{name} is {raw}, which is not one literal assignment in the file "
@@ -389,13 +332,13 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
     if abs(pinned - Decimal(al_text)) <= tolerance:
         return None
     if computed:
-        raise PolicyError(f"{name} is {raw}, computed at run time as {_unquote(value)}, which "
+        raise PolicyError(f"{name} is {raw}, computed at run time as {unquote(value)}, which "
                           f"is not the golden value {want}; fix the computation by hand",
                           path=path, line=line)
     held = holders[0]
     check_pinned(name, current, want, force=force, path=path,
-                 line=_line(text, held.start(2)))
-    return spans.Edit(held.start(2), held.end(2), want), _line(text, held.start(2)), current
+                 line=_line(text, held.start("raw")))
+    return spans.Edit(held.start("raw"), held.end("raw"), want), _line(text, held.start("raw")), current
 
 
 ADAPTER = AtomAdapter()

@@ -9,6 +9,7 @@ and one for decode.
 Stable API (also used by ``goldenal audit``):
 
 - :class:`SpecSetting` (frozen dataclass);
+- :func:`adapter` ``(engine) -> EngineAdapter``;
 - :func:`goldenal.engines.read_settings` ``(path, text=None) -> list[SpecSetting]``;
 - :func:`goldenal.engines.vllm.parse_speculative_config` ``(json_text) -> dict``;
 - the knob names per engine in :data:`goldenal.engines.KNOB_NAMES`.
@@ -123,18 +124,6 @@ class EngineAdapter:
     def plan(self, doc, site, al_text, *, k, force=False, **options):
         raise NotImplementedError
 
-    def rewrite(self, path, **options):
-        """Rewrite one file in place; see :func:`goldenal.rewrite.inject`."""
-        from goldenal.rewrite import inject
-
-        return inject(path, engine=self.name, **options)
-
-    def read(self, path, text=None):
-        """This engine's :class:`SpecSetting` records in one file."""
-        from goldenal.engines import read_settings
-
-        return [s for s in read_settings(path, text) if s.engine == self.name]
-
 
 def same_number(a, b):
     """True when two decimal strings spell the same number (``2.5`` and ``2.50``)."""
@@ -154,3 +143,21 @@ def check_pinned(knob, old, new, *, force, path, line):
         return
     raise ConflictError(f"{knob} is already pinned to {old}, golden value is {new}; "
                         "use --force to overwrite", path=path, line=line)
+
+
+def adapter(engine):
+    """The adapter object of one engine (imports its module on first use)."""
+    found = _ADAPTERS.get(engine)
+    if found is None:
+        import importlib
+
+        from goldenal.engines.knobs import ENGINES
+
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+        # each adapter module imports this one: named here, imported by name
+        found = _ADAPTERS[engine] = importlib.import_module(f"goldenal.engines.{engine}").ADAPTER
+    return found
+
+
+_ADAPTERS = {}

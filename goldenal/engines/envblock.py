@@ -7,18 +7,10 @@ mix ``'1'`` and ``"1"``; a block with no quoted value gets ``"``).
 """
 
 import os
-import re
-from collections import Counter
 
-from goldenal.engines import spans
 from goldenal.engines.base import check_pinned, same_number
-
-
-def quote_style(env):
-    """The quote character most values of an environment mapping use."""
-    styles = Counter(v.style for _, v in spans.pairs(env)
-                     if spans.is_scalar(v) and v.style in ("'", '"'))
-    return styles.most_common(1)[0][0] if styles else '"'
+from goldenal.recipes import spans
+from goldenal.recipes.env import env_file_values, quote_style
 
 
 def plan_site_env(doc, site, desired, *, value_key, force):
@@ -58,22 +50,6 @@ def plan_env(doc, env, desired, *, value_key, force):
         edits.append(spans.add_to_mapping(doc.text, env, missing, value_style=quote_style(env),
                                           path=doc.path))
     return edits, changes
-
-
-_ASSIGN = re.compile(r"^(?P<lead>\s*(?:export\s+)?)(?P<key>[A-Za-z_][A-Za-z0-9_]*)="
-                     r"(?P<raw>[^\s#]*)", re.M)
-
-
-def env_file_values(text):
-    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` file's text."""
-    out = {}
-    for m in _ASSIGN.finditer(text):
-        raw = m.group("raw")
-        quote = raw[0] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else ""
-        value = raw[1:-1] if quote else raw
-        line = text.count("\n", 0, m.start()) + 1
-        out[m.group("key")] = (value, line, m.start("raw"), m.end("raw"), quote)
-    return out
 
 
 def plan_env_file(path, desired, *, value_key, force, create=True):

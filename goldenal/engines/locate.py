@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from goldenal.engines import spans
+from goldenal.recipes import spans
 from goldenal.errors import ParseError
 
 ROLES = ("aggregated", "prefill", "decode")
@@ -52,7 +52,7 @@ class Document:
         """Read (unless ``text`` is given) and compose a file.
 
         ``keep`` names the top-level sections worth reading (see
-        :func:`goldenal.engines.spans.keep_sections`; the whole file is read
+        :func:`goldenal.recipes.spans.keep_sections`; the whole file is read
         when that breaks the document, e.g. an alias whose anchor sits in a
         skipped section); ``first`` reads a multi-document stream's first
         document.  Read-back only: edits need the offsets of the whole text.
@@ -126,7 +126,7 @@ class Section:
         return spans.get(self.node, *keys)
 
 
-def _sections(root):
+def sections_of(root):
     if not spans.is_map(root):
         return None
     if spans.is_map(spans.get(root, "backend")):
@@ -194,9 +194,9 @@ def recipe_sites(doc, *, knob_only=False):
     without configuring speculative decoding gives a site too
     (``spec_on=False``).
     """
-    from goldenal.engines import adapter
+    from goldenal.engines.base import adapter
 
-    sections = _sections(doc.root)
+    sections = sections_of(doc.root)
     if sections is None:
         return None
     sites = []
@@ -238,7 +238,7 @@ def recipe_sites(doc, *, knob_only=False):
 
 def config_sites(doc, env_file=None):
     """Sites of a vLLM ``--config`` file or a TensorRT-LLM extra-LLM-API YAML."""
-    from goldenal.engines import adapter
+    from goldenal.engines.base import adapter
 
     root = doc.root
     if not spans.is_map(root):
@@ -289,7 +289,7 @@ def read_settings(path, text=None):
 
         return read_shell_settings(path, text)
     doc, sites, _ = find_sites(path, text)
-    from goldenal.engines import adapter
+    from goldenal.engines.base import adapter
 
     import dataclasses
 

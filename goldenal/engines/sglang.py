@@ -12,8 +12,9 @@ Source: ENGINES.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``
 
 import shlex
 
-from goldenal.engines import knob_value, spans
+from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
+from goldenal.engines.knobs import knob_value
 from goldenal.engines.envblock import plan_site_env
 
 KNOB = "SGLANG_SIMULATE_ACC_LEN"

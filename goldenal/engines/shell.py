@@ -12,8 +12,8 @@ import os
 import re
 
 from goldenal.engines.base import SpecSetting
+from goldenal.recipes.shell import literal_variables, resolve, unquote
 
-_ASSIGN = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)", re.M)
 _PATTERNS = [
     ("sglang", "SGLANG_SIMULATE_ACC_LEN",
      re.compile(r"SGLANG_SIMULATE_ACC_LEN[ \t]*[=:][ \t]*(?P<v>[^\s;]+)")),
@@ -29,22 +29,6 @@ _K = {
     "trtllm": re.compile(r"max_draft_len[ \t]*:[ \t]*(?P<k>\S+)"),
     "vllm": re.compile(r"\\?\"num_speculative_tokens\\?\"[ \t]*:[ \t]*(?P<k>[^,}\s]+)"),
 }
-
-
-def _unquote(text):
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
-
-
-def _resolve(raw, variables):
-    """``$NAME`` / ``${NAME}`` through the script's literal assignments, else None."""
-    text = _unquote(raw)
-    m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
-    if m:
-        return variables.get(m.group(1))
-    return None if "$" in text or "%" in text else text
 
 
 def read_shell_settings(path, text=None):
@@ -63,9 +47,7 @@ def read_shell_settings(path, text=None):
     if text is None:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-    variables = {}
-    for m in _ASSIGN.finditer(text):
-        variables.setdefault(m.group(1), _unquote(m.group(2)))
+    variables = literal_variables(text)
     out = []
     for engine, knob, pattern in _PATTERNS:
         for m in pattern.finditer(text):
@@ -76,20 +58,20 @@ def read_shell_settings(path, text=None):
             k_match = _K[engine].search(text)
             k = None
             if k_match:
-                k_text = _resolve(k_match.group("k").rstrip(",\\"), variables)
+                k_text = resolve(k_match.group("k").rstrip(",\\"), variables)
                 if k_text is None and "NUM_SPEC_TOKENS" in variables:
                     k_text = variables["NUM_SPEC_TOKENS"]
                 k = int(k_text) if k_text and k_text.isdigit() else None
             elif variables.get("NUM_SPEC_TOKENS", "").isdigit():
                 k = int(variables["NUM_SPEC_TOKENS"])
             extra = {}
-            resolved = _resolve(raw, variables)
-            if resolved is not None and resolved != _unquote(raw):
+            resolved = resolve(raw, variables)
+            if resolved is not None and resolved != unquote(raw):
                 extra["resolved"] = resolved
             out.append(SpecSetting(
                 path=path, line=text.count("\n", 0, m.start()) + 1,
                 col=m.start() - line_start + 1, engine=engine, role=None, knob=knob,
-                value=_unquote(raw), k=k, extra=extra))
+                value=unquote(raw), k=k, extra=extra))
     out.extend(read_command_settings(path, text))
     out.sort(key=lambda s: (s.line, s.col))
     return out

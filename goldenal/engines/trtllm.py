@@ -12,8 +12,9 @@ Source: ENGINES.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
 
 import shlex
 
-from goldenal.engines import knob_value, spans
+from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
+from goldenal.engines.knobs import knob_value
 from goldenal.engines.envblock import env_file_values, plan_env_file, plan_site_env
 from goldenal.errors import PolicyError
 

@@ -12,8 +12,9 @@ are mutually exclusive.
 import json
 import shlex
 
-from goldenal.engines import knob_value, spans
+from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
+from goldenal.engines.knobs import knob_value
 from goldenal.errors import ParseError
 
 KNOB = "synthetic_acceptance_length"

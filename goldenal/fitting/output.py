@@ -157,7 +157,7 @@ def refuse_simulated(run):
                           "scratch directory", path=getattr(run, "path", None))
 
 
-def _provenance(identity):
+def provenance_of(identity):
     prov = {}
     if identity.get("source"):
         prov["source_run"] = identity["source"]
@@ -208,7 +208,7 @@ def curve_from_fit(curvefit, *, curve_id=None):
                          path=ident.get("path"))
     if not ident.get("model"):
         raise ParseError("no model key: give --model (model=...) or `model:` in run.yaml")
-    prov = _provenance(ident)
+    prov = provenance_of(ident)
     prov["fit"] = {"confidence_level": curvefit.confidence_level,
                    "distribution": f"{ident['curve']}.distribution.json"}
     return Curve(ident["curve"], ident["model"], curvefit.values(), method=ident.get("method"),

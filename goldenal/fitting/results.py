@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from goldenal._tables import Tabular
+from goldenal.tables import Tabular
 
 # How each interval method is described to a reviewer (reports, JSON).
 INTERVAL_METHODS = {

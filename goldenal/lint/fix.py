@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from typing import NamedTuple
 
-from goldenal._files import write_text_atomic
+from goldenal.files import write_text_atomic
 
 FIXABLE = ("GAL201", "GAL202")
 ASSUMPTIONS = ("GAL304", "GAL305")

@@ -14,8 +14,9 @@ variant.
 
 import json
 
-from goldenal.engines import adapter, spans
-from goldenal.engines.locate import ENGINE_CONFIG, ROLES, _sections, find_sites, pd_decode
+from goldenal.engines import adapter
+from goldenal.recipes import spans
+from goldenal.engines.locate import ENGINE_CONFIG, ROLES, sections_of, find_sites, pd_decode
 from goldenal.lint import evidence as ev
 
 _SGLANG_EXTRA = {"token_mode": "SGLANG_SIMULATE_ACC_TOKEN_MODE",
@@ -108,7 +109,7 @@ def recipe_configs(relpath, text, lines):
     signals = ev.thinking_signals_in(text, lines)
     thinking, how = ev.decide_thinking(signals)
     doc, sites, _ = find_sites(relpath, text, recipe_only=True, knob_only=True)
-    sections = {s.name: s for s in _sections(doc.root) or ()}
+    sections = {s.name: s for s in sections_of(doc.root) or ()}
     metas, disagg_of = {}, {}
     for site in sites:
         if site.section not in metas:

@@ -71,17 +71,6 @@ def survival_from_histogram(hist):
     return tuple(out)
 
 
-def histogram_from_survival(steps, per_position):
-    """Inverse of :func:`survival_from_histogram` given ``D`` = steps."""
-    prev = steps
-    hist = []
-    for c in per_position:
-        hist.append(prev - c)
-        prev = c
-    hist.append(prev)
-    return tuple(hist)
-
-
 @lru_cache(maxsize=64)  # a handful of distinct values, asked once per solved window
 def _decimals(half):
     """``n`` when ``half`` is the rounding of ``n`` printed decimals (``0.5e-n``, +slack)."""

@@ -13,12 +13,15 @@ window comes out as the per-line reader would read it.
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
-from goldenal.readers import _logscan
 from goldenal.readers._base import lower_count, upper_count
 from goldenal.readers.observations import Columns
-from goldenal.readers.vllm_log import _RARE_MARKERS  # what a per-line read looks at
+
+# by name, as in vllm_log: an extension module is no node of the import graph
+_logscan = importlib.import_module("goldenal.readers._logscan")
 
 KMAX = 16  # per-position rates a record holds; longer lines are read per line
 (R_LINE, R_START, R_TAG, R_STATUS, R_PID, R_STAMP, R_DP, R_MEAN, R_MEAN_DIGITS, R_ACCEPTED,
@@ -30,14 +33,15 @@ HALF = 0.0005 + 1e-9    # vLLM prints survival with three decimals
 MAX_SOLVE_STEPS = 10**7  # longer windows (none of 10 s comes close) are solved per line
 
 
-def read_block(hits, buf, cut, before, number, records):
+def read_block(hits, buf, cut, before, number, records, rare_markers):
     """Yield the windows of one block in file order: :class:`Columns` runs and rows.
 
     ``hits`` is the per-line reader (:class:`goldenal.readers.vllm_log._Hits`),
     ``number`` the line number of the block's first line, ``records`` what
     ``_logscan.scan`` returned for ``buf[:cut]``.  A line that mentions
     ``peculative`` (V0 metrics, a start-up configuration that may state K) is
-    read per line between the runs before and after it.
+    read per line between the runs before and after it, as is one holding any
+    of ``rare_markers`` (what the per-line reader looks at besides metrics).
     """
     rec = np.frombuffer(records, np.int64).reshape(-1, RATES + KMAX)
     rare = np.flatnonzero(rec[:, R_STATUS] == 2).tolist()
@@ -49,7 +53,7 @@ def read_block(hits, buf, cut, before, number, records):
             r = rec[stop].tolist()
             end = buf.find(b"\n", r[R_START], cut)
             line = bytes(buf[r[R_START]:end if end >= 0 else cut])
-            if r[R_TAG] >= 0 or any(m in line for m in _RARE_MARKERS):
+            if r[R_TAG] >= 0 or any(m in line for m in rare_markers):
                 row = hits.read(buf, cut, before, r[R_TAG] if r[R_TAG] >= 0 else r[R_START],
                                 number + r[R_LINE], r[R_START])
                 if row is not None:

@@ -131,7 +131,7 @@ def load_run(path, *, k=None, **identity):
     ParseError
         No such directory, an invalid manifest, or no readable cell.
     """
-    from goldenal.readers import _k_iv
+    from goldenal.readers.ingestion import _k_iv
 
     _k_iv(k)
     path = os.fspath(path)
@@ -305,7 +305,7 @@ def _from_collector(path, given, only_k):
 
 
 def _assemble(path, identity, plan, warnings, layout):
-    from goldenal.readers import ingest
+    from goldenal.readers.ingestion import ingest
 
     cells, problems, sources = {}, [], []
     for (thinking, k), primary, fallback in plan:

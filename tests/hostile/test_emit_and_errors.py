@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from goldenal import _files
+from goldenal import files as _files
 from goldenal.fragments import emit
 
 # a draft head under a local path (allowed: it ends in the HF id) with shell metacharacters

@@ -18,7 +18,7 @@ import time
 import pytest
 
 import goldenal
-from goldenal import _files
+from goldenal import files as _files
 from goldenal.curvefile import load_directory, read_manifest
 from goldenal.importer import import_curve
 from goldenal.validation import validate

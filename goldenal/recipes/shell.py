@@ -1,0 +1,681 @@
+"""Shell scripts as text: statements, quoting, branches and the values of variables.
+
+The lowest layer of every reading of a launcher script, shared by ``inject``
+(the engine adapters) and ``audit`` (:mod:`goldenal.lint.shell`, which replays
+each branch).  Nothing is executed:
+
+* splitting: logical lines (continuations joined, heredoc bodies kept), their
+  statements, and the ``if``/``case`` arm each sits in (:func:`parse`);
+  words as the shell splits them (:func:`shell_words`);
+* expansion: ``$VAR``, ``${VAR:-default}`` and the ``$(...)`` forms recipes
+  compute values with (``printf``, ``awk 'BEGIN{print ...}'``, ``$(( ))``),
+  evaluated symbolically (:func:`expand`, :func:`substitute`);
+* tests: ``[ a OP b ]`` and ``case`` patterns under known variables
+  (:func:`evaluate_test`), and which side of an ``EVAL_ONLY`` test a line is
+  on (:func:`eval_polarity`, :func:`eval_paths`);
+* literal assignments, first one wins (:func:`literal_variables`, :func:`resolve`).
+"""
+
+import re
+
+ASSIGN_RE = re.compile(
+    r"^(?:(?:export|local|declare(?:\s+-[a-zA-Z]+)*|readonly|typeset)\s+)?"
+    r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$")
+VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+]|##?|%%?)([^}]*))?\}"
+                     r"|\$([A-Za-z_][A-Za-z0-9_]*)")
+# ``NAME=value`` on a line of its own (``export`` allowed): one word, quotes kept
+ASSIGNMENT = re.compile(r"^(?P<lead>[ \t]*(?:export[ \t]+)?)(?P<key>[A-Za-z_][A-Za-z0-9_]*)="
+                        r"(?P<raw>\S*)", re.M)
+
+
+def strip_comment(text):
+    """Drop a trailing ``# comment`` that is outside quotes."""
+    if "#" not in text or not (" #" in text or "\t#" in text or ";#" in text or "(#" in text):
+        return text
+    quote = None
+    prev = " "
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and prev in " \t;(":
+            return text[:i]
+        prev = ch
+    return text
+
+
+_TOKEN_RE = re.compile(r"""\\.|"(?:\\.|[^"\\])*"?|'[^']*'?|;;|[;()]|[^"'\\;()]+""", re.S)
+
+
+def split_statements(text):
+    """Split on ``;`` / ``;;`` outside quotes and ``$(...)``; ``;;`` kept as a statement."""
+    if ";" not in text:
+        return [text] if text else []
+    out, cur, depth = [], [], 0
+    for m in _TOKEN_RE.finditer(text):
+        tok = m.group(0)
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0 and tok in (";", ";;"):
+            out.append("".join(cur).strip())
+            cur = []
+            if tok == ";;":
+                out.append(";;")
+            continue
+        cur.append(tok)
+    out.append("".join(cur).strip())
+    return [x for x in out if x]
+
+
+HEREDOC_RE = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
+
+
+def quote_stack(text, stack):
+    """Scan ``text`` from the open contexts ``stack`` ("'", '"', "(" for ``$(``); return them.
+
+    Incremental, so a string spanning many lines is scanned once.
+    """
+    stack = list(stack)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        top = stack[-1] if stack else None
+        if top == "'":
+            if ch == "'":
+                stack.pop()
+        elif ch == "\\":
+            i += 1
+        elif ch == "$" and text[i + 1:i + 2] == "(":
+            stack.append("(")
+            i += 1
+        elif top == '"':
+            if ch == '"':
+                stack.pop()
+        elif ch in "'\"":
+            stack.append(ch)
+        elif ch == ")" and top == "(":
+            stack.pop()
+        elif ch == "#" and top is None and (i == 0 or text[i - 1] in " \t;\n"):
+            j = text.find("\n", i)     # a comment: quotes in it do not count
+            if j < 0:
+                break
+            i = j
+            continue
+        i += 1
+    return stack
+
+
+def open_quote(text):
+    """True when ``text`` ends inside a quoted string or a ``$( ... )``."""
+    even = text.count("'") % 2 == 0 and (text.count('"') - text.count('\\"')) % 2 == 0
+    if even and ("$(" not in text or text.count("(") <= text.count(")")):
+        return False    # balanced quotes and parens: the common one-line case
+    return bool(quote_stack(text, []))
+
+
+class Line:
+    """One logical line: first physical line ``no`` through ``end``."""
+
+    __slots__ = ("no", "end", "text", "path", "heredoc", "stmts")
+
+    def __init__(self, no, text, path, heredoc, end=None):
+        self.no, self.text, self.path, self.heredoc = no, text, path, heredoc
+        self.end = no if end is None else end
+        self.stmts = ()
+
+
+class Cond:
+    __slots__ = ("id", "kind", "arms", "eval_polarity", "parent", "subject", "tests", "start",
+                 "path", "end")
+
+    def __init__(self, id, kind, parent):
+        self.id, self.kind, self.parent, self.subject = id, kind, parent, ""
+        self.start = None
+        self.end = None          # line of the closing fi/esac (None: never closed)
+        self.tests = []              # (line number, arm index, test text) per if/elif/pattern
+        self.arms = []               # arm descriptions
+        self.eval_polarity = []      # per arm: True eval, False non-eval, None unrelated
+
+
+def eval_polarity(cond_text):
+    """For an ``if`` condition: True if it holds when EVAL_ONLY=true, False if not, None."""
+    if "EVAL_ONLY" not in cond_text:
+        return None
+    t = cond_text.replace(" ", "")
+    negated = t.startswith("!") or "!=" in t
+    truthy = re.search(r"(==?|!=)[\"']?true[\"']?", t) or "-n" in cond_text
+    falsy = re.search(r"(==?|!=)[\"']?false[\"']?", t)
+    if falsy and not truthy:
+        negated = not negated
+    return not negated
+
+
+KEYWORDS = {"if", "elif", "else", "fi", "case", "esac", "then", "do", "done", "for", "while",
+             "until", "function", "{", "}"}
+
+
+def parse(text, hits=None):
+    """Logical lines with their branch paths, and the conditions seen.
+
+    With ``hits`` (physical line numbers worth scanning, see :func:`_hit_lines`),
+    lines that can neither hold evidence nor change a variable or a branch
+    are dropped on the way: they cannot change any outcome.
+    """
+    raw = text.split("\n")
+    lines, conds, stack = [], [], []     # stack of [Cond, arm index or None]
+    cached_path, cached_key = (), ()
+    i = 0
+    heredoc_end = None
+    while i < len(raw):
+        start = i
+        body = raw[i]
+        if heredoc_end is not None:
+            if body.strip() == heredoc_end:
+                heredoc_end = None
+            elif hits is None or i + 1 in hits:
+                ln = Line(i + 1, body, tuple((c.id, a) for c, a in stack if a is not None)
+                          if stack else (), True)
+                lines.append(ln)
+            i += 1
+            continue
+        while body.endswith("\\") and i + 1 < len(raw):
+            i += 1
+            body = body[:-1] + " " + raw[i].strip()
+        i += 1
+        stripped = body.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        multiline = False
+        if ("'" in body or '"' in body) and open_quote(body):
+            # a quoted string spanning lines (e.g. ``python3 -c '...'``) is one word
+            open_ctx = quote_stack(body, [])
+            while i < len(raw) and open_ctx:
+                body = body + "\n" + raw[i]
+                open_ctx = quote_stack("\n" + raw[i], open_ctx)
+                i += 1
+            stripped = body.strip()
+            multiline = True
+        if (hits is not None and "=" not in body and ";" not in body and ")" not in body
+                and "<<" not in body and stripped.split(None, 1)[0] not in KEYWORDS
+                and not stripped.startswith(("unset ", "printf -v"))
+                and not any(n in hits for n in range(start + 1, i + 1))):
+            continue    # a plain command with no evidence: it cannot change an outcome
+        code = body if multiline else strip_comment(body)
+        m = HEREDOC_RE.search(code) if "<<" in code and not multiline else None
+        if m and "<<<" not in code:
+            heredoc_end = m.group(1)
+        stmts = []
+        line_path = None      # path of the first statement (``1) X=1 ;;`` ends its arm)
+        for st in split_statements(code.strip()):
+            head = st.split(None, 1)
+            word = head[0] if head else ""
+            rest = head[1] if len(head) > 1 else ""
+            top = stack[-1] if stack else None
+            if word == "if":
+                c = Cond(len(conds), "if", top[0].id if top else None)
+                c.path = tuple((x.id, a) for x, a in stack if a is not None)
+                conds.append(c)
+                c.arms.append("if " + rest)
+                c.tests.append((start + 1, 0, rest))
+                c.eval_polarity.append(eval_polarity(rest))
+                stack.append([c, 0])
+                continue
+            if word == "elif" and top and top[0].kind == "if":
+                top[0].arms.append("elif " + rest)
+                top[0].tests.append((top[0].tests[0][0] if top[0].tests else start + 1,
+                                     len(top[0].arms) - 1, rest))
+                top[0].eval_polarity.append(eval_polarity(rest))
+                top[1] = len(top[0].arms) - 1
+                continue
+            if word == "else" and top and top[0].kind == "if":
+                top[0].arms.append("else of " + top[0].arms[0])
+                pol = [p for p in top[0].eval_polarity if p is not None]
+                top[0].eval_polarity.append((not pol[0]) if pol else None)
+                top[1] = len(top[0].arms) - 1
+                st = rest
+                if not st:
+                    continue
+                word = st.split(None, 1)[0]
+            if word == "then" or word == "do":
+                st = rest
+                if not st:
+                    continue
+            if word == "fi" and top and top[0].kind == "if":
+                top[0].end = start + 1
+                stack.pop()
+                continue
+            if word == "case":
+                c = Cond(len(conds), "case", top[0].id if top else None)
+                c.path = tuple((x.id, a) for x, a in stack if a is not None)
+                c.arms = []
+                conds.append(c)
+                stack.append([c, None])
+                c.subject = rest
+                c.start = start + 1
+                continue
+            if word == "esac" and top and top[0].kind == "case":
+                top[0].end = start + 1
+                stack.pop()
+                continue
+            if st == ";;" and top and top[0].kind == "case":
+                top[1] = None
+                continue
+            if top and top[0].kind == "case" and top[1] is None:
+                m2 = re.match(r"^\(?([^()]*)\)\s*(.*)$", st)
+                if m2:
+                    c = top[0]
+                    pat = m2.group(1).strip()
+                    c.arms.append(f"case {getattr(c, 'subject', '').replace(' in', '')} {pat})")
+                    c.tests.append((c.start, len(c.arms) - 1, ("case", c.subject, pat)))
+                    pol = None
+                    if "EVAL_ONLY" in getattr(c, "subject", ""):
+                        pol = "true" in pat
+                    c.eval_polarity.append(pol)
+                    top[1] = len(c.arms) - 1
+                    st = m2.group(2).strip()
+                    if not st:
+                        continue
+            if line_path is None:
+                line_path = tuple((c.id, a) for c, a in stack if a is not None)
+            stmts.append(st)
+        if line_path is not None:
+            path = line_path
+        elif stack:
+            key = tuple((c.id, a) for c, a in stack)
+            if key != cached_key:
+                cached_key = key
+                cached_path = tuple((cid, a) for cid, a in key if a is not None)
+            path = cached_path
+        else:
+            path = ()
+        ln = Line(start + 1, code, path, False, end=i)
+        ln.stmts = tuple(stmts)
+        lines.append(ln)
+    # arms of an ``if`` without ``else`` can all be skipped: add an implicit arm
+    for c in conds:
+        if c.kind == "if" and not c.arms[-1].startswith("else"):
+            c.arms.append("no arm of " + c.arms[0])
+            pol = [p for p in c.eval_polarity if p is not None]
+            c.eval_polarity.append((not pol[0]) if pol else None)
+        elif c.kind == "case" and not any(a.rstrip(")").endswith("*") for a in c.arms):
+            c.arms.append(f"no pattern of case {getattr(c, 'subject', '')}")
+            c.eval_polarity.append(None)
+    return lines, conds
+
+
+# ------------------------------------------------------------------ expansion
+
+def unquote(value):
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def expand(text, env, depth=0):
+    """Expand ``$VAR``, ``${VAR}``, ``${VAR:-default}`` and simple ``$(...)`` forms."""
+    if depth > 8 or "$" not in text:
+        return text
+
+    def var(m):
+        name = m.group(1) or m.group(4)
+        op = m.group(2)
+        have = name in env and env[name] is not None
+        if op in ("#", "##", "%", "%%"):
+            if not have:
+                return m.group(0)
+            return _trim(env[name], op, m.group(3) or "")
+        if op and op.endswith("+"):
+            return expand(unquote(m.group(3) or ""), env, depth + 1) if have and env[name] else ""
+        if have and (env[name] != "" or not op):
+            return env[name]
+        if op and op.endswith(("-", "=")):
+            return expand(unquote(m.group(3) or ""), env, depth + 1)
+        return m.group(0)
+
+    out = VAR_RE.sub(var, text)
+    return substitute(out, env, depth + 1)
+
+
+def _trim(value, op, pattern):
+    """``${VAR#pat}``-style trimming for the glob patterns recipes use (``*/``, ``/*``)."""
+    import fnmatch
+
+    if op.startswith("#"):
+        spans = range(len(value), -1, -1) if op == "##" else range(0, len(value) + 1)
+        for i in spans:
+            if fnmatch.fnmatchcase(value[:i], pattern):
+                return value[i:]
+    else:
+        spans = range(0, len(value) + 1) if op == "%%" else range(len(value), -1, -1)
+        for i in spans:
+            if fnmatch.fnmatchcase(value[i:], pattern):
+                return value[:i]
+    return value
+
+
+def substitute(text, env, depth):
+    """Evaluate ``$(( ))``, ``$(printf ...)`` and ``$(awk 'BEGIN{print ...}')``."""
+    if "$(" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        j = text.find("$(", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        k, depth_p = j + 2, 1
+        while k < len(text) and depth_p:
+            if text[k] == "(":
+                depth_p += 1
+            elif text[k] == ")":
+                depth_p -= 1
+            k += 1
+        inner = text[j + 2:k - 1]
+        val = command_value(inner, env, depth)
+        out.append(val if val is not None else text[j:k])
+        i = k
+    return "".join(out)
+
+
+def arith(expr):
+    """Evaluate +-*/ arithmetic on numbers only; None otherwise."""
+    expr = expr.strip()
+    if not expr or not re.fullmatch(r"[0-9.eE+\-*/() \t]+", expr):
+        return None
+    try:
+        return eval(compile(expr, "<arith>", "eval"), {"__builtins__": {}}, {})  # noqa: S307
+    except Exception:
+        return None
+
+
+def _fmt_g(x):
+    return "%.6g" % x   # awk's default OFMT
+
+
+_WORD_RE = re.compile(r"""(?:'[^']*'|"(?:\\.|[^"\\])*"|\\.|[^\s'"\\])+""")
+_PIECE_RE = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)|([^'"\\]+)""")
+_DQ_ESCAPE_RE = re.compile(r'\\([\\"$`])')
+
+
+def _unquote_word(word):
+    out = []
+    for m in _PIECE_RE.finditer(word):
+        single, double, escaped, plain = m.groups()
+        if single is not None:
+            out.append(single)
+        elif double is not None:
+            out.append(_DQ_ESCAPE_RE.sub(r"\1", double))
+        elif escaped is not None:
+            out.append(escaped)
+        else:
+            out.append(plain)
+    return "".join(out)
+
+
+def shell_words(text):
+    """Split like the shell: quotes removed, backslash escapes resolved, ``$`` kept."""
+    if not any(ch in text for ch in "'\"\\$"):
+        return text.split()
+    if "$(" not in text and text.count('"') % 2 == 0 and text.count("'") % 2 == 0:
+        # no command substitution: a regex split is exact and much faster
+        return [_unquote_word(m.group(0)) for m in _WORD_RE.finditer(text)]
+    words, cur, quote, has = [], [], None, False
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n and quote != "'":
+            nxt = text[i + 1]
+            if quote is None or nxt in '"\\$`':
+                cur.append(nxt)
+                i += 2
+                continue
+        if quote:
+            if ch == quote:
+                quote = None
+            else:
+                cur.append(ch)
+        elif ch in "'\"":
+            quote, has = ch, True
+        elif ch == "$" and text[i + 1:i + 2] == "(":
+            depth, j = 0, i + 1
+            while j < n:
+                if text[j] == "(":
+                    depth += 1
+                elif text[j] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            cur.append(text[i:j + 1])
+            i = j + 1
+            continue
+        elif ch.isspace():
+            if cur or has:
+                words.append("".join(cur))
+            cur, has = [], False
+        else:
+            cur.append(ch)
+        i += 1
+    if cur or has:
+        words.append("".join(cur))
+    return words
+
+
+def printf(fmt, args):
+    """Format like bash ``printf`` for %s, %d, %f, %.Nf, %g; None when unsure."""
+    fmt = fmt.replace("\\n", "").replace('\\"', '"')
+    args = list(args)
+
+    def one(m):
+        spec = m.group(0)
+        if spec == "%%":
+            return "%"
+        arg = args.pop(0) if args else ""
+        conv = spec[-1]
+        if "$" in arg:
+            return arg    # unresolved: keep the reference so it reads as not a number
+        try:
+            if conv == "s":
+                return arg
+            if conv in "di":
+                return spec % int(float(arg))
+            return spec % float(arg)
+        except (ValueError, TypeError):
+            raise ValueError(spec)
+
+    try:
+        return re.sub(r"%%|%[-+ 0#]*\d*(?:\.\d+)?[sdifgeE]", one, fmt)
+    except ValueError:
+        return None
+
+
+def command_value(inner, env, depth=0):
+    if depth > 8:
+        return None
+    inner = inner.strip()
+    if inner.startswith("(") and inner.endswith(")"):
+        # $(( )) reads bare names as variables
+        body = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: env.get(m.group(0)) or m.group(0),
+                      inner[1:-1])
+        val = arith(expand(body, env, depth + 1))
+        return None if val is None else str(int(val))
+    expanded = expand(inner, env, depth + 1)
+    words = shell_words(expanded)
+    if not words:
+        return None
+    if words[0] == "printf" and len(words) >= 2:
+        return printf(words[1], words[2:])
+    if "$" in expanded:
+        return None
+    if words[0] == "awk":
+        prog = next((w for w in words[1:] if "BEGIN" in w), None)
+        m = re.search(r"BEGIN\s*\{\s*print\s+(.*?)\s*;?\s*\}", prog or "")
+        if m:
+            val = arith(m.group(1))
+            if val is not None:
+                return _fmt_g(val)
+    if words[0] == "echo" and len(words) == 2:
+        return words[1]
+    return None
+
+
+def assign(stmt, env):
+    """Apply one assignment/unset/printf -v statement to ``env``; True when it was one."""
+    if stmt.startswith("unset "):
+        for name in stmt.split()[1:]:
+            if not name.startswith("-"):
+                env[name] = None
+        return True
+    if stmt.startswith("printf -v "):
+        words = shell_words(stmt)
+        if len(words) >= 4:
+            val = printf(expand(words[3], env), [expand(w, env) for w in words[4:]])
+            env[words[2]] = val
+        return True
+    m = ASSIGN_RE.match(stmt)
+    if not m:
+        if stmt.startswith("export ") or stmt.startswith("declare "):
+            return True
+        return False
+    name, plus, value = m.groups()
+    value = value.strip()
+    if value.startswith("(") and not value.startswith("$("):
+        value = value[1:].rstrip(")")
+    text = expand(dequote_all(value), env)
+    text = (env.get(name) or "") + " " + text if plus else text
+    # a value resting on the environment (``${X:-default}`` with X unset, or on
+    # another such value) is only a default: branch tests must not rely on it
+    if any(env.get(v) is None or isinstance(env.get(v), Soft) for v in vars_in(value)):
+        text = Soft(text)
+    env[name] = text
+    return True
+
+
+class Soft(str):
+    """A variable's value taken from a default the environment may override."""
+
+    __slots__ = ()
+
+
+def dequote_all(value):
+    """Shell-unquote a single word value, keeping ``$`` forms for expansion."""
+    words = shell_words(value)
+    if len(words) == 1:
+        return words[0]
+    return value.strip()
+
+
+_TEST_RE = re.compile(r"^\[\[?\s+(.*?)\s+\]\]?$")
+
+
+def evaluate_test(test, env, soft_ok=False):
+    """Truth of a simple ``[ a OP b ]`` test or ``case`` pattern under ``env``; None if unknown.
+
+    Values from defaults (:class:`Soft`) count as unknown unless ``soft_ok``.
+    """
+    import fnmatch
+
+    if any(env.get(v) is None or (isinstance(env.get(v), Soft) and not soft_ok)
+           for v in vars_in(test if isinstance(test, str) else test[1])):
+        return None     # decided by the run's environment, not by the file
+    if isinstance(test, tuple):
+        _, subject, pattern = test
+        word = shell_words(expand(subject.rsplit(" in", 1)[0], env))
+        if len(word) != 1 or "$" in word[0]:
+            return None
+        return any(fnmatch.fnmatchcase(word[0], p.strip()) for p in pattern.split("|"))
+    text = test.strip()
+    negate = text.startswith("! ")
+    if negate:
+        text = text[2:].strip()
+    m = _TEST_RE.match(text)
+    if not m or "&&" in m.group(1) or "||" in m.group(1) or " -a " in m.group(1):
+        return None
+    words = shell_words(expand(m.group(1), env))
+    if any("$" in w for w in words):
+        return None
+    result = None
+    if len(words) == 2 and words[0] in ("-n", "-z"):
+        result = bool(words[1]) == (words[0] == "-n")
+    elif len(words) == 3:
+        a, op, b = words
+        if op in ("=", "=="):
+            result = a == b
+        elif op == "!=":
+            result = a != b
+        elif op in ("-eq", "-ne", "-gt", "-ge", "-lt", "-le"):
+            try:
+                x, y = int(a), int(b)
+            except ValueError:
+                return None
+            result = {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-ge": x >= y,
+                      "-lt": x < y, "-le": x <= y}[op]
+    if result is None:
+        return None
+    return not result if negate else result
+
+
+def vars_in(text):
+    return {m.group(1) or m.group(4) for m in VAR_RE.finditer(text)}
+
+
+def eval_paths(text):
+    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both.
+
+    A line-level reading of ``if``/``elif``/``else``/``fi`` blocks whose
+    condition tests ``EVAL_ONLY`` (the condition's polarity as the audit reads
+    it).  One-line ``if ...; then ...; fi`` blocks open nothing.
+    """
+    out = {}
+    stack = []          # [first condition's polarity, this arm's eval-ness]
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        word = line.split(None, 1)[0].rstrip(";") if line else ""
+        if word == "if" and not re.search(r"[;\s]fi\s*(?:[;#|&].*)?$", line):
+            pol = eval_polarity(line)
+            stack.append([pol, pol])
+        elif word == "elif" and stack:
+            # after an EVAL_ONLY test, every later arm runs only on the other path
+            first = stack[-1][0]
+            stack[-1][1] = eval_polarity(line) if first is None else not first
+        elif word == "else" and stack:
+            first = stack[-1][0]
+            stack[-1][1] = None if first is None else not first
+        elif word == "fi" and stack:
+            stack.pop()
+            out[number] = _status(stack)
+            continue
+        out[number] = _status(stack)
+    return out
+
+
+def _status(stack):
+    arms = [arm for _, arm in stack if arm is not None]
+    if True in arms:
+        return True
+    if False in arms:
+        return False
+    return None
+
+
+def resolve(raw, variables):
+    """``$NAME`` / ``${NAME}`` through the script's literal assignments, else None."""
+    text = unquote(raw)
+    m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
+    if m:
+        return variables.get(m.group(1))
+    return None if "$" in text or "%" in text else text
+
+
+def literal_variables(text):
+    """``{NAME: value}`` of a script's line-level assignments, unquoted; the first one wins."""
+    variables = {}
+    for m in ASSIGNMENT.finditer(text):
+        variables.setdefault(m.group("key"), unquote(m.group("raw")))
+    return variables
