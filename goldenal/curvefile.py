@@ -198,8 +198,12 @@ def read_curve_file(path):
 
 
 _URL = re.compile(r"https?://\S+")
-_NUMBER_SETTING = re.compile(r"([A-Za-z_]+)\s*[:=]?\s*(-?\d+(?:\.\d+)?)(?![\w.])")
-_KWARGS = re.compile(r"chat_template_kwargs\s*:?\s*(\{.*\})")
+# Patterns that see header comments are linear in the line: a name starts at a
+# word start (the lookbehind), so a 16 KB comment is not retried from each of
+# its letters; the kwargs object is cut with rfind, not a backtracking ``.*``.
+_NUMBER_SETTING = re.compile(r"(?<![A-Za-z_])([A-Za-z_]+)\s*(?:[:=]\s*)?(-?\d+(?:\.\d+)?)(?![\w.])")
+_KWARGS_START = re.compile(r"chat_template_kwargs\s*(?::\s*)?\{")
+_SPEC_PAIR = re.compile(r"(?<![\w-])([\w-]+)\s*=\s*([\w.-]+)")
 _SETTING_NAMES = {"temp": "temperature", "temperature": "temperature", "top_p": "top_p",
                   "top_k": "top_k", "min_p": "min_p", "presence_penalty": "presence_penalty",
                   "frequency_penalty": "frequency_penalty",
@@ -249,12 +253,14 @@ def parse_header(header_lines):
         if mode:
             settings = modes.setdefault(mode.group(1), {})
             rest = mode.group(2)
-            kwargs = _KWARGS.search(rest)
-            if kwargs:
+            kwargs = _KWARGS_START.search(rest)
+            close = rest.rfind("}")
+            if kwargs and close >= kwargs.end() - 1:
+                body = rest[kwargs.end() - 1:close + 1]  # from its "{" to the last "}"
                 try:
-                    settings["chat_template_kwargs"] = json.loads(kwargs.group(1))
+                    settings["chat_template_kwargs"] = json.loads(body)
                 except ValueError:
-                    settings["chat_template_kwargs"] = kwargs.group(1)
+                    settings["chat_template_kwargs"] = body
                 rest = rest[:kwargs.start()]
             settings.update(_settings(rest))
             continue
@@ -271,7 +277,7 @@ def parse_header(header_lines):
             common.update(_settings(line))
             continue
         if low.startswith("speculative-config") or low.startswith("speculative config"):
-            pairs = dict(re.findall(r"([\w-]+)\s*=\s*([\w.-]+)", line.partition(":")[2]))
+            pairs = dict(_SPEC_PAIR.findall(line.partition(":")[2]))
             method = pairs.pop("method", None)
             if method:
                 hints["method"] = _METHODS.get(method.lower(), method.lower())

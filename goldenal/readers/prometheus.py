@@ -35,7 +35,7 @@ from goldenal.observation import Observation
 
 NAME = "prometheus"
 _FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")
-_UI_ROW = re.compile(r"^(\S+\{.*\})\s*\|\s*(\S+)\s*$")
+_UI_ROW = re.compile(r"^([^\s{]+\{.*\})\s*\|\s*(\S+)\s*$")  # the name has no "{"
 _SAMPLE = re.compile(r"^(?:vllm|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+(?:\|\s*)?"
                      r"[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
 
