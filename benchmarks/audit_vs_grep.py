@@ -4,11 +4,14 @@ Run by hand::
 
     python benchmarks/audit_vs_grep.py /path/to/recipe-repo [--rounds 7]
 
+An InferenceX-sized tree (about 1,300 files, 16 MB) is written by
+``python benchmarks/make_recipe_tree.py /tmp/ix-tree``.
+
 Alternates the two measurements in one run: grep's CPU time is the user+sys
 time of the child process (``resource.getrusage(RUSAGE_CHILDREN)``); the
 audit's is ``time.process_time()`` around the library call, with the
 registry loaded once beforehand (as a long-lived linter process would).
-Reports the medians and their ratio; the audit's budget is 10x grep.
+Reports the medians and their ratio; the audit's budget is 5x grep.
 """
 
 import argparse
@@ -57,7 +60,7 @@ def main(argv=None):
     print(f"grep -rlE : median {gm * 1000:.1f} ms CPU over {args.rounds} rounds")
     print(f"audit     : median {am * 1000:.1f} ms CPU ({n} findings)")
     ratio = am / gm if gm else float("inf")
-    print(f"ratio     : {ratio:.1f}x (budget 10x)")
+    print(f"ratio     : {ratio:.1f}x (budget 5x)")
     return 0 if ratio <= 10 else 1
 
 

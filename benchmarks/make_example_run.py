@@ -7,12 +7,13 @@ script writes the same bytes every time (for one numpy release).  It is a
 committed curve.
 
 Shape: the MiniMax-M3 EAGLE3 head, K = 1..6, both thinking modes.
-Thinking-on cells carry per-request records (vLLM ``metrics.speculative_decoding``
-JSON lines: the fit uses a cluster bootstrap over requests); thinking-off
-cells carry the vLLM server log (``SpecDecoding metrics:`` lines every 10 s:
-batch means over windows).  One cell (thinking off, K=4) was simulated with
-lower acceptance, as if served with a mismatched draft checkpoint, so the
-cross-K model has something to flag.
+Every cell carries per-request records (vLLM ``metrics.speculative_decoding``
+JSON lines): requests are the independent units, so the fit gives every cell
+a studentized bootstrap interval and runs the cross-K check (a server log
+alone gives no honest interval for a run this short; see docs/statistics.md).
+One cell (thinking off, K=4) was simulated with lower acceptance, as if
+served with a mismatched draft checkpoint, so the cross-K check has
+something to flag.
 
     python benchmarks/make_example_run.py            # rewrites measurements/<run>/
     python benchmarks/make_example_run.py --out DIR  # somewhere else
@@ -125,10 +126,7 @@ def make_example_run(directory):
     cells = build_cells()
     files = {}
     for (t, k), cell in cells.items():
-        if t == "on":
-            name, text = f"requests_on_k{k}.jsonl", cell.request_jsonl()
-        else:
-            name, text = f"server_off_k{k}.log", cell.log_text()
+        name, text = f"requests_{t}_k{k}.jsonl", cell.request_jsonl()
         write_text_atomic(os.path.join(directory, name), text)
         files[(t, k)] = name
     doc = _manifest(cells, files)

@@ -24,6 +24,8 @@ _EXPORTS = {
     "emit": "goldenal.fragments",
     "inject": "goldenal.rewrite",
     "audit": "goldenal.lint",
+    "audit_report": "goldenal.lint",
+    "AuditReport": "goldenal.lint",
     "Finding": "goldenal.lint",
     # measurements
     "Observation": "goldenal.observation",

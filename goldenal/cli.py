@@ -74,7 +74,27 @@ def build_parser(only=None):
         )
         module.configure(cmd)
         cmd.set_defaults(run=module.run)
+        parser.set_defaults(_command_parser=cmd)
     return parser
+
+
+def _close(word, options):
+    import difflib
+
+    return difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+
+
+def _did_you_mean(word, options):
+    close = _close(word, options)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _unknown_arguments(extras, command_parser):
+    """The subcommand's own refusal of ``extras``, suggesting the options meant."""
+    options = [o for action in command_parser._actions for o in action.option_strings]
+    meant = [m for e in extras if e.startswith("-") for m in _close(e.partition("=")[0], options)]
+    hint = f" (did you mean {', '.join(meant)}?)" if meant else ""
+    command_parser.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 
 def main(argv=None):
@@ -89,7 +109,12 @@ def main(argv=None):
         only = argv[0] if argv and argv[0] in COMMANDS else None
         parser = build_parser(only)
         try:
-            args = parser.parse_args(argv)
+            if argv and only is None and not argv[0].startswith("-"):
+                parser.error(f"unknown command {argv[0]!r}{_did_you_mean(argv[0], list(COMMANDS))}"
+                             f" (commands: {', '.join(COMMANDS)})")
+            args, extras = parser.parse_known_args(argv)
+            if extras:
+                _unknown_arguments(extras, getattr(args, "_command_parser", None) or parser)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         if getattr(args, "run", None) is None:

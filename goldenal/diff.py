@@ -170,7 +170,7 @@ def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None,
     from goldenal.fitting.results import CurveFit
 
     if isinstance(spec, CurveFit):
-        return _side_from_fit(spec, spec.curve_id or "fitted")
+        return _side_from_fit(spec, spec.name)
     if hasattr(spec, "cells") and hasattr(spec, "id"):  # registry Curve
         return _side_from_cells(spec.cells, spec.id, spec.id)
     spec = os.fspath(spec)
@@ -206,7 +206,10 @@ class CurveDiff(Tabular):
         return tuple(r for r in self.rows if r.status == "outside")
 
     def __repr__(self):
-        return (f"<CurveDiff {self.a.label} vs {self.b.label}: {len(self.rows)} cells, "
+        def name(side):
+            return side.label + (" (fitted)" if side.kind == "fitted" else "")
+
+        return (f"<CurveDiff {name(self.a)} vs {name(self.b)}: {len(self.rows)} cells, "
                 f"{len(self.outside)} outside the uncertainty>")
 
     def to_frame(self):

@@ -57,7 +57,7 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
 
     if isinstance(draft, str):
         draft = [draft]
-    variant = normalize_variant(variant)
+    variant = normalize_variant(variant, by_value=False)
     merged_aliases = list(existing.get("aliases", []))
     for name in [*base.aliases, *aliases]:
         if name not in merged_aliases and name != parsed.model:

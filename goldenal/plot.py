@@ -15,6 +15,7 @@ Matplotlib and numpy are imported inside the functions that draw.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -59,6 +60,8 @@ class PositionProfile:
         ``"implied, block-parallel"`` (the same differences for a method that
         re-plans its block per K: not a survival, shown for orientation only)
         or ``"measured"`` (counts).
+    note :
+        A line the figure's title adds, e.g. why this K was chosen.
     """
 
     curve: str
@@ -73,6 +76,7 @@ class PositionProfile:
     survival_high: tuple | None = None
     source: str = "implied"
     confidence_level: float | None = field(default=None, repr=False)
+    note: str | None = field(default=None, repr=False)
 
     @property
     def variance(self):
@@ -611,6 +615,44 @@ def position_profile(cell_or_curve, *, k=None, thinking=None):
                     "registry Curve, a fitted cell or a PositionProfile")
 
 
+def impossible_positions(survival, conditional=None):
+    """What a profile claims that no acceptance process can, one text per position.
+
+    ``S(i)`` outside [0, 1] or a conditional acceptance ``a_i`` outside
+    [0, 1] (a survival that rises), e.g. ``["S(6) = -0.02 < 0", "a_4 = 1.17 > 1"]``.
+    """
+    if conditional is None:
+        conditional = conditional_rates(survival)
+    out = []
+    for i, (s_i, a_i) in enumerate(zip(survival, conditional), start=1):
+        s_i = float(s_i)
+        if s_i < 0:
+            out.append(f"S({i}) = {s_i:.2f} < 0")
+        elif s_i > 1:
+            out.append(f"S({i}) = {s_i:.2f} > 1")
+        elif a_i is not None and float(a_i) > 1:
+            out.append(f"a_{i} = {float(a_i):.2f} > 1")
+        elif a_i is not None and float(a_i) < 0:
+            out.append(f"a_{i} = {float(a_i):.2f} < 0")
+    return out
+
+
+def meaningful_k(cells):
+    """Largest K whose implied profile is a possible one (at least 1).
+
+    Every K from 1 up must be committed; the profile of AL differences must
+    stay in [0, 1] and not rise (see :func:`impossible_positions`).
+    """
+    last = _last_complete_k(cells)
+    if last <= 1:
+        return max(last, 1)
+    survival = implied_survival(cells, last)
+    k = 1
+    while k < last and is_survival(survival[:k + 1]):
+        k += 1
+    return k
+
+
 def _is_cell_fit(obj):
     return hasattr(obj, "mean_acceptance_length") and hasattr(obj, "per_position")
 
@@ -709,8 +751,10 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
     -------
     PlotArtists
         Roles ``survival``, ``conditional``, ``schedule`` (BarContainers),
-        ``errorbars`` and ``notes`` (texts for cut-off bars and a survival
-        that the means make non-monotone).
+        ``errorbars``, ``notes`` (what the figure says about the profile) and
+        ``impossible`` (the marks of values not drawn: a survival outside
+        [0, 1] or a conditional acceptance outside [0, 1], which noisy means
+        can imply).
 
     Example
     -------
@@ -730,18 +774,20 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
     cond = np.array([_none_nan(c) for c in prof.conditional])
     sched = np.array([float(r) for r in prof.schedule])
     kind = "measured" if prof.source == "measured" else "implied by AL(i) - AL(i-1)"
-    # Probabilities live in [0, 1], but noisy means can imply values far
-    # outside: bars are cut at [CLIP_LOW, CLIP_HIGH] and labelled with their
-    # value, so one wild ratio does not flatten the rest.
-    clip_low, clip_high = -0.3, 1.4
-    b_surv = ax.bar(pos - width, np.clip(surv, clip_low, clip_high), width, color=color,
+    # A probability lies in [0, 1] and a survival does not rise; noisy means can
+    # imply otherwise.  Such values are not drawn: the position is marked and
+    # the figure says what the means imply.
+    impossible = impossible_positions(prof.survival, prof.conditional)
+    bad_surv = np.array([not (np.isfinite(v) and 0 <= v <= 1) for v in surv])
+    bad_cond = np.array([not (np.isfinite(v) and 0 <= v <= 1) for v in cond])
+    b_surv = ax.bar(pos - width, np.where(bad_surv, 0.0, surv), width, color=color,
                     label=f"survival S(i), {kind}")
     _gid_bars(b_surv, "survival")
     errorbars = []
     if prof.survival_low is not None and prof.survival_high is not None:
         low = np.array([_float_or_nan(prof.survival_low, i) for i in range(prof.k)])
         high = np.array([_float_or_nan(prof.survival_high, i) for i in range(prof.k)])
-        known = np.isfinite(low) & np.isfinite(high)
+        known = np.isfinite(low) & np.isfinite(high) & ~bad_surv
         if known.any():
             level = f"{prof.confidence_level:.0%} " if prof.confidence_level else ""
             eb = ax.errorbar(pos[known] - width, surv[known],
@@ -749,7 +795,7 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
                              fmt="none", ecolor="black", elinewidth=1, capsize=3,
                              label=f"{level}interval of S(i)")
             errorbars.append(eb)
-    b_cond = ax.bar(pos, np.clip(np.nan_to_num(cond, nan=0.0), clip_low, clip_high), width,
+    b_cond = ax.bar(pos, np.where(bad_cond, 0.0, cond), width,
                     color=color, alpha=0.45, hatch="//", edgecolor=color,
                     label="conditional acceptance a_i = S(i)/S(i-1)")
     _gid_bars(b_cond, "conditional")
@@ -760,37 +806,35 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
     ax.set_xticks(pos)
     ax.set_xlabel(POSITION_XLABEL)
     ax.set_ylabel(POSITION_YLABEL)
-    finite = [v for v in np.concatenate([surv, cond]) if np.isfinite(v)]
-    bottom = min(0.0, max(clip_low, min(finite))) - 0.05
-    ax.set_ylim(bottom, 1.85)  # headroom above 1.4 holds the legend
-    ax.set_yticks([t for t in (-0.25, 0.0, 0.25, 0.5, 0.75, 1.0, 1.25) if t >= bottom])
+    ax.set_ylim(-0.05, 1.5)  # headroom above 1 holds the legend and the notes
+    ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
+    marks = []
+    for offset, bad in ((-width, bad_surv), (0.0, bad_cond)):
+        for x in pos[bad]:
+            marks.append(ax.text(x + offset, 0.0, "×", ha="center", va="bottom",
+                                 fontsize="small", color="0.3", gid="impossible"))
     notes = []
-    for bars, values in ((b_surv, surv), (b_cond, cond)):
-        for patch, v in zip(bars.patches, values):
-            if np.isfinite(v) and not clip_low <= v <= clip_high:
-                x = patch.get_x() + patch.get_width() / 2
-                y = clip_high if v > 0 else clip_low
-                notes.append(ax.annotate(f"{v:.2f}", (x, y), ha="center", fontsize="x-small",
-                                         va="bottom" if v > 0 else "top"))
     if prof.source == "implied, block-parallel":
         notes.append(ax.text(0.01, 0.98, "block-parallel drafting: each K is drafted afresh,\n"
                              "so AL(i) - AL(i-1) is no survival; orientation only",
                              transform=ax.transAxes, fontsize="x-small", color="0.3", va="top"))
-    elif not is_survival(prof.survival):
-        notes.append(ax.text(0.01, 0.98, "S(i) rises or drops below 0:\nneighbouring AL means "
-                             "differ by less\nthan their noise", transform=ax.transAxes,
-                             fontsize="x-small", color="0.3", va="top"))
+    elif impossible:
+        shown = "\n".join(impossible[:3]) + ("\n..." if len(impossible) > 3 else "")
+        notes.append(ax.text(0.01, 0.98, "impossible profile, not drawn (×):\n" + shown +
+                             "\n(neighbouring AL means differ\nby less than their noise)",
+                             transform=ax.transAxes, fontsize="x-small", color="0.3", va="top"))
     ax.grid(True, axis="y", alpha=0.3)
     # who on the first line(s), which cell on the last: long variant names wrap
     import textwrap
 
     who = textwrap.fill(f"{prof.curve} ({prof.label})", width=72)
-    ax.set_title(f"{who}\nthinking {prof.thinking}, K={prof.k}, AL={_al_text(prof.al)}",
+    note = f"\n{prof.note}" if prof.note else ""
+    ax.set_title(f"{who}\nthinking {prof.thinking}, K={prof.k}, AL={_al_text(prof.al)}{note}",
                  fontsize="medium")
     ax.legend(fontsize="small", loc="upper right", frameon=False)
     return PlotArtists(ax, {"survival": (b_surv,), "conditional": (b_cond,),
                             "schedule": (b_sched,), "errorbars": tuple(errorbars),
-                            "notes": tuple(notes)})
+                            "notes": tuple(notes), "impossible": tuple(marks)})
 
 
 def _gid_bars(bars, role):
@@ -1008,6 +1052,13 @@ def _new_figure(width, height):
     return fig
 
 
+def _default_k(curve, cells):
+    """Default K of a positions panel: a fit's largest cell, a curve's meaningful K."""
+    if _is_curve_fit(curve):
+        return _last_complete_k(cells)
+    return meaningful_k(cells)
+
+
 def _last_complete_k(cells):
     """Largest K such that every K from 1 up to it has a committed number."""
     k = 0
@@ -1027,7 +1078,8 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
     kind : {"al", "positions", "diff"}
         ``"al"``: AL vs K, all curves on one axes.  ``"positions"``: one
         panel per curve and thinking mode, for cell ``k`` (default: the
-        largest K each curve has committed from 1 up).  ``"diff"``: the second
+        largest K whose implied profile is possible, see :func:`meaningful_k`;
+        for a fit, its largest K).  ``"diff"``: the second
         curve minus the first, cell by cell (exactly two curves).
     thinking : {"on", "off"}, optional
         One thinking mode only.
@@ -1083,7 +1135,7 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
             else:
                 have = (getattr(curve, "cells", {}) or {}).get(mode) or {}
             if have:
-                cells.append((curve, mode, k if k is not None else _last_complete_k(have)))
+                cells.append((curve, mode, k if k is not None else _default_k(curve, have)))
     if not cells:
         raise UnknownCurve("no committed cells to plot" + (f" for thinking {thinking}"
                                                             if thinking else ""))
@@ -1092,7 +1144,16 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
     fig = _new_figure(7.0 * ncols, 4.2 * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, (curve, mode, kk) in zip(axes, cells):
-        plot_positions(curve, k=kk, thinking=mode, ax=ax, color=colors[_curve_id(curve)])
+        target = curve
+        last = _last_complete_k(dict((kk2, c.text) for (t, kk2), c in curve.cells.items()
+                                     if t == mode) if _is_curve_fit(curve)
+                                else curve.cells.get(mode) or {})
+        if k is None and kk < last:
+            prof = position_profile(curve, k=kk, thinking=mode)
+            target = dataclasses.replace(prof, note=(
+                f"(committed up to K={last}; beyond K={kk} the means imply an impossible "
+                "profile)"))
+        plot_positions(target, k=kk, thinking=mode, ax=ax, color=colors[_curve_id(curve)])
     for ax in axes[len(cells):]:
         ax.set_visible(False)
     return fig

@@ -12,8 +12,11 @@ Rules (POLICY.md of the project's references, after InferenceX's
 On the ``goldenal lookup`` hot path: standard-library imports only.
 """
 
+import functools
+
 from goldenal.curves import NOT_AVAILABLE
 from goldenal.errors import PolicyError, UnknownCurve, UsageError
+
 
 class GoldenValue:
     """One golden AL with the identity of the cell it came from.
@@ -21,6 +24,11 @@ class GoldenValue:
     ``str()`` is the committed spelling (``"2.83"``); ``float()`` the number;
     ``engine_value(engine)`` the engine's knob value (``"1.83"`` for trtllm);
     ``knob_value`` that value for the engine the lookup named, if any.
+
+    It compares, orders and hashes exactly as ``float(value)`` does, so
+    ``lookup(...) == 2.83`` holds and values sort among plain numbers; two
+    values of different cells are equal when their ALs are.  To compare
+    cells, compare ``(v.curve, v.thinking, v.k)``.
     """
 
     __slots__ = ("text", "k", "thinking", "_curve", "golden_dir", "engine")
@@ -51,14 +59,34 @@ class GoldenValue:
         return (f"<GoldenValue {self.text}: curve {self.curve}, thinking {self.thinking}, "
                 f"K={self.k}>")
 
-    def __eq__(self, other):
+    # Numeric protocol: float's own comparisons, so equality, ordering and
+    # hashing agree with each other and with every number float agrees with
+    # (a Decimal compares exactly, hence unequal to the float 2.83, as it is).
+    def _compare(self, other, op):
         if isinstance(other, GoldenValue):
-            return (self.text, self.k, self.thinking, self.curve) == (
-                other.text, other.k, other.thinking, other.curve)
-        return NotImplemented
+            other = float(other.text)
+        return getattr(float(self.text), op)(other)
+
+    def __eq__(self, other):
+        return self._compare(other, "__eq__")
+
+    def __ne__(self, other):
+        return self._compare(other, "__ne__")
+
+    def __lt__(self, other):
+        return self._compare(other, "__lt__")
+
+    def __le__(self, other):
+        return self._compare(other, "__le__")
+
+    def __gt__(self, other):
+        return self._compare(other, "__gt__")
+
+    def __ge__(self, other):
+        return self._compare(other, "__ge__")
 
     def __hash__(self):
-        return hash((self.text, self.k, self.thinking, self.curve))
+        return hash(float(self.text))
 
     def engine_value(self, engine):
         """The value the engine's knob takes (exact decimals)."""
@@ -111,8 +139,18 @@ def normalize_k(k):
     return k
 
 
-def normalize_variant(variant):
-    """A variant as a dict; ``None`` means "not specified", ``"none"`` means no variant."""
+# A ``--variant`` given by one of its values alone (``--variant probabilistic``): the
+# curve whose variant holds that value, whatever the key.
+BY_VALUE = object()
+
+
+def normalize_variant(variant, *, by_value=True):
+    """A variant as a dict; ``None`` means "not specified", ``"none"`` means no variant.
+
+    Entries are ``KEY=VALUE``; with ``by_value`` a bare ``VALUE`` (say
+    ``probabilistic``) names the curve whose variant holds that value, and
+    maps to :data:`BY_VALUE`.
+    """
     if variant is None or isinstance(variant, dict):
         return variant
     if isinstance(variant, str):
@@ -122,14 +160,20 @@ def normalize_variant(variant):
         if item.strip().lower() in ("none", "base", "default"):
             continue
         key, sep, value = item.partition("=")
+        # a bare name of a setting (``draft_sample_method``) is a key without its value
+        if by_value and not sep and key.strip() and not key.strip().endswith("_method"):
+            out[key.strip()] = BY_VALUE
+            continue
         if not sep or not key.strip() or not value.strip():
-            raise UsageError(f"`variant` entries are KEY=VALUE (or 'none'), got {item!r}")
+            shapes = "KEY=VALUE, a value alone or 'none'" if by_value else "KEY=VALUE (or 'none')"
+            raise UsageError(f"`variant` entries are {shapes}, got {item!r}")
         out[key.strip()] = value.strip()
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _squash(name):
-    """Case- and punctuation-insensitive form of a model name."""
+    """Case- and punctuation-insensitive form of a model name (cached: audit asks often)."""
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
@@ -186,11 +230,43 @@ def _describe(curve):
     return head + (f" [{variant}]" if variant else "")
 
 
+def _short_variant(curve, others):
+    """The first ``--variant`` value that picks ``curve`` among ``others``, or None."""
+    if not curve.variant:
+        return "none" if sum(1 for o in others if not o.variant) == 1 else None
+    for value in dict.fromkeys(str(v) for v in curve.variant.values()):  # manifest order
+        if value.lower() == "none":
+            continue
+        given = {value: BY_VALUE}
+        if [o for o in others if variant_matches(o, given)] == [curve]:
+            return value
+    return None
+
+
 def _flag_for(curve, others):
-    """The flag that picks ``curve`` among ``others``."""
-    if curve.draft and sum(1 for o in others if o.draft == curve.draft) == 1:
+    """The shortest flags that pick ``curve`` among ``others``."""
+    same_head = [o for o in others if o.draft == curve.draft]
+    if curve.draft and len(same_head) == 1:
         return f"--draft {curve.draft[0]}"
+    short = _short_variant(curve, same_head)
+    if short is not None:
+        if len(same_head) < len(others) and curve.draft:
+            return f"--draft {curve.draft[0]} --variant {short}"
+        if len(same_head) == len(others):
+            return f"--variant {short}"
     return f"--curve {curve.id}"
+
+
+def _choose_among(found):
+    """What to add to pick one of several curves, for a refusal."""
+    flags = [_flag_for(c, found) for c in found]
+    if all(f.startswith("--variant ") for f in flags):
+        shown = "; ".join(f"{f[len('--variant '):]}: {_show_variant(c.variant)}"
+                          for f, c in zip(flags, found) if c.variant)
+        return ("the sampling variant served decides which applies: --variant "
+                + "|".join(f[len("--variant "):] for f in flags) + f" ({shown})")
+    options = "; ".join(f"{f} for {_describe(c)}" for f, c in zip(flags, found))
+    return f"the draft head (and variant) served decides which applies: {options}"
 
 
 def _unknown_model(registry, model):
@@ -284,9 +360,16 @@ def variant_matches(curve, variant):
 
     A key set to :data:`REPLACED` matches whatever the curve records for it
     (including nothing); every other key must be equal, and neither side may
-    have a key the other lacks.
+    have a key the other lacks.  A value given alone (:data:`BY_VALUE`) must
+    be one of the curve's variant values and stands for the keys not named.
     """
     own = curve.variant
+    by_value = {k.lower() for k, v in variant.items() if v is BY_VALUE}
+    if by_value:
+        if not by_value <= {str(v).lower() for v in own.values()}:
+            return False
+        variant = {k: v for k, v in variant.items() if v is not BY_VALUE}
+        own = {k: v for k, v in own.items() if k in variant}
     for key in set(own) | set(variant):
         wanted = variant.get(key)
         if wanted is REPLACED:
@@ -297,7 +380,8 @@ def variant_matches(curve, variant):
 
 
 def _show_variant(variant):
-    shown = [f"{k}={v}" for k, v in sorted(variant.items()) if v is not REPLACED]
+    shown = [k if v is BY_VALUE else f"{k}={v}" for k, v in sorted(variant.items())
+             if v is not REPLACED]
     return ", ".join(shown) or "none"
 
 
@@ -381,7 +465,13 @@ def candidates(registry, model=None, *, draft=None, curve=None, variant=None, me
     if variant is not None:
         same = [c for c in found if variant_matches(c, variant)]
         if not same:
-            have = "; ".join(f"{c.id}: {_show_variant(c.variant)}" for c in found)
+            flags = [_flag_for(c, found) for c in found]
+            if all(f.startswith("--variant ") for f in flags):
+                have = "--variant " + "|".join(f[len("--variant "):] for f in flags) + " (" + \
+                    "; ".join(f"{f[len('--variant '):]}: {_show_variant(c.variant)}"
+                              for f, c in zip(flags, found) if c.variant) + ")"
+            else:
+                have = "; ".join(f"{c.id}: {_show_variant(c.variant)}" for c in found)
             raise UnknownCurve(f"no curve for model {found[0].model} with variant "
                                f"{_show_variant(variant)}; committed: {have}")
         found = same
@@ -501,10 +591,65 @@ def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample
         found = both
     if len(found) != 1:
         raise PolicyError(f"{len(found)} curves fit {ident}: "
-                          + ", ".join(c.id for c in found)
-                          + "; the draft head (and variant) served decides: pass --draft or "
-                          "--curve")
+                          + ", ".join(c.id for c in found) + "; " + _choose_among(found))
     return found[0]
+
+
+def resolve_curve(registry, name=None, *, draft=None, curve=None, variant=None):
+    """The one curve a name and the selection flags pick, as ``goldenal show`` reads them.
+
+    Parameters
+    ----------
+    registry : Registry or iterable of Curve
+    name : str, optional
+        A curve id, or what :func:`goldenal.lookup` takes as its model: a model
+        key, an HF id (or a local path ending in one), an alias or prefix.
+    draft, curve, variant : optional
+        As for :func:`goldenal.lookup`.
+
+    Returns
+    -------
+    Curve
+
+    Raises
+    ------
+    UnknownCurve
+        Neither a curve nor a model of that name; close names are suggested.
+    PolicyError
+        Several curves fit (the flags that pick each are named), or a flag
+        contradicts the curve.
+    """
+    variant = normalize_variant(variant)
+    if name is not None and curve is None and any(c.id.lower() == name.lower()
+                                                  for c in registry):
+        name, curve = None, name
+    if name is None and curve is None:
+        raise UsageError("give a curve id or a model")
+    if name is not None and curve is None and not any(model_matches(c, name) for c in registry):
+        raise _unknown_name(registry, name)
+    found = candidates(registry, name, draft=draft, curve=curve, variant=variant)
+    if len(found) > 1:
+        raise PolicyError(f"{len(found)} curves match model {found[0].model}; "
+                          + _choose_among(found))
+    return found[0]
+
+
+def _unknown_name(registry, name):
+    """Neither a curve id nor a model name: suggest the closest of either."""
+    import difflib
+
+    pool = {}
+    for c in registry:
+        pool.setdefault(c.id.lower(), c.id)
+    for c in registry:
+        for alias in c.names:
+            pool.setdefault(alias.lower(), c.model)
+    close = difflib.get_close_matches(name.lower(), list(pool), n=4, cutoff=0.6)
+    hint = list(dict.fromkeys(pool[c] for c in close))
+    ids = sorted(c.id for c in registry)
+    models = sorted({c.model for c in registry})
+    msg = f"no curve {name!r}" + (f"; did you mean {', '.join(hint)}?" if hint else "")
+    return UnknownCurve(msg + f" (curves: {', '.join(ids)}; models: {', '.join(models)})")
 
 
 def select(registry, model=None, *, k, thinking, draft=None, curve=None, variant=None):
@@ -514,9 +659,8 @@ def select(registry, model=None, *, k, thinking, draft=None, curve=None, variant
     variant = normalize_variant(variant)
     found = candidates(registry, model, draft=draft, curve=curve, variant=variant)
     if len(found) > 1:
-        options = "; ".join(f"{_flag_for(c, found)} for {_describe(c)}" for c in found)
-        raise PolicyError(f"{len(found)} curves match model {found[0].model}; the draft head "
-                          f"(and variant) served decides which applies: {options}")
+        raise PolicyError(f"{len(found)} curves match model {found[0].model}; "
+                          + _choose_among(found))
     chosen = found[0]
     cells = chosen.cells.get(thinking)
     if not cells:

@@ -31,9 +31,45 @@ def packaged_dir():
     return os.path.join(os.path.dirname(here), "golden_al_distribution")
 
 
+GOLDEN_DIR_NAME = "golden_al_distribution"
+
+
+def discover_dir(start=None):
+    """The nearest ``golden_al_distribution/`` in ``start`` (default the cwd) or its parents.
+
+    This is where a recipe repository such as InferenceX keeps its committed
+    curves, so running inside one uses the project's curves.  None when no
+    ancestor has one.
+    """
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(here, GOLDEN_DIR_NAME)
+        if os.path.isdir(candidate):
+            return candidate
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def default_dir_source():
+    """``(directory, how)``: the golden directory used when none is given, and why.
+
+    Order: ``$GOLDENAL_DIR``; the nearest ``golden_al_distribution/`` in the
+    current directory or its parents; the packaged curves.
+    """
+    env = os.environ.get("GOLDENAL_DIR")
+    if env:
+        return env, "$GOLDENAL_DIR"
+    found = discover_dir()
+    if found:
+        return found, "nearest golden_al_distribution/ from the current directory"
+    return packaged_dir(), "packaged curves"
+
+
 def default_dir():
-    """``$GOLDENAL_DIR`` when set, else the packaged curves."""
-    return os.environ.get("GOLDENAL_DIR") or packaged_dir()
+    """``$GOLDENAL_DIR`` when set, else the nearest ``golden_al_distribution/``, else packaged."""
+    return default_dir_source()[0]
 
 
 def _split_list(field):
@@ -96,7 +132,9 @@ def load_registry(path=None):
     Parameters
     ----------
     path : str or os.PathLike, optional
-        The directory; default ``$GOLDENAL_DIR`` or the packaged curves.  An
+        The directory; default ``$GOLDENAL_DIR``, else the nearest
+        ``golden_al_distribution/`` in the current directory or its parents,
+        else the packaged curves (see :func:`default_dir_source`).  An
         upstream InferenceX ``golden_al_distribution/`` works as it is: with no
         manifest, identity comes from file stems and header comments.
 

@@ -90,7 +90,9 @@ def fit_markdown(curvefit):
     """
     pct = f"{100 * curvefit.confidence_level:g}%"
     ident = curvefit.identity
-    out = [f"## goldenal fit: `{curvefit.curve_id or '?'}`", ""]
+    run = getattr(curvefit, "run_id", None)
+    run = f" from run `{run}`" if run and run != curvefit.curve_id else ""
+    out = [f"## goldenal fit: `{curvefit.curve_id or '?'}`{run}", ""]
     who = [str(ident.get("model") or "?"), str(ident.get("method") or "?")]
     if ident.get("draft"):
         who.append("draft " + ", ".join(ident["draft"]))

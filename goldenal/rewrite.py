@@ -181,10 +181,84 @@ def explicit_al(al, k, *, path=None, line=None):
     return text
 
 
-def _golden(site, *, registry, k, thinking, selection, al, path):
+def _explicit_for(al, site, decode_role=None):
+    """The explicit AL text for a site's role: ``al`` itself, or its entry for the role.
+
+    A mapping holds per-role lengths (``{"prefill": "1.85", "decode": "2.49"}``);
+    its ``None`` entry applies to every role not named.  An SGLang prefill
+    worker carries its decode worker's value when it has none of its own.
+    """
+    if not isinstance(al, dict):
+        return al
+    for role in (site.role, None, decode_role):
+        if al.get(role) is not None:
+            return al[role]
+    raise UsageError(f"no explicit acceptance length for the {site.role or 'unnamed'} role "
+                     f"(given for: {', '.join(sorted(str(r) for r in al))})")
+
+
+def check_explicit(text, site, *, registry, k, thinking, selection, force, path, line):
+    """Check an explicit AL against the committed cell the site serves, as ``audit`` does.
+
+    Returns a list of warnings (no curve, or the cell cannot be determined:
+    the value is written with a note).  Raises :class:`PolicyError` when the
+    cell exists and holds another value, or the curve has no committed cell
+    for that thinking mode and K, unless ``force``.
+    """
+    from decimal import Decimal
+
+    from goldenal.errors import UnknownCurve
+
+    try:
+        curve = resolve_curve(registry, site, path=path, line=line, **selection)
+    except UnknownCurve as exc:
+        return [f"{path}:{line}: warning: no committed curve to check the explicit "
+                f"SYNTHETIC_ACCEPTANCE_LENGTH={text} against ({exc.message}); state where the "
+                "value comes from in a comment"]
+    except PolicyError as exc:
+        return [f"{path}:{line}: warning: cannot determine the golden cell to check the "
+                f"explicit SYNTHETIC_ACCEPTANCE_LENGTH={text} against: {exc.message}"]
+    mode = thinking
+    if mode is None:
+        modes = [m for m in ("on", "off") if curve.cells.get(m)]
+        # the runner's THINKING_MODE defaults to thinking_on (POLICY.md)
+        mode = modes[0] if len(modes) == 1 else "on"
+    cell = curve.cells.get(mode, {}).get(k)
+    label = f"{curve.id} thinking_{mode} K={k}"
+    where = f" for the {site.role} role" if site.role else ""
+    if cell is None or cell == "N/A":
+        if force:
+            return [f"{path}:{line}: warning: {label} has no committed cell; the explicit "
+                    f"SYNTHETIC_ACCEPTANCE_LENGTH={text} is written because of --force"]
+        raise PolicyError(f"explicit SYNTHETIC_ACCEPTANCE_LENGTH={text}{where}: {label} has no "
+                          "committed cell, so no value may be pinned (--force writes it "
+                          "anyway)", path=path, line=line)
+    if Decimal(cell) == Decimal(text):
+        return []
+    others = [f"{c.id} thinking_{m} K={kk}" for c in registry for m, cells in c.cells.items()
+              for kk, v in sorted(cells.items())
+              if v != "N/A" and Decimal(v) == Decimal(text) and (c.id, m, kk) != (curve.id, mode, k)]
+    also = f"; {text} is {' and '.join(others[:3])}" if others else ""
+    if force:
+        return [f"{path}:{line}: warning: explicit SYNTHETIC_ACCEPTANCE_LENGTH={text}{where} "
+                f"differs from the golden cell {label} ({cell}){also}; written because of "
+                "--force"]
+    raise PolicyError(f"explicit SYNTHETIC_ACCEPTANCE_LENGTH={text}{where} differs from the "
+                      f"golden cell {label}: expected {cell}{also}; pass --force to write it "
+                      "anyway", path=path, line=line)
+
+
+def _golden(site, *, registry, k, thinking, selection, al, path, force=False, warnings=None,
+            decode_role=None):
     line = _site_line(site)
     if al is not None:
-        return explicit_al(al, k, path=path, line=line), None
+        text = explicit_al(_explicit_for(al, site, decode_role), k, path=path, line=line)
+        if registry is not None:
+            notes = check_explicit(text, site, registry=registry, k=k, thinking=thinking,
+                                   selection=selection, force=force, path=path, line=line)
+            if warnings is not None:
+                warnings.extend(notes)
+        return text, None
     curve = resolve_curve(registry, site, path=path, line=line, **selection)
     from goldenal.policy import select
 
@@ -302,11 +376,10 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                  golden_dir, al, distribution, form, env_file, force, check, diff_only,
                  allow_non_agentic, bom):
     selection = {"model": model, "draft": draft, "curve": curve, "variant": variant}
-    registry = None
-    if al is None:
-        from goldenal.registry import load_registry
+    from goldenal.registry import load_registry
 
-        registry = load_registry(golden_dir)
+    # an explicit AL is checked against the committed cell too
+    registry = load_registry(golden_dir)
 
     if path.lower().endswith(COMMAND_SUFFIXES):
         if not allow_non_agentic:
@@ -317,8 +390,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
 
     doc, sites, layout = find_sites(path, original, env_file=env_file)
     if not allow_non_agentic:
-        name = spans.scalar(spans.get(doc.root, "name")) if spans.is_map(doc.root) else None
-        _refuse_non_agentic(path, name)
+        _refuse_non_agentic(path, doc)
     if not sites:
         raise ParseError("no speculative settings found (no speculative-config, "
                          "sglang_config/trtllm_config speculative settings or "
@@ -340,7 +412,10 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         else:
             site_k = _site_k(site, k, path)
         al_text, curve_id = _golden(site, registry=registry, k=site_k, thinking=thinking,
-                                    selection=selection, al=al, path=path)
+                                    selection=selection, al=al, path=path, force=force,
+                                    warnings=warnings,
+                                    decode_role="decode" if pd_decode(site, sites,
+                                                                      role="prefill") else None)
         eng = adapter(site.engine)
         knob = eng.convert(al_text, k=site_k)
         line = _site_line(site)
@@ -407,15 +482,30 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                    check=check, diff_only=diff_only, bom=bom)
 
 
-def _refuse_non_agentic(path, name=None):
-    """Refuse a fixed-sequence-length config (the audit's GAL302 test, one function)."""
-    from goldenal.lint.evidence import agentic_of
+def _refuse_non_agentic(path, doc=None):
+    """Refuse a fixed-sequence-length config (the audit's GAL302 test, one function).
 
-    if agentic_of(path, name) is False:
-        said = "" if agentic_of(path) is False else f" (recipe name {name})"
+    The recipe's content decides first (``benchmark:`` type and lengths, its
+    name, the variant names in it), then its path within the repository.
+    """
+    from goldenal.engines.locate import scenario_facts
+    from goldenal.lint.evidence import agentic_of, repository_path
+
+    name, benchmark, names = None, None, ()
+    if doc is not None and spans.is_map(doc.root):
+        name, benchmark, names = scenario_facts(doc.root)
+    where = repository_path(path)
+    if agentic_of(where, name, benchmark, names) is False:
+        said = ""
+        if agentic_of(where) is not False:
+            said = (f" (benchmark {benchmark['type'] or 'isl/osl'})"
+                    if benchmark and agentic_of("", None, benchmark) is False
+                    else f" (recipe name {name})" if name and agentic_of("", name) is False
+                    else " (variant names)")
         raise PolicyError(f"a fixed-sequence-length (non-agentic) config{said} must measure "
                           "real acceptance; synthetic acceptance is for agentic configs only "
-                          "(pass --allow-non-agentic to write it anyway)", path=path)
+                          f"(pass --allow-non-agentic or set {ALLOW_NON_AGENTIC_ENV}=true to "
+                          "write it anyway)", path=path)
 
 
 def _label(path, side):
@@ -486,15 +576,20 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
         raise ParseError("no ATOM speculative flags found (--num-speculative-tokens)", path=path)
     found = settings[0]
     chosen = {}
+    notes = []
 
     def golden_for_k(site_k, line):
         if site_k not in chosen:
+            site = Site(engine="atom", role=None, section=None, spec=None, k=site_k,
+                        k_values=(site_k,), draft=found.draft, method=found.method,
+                        models=(found.model,) if found.model else ())
             if al is not None:
-                chosen[site_k] = (explicit_al(al, site_k, path=path, line=line), None)
+                text = explicit_al(_explicit_for(al, site), site_k, path=path, line=line)
+                notes.extend(check_explicit(text, site, registry=registry, k=site_k,
+                                            thinking=thinking, selection=selection,
+                                            force=force, path=path, line=line))
+                chosen[site_k] = (text, None)
             else:
-                site = Site(engine="atom", role=None, section=None, spec=None, k=site_k,
-                            k_values=(site_k,), draft=found.draft, method=found.method,
-                            models=(found.model,) if found.model else ())
                 curve = resolve_curve(registry, site, path=path, line=line, **selection)
                 from goldenal.policy import select
 
@@ -513,7 +608,7 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
               for line, site_k, al_text, knob in targets]
     changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
     return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
-                   values, changes, [], check=check, diff_only=diff_only, bom=bom)
+                   values, changes, notes, check=check, diff_only=diff_only, bom=bom)
 
 
 # -- the InferenceX runner contract -------------------------------------------
@@ -530,8 +625,17 @@ def _flag(environ, name):
     return environ.get(name, "false").strip().lower() == "true"
 
 
+ALLOW_NON_AGENTIC_ENV = "GOLDENAL_ALLOW_NON_AGENTIC"
+ROLES = ("aggregated", "prefill", "decode")
+
+
+def allow_non_agentic_from(environ):
+    """``--allow-non-agentic`` as an environment variable a runner can set (``true``/``1``)."""
+    return environ.get(ALLOW_NON_AGENTIC_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=False,
-                  diff_only=False, force=False):
+                  diff_only=False, force=False, allow_non_agentic=False):
     """Inject as InferenceX's runner does, driven by its environment variables.
 
     ``EVAL_ONLY=true`` keeps the recipe untouched (accuracy runs need real
@@ -542,6 +646,13 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
     (default ``thinking_on``).  ``framework`` (else ``FRAMEWORK``) is one of
     ``dynamo-vllm``, ``dynamo-sglang``, ``dynamo-trtllm``.  A recipe with
     nothing to rewrite fails, as the runner's does.
+
+    An explicit length is checked against the committed cell of the role it
+    is written to (refused on a mismatch unless ``force``).  Roles with
+    different K take their own: ``SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL``,
+    ``_DECODE`` or ``_AGGREGATED`` win over ``SYNTHETIC_ACCEPTANCE_LENGTH``
+    for that role.  ``allow_non_agentic`` (or ``GOLDENAL_ALLOW_NON_AGENTIC=true``)
+    writes into a fixed-sequence-length recipe too.
     """
     environ = os.environ if environ is None else environ
     if _flag(environ, "EVAL_ONLY"):
@@ -556,6 +667,12 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
                          f"(known: {', '.join(sorted(k for k in FRAMEWORKS if '-' in k))})",
                          path=os.fspath(path))
     explicit = environ.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None
+    per_role = {role: environ.get(f"SYNTHETIC_ACCEPTANCE_LENGTH_{role.upper()}", "").strip()
+                for role in ROLES}
+    per_role = {role: v for role, v in per_role.items() if v}
+    if per_role:
+        explicit = {None: explicit, **per_role}
+    allow_non_agentic = allow_non_agentic or allow_non_agentic_from(environ)
     prefix = environ.get("MODEL_PREFIX", "").strip() or None
     nst = environ.get("NUM_SPEC_TOKENS", "").strip() or None
     if nst is not None and not nst.isdigit():
@@ -563,5 +680,5 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
     thinking = environ.get("THINKING_MODE", "").strip() or "thinking_on"
     result = inject(path, engine=engine, model=prefix, k=int(nst) if nst else None,
                     thinking=thinking, golden_dir=golden_dir, al=explicit, force=force,
-                    check=check, diff_only=diff_only)
+                    check=check, diff_only=diff_only, allow_non_agentic=allow_non_agentic)
     return RunnerOutcome(result, result.message)

@@ -15,6 +15,12 @@ renders the artifacts a real run leaves behind, in the engines' real formats:
 * per-request records in the shape of vLLM's per-request
   ``metrics.speculative_decoding`` object.
 
+:func:`make_workload` and :func:`simulate_workload` simulate serving more
+closely, for the coverage study (``benchmarks/coverage_study.py``): a
+population of request profiles shared across K, heavy-tailed lengths counted
+in tokens (so easy requests take fewer steps), optional reasoning and answer
+segments, and the exact population AL (``Workload.true_acceptance_length``).
+
 Simulated runs say so (``simulated: true`` and a ``truth:`` block in
 ``run.yaml``); they validate the fitting and are never a source of committed
 curves.  All randomness comes from a ``numpy.random.Generator`` seeded by the
@@ -23,7 +29,9 @@ caller.
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -464,45 +472,249 @@ def simulate_run(conditional_rates, ks, *, identity=None, rng=None, **cell_kwarg
                         conditional_rates={t: tuple(r) for t, r in conditional_rates.items()})
 
 
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """A prompt population for simulated serving: request profiles and token lengths.
+
+    Every request draws one of ``profiles`` (equally likely): its conditional
+    acceptance a(1..K_max) per segment, shared across K (chain drafting).
+    A request has one segment (an answer) or, with thinking, two (reasoning,
+    then answer), each with its own profile and a heavy-tailed length in
+    *tokens*: round(lognormal(log median, sigma)) clipped to [1, cap].  A
+    segment runs verification steps until its tokens are produced, so easy
+    requests take fewer steps and the per-step acceptance of the workload
+    shifts with K even though no request's profile does.
+
+    ``true_acceptance_length(k)`` is the exact population AL, the ratio of
+    expected tokens to expected steps per request (a renewal recursion per
+    profile and segment, with Wald's identity for the tokens).
+    """
+
+    profiles: np.ndarray = field(repr=False)  # (n_profiles, segments, k_max) conditional rates
+    medians: tuple = (900.0,)  # per segment, tokens
+    sigmas: tuple = (0.9,)
+    caps: tuple = (4096,)
+
+    @property
+    def k_max(self):
+        return self.profiles.shape[2]
+
+    @property
+    def segments(self):
+        return self.profiles.shape[1]
+
+    def length_pmf(self, segment):
+        """P(T = t) for t = 0..cap of a segment (index 0 unused)."""
+        from scipy.stats import lognorm
+
+        cap = int(self.caps[segment])
+        dist = lognorm(self.sigmas[segment], scale=self.medians[segment])
+        edges = np.arange(cap + 1) + 0.5  # T = t when the draw rounds to t
+        cdf = dist.cdf(edges)
+        pmf = np.zeros(cap + 1)
+        pmf[1] = cdf[1]  # draws below 1.5 (clipped up to 1)
+        pmf[2:cap] = np.diff(cdf[1:cap])
+        pmf[cap] = 1 - cdf[cap - 1]  # the tail is clipped to the cap
+        return pmf
+
+    def _survival(self, k, shift=1.0):
+        return np.cumprod(np.clip(self.profiles[:, :, :k] * shift, 0, 1), axis=2)
+
+    def true_acceptance_length(self, k, *, shift=1.0):
+        """Exact population AL at K=k (rates multiplied by ``shift``)."""
+        return _workload_truth(self, int(k), float(shift))
+
+    def _truth(self, k, shift):
+        surv = self._survival(k, shift)  # (P, S, k)
+        full = np.concatenate([np.ones(surv.shape[:2] + (1,)), surv,
+                               np.zeros(surv.shape[:2] + (1,))], axis=2)
+        p = full[:, :, :-1] - full[:, :, 1:]  # P(L = j), j = 0..k
+        mu = 1 + surv.sum(axis=2)  # tokens per step
+        steps = np.zeros(surv.shape[:2])
+        for seg in range(self.segments):
+            pmf = self.length_pmf(seg)
+            cap = len(pmf) - 1
+            # m(t): expected steps to produce >= t tokens; m(t) = 1 + sum_j p_j m(t - 1 - j)
+            m = np.zeros((surv.shape[0], cap + 1 + k + 1))
+            off = k + 1  # m[:, off + t] holds m(t); m(t <= 0) = 0
+            pj = p[:, seg, :]
+            for tt in range(1, cap + 1):
+                m[:, off + tt] = 1 + (pj * m[:, off + tt - 1 - np.arange(k + 1)]).sum(axis=1)
+            steps[:, seg] = m[:, off:off + cap + 1] @ pmf
+        return float((steps * mu).sum() / steps.sum())
+
+    def draw(self, n_requests, k, rng, *, shift=1.0):
+        """Per-step accepted lengths of ``n_requests`` requests at K=k.
+
+        Returns
+        -------
+        (profile_of_request, steps_per_request, request_of_step, accepted_lengths)
+        """
+        surv = self._survival(k, shift)
+        prof = rng.integers(0, self.profiles.shape[0], size=n_requests)
+        req_parts, len_parts = [], []
+        for seg in range(self.segments):
+            raw = rng.lognormal(math.log(self.medians[seg]), self.sigmas[seg], size=n_requests)
+            tokens = np.clip(np.rint(raw), 1, self.caps[seg]).astype(np.int64)
+            mu = 1 + surv[prof, seg, :].sum(axis=1)  # expected tokens per step
+            remaining = tokens.astype(float)
+            active = np.arange(n_requests)
+            while active.size:
+                # a chunk of steps per unfinished request (about 1.2x the expected need);
+                # keep the steps taken before its tokens were all produced
+                m = np.ceil(remaining[active] / mu[active] * 1.2 + 5).astype(np.int64)
+                req = np.repeat(active, m)
+                u = rng.random(req.size)
+                lengths = (u[:, None] < surv[prof[req], seg, :]).sum(axis=1)
+                x = lengths + 1
+                cs = np.cumsum(x)
+                first = np.cumsum(m) - m
+                before = cs - x - (cs[first] - x[first])[np.repeat(np.arange(active.size), m)]
+                keep = before < remaining[req]
+                req_parts.append(req[keep])
+                len_parts.append(lengths[keep])
+                remaining -= np.bincount(req[keep], weights=x[keep], minlength=n_requests)
+                active = active[remaining[active] > 0]
+        req = np.concatenate(req_parts)
+        lengths = np.concatenate(len_parts)
+        order = np.argsort(req, kind="stable")  # reasoning steps before answer steps
+        req, lengths = req[order], lengths[order]
+        steps = np.bincount(req, minlength=n_requests)
+        return prof, steps, req, lengths
+
+
+@functools.lru_cache(maxsize=256)
+def _workload_truth(workload, k, shift):
+    return workload._truth(k, shift)
+
+
+def make_workload(rates, *, n_profiles=24, heterogeneity=20.0, answer_rates=None,
+                  medians=(900.0,), sigmas=(0.9,), caps=(4096,), rng=None):
+    """A :class:`Workload` whose profiles scatter around ``rates``.
+
+    Parameters
+    ----------
+    rates : sequence of float
+        Population conditional acceptance a(1..K_max) (of the reasoning
+        segment when ``answer_rates`` is given).
+    n_profiles : int
+        Distinct request profiles; each is drawn once from
+        Beta(kappa a, kappa (1 - a)) per position.
+    heterogeneity : float or None
+        Concentration kappa (smaller: more heterogeneous); None: one profile.
+    answer_rates : sequence of float, optional
+        A second segment (the answer after a reasoning segment) with these
+        rates: a thinking-on workload.
+    medians, sigmas, caps : tuple
+        Lognormal token length (median, sigma) and cap of every segment.
+    rng : numpy.random.Generator or int
+
+    Returns
+    -------
+    Workload
+    """
+    rng = np.random.default_rng(rng)
+    segs = [np.asarray(rates, float)]
+    if answer_rates is not None:
+        segs.append(np.asarray(answer_rates, float))
+    k_max = len(segs[0])
+    n = 1 if heterogeneity is None else int(n_profiles)
+    prof = np.empty((n, len(segs), k_max))
+    for s, a in enumerate(segs):
+        if heterogeneity is None:
+            prof[:, s, :] = a
+        else:
+            lo = np.clip(a, 1e-9, 1 - 1e-9)
+            prof[:, s, :] = rng.beta(heterogeneity * lo, heterogeneity * (1 - lo),
+                                     size=(n, k_max))
+    nseg = len(segs)
+    fit = lambda v: tuple(v) if len(v) == nseg else tuple(v) * nseg  # noqa: E731
+    return Workload(profiles=prof, medians=fit(medians)[:nseg], sigmas=fit(sigmas)[:nseg],
+                    caps=tuple(int(c) for c in fit(caps)[:nseg]))
+
+
+def simulate_workload(workload, k, *, n_requests=256, concurrency=32, step_seconds=0.03,
+                      window_seconds=10.0, thinking="on", shift=1.0, rng=None):
+    """Simulate one cell served from a :class:`Workload` (see :func:`make_workload`).
+
+    Requests fill ``concurrency`` slots in order; every step takes
+    ``step_seconds`` and log windows are ``window_seconds`` long, so long
+    requests span many windows.  ``shift`` multiplies every rate (a cell
+    served wrong, for the cross-K check).
+
+    Returns
+    -------
+    SimulatedCell
+        With ``true_al`` the exact population AL of the (shifted) workload.
+    """
+    rng = np.random.default_rng(rng)
+    prof, steps, req, lengths = workload.draw(n_requests, k, rng, shift=shift)
+    slot_free = np.zeros(max(1, concurrency))
+    start = np.empty(n_requests)
+    for r in range(n_requests):
+        s = int(np.argmin(slot_free))
+        start[r] = slot_free[s]
+        slot_free[s] += steps[r] * step_seconds
+    offsets = np.arange(req.size) - np.repeat(np.cumsum(steps) - steps, steps)
+    times = start[req] + offsets * step_seconds
+    rates = workload.profiles[prof, 0, :k]
+    return SimulatedCell(k=k, thinking=thinking,
+                         conditional_rates=tuple(float(x) for x in rates.mean(axis=0)),
+                         true_al=workload.true_acceptance_length(k, shift=shift),
+                         request_rates=rates, lengths=lengths.astype(np.int64), request_of=req,
+                         time_of=times, window_seconds=window_seconds)
+
+
 @dataclass(frozen=True)
 class CoverageResult:
-    """How often nominal intervals contained the true AL, per interval method."""
+    """How often the intervals ``fit`` reports contained the true AL, per method.
+
+    ``reported[m]`` counts the runs that got an interval from method ``m``
+    (the others got a point estimate only); coverage is over those.
+    """
 
     confidence_level: float
     n_runs: int
     hits: dict  # method -> runs whose interval contained the truth
-    widths: dict = field(repr=False)  # method -> mean interval width
+    widths: dict = field(repr=False)  # method -> mean interval width (of reported runs)
+    reported: dict = field(default_factory=dict, repr=False)  # method -> runs with an interval
 
     @property
     def coverage(self):
-        """``{method: fraction of runs covered}``."""
-        return {m: h / self.n_runs for m, h in self.hits.items()}
+        """``{method: fraction of reported runs covered}`` (NaN when none reported)."""
+        return {m: (h / self.reported[m] if self.reported.get(m) else math.nan)
+                for m, h in self.hits.items()}
 
     def to_frame(self):
         import pandas as pd
 
         return pd.DataFrame({"coverage": self.coverage, "runs": self.n_runs,
+                             "with interval": self.reported,
                              "mean width": self.widths}).rename_axis("method")
 
 
-def coverage_study(conditional_rates, *, n_runs=400, confidence_level=0.95, n_resamples=999,
-                   rng=None, **cell_kwargs):
-    """Coverage of the three interval methods on simulated runs.
+def coverage_study(workload, k, *, n_runs=400, confidence_level=0.95, n_resamples=999,
+                   rng=None, **sim_kwargs):
+    """Coverage of ``fit``'s default intervals on runs simulated from ``workload``.
 
-    Every run simulates one cell (with request heterogeneity) and fits it
-    three times: from its per-request records (cluster bootstrap), its log
-    windows (batch means) and its aggregate counts (count-based).
+    Every run simulates one cell (:func:`simulate_workload`) and fits it
+    twice as :func:`goldenal.fitting.fit_cell` does by default: from its
+    per-request records ("bootstrap") and from its log windows
+    ("batch-means", batches at least the longest request span from the
+    output cap and concurrency; runs with fewer than 10 batches get no
+    interval and are not counted).
 
     Parameters
     ----------
-    conditional_rates : sequence of float
+    workload : Workload
+    k : int
     n_runs : int
     confidence_level : float
     n_resamples : int
         Bootstrap resamples per fit.
     rng : numpy.random.Generator or int
-    **cell_kwargs
-        Passed to :func:`simulate_cell` (``n_requests``, ``heterogeneity``, ...).
+    **sim_kwargs
+        Passed to :func:`simulate_workload` (``n_requests``, ``concurrency``, ...).
 
     Returns
     -------
@@ -511,22 +723,33 @@ def coverage_study(conditional_rates, *, n_runs=400, confidence_level=0.95, n_re
     import warnings
 
     from goldenal.errors import LowSampleWarning
-    from goldenal.fitting.cell import fit_cell
+    from goldenal.fitting.cell import fit_cell, request_span_windows
 
     rng = np.random.default_rng(rng)
-    views = (("request", "bootstrap"), ("window", "batch-means"), ("total", "count"))
+    views = (("request", "bootstrap"), ("window", "batch-means"))
     hits = {m: 0 for _, m in views}
     widths = {m: 0.0 for _, m in views}
+    reported = {m: 0 for _, m in views}
+    concurrency = sim_kwargs.get("concurrency", 32)
     for _ in range(n_runs):
-        cell = simulate_cell(conditional_rates, rng=rng, **cell_kwargs)
+        cell = simulate_workload(workload, k, rng=rng, **sim_kwargs)
         for granularity, method in views:
+            obs = cell.observations(granularity)
+            span = None
+            if granularity == "window":
+                span = request_span_windows([o.drafts for o in obs],
+                                            output_len=sum(workload.caps),
+                                            concurrency=concurrency)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LowSampleWarning)
-                fitted = fit_cell(cell.observations(granularity), k=cell.k, method=method,
-                                  confidence_level=confidence_level,
-                                  n_resamples=n_resamples, rng=rng)
+                fitted = fit_cell(obs, k=k, confidence_level=confidence_level,
+                                  n_resamples=n_resamples, rng=rng, max_request_windows=span)
             lo, hi = fitted.confidence_interval
+            if not math.isfinite(lo):
+                continue
+            reported[method] += 1
             hits[method] += bool(lo <= cell.true_al <= hi)
-            widths[method] += (hi - lo) / n_runs
+            widths[method] += hi - lo
+    widths = {m: (w / reported[m] if reported[m] else math.nan) for m, w in widths.items()}
     return CoverageResult(confidence_level=confidence_level, n_runs=n_runs, hits=hits,
-                          widths=widths)
+                          widths=widths, reported=reported)

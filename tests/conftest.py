@@ -7,8 +7,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGED = ROOT / "golden_al_distribution"
-REFERENCE_GOLDEN = ROOT.parent / "shared" / "reference" / "golden"
-SAMPLES = ROOT.parent / "shared" / "reference" / "samples"
+DATA = ROOT / "tests" / "data"
+# The published curve files as InferenceX ships them, and real engine log lines
+# (sources: tests/data/README.md).  The suite reads nothing outside the repository.
+REFERENCE_GOLDEN = DATA / "upstream_golden"
+SAMPLES = DATA / "samples"
 
 
 def published_cells(directory=PACKAGED):

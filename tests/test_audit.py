@@ -43,16 +43,16 @@ EXPECTED = [
     (f"{MN}/sglang/glm5.2/agentic/agg-gb200-tp8-c4-topk-mtp.yaml", 11, 41, "GAL308", None, None),
     (f"{MN}/sglang/glm5.2/agentic/agg-h200-old-sglang-mtp.yaml", 13, 30, "GAL206", "2.99",
      "2.99"),
-    (f"{MN}/sglang/glm5.2/agentic/glm5.2-agentx.yaml", 12, 32, "GAL201", "2.99", "2.50"),
+    (f"{MN}/sglang/glm5.2/agentic/glm5.2-agentx.yaml", 12, 33, "GAL201", "2.99", "2.50"),
     (f"{MN}/trtllm/glm5.2/agentic/dynamo-agg-gb300-tp8-mtp3.yaml", 8, 49, "GAL206", "0", "1.99"),
     (f"{MN}/trtllm/minimax-m3/agentic/agg-gb300-tep8-two-model.yaml", 8, 49, "GAL206", "1.78",
      "1.78"),
-    (f"{MN}/trtllm/minimax-m3/agentic/disagg-gb300-1p1d-tep8-mtp3.yaml", 9, 49, "GAL202", "2.78",
+    (f"{MN}/trtllm/minimax-m3/agentic/disagg-gb300-1p1d-tep8-mtp3.yaml", 9, 50, "GAL202", "2.78",
      "1.78"),
-    (f"{MN}/vllm/kimi-k3/agentic/agg-gb200-dspark4-agentic.yaml", 11, 27, "GAL201", "3.22", "3.36"),
     (f"{MN}/vllm/kimi-k3/agentic/agg-gb200-dspark4-agentic.yaml", 11, 27, "GAL305", None, None),
+    (f"{MN}/vllm/kimi-k3/agentic/agg-gb200-dspark4-agentic.yaml", 11, 214, "GAL201", "3.22", "3.36"),
     (f"{MN}/vllm/kimi-k3/agentic/agg-gb200-dspark7-agentic.yaml", 10, 1, "GAL301", None, None),
-    (f"{MN}/vllm/minimax-m3/agentic/1p1d-tep4-tp4-c1-agentic.yaml", 17, 27, "GAL201", "2.83",
+    (f"{MN}/vllm/minimax-m3/agentic/1p1d-tep4-tp4-c1-agentic.yaml", 17, 183, "GAL201", "2.83",
      "2.78"),
     (f"{MN}/vllm/minimax-m3/agentic/agg-gb200-no-method-agentic.yaml", 11, 27, "GAL205", "2.93",
      "2.93"),
@@ -65,9 +65,9 @@ EXPECTED = [
     (f"{SN}/agentic/glm5.2_fp4_mi355x_atom_mtp.sh", 12, 77, "GAL305", None, None),
     (f"{SN}/agentic/glm5.2_fp8_h200_sglang_mtp.sh", 3, 8, "GAL102", "2.99", None),
     (f"{SN}/agentic/kimik2.5_fp4_b300_vllm_mtp.sh", 3, 181, "GAL304", "2.88", None),
-    (f"{SN}/agentic/kimik3_fp4_mi355x_atom_mtp.sh", 21, 9, "GAL201", "2.51", "2.45"),
+    (f"{SN}/agentic/kimik3_fp4_mi355x_atom_mtp.sh", 21, 9, "GAL304", "2.51", None),
     (f"{SN}/agentic/kimik3_fp4_mi355x_atom_mtp.sh", 21, 9, "GAL305", None, None),
-    (f"{SN}/agentic/kimik3_fp4_mi355x_atom_mtp.sh", 21, 9, "GAL305", None, None),
+    (f"{SN}/agentic/kimik3_fp4_mi355x_atom_mtp.sh", 21, 9, "GAL311", None, None),
     (f"{SN}/agentic/minimaxm3_fp4_b200_mtp.sh", 17, 109, "GAL201", "2.83", "2.78"),
     (f"{SN}/agentic/minimaxm3_fp4_b300_trt_mtp.sh", 14, 12, "GAL305", None, None),
     (f"{SN}/agentic/qwen3.5_fp4_b200_sglang_mtp.sh", 3, 8, "GAL303", "3.39", None),
@@ -78,10 +78,12 @@ EXPECTED = [
     (f"{SN}/dsv4_fp4_b200_sglang_mtp.sh", 3, 8, "GAL302", "2.49", None),
     (f"{SN}/serve_configs/agentic-blob.bin", 1, 1, "GAL306", None, None),
     (f"{SN}/serve_configs/glm-agentic-serve.json", 1, 1, "GAL306", None, None),
-    (f"{SN}/serve_configs/minimax-m3-agentic-serve.yaml", 9, 3, "GAL201", "3.11", "3.02"),
-    ("configs/test-master.yaml", 22, 14, "GAL201", "2.49", "2.27"),
+    (f"{SN}/serve_configs/minimax-m3-agentic-serve.yaml", 9, 32, "GAL201", "3.11", "3.02"),
+    ("configs/test-master.yaml", 22, 42, "GAL201", "2.49", "2.27"),
     ("configs/test-master.yaml", 44, 14, "GAL307", "2.27", None),
     ("configs/test-master.yaml", 63, 14, "GAL302", "2.27", None),
+    ("docs/atom-recipes.rst", 9, 46, "GAL309", None, None),
+    ("examples/glm5.2_chat_server.sh", 3, 8, "GAL310", "2.99", None),
 ]
 
 
@@ -107,7 +109,7 @@ def test_finding_is_a_named_tuple(findings):
     f = findings[0]
     assert isinstance(f, Finding)
     assert Finding._fields == ("code", "name", "severity", "path", "line", "col", "message",
-                               "found", "expected", "fix")
+                               "found", "expected", "fix", "related", "edit")
     assert f.name == "golden-value-mismatch" and f.severity == "error"
 
 
@@ -160,13 +162,24 @@ def test_multi_variant_recipe_override_changes_k(findings):
 
 
 def test_concurrency_branches_give_one_result_each(findings):
-    # CONC=1: K=6 with 3.54 (golden) -> no value finding; else: K=2 with 2.51 (not 2.45)
+    # ATOM cannot select DSpark's sampling variant.  CONC=1: K=6 with 3.54, a comment cites
+    # kimik3_dspark, where it is golden -> GAL311 only; else: K=2 with 2.51, no citation ->
+    # cannot determine (2.51 is the probabilistic variant's cell), never "wrong"
     fs = by(findings, f"{SN}/agentic/kimik3_fp4_mi355x_atom_mtp.sh")
-    value = [f for f in fs if f.code == "GAL201"]
-    assert len(value) == 1
-    assert value[0].message.endswith("[branch else of if [ \"$CONC\" = 1 ]]")
+    assert not [f for f in fs if f.severity == "error"]
+    unknown, = [f for f in fs if f.code == "GAL304"]
+    assert unknown.message == (
+        "cannot determine the golden cell for --spec-decode-acceptance-length=2.51: sampling "
+        "variant: atom has no setting that selects one and no comment next to the knob cites "
+        "a curve; candidates kimik3_dspark, "
+        "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method "
+        "[branch else of if [ \"$CONC\" = 1 ]]")
+    cited, = [f for f in fs if f.code == "GAL311"]
+    assert cited.message.startswith("atom cannot select a sampling variant of dspark "
+                                    "Inferact/Kimi-K3-DSpark; the comment next to the knob "
+                                    "cites curve kimik3_dspark, which decides")
     assumed = sorted(f.message.split(" [branch ", 1)[1] for f in fs if f.code == "GAL305")
-    assert assumed == ['else of if [ "$CONC" = 1 ]]', 'if [ "$CONC" = 1 ]]']
+    assert assumed == ['if [ "$CONC" = 1 ]]']
 
 
 def test_atom_rate_for_another_k(findings):

@@ -14,12 +14,17 @@ import goldenal.lint
 
 from goldenal.lint import RULES, audit, explain
 from goldenal.cli import main
+from goldenal.errors import UsageError
 
 HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(HERE)
 REPO = os.path.join(HERE, "data", "audit", "repo")
 SCHEMAS = os.path.join(os.path.dirname(goldenal.lint.__file__), "schemas")  # as installed
-SUMMARY = "Found 42 findings (29 errors, 2 warnings, 11 info); 12 with a suggested fix."
+# the official OASIS schema, vendored unchanged (tests/data/sarif/README.md)
+SARIF_SCHEMA = os.path.join(HERE, "data", "sarif", "sarif-schema-2.1.0.json")
+SUMMARY = "Found 44 findings (28 errors, 4 warnings, 12 info); 11 with a suggested fix."
+ASSUMED = "Assumed the thinking mode of 7 serve configs (GAL305; --show-assumptions lists them)."
+COUNTS = "Checked 59 serve configs in 41 files read; skipped 5 files (--show-skipped lists them)."
 
 
 def run(capsys, *argv):
@@ -37,14 +42,16 @@ def test_text_output_and_exit_code(capsys):
     rc, out, err = run(capsys, REPO)
     lines = out.splitlines()
     assert rc == 1 and err == ""
-    assert lines[-1] == SUMMARY
-    assert len(lines) == 43
-    assert lines[3] == ("benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/agentic/"
+    assert lines[-3:] == [SUMMARY, ASSUMED, COUNTS]
+    assert len(lines) == 44 - 7 + 3       # the 7 assumed thinking modes are counted, not listed
+    assert " GAL305 " not in out
+    assert lines[1] == ("benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/agentic/"
                         "agg-gb200-broken-mtp.yaml:8:1: GAL306 cannot parse recipe: did not find "
                         "expected ',' or ']'")
-    assert ("configs/test-master.yaml:22:14: GAL201 [*] SYNTHETIC_ACCEPTANCE_LENGTH=2.49 differs "
+    # the finding points at the literal to edit, not at the knob's name
+    assert ("configs/test-master.yaml:22:42: GAL201 [*] SYNTHETIC_ACCEPTANCE_LENGTH=2.49 differs "
             "from the golden cell dsv4_mtp thinking_on K=2: expected 2.27;") in out
-    for line in lines[:-1]:
+    for line in lines[:-3]:
         assert re.match(r"^[^:]+:\d+:\d+: GAL[1-3]\d\d( \[\*\])? \S", line), line
 
 
@@ -52,7 +59,7 @@ def test_json_output_validates(capsys):
     rc, out, _ = run(capsys, REPO, "--format", "json")
     data = json.loads(out)
     jsonschema.validate(data, load_schema("findings.schema.json"))
-    assert rc == 1 and len(data) == 42
+    assert rc == 1 and len(data) == 44
     gqa = [d for d in data if d["path"].endswith("1p1d-tep4-tp4-c1-agentic.yaml")][0]
     assert {k: gqa[k] for k in ("code", "name", "severity", "line", "found", "expected")} == {
         "code": "GAL201", "name": "golden-value-mismatch", "severity": "error", "line": 17,
@@ -62,26 +69,91 @@ def test_json_output_validates(capsys):
 def test_sarif_output_validates(capsys):
     rc, out, _ = run(capsys, REPO, "--format", "sarif")
     log = json.loads(out)
-    jsonschema.validate(log, load_schema("sarif-2.1.0-subset.schema.json"))
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    assert log["$schema"] == ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/"
+                              "schemas/sarif-schema-2.1.0.json")
     run0 = log["runs"][0]
-    assert log["version"] == "2.1.0" and len(run0["results"]) == 42
+    assert log["version"] == "2.1.0" and len(run0["results"]) == 44   # every GAL305 kept
     ids = [r["id"] for r in run0["tool"]["driver"]["rules"]]
     assert ids == sorted(set(r["ruleId"] for r in run0["results"]))
     first = run0["results"][0]
     assert first["locations"][0]["physicalLocation"]["region"] == {"startLine": 22,
                                                                   "startColumn": 33}
     assert {r["level"] for r in run0["results"]} == {"error", "warning", "note"}
+    assert run0["properties"] == {"filesRead": 41, "configsChecked": 59, "filesSkipped": 5}
+    notes = run0["invocations"][0]["toolExecutionNotifications"]
+    assert len(notes) == 5 and notes[0]["message"]["text"] == "skipped: cannot parse recipe"
 
 
-def test_sarif_subset_schema_rejects_broken_logs():
-    schema = load_schema("sarif-2.1.0-subset.schema.json")
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"version": "2.0.0", "runs": []}, schema)
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"version": "2.1.0", "runs": [{"tool": {"driver": {
-            "name": "x", "rules": []}}, "results": [{"ruleId": "A", "level": "fatal",
-                                                     "message": {"text": "m"},
-                                                     "locations": []}]}]}, schema)
+def test_sarif_fixes_carry_artifact_changes_and_the_flag_is_a_related_location(capsys):
+    """The result points at the literal a person edits; the knob's name is related."""
+    _, out, _ = run(capsys, REPO, "--format", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    fixes = [r for r in results if "fixes" in r]
+    assert len(fixes) == 7
+    assert all(f["fixes"][0]["artifactChanges"][0]["replacements"] for f in fixes)
+    master = [r for r in results if r["locations"][0]["physicalLocation"]["artifactLocation"][
+        "uri"] == "configs/test-master.yaml" and r["ruleId"] == "GAL201"][0]
+    # `          - "SYNTHETIC_ACCEPTANCE_LENGTH=2.49"`: the literal spans columns 42-45
+    assert master["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 22, "startColumn": 42, "endColumn": 46}
+    assert master["relatedLocations"] == [{
+        "id": 0, "message": {"text": "SYNTHETIC_ACCEPTANCE_LENGTH is set here"},
+        "physicalLocation": {"artifactLocation": {"uri": "configs/test-master.yaml",
+                                                  "uriBaseId": "%SRCROOT%"},
+                             "region": {"startLine": 22, "startColumn": 14}}}]
+    assert master["fixes"] == [{
+        "description": {"text": "replace 2.49 with 2.27"},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": "configs/test-master.yaml", "uriBaseId": "%SRCROOT%"},
+            "replacements": [{"deletedRegion": {"startLine": 22, "startColumn": 42,
+                                                "endColumn": 46},
+                              "insertedContent": {"text": "2.27"}}]}]}]
+    # a fix that is not one edit stays a suggestion, never a fix without changes
+    unfixable = [r for r in results if r["ruleId"] == "GAL205"][0]
+    assert "fixes" not in unfixable
+    assert unfixable["properties"]["suggestedFix"] == 'add "rejection_sample_method": "synthetic"'
+
+
+def test_sarif_edits_applied_to_the_files_give_the_fixed_text(capsys, tmp_path):
+    """Applying every artifactChange by its columns produces the golden literal."""
+    import shutil
+
+    copy = tmp_path / "repo"
+    shutil.copytree(REPO, copy, symlinks=True)
+    _, out, _ = run(capsys, str(copy), "--format", "sarif")
+    for r in json.loads(out)["runs"][0]["results"]:
+        for fix in r.get("fixes", []):
+            change, = fix["artifactChanges"]
+            rep, = change["replacements"]
+            region = rep["deletedRegion"]
+            path = copy / change["artifactLocation"]["uri"]
+            line = path.read_text().split("\n")[region["startLine"] - 1]
+            fixed = (line[:region["startColumn"] - 1] + rep["insertedContent"]["text"]
+                     + line[region["endColumn"] - 1:])
+            if r["ruleId"] == "GAL308":
+                assert "goldenal:" in line and "goldenal:" not in fixed
+            else:
+                assert r["properties"]["found"] in line
+                assert fixed == line.replace(r["properties"]["found"],
+                                             r["properties"]["expected"], 1)
+
+
+def test_the_official_sarif_schema_rejects_broken_logs():
+    validator = jsonschema.Draft4Validator(sarif_schema())
+    assert not validator.is_valid({"version": "2.0.0", "runs": []})
+    assert not validator.is_valid({"version": "2.1.0", "runs": [{"tool": {"driver": {
+        "name": "x"}}, "results": [{"ruleId": "A", "level": "fatal",
+                                    "message": {"text": "m"}}]}]})
+    # a fix must spell its changes
+    assert not validator.is_valid({"version": "2.1.0", "runs": [{"tool": {"driver": {
+        "name": "x"}}, "results": [{"message": {"text": "m"},
+                                    "fixes": [{"description": {"text": "d"}}]}]}]})
+
+
+def sarif_schema():
+    with open(SARIF_SCHEMA) as fh:
+        return json.load(fh)
 
 
 def test_github_annotations(capsys):
@@ -89,20 +161,22 @@ def test_github_annotations(capsys):
     lines = out.splitlines()
     assert lines[2] == (
         "::error file=benchmarks/multi_node/srt-slurm-recipes/trtllm/minimax-m3/agentic/"
-        "disagg-gb300-1p1d-tep8-mtp3.yaml,line=9,col=49,title=GAL202 trtllm-not-al-minus-one::"
+        "disagg-gb300-1p1d-tep8-mtp3.yaml,line=9,col=50,title=GAL202 trtllm-not-al-minus-one::"
         "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.78 is the golden AL itself; TensorRT-LLM "
         "takes AL - 1 = 1.78 (minimaxm3_eagle3_gqa thinking_on K=3) [role decode]")
     assert all(x.startswith(("::error ", "::notice ")) for x in lines)
-    assert sum(x.startswith("::notice ") for x in lines) == 8
+    assert sum(x.startswith("::notice ") for x in lines) == 7
 
 
 def test_select_ignore_exit_zero(capsys):
     rc, out, _ = run(capsys, REPO, "--select", "GAL305")
-    assert rc == 0 and out.splitlines()[-1] == "Found 8 findings (0 errors, 0 warnings, 8 info)."
+    # selecting GAL305 by name lists them
+    assert rc == 0 and out.splitlines()[-2] == "Found 7 findings (0 errors, 0 warnings, 7 info)."
+    assert len(out.splitlines()) == 9
     rc, out, _ = run(capsys, REPO, "--ignore", "GAL1,GAL2,GAL3")
-    assert rc == 0 and out == "Found 0 findings (0 errors, 0 warnings, 0 info).\n"
+    assert rc == 0 and out == "Found 0 findings (0 errors, 0 warnings, 0 info).\n" + COUNTS + "\n"
     rc, out, _ = run(capsys, REPO, "--exit-zero")
-    assert rc == 0 and out.splitlines()[-1] == SUMMARY
+    assert rc == 0 and out.splitlines()[-3] == SUMMARY
 
 
 def test_explain(capsys):
@@ -134,7 +208,8 @@ def test_clean_tree_exits_0(tmp_path, capsys):
         "--speculative-num-steps 3 --speculative-eagle-topk 1 "
         "--default-chat-template-kwargs '{\"enable_thinking\": true}'\n")
     rc, out, err = run(capsys, str(tmp_path))
-    assert (rc, out, err) == (0, "Found 0 findings (0 errors, 0 warnings, 0 info).\n", "")
+    assert (rc, out, err) == (0, "Found 0 findings (0 errors, 0 warnings, 0 info).\n"
+                                 "Checked 1 serve config in 1 file read; skipped 0 files.\n", "")
 
 
 def test_bad_input_never_crashes(tmp_path, capsys):
@@ -162,6 +237,7 @@ def test_bad_input_never_crashes(tmp_path, capsys):
         "not followed",
         "agentic/loop:1:1: GAL306 symlink loop; not followed",
         "Found 5 findings (1 error, 0 warnings, 4 info).",
+        "Checked 0 serve configs in 2 files read; skipped 5 files (--show-skipped lists them).",
     ]
 
 
@@ -207,3 +283,64 @@ def test_pre_commit_hook():
     hook, = hooks
     assert hook["id"] == "goldenal-audit" and hook["entry"] == "goldenal audit"
     assert hook["pass_filenames"] is False
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--select", "GAL9"], "error: --select: no rule code, prefix or name 'GAL9' (codes "
+                           "GAL101-GAL311, prefixes GAL1, GAL2, GAL3; `goldenal audit --explain "
+                           "CODE` describes one)\n"),
+    (["--ignore", "GAL2,GAL2O1"], "error: --ignore: no rule code, prefix or name 'GAL2O1'; did "
+                                  "you mean GAL201? (codes GAL101-GAL311, prefixes GAL1, GAL2, "
+                                  "GAL3; `goldenal audit --explain CODE` describes one)\n"),
+    (["--select", "golden-value-mismach"], "error: --select: no rule code, prefix or name "
+                                           "'golden-value-mismach'; did you mean "
+                                           "golden-value-mismatch? (codes "),
+    (["--select", "X"], "error: --select: no rule code, prefix or name 'X' (codes "),
+])
+def test_select_and_ignore_refuse_unknown_codes(capsys, argv, message):
+    rc, out, err = run(capsys, REPO, *argv)
+    assert (rc, out) == (2, "")
+    assert err.startswith(message)
+
+
+def test_select_and_ignore_accept_codes_prefixes_and_names(capsys):
+    for spec in ("GAL", "gal2", "GAL20", "GAL201", "golden-value-mismatch"):
+        rc, _, err = run(capsys, REPO, "--select", spec, "--exit-zero")
+        assert (rc, err.startswith("error")) == (0, False), spec
+    with pytest.raises(UsageError, match="--ignore: no rule code, prefix or name 'GAL4'"):
+        audit([REPO], ignore=["GAL4"])
+
+
+# ------------------------------------------------------------------ GitHub Action
+
+def _action_step(name):
+    with open(os.path.join(ROOT, "action.yml")) as fh:
+        action = yaml.safe_load(fh)
+    assert action["runs"]["using"] == "composite"
+    return action, next(s for s in action["runs"]["steps"] if s.get("name") == name)
+
+
+@pytest.mark.parametrize("upload", ["true", "false"])
+def test_the_action_audits_writes_a_step_summary_and_fails_on_errors(tmp_path, upload):
+    """The composite action's audit step, run as the runner runs it (bash, env from inputs)."""
+    action, step = _action_step("Audit")
+    inputs = action["inputs"]
+    summary, output = tmp_path / "summary.md", tmp_path / "output"
+    env = {**os.environ, "PATHS": REPO, "ARGS": inputs["args"]["default"], "UPLOAD": upload,
+           "SARIF": str(tmp_path / "out.sarif"), "GITHUB_STEP_SUMMARY": str(summary),
+           "GITHUB_OUTPUT": str(output),
+           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert output.read_text() == "exit-code=1\n"
+    text = summary.read_text()
+    assert text.startswith("## goldenal audit\n\n```\n") and SUMMARY in text and COUNTS in text
+    if upload == "true":
+        log = json.loads((tmp_path / "out.sarif").read_text())
+        assert len(log["runs"][0]["results"]) == 44
+    else:
+        assert proc.stdout.count("::error file=") == 28
+    _, fail = _action_step("Fail on errors")
+    assert fail["if"] == "${{ steps.audit.outputs.exit-code != '0' }}"
+    assert "exit \"$CODE\"" in fail["run"]

@@ -209,10 +209,13 @@ def test_recipe_sections_keep_line_numbers():
     from goldenal.engines.locate import RECIPE_SECTIONS
     from goldenal.recipes.spans import keep_sections
 
-    sliced = keep_sections(RECIPE, RECIPE_SECTIONS)
-    assert sliced.count("\n") == RECIPE.count("\n")
+    # benchmark: is read (its type and lengths say fixed-length or agentic); others are not
+    recipe = RECIPE.replace("benchmark:", "profiling:")
+    sliced = keep_sections(recipe, RECIPE_SECTIONS)
+    assert sliced.count("\n") == recipe.count("\n")
     assert "huge" not in sliced and "speculative-config" in sliced
-    assert sliced == RECIPE[:RECIPE.index("benchmark:")] + "\n" * 3
+    assert sliced == recipe[:recipe.index("profiling:")] + "\n" * 3
+    assert keep_sections(RECIPE, RECIPE_SECTIONS) is None
     assert keep_sections("base:\n  backend: {}\nother: 1\n", RECIPE_SECTIONS) is None
 
 

@@ -18,7 +18,8 @@ def test_an_unparseable_agentic_recipe_fails_the_audit(tmp_path, capsys):
     assert (rc, err) == (1, "")
     assert out.splitlines() == [
         "agentic/r.yaml:4:1: GAL306 cannot parse recipe: did not find expected ',' or ']'",
-        "Found 1 finding (1 error, 0 warnings, 0 info)."]
+        "Found 1 finding (1 error, 0 warnings, 0 info).",
+        "Checked 0 serve configs in 1 file read; skipped 1 file (--show-skipped lists them)."]
 
 
 def test_an_unparseable_serve_config_is_an_error_and_an_incidental_file_a_warning(

@@ -78,3 +78,31 @@ def test_check_mode_reports_stale_file(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "goldenal._docs", "--check", "--path", stale],
                           capture_output=True, text=True, cwd=ROOT)
     assert (proc.returncode, proc.stderr) == (0, "")
+
+
+def test_no_help_text_swallows_a_line_continuation():
+    """A backslash at the end of a line in a (non-raw) string joins the lines.
+
+    In a docstring that is an example's ``\\`` continuation vanishing from
+    --help (``--allow-simulated       --out run.png``); write ``\\\\`` instead.
+    """
+    import io
+    import re
+    import tokenize
+
+    swallowed = re.compile(r"(?<!\\)(?:\\\\)*\\\n")
+    offenders = []
+    for path in sorted((ROOT / "goldenal").rglob("*.py")):
+        with open(path, "rb") as fh:
+            for tok in tokenize.tokenize(fh.readline):
+                if tok.type != tokenize.STRING:
+                    continue
+                prefix = re.match(r"[A-Za-z]*", tok.string).group(0).lower()
+                # '"""\' right after the opening quotes deliberately skips the first newline
+                body = re.sub(r'^[A-Za-z]*("""|\'\'\')\\\n', "", tok.string)
+                if "r" not in prefix and swallowed.search(body):
+                    offenders.append(f"{path.relative_to(ROOT)}:{tok.start[0]}")
+    assert offenders == []
+    text = (ROOT / "docs" / "cli.md").read_text()
+    assert not re.search(r"\S {6,}--", text.replace("\n  ", "\n")), "a joined example line"
+    assert "--allow-simulated \\\n      --out run.png" in _docs.command_help("plot")

@@ -1,6 +1,7 @@
 """One cell: exact point estimate, the three interval methods, per position, errors."""
 
 import ctypes
+import json
 import dataclasses
 import math
 import warnings
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import binomtest, norm, t
+from scipy.stats import t
 
 from goldenal.errors import LowSampleWarning, ParseError
 from goldenal.fitting import ConfidenceInterval, fit_cell, format_al
@@ -30,80 +31,145 @@ def obs(drafts, accepted, per_pos, *, line=None, request=None, k=None, source="c
 HAND = [obs(100, 120, (70, 50)), obs(50, 40, (30, 10))]
 
 
-def test_hand_worked_cell_count_based():
-    cell = fit_cell(HAND, k=2, rng=0)
+def test_hand_worked_cell_aggregate_counts_get_no_interval():
+    """Two aggregate counts of one source: no independent units, no interval."""
+    with pytest.warns(LowSampleWarning, match=r"no interval: 2 aggregate count\(s\) from 1 "
+                                              r"run\(s\): steps are not independent") as rec:
+        cell = fit_cell(HAND, k=2, rng=0)
+    assert rec[0].filename == __file__
     assert cell.mean_acceptance_length == 1 + 160 / 150
     assert cell.text == "2.07"
     assert cell.n_steps == 150 and cell.accepted == 160 and cell.draft_tokens == 300
-    assert cell.interval_method == "count"
-    var = (40 + 4 * 60) / 150 - (160 / 150) ** 2
-    assert var == pytest.approx(0.7288888889, abs=1e-9)
-    se = math.sqrt(var / 150)
-    assert cell.standard_error == pytest.approx(se, rel=1e-12)
-    q = norm.ppf(0.975)
-    assert cell.confidence_interval.low == pytest.approx(1 + 160 / 150 - q * se, rel=1e-12)
-    assert cell.confidence_interval.high == pytest.approx(1 + 160 / 150 + q * se, rel=1e-12)
+    assert cell.interval_method == "none"
+    assert math.isnan(cell.confidence_interval.low) and math.isnan(cell.standard_error)
+    assert cell.interval_reason.startswith("2 aggregate count(s) from 1 run(s)")
+    assert cell.notes == ("no interval: " + cell.interval_reason,)
     pp = cell.per_position
     assert pp.positions == (1, 2) and pp.counts == (100, 60)
     np.testing.assert_allclose(pp.survival, [2 / 3, 0.4], rtol=1e-15)
     np.testing.assert_allclose(pp.conditional, [2 / 3, 0.6], rtol=1e-15)
     np.testing.assert_allclose(pp.evaluate([0, 1, 2, 3]), [1, 2 / 3, 0.4, 0])
-    assert any("optimistic" in n for n in cell.notes)
+    assert np.all(np.isnan(pp.survival_low)) and pp.interval_method == "none"
+    assert repr(cell) == "<CellFit thinking=None K=2: AL 2.07 no interval, 150 steps>"
 
 
-def test_count_based_per_position_is_wilson():
-    cell = fit_cell(HAND, k=2, rng=0)
-    lo, hi = cell.per_position.confidence_interval("survival")
-    ref = binomtest(60, 150).proportion_ci(0.95, method="wilson")
-    assert lo[1] == pytest.approx(ref.low, rel=1e-9)
-    assert hi[1] == pytest.approx(ref.high, rel=1e-9)
-    lo, hi = cell.per_position.confidence_interval("conditional")
-    ref = binomtest(60, 100).proportion_ci(0.95, method="wilson")
-    assert (lo[1], hi[1]) == (pytest.approx(ref.low, rel=1e-9), pytest.approx(ref.high, rel=1e-9))
+def test_one_aggregate_count_gets_no_interval_and_says_why():
+    total = [Observation("metrics.prom", None, "vllm", "test", k=2, drafts=150, accepted=160,
+                         accepted_per_position=(100, 60))]
+    with pytest.warns(LowSampleWarning, match="steps are not independent"):
+        cell = fit_cell(total, k=2)
+    assert cell.interval_method == "none"
+    assert cell.interval_reason == ("1 aggregate count(s) from 1 run(s): steps are not "
+                                    "independent; give per-request records or 10 or more "
+                                    "independent runs")
+    d = cell.to_dict()
+    assert d["interval"] == {"low": None, "high": None, "level": 0.95, "method": "none",
+                             "reason": cell.interval_reason}
 
 
-def test_bootstrap_matches_naive_loop():
-    """The vectorised weights matrix equals a per-resample loop on the same stream."""
+def test_four_windows_give_no_interval_even_with_a_known_span():
+    windows = [obs(100, 80, (50, 30), line=i) for i in (1, 2, 3, 4)]
+    with pytest.warns(LowSampleWarning, match="no interval: 4 log windows and no known"):
+        cell = fit_cell(windows, k=2, rng=0)
+    assert cell.interval_method == "none" and math.isnan(cell.confidence_interval.high)
+    # a span of one window makes every window a unit: still only 4 (< 10)
+    with pytest.warns(LowSampleWarning, match=r"only 4 independent batches \(fewer than 10\)"):
+        cell = fit_cell(windows, k=2, rng=0, max_request_windows=1)
+    assert cell.interval_method == "none" and cell.n_clusters == 4
+    assert cell.mean_acceptance_length == 1.8 and cell.text == "1.80"
+
+
+def test_bootstrap_is_studentized_over_requests_like_a_naive_loop():
+    """Replicates equal a per-resample loop; the interval is the symmetric bootstrap-t."""
     sim = simulate_cell([0.8, 0.6, 0.5], n_requests=37, steps_per_request=50, rng=11)
     records = sim.observations("request")
     cell = fit_cell(records, k=3, n_resamples=500, rng=np.random.default_rng(5))
     assert cell.interval_method == "bootstrap" and cell.n_clusters == 37
+    assert cell.unit_kind == "requests"
     n = np.array([o.drafts for o in records], float)
     a = np.array([o.accepted for o in records], float)
+
+    def ratio_se(nn, aa):
+        r = aa.sum() / nn.sum()
+        return r, math.sqrt(37 / 36 * ((aa - r * nn) ** 2).sum()) / nn.sum()
+
+    r, se = ratio_se(n, a)
     rng = np.random.default_rng(5)
-    stats = []
+    stats, tabs = [], []
     for _ in range(500):
         idx = rng.integers(0, 37, size=37)
-        stats.append(1 + a[idx].sum() / n[idx].sum())
-    # expanded percentile interval (Hesterberg 2015): tail 2 Phi(-sqrt(n/(n-1)) t_(n-1))
-    tail = norm.sf(t.ppf(0.975, 36) * math.sqrt(37 / 36))
-    assert tail == pytest.approx(0.019888, abs=1e-6)
-    lo, hi = np.quantile(stats, [tail, 1 - tail])
-    assert cell.confidence_interval == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
-    assert cell.standard_error == pytest.approx(np.std(stats, ddof=1), rel=1e-10)
+        r_star, se_star = ratio_se(n[idx], a[idx])
+        stats.append(1 + r_star)
+        tabs.append(abs(r_star - r) / se_star)
+    np.testing.assert_allclose(1 + cell.replicates[:, 1] / cell.replicates[:, 0], stats,
+                               rtol=1e-12)
+    q = np.quantile(tabs, 0.95)
+    assert cell.standard_error == pytest.approx(se, rel=1e-12)
+    assert cell.confidence_interval == (pytest.approx(1 + r - q * se, rel=1e-9),
+                                        pytest.approx(1 + r + q * se, rel=1e-9))
 
 
 def test_batch_means_matches_hand_computation():
+    """24 windows, requests span at most 2 windows: 12 batches of 2, t with 11 df."""
     rng = np.random.default_rng(3)
     windows = []
-    for line in range(1, 17):
+    for line in range(1, 25):
         n = int(rng.integers(50, 150))
         c1 = int(rng.integers(20, n))
         c2 = int(rng.integers(0, c1))
         windows.append(obs(n, c1 + c2, (c1, c2), line=2 * line))
-    with pytest.warns(LowSampleWarning, match="batch means over only 4 batches"):
-        cell = fit_cell(windows, k=2, rng=0)
-    assert cell.interval_method == "batch-means"
-    # 16 windows -> batches of isqrt(16) = 4 consecutive windows
-    assert cell.n_clusters == 4
-    bn = [sum(w.drafts for w in windows[i:i + 4]) for i in range(0, 16, 4)]
-    ba = [sum(w.accepted for w in windows[i:i + 4]) for i in range(0, 16, 4)]
+    cell = fit_cell(windows[::-1], k=2, rng=0, max_request_windows=2)  # order by line
+    assert cell.interval_method == "batch-means" and cell.unit_kind == "batches"
+    assert cell.n_clusters == 12
+    bn = [sum(w.drafts for w in windows[i:i + 2]) for i in range(0, 24, 2)]
+    ba = [sum(w.accepted for w in windows[i:i + 2]) for i in range(0, 24, 2)]
     r = sum(ba) / sum(bn)
-    var = 4 / 3 * sum((x - r * y) ** 2 for x, y in zip(ba, bn)) / sum(bn) ** 2
-    half = t.ppf(0.975, 3) * math.sqrt(var)
+    var = 12 / 11 * sum((x - r * y) ** 2 for x, y in zip(ba, bn)) / sum(bn) ** 2
+    half = t.ppf(0.975, 11) * math.sqrt(var)
     assert cell.mean_acceptance_length == 1 + sum(w.accepted for w in windows) / sum(bn)
+    assert cell.standard_error == pytest.approx(math.sqrt(var), rel=1e-12)
     assert cell.confidence_interval.low == pytest.approx(1 + r - half, rel=1e-12)
     assert cell.confidence_interval.high == pytest.approx(1 + r + half, rel=1e-12)
+    assert "batches of 2 windows, at least the longest request's span" in cell.notes
+
+
+def test_ten_independent_runs_are_clusters():
+    runs = [obs(100 + 10 * i, 90 + 7 * i, (60 + 4 * i, 30 + 3 * i), line=1,
+                source=f"run{i}/server.log") for i in range(10)]
+    cell = fit_cell(runs, k=2)
+    assert cell.interval_method == "runs" and cell.n_clusters == 10
+    n = np.array([o.drafts for o in runs], float)
+    a = np.array([o.accepted for o in runs], float)
+    r = a.sum() / n.sum()
+    se = math.sqrt(10 / 9 * ((a - r * n) ** 2).sum()) / n.sum()
+    assert cell.standard_error == pytest.approx(se, rel=1e-12)
+    assert cell.confidence_interval.high == pytest.approx(1 + r + t.ppf(0.975, 9) * se,
+                                                          rel=1e-12)
+    with pytest.warns(LowSampleWarning, match="only 9 independent runs"):
+        assert fit_cell(runs[:9], k=2, method="runs").interval_method == "none"
+
+
+def test_all_drafts_accepted_gives_the_exact_one_sided_bound():
+    records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(20)]
+    cell = fit_cell(records, k=3, rng=0)
+    assert cell.mean_acceptance_length == 4.0
+    assert cell.interval_method == "exact-bound" and cell.n_clusters == 20
+    # P(all 20 units at 1) <= mu^20, so mu >= 0.05 ** (1 / 20) = 0.860891659...
+    assert 0.05 ** (1 / 20) == pytest.approx(0.8608916593, abs=1e-10)
+    assert cell.confidence_interval == (pytest.approx(1 + 3 * 0.05 ** (1 / 20), rel=1e-15), 4.0)
+    assert cell.confidence_interval.low == pytest.approx(3.5826749779, abs=1e-9)
+    np.testing.assert_allclose(cell.per_position.survival_low, [0.05 ** (1 / 20)] * 3)
+    assert cell.notes == ("every draft accepted in all 20 requests: exact one-sided 95% bound",)
+
+
+def test_no_draft_accepted_gives_the_exact_upper_bound():
+    records = [obs(50, 0, (0, 0), request=f"r{r}") for r in range(4)]
+    cell = fit_cell(records, k=2, rng=0)
+    # exact even with 4 units: AL <= 1 + 2 (1 - 0.05 ** (1/4)) = 2.05426...
+    assert cell.interval_method == "exact-bound"
+    assert cell.confidence_interval == (1.0, pytest.approx(1 + 2 * (1 - 0.05 ** 0.25),
+                                                           rel=1e-15))
+    assert cell.confidence_interval.high == pytest.approx(2.0542584, abs=1e-7)
 
 
 @pytest.mark.filterwarnings("ignore::goldenal.errors.LowSampleWarning")
@@ -117,8 +183,8 @@ def test_point_estimate_is_the_pooled_count_formula(granularity):
     assert cell.text == "%.2f" % (1.0 + a / n)
     assert cell.n_steps == n and cell.accepted == a
     assert cell.per_position.counts == tuple(c)
-    assert cell.interval_method == {"request": "bootstrap", "window": "batch-means",
-                                    "total": "count"}[granularity]
+    assert cell.interval_method == {"request": "bootstrap", "window": "none",
+                                    "total": "none"}[granularity]
 
 
 def _c_printf(x):
@@ -172,6 +238,8 @@ def test_k_disagreeing_with_the_cell_is_refused():
     ({"k": 0}, "`k` must be a positive integer"),
     ({"k": 2, "confidence_level": 1.5}, "`confidence_level` must be between 0 and 1"),
     ({"k": 2, "method": "jackknife"}, "`method` must be one of auto, bootstrap"),
+    ({"k": 2, "method": "count"}, "`method` must be one of auto, bootstrap, runs, batch-means"),
+    ({"k": 2, "max_request_windows": 0}, "`max_request_windows` must be a positive integer"),
     ({"k": 2, "n_resamples": 10}, "`n_resamples` must be an integer >= 100"),
 ])
 def test_argument_validation(kwargs, message):
@@ -179,18 +247,21 @@ def test_argument_validation(kwargs, message):
         fit_cell(HAND, **kwargs)
 
 
-def test_few_requests_warn_at_the_caller():
+def test_few_requests_give_no_interval_with_a_warning_at_the_caller():
     records = [obs(100, 80 + r, (50, 30 + r), request=f"r{r}") for r in range(5)]
-    with pytest.warns(LowSampleWarning, match="bootstrap over only 5 requests") as rec:
-        fit_cell(records, k=2, n_resamples=200, rng=0)
+    with pytest.warns(LowSampleWarning, match=r"no interval: only 5 independent requests "
+                                              r"\(fewer than 10\)") as rec:
+        cell = fit_cell(records, k=2, n_resamples=200, rng=0)
     assert rec[0].filename == __file__
+    assert cell.interval_method == "none" and cell.n_clusters == 5
+    assert cell.mean_acceptance_length == 1 + (5 * 80 + 10) / 500
 
 
-def test_few_windows_fall_back_to_count_with_a_warning():
-    windows = [obs(100, 80, (50, 30), line=i) for i in (1, 2, 3)]
-    with pytest.warns(LowSampleWarning, match="only 3 logging windows"):
-        cell = fit_cell(windows, k=2, rng=0)
-    assert cell.interval_method == "count"
+def test_an_impossible_method_gives_no_interval():
+    windows = [obs(100, 80, (50, 30), line=i) for i in range(1, 13)]
+    with pytest.warns(LowSampleWarning, match="no per-request records to resample"):
+        cell = fit_cell(windows, k=2, method="bootstrap")
+    assert cell.interval_method == "none"
 
 
 def test_result_objects():
@@ -216,9 +287,12 @@ def test_result_objects():
 
 @pytest.mark.filterwarnings("ignore::goldenal.errors.LowSampleWarning")
 def test_every_interval_contains_the_estimate():
-    sim = simulate_cell([0.9, 0.8, 0.7, 0.6, 0.5], n_requests=40, steps_per_request=200, rng=9)
-    for g in ("request", "window", "total"):
-        cell = fit_cell(sim.observations(g), k=5, rng=0, n_resamples=999)
+    sim = simulate_cell([0.9, 0.8, 0.7, 0.6, 0.5], n_requests=400, steps_per_request=200,
+                        rng=9, concurrency=4)
+    for g in ("request", "window"):
+        cell = fit_cell(sim.observations(g), k=5, rng=0, n_resamples=999,
+                        max_request_windows=2)
+        assert cell.interval_method == {"request": "bootstrap", "window": "batch-means"}[g]
         lo, hi = cell.confidence_interval
         assert lo < cell.mean_acceptance_length < hi
         s_lo, s_hi = cell.per_position.confidence_interval()
@@ -246,7 +320,7 @@ def test_pooled_counts_property(data):
     k, records = data
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LowSampleWarning)
-        cell = fit_cell(records, k=k, n_resamples=200, rng=0)
+        cell = fit_cell(records, k=k, n_resamples=200, rng=0, max_request_windows=1)
     n = sum(o.drafts for o in records)
     a = sum(o.accepted for o in records)
     assert cell.mean_acceptance_length == 1 + a / n
@@ -255,4 +329,51 @@ def test_pooled_counts_property(data):
     assert np.all(np.diff(s) <= 1e-15) and 0 <= s[-1] and s[0] <= 1
     assert sum(s) == pytest.approx(cell.mean_acceptance_length - 1, rel=1e-12, abs=1e-12)
     lo, hi = cell.confidence_interval
-    assert lo <= cell.mean_acceptance_length <= hi
+    if len(records) < 10:  # fewer than 10 units: no interval
+        assert cell.interval_method in ("none", "exact-bound")
+    if cell.interval_method != "none":
+        assert lo <= cell.mean_acceptance_length <= hi
+
+
+def test_request_span_from_output_cap_and_step_rate():
+    from goldenal.fitting.cell import request_span_windows
+    from goldenal.fitting.curve import request_span
+
+    # 32 requests share a median of 9600 steps per window: 300 steps per request and
+    # window; a 4096-token request takes at most 4096 steps: ceil(4096 / 300) = 14
+    assert request_span_windows([9000, 9600, 9800, 0], output_len=4096, concurrency=32) == 14
+    assert request_span_windows([5], output_len=4096, concurrency=1, step_rate=4096.0) == 1
+    windows = [obs(9600, 5000, (3000, 2000), line=i) for i in (1, 2, 3)]
+    ident = {"dataset": {"output_len": 4096}, "concurrency": 32}
+    assert request_span(ident, windows) == 14
+    assert request_span({"dataset": {"output_len": 4096, "max_concurrency": 32}}, windows) == 14
+    assert request_span({"dataset": {"output_len": 4096}}, windows) is None  # concurrency?
+    assert request_span({"concurrency": 32}, windows) is None  # output cap?
+    assert request_span(ident, [obs(10, 5, (3, 2), request="r1")]) is None  # no windows
+
+
+def test_counts_are_absent_from_the_distribution_file_intervals():
+    from goldenal.fitting import fit
+
+    agg = {("on", k): [Observation("metrics.prom", None, "vllm", "test", k=k, drafts=1000,
+                                   accepted=600 * k // 2,
+                                   accepted_per_position=tuple(600 - 100 * i
+                                                               for i in range(k)))]
+           for k in (1, 2, 3)}
+    with pytest.warns(LowSampleWarning):
+        doc = fit(agg, method="eagle3", curve="c", model="m").to_dict()
+    assert doc["interval_methods"] == {"none": doc["interval_methods"]["none"]}
+    for cell in doc["cells"]:
+        assert cell["interval"]["method"] == "none"
+        assert cell["interval"]["low"] is None and cell["interval"]["high"] is None
+        assert cell["standard_error"] is None
+        assert cell["per_position"]["survival_interval"] == [[None] * cell["k"]] * 2
+    assert doc["models"]["on"]["z"] == {} and doc["models"]["on"]["flags"] == []
+    assert "count" not in json.dumps(doc["interval_methods"])
+
+
+def test_cli_refuses_the_count_method(run_cli, tmp_path):
+    code, stdout, stderr = run_cli("fit", tmp_path, "--out", tmp_path / "g",
+                                   "--interval-method", "count")
+    assert (code, stdout) == (2, "")
+    assert "invalid choice: 'count'" in stderr

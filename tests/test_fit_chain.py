@@ -2,7 +2,6 @@
 
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +15,8 @@ from goldenal.fitting import fit, fit_cell, fit_chain, fit_curve_means, is_chain
 from goldenal.observation import Observation
 from goldenal.simulate import simulate_cell, simulate_run
 
-REFERENCE_GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "reference" / "golden"
+from conftest import PACKAGED
+
 
 
 def total(n, per_pos, thinking="on"):
@@ -42,15 +42,20 @@ def test_hand_worked_pooled_mle():
     np.testing.assert_allclose(model.params, [0.65, 0.6, 0.5], rtol=1e-15)
     assert model.predicted == {1: pytest.approx(1.65), 2: pytest.approx(2.04),
                                3: pytest.approx(2.235)}
+    # aggregate counts have no independent units: no intervals and no cross-K check
     for k, (lo, hi) in model.predicted_interval.items():
-        assert lo < model.predicted[k] < hi
-    assert set(model.z_scores) == {1, 2, 3}
+        assert math.isnan(lo) and math.isnan(hi)
+    assert model.z_scores == {} and model.flags == () and model.detectable == {}
+    assert model.message == ("pooled MLE over cells with K >= i; no cross-K check: it needs "
+                             "per-request records (log windows and aggregate counts cannot "
+                             "separate the step re-weighting across K)")
     assert repr(model) == ("<ChainFit thinking=on: a(1..3) pooled over 3 cells, 400 steps; "
                            f"{len(model.flags)} flagged>")
     frame = model.to_frame()
     assert list(frame.columns) == ["conditional", "conditional lower 95%",
                                    "conditional upper 95%", "predicted AL",
-                                   "predicted lower 95%", "predicted upper 95%", "z"]
+                                   "predicted lower 95%", "predicted upper 95%", "z",
+                                   "detectable shift"]
 
 
 def test_committed_value_is_always_the_measured_cell():
@@ -86,7 +91,11 @@ def test_disagreeing_cell_is_flagged_with_its_size_in_standard_errors():
     assert f.z > curve.models["on"].threshold > 2
     assert f.difference == pytest.approx(f.measured - f.predicted)
     assert f.message.startswith("thinking on K=4: measured ")
-    assert f.message.endswith(f"({f.z:+.1f} SE)")
+    model = curve.models["on"]
+    assert f.message == (f"thinking on K=4: measured {f.measured:.3f} vs {f.predicted:.3f} "
+                         "from the requests of K=5 re-weighted to K=4 "
+                         f"({f.z:+.1f} SE; detectable {model.detectable[4]:.3f}, margin 0.02)")
+    assert abs(f.difference) > model.detectable[4]
 
 
 def test_block_parallel_cells_stand_alone():
@@ -152,7 +161,7 @@ def test_published_chain_curves_flags():
     """Which published cells the monotone profile flags (tolerance 0.03)."""
     from goldenal.registry import load_registry
 
-    registry = load_registry(REFERENCE_GOLDEN)
+    registry = load_registry(PACKAGED)
     flagged = {}
     for curve in registry:
         if not is_chain_method(curve.method):
@@ -219,7 +228,9 @@ def test_curve_fit_objects():
     assert list(frame.index) == [("on", 1), ("on", 2), ("on", 3)]
     d = curve.to_dict()
     assert d["pooled_across_k"] and d["cells"][0]["value"] == "1.60"
-    assert "count" in d["interval_methods"]
+    assert set(d["interval_methods"]) == {"none"}
+    assert d["estimand"].startswith("AL of the prompt population") and \
+        curve.estimand == d["estimand"]
     assert "<table" in curve._repr_html_()
     assert math.isclose(d["models"]["on"]["conditional"][1], 0.6)
 
@@ -249,3 +260,104 @@ def test_plot_hooks_delegate_to_goldenal_plot():
             assert obj.plot(ax=ax) is not None
     finally:
         plt.close("all")
+
+
+def req(n, per_pos, r, thinking="on"):
+    return Observation("requests.jsonl", r + 1, "vllm", "test", k=len(per_pos), drafts=n,
+                       accepted=sum(per_pos), accepted_per_position=tuple(per_pos),
+                       request=f"req{r}", thinking=thinking)
+
+
+def test_cross_k_check_re_weights_requests_by_tokens():
+    """Hand-worked: K=2 requests predict AL(1) by tokens over re-weighted steps.
+
+    A K=2 request with n steps, c = (c1, c2) made T = n + c1 + c2 tokens; at K=1
+    it would take W = T n / (n + c1) steps.  Request types (10, (8, 6)) and
+    (20, (10, 4)): T = 24 and 34, W = 13.333 and 22.667, so the K=2 cell predicts
+    AL(1) = 290 / 180 = 1.6111 (its per-step a(1) = 90 / 150 = 0.6 would say 1.6).
+    """
+    from scipy.stats import t
+
+    k1 = [req(30, (18,), r) for r in range(5)] + [req(42, (26,), r) for r in range(5, 9)] + \
+        [req(42, (25,), 9)]
+    k2 = [req(10, (8, 6), r) for r in range(5)] + [req(20, (10, 4), r) for r in range(5, 10)]
+    curve = fit({("on", 1): k1, ("on", 2): k2}, method="eagle3", rng=0, n_resamples=200)
+    model = curve.models["on"]
+
+    def parts(rows, j):
+        n = np.array([o.drafts for o in rows], float)
+        c = np.array([o.accepted_per_position for o in rows], float)
+        tokens = n + c.sum(axis=1)
+        return tokens, tokens * n / (n + c[:, :j].sum(axis=1))
+
+    def ratio(tokens, w):
+        r = tokens.sum() / w.sum()
+        m = len(tokens)
+        return r, m / (m - 1) * ((tokens - r * w) ** 2).sum() / w.sum() ** 2
+
+    est, v1 = ratio(*parts(k1, 1))
+    ref, v2 = ratio(*parts(k2, 1))
+    assert est == pytest.approx(1 + 219 / 360) and ref == pytest.approx(290 / 180)
+    se = math.sqrt(v1 + v2)
+    df = (v1 + v2) ** 2 / (v1 ** 2 / 9 + v2 ** 2 / 9)  # Welch-Satterthwaite
+    assert model.z_scores[1] == pytest.approx((est - ref) / se, rel=1e-12)
+    assert model.z_scores[2] == pytest.approx(-(est - ref) / se, rel=1e-12)
+    crit = t.ppf(1 - 0.05 / 4, df)  # Bonferroni over 2 compared cells
+    assert model.detectable[1] == pytest.approx(0.02 + (crit + t.ppf(0.9, df)) * se,
+                                                rel=1e-12)
+    assert (abs(est - ref) - 0.02) / se < crit and model.flags == ()
+    assert model.margin == 0.02 and model.power == 0.9
+    assert model.detectable_text.startswith(
+        f"this run can detect shifts of \u00b1{model.detectable[1]:.3f} at K=1")
+    # the model AL of K=1 pools both cells' requests re-weighted to K=1
+    assert model.predicted[1] == pytest.approx(
+        (parts(k1, 1)[0].sum() + 290) / (parts(k1, 1)[1].sum() + 180), rel=1e-12)
+    assert model.to_dict()["detectable_shift"]["1"] == pytest.approx(model.detectable[1],
+                                                                     abs=1e-6)
+
+
+def test_clean_heterogeneous_run_is_not_flagged():
+    """Identical request profiles across K (per-step rates drift: see test_fit_coverage)."""
+    from goldenal.simulate import make_workload, simulate_workload
+
+    w = make_workload([0.85, 0.78, 0.72, 0.66, 0.6], heterogeneity=4.0, rng=3)
+    rng = np.random.default_rng(12)
+    cells = {("on", k): simulate_workload(w, k, n_requests=256, rng=rng).observations("request")
+             for k in range(1, 6)}
+    curve = fit(cells, method="eagle3", rng=1, n_resamples=500)
+    model = curve.models["on"]
+    assert model.flags == ()
+    assert set(model.z_scores) == {1, 2, 3, 4, 5}
+    assert all(abs(z) < 3 for z in model.z_scores.values())
+
+
+def test_log_only_cells_get_no_cross_k_check():
+    run = simulate_run([0.8, 0.7, 0.6], [1, 2, 3], rng=3, n_requests=40,
+                       steps_per_request=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LowSampleWarning)
+        curve = fit(run.observations("window"), method="eagle3", rng=0, n_resamples=200)
+    model = curve.models["on"]
+    assert model.flags == () and model.z_scores == {} and model.detectable_text == ""
+    assert "no cross-K check: it needs per-request records" in model.message
+
+
+@pytest.mark.parametrize("kwargs,message", [({"margin": -0.1}, "`margin` must be >= 0"),
+                                            ({"power": 1.0}, "`power` must be between 0")])
+def test_fit_chain_argument_validation(kwargs, message):
+    cells = [fit_cell(HAND[("on", 1)], k=1, thinking="on")]
+    with pytest.raises(ValueError, match=message):
+        fit_chain(cells, **kwargs)
+
+
+def test_a_wider_margin_hides_a_small_shift():
+    rates = [0.8, 0.7, 0.6, 0.55, 0.5]
+    run = simulate_run(rates, range(1, 6), rng=123, n_requests=80, steps_per_request=400)
+    cells = run.observations("request")
+    cells[("on", 4)] = simulate_cell([0.8, 0.8, 0.75, 0.55], k=4, rng=5, n_requests=80,
+                                     steps_per_request=400).observations("request")
+    flagged = fit(cells, method="eagle3", rng=2, n_resamples=200)
+    assert [f.k for f in flagged.flags] == [4]
+    diff = abs(flagged.flags[0].difference)
+    wide = fit(cells, method="eagle3", rng=2, n_resamples=200, margin=diff + 0.01)
+    assert wide.flags == () and wide.models["on"].margin == pytest.approx(diff + 0.01)

@@ -20,8 +20,16 @@ def fitted_dir(run_cli, tmp_path):
     out = tmp_path / "golden"
     code, stdout, stderr = run_cli("fit", RESULTS, *IDENTITY, "--out", out,
                                    "--n-resamples", "2000")
-    assert (code, stderr) == (0, "")
+    # log windows alone, with no output cap or concurrency known: no honest interval
+    assert code == 0
+    assert stderr == "".join(f"warning: cell thinking on, K={k}: no interval: {NO_SPAN}\n"
+                             for k in (1, 2, 3))
     return out, stdout
+
+
+NO_SPAN = ("33 log windows and no known request span: a request can outlast any batch of "
+           "windows; give per-request records, the output cap and concurrency "
+           "(dataset.output_len, concurrency in run.yaml), or 10 or more independent runs")
 
 
 def test_fit_prints_the_cells_and_writes_both_files(fitted_dir):
@@ -32,15 +40,24 @@ def test_fit_prints_the_cells_and_writes_both_files(fitted_dir):
     assert [line.split()[:3] for line in lines[2:5]] == [["on", "1", "1.79"],
                                                           ["on", "2", "2.36"],
                                                           ["on", "3", "2.67"]]
-    assert all("batch-means" in line for line in lines[2:5])
-    assert lines[-2:] == [f"wrote {out / 'mm3_fixture.yaml'}",
-                          f"wrote {out / 'mm3_fixture.distribution.json'}"]
+    assert lines[2] == "on        1   1.79  -                   none             12645"
+    assert all(line.split()[3:5] == ["-", "none"] for line in lines[2:5])
+    assert lines[5:] == [f"no interval: {NO_SPAN}",
+                         "estimand: AL of the prompt population the measured requests were "
+                         "drawn from: the ratio of expected tokens to expected verification "
+                         "steps per request; for the fixed benchmark prompt set itself the "
+                         "intervals are conservative",
+                         f"wrote {out / 'mm3_fixture.yaml'}",
+                         f"wrote {out / 'mm3_fixture.distribution.json'}"]
     text = (out / "mm3_fixture.yaml").read_text()
     assert "minimax-m3:\n  thinking_on:\n    1: 1.79\n    2: 2.36\n    3: 2.67\n" in text
     dist = json.loads((out / "mm3_fixture.distribution.json").read_text())
     cell = dist["cells"][2]
     assert (cell["thinking"], cell["k"], cell["value"]) == ("on", 3, "2.67")
-    assert cell["interval"]["method"] == "batch-means" and cell["interval"]["level"] == 0.95
+    assert cell["interval"] == {"low": None, "high": None, "level": 0.95, "method": "none",
+                                "reason": NO_SPAN}
+    assert cell["standard_error"] is None
+    assert dist["estimand"].startswith("AL of the prompt population")
     assert len(cell["per_position"]["survival"]) == 3
     assert dist["models"]["on"]["kind"] == "chain"
     manifest = yaml.safe_load((out / "manifest.yaml").read_text())
@@ -58,15 +75,14 @@ def test_round_trip_through_lookup(fitted_dir, run_cli):
 
 def test_json_output_for_ci(run_cli, tmp_path):
     code, stdout, _ = run_cli("fit", RESULTS, *IDENTITY, "--out", tmp_path / "g",
-                              "--n-resamples", "500", "--format", "json")
+                              "--n-resamples", "500", "--format", "json")  # log windows only
     assert code == 0
     doc = json.loads(stdout)
     assert doc["curve"] == "mm3_fixture" and len(doc["files"]) == 2
     first = doc["cells"][0]
     assert set(first) == {"thinking", "k", "value", "estimate", "interval", "n_steps",
                           "mean_only"}
-    assert set(first["interval"]) == {"low", "high", "level", "method"}
-    assert first["interval"]["low"] < first["estimate"] < first["interval"]["high"]
+    assert first["interval"] == {"low": None, "high": None, "level": 0.95, "method": "none"}
     assert first["value"] == "%.2f" % first["estimate"]
 
 
@@ -154,7 +170,7 @@ def test_summary_markdown(run_cli, tmp_path):
     assert text.startswith("## goldenal fit: `mm3_fixture`\n")
     assert "| on | 3 | 2.67 |" in text
     assert "### How the intervals were computed" in text
-    assert "- **batch-means**: batch means over logging windows" in text
+    assert "- **none**: no interval: fewer than 10 independent units" in text
 
 
 def test_help_has_an_example(run_cli):
@@ -177,3 +193,69 @@ def test_server_config_contradicting_the_manifest_is_refused(run_cli, tmp_path):
     assert stderr == (f"error: {run / 'server_on_mtp3.log'}:1: server started with method "
                       "'mtp', the run says 'eagle3'; correct run.yaml (or the flags)\n")
     assert not (tmp_path / "g").exists()
+
+
+def _tree(directory):
+    return sorted(str(p.relative_to(directory)) for p in Path(directory).rglob("*"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_without_out_the_curve_is_printed_and_nothing_written(run_cli, tmp_path, monkeypatch,
+                                                              fmt):
+    run = tmp_path / "run"
+    shutil.copytree(RESULTS, run)
+    before = _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run_cli("fit", run, *IDENTITY, "--n-resamples", "500",
+                                   "--format", fmt)
+    assert code == 0
+    # log windows alone: the three cells warn that they have no interval
+    assert stderr.splitlines() == [f"warning: cell thinking on, K={k}: no interval: {NO_SPAN}"
+                                   for k in (1, 2, 3)] + [
+        "note: nothing written; --out DIR commits the curve to a golden directory"]
+    assert _tree(tmp_path) == before
+    if fmt == "json":
+        doc = json.loads(stdout)
+        assert (doc["curve"], doc["files"]) == ("mm3_fixture", [])
+        assert [c["value"] for c in doc["cells"]] == ["1.79", "2.36", "2.67"]
+    else:
+        lines = stdout.splitlines()
+        assert lines[0] == "curve mm3_fixture: 3 cells"
+        assert [line.split()[:3] for line in lines[2:5]] == [["on", "1", "1.79"],
+                                                              ["on", "2", "2.36"],
+                                                              ["on", "3", "2.67"]]
+        assert not any(line.startswith("wrote ") for line in lines)
+
+
+def test_without_out_a_simulated_run_is_still_refused(run_cli, tmp_path):
+    run = simulate_run([0.8, 0.7], [1, 2], rng=3, n_requests=10, steps_per_request=50,
+                       identity={"curve": "sim"})
+    run.write(tmp_path / "sim", artifact="requests")
+    code, stdout, stderr = run_cli("fit", tmp_path / "sim")
+    assert (code, stdout) == (1, "")
+    assert "the run is simulated" in stderr
+
+
+def test_log_windows_get_batches_longer_than_a_request_when_the_cap_is_known(run_cli, tmp_path):
+    """run.yaml gives the output cap and concurrency: batches of the longest request span."""
+    run = simulate_run([0.8, 0.7], [1, 2], rng=5, n_requests=400, steps_per_request=100,
+                       concurrency=4, step_seconds=0.05)
+    run.write(tmp_path / "run")
+    manifest = tmp_path / "run" / "run.yaml"
+    doc = yaml.safe_load(manifest.read_text())
+    doc["dataset"]["output_len"] = 400
+    doc["concurrency"] = 4
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
+    code, stdout, stderr = run_cli("fit", tmp_path / "run", "--out", tmp_path / "g",
+                                   "--allow-simulated", "--n-resamples", "500",
+                                   "--format", "json")
+    assert (code, stderr) == (0, "")
+    cells = json.loads(stdout)["cells"]
+    assert [c["interval"]["method"] for c in cells] == ["batch-means", "batch-means"]
+    dist = json.loads((tmp_path / "g" / "simulated_chain.distribution.json").read_text())
+    # 4 requests share each window's ~800 steps: 200 steps per request and window, so a
+    # 400-token request spans at most 2 windows; 50 windows make 25 batches
+    assert [c["n_clusters"] for c in dist["cells"]] == [25, 25]
+    assert dist["cells"][0]["units"] == "batches"
+    assert "batches of 2 windows, at least the longest request's span" in \
+        dist["cells"][0]["notes"]

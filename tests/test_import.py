@@ -9,9 +9,6 @@ import pytest
 import goldenal
 from conftest import PACKAGED, REFERENCE_GOLDEN
 
-needs_reference = pytest.mark.skipif(not REFERENCE_GOLDEN.is_dir(),
-                                     reason="shared/reference/golden not present")
-
 
 def readme_import_commands():
     """The `goldenal import` commands documented in golden_al_distribution/README.md."""
@@ -20,7 +17,6 @@ def readme_import_commands():
     return [shlex.split(cmd.replace("\\\n", " ")) for cmd in block.strip().split("\ngoldenal ")]
 
 
-@needs_reference
 def test_documented_imports_reproduce_the_packaged_directory(tmp_path, run_cli):
     out = tmp_path / "golden"
     for argv in readme_import_commands():
@@ -82,8 +78,6 @@ def test_replace_records_the_reason(golden_copy, tmp_path, run_cli):
 
 
 def test_reimporting_identical_values_is_allowed(golden_copy, run_cli):
-    if not REFERENCE_GOLDEN.is_dir():
-        pytest.skip("shared/reference absent")
     before = (golden_copy / "manifest.yaml").read_bytes()
     code, _, err = run_cli("import", REFERENCE_GOLDEN / "qwen3.5_mtp.yaml", "--out", golden_copy)
     assert (code, err) == (0, "imported qwen3.5_mtp: qwen3.5-397b-a17b-nvfp4, 16 cells\n")
@@ -139,8 +133,6 @@ def test_header_provenance_of_each_upstream_layout():
 
 
 def test_upstream_directory_identity_from_stems_and_headers():
-    if not REFERENCE_GOLDEN.is_dir():
-        pytest.skip("shared/reference absent")
     reg = goldenal.load_registry(REFERENCE_GOLDEN)
     k3 = reg["kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method"]
     assert (k3.model, k3.method, k3.draft) == ("kimi-k3", "dspark", ("Inferact/Kimi-K3-DSpark",))

@@ -18,19 +18,35 @@ def in_data(monkeypatch):
     monkeypatch.chdir(DATA)
 
 
-def test_table(capsys, in_data):
+def test_table_prints_the_summary_first_and_counts_the_windows(capsys, in_data):
     assert main(["ingest", "vllm_v1_43295.log"]) == 0
     out, err = capsys.readouterr()
     assert out == (
+        "cell vllm_v1_43295.log K=2: AL 2.6521 pooled over 7234 steps, 2 window(s)\n"
+        "2 windows from 1 file; --windows lists each\n")
+    assert err == ""
+
+
+def test_windows_lists_every_window_after_the_summary(capsys, in_data):
+    assert main(["ingest", "vllm_v1_43295.log", "--windows"]) == 0
+    out, err = capsys.readouterr()
+    assert out == (
+        "cell vllm_v1_43295.log K=2: AL 2.6521 pooled over 7234 steps, 2 window(s)\n"
+        "\n"
         "source             line  format       k  drafts  draft_tok  accepted  per_position  "
         "mean_al  al\n"
         "vllm_v1_43295.log  3     vllm-log-v1  2  3607    7214       5533      3001,2532     "
         "2.53     2.534\n"
         "vllm_v1_43295.log  5     vllm-log-v1  2  3627    7254       6418      3370,3048     "
-        "2.77     2.7695\n"
-        "\n"
-        "cell vllm_v1_43295.log K=2: AL 2.6521 pooled over 7234 steps, 2 window(s)\n")
+        "2.77     2.7695\n")
     assert err == ""
+
+
+def test_csv_and_jsonl_stream_rows_whatever_windows_says(capsys, in_data):
+    assert main(["ingest", "vllm_v1_43295.log", "--format", "jsonl", "--windows"]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(line)["line"] for line in out.splitlines()] == [3, 5]
+    assert err == "cell vllm_v1_43295.log K=2: AL 2.6521 pooled over 7234 steps, 2 window(s)\n"
 
 
 def test_jsonl_keys_and_summary_on_stderr(capsys, in_data):
@@ -71,9 +87,10 @@ def test_partial_results_exit_1_and_say_so(capsys, in_data):
 def test_run_directory(capsys, in_data):
     assert main(["ingest", "run_manifest"]) == 0
     out, err = capsys.readouterr()
-    assert out.splitlines()[-2:] == [
+    assert out.splitlines() == [
         "cell thinking off K=5: AL 2.7859 pooled over 668 steps, 2 window(s)",
-        "cell thinking on K=3: AL 2.8300 pooled over 20000 steps, 1 window(s)"]
+        "cell thinking on K=3: AL 2.8300 pooled over 20000 steps, 1 window(s)",
+        "3 windows from 2 files; --windows lists each"]
     assert err.splitlines()[0] == ("warning: run_manifest/server_off_k5.log:3: server started "
                                    "with method 'mtp', the run says 'eagle3'")
 

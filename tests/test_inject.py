@@ -22,7 +22,9 @@ CASES = [
     ("vllm_anchor.yaml", "vllm_anchor.expected.yaml", ["--thinking", "on"]),
     ("vllm_agg_pinned.yaml", "vllm_agg_pinned.expected.yaml", ["--thinking", "on", "--force"]),
     ("sglang_agg.yaml", "sglang_agg.expected.yaml", ["--thinking", "on"]),
-    ("sglang_variants.yaml", "sglang_variants.expected.yaml", ["--thinking", "on"]),
+    # an sa-bench 8k1k recipe: written only when allowed (see test_inject_explicit.py)
+    ("sglang_variants.yaml", "sglang_variants.expected.yaml",
+     ["--thinking", "on", "--allow-non-agentic"]),
     ("sglang_pinned.yaml", "sglang_pinned.expected.yaml", ["--thinking", "on"]),
     ("trtllm_disagg_anchor.yaml", "trtllm_disagg_anchor.expected.yaml", ["--thinking", "on"]),
     ("trtllm_agg_one.yaml", "trtllm_agg_one.expected.yaml",
@@ -154,7 +156,8 @@ def test_a_flag_contradicting_the_file_is_refused(tmp_path, run_cli):
 
 def test_an_sglang_prefill_carries_the_decode_workers_cell():
     # ENGINES.md 2.4: in SGLang PD serving the decode worker's K picks the cell
-    result = inject(DATA / "sglang_variants.yaml", thinking="on", check=True)
+    result = inject(DATA / "sglang_variants.yaml", thinking="on", check=True,
+                    allow_non_agentic=True)
     assert sorted({(v.role, v.k, v.al) for v in result.values}) == [
         ("decode", 2, "2.50"), ("prefill", 2, "2.50")]
     assert result.changed == 3
@@ -278,8 +281,11 @@ def test_runner_unknown_framework_fails(tmp_path):
 
 def test_runner_explicit_length_wins(tmp_path):
     path = _copy(tmp_path, "vllm_disagg.yaml")
-    outcome = inject_runner(path, None, environ={**RUNNER_ENV, "FRAMEWORK": "dynamo-vllm",
-                                                 "SYNTHETIC_ACCEPTANCE_LENGTH": "2.60"})
+    env = {**RUNNER_ENV, "FRAMEWORK": "dynamo-vllm", "SYNTHETIC_ACCEPTANCE_LENGTH": "2.60"}
+    # not the committed cell (dsv4_mtp thinking_on K=3 is 2.49): refused unless forced
+    with pytest.raises(PolicyError, match="expected 2.49"):
+        inject_runner(path, None, environ=env)
+    outcome = inject_runner(path, None, environ=env, force=True)
     assert outcome.result.changed == 2
     assert path.read_text().count('"synthetic_acceptance_length":2.60}') == 2
 

@@ -104,7 +104,7 @@ RECIPES = ["vllm_disagg.yaml", "vllm_anchor.yaml", "vllm_agg_pinned.yaml", "sgla
 @pytest.mark.parametrize("name", RECIPES)
 def test_audit_and_inject_pick_the_same_curve_for_every_site(tmp_path, name):
     path = _copy(tmp_path, name, DATA)
-    result = inject(path, thinking="on", force=True)
+    result = inject(path, thinking="on", force=True, allow_non_agentic=True)
     text = path.read_text()
     registry = load_registry()
     curves = list(registry)
@@ -192,12 +192,15 @@ def test_a_fixed_sequence_length_recipe_is_refused_unless_allowed(tmp_path, run_
     folder = tmp_path / "benchmarks" / "multi_node" / "dsv4_8k1k"
     folder.mkdir(parents=True)
     path = _copy(folder, "vllm_disagg.yaml", DATA)
+    # the recipe's own name would decide first; without it the directory does
+    path.write_text(path.read_text().replace("vllm-agentic-mtp", "vllm-mtp", 1))
     before = path.read_bytes()
     rc, out, err = run_cli("inject", path, "--thinking", "on")
     assert (rc, out) == (1, "")
     assert err == (f"error: {path}: a fixed-sequence-length (non-agentic) config must measure "
                    "real acceptance; synthetic acceptance is for agentic configs only (pass "
-                   "--allow-non-agentic to write it anyway)\n")
+                   "--allow-non-agentic or set GOLDENAL_ALLOW_NON_AGENTIC=true to write it "
+                   "anyway)\n")
     assert path.read_bytes() == before
     rc, out, err = run_cli("inject", path, "--thinking", "on", "--allow-non-agentic")
     assert rc == 0 and path.read_bytes() != before
@@ -278,7 +281,7 @@ def test_an_explicit_al_is_checked_against_k_and_written_as_given(tmp_path):
         inject(path, al="4.01")
     with pytest.raises(PolicyError, match=r"AL 0.99 is outside"):
         inject(path, al="0.99")
-    result = inject(path, al=" 4 ")
+    result = inject(path, al=" 4 ", force=True)     # not the golden 2.49: forced
     assert {v.al for v in result.values} == {"4"}
     assert '"synthetic_acceptance_length":4}' in path.read_text()
 

@@ -166,7 +166,8 @@ def test_export_a_run_directory_and_a_fitted_curve(run_cli, tmp_path):
     assert code == 0
     from_run = json.loads(out)
     assert from_run["acceptance_length_histogram"] is not None
-    assert from_run["measurement_conditions"]["interval"]["method"] == "batch-means"
+    # log windows alone (no output cap or concurrency known): no interval
+    assert from_run["measurement_conditions"]["interval"]["method"] == "none"
     assert from_run["validation"]["marginal_monotonicity"]["passed"]
     golden = tmp_path / "g"
     code, _, _ = run_cli("fit", RESULTS, *IDENTITY, "--out", golden, "--n-resamples", "200")

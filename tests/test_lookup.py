@@ -5,22 +5,20 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import goldenal
 from goldenal.errors import PolicyError, UnknownCurve, UsageError
 from conftest import PACKAGED, REFERENCE_GOLDEN, goldenal_cmd, published_cells
 
 CELLS = published_cells()
-needs_reference = pytest.mark.skipif(not REFERENCE_GOLDEN.is_dir(),
-                                     reason="shared/reference/golden not present")
-
 
 def test_the_packaged_directory_holds_all_112_published_cells():
     assert len(CELLS) == 112
     assert len({c[0] for c in CELLS}) == 9
 
 
-@needs_reference
 def test_packaged_values_equal_the_published_upstream_values():
     assert sorted(published_cells(REFERENCE_GOLDEN)) == sorted(CELLS)
 
@@ -43,7 +41,6 @@ def test_every_published_cell_looks_up_to_its_committed_string(tmp_path):
     assert results == [(v, "rc=0") for *_, v in CELLS]
 
 
-@needs_reference
 def test_every_published_cell_looks_up_from_an_upstream_directory_as_it_is(tmp_path):
     argvs = [["lookup", "--golden-dir", str(REFERENCE_GOLDEN), "--curve", c, "--k", str(k),
               "--thinking", t] for c, t, k, _ in CELLS]
@@ -118,10 +115,13 @@ REFUSALS = [
      "applies: --draft Inferact/MiniMax-M3-EAGLE3 for Inferact/MiniMax-M3-EAGLE3; "
      "--draft Inferact/MiniMax-M3-EAGLE3-GQA for Inferact/MiniMax-M3-EAGLE3-GQA"),
     (["kimi-k3", "--k", "3", "--thinking", "on"], 1,
-     "error: 2 curves match model kimi-k3; the draft head (and variant) served decides which "
-     "applies: --curve kimik3_dspark for Inferact/Kimi-K3-DSpark; --curve "
-     "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method for "
-     "Inferact/Kimi-K3-DSpark [draft_sample_method=probabilistic, rejection_sample_method=block]"),
+     "error: 2 curves match model kimi-k3; the sampling variant served decides which applies: "
+     "--variant none|probabilistic (probabilistic: draft_sample_method=probabilistic, "
+     "rejection_sample_method=block)"),
+    (["kimi-k3", "--variant", "greedy", "--k", "3", "--thinking", "on"], 1,
+     "error: no curve for model kimi-k3 with variant greedy; committed: --variant "
+     "none|probabilistic (probabilistic: draft_sample_method=probabilistic, "
+     "rejection_sample_method=block)"),
     (["minimax-m3", "--draft", "Inferact/MiniMax-M3-EAGLE3-MLA", "--k", "3", "--thinking", "on"],
      1, "error: no curve for model minimax-m3 with draft 'Inferact/MiniMax-M3-EAGLE3-MLA'; "
         "committed: Inferact/MiniMax-M3-EAGLE3 (curve minimaxm3_eagle3); "
@@ -144,7 +144,8 @@ REFUSALS = [
     (["qwen3.5", "--curve", "minimaxm3_eagle3", "--k", "3", "--thinking", "on"], 1,
      "error: curve minimaxm3_eagle3 is for model minimax-m3, not 'qwen3.5'"),
     (["qwen3.5", "--variant", "draft_sample_method", "--k", "3", "--thinking", "on"], 2,
-     "error: `variant` entries are KEY=VALUE (or 'none'), got 'draft_sample_method'"),
+     "error: `variant` entries are KEY=VALUE, a value alone or 'none', "
+     "got 'draft_sample_method'"),
     (["--k", "3", "--thinking", "on"], 2, "error: give a MODEL or `--curve`"),
     # an HF id is matched exactly: another organisation's head of the same name is another head
     (["minimax-m3", "--draft", "Other/MiniMax-M3-EAGLE3", "--k", "3", "--thinking", "on"], 1,
@@ -255,3 +256,58 @@ def test_packaged_index_is_current():
     from goldenal.registry import _read_index
 
     assert _read_index(str(PACKAGED)) is not None, "run `goldenal index golden_al_distribution`"
+
+
+@pytest.mark.parametrize("variant, value", [("none", "2.87"), ("probabilistic", "3.00"),
+                                            ("block", "3.00"), ("PROBABILISTIC", "3.00")])
+def test_a_variant_may_be_named_by_its_value_alone(run_cli, variant, value):
+    code, out, err = run_cli("lookup", "kimi-k3", "--variant", variant, "--k", "3",
+                             "--thinking", "on")
+    assert (code, out, err) == (0, value + "\n", "")
+    assert str(goldenal.lookup("kimi-k3", k=3, thinking="on", variant=variant)) == value
+
+
+def test_a_value_alone_still_picks_exactly_one_curve():
+    # the key named in full must still match; a value alone names no curve without it
+    with pytest.raises(UnknownCurve, match="with variant draft_sample_method=block, probabilistic"):
+        goldenal.lookup("kimi-k3", k=3, thinking="on",
+                        variant=["probabilistic", "draft_sample_method=block"])
+    assert str(goldenal.lookup("kimi-k3", k=3, thinking="on",
+                               variant=["probabilistic", "rejection_sample_method=block"])) == \
+        "3.00"
+
+
+def test_a_golden_value_equals_the_number_it_holds():
+    mha = goldenal.lookup("minimax-m3", k=3, thinking="on", draft="Inferact/MiniMax-M3-EAGLE3")
+    gqa = goldenal.lookup("minimax-m3", k=3, thinking="on",
+                          draft="Inferact/MiniMax-M3-EAGLE3-GQA")
+    assert mha == 2.83 and 2.83 == mha and not mha != 2.83
+    assert mha != 2.84 and mha != gqa and gqa == 2.78
+    assert gqa < mha and mha > gqa and mha <= 2.83 <= mha and 2 < mha < 3
+    assert sorted([3, mha, 1.5, gqa]) == [1.5, 2.78, 2.83, 3]
+    assert hash(mha) == hash(2.83) and {2.83: "MHA"}[mha] == "MHA"
+    same = goldenal.lookup(curve="minimaxm3_eagle3", k=3, thinking="on")
+    assert len({mha, 2.83, same}) == 1
+    # what float itself would say: no number from a string, a Decimal compared exactly
+    assert mha != "2.83" and mha != None  # noqa: E711
+    from decimal import Decimal
+
+    assert (mha == Decimal("2.83")) == (2.83 == Decimal("2.83"))
+    with pytest.raises(TypeError):
+        mha < "3"  # noqa: B015
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(100, 900), st.floats(allow_nan=True, allow_infinity=True) | st.integers())
+def test_golden_value_compares_and_hashes_as_its_float(hundredths, other):
+    from goldenal.policy import GoldenValue
+    from goldenal.registry import load_registry
+
+    curve = load_registry()["qwen3.5_mtp"]
+    text = f"{hundredths / 100:.2f}"
+    value = GoldenValue(text, k=3, thinking="on", curve=curve)
+    number = float(text)
+    for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+        assert getattr(value, op)(other) == getattr(number, op)(other), op
+    twin = GoldenValue(text, k=4, thinking="off", curve=curve)
+    assert value == twin and hash(value) == hash(twin) == hash(number)

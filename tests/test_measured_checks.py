@@ -334,9 +334,14 @@ def test_diff_adds_rounding_variance_of_a_committed_side(tmp_path):
 
     curve = tmp_path / "c.yaml"
     curve.write_text("m:\n  thinking_on:\n    3: 2.84\n")
-    d = make_run(tmp_path, "curve: c\nmodel: m\nmethod: eagle3\n" + CELL)
-    fitted = fit(load_run(d), n_resamples=100)
+    from goldenal.simulate import simulate_cell
+
+    # per-request records: the fitted side has a standard error (an aggregate has none)
+    records = simulate_cell([0.8, 0.7, 0.6], n_requests=40, steps_per_request=100,
+                            rng=1).observations("request")
+    fitted = fit({("on", 3): records}, method="eagle3", n_resamples=100)
     cell = fitted.cells[("on", 3)]
+    assert cell.interval_method == "bootstrap"
     result = diff_curves(curve, fitted)
     (row,) = result.rows
     se = math.sqrt(cell.standard_error ** 2 + 0.01 ** 2 / 12)
@@ -422,8 +427,11 @@ def test_export_run_prints_fit_warnings_as_one_line(tmp_path, capsys):
         "".join(log.read_text().splitlines(keepends=True)[:12]))
     assert main(["export", str(d), "--k", "3", "--thinking", "on", "--model", "m", "--method",
                  "eagle3", "--n-resamples", "100"]) == 0
-    assert capsys.readouterr().err == ("warning: cell thinking on, K=3: batch means over only "
-                                       "3 batches; the interval is doubtful\n")
+    assert capsys.readouterr().err == (
+        "warning: cell thinking on, K=3: no interval: 6 log windows and no known request "
+        "span: a request can outlast any batch of windows; give per-request records, the "
+        "output cap and concurrency (dataset.output_len, concurrency in run.yaml), or 10 or "
+        "more independent runs\n")
 
 
 # -- speculation profiles are a measurement format -----------------------------------
@@ -487,5 +495,8 @@ def test_export_prints_the_run_load_warnings(tmp_path, capsys):
     d = make_run(tmp_path, "curve: c\nmodel: m\nmethod: eagle3\n" + CELL)
     assert main(["export", str(d), "--k", "3", "--thinking", "on", "--model", "other",
                  "--n-resamples", "100"]) == 0
-    assert capsys.readouterr().err == ("warning: model: 'other' given, run.yaml says 'm'; "
-                                       "using the given value\n")
+    assert capsys.readouterr().err == (
+        "warning: model: 'other' given, run.yaml says 'm'; using the given value\n"
+        "warning: cell thinking on, K=3: no interval: 1 aggregate count(s) from 1 run(s): "
+        "steps are not independent; give per-request records or 10 or more independent "
+        "runs\n")

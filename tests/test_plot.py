@@ -278,14 +278,44 @@ def test_positions_flag_noisy_means():
     # minimaxm3_eagle3 thinking off: AL(4) - AL(3) = 0.48 > AL(3) - AL(2) = 0.41
     art = plot.plot_positions(MHA, k=4, thinking="off")
     assert [n.get_text() for n in art["notes"]] == [
-        "S(i) rises or drops below 0:\nneighbouring AL means differ by less\nthan their noise"]
+        "impossible profile, not drawn (×):\na_4 = 1.17 > 1\n"
+        "(neighbouring AL means differ\nby less than their noise)"]
+    assert [round(p.get_height(), 10) for p in art["conditional"][0]][3] == 0.0
+    assert [(round(t.get_position()[0], 2), t.get_text()) for t in art["impossible"]] == [
+        (4.0, "×")]
 
 
-def test_positions_clip_and_label_wild_ratios():
-    cells = {1: "1.80", 2: "1.90", 3: "2.20"}  # S = .8, .1, .3 -> a_3 = 3.0
-    art = plot.plot_positions(Curve("c", "m", {"on": cells}, method="mtp"), k=3, thinking="on")
-    assert art["conditional"][0].patches[2].get_height() == 1.4
-    assert "3.00" in [n.get_text() for n in art["notes"]]
+def test_positions_never_draw_impossible_values():
+    cells = {1: "1.80", 2: "1.90", 3: "2.20", 4: "2.15"}  # S = .8, .1, .3, -.05
+    art = plot.plot_positions(Curve("c", "m", {"on": cells}, method="mtp"), k=4, thinking="on")
+    survival = [round(p.get_height(), 10) for p in art["survival"][0]]
+    conditional = [round(p.get_height(), 10) for p in art["conditional"][0]]
+    assert survival == [0.8, 0.1, 0.3, 0.0]           # S(4) = -0.05 is not drawn
+    assert conditional == [0.8, 0.125, 0.0, 0.0]      # a_3 = 3.0 and a_4 < 0 are not drawn
+    assert all(0 <= h <= 1 for h in survival + conditional)
+    assert art.ax.get_ylim() == (-0.05, 1.5)
+    assert len(art["impossible"]) == 3
+    assert art["notes"][0].get_text().startswith(
+        "impossible profile, not drawn (×):\na_3 = 3.00 > 1\nS(4) = -0.05 < 0\n")
+    assert plot.impossible_positions(plot.implied_survival(cells, 4)) == [
+        "a_3 = 3.00 > 1", "S(4) = -0.05 < 0"]
+
+
+def test_positions_default_to_the_largest_k_with_a_possible_profile(registry):
+    assert plot.meaningful_k(MHA.cells["off"]) == 3      # a_4 = 1.17
+    assert plot.meaningful_k(registry["minimaxm3_eagle3"].cells["off"]) == 3
+    assert plot.meaningful_k(registry["minimaxm3_eagle3"].cells["on"]) == 7
+    assert plot.meaningful_k(registry["qwen3.5_mtp"].cells["on"]) == 8
+    assert plot.meaningful_k({1: "1.80"}) == 1
+    fig = plot.figure([registry["minimaxm3_eagle3"]], kind="positions")
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert titles == [
+        "minimaxm3_eagle3 (MiniMax-M3-EAGLE3)\nthinking on, K=7, AL=3.53\n(committed up to "
+        "K=8; beyond K=7 the means imply an impossible profile)",
+        "minimaxm3_eagle3 (MiniMax-M3-EAGLE3)\nthinking off, K=3, AL=2.93\n(committed up to "
+        "K=8; beyond K=3 the means imply an impossible profile)"]
+    fig = plot.figure([registry["minimaxm3_eagle3"]], kind="positions", k=8, thinking="off")
+    assert fig.axes[0].get_title().endswith("thinking off, K=8, AL=4.06")
 
 
 def test_positions_profile_frame_and_intervals():
@@ -420,10 +450,15 @@ def test_cli_every_published_curve(registry, run_cli, tmp_path, kind):
             assert "ceiling AL = K + 1" in texts
         else:
             assert texts.count("draft position i (1 = first drafted token)") == len(modes)
-            for m in modes:
-                k = max(curve.cells[m])
+            ks = [plot.meaningful_k(curve.cells[m]) for m in modes]
+            for m, k in zip(modes, ks):
                 assert f"thinking {m}, K={k}, AL={curve.cells[m][k]}" in texts
-            assert len([g for g in gids if g.startswith("schedule:")]) == 8 * len(modes)
+                if k < 8:
+                    assert (f"(committed up to K=8; beyond K={k} the means imply an "
+                            "impossible profile)") in texts
+            assert len([g for g in gids if g.startswith("schedule:")]) == sum(ks)
+            # the default cell never needs a value left undrawn
+            assert "impossible" not in gids
 
 
 def test_cli_diff_every_published_curve(registry, run_cli, tmp_path):

@@ -30,19 +30,17 @@ def _examples():
 EXAMPLES = list(_examples())
 
 
+# What a clone holds besides the sources: build and cache output, never copied.
+_NOT_IN_A_CLONE = shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", "build", "dist",
+                                         ".pytest_cache", ".hypothesis", ".venv", "*.so")
+
+
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
-    """A working directory laid out like a recipe repository."""
-    root = tmp_path_factory.mktemp("readme")
-    (root / "recipes").mkdir()
-    shutil.copy(ROOT / "tests" / "data" / "inject" / "sglang_agg.yaml",
-                root / "recipes" / "glm5.2-agg.yaml")
-    shutil.copy(ROOT / "tests" / "data" / "audit" / "repo" / "benchmarks" / "multi_node" /
-                "srt-slurm-recipes" / "vllm" / "minimax-m3" / "agentic" /
-                "1p1d-tep4-tp4-c1-agentic.yaml", root / "recipes" / "minimax-m3-gqa-agentic.yaml")
-    os.symlink(ROOT / "measurements", root / "measurements")
+    """A fresh copy of the clone, alone in an empty directory: the README runs there."""
+    root = tmp_path_factory.mktemp("readme") / "goldenal"
+    shutil.copytree(ROOT, root, ignore=_NOT_IN_A_CLONE)
     return root
-
 
 def test_readme_has_examples():
     assert len(EXAMPLES) >= 8
@@ -63,3 +61,37 @@ def test_quick_start_is_two_commands():
     assert block.splitlines() == ["pip install . && goldenal list",
                                   "pip install '.[test]' && pytest"]
     assert "pip install '.[test]' && pytest" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_examples_the_readme_runs_are_in_the_repository():
+    for command, _ in EXAMPLES:
+        for word in command.split():
+            if word.startswith("examples/") or word.startswith("measurements/"):
+                assert (ROOT / word).exists(), word
+
+
+def test_the_test_suite_reads_nothing_outside_the_repository():
+    # a bare clone has no sibling directories; data the tests need is in tests/data/
+    outside = ("ROOT.parent", "parents[2]", '"shared"')
+    offenders = [p.name for p in (ROOT / "tests").glob("*.py") if p.name != "test_readme.py"
+                 and any(s in p.read_text() for s in outside)]
+    assert offenders == []
+
+
+def test_license_file_is_the_apache_license_pyproject_declares():
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]
+    text = (ROOT / "LICENSE").read_text()
+    assert declared == "Apache-2.0"
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_performance_claims_name_the_benchmark_that_measures_them():
+    text = " ".join((ROOT / "README.md").read_text().split())
+    bench = (ROOT / "benchmarks" / "lookup_startup.py").read_text()
+    assert "(target: at most 2.0x)" in text and "(target <= 2.00x)" in bench
+    assert "`python benchmarks/lookup_startup.py`" in text
+    assert "`python benchmarks/ingest_vs_grep.py --mb 100`" in text
+    assert "about 1.3x a bare" not in text  # the old claim measured an editable install

@@ -1,7 +1,13 @@
 """The recipe reader shared by inject and audit (goldenal.recipes)."""
 
+import shlex
+
+from hypothesis import given, settings, strategies as st
+
 from goldenal.recipes.env import env_file_values
-from goldenal.recipes.shell import eval_paths, literal_variables, resolve
+from goldenal.recipes.shell import (closing_paren, eval_paths, lex, literal_variables,
+                                    quote_stack, resolve, shell_words, split_statements,
+                                    strip_comment)
 
 
 def test_env_file_key_after_blank_lines_is_on_its_own_line():
@@ -29,3 +35,82 @@ def test_eval_paths_per_line():
             "if [ -z \"$EVAL_ONLY\" ]; then x; fi\n")
     paths = eval_paths(text)
     assert [paths[n] for n in range(1, 8)] == [True, True, False, False, None, None, None]
+
+
+# ------------------------------------------------------------------ the lexer
+
+_ANY = st.text(alphabet="ab $()`'\"\\#;\n\t{}|&", max_size=40)
+# the POSIX subset shlex reads as bash does: no $, backquotes or ; (bash resolves
+# \$ and \` in double quotes, and ;# starts a comment); # only at a word's start
+# (shlex ends a word at any #)
+_POSIX = st.text(alphabet="ab \t'\"\\=-/.", max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ANY)
+def test_lex_tokens_tile_the_text(text):
+    toks, stack, end = lex(text)
+    assert end == len(text)
+    assert [t[1] for t in toks] == ([0] + [t[2] for t in toks[:-1]] if toks else [])
+    assert (toks[-1][2] if toks else 0) == len(text)
+    assert all(t[1] < t[2] and t[3] >= 0 for t in toks)
+    assert not stack or toks
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ANY, min_size=1, max_size=4))
+def test_lex_line_by_line_ends_as_the_whole(chunks):
+    text = "\n".join(chunks)
+    stack = quote_stack(chunks[0], [])
+    for chunk in chunks[1:]:
+        stack = quote_stack("\n" + chunk, stack)
+    assert stack == lex(text)[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab $()`'\"\\#;{}", min_size=1, max_size=8), min_size=1,
+                max_size=5))
+def test_shell_words_read_back_what_shlex_quoted(words):
+    line = " ".join(shlex.quote(w) for w in words)
+    assert shell_words(line) == words
+
+
+@settings(max_examples=200, deadline=None)
+@given(_POSIX)
+def test_shell_words_agree_with_shlex_on_the_posix_subset(text):
+    if not text.endswith("\\"):
+        text += " #c 'd"        # a comment at a word's start
+    try:
+        expected = shlex.split(text, comments=True)
+    except ValueError:      # an unclosed quote or a final backslash
+        return
+    assert shell_words(text) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab ()'\";", min_size=1, max_size=6), max_size=4),
+       st.text(alphabet="ab )'\"", max_size=8))
+def test_closing_paren_skips_quoted_parentheses(words, tail):
+    inner = " ".join(shlex.quote(w) for w in words)
+    text = "x=$(" + inner + ")" + tail
+    assert closing_paren(text, 4) == len("x=$(" + inner + ")")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab ;#'\"$()", min_size=1, max_size=8), min_size=1,
+                max_size=4))
+def test_statements_split_only_at_unquoted_semicolons(words):
+    quoted = [shlex.quote(w) for w in words]
+    assert split_statements(" ; ".join(quoted)) == quoted
+    assert strip_comment(" ".join(quoted) + " # note 'x") == " ".join(quoted) + " "
+
+
+def test_lexer_nesting_and_escapes_examples():
+    assert shell_words('a "b \\"c\\" \\$d \\x" \'e\\\'') == ['a', 'b "c" $d \\x', 'e\\']
+    assert shell_words('v="$(printf "%s" ")")" w') == ['v=$(printf "%s" ")")', 'w']
+    assert shell_words('echo `date "+%s"` "x`y z`"') == ['echo', '`date "+%s"`', 'x`y z`']
+    assert shell_words('a#b "c"#d e #f') == ['a#b', 'c#d', 'e']
+    assert split_statements('a; b "c;d" $(e; f); case x in 1) y;; esac') == [
+        'a', 'b "c;d" $(e; f)', 'case x in 1) y', ';;', 'esac']
+    assert quote_stack('x="$(echo `', []) == ['"', '$', '`']
+    assert quote_stack("'", quote_stack("a 'b", [])) == []

@@ -10,7 +10,8 @@ import yaml
 
 from goldenal.simulate import simulate_cell, simulate_run, true_acceptance_length
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "samples"
+from conftest import SAMPLES
+
 
 # Family D (FORMATS.md 1.5): Mean acceptance length, Accepted throughput, Drafted
 # throughput, Accepted, Drafted, Per-position acceptance rate, Avg Draft acceptance rate.

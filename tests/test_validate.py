@@ -30,7 +30,6 @@ def test_packaged_curves_have_no_errors_and_list_decreasing_cells(run_cli):
     assert err == f"{PACKAGED}: 9 curves, 0 errors, 8 warnings, 0 unreadable\n"
 
 
-@pytest.mark.skipif(not REFERENCE_GOLDEN.is_dir(), reason="shared/reference absent")
 def test_upstream_directory_validates_as_it_is():
     report = validate(REFERENCE_GOLDEN)
     assert report.ok and report.curves == 9

@@ -23,20 +23,27 @@ def add_selection_arguments(parser, *, model_flag=False, k_required=True,
     parser.add_argument("--thinking", required=thinking_required, choices=["on", "off"],
                         help="thinking mode served" + ("" if thinking_required else
                                                        " (needed to select a golden cell)"))
+    add_curve_arguments(parser)
+    add_golden_dir_argument(parser)
+
+
+def add_curve_arguments(parser):
+    """--draft, --curve, --variant: which of a model's curves."""
     parser.add_argument("--draft", metavar="HEAD",
                         help="draft head HF id, or a local path ending in it")
     parser.add_argument("--curve", metavar="ID", help="curve id (file stem), e.g. "
                                                       "minimaxm3_eagle3_gqa")
     parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
-                        help="sampling variant, e.g. draft_sample_method=probabilistic; "
-                             "'none' for a curve without one (repeatable)")
-    add_golden_dir_argument(parser)
+                        help="sampling variant, e.g. draft_sample_method=probabilistic or "
+                             "just probabilistic; 'none' for a curve without one (repeatable)")
 
 
 def add_golden_dir_argument(parser):
     parser.add_argument("--golden-dir", metavar="DIR", default=None,
-                        help="golden directory (default: $GOLDENAL_DIR, else the packaged "
-                             "curves); an InferenceX golden_al_distribution/ works as it is")
+                        help="golden directory (default: $GOLDENAL_DIR, else the nearest "
+                             "golden_al_distribution/ in the current directory or its parents, "
+                             "else the packaged curves); an InferenceX golden_al_distribution/ "
+                             "works as it is")
 
 
 def _positive_int(text):

@@ -12,11 +12,22 @@ Example:
 
 Suppress one finding with a comment on its line: # goldenal: ignore[GAL201]
 
+Files are chosen as ruff chooses them: .gitignore is respected, --exclude
+replaces the default excluded directories, --extend-exclude adds to them, and
+[tool.goldenal] in the nearest pyproject.toml may set select, ignore,
+exclude, extend-exclude, respect-gitignore and golden-dir (options given here
+win).  goldenal's own reports are never read.  The last line counts the files
+read, the serve configs checked and the files skipped (--show-skipped lists
+them with the reason); configs whose thinking mode was assumed (GAL305) are
+counted in one line (--show-assumptions lists them; JSON and SARIF keep each).
+
 --fix applies the safe fixes (marked [*]): a wrong literal value replaced by
 the golden one, when nothing on that line was assumed and the value occurs
-once there; --diff prints those changes and writes nothing.
+once there; it names every suggested fix it did not apply and why.  --diff
+prints those changes and writes nothing.
 
-In Python: goldenal.audit(paths) -> list[Finding]
+In Python: goldenal.audit(paths) -> list[Finding];
+goldenal.audit_report(paths) -> AuditReport (with the counts and skipped files)
 """
 
 import os
@@ -33,7 +44,29 @@ def configure(parser):
     parser.add_argument("--ignore", metavar="CODES", help="drop these codes or prefixes, comma-separated")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when errors are found")
-    parser.add_argument("--golden-dir", metavar="DIR", help="golden directory (default $GOLDENAL_DIR or packaged)")
+    parser.add_argument("--exclude", metavar="PATTERNS",
+                        help="gitignore-style patterns never read, comma-separated (replaces "
+                             "the default: version-control, virtualenv and cache directories)")
+    parser.add_argument("--extend-exclude", metavar="PATTERNS",
+                        help="patterns never read, added to the default, comma-separated")
+    gi = parser.add_mutually_exclusive_group()
+    gi.add_argument("--respect-gitignore", dest="respect_gitignore", action="store_true",
+                    default=None, help="skip what .gitignore files ignore (the default)")
+    gi.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                    help="read files .gitignore ignores too")
+    parser.add_argument("--config", metavar="PYPROJECT",
+                        help="read [tool.goldenal] from this pyproject.toml (default: the "
+                             "nearest one with that table)")
+    parser.add_argument("--isolated", action="store_true",
+                        help="ignore every pyproject.toml")
+    parser.add_argument("--show-skipped", action="store_true",
+                        help="list the files skipped and why")
+    parser.add_argument("--show-assumptions", action="store_true",
+                        help="list every config whose thinking mode was assumed (GAL305)")
+    parser.add_argument("--golden-dir", metavar="DIR",
+                        help="golden directory (default: golden-dir in [tool.goldenal], "
+                             "$GOLDENAL_DIR, the nearest golden_al_distribution/ in the "
+                             "current directory or its parents, the packaged curves)")
     parser.add_argument("--root", metavar="DIR", help="report paths relative to DIR")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help="apply the safe fixes, then report the rest")
@@ -42,7 +75,7 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.lint import audit, explain
+    from goldenal.lint import audit, audit_report, explain
     from goldenal.lint.formatters import FORMATTERS
 
     if args.explain:
@@ -53,8 +86,16 @@ def run(args):
         sys.stdout.write(page)
         return EXIT_OK
     paths = args.paths or ["."]
-    options = dict(golden_dir=args.golden_dir, select=args.select, ignore=args.ignore)
-    findings = audit(paths, root=args.root, **options)
+
+    def patterns(text):
+        return None if text is None else [p.strip() for p in text.split(",") if p.strip()]
+
+    options = dict(golden_dir=args.golden_dir, select=args.select, ignore=args.ignore,
+                   exclude=patterns(args.exclude), extend_exclude=patterns(args.extend_exclude),
+                   respect_gitignore=args.respect_gitignore,
+                   settings=False if args.isolated else (args.config or True))
+    report = audit_report(paths, root=args.root, **options)
+    findings = list(report.findings)
     if args.fix or args.diff:
         from goldenal.lint import default_root
         from goldenal.lint.fix import fix_findings
@@ -69,15 +110,33 @@ def run(args):
             return audit([os.path.join(copy, r) for r in relative], root=copy, **options)
 
         result = fix_findings(findings, root, audit_copy, write=args.fix)
+        for f, reason in sorted(result.skipped, key=lambda s: (s[0].path, s[0].line, s[0].code)):
+            print(f"Not fixed: {f.path}:{f.line}:{f.col}: {f.code}: {reason}", file=sys.stderr)
         if args.diff:
             sys.stdout.write(result.diff)
-            print(f"Would fix {len(result.fixed)} finding(s) in {len(result.files)} file(s).",
-                  file=sys.stderr)
+            print(f"Would fix {len(result.fixed)} finding(s) in {len(result.files)} file(s); "
+                  f"{len(result.skipped)} not fixed.", file=sys.stderr)
             return EXIT_REFUSED if result.fixed and not args.exit_zero else EXIT_OK
-        print(f"Fixed {len(result.fixed)} finding(s) in {len(result.files)} file(s).",
-              file=sys.stderr)
-        findings = audit(paths, root=args.root, **options)
-    sys.stdout.write(FORMATTERS[args.format](findings))
+        print(f"Fixed {len(result.fixed)} finding(s) in {len(result.files)} file(s); "
+              f"{len(result.skipped)} not fixed.", file=sys.stderr)
+        report = audit_report(paths, root=args.root, **options)
+        findings = list(report.findings)
+    show_assumptions = args.show_assumptions or _selected(args.select, "GAL305")
+    sys.stdout.write(FORMATTERS[args.format](findings, report, show_assumptions=show_assumptions,
+                                             show_skipped=args.show_skipped))
     if args.exit_zero:
         return EXIT_OK
     return EXIT_REFUSED if any(f.severity == "error" for f in findings) else EXIT_OK
+
+
+def _selected(select, code):
+    """True when ``--select`` names ``code`` itself (or its rule name): show it in full."""
+    if not select:
+        return False
+    from goldenal.lint.rules import get_rule
+
+    for item in select.split(","):
+        rule = get_rule(item)
+        if rule is not None and rule.code == code:
+            return True
+    return False

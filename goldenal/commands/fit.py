@@ -1,18 +1,27 @@
 """Fit measurement runs into a golden curve with uncertainty, and write it.
 
+    goldenal fit measurements/minimaxm3-eagle3-2026-11
     goldenal fit measurements/minimaxm3-eagle3-2026-11 --out golden_al_distribution
+
+Without --out the fitted curve is printed (a table, or --format json) and
+nothing is written.
 
 RUN is a run directory with its run.yaml, or an InferenceX collector results
 directory as it is (server_{on,off}_mtp{K}.log, speedbench_*.json); identity
 then comes from --model, --draft, --method, --variant and --curve-id.
 
 Per cell: AL = 1 + accepted / steps (committed with printf "%.2f" rounding)
-and an interval whose method is stated: cluster bootstrap over requests
-(per-request data), batch means over logging windows (log lines), or a
-count-based interval flagged as optimistic.  Chain-drafting curves (EAGLE,
-MTP, draft model) are also fitted across K and disagreeing cells flagged.
+and an interval for the AL of the prompt population, from independent units
+only: a studentized bootstrap over requests (per-request records), 10 or
+more independent runs, or batches of log windows at least as long as the
+longest request (needs dataset.output_len and concurrency in run.yaml).
+Fewer than 10 units, or log windows alone without those, give the value
+with no interval and the reason.  Chain-drafting curves (EAGLE, MTP, draft
+model) with per-request records are checked across K (requests re-weighted
+by tokens); a cell is flagged beyond a 0.02 AL margin, and the shift each
+cell could reveal is printed.
 
-Writes <curve-id>.yaml with its manifest entry, and
+With --out DIR: writes <curve-id>.yaml with its manifest entry, and
 <curve-id>.distribution.json (counts, per-position survival, intervals).
 A directory that already holds the curve (by id, or another curve of the
 same model, method, draft and variant) is refused unless --replace REASON is
@@ -66,8 +75,9 @@ def add_fit_arguments(parser):
     parser.add_argument("--seed", type=_non_negative_int, default=0,
                         help="seed of the resampling (default 0: reproducible)")
     parser.add_argument("--interval-method", default="auto",
-                        choices=["auto", "bootstrap", "batch-means", "count"],
-                        help="interval method (default: the best the data allow)")
+                        choices=["auto", "bootstrap", "runs", "batch-means"],
+                        help="interval method (default: the one the data allow; none when "
+                             "fewer than 10 independent units)")
 
 
 def fit_kwargs(args):
@@ -77,8 +87,9 @@ def fit_kwargs(args):
 
 def configure(parser):
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory")
-    parser.add_argument("--out", required=True, metavar="DIR",
-                        help="golden directory to write the curve into")
+    parser.add_argument("--out", metavar="DIR",
+                        help="golden directory to write the curve into (default: print the "
+                             "fitted curve and write nothing)")
     add_identity_arguments(parser)
     add_fit_arguments(parser)
     parser.add_argument("--replace", metavar="REASON",
@@ -124,9 +135,15 @@ def render_text(curvefit, paths):
                    f"{method:<11}  {c.n_steps if c.n_steps is not None else '-':>9}")
     for flag in curvefit.flags:
         out.append("flagged: " + flag.message)
-    if any(c.interval_method == "count" for c in curvefit.cells.values()):
-        out.append("note: count-based intervals are optimistic (they ignore correlation "
-                   "within requests)")
+    for thinking, model in curvefit.models.items():
+        reach = getattr(model, "detectable_text", "")
+        if reach:
+            out.append(f"cross-K check, thinking {thinking}: {reach}")
+    reasons = {c.interval_reason for c in curvefit.cells.values()
+               if c.interval_reason and not c.failed}
+    for reason in sorted(reasons):
+        out.append(f"no interval: {reason}")
+    out.append(f"estimand: {curvefit.estimand}")
     for p in paths:
         out.append(f"wrote {p}")
     return "\n".join(out) + "\n"
@@ -158,14 +175,19 @@ def run(args):
     merged = load_runs(args.runs, identity=identity_from_args(args))
     if not args.allow_simulated:
         refuse_simulated(merged)
-    if merged.identity.get("curve"):  # refuse before the (slow) fit
+    if args.out is not None and merged.identity.get("curve"):  # refuse before the (slow) fit
         check_writable(args.out, merged.identity["curve"], replace_reason=args.replace,
                        identity=merged.identity)
     curvefit = fit_with_warnings(merged, **fit_kwargs(args))
-    paths = write_fit(curvefit, args.out, replace_reason=args.replace,
-                      allow_simulated=args.allow_simulated,
-                      allow_mean_only=args.allow_mean_only)
-    for thinking, k in mean_only_cells(curvefit):
+    if args.out is None:
+        paths = []
+        print("note: nothing written; --out DIR commits the curve to a golden directory",
+              file=sys.stderr)
+    else:
+        paths = write_fit(curvefit, args.out, replace_reason=args.replace,
+                          allow_simulated=args.allow_simulated,
+                          allow_mean_only=args.allow_mean_only)
+    for thinking, k in mean_only_cells(curvefit) if args.out is not None else ():
         print(f"warning: thinking {thinking} K={k}: golden value "
               f"{curvefit.cells[thinking, k].text} committed from printed means only "
               "(--allow-mean-only): no step counts, no interval", file=sys.stderr)

@@ -9,14 +9,17 @@ directory (run.yaml, or an InferenceX collector results directory) is read
 cell by cell.
 
     goldenal ingest server_on_mtp3.log
+    goldenal ingest server_on_mtp3.log --windows
     goldenal ingest metrics_before.prom metrics_after.prom --format jsonl
     goldenal ingest measurements/minimaxm3-eagle3-2026-11/ --format csv > obs.csv
 
-Output: a table (default), csv or jsonl with keys source, line, engine, format,
-k, drafts, draft_tokens, accepted, accepted_per_position, mean_al (null where
-unknown); then a per-cell summary (pooled AL = 1 + sum accepted / sum drafts,
-steps, windows), on stderr for csv/jsonl.  Windows that carry only a printed
-mean are marked mean-only and never pooled as counts.
+Output (default): the per-cell summary (pooled AL = 1 + sum accepted / sum
+drafts, steps, windows); --windows then lists every window as a table.
+--format csv or jsonl streams one row per window as it is read (keys source,
+line, engine, format, k, drafts, draft_tokens, accepted,
+accepted_per_position, mean_al; null where unknown) and prints the summary on
+stderr at the end.  Windows that carry only a printed mean are marked
+mean-only and never pooled as counts.
 
 Exit 0 when every window was read, 1 when some were refused (each named as
 path:line: reason on stderr; the totals are then partial), 2 when a file is
@@ -43,6 +46,8 @@ def configure(parser):
                         help="output format (default: table)")
     from goldenal.commands._selection import _positive_int
 
+    parser.add_argument("--windows", action="store_true",
+                        help="table: list every window after the per-cell summary")
     parser.add_argument("--k", type=_positive_int, metavar="K",
                         help="K for sources that do not state it (checked where they do)")
     parser.add_argument("--reader", metavar="NAME",
@@ -81,7 +86,6 @@ def run(args):
             summary.add(obs)
             rows.append(obs)
         _no_windows(rows, problems, args.paths, warnings)
-        out.write(_table(rows) + "\n\n")
     else:
         writer = csv.writer(out, lineterminator="\n") if args.format == "csv" else None
         count = 0
@@ -94,6 +98,13 @@ def run(args):
         _no_windows(range(count), problems, args.paths, warnings)
     summary_text = _summary(summary.result())
     (out if args.format == "table" else sys.stderr).write(summary_text + "\n")
+    if args.format == "table":
+        if args.windows:
+            out.write("\n" + _table(rows) + "\n")
+        else:
+            files = len({o.source for o in rows})
+            out.write(f"{_count(len(rows), 'window')} from {_count(files, 'file')}; "
+                      "--windows lists each\n")
     refused = sum(1 for p in problems if p.refused)
     for problem in problems:
         label = "refused" if problem.refused else "note"
@@ -105,6 +116,10 @@ def run(args):
               file=sys.stderr)
         return EXIT_REFUSED
     return EXIT_OK
+
+
+def _count(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _no_windows(rows, problems, paths, warnings):

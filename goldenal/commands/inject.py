@@ -20,6 +20,13 @@ FRAMEWORK, EVAL_ONLY from the environment):
 
     goldenal inject "${CONFIG_FILE%%:*}" --framework "$FRAMEWORK"
 
+An explicit SYNTHETIC_ACCEPTANCE_LENGTH is checked against the committed cell
+of the config it is written to, as audit checks it, and refused on a mismatch
+unless --force; SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL / _DECODE / _AGGREGATED
+give roles with different K their own.  A value already golden is left as
+written ('2.5' stays '2.5').  --allow-non-agentic (or
+GOLDENAL_ALLOW_NON_AGENTIC=true) is honoured in both modes.
+
 Exit codes: 0 done (or nothing to do), 1 refused (no single golden cell, a flag
 contradicting the file, --check finding a change), 2 unreadable input (no
 speculative settings, bad JSON, K missing, unknown framework), 3 the file
@@ -57,7 +64,8 @@ def configure(parser):
                         help="overwrite a different value already pinned")
     parser.add_argument("--allow-non-agentic", action="store_true",
                         help="also write into fixed-sequence-length (e.g. 8k1k) configs, "
-                             "which otherwise are refused")
+                             "which otherwise are refused (also $GOLDENAL_ALLOW_NON_AGENTIC"
+                             "=true; honoured in runner mode too)")
 
 
 def run(args):
@@ -101,9 +109,14 @@ def run(args):
 
 def _one(path, args, runner, inject, inject_runner):
     """Inject one file; None when the runner contract says there is nothing to do."""
+    import os
+
+    from goldenal.rewrite import allow_non_agentic_from
+
     if runner:
         outcome = inject_runner(path, args.framework, golden_dir=golden_dir(args),
-                                check=args.check, diff_only=args.diff, force=args.force)
+                                check=args.check, diff_only=args.diff, force=args.force,
+                                allow_non_agentic=args.allow_non_agentic)
         if outcome.result is None:
             print(outcome.message, file=sys.stderr)
         return outcome.result
@@ -112,4 +125,5 @@ def _one(path, args, runner, inject, inject_runner):
                   variant=args.variant, golden_dir=golden_dir(args),
                   distribution=args.distribution, form="rate" if args.rate else None,
                   env_file=args.env_file, force=args.force, check=args.check,
-                  diff_only=args.diff, allow_non_agentic=args.allow_non_agentic)
+                  diff_only=args.diff,
+                  allow_non_agentic=args.allow_non_agentic or allow_non_agentic_from(os.environ))

@@ -8,7 +8,11 @@ Kinds:
              one cell (measured for a run, with intervals; implied by
              AL(i) - AL(i-1) for a committed curve), beside vLLM's
              minimum-variance schedule for the same AL; one panel per curve
-             and thinking mode.  --k picks the cell (default: largest K).
+             and thinking mode.  --k picks the cell (default: the largest K
+             whose implied profile is possible).  Values no acceptance
+             process can have (a survival below 0, a conditional acceptance
+             above 1: noisy means imply them) are not drawn; the figure
+             says so.
   diff       the second curve minus the first, cell by cell (exactly two
              curves), with the interval of each difference where a side has
              a standard error (a run, or a curve with its distribution file),
@@ -25,7 +29,7 @@ Examples:
   goldenal plot minimaxm3_eagle3 minimaxm3_eagle3_gqa --out heads.png
   goldenal plot glm5.2_mtp --kind positions --k 4 --thinking on --out pos.svg
   goldenal plot minimaxm3_eagle3 minimaxm3_eagle3_gqa --kind diff --out d.pdf
-  goldenal plot minimaxm3_eagle3 measurements/minimaxm3-eagle3-sim-2026-11 --allow-simulated \
+  goldenal plot minimaxm3_eagle3 measurements/minimaxm3-eagle3-sim-2026-11 --allow-simulated \\
       --out run.png
 
 In Python: goldenal.plot.plot_al_curve, plot_positions, plot_diff, figure.
@@ -46,7 +50,8 @@ def configure(parser):
     parser.add_argument("--thinking", choices=("on", "off"),
                         help="one thinking mode only (default: both)")
     parser.add_argument("--k", type=int, metavar="K",
-                        help="cell of --kind positions (default: largest committed K)")
+                        help="cell of --kind positions (default: the largest K whose "
+                             "implied profile is possible)")
     add_golden_dir_argument(parser)
     parser.add_argument("--out", required=True, metavar="FILE",
                         help="output file: .png, .svg or .pdf")

@@ -1,18 +1,26 @@
 """Show one curve: its identity, provenance and the K x thinking-mode matrix.
 
     goldenal show minimaxm3_eagle3_gqa
+    goldenal show minimax-m3 --draft Inferact/MiniMax-M3-EAGLE3-GQA
+    goldenal show kimi-k3 --variant probabilistic
 
-In Python: goldenal.load_registry()["minimaxm3_eagle3_gqa"].to_frame().
+NAME is a curve id or anything lookup takes as its model (a model key, an HF
+id, an alias); --draft and --variant pick one of a model's curves.
+
+In Python: goldenal.load_registry()["minimaxm3_eagle3_gqa"].to_frame(), or
+goldenal.policy.resolve_curve(registry, "minimax-m3", draft=...) for a model.
 """
 
 import json
 import sys
 
-from goldenal.commands._selection import add_golden_dir_argument, golden_dir
+from goldenal.commands._selection import add_curve_arguments, add_golden_dir_argument, golden_dir
 
 
 def configure(parser):
-    parser.add_argument("curve", metavar="CURVE", help="curve id (file stem)")
+    parser.add_argument("name", metavar="NAME", nargs="?",
+                        help="curve id, or a model key, HF id or alias (as for lookup)")
+    add_curve_arguments(parser)
     add_golden_dir_argument(parser)
     parser.add_argument("--format", choices=["table", "json"], default="table")
 
@@ -39,11 +47,12 @@ def render(curve):
 
 
 def run(args):
-    from goldenal.policy import candidates
+    from goldenal.policy import resolve_curve
     from goldenal.registry import load_registry
 
     registry = load_registry(golden_dir(args))
-    curve = candidates(registry, curve=args.curve)[0]
+    curve = resolve_curve(registry, args.name, draft=args.draft, curve=args.curve,
+                          variant=args.variant)
     if args.format == "json":
         sys.stdout.write(json.dumps(curve.to_dict(), indent=2) + "\n")
     else:

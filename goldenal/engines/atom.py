@@ -19,7 +19,7 @@ import shlex
 from decimal import Decimal
 
 from goldenal.recipes import spans
-from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned
+from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
 from goldenal.engines.knobs import acceptance_rate, knob_value  # noqa: F401 (re-export)
 from goldenal.errors import ParseError, PolicyError
 from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
@@ -261,7 +261,7 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                     changes.append((edit[1], name, edit[2], want))
                 continue
             check_pinned(name, literal, want, force=force, path=path, line=line)
-            if literal != want:
+            if literal != want and not same_number(literal, want):   # golden stays as written
                 edits.append(spans.Edit(m.start("value"), m.end("value"), want))
                 changes.append((line, name, literal, want))
         return Plan(edits=tuple(edits), changes=tuple(changes)), targets

@@ -42,6 +42,8 @@ def plan_env(doc, env, desired, *, value_key, force):
         old = spans.scalar(node)
         if key == value_key:
             check_pinned(key, old, value, force=force, path=doc.path, line=spans.line_of(node))
+            if same_number(old, value):
+                continue      # already golden: '2.5' stays '2.5', byte for byte
         edit = spans.replace_scalar(doc.text, node, value, path=doc.path)
         if edit is not None:
             edits.append(edit)
@@ -71,7 +73,7 @@ def plan_env_file(path, desired, *, value_key, force, create=True):
         old, line, start, end, quote = found[key]
         if key == value_key:
             check_pinned(key, old, value, force=force, path=path, line=line)
-        if old != value:
+        if old != value and not (key == value_key and same_number(old, value)):
             edits.append(spans.Edit(start, end, quote + value + quote))
             changes.append((key, old, value))
     if missing:

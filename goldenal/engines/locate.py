@@ -142,6 +142,36 @@ def sections_of(root):
     return None
 
 
+def scenario_facts(root):
+    """What a recipe says about its own scenario: ``(name, benchmark, names)``.
+
+    ``name`` is the top-level (or base) ``name:``; ``benchmark`` maps the
+    ``benchmark:`` ``type``, ``isl`` and ``osl`` (strings or None); ``names``
+    are every variant section key and every ``name:`` in the file, lists
+    included (``name: [8k1k-1p1d_dep16, ...]``).  ``inject`` and ``audit``
+    decide agentic or fixed-sequence-length from these before the path.
+    """
+    def text(node):
+        return spans.scalar(node) if spans.is_scalar(node) else None
+
+    sections = sections_of(root) or ()
+    if not sections:
+        return None, None, ()
+    top = sections[0]
+    name = text(top.get("name"))
+    benchmark = {key: text(top.get("benchmark", key)) for key in ("type", "isl", "osl")}
+    names = []
+    for sec in sections:
+        if sec.name not in (None, "base"):
+            names.append(sec.name)
+        node = sec.own("name")
+        if spans.is_scalar(node):
+            names.append(text(node))
+        elif node is not None and isinstance(getattr(node, "value", None), list):
+            names.extend(text(item) for item in node.value if spans.is_scalar(item))
+    return name, benchmark, tuple(n for n in names if n)
+
+
 def _int_k(node, path):
     """K from a scalar or a zip-override list; returns (k, values)."""
     if node is None:
@@ -184,7 +214,7 @@ def _engine_of(section):
 
 
 # The top-level sections of a recipe that say anything about its serving.
-RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container"))
+RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container", "benchmark"))
 
 
 def recipe_sites(doc, *, knob_only=False):

@@ -246,7 +246,9 @@ class VLLMAdapter(EngineAdapter):
                               else format_rates(rates, compact))
             desired[KNOB] = None
         else:
-            desired[KNOB] = al_text
+            # an already-golden length is kept as written: 2.5 stays 2.5, byte for byte
+            keep = KNOB in spec and same_number(raw[KNOB], al_text)
+            desired[KNOB] = raw[KNOB] if keep else al_text
             desired[RATES] = None
         desired[OLD_RATE] = None
         for key, new in desired.items():

@@ -4,15 +4,25 @@ Counts follow DESIGN.md "Data notes": N verification steps, c_i steps whose
 first i drafts were all accepted, AL = 1 + sum(accepted) / N,
 S(i) = c_i / N, a(i) = c_i / c_(i-1) with c_0 = N.
 
-The interval method follows the granularity of the data:
+The estimand is the AL of the prompt population the measured requests were
+drawn from, the ratio of expectations E[tokens] / E[steps] over that
+population (for the fixed benchmark prompt set itself, the same intervals
+are conservative).  Steps are not independent draws from it: a request's
+steps share its acceptance profile and a request can span many logging
+windows.  So an interval is built only from *independent units*:
 
-* per-request observations -> cluster bootstrap over requests (resampling
-  whole requests keeps the correlation of steps within a request);
-* per-interval observations (log lines) -> batch means over consecutive
-  logging windows (windows share requests, so neighbouring windows are
-  grouped into batches before the variance is estimated);
-* otherwise (one aggregate count, e.g. a Prometheus delta) -> a count-based
-  interval that treats steps as independent; it is reported as optimistic.
+* per-request records -> the requests (studentized bootstrap of the ratio
+  of totals, resampling whole requests);
+* several independent server runs (at least ``MIN_UNITS`` files) -> the
+  runs (linearised cluster standard error, Student t with runs - 1 df);
+* log windows of a run whose longest request span is known -> batches of
+  consecutive windows at least that long (linearised standard error,
+  Student t with batches - 1 df).
+
+With fewer than ``MIN_UNITS`` units, or with log windows whose request span
+is unknown, or with one aggregate count, the cell gets its point estimate and
+no interval, and says why.  When every draft (or none) was accepted, the
+interval is the exact one-sided bound over the units.
 """
 
 from __future__ import annotations
@@ -25,16 +35,15 @@ import numpy as np
 from goldenal.errors import LowSampleWarning, ParseError
 from goldenal.fitting.results import CellFit, ConfidenceInterval, PerPosition
 
-METHODS = ("auto", "bootstrap", "batch-means", "count")
+METHODS = ("auto", "bootstrap", "runs", "batch-means")
 
-# Fewer clusters than this make a resampling or batch interval doubtful.
-MIN_CLUSTERS = 10
-MIN_WINDOWS = 5
+# Fewer independent units than this give no interval (a t interval on 4 batches is
+# wider than the AL range it is meant to pin, and resampling 5 requests is not a sample).
+MIN_UNITS = 10
 # Rows of the weight matrix generated at once (bounds memory to ~chunk x n).
 _CHUNK_CELLS = 4_000_000
 
-
-def _fit_cell_iv(k, confidence_level, method, n_resamples):
+def _fit_cell_iv(k, confidence_level, method, n_resamples, max_request_windows):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError("`k` must be a positive integer")
     if not 0 < confidence_level < 1:
@@ -44,6 +53,11 @@ def _fit_cell_iv(k, confidence_level, method, n_resamples):
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
             or n_resamples < 100:
         raise ValueError("`n_resamples` must be an integer >= 100")
+    if max_request_windows is not None and (
+            isinstance(max_request_windows, bool)
+            or not isinstance(max_request_windows, (int, np.integer))
+            or max_request_windows < 1):
+        raise ValueError("`max_request_windows` must be a positive integer or None")
 
 
 def _where(o):
@@ -109,88 +123,55 @@ def bootstrap_weights_apply(table, n_resamples, rng):
     return out
 
 
-def _batch(table, size):
-    n = table.shape[0]
-    m = max(n // size, 1)
-    index = np.minimum(np.arange(n) // size, m - 1)  # the remainder joins the last batch
-    out = np.zeros((m, table.shape[1]))
-    np.add.at(out, index, table)
-    return out
+def batch_windows(table, size):
+    """Sums of consecutive windows in batches of ``size`` (the remainder joins the last).
 
-
-def batch_windows(table):
-    """Group consecutive windows into batches for the batch-means variance.
-
-    Windows share long requests, so neighbouring windows are correlated;
-    batches of about sqrt(n) consecutive windows (the remainder joins the
-    last batch) make the batch sums nearly independent while leaving about
-    sqrt(n) batches for the variance.
+    A batch is near-independent of the next only when it is at least as long
+    as the longest request (a request straddles at most one boundary and
+    contributes a bounded share to each side); fewer windows than ``size``
+    form one batch.
 
     Parameters
     ----------
     table : ndarray, shape (windows, columns)
         Per-window steps, accepted[, c_1..c_K], in time order.
+    size : int
+        Windows per batch.
 
     Returns
     -------
-    ndarray, shape (batches, columns)
+    ndarray, shape (max(1, windows // size), columns)
     """
     n = table.shape[0]
-    size = max(1, math.isqrt(n))
-    if n >= 2 and n // size < 2:
-        size = n // 2
-    return _batch(table, size)
+    m = max(n // size, 1)
+    index = np.minimum(np.arange(n) // size, m - 1)
+    out = np.zeros((m, table.shape[1]))
+    np.add.at(out, index, table)
+    return out
 
 
-def autocorrelation_time(x):
-    """Integrated autocorrelation time of a series (Geyer's initial positive sequence).
+def ratio_interval(num, den, level):
+    """Ratio of totals with its linearised cluster standard error and a t interval.
 
-    Sums of adjacent autocorrelation pairs are added while positive and made
-    non-increasing (Geyer 1992, "Practical Markov chain Monte Carlo", Stat.
-    Sci. 7, sec. 3.3); tau = 2 * sum - 1, at least 1.
+    ``r = sum(num) / sum(den)``; residuals ``e = num - r den`` give
+    ``var = m / (m - 1) sum(e^2) / sum(den)^2`` (the linearisation of a ratio
+    estimator over m independent clusters) and the interval uses Student t
+    with m - 1 degrees of freedom.
+
+    Returns
+    -------
+    (ratio, se, low, high)
     """
-    x = np.asarray(x, float) - np.mean(x)
-    n = len(x)
-    g0 = float(x @ x) / n
-    if n < 4 or g0 <= 0:
-        return 1.0
-    rho = [1.0] + [float(x[h:] @ x[:-h]) / n / g0 for h in range(1, n - 1)]
-    total, prev = 0.0, math.inf
-    for i in range(0, len(rho) - 1, 2):
-        pair = min(rho[i] + rho[i + 1], prev)
-        if pair <= 0:
-            break
-        total += pair
-        prev = pair
-    return max(1.0, 2 * total - 1)
+    from scipy.stats import t
 
-
-def _ratio_ci_batch(num, den, level):
-    """Ratio estimator sum(num)/sum(den) over batches with a t interval."""
+    num = np.asarray(num, float)
+    den = np.asarray(den, float)
     m = len(num)
     r = num.sum() / den.sum()
     e = num - r * den
-    var = m / (m - 1) * (e ** 2).sum() / den.sum() ** 2
-    se = math.sqrt(var)
-    from scipy.stats import t
-
+    se = math.sqrt(m / (m - 1) * float((e ** 2).sum())) / den.sum()
     q = t.ppf(0.5 + level / 2, m - 1)
     return r, se, r - q * se, r + q * se
-
-
-def _wilson(successes, trials, level):
-    """Wilson score interval for binomial proportions (vectorised)."""
-    from scipy.stats import norm
-
-    z = norm.ppf(0.5 + level / 2)
-    s = np.asarray(successes, float)
-    n = np.asarray(trials, float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = s / n
-        denom = 1 + z ** 2 / n
-        centre = (p + z ** 2 / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z ** 2 / (4 * n ** 2)) / denom
-    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
 
 
 def _conditional(c, n):
@@ -220,7 +201,7 @@ def _percentile(x, level, n_clusters=None):
     return lo, hi
 
 
-def _replicate_stats(rep, k, per_position):
+def _replicate_stats(rep, per_position):
     """AL, survival and conditional of every replicate row."""
     n = rep[:, 0]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -234,63 +215,175 @@ def _replicate_stats(rep, k, per_position):
     return al, surv, cond
 
 
-def _count_replicates(totals, k, per_position, n_resamples, rng):
-    """Replicates for aggregate counts: steps drawn independently."""
-    n, a = totals[0], totals[1]
-    rep = np.empty((n_resamples, len(totals)))
-    rep[:, 0] = n
-    if per_position:
-        c = totals[2:]
-        # histogram of accepted lengths: h_j = c_j - c_(j+1), j = 0..k
-        full = np.concatenate([[n], c, [0.0]])
-        h = np.clip(full[:-1] - full[1:], 0, None)
-        draws = rng.multinomial(int(n), h / h.sum(), size=n_resamples).astype(float)
-        cstar = np.cumsum(draws[:, ::-1], axis=1)[:, ::-1][:, 1:]  # c_i = sum_{j>=i} h_j
-        rep[:, 2:] = cstar
-        rep[:, 1] = cstar.sum(axis=1)
-    else:
-        m = a / n
-        sd = math.sqrt(max(m * (k - m), 0.0))  # Bhatia-Davis bound on the step variance
-        rep[:, 1] = a + math.sqrt(n) * sd * rng.standard_normal(n_resamples)
-    return rep
+def studentized_ratio_interval(units, level, n_resamples, rng):
+    """Symmetric studentized (bootstrap-t) interval of AL = 1 + sum(accepted) / sum(steps).
+
+    Whole units (requests) are resampled; every resample's ratio r* is
+    studentized by its own linearised standard error,
+    t* = (r* - r) / se*, and the interval is r +- q se with q the ``level``
+    quantile of |t*| (Hall 1992, "The Bootstrap and Edgeworth Expansion",
+    sec. 3.6: the symmetric bootstrap-t is second-order accurate in
+    coverage).  On heavy-tailed request lengths it keeps 48-128 requests near
+    nominal where BCa falls short (docs/statistics.md).
+
+    Parameters
+    ----------
+    units : ndarray, shape (n, 2 + ...)
+        Per-unit steps, accepted[, c_1..c_K].
+    level : float
+    n_resamples : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    (low, high, standard_error, replicates)
+        ``replicates`` are the resampled unit totals (rows as ``units``).
+    """
+    steps, acc = units[:, 0], units[:, 1]
+    m = units.shape[0]
+    extra = np.column_stack([acc * acc, acc * steps, steps * steps])
+    rep_all = bootstrap_weights_apply(np.column_stack([units, extra]), n_resamples, rng)
+    rep = rep_all[:, :units.shape[1]]
+    s_aa, s_an, s_nn = rep_all[:, -3], rep_all[:, -2], rep_all[:, -1]
+    r = acc.sum() / steps.sum()
+    se = math.sqrt(m / (m - 1) * float(((acc - r * steps) ** 2).sum())) / steps.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_star = rep[:, 1] / rep[:, 0]
+        # sum of w (a - r* n)^2 over the resample, expanded in the resampled sums
+        ss = np.maximum(s_aa - 2 * r_star * s_an + r_star ** 2 * s_nn, 0.0)
+        se_star = np.sqrt(m / (m - 1) * ss) / rep[:, 0]
+        t_star = np.abs(r_star - r) / se_star
+    t_star = t_star[np.isfinite(t_star)]
+    if se == 0 or t_star.size == 0:
+        return math.nan, math.nan, se, rep
+    q = float(np.quantile(t_star, level))
+    return 1 + r - q * se, 1 + r + q * se, se, rep
 
 
-def _step_variance(totals, k, per_position):
-    """Variance of accepted drafts per step from the survival counts."""
-    n = totals[0]
-    m = totals[1] / n
-    if per_position:
-        s = totals[2:] / n
-        i = np.arange(1, k + 1)
-        # E[L^2] = sum_i (2i - 1) P(L >= i)
-        return max(float(((2 * i - 1) * s).sum() - m ** 2), 0.0), False
-    return max(m * (k - m), 0.0), True
+def exact_bound(units_count, level):
+    """Exact one-sided bound on a mean in [0, 1] when all ``units_count`` units sit at 1.
+
+    For any distribution on [0, 1] with mean mu, P(X = 1) <= mu, so n
+    independent units all at 1 have probability at most mu^n; the
+    one-sided ``level`` bound is therefore ``(1 - level) ** (1 / n)``
+    (Clopper-Pearson's bound with x = n, valid for any per-unit
+    distribution).  By symmetry, all units at 0 bound the mean above by
+    ``1 - (1 - level) ** (1 / n)``.
+    """
+    return (1 - level) ** (1 / units_count)
+
+
+def request_span_windows(window_steps, *, output_len, concurrency, step_rate=None):
+    """The longest request's span in logging windows, from the output cap and step rate.
+
+    A step yields at least one token, so a request capped at ``output_len``
+    tokens takes at most ``output_len`` steps.  With ``concurrency`` requests
+    running, each window's steps are shared among them; the median window
+    then gives the steps one request takes per window (or ``step_rate``,
+    steps per window per request, when known directly).
+
+    Parameters
+    ----------
+    window_steps : array_like
+        Verification steps of every logging window.
+    output_len : int
+        Output cap (``max_tokens``) of every request.
+    concurrency : int
+        Requests running at once.
+    step_rate : float, optional
+        Steps per window of one request (overrides the median estimate).
+
+    Returns
+    -------
+    int
+        Windows the longest request can span (at least 1).
+    """
+    if step_rate is None:
+        steps = np.asarray(window_steps, float)
+        steps = steps[steps > 0]
+        if steps.size == 0:
+            return 1
+        step_rate = float(np.median(steps)) / max(int(concurrency), 1)
+    return max(1, math.ceil(float(output_len) / max(step_rate, 1e-12)))
+
+
+def _units(counted, k, per_position, chosen, max_request_windows):
+    """Per-unit totals (rows: steps, accepted[, c_1..c_k]) for the chosen method."""
+    if chosen == "bootstrap":
+        groups = _group(counted, lambda o: (o.source, o.request))
+        return np.array([_table(g, k, per_position).sum(axis=0) for g in groups])
+    if chosen == "runs":
+        groups = _group(counted, lambda o: o.source)
+        return np.array([_table(g, k, per_position).sum(axis=0) for g in groups])
+    # batch means: consecutive windows of each run (file) in batches of the request span
+    rows = []
+    for group in _group(counted, lambda o: o.source):
+        ordered = sorted(group, key=lambda o: o.line or 0)
+        rows.append(batch_windows(_table(ordered, k, per_position), max_request_windows))
+    return np.concatenate(rows)
+
+
+def _choose(counted, method, max_request_windows, name):
+    """(method, reason): the interval method the data allow, or None and why not."""
+    per_request = all(o.request is not None for o in counted)
+    n_sources = len({o.source for o in counted})
+    windows = all(o.request is None and o.line is not None for o in counted)
+    if method in ("auto", "bootstrap") and per_request:
+        return "bootstrap", None
+    if method == "bootstrap":
+        return None, "no per-request records to resample"
+    if method in ("auto", "runs") and n_sources >= MIN_UNITS:
+        return "runs", None
+    if method == "runs":
+        return None, f"only {n_sources} independent runs (files)"
+    if windows and max_request_windows is not None:
+        return "batch-means", None
+    if windows:
+        return None, (f"{len(counted)} log windows and no known request span: a request can "
+                      "outlast any batch of windows; give per-request records, the output cap "
+                      "and concurrency (dataset.output_len, concurrency in run.yaml), or "
+                      f"{MIN_UNITS} or more independent runs")
+    if method == "batch-means":
+        return None, "the records are not logging windows"
+    return None, (f"{len(counted)} aggregate count(s) from {n_sources} run(s): steps are not "
+                  f"independent; give per-request records or {MIN_UNITS} or more "
+                  "independent runs")
+
+
+def _unit_word(method):
+    return {"bootstrap": "requests", "runs": "runs", "batch-means": "batches"}[method]
 
 
 def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resamples=9999,
-             rng=None, thinking=None):
-    """Estimate one cell's acceptance length with an interval.
+             rng=None, thinking=None, max_request_windows=None):
+    """Estimate one cell's acceptance length with an interval from independent units.
 
     Parameters
     ----------
     observations : sequence of Observation
         The records of one cell (one model, head, variant, thinking mode and
-        K).  Per-request records (``request`` set) allow a cluster bootstrap,
-        per-interval records (``line`` set) batch means; anything else gets
-        the count-based interval.  An empty sequence gives a failed cell
-        (committed as ``N/A``).
+        K).  An empty sequence gives a failed cell (committed as ``N/A``).
     k : int
         Number of speculative tokens of the cell.
     confidence_level : float, default 0.95
-    method : {"auto", "bootstrap", "batch-means", "count"}
-        Interval method; "auto" picks the best the data allow.
+    method : {"auto", "bootstrap", "runs", "batch-means"}
+        Interval method; "auto" picks the one the data allow: "bootstrap"
+        (studentized bootstrap over requests) for per-request records, "runs" (one unit per
+        file) with at least 10 files, "batch-means" for log windows when
+        ``max_request_windows`` is known.  Anything else, and any method
+        with fewer than 10 units, gives no interval, with the reason in
+        ``notes`` and ``interval_reason``.
     n_resamples : int, default 9999
-        Bootstrap resamples (also used for the replicates the cross-K model
-        pools).
+        Bootstrap resamples (also used for the per-position intervals and
+        the replicates the cross-K model pools).
     rng : numpy.random.Generator or int or None
         Seed or generator for the resampling.
     thinking : {"on", "off"} or None
         Thinking mode, recorded on the result.
+    max_request_windows : int, optional
+        How many logging windows the longest request can span (see
+        :func:`request_span_windows`); batches of log windows are at least
+        this long.
 
     Returns
     -------
@@ -305,9 +398,8 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     Warns
     -----
     LowSampleWarning
-        Fewer than 10 requests (bootstrap) or 5 windows (batch means) back the
-        interval, or the requested method is not possible and a weaker one is
-        used.
+        The cell gets no interval (fewer than 10 independent units, or none
+        known), naming the reason.
 
     Examples
     --------
@@ -317,7 +409,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     >>> fit_cell(obs, k=2, rng=0).text
     '2.20'
     """
-    _fit_cell_iv(k, confidence_level, method, n_resamples)
+    _fit_cell_iv(k, confidence_level, method, n_resamples, max_request_windows)
     rng = np.random.default_rng(rng)
     observations = list(observations)
     _check_k(observations, k, thinking)
@@ -341,7 +433,8 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
         return CellFit(k=k, thinking=thinking, mean_acceptance_length=float(np.mean(means)),
                        confidence_interval=nan_ci, confidence_level=confidence_level,
                        n_steps=None, interval_method="none", standard_error=math.nan,
-                       sources=sources, notes=tuple(notes))
+                       sources=sources, notes=tuple(notes),
+                       interval_reason="printed means only, no counts")
     if len(counted) < len(observations):
         notes.append(f"{len(observations) - len(counted)} mean-only observations ignored "
                      "(counts present)")
@@ -355,110 +448,109 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
                          "was speculative decoding enabled and did the window cover traffic?",
                          **_where(counted[0]))
     al = 1.0 + totals[1] / n_steps
-
-    per_request = all(o.request is not None for o in counted)
-    windows = [o for o in counted if o.request is None and o.line is not None]
-    chosen = method
-    if method == "auto":
-        if per_request:
-            chosen = "bootstrap"
-        elif len(windows) == len(counted) and len(windows) >= MIN_WINDOWS:
-            chosen = "batch-means"
-        else:
-            chosen = "count"
-    elif method == "bootstrap" and not per_request:
-        warnings.warn(f"cell {_cell_name(thinking, k)}: no per-request data, "
-                      "using the count-based interval", LowSampleWarning, stacklevel=2)
-        chosen = "count"
-    elif method == "batch-means" and len(counted) < 2:
-        warnings.warn(f"cell {_cell_name(thinking, k)}: one window only, "
-                      "using the count-based interval", LowSampleWarning, stacklevel=2)
-        chosen = "count"
-    if method == "auto" and len(windows) == len(counted) and 1 < len(windows) < MIN_WINDOWS:
-        warnings.warn(f"cell {_cell_name(thinking, k)}: only {len(windows)} logging windows; "
-                      "using the count-based interval (optimistic)", LowSampleWarning,
-                      stacklevel=2)
-
-    n_clusters = None
+    name = _cell_name(thinking, k)
     level = confidence_level
-    if chosen == "bootstrap":
-        clusters = _group(counted, lambda o: (o.source, o.request))
-        ctable = np.array([_table(g, k, per_position).sum(axis=0) for g in clusters])
-        n_clusters = len(clusters)
-        if n_clusters < MIN_CLUSTERS:
-            warnings.warn(f"cell {_cell_name(thinking, k)}: bootstrap over only {n_clusters} "
-                          "requests; the interval is doubtful", LowSampleWarning, stacklevel=2)
-        rep = bootstrap_weights_apply(ctable, n_resamples, rng)
-        al_r, surv_r, cond_r = _replicate_stats(rep, k, per_position)
-        lo, hi = _percentile(al_r, level, n_clusters)
-        se = float(np.std(al_r, ddof=1))
-    elif chosen == "batch-means":
-        ordered = sorted(counted, key=lambda o: (o.source, o.line or 0))
-        wtable = _table(ordered, k, per_position)
-        btable = batch_windows(wtable)
-        m = n_clusters = btable.shape[0]
-        if m < MIN_WINDOWS:
-            warnings.warn(f"cell {_cell_name(thinking, k)}: batch means over only {m} batches; "
-                          "the interval is doubtful", LowSampleWarning, stacklevel=2)
-        else:
-            ratio = totals[1] / n_steps
-            tau = autocorrelation_time(wtable[:, 1] - ratio * wtable[:, 0])
-            size = len(ordered) // m
-            if tau > size:
-                warnings.warn(f"cell {_cell_name(thinking, k)}: logging windows stay correlated "
-                              f"over ~{tau:.0f} windows, longer than a batch ({size}); the "
-                              "interval may be too narrow (log a longer run)", LowSampleWarning,
-                              stacklevel=2)
-        _, se_r, lo_r, hi_r = _ratio_ci_batch(btable[:, 1], btable[:, 0], level)
-        lo, hi, se = 1 + lo_r, 1 + hi_r, se_r
-        rep = bootstrap_weights_apply(btable, n_resamples, rng)
-    else:
-        var, bound = _step_variance(totals, k, per_position)
-        se = math.sqrt(var / n_steps)
-        from scipy.stats import norm
+    draft_tokens = None
+    if all(o.draft_tokens is not None for o in counted):
+        draft_tokens = int(sum(o.draft_tokens for o in counted))
+    base = dict(k=k, thinking=thinking, mean_acceptance_length=float(al),
+                confidence_level=level, n_steps=int(n_steps), accepted=int(totals[1]),
+                draft_tokens=draft_tokens, sources=sources)
 
-        q = norm.ppf(0.5 + level / 2)
-        lo, hi = al - q * se, al + q * se
-        notes.append("count-based interval: optimistic, it ignores correlation within requests")
-        if bound:
-            notes.append("no per-position counts: step variance bounded (Bhatia-Davis)")
-        rep = _count_replicates(totals, k, per_position, n_resamples, rng)
+    chosen, reason = _choose(counted, method, max_request_windows, name)
+    units = None
+    if chosen is not None:
+        units = _units(counted, k, per_position, chosen, max_request_windows)
+    m = 0 if units is None else units.shape[0]
+    boundary = None
+    if totals[1] == k * n_steps:
+        boundary = "all"
+    elif totals[1] == 0:
+        boundary = "none"
+
+    pp_point = None
+    if per_position:
+        c = totals[2:]
+        pp_point = (c, c / n_steps, _conditional(c, n_steps))
+
+    if boundary is not None and m >= 1:
+        # exact one-sided bound: every unit accepted every draft (or none)
+        b = exact_bound(m, level)
+        lo, hi = (1 + k * b, k + 1.0) if boundary == "all" else (1.0, 1 + k * (1 - b))
+        notes.append(f"{'every' if boundary == 'all' else 'no'} draft accepted in all {m} "
+                     f"{_unit_word(chosen)}: exact one-sided {100 * level:g}% bound")
+        pp = None
+        if per_position:
+            c, surv, cond = pp_point
+            edge = np.full(k, b if boundary == "all" else 1 - b)
+            low = edge if boundary == "all" else np.zeros(k)
+            high = np.ones(k) if boundary == "all" else edge
+            pp = PerPosition(positions=tuple(range(1, k + 1)), counts=tuple(int(x) for x in c),
+                             n_steps=int(n_steps), survival=surv, conditional=cond,
+                             confidence_level=level, interval_method="exact-bound",
+                             survival_low=low, survival_high=high,
+                             conditional_low=low, conditional_high=high)
+        return CellFit(**base, confidence_interval=ConfidenceInterval(float(lo), float(hi)),
+                       interval_method="exact-bound", standard_error=math.nan,
+                       n_clusters=m, per_position=pp, notes=tuple(notes), units=units,
+                       unit_kind=_unit_word(chosen))
+
+    if chosen is not None and m < MIN_UNITS:
+        reason = (f"only {m} independent {_unit_word(chosen)} (fewer than {MIN_UNITS}); "
+                  "no honest interval")
+    if reason is not None:
+        warnings.warn(f"cell {name}: no interval: {reason}", LowSampleWarning, stacklevel=2)
+        notes.append(f"no interval: {reason}")
+        pp = None
+        if per_position:
+            c, surv, cond = pp_point
+            nan = np.full(k, np.nan)
+            pp = PerPosition(positions=tuple(range(1, k + 1)), counts=tuple(int(x) for x in c),
+                             n_steps=int(n_steps), survival=surv, conditional=cond,
+                             confidence_level=level, interval_method="none",
+                             survival_low=nan, survival_high=nan,
+                             conditional_low=nan, conditional_high=nan)
+        return CellFit(**base, confidence_interval=nan_ci, interval_method="none",
+                       standard_error=math.nan, n_clusters=m or None, per_position=pp,
+                       notes=tuple(notes), interval_reason=reason, units=units,
+                       unit_kind=None if chosen is None else _unit_word(chosen))
+
+    if chosen == "bootstrap":
+        lo, hi, se, rep = studentized_ratio_interval(units, level, n_resamples, rng)
+    else:
+        rep = bootstrap_weights_apply(units, n_resamples, rng)
+        _, se, lo_r, hi_r = ratio_interval(units[:, 1], units[:, 0], level)
+        lo, hi = 1 + lo_r, 1 + hi_r
+    al_r, surv_r, cond_r = _replicate_stats(rep, per_position)
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # degenerate: every unit alike
+        lo, hi = _percentile(al_r, level, m)
 
     pp = None
     if per_position:
-        c = totals[2:]
-        surv = c / n_steps
-        cond = _conditional(c, n_steps)
+        c, surv, cond = pp_point
         if chosen == "bootstrap":
-            s_lo, s_hi = _percentile(surv_r, level, n_clusters)
-            c_lo, c_hi = _percentile(cond_r, level, n_clusters)
-        elif chosen == "batch-means":
+            s_lo, s_hi = _percentile(surv_r, level, m)
+            c_lo, c_hi = _percentile(cond_r, level, m)
+        else:
             s_lo, s_hi, c_lo, c_hi = (np.empty(k) for _ in range(4))
-            prev = np.concatenate([btable[:, :1], btable[:, 2:-1]], axis=1)
+            prev = np.concatenate([units[:, :1], units[:, 2:-1]], axis=1)
             for i in range(k):
-                _, _, s_lo[i], s_hi[i] = _ratio_ci_batch(btable[:, 2 + i], btable[:, 0], level)
+                _, _, s_lo[i], s_hi[i] = ratio_interval(units[:, 2 + i], units[:, 0], level)
                 if prev[:, i].sum() > 0:
-                    _, _, c_lo[i], c_hi[i] = _ratio_ci_batch(btable[:, 2 + i], prev[:, i],
-                                                             level)
+                    _, _, c_lo[i], c_hi[i] = ratio_interval(units[:, 2 + i], prev[:, i], level)
                 else:
                     c_lo[i] = c_hi[i] = np.nan
             s_lo, s_hi = np.clip(s_lo, 0, 1), np.clip(s_hi, 0, 1)
             c_lo, c_hi = np.clip(c_lo, 0, 1), np.clip(c_hi, 0, 1)
-        else:
-            s_lo, s_hi = _wilson(c, n_steps, level)
-            c_lo, c_hi = _wilson(c, np.concatenate([[n_steps], c[:-1]]), level)
         pp = PerPosition(positions=tuple(range(1, k + 1)), counts=tuple(int(x) for x in c),
                          n_steps=int(n_steps), survival=surv, conditional=cond,
                          confidence_level=level, interval_method=chosen,
                          survival_low=s_lo, survival_high=s_hi,
                          conditional_low=c_lo, conditional_high=c_hi)
-
-    draft_tokens = None
-    if all(o.draft_tokens is not None for o in counted):
-        draft_tokens = int(sum(o.draft_tokens for o in counted))
-    return CellFit(k=k, thinking=thinking, mean_acceptance_length=float(al),
-                   confidence_interval=ConfidenceInterval(float(lo), float(hi)),
-                   confidence_level=level, n_steps=int(n_steps), interval_method=chosen,
-                   standard_error=float(se), accepted=int(totals[1]),
-                   draft_tokens=draft_tokens, n_clusters=n_clusters, per_position=pp,
-                   sources=sources, notes=tuple(notes), replicates=rep)
+    if chosen == "batch-means":
+        notes.append(f"batches of {max_request_windows} windows, at least the longest "
+                     "request's span")
+    return CellFit(**base, confidence_interval=ConfidenceInterval(float(lo), float(hi)),
+                   interval_method=chosen, standard_error=float(se), n_clusters=m,
+                   per_position=pp, notes=tuple(notes), replicates=rep, units=units,
+                   unit_kind=_unit_word(chosen))

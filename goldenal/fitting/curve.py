@@ -9,8 +9,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from goldenal.errors import ConvergenceError, ParseError
-from goldenal.fitting.cell import fit_cell
-from goldenal.fitting.chain import fit_chain
+from goldenal.fitting.cell import fit_cell, request_span_windows
+from goldenal.fitting.chain import DEFAULT_MARGIN, fit_chain
 from goldenal.fitting.monotone import DEFAULT_TOLERANCE, fit_curve_means
 from goldenal.fitting.results import CurveFit
 
@@ -106,9 +106,44 @@ def check_cells(cells, *, path=None):
         raise ParseError("run is missing cells: " + "; ".join(parts), **where)
 
 
+def _positive_number(value):
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) and x > 0 else None
+
+
+def request_span(identity, observations):
+    """Longest request span in logging windows from a run's identity, or None.
+
+    Needs the output cap (``dataset.output_len``) and the number of requests
+    run at once (``concurrency``, top level or under ``dataset``); see
+    :func:`goldenal.fitting.cell.request_span_windows`.
+    """
+    dataset = identity.get("dataset")
+    dataset = dataset if isinstance(dataset, Mapping) else {}
+    cap = _positive_number(dataset.get("output_len"))
+    conc = _positive_number(identity.get("concurrency") or dataset.get("concurrency")
+                            or dataset.get("max_concurrency"))
+    windows = [o.drafts for o in observations
+               if o.request is None and o.line is not None and not o.mean_only]
+    if cap is None or conc is None or not windows:
+        return None
+    return request_span_windows(windows, output_len=cap, concurrency=int(conc))
+
+
 def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_method="auto",
-        n_resamples=9999, rng=None, tolerance=DEFAULT_TOLERANCE, **identity):
+        n_resamples=9999, rng=None, tolerance=DEFAULT_TOLERANCE, max_request_windows=None,
+        margin=DEFAULT_MARGIN, **identity):
     """Fit a measurement run into a curve with uncertainty.
+
+    The estimand is the AL of the prompt population the measured requests
+    were drawn from (``CurveFit.estimand``).  Intervals come only from
+    independent units: requests (per-request records), independent runs, or
+    batches of log windows at least as long as the longest request; with
+    fewer than 10 units a cell keeps its point estimate and gets no
+    interval, with the reason in its notes (see :func:`fit_cell`).
 
     Parameters
     ----------
@@ -125,6 +160,13 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
         Seed; every cell gets its own stream spawned from it.
     tolerance : float
         Residual tolerance of the monotone fit used for means-only cells.
+    max_request_windows : int, optional
+        Logging windows the longest request can span (batches of log windows
+        are at least this long).  Default: from the run's ``dataset.output_len``
+        and ``concurrency`` (:func:`request_span`); unknown means log windows
+        get no interval.
+    margin : float, default 0.02
+        Differences within +-margin AL are never flagged by the cross-K check.
     **identity
         Curve identity (``model``, ``curve``, ``method``, ``draft``,
         ``variant``, ...); overrides nothing that the run states differently.
@@ -159,9 +201,13 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
         warnings.simplefilter("always")
         for (key, obs), stream in zip(ordered, streams):
             thinking, k = key
+            span = max_request_windows
+            if span is None:
+                span = request_span(ident, obs)
             cells[key] = fit_cell(obs, k=k, thinking=thinking,
                                   confidence_level=confidence_level, method=interval_method,
-                                  n_resamples=n_resamples, rng=stream)
+                                  n_resamples=n_resamples, rng=stream,
+                                  max_request_windows=span)
     for w in caught:  # point the caller's warnings at the caller
         warnings.warn(w.message, w.category, stacklevel=2)
     models = {}
@@ -171,7 +217,7 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
             models[thinking] = None
             continue
         try:
-            models[thinking] = fit_chain(mode, thinking=thinking)
+            models[thinking] = fit_chain(mode, thinking=thinking, margin=margin)
         except ConvergenceError:
             means = {c.k: c.mean_acceptance_length for c in mode
                      if not c.failed and math.isfinite(c.mean_acceptance_length)}

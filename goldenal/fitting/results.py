@@ -18,14 +18,24 @@ from goldenal.tables import Tabular
 
 # How each interval method is described to a reviewer (reports, JSON).
 INTERVAL_METHODS = {
-    "bootstrap": "cluster bootstrap over requests (expanded percentile interval; resamples "
-                 "whole requests, so correlation within a request is kept)",
-    "batch-means": "batch means over logging windows (consecutive windows grouped into "
-                   "batches; ratio estimator with a Student t interval)",
-    "count": "count-based interval treating every verification step as independent "
-             "(optimistic: ignores correlation within requests)",
-    "none": "no interval: the source gave a mean without counts",
+    "bootstrap": "studentized bootstrap over requests (resamples whole requests, takes the "
+                 "ratio of totals and studentizes it by its linearised standard error; "
+                 "symmetric bootstrap-t interval, accurate from about 50 requests)",
+    "runs": "independent server runs as clusters (ratio of totals, linearised cluster "
+            "standard error, Student t with runs - 1 degrees of freedom)",
+    "batch-means": "batch means over logging windows, batches at least as long as the "
+                   "longest request (ratio of totals, linearised standard error, Student t "
+                   "with batches - 1 degrees of freedom)",
+    "exact-bound": "exact one-sided bound: every draft (or none) was accepted in every "
+                   "independent unit",
+    "none": "no interval: fewer than 10 independent units (requests, runs or batches "
+            "longer than a request), or printed means only",
 }
+
+# What every interval is an interval for.
+ESTIMAND = ("AL of the prompt population the measured requests were drawn from: the ratio "
+            "of expected tokens to expected verification steps per request; for the fixed "
+            "benchmark prompt set itself the intervals are conservative")
 
 
 def format_al(value):
@@ -168,6 +178,9 @@ class CellFit(Tabular):
     failed: bool = False
     notes: tuple = field(default=(), repr=False)
     replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
+    interval_reason: str | None = field(default=None, repr=False)
+    units: np.ndarray | None = field(default=None, repr=False, compare=False)
+    unit_kind: str | None = field(default=None, repr=False)
 
     @property
     def text(self):
@@ -190,12 +203,11 @@ class CellFit(Tabular):
         lo, hi = self.confidence_interval
         data = (f"{self.n_steps} steps" if self.n_steps is not None else "means only")
         if self.n_clusters:
-            unit = {"bootstrap": "requests", "batch-means": "batches"}.get(
-                self.interval_method, "windows")
-            data += f" in {self.n_clusters} {unit}"
+            data += f" in {self.n_clusters} {self.unit_kind or 'units'}"
+        interval = (f"[{lo:.3f}, {hi:.3f}] {_level_label(self.confidence_level)} "
+                    f"{self.interval_method}" if math.isfinite(lo) else "no interval")
         return (f"<CellFit thinking={self.thinking} K={self.k}: AL {self.text} "
-                f"[{lo:.3f}, {hi:.3f}] {_level_label(self.confidence_level)} "
-                f"{self.interval_method}, {data}>")
+                f"{interval}, {data}>")
 
     def to_dict(self):
         """Plain JSON-ready dict: estimate, interval, counts, per position."""
@@ -206,12 +218,13 @@ class CellFit(Tabular):
             "value": self.text,
             "estimate": _num(self.mean_acceptance_length, 9),
             "interval": {"low": _num(lo), "high": _num(hi), "level": self.confidence_level,
-                         "method": self.interval_method},
+                         "method": self.interval_method, "reason": self.interval_reason},
             "standard_error": _num(self.standard_error),
             "n_steps": self.n_steps,
             "accepted": self.accepted,
             "draft_tokens": self.draft_tokens,
             "n_clusters": self.n_clusters,
+            "units": self.unit_kind,
             "failed": self.failed,
             "mean_only": self.mean_only,
             "per_position": None if self.per_position is None else self.per_position.to_dict(),
@@ -286,10 +299,15 @@ class CellFlag(NamedTuple):
 class ChainFit(Tabular):
     """Pooled chain-drafting model of one thinking mode (censored survival).
 
-    ``params`` holds the conditional acceptance a(i) (MLE pooled over the
-    cells with K >= i); ``predicted`` maps K to the predicted AL and
-    ``predicted_interval`` to its interval; ``flags`` lists the cells that
-    disagree with the model beyond their uncertainty.
+    ``params`` holds the per-step conditional acceptance a(i) (MLE pooled
+    over the cells with K >= i; a description: per step it drifts with K).
+    ``predicted`` maps K to the model AL (with per-request records, the
+    requests of the cells with K' >= K re-weighted to K; otherwise the
+    pooled a(i)) and ``predicted_interval`` to its interval.  ``z_scores``,
+    ``flags``, ``detectable`` and ``margin`` come from the cross-K check
+    (see :func:`goldenal.fitting.fit_chain`): a cell is flagged only beyond
+    ``margin``, and ``detectable[K]`` is the shift it would flag with
+    probability ``power``.
     """
 
     thinking: str
@@ -307,6 +325,18 @@ class ChainFit(Tabular):
     n_steps: int = 0
     parametric: tuple = field(default=(), repr=False)
     kind: str = "chain"
+    margin: float = 0.0
+    detectable: dict = field(default_factory=dict, repr=False)
+    power: float = 0.9
+
+    @property
+    def detectable_text(self):
+        """The check's reach in words, e.g. "can detect +-0.120 AL at K=4, ..."; "" if none."""
+        if not self.detectable:
+            return ""
+        parts = ", ".join(f"\u00b1{v:.3f} at K={k}" for k, v in sorted(self.detectable.items()))
+        return (f"this run can detect shifts of {parts} (power {self.power:g}; differences "
+                f"within \u00b1{self.margin:g} AL are never flagged)")
 
     def __repr__(self):
         return (f"<ChainFit thinking={self.thinking}: a(1..{len(self.params)}) pooled over "
@@ -325,7 +355,8 @@ class ChainFit(Tabular):
                          f"conditional upper {lab}": self.params_interval.high[k - 1],
                          "predicted AL": self.predicted[k],
                          f"predicted lower {lab}": lo, f"predicted upper {lab}": hi,
-                         "z": self.z_scores.get(k)})
+                         "z": self.z_scores.get(k),
+                         "detectable shift": self.detectable.get(k)})
         return pd.DataFrame(rows).set_index("K")
 
     def to_dict(self):
@@ -340,6 +371,9 @@ class ChainFit(Tabular):
                                    for k, v in sorted(self.predicted_interval.items())},
             "z": {str(k): _num(v, 3) for k, v in sorted(self.z_scores.items())},
             "flag_threshold": _num(self.threshold, 3),
+            "margin": _num(self.margin),
+            "power": self.power,
+            "detectable_shift": {str(k): _num(v) for k, v in sorted(self.detectable.items())},
             "flags": [f._asdict() for f in self.flags],
             "parametric": [p.to_dict() for p in self.parametric],
         }
@@ -436,6 +470,21 @@ class CurveFit(Tabular):
         return self.identity.get("curve")
 
     @property
+    def run_id(self):
+        """The measurement run's own name (``run:`` of run.yaml), or None."""
+        return self.identity.get("run")
+
+    @property
+    def name(self):
+        """What labels, titles and reprs call this fit: its run id, else its curve id."""
+        return self.run_id or self.curve_id or "fitted"
+
+    @property
+    def estimand(self):
+        """What every interval is an interval for, in words."""
+        return ESTIMAND
+
+    @property
     def flags(self):
         """Every flagged cell of every thinking mode."""
         out = []
@@ -461,7 +510,8 @@ class CurveFit(Tabular):
         steps = sum(c.n_steps or 0 for c in self.cells.values())
         failed = sum(c.failed for c in self.cells.values())
         kind = "chain (pooled across K)" if self.chain else "cells stand alone"
-        return (f"<CurveFit {self.curve_id or '?'}: {len(self.cells)} cells"
+        run = f" from run {self.run_id}" if self.run_id and self.run_id != self.curve_id else ""
+        return (f"<CurveFit {self.curve_id or '?'}{run}: {len(self.cells)} cells"
                 f"{f' ({failed} failed)' if failed else ''}, {steps} steps, {kind}; "
                 f"{len(self.flags)} flagged>")
 
@@ -485,6 +535,7 @@ class CurveFit(Tabular):
             "curve": self.curve_id,
             "identity": {k: v for k, v in self.identity.items() if k != "cells"},
             "confidence_level": self.confidence_level,
+            "estimand": ESTIMAND,
             "pooled_across_k": self.chain,
             "interval_methods": {m: d for m, d in INTERVAL_METHODS.items()
                                  if any(c.interval_method == m for c in self.cells.values())},

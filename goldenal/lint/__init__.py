@@ -14,15 +14,22 @@ Example
 """
 
 import os
+from typing import NamedTuple
 
 from goldenal.lint import evidence as ev
 from goldenal.lint.rules import RULES, Finding, explain, get_rule, make_finding
 
-__all__ = ["audit", "Finding", "RULES", "explain", "get_rule"]
+__all__ = ["audit", "audit_report", "AuditReport", "Finding", "RULES", "explain", "get_rule"]
 
 
-def _codes(spec):
-    """Normalise ``--select``/``--ignore`` values: codes, prefixes (``GAL2``) or names."""
+def _codes(spec, flag="select"):
+    """Normalise ``--select``/``--ignore`` values: codes, prefixes (``GAL2``) or names.
+
+    Raises
+    ------
+    UsageError
+        An entry that is no rule's code, name or code prefix (``GAL9``).
+    """
     if not spec:
         return None
     if isinstance(spec, str):
@@ -33,8 +40,27 @@ def _codes(spec):
         if not item:
             continue
         rule = get_rule(item)
+        if rule is None and not any(code.startswith(item.upper()) for code in RULES):
+            raise _unknown_code(item, flag)
         out.add(rule.code if rule else item.upper())
     return out
+
+
+def _unknown_code(item, flag):
+    import difflib
+
+    from goldenal.errors import UsageError
+    from goldenal.lint.rules import BY_NAME
+
+    families = sorted({code[:4] for code in RULES})
+    # a short prefix (GAL9) is answered by the list of prefixes, not a guess
+    close = difflib.get_close_matches(item.upper(), list(RULES), n=2, cutoff=0.8) \
+        if len(item) > 4 else []
+    close += difflib.get_close_matches(item.lower(), list(BY_NAME), n=1, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return UsageError(f"--{flag}: no rule code, prefix or name {item!r}{hint} (codes "
+                      f"{min(RULES)}-{max(RULES)}, prefixes {', '.join(families)}; "
+                      "`goldenal audit --explain CODE` describes one)")
 
 
 def _matches(code, codes):
@@ -46,8 +72,44 @@ def default_root(paths):
     return paths[0] if len(paths) == 1 and os.path.isdir(paths[0]) else os.getcwd()
 
 
-def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None, ignore=None):
-    """Audit files or directories and return the findings.
+class AuditReport(NamedTuple):
+    """What one audit read, checked, skipped and found.
+
+    ``findings`` are sorted by path, line, column and code; ``skipped`` holds
+    ``(path, reason)`` for every file that mentions a knob or a speculative
+    setting but gave no checked serve config; ``settings`` is the
+    ``pyproject.toml`` the options came from (or None).
+    """
+
+    findings: tuple
+    files_read: int
+    configs_checked: int
+    skipped: tuple
+    golden_dir: "str | None" = None
+    settings: "str | None" = None
+
+    @property
+    def assumptions(self):
+        """The GAL305 findings: configs whose thinking mode was assumed."""
+        return tuple(f for f in self.findings if f.code == "GAL305")
+
+    def to_frame(self):
+        """The findings as a pandas DataFrame, one row per finding."""
+        import pandas as pd
+
+        cols = list(Finding._fields)
+        return pd.DataFrame([list(f) for f in self.findings], columns=cols)
+
+    def __repr__(self):
+        return (f"<AuditReport {len(self.findings)} findings: {self.configs_checked} serve "
+                f"configs checked in {self.files_read} files read, {len(self.skipped)} "
+                "skipped>")
+
+
+def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
+                 ignore=None, exclude=None, extend_exclude=None, respect_gitignore=None,
+                 settings=True):
+    """Audit files or directories; the findings with what was read, checked and skipped.
 
     Parameters
     ----------
@@ -59,9 +121,87 @@ def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
     registry : goldenal.registry.Registry, optional
         Curves to audit against; default ``load_registry(golden_dir)``.
     golden_dir : str, optional
-        A golden directory to load when ``registry`` is not given.
+        A golden directory to load when ``registry`` is not given (default:
+        the settings' ``golden-dir``, else as :func:`goldenal.load_registry`).
     select, ignore : iterable of str or str, optional
         Codes, code prefixes (``"GAL2"``) or rule names to keep / drop.
+    exclude, extend_exclude : iterable of str, optional
+        gitignore-style patterns of paths never read; ``exclude`` replaces the
+        default (version-control, virtualenv and cache directories).
+    respect_gitignore : bool, optional
+        Honour ``.gitignore`` files (default true).
+    settings : bool or str
+        Read ``[tool.goldenal]`` from the nearest ``pyproject.toml`` (True), a
+        given ``pyproject.toml`` (str) or not at all (False).  Arguments
+        given here win over the file.
+
+    Returns
+    -------
+    AuditReport
+
+    Raises
+    ------
+    goldenal.errors.ParseError
+        When none of ``paths`` can be audited, or the settings are invalid
+        (exit code 2 in the CLI).
+
+    Example
+    -------
+    >>> report = audit_report(["recipes/"])                 # doctest: +SKIP
+    >>> report.configs_checked, len(report.skipped)         # doctest: +SKIP
+    (41, 3)
+    """
+    from goldenal.errors import ParseError
+    from goldenal.lint.settings import Settings, find_settings, read_settings
+    from goldenal.lint.walk import DEFAULT_EXCLUDE
+
+    _codes(select, "select"), _codes(ignore, "ignore")     # a usage error comes first
+    paths = [os.fspath(p) for p in (paths or ["."])]
+    if root is None:
+        root = default_root(paths)
+    if not any(os.path.exists(p) for p in paths):
+        raise ParseError("nothing to audit: " + ", ".join(paths) + " not found", path=paths[0])
+    if settings is True:
+        conf = find_settings(root)
+    elif settings:
+        conf = read_settings(os.fspath(settings)) or Settings(path=os.fspath(settings))
+    else:
+        conf = Settings()
+    select = select if select is not None else conf.select
+    ignore = ignore if ignore is not None else conf.ignore
+    base = tuple(exclude) if exclude is not None else (
+        conf.exclude if conf.exclude is not None else DEFAULT_EXCLUDE)
+    patterns = base + tuple(conf.extend_exclude) + tuple(extend_exclude or ())
+    if respect_gitignore is None:
+        respect_gitignore = conf.respect_gitignore
+    if registry is None:
+        from goldenal.registry import load_registry
+
+        registry = load_registry(golden_dir or conf.golden_dir)
+    curves = list(registry.curves.values()) if hasattr(registry, "curves") else list(registry)
+    from goldenal.lint.fix import place
+    from goldenal.lint.runner import run
+
+    result = run(paths, root, curves, exclude=patterns, respect_gitignore=respect_gitignore)
+    files = result.files
+    findings = _apply_suppressions(result.findings, files)
+    sel, ign = _codes(select, "select"), _codes(ignore, "ignore")
+    if sel:
+        findings = [f for f in findings if _matches(f.code, sel)]
+    if ign:
+        findings = [f for f in findings if not _matches(f.code, ign)]
+    findings = [place(f, files.get(f.path)) for f in findings]
+    unique = sorted(set(findings), key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+    return AuditReport(tuple(unique), result.files_read, result.configs_checked,
+                       result.skipped, getattr(registry, "directory", None), conf.path)
+
+
+def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None, ignore=None,
+          **options):
+    """Audit files or directories and return the findings.
+
+    The findings of :func:`audit_report` (which takes the same arguments and
+    also says what was read, checked and skipped).
 
     Returns
     -------
@@ -73,29 +213,8 @@ def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
     goldenal.errors.ParseError
         When none of ``paths`` can be audited (exit code 2 in the CLI).
     """
-    from goldenal.errors import ParseError
-
-    paths = [os.fspath(p) for p in (paths or ["."])]
-    if root is None:
-        root = default_root(paths)
-    if not any(os.path.exists(p) for p in paths):
-        raise ParseError("nothing to audit: " + ", ".join(paths) + " not found", path=paths[0])
-    if registry is None:
-        from goldenal.registry import load_registry
-
-        registry = load_registry(golden_dir)
-    curves = list(registry.curves.values()) if hasattr(registry, "curves") else list(registry)
-    from goldenal.lint.runner import run
-
-    findings, files = run(paths, root, curves)
-    findings = _apply_suppressions(findings, files)
-    sel, ign = _codes(select), _codes(ignore)
-    if sel:
-        findings = [f for f in findings if _matches(f.code, sel)]
-    if ign:
-        findings = [f for f in findings if not _matches(f.code, ign)]
-    unique = sorted(set(findings), key=lambda f: (f.path, f.line, f.col, f.code, f.message))
-    return unique
+    return list(audit_report(paths, root=root, registry=registry, golden_dir=golden_dir,
+                             select=select, ignore=ignore, **options).findings)
 
 
 def _apply_suppressions(findings, files):

@@ -12,27 +12,80 @@ from goldenal.engines import knob_value
 _RATE_TOLERANCE = Decimal("0.00001")
 
 
+# Engines with no setting that selects a draft head's sampling variant: ATOM's DSpark
+# path takes no draft_sample_method / rejection_sample_method (ENGINES.md 4)
+NO_VARIANT_ENGINES = ("atom",)
+
+
+def variant_siblings(curves, cfg):
+    """Curves of the served model, head and method that differ only by sampling variant."""
+    from goldenal.policy import draft_matches, method_matches, model_matches
+
+    models = [m for m in cfg.model if m]
+    out = [c for c in curves
+           if any(model_matches(c, m) for m in models)
+           and (not cfg.draft or (c.draft and draft_matches(c, cfg.draft)))
+           and method_matches(c, cfg.method)]
+    return out if len({tuple(sorted(c.variant.items())) for c in out}) > 1 else []
+
+
 def match_curve(curves, cfg):
     """The curve a config serves, by the policy's one resolver.
 
     Returns ``(curve, problem)``: the curve, or None with ``problem`` a
     ``(code, text)`` pair naming what is missing (GAL101) or ambiguous (GAL304).
+    On an engine that cannot select a sampling variant, the curve a comment
+    next to the knob cites (``cfg.extra["cited_curves"]``) decides among the
+    variants; with none, the cell cannot be determined.
     """
+    if cfg.engine in NO_VARIANT_ENGINES and cfg.model:
+        siblings = variant_siblings(curves, cfg)
+        if siblings:
+            ids = {c.id: c for c in siblings}
+            cited = [i for i in cfg.extra.get("cited_curves", ()) if i in ids]
+            if len(cited) == 1:
+                return ids[cited[0]], None
+            return None, ("GAL304", f"sampling variant: {cfg.engine} has no setting that "
+                                    "selects one and no comment next to the knob cites a "
+                                    f"curve; candidates {', '.join(sorted(ids))}")
     from goldenal.errors import PolicyError, UnknownCurve
     from goldenal.policy import resolve_served, served_sampling
 
     if not cfg.model:
         return None, ("GAL304", "model (no served model or model prefix in the files)")
     dsm, rsm = served_sampling(cfg)
+    models = tuple(m for m in cfg.model if m)
+    # an audit resolves the same few configs hundreds of times: one answer per key
+    key = (tuple(id(c) for c in curves), models, cfg.draft, cfg.method, dsm, rsm,
+           cfg.extra.get("name_hint"))
+    if key in _RESOLVED:
+        return _RESOLVED[key]
     try:
-        curve = resolve_served(curves, models=tuple(m for m in cfg.model if m),
-                               draft=cfg.draft, method=cfg.method, draft_sample_method=dsm,
-                               rejection_sample_method=rsm)
+        curve = resolve_served(curves, models=models, draft=cfg.draft, method=cfg.method,
+                               draft_sample_method=dsm, rejection_sample_method=rsm)
+        answer = curve, None
     except UnknownCurve as exc:
-        return None, ("GAL101", str(exc))
+        hint = cfg.extra.get("name_hint")
+        if models == (hint,):
+            # a file-name prefix is a hint, never reported as the served model
+            answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
+                                      f"{hint!r} names no curve)")
+        else:
+            answer = None, ("GAL101", str(exc))
     except PolicyError as exc:
-        return None, ("GAL304", str(exc))
-    return curve, None
+        answer = None, ("GAL304", str(exc))
+    if len(_RESOLVED) > 4096:
+        _RESOLVED.clear()
+    _RESOLVED[key] = answer
+    return answer
+
+
+_RESOLVED = {}
+
+
+def clear_cache():
+    """Forget resolved curves (the runner calls this at the start of every audit)."""
+    _RESOLVED.clear()
 
 
 def _dec(text):
@@ -140,6 +193,12 @@ def check_config(cfg, curves):
             what = cfg.engine or "engine"
             add("GAL301", f"agentic spec-decode config ({what}, K={cfg.k if cfg.k else '?'}) "
                           "sets no synthetic-acceptance knob")
+        elif cfg.spec and cfg.agentic is None and not cfg.eval_only and cfg.drafts:
+            what = cfg.engine or "engine"
+            add("GAL304", f"cannot determine whether this spec-decode config ({what}, "
+                          f"K={cfg.k if cfg.k else '?'}) is agentic or fixed-sequence-length: "
+                          "no benchmark type, isl/osl, recipe or variant name, or path says; "
+                          "an agentic one needs a synthetic knob")
         return out
     if cfg.eval_only:
         add("GAL303", f"{cfg.knob}={cfg.value} is active on the EVAL_ONLY path; eval runs "
@@ -189,6 +248,11 @@ def check_config(cfg, curves):
         else:
             add(code, f"cannot determine the golden cell for {cfg.knob}={cfg.value}: {text}")
         return out
+    if cfg.engine in NO_VARIANT_ENGINES and cfg.extra.get("cited_curves") and \
+            variant_siblings(curves, cfg):
+        add("GAL311", f"{cfg.engine} cannot select a sampling variant of {curve.method} "
+                      f"{', '.join(curve.draft) or curve.model}; the comment next to the knob "
+                      f"cites curve {curve.id}, which decides", found=None)
     thinking, how = cfg.thinking, cfg.thinking_source
     if thinking is None:
         modes = [m for m in ("on", "off") if curve.cells.get(m)]

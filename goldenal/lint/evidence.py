@@ -205,7 +205,12 @@ def decide_thinking(signals):
 
 # ------------------------------------------------------------- agentic or not
 
-_FIXED_RE = re.compile(r"(^|[/_-])(\d+k\d+k|fixed-seq-len|fixed_seq_len|stp)([/_.-]|$)")
+# every spelling of a fixed sequence length: 1k1k / 8k1k, ISL1K_OSL1K (TensorRT-LLM
+# recipe directories), isl8192-osl1024, fixed-seq-len
+_FIXED_RE = re.compile(r"(^|[/_-])(\d+k\d+k|isl\d+k?[_-]?osl\d+k?|fixed-seq-len|fixed_seq_len|stp)"
+                       r"([/_.-]|$)")
+# benchmark clients that run fixed input/output lengths (srt-slurm's ``sa-bench``)
+FIXED_BENCHMARKS = ("sa-bench", "sa_bench", "random", "sharegpt")
 
 
 _EVAL_RE = re.compile(r"(^|[/_-])evals?([/_.-]|$)")
@@ -216,17 +221,79 @@ def eval_from_path(relpath):
     return bool(_EVAL_RE.search(relpath.lower().rsplit("/", 1)[-1]))
 
 
-def agentic_of(relpath, name=None):
-    """Is a config agentic?  True / False / None (unknown), from its path, then its name.
+def agentic_from_benchmark(benchmark):
+    """True / False / None from a recipe's ``benchmark:`` settings (the file's own content).
+
+    ``benchmark`` maps ``type``, ``isl``, ``osl`` (strings or None).  A
+    fixed-length client (``sa-bench``) or literal ``isl``/``osl`` lengths say
+    fixed-sequence-length; a type naming the agentic workload says agentic.
+    """
+    if not benchmark:
+        return None
+    kind = str(benchmark.get("type") or "").strip().lower()
+    if "agentic" in kind or "agentx" in kind:
+        return True
+    if kind in FIXED_BENCHMARKS:
+        return False
+    lengths = [str(benchmark.get(key) or "").strip() for key in ("isl", "osl")]
+    if all(v.isdigit() for v in lengths):
+        return False
+    return None
+
+
+def agentic_of(relpath, name=None, benchmark=None, names=()):
+    """Is a config agentic?  True / False / None (unknown): the file's content first.
 
     The one test ``audit`` (GAL301/GAL302) and ``inject`` (which refuses
-    fixed-sequence-length configs) share: the path decides when it says
-    anything, else the recipe's ``name:``.
+    fixed-sequence-length configs) share.  In order: the recipe's
+    ``benchmark:`` settings (:func:`agentic_from_benchmark`); its ``name:``
+    and the variant or job names inside the file (``names``); the path,
+    which must be relative to the repository root (see
+    :func:`repository_path`) so that the answer does not depend on where the
+    repository sits or how the file was named on the command line.
     """
-    agentic = agentic_from_path(relpath)
-    if agentic is None and name:
-        agentic = agentic_from_path(name)
-    return agentic
+    agentic = agentic_from_benchmark(benchmark)
+    if agentic is not None:
+        return agentic
+    said = {agentic_from_name(n) for n in (name, *names) if n}
+    said.discard(None)
+    if len(said) == 1:
+        return said.pop()
+    return agentic_from_path(relpath)
+
+
+def agentic_from_name(name):
+    """True / False / None from a recipe, variant or job name (``dsv4-8k1k-mtp``)."""
+    low = str(name).lower()
+    if "agentic" in low or "agentx" in low:
+        return True
+    if _FIXED_RE.search(low):
+        return False
+    return None
+
+
+def repository_path(path, root=None):
+    """``path`` relative to its repository: the git root above it, else ``root``.
+
+    The scenario of a recipe is read from this path, never from the path as
+    typed: ``./agentic/x.yaml``, an absolute path and a run from another
+    directory must give the same answer.
+    """
+    import os
+
+    full = os.path.abspath(path)
+    here = os.path.dirname(full)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return os.path.relpath(full, here).replace(os.sep, "/")
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    base = os.path.abspath(root) if root else os.getcwd()
+    rel = os.path.relpath(full, base)
+    # outside any repository and outside ``root``: the whole path is all there is
+    return (full if rel.startswith("..") else rel).replace(os.sep, "/")
 
 
 def agentic_from_path(relpath):
@@ -273,6 +340,30 @@ def source_stated(lines, line, window=6):
                 or "golden_al_distribution" in comment or "run " in comment):
             return True
     return False
+
+
+def cited_curves(lines, line, value, ids, window=6):
+    """Curve ids a comment next to the knob cites: by id, file name or URL.
+
+    Comments on the knob's line and the ``window`` lines above it count, and
+    so do those next to a line assigning the knob's literal ``value`` (a
+    launcher sets ``AL=2.51  # <curve>`` far from the flag).  When one cited
+    id contains another (``kimik3_dspark_probabilistic_...`` and
+    ``kimik3_dspark``), the longer one is meant.
+    """
+    rows = set(range(max(0, line - 1 - window), min(len(lines), line)))
+    if value:
+        for i, text in enumerate(lines):
+            if value in text and "=" in text:
+                rows.update(range(max(0, i - 2), i + 1))
+    found = set()
+    for i in sorted(rows):
+        text = lines[i]
+        if "#" not in text:
+            continue
+        comment = text[text.index("#"):]
+        found.update(c for c in ids if c in comment)
+    return tuple(sorted(c for c in found if not any(c != o and c in o for o in found)))
 
 
 # --------------------------------------------------------------- suppressions

@@ -23,12 +23,69 @@ ASSUMPTIONS = ("GAL304", "GAL305")
 
 
 class FixResult(NamedTuple):
-    """What ``fix_findings`` changed (or would change): per-file diffs and counts."""
+    """What ``fix_findings`` changed (or would change): per-file diffs and counts.
+
+    ``skipped`` holds ``(finding, reason)`` for every finding with a suggested
+    fix that was not applied.
+    """
 
     diff: str
     fixed: tuple
     skipped: tuple
     files: tuple
+
+
+ASSUMED = {"GAL305": "assumed thinking mode: no thinking-mode signal for this config (GAL305)",
+           "GAL304": "a piece of the cell could not be determined for this line (GAL304)"}
+SHARED_LINE = "findings on this line ask for different values (a line shared by several configs)"
+SHARED_ANCHOR = ("the literal also serves another config that needs another value "
+                 "(a shared anchor or variable)")
+NOT_LITERAL = {
+    "GAL203": "the fix rewrites the flag into its length form, not one literal; apply it by hand",
+    "GAL205": "the fix adds a key to the config, not a literal replacement; apply it by hand",
+    "GAL308": "--fix never removes suppression comments; delete it by hand",
+}
+
+
+def _indirect(found, count):
+    if count == 0:
+        return (f"indirect value: {found} is not written on the finding's line "
+                "(set through a variable or computed)")
+    return f"{found} occurs {count} times on the line; which one is meant is ambiguous"
+
+
+def place(finding, lines):
+    """Point a value finding at the literal a person edits, with the fix as an edit.
+
+    When ``finding.found`` occurs exactly once on its line as a whole number,
+    the finding's column moves to it, the knob's use site goes into
+    ``related`` (when it is elsewhere on the line) and ``edit`` holds the
+    replacement by ``expected``.  A GAL308 finding's edit removes the
+    suppression comment.  Other findings are returned unchanged.
+    """
+    if not lines or not 0 < finding.line <= len(lines):
+        return finding
+    text = lines[finding.line - 1].rstrip("\r")
+    if finding.code == "GAL308":
+        at = text.find("goldenal", max(finding.col - 1, 0))
+        start = text.rfind("#", 0, at if at >= 0 else len(text))
+        if start < 0:
+            return finding
+        while start > 0 and text[start - 1] in " \t":
+            start -= 1
+        return finding._replace(edit=(finding.line, start + 1, len(text) + 1, ""))
+    if finding.code not in FIXABLE or finding.found is None or finding.expected is None:
+        return finding
+    hits = list(_number(finding.found).finditer(text))
+    if len(hits) != 1:
+        return finding
+    col = hits[0].start() + 1
+    related = finding.related
+    if col != finding.col:
+        knob = finding.message.split("=", 1)[0].split()[0] if "=" in finding.message else "knob"
+        related = ((finding.line, finding.col, f"{knob} is set here"),) + tuple(related)
+    return finding._replace(col=col, related=related,
+                            edit=(finding.line, col, hits[0].end() + 1, finding.expected))
 
 
 def _number(text):
@@ -37,20 +94,27 @@ def _number(text):
 
 
 def plan_fixes(findings):
-    """``{(path, line): (found, expected, [findings])}`` for the safe fixes, and the rest."""
-    by_line, blocked = {}, set()
+    """``{(path, line): (found, expected, [findings])}`` for the safe fixes, and the rest.
+
+    The rest is a list of ``(finding, reason)``.
+    """
+    by_line, blocked = {}, {}
     for f in findings:
         if f.code in ASSUMPTIONS:
-            blocked.add((f.path, f.line))
+            blocked.setdefault((f.path, f.line), f.code)
     plans, skipped = {}, []
     for f in findings:
         if f.code not in FIXABLE or f.found is None or f.expected is None:
+            if f.fix is not None and f.code not in FIXABLE:
+                skipped.append((f, NOT_LITERAL.get(f.code, "not a literal replacement; apply "
+                                                             "it by hand")))
             continue
         by_line.setdefault((f.path, f.line), []).append(f)
     for key, group in by_line.items():
         wanted = {(f.found, f.expected) for f in group}
         if key in blocked or len(wanted) != 1:
-            skipped.extend(group)
+            why = ASSUMED[blocked[key]] if key in blocked else SHARED_LINE
+            skipped.extend((f, why) for f in group)
             continue
         found, expected = wanted.pop()
         plans[key] = (found, expected, group)
@@ -69,8 +133,9 @@ def _apply(plans, root):
         lines, fixed = before.splitlines(keepends=True), []
         for line, (found, expected, group) in sorted(per_line.items()):
             text = lines[line - 1] if 0 < line <= len(lines) else ""
-            if len(_number(found).findall(text)) != 1:
-                skipped.extend(group)
+            count = len(_number(found).findall(text))
+            if count != 1:
+                skipped.extend((f, _indirect(found, count)) for f in group)
                 continue
             lines[line - 1] = _number(found).sub(expected, text)
             fixed.extend(group)
@@ -117,7 +182,7 @@ def fix_findings(findings, root, audit_tree, *, write=True):
     if changes:
         unsafe = _new_findings_at(changes, root, audit_tree)
         if unsafe:
-            skipped += [f for key in unsafe for f in plans[key][2]]
+            skipped += [(f, SHARED_ANCHOR) for key in unsafe for f in plans[key][2]]
             changes, _ = _apply({k: v for k, v in plans.items() if k not in unsafe}, root)
     diffs, fixed = [], []
     for path in sorted(changes):

@@ -117,6 +117,39 @@ def injections(relpath, lines):
     return out
 
 
+def recipe_scenarios(relpath, lines):
+    """``{CONFIG_FILE as written: {scenario, ...}}`` for every recipe a master entry runs.
+
+    The scenario is the key under ``scenarios:`` the reference sits in
+    (``fixed-seq-len``, ``agentic-coding``...), with or without synthetic
+    settings: a master config is where a recipe's sequence lengths are set.
+    One pass down the file with a stack of the keys above the current line
+    (master configs run to tens of thousands of lines).
+    """
+    out = {}
+    stack = []          # (level, key) of the open mappings above the current line
+    for text in lines:
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        item = "CONFIG_FILE" in text and _ITEM_RE.match(text)
+        # a "- " line counts as two columns deeper than its dash (a sequence may sit
+        # at its parent key's indentation)
+        level = len(text) - len(stripped) + (2 if stripped.startswith("-") else 0)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        if item and item.group(2) == "CONFIG_FILE":
+            keys = [k for _, k in reversed(stack)]
+            if "scenarios" in keys[1:]:
+                scenario = keys[keys.index("scenarios") - 1]
+                out.setdefault(item.group(3).strip(), set()).add(scenario)
+            continue
+        km = _KEY_RE.match(text)
+        if km:
+            stack.append((level, km.group(2)))
+    return out
+
+
 def _header(lines, start):
     """``image``/``model``/``model-prefix``/``framework`` of the entry starting at ``start``."""
     out = {}
@@ -142,24 +175,38 @@ def engine_of(framework):
     return _FRAMEWORK_ENGINE.get(tail)
 
 
+class RecipeIndex:
+    """Every trailing path (two components or more) of the audited YAML files, for lookups."""
+
+    def __init__(self, yaml_paths):
+        self.paths = set(yaml_paths)
+        self.suffixes = {}
+        for p in sorted(self.paths):
+            parts = p.split("/")
+            for n in range(2, len(parts) + 1):
+                self.suffixes.setdefault("/".join(parts[-n:]), p)   # the first in sorted order
+
+
 def resolve_recipe(recipe, yaml_paths):
     """The audited relpath a ``CONFIG_FILE`` value refers to, or None.
 
     The runner copies ``benchmarks/multi_node/srt-slurm-recipes/<engine>/...``
     into ``recipes/``, so a reference is matched by its longest trailing path
-    (at least the directory and the file name).
+    (at least the directory and the file name).  ``yaml_paths`` is a list of
+    relpaths or a :class:`RecipeIndex` of them (one per audit: constant-time
+    lookups).
     """
     if not recipe:
         return None
+    index = yaml_paths if isinstance(yaml_paths, RecipeIndex) else RecipeIndex(yaml_paths)
     rel = recipe.strip().lstrip("./")
-    if rel in yaml_paths:
+    if rel in index.paths:
         return rel
     parts = rel.split("/")
     if parts[0] == "recipes":
         parts = parts[1:]
     for n in range(len(parts), 1, -1):
-        suffix = "/" + "/".join(parts[-n:])
-        hits = [p for p in yaml_paths if ("/" + p).endswith(suffix)]
-        if hits:
-            return sorted(hits)[0]
+        hit = index.suffixes.get("/".join(parts[-n:]))
+        if hit is not None:
+            return hit
     return None

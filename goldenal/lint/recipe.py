@@ -16,7 +16,8 @@ import json
 
 from goldenal.engines import adapter
 from goldenal.recipes import spans
-from goldenal.engines.locate import ENGINE_CONFIG, ROLES, sections_of, find_sites, pd_decode
+from goldenal.engines.locate import (ENGINE_CONFIG, ROLES, find_sites, pd_decode, scenario_facts,
+                                     sections_of)
 from goldenal.lint import evidence as ev
 
 _SGLANG_EXTRA = {"token_mode": "SGLANG_SIMULATE_ACC_TOKEN_MODE",
@@ -38,7 +39,9 @@ def _meta(section):
         if value is not None and (":" in value or "/" in value):
             image = value
             break
-    return {"image": image, "models": models, "name": _text_at(section, "name")}
+    benchmark = {key: _text_at(section, "benchmark", key) for key in ("type", "isl", "osl")}
+    return {"image": image, "models": models, "name": _text_at(section, "name"),
+            "benchmark": benchmark}
 
 
 def _line(node):
@@ -95,11 +98,15 @@ def _fields(doc, site):
     return f
 
 
-def recipe_configs(relpath, text, lines):
+def recipe_configs(relpath, text, lines, scenario_path=None):
     """The :class:`~goldenal.lint.evidence.Config` list of one srt-slurm recipe.
 
     For a multi-variant recipe, a variant whose settings equal the base's adds
     nothing; one that differs gives its own configs, named in ``branch``.
+    Agentic or fixed-sequence-length is decided from the recipe's content
+    first (``benchmark:``, its name, the variant names in the file), then
+    from ``scenario_path`` (the path relative to the repository root;
+    default ``relpath``).
 
     Raises
     ------
@@ -110,6 +117,7 @@ def recipe_configs(relpath, text, lines):
     thinking, how = ev.decide_thinking(signals)
     doc, sites, _ = find_sites(relpath, text, recipe_only=True, knob_only=True)
     sections = {s.name: s for s in sections_of(doc.root) or ()}
+    names = scenario_facts(doc.root)[2]
     metas, disagg_of = {}, {}
     for site in sites:
         if site.section not in metas:
@@ -130,7 +138,8 @@ def recipe_configs(relpath, text, lines):
             # SGLang PD: the decode worker's K picks the cell the prefill carries
             decode = next(s for s in sites if s.section == site.section and pd_decode(s, sites))
             fields.update(k=decode.k, k_line=_line(decode.k_node))
-        cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg)
+        cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg,
+                      scenario_path or relpath, names)
         if prefill_of_pair and cfg.knob is not None:
             cfg = cfg.with_(drafts=True)    # its value is checked (against decode's K)
         key = (cfg.role, cfg.line, cfg.knob, cfg.value, cfg.k, cfg.draft, cfg.method,
@@ -143,8 +152,8 @@ def recipe_configs(relpath, text, lines):
     return configs
 
 
-def _config(relpath, lines, meta, role, r, thinking, how, disagg):
-    agentic = ev.agentic_of(relpath, meta.get("name"))
+def _config(relpath, lines, meta, role, r, thinking, how, disagg, scenario_path, names=()):
+    agentic = ev.agentic_of(scenario_path, meta.get("name"), meta.get("benchmark"), names)
     models = tuple(m for m in [r["model"], *meta["models"]] if m)
     line = r["line"] or r["spec_line"] or 1
     return ev.Config(

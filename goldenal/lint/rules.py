@@ -210,6 +210,44 @@ _RULES = [
         "No fix.",
     ),
     Rule(
+        "GAL309", "knob-found-not-checked", "warning",
+        "A synthetic knob is set in a file, but no serve config around it could be checked.",
+        "Reports each place a knob is given a value when the audit found no serve config to "
+        "check it against there: the command around it could not be read (built at run time, "
+        "in a documentation format the audit does not read), or the file's layout is unknown.",
+        "A knob nobody checked may pin a value no curve has; silence would read as a pass.",
+        "<!-- docs/guide.rst -->\n.. code-block:: bash\n\n   --spec-decode-acceptance-rate 0.77",
+        "Keep launch commands in scripts or fenced Markdown blocks the audit reads, or "
+        "suppress with `# goldenal: ignore[GAL309]` after checking the value by hand.",
+        "No fix.",
+    ),
+    Rule(
+        "GAL310", "knob-on-non-benchmark-server", "warning",
+        "A synthetic knob is set on a server that no benchmark client drives.",
+        "Flags a knob in a launcher that starts a server but is neither in a benchmark "
+        "directory nor runs a benchmark client (a demo, chat or playground server).",
+        "Forced acceptance emits tokens the target never verified: a server real users talk "
+        "to answers with invalid output.",
+        "# demo/chat_server.sh\nexport SGLANG_SIMULATE_ACC_LEN=2.99\n"
+        "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 ...",
+        "Remove the knob from servers that are not benchmarked, or keep the launcher with the "
+        "benchmark that drives it.",
+        "No fix.",
+    ),
+    Rule(
+        "GAL311", "variant-from-citation", "info",
+        "The engine cannot select a sampling variant; a comment citing a curve decided it.",
+        "Reports a config whose engine has no setting that selects among a draft head's "
+        "sampling variants (ATOM with DSpark), where a comment next to the knob names one "
+        "curve (its id, file name or URL): the value is checked against that curve.",
+        "The value's source is stated, not served: a reviewer should know the variant came "
+        "from a comment. Without such a comment the cell cannot be determined (GAL304).",
+        "# kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method K=2\n"
+        "--spec-decode-acceptance-length 2.51",
+        "Keep the citation next to the knob.",
+        "No fix.",
+    ),
+    Rule(
         "GAL308", "unused-suppression", "warning",
         "An inline `goldenal: ignore[...]` comment matches no finding.",
         "Flags suppression comments whose codes suppress nothing on their line.",
@@ -220,7 +258,7 @@ _RULES = [
     ),
 ]
 
-RULES = {rule.code: rule for rule in _RULES}
+RULES = {rule.code: rule for rule in sorted(_RULES)}
 BY_NAME = {rule.name: rule for rule in _RULES}
 
 
@@ -251,7 +289,10 @@ class Finding(NamedTuple):
 
     ``found``/``expected`` are the knob values (engine spelling) for value
     findings, else None; ``fix`` is a one-line description of a safe rewrite,
-    or None.
+    or None.  ``related`` holds further places, ``(line, col, message)`` (the
+    knob's use site when the finding points at the literal to edit); ``edit``
+    is the fix as a byte-exact replacement ``(line, col, end_col, text)``
+    (columns 1-based, end exclusive) when the fix is one.
     """
 
     code: str
@@ -264,9 +305,17 @@ class Finding(NamedTuple):
     found: "str | None" = None
     expected: "str | None" = None
     fix: "str | None" = None
+    related: tuple = ()
+    edit: "tuple | None" = None
 
     def to_dict(self):
-        return self._asdict()
+        d = self._asdict()
+        d["related"] = [{"line": ln, "col": col, "message": msg}
+                        for ln, col, msg in self.related]
+        if self.edit is not None:
+            ln, col, end, text = self.edit
+            d["edit"] = {"line": ln, "col": col, "end_col": end, "text": text}
+        return d
 
 
 def make_finding(code, path, line, message, *, col=1, found=None, expected=None, fix=None,

@@ -2,20 +2,23 @@
 
 import json
 import re
+from typing import NamedTuple
 
 import yaml
 
 from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
-from goldenal.lint.check import check_config
+from goldenal.lint.check import NO_VARIANT_ENGINES, check_config, clear_cache
+from goldenal.lint.markdown import fenced_code
 from goldenal.lint.rules import make_finding
-from goldenal.lint.walk import Problem, walk
+from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.errors import GoldenALError, yaml_error
 
-# a knob given a value: NAME=, NAME:, "name": or a flag followed by its value
+# a knob given a value: NAME=, NAME:, "name":, \"name\": (JSON escaped inside a
+# double-quoted bash string) or a flag followed by its value
 _KNOB_FORM = re.compile(
     r"(?:SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|"
-    r"SYNTHETIC_ACCEPTANCE_LENGTH|synthetic_acceptance_(?:length|rates?))[\"']?\s*[:=]"
+    r"SYNTHETIC_ACCEPTANCE_LENGTH|synthetic_acceptance_(?:length|rates?))(?:\\?[\"'])?\s*[:=]"
     r"|--spec-decode-acceptance-(?:length|rate)[\s=]")
 
 
@@ -24,19 +27,36 @@ def _text(c):
     return text, text.split("\n")
 
 
-def run(paths, root, curves):
-    """``(findings, {relpath: lines})`` for the files under ``paths``."""
+class RunResult(NamedTuple):
+    """One audit run before suppressions: findings, file lines and the summary counts."""
+
+    findings: list
+    files: dict            # {relpath: lines} of every file decoded
+    files_read: int
+    configs_checked: int
+    skipped: tuple         # ((relpath, reason), ...)
+
+
+def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True):
+    """A :class:`RunResult` for the files under ``paths``."""
     findings = []
     files = {}
     candidates = []
+    stats = WalkStats()
+    checked = {}            # relpath -> number of configs checked
+    skipped = {}            # relpath -> reason
     _RECIPES.clear()
-    for item in walk(paths, root):
+    curve_ids = tuple(c.id for c in curves)
+    clear_cache()       # the curves may differ from the last audit's (ids are reused)
+    for item in walk(paths, root, exclude=exclude, respect_gitignore=respect_gitignore,
+                     stats=stats):
         if isinstance(item, Problem):
             findings.append(make_finding("GAL306", item.relpath, 1, item.message,
                                          severity=item.severity))
+            skipped.setdefault(item.relpath, item.message)
         else:
             candidates.append(item)
-    yaml_paths = [c.relpath for c in candidates if c.kind in ("recipe", "yaml")]
+    yaml_paths = ms.RecipeIndex(c.relpath for c in candidates if c.kind in ("recipe", "yaml"))
     by_path = {c.relpath: c for c in candidates}
     texts = {}
 
@@ -48,6 +68,26 @@ def run(paths, root, curves):
 
     # masters first: they decide which recipes get a knob injected
     injected = {}
+
+    def count(path, n=1):
+        checked[path] = checked.get(path, 0) + n
+
+    # the scenario each master entry runs a recipe under (its sequence-length setting),
+    # read only when some recipe says nothing about its own
+    master_scenarios = []
+
+    def master_scenario(relpath):
+        if not master_scenarios:
+            found = {}
+            for m in candidates:
+                if m.kind == "master" and b"CONFIG_FILE" in m.data:
+                    _, mlines = text_of(m)
+                    for ref, scenarios in ms.recipe_scenarios(m.relpath, mlines).items():
+                        target = ms.resolve_recipe(ref, yaml_paths)
+                        if target:
+                            found.setdefault(target, set()).update(scenarios)
+            master_scenarios.append(found)
+        return master_scenarios[0].get(relpath, ())
     for c in candidates:
         if c.kind != "master" or not c.has_knob:
             continue
@@ -56,21 +96,73 @@ def run(paths, root, curves):
             target = ms.resolve_recipe(inj.recipe, yaml_paths)
             if inj.enabled and target:
                 injected.setdefault(target, []).append(inj)
+            if inj.enabled:
+                count(c.relpath)
             findings.extend(_check_injection(inj, target, by_path, text_of, curves))
     for c in candidates:
-        if c.kind in ("master", "doc") or (not c.has_knob and b"goldenal:" in c.data
-                                           and not c.has_spec):
+        if c.kind == "master":
+            if c.relpath not in checked:
+                skipped[c.relpath] = ("master config with no enabled synthetic-acceptance entry"
+                                      if c.has_knob else "master config with no synthetic-"
+                                      "acceptance entry")
             if b"goldenal:" in c.data:
                 text_of(c)
             continue
-        agentic = ev.agentic_from_path(c.relpath)
-        if not c.has_knob and not (agentic and c.kind in ("script", "recipe")):
+        if c.kind == "doc" and c.has_knob and c.relpath.lower().endswith(MARKDOWN):
+            # a guide's fenced shell blocks are read like a launch script
+            _, lines = text_of(c)
+            code = fenced_code(lines)
+            code_text = "\n".join(code)
+            configs = []
+            if _KNOB_FORM.search(code_text):
+                from goldenal.lint.shell import script_configs
+
+                try:
+                    configs = script_configs(c.relpath, code_text, code, c.scenario)
+                except (GoldenALError, ValueError, RecursionError):
+                    configs = []
+            n = 0
+            for cfg in configs:
+                n += 1
+                findings.extend(check_config(with_citation(cfg, code, curve_ids), curves))
+            if n:
+                count(c.relpath, n)
+            if not any(cfg.knob for cfg in configs):
+                in_code = bool(_KNOB_FORM.search(code_text))
+                findings.extend(not_checked(
+                    c.relpath, lines, code if in_code else lines,
+                    "no command in a fenced shell block around it could be read" if in_code
+                    else "it is outside a fenced shell code block"))
+                if not n:
+                    skipped[c.relpath] = "documentation: no command with a knob could be read"
+            continue
+        if c.kind == "doc" or (not c.has_knob and b"goldenal:" in c.data and not c.has_spec):
+            if c.kind == "doc" and c.has_knob:
+                _, lines = text_of(c)
+                findings.extend(not_checked(c.relpath, lines, lines,
+                                            "documentation in this format is not read (only "
+                                            "fenced shell blocks in Markdown are)"))
+            if c.has_knob or c.has_spec:
+                skipped[c.relpath] = "documentation: commands in it are not read"
+            if b"goldenal:" in c.data:
+                text_of(c)
+            continue
+        agentic = ev.agentic_from_path(c.scenario or c.relpath)
+        # a recipe's content may say what its path does not: read it unless the path
+        # already says fixed-sequence-length (then no knob is exactly right)
+        readable = c.kind == "recipe" or (c.kind == "script" and agentic is not False)
+        if not c.has_knob and not (agentic is not False and readable):
+            skipped[c.relpath] = ("speculative settings but no synthetic knob, and not agentic"
+                                  if agentic is False or c.kind not in ("script", "recipe")
+                                  else "speculative settings but no synthetic knob")
             if b"goldenal:" in c.data:
                 text_of(c)
             continue
         text, lines = text_of(c)
-        if c.kind == "script" and not agentic and not _KNOB_FORM.search(text):
-            continue    # names a knob (sed, a helper's name) but never sets one
+        if c.kind == "script" and c.has_knob and not agentic and not _KNOB_FORM.search(text):
+            # names a knob (sed, a helper's name) but never sets one
+            skipped[c.relpath] = "names a synthetic knob but never sets one"
+            continue
         try:
             configs = _configs(c, text, lines, text_of)
         except (yaml.YAMLError, GoldenALError, ValueError, RecursionError) as exc:
@@ -85,16 +177,79 @@ def run(paths, root, curves):
             findings.append(make_finding("GAL306", c.relpath, (line or 0) + 1,
                                          f"cannot parse {c.kind}: {msg}",
                                          severity=unparsed_severity(c)))
+            skipped[c.relpath] = f"cannot parse {c.kind}"
             continue
+        n = 0
+        demo = c.kind == "script" and not_a_benchmark(c.scenario or c.relpath, text)
+        configs = [with_citation(cfg, lines, curve_ids) for cfg in configs]
+        unknown = any(cfg.agentic is None for cfg in configs)
+        said = {ev.agentic_from_name(x) for x in master_scenario(c.relpath)} if unknown else set()
+        said.discard(None)
+        if len(said) == 1:
+            # the recipe says nothing itself: the master config's scenario for it decides
+            configs = [cfg.with_(agentic=next(iter(said))) if cfg.agentic is None else cfg
+                       for cfg in configs]
         for cfg in configs:
             if cfg.knob is None and c.relpath in injected:
+                n += 1
                 continue   # the master config injects the knob; checked there
+            n += 1
             findings.extend(check_config(cfg, curves))
-    # only files that carry a suppression comment need their lines kept
-    return findings, {p: files[p] for p in files if b"goldenal:" in by_path[p].data}
+            if demo and cfg.knob and cfg.engine and not cfg.eval_only:
+                findings.append(make_finding(
+                    "GAL310", cfg.path, cfg.line,
+                    f"{cfg.knob}={cfg.value} is set on a {cfg.engine} server that no benchmark "
+                    "client drives: forced acceptance gives real users unverified output",
+                    col=cfg.col, found=cfg.value))
+        if n:
+            count(c.relpath, n)
+        else:
+            skipped[c.relpath] = "no serve config found in it"
+        if c.has_knob and c.kind != "other" and not any(cfg.knob for cfg in configs):
+            # a knob is set, yet no config carrying it came out: say so, never silence
+            findings.extend(not_checked(c.relpath, lines, lines,
+                                        "no serve config around it could be read"))
+    for path, reason in stats.skipped:
+        skipped.setdefault(path, reason)
+    return RunResult(findings, files, stats.read, sum(checked.values()),
+                     tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
 
 _RECIPES = {}
+MARKDOWN = (".md", ".markdown")
+# a benchmark client in the launcher: vLLM's ``bench serve`` / ``benchmark_serving``,
+# SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
+# ``run_benchmark_serving``
+_BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
+
+
+def with_citation(cfg, lines, ids):
+    """A config on an engine that cannot select a sampling variant, with the curves cited near it."""
+    if cfg.knob is None or cfg.engine not in NO_VARIANT_ENGINES:
+        return cfg
+    cited = ev.cited_curves(lines, cfg.line, cfg.value, ids)
+    return cfg.with_(extra={**cfg.extra, "cited_curves": cited}) if cited else cfg
+
+
+def not_a_benchmark(path, text):
+    """A launcher outside any benchmark or scenario directory that runs no benchmark client."""
+    return ("bench" not in path.lower() and ev.agentic_from_path(path) is None
+            and not _BENCH_CLIENT.search(text))
+
+
+def not_checked(relpath, lines, code, why):
+    """GAL309 at every place ``code`` (the lines read) sets a knob; comments are not places."""
+    out = []
+    for i, text in enumerate(code):
+        if not text or text.lstrip().startswith(("#", "//")):
+            continue
+        m = _KNOB_FORM.search(text)
+        if m:
+            name = m.group(0).rstrip(":= \t\"'\\")
+            out.append(make_finding("GAL309", relpath, i + 1,
+                                    f"{name} is set here but not checked: {why}",
+                                    col=m.start() + 1))
+    return out
 
 
 def unparsed_severity(c):
@@ -117,7 +272,7 @@ def _recipe_cached(c, text_of):
 
         text, lines = text_of(c)
         try:
-            _RECIPES[key] = recipe_configs(c.relpath, text, lines)
+            _RECIPES[key] = recipe_configs(c.relpath, text, lines, c.scenario or None)
         except Exception as exc:   # re-raised on each use; reported once by the caller
             _RECIPES[key] = exc
     if isinstance(_RECIPES[key], Exception):
@@ -131,17 +286,25 @@ def _configs(c, text, lines, text_of=None):
     if c.kind == "script":
         from goldenal.lint.shell import script_configs
 
-        return script_configs(c.relpath, text, lines)
+        return script_configs(c.relpath, text, lines, c.scenario or None)
     if c.kind == "recipe":
         from goldenal.lint.recipe import recipe_configs
 
-        return recipe_configs(c.relpath, text, lines)
+        return recipe_configs(c.relpath, text, lines, c.scenario or None)
     if c.kind in ("yaml", "json", "other"):
         if c.kind == "json":
             json.loads(text)   # broken JSON is reported, not guessed at
+        if c.kind == "yaml":
+            from goldenal.lint.matrix import matrix_configs
+
+            # a CI matrix: every entry's ATOM argument string is a config of its own
+            entries = matrix_configs(c.relpath, text, lines, c.scenario or None)
+            if entries:
+                return entries
         from goldenal.lint.shell import text_configs
 
-        return text_configs(c.relpath, text, lines, literal_only=c.kind == "other")
+        return text_configs(c.relpath, text, lines, literal_only=c.kind == "other",
+                            scenario_path=c.scenario or None)
     return []
 
 

@@ -16,8 +16,8 @@ import os
 import re
 
 from goldenal.lint import evidence as ev
-from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, evaluate_test, expand,
-                                    parse, vars_in)
+from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, continues,
+                                    evaluate_test, expand, parse, vars_in)
 
 MAX_SCENARIOS = 256
 # Conditions nested deeper than this are not enumerated (their arms are
@@ -49,6 +49,9 @@ _K_RES = [  # precedence: first match kind wins
     ("atom", re.compile(r"--num-speculative-tokens(?:\s+|=)[\"']?(\d+)")),
     ("spec-tokens", re.compile(r"--spec-tokens(?:\s+|=)[\"']?(\d+)")),
     ("trt", re.compile(r"^\s*max_draft_len\s*:\s*(\d+)")),
+    # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (ENGINES.md 3.4),
+    # as the recipe reader takes it
+    ("trt-nextn", re.compile(r"^\s*num_nextn_predict_layers\s*:\s*(\d+)")),
 ]
 _DRAFT_RES = [
     re.compile(r'"model"\s*:\s*"([^"$]+)"'),
@@ -74,7 +77,7 @@ _ENGINE_RES = [
     ("atom", re.compile(r"\batom\.entrypoints|-m atom\b|\batom serve\b")),
 ]
 # every pattern _scan looks for contains one of these
-_SCAN_GATE = re.compile(r"accept|ACC|spec|draft|method|decoding_type|one_model|vllm|sglang|"
+_SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
                         r"trtllm|atom|topk|model")
 # a YAML speculative-config mapping: its ``model`` is the draft head
 _SPEC_BLOCK_RE = re.compile(r"^(\s*)[\"']?speculative[-_]config[\"']?\s*:\s*$")
@@ -86,7 +89,8 @@ _MODEL_RE = re.compile(
 _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _INTERESTING = re.compile(
     r"(?m)MODEL_ID=|MODEL_NAME=|synthetic_acceptance|SIMULATE_ACC|TLLM_SPEC_DECODE_FORCE|spec-decode-acceptance|"
-    r"SYNTHETIC_ACCEPTANCE|speculative|num-speculative-tokens|max_draft_len|--method|"
+    r"SYNTHETIC_ACCEPTANCE|speculative|num-speculative-tokens|max_draft_len|num_nextn_predict|"
+    r"--method|"
     r"spec-tokens|spec-method|one_model|think|THINK|chat-template|DRAFT|draft-model|decoding_type|"
     r"--model|served-model|^\s*model:|vllm serve|trtllm-serve|launch_server|atom\.entrypoints")
 
@@ -130,7 +134,7 @@ def _scan(text, no, found):
             else:
                 found["env_knobs"][m.group(1)] = (m.group(2), no, m.start(1) + 1)
     has_spec = "spec" in flat
-    if has_spec or "draft_len" in flat:
+    if has_spec or "draft_len" in flat or "num_nextn_predict_layers" in flat:
         for kind, rx in _K_RES:
             m = rx.search(flat)
             if m:
@@ -423,6 +427,7 @@ def _closure(wanted, assigns, interesting=()):
 _INTERESTING_WORDS = (
     "MODEL_ID=", "MODEL_NAME=", "synthetic_acceptance", "SIMULATE_ACC", "TLLM_SPEC_DECODE_FORCE",
     "spec-decode-acceptance", "SYNTHETIC_ACCEPTANCE", "speculative", "max_draft_len",
+    "num_nextn_predict",
     "--method", "spec-tokens", "spec-method", "one_model", "think", "THINK", "chat-template",
     "DRAFT", "draft-model", "decoding_type", "--model", "served-model", "model:", "vllm serve",
     "trtllm-serve", "launch_server", "atom.entrypoints")
@@ -536,25 +541,55 @@ def _relevant(lines, conds, text=None, hits=None):
 
 
 def _model_candidates(relpath, env, found_models):
+    """Served model names: the file's content first, the file-name prefix only as a last hint.
+
+    Content is ``--model``/``--model-path``/``served-model-name`` (already in
+    ``found_models``) and the model variables, ``${MODEL_PATH:-default}``
+    defaults included; a local path counts by its last component.  The
+    prefix of ``glm5.2_fp4_b200_sglang_mtp.sh`` comes last, a hint tried only
+    when no named model has a curve (see :func:`name_hint`).
+    """
     names = list(found_models)
-    for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME"):
+    for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME",
+                "MODEL_PATH", "MODEL_DIR"):
         v = env.get(var)
-        if v and _HF_ID_RE.match(v):
+        if not v or "$" in v:
+            continue
+        v = str(v).strip("'\"")
+        if _HF_ID_RE.match(v) or (var in ("MODEL_PATH", "MODEL_DIR") and v.startswith("/")
+                                  and v.rstrip("/").rsplit("/", 1)[-1]):
             names.append(v)
-    base = os.path.basename(relpath)
-    prefix = base.split("_", 1)[0]
-    if prefix and prefix != base:
-        names.append(prefix)
+    prefix = name_hint(relpath)
+    if prefix:
+        names.append(prefix)       # last: tried only when no named model has a curve
     return tuple(dict.fromkeys(names))
 
 
-def script_configs(relpath, text, lines):
-    """One :class:`~goldenal.lint.evidence.Config` per distinct branch outcome of a script."""
+def name_hint(relpath):
+    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``).
+
+    Only a hint: documentation has none, and a prefix that names no curve
+    (``oot_...``, ``atom_...``) is never reported as a model.
+    """
+    base = os.path.basename(relpath)
+    if base.lower().endswith((".md", ".markdown")):
+        return None
+    prefix = base.split("_", 1)[0]
+    return prefix if prefix and prefix != base else None
+
+
+def script_configs(relpath, text, lines, scenario_path=None):
+    """One :class:`~goldenal.lint.evidence.Config` per distinct branch outcome of a script.
+
+    ``scenario_path`` (the path relative to the repository root; default
+    ``relpath``) decides agentic or fixed-sequence-length where no branch of
+    the script does.
+    """
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
     relevant, replay = _relevant(parsed, conds, text, hits)
     has_eval = "EVAL_ONLY" in text
-    agentic = ev.agentic_from_path(relpath)
+    agentic = ev.agentic_from_path(scenario_path or relpath)
     base = os.path.basename(relpath).lower()
     signals = ev.thinking_signals_in(text, lines)
     holders = {}
@@ -658,7 +693,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
                 line = j + 1
                 col = raw_col + 1 - (2 if knob.startswith("--") and raw_col >= 2 else 0)
                 break
-            if not lines[j].rstrip().endswith("\\"):
+            if not continues(lines[j].rstrip()):
                 break
             j += 1
     if knob in (ev.ATOM_LENGTH, ev.ATOM_RATE):
@@ -672,7 +707,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
                 engine = e
                 break
     k = k_line = None
-    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt"):
+    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt", "trt-nextn"):
         if kind in f["k"]:
             k, k_line = f["k"][kind]
             break
@@ -708,7 +743,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         variant=variant, k=k, k_line=k_line, thinking=thinking, thinking_source=how,
         knob=knob, value=value, rejection_sample_method=f["rsm"], agentic=agentic,
         eval_only=eval_only, spec=spec,
-        source_stated=ev.source_stated(lines, line) if knob else False, extra=extra)
+        source_stated=ev.source_stated(lines, line) if knob else False,
+        extra={**extra, "name_hint": name_hint(relpath)})
 
 
 _LITERAL_RE = re.compile(
@@ -717,7 +753,7 @@ _LITERAL_RE = re.compile(
     r"[\"']?(?:\s*[:=]\s*|\s+)[\"'\[]?[0-9]")  # not \s*[:= ]\s*: quadratic on spaces
 
 
-def text_configs(relpath, text, lines, literal_only=False):
+def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
     """Knobs in a config file of no known layout (serve-config YAML/JSON, Python, ...).
 
     The file is scanned line by line as one block, like a heredoc: a knob with
@@ -734,6 +770,6 @@ def text_configs(relpath, text, lines, literal_only=False):
             parsed.append(Line(i + 1, t, (), True))
     f = _run(parsed, [], [], {}, {})[0].found
     base = os.path.basename(relpath).lower()
-    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(relpath), False, base,
+    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False, base,
                      ev.thinking_signals(lines), {})
     return [cfg] if cfg is not None and cfg.knob else []

@@ -1,21 +1,75 @@
 """Find the files worth auditing: a byte prefilter over a directory walk.
 
-Every regular file under the roots is read as bytes once and kept only if it
-mentions a synthetic knob, a speculative setting or a suppression comment.
-Symlinks are followed only while they stay inside the audited root; loops and
-links leading outside are reported, never followed.  Nothing is executed.
+Files are chosen as ruff chooses them: directories and files matching the
+``exclude`` patterns (gitignore syntax, relative to the audited root; by
+default version-control, virtualenv and cache directories) and everything a
+``.gitignore`` on the way ignores (matched by :mod:`pathspec`) are never read.
+A file named on the command line is always read.  Every other regular file is
+read as bytes once and kept only if it mentions a synthetic knob, a
+speculative setting or a suppression comment; goldenal's own reports (text,
+JSON, SARIF, GitHub annotations) are recognised and skipped.  Symlinks are
+followed only while they stay inside the audited root; loops and links
+leading outside are reported, never followed.  Nothing is executed.
 """
 
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 from goldenal.lint import evidence as ev
 
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
-             ".mypy_cache", ".pytest_cache"}
+DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
+                   ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache")
 DOC_EXTS = (".md", ".rst", ".txt", ".html", ".htm", ".ipynb", ".adoc")
 MAX_BYTES = 8 * 1024 * 1024
-SKIP_EXTS = DOC_EXTS + (".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".ico", ".lock")
+SKIP_EXTS = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".ico", ".lock")
+
+# goldenal's own output, in each format (audit never reads its reports)
+_OWN_TEXT = re.compile(rb"\A\s*(?:\S+:\d+:\d+: GAL\d{3}[ \n]|Found \d+ findings? \()")
+_OWN_GITHUB = re.compile(rb"\A::(?:error|warning|notice) file=[^\n]*title=GAL\d{3} ")
+_OWN_JSON = re.compile(rb'\A\s*\[\s*\{\s*"code": "GAL\d{3}"')
+
+
+def is_own_report(data):
+    """True for a goldenal audit report in any output format (text, JSON, SARIF, GitHub)."""
+    head = data[:2048]
+    if b'"$schema"' in head and b"sarif" in head:
+        return b'"name": "goldenal"' in data
+    return bool(_OWN_JSON.match(head) or _OWN_GITHUB.match(head) or _OWN_TEXT.match(head))
+
+
+class WalkStats:
+    """Counts the walk keeps for the summary line."""
+
+    def __init__(self):
+        self.read = 0
+        self.skipped = []        # (relpath, reason) for files that mention a knob or setting
+
+
+def _spec(lines):
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _read_gitignore(directory):
+    try:
+        with open(os.path.join(directory, ".gitignore"), encoding="utf-8",
+                  errors="replace") as fh:
+            return _spec(fh.read().splitlines())
+    except OSError:
+        return None
+
+
+def _git_root(start):
+    here = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 @dataclass
@@ -27,6 +81,7 @@ class Candidate:
     kind: str            # "script", "master", "recipe", "yaml", "json", "other"
     has_knob: bool
     has_spec: bool
+    scenario: str = ""   # the path relative to the repository root (decides agentic)
 
 
 @dataclass
@@ -57,13 +112,41 @@ def _kind(relpath, data):
     return "other"
 
 
-def walk(paths, root):
-    """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``."""
+def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=None):
+    """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``.
+
+    ``exclude`` holds gitignore-style patterns matched against paths relative
+    to ``root``; ``respect_gitignore`` applies every ``.gitignore`` from the
+    repository root down; ``stats`` (a :class:`WalkStats`) counts the files read
+    and records the ones skipped with the reason.
+    """
+    stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
     seen_dirs = set()
+    # bare names (".git", "node_modules") match any path component: a set lookup;
+    # only real patterns go through the gitignore matcher
+    exclude = tuple(exclude or ())
+    names = {p.rstrip("/") for p in exclude if not any(ch in p for ch in "*?[]!/\\")}
+    names |= {p[:-1] for p in exclude if p.endswith("/") and p.count("/") == 1
+              and not any(ch in p for ch in "*?[]!\\")}
+    patterns = [p for p in exclude if p.rstrip("/") not in names]
+    excluded = _spec(patterns) if patterns else None
 
     root_abs = os.path.abspath(root)
     prefix = root_abs.rstrip(os.sep) + os.sep
+    # agentic or not is read from the path within the file's repository (its git
+    # root, else the audited root), whatever the repository's location
+    repos = {}
+
+    def scenario(p):
+        a = os.path.abspath(p)
+        d = os.path.dirname(a)
+        if d not in repos:
+            repos[d] = _git_root(d)
+        top = repos[d]
+        if top is not None:
+            return a[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+        return rel(p)
 
     def rel(p):
         # string slicing: paths from scandir start with the root as given
@@ -77,7 +160,7 @@ def walk(paths, root):
     def inside(real):
         return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
-    def visit_file(p, shown):
+    def visit_file(p, shown, explicit=False):
         try:
             fd = os.open(p, os.O_RDONLY)
             try:
@@ -87,6 +170,7 @@ def walk(paths, root):
         except OSError as exc:
             yield Problem(shown(), f"unreadable: {exc.strerror or exc}")
             return
+        stats.read += 1
         # a few cheap gates first: most files mention none of them
         # (every TensorRT-LLM config with max_draft_len also says speculative_config)
         if not (b"_ACC" in data or b"acceptance" in data or b"speculative" in data
@@ -101,13 +185,36 @@ def walk(paths, root):
         if b"\0" in data[:8192]:
             if has_knob:
                 yield Problem(shown, "binary file skipped", "info")
+            else:
+                stats.skipped.append((shown, "binary file"))
             return
         if len(data) > MAX_BYTES:
             yield Problem(shown, f"larger than {MAX_BYTES} bytes; skipped", "info")
             return
-        yield Candidate(shown, data, _kind(shown, data), has_knob, has_spec)
+        if is_own_report(data):
+            stats.skipped.append((shown, "a goldenal audit report"))
+            return
+        yield Candidate(shown, data, _kind(shown, data), has_knob, has_spec, scenario(p))
 
     ancestors = set()
+    ignores = []            # (directory, spec) of the .gitignore files in force, outermost first
+
+    def ignored(p, name, is_dir):
+        # "build/" names directories only; "build" names both, as in .gitignore
+        if name in names and (is_dir or name in exclude):
+            return True
+        if excluded is None and not ignores:
+            return False
+        tail = "/" if is_dir else ""
+        if excluded is not None and excluded.match_file(rel(p) + tail):
+            return True
+        for base, spec in reversed(ignores):      # the deepest .gitignore decides
+            # p lies under base (scandir paths extend the directory's): slice, don't relpath
+            sub = p[len(base) + 1:] if p.startswith(base + os.sep) else os.path.relpath(p, base)
+            res = spec.check_file(sub.replace(os.sep, "/") + tail)
+            if res.include is not None:
+                return res.include
+        return False
 
     def visit_dir(d):
         try:
@@ -124,18 +231,26 @@ def walk(paths, root):
         except OSError as exc:
             yield Problem(rel(d), f"unreadable directory: {exc.strerror or exc}")
             return
+        spec = None
+        if respect_gitignore and any(e.name == ".gitignore" for e in entries):
+            spec = _read_gitignore(d)
+        if spec is not None:
+            ignores.append((d, spec))
         ancestors.add(ident)
         try:
             yield from visit_entries(entries)
         finally:
             ancestors.discard(ident)
+            if spec is not None:
+                ignores.pop()
 
     def visit_entries(entries):
         for e in entries:
-            if e.name in SKIP_DIRS:
-                continue
             p = e.path
             try:
+                is_dir = e.is_dir()
+                if ignored(p, e.name, is_dir):
+                    continue
                 if e.is_symlink():
                     target = os.path.realpath(p)
                     if not os.path.exists(target):
@@ -145,21 +260,42 @@ def walk(paths, root):
                         yield Problem(rel(p), "symlink leads outside the audited root; "
                                               "not followed", "info")
                         continue
-                if e.is_dir():
+                if is_dir:
                     yield from visit_dir(p)
                 elif e.is_file():
                     if e.name.endswith(SKIP_EXTS):
-                        continue    # documentation and images: never a serve config
+                        continue    # images and lock files: never a serve config
                     yield from visit_file(p, lambda p=p: rel(p))
             except OSError as exc:
                 yield Problem(rel(p), f"unreadable: {exc.strerror or exc}")
 
+    def outer_ignores(directory):
+        """The .gitignore files between the repository root and ``directory`` (exclusive)."""
+        top = _git_root(directory)
+        if top is None:
+            return []
+        chain, here = [], os.path.dirname(directory)
+        while len(here) >= len(top):
+            chain.append(here)
+            if here == top:
+                break
+            here = os.path.dirname(here)
+        out = []
+        for d in reversed(chain):
+            spec = _read_gitignore(d)
+            if spec is not None:
+                out.append((d, spec))
+        return out
+
     for path in paths:
         path = os.path.abspath(path)
         if os.path.isdir(path):
+            if respect_gitignore:
+                ignores[:] = outer_ignores(path)
             yield from visit_dir(path)
+            ignores.clear()
         elif os.path.isfile(path):
-            yield from visit_file(path, lambda p=path: rel(p))
+            yield from visit_file(path, lambda p=path: rel(p), explicit=True)
         elif os.path.lexists(path):
             yield Problem(rel(path), "not a regular file or directory; skipped", "info")
         else:

@@ -31,46 +31,189 @@ ASSIGNMENT = re.compile(r"^(?P<lead>[ \t]*(?:export[ \t]+)?)(?P<key>[A-Za-z_][A-
                         r"(?P<raw>\S*)", re.M)
 
 
+# ------------------------------------------------------------------ the lexer
+
+# Top level and inside ``$(...)`` / backticks.  A single-quoted string, and a
+# double-quoted one holding no ``$(`` or backtick, are one token each; a
+# double-quoted string that does hold one is read in its own context.
+_LEX_CODE = re.compile(r"""
+    [ \t\n]+                                # blanks
+  | [^\\'"$`()#; \t\n]+                     # a run of ordinary characters
+  | '[^']*'                                 # single-quoted
+  | "(?:[^"\\$`]|\\.|\$(?!\())*"            # double-quoted, nothing nested
+  | \\.?                                    # an escape (a lone final backslash too)
+  | \$\(|;;|[$`"'()#;]
+""", re.X | re.S)
+# inside a double-quoted string that nests ``$(`` or backticks
+_LEX_DQ = re.compile(r"""(?:[^"\\$`]|\\.|\$(?!\())+|\\|\$\(|[`"]""", re.S)
+_WORD_END = ("blank", ";", ";;", "(")
+
+
+def lex(text, stack=(), pos=0, closing=False):
+    """Tokens of shell ``text``: the one place quoting and nesting are read.
+
+    Returns ``(tokens, stack, end)``.  A token is ``(kind, start, end,
+    depth)``: ``depth`` is how many contexts are open around it (an opener
+    and its closer share the depth of the text they sit in).  Kinds:
+    ``blank``, ``word`` (ordinary characters), ``esc`` (``\\x``), ``sq``
+    (``'...'``; ``sq+`` unclosed, to the end of ``text``; ``sq)`` the end of
+    one opened before ``text``), ``dq`` (a
+    double-quoted string with nothing nested), ``"`` (opening or closing
+    one that nests), ``$(``/``$)``, ``` ` ```/```` `) ````, ``(``/``)``
+    (a bare parenthesis: nesting inside a substitution, an ordinary token at
+    the top level, where arrays, subshells and ``case`` patterns use it),
+    ``;``/``;;`` and ``#`` (a comment at the top level, to the end of its
+    line).
+
+    ``stack`` holds the contexts open where ``text`` starts (``'``, ``"``,
+    ``$`` for ``$(``, `````, ``(``) and comes back with those open at the
+    end, so a string spanning lines is read once, line by line.  With
+    ``closing``, stop after the token that closes the outermost context.
+    """
+    stack = list(stack)
+    toks = []
+    n = len(text)
+    prev = "blank"
+    while pos < n:
+        top = stack[-1] if stack else None
+        depth = len(stack)
+        if top == "'":                         # the rest of a string from an earlier line
+            j = text.find("'", pos)
+            end = n if j < 0 else j + 1
+            toks.append(("sq+" if j < 0 else "sq)", pos, end, depth - 1))
+            pos = end
+            if j < 0:
+                break
+            stack.pop()
+            prev = "sq)"
+            if closing and not stack:
+                break
+            continue
+        if top == '"':
+            m = _LEX_DQ.match(text, pos)
+            tok = m.group()
+            if tok == '"':
+                stack.pop()
+                toks.append(('"', pos, m.end(), depth - 1))
+                pos = m.end()
+                prev = '"'
+                if closing and not stack:
+                    break
+                continue
+            if tok == "$(":
+                stack.append("$")
+                kind = "$("
+            elif tok == "`":
+                stack.append("`")
+                kind = "`"
+            else:
+                kind = "word"
+            toks.append((kind, pos, m.end(), depth))
+            pos = m.end()
+            prev = kind
+            continue
+        m = _LEX_CODE.match(text, pos)
+        tok = m.group()
+        end = m.end()
+        c = tok[0]
+        closed = False
+        if c in " \t\n":
+            kind = "blank"
+        elif c == "'":
+            kind = "sq"
+            if len(tok) == 1:                  # unclosed: the rest is quoted
+                stack.append("'")
+                kind, end = "sq+", n
+        elif c == '"':
+            if len(tok) == 1:
+                stack.append('"')
+                kind = '"'
+            else:
+                kind = "dq"
+        elif c == "\\":
+            kind = "esc"
+        elif tok == "$(":
+            stack.append("$")
+            kind = "$("
+        elif c == "`":
+            if top == "`":
+                stack.pop()
+                depth -= 1
+                kind, closed = "`)", True
+            else:
+                stack.append("`")
+                kind = "`"
+        elif c == "(":
+            if stack:
+                stack.append("(")
+            kind = "("
+        elif c == ")":
+            if top == "$":
+                stack.pop()
+                depth -= 1
+                kind, closed = "$)", True
+            else:
+                if top == "(":
+                    stack.pop()
+                    depth -= 1
+                kind = ")"
+        elif c == "#" and not stack and prev in _WORD_END:
+            j = text.find("\n", pos)
+            end = n if j < 0 else j
+            kind = "#"
+        elif tok == ";" or tok == ";;":
+            kind = tok
+        else:
+            kind = "word"
+        toks.append((kind, pos, end, depth))
+        pos = end
+        # a line continuation reads as the blank :func:`parse` joins the lines with, so the
+        # text lexes the same whole or line by line (``\\`` then ``#...`` is a comment)
+        prev = "blank" if kind == "esc" and tok == "\\\n" else kind
+        if closing and closed and not stack:
+            break
+    return toks, stack, pos
+
+
 def strip_comment(text):
     """Drop a trailing ``# comment`` that is outside quotes."""
-    if "#" not in text or not (" #" in text or "\t#" in text or ";#" in text or "(#" in text):
+    if "#" not in text:
         return text
-    quote = None
-    prev = " "
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and prev in " \t;(":
-            return text[:i]
-        prev = ch
+    for kind, start, _, _ in lex(text)[0]:
+        if kind == "#":
+            return text[:start]
     return text
 
 
-_TOKEN_RE = re.compile(r"""\\.|"(?:\\.|[^"\\])*"?|'[^']*'?|;;|[;()]|[^"'\\;()]+""", re.S)
+def continues(body):
+    """True when a line ends in a ``\\`` that joins the next one.
+
+    A backslash inside a comment is part of the comment: ``# old flags \\``
+    ends where the line ends, and the command after it stands alone.
+    """
+    if not body.endswith("\\") or body.lstrip().startswith("#"):
+        return False
+    return strip_comment(body).endswith("\\")
 
 
 def split_statements(text):
-    """Split on ``;`` / ``;;`` outside quotes and ``$(...)``; ``;;`` kept as a statement."""
+    """Split on ``;`` / ``;;`` outside quotes and parentheses; ``;;`` kept as a statement."""
     if ";" not in text:
         return [text] if text else []
-    out, cur, depth = [], [], 0
-    for m in _TOKEN_RE.finditer(text):
-        tok = m.group(0)
-        if tok == "(":
-            depth += 1
-        elif tok == ")":
-            depth = max(0, depth - 1)
-        elif depth == 0 and tok in (";", ";;"):
-            out.append("".join(cur).strip())
-            cur = []
-            if tok == ";;":
-                out.append(";;")
+    out, begin, parens = [], 0, 0
+    for kind, start, end, depth in lex(text)[0]:
+        if depth:
             continue
-        cur.append(tok)
-    out.append("".join(cur).strip())
+        if kind == "(":
+            parens += 1
+        elif kind == ")":
+            parens = max(0, parens - 1)
+        elif parens == 0 and (kind == ";" or kind == ";;"):
+            out.append(text[begin:start].strip())
+            if kind == ";;":
+                out.append(";;")
+            begin = end
+    out.append(text[begin:].strip())
     return [x for x in out if x]
 
 
@@ -78,46 +221,25 @@ HEREDOC_RE = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
 
 
 def quote_stack(text, stack):
-    """Scan ``text`` from the open contexts ``stack`` ("'", '"', "(" for ``$(``); return them.
+    """The contexts (quotes, ``$(``, backticks) still open after ``text``, from ``stack``.
 
-    Incremental, so a string spanning many lines is scanned once.
+    Incremental, so a string spanning many lines is read once.
     """
-    stack = list(stack)
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        top = stack[-1] if stack else None
-        if top == "'":
-            if ch == "'":
-                stack.pop()
-        elif ch == "\\":
-            i += 1
-        elif ch == "$" and text[i + 1:i + 2] == "(":
-            stack.append("(")
-            i += 1
-        elif top == '"':
-            if ch == '"':
-                stack.pop()
-        elif ch in "'\"":
-            stack.append(ch)
-        elif ch == ")" and top == "(":
-            stack.pop()
-        elif ch == "#" and top is None and (i == 0 or text[i - 1] in " \t;\n"):
-            j = text.find("\n", i)     # a comment: quotes in it do not count
-            if j < 0:
-                break
-            i = j
-            continue
-        i += 1
-    return stack
+    return lex(text, stack)[1]
 
 
 def open_quote(text):
-    """True when ``text`` ends inside a quoted string or a ``$( ... )``."""
-    even = text.count("'") % 2 == 0 and (text.count('"') - text.count('\\"')) % 2 == 0
+    """True when ``text`` ends inside a quoted string, a ``$( ... )`` or backticks."""
+    even = (text.count("'") % 2 == 0 and (text.count('"') - text.count('\\"')) % 2 == 0
+            and "`" not in text)
     if even and ("$(" not in text or text.count("(") <= text.count(")")):
         return False    # balanced quotes and parens: the common one-line case
-    return bool(quote_stack(text, []))
+    return bool(lex(text)[1])
+
+
+def closing_paren(text, start):
+    """Index just past the ``)`` closing the ``$(`` whose ``(`` is at ``start - 1``."""
+    return lex(text, "$", start, closing=True)[2]
 
 
 class Line:
@@ -185,7 +307,7 @@ def parse(text, hits=None):
                 lines.append(ln)
             i += 1
             continue
-        while body.endswith("\\") and i + 1 < len(raw):
+        while continues(body) and i + 1 < len(raw):
             i += 1
             body = body[:-1] + " " + raw[i].strip()
         i += 1
@@ -372,13 +494,7 @@ def substitute(text, env, depth):
             out.append(text[i:])
             break
         out.append(text[i:j])
-        k, depth_p = j + 2, 1
-        while k < len(text) and depth_p:
-            if text[k] == "(":
-                depth_p += 1
-            elif text[k] == ")":
-                depth_p -= 1
-            k += 1
+        k = closing_paren(text, j + 2)
         inner = text[j + 2:k - 1]
         val = command_value(inner, env, depth)
         out.append(val if val is not None else text[j:k])
@@ -438,70 +554,52 @@ def _fmt_g(x):
     return "%.6g" % x   # awk's default OFMT
 
 
-_WORD_RE = re.compile(r"""(?:'[^']*'|"(?:\\.|[^"\\])*"|\\.|[^\s'"\\])+""")
-_PIECE_RE = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)|([^'"\\]+)""")
 _DQ_ESCAPE_RE = re.compile(r'\\([\\"$`])')
 
 
-def _unquote_word(word):
-    out = []
-    for m in _PIECE_RE.finditer(word):
-        single, double, escaped, plain = m.groups()
-        if single is not None:
-            out.append(single)
-        elif double is not None:
-            out.append(_DQ_ESCAPE_RE.sub(r"\1", double))
-        elif escaped is not None:
-            out.append(escaped)
-        else:
-            out.append(plain)
-    return "".join(out)
-
-
 def shell_words(text):
-    """Split like the shell: quotes removed, backslash escapes resolved, ``$`` kept."""
-    if not any(ch in text for ch in "'\"\\$"):
+    """Split like the shell: quotes removed, backslash escapes resolved, ``$`` kept.
+
+    ``$(...)`` and backquoted commands stay as written, inside a word.
+    """
+    if not any(ch in text for ch in "'\"\\$`#"):
         return text.split()
-    if "$(" not in text and text.count('"') % 2 == 0 and text.count("'") % 2 == 0:
-        # no command substitution: a regex split is exact and much faster
-        return [_unquote_word(m.group(0)) for m in _WORD_RE.finditer(text)]
-    words, cur, quote, has = [], [], None, False
-    i, n = 0, len(text)
+    toks = lex(text)[0]
+    words, cur, has = [], [], False
+    level = 0                   # 1 inside a double-quoted string that nests
+    i, n = 0, len(toks)
     while i < n:
-        ch = text[i]
-        if ch == "\\" and i + 1 < n and quote != "'":
-            nxt = text[i + 1]
-            if quote is None or nxt in '"\\$`':
-                cur.append(nxt)
-                i += 2
-                continue
-        if quote:
-            if ch == quote:
-                quote = None
-            else:
-                cur.append(ch)
-        elif ch in "'\"":
-            quote, has = ch, True
-        elif ch == "$" and text[i + 1:i + 2] == "(":
-            depth, j = 0, i + 1
-            while j < n:
-                if text[j] == "(":
-                    depth += 1
-                elif text[j] == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
-            cur.append(text[i:j + 1])
-            i = j + 1
-            continue
-        elif ch.isspace():
+        kind, start, end, depth = toks[i]
+        i += 1
+        if kind == "$(" or kind == "`":          # kept verbatim, to its closer
+            closer = "$)" if kind == "$(" else "`)"
+            while i < n and not (toks[i][3] == depth and toks[i][0] == closer):
+                i += 1
+            end = toks[i][2] if i < n else len(text)
+            cur.append(text[start:end])
+            i += 1
+        elif kind == '"':
+            level, has = 1 - level, True
+        elif level:
+            piece = text[start:end]
+            cur.append(_DQ_ESCAPE_RE.sub(r"\1", piece) if "\\" in piece else piece)
+        elif kind == "blank" or kind == "#":
             if cur or has:
                 words.append("".join(cur))
             cur, has = [], False
+            if kind == "#":
+                break
+        elif kind == "sq" or kind == "sq+":
+            cur.append(text[start + 1:end - 1] if kind == "sq" else text[start + 1:end])
+            has = True
+        elif kind == "dq":
+            piece = text[start + 1:end - 1]
+            cur.append(_DQ_ESCAPE_RE.sub(r"\1", piece) if "\\" in piece else piece)
+            has = True
+        elif kind == "esc":
+            cur.append(text[start + 1:end])
         else:
-            cur.append(ch)
-        i += 1
+            cur.append(text[start:end])
     if cur or has:
         words.append("".join(cur))
     return words
@@ -668,40 +766,42 @@ def vars_in(text):
 def eval_paths(text):
     """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both.
 
-    A line-level reading of ``if``/``elif``/``else``/``fi`` blocks whose
-    condition tests ``EVAL_ONLY`` (the condition's polarity as the audit reads
-    it).  One-line ``if ...; then ...; fi`` blocks open nothing.
+    Read from :func:`parse`'s ``if`` arms whose condition tests ``EVAL_ONLY``
+    (the condition's polarity as the audit reads it; after such a test every
+    later arm runs on the other path).  An ``if`` opened and closed on one
+    line opens nothing.
     """
-    out = {}
-    stack = []          # [first condition's polarity, this arm's eval-ness]
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.strip()
-        word = line.split(None, 1)[0].rstrip(";") if line else ""
-        if word == "if" and not re.search(r"[;\s]fi\s*(?:[;#|&].*)?$", line):
-            pol = eval_polarity(line)
-            stack.append([pol, pol])
-        elif word == "elif" and stack:
-            # after an EVAL_ONLY test, every later arm runs only on the other path
-            first = stack[-1][0]
-            stack[-1][1] = eval_polarity(line) if first is None else not first
-        elif word == "else" and stack:
-            first = stack[-1][0]
-            stack[-1][1] = None if first is None else not first
-        elif word == "fi" and stack:
-            stack.pop()
-            out[number] = _status(stack)
+    lines, conds = parse(text)
+    arm_polarity = {}
+    for c in conds:
+        if c.kind != "if" or not c.tests or c.end == c.tests[0][0]:
             continue
-        out[number] = _status(stack)
+        first = eval_polarity(c.tests[0][2])
+        for arm, label in enumerate(c.arms):
+            if arm == 0:
+                pol = first
+            elif first is not None:
+                pol = not first
+            elif label.startswith("elif "):
+                pol = eval_polarity(label)
+            else:
+                pol = None
+            arm_polarity[c.id, arm] = pol
+    out = {}
+    status = None
+    number = 1
+    for ln in lines:
+        while number < ln.no:           # blank and comment lines: as the line before
+            out[number] = status
+            number += 1
+        arms = [arm_polarity.get(step) for step in ln.path]
+        status = True if True in arms else (False if False in arms else None)
+        for number in range(ln.no, ln.end + 1):
+            out[number] = status
+        number = ln.end + 1
+    for number in range(number, text.count("\n") + 2):
+        out[number] = status
     return out
-
-
-def _status(stack):
-    arms = [arm for _, arm in stack if arm is not None]
-    if True in arms:
-        return True
-    if False in arms:
-        return False
-    return None
 
 
 def resolve(raw, variables):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kimi-K3 FP4 MI355X ATOM DSpark agentic launcher (fixture): K and AL by concurrency.
 if [ "$CONC" = 1 ]; then
-    SPEC_DECODE_AL=3.54
+    SPEC_DECODE_AL=3.54    # golden_al_distribution/kimik3_dspark.yaml thinking_on K=6
     NUM_SPEC_TOKENS=6
 else
     SPEC_DECODE_AL=2.51

@@ -1,0 +1,169 @@
+"""Agentic or fixed-sequence-length, and which model: from the file's content, then its repository path.
+
+Fixtures written here after the real cases: an srt-slurm recipe stating
+``benchmark.type: sa-bench`` with ``isl 8192``/``osl 1024`` filed under an
+agentic directory, TensorRT-LLM recipes under ``ISL1K_OSL1K/``, SGLang files
+whose ``8k1k`` appears only in variant names, launchers named ``oot_...``.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from goldenal.errors import PolicyError
+from goldenal.lint import audit
+from goldenal.lint.evidence import agentic_from_name, agentic_of
+from goldenal.rewrite import inject
+
+HERE = Path(__file__).parent
+DATA = HERE / "data" / "inject"
+# a vLLM recipe with a knob that is golden for dsv4_mtp thinking_on K=3 (2.49)
+RECIPE = """\
+name: dsv4-gb200-vllm-mtp
+model:
+  path: deepseek-ai/DeepSeek-V4-Pro
+  container: vllm/vllm-openai:v0.20.1
+backend:
+  type: vllm
+  vllm_config:
+    aggregated:
+      speculative-config: '{"method":"mtp","num_speculative_tokens":3,"rejection_sample_method":"synthetic","synthetic_acceptance_length":2.49}'
+      default-chat-template-kwargs: '{"enable_thinking": true}'
+"""
+SA_BENCH = "benchmark:\n  type: sa-bench\n  isl: 8192\n  osl: 1024\n"
+
+
+def repo(tmp_path, rel, text):
+    """A git repository under a directory whose own name says 'agentic' (it must not count)."""
+    root = tmp_path / "agentic-checkouts" / "InferenceX"
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return root, path
+
+
+def codes(findings):
+    return [(f.path, f.code) for f in findings if f.code not in ("GAL305",)]
+
+
+def test_the_answer_does_not_depend_on_how_the_file_is_named(tmp_path, monkeypatch):
+    rel = "benchmarks/multi_node/srt-slurm-recipes/vllm/dsv4/8k1k/agg-gb200.yaml"
+    root, path = repo(tmp_path, rel, RECIPE)
+    expected = "GAL302"
+    # the repository, the recipe's own directory, the file alone, from another directory
+    assert codes(audit([root])) == [(rel, expected)]
+    assert codes(audit([path.parent])) == [("agg-gb200.yaml", expected)]
+    assert codes(audit([path], root=path.parent)) == [("agg-gb200.yaml", expected)]
+    monkeypatch.chdir(tmp_path)
+    assert codes(audit([os.path.relpath(path)], root=".")) == [
+        (os.path.relpath(path).replace(os.sep, "/"), expected)]
+
+
+def test_the_benchmark_settings_decide_before_the_path(tmp_path):
+    """sa-bench with isl 8192 / osl 1024 is fixed-length under any directory."""
+    for folder in ("agentic", "other"):
+        rel = f"benchmarks/multi_node/srt-slurm-recipes/vllm/dsv4/{folder}/agg.yaml"
+        root, _ = repo(tmp_path, rel, RECIPE + SA_BENCH)
+        assert codes(audit([root / "benchmarks"])) == [(rel.removeprefix("benchmarks/"),
+                                                        "GAL302")]
+        shutil.rmtree(root)
+
+
+@pytest.mark.parametrize("spelling", ["ISL1K_OSL1K", "ISL8K_OSL1K", "isl8192-osl1024",
+                                      "dsv4-1k1k", "fixed-seq-len"])
+def test_every_spelling_of_a_fixed_length(spelling):
+    assert agentic_of(f"benchmarks/multi_node/srt-slurm-recipes/trtllm/minimax/{spelling}/x.yaml",
+                      None) is False
+    assert agentic_from_name(f"{spelling}_variant") is False
+
+
+def test_trtllm_recipes_under_isl_osl_directories_are_not_written_into(tmp_path):
+    rel = "benchmarks/multi_node/srt-slurm-recipes/trtllm/minimax-m3/ISL1K_OSL1K/disagg.yaml"
+    root, path = repo(tmp_path, rel, (DATA / "trtllm_disagg_anchor.yaml").read_text())
+    with pytest.raises(PolicyError, match="fixed-sequence-length"):
+        inject(path, thinking="on")
+
+
+def test_variant_names_inside_the_file_decide(tmp_path):
+    """8k1k only in the variant keys and their names; no benchmark type."""
+    text = (DATA / "sglang_variants.yaml").read_text().replace("    type: sa-bench\n", "")
+    text = text.replace("gb200-fp4-glm5.2-mtp", "gb200-fp4-glm5.2")
+    assert "sa-bench" not in text
+    _, path = repo(tmp_path, "recipes/sglang/glm5.2/disagg.yaml", text)
+    with pytest.raises(PolicyError, match=r"config \(variant names\) must measure real"):
+        inject(path, thinking="on")
+    assert inject(path, thinking="on", allow_non_agentic=True).changed == 3
+
+
+def test_cannot_determine_instead_of_skip(tmp_path):
+    root, _ = repo(tmp_path, "serve/glm_sglang.sh",
+                   "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "
+                   "--speculative-num-steps 3 --speculative-eagle-topk 1\n")
+    f, = audit([root])
+    assert (f.code, f.severity) == ("GAL304", "info")
+    assert f.message.startswith("cannot determine whether this spec-decode config (sglang, "
+                                "K=3) is agentic or fixed-sequence-length")
+
+
+@pytest.mark.parametrize("name", ["oot_fp4_b200_sglang_mtp.sh", "atom_fp4_b200_sglang_mtp.sh"])
+def test_the_model_comes_from_the_content_not_the_file_name(tmp_path, name):
+    root, _ = repo(tmp_path, f"benchmarks/single_node/agentic/{name}",
+                   "MODEL_PATH=${MODEL_PATH:-/models/GLM-5.2-NVFP4}\n"
+                   "export SGLANG_SIMULATE_ACC_LEN=2.50\n"
+                   "python3 -m sglang.launch_server --model-path \"$MODEL_PATH\" "
+                   "--speculative-num-steps 3 --speculative-eagle-topk 1 "
+                   "--default-chat-template-kwargs '{\"enable_thinking\": true}'\n")
+    f, = audit([root])
+    assert (f.code, f.expected) == ("GAL201", "2.99")
+    assert "glm5.2_mtp thinking_on K=3" in f.message
+
+
+MASTER = """\
+dsv4-fp4-gb200-dynamo-vllm-mtp:
+  image: vllm/vllm-openai:v0.20.1-ubuntu2404
+  model: deepseek-ai/DeepSeek-V4-Pro
+  model-prefix: dsv4
+  framework: dynamo-vllm
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - spec-decoding: mtp
+        prefill:
+          additional-settings:
+          - "CONFIG_FILE=recipes/vllm/dsv4/agg-gb200.yaml"
+    agentic-coding:
+    - search-space:
+      - spec-decoding: mtp
+        prefill:
+          additional-settings:
+          - "SYNTHETIC_ACCEPTANCE=true"
+          - "CONFIG_FILE=recipes/vllm/dsv4/agentic/agg-gb200-agentic.yaml"
+"""
+
+
+def test_the_master_configs_sequence_length_setting_decides_for_its_recipe(tmp_path):
+    """A recipe silent about its scenario, run by the master under fixed-seq-len."""
+    root, _ = repo(tmp_path, "srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml", RECIPE)
+    assert codes(audit([root])) == []           # no signal at all: the value is checked
+    (root / "configs").mkdir()
+    (root / "configs" / "nvidia-master.yaml").write_text(MASTER)
+    assert codes(audit([root])) == [("srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml", "GAL302")]
+
+
+def test_a_file_name_prefix_is_never_reported_as_the_model(tmp_path):
+    root, _ = repo(tmp_path, "benchmarks/single_node/agentic/oot_fp4_b200_sglang_mtp.sh",
+                   "export SGLANG_SIMULATE_ACC_LEN=2.99\n"
+                   "python3 -m sglang.launch_server --speculative-num-steps 3 "
+                   "--speculative-eagle-topk 1\n")
+    f, = audit([root])
+    assert (f.code, f.severity) == ("GAL304", "info")
+    assert "model oot" not in f.message
+    assert f.message.endswith("model (the files name none; the file-name prefix 'oot' names "
+                              "no curve)")
