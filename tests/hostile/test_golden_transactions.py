@@ -34,7 +34,7 @@ def _writer_loop(golden, scratch, seed):
     while True:
         j += 1
         model = f"model-{seed}-{j}"
-        import_curve(upstream(scratch, f"n{j}", model=model), golden, curve_id=f"c{seed}_{j}",
+        import_curve(upstream(scratch, f"n{j}", model=model), golden, curve_id=f"c{seed}x{j}",
                      method="eagle3", draft=[f"org/draft-{seed}-{j}"])
         value = "2.80" if j % 2 else "2.85"
         import_curve(upstream(scratch, "base", value=value), golden, curve_id="base",
