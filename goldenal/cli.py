@@ -130,7 +130,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         return 130
     except OSError as exc:
-        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        # every file goldenal reads or writes is named by its error (atomic writes
+        # add the name a failed write lacks): one without a name is the output stream
+        print(f"error: {exc.filename or '<stdout>'}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # never a traceback for users; GOLDENAL_DEBUG=1 shows it
         if os.environ.get("GOLDENAL_DEBUG"):

@@ -14,14 +14,58 @@ from datetime import date
 
 import yaml
 
-from goldenal.files import write_text_atomic
-from goldenal.errors import ConflictError, ParseError, RegistryError, yaml_error
+from goldenal.files import DirectoryTransaction, locked_directory
+from goldenal.errors import ConflictError, ParseError, RegistryError, UsageError, yaml_error
 from goldenal.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
                              Registry, file_checksums, is_plain_decimal)
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MODES = {"thinking_on": "on", "thinking_off": "off"}
 _INT = re.compile(r"[0-9]+\Z", re.ASCII)
+# Curve ids and file names: the characters upstream file names use
+# (``kimik3_dspark_...``, ``dsv4-pro-0813-dspark``, ``qwen3.5_mtp``), nothing else.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z", re.ASCII)
+_RESERVED = {"manifest", "index", "readme"} | {"con", "prn", "aux", "nul"} | {
+    f"{dev}{n}" for dev in ("com", "lpt") for n in range(10)}
+
+
+def check_curve_id(curve_id, *, path=None):
+    """Refuse a curve id that could name anything but one curve file of a golden directory.
+
+    Letters, digits, ``.``, ``_`` and ``-`` (starting with a letter or digit,
+    at most 128), no ``..``, not a reserved name (``manifest``, ``index``,
+    ...): so ``<id>.yaml`` and ``<id>.distribution.json`` stay inside the
+    directory and never replace its manifest or index.
+
+    Raises
+    ------
+    UsageError
+        Naming the id and what is allowed.
+    """
+    text = curve_id if isinstance(curve_id, str) else repr(curve_id)
+    if (not isinstance(curve_id, str) or not _NAME.match(curve_id) or ".." in curve_id
+            or curve_id.lower() in _RESERVED
+            or curve_id.lower().split(".")[0] in _RESERVED
+            or curve_id.lower().endswith((".yaml", ".yml", ".json", ".tsv"))):
+        raise UsageError(f"curve id {text!r} is not allowed: use letters, digits, '.', '_' "
+                         "and '-' (starting with a letter or digit, no '..', no path, at most "
+                         "128 characters), not a reserved name (manifest, index, readme) and "
+                         "without a file extension", path=path)
+    return curve_id
+
+
+def check_file_name(name, *, path=None):
+    """Refuse a curve file name other than ``<allowed id>.yaml`` (or ``.yml``)."""
+    stem, dot, ext = name.rpartition(".") if isinstance(name, str) else ("", "", "")
+    try:
+        if not dot or ext not in ("yaml", "yml"):
+            raise UsageError("")
+        check_curve_id(stem)
+    except UsageError:
+        raise RegistryError(f"curve file name {name!r} is not allowed: expected <curve id>.yaml "
+                            "in the golden directory itself (letters, digits, '.', '_', '-'; "
+                            "not a reserved name)", path=path) from None
+    return name
 
 
 class Problem:
@@ -154,8 +198,12 @@ def read_curve_file(path):
 
 
 _URL = re.compile(r"https?://\S+")
-_NUMBER_SETTING = re.compile(r"([A-Za-z_]+)\s*[:=]?\s*(-?\d+(?:\.\d+)?)(?![\w.])")
-_KWARGS = re.compile(r"chat_template_kwargs\s*:?\s*(\{.*\})")
+# Patterns that see header comments are linear in the line: a name starts at a
+# word start (the lookbehind), so a 16 KB comment is not retried from each of
+# its letters; the kwargs object is cut with rfind, not a backtracking ``.*``.
+_NUMBER_SETTING = re.compile(r"(?<![A-Za-z_])([A-Za-z_]+)\s*(?:[:=]\s*)?(-?\d+(?:\.\d+)?)(?![\w.])")
+_KWARGS_START = re.compile(r"chat_template_kwargs\s*(?::\s*)?\{")
+_SPEC_PAIR = re.compile(r"(?<![\w-])([\w-]+)\s*=\s*([\w.-]+)")
 _SETTING_NAMES = {"temp": "temperature", "temperature": "temperature", "top_p": "top_p",
                   "top_k": "top_k", "min_p": "min_p", "presence_penalty": "presence_penalty",
                   "frequency_penalty": "frequency_penalty",
@@ -205,12 +253,14 @@ def parse_header(header_lines):
         if mode:
             settings = modes.setdefault(mode.group(1), {})
             rest = mode.group(2)
-            kwargs = _KWARGS.search(rest)
-            if kwargs:
+            kwargs = _KWARGS_START.search(rest)
+            close = rest.rfind("}")
+            if kwargs and close >= kwargs.end() - 1:
+                body = rest[kwargs.end() - 1:close + 1]  # from its "{" to the last "}"
                 try:
-                    settings["chat_template_kwargs"] = json.loads(kwargs.group(1))
+                    settings["chat_template_kwargs"] = json.loads(body)
                 except ValueError:
-                    settings["chat_template_kwargs"] = kwargs.group(1)
+                    settings["chat_template_kwargs"] = body
                 rest = rest[:kwargs.start()]
             settings.update(_settings(rest))
             continue
@@ -227,7 +277,7 @@ def parse_header(header_lines):
             common.update(_settings(line))
             continue
         if low.startswith("speculative-config") or low.startswith("speculative config"):
-            pairs = dict(re.findall(r"([\w-]+)\s*=\s*([\w.-]+)", line.partition(":")[2]))
+            pairs = dict(_SPEC_PAIR.findall(line.partition(":")[2]))
             method = pairs.pop("method", None)
             if method:
                 hints["method"] = _METHODS.get(method.lower(), method.lower())
@@ -317,16 +367,25 @@ def curve_from_file(parsed, *, curve_id, identity=None):
 # Manifest
 
 
-def read_manifest(directory):
-    """The manifest's curve entries by id, or None when the directory has none."""
+def read_manifest(directory, *, overlay=None):
+    """The manifest's curve entries by id, or None when the directory has none.
+
+    ``overlay`` maps file names to the text they are about to have (a write
+    validates the directory as it will be before writing anything).
+    """
     path = os.path.join(directory, MANIFEST_NAME)
-    if not os.path.exists(path):
-        return None
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.load(fh, Loader=_Loader)
+        if overlay and MANIFEST_NAME in overlay:
+            data = yaml.load(overlay[MANIFEST_NAME], Loader=_Loader)
+        else:
+            if not os.path.exists(path):
+                return None
+            with open(path, encoding="utf-8") as fh:
+                data = yaml.load(fh, Loader=_Loader)
     except OSError as exc:
         raise RegistryError(f"cannot read manifest: {exc.strerror}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise RegistryError(f"manifest is not UTF-8 text (byte {exc.start})", path=path) from None
     except yaml.YAMLError as exc:
         raise yaml_error(exc, path, prefix="manifest is not valid YAML") from None
     if not isinstance(data, dict) or not isinstance(data.get("curves"), dict):
@@ -335,6 +394,8 @@ def read_manifest(directory):
         if not isinstance(entry, dict) or not entry.get("file") or not entry.get("model"):
             raise RegistryError(f"manifest entry {curve_id!r} needs at least 'file' and "
                                 "'model'", path=path)
+        # a manifest names files inside its own directory only
+        check_file_name(entry["file"], path=path)
     return data["curves"]
 
 
@@ -364,19 +425,21 @@ def manifest_entry(curve):
 # Loading a directory
 
 
-def load_directory(directory, *, collect=None):
+def load_directory(directory, *, collect=None, overlay=None):
     """Parse every curve file of a golden directory (the slow path, no index).
 
     With ``collect`` (a list), problems are appended to it and curves with
-    errors are skipped; otherwise the first error raises.
+    errors are skipped; otherwise the first error raises.  ``overlay`` maps
+    file names to the text they are about to have (see :func:`read_manifest`).
     """
+    overlay = overlay or {}
     try:
-        names = sorted(n for n in os.listdir(directory)
-                       if n.endswith((".yaml", ".yml")) and n != MANIFEST_NAME)
+        names = sorted({n for n in [*os.listdir(directory), *overlay]
+                        if n.endswith((".yaml", ".yml")) and n != MANIFEST_NAME})
     except OSError as exc:
         raise RegistryError(f"cannot read golden directory: {exc.strerror}",
                             path=directory) from None
-    manifest = read_manifest(directory)
+    manifest = read_manifest(directory, overlay=overlay)
     by_file = {}
     if manifest is not None:
         for curve_id, entry in manifest.items():
@@ -392,7 +455,8 @@ def load_directory(directory, *, collect=None):
     for name in names:
         path = os.path.join(directory, name)
         try:
-            parsed = read_curve_file(path)
+            parsed = (parse_curve_text(overlay[name], path) if name in overlay
+                      else read_curve_file(path))
         except ParseError as exc:
             if collect is None:
                 raise
@@ -475,8 +539,11 @@ def render_curve(curve):
     return "\n".join(out) + "\n"
 
 
-def render_index(directory, curves):
-    """The compiled lookup index (format described in :func:`goldenal.registry._read_index`)."""
+def render_index(directory, curves, *, overlay=None):
+    """The compiled lookup index (format described in :func:`goldenal.registry.load_registry`).
+
+    ``overlay``: file names and the text they are about to have.
+    """
     def field(text):
         text = str(text or "")
         if any(ch in text for ch in "\t\n,"):
@@ -485,7 +552,8 @@ def render_index(directory, curves):
         return text
 
     out = []
-    out += [f"file\t{name}\t{crc}" for name, crc in sorted(file_checksums(directory).items())]
+    out += [f"file\t{name}\t{crc}"
+            for name, crc in sorted(file_checksums(directory, overlay=overlay).items())]
     for c in curves.values():
         variant = ",".join(f"{field(k)}={field(v)}" for k, v in sorted(c.variant.items()))
         prov = json.dumps(c.provenance, sort_keys=True, ensure_ascii=True)
@@ -500,12 +568,27 @@ def render_index(directory, curves):
 
 
 def write_index(directory):
-    """Recompile ``index.tsv`` from the curve files and manifest (after validating them)."""
-    registry = load_directory(directory)
+    """Recompile ``index.tsv`` from the curve files and manifest (after validating them).
+
+    Under the directory's writer lock, like every write of a golden directory.
+    """
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        raise RegistryError("not a directory", path=directory)
+    with locked_directory(directory):
+        txn = DirectoryTransaction(directory)
+        registry = _stage_index(txn)
+        txn.commit()
+    return registry
+
+
+def _stage_index(txn, overlay=None):
+    """Validate the directory as it will be and stage its compiled index."""
+    registry = load_directory(txn.directory, overlay=overlay)
     if not registry.curves:
-        raise RegistryError("no curve files to index (expected *.yaml curves)", path=directory)
-    write_text_atomic(os.path.join(directory, INDEX_NAME),
-                      render_index(directory, registry.curves))
+        raise RegistryError("no curve files to index (expected *.yaml curves)",
+                            path=txn.directory)
+    txn.write(INDEX_NAME, render_index(txn.directory, registry.curves, overlay=overlay))
     return registry
 
 
@@ -527,12 +610,26 @@ def _identity(model, method, draft, variant):
     return (model, method, tuple(d.lower() for d in draft), tuple(sorted(variant.items())))
 
 
-def write_curve(directory, curve, *, replace_reason=None):
-    """Write ``<id>.yaml``, its manifest entry and the compiled index.
+def write_curve(directory, curve, *, replace_reason=None, extra_files=None, check=None):
+    """Write ``<id>.yaml``, its manifest entry and the compiled index, all or nothing.
 
     A committed value is never overwritten silently: changing or dropping a
     committed cell raises :class:`ConflictError` unless ``replace_reason`` is
     given, and the reason is then recorded in the curve's provenance.
+
+    The curve id and file name are checked first; then, under the directory's
+    writer lock, the directory as it will be is validated and every file is
+    written through one :class:`goldenal.files.DirectoryTransaction`: a
+    crash, a full disk or a read-only file leaves the old directory.
+
+    Parameters
+    ----------
+    extra_files : dict, optional
+        More files (name -> text) committed in the same transaction, e.g. a
+        fit's ``<id>.distribution.json``.
+    check : callable, optional
+        ``check(directory, overlay)`` may raise to refuse the directory as it
+        will be (``overlay``: file name -> new text); called before any write.
 
     Returns
     -------
@@ -540,7 +637,30 @@ def write_curve(directory, curve, *, replace_reason=None):
         Path of the curve file written.
     """
     directory = os.fspath(directory)
-    os.makedirs(directory, exist_ok=True)
+    check_curve_id(curve.id)
+    if curve.file is not None:
+        check_file_name(curve.file)
+    for name in extra_files or {}:
+        if not name.startswith(curve.id + ".") or ".." in name or os.sep in name:
+            raise UsageError(f"{name!r} is not a file of curve {curve.id}")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, directory) from None
+    with locked_directory(directory):
+        txn = DirectoryTransaction(directory)
+        path = _stage_curve(txn, curve, replace_reason)
+        for name, text in (extra_files or {}).items():
+            txn.write(name, text)
+        _stage_index(txn, overlay=txn.files)
+        if check is not None:
+            check(directory, dict(txn.files))
+        txn.commit()
+    return path
+
+
+def _stage_curve(txn, curve, replace_reason):
+    directory = txn.directory
     manifest = read_manifest(directory) or {}
     identity = _identity(curve.model, curve.method, curve.draft, curve.variant)
     for other_id, entry in manifest.items():
@@ -554,9 +674,12 @@ def write_curve(directory, curve, *, replace_reason=None):
                                 f"write to curve id {other_id} instead",
                                 path=os.path.join(directory, MANIFEST_NAME))
     file_name = (manifest.get(curve.id) or {}).get("file") or curve.file or f"{curve.id}.yaml"
+    check_file_name(file_name, path=os.path.join(directory, MANIFEST_NAME))
     path = os.path.join(directory, file_name)
     provenance = dict(curve.provenance)
-    if os.path.exists(path):
+    if os.path.lexists(path):
+        if not os.path.isfile(path) or os.path.islink(path):
+            raise RegistryError("not a regular file; nothing written", path=path)
         old = read_curve_file(path)
         changes = _changed_cells(old.cells, curve.cells)
         if changes and not replace_reason:
@@ -573,8 +696,7 @@ def write_curve(directory, curve, *, replace_reason=None):
     curve = Curve(curve.id, curve.model, curve.cells, file=file_name, method=curve.method,
                   draft=curve.draft, variant=curve.variant, aliases=curve.aliases,
                   provenance=provenance)
-    write_text_atomic(path, render_curve(curve))
+    txn.write(file_name, render_curve(curve))
     manifest[curve.id] = manifest_entry(curve)
-    write_text_atomic(os.path.join(directory, MANIFEST_NAME), render_manifest(manifest))
-    write_index(directory)
+    txn.write(MANIFEST_NAME, render_manifest(manifest))
     return path

@@ -130,13 +130,19 @@ class Registry:
         return pd.DataFrame(rows, columns=columns)
 
 
-def file_checksums(directory):
-    """CRC32 of every YAML file of a golden directory, by file name."""
+def file_checksums(directory, *, overlay=None):
+    """CRC32 of every YAML file of a golden directory, by file name.
+
+    ``overlay`` maps file names to the text they are about to have.
+    """
     sums = {}
     for entry in os.scandir(directory):
         if entry.name.endswith((".yaml", ".yml")) and entry.is_file():
             with open(entry.path, "rb") as fh:
                 sums[entry.name] = zlib.crc32(fh.read())
+    for name, text in (overlay or {}).items():
+        if name.endswith((".yaml", ".yml")):
+            sums[name] = zlib.crc32(text.encode("utf-8"))
     return sums
 
 

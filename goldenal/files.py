@@ -1,8 +1,15 @@
-"""Atomic file writes: a reader never sees a half-written file, and a failure leaves none."""
+"""Atomic file writes: a reader never sees a half-written file, and a failure leaves none.
+
+:class:`DirectoryTransaction` extends this to several files of one directory
+(a golden directory's curve, manifest, distribution and index): all of them
+or none, under a lock that serialises writers.
+"""
 
 import contextlib
 import errno
+import json
 import os
+import re
 import tempfile
 
 
@@ -42,8 +49,9 @@ def atomic_open(path, mode="w"):
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if exc.filename == tmp or getattr(exc, "filename2", None) == tmp:
-            raise OSError(exc.errno, exc.strerror, path) from None
+        # a full disk or a failed write names no file by itself: name the one asked for
+        if exc.filename in (None, tmp) or getattr(exc, "filename2", None) == tmp:
+            raise OSError(exc.errno, exc.strerror or str(exc), path) from None
         raise
     except BaseException:
         with contextlib.suppress(OSError):
@@ -55,3 +63,213 @@ def write_text_atomic(path, text):
     """Write ``text`` to ``path`` atomically."""
     with atomic_open(path) as fh:
         fh.write(text)
+
+
+def _refuse_read_only(target, shown):
+    """PermissionError naming ``shown`` when an existing ``target`` is not writable."""
+    with contextlib.suppress(FileNotFoundError):
+        if not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK):
+            raise PermissionError(errno.EACCES, "file is read-only; nothing written", shown)
+
+
+# ---------------------------------------------------------------------------
+# Several files of one directory, all or nothing
+
+LOCK_NAME = ".goldenal.lock"
+JOURNAL_NAME = ".goldenal-journal.json"
+_STAGED_PREFIX = ".goldenal-staged-"
+_STAGED = re.compile(re.escape(_STAGED_PREFIX) + r"[A-Za-z0-9_]+\.tmp\Z")
+LOCK_TIMEOUT = 60.0
+
+
+def _fsync_directory(directory):
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _plain_name(name):
+    """A file name directly inside the directory (never a path)."""
+    if (not isinstance(name, str) or not name or name in (".", "..") or "/" in name
+            or "\\" in name or "\0" in name):
+        raise ValueError(f"not a plain file name: {name!r}")
+    return name
+
+
+def pending_journal(directory):
+    """True when an interrupted transaction left its journal in ``directory``."""
+    return os.path.exists(os.path.join(directory, JOURNAL_NAME))
+
+
+def recover(directory):
+    """Finish a transaction a crash interrupted after its commit point; drop staged leftovers.
+
+    Call only while holding the directory lock.  The journal is written (and
+    renamed into place) only once every new file is staged, so its presence
+    means "the new state is complete on disk": the renames it lists are
+    replayed (a rename already done left no temporary, so replay is
+    idempotent).  Without a journal, staged temporaries belong to a write that
+    never reached its commit point and are removed: the old state stands.
+    """
+    journal = os.path.join(directory, JOURNAL_NAME)
+    try:
+        with open(journal, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        doc = None
+    except (OSError, ValueError) as exc:
+        raise OSError(getattr(exc, "errno", None) or errno.EIO,
+                      f"unreadable transaction journal ({exc}); restore the directory from "
+                      "version control", journal) from None
+    if doc is not None:
+        try:
+            moves = [(_plain_name(tmp), _plain_name(name)) for tmp, name in doc["moves"]]
+            if not all(_STAGED.match(tmp) for tmp, _ in moves):
+                raise ValueError("a move does not start from a staged temporary")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise OSError(errno.EINVAL, f"malformed transaction journal ({exc}); restore the "
+                          "directory from version control", journal) from None
+        for tmp, name in moves:
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(os.path.join(directory, tmp), os.path.join(directory, name))
+        _fsync_directory(directory)
+        os.unlink(journal)
+        _fsync_directory(directory)
+    for name in os.listdir(directory):
+        if _STAGED.match(name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(directory, name))
+
+
+@contextlib.contextmanager
+def locked_directory(directory, *, timeout=LOCK_TIMEOUT):
+    """Hold ``directory``'s writer lock; on entry, recover an interrupted transaction first.
+
+    On POSIX the lock is ``flock`` on the directory itself: it leaves no file
+    behind in a version-controlled directory (a refused write changes
+    nothing), and the kernel drops it when its holder dies, even by kill -9.
+    Elsewhere a ``.goldenal.lock`` file held with :mod:`filelock`.  Raises
+    OSError naming the directory when another writer holds it for
+    ``timeout`` seconds.
+    """
+    import time
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        fcntl = None
+    if fcntl is None:  # pragma: no cover - Windows
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(os.path.join(directory, LOCK_NAME), timeout=timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise OSError(errno.EWOULDBLOCK, f"another writer has held the lock for "
+                          f"{timeout:g} s", directory) from None
+        try:
+            recover(directory)
+            yield
+        finally:
+            lock.release()
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, directory) from None
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OSError(errno.EWOULDBLOCK, f"another writer has held the lock for "
+                                  f"{timeout:g} s", directory) from None
+                time.sleep(0.005)
+        recover(directory)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class DirectoryTransaction:
+    """New contents for several files of one directory, committed all or nothing.
+
+    Use inside :func:`locked_directory`.  :meth:`write` only records text;
+    :meth:`commit` then refuses a read-only target before touching anything,
+    writes every file to a temporary (flushed to disk), renames a journal
+    listing the renames into place (the commit point), performs the renames
+    and removes the journal.  A crash before the commit point leaves the old
+    files (the temporaries are removed by the next :func:`recover`); a crash
+    after it is finished by the next :func:`recover`.  Readers that find the
+    journal wait for the lock and recover first (see
+    :func:`goldenal.registry.load_registry`).
+    """
+
+    def __init__(self, directory):
+        self.directory = os.fspath(directory)
+        self.files = {}
+
+    def write(self, name, text):
+        """Stage ``text`` as the new content of ``name`` (a plain file name)."""
+        self.files[_plain_name(name)] = text
+
+    def commit(self):
+        """Write every staged file, or none; OSError names the file concerned."""
+        directory = self.directory
+        for name in self.files:
+            path = os.path.join(directory, name)
+            if os.path.islink(path):
+                raise PermissionError(errno.EPERM, "is a symbolic link; nothing written", path)
+            _refuse_read_only(path, path)
+        staged = []
+        try:
+            for name, text in self.files.items():
+                path = os.path.join(directory, name)
+                try:
+                    fd, tmp = tempfile.mkstemp(prefix=_STAGED_PREFIX, suffix=".tmp",
+                                               dir=directory)
+                except OSError as exc:
+                    raise OSError(exc.errno, exc.strerror, path) from None
+                staged.append((os.path.basename(tmp), name))
+                try:
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(text.encode("utf-8"))
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                    try:
+                        bits = os.stat(path).st_mode & 0o7777
+                    except FileNotFoundError:
+                        bits = 0o644
+                    os.chmod(tmp, bits)
+                except OSError as exc:
+                    raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+            journal = os.path.join(directory, JOURNAL_NAME)
+            body = json.dumps({"format": 1, "moves": staged}) + "\n"
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=_STAGED_PREFIX, suffix=".tmp", dir=directory)
+                try:
+                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                        fh.write(body)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                    _fsync_directory(directory)
+                    os.replace(tmp, journal)  # the commit point
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+                    raise
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror or str(exc), journal) from None
+        except BaseException:
+            for tmp, _ in staged:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(directory, tmp))
+            raise
+        # past the commit point: finish now; a crash here is finished by recover()
+        recover(directory)
+        return [os.path.join(directory, name) for name in self.files]

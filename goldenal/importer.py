@@ -2,11 +2,12 @@
 
 import os
 
-from goldenal.curvefile import (curve_from_file, parse_header, prune_sampling, read_curve_file,
-                                read_manifest, write_curve)
+from goldenal.curvefile import (check_curve_id, curve_from_file, parse_header, prune_sampling,
+                                read_curve_file, read_manifest, write_curve)
 from goldenal.errors import ParseError
 from goldenal.policy import normalize_variant
 from goldenal.registry import Curve, default_dir
+from goldenal.validation import refuse_invalid
 
 
 def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, variant=None,
@@ -38,12 +39,13 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     Curve
         The curve as written.
     """
+    curve_id = curve_id or os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    check_curve_id(curve_id, path=None if curve_id else path)
     parsed = read_curve_file(path)
     if parsed.errors:
         first = parsed.errors[0]
         raise ParseError(first.message, path=path, line=first.line)
     out_dir = os.fspath(out_dir) if out_dir is not None else default_dir()
-    curve_id = curve_id or os.path.splitext(os.path.basename(path))[0]
     provenance, hints = parse_header(parsed.header)
     existing = (read_manifest(out_dir) or {}).get(curve_id, {}) if os.path.isdir(out_dir) else {}
     base = curve_from_file(parsed, curve_id=curve_id)
@@ -71,5 +73,6 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
         aliases=merged_aliases,
         provenance=prune_sampling(provenance, parsed.cells),
     )
-    write_curve(out_dir, curve, replace_reason=replace_reason)
+    write_curve(out_dir, curve, replace_reason=replace_reason, check=refuse_invalid)
     return curve
+

@@ -152,6 +152,8 @@ def load_registry(path=None):
     if not os.path.isdir(directory):
         raise RegistryError("not a golden directory (expected a folder of curve YAML files)",
                             path=directory)
+    if os.path.exists(os.path.join(directory, ".goldenal-journal.json")):
+        finish_interrupted_write(directory)
     curves = _read_index(directory)
     if curves is not None:
         return Registry(curves, directory=directory)
@@ -160,8 +162,21 @@ def load_registry(path=None):
     return load_directory(directory)
 
 
-def write_curve(directory, curve, *, replace_reason=None):
+def finish_interrupted_write(directory):
+    """A write's journal is present: wait for its writer, or finish what a crash left."""
+    from goldenal.files import locked_directory
+
+    try:
+        with locked_directory(directory):
+            pass
+    except OSError as exc:
+        raise RegistryError(f"a write of this directory was interrupted and cannot be finished "
+                            f"here ({exc.filename}: {exc.strerror}); run `goldenal index` with "
+                            "write access to finish it", path=directory) from None
+
+
+def write_curve(directory, curve, *, replace_reason=None, **kwargs):
     """Write a curve file and its manifest entry; see :func:`goldenal.curvefile.write_curve`."""
     from goldenal.curvefile import write_curve as _write
 
-    return _write(directory, curve, replace_reason=replace_reason)
+    return _write(directory, curve, replace_reason=replace_reason, **kwargs)

@@ -3,8 +3,9 @@
 import os
 
 from goldenal.curvefile import Problem, load_directory, read_manifest
-from goldenal.errors import RegistryError
-from goldenal.registry import INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, default_dir
+from goldenal.errors import ParseError, RegistryError
+from goldenal.registry import (INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, default_dir,
+                               finish_interrupted_write)
 
 
 class ValidationReport:
@@ -32,12 +33,16 @@ class ValidationReport:
                             columns=["severity", "path", "line", "message"])
 
 
-def _index_is_current(directory, registry):
+def _index_is_current(directory, registry, overlay):
     from goldenal.curvefile import render_index
 
     try:
-        with open(os.path.join(directory, INDEX_NAME), encoding="utf-8") as fh:
-            return fh.read() == render_index(directory, registry.curves)
+        if INDEX_NAME in overlay:
+            text = overlay[INDEX_NAME]
+        else:
+            with open(os.path.join(directory, INDEX_NAME), encoding="utf-8") as fh:
+                text = fh.read()
+        return text == render_index(directory, registry.curves, overlay=overlay)
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -59,7 +64,7 @@ def curve_identity(model, method, draft, variant):
             tuple(sorted((str(k), str(v)) for k, v in (variant or {}).items())))
 
 
-def validate(path=None):
+def validate(path=None, *, overlay=None):
     """Validate a golden directory.
 
     Errors: K not a positive integer; AL not numeric (or ``N/A``) or outside
@@ -67,6 +72,9 @@ def validate(path=None):
     source run; an out-of-date ``index.tsv``; one name given to two models.
     Warnings: AL decreasing in K (measured data, not a defect, but worth a
     look), values not written with two decimals, no compiled index.
+
+    ``overlay`` maps file names to the text they are about to have: writers
+    (``import``, ``fit``) validate the directory as it will be, before writing.
 
     Returns
     -------
@@ -80,9 +88,12 @@ def validate(path=None):
     directory = os.fspath(path) if path is not None else default_dir()
     if not os.path.isdir(directory):
         raise RegistryError("not a directory", path=directory)
+    overlay = overlay or {}
+    if not overlay and os.path.exists(os.path.join(directory, ".goldenal-journal.json")):
+        finish_interrupted_write(directory)
     problems = []
-    registry = load_directory(directory, collect=problems)
-    has_manifest = read_manifest(directory) is not None
+    registry = load_directory(directory, collect=problems, overlay=overlay)
+    has_manifest = read_manifest(directory, overlay=overlay) is not None
     owner = {}
     identities = {}
     for curve in registry:
@@ -129,9 +140,9 @@ def validate(path=None):
         problems.append(Problem("error", directory, None, "no curve files (expected *.yaml)"))
     defects = any(p.severity != "warning" for p in problems)
     index_path = os.path.join(directory, INDEX_NAME)
-    if os.path.exists(index_path):
+    if INDEX_NAME in overlay or os.path.exists(index_path):
         # with defects it cannot be rebuilt; else it must be exactly what `index` would write
-        if not defects and not _index_is_current(directory, registry):
+        if not defects and not _index_is_current(directory, registry, overlay):
             problems.append(Problem("error", os.path.join(directory, INDEX_NAME), None,
                                     "out of date with the curve files or manifest; rebuild it "
                                     "with `goldenal index`"))
@@ -140,3 +151,24 @@ def validate(path=None):
                                 "missing: lookups parse YAML on every call; build it with "
                                 "`goldenal index`"))
     return ValidationReport(directory, problems, len(registry))
+
+
+def refuse_invalid(directory, overlay):
+    """Raise for the first error :func:`goldenal.validate` would report after a write.
+
+    The same checks as ``goldenal validate``, on the directory as it will be
+    (``overlay``: file name -> new text); an error the directory already had
+    before the write is not this write's doing and does not block it.
+    """
+    before = set()
+    if os.path.isdir(directory) and os.listdir(directory):
+        try:
+            old = validate(directory)
+            before = {str(p) for p in old.errors + old.unreadable}
+        except (RegistryError, ParseError):
+            before = set()
+    report = validate(directory, overlay=overlay)
+    for problem in report.unreadable + report.errors:
+        if str(problem) not in before:
+            raise RegistryError(f"{problem.message} (the same check as `goldenal validate`; "
+                                "nothing written)", path=problem.path, line=problem.line)

@@ -15,6 +15,7 @@ written with literal values.
 import json
 import os
 import re
+import shlex
 from decimal import Decimal
 
 from goldenal.recipes import spans
@@ -64,11 +65,11 @@ class AtomAdapter(EngineAdapter):
         flag = RATE_KNOB if form == "rate" else KNOB
         value = self.convert(al_text, k=k, form=form)
         if fmt == "args":
-            return f"{flag} {value}"
+            return f"{flag} {shlex.quote(value)}"
         if fmt == "shell":
-            return f"export SPEC_DECODE_ARGS='{flag} {value}'"
+            return "export SPEC_DECODE_ARGS=" + shlex.quote(f"{flag} {value}")
         if fmt == "env":
-            return f"SPEC_DECODE_ARGS='{flag} {value}'"
+            return "SPEC_DECODE_ARGS=" + shlex.quote(f"{flag} {value}")
         if fmt == "json":
             # The committed spelling as a bare JSON number (2.50, not 2.5).
             return "{" + json.dumps(flag.lstrip("-").replace("-", "_")) + ": " + value + "}"

@@ -10,6 +10,8 @@ role.  K is ``speculative-num-steps`` (DSpark: ``speculative-dspark-block-size``
 Source: ENGINES.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
 """
 
+import shlex
+
 from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.knobs import knob_value
@@ -48,9 +50,9 @@ class SGLangAdapter(EngineAdapter):
     def fragment(self, al_text, *, k, fmt, **options):
         items = self.desired(al_text)
         if fmt == "shell":
-            return "\n".join(f"export {key}={value}" for key, value in items.items())
+            return "\n".join(f"export {key}={shlex.quote(value)}" for key, value in items.items())
         if fmt == "env":
-            return "\n".join(f"{key}={value}" for key, value in items.items())
+            return "\n".join(f"{key}={shlex.quote(value)}" for key, value in items.items())
         if fmt == "yaml":
             return "\n".join(f"{key}: {spans.quote(value, chr(34))}" for key, value in items.items())
         if fmt == "json":
@@ -58,7 +60,7 @@ class SGLangAdapter(EngineAdapter):
 
             return json.dumps(items)
         if fmt == "args":
-            return " ".join(f"{key}={value}" for key, value in items.items())
+            return " ".join(shlex.quote(f"{key}={value}") for key, value in items.items())
         raise ValueError(f"unknown format {fmt!r}")
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):

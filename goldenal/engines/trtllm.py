@@ -10,6 +10,8 @@ disables forcing for ``"1.83"``.  K is ``speculative_config.max_draft_len``.
 Source: ENGINES.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
 """
 
+import shlex
+
 from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.knobs import knob_value
@@ -33,9 +35,9 @@ class TRTLLMAdapter(EngineAdapter):
     def fragment(self, al_text, *, k, fmt, **options):
         value = self.convert(al_text)
         if fmt == "shell":
-            return f"export {KNOB}={value}"
+            return f"export {KNOB}={shlex.quote(value)}"
         if fmt in ("env", "args"):
-            return f"{KNOB}={value}"
+            return shlex.quote(f"{KNOB}={value}")
         if fmt == "yaml":
             return f'{KNOB}: "{value}"'
         if fmt == "json":

@@ -10,6 +10,7 @@ are mutually exclusive.
 """
 
 import json
+import shlex
 
 from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
@@ -128,14 +129,15 @@ class VLLMAdapter(EngineAdapter):
             body = spans.json_set(base, updates)
         if fmt == "json":
             return body
+        # the shell formats quote for the shell (a ' inside is '"'"'), yaml for YAML ('')
         if fmt == "args":
-            return "--speculative-config " + spans.quote(body, "'")
+            return "--speculative-config " + shlex.quote(body)
         if fmt == "yaml":
             return "speculative-config: " + spans.quote(body, "'")
         if fmt == "shell":
-            return "export SPEC_CONFIG=" + spans.quote(body, "'")
+            return "export SPEC_CONFIG=" + shlex.quote(body)
         if fmt == "env":
-            return "SPEC_CONFIG=" + spans.quote(body, "'")
+            return "SPEC_CONFIG=" + shlex.quote(body)
         raise ValueError(f"unknown format {fmt!r}")
 
     # -- reading -------------------------------------------------------------

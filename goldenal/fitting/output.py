@@ -263,8 +263,9 @@ def check_writable(directory, curve_id, *, replace_reason=None, identity=None):
     ConflictError
         Naming the curve file found.
     """
-    from goldenal.curvefile import read_manifest
+    from goldenal.curvefile import check_curve_id, read_manifest
 
+    check_curve_id(curve_id)
     directory = os.fspath(directory)
     manifest = (read_manifest(directory) if os.path.isdir(directory) else None) or {}
     other = _same_identity(directory, curve_id, identity)
@@ -340,7 +341,7 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
         The run is simulated and ``allow_simulated`` is false, or a cell is
         mean-only and ``allow_mean_only`` is false.
     """
-    from goldenal.files import write_text_atomic
+    from goldenal.curvefile import check_curve_id
     from goldenal.registry import write_curve
 
     directory = os.fspath(directory)
@@ -349,29 +350,19 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     if not allow_mean_only:
         refuse_mean_only(curvefit)
     curve = curve_from_fit(curvefit)
+    check_curve_id(curve.id)
     target = check_writable(directory, curve.id, replace_reason=replace_reason,
                             identity=curvefit.identity)
     if target != curve.id:
         # the committed curve of this identity is replaced under its own id
         curve = curve_from_fit(curvefit, curve_id=target)
-    dist_path = os.path.join(directory, f"{curve.id}.distribution.json")
+    dist_name = f"{curve.id}.distribution.json"
+    dist_path = os.path.join(directory, dist_name)
     doc = curvefit.to_dict()
     if replace_reason:
         doc["replace_reason"] = replace_reason
     text = json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
-    old_dist = None
-    if os.path.exists(dist_path):
-        with open(dist_path, encoding="utf-8") as fh:
-            old_dist = fh.read()
-    # the distribution goes in first, so a failing curve write can restore it
-    os.makedirs(directory, exist_ok=True)
-    write_text_atomic(dist_path, text)
-    try:
-        written = write_curve(directory, curve, replace_reason=replace_reason)
-    except BaseException:
-        if old_dist is None:
-            os.unlink(dist_path)
-        else:
-            write_text_atomic(dist_path, old_dist)
-        raise
+    # curve, manifest, distribution and index in one transaction
+    written = write_curve(directory, curve, replace_reason=replace_reason,
+                          extra_files={dist_name: text})
     return written, dist_path

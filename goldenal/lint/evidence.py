@@ -11,6 +11,7 @@ This module also holds the small text signals shared by every reader:
 thinking mode, agentic vs fixed-length, engine image versions.
 """
 
+import bisect
 import re
 from dataclasses import dataclass, field, replace
 
@@ -78,10 +79,36 @@ _KW_RE = re.compile(
 _ENV_THINK_RE = re.compile(
     r"""\b((?:[A-Z0-9]+_)*(?:ENABLE|DEFAULT)_THINKING(?:_MODE)?)\b["']?\s*[:=]\s*["']?(\w+)""")
 _DYN_RE = re.compile(r"""dyn-default-thinking-mode["']?\s*[:=]?\s*["']?(enabled|disabled)""")
-_EXTRA_RE = re.compile(r"""EXTRA_INPUTS["']?\s*[:=]\s*["']?[^"'\n]*\bthinking:(true|false)""")
+# ``EXTRA_INPUTS[:=]...thinking:true`` within one quoted run, found in linear time
+# (one regex with ``[^"'\n]*`` before ``thinking`` is quadratic on a line of
+# repeated ``EXTRA_INPUTS=``): see _extra_inputs_thinking.
+_EXTRA_START = re.compile(r"""EXTRA_INPUTS["']?\s*[:=]\s*["']?""")
+_EXTRA_THINKING = re.compile(r"\bthinking:(true|false)")
 _MODE_RE = re.compile(r"""\bTHINKING_MODE["']?\s*[:=]\s*["']?(thinking_on|thinking_off|on|off)\b""")
 _TEMPLATE_RE = re.compile(r"""--chat[-_]template[ =]["']?(\S*think\S*)""", re.I)
 _TRUE = {"true", "enabled", "on", "1", "yes", "thinking_on"}
+
+
+def _extra_inputs_thinking(text):
+    """``true``/``false`` of the first ``EXTRA_INPUTS[:=]`` whose quoted run says
+    ``thinking:true|false`` (the last such mention in that run), else None.
+
+    The same answer as ``EXTRA_INPUTS["']?\\s*[:=]\\s*["']?[^"'\\n]*\\bthinking:(true|false)``
+    searched in ``text``, in O(len(text) log n): each run ends at the next
+    quote or newline, and the mentions are found once.
+    """
+    if "EXTRA_INPUTS" not in text or "thinking:" not in text:
+        return None
+    mentions = [(m.start(), m.group(1)) for m in _EXTRA_THINKING.finditer(text)]
+    starts = [start for start, _ in mentions]
+    stops = [i for i, ch in enumerate(text) if ch in "\"'\n"]
+    for m in _EXTRA_START.finditer(text):
+        at = bisect.bisect_left(stops, m.end())
+        end = stops[at] if at < len(stops) else len(text)
+        last = bisect.bisect_left(starts, end) - 1
+        if last >= 0 and starts[last] >= m.end():
+            return mentions[last][1]
+    return None
 
 
 def thinking_signals(lines, start=0, stop=None):
@@ -109,10 +136,10 @@ def thinking_signals(lines, start=0, stop=None):
             found.append((lineno, "on" if m.group(1) == "enabled" else "off",
                           f"dyn-default-thinking-mode {m.group(1)}"))
             continue
-        m = _EXTRA_RE.search(text)
-        if m:
-            found.append((lineno, "on" if m.group(1) == "true" else "off",
-                          f"benchmark client extra input thinking:{m.group(1)}"))
+        value = _extra_inputs_thinking(text)
+        if value:
+            found.append((lineno, "on" if value == "true" else "off",
+                          f"benchmark client extra input thinking:{value}"))
             continue
         m = _ENV_THINK_RE.search(text)
         if m:

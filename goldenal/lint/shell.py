@@ -20,6 +20,10 @@ from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, conti
                                     evaluate_test, expand, parse, vars_in)
 
 MAX_SCENARIOS = 256
+# Conditions nested deeper than this are not enumerated (their arms are
+# replayed in order, as for a condition that cannot matter): real recipes nest
+# a few levels, and enumerating hundreds of nested ifs only costs time.
+MAX_FORK_DEPTH = 16
 
 _NUM = r"""["']?([^"'\s,;}]+)"""
 
@@ -360,6 +364,11 @@ def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
     """
     relevant_ids = {c.id for c in relevant}
     closes = {c.id: c.end for c in relevant}
+    # a state's choices name only these conditions: each line's test against a
+    # state looks at its enclosing conditions among them, not its whole nesting
+    chosen = relevant_ids | set(base_choice)
+    if eval_split:
+        chosen |= set(eval_split[1][False]) | set(eval_split[1][True])
     states = [_State(dict(base_choice), {}, _new_found())]
     split_at = eval_split[0] if eval_split else None
     for ln in lines:
@@ -384,9 +393,10 @@ def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
                         new.env.update(_case_bindings(cond, arm))
                     nxt.append(new)
             states = nxt[:MAX_SCENARIOS]
+        path = [(cid, arm) for cid, arm in ln.path if cid in chosen]
         for st in states:
             choice = st.choice
-            if any(choice.get(cid, arm) != arm for cid, arm in ln.path):
+            if path and any(choice.get(cid, arm) != arm for cid, arm in path):
                 continue
             _apply(ln, st)
     if split_at is not None:    # the EVAL_ONLY tests come after every replayed line
@@ -516,7 +526,8 @@ def _relevant(lines, conds, text=None, hits=None):
     for ln, t in zip(lines, touched):
         if t:
             keep.update(cid for cid, _ in ln.path)
-    relevant = [c for c in conds if c.id in keep and all(p is None for p in c.eval_polarity)]
+    relevant = [c for c in conds if c.id in keep and all(p is None for p in c.eval_polarity)
+                and len(c.path) < MAX_FORK_DEPTH]
     test_lines = set()
     for c in relevant:
         for no, _, test in c.tests:
@@ -739,7 +750,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
 _LITERAL_RE = re.compile(
     r"(synthetic_acceptance_length|synthetic_acceptance_rates?|SGLANG_SIMULATE_ACC_LEN|"
     r"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|spec-decode-acceptance-(?:length|rate))"
-    r"[\"']?\s*[:= ]\s*[\"'\[]?[0-9]")
+    r"[\"']?(?:\s*[:=]\s*|\s+)[\"'\[]?[0-9]")  # not \s*[:= ]\s*: quadratic on spaces
 
 
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):

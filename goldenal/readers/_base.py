@@ -52,6 +52,15 @@ def integer(text):
     return int(value)
 
 
+# No engine drafts anywhere near this many tokens per step (vLLM, SGLang and
+# TensorRT-LLM configs top out in the tens).  A K read from a label, a
+# distribution key or a count ratio above it is refused: it would only size
+# lists by a number an input claims.
+MAX_K = 256
+# Windows with more drafts than this are solved with bulk moves (see counts_from_rates)
+BULK_DRAFTS = 10**7
+
+
 def survival_from_histogram(hist):
     """``a_i = sum_{j>i} h_j`` from a histogram ``h_0..h_K`` (FORMATS.md section 0)."""
     out = []
@@ -107,6 +116,8 @@ def counts_from_rates(drafts, rates, accepted, half):
     non-increasing (survival never grows with depth) and sum to ``accepted``
     (the identity ``A = sum_i a_i``).  Returns None when no such integers exist.
     """
+    if not all(math.isfinite(r) for r in rates):
+        return None  # a NaN or infinite printed rate matches no count
     # the box of each count, tightened to the order: hi_i <= hi_(i-1), lo_i >= lo_(i+1)
     # (one pass each way; this runs for a good share of the lines of a large log)
     lo, hi, top = [], [], drafts
@@ -133,6 +144,12 @@ def counts_from_rates(drafts, rates, accepted, half):
         return None
     residual = accepted - sum(counts)
     step = 1 if residual > 0 else -1
+    # One unit at a time takes as many passes as the residual, which is at most
+    # about 2 * half * drafts * K: fine for any real window, but a line claiming
+    # 10^12 drafts must not take 10^9 passes.  Beyond BULK_DRAFTS (where the
+    # column-wise solver hands windows back to this one) the farthest count
+    # moves in bulk until the residual is small, then unit moves finish exactly.
+    slack = 64 * len(rates) if drafts > BULK_DRAFTS else math.inf
     while residual:
         # move one unit where the exact value r*D is farthest in that direction,
         # among the moves that keep the box and the order
@@ -150,9 +167,40 @@ def counts_from_rates(drafts, rates, accepted, half):
                 best, gap = i, g
         if best is None:
             return None
-        counts[best] += step
-        residual -= step
+        amount = 1
+        if abs(residual) > slack:
+            if step > 0:
+                room = hi[best] - counts[best]
+                if best > 0:
+                    room = min(room, counts[best - 1] - counts[best])
+            else:
+                room = counts[best] - lo[best]
+                if best < last:
+                    room = min(room, counts[best] - counts[best + 1])
+            amount = max(1, min(room, abs(residual) - slack))
+        counts[best] += step * amount
+        residual -= step * amount
     return tuple(counts)
+
+
+def _nearest(centre, low, high, count):
+    """The ``count`` integers of ``[low, high]`` nearest ``centre``, nearest first (ties: lower).
+
+    Built outward from the centre, never as the whole range: a window claiming
+    a hundred million drafts must not cost a list of that many integers.
+    """
+    if low > high:
+        return []
+    first = min(max(math.ceil(centre - 0.5), low), high)
+    out, left, right = [first], first - 1, first + 1
+    while len(out) < count and (left >= low or right <= high):
+        if right > high or (left >= low and centre - left <= right - centre):
+            out.append(left)
+            left -= 1
+        else:
+            out.append(right)
+            right += 1
+    return out
 
 
 def derive_drafts(accepted, rates, *, half, mean=None, mean_half=0.005, drafted=None, k=None):
@@ -188,10 +236,9 @@ def derive_drafts(accepted, rates, *, half, mean=None, mean_half=0.005, drafted=
         if mean - 1 - mean_half > 0:
             hi = min(hi, accepted / (mean - 1 - mean_half))
     if hi < math.inf and total > 0:
-        centre = accepted / total
-        ordered = sorted(range(math.ceil(lo - 1e-9), math.floor(hi + 1e-9) + 1),
-                         key=lambda d: abs(d - centre))
-        candidates.extend((d, "per-position") for d in ordered[:64])
+        candidates.extend((d, "per-position")
+                          for d in _nearest(accepted / total, math.ceil(lo - 1e-9),
+                                            math.floor(hi + 1e-9), 64))
     for drafts, how in candidates:
         if drafts <= 0 or accepted > drafts * len(rates):
             continue

@@ -10,11 +10,25 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 
 from goldenal.errors import ParseError
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 22  # 4 MiB: large enough that per-chunk overhead is negligible
+# The longest line a reader buffers.  Engine lines are under a few KiB (a
+# per-request JSON line under a few hundred); a longer one is not a log line
+# (a gzip member without newlines, a binary file) and is refused with its
+# line number instead of growing a buffer without limit.
+MAX_LINE = 1 << 24
+# What a corrupt or truncated gzip stream raises: zlib.error for a damaged
+# deflate block, EOFError for a cut stream, OSError (BadGzipFile) for a bad header
+CORRUPT = (OSError, EOFError, zlib.error)
+
+
+def _too_long(path, line):
+    return ParseError(f"line longer than {MAX_LINE >> 20} MiB: not a log line (binary data, or "
+                      "a compressed stream without newlines?)", path=path, line=line)
 
 # ECMA-48 CSI sequences (colour codes such as "\x1b[1;36m") and lone OSC/ESC pairs
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
@@ -44,7 +58,7 @@ def read_head(path, size=1 << 18):
     with open_binary(path) as fh:
         try:
             return fh.read(size)
-        except (OSError, EOFError) as exc:  # corrupt or truncated gzip
+        except CORRUPT as exc:  # corrupt or truncated gzip
             raise ParseError(f"unreadable compressed data: {exc}", path=path) from None
 
 
@@ -57,7 +71,7 @@ def read_text(path, limit=1 << 28):
     with open_binary(path) as fh:
         try:
             data = fh.read(limit + 1)
-        except (OSError, EOFError) as exc:
+        except CORRUPT as exc:
             raise ParseError(f"unreadable compressed data: {exc}", path=path) from None
     if len(data) > limit:
         raise ParseError(f"document larger than {limit >> 20} MiB; expected a result file",
@@ -84,11 +98,16 @@ def iter_lines(path):
     with open_binary(path) as fh:
         number = 0
         try:
-            for raw in fh:
+            while True:
+                raw = fh.readline(MAX_LINE + 1)
+                if not raw:
+                    break
                 number += 1
+                if len(raw) > MAX_LINE:
+                    raise _too_long(path, number)
                 terminated = raw.endswith(b"\n")
                 yield number, decode(raw.rstrip(b"\r\n")), terminated
-        except (OSError, EOFError) as exc:
+        except CORRUPT as exc:
             raise ParseError(f"unreadable compressed data after line {number}: {exc}",
                              path=path, line=number or None) from None
 
@@ -113,12 +132,14 @@ def blocks(path, where=None):
         eof = False
         while not eof:
             if have == len(buf):  # one line longer than the buffer: grow (a new object,
-                grown = bytearray(2 * len(buf))  # so views a caller still holds stay valid)
+                if have >= MAX_LINE:  # so views a caller still holds stay valid), up to a limit
+                    raise _too_long(path, where() if where is not None else None)
+                grown = bytearray(2 * len(buf))
                 grown[:have] = buf
                 buf = grown
             try:
                 n = fh.readinto(memoryview(buf)[have:])
-            except (OSError, EOFError) as exc:
+            except CORRUPT as exc:
                 line = where() if where is not None else None
                 raise ParseError(f"unreadable compressed data after line {line}: {exc}"
                                  if line else f"unreadable compressed data: {exc}",

@@ -23,7 +23,7 @@ import json
 import re
 
 from goldenal.readers import _io
-from goldenal.readers._base import Context, counts_from_rates, survival_from_histogram
+from goldenal.readers._base import MAX_K, Context, counts_from_rates, survival_from_histogram
 from goldenal.observation import Observation
 
 MARKERS = (b"[MTP Stats",)
@@ -54,7 +54,8 @@ def _parse_line(text):
             try:
                 raw = ast.literal_eval(dist.group(1))
                 percent = {int(k): float(str(v).rstrip("%")) for k, v in raw.items()}
-            except (ValueError, SyntaxError, TypeError, AttributeError):
+            except (ValueError, SyntaxError, TypeError, AttributeError, OverflowError,
+                    MemoryError, RecursionError):
                 raise ValueError(f"unreadable distribution {dist.group(1)[:60]!r}") from None
         return ("interval" if tag.group(1) else "cumulative",
                 {"al": float(toks.group(1)) if toks else None, "accepted": int(at.group(1)),
@@ -80,6 +81,9 @@ def _window(path, line, fields, ctx, fmt, end=None, extra=None):
     if not k:
         return Observation(path, line, "atom", fmt, None, None, tokens, accepted, None,
                            fields.get("al"), end, None, None, None, extra)
+    if k > MAX_K or k < 0:
+        ctx.refuse(line, f"K={k} (largest distribution key) is not a number of draft tokens")
+        return None
     if tokens % k:
         ctx.refuse(line, f"draft tokens {tokens} not a multiple of K={k} (largest "
                          "distribution key)")
@@ -189,7 +193,7 @@ def _snapshot(path, ctx):
         return {"tokens": int(doc["total_draft_tokens"]),
                 "accepted": int(doc["total_accepted_tokens"]), "hist": hist,
                 "al": doc.get("average_tokens_per_forward")}
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
         ctx.refuse(None, "non-integer counts in /debug/mtp_stats")
         return None
 
@@ -223,7 +227,10 @@ def read_pair(before, after, ctx: Context):
                          "in the distribution: K unknown")
         return
     k = tokens // steps
-    if max(hist) > k:
+    if k > MAX_K:
+        ctx.refuse(None, f"total_draft_tokens / steps = {k} is not a number of draft tokens")
+        return
+    if max(hist) > k or min(hist) < 0:
         ctx.refuse(None, f"distribution key {max(hist)} exceeds K={k}")
         return
     per_pos = survival_from_histogram([hist.get(j, 0) for j in range(k + 1)])

@@ -44,9 +44,9 @@ def read(path, ctx: Context):
         m = _REQ.search(text)
         if m:
             requests += 1
-            accepted, tokens, mean = int(m.group(1)), int(m.group(2)), float(m.group(3))
+            accepted, tokens = int(m.group(1)), int(m.group(2))
             try:
-                rates = _rates(m.group(4))
+                mean, rates = float(m.group(3)), _rates(m.group(4))
             except ValueError:
                 ctx.refuse(line, "malformed acceptance rate per position")
                 continue
@@ -73,14 +73,22 @@ def read(path, ctx: Context):
         drafts, accepted = int(f["drafts"].group(1)), int(f["accepted"].group(1))
         if drafts == 0:
             continue
-        mean = float(f["mean"].group(1)) if f["mean"] else None
+        try:
+            mean = float(f["mean"].group(1)) if f["mean"] else None
+        except ValueError:
+            ctx.refuse(line, f"malformed #mean acc len {f['mean'].group(1)!r}")
+            continue
         if mean is not None and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
             ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{drafts} "
                              f"vs #mean acc len {mean}")
             continue
         per_pos, k = None, None
         if f["rates"]:
-            rates = _rates(f["rates"].group(1))
+            try:
+                rates = _rates(f["rates"].group(1))
+            except ValueError:
+                ctx.refuse(line, "malformed #acc rate/pos")
+                continue
             k = len(rates)
             per_pos = counts_from_rates(drafts, rates, accepted, 0.0005 + 1e-9)
             if per_pos is None:

@@ -30,12 +30,12 @@ import re
 
 from goldenal.errors import ParseError
 from goldenal.readers import _io
-from goldenal.readers._base import Context, survival_from_histogram
+from goldenal.readers._base import MAX_K, Context, survival_from_histogram
 from goldenal.observation import Observation
 
 NAME = "prometheus"
 _FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")
-_UI_ROW = re.compile(r"^(\S+\{.*\})\s*\|\s*(\S+)\s*$")
+_UI_ROW = re.compile(r"^([^\s{]+\{.*\})\s*\|\s*(\S+)\s*$")  # the name has no "{"
 _SAMPLE = re.compile(r"^(?:vllm|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+(?:\|\s*)?"
                      r"[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
 
@@ -159,8 +159,10 @@ def _sum_by(deltas, prefix):
         series[kind] = series.get(kind, 0) + 1
         if kind == "per_pos":
             position = dict(labels).get("position")
-            if position is None or not position.isdigit():
-                raise _Reset(f"per-position sample without a numeric position label: {labels}")
+            if position is None or not (position.isascii() and position.isdigit()) \
+                    or int(position) >= MAX_K:
+                raise _Reset(f"per-position sample without a position label of 0..{MAX_K - 1}: "
+                             f"{labels}")
             per_pos[int(position)] = per_pos.get(int(position), 0) + value
         else:
             totals[kind] = totals.get(kind, 0) + value
@@ -243,9 +245,9 @@ def _atom(deltas, ctx, before):
             continue
         if name == "atom:mtp_decode_steps":
             key = dict(labels).get("accepted_tokens", "")
-            if not key.isdigit():
-                raise _Reset(f"atom:mtp_decode_steps sample without a numeric accepted_tokens "
-                             f"label: {labels}")
+            if not (key.isascii() and key.isdigit()) or int(key) > MAX_K:
+                raise _Reset(f"atom:mtp_decode_steps sample without an accepted_tokens label "
+                             f"of 0..{MAX_K}: {labels}")
             hist[int(key)] = hist.get(int(key), 0) + value
         elif name in ("atom:mtp_draft_tokens", "atom:mtp_accepted_tokens"):
             totals[name] = totals.get(name, 0) + value
@@ -261,6 +263,9 @@ def _atom(deltas, ctx, before):
         ctx.refuse(None, "no decode steps in the window")
         return
     k = tokens // drafts if tokens and tokens % drafts == 0 else ctx.k_hint
+    if k is not None and k > MAX_K:
+        ctx.refuse(None, f"draft tokens / decode steps = {k} is not a number of draft tokens")
+        return
     if sum(j * n for j, n in enumerate(h)) != accepted:
         ctx.refuse(None, "atom:mtp_decode_steps histogram disagrees with "
                          "atom:mtp_accepted_tokens_total")

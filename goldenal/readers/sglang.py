@@ -20,6 +20,7 @@ scheduler_metrics_mixin.py@01bb3c807f7e62c19a31de7548837505488c2b64):
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from goldenal.readers import _io
@@ -61,7 +62,11 @@ def read_log(path, ctx: Context):
             if not terminated and not text.rstrip().endswith(","):
                 ctx.refuse(line, "truncated last line")
                 continue
-            value = float(m.group(1))
+            try:
+                value = float(m.group(1))
+            except ValueError:
+                ctx.refuse(line, f"malformed accept length {m.group(1)!r}")
+                continue
             if value != value:
                 continue
             stamp = _STAMP.search(text)
@@ -74,8 +79,13 @@ def read_log(path, ctx: Context):
             continue
         m = _BENCH.search(text)
         if m:
+            try:
+                value = float(m.group(1))
+            except ValueError:
+                ctx.refuse(line, f"malformed acceptance length {m.group(1)!r}")
+                continue
             yield Observation(ctx.path, line, "sglang", "sglang-bench", k, None, None, None,
-                              None, float(m.group(1)), None, None, None, None,
+                              None, value, None, None, None, None,
                               {"window": "bench run"})
 
 
@@ -133,8 +143,9 @@ def read_json(path, ctx: Context):
 
 def _int(obj, key):
     value = obj.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) \
-            or value < 0:
+    # json reads NaN and Infinity as floats: neither is a count
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value != int(value) or value < 0:
         return None
     return int(value)
 

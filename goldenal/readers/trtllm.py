@@ -13,6 +13,7 @@ JSON lines, or records pasted one per line with trailing commas.
 from __future__ import annotations
 
 import json
+import math
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context
@@ -46,8 +47,9 @@ def _records(path, ctx):
 
 def _count(stats, key):
     value = stats.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-            or value != int(value):
+    # json reads NaN and Infinity as floats: neither is a count
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0 or value != int(value):
         return None
     return int(value)
 

@@ -17,6 +17,7 @@ and per-request ``metrics.speculative_decoding`` in API responses.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from goldenal.readers import _io
@@ -54,8 +55,9 @@ def _get(doc, key):
 
 
 def _count(value, what, ctx):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-            or value != int(value):
+    # json reads NaN and Infinity as floats: neither is a count
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0 or value != int(value):
         ctx.refuse(None, f"{what} is {value!r}, not a count")
         return None
     return int(value)
@@ -105,6 +107,9 @@ def read_json(path, ctx: Context):
             ctx.refuse(None, f"per-position list has {k} entries but draft tokens / drafts "
                              f"= {tokens // drafts}")
             return
+    if isinstance(mean, float) and not math.isfinite(mean):
+        ctx.refuse(None, f"spec_decode_acceptance_length is {mean!r}, not a mean")
+        return
     if isinstance(mean, (int, float)) and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
         ctx.refuse(None, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
                          f"{1 + accepted / drafts:.4f} vs spec_decode_acceptance_length {mean}")
@@ -156,7 +161,10 @@ def read_console(path, ctx: Context):
             continue
         m = _POS_ROW.match(text)
         if m:
-            block["positions"][int(m.group(1))] = float(m.group(2))
+            try:
+                block["positions"][int(m.group(1))] = float(m.group(2))
+            except ValueError:
+                ctx.refuse(number, f"malformed number {m.group(2)!r}")
             continue
         m = _ROW.match(text)
         if m:
@@ -232,7 +240,11 @@ def read_offline(path, ctx: Context):
         if block is None:
             block, start = {"rows": {}}, number
         if pos is not None:
-            block["rows"][int(pos)] = float(value)
+            try:
+                block["rows"][int(pos)] = float(value)
+            except ValueError:
+                ctx.refuse(number, f"malformed number {value!r}")
+                continue
         else:
             block[key] = value
     if block and "num_drafts" in block:
@@ -253,7 +265,11 @@ def _offline_block(block, start, end, ctx):
     if drafts == 0:
         ctx.refuse(start, "num_drafts is 0: nothing measured")
         return None
-    mean = float(block["mean acceptance length"]) if "mean acceptance length" in block else None
+    try:
+        mean = float(block["mean acceptance length"]) if "mean acceptance length" in block else None
+    except ValueError:
+        ctx.refuse(start, f"malformed mean acceptance length {block['mean acceptance length']!r}")
+        return None
     if tokens % drafts:
         ctx.refuse(start, f"num_draft_tokens {tokens} is not a multiple of num_drafts {drafts}: "
                           "K unknown")
@@ -330,11 +346,15 @@ def _request(spec, rid, line, ctx):
     tokens = spec.get("num_draft_tokens")
     k = spec.get("num_spec_tokens")
     hist = spec.get("acceptance_histogram")
-    if not isinstance(drafts, int) or not isinstance(accepted, int):
+    if not isinstance(drafts, int) or not isinstance(accepted, int) or drafts < 0 \
+            or accepted < 0:
         ctx.refuse(line, f"request {rid}: no num_spec_steps / num_accepted_draft_tokens")
         return None
     per_pos = None
     if isinstance(hist, list) and hist:
+        if not all(isinstance(h, int) and not isinstance(h, bool) and h >= 0 for h in hist):
+            ctx.refuse(line, f"request {rid}: acceptance_histogram holds a non-count")
+            return None
         if sum(hist) != drafts or sum(j * h for j, h in enumerate(hist)) != accepted:
             ctx.refuse(line, f"request {rid}: acceptance_histogram disagrees with the counts")
             return None

@@ -202,8 +202,8 @@ def parse_spec_config(text):
     if body.startswith("{"):
         try:
             value = ast.literal_eval(body)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            value = None
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            value = None  # TypeError: a literal that cannot be built, e.g. {{}: 1}
         if isinstance(value, dict):
             return _from_mapping(value)
     out = {}
@@ -217,12 +217,15 @@ def parse_spec_config(text):
             out[key] = m.group(1)
     m = re.search(_CFG_NUM.format("synthetic_acceptance_length"), body)
     if m:
-        out["synthetic_acceptance_length"] = float(m.group(1))
+        try:
+            out["synthetic_acceptance_length"] = float(m.group(1))
+        except ValueError:
+            pass  # not a number: the knob is not set to anything usable
     m = re.search(r"synthetic_acceptance_rates['\"]?\s*[:=]\s*(\[[^\]]*\])", body)
     if m:
         try:
             out["synthetic_acceptance_rates"] = [float(x) for x in ast.literal_eval(m.group(1))]
-        except (ValueError, SyntaxError, TypeError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             pass
     return out
 

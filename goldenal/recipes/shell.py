@@ -16,6 +16,9 @@ each branch).  Nothing is executed:
 * literal assignments, first one wins (:func:`literal_variables`, :func:`resolve`).
 """
 
+import ast
+import math
+import operator
 import re
 
 ASSIGN_RE = re.compile(
@@ -499,14 +502,51 @@ def substitute(text, env, depth):
     return "".join(out)
 
 
+# Bounds of the arithmetic evaluator: bash's own integers are 64-bit, so any
+# value beyond them is not what the shell would compute either; an exponent
+# tower such as 9**9**9**9 is refused at its first oversized step instead of
+# being computed, and so is deep nesting.
+ARITH_MAX = 2 ** 63
+ARITH_MAX_DEPTH = 64
+ARITH_MAX_LENGTH = 4096
+_ARITH_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+              ast.Div: operator.truediv, ast.Pow: operator.pow}
+
+
+def _arith_node(node, depth):
+    if depth > ARITH_MAX_DEPTH:
+        raise ValueError("nested too deeply")
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        value = node.value
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        value = _arith_node(node.operand, depth + 1)
+        value = -value if isinstance(node.op, ast.USub) else value
+    elif isinstance(node, ast.BinOp) and type(node.op) in _ARITH_OPS:
+        left = _arith_node(node.left, depth + 1)
+        right = _arith_node(node.right, depth + 1)
+        if isinstance(node.op, ast.Pow) and abs(left) > 1 and abs(right) > 64:
+            raise ValueError("exponent too large")  # at least 2**65: beyond 64 bits
+        value = _ARITH_OPS[type(node.op)](left, right)
+    else:
+        raise ValueError("not arithmetic")
+    if isinstance(value, complex) or not math.isfinite(value) or abs(value) > ARITH_MAX:
+        raise ValueError("out of range")
+    return value
+
+
 def arith(expr):
-    """Evaluate +-*/ arithmetic on numbers only; None otherwise."""
+    """Evaluate +-*/ and ** arithmetic on numbers only; None otherwise.
+
+    Bounded: at most ARITH_MAX_LENGTH characters and ARITH_MAX_DEPTH levels,
+    every intermediate value within 64 bits (``$(( 9**9**9**9 ))`` is None
+    at once, not a computation that never returns).
+    """
     expr = expr.strip()
-    if not expr or not re.fullmatch(r"[0-9.eE+\-*/() \t]+", expr):
+    if not expr or len(expr) > ARITH_MAX_LENGTH or not re.fullmatch(r"[0-9.eE+\-*/() \t]+", expr):
         return None
     try:
-        return eval(compile(expr, "<arith>", "eval"), {"__builtins__": {}}, {})  # noqa: S307
-    except Exception:
+        return _arith_node(ast.parse(expr, mode="eval").body, 0)
+    except (SyntaxError, ValueError, TypeError, ArithmeticError, RecursionError, MemoryError):
         return None
 
 

@@ -1,0 +1,28 @@
+"""Helpers of the hostile-input suite (tests/hostile/: one test module per class of attack)."""
+
+import os
+
+UPSTREAM = (
+    "# Source GitHub Actions run: https://github.com/SemiAnalysisAI/InferenceX/actions/runs/1\n"
+    "# dataset: coding | temperature: 1.0 | top_p: 0.95 | output_len: 4096\n"
+    "# Measured on {model} (B300, vLLM EAGLE3), per num_speculative_tokens.\n"
+    "{model}:\n  thinking_on:\n    2: 2.39\n    3: {value}\n")
+
+
+def upstream(directory, name="curve", *, model="minimax-m3", value="2.78"):
+    """An upstream-shaped curve file (values and a header with a source run)."""
+    path = os.path.join(directory, f"{name}.yaml")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(UPSTREAM.format(model=model, value=value))
+    return path
+
+
+def snapshot(directory):
+    """Every file under ``directory`` (recursively) with its bytes."""
+    out = {}
+    for root, _, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as fh:
+                out[os.path.relpath(path, directory)] = fh.read()
+    return out

@@ -1,0 +1,113 @@
+"""No hang and no blow-up: bounded shell arithmetic, linear time on pathological recipes.
+
+Timing lives in ``benchmarks/hostile_shapes.py`` (time against size); here each
+shape at the size the requirements name must finish within a generous limit
+(a regression to quadratic or exponential time would take seconds to hours),
+and a property test with a deadline pumps every pattern that sees recipe or
+header text.
+"""
+
+import re
+import signal
+import time
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from goldenal.curvefile import parse_curve_text, parse_header
+from goldenal.lint import audit
+from goldenal.recipes.shell import arith
+from hostile.shapes import REQUIRED, SCRIPTS, header_comment
+
+LIMIT = 10.0  # seconds: quadratic versions of these take minutes
+
+
+class _Slow(Exception):
+    pass
+
+
+def _within(seconds, fn, *args):
+    def alarm(*_):
+        raise _Slow(f"took more than {seconds} s")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("expr,value", [
+    ("9**9**9**9", None), ("2**64", None), ("2**63", 2 ** 63), ("(" * 300 + "1" + ")" * 300, None),
+    ("1e999", None), ("10/0", None), ("1+2*3", 7), ("-(3)", -3), ("2**0.5", 2 ** 0.5),
+    ("9" * 5000, None), ("1+" * 3000 + "1", None)])
+def test_shell_arithmetic_is_bounded(expr, value):
+    assert _within(1.0, arith, expr) == value
+
+
+@pytest.mark.parametrize("shape", sorted(SCRIPTS))
+def test_pathological_recipes_audit_in_bounded_time(tmp_path, shape):
+    path = tmp_path / f"{shape}.sh"
+    path.write_text(SCRIPTS[shape](REQUIRED[shape]))
+    findings = _within(LIMIT, audit, [str(path)])
+    assert all(f.path.endswith(f"{shape}.sh") for f in findings)
+
+
+def test_long_header_comments_parse_in_bounded_time():
+    text = header_comment(REQUIRED["header_comment"])
+    parsed = _within(LIMIT, parse_curve_text, text, "curve.yaml")
+    assert parsed.cells == {"on": {3: "2.50"}}
+    _within(LIMIT, parse_header, parsed.header)
+
+
+def _patterns():
+    """Module-level patterns that search recipe, config or header text."""
+    from goldenal import curvefile
+    from goldenal.lint import evidence, runner
+    from goldenal.lint import shell as lint_shell
+    from goldenal.readers import prometheus
+
+    out = []
+    for module in (curvefile, evidence, runner, lint_shell, prometheus):
+        for name, value in sorted(vars(module).items()):
+            if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+                out.append((f"{module.__name__}.{name}", value))
+    return out
+
+
+PATTERNS = _patterns()
+# characters that make up the patterns' own syntax and their usual neighbours
+ALPHABET = sorted(set("".join(p.pattern for _, p in PATTERNS) + " \t=:\"'{}[]_-.,|$az19"))
+
+
+def _words(regex):
+    """The literal words of a pattern: pumping one of them is the usual way to blow one up."""
+    return sorted(set(re.findall(r"[A-Za-z_]{2,}", regex.pattern))) or ["a"]
+
+
+SEPARATORS = ["", "=", ":", " ", "\t", '="', "'", "{", "(", "-", "."]
+
+
+# no shrinking: a quadratic pattern fails at its first slow example, in seconds
+@settings(max_examples=300, deadline=None, derandomize=True,
+          phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), pattern=st.sampled_from(PATTERNS),
+       sep=st.sampled_from(SEPARATORS), how=st.sampled_from(["word", "after-word", "any"]))
+def test_every_pattern_is_linear_on_pumped_input(data, pattern, sep, how):
+    name, regex = pattern
+    word = data.draw(st.sampled_from(_words(regex)))
+    if how == "word":        # EXTRA_INPUTS=EXTRA_INPUTS=...
+        prefix, unit = "", word + sep
+    elif how == "after-word":  # z_<tab><tab>...
+        prefix, unit = word, sep or " "
+    else:
+        prefix = data.draw(st.text(st.sampled_from(ALPHABET), max_size=20))
+        unit = data.draw(st.text(st.sampled_from(ALPHABET), min_size=1, max_size=3))
+    text = prefix + unit * (20000 // len(unit))
+    started = time.perf_counter()
+    regex.search(text)  # (a regex search cannot be interrupted: it is timed, not limited)
+    regex.findall(text)
+    # a quadratic pattern takes seconds on 20,000 characters; linear ones milliseconds
+    assert time.perf_counter() - started < 0.5, (name, prefix[:40], unit)
