@@ -35,6 +35,12 @@ def published_cells(directory=PACKAGED):
     return cells
 
 
+@pytest.fixture(autouse=True)
+def _audit_cache(tmp_path_factory, monkeypatch):
+    """``goldenal audit`` keeps its per-file cache in a temporary directory, never ~/.cache."""
+    monkeypatch.setenv("GOLDENAL_CACHE_DIR", str(tmp_path_factory.mktemp("audit-cache")))
+
+
 @pytest.fixture
 def golden_copy(tmp_path):
     """A writable copy of the packaged golden directory."""

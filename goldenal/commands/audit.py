@@ -21,6 +21,11 @@ read, the serve configs checked and the files skipped (--show-skipped lists
 them with the reason); configs whose thinking mode was assumed (GAL305) are
 counted in one line (--show-assumptions lists them; JSON and SARIF keep each).
 
+What each file says is kept in a cache outside the tree (ruff keeps one too),
+keyed by the file's bytes, its path and goldenal's code: a file read before
+is not parsed again, and the findings are the same either way.  It lives in
+$GOLDENAL_CACHE_DIR, else the user cache directory; --no-cache skips it.
+
 --fix applies the safe fixes (marked [*]): a wrong literal value replaced by
 the golden one, when nothing on that line was assumed and the value occurs
 once there; it names every suggested fix it did not apply and why.  --diff
@@ -68,6 +73,9 @@ def configure(parser):
                              "$GOLDENAL_DIR, the nearest golden_al_distribution/ in the "
                              "current directory or its parents, the packaged curves)")
     parser.add_argument("--root", metavar="DIR", help="report paths relative to DIR")
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help="neither read nor write the per-file cache (default: kept in "
+                             "$GOLDENAL_CACHE_DIR, else the user cache directory)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help="apply the safe fixes, then report the rest")
     mode.add_argument("--diff", action="store_true",
@@ -94,7 +102,7 @@ def run(args):
                    exclude=patterns(args.exclude), extend_exclude=patterns(args.extend_exclude),
                    respect_gitignore=args.respect_gitignore,
                    settings=False if args.isolated else (args.config or True))
-    report = audit_report(paths, root=args.root, **options)
+    report = audit_report(paths, root=args.root, cache=args.cache, **options)
     findings = list(report.findings)
     if args.fix or args.diff:
         from goldenal.lint import default_root
@@ -119,7 +127,7 @@ def run(args):
             return EXIT_REFUSED if result.fixed and not args.exit_zero else EXIT_OK
         print(f"Fixed {len(result.fixed)} finding(s) in {len(result.files)} file(s); "
               f"{len(result.skipped)} not fixed.", file=sys.stderr)
-        report = audit_report(paths, root=args.root, **options)
+        report = audit_report(paths, root=args.root, cache=args.cache, **options)
         findings = list(report.findings)
     show_assumptions = args.show_assumptions or _selected(args.select, "GAL305")
     sys.stdout.write(FORMATTERS[args.format](findings, report, show_assumptions=show_assumptions,

@@ -108,7 +108,7 @@ class AuditReport(NamedTuple):
 
 def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
                  ignore=None, exclude=None, extend_exclude=None, respect_gitignore=None,
-                 settings=True):
+                 settings=True, cache=False):
     """Audit files or directories; the findings with what was read, checked and skipped.
 
     Parameters
@@ -134,6 +134,12 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
         Read ``[tool.goldenal]`` from the nearest ``pyproject.toml`` (True), a
         given ``pyproject.toml`` (str) or not at all (False).  Arguments
         given here win over the file.
+    cache : bool or str
+        Keep what each file says in a persistent cache outside the tree
+        (:mod:`goldenal.lint.cache`) so that files read before with the same
+        bytes are not parsed again: True for the user cache directory, a
+        directory path, or False (default) for none.  Findings are identical
+        either way.
 
     Returns
     -------
@@ -182,7 +188,13 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
     from goldenal.lint.fix import place
     from goldenal.lint.runner import run
 
-    result = run(paths, root, curves, exclude=patterns, respect_gitignore=respect_gitignore)
+    store = None
+    if cache:
+        from goldenal.lint.cache import Cache
+
+        store = Cache(root, None if cache is True else os.fspath(cache))
+    result = run(paths, root, curves, exclude=patterns, respect_gitignore=respect_gitignore,
+                 cache=store)
     files = result.files
     findings = _apply_suppressions(result.findings, files)
     sel, ign = _codes(select, "select"), _codes(ignore, "ignore")

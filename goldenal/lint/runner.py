@@ -37,8 +37,13 @@ class RunResult(NamedTuple):
     skipped: tuple         # ((relpath, reason), ...)
 
 
-def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True):
-    """A :class:`RunResult` for the files under ``paths``."""
+def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, cache=None):
+    """A :class:`RunResult` for the files under ``paths``.
+
+    ``cache`` (a :class:`goldenal.lint.cache.Cache`, optional) answers the
+    per-file evidence of files read before with the same bytes; it is saved
+    at the end.
+    """
     findings = []
     files = {}
     candidates = []
@@ -46,6 +51,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
     checked = {}            # relpath -> number of configs checked
     skipped = {}            # relpath -> reason
     _RECIPES.clear()
+    _STORE[0] = cache
     curve_ids = tuple(c.id for c in curves)
     clear_cache()       # the curves may differ from the last audit's (ids are reused)
     for item in walk(paths, root, exclude=exclude, respect_gitignore=respect_gitignore,
@@ -81,8 +87,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
             found = {}
             for m in candidates:
                 if m.kind == "master" and b"CONFIG_FILE" in m.data:
-                    _, mlines = text_of(m)
-                    for ref, scenarios in ms.recipe_scenarios(m.relpath, mlines).items():
+                    for ref, scenarios in _master_scenarios(m, text_of).items():
                         target = ms.resolve_recipe(ref, yaml_paths)
                         if target:
                             found.setdefault(target, set()).update(scenarios)
@@ -92,7 +97,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
         if c.kind != "master" or not c.has_knob:
             continue
         _, lines = text_of(c)
-        for inj in ms.injections(c.relpath, lines):
+        for inj in _cached("injections", c, lambda: ms.injections(c.relpath, lines)):
             target = ms.resolve_recipe(inj.recipe, yaml_paths)
             if inj.enabled and target:
                 injected.setdefault(target, []).append(inj)
@@ -211,11 +216,33 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True)
                                         "no serve config around it could be read"))
     for path, reason in stats.skipped:
         skipped.setdefault(path, reason)
+    if cache is not None:
+        cache.save()
+    _STORE[0] = None
     return RunResult(findings, files, stats.read, sum(checked.values()),
                      tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
 
 _RECIPES = {}
+_STORE = [None]         # the persistent cache of the run in progress, if any
+
+
+def _cached(kind, c, compute):
+    """``compute()``, answered from the run's persistent cache when it holds ``c``."""
+    cache = _STORE[0]
+    if cache is None:
+        return compute()
+    hit, value = cache.get(kind, c)
+    if hit:
+        return value
+    value = compute()
+    cache.put(kind, c, value)
+    return value
+
+
+def _master_scenarios(m, text_of):
+    _, lines = text_of(m)       # decoded either way: findings are placed in its lines
+    return _cached("master-scenarios", m, lambda: ms.recipe_scenarios(m.relpath, lines))
 MARKDOWN = (".md", ".markdown")
 # a benchmark client in the launcher: vLLM's ``bench serve`` / ``benchmark_serving``,
 # SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
@@ -272,7 +299,8 @@ def _recipe_cached(c, text_of):
 
         text, lines = text_of(c)
         try:
-            _RECIPES[key] = recipe_configs(c.relpath, text, lines, c.scenario or None)
+            _RECIPES[key] = _cached("recipe", c, lambda: recipe_configs(
+                c.relpath, text, lines, c.scenario or None))
         except Exception as exc:   # re-raised on each use; reported once by the caller
             _RECIPES[key] = exc
     if isinstance(_RECIPES[key], Exception):
@@ -286,7 +314,8 @@ def _configs(c, text, lines, text_of=None):
     if c.kind == "script":
         from goldenal.lint.shell import script_configs
 
-        return script_configs(c.relpath, text, lines, c.scenario or None)
+        return _cached("script", c, lambda: script_configs(c.relpath, text, lines,
+                                                           c.scenario or None))
     if c.kind == "recipe":
         from goldenal.lint.recipe import recipe_configs
 

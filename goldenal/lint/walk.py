@@ -138,12 +138,19 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
     # root, else the audited root), whatever the repository's location
     repos = {}
 
+    def git_root(d):
+        # _git_root, remembered for every directory on the way up
+        if d not in repos:
+            if os.path.exists(os.path.join(d, ".git")):
+                repos[d] = d
+            else:
+                parent = os.path.dirname(d)
+                repos[d] = None if parent == d else git_root(parent)
+        return repos[d]
+
     def scenario(p):
         a = os.path.abspath(p)
-        d = os.path.dirname(a)
-        if d not in repos:
-            repos[d] = _git_root(d)
-        top = repos[d]
+        top = git_root(os.path.dirname(a))
         if top is not None:
             return a[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")
         return rel(p)
