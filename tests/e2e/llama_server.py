@@ -40,7 +40,7 @@ def base_args(root: Path, target: Path, *, port: int, draft: Path | None = None,
     """
     argv = [str(server_binary(root)), "--model", str(target), "--host", HOST, "--port", str(port),
             "--ctx-size", str(ctx), "--parallel", "1", "--threads", "1", "--threads-batch", "1",
-            "--metrics", "--no-webui", "--seed", "1"]
+            "--metrics", "--no-webui"]
     if draft is not None:
         argv += ["--spec-type", "draft-simple", "--spec-draft-model", str(draft),
                  "--spec-draft-n-max", str(k), "--spec-draft-threads", "1"]
