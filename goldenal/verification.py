@@ -369,6 +369,12 @@ def _config_notes(sources, text):
             elif rates is not None and abs(1 + sum(rates) - float(text)) > 0.005:
                 out.append(f"{where}: the server's synthetic_acceptance_rates give AL "
                            f"{1 + sum(rates):.4f}, not {text}")
+        for cfg in src.facts.get("llamacpp_synthetic", []):
+            # llama-server states the schedule it resolved (common/speculative.cpp)
+            if abs(cfg["mean_length"] - float(text)) > 0.005:
+                out.append(f"{src.path}:{cfg['line']}: llama-server resolved its synthetic "
+                           f"acceptance to mean length {cfg['mean_length']:g} (rates "
+                           f"{cfg['rates']}), not {text}")
     return out
 
 

@@ -104,9 +104,9 @@ class _Pending:
         self.accepted, self.drafted, self.mean = accepted, drafted, mean
 
 
-def _task_observation(p, rates, ctx, request):
+def _task_observation(p, rates, ctx, request, logged_k=None):
     extra = {}
-    k = len(rates) if rates is not None else ctx.k_hint
+    k = len(rates) if rates is not None else (ctx.k_hint or logged_k)
     if rates is not None:
         derived = derive_drafts(p.accepted, rates, half=0.0005, mean=p.mean,
                                 drafted=p.drafted, k=len(rates))
@@ -137,11 +137,13 @@ def read(path, ctx: Context):
     requests = 0
     pending = None
     out = []
+    logged_k = None      # n_max of the synthetic start-up line: the server's effective K
 
     def flush(rates=None):
         nonlocal pending
         if pending is not None:
-            o = _task_observation(pending, rates, ctx, pending.slot[1] if pending.slot else None)
+            o = _task_observation(pending, rates, ctx, pending.slot[1] if pending.slot else None,
+                                  logged_k)
             if o is not None:
                 out.append(o)
         pending = None
@@ -170,6 +172,8 @@ def read(path, ctx: Context):
             continue
         m = _SYNTH.search(text)
         if m:
+            flush()
+            logged_k = int(m.group(1))
             try:
                 ctx.facts.setdefault("llamacpp_synthetic", []).append(
                     {"line": line, "k": int(m.group(1)), "mean_length": float(m.group(2)),
@@ -258,6 +262,11 @@ def _cumulative(ctx, line, text, impl, steps):
                          f"#mean acc len {mean}")
         return
     per_pos, k = None, ctx.k_hint
+    tokens = int(f["tokens"].group(1)) if f["tokens"] else None
+    drafts = int(f["drafts"].group(1)) if f["drafts"] else None
+    if k is None and tokens and drafts:
+        # each draft holds at most K tokens; exact when most are full
+        k = math.ceil(tokens / drafts)
     if f["rates"]:
         rates = _rates(f["rates"].group(1))
         # the list grows only to the deepest position ever accepted: pad to K
@@ -268,7 +277,8 @@ def _cumulative(ctx, line, text, impl, steps):
         if per_pos is None:
             ctx.refuse(line, "#acc rate/pos disagrees with #acc tokens / #calls")
             return
-    yield Observation(ctx.path, line, "llamacpp", "llamacpp-statistics", k, steps,
-                      int(f["tokens"].group(1)) if f["tokens"] else None, accepted, per_pos,
-                      mean, None, None, None, None,
-                      {"implementation": impl, "window": "since-start"})
+    extra = {"implementation": impl, "window": "since-start"}
+    if ctx.k_hint is None:
+        extra["k_from"] = "ceil(#gen tokens / #gen drafts)"
+    yield Observation(ctx.path, line, "llamacpp", "llamacpp-statistics", k, steps, tokens,
+                      accepted, per_pos, mean, None, None, None, None, extra)

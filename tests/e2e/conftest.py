@@ -15,8 +15,8 @@ import os
 
 import pytest
 
-import llama_build
-from llama_server import LlamaServer, ServerError, base_args, free_port
+from . import llama_build
+from .llama_server import LlamaServer, ServerError, base_args, free_port
 
 K = 3
 
@@ -50,7 +50,7 @@ def llama_root():
 @pytest.fixture(scope="session")
 def tiny_models(llama_root, tmp_path_factory):
     """``{"target", "draft", "noisy"}``: tiny GGUF models written for this session."""
-    from tiny_models import VOCAB_FILE, write_models
+    from .tiny_models import VOCAB_FILE, write_models
 
     return write_models(tmp_path_factory.mktemp("models"), llama_root / "models" / VOCAB_FILE)
 

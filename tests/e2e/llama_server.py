@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from llama_build import server_binary, server_env
+from .llama_build import server_binary, server_env
 
 HOST = "127.0.0.1"
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from llama_server import free_port
-from workload import measure_run, response_totals
+from .llama_server import free_port
+from .workload import measure_run, response_totals
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden-tiny"
 CELL = ["--k", "3", "--thinking", "on", "--golden-dir", str(GOLDEN)]
