@@ -49,7 +49,7 @@ def verify(run, *extra):
 
 @pytest.fixture(scope="module")
 def golden():
-    from goldenal.registry import lookup
+    from goldenal.api import lookup
 
     value = lookup("goldenal-tiny", k=3, thinking="on", golden_dir=str(GOLDEN))
     assert value.text == "2.83"
