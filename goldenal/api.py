@@ -34,7 +34,7 @@ def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, eng
     variant : dict or str, optional
         Sampling variant, e.g. ``{"draft_sample_method": "probabilistic"}``;
         ``"none"`` selects a curve without one.
-    engine : {"vllm", "sglang", "trtllm", "atom"}, optional
+    engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}, optional
         The engine whose knob will carry the value (TensorRT-LLM takes AL - 1).
     golden_dir : str, optional
         Another golden directory.

@@ -10,8 +10,13 @@ json      vLLM: the speculative-config JSON (merged into ``spec_config``);
           others: a JSON object of the variables
 yaml      an srt-slurm environment mapping, or ``speculative-config: '<json>'``
 args      command-line arguments (``--speculative-config '<json>'``,
-          ``--spec-decode-acceptance-length 2.83``)
+          ``--spec-decode-acceptance-length 2.83``, ``--spec-synth-len 2.83``)
 ========  ==============================================================
+
+llama.cpp's length flag realises a geometric per-step schedule, not the
+minimum-variance one of the other engines (:mod:`goldenal.engines.llamacpp`);
+its fragment carries a note saying so, and ``distribution`` writes the rates
+form instead.
 """
 
 from dataclasses import dataclass
@@ -35,6 +40,7 @@ class Fragment:
     thinking: str
     curve: str
     rates: "tuple | None" = None
+    notes: tuple = ()
 
     def __str__(self):
         return self.text
@@ -49,13 +55,16 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     ----------
     model, k, thinking, draft, curve, variant, golden_dir
         Cell selection, as in :func:`goldenal.lookup`.
-    engine : {"vllm", "sglang", "trtllm", "atom"}
+    engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}
     format : {"shell", "env", "json", "yaml", "args"}
     spec_config : str, optional
         vLLM: the rest of the speculative-config JSON to merge the knobs into.
-    distribution : bool
-        vLLM: ``synthetic_acceptance_rates`` from the whole curve (see
-        :mod:`goldenal.distribution`) instead of the length.
+    distribution : bool or {"curve", "min-variance"}
+        vLLM and llama.cpp: per-position rates instead of the length
+        (``synthetic_acceptance_rates``, ``--spec-synth-rates``).  True or
+        ``"curve"``: the curve's own per-position profile (see
+        :mod:`goldenal.distribution`); ``"min-variance"``: the schedule
+        ``[1]*f, p, 0...`` that the other engines' length knobs realise.
     form : {"length", "rate"}, optional
         ATOM: the rate flag ``(AL - 1) / K`` instead of the length.
     dspark_config : str, optional
@@ -65,7 +74,8 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     Returns
     -------
     Fragment
-        ``str(fragment)`` is the text to paste.
+        ``str(fragment)`` is the text to paste; ``notes`` are sentences for
+        the reader (llama.cpp's length form: the schedule it realises).
 
     Example
     -------
@@ -77,8 +87,14 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
         raise UsageError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
     if format not in FORMATS:
         raise UsageError(f"`format` must be one of {', '.join(FORMATS)}, got {format!r}")
-    if distribution and engine != "vllm":
-        raise UsageError("`distribution` is for vLLM (synthetic_acceptance_rates)")
+    if distribution is True:
+        distribution = "curve"
+    if distribution not in (False, None, "curve", "min-variance"):
+        raise UsageError("`distribution` must be curve or min-variance, got "
+                         f"{distribution!r}")
+    if distribution and engine not in ("vllm", "llamacpp"):
+        raise UsageError("`distribution` is for vLLM (synthetic_acceptance_rates) and "
+                         "llama.cpp (--spec-synth-rates)")
     if spec_config is not None and engine != "vllm":
         raise UsageError("`spec_config` is for vLLM's speculative-config JSON")
     if form is not None and engine != "atom":
@@ -97,11 +113,17 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
             _check_spec_config(spec_config, golden, registry)
         options["spec_config"] = spec_config
         if distribution:
-            from goldenal.distribution import acceptance_rates
-
-            rates = tuple(acceptance_rates(registry.curves[golden.curve], k=golden.k,
-                                           thinking=golden.thinking))
+            rates = _rates(distribution, golden, registry)
             options["rates"] = rates
+    notes = ()
+    if engine == "llamacpp":
+        from goldenal.engines.llamacpp import length_note
+
+        if distribution:
+            rates = _rates(distribution, golden, registry)
+            options["rates"] = rates
+        else:
+            notes = (length_note(golden.text, golden.k),)
     if engine == "atom":
         options["form"] = form
         options["dspark_config"] = dspark_config
@@ -110,13 +132,29 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     knob = eng.knob
     if engine == "vllm" and rates is not None:
         knob, value = "synthetic_acceptance_rates", "[" + ", ".join(repr(r) for r in rates) + "]"
+    if engine == "llamacpp" and rates is not None:
+        from goldenal.engines.llamacpp import RATES_KNOB, rates_text
+
+        knob, value = RATES_KNOB, rates_text(rates)
     if engine == "atom" and form == "rate":
         from goldenal.engines.atom import RATE_KNOB
 
         knob = RATE_KNOB
     return Fragment(text=text, engine=engine, format=format, knob=knob, value=value,
                     al=golden.text, k=golden.k, thinking=golden.thinking, curve=golden.curve,
-                    rates=rates)
+                    rates=rates, notes=notes)
+
+
+def _rates(distribution, golden, registry):
+    """Per-position survival rates of one cell: the curve's profile or min-variance."""
+    if distribution == "min-variance":
+        from goldenal.acceptance import min_variance_schedule
+
+        return tuple(float(r) for r in min_variance_schedule(golden.text, golden.k))
+    from goldenal.distribution import acceptance_rates
+
+    return tuple(acceptance_rates(registry.curves[golden.curve], k=golden.k,
+                                  thinking=golden.thinking))
 
 
 def _check_spec_config(spec_config, golden, registry):

@@ -292,9 +292,9 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     ----------
     path : str or os.PathLike
         The file: an srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a
-        TensorRT-LLM extra-LLM-API YAML, or an ATOM command line (``.sh``,
-        ``.args``).
-    engine : {"vllm", "sglang", "trtllm", "atom"}, optional
+        TensorRT-LLM extra-LLM-API YAML, or an ATOM or ``llama-server``
+        command line (``.sh``, ``.args``).
+    engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}, optional
         Refuse files that configure another engine.
     model, draft, curve, variant : optional
         Selection flags as in :func:`goldenal.lookup`; refused when they
@@ -307,9 +307,12 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     al : str, optional
         An explicit AL (the runner's ``SYNTHETIC_ACCEPTANCE_LENGTH``); skips
         the registry.
-    distribution : bool
-        vLLM: write ``synthetic_acceptance_rates`` from the curve
-        (:func:`goldenal.distribution.acceptance_rates`) instead of the length.
+    distribution : bool or {"curve", "min-variance"}
+        vLLM and llama.cpp: write per-position rates instead of the length
+        (``synthetic_acceptance_rates``, ``--spec-synth-rates``): the curve's
+        profile (:func:`goldenal.distribution.acceptance_rates`; True means
+        this) or the minimum-variance schedule.  llama.cpp realises its bare
+        length as a geometric schedule, which ``InjectResult.warnings`` notes.
     form : {"length", "rate"}, optional
         ATOM: which flag to write.
     env_file : str, optional
@@ -384,6 +387,13 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
     if path.lower().endswith(COMMAND_SUFFIXES):
         if not allow_non_agentic:
             _refuse_non_agentic(path)
+        if engine == "llamacpp" or (engine is None and _starts_llama_server(original)):
+            return _inject_llamacpp(path, original, k=k, thinking=thinking, registry=registry,
+                                    selection=selection, al=al, distribution=distribution,
+                                    force=force, check=check, diff_only=diff_only, bom=bom)
+        if distribution:
+            raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
+                             "llama.cpp (--spec-synth-rates)")
         return _inject_command(path, original, engine=engine, k=k, thinking=thinking,
                                registry=registry, selection=selection, al=al, form=form,
                                force=force, check=check, diff_only=diff_only, bom=bom)
@@ -454,13 +464,10 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         options = {}
         if distribution:
             if site.engine != "vllm":
-                raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates)")
-            if curve_id is None:
-                raise UsageError("--distribution needs the golden curve, not an explicit AL")
-            from goldenal.distribution import acceptance_rates
-
-            options["rates"] = acceptance_rates(registry.curves[curve_id], k=site_k,
-                                                thinking=thinking)
+                raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
+                                 "llama.cpp (--spec-synth-rates)")
+            options["rates"] = _rates(distribution, registry, curve_id, site_k, al_text,
+                                      thinking)
         plan = adapter(site.engine).plan(doc, site, al_text, k=site_k, force=force, **options)
         warnings.extend(f"{path}:{_site_line(site)}: warning: {w}" for w in plan.warnings)
         if not plan.changes:
@@ -480,6 +487,19 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         outputs.append((other_path, other_text, spans.apply_edits(other_text, other_edits)))
     return _finish(path, outputs, changed, len(groups), values, changes, warnings,
                    check=check, diff_only=diff_only, bom=bom)
+
+
+def _rates(distribution, registry, curve_id, k, al_text, thinking):
+    """Per-position survival rates for ``--distribution`` (curve, or min-variance)."""
+    if distribution == "min-variance":
+        from goldenal.acceptance import min_variance_schedule
+
+        return [float(r) for r in min_variance_schedule(al_text, k)]
+    if curve_id is None:
+        raise UsageError("--distribution needs the golden curve, not an explicit AL")
+    from goldenal.distribution import acceptance_rates
+
+    return acceptance_rates(registry.curves[curve_id], k=k, thinking=thinking)
 
 
 def _refuse_non_agentic(path, doc=None):
@@ -609,6 +629,67 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
     changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
     return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
                    values, changes, notes, check=check, diff_only=diff_only, bom=bom)
+
+
+def _starts_llama_server(text):
+    from goldenal.engines.llamacpp import commands
+
+    return bool(commands(text))
+
+
+def _inject_llamacpp(path, original, *, k, thinking, registry, selection, al, distribution,
+                     force, check, diff_only, bom=""):
+    """Scripts that start ``llama-server``: every command with speculative decoding."""
+    from goldenal.engines.llamacpp import plan_command, read_command_settings
+    from goldenal.engines.locate import Site
+
+    settings = [s for s in read_command_settings(path, original) if s.extra.get("speculative")]
+    found = settings[0] if settings else None
+    chosen = {}
+    if distribution is True:
+        distribution = "curve"
+
+    notes = []
+
+    def golden_for_k(site_k, line):
+        if site_k not in chosen:
+            site = Site(engine="llamacpp", role=None, section=None, spec=None, k=site_k,
+                        k_values=(site_k,), draft=found.draft if found else None,
+                        method=found.method if found else None,
+                        models=(found.model,) if found and found.model else ())
+            if al is not None:
+                text = explicit_al(_explicit_for(al, site), site_k, path=path, line=line)
+                notes.extend(check_explicit(text, site, registry=registry, k=site_k,
+                                            thinking=thinking, selection=selection,
+                                            force=force, path=path, line=line))
+                chosen[site_k] = (text, None)
+            else:
+                curve = resolve_curve(registry, site, path=path, line=line, **selection)
+                from goldenal.policy import select
+
+                try:
+                    text = select(registry, k=site_k, thinking=thinking, curve=curve.id).text
+                except Exception as exc:
+                    if hasattr(exc, "path") and exc.path is None:
+                        exc.path, exc.line = path, line
+                    raise
+                chosen[site_k] = (text, curve.id)
+        return chosen[site_k][0]
+
+    rates_for = None
+    if distribution:
+        def rates_for(site_k, al_text):
+            return _rates(distribution, registry, chosen[site_k][1], site_k, al_text, thinking)
+
+    plan, targets = plan_command(path, original, golden_for_k, k=k, rates_for=rates_for,
+                                 force=force)
+    after = spans.apply_edits(original, plan.edits)
+    values = [SiteValue(None, None, "llamacpp", site_k, al_text, knob, chosen[site_k][1], line)
+              for line, site_k, al_text, knob in targets]
+    changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
+    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
+                   values, changes, notes + list(plan.warnings), check=check,
+                   diff_only=diff_only, bom=bom)
 
 
 # -- the InferenceX runner contract -------------------------------------------

@@ -16,6 +16,17 @@ schedule's survival is ``[1]*f, p, 0, ...`` -- exactly one at the first ``f``
 positions, exactly zero past ``f + 1`` -- while real acceptance decays
 smoothly.  A smooth profile, or a mean near ``1 + f``, is the signature of a
 knob the engine silently ignored (ENGINES.md section 6).
+
+Another expected profile may be given (``profile=``): explicit survival
+rates (vLLM ``synthetic_acceptance_rates``, llama.cpp ``--spec-synth-rates``,
+e.g. a curve's own per-position profile), ``"geometric"`` (what llama.cpp
+realises for a bare ``--spec-synth-len``) or ``"none"`` (the mean only).  The
+per-step variance then follows that profile: with survival ``S_1..S_K`` the
+accepted count X has ``E[X] = sum S_i`` and ``E[X^2] = sum (2i - 1) S_i``.
+When the observed profile is not the expected one and its per-step variance
+is larger, a mean outside the schedule's tolerance but inside the observed
+spread counts as right (sigma and tolerance then are the observed ones), so
+a run whose distribution differs is still told whether its mean is right.
 """
 
 from __future__ import annotations
@@ -38,7 +49,11 @@ SILENT_PATHS = {
               "worker environment, a clamp at the runtime draft length",
     "atom": "--spec-decode-acceptance-length without --method/--num-speculative-tokens "
             "(dropped silently), a DSpark runtime verify length below ceil(AL-1)",
+    "llamacpp": "llama-server started without --spec-synth-len/--spec-synth-rates (or "
+                "LLAMA_ARG_SPEC_SYNTH_* missing from the server's own environment), a draft "
+                "limit reduced below K by the speculative implementation",
 }
+PROFILES = ("min-variance", "geometric", "none")
 # mean-only SGLang decode lines: one draw per decode step for the whole batch,
 # and a line every --decode-log-interval (default 40) decode steps
 SGLANG_STEPS_PER_LINE = 40
@@ -71,6 +86,12 @@ class Verification:
         One sentence: why it hit or what the miss looks like.
     notes : tuple of str
         What the servers' start-up lines say about the knob, where they state it.
+    mean_hit : bool
+        The mean alone is within its tolerance (a run can hit the mean and
+        still miss on its per-position profile).
+    profile : str
+        The expected profile: "min-variance", "geometric", "given" (explicit
+        rates) or "none".
     """
 
     verdict: str
@@ -91,6 +112,8 @@ class Verification:
     expected_survival: tuple | None = field(default=None, repr=False)
     profile_ok: bool | None = None
     notes: tuple = ()
+    mean_hit: bool | None = None
+    profile: str = "min-variance"
 
     @property
     def hit(self):
@@ -167,8 +190,43 @@ def _observations(run_or_paths, k, thinking):
             obs.sources)
 
 
+def _profile_iv(profile, text, value, k):
+    """``(name, expected survival or None)`` for the ``profile`` argument."""
+    if profile is None or (isinstance(profile, str) and profile == "min-variance"):
+        return "min-variance", None
+    if isinstance(profile, str):
+        if profile == "none":
+            return "none", None
+        if profile == "geometric":
+            if k is None:
+                raise ValueError("`profile` geometric needs K")
+            from goldenal.engines.llamacpp import geometric_rates
+
+            return "geometric", tuple(geometric_rates(text, k))
+        raise ValueError(f"`profile` must be one of {', '.join(PROFILES)} or a list of "
+                         f"survival rates, got {profile!r}")
+    try:
+        rates = tuple(float(r) for r in profile)
+    except (TypeError, ValueError):
+        raise ValueError(f"`profile` rates must be numbers, got {profile!r}") from None
+    if k is not None and len(rates) != k:
+        raise ValueError(f"`profile` has {len(rates)} rates, K is {k}")
+    if any(not 0 <= r <= 1 for r in rates) or any(b > a for a, b in zip(rates, rates[1:])):
+        raise ValueError(f"`profile` rates must be non-increasing survival probabilities in "
+                         f"[0, 1], got {list(rates)}")
+    if abs(1 + sum(rates) - value) > 0.005 + 1e-9:
+        raise ValueError(f"`profile` rates give AL {1 + sum(rates):.4f}, not the target {text}")
+    return "given", rates
+
+
+def _variance(survival):
+    """Per-step variance of the accepted count X with P(X >= i) = survival[i-1]."""
+    mean = sum(survival)
+    return max(0.0, sum((2 * i + 1) * s for i, s in enumerate(survival)) - mean * mean)
+
+
 def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, slack=0.0,
-           allow_incomplete=False):
+           allow_incomplete=False, profile="min-variance"):
     """Compare a synthetic-acceptance run's realized AL with its golden target.
 
     Parameters
@@ -195,6 +253,12 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     allow_incomplete : bool
         Judge the readable windows even when some were refused; by default
         the verdict is then "incomplete".
+    profile : {"min-variance", "geometric", "none"} or sequence of float
+        The per-position survival the run must show: vLLM's minimum-variance
+        schedule (default, what every engine's length knob realises except
+        llama.cpp's), llama.cpp's geometric schedule for a bare
+        ``--spec-synth-len``, explicit rates as pinned (their AL must be the
+        target), or "none" to judge the mean only.
 
     Returns
     -------
@@ -220,6 +284,7 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
         thinking = getattr(target, "thinking", None)
     text, value, k = _target_iv(target, k)
     items, k, problems, sources = _observations(run_or_paths, k, thinking)
+    profile_name, expected_profile = _profile_iv(profile, text, value, k)
     counted = [o for o in items if not o.mean_only and o.drafts]
     means = [o for o in items if o.mean_only and o.mean_al is not None]
     if not counted and not means:
@@ -229,6 +294,8 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     d = Decimal(text) - 1
     frac = d - int(d)
     var = float(frac * (1 - frac))  # exact decimal p(1-p): 0.83 -> 0.1411
+    if expected_profile is not None:
+        var = _variance(expected_profile)
     rounding = 0.005
     if counted:
         steps = sum(o.drafts for o in counted)
@@ -249,10 +316,22 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     else:
         distance = 0.0 if abs(diff) <= rounding else math.copysign(math.inf, diff)
     mean_hit = abs(diff) <= tolerance
-    survival, expected, profile_ok, profile_note = _profile(counted, k, text, z, slack)
+    survival, expected, profile_ok, profile_note = (None, None, None, None) \
+        if profile_name == "none" else _profile(counted, k, text, z, slack, expected_profile)
+    if profile_ok is False and steps:
+        # another distribution: judge its mean against its own spread when wider
+        observed = _variance(survival)
+        wide = math.sqrt(observed / steps)
+        if not mean_hit and observed > var and abs(diff) <= z * wide + rounding + slack:
+            sigma, tolerance, distance = wide, z * wide + rounding + slack, diff / wide
+            mean_hit = True
+        if k is not None and profile_name != "geometric":
+            geometric = _geometric_note(survival, text, k, z, steps)
+            if geometric:
+                profile_note += "; " + geometric
     ok = mean_hit and profile_ok is not False
     reason = _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k,
-                     survival, expected, profile_note, engine, method)
+                     survival, expected, profile_note, engine, method, profile_name)
     notes = tuple(_config_notes(sources, text))
     if notes and not ok:
         reason += "; " + "; ".join(notes)
@@ -265,7 +344,7 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
                   f"{refused[0]}); the readable windows give: {verdict_word(ok)}: {reason}")
     return Verification(verdict, realized, value, text, k, tolerance, sigma,
                         distance, steps, windows, engine, reason, method, z, survival, expected,
-                        profile_ok, notes)
+                        profile_ok, notes, mean_hit, profile_name)
 
 
 def verdict_word(ok):
@@ -290,10 +369,30 @@ def _config_notes(sources, text):
             elif rates is not None and abs(1 + sum(rates) - float(text)) > 0.005:
                 out.append(f"{where}: the server's synthetic_acceptance_rates give AL "
                            f"{1 + sum(rates):.4f}, not {text}")
+        for cfg in src.facts.get("llamacpp_synthetic", []):
+            # llama-server states the schedule it resolved (common/speculative.cpp)
+            if abs(cfg["mean_length"] - float(text)) > 0.005:
+                out.append(f"{src.path}:{cfg['line']}: llama-server resolved its synthetic "
+                           f"acceptance to mean length {cfg['mean_length']:g} (rates "
+                           f"{cfg['rates']}), not {text}")
     return out
 
 
-def _profile(counted, k, text, z, extra=0.0):
+def _geometric_note(survival, text, k, z, steps):
+    """A sentence when ``survival`` is llama.cpp's geometric schedule for a bare length."""
+    from goldenal.engines.llamacpp import KNOB, RATES_KNOB, geometric_rates, min_variance_rates
+
+    geo = geometric_rates(text, k)
+    margin = 0.0005 + 1.0 / steps
+    if all(abs(s - g) <= z * math.sqrt(g * (1 - g) / steps) + margin
+           for s, g in zip(survival, geo)):
+        return (f"it is llama.cpp's geometric schedule {_fmt_list(geo)} for {KNOB} {text}; "
+                f"pin {RATES_KNOB} {','.join(min_variance_rates(text, k))} (goldenal emit "
+                "--engine llamacpp --distribution min-variance) for the min-variance one")
+    return None
+
+
+def _profile(counted, k, text, z, extra=0.0, expected=None):
     """Observed vs schedule survival; (survival, expected, ok or None, note)."""
     if not counted or k is None:
         return None, None, None, None
@@ -302,7 +401,9 @@ def _profile(counted, k, text, z, extra=0.0):
         return None, None, None, None
     steps = sum(o.drafts for o in counted)
     survival = tuple(sum(r[i] for r in rows) / steps for i in range(k))
-    expected = schedule(Decimal(text), k)
+    name = "min-variance schedule" if expected is None else "expected profile"
+    if expected is None:
+        expected = schedule(Decimal(text), k)
     # counts rebuilt from three-decimal log rates are exact to +-0.0005 per window
     margin = 0.0005 + 1.0 / steps + extra
     bad = []
@@ -313,7 +414,7 @@ def _profile(counted, k, text, z, extra=0.0):
     if not bad:
         return survival, expected, True, None
     i = bad[0]
-    note = (f"per-position survival {_fmt_list(survival)} is not the min-variance schedule "
+    note = (f"per-position survival {_fmt_list(survival)} is not the {name} "
             f"{_fmt_list(expected)} (position {i}: {survival[i]:.3f} vs {expected[i]:.3f})")
     return survival, expected, False, note
 
@@ -329,13 +430,17 @@ def _smooth(survival):
         0.0 < s < 1.0 for s in survival) and all(a > b for a, b in zip(survival, survival[1:]))
 
 
+_PROFILE_WORDS = {"min-variance": "the min-variance schedule", "given": "the expected profile",
+                  "geometric": "llama.cpp's geometric schedule"}
+
+
 def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, survival,
-            expected, profile_note, engine, method):
+            expected, profile_note, engine, method, profile_name="min-variance"):
     over = f"over {steps} steps" if steps else "no step count: rounding only"
     where = (f"realized AL {realized:.4f} vs target {text} (tolerance +-{tolerance:.4f} {over}, "
              f"{_fmt_sigma(distance)})")
     if ok:
-        tail = "; per-position profile matches the min-variance schedule" \
+        tail = f"; per-position profile matches {_PROFILE_WORDS[profile_name]}" \
             if survival is not None else ""
         return where + tail
     parts = [where]

@@ -75,6 +75,7 @@ EXPECTED = [
     (f"{SN}/agentic/qwen3.5_fp4_b300_sglang_mtp.sh", 6, 1, "GAL301", None, None),
     (f"{SN}/agentic/qwen3.5_fp8_h200_mtp.sh", 3, 1, "GAL301", None, None),
     (f"{SN}/agentic/qwen3.5_fp8_mi300x_mtp.sh", 4, 12, "GAL206", "3.39", "3.39"),
+    (f"{SN}/agentic/tiny_gguf_cpu_llamacpp_draft.sh", 5, 5, "GAL207", "1,0.83", None),
     (f"{SN}/dsv4_fp4_b200_sglang_mtp.sh", 3, 8, "GAL302", "2.49", None),
     (f"{SN}/serve_configs/agentic-blob.bin", 1, 1, "GAL306", None, None),
     (f"{SN}/serve_configs/glm-agentic-serve.json", 1, 1, "GAL306", None, None),
@@ -260,7 +261,8 @@ def test_suppression_used_and_unused(findings):
 
 def test_select_and_ignore(registry):
     fs = audit([REPO], registry=registry, select=["GAL2"])
-    assert {f.code for f in fs} == {"GAL201", "GAL202", "GAL203", "GAL204", "GAL205", "GAL206"}
+    assert {f.code for f in fs} == {"GAL201", "GAL202", "GAL203", "GAL204", "GAL205", "GAL206",
+                                    "GAL207"}
     fs = audit([REPO], registry=registry, ignore="GAL305,unreadable-input")
     assert not {f.code for f in fs} & {"GAL305", "GAL306"}
 

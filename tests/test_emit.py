@@ -70,7 +70,8 @@ def test_refusals_are_one_line(run_cli):
     assert code == 2 and err.startswith("error: speculative-config JSON does not parse")
     code, out, err = run_cli("emit", "dsv4", "--k", "3", "--thinking", "on", "--engine",
                              "sglang", "--distribution")
-    assert (code, err) == (2, "error: `distribution` is for vLLM (synthetic_acceptance_rates)\n")
+    assert (code, err) == (2, "error: `distribution` is for vLLM (synthetic_acceptance_rates) "
+                           "and llama.cpp (--spec-synth-rates)\n")
 
 
 def test_library_mirrors_the_cli_for_every_published_cell():

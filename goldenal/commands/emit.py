@@ -14,13 +14,22 @@ writes it the way the engine reads it:
   sglang  SGLANG_SIMULATE_ACC_LEN=AL, _METHOD=match-expected, _TOKEN_MODE=real-draft-token
   trtllm  TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=AL-1
   atom    --spec-decode-acceptance-length AL (--rate: --spec-decode-acceptance-rate (AL-1)/K)
+  llamacpp  --spec-synth-len AL (env LLAMA_ARG_SPEC_SYNTH_LEN), which llama.cpp realises
+          as a GEOMETRIC schedule (constant conditional p, p+...+p^K = AL-1), not the
+          min-variance one of the other engines; --distribution writes
+          --spec-synth-rates (LLAMA_ARG_SPEC_SYNTH_RATES) instead: the curve's
+          per-position profile, or with --distribution min-variance the schedule
+          [1]*f, p, 0... that vLLM realises
 
 Formats: shell (export lines), env (.env lines), json, yaml (an environment
 mapping, or speculative-config: '<json>'), args (command-line arguments).
-The fragment goes to stdout; refusals to stderr (exit 1).
+The fragment goes to stdout; notes (llama.cpp's length form) and refusals to
+stderr (exit 1 for refusals).
 
 In Python: goldenal.emit(model, engine="vllm", k=3, thinking="on", ...).
 """
+
+import sys
 
 from goldenal.commands._selection import add_selection_arguments, golden_dir
 from goldenal.engines import ENGINES
@@ -34,8 +43,11 @@ def configure(parser):
                         help="output format (default: shell)")
     parser.add_argument("--spec-config", metavar="JSON",
                         help="vLLM: the rest of the speculative-config JSON to merge into")
-    parser.add_argument("--distribution", action="store_true",
-                        help="vLLM: synthetic_acceptance_rates from the whole curve")
+    parser.add_argument("--distribution", nargs="?", const="curve", default=None,
+                        choices=("curve", "min-variance"),
+                        help="vLLM and llama.cpp: per-position rates instead of the length; "
+                             "curve (the default): the curve's own profile; min-variance: "
+                             "the schedule vLLM's length realises")
     parser.add_argument("--rate", action="store_true",
                         help="ATOM: --spec-decode-acceptance-rate (AL-1)/K instead of the length")
     parser.add_argument("--dspark-config", metavar="JSON",
@@ -51,4 +63,6 @@ def run(args):
                     spec_config=args.spec_config, distribution=args.distribution,
                     form="rate" if args.rate else None, dspark_config=args.dspark_config)
     print(fragment.text)
+    for note in fragment.notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0

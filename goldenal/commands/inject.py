@@ -4,7 +4,10 @@ Every speculative site of each FILE gets its engine's knob: vLLM
 speculative-config JSON strings or mappings (every worker role), SGLang and
 TensorRT-LLM *_environment blocks at any indentation (anchors, aliases and
 multi-variant base/override files included), a TensorRT-LLM extra-LLM-API
-YAML with the env file it names (# env-file: PATH), ATOM command lines.
+YAML with the env file it names (# env-file: PATH), ATOM command lines, and
+scripts that start llama-server (--spec-synth-len after the speculative flags;
+with --distribution, --spec-synth-rates: llama.cpp realises a bare length as a
+geometric schedule, not the min-variance one, and says so on stderr).
 Model, draft head, method, variant and K are read from the file; a flag that
 contradicts the file is refused.  Only the changed values are rewritten; every
 other byte stays as it was, and a second run changes nothing.
@@ -13,6 +16,7 @@ other byte stays as it was, and a second run changes nothing.
     goldenal inject recipe.yaml --thinking on --check       # exit 1 if a change is needed
     goldenal inject recipe.yaml --thinking on --diff        # print the change, write nothing
     goldenal inject config.yaml --thinking off --distribution   # vLLM rates from the curve
+    goldenal inject serve.sh --thinking on --distribution min-variance   # llama.cpp rates
 
 Drop-in for InferenceX's runner (reads SYNTHETIC_ACCEPTANCE,
 SYNTHETIC_ACCEPTANCE_LENGTH, MODEL_PREFIX, NUM_SPEC_TOKENS, THINKING_MODE,
@@ -49,8 +53,11 @@ def configure(parser):
     parser.add_argument("--engine", choices=ENGINES, help="refuse files for another engine")
     # model, head, variant and K are read from the file; flags that contradict it are refused
     add_selection_arguments(parser, model_flag=True, k_required=False, thinking_required=False)
-    parser.add_argument("--distribution", action="store_true",
-                        help="vLLM: write synthetic_acceptance_rates from the whole curve")
+    parser.add_argument("--distribution", nargs="?", const="curve", default=None,
+                        choices=("curve", "min-variance"),
+                        help="vLLM and llama.cpp: write per-position rates instead of the "
+                             "length; curve (the default): the curve's own profile; "
+                             "min-variance: the schedule vLLM's length realises")
     parser.add_argument("--rate", action="store_true",
                         help="ATOM: write --spec-decode-acceptance-rate (AL-1)/K")
     parser.add_argument("--env-file", metavar="PATH",

@@ -7,10 +7,16 @@ count and the engine's per-step schedule (f or f+1 accepted drafts per step;
 4 sigma by default, plus the target's two-decimal rounding).  Per-position
 counts, where present, must follow the min-variance schedule [1]*f, p, 0...;
 a smooth decaying profile is real acceptance: the knob was silently ignored.
+--profile names another expected profile: "curve" (the curve's own
+per-position profile, as emit/inject --distribution write it), "geometric"
+(what llama.cpp realises for a bare --spec-synth-len), explicit rates
+P0,P1,... as pinned, or "none" (the mean only).  A run that hits the mean but
+not the profile is a miss that says so (e.g. llama.cpp's geometric schedule).
 
     goldenal verify measurements/m3-throughput/ --model minimax-m3 \\
         --draft Inferact/MiniMax-M3-EAGLE3 --k 3 --thinking on
     goldenal verify server.log --target 2.83 --k 3
+    goldenal verify run/ --model goldenal-tiny --k 3 --thinking on --profile curve
 
 stdout: "hit: ...", "missed: ..." or "incomplete: N windows refused (first:
 path:line: reason) ..." (one line; --format json for the record).  Exit 0
@@ -47,6 +53,11 @@ def configure(parser):
     parser.add_argument("--slack", type=_non_negative_float, default=0.0,
                         help="extra absolute allowance for systematic end-of-request effects "
                              "(default 0)")
+    parser.add_argument("--profile", metavar="P", default="min-variance",
+                        help="expected per-position survival: min-variance (default), curve "
+                             "(the curve's own profile; needs --model/--curve), geometric "
+                             "(llama.cpp's --spec-synth-len), none (mean only), or rates "
+                             "P0,P1,...")
     parser.add_argument("--allow-incomplete", action="store_true",
                         help="judge the readable windows even when some were refused "
                              "(default: verdict 'incomplete', exit 2)")
@@ -72,9 +83,29 @@ def run(args):
         target = lookup(args.model, k=args.k, thinking=args.thinking, draft=args.draft,
                         curve=args.curve, variant=args.variant, golden_dir=golden_dir(args))
     paths = args.paths[0] if len(args.paths) == 1 else args.paths
+    profile = args.profile
+    if profile == "curve":
+        if args.target is not None:
+            print("error: --profile curve needs the golden cell (--model or --curve), not "
+                  "--target", file=sys.stderr)
+            return 2
+        from goldenal.distribution import acceptance_rates
+        from goldenal.registry import load_registry
+
+        registry = load_registry(golden_dir(args))
+        profile = acceptance_rates(registry.curves[target.curve], k=target.k,
+                                   thinking=target.thinking)
+    elif profile not in ("min-variance", "geometric", "none"):
+        try:
+            profile = [float(x) for x in profile.split(",")]
+        except ValueError:
+            print(f"error: --profile must be min-variance, curve, geometric, none or rates "
+                  f"P0,P1,..., got {args.profile!r}", file=sys.stderr)
+            return 2
     try:
         result = verify(paths, target, k=args.k, thinking=args.thinking, engine=args.engine,
-                        z=args.z, slack=args.slack, allow_incomplete=args.allow_incomplete)
+                        z=args.z, slack=args.slack, allow_incomplete=args.allow_incomplete,
+                        profile=profile)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -29,7 +29,7 @@ class SpecSetting:
     line, col : int
         1-based position of the knob, or of the spec config when no knob is set.
     engine : str
-        ``"vllm"``, ``"sglang"``, ``"trtllm"`` or ``"atom"``.
+        ``"vllm"``, ``"sglang"``, ``"trtllm"``, ``"atom"`` or ``"llamacpp"``.
     role : str or None
         ``"aggregated"``, ``"prefill"``, ``"decode"``, or None when the file
         has no worker roles.

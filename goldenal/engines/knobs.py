@@ -4,10 +4,11 @@ Pure data and decimal arithmetic, standard library only: ``goldenal lookup``
 and :class:`goldenal.policy.GoldenValue` use it without loading an adapter.
 Sources for every knob: ENGINES.md of the project's references (vLLM
 ``SpeculativeConfig``, SGLang ``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM
-``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, ATOM ``--spec-decode-*``).
+``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, ATOM ``--spec-decode-*``, llama.cpp
+``--spec-synth-len`` / ``--spec-synth-rates``).
 """
 
-ENGINES = ("vllm", "sglang", "trtllm", "atom")
+ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
 
 # engine -> (name of the knob that carries the value, offset added to AL)
 # TensorRT-LLM counts forced *accepted drafts*, so it takes AL - 1.
@@ -16,6 +17,7 @@ KNOBS = {
     "sglang": ("SGLANG_SIMULATE_ACC_LEN", 0),
     "trtllm": ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", -1),
     "atom": ("--spec-decode-acceptance-length", 0),
+    "llamacpp": ("--spec-synth-len", 0),
 }
 
 # The variable InferenceX's runner reads when no engine is named.
@@ -94,11 +96,14 @@ def env_assignment(engine, al_text):
     """``NAME=value`` for the engine's environment knob, or the runner's variable."""
     if engine in ("sglang", "trtllm"):
         return f"{KNOBS[engine][0]}={knob_value(engine, al_text)}"
+    if engine == "llamacpp":
+        return f"LLAMA_ARG_SPEC_SYNTH_LEN={knob_value(engine, al_text)}"
     return f"{RUNNER_VARIABLE}={al_text}"
 
 
 # Every knob name each engine reads for synthetic acceptance (value knob first).
-# Sources: ENGINES.md §1.1 (vLLM), §2 (SGLang), §3 (TensorRT-LLM), §4.1 (ATOM).
+# Sources: ENGINES.md §1.1 (vLLM), §2 (SGLang), §3 (TensorRT-LLM), §4.1 (ATOM), §5.1
+# (llama.cpp: flags and their LLAMA_ARG_* environment spellings).
 KNOB_NAMES = {
     "vllm": ("synthetic_acceptance_length", "synthetic_acceptance_rates",
              "synthetic_acceptance_rate", "rejection_sample_method"),
@@ -106,4 +111,6 @@ KNOB_NAMES = {
                "SGLANG_SIMULATE_ACC_TOKEN_MODE"),
     "trtllm": ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",),
     "atom": ("--spec-decode-acceptance-length", "--spec-decode-acceptance-rate"),
+    "llamacpp": ("--spec-synth-len", "--spec-synth-rates", "LLAMA_ARG_SPEC_SYNTH_LEN",
+                 "LLAMA_ARG_SPEC_SYNTH_RATES"),
 }

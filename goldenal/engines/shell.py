@@ -2,7 +2,7 @@
 
 Launchers set the knobs with ``export`` lines (SGLang, TensorRT-LLM), build
 vLLM's speculative-config JSON in a string (``"synthetic_acceptance_length":
-2.49`` or ``%.2f`` filled from a variable), or pass ATOM flags.  This reader
+2.49`` or ``%.2f`` filled from a variable), or pass ATOM or llama.cpp flags.  This reader
 finds each knob, the K written nearby and simple ``NAME=value`` variables so
 ``$VAR`` values can be resolved; it is read-only (``inject`` rewrites ATOM
 command lines only, where every value is literal).
@@ -73,5 +73,8 @@ def read_shell_settings(path, text=None):
                 col=m.start() - line_start + 1, engine=engine, role=None, knob=knob,
                 value=unquote(raw), k=k, extra=extra))
     out.extend(read_command_settings(path, text))
+    from goldenal.engines.llamacpp import read_command_settings as llamacpp_settings
+
+    out.extend(llamacpp_settings(path, text))
     out.sort(key=lambda s: (s.line, s.col))
     return out

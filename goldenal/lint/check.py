@@ -106,6 +106,9 @@ def implied_al(cfg):
             return 1 + sum(Decimal(str(r)) for r in rates)
         except (ValueError, TypeError, InvalidOperation):
             return None
+    if cfg.knob == ev.LLAMA_RATES:
+        parts = [_dec(x) for x in str(value).strip("'\"").split(",")]
+        return None if any(p is None for p in parts) else 1 + sum(parts)
     num = _dec(value)
     if num is None:
         return None
@@ -129,6 +132,10 @@ def expected_knob(cfg, al_text):
         if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE) and cfg.k:
             # vLLM 0.19's scalar rate has ATOM's unit, (AL - 1) / K
             return knob_value("atom", al_text, k=cfg.k, form="rate")
+        if cfg.knob == ev.LLAMA_RATES and cfg.k:
+            from goldenal.engines.llamacpp import min_variance_rates
+
+            return ",".join(min_variance_rates(al_text, cfg.k))
     except PolicyError:
         return None
     return al_text
@@ -216,6 +223,8 @@ def check_config(cfg, curves):
     _honour(cfg, add)
     if any(f.code == "GAL205" for f in out):
         return out
+    if cfg.engine == "llamacpp" and not _llamacpp_starts(cfg, add):
+        return out
     if cfg.k is None:
         add("GAL304", f"cannot determine the golden cell for {cfg.knob}={cfg.value}: "
                       "K (no literal num_speculative_tokens / speculative-num-steps / "
@@ -298,7 +307,8 @@ def check_config(cfg, curves):
                       f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
             fix=f"replace {cfg.value} with {expected}")
         return out
-    shown = al.normalize() if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE, ev.TRTLLM_FORCE) else None
+    shown = al.normalize() if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE, ev.TRTLLM_FORCE,
+                                           ev.LLAMA_RATES) else None
     msg = f"{cfg.knob}={cfg.value}"
     if shown is not None:
         msg += f" (AL {shown:f})"
@@ -316,6 +326,43 @@ def check_config(cfg, curves):
     add("GAL201", msg, found=cfg.value, expected=expected,
         fix=f"replace {cfg.value} with {expected}")
     return out
+
+
+def _llamacpp_starts(cfg, add):
+    """GAL207 / GAL204 / GAL206: llama-server's start-up checks of its synthetic knob.
+
+    False when the server would refuse to start (the finding says why).
+    """
+    from goldenal.engines.llamacpp import KNOB, RATES_KNOB, parse_rates, rates_problem
+
+    x = cfg.extra
+    if not x.get("llama_spec"):
+        add("GAL206", f"{x.get('llama_env') or cfg.knob}={cfg.value} on a llama-server without speculative decoding "
+                      "(no --spec-type / --spec-draft-model): the server refuses to start "
+                      "(synthetic acceptance requires an initialized speculative decoding "
+                      "context)", found=cfg.value)
+        return False
+    if cfg.knob == ev.LLAMA_RATES:
+        try:
+            rates = parse_rates(cfg.value)
+        except ValueError as exc:
+            add("GAL207", f"{RATES_KNOB}={cfg.value}: {exc}; llama-server refuses to start",
+                found=cfg.value)
+            return False
+        problem = rates_problem(rates, cfg.k)
+        if problem:
+            said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
+            add("GAL207", f"{RATES_KNOB}={cfg.value}: {problem}{said}; llama-server refuses "
+                          "to start", found=cfg.value)
+            return False
+    elif cfg.k is not None:
+        al = _dec(cfg.value)
+        if al is not None and not 1 <= al <= cfg.k + 1:
+            said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
+            add("GAL204", f"{KNOB}={cfg.value} is outside [1, {cfg.k + 1}] for K={cfg.k}{said}; "
+                          "llama-server refuses to start", found=cfg.value)
+            return False
+    return True
 
 
 def _honour(cfg, add):

@@ -24,11 +24,16 @@ TRTLLM_FORCE = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
 ATOM_LENGTH = "--spec-decode-acceptance-length"
 ATOM_RATE = "--spec-decode-acceptance-rate"
 RUNNER_LENGTH = "SYNTHETIC_ACCEPTANCE_LENGTH"
+LLAMA_LENGTH = "--spec-synth-len"               # llama.cpp, and LLAMA_ARG_SPEC_SYNTH_LEN
+LLAMA_RATES = "--spec-synth-rates"              # llama.cpp, and LLAMA_ARG_SPEC_SYNTH_RATES
+LLAMA_ENV = {"LLAMA_ARG_SPEC_SYNTH_LEN": LLAMA_LENGTH, "LLAMA_ARG_SPEC_SYNTH_RATES": LLAMA_RATES}
 
 # Substrings that make a file worth reading at all (byte prefilter).
 KNOB_BYTES = (b"synthetic_acceptance", b"SGLANG_SIMULATE_ACC", b"TLLM_SPEC_DECODE_FORCE",
-              b"spec-decode-acceptance", b"SYNTHETIC_ACCEPTANCE")
-SPEC_BYTES = (b"speculative", b"num-speculative-tokens", b"max_draft_len")
+              b"spec-decode-acceptance", b"SYNTHETIC_ACCEPTANCE", b"spec-synth-",
+              b"LLAMA_ARG_SPEC_SYNTH")
+SPEC_BYTES = (b"speculative", b"num-speculative-tokens", b"max_draft_len", b"spec-draft-",
+              b"LLAMA_ARG_SPEC_DRAFT")
 
 
 @dataclass(frozen=True)

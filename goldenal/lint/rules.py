@@ -123,12 +123,27 @@ _RULES = [
         "on a vLLM image older than 0.20 (or the 0.19 scalar rate on a newer one); a fractional "
         "TensorRT-LLM value on the two-model path (parsed as an integer: off); a TensorRT-LLM "
         "value of 0 (off); SGLang `real-draft-token` with `speculative-eagle-topk` other than 1; "
-        "ATOM acceptance flags without `--method`.",
+        "ATOM acceptance flags without `--method`; llama.cpp `--spec-synth-len`/`-rates` on a "
+        "`llama-server` without speculative decoding (it refuses to start).",
         "Each of these silently disables or distorts forced acceptance (engine facts in "
         "ENGINES.md), so the benchmark reports real or wrong acceptance as if it were golden.",
         "eagle3_one_model: false\nTLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
         "eagle3_one_model: true\nTLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
         "No automatic fix: the engine image or launch path must change.",
+    ),
+    Rule(
+        "GAL207", "synthetic-rates-invalid", "error",
+        "llama.cpp synthetic acceptance rates that llama-server refuses at start-up.",
+        "Flags `--spec-synth-rates` (or `LLAMA_ARG_SPEC_SYNTH_RATES`) whose list does not "
+        "hold exactly K values (K = `--spec-draft-n-max`, default 3), or holds a value "
+        "outside [0, 1], or rises from one position to the next.",
+        "The rates are unconditional survival probabilities, one per draft position; "
+        "llama-server checks them when it initialises speculative decoding and exits, so "
+        "the benchmark never starts (or starts from another launch path than intended).",
+        "--spec-draft-n-max 3 --spec-synth-rates 1,0.83",
+        "--spec-draft-n-max 3 --spec-synth-rates 1,0.83,0   # goldenal emit --engine llamacpp "
+        "--distribution min-variance",
+        "No automatic fix: K or the rates are wrong.",
     ),
     Rule(
         "GAL301", "missing-synthetic-knob", "error",

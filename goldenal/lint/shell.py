@@ -34,7 +34,15 @@ _KNOB_RES = [
     (ev.VLLM_RATE, re.compile(r'["\']?synthetic_acceptance_rate["\']?\s*[:=]\s*' + _NUM)),
     (ev.ATOM_LENGTH, re.compile(r"--spec-decode-acceptance-length(?:\s+|=)" + _NUM)),
     (ev.ATOM_RATE, re.compile(r"--spec-decode-acceptance-rate(?:\s+|=)" + _NUM)),
+    (ev.LLAMA_LENGTH, re.compile(r"--spec-synth-len(?:\s+|=)" + _NUM)),
+    (ev.LLAMA_RATES, re.compile(r"--spec-synth-rates(?:\s+|=)[\"']?([^\"'\s;}]+)")),
 ]
+# llama.cpp's knobs in the environment (LLAMA_ARG_<FLAG>), read like its flags
+_LLAMA_ENV_RE = re.compile(r"(?<![\w-])(LLAMA_ARG_SPEC_SYNTH_LEN|LLAMA_ARG_SPEC_SYNTH_RATES)="
+                           r"[\"']?([^\s\"';]+)")
+_LLAMA_SPEC_RE = re.compile(r"(?<![\w-])(?:--spec-type|--spec-draft-model|-md|--model-draft|"
+                            r"LLAMA_ARG_SPEC_TYPE|LLAMA_ARG_SPEC_DRAFT_MODEL)(?:\s+|=)[\"']?"
+                            r"([^\"'\s;]+)")
 _ENV_KNOBS = (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH)
 _YAML_ENV_RE = re.compile(r"^\s*(SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
                           r"|SGLANG_SIMULATE_ACC_TOKEN_MODE|SGLANG_SIMULATE_ACC_METHOD)\s*:\s*"
@@ -52,6 +60,8 @@ _K_RES = [  # precedence: first match kind wins
     # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (ENGINES.md 3.4),
     # as the recipe reader takes it
     ("trt-nextn", re.compile(r"^\s*num_nextn_predict_layers\s*:\s*(\d+)")),
+    ("llamacpp", re.compile(r"(?:--spec-draft-n-max|LLAMA_ARG_SPEC_DRAFT_N_MAX)(?:\s+|=)"
+                            r"[\"']?(\d+)")),
 ]
 _DRAFT_RES = [
     re.compile(r'"model"\s*:\s*"([^"$]+)"'),
@@ -75,10 +85,11 @@ _ENGINE_RES = [
     ("sglang", re.compile(r"sglang\.launch_server|\bsglang serve\b")),
     ("trtllm", re.compile(r"\btrtllm-serve\b")),
     ("atom", re.compile(r"\batom\.entrypoints|-m atom\b|\batom serve\b")),
+    ("llamacpp", re.compile(r"(?<![\w.-])llama-server(?![\w.-])")),
 ]
 # every pattern _scan looks for contains one of these
 _SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
-                        r"trtllm|atom|topk|model")
+                        r"trtllm|atom|topk|model|SPEC|llama-server")
 # a YAML speculative-config mapping: its ``model`` is the draft head
 _SPEC_BLOCK_RE = re.compile(r"^(\s*)[\"']?speculative[-_]config[\"']?\s*:\s*$")
 _NESTED_DRAFT_RE = re.compile(r"^\s*(?:model|draft_model|speculative_model(?:_dir)?)\s*:\s*"
@@ -92,7 +103,8 @@ _INTERESTING = re.compile(
     r"SYNTHETIC_ACCEPTANCE|speculative|num-speculative-tokens|max_draft_len|num_nextn_predict|"
     r"--method|"
     r"spec-tokens|spec-method|one_model|think|THINK|chat-template|DRAFT|draft-model|decoding_type|"
-    r"--model|served-model|^\s*model:|vllm serve|trtllm-serve|launch_server|atom\.entrypoints")
+    r"--model|served-model|^\s*model:|vllm serve|trtllm-serve|launch_server|atom\.entrypoints|"
+    r"spec-synth|LLAMA_ARG_SPEC|spec-draft|spec-type|llama-server")
 
 
 # ------------------------------------------------------------------ scanning
@@ -106,7 +118,10 @@ def _scan(text, no, found):
     flat = text.replace('\\"', '"') if '\\"' in text else text
     if not _SCAN_GATE.search(flat):
         return
-    if "accept" in flat:
+    if "spec-synth" in flat or "LLAMA_ARG_SPEC" in flat or "spec-type" in flat \
+            or "spec-draft-model" in flat or "-md" in flat or "model-draft" in flat:
+        _scan_llamacpp(flat, no, found)
+    if "accept" in flat or "spec-synth" in flat:
         for knob, rx in _KNOB_RES:
             m = rx.search(flat)
             if m:
@@ -200,11 +215,32 @@ def _scan(text, no, found):
         found["spec"] = True
 
 
+def _scan_llamacpp(flat, no, found):
+    """llama.cpp: speculative decoding switched on, and knobs spelled as environment."""
+    if _LLAMA_SPEC_RE.search(flat):
+        found["llama_spec"] = True
+        m = re.search(r"(?:--spec-type|LLAMA_ARG_SPEC_TYPE)(?:\s+|=)[\"']?([\w,-]+)", flat)
+        if m:
+            found["method"] = m.group(1)
+        m = re.search(r"(?:--spec-draft-model|-md|--model-draft|LLAMA_ARG_SPEC_DRAFT_MODEL)"
+                      r"(?:\s+|=)[\"']?([^\"'\s;]+)", flat)
+        if m and "$" not in m.group(1):
+            found["draft"] = m.group(1)
+        # the served model is a GGUF path; curves match a local path by its file name
+        m = re.search(r"(?<![\w-])(?:-m|--model)(?:\s+|=)[\"']?([^\"'\s;]+)", flat)
+        if m and "$" not in m.group(1) and m.group(1) not in found["models"]:
+            found["models"].append(m.group(1))
+    for m in _LLAMA_ENV_RE.finditer(flat):
+        knob = ev.LLAMA_ENV[m.group(1)]
+        found["knob"] = (knob, m.group(2), no, m.start(1) + 1)
+        found["llama_env"] = m.group(1)
+
+
 def _new_found():
     return {"knob": None, "env_knobs": {}, "k": {}, "draft": None, "method": None,
             "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
             "engine": None, "spec": False, "token_mode": None, "acc_method": None,
-            "first": None, "models": []}
+            "first": None, "models": [], "llama_spec": False, "llama_env": None}
 
 
 class _State:
@@ -327,7 +363,8 @@ def _signature(st):
             f["knob"], tuple(sorted(f["env_knobs"].items())), tuple(sorted(f["k"].items())),
             f["draft"], f["method"], f["atom_method"], f["rsm"], f["dsm"], f["topk"],
             f["one_model"], f["engine"], f["spec"], f["token_mode"], f["acc_method"],
-            f["first"], tuple(f["models"]), f.get("spec_indent"))
+            f["first"], tuple(f["models"]), f.get("spec_indent"), f["llama_spec"],
+            f["llama_env"])
 
 
 def _merge_states(states, line, closes):
@@ -430,7 +467,8 @@ _INTERESTING_WORDS = (
     "num_nextn_predict",
     "--method", "spec-tokens", "spec-method", "one_model", "think", "THINK", "chat-template",
     "DRAFT", "draft-model", "decoding_type", "--model", "served-model", "model:", "vllm serve",
-    "trtllm-serve", "launch_server", "atom.entrypoints")
+    "trtllm-serve", "launch_server", "atom.entrypoints", "spec-synth", "LLAMA_ARG_SPEC",
+    "spec-draft", "spec-type", "llama-server")
 
 
 def _hit_lines(text):
@@ -698,6 +736,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
             j += 1
     if knob in (ev.ATOM_LENGTH, ev.ATOM_RATE):
         engine = "atom"
+    elif knob in (ev.LLAMA_LENGTH, ev.LLAMA_RATES):
+        engine = "llamacpp"
     elif knob in (ev.VLLM_LENGTH, ev.VLLM_RATES, ev.VLLM_RATE):
         engine = "vllm"
     if engine is None:
@@ -707,13 +747,21 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
                 engine = e
                 break
     k = k_line = None
-    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt", "trt-nextn"):
+    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt", "trt-nextn",
+                 "llamacpp"):
         if kind in f["k"]:
             k, k_line = f["k"][kind]
             break
+    k_default = False
+    if engine == "llamacpp" and k is None and (f["llama_spec"] or knob):
+        # llama-server drafts at most --spec-draft-n-max tokens, default 3 (common/common.h)
+        from goldenal.engines.llamacpp import DEFAULT_K
+
+        k, k_default = DEFAULT_K, True
     # a launch script: it starts an engine, or sets K; other scripts that merely
     # mention speculative settings (patch helpers, docs generators) are not configs
-    spec = k is not None or (f["spec"] and f["engine"] is not None)
+    spec = (k is not None and not k_default) or (f["spec"] and f["engine"] is not None) \
+        or f["llama_spec"]
     if not spec and knob is None:
         return None
     draft = f["draft"]
@@ -732,6 +780,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         if s[0] not in holders or all(choice.get(c, a) == a for c, a in holders[s[0]].path)])
     extra = {"eagle_topk": f["topk"], "token_mode": f["token_mode"],
              "acc_method": f["acc_method"], "atom_method": f["atom_method"]}
+    if engine == "llamacpp":
+        extra.update(llama_spec=f["llama_spec"], k_default=k_default, llama_env=f["llama_env"])
     if f["one_model"] is not None:
         extra["one_model_key"], extra["one_model"] = f["one_model"]
     variant = {"draft_sample_method": f["dsm"]} if f["dsm"] else {}

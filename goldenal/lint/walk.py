@@ -179,9 +179,11 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
             return
         stats.read += 1
         # a few cheap gates first: most files mention none of them
-        # (every TensorRT-LLM config with max_draft_len also says speculative_config)
+        # (every TensorRT-LLM config with max_draft_len also says speculative_config;
+        # llama.cpp spells its flags spec-synth-* / spec-draft-*)
         if not (b"_ACC" in data or b"acceptance" in data or b"speculative" in data
-                or b"goldenal:" in data):
+                or b"goldenal:" in data or b"spec-synth" in data or b"SPEC_SYNTH" in data
+                or b"spec-draft" in data):
             return
         has_knob = any(b in data for b in ev.KNOB_BYTES)
         has_spec = has_knob or any(b in data for b in ev.SPEC_BYTES)

@@ -1,24 +1,55 @@
-"""llama.cpp server (``llama-server``) speculative statistics.
+"""llama.cpp server (``llama-server``) speculative statistics in its log.
 
-From ggml-org/llama.cpp PR #24536 (FORMATS.md section 8): a per-request line
-``draft acceptance = r ( a accepted / g generated), mean acceptance length = X,
-acceptance rate per position = (s_0, ...)`` (no step count: D is rebuilt from
-the survival list as for vLLM) and an aggregate ``statistics`` line with
-``#gen drafts`` (D), ``#acc tokens`` (A), ``#gen tokens`` (T),
-``#mean acc len`` and ``#acc rate/pos``.  Per-request lines are preferred;
-the aggregate lines are used only when a file has none (they would count the
-same steps twice).
+Lines as the llama.cpp tree vendored in llama-cpp-python 0.3.36 prints them
+(``tools/server/server-context.cpp`` ``print_timings``,
+``common/speculative.cpp``):
+
+* per finished task, at INFO::
+
+    slot print_timing: id  0 | task 5 | draft acceptance = 0.56667 (  187 accepted /   330 generated), mean len =  2.70
+
+  ``accepted`` is A, ``generated`` the draft tokens T; ``mean len`` is
+  1 + A / D with D the task's verification steps, to two decimals.  At trace
+  verbosity (``-lv 4``) the next line of the same slot adds the per-position
+  survival ``acc per pos = (0.736, 0.518, 0.445)`` (a_i / D, three decimals).
+  D is rebuilt as the integer that reproduces every printed figure (and T / K
+  when consistent); a line whose D stays ambiguous is a mean-only window.
+* at trace verbosity, after each task, one cumulative line per speculative
+  implementation: ``statistics draft-simple: #calls(b,g,a) = B G S, #gen drafts =
+  ..., #acc tokens = A, #mean acc len = L, #acc rate/pos = (...)``, where S
+  (accept calls) is D.  The counters run from server start, so only the last
+  line of a log is read, and only when the log has no per-task lines (they
+  count the same steps).
+* at start-up with a synthetic knob: ``synthetic acceptance: n_max = K, mean
+  length = L, rates = [r_0, ...]`` -- the schedule the server realises, kept as
+  a fact for ``verify``.
+
+Older servers (ggml-org/llama.cpp PR #24536, FORMATS.md section 8) printed
+``mean acceptance length = X, acceptance rate per position = (s_0, ...)`` on
+the per-request line and ``#gen drafts`` as the step count; both are still read.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, counts_from_rates, derive_drafts
 from goldenal.observation import Observation
 
-MARKERS = (b"acceptance rate per position", b"#gen drafts")
+MARKERS = (b"draft acceptance =", b"acc per pos =", b"#gen drafts", b"synthetic acceptance",
+           b"acceptance rate per position")
+_SLOT = re.compile(r"\bid\s+(\d+) \| task (-?\d+)")
+# current (vendored 0.3.36) per-task line and its trace companion
+_TASK_LINE = re.compile(r"draft acceptance =\s*[0-9.naif]+\s*\(\s*(\d+) accepted /\s*(\d+) "
+                        r"generated\),\s*mean len =\s*([0-9.]+)\s*$")
+_PER_POS = re.compile(r"acc per pos = \(([^)]*)\)")
+_SYNTH = re.compile(r"synthetic acceptance: n_max = (\d+), mean length = ([0-9.]+), "
+                    r"rates = \[([^\]]*)\]")
+_REDUCED = re.compile(r"synthetic acceptance draft limit was reduced from (\d+) to (\d+)")
+_CALLS = re.compile(r"statistics\s+(\S+): #calls\(b,g,a\) =\s*(\d+)\s+(\d+)\s+(\d+)")
+# PR #24536 spelling
 _REQ = re.compile(r"\(\s*(\d+) accepted /\s*(\d+) generated\).*?mean acceptance length =\s*"
                   r"([0-9.]+).*?acceptance rate per position = \(([^)]*)\)")
 _TASK = re.compile(r"\btask (\d+)")
@@ -30,19 +61,134 @@ _STAT = {"drafts": re.compile(r"#gen drafts =\s*(\d+)"),
 
 
 def sniff(head: str) -> bool:
-    return "acceptance rate per position" in head or "#gen drafts" in head
+    return ("draft acceptance =" in head and "mean len =" in head) or \
+        "acceptance rate per position" in head or "#gen drafts" in head or \
+        "synthetic acceptance: n_max" in head
 
 
 def _rates(text):
     return [float(x) for x in text.split(",") if x.strip()]
 
 
+def _steps_from_mean(accepted, drafted, mean, k):
+    """D from ``mean len`` (two decimals) and the draft tokens: ``(D, how)`` or None.
+
+    Every step drafts between 1 and K tokens, so T / K <= D <= T; D must also
+    print ``1 + A / D`` as the mean.  One candidate: exact.  Several: T / K
+    when it is one of them (exact whenever every step drafted K tokens).
+    """
+    if drafted <= 0:
+        return None
+    lo, hi = 1, drafted
+    if k:
+        lo = max(lo, math.ceil(drafted / k))
+    if accepted:
+        if mean - 1 + 0.005 > 0:
+            lo = max(lo, math.ceil(accepted / (mean - 1 + 0.005) - 1e-9))
+        if mean - 1 - 0.005 > 0:
+            hi = min(hi, math.floor(accepted / (mean - 1 - 0.005) + 1e-9))
+    found = [d for d in range(lo, hi + 1) if f"{1 + accepted / d:.2f}" == f"{mean:.2f}"] \
+        if hi - lo < 100000 else []
+    if len(found) == 1:
+        return found[0], "mean"
+    if k and drafted % k == 0 and drafted // k in found:
+        return drafted // k, "drafted/k"
+    return None
+
+
+class _Pending:
+    """A per-task line waiting for its trace ``acc per pos`` companion."""
+
+    def __init__(self, line, slot, accepted, drafted, mean):
+        self.line, self.slot = line, slot
+        self.accepted, self.drafted, self.mean = accepted, drafted, mean
+
+
+def _task_observation(p, rates, ctx, request, logged_k=None):
+    extra = {}
+    k = len(rates) if rates is not None else (ctx.k_hint or logged_k)
+    if rates is not None:
+        derived = derive_drafts(p.accepted, rates, half=0.0005, mean=p.mean,
+                                drafted=p.drafted, k=len(rates))
+        if derived is None:
+            ctx.refuse(p.line, f"counts contradict the printed figures: {p.accepted} accepted, "
+                               f"mean len {p.mean:.2f}, acc per pos {rates}")
+            return None
+        steps, per_pos, how = derived
+    else:
+        per_pos = None
+        found = _steps_from_mean(p.accepted, p.drafted, p.mean, k)
+        if found is None:
+            extra["ambiguous"] = "no step count reproduces the printed mean uniquely"
+            return Observation(ctx.path, p.line, "llamacpp", "llamacpp-task", k, None,
+                               p.drafted, p.accepted, None, p.mean, None, None, request, None,
+                               extra)
+        steps, how = found
+        if how == "drafted/k":
+            extra["approximate"] = True
+    extra["drafts_from"] = how
+    return Observation(ctx.path, p.line, "llamacpp", "llamacpp-task", k, steps, p.drafted,
+                       p.accepted, per_pos, p.mean, None, None, request, None, extra)
+
+
 def read(path, ctx: Context):
-    stats = []
+    stats = []           # PR #24536 statistics lines
+    calls = {}           # impl -> (line, text) of its last cumulative statistics line
     requests = 0
+    pending = None
+    out = []
+    logged_k = None      # n_max of the synthetic start-up line: the server's effective K
+
+    def flush(rates=None):
+        nonlocal pending
+        if pending is not None:
+            o = _task_observation(pending, rates, ctx, pending.slot[1] if pending.slot else None,
+                                  logged_k)
+            if o is not None:
+                out.append(o)
+        pending = None
+
     for line, text, terminated in _io.scan(path, MARKERS):
+        slot = _SLOT.search(text)
+        slot_key = slot.groups() if slot else None
+        m = _PER_POS.search(text)
+        if m and "acc per pos" in text:
+            if pending is not None and pending.slot == slot_key:
+                try:
+                    rates = _rates(m.group(1))
+                except ValueError:
+                    ctx.refuse(line, "malformed acc per pos")
+                    rates = None
+                flush(rates)
+            continue
+        m = _TASK_LINE.search(text)
+        if m:
+            flush()
+            requests += 1
+            pending = _Pending(line, slot_key, int(m.group(1)), int(m.group(2)),
+                               float(m.group(3)))
+            yield from out
+            out.clear()
+            continue
+        m = _SYNTH.search(text)
+        if m:
+            flush()
+            logged_k = int(m.group(1))
+            try:
+                ctx.facts.setdefault("llamacpp_synthetic", []).append(
+                    {"line": line, "k": int(m.group(1)), "mean_length": float(m.group(2)),
+                     "rates": _rates(m.group(3))})
+            except ValueError:
+                ctx.remark(line, "malformed synthetic acceptance start-up line")
+            continue
+        m = _REDUCED.search(text)
+        if m:
+            ctx.facts.setdefault("llamacpp_synthetic_reduced", []).append(
+                {"line": line, "from": int(m.group(1)), "to": int(m.group(2))})
+            continue
         m = _REQ.search(text)
         if m:
+            flush()
             requests += 1
             accepted, tokens = int(m.group(1)), int(m.group(2))
             try:
@@ -56,19 +202,29 @@ def read(path, ctx: Context):
                 ctx.refuse(line, f"counts contradict the printed mean {mean}")
                 continue
             steps, per_pos, how = derived
-            yield Observation(ctx.path, line, "llama.cpp", "llamacpp-request", len(rates), steps,
-                              tokens, accepted, per_pos, mean, None, None,
-                              task.group(1) if task else str(requests), None,
-                              {"drafts_from": how})
+            out.append(Observation(ctx.path, line, "llamacpp", "llamacpp-request", len(rates),
+                                   steps, tokens, accepted, per_pos, mean, None, None,
+                                   task.group(1) if task else str(requests), None,
+                                   {"drafts_from": how}))
+            yield from out
+            out.clear()
             continue
         if "#gen drafts" in text:
+            c = _CALLS.search(text)
+            if c:
+                calls[c.group(1)] = (line, text, c)
+                continue
             fields = {name: rx.search(text) for name, rx in _STAT.items()}
             if fields["drafts"] is None or fields["accepted"] is None:
                 ctx.refuse(line, "statistics line without #gen drafts / #acc tokens")
                 continue
             stats.append((line, fields))
+    flush()
+    yield from out
     if requests:
         return
+    for impl, (line, text, c) in calls.items():
+        yield from _cumulative(ctx, line, text, impl, int(c.group(4)))
     for line, f in stats:
         drafts, accepted = int(f["drafts"].group(1)), int(f["accepted"].group(1))
         if drafts == 0:
@@ -94,6 +250,43 @@ def read(path, ctx: Context):
             if per_pos is None:
                 ctx.refuse(line, "#acc rate/pos disagrees with #acc tokens / #gen drafts")
                 continue
-        yield Observation(ctx.path, line, "llama.cpp", "llamacpp-statistics", k, drafts,
+        yield Observation(ctx.path, line, "llamacpp", "llamacpp-statistics", k, drafts,
                           int(f["tokens"].group(1)) if f["tokens"] else None, accepted, per_pos,
                           mean, None, None, None, None, {})
+
+
+def _cumulative(ctx, line, text, impl, steps):
+    """The last cumulative statistics line of one implementation: since server start."""
+    f = {name: rx.search(text) for name, rx in _STAT.items()}
+    if f["accepted"] is None:
+        ctx.refuse(line, "statistics line without #acc tokens")
+        return
+    accepted = int(f["accepted"].group(1))
+    if steps == 0:
+        return
+    mean = float(f["mean"].group(1)) if f["mean"] else None
+    if mean is not None and f"{1 + accepted / steps:.2f}" != f"{mean:.2f}":
+        ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{steps} vs "
+                         f"#mean acc len {mean}")
+        return
+    per_pos, k = None, ctx.k_hint
+    tokens = int(f["tokens"].group(1)) if f["tokens"] else None
+    drafts = int(f["drafts"].group(1)) if f["drafts"] else None
+    if k is None and tokens and drafts:
+        # each draft holds at most K tokens; exact when most are full
+        k = math.ceil(tokens / drafts)
+    if f["rates"]:
+        rates = _rates(f["rates"].group(1))
+        # the list grows only to the deepest position ever accepted: pad to K
+        if k is not None and len(rates) < k:
+            rates += [0.0] * (k - len(rates))
+        k = len(rates)
+        per_pos = counts_from_rates(steps, rates, accepted, 0.0005 + 1e-9)
+        if per_pos is None:
+            ctx.refuse(line, "#acc rate/pos disagrees with #acc tokens / #calls")
+            return
+    extra = {"implementation": impl, "window": "since-start"}
+    if ctx.k_hint is None:
+        extra["k_from"] = "ceil(#gen tokens / #gen drafts)"
+    yield Observation(ctx.path, line, "llamacpp", "llamacpp-statistics", k, steps, tokens,
+                      accepted, per_pos, mean, None, None, None, None, extra)

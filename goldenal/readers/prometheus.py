@@ -16,6 +16,11 @@ read in one streaming pass.
   efficiency gauge is usable, as ``efficiency x (K+1)`` when K is known.
 * ATOM: ``atom:mtp_draft_tokens_total``, ``atom:mtp_accepted_tokens_total``,
   ``atom:mtp_decode_steps_total{accepted_tokens="k"}`` (a histogram).
+* llama.cpp ``llama-server --metrics``: vLLM's counter names under a
+  ``llamacpp:`` prefix, no engine label (one server, one engine); the
+  per-position series appear only after the first speculative task
+  (``tools/server/server-task.cpp``), so a scrape taken before it lacks them:
+  they count from zero when that scrape's ``num_drafts`` is 0.
 * TensorRT-LLM / SGLang: gauges only (``trtllm_spec_decode_acceptance_length``,
   ``sglang:spec_accept_length``): mean-only windows.
 
@@ -36,10 +41,11 @@ from goldenal.observation import Observation
 NAME = "prometheus"
 _FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")
 _UI_ROW = re.compile(r"^([^\s{]+\{.*\})\s*\|\s*(\S+)\s*$")  # the name has no "{"
-_SAMPLE = re.compile(r"^(?:vllm|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+(?:\|\s*)?"
+_SAMPLE = re.compile(r"^(?:vllm|atom|trtllm|sglang|llamacpp)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+(?:\|\s*)?"
                      r"[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
 
 _VLLM = "vllm:spec_decode_"
+_LLAMACPP = "llamacpp:spec_decode_"
 _COUNTERS = {"num_drafts": "drafts", "num_draft_tokens": "draft_tokens",
              "num_accepted_tokens": "accepted", "num_accepted_tokens_per_pos": "per_pos",
              "num_emitted_tokens": "emitted"}
@@ -110,6 +116,9 @@ def _delta(before, after, ctx):
         name, labels = key
         label_text = ",".join(f'{k}="{v}"' for k, v in labels)
         where = after.sample_names.get(key, name) + "{" + label_text + "}"
+        if old is None and name == _LLAMACPP + "num_accepted_tokens_per_pos" and \
+                before.values.get((_LLAMACPP + "num_drafts", ())) == 0:
+            old = 0.0   # llama.cpp writes these series from its first speculative task on
         if old is None:
             raise _Reset(f"{where} is absent from the earlier scrape: the server "
                          "(re)started between the scrapes")
@@ -142,6 +151,7 @@ def read_pair(before, after, ctx: Context):
     try:
         deltas = _delta(before_s, after_s, ctx)
         yield from _vllm(deltas, after_s, before_s, ctx)
+        yield from _vllm(deltas, after_s, before_s, ctx, _LLAMACPP)
         yield from _atom(deltas, ctx, before)
         yield from _gauges(after_s, ctx)
     except _Reset as exc:
@@ -169,8 +179,13 @@ def _sum_by(deltas, prefix):
     return totals, per_pos, series
 
 
-def _vllm(deltas, after, before, ctx):
-    totals, per_pos, _ = _sum_by(deltas, _VLLM)
+def _vllm(deltas, after, before, ctx, prefix=_VLLM):
+    """vLLM's counters, or llama.cpp's (the same names under ``llamacpp:``)."""
+    totals, per_pos, _ = _sum_by(deltas, prefix)
+    engine, fmt = ("llamacpp", "llamacpp-prometheus") if prefix == _LLAMACPP else \
+        ("vllm", "vllm-prometheus")
+    if prefix == _LLAMACPP and not totals and not per_pos:
+        return
     if not totals and not per_pos:
         gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(_VLLM)}
         if gauge:
@@ -180,7 +195,7 @@ def _vllm(deltas, after, before, ctx):
         gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(_VLLM)}
         yield from _vllm_v0(gauge, ctx)
         return
-    engines = {dict(labels).get("engine") for (name, labels) in deltas if name.startswith(_VLLM)}
+    engines = {dict(labels).get("engine") for (name, labels) in deltas if name.startswith(prefix)}
     engines.discard(None)
     window = "since-start" if before is None else "between scrapes"
     extra = {"window": window, "engines": len(engines) or 1}
@@ -188,7 +203,7 @@ def _vllm(deltas, after, before, ctx):
         extra["before"] = before.path
     drafts = _as_int(totals["drafts"], "drafts", ctx) if "drafts" in totals else None
     if "accepted" not in totals:
-        raise _Reset("no vllm:spec_decode_num_accepted_tokens_total samples in the scrape "
+        raise _Reset(f"no {prefix}num_accepted_tokens_total samples in the scrape "
                      "(a partial export?): AL needs accepted tokens")
     accepted = _as_int(totals["accepted"], "accepted tokens", ctx)
     tokens = (_as_int(totals["draft_tokens"], "draft tokens", ctx)
@@ -222,7 +237,7 @@ def _vllm(deltas, after, before, ctx):
     if drafts == 0:
         ctx.refuse(None, "no drafts in the window (num_drafts did not move): nothing measured")
         return
-    yield Observation(ctx.path, None, "vllm", "vllm-prometheus", k, drafts, tokens, accepted,
+    yield Observation(ctx.path, None, engine, fmt, k, drafts, tokens, accepted,
                       positions, None, None, None, None, None, extra)
 
 

@@ -1,0 +1,558 @@
+"""llama.cpp (``llama-server``): ``--spec-synth-len L`` or ``--spec-synth-rates P0,...``.
+
+Both flags (environment ``LLAMA_ARG_SPEC_SYNTH_LEN`` / ``LLAMA_ARG_SPEC_SYNTH_RATES``)
+are mutually exclusive and need speculative decoding (``--spec-type`` /
+``--spec-draft-model``): without it the server refuses to start ("synthetic
+acceptance requires an initialized speculative decoding context",
+``tools/server/server-context.cpp``).  K is the effective maximum draft length,
+``--spec-draft-n-max`` (``LLAMA_ARG_SPEC_DRAFT_N_MAX``), default 3
+(``common/common.h``).
+
+The two forms realise different per-step distributions at the same mean
+(``common_speculative_synth_rates_resolve`` in ``common/speculative.cpp``):
+
+- ``--spec-synth-rates`` takes unconditional survival probabilities, entry i
+  = P(the first i+1 drafts are accepted): exactly K values, finite, in [0, 1],
+  non-increasing.  Writing vLLM's minimum-variance schedule ``[1]*f, p, 0...``
+  (or the curve's own per-position profile, :mod:`goldenal.distribution`)
+  replays that distribution.
+- ``--spec-synth-len L`` (in [1, K+1]) resolves to a **geometric** schedule:
+  one conditional probability p with p + ... + p^K = L - 1 (32 bisection
+  steps), survival p^(i+1).  Its mean is L, but the steps spread over 0..K
+  accepted drafts, unlike every other engine's length knob.
+
+Source: ENGINES.md §5.1, the llama.cpp tree vendored in the llama-cpp-python
+0.3.36 source distribution (``common/arg.cpp``, ``common/speculative.cpp``).
+"""
+
+import math
+import os
+import re
+from decimal import Decimal, InvalidOperation
+
+from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned
+from goldenal.errors import ParseError, PolicyError, UsageError
+from goldenal.recipes import spans
+from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
+
+KNOB = "--spec-synth-len"
+RATES_KNOB = "--spec-synth-rates"
+ENV_KNOB = "LLAMA_ARG_SPEC_SYNTH_LEN"
+ENV_RATES = "LLAMA_ARG_SPEC_SYNTH_RATES"
+K_FLAG = "--spec-draft-n-max"
+K_ENV = "LLAMA_ARG_SPEC_DRAFT_N_MAX"
+TYPE_FLAG = "--spec-type"
+TYPE_ENV = "LLAMA_ARG_SPEC_TYPE"
+DRAFT_FLAGS = ("--spec-draft-model", "-md", "--model-draft")
+DRAFT_ENV = "LLAMA_ARG_SPEC_DRAFT_MODEL"
+MODEL_FLAGS = ("-m", "--model")
+SERVER = "llama-server"
+DEFAULT_K = 3  # common_params_speculative draft n_max (common/common.h)
+FLAG_OF_ENV = {ENV_KNOB: KNOB, ENV_RATES: RATES_KNOB}
+ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
+# Which schedule a rates fragment writes: the curve's per-position profile, or
+# the minimum-variance schedule every other engine's length knob realises.
+DISTRIBUTIONS = ("curve", "min-variance")
+
+
+# -- schedules -----------------------------------------------------------------
+
+def geometric_rates(al, k):
+    """The survival schedule llama.cpp realises for ``--spec-synth-len al`` at K = ``k``.
+
+    The same computation as ``common_speculative_synth_rates_resolve``: p by
+    32 bisection steps on ``p + ... + p^K = al - 1``, then ``p^(i+1)``.
+    ``geometric_rates(3.4, 4)`` gives ``[0.80581, 0.64933, 0.52323, 0.42163]``
+    to five decimals (llama.cpp's own test).
+    """
+    length = float(al)
+    if not math.isfinite(length) or not 1.0 <= length <= k + 1:
+        raise ValueError(f"synthetic acceptance length must be finite and within [1, {k + 1}]")
+    if length == k + 1:
+        p = 1.0
+    elif length > 1.0:
+        lo, hi = 0.0, 1.0
+        for _ in range(32):
+            mid = 0.5 * (lo + hi)
+            total, term = 0.0, mid
+            for _ in range(k):
+                total += term
+                term *= mid
+            if total < length - 1.0:
+                lo = mid
+            else:
+                hi = mid
+        p = 0.5 * (lo + hi)
+    else:
+        p = 0.0
+    return [p ** (i + 1) for i in range(k)]
+
+
+def min_variance_rates(al_text, k):
+    """vLLM's minimum-variance survival ``[1]*f, p, 0...`` as exact decimal strings."""
+    from goldenal.acceptance import min_variance_schedule
+
+    return [_plain(Decimal(r.numerator) / Decimal(r.denominator))
+            for r in min_variance_schedule(str(al_text), k)]
+
+
+def _plain(value):
+    text = format(value.normalize(), "f")
+    return text if text not in ("-0",) else "0"
+
+
+def rates_text(rates):
+    """``P0,P1,...`` as ``--spec-synth-rates`` takes it (no spaces, shortest decimals)."""
+    out = []
+    for r in rates:
+        if isinstance(r, str):
+            out.append(r.strip())
+        else:
+            text = f"{float(r):.6f}".rstrip("0").rstrip(".")
+            out.append(text or "0")
+    return ",".join(out)
+
+
+def parse_rates(text):
+    """The rates of a ``--spec-synth-rates`` value, as llama.cpp splits them (``std::stod``).
+
+    Raises ValueError naming the first entry that is not a number.
+    """
+    values = []
+    for raw in str(text).strip().strip("'\"").split(","):
+        item = raw.strip()
+        try:
+            values.append(float(item))
+        except ValueError:
+            raise ValueError(f"rate {item!r} is not a number") from None
+    return values
+
+
+def rates_problem(rates, k):
+    """Why llama.cpp refuses these rates at start-up for K = ``k``, or None."""
+    if k is not None and len(rates) != k:
+        return f"rates must contain K={k} values (the effective --spec-draft-n-max), got {len(rates)}"
+    for i, r in enumerate(rates):
+        if not math.isfinite(r) or not 0.0 <= r <= 1.0:
+            return f"rate {i} is {r:g}: rates must be finite and within [0, 1]"
+        if i and r > rates[i - 1]:
+            return (f"rate {i} ({r:g}) exceeds rate {i - 1} ({rates[i - 1]:g}): rates must be "
+                    "non-increasing (unconditional survival)")
+    return None
+
+
+def rates_al(rates):
+    """The mean acceptance length a rates list realises: 1 + sum of survivals."""
+    return 1.0 + sum(rates)
+
+
+def length_note(al_text, k):
+    """The one sentence every writer says about the bare length form."""
+    geo = ", ".join(f"{r:.3f}" for r in geometric_rates(al_text, k))
+    mv = ",".join(min_variance_rates(al_text, k))
+    return (f"llama.cpp realises {KNOB} {al_text} at K={k} as a geometric schedule (survival "
+            f"[{geo}]), not the minimum-variance one vLLM, SGLang, TensorRT-LLM and ATOM "
+            f"realise ([{mv}]); for that distribution use the rates form (emit --distribution "
+            f"min-variance: {RATES_KNOB} {mv})")
+
+
+class LlamaCppAdapter(EngineAdapter):
+    """llama.cpp: the AL itself (geometric schedule), or explicit survival rates."""
+
+    name = "llamacpp"
+    knob = KNOB
+
+    def convert(self, al_text, *, k=None, form=None):
+        if form not in (None, "length"):
+            raise ValueError(f"`form` must be length for llama.cpp, got {form!r}")
+        from goldenal.engines.knobs import knob_value
+
+        return knob_value(self.name, al_text)
+
+    def rates(self, al_text, *, k, distribution, curve_rates=None):
+        """The rates for one cell: ``distribution`` "curve" (needs ``curve_rates``) or
+        "min-variance"."""
+        if distribution == "min-variance":
+            return min_variance_rates(al_text, k)
+        if distribution == "curve":
+            if curve_rates is None:
+                raise UsageError("the curve's per-position rates need the golden curve")
+            return [rates_text([r]) for r in curve_rates]
+        raise UsageError(f"`distribution` must be one of {', '.join(DISTRIBUTIONS)}, "
+                         f"got {distribution!r}")
+
+    def fragment(self, al_text, *, k, fmt, rates=None, **options):
+        if rates is not None:
+            flag, value = RATES_KNOB, rates_text(rates)
+        else:
+            flag, value = KNOB, self.convert(al_text)
+        env = ENV_OF_FLAG[flag]
+        if fmt == "args":
+            return f"{flag} {value}"
+        if fmt == "shell":
+            return f"export {env}={value}"
+        if fmt == "env":
+            return f"{env}={value}"
+        if fmt == "yaml":
+            return f'{env}: "{value}"'
+        if fmt == "json":
+            import json
+
+            return json.dumps({env: value})
+        raise ValueError(f"unknown format {fmt!r}")
+
+
+ADAPTER = LlamaCppAdapter()
+
+
+# -- reading command lines ------------------------------------------------------
+
+_WORD = r"'[^']*'|\"[^\"]*\"|[^\s\\;|&]+"
+_FLAG = re.compile(r"(?<![\w-])(?P<flag>--spec-synth-len|--spec-synth-rates|--spec-draft-n-max|"
+                   r"--spec-type|--spec-draft-model|-md|--model-draft|-m|--model)"
+                   r"(?P<sep>=|[ \t]+(?:\\\n[ \t]*)?)(?P<value>" + _WORD + r")")
+_ENV = re.compile(r"(?<![\w-])(?P<name>LLAMA_ARG_SPEC_SYNTH_LEN|LLAMA_ARG_SPEC_SYNTH_RATES|"
+                  r"LLAMA_ARG_SPEC_DRAFT_N_MAX|LLAMA_ARG_SPEC_TYPE|LLAMA_ARG_SPEC_DRAFT_MODEL)"
+                  r"=(?P<value>" + _WORD + r")")
+_SERVER = re.compile(r"(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])")
+
+
+def _unq(text):
+    return unquote(text or "")
+
+
+def _commented(text, index):
+    line_start = text.rfind("\n", 0, index) + 1
+    return "#" in text[line_start:index] and not _in_quotes(text[line_start:index])
+
+
+def _in_quotes(prefix):
+    return prefix.count("'") % 2 == 1 or prefix.count('"') % 2 == 1
+
+
+def _line(text, index):
+    return text.count("\n", 0, index) + 1
+
+
+def _col(text, index):
+    return index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _command_end(text, start):
+    """End of the logical line starting at ``start`` (backslash continuations joined)."""
+    end = start
+    while True:
+        nl = text.find("\n", end)
+        if nl < 0:
+            return len(text)
+        if text[:nl].rstrip(" \t").endswith("\\"):
+            end = nl + 1
+            continue
+        return nl
+
+
+class Command:
+    """One ``llama-server`` command line of a script: its flags and the environment."""
+
+    def __init__(self, text, start, end, flags, env):
+        self.start, self.end = start, end
+        self.flags = flags              # flag -> [match]
+        self.env = env                  # name -> (value, match or None)
+        self.line = _line(text, start)
+
+    def value(self, flag):
+        found = self.flags.get(flag)
+        return _unq(found[-1].group("value")) if found else None
+
+    def any_value(self, flags):
+        for flag in flags:
+            value = self.value(flag)
+            if value is not None:
+                return value
+        return None
+
+    @property
+    def speculative(self):
+        """Speculative decoding is configured (a type or a draft model)."""
+        return bool(self.any_value((TYPE_FLAG, *DRAFT_FLAGS))
+                    or self.env.get(TYPE_ENV) or self.env.get(DRAFT_ENV))
+
+    def knobs(self):
+        """``[(name, value as written, match, "flag" or "env")]`` in file order."""
+        out = [(flag, m.group("value"), m, "flag") for flag in (KNOB, RATES_KNOB)
+               for m in self.flags.get(flag, [])]
+        out += [(name, value, m, "env") for name, (value, m) in self.env.items()
+                if name in FLAG_OF_ENV]
+        out.sort(key=lambda item: item[2].start() if item[2] is not None else -1)
+        return out
+
+
+def commands(text):
+    """Every uncommented ``llama-server`` command of a script, with its environment.
+
+    The environment of a command is what the script exports before it (``export
+    LLAMA_ARG_...=v`` or ``LLAMA_ARG_...=v`` on its own line) plus assignments
+    prefixed to the command itself.
+    """
+    exported = {}
+    out = []
+    pos = 0
+    events = []
+    for m in _SERVER.finditer(text):
+        if not _commented(text, m.start()):
+            events.append(("server", m))
+    for m in _ENV.finditer(text):
+        if not _commented(text, m.start()):
+            events.append(("env", m))
+    events.sort(key=lambda e: e[1].start())
+    for kind, m in events:
+        if m.start() < pos:
+            continue
+        if kind == "env":
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            before = text[line_start:m.start()].strip()
+            if before in ("", "export") or before.startswith("export "):
+                exported[m.group("name")] = (_unq(m.group("value")), m)
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        end = _command_end(text, m.start())
+        flags = {}
+        for f in _FLAG.finditer(text, m.end(), end):
+            if not _commented(text, f.start()):
+                flags.setdefault(f.group("flag"), []).append(f)
+        env = dict(exported)
+        for e in _ENV.finditer(text, line_start, m.start()):
+            env[e.group("name")] = (_unq(e.group("value")), e)
+        out.append(Command(text, m.start(), end, flags, env))
+        pos = end
+    return out
+
+
+def _path_value(raw, variables):
+    """A model path as far as the script says: resolved, else its literal file name.
+
+    ``"$MODELS/target.gguf"`` with ``MODELS`` set at run time still names the
+    file ``target.gguf``, which is what curves match local paths by.
+    """
+    if not raw or "$" not in raw:
+        return raw or None
+    resolved = resolve(raw, variables)
+    if resolved is not None:
+        return resolved
+    tail = raw.rstrip("/").rsplit("/", 1)[-1]
+    return tail if tail and "$" not in tail and tail != raw else None
+
+
+def command_k(cmd, variables):
+    """``(K, how)``: ``how`` is "flag", "env" or "default" (llama.cpp's n_max of 3)."""
+    raw = cmd.value(K_FLAG)
+    how = "flag"
+    if raw is None and K_ENV in cmd.env:
+        raw, how = cmd.env[K_ENV][0], "env"
+    if raw is None:
+        return DEFAULT_K, "default"
+    value = resolve(raw, variables)
+    return (int(value), how) if value is not None and value.isdigit() else (None, how)
+
+
+def read_command_settings(path, text=None):
+    """llama.cpp settings of every ``llama-server`` command in a script or argument file."""
+    path = os.fspath(path)
+    if text is None:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    if SERVER not in text:
+        return []
+    variables = literal_variables(text)
+    out = []
+    for cmd in commands(text):
+        knobs = cmd.knobs()
+        if not knobs and not cmd.speculative:
+            continue
+        k, how = command_k(cmd, variables)
+        extra = {"speculative": cmd.speculative, "k_from": how}
+        knob = value = None
+        anchor = cmd.start
+        if knobs:
+            name, raw, m, where = knobs[-1]
+            knob = FLAG_OF_ENV.get(name, name)
+            value = _unq(raw)
+            resolved = resolve(raw, variables)
+            if resolved is not None and resolved != value:
+                extra["resolved"] = resolved
+            if where == "env":
+                extra["env"] = name
+            if len(knobs) > 1:
+                extra["knobs"] = [FLAG_OF_ENV.get(n, n) for n, *_ in knobs]
+            if m is not None:
+                anchor = m.start()
+        model = cmd.any_value(MODEL_FLAGS)
+        draft = cmd.any_value(DRAFT_FLAGS) or (cmd.env.get(DRAFT_ENV) or (None,))[0]
+        method = cmd.value(TYPE_FLAG) or (cmd.env.get(TYPE_ENV) or (None,))[0]
+        draft, model = _path_value(draft, variables), _path_value(model, variables)
+        out.append(SpecSetting(
+            path=path, line=_line(text, anchor), col=_col(text, anchor), engine="llamacpp",
+            knob=knob, value=value, k=k, draft=draft, method=method, model=model or None,
+            extra=extra))
+    return out
+
+
+# -- rewriting command lines ------------------------------------------------------
+
+def _knob_al(name, value, k):
+    """The AL a knob value asks for (Decimal), or None when it is not a number."""
+    try:
+        if FLAG_OF_ENV.get(name, name) == RATES_KNOB:
+            return 1 + sum(Decimal(x.strip()) for x in value.split(","))
+        return Decimal(value)
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def _kept_rates(knobs, al_text, k, variables):
+    """The literal rates of the one rates knob when they are valid and realise ``al_text``."""
+    if len(knobs) != 1 or FLAG_OF_ENV.get(knobs[0][0], knobs[0][0]) != RATES_KNOB:
+        return None
+    value = resolve(knobs[0][1], variables)
+    if value is None or value != _unq(knobs[0][1]):
+        return None
+    try:
+        rates = parse_rates(value)
+    except ValueError:
+        return None
+    pinned = _knob_al(RATES_KNOB, value, k)
+    if rates_problem(rates, k) or pinned is None or abs(pinned - Decimal(al_text)) > Decimal("1e-6"):
+        return None
+    return value
+
+
+def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
+    """Edits that make every ``llama-server`` command of a script carry the golden AL.
+
+    Every command with speculative decoding is a launch path; paths on the
+    ``EVAL_ONLY=true`` branch get no knob, a path on both branches is refused
+    when the script has an ``EVAL_ONLY`` branch.  A knob already written (a
+    flag, or an exported ``LLAMA_ARG_SPEC_SYNTH_*``) is updated in place; the
+    other form of the knob is replaced when ``rates_for`` switches forms.
+
+    Parameters
+    ----------
+    golden_for_k : callable
+        ``golden_for_k(k, line) -> al_text``.
+    k : int, optional
+        K for commands that do not state it; refused when it contradicts them.
+    rates_for : callable, optional
+        ``rates_for(k, al_text) -> list of rate strings``: write the rates form.
+
+    Returns
+    -------
+    (Plan, list of (line, k, al_text, knob value))
+    """
+    cmds = commands(text)
+    if not cmds:
+        raise ParseError(f"no {SERVER} command found", path=path)
+    variables = literal_variables(text)
+    paths = eval_paths(text)
+    guarded = "EVAL_ONLY" in text
+    edits, changes, targets, warnings = [], [], [], []
+    env_done = {}
+    serving = 0
+    for cmd in cmds:
+        line = cmd.line
+        where = paths.get(line)
+        knobs = cmd.knobs()
+        if where is True:
+            for name, _, m, kind in knobs:
+                if kind == "flag" or (m is not None and paths.get(_line(text, m.start())) is True):
+                    raise PolicyError(f"{name} is set on the EVAL_ONLY=true path, which must "
+                                      "keep real verification; remove it there first",
+                                      path=path, line=_line(text, m.start()))
+            continue
+        if not cmd.speculative:
+            if knobs:
+                name = knobs[-1][0]
+                raise PolicyError(f"{name} on a {SERVER} without speculative decoding "
+                                  f"({TYPE_FLAG} / {DRAFT_FLAGS[0]}): the server refuses to "
+                                  "start", path=path, line=line)
+            continue
+        serving += 1
+        if where is None and guarded and not knobs:
+            raise PolicyError(f"{SERVER} on line {line} runs on both the EVAL_ONLY=true path "
+                              "and the benchmark path, so a knob added there would be active "
+                              "during eval runs; add it under an EVAL_ONLY guard by hand",
+                              path=path, line=line)
+        site_k, how = command_k(cmd, variables)
+        if site_k is None:
+            if k is None:
+                raise ParseError(f"K is missing: {K_FLAG} is not a literal integer (nor a "
+                                 "variable with one literal assignment); pass --k",
+                                 path=path, line=line)
+            site_k = int(k)
+        elif k is not None and int(k) != site_k:
+            said = (f"{K_FLAG} {site_k}" if how != "default" else
+                    f"no {K_FLAG}, so llama.cpp drafts its default K={DEFAULT_K}")
+            raise PolicyError(f"--k {k} contradicts the file: {said}", path=path, line=line)
+        if how == "default":
+            warnings.append(f"{path}:{line}: warning: no {K_FLAG}: the value is for "
+                            f"llama.cpp's default K={DEFAULT_K}")
+        al_text = golden_for_k(site_k, line)
+        kept = _kept_rates(knobs, al_text, site_k, variables) if rates_for is None else None
+        if rates_for is not None:
+            want_flag, want = RATES_KNOB, rates_text(rates_for(site_k, al_text))
+        elif kept is not None:
+            # rates already realising the golden AL stay (as vLLM's rates do): the
+            # per-position profile was chosen on purpose
+            want_flag, want = RATES_KNOB, kept
+        else:
+            want_flag, want = KNOB, ADAPTER.convert(al_text)
+            warnings.append(f"{path}:{line}: note: {length_note(al_text, site_k)}")
+        targets.append((line, site_k, al_text, want))
+        if not knobs:
+            anchor = (cmd.flags.get(K_FLAG) or cmd.flags.get(TYPE_FLAG)
+                      or next((cmd.flags[f] for f in DRAFT_FLAGS if f in cmd.flags), None))
+            at = anchor[-1].end() if anchor else cmd.end
+            edits.append(spans.Edit(at, at, f" {want_flag} {want}"))
+            changes.append((line, want_flag, None, want))
+            continue
+        for name, raw, m, kind in knobs:
+            flag = FLAG_OF_ENV.get(name, name)
+            shown = _unq(raw)
+            kline = _line(text, m.start()) if m is not None else line
+            if kind == "env" and id(m) in env_done:
+                if env_done[id(m)] != want:
+                    raise PolicyError(f"{name} (line {kline}) is shared by {SERVER} commands "
+                                      "that need different values; give each its own",
+                                      path=path, line=line)
+                continue
+            value = shown if "$" not in shown else resolve(raw, variables)
+            pinned = _knob_al(flag, value, site_k) if value is not None else None
+            same_al = pinned is not None and abs(pinned - Decimal(al_text)) <= Decimal("1e-6")
+            if flag == want_flag:
+                if "$" in shown:
+                    if value != want:
+                        raise PolicyError(f"{name} is {shown}, which is not one literal "
+                                          f"assignment holding {want}; write the value there "
+                                          "by hand", path=path, line=kline)
+                    continue
+                if value != want:
+                    check_pinned(name, value, want, force=force or same_al, path=path,
+                                 line=kline)
+                    edits.append(spans.Edit(m.start("value"), m.end("value"), want))
+                    changes.append((kline, name, value, want))
+            else:
+                # the other form of the knob: replaced by ours
+                if not same_al and not force:
+                    check_pinned(name, value or shown, want, force=False, path=path, line=kline)
+                new_name = want_flag if kind == "flag" else ENV_OF_FLAG[want_flag]
+                edits.append(spans.Edit(m.start(), m.end(), f"{new_name}={want}"
+                                        if kind == "env" or m.group(0)[len(name)] == "=" else
+                                        f"{new_name} {want}"))
+                changes.append((kline, name, value or shown, None))
+                changes.append((kline, new_name, None, want))
+            if kind == "env":
+                env_done[id(m)] = want
+    if not serving:
+        raise PolicyError(f"no {SERVER} command with speculative decoding ({TYPE_FLAG} / "
+                          f"{DRAFT_FLAGS[0]}) off the EVAL_ONLY=true path: there is nothing "
+                          "to carry the knob", path=path, line=cmds[0].line)
+    return Plan(edits=tuple(edits), changes=tuple(changes), warnings=tuple(warnings)), targets

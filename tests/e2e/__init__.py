@@ -1,0 +1,1 @@
+"""End-to-end tests against a real llama-server (a package, so its conftest is ``e2e.conftest``)."""
