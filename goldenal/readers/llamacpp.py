@@ -264,7 +264,12 @@ def _cumulative(ctx, line, text, impl, steps):
     accepted = int(f["accepted"].group(1))
     if steps == 0:
         return
-    mean = float(f["mean"].group(1)) if f["mean"] else None
+    try:
+        mean = float(f["mean"].group(1)) if f["mean"] else None
+        rates = _rates(f["rates"].group(1)) if f["rates"] else None
+    except ValueError:
+        ctx.refuse(line, "malformed #mean acc len or #acc rate/pos")
+        return
     if mean is not None and f"{1 + accepted / steps:.2f}" != f"{mean:.2f}":
         ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{steps} vs "
                          f"#mean acc len {mean}")
@@ -275,8 +280,7 @@ def _cumulative(ctx, line, text, impl, steps):
     if k is None and tokens and drafts:
         # each draft holds at most K tokens; exact when most are full
         k = math.ceil(tokens / drafts)
-    if f["rates"]:
-        rates = _rates(f["rates"].group(1))
+    if rates is not None:
         # the list grows only to the deepest position ever accepted: pad to K
         if k is not None and len(rates) < k:
             rates += [0.0] * (k - len(rates))
