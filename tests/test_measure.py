@@ -1,0 +1,325 @@
+"""goldenal measure against a stub OpenAI-compatible server (tests/measure_stub.py).
+
+The stub decides every request's speculative steps from its prompt, so each
+AL below is the exact ratio of integers the stub's counters must give.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import goldenal
+from goldenal.errors import ConflictError, CounterReset, ParseError, ServerError, UsageError
+from goldenal.measuring import MeasureError, load_prompts
+from measure_stub import StubServer, counts
+
+TEXTS = [f"write a function that returns {i} squared" for i in range(12)]
+
+
+@pytest.fixture
+def prompts(tmp_path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("# a comment line\n" + "".join(
+        json.dumps({"id": f"p{i}", "prompt": t}) + "\n" for i, t in enumerate(TEXTS)))
+    return str(path)
+
+
+@pytest.fixture
+def server(request):
+    engine, k, dp = getattr(request, "param", ("llamacpp", 3, 1))
+    stub = StubServer(engine, k=k, dp=dp)
+    try:
+        yield stub
+    finally:
+        stub.stop()
+
+
+def expected(texts, k):
+    rows = [counts(t, k) for t in texts]
+    steps = sum(r[0] for r in rows)
+    accepted = sum(r[2] for r in rows)
+    per_pos = tuple(sum(r[3][i] for r in rows) for i in range(k))
+    return steps, accepted, per_pos
+
+
+def run(server, out, prompts, **kw):
+    args = dict(out=str(out), model="tiny-llama", draft="tiny-llama-draft", k=server.k,
+                thinking="off", prompts=prompts, max_tokens=64, retry_delay=0.01)
+    args.update(kw)
+    return goldenal.measure(server.url, **args)
+
+
+def test_llamacpp_detection_and_exact_counts_per_request(server, prompts, tmp_path):
+    result = run(server, tmp_path / "run", prompts)
+    assert result.server.engine == "llamacpp"
+    assert result.server.detected_by == ("metrics prefix llamacpp",
+                                         "/v1/models owned_by llamacpp", "/props")
+    assert result.server.version == "b1-stub"
+    assert result.server.speculative["speculative.types"] == "draft-simple"
+    cell, = result.cells
+    steps, accepted, per_pos = expected(TEXTS, 3)
+    assert (cell.drafts, cell.accepted, cell.accepted_per_position) == (steps, accepted, per_pos)
+    assert cell.acceptance_length == 1 + accepted / steps
+    assert cell.per_request
+    for record, text in zip(cell.requests, TEXTS):
+        d, t, a, pp = counts(text, 3)
+        assert (record.drafts, record.draft_tokens, record.accepted) == (d, t, a)
+        assert record.accepted_per_position == tuple(pp)
+        assert record.timings["draft_n"] == t and record.timings["draft_n_accepted"] == a
+    run_back = goldenal.load_run(tmp_path / "run")
+    summary, = run_back.summary().cells
+    assert (summary.steps, summary.accepted, summary.windows) == (steps, accepted, len(TEXTS))
+    assert summary.engine == "llama.cpp"
+    assert run_back.identity["engine"] == {"name": "llama.cpp", "version": "b1-stub"}
+    assert run_back.warnings == () and run_back.complete
+    frame = result.to_frame()
+    assert list(frame["prompt"]) == [f"p{i}" for i in range(len(TEXTS))]
+    assert frame["drafts"].sum() == steps
+
+
+def test_paired_prompts_same_order_and_thinking_kwargs(server, prompts, tmp_path):
+    run(server, tmp_path / "run", prompts, thinking="on", requests=5)
+    sent = [b["messages"][0]["content"] for b in server.requests_seen]
+    assert sent == TEXTS[:5]
+    assert all(b["chat_template_kwargs"] == {"enable_thinking": True} and b["stream"]
+               and b["max_tokens"] == 64 for b in server.requests_seen)
+
+
+@pytest.mark.parametrize("server", [("vllm", 3, 2)], indirect=True)
+def test_vllm_two_engines_summed(server, prompts, tmp_path):
+    result = run(server, tmp_path / "run", prompts, concurrency=3)
+    assert result.server.engine == "vllm"
+    assert result.server.version == "0.20.1"
+    assert result.server.detected_by[:2] == ("metrics prefix vllm", "/v1/models owned_by vllm")
+    cell, = result.cells
+    steps, accepted, per_pos = expected(TEXTS, 3)
+    assert (cell.drafts, cell.accepted, cell.accepted_per_position) == (steps, accepted, per_pos)
+    # concurrency 3: no per-request counts, the cell is the scrape pair
+    assert not cell.per_request
+    assert cell.files == ("metrics_off_k3_before.prom", "metrics_off_k3_after.prom")
+    obs = goldenal.load_run(tmp_path / "run").observations()
+    assert len(obs) == 1 and obs[0].extra["engines"] == 2
+    assert (obs[0].drafts, obs[0].accepted) == (steps, accepted)
+
+
+@pytest.mark.parametrize("server", [("vllm", 3, 1)], indirect=True)
+def test_server_k_disagrees_is_refused_before_any_load(server, prompts, tmp_path):
+    with pytest.raises(MeasureError, match=r"runs K=3 \(per-position counters on /metrics\), "
+                                           r"not K=2"):
+        run(server, tmp_path / "run", prompts, k=2)
+    assert server.requests_seen == [] and not (tmp_path / "run").exists()
+
+
+def test_llamacpp_k_disagrees_after_the_run(server, prompts, tmp_path):
+    with pytest.raises(MeasureError, match="drafted 3 positions per step .* not K=4"):
+        run(server, tmp_path / "run", prompts, k=4)
+    assert not (tmp_path / "run").exists()
+
+
+def test_retries_then_success(server, prompts, tmp_path):
+    server.fail[TEXTS[2]] = 2
+    server.truncate[TEXTS[4]] = 1
+    result = run(server, tmp_path / "run", prompts, retries=2)
+    cell, = result.cells
+    assert [r.attempts for r in cell.requests][:5] == [1, 1, 3, 1, 2]
+    assert cell.failed == 0 and result.warnings == ()
+    steps, accepted, _ = expected(TEXTS, 3)
+    assert (cell.drafts, cell.accepted) == (steps, accepted)
+
+
+def test_bounded_retries_then_recorded_as_failed(server, prompts, tmp_path):
+    server.fail[TEXTS[1]] = -1
+    result = run(server, tmp_path / "run", prompts, retries=1)
+    cell, = result.cells
+    bad = cell.requests[1]
+    assert (bad.status, bad.attempts) == ("failed", 2)
+    assert bad.error == "failed after 2 attempt(s): HTTP 500: " \
+                        '{"error": {"message": "injected failure"}}'
+    assert result.warnings == ("thinking off, K=3: 1 of 12 requests failed after 1 retries; "
+                               "recorded as failed",)
+    obs = goldenal.load_run(tmp_path / "run").observations()
+    assert len(obs) == 11
+    assert any("request 1 failed" in p.message and not p.refused for p in obs.problems)
+
+
+def test_every_request_failing_writes_nothing(server, prompts, tmp_path):
+    for t in TEXTS:
+        server.fail[t] = -1
+    with pytest.raises(MeasureError, match="every request failed"):
+        run(server, tmp_path / "run", prompts, retries=0, requests=3)
+    assert os.listdir(tmp_path) == ["prompts.jsonl"]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_counter_reset_mid_run_refuses_the_window(server, prompts, tmp_path, concurrency):
+    server.completed = 0
+    server.reset_after = 5
+    with pytest.raises(CounterReset, match="counter reset between scrapes: "
+                                           "llamacpp:spec_decode_num_"):
+        run(server, tmp_path / "run", prompts, concurrency=concurrency)
+    # nothing half-written: no run directory, no temporary directory left beside it
+    assert os.listdir(tmp_path) == ["prompts.jsonl"]
+
+
+@pytest.mark.parametrize("server", [("vllm", 3, 1)], indirect=True)
+def test_vllm_restart_seen_by_created_time(server, prompts, tmp_path):
+    server.reset_after = 3
+    with pytest.raises(CounterReset, match="restarted"):
+        run(server, tmp_path / "run", prompts)
+
+
+def test_cells_added_atomically_and_conflicts(server, prompts, tmp_path):
+    out = tmp_path / "run"
+    run(server, out, prompts)
+    before = (out / "run.yaml").read_text()
+    with pytest.raises(ConflictError, match="already has the cell thinking off, K=3"):
+        run(server, out, prompts)
+    # a refused cell leaves the run as it was
+    server.reset_after = server.completed + 2
+    with pytest.raises(CounterReset):
+        run(server, out, prompts, thinking="on")
+    assert (out / "run.yaml").read_text() == before
+    assert sorted(os.listdir(out)) == ["metrics_off_k3_after.prom", "metrics_off_k3_before.prom",
+                                      "requests_off_k3.jsonl", "run.yaml", "server_off_k3.json"]
+    server.reset_after = None
+    run(server, out, prompts, thinking="on")
+    measured = goldenal.load_run(out)
+    assert sorted(measured.cells) == [("off", 3), ("on", 3)]
+    # the paired design: another prompt set is refused
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"prompt": "something else"}) + "\n")
+    with pytest.raises(UsageError, match="another prompt set"):
+        run(server, out, str(other), replace=True)
+
+
+def test_unreachable_server(prompts, tmp_path):
+    stub = StubServer()
+    url = stub.url
+    stub.stop()
+    with pytest.raises(ServerError, match=f"cannot reach {url}: ConnectError"):
+        goldenal.measure(url, out=str(tmp_path / "run"), model="m", k=3, thinking="off",
+                         prompts=prompts)
+
+
+def test_metrics_off_is_one_clear_error(server, prompts, tmp_path):
+    server.metrics_enabled = False
+    with pytest.raises(ServerError, match=r"/metrics answered 501: .*needs --metrics"):
+        run(server, tmp_path / "run", prompts)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"k": [1, 2]}, "a server runs one K"),
+    ({"k": 0}, "`k` must be a positive integer"),
+    ({"thinking": "maybe"}, "`thinking` must be 'on' or 'off'"),
+    ({"concurrency": 0}, "`concurrency` must be a positive integer"),
+    ({"requests": 99}, "`requests` is 99 but the prompt set has only 12 prompts"),
+    ({"engine": "tgi"}, "`engine` must be auto or one of"),
+])
+def test_bad_arguments(server, prompts, tmp_path, kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        run(server, tmp_path / "run", prompts, **kwargs)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"prompt": "a"}\n{"prompt": \n', r":2: not valid JSON"),
+    ('{"id": "a", "prompt": "x"}\n{"id": "a", "prompt": "y"}\n', r":2: id 'a' repeats line 1"),
+    ('{"messages": [{"role": "user"}]}\n', r":1: \"messages\" must be"),
+    ('[1, 2]\n', r":1: expected an object"),
+    ('\n# only comments\n', r"no prompts in the file"),
+])
+def test_prompt_file_errors_name_the_line(tmp_path, text, message):
+    path = tmp_path / "p.jsonl"
+    path.write_text(text)
+    with pytest.raises(ParseError, match=message):
+        load_prompts(path)
+
+
+def test_messages_prompts(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"id": 7, "messages": [
+        {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}) + "\n")
+    prompt, = load_prompts(path)
+    assert prompt.id == "7"
+    assert prompt.payload() == [{"content": "be brief", "role": "system"},
+                                {"content": "hi", "role": "user"}]
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "goldenal", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+def test_cli_measure_then_ingest_fit_verify(server, prompts, tmp_path):
+    out = tmp_path / "run"
+    p = _cli("measure", server.url, "--out", str(out), "--model", "tiny-llama", "--draft",
+             "tiny-llama-draft", "--method", "draft", "--curve-id", "tiny_llama_draft",
+             "--k", "3", "--thinking", "off", "--prompts", prompts, "--max-tokens", "64")
+    steps, accepted, _ = expected(TEXTS, 3)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == (f"thinking off  K=3  AL {1 + accepted / steps:.4f}  ({accepted} "
+                        f"accepted / {steps} steps)  12 requests, 0 failed  "
+                        "per-request counts\n")
+    # piped: no progress bar on stderr
+    assert p.stderr.startswith(f"wrote {out} (llamacpp; metrics prefix llamacpp")
+    assert "req/s" not in p.stderr and "\r" not in p.stderr
+    ingest = _cli("ingest", str(out))
+    assert ingest.returncode == 0, ingest.stderr
+    assert f"AL {1 + accepted / steps:.4f} pooled over {steps} steps, 12 window(s)" \
+        in ingest.stdout + ingest.stderr
+    fit = _cli("fit", str(out), "--out", str(tmp_path / "golden"), "--seed", "1")
+    assert fit.returncode == 0, fit.stderr
+    assert "bootstrap" in fit.stdout
+    dist = json.loads((tmp_path / "golden" / "tiny_llama_draft.distribution.json").read_text())
+    assert json.dumps(dist).count(str(steps)) >= 1
+    verify = _cli("verify", str(out), "--target", f"{1 + accepted / steps:.2f}", "--k", "3")
+    assert verify.returncode in (0, 1), verify.stderr
+    assert verify.stdout.startswith(("hit:", "missed:"))
+
+
+def test_cli_unreachable_is_one_line_exit_2(prompts, tmp_path):
+    stub = StubServer()
+    url = stub.url
+    stub.stop()
+    p = _cli("measure", url, "--out", str(tmp_path / "run"), "--model", "m", "--k", "3",
+             "--thinking", "off", "--prompts", prompts)
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"error: cannot reach {url}")
+    assert p.stdout == ""
+
+
+def test_cli_refused_cell_exit_1_and_conflict_exit_3(server, prompts, tmp_path):
+    base = ("measure", server.url, "--out", str(tmp_path / "run"), "--model", "m", "--k", "4",
+            "--thinking", "off", "--prompts", prompts, "--max-tokens", "64")
+    p = _cli(*base)
+    assert p.returncode == 1 and "not K=4" in p.stderr
+    ok = list(base)
+    ok[ok.index("4")] = "3"
+    assert _cli(*ok).returncode == 0
+    again = _cli(*ok)
+    assert again.returncode == 3 and "--replace" in again.stderr
+
+
+def test_cli_k_list_needs_a_url_per_k(prompts, tmp_path):
+    p = _cli("measure", "http://127.0.0.1:9", "--out", str(tmp_path / "run"), "--model", "m",
+             "--k", "1,2", "--thinking", "off", "--prompts", prompts)
+    assert p.returncode == 2 and "a server runs one K" in p.stderr
+
+
+def test_one_measure_per_k_makes_a_curve(prompts, tmp_path):
+    """The documented loop: one server per K, one measure per K, one run directory."""
+    for k in (1, 2):
+        stub = StubServer("llamacpp", k=k)
+        try:
+            goldenal.measure(stub.url, out=str(tmp_path / "r"), model="m", k=k,
+                             thinking="off", prompts=prompts, max_tokens=16)
+        finally:
+            stub.stop()
+    measured = goldenal.load_run(tmp_path / "r")
+    assert sorted(measured.cells) == [("off", 1), ("off", 2)]
+    for k in (1, 2):
+        steps, accepted, _ = expected(TEXTS, k)
+        cell, = measured.observations(k=k).summary().cells
+        assert (cell.steps, cell.accepted) == (steps, accepted)
