@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -118,7 +119,14 @@ class StubServer:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"
+            # keep-alive for the JSON answers, as real servers; streams end by closing
+            protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                super().setup()
+                # headers and body go out as two writes: without this, Nagle's algorithm
+                # and delayed ACKs hold every keep-alive answer for ~40 ms
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, *args):
                 pass
@@ -173,9 +181,12 @@ class StubServer:
                 if left:
                     return self._json(500, {"error": {"message": "injected failure"}})
                 accepted = plan(text, stub.k)
+                t0 = time.perf_counter()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
                 self.end_headers()
+                self.close_connection = True
 
                 def event(doc):
                     self.wfile.write(b"data: " + json.dumps(doc).encode() + b"\n\n")
@@ -206,7 +217,8 @@ class StubServer:
                 final = {"object": "chat.completion.chunk", "choices": [
                     {"index": 0, "delta": {}, "finish_reason": "length"}]}
                 if stub.engine == "llamacpp":
-                    final["timings"] = {"predicted_n": tokens, "predicted_ms": 1.0,
+                    final["timings"] = {"predicted_n": tokens, "prompt_ms": 0.0,
+                                        "predicted_ms": (time.perf_counter() - t0) * 1e3,
                                         "draft_n": draft_tokens, "draft_n_accepted": acc}
                 event(final)
                 event({"object": "chat.completion.chunk", "choices": [],

@@ -6,6 +6,7 @@ AL below is the exact ratio of integers the stub's counters must give.
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -323,3 +324,73 @@ def test_one_measure_per_k_makes_a_curve(prompts, tmp_path):
         steps, accepted, _ = expected(TEXTS, k)
         cell, = measured.observations(k=k).summary().cells
         assert (cell.steps, cell.accepted) == (steps, accepted)
+
+
+# llama-server's exposition, shaped as tools/server/server-task.cpp `to_metrics` writes it
+# (llama.cpp vendored in llama-cpp-python 0.3.36): no labels, the per-position family last
+LLAMACPP_SCRAPE = """\
+# HELP llamacpp:spec_decode_num_draft_tokens_total Speculative: Total draft tokens generated
+# TYPE llamacpp:spec_decode_num_draft_tokens_total counter
+llamacpp:spec_decode_num_draft_tokens_total {tokens}
+# HELP llamacpp:spec_decode_num_accepted_tokens_total Speculative: Total draft tokens accepted
+# TYPE llamacpp:spec_decode_num_accepted_tokens_total counter
+llamacpp:spec_decode_num_accepted_tokens_total {accepted}
+# HELP llamacpp:spec_decode_num_drafts_total Speculative: Total verification steps
+# TYPE llamacpp:spec_decode_num_drafts_total counter
+llamacpp:spec_decode_num_drafts_total {drafts}
+# HELP llamacpp:n_busy_slots_per_decode Average number of busy slots per llama_decode() call
+# TYPE llamacpp:n_busy_slots_per_decode gauge
+llamacpp:n_busy_slots_per_decode 1
+"""
+PER_POS = """\
+# HELP llamacpp:spec_decode_num_accepted_tokens_per_pos_total Accepted tokens per draft position
+# TYPE llamacpp:spec_decode_num_accepted_tokens_per_pos_total counter
+""" + "".join(f'llamacpp:spec_decode_num_accepted_tokens_per_pos_total{{{{position="{i}"}}}} '
+              f'{{p{i}}}\n' for i in range(3))
+
+
+def test_ingest_llamacpp_scrapes(tmp_path):
+    """The worked example of ENGINES.md 5.1: 110 steps, 330 drafted, 187 accepted (81/57/49)."""
+    before = tmp_path / "metrics_before.prom"
+    after = tmp_path / "metrics_after.prom"
+    # a fresh server: no per-position family yet
+    before.write_text(LLAMACPP_SCRAPE.format(tokens=0, accepted=0, drafts=0))
+    after.write_text(LLAMACPP_SCRAPE.format(tokens=330, accepted=187, drafts=110)
+                     + PER_POS.format(p0=81, p1=57, p2=49))
+    obs = goldenal.ingest([before, after])
+    assert len(obs) == 1 and obs.complete
+    o = obs[0]
+    assert (o.engine, o.format, o.k, o.drafts, o.draft_tokens, o.accepted,
+            o.accepted_per_position) == ("llama.cpp", "llamacpp-prometheus", 3, 110, 330, 187,
+                                         (81, 57, 49))
+    assert o.acceptance_length == 1 + 187 / 110
+    # a restart: counters lower than before
+    before.write_text(LLAMACPP_SCRAPE.format(tokens=400, accepted=200, drafts=120)
+                      + PER_POS.format(p0=90, p1=60, p2=50))
+    obs = goldenal.ingest([before, after])
+    assert len(obs) == 0 and not obs.complete
+    assert "counter reset between scrapes: llamacpp:spec_decode_num_draft_tokens_total{} " \
+           "went 400 -> 330" in obs.problems[0].message
+
+
+@pytest.mark.parametrize("record, message", [
+    ({"drafts": 5, "accepted": 4, "accepted_per_position": [3, 1]}, None),
+    ({"drafts": 5, "accepted": 4, "accepted_per_position": [3, 3]},
+     r"accepted_per_position \[3, 3\] disagrees with 4 accepted in 5 steps"),
+    ({"drafts": 2, "accepted": 4, "accepted_per_position": [3, 1]}, "disagrees"),
+    ({"drafts": "5", "accepted": 4}, "drafts/accepted are not counts"),
+    ({"drafts": 5, "accepted": 4, "accepted_per_position": [4], "k": 2}, "1 positions, K=2"),
+])
+def test_request_records_reader(tmp_path, record, message):
+    path = tmp_path / "requests_off_k2.jsonl"
+    base = {"schema": "goldenal.measure/request-1", "request": 0, "engine": "llama.cpp",
+            "status": "ok"}
+    path.write_text(json.dumps({**base, **record}) + "\n" + "{broken\n")
+    obs = goldenal.ingest(path)
+    assert "not valid JSON" in obs.problems[-1].message and obs.problems[-1].line == 2
+    if message is None:
+        assert len(obs) == 1 and obs[0].request == "0" and obs[0].engine == "llama.cpp"
+        assert obs[0].accepted_per_position == (3, 1)
+    else:
+        assert len(obs) == 0
+        assert re.search(message, obs.problems[0].message)
