@@ -59,10 +59,8 @@ from dataclasses import dataclass, field
 from goldenal.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
                              ServerError, UsageError)
 
+# the engine names observations and run manifests carry
 ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
-# engine key -> the engine name observations carry
-ENGINE_NAMES = {"vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm", "atom": "atom",
-                "llamacpp": "llama.cpp"}
 _OWNED_BY = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "trtllm", "atom": "atom",
              "llamacpp": "llamacpp"}
 _METRIC_PREFIX = (("llamacpp:", "llamacpp"), ("vllm:", "vllm"), ("sglang:", "sglang"),
@@ -883,7 +881,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                 "run": os.path.basename(os.path.abspath(out)), "simulated": False,
                 "model": model, **({"curve": curve} if curve else {}),
                 **({"method": method} if method else {}), "draft": draft or [],
-                "engine": {"name": ENGINE_NAMES[server.engine],
+                "engine": {"name": server.engine,
                            **({"version": server.version} if server.version else {})}})
             doc = (_check_existing(out, identity, workload, [(thinking, k)], replace)
                    if os.path.isfile(os.path.join(out, "run.yaml")) else None)
@@ -920,7 +918,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                                      f"has {drafts}: other traffic reached the server")
         files = {f"metrics_{tag}_before.prom": before, f"metrics_{tag}_after.prom": after,
                  f"requests_{tag}.jsonl": "".join(
-                     json.dumps(r.to_record(ENGINE_NAMES[server.engine], k)) + "\n"
+                     json.dumps(r.to_record(server.engine, k)) + "\n"
                      for r in records),
                  f"server_{tag}.json": json.dumps(
                      {"url": server.url, "engine": server.engine,

@@ -73,8 +73,8 @@ def test_llamacpp_detection_and_exact_counts_per_request(server, prompts, tmp_pa
     run_back = goldenal.load_run(tmp_path / "run")
     summary, = run_back.summary().cells
     assert (summary.steps, summary.accepted, summary.windows) == (steps, accepted, len(TEXTS))
-    assert summary.engine == "llama.cpp"
-    assert run_back.identity["engine"] == {"name": "llama.cpp", "version": "b1-stub"}
+    assert summary.engine == "llamacpp"
+    assert run_back.identity["engine"] == {"name": "llamacpp", "version": "b1-stub"}
     assert run_back.warnings == () and run_back.complete
     frame = result.to_frame()
     assert list(frame["prompt"]) == [f"p{i}" for i in range(len(TEXTS))]
@@ -361,7 +361,7 @@ def test_ingest_llamacpp_scrapes(tmp_path):
     assert len(obs) == 1 and obs.complete
     o = obs[0]
     assert (o.engine, o.format, o.k, o.drafts, o.draft_tokens, o.accepted,
-            o.accepted_per_position) == ("llama.cpp", "llamacpp-prometheus", 3, 110, 330, 187,
+            o.accepted_per_position) == ("llamacpp", "llamacpp-prometheus", 3, 110, 330, 187,
                                          (81, 57, 49))
     assert o.acceptance_length == 1 + 187 / 110
     # a restart: counters lower than before
@@ -383,14 +383,40 @@ def test_ingest_llamacpp_scrapes(tmp_path):
 ])
 def test_request_records_reader(tmp_path, record, message):
     path = tmp_path / "requests_off_k2.jsonl"
-    base = {"schema": "goldenal.measure/request-1", "request": 0, "engine": "llama.cpp",
+    base = {"schema": "goldenal.measure/request-1", "request": 0, "engine": "llamacpp",
             "status": "ok"}
     path.write_text(json.dumps({**base, **record}) + "\n" + "{broken\n")
     obs = goldenal.ingest(path)
     assert "not valid JSON" in obs.problems[-1].message and obs.problems[-1].line == 2
     if message is None:
-        assert len(obs) == 1 and obs[0].request == "0" and obs[0].engine == "llama.cpp"
+        assert len(obs) == 1 and obs[0].request == "0" and obs[0].engine == "llamacpp"
         assert obs[0].accepted_per_position == (3, 1)
     else:
         assert len(obs) == 0
         assert re.search(message, obs.problems[0].message)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=20), min_size=1, max_size=8))
+def test_request_records_round_trip(tmp_path_factory, steps_per_request):
+    """Records measure writes are read back with exactly the counts they hold."""
+    from goldenal.measuring import RequestRecord
+
+    k = 4
+    path = tmp_path_factory.mktemp("rt") / "requests_on_k4.jsonl"
+    lines = []
+    for i, accepted in enumerate(steps_per_request):
+        per_pos = tuple(sum(1 for a in accepted if a > j) for j in range(k))
+        record = RequestRecord(i, f"p{i}", "ok", 1, drafts=len(accepted),
+                               draft_tokens=k * len(accepted), accepted=sum(accepted),
+                               accepted_per_position=per_pos, counts_from="test")
+        lines.append(json.dumps(record.to_record("llamacpp", k)))
+    path.write_text("\n".join(lines) + "\n")
+    obs = goldenal.ingest(path)
+    assert obs.complete and len(obs) == len(steps_per_request)
+    for o, accepted in zip(obs, steps_per_request):
+        assert (o.drafts, o.accepted, o.k) == (len(accepted), sum(accepted), k)
+        assert sum(o.accepted_per_position) == o.accepted

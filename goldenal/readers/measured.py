@@ -4,7 +4,7 @@ One JSON object per line, one line per request of the workload, in the order
 the prompts were sent::
 
     {"schema": "goldenal.measure/request-1", "request": 0, "prompt": "p-000",
-     "engine": "llama.cpp", "k": 3, "status": "ok", "attempts": 1,
+     "engine": "llamacpp", "k": 3, "status": "ok", "attempts": 1,
      "counts_from": "counter deltas around the request (concurrency 1)",
      "drafts": 110, "draft_tokens": 330, "accepted": 187,
      "accepted_per_position": [81, 57, 49], "usage": {...}, "timings": {...},

@@ -47,7 +47,7 @@ _SAMPLE = re.compile(r"^(?:vllm|llamacpp|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?
 _VLLM = "vllm:spec_decode_"
 # engines exposing vLLM's counter family under their own prefix: prefix -> (engine, format)
 _VLLM_LIKE = {_VLLM: ("vllm", "vllm-prometheus"),
-              "llamacpp:spec_decode_": ("llama.cpp", "llamacpp-prometheus")}
+              "llamacpp:spec_decode_": ("llamacpp", "llamacpp-prometheus")}
 _COUNTERS = {"num_drafts": "drafts", "num_draft_tokens": "draft_tokens",
              "num_accepted_tokens": "accepted", "num_accepted_tokens_per_pos": "per_pos",
              "num_emitted_tokens": "emitted"}
