@@ -41,8 +41,8 @@ from goldenal.observation import Observation
 NAME = "prometheus"
 _FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")
 _UI_ROW = re.compile(r"^(\S+\{.*\})\s*\|\s*(\S+)\s*$")
-_SAMPLE = re.compile(r"^(?:vllm|llamacpp|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+(?:\|\s*)?"
-                     r"[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
+_SAMPLE = re.compile(r"^(?:vllm|llamacpp|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+"
+                     r"(?:\|\s*)?[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
 
 _VLLM = "vllm:spec_decode_"
 # engines exposing vLLM's counter family under their own prefix: prefix -> (engine, format)
