@@ -33,9 +33,8 @@ TensorRT-LLM ``tensorrt_llm/serve/openai_protocol.py`` ``"tensorrt_llm"``;
 ATOM's OpenAI protocol module ``"atom"``; llama.cpp
 ``tools/server/server-context.cpp`` ``"llamacpp"``), then the engine's own
 info endpoint for its version and speculative settings: llama.cpp ``/props``
-(``build_info``, ``model_path``, ``total_slots``,
-``default_generation_settings.params["speculative.types"]``;
-``get_res_props`` in ``server-context.cpp``), SGLang ``/get_server_info``
+(``build_info``, ``model_path``, ``total_slots``; ``get_res_props`` in
+``server-context.cpp``), SGLang ``/get_server_info``
 (alias ``/server_info``; ``version``, ``speculative_algorithm``,
 ``speculative_num_steps``, ``internal_states``), vLLM ``/version``, ATOM
 ``/debug/mtp_stats``.  llama.cpp facts are from the tree vendored in
@@ -403,9 +402,8 @@ def _server_facts(engine, doc):
     """(version, speculative settings) from an engine's info endpoint."""
     spec = {}
     if engine == "llamacpp":
-        params = (doc.get("default_generation_settings") or {}).get("params") or {}
-        if "speculative.types" in params:
-            spec["speculative.types"] = params["speculative.types"]
+        # default_generation_settings.params["speculative.types"] is a request default
+        # ("none" on a server that drafts), not the server's setting: not recorded
         for key in ("model_path", "total_slots"):
             if key in doc:
                 spec[key] = doc[key]
@@ -552,6 +550,8 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         body = {"model": server.models[0] if server.models else "default",
                 "messages": prompt.payload(), "stream": True,
                 "stream_options": {"include_usage": True}, **body_extra}
+        if "seed" in body:
+            body["seed"] += i
         error, got, attempts = None, None, 0
         for attempt in range(retries + 1):
             attempts = attempt + 1
@@ -764,8 +764,9 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
 
 def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency=1,
             max_tokens=4096, requests=None, engine="auto", method=None, curve=None,
-            temperature=0.0, chat_template_kwargs=None, retries=2, retry_delay=1.0,
-            timeout=600.0, replace=False, note=None, progress=None):
+            temperature=0.0, seed=None, ignore_eos=False, chat_template_kwargs=None,
+            retries=2, retry_delay=1.0, timeout=600.0, replace=False, note=None,
+            progress=None):
     """Measure acceptance on a live server into a run directory.
 
     Parameters
@@ -801,6 +802,14 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     method, curve, note : str, optional
         Written into ``run.yaml``.
     temperature : float
+    seed : int, optional
+        Request ``i`` carries ``seed + i`` (the same at every K): engines that
+        seed sampling, or llama.cpp its synthetic acceptance, per request then
+        repeat a run exactly.
+    ignore_eos : bool
+        Send ``ignore_eos``: every request runs to ``max_tokens`` (a fixed
+        output length, as SPEED-Bench's golden workload; also what keeps a
+        random test model from stopping at once).
     retries : int
         A failed request (HTTP error, timeout, broken stream) is retried this
         many times, then recorded as failed.
@@ -855,8 +864,11 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
                 "first_ids": [p.id for p in prompt_set[:3]]}
     kwargs = chat_template_kwargs if chat_template_kwargs is not None else {
         "enable_thinking": thinking == "on"}
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise UsageError(f"`seed` must be an integer, got {seed!r}")
     body_extra = {"max_tokens": max_tokens, "temperature": temperature,
-                  "chat_template_kwargs": kwargs}
+                  "chat_template_kwargs": kwargs, **({"ignore_eos": True} if ignore_eos else {}),
+                  **({"seed": seed} if seed is not None else {})}
     return asyncio.run(_measure(url, out, model, draft, ks, thinking, prompt_set, workload,
                                 body_extra, concurrency, engine, method, curve, retries,
                                 retry_delay, timeout, replace, note, progress))
@@ -904,6 +916,13 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                                "(speculative decoding off, or no counters on /metrics); "
                                "nothing written")
         cell_warnings = []
+        for r in ok:
+            drafted = (r.timings or {}).get("draft_n")
+            if r.counts_from and r.counts_from.startswith("counter deltas") \
+                    and isinstance(drafted, int) and drafted != r.draft_tokens:
+                cell_warnings.append(f"{where}, request {r.index} ({r.prompt}): the counters "
+                                     f"moved by {r.draft_tokens} draft tokens, its timings "
+                                     f"say draft_n {drafted}: other traffic reached the server")
         failed = len(records) - len(ok)
         if failed:
             cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed after "
@@ -934,10 +953,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
         if doc is None:
             doc = {**identity, "dataset": {key: workload[key] for key in workload
                                            if key in ("name", "category")},
-                   "sampling": {f"thinking_{thinking}": {
-                       "temperature": body_extra["temperature"],
-                       "max_tokens": body_extra["max_tokens"],
-                       "chat_template_kwargs": body_extra["chat_template_kwargs"]}},
+                   "sampling": {f"thinking_{thinking}": _sampling(body_extra)},
                    "date": datetime.date.today().isoformat(),
                    "source": f"goldenal measure {__version__}",
                    **({"note": note} if note else {}),
@@ -946,16 +962,21 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                                "speculative": server.speculative, "workload": workload},
                    "cells": []}
         else:
-            doc.setdefault("sampling", {})[f"thinking_{thinking}"] = {
-                "temperature": body_extra["temperature"],
-                "max_tokens": body_extra["max_tokens"],
-                "chat_template_kwargs": body_extra["chat_template_kwargs"]}
+            doc.setdefault("sampling", {})[f"thinking_{thinking}"] = _sampling(body_extra)
         _commit(out, doc, entry, files)
         warnings.extend(cell_warnings)
         cells.append(CellResult(thinking, k, drafts, tokens, accepted, per_pos,
                                 tuple(records), tuple(listed), per_request, wall,
                                 tuple(cell_warnings)))
     return MeasureResult(out, server, tuple(cells), tuple(warnings))
+
+
+def _sampling(body_extra):
+    out = {key: body_extra[key] for key in ("temperature", "max_tokens", "ignore_eos",
+                                            "chat_template_kwargs") if key in body_extra}
+    if "seed" in body_extra:
+        out["seed"] = f"{body_extra['seed']} + request index"
+    return out
 
 
 def _check_server_k(server, metrics_text, k):

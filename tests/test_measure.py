@@ -59,7 +59,7 @@ def test_llamacpp_detection_and_exact_counts_per_request(server, prompts, tmp_pa
     assert result.server.detected_by == ("metrics prefix llamacpp",
                                          "/v1/models owned_by llamacpp", "/props")
     assert result.server.version == "b1-stub"
-    assert result.server.speculative["speculative.types"] == "draft-simple"
+    assert result.server.speculative == {"model_path": "/models/target.gguf", "total_slots": 1}
     cell, = result.cells
     steps, accepted, per_pos = expected(TEXTS, 3)
     assert (cell.drafts, cell.accepted, cell.accepted_per_position) == (steps, accepted, per_pos)
@@ -82,11 +82,44 @@ def test_llamacpp_detection_and_exact_counts_per_request(server, prompts, tmp_pa
 
 
 def test_paired_prompts_same_order_and_thinking_kwargs(server, prompts, tmp_path):
-    run(server, tmp_path / "run", prompts, thinking="on", requests=5)
+    run(server, tmp_path / "run", prompts, thinking="on", requests=5, seed=1000,
+        ignore_eos=True)
     sent = [b["messages"][0]["content"] for b in server.requests_seen]
     assert sent == TEXTS[:5]
+    assert [b["seed"] for b in server.requests_seen] == [1000, 1001, 1002, 1003, 1004]
     assert all(b["chat_template_kwargs"] == {"enable_thinking": True} and b["stream"]
-               and b["max_tokens"] == 64 for b in server.requests_seen)
+               and b["max_tokens"] == 64 and b["ignore_eos"] for b in server.requests_seen)
+    sampling = goldenal.load_run(tmp_path / "run").identity["sampling"]
+    assert sampling == {"thinking_on": {"temperature": 0.0, "max_tokens": 64, "ignore_eos": True,
+                                        "chat_template_kwargs": {"enable_thinking": True},
+                                        "seed": "1000 + request index"}}
+
+
+def test_other_traffic_is_named(server, prompts, tmp_path):
+    """A per-request window the response's own timings disagree with is reported."""
+    import threading
+
+    import httpx
+
+    def other_client():
+        httpx.post(server.url + "/v1/chat/completions", timeout=30, json={
+            "messages": [{"role": "user", "content": "someone else"}]}).read()
+
+    original = server.metrics_text
+    calls = {"n": 0}
+
+    def metrics_with_a_visitor():
+        calls["n"] += 1
+        if calls["n"] == 3:  # detection, first scrape, then inside request 0's window
+            t = threading.Thread(target=other_client)
+            t.start()
+            t.join()
+        return original()
+
+    server.metrics_text = metrics_with_a_visitor
+    result = run(server, tmp_path / "run", prompts, requests=3)
+    assert any("request 0 (p0): the counters moved by" in w and "other traffic" in w
+               for w in result.warnings)
 
 
 @pytest.mark.parametrize("server", [("vllm", 3, 2)], indirect=True)

@@ -79,6 +79,10 @@ def configure(parser):
     parser.add_argument("--curve-id", metavar="ID", help="curve id the run measures")
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="sampling temperature (default 0: greedy)")
+    parser.add_argument("--seed", type=int, metavar="N",
+                        help="request i carries seed N+i, the same at every K")
+    parser.add_argument("--ignore-eos", action="store_true",
+                        help="every request runs to --max-tokens (a fixed output length)")
     parser.add_argument("--chat-template-kwargs", metavar="JSON",
                         help="sent instead of {\"enable_thinking\": ...}")
     parser.add_argument("--retries", type=int, default=2, metavar="N",
@@ -112,7 +116,8 @@ def run(args):
                      prompts=args.prompts, concurrency=args.concurrency,
                      max_tokens=args.max_tokens, requests=args.requests, engine=args.engine,
                      method=args.method, curve=args.curve_id, temperature=args.temperature,
-                     chat_template_kwargs=kwargs, retries=args.retries, timeout=args.timeout,
+                     seed=args.seed, ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
+                     retries=args.retries, timeout=args.timeout,
                      replace=args.replace, note=args.note, progress=args.progress)
     for cell in result.cells:
         print(f"thinking {cell.thinking}  K={cell.k}  AL {cell.acceptance_length:.4f}  "
