@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -138,6 +139,12 @@ class StubServer:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def parse_request(self):
+                ok = super().parse_request()
+                # a base URL with a path (http://host:port/k3) reaches the same stub
+                self.path = re.sub(r"^/k\d+(?=/)", "", self.path)
+                return ok
 
             def do_GET(self):
                 if self.path == "/v1/models":

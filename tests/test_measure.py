@@ -342,6 +342,17 @@ def test_cli_k_list_needs_a_url_per_k(prompts, tmp_path):
     assert p.returncode == 2 and "a server runs one K" in p.stderr
 
 
+def test_k_list_with_a_url_per_k(server, prompts, tmp_path):
+    """`k=[3, 2]` with {k} in the URL: each K its own server; a refused K keeps the others."""
+    url = server.url + "/k{k}"
+    with pytest.raises(MeasureError, match="thinking off, K=2: the server drafted 3 positions"):
+        goldenal.measure(url, out=str(tmp_path / "r"), model="m", k=[3, 2], thinking="off",
+                         prompts=prompts, max_tokens=16)
+    measured = goldenal.load_run(tmp_path / "r")
+    assert sorted(measured.cells) == [("off", 3)]
+    assert measured.identity["measure"]["url"] == url
+
+
 def test_one_measure_per_k_makes_a_curve(prompts, tmp_path):
     """The documented loop: one server per K, one measure per K, one run directory."""
     for k in (1, 2):
