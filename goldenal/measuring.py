@@ -1,8 +1,9 @@
 """Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
 
 :func:`measure` sends a fixed prompt set to an OpenAI-compatible server at a
-fixed concurrency (streaming, with ``httpx``), scrapes ``/metrics`` before and
-after the workload, and writes a run directory whose ``run.yaml`` the
+fixed concurrency (streaming, with ``httpx``), scrapes ``/metrics`` before the
+workload and after every request (so a restart shows as a counter going down
+even when later traffic would carry it past its old value), and writes a run directory whose ``run.yaml`` the
 ``ingest``, ``fit``, ``diff`` and ``verify`` commands read like any other run.
 
 What a cell records

@@ -1,12 +1,13 @@
 """Measure acceptance on a live server into a run directory (one cell per K).
 
 Sends the prompt set to an OpenAI-compatible server (streaming, at a fixed
-concurrency), scrapes /metrics before and after, and writes RUN_DIR with a
-run.yaml that ingest, fit, diff and verify read.  The engine is detected from
-the server (/metrics prefixes, /v1/models, /props, /get_server_info,
-/version).  At --concurrency 1 the counters are also scraped between
-requests, so every request gets its own counts and fit can resample whole
-requests.  The same prompts go out in the same order at every K.
+concurrency), scrapes /metrics before the workload and after every request
+(a counter going down is a restart), and writes RUN_DIR with a run.yaml that
+ingest, fit, diff and verify read.  The engine is detected from the server
+(/metrics prefixes, /v1/models, /props, /get_server_info, /version).  At
+--concurrency 1 the scrapes between requests give every request its own
+counts, so fit can resample whole requests.  The same prompts go out in the
+same order at every K.
 
     goldenal measure http://127.0.0.1:8080 --out runs/tiny --model tiny-llama \\
         --draft tiny-llama-draft --k 3 --thinking off --prompts prompts.jsonl
@@ -47,6 +48,18 @@ def _k_list(text):
     return ks
 
 
+def _non_negative_int(text):
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer: {text!r}")
+    return value
+
+
 def configure(parser):
     from goldenal.commands._selection import _positive_float, _positive_int
 
@@ -77,7 +90,7 @@ def configure(parser):
     parser.add_argument("--method", metavar="NAME", help="mtp | eagle3 | draft | ... "
                                                          "(written into run.yaml)")
     parser.add_argument("--curve-id", metavar="ID", help="curve id the run measures")
-    parser.add_argument("--temperature", type=float, default=0.0,
+    parser.add_argument("--temperature", type=float, default=0.0, metavar="T",
                         help="sampling temperature (default 0: greedy)")
     parser.add_argument("--seed", type=int, metavar="N",
                         help="request i carries seed N+i, the same at every K")
@@ -85,7 +98,7 @@ def configure(parser):
                         help="every request runs to --max-tokens (a fixed output length)")
     parser.add_argument("--chat-template-kwargs", metavar="JSON",
                         help="sent instead of {\"enable_thinking\": ...}")
-    parser.add_argument("--retries", type=int, default=2, metavar="N",
+    parser.add_argument("--retries", type=_non_negative_int, default=2, metavar="N",
                         help="retries of a failed request before it is recorded as failed "
                              "(default 2)")
     parser.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
