@@ -3,7 +3,8 @@
 The public API is imported lazily so that ``goldenal lookup`` (run inside
 ``$(...)`` in every recipe) pays only for what it uses.  Each function lives
 in a module of another name (``goldenal.fit`` in ``goldenal.fitting``,
-``goldenal.ingest`` in ``goldenal.readers``, ``goldenal.audit`` in
+``goldenal.ingest`` in ``goldenal.readers``, ``goldenal.measure`` in
+``goldenal.measuring``, ``goldenal.audit`` in
 ``goldenal.lint``...), so importing a module can
 never shadow the function of the same name.
 """
@@ -31,6 +32,8 @@ _EXPORTS = {
     "Observation": "goldenal.observation",
     "ingest": "goldenal.readers",
     "load_run": "goldenal.readers",
+    "measure": "goldenal.measuring",
+    "MeasureResult": "goldenal.measuring",
     "verify": "goldenal.verification",
     "fit": "goldenal.fitting",
     "fit_cell": "goldenal.fitting",
@@ -48,6 +51,8 @@ _EXPORTS = {
     "PolicyError": "goldenal.errors",
     "ConflictError": "goldenal.errors",
     "ConvergenceError": "goldenal.errors",
+    "ServerError": "goldenal.errors",
+    "CounterReset": "goldenal.errors",
     "LowSampleWarning": "goldenal.errors",
 }
 

@@ -23,6 +23,7 @@ COMMANDS = {
     "inject": ("inject", "Rewrite serve configs in place to carry the golden AL."),
     "audit": ("audit", "Check a recipe repository against the golden curves, like a linter."),
     "ingest": ("ingest", "Read measurement files into observations (counts per window)."),
+    "measure": ("measure", "Measure acceptance on a live server into a run directory."),
     "verify": ("verify", "Check that a synthetic-acceptance run realized its golden AL."),
     "fit": ("fit", "Fit measurement runs into a golden curve with uncertainty."),
     "diff": ("diff", "Compare two curves (or a run and a curve) cell by cell."),

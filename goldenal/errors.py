@@ -71,6 +71,16 @@ class ConvergenceError(GoldenALError):
     exit_code = EXIT_REFUSED
 
 
+class ServerError(GoldenALError):
+    """A server is unreachable, or does not answer as an OpenAI-compatible engine."""
+
+
+class CounterReset(GoldenALError):
+    """A counter went down between two scrapes: the server restarted inside the window."""
+
+    exit_code = EXIT_REFUSED
+
+
 class LowSampleWarning(RuntimeWarning):
     """A statistic was computed from too little data to be trusted."""
 

@@ -18,6 +18,7 @@ reader                      source
 ``atom-log``                ATOM ``[MTP Stats ...]`` lines
 ``atom-json``               ATOM ``/debug/mtp_stats``
 ``llamacpp``                llama.cpp server statistics
+``measure-requests``        ``goldenal measure`` per-request records
 ``speculation-profile``     ``speculation_profile.json`` (schema "1.0"; counts
                             only from its histogram, else mean-only)
 ==========================  ===================================================

@@ -17,12 +17,13 @@ from goldenal.readers.observations import _K, _LINE, Columns, Observations, Sour
 
 
 def _readers():
-    from goldenal.readers import (atom, llamacpp, profile, prometheus, sglang, trtllm,
-                                 vllm_bench, vllm_log)
+    from goldenal.readers import (atom, llamacpp, measured, profile, prometheus, sglang,
+                                 trtllm, vllm_bench, vllm_log)
 
     # name -> (sniff(head) -> bool, read(path_or_pair, ctx), takes a before/after pair)
     return {
         "speculation-profile": (profile.sniff, profile.read, False),
+        "measure-requests": (measured.sniff, measured.read, False),
         # decisive vLLM metrics lines beat other engines' markers quoted in a log
         # (a logged request body can hold "spec_verify_ct" or "specDecodingStats")
         "vllm-log!": (vllm_log.sniff_metrics, vllm_log.read, False),
@@ -43,7 +44,7 @@ def _readers():
 
 READERS = ("vllm-log", "prometheus", "vllm-bench-json", "vllm-bench-console", "vllm-offline",
            "vllm-request", "sglang-log", "sglang-json", "trtllm", "atom-log", "atom-json",
-           "llamacpp", "speculation-profile")
+           "llamacpp", "speculation-profile", "measure-requests")
 
 _BENCH_HINTS = ('"request_throughput"', '"max_concurrency"', '"total_output_tokens"')
 

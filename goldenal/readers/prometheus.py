@@ -16,11 +16,11 @@ read in one streaming pass.
   efficiency gauge is usable, as ``efficiency x (K+1)`` when K is known.
 * ATOM: ``atom:mtp_draft_tokens_total``, ``atom:mtp_accepted_tokens_total``,
   ``atom:mtp_decode_steps_total{accepted_tokens="k"}`` (a histogram).
-* llama.cpp ``llama-server --metrics``: vLLM's counter names under a
-  ``llamacpp:`` prefix, no engine label (one server, one engine); the
-  per-position series appear only after the first speculative task
-  (``tools/server/server-task.cpp``), so a scrape taken before it lacks them:
-  they count from zero when that scrape's ``num_drafts`` is 0.
+* llama.cpp ``llama-server --metrics``: vLLM's four counter names under a
+  ``llamacpp:`` prefix, no ``engine`` label (one server, one engine;
+  ``tools/server/server-task.cpp`` ``to_metrics``, llama.cpp vendored in
+  llama-cpp-python 0.3.36).  The per-position family appears only once a
+  request has speculated.
 * TensorRT-LLM / SGLang: gauges only (``trtllm_spec_decode_acceptance_length``,
   ``sglang:spec_accept_length``): mean-only windows.
 
@@ -33,19 +33,21 @@ from __future__ import annotations
 import math
 import re
 
-from goldenal.errors import ParseError
+from goldenal.errors import CounterReset, ParseError
 from goldenal.readers import _io
 from goldenal.readers._base import MAX_K, Context, survival_from_histogram
 from goldenal.observation import Observation
 
 NAME = "prometheus"
 _FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")
-_UI_ROW = re.compile(r"^([^\s{]+\{.*\})\s*\|\s*(\S+)\s*$")  # the name has no "{"
-_SAMPLE = re.compile(r"^(?:vllm|atom|trtllm|sglang|llamacpp)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+(?:\|\s*)?"
-                     r"[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
+_UI_ROW = re.compile(r"^(\S+\{.*\})\s*\|\s*(\S+)\s*$")
+_SAMPLE = re.compile(r"^(?:vllm|llamacpp|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+"
+                     r"(?:\|\s*)?[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
 
 _VLLM = "vllm:spec_decode_"
-_LLAMACPP = "llamacpp:spec_decode_"
+# engines exposing vLLM's counter family under their own prefix: prefix -> (engine, format)
+_VLLM_LIKE = {_VLLM: ("vllm", "vllm-prometheus"),
+              "llamacpp:spec_decode_": ("llamacpp", "llamacpp-prometheus")}
 _COUNTERS = {"num_drafts": "drafts", "num_draft_tokens": "draft_tokens",
              "num_accepted_tokens": "accepted", "num_accepted_tokens_per_pos": "per_pos",
              "num_emitted_tokens": "emitted"}
@@ -59,10 +61,15 @@ def sniff(head: str) -> bool:
     return _SAMPLE.search(head) is not None
 
 
-def _relevant_text(path):
+def _relevant_text(path, text=None):
     """The exposition lines of the spec families, UI table rows rewritten as samples."""
     keep = []
-    for number, text, _ in _io.scan(path, _FAMILIES):
+    if text is None:
+        lines = (line for _, line, _ in _io.scan(path, _FAMILIES))
+    else:
+        lines = (line for line in text.splitlines()
+                 if any(f.decode() in line for f in _FAMILIES))
+    for text in lines:
         text = text.strip()
         m = _UI_ROW.match(text)
         if m:  # Prometheus web-UI export: 'series | value'
@@ -72,9 +79,13 @@ def _relevant_text(path):
 
 
 class Scrape:
-    """Samples of one scrape: ``{(name, labels): value}`` plus ``_created`` times."""
+    """Samples of one scrape: ``{(name, labels): value}`` plus ``_created`` times.
 
-    def __init__(self, path):
+    Read from the file ``path``, or from ``text`` (a scrape held in memory;
+    ``path`` then only names it in messages).
+    """
+
+    def __init__(self, path, text=None):
         from prometheus_client.parser import text_string_to_metric_families
 
         self.path = str(path)
@@ -83,7 +94,7 @@ class Scrape:
         self.gauges = {}
         self.sample_names = {}
         try:
-            families = list(text_string_to_metric_families(_relevant_text(path)))
+            families = list(text_string_to_metric_families(_relevant_text(path, text)))
         except (ValueError, IndexError, TypeError) as exc:
             raise ParseError(f"not a valid Prometheus text exposition: {exc}", path=path) from None
         for family in families:
@@ -114,11 +125,12 @@ def _delta(before, after, ctx):
             continue
         old = before.values.get(key)
         name, labels = key
+        if old is None and name == "llamacpp:spec_decode_num_accepted_tokens_per_pos" \
+                and not any(n == name for n, _ in before.values):
+            # llama-server prints this family only after its first speculative request
+            old = 0
         label_text = ",".join(f'{k}="{v}"' for k, v in labels)
         where = after.sample_names.get(key, name) + "{" + label_text + "}"
-        if old is None and name == _LLAMACPP + "num_accepted_tokens_per_pos" and \
-                before.values.get((_LLAMACPP + "num_drafts", ())) == 0:
-            old = 0.0   # llama.cpp writes these series from its first speculative task on
         if old is None:
             raise _Reset(f"{where} is absent from the earlier scrape: the server "
                          "(re)started between the scrapes")
@@ -144,14 +156,17 @@ def _as_int(value, what, ctx):
 
 
 def read_pair(before, after, ctx: Context):
-    """Observations of one scrape (``before`` None: since start) or a window of two."""
-    after_s = Scrape(after)
-    before_s = Scrape(before) if before is not None else None
-    ctx.facts["before"] = None if before is None else str(before)
+    """Observations of one scrape (``before`` None: since start) or a window of two.
+
+    ``before`` and ``after`` are paths or :class:`Scrape` objects.
+    """
+    after_s = after if isinstance(after, Scrape) else Scrape(after)
+    before_s = before if isinstance(before, Scrape) or before is None else Scrape(before)
+    ctx.facts["before"] = None if before is None else str(getattr(before, "path", before))
     try:
         deltas = _delta(before_s, after_s, ctx)
-        yield from _vllm(deltas, after_s, before_s, ctx)
-        yield from _vllm(deltas, after_s, before_s, ctx, _LLAMACPP)
+        for prefix, (engine, fmt) in _VLLM_LIKE.items():
+            yield from _vllm(deltas, after_s, before_s, ctx, prefix, engine, fmt)
         yield from _atom(deltas, ctx, before)
         yield from _gauges(after_s, ctx)
     except _Reset as exc:
@@ -179,19 +194,45 @@ def _sum_by(deltas, prefix):
     return totals, per_pos, series
 
 
-def _vllm(deltas, after, before, ctx, prefix=_VLLM):
-    """vLLM's counters, or llama.cpp's (the same names under ``llamacpp:``)."""
+def window(before, after, *, k=None):
+    """The counted window between two scrapes, for a client that scrapes as it goes.
+
+    Parameters
+    ----------
+    before, after : Scrape or path
+        ``before`` may be None (counts since the server started).
+    k : int, optional
+        K when the scrape does not state it (checked where it does).
+
+    Returns
+    -------
+    (list of Observation, list of Problem)
+        A refused window (no drafts, inconsistent counters) gives no
+        observation and a refusing problem that says why.
+
+    Raises
+    ------
+    CounterReset
+        A counter went down, or was re-created, between the scrapes.
+    """
+    after = after if isinstance(after, Scrape) else Scrape(after)
+    before = before if isinstance(before, Scrape) or before is None else Scrape(before)
+    try:
+        _delta(before, after, None)
+    except _Reset as exc:
+        raise CounterReset(str(exc), path=after.path) from None
+    ctx = Context(after.path, k=k)
+    return list(read_pair(before, after, ctx)), list(ctx.problems)
+
+
+def _vllm(deltas, after, before, ctx, prefix=_VLLM, engine="vllm", fmt="vllm-prometheus"):
     totals, per_pos, _ = _sum_by(deltas, prefix)
-    engine, fmt = ("llamacpp", "llamacpp-prometheus") if prefix == _LLAMACPP else \
-        ("vllm", "vllm-prometheus")
-    if prefix == _LLAMACPP and not totals and not per_pos:
-        return
     if not totals and not per_pos:
-        gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(_VLLM)}
-        if gauge:
+        gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(prefix)}
+        if gauge and prefix == _VLLM:
             yield from _vllm_v0(gauge, ctx)
         return
-    if "emitted" in totals:
+    if "emitted" in totals and prefix == _VLLM:
         gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(_VLLM)}
         yield from _vllm_v0(gauge, ctx)
         return

@@ -1,0 +1,144 @@
+"""Measure acceptance on a live server into a run directory (one cell per K).
+
+Sends the prompt set to an OpenAI-compatible server (streaming, at a fixed
+concurrency), scrapes /metrics before the workload and after every request
+(a counter going down is a restart), and writes RUN_DIR with a run.yaml that
+ingest, fit, diff and verify read.  The engine is detected from the server
+(/metrics prefixes, /v1/models, /props, /get_server_info, /version).  At
+--concurrency 1 the scrapes between requests give every request its own
+counts, so fit can resample whole requests.  The same prompts go out in the
+same order at every K.
+
+    goldenal measure http://127.0.0.1:8080 --out runs/tiny --model tiny-llama \\
+        --draft tiny-llama-draft --k 3 --thinking off --prompts prompts.jsonl
+    goldenal measure 'http://127.0.0.1:80{k}0' --out runs/tiny --model tiny-llama \\
+        --draft tiny-llama-draft --k 1,2,3 --thinking off --prompts prompts.jsonl
+
+A server runs one K: measure one K per call into the same RUN_DIR (a loop
+that restarts the server), or give a URL with {k} naming one server per K.
+--prompts is JSON lines: {"id": "p1", "prompt": "..."} or {"id": "p1",
+"messages": [{"role": "user", "content": "..."}]}; without it, SPEED-Bench
+Qualitative `coding` is loaded through `datasets` (pip install
+'goldenal[speedbench]').
+
+stdout: one line per cell (AL, steps, requests, failed).  The run directory
+appears whole or not at all; a cell is added to an existing run atomically.
+Exit 0 measured, 1 a cell refused (counter reset mid-run, the server's K
+disagrees, every request failed), 2 unreachable server or bad input,
+3 the cell exists (--replace to measure it again).
+
+In Python: goldenal.measure(url, out=..., model=..., k=..., thinking=...)
+-> MeasureResult (.to_frame(): one row per request).
+"""
+
+import sys
+
+from goldenal.errors import EXIT_OK
+
+
+def _k_list(text):
+    import argparse
+
+    try:
+        ks = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected K or K,K,...: {text!r}") from None
+    if any(k < 1 for k in ks):
+        raise argparse.ArgumentTypeError(f"K must be positive: {text!r}")
+    return ks
+
+
+def _non_negative_int(text):
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer: {text!r}")
+    return value
+
+
+def configure(parser):
+    from goldenal.commands._selection import _positive_float, _positive_int
+
+    parser.add_argument("url", metavar="URL",
+                        help="server base URL, e.g. http://127.0.0.1:8080 ({k} for one "
+                             "server per K)")
+    parser.add_argument("--out", required=True, metavar="RUN_DIR",
+                        help="run directory to create, or an existing run to add cells to")
+    parser.add_argument("--model", required=True, metavar="MODEL",
+                        help="model key, as in the golden curves")
+    parser.add_argument("--draft", action="append", default=[], metavar="HEAD",
+                        help="draft head id (repeatable; omit for native MTP)")
+    parser.add_argument("--k", required=True, type=_k_list, metavar="K[,K...]",
+                        help="num_speculative_tokens of the cell(s)")
+    parser.add_argument("--thinking", required=True, choices=["on", "off"],
+                        help="thinking mode (sent as chat_template_kwargs enable_thinking)")
+    parser.add_argument("--prompts", metavar="FILE",
+                        help="prompt set, JSON lines (default: SPEED-Bench Qualitative coding)")
+    parser.add_argument("--concurrency", type=_positive_int, default=1, metavar="N",
+                        help="requests in flight (default 1: per-request counts)")
+    parser.add_argument("--max-tokens", type=_positive_int, default=4096, metavar="N",
+                        help="output cap per request (default 4096)")
+    parser.add_argument("--requests", type=_positive_int, metavar="N",
+                        help="send the first N prompts (default: all)")
+    parser.add_argument("--engine", default="auto",
+                        choices=["auto", "vllm", "sglang", "trtllm", "atom", "llamacpp"],
+                        help="engine (default: detected from the server)")
+    parser.add_argument("--method", metavar="NAME", help="mtp | eagle3 | draft | ... "
+                                                         "(written into run.yaml)")
+    parser.add_argument("--curve-id", metavar="ID", help="curve id the run measures")
+    parser.add_argument("--temperature", type=float, default=0.0, metavar="T",
+                        help="sampling temperature (default 0: greedy)")
+    parser.add_argument("--seed", type=int, metavar="N",
+                        help="request i carries seed N+i, the same at every K")
+    parser.add_argument("--ignore-eos", action="store_true",
+                        help="every request runs to --max-tokens (a fixed output length)")
+    parser.add_argument("--chat-template-kwargs", metavar="JSON",
+                        help="sent instead of {\"enable_thinking\": ...}")
+    parser.add_argument("--retries", type=_non_negative_int, default=2, metavar="N",
+                        help="retries of a failed request before it is recorded as failed "
+                             "(default 2)")
+    parser.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
+                        help="seconds per request (default 600)")
+    parser.add_argument("--replace", action="store_true",
+                        help="measure a cell the run already has again")
+    parser.add_argument("--note", metavar="TEXT", help="a note written into run.yaml")
+    parser.add_argument("--progress", action="store_true", default=None,
+                        help="show the progress bar even when stderr is not a terminal")
+
+
+def run(args):
+    import json
+
+    from goldenal.errors import UsageError
+    from goldenal.measuring import measure
+
+    kwargs = None
+    if args.chat_template_kwargs is not None:
+        try:
+            kwargs = json.loads(args.chat_template_kwargs)
+        except ValueError as exc:
+            raise UsageError(f"--chat-template-kwargs is not JSON: {exc}") from None
+        if not isinstance(kwargs, dict):
+            raise UsageError("--chat-template-kwargs must be a JSON object")
+    result = measure(args.url, out=args.out, model=args.model, draft=args.draft,
+                     k=args.k if len(args.k) > 1 else args.k[0], thinking=args.thinking,
+                     prompts=args.prompts, concurrency=args.concurrency,
+                     max_tokens=args.max_tokens, requests=args.requests, engine=args.engine,
+                     method=args.method, curve=args.curve_id, temperature=args.temperature,
+                     seed=args.seed, ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
+                     retries=args.retries, timeout=args.timeout,
+                     replace=args.replace, note=args.note, progress=args.progress)
+    for cell in result.cells:
+        print(f"thinking {cell.thinking}  K={cell.k}  AL {cell.acceptance_length:.4f}  "
+              f"({cell.accepted} accepted / {cell.drafts} steps)  {len(cell.requests)} "
+              f"requests, {cell.failed} failed  "
+              f"{'per-request counts' if cell.per_request else 'one window'}")
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"wrote {result.path} ({result.server.engine}; "
+          f"{', '.join(result.server.detected_by)})", file=sys.stderr)
+    return EXIT_OK

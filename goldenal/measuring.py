@@ -1,0 +1,999 @@
+"""Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
+
+:func:`measure` sends a fixed prompt set to an OpenAI-compatible server at a
+fixed concurrency (streaming, with ``httpx``), scrapes ``/metrics`` before the
+workload and after every request (so a restart shows as a counter going down
+even when later traffic would carry it past its old value), and writes a run directory whose ``run.yaml`` the
+``ingest``, ``fit``, ``diff`` and ``verify`` commands read like any other run.
+
+What a cell records
+-------------------
+* ``metrics_{on,off}_k{K}_before.prom`` / ``..._after.prom``: the two scrapes,
+  read by the Prometheus reader (every engine and data-parallel rank summed,
+  per-position counters, each engine's spelling).
+* ``requests_{on,off}_k{K}.jsonl``: one record per request (status, attempts,
+  usage, the engine's timings such as llama.cpp's ``draft_n`` /
+  ``draft_n_accepted``, latency) and, where they exist, the request's own
+  counts: the engine's per-request metrics (vLLM's
+  ``metrics.speculative_decoding``), or at concurrency 1 the counter deltas
+  around the request (one scrape between consecutive requests).  With counts
+  per request the cell lists this file, so ``fit`` resamples whole requests;
+  otherwise it lists the scrape pair (one window).
+* ``server_{on,off}_k{K}.json``: what the server said about itself.
+
+The same prompts go out in the same order at every K (a paired design); the
+manifest records the prompt set's digest and a later ``measure`` into the same
+run refuses a different one.
+
+Engine detection (``engine="auto"``) reads, in this order of authority:
+the ``/metrics`` family prefixes (``vllm:``, ``sglang:``, ``trtllm_``,
+``atom:``, ``llamacpp:``), the ``owned_by`` of ``/v1/models`` (vLLM
+``vllm/entrypoints/openai/protocol.py`` ``"vllm"``; SGLang
+``python/sglang/srt/entrypoints/openai/protocol.py`` ``"sglang"``;
+TensorRT-LLM ``tensorrt_llm/serve/openai_protocol.py`` ``"tensorrt_llm"``;
+ATOM's OpenAI protocol module ``"atom"``; llama.cpp
+``tools/server/server-context.cpp`` ``"llamacpp"``), then the engine's own
+info endpoint for its version and speculative settings: llama.cpp ``/props``
+(``build_info``, ``model_path``, ``total_slots``; ``get_res_props`` in
+``server-context.cpp``), SGLang ``/get_server_info``
+(alias ``/server_info``; ``version``, ``speculative_algorithm``,
+``speculative_num_steps``, ``internal_states``), vLLM ``/version``, ATOM
+``/debug/mtp_stats``.  llama.cpp facts are from the tree vendored in
+llama-cpp-python 0.3.36.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from goldenal.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
+                             ServerError, UsageError)
+
+# the engine names observations and run manifests carry
+ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
+_OWNED_BY = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "trtllm", "atom": "atom",
+             "llamacpp": "llamacpp"}
+_METRIC_PREFIX = (("llamacpp:", "llamacpp"), ("vllm:", "vllm"), ("sglang:", "sglang"),
+                  ("trtllm_", "trtllm"), ("atom:", "atom"))
+_INFO_ENDPOINTS = {"llamacpp": ("/props",), "sglang": ("/get_server_info", "/server_info"),
+                   "vllm": ("/version",), "atom": ("/debug/mtp_stats",), "trtllm": ("/version",)}
+_PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
+
+
+class MeasureError(GoldenALError):
+    """A cell could not be measured: the server disagrees with the request, or every
+    request failed."""
+
+    exit_code = 1
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What the server said about itself.
+
+    Attributes
+    ----------
+    url : str
+    engine : str
+        One of :data:`ENGINES`.
+    detected_by : tuple of str
+        The evidence, e.g. ``("metrics prefix llamacpp:", "/v1/models owned_by llamacpp")``.
+    models : tuple of str
+        Model ids from ``/v1/models``.
+    version : str or None
+    speculative : dict
+        Speculative settings the server reports (engine spellings).
+    """
+
+    url: str
+    engine: str
+    detected_by: tuple
+    models: tuple
+    version: str | None = None
+    speculative: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request of the workload, as sent and as answered."""
+
+    index: int
+    prompt: str
+    status: str
+    attempts: int
+    seconds: float | None = None
+    ttft: float | None = None
+    completion_tokens: int | None = None
+    drafts: int | None = None
+    draft_tokens: int | None = None
+    accepted: int | None = None
+    accepted_per_position: tuple | None = None
+    counts_from: str | None = None
+    error: str | None = None
+    usage: dict | None = field(default=None, repr=False)
+    timings: dict | None = field(default=None, repr=False)
+
+    @property
+    def acceptance_length(self):
+        return 1 + self.accepted / self.drafts if self.drafts else None
+
+    def to_record(self, engine, k):
+        from goldenal.readers.measured import SCHEMA
+
+        return {"schema": SCHEMA, "request": self.index, "prompt": self.prompt,
+                "engine": engine, "k": k, "status": self.status, "attempts": self.attempts,
+                "counts_from": self.counts_from, "drafts": self.drafts,
+                "draft_tokens": self.draft_tokens, "accepted": self.accepted,
+                "accepted_per_position": (None if self.accepted_per_position is None
+                                          else list(self.accepted_per_position)),
+                "completion_tokens": self.completion_tokens, "usage": self.usage,
+                "timings": self.timings, "seconds": self.seconds, "ttft": self.ttft,
+                "error": self.error}
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """One measured cell: its window, its requests and the files written."""
+
+    thinking: str
+    k: int
+    drafts: int
+    draft_tokens: int | None
+    accepted: int
+    accepted_per_position: tuple | None
+    requests: tuple = field(repr=False)
+    files: tuple = ()
+    per_request: bool = False
+    wall_seconds: float = 0.0
+    warnings: tuple = ()
+
+    @property
+    def acceptance_length(self):
+        """AL of the whole window: 1 + accepted / steps."""
+        return 1 + self.accepted / self.drafts
+
+    @property
+    def failed(self):
+        return sum(r.status != "ok" for r in self.requests)
+
+    def __repr__(self):
+        return (f"<CellResult thinking {self.thinking}, K={self.k}: AL "
+                f"{self.acceptance_length:.4f} ({self.accepted} accepted / {self.drafts} "
+                f"steps), {len(self.requests)} requests, {self.failed} failed>")
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    """What :func:`measure` did: the server, the cells measured, the run directory.
+
+    ``to_frame()`` gives one row per request; ``run`` reads the run directory
+    back as a :class:`~goldenal.readers.MeasurementRun`.
+    """
+
+    path: str
+    server: ServerInfo
+    cells: tuple
+    warnings: tuple = ()
+
+    def __repr__(self):
+        cells = ", ".join(f"{c.thinking}/K={c.k}: AL {c.acceptance_length:.4f}"
+                          for c in self.cells)
+        return f"<MeasureResult {self.path} ({self.server.engine}): {cells}>"
+
+    @property
+    def run(self):
+        from goldenal.readers import load_run
+
+        return load_run(self.path)
+
+    def summary(self):
+        """One row per cell: thinking, k, AL, steps, accepted, requests, failed."""
+        import pandas as pd
+
+        return pd.DataFrame([{"thinking": c.thinking, "k": c.k,
+                              "acceptance_length": c.acceptance_length, "drafts": c.drafts,
+                              "accepted": c.accepted, "requests": len(c.requests),
+                              "failed": c.failed, "per_request": c.per_request,
+                              "wall_seconds": c.wall_seconds} for c in self.cells])
+
+    def to_frame(self):
+        """One row per request with its cell's thinking mode and K."""
+        import pandas as pd
+
+        rows = []
+        for c in self.cells:
+            for r in c.requests:
+                timings = r.timings or {}
+                rows.append({"thinking": c.thinking, "k": c.k, "request": r.index,
+                             "prompt": r.prompt, "status": r.status, "attempts": r.attempts,
+                             "drafts": r.drafts, "accepted": r.accepted,
+                             "acceptance_length": r.acceptance_length,
+                             "completion_tokens": r.completion_tokens,
+                             "draft_n": timings.get("draft_n"),
+                             "draft_n_accepted": timings.get("draft_n_accepted"),
+                             "seconds": r.seconds, "ttft": r.ttft, "error": r.error})
+        return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One workload item: an id and the chat messages sent."""
+
+    id: str
+    messages: tuple
+
+    def payload(self):
+        return [dict(m) for m in self.messages]
+
+
+def load_prompts(path):
+    """Read a prompt file: JSON lines, one prompt per line.
+
+    Each line is an object with ``"prompt"`` (a string: one user turn) or
+    ``"messages"`` (an OpenAI chat message list), and optionally ``"id"``
+    (default: the line number).  Blank lines and lines starting with ``#`` are
+    skipped.
+
+    Returns
+    -------
+    tuple of Prompt
+
+    Raises
+    ------
+    ParseError
+        Naming the file and line.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except UnicodeDecodeError:
+        raise ParseError("not UTF-8 text", path=path) from None
+    out, seen = [], {}
+    for number, text in enumerate(lines, 1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"not valid JSON: {exc.msg}", path=path, line=number) from None
+        if not isinstance(doc, dict):
+            raise ParseError("expected an object with \"prompt\" or \"messages\"", path=path,
+                             line=number)
+        pid = doc.get("id", f"line-{number}")
+        if not isinstance(pid, (str, int)) or isinstance(pid, bool):
+            raise ParseError(f"\"id\" must be a string, got {pid!r}", path=path, line=number)
+        pid = str(pid)
+        if pid in seen:
+            raise ParseError(f"id {pid!r} repeats line {seen[pid]}", path=path, line=number)
+        seen[pid] = number
+        if "messages" in doc:
+            messages = doc["messages"]
+            if not isinstance(messages, list) or not messages or not all(
+                    isinstance(m, dict) and isinstance(m.get("role"), str)
+                    and isinstance(m.get("content"), str) for m in messages):
+                raise ParseError("\"messages\" must be a non-empty list of {role, content} "
+                                 "strings", path=path, line=number)
+            messages = tuple(tuple(sorted(m.items())) for m in messages)
+        elif isinstance(doc.get("prompt"), str) and doc["prompt"]:
+            messages = ((("content", doc["prompt"]), ("role", "user")),)
+        else:
+            raise ParseError("expected a non-empty \"prompt\" string or a \"messages\" list",
+                             path=path, line=number)
+        out.append(Prompt(pid, messages))
+    if not out:
+        raise ParseError("no prompts in the file", path=path)
+    return tuple(out)
+
+
+def load_speedbench(category="coding"):
+    """SPEED-Bench Qualitative prompts of one category, through ``datasets``.
+
+    Needs the optional extra (``pip install 'goldenal[speedbench]'``) and
+    network access to the Hugging Face hub.  The first turn of each entry is
+    the prompt; ids are the dataset's ``question_id``.
+    """
+    try:
+        from datasets import load_dataset
+    except ImportError:
+        raise UsageError("SPEED-Bench needs the `datasets` package: pip install "
+                         "'goldenal[speedbench]', or pass --prompts FILE") from None
+    rows = load_dataset("nvidia/SPEED-Bench", "qualitative", split="test")
+    out = []
+    for row in rows:
+        if row.get("category") != category or not row.get("turns"):
+            continue
+        out.append(Prompt(str(row.get("question_id", len(out))),
+                          ((("content", str(row["turns"][0])), ("role", "user")),)))
+    if not out:
+        raise UsageError(f"SPEED-Bench Qualitative has no {category!r} prompts")
+    return tuple(out)
+
+
+def _digest(prompts):
+    h = hashlib.sha256()
+    for p in prompts:
+        h.update(json.dumps([p.id, p.payload()], sort_keys=True).encode())
+    return "sha256:" + h.hexdigest()
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+async def _get(client, path):
+    """(status, body) of a GET; (None, reason) when the server does not answer."""
+    import httpx
+
+    try:
+        r = await client.get(path)
+    except httpx.HTTPError as exc:
+        return None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return r.status_code, r.text
+
+
+def _json(text):
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return None
+
+
+async def _detect(client, url, engine):
+    status, body = await _get(client, "/v1/models")
+    if status is None:
+        raise ServerError(f"cannot reach {url}: {body}")
+    if status != 200 or not isinstance(_json(body), dict):
+        raise ServerError(f"{url}/v1/models answered HTTP {status}: not an OpenAI-compatible "
+                          "server")
+    models_doc = _json(body)
+    data = models_doc.get("data") if isinstance(models_doc.get("data"), list) else []
+    models = tuple(str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id"))
+    owners = {_OWNED_BY.get(str(m.get("owned_by", "")).lower()) for m in data
+              if isinstance(m, dict)} - {None}
+    status, metrics = await _get(client, "/metrics")
+    if status != 200:
+        raise ServerError(f"{url}/metrics answered {status or metrics}: measure reads the "
+                          "server's counters (llama-server needs --metrics)")
+    prefixes = []
+    for prefix, key in _METRIC_PREFIX:
+        if re.search(r"^" + re.escape(prefix), metrics, re.M):
+            prefixes.append(key)
+    evidence = [f"metrics prefix {p}" for p in prefixes]
+    evidence += [f"/v1/models owned_by {o}" for o in sorted(owners)]
+    found = prefixes[0] if prefixes else (sorted(owners)[0] if len(owners) == 1 else None)
+    if engine == "auto":
+        if found is None:
+            raise ServerError(f"cannot tell the engine at {url}: no known /metrics prefix "
+                              "and no known owned_by; pass --engine")
+        engine = found
+    elif found is not None and found != engine:
+        evidence.append(f"--engine {engine} given; the server looks like {found}")
+    info = {"v1/models": models_doc}
+    version, spec = None, {}
+    for path in _INFO_ENDPOINTS.get(engine, ()):
+        status, body = await _get(client, path)
+        doc = _json(body) if status == 200 else None
+        if not isinstance(doc, dict):
+            continue
+        info[path.lstrip("/")] = doc
+        version, spec = _server_facts(engine, doc)
+        evidence.append(f"{path}")
+        break
+    return ServerInfo(url, engine, tuple(evidence), models, version, spec, info), metrics
+
+
+def _server_facts(engine, doc):
+    """(version, speculative settings) from an engine's info endpoint."""
+    spec = {}
+    if engine == "llamacpp":
+        # default_generation_settings.params["speculative.types"] is a request default
+        # ("none" on a server that drafts), not the server's setting: not recorded
+        for key in ("model_path", "total_slots"):
+            if key in doc:
+                spec[key] = doc[key]
+        return doc.get("build_info"), spec
+    if engine == "sglang":
+        for key in ("speculative_algorithm", "speculative_num_steps",
+                    "speculative_num_draft_tokens", "speculative_eagle_topk",
+                    "speculative_draft_model_path"):
+            if doc.get(key) is not None:
+                spec[key] = doc[key]
+        return doc.get("version"), spec
+    if engine == "atom":
+        return None, {k: doc[k] for k in ("enabled",) if k in doc}
+    return doc.get("version"), spec
+
+
+class _Failed(Exception):
+    pass
+
+
+async def _stream_once(client, body, timeout):
+    """Send one streaming chat completion; what the stream said, or raise _Failed."""
+    import httpx
+
+    t0 = time.perf_counter()
+    ttft = None
+    usage = timings = spec = None
+    finished = done = False
+    try:
+        async with client.stream("POST", "/v1/chat/completions", json=body,
+                                 timeout=timeout) as r:
+            if r.status_code != 200:
+                text = (await r.aread()).decode("utf-8", "replace")
+                raise _Failed(f"HTTP {r.status_code}: {' '.join(text.split())[:200]}")
+            async for line in r.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    done = True
+                    break
+                chunk = _json(data)
+                if not isinstance(chunk, dict):
+                    raise _Failed(f"not a JSON event: {data[:80]!r}")
+                if "error" in chunk:
+                    raise _Failed(f"server error: {chunk['error']}")
+                for choice in chunk.get("choices") or ():
+                    delta = choice.get("delta") or {}
+                    if ttft is None and (delta.get("content") or delta.get("reasoning_content")):
+                        ttft = time.perf_counter() - t0
+                    if choice.get("finish_reason"):
+                        finished = True
+                if chunk.get("usage"):
+                    usage = chunk["usage"]
+                if chunk.get("timings"):
+                    timings = chunk["timings"]
+                metrics = chunk.get("metrics")
+                if isinstance(metrics, dict) and isinstance(
+                        metrics.get("speculative_decoding"), dict):
+                    spec = metrics["speculative_decoding"]
+    except httpx.TimeoutException:
+        raise _Failed(f"timed out after {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise _Failed(f"{type(exc).__name__}: {exc}") from None
+    if not (done or finished):
+        raise _Failed("the stream ended before the completion finished")
+    return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
+            "timings": timings, "spec": spec}
+
+
+def _engine_counts(spec, k):
+    """Per-request counts from vLLM's ``metrics.speculative_decoding``, or None."""
+    if not isinstance(spec, dict):
+        return None
+    drafts, accepted = spec.get("num_spec_steps"), spec.get("num_accepted_draft_tokens")
+    if not isinstance(drafts, int) or not isinstance(accepted, int):
+        return None
+    hist = spec.get("acceptance_histogram")
+    per_pos = None
+    if isinstance(hist, list) and hist and sum(hist) == drafts:
+        running, per_pos = drafts, []
+        for h in hist[:-1]:
+            running -= h
+            per_pos.append(running)
+        per_pos = tuple(per_pos)
+    return drafts, spec.get("num_draft_tokens"), accepted, per_pos
+
+
+# --------------------------------------------------------------------------- one cell
+
+
+class _Scraper:
+    def __init__(self, client, url, label):
+        self.client, self.url, self.label = client, url, label
+        self.n = 0
+
+    async def __call__(self):
+        from goldenal.readers.prometheus import Scrape
+
+        status, text = await _get(self.client, "/metrics")
+        if status != 200:
+            raise ServerError(f"{self.url}/metrics answered {status or text} during the run")
+        self.n += 1
+        return Scrape(f"{self.url}/metrics ({self.label} scrape {self.n})", text), text
+
+
+def _check_restart(before_text, after_text, where):
+    a, b = _PROCESS_START.search(before_text or ""), _PROCESS_START.search(after_text or "")
+    if a and b and a.group(1) != b.group(1):
+        raise CounterReset(f"the server restarted during {where} (process_start_time_seconds "
+                           f"{a.group(1)} -> {b.group(1)}); this window cannot be measured")
+
+
+def _delta(before, after, k):
+    """(drafts, draft_tokens, accepted, per_pos, engine_k) between two scrapes."""
+    from goldenal.readers.prometheus import window
+
+    # K is read from the per-position labels and compared by the caller, not imposed
+    observations, _ = window(before, after)
+    counted = [o for o in observations if not o.mean_only]
+    if not counted:
+        return 0, 0, 0, None, None
+    o = counted[0]
+    return o.drafts, o.draft_tokens, o.accepted, o.accepted_per_position, o.k
+
+
+async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurrency,
+                    retries, retry_delay, timeout, progress):
+    scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}")
+    where = f"thinking {thinking}, K={k}"
+    first, first_text = await scrape()
+    records = [None] * len(prompts)
+    per_request_scrapes = concurrency == 1
+    state = {"prev": first, "prev_text": first_text}
+    scrape_lock = asyncio.Lock()
+    bar = _progress_bar(len(prompts), f"{where}", progress)
+    queue = asyncio.Queue()
+    for i in range(len(prompts)):
+        queue.put_nowait(i)
+    t0 = time.perf_counter()
+
+    async def one(i):
+        prompt = prompts[i]
+        body = {"model": server.models[0] if server.models else "default",
+                "messages": prompt.payload(), "stream": True,
+                "stream_options": {"include_usage": True}, **body_extra}
+        if "seed" in body:
+            body["seed"] += i
+        error, got, attempts = None, None, 0
+        for attempt in range(retries + 1):
+            attempts = attempt + 1
+            try:
+                got = await _stream_once(client, body, timeout)
+                error = None
+                break
+            except _Failed as exc:
+                error = str(exc)
+                if attempt < retries:
+                    await asyncio.sleep(retry_delay * 2 ** attempt)
+        counts, counts_from = None, None
+        if got is not None and got["spec"] is not None:
+            counts = _engine_counts(got["spec"], k)
+            counts_from = "engine per-request metrics" if counts else None
+        # a scrape after every request: a restart shows as a counter going down even when
+        # later traffic would carry the counters past their old values by the end
+        async with scrape_lock:
+            after, after_text = await scrape()
+            _check_restart(state["prev_text"], after_text, where)
+            try:
+                d = _delta(state["prev"], after, k)
+            except CounterReset as exc:
+                raise CounterReset(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
+                                   "nothing written for this cell") from None
+            state["prev"], state["prev_text"] = after, after_text
+        if per_request_scrapes and counts is None:
+            counts, counts_from = d[:4], "counter deltas around the request (concurrency 1)"
+        usage = got["usage"] if got else None
+        records[i] = RequestRecord(
+            i, prompt.id, "ok" if got is not None else "failed", attempts,
+            got["seconds"] if got else None, got["ttft"] if got else None,
+            (usage or {}).get("completion_tokens") if isinstance(usage, dict) else None,
+            *(counts if counts is not None else (None, None, None, None)),
+            counts_from if counts is not None else None,
+            None if got is not None else f"failed after {attempts} attempt(s): {error}",
+            usage, got["timings"] if got else None)
+        bar.update(1)
+
+    async def worker():
+        while True:
+            try:
+                i = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await one(i)
+
+    try:
+        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for w in workers:
+                w.cancel()
+            raise
+    finally:
+        bar.close()
+    wall = time.perf_counter() - t0
+    last, last_text = state["prev"], state["prev_text"]
+    _check_restart(first_text, last_text, where)
+    try:
+        drafts, tokens, accepted, per_pos, engine_k = _delta(first, last, k)
+    except CounterReset as exc:
+        raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
+    return records, (first_text, last_text), (drafts, tokens, accepted, per_pos, engine_k), wall
+
+
+def _progress_bar(total, desc, progress):
+    from tqdm import tqdm
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    return tqdm(total=total, desc=desc, unit="req", disable=not progress, file=sys.stderr,
+                leave=False)
+
+
+# --------------------------------------------------------------------------- run directory
+
+
+def _load_manifest(path):
+    import yaml
+
+    file = os.path.join(path, "run.yaml")
+    with open(file, encoding="utf-8") as fh:
+        try:
+            doc = yaml.safe_load(fh)
+        except yaml.YAMLError as exc:
+            from goldenal.errors import yaml_error
+
+            raise yaml_error(exc, file, prefix="invalid YAML") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+        raise ParseError("run.yaml must be a mapping with a `cells` list", path=file)
+    return doc
+
+
+def _dump(doc):
+    import yaml
+
+    head = ("# Measured by `goldenal measure` against a live server; one cell per "
+            "(thinking, k).\n# Per-request records: requests_*.jsonl; scrapes: metrics_*.prom.\n")
+    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+
+
+def _check_existing(out, identity, workload, cells, replace):
+    doc = _load_manifest(out)
+    for key in ("model", "draft", "method"):
+        if key in identity and key in doc and doc[key] != identity[key]:
+            raise UsageError(f"{out}/run.yaml has {key} {doc[key]!r}, this measurement "
+                             f"{identity[key]!r}: measure into another run directory")
+    engine = (doc.get("engine") or {}).get("name") if isinstance(doc.get("engine"), dict) \
+        else doc.get("engine")
+    if engine and engine != identity["engine"]["name"]:
+        raise UsageError(f"{out}/run.yaml was measured on {engine}, this server is "
+                         f"{identity['engine']['name']}")
+    old = (doc.get("measure") or {}).get("workload", {}).get("digest")
+    if old and old != workload["digest"]:
+        raise UsageError(f"{out}/run.yaml was measured with another prompt set ({old}); every "
+                         "K must see the same prompts in the same order (paired design)")
+    have = {(str(c.get("thinking")), c.get("k")) for c in doc["cells"] if isinstance(c, dict)}
+    for key in cells:
+        if key in have and not replace:
+            raise ConflictError(f"{out}/run.yaml already has the cell thinking {key[0]}, "
+                                f"K={key[1]}; pass --replace to measure it again")
+    return doc
+
+
+def _commit(out, doc, cell_entry, files):
+    """Add one cell to ``out`` atomically: a reader sees the old run or the new one."""
+    from goldenal.files import write_text_atomic
+
+    key = (cell_entry["thinking"], cell_entry["k"])
+    cells = [c for c in doc["cells"] if not isinstance(c, dict)
+             or (str(c.get("thinking")), c.get("k")) != key]
+    cells.append(cell_entry)
+    cells.sort(key=lambda c: (str(c.get("thinking")), c.get("k", 0)) if isinstance(c, dict)
+               else ("", 0))
+    doc = {**doc, "cells": cells}
+    parent = os.path.dirname(os.path.abspath(out))
+    fresh = not os.path.exists(os.path.join(out, "run.yaml"))
+    where = parent if fresh else out
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.measure-", dir=where)
+    try:
+        for name, text in files.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        if fresh:
+            with open(os.path.join(tmp, "run.yaml"), "w", encoding="utf-8") as fh:
+                fh.write(_dump(doc))
+            if os.path.isdir(out):
+                os.rmdir(out)  # empty (checked up front); rename needs it gone or empty
+            os.rename(tmp, out)
+            tmp = None
+        else:
+            # new cell files first, under names run.yaml does not list yet; then run.yaml
+            for name in files:
+                os.replace(os.path.join(tmp, name), os.path.join(out, name))
+            write_text_atomic(os.path.join(out, "run.yaml"), _dump(doc))
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return doc
+
+
+# --------------------------------------------------------------------------- the API
+
+
+def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests, engine,
+                retries, timeout):
+    if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
+        raise UsageError(f"`url` must be an http(s):// URL, got {url!r}")
+    if not out:
+        raise UsageError("`out` (the run directory) is required")
+    if not isinstance(model, str) or not model.strip():
+        raise UsageError("`model` (the model key, as in the golden curves) is required")
+    ks = [k] if isinstance(k, int) else list(k)
+    if not ks or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in ks):
+        raise UsageError(f"`k` must be a positive integer or a list of them, got {k!r}")
+    if len(set(ks)) != len(ks):
+        raise UsageError(f"`k` repeats a value: {ks}")
+    thinking = {True: "on", False: "off"}.get(thinking, thinking)
+    if thinking not in ("on", "off"):
+        raise UsageError(f"`thinking` must be 'on' or 'off', got {thinking!r}")
+    for name, value in (("concurrency", concurrency), ("max_tokens", max_tokens)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UsageError(f"`{name}` must be a positive integer, got {value!r}")
+    if requests is not None and (isinstance(requests, bool) or not isinstance(requests, int)
+                                 or requests < 1):
+        raise UsageError(f"`requests` must be a positive integer, got {requests!r}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise UsageError(f"`retries` must be a non-negative integer, got {retries!r}")
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise UsageError(f"`timeout` must be positive seconds, got {timeout!r}")
+    if engine not in ("auto",) + ENGINES:
+        raise UsageError(f"`engine` must be auto or one of {', '.join(ENGINES)}, got {engine!r}")
+    if len(ks) > 1 and "{k}" not in url:
+        raise UsageError("a server runs one K: to measure several K in one call, give a URL "
+                         "with {k} (one server per K, e.g. http://127.0.0.1:80{k}0), or run "
+                         "one measure per K into the same run directory")
+    out = os.fspath(out)
+    if os.path.exists(out):
+        if not os.path.isdir(out):
+            raise UsageError("--out names a file, not a run directory", path=out)
+        if not os.path.isfile(os.path.join(out, "run.yaml")) and os.listdir(out):
+            raise UsageError("--out is a non-empty directory without run.yaml: not a run "
+                             "directory measure can add to", path=out)
+    elif not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+        raise UsageError("the parent directory of --out does not exist", path=out)
+    return ks, thinking, out
+
+
+def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency=1,
+            max_tokens=4096, requests=None, engine="auto", method=None, curve=None,
+            temperature=0.0, seed=None, ignore_eos=False, chat_template_kwargs=None,
+            retries=2, retry_delay=1.0, timeout=600.0, replace=False, note=None,
+            progress=None):
+    """Measure acceptance on a live server into a run directory.
+
+    Parameters
+    ----------
+    url : str
+        Base URL of the OpenAI-compatible server (``http://127.0.0.1:8080``).
+        With several K, a URL containing ``{k}`` names one server per K.
+    out : path
+        Run directory: created atomically, or an existing run (``run.yaml``)
+        the cells are added to.
+    model : str
+        Model key, as in the golden curves.
+    draft : str or sequence of str
+        Draft head id(s); empty for native MTP.
+    k : int or sequence of int
+        K of the cell(s).  The server's own K (per-position counters, server
+        info) must agree.
+    thinking : {"on", "off"} or bool
+        Sent as ``chat_template_kwargs`` ``{"enable_thinking": ...}`` unless
+        ``chat_template_kwargs`` is given.
+    prompts : path or sequence of Prompt, optional
+        A prompt file (:func:`load_prompts`); default SPEED-Bench Qualitative
+        ``coding`` through ``datasets`` (:func:`load_speedbench`).
+    concurrency : int
+        Requests in flight.  At 1, the counters are scraped between requests,
+        so each request gets its own counts (what ``fit``'s request bootstrap
+        needs) whatever the engine.
+    max_tokens : int
+        Output cap per request.
+    requests : int, optional
+        Send the first ``requests`` prompts (default: all), in file order.
+    engine : {"auto", "vllm", "sglang", "trtllm", "atom", "llamacpp"}
+    method, curve, note : str, optional
+        Written into ``run.yaml``.
+    temperature : float
+    seed : int, optional
+        Request ``i`` carries ``seed + i`` (the same at every K): engines that
+        seed sampling, or llama.cpp its synthetic acceptance, per request then
+        repeat a run exactly.
+    ignore_eos : bool
+        Send ``ignore_eos``: every request runs to ``max_tokens`` (a fixed
+        output length, as SPEED-Bench's golden workload; also what keeps a
+        random test model from stopping at once).
+    retries : int
+        A failed request (HTTP error, timeout, broken stream) is retried this
+        many times, then recorded as failed.
+    retry_delay : float
+        Seconds before the first retry (doubling after each).
+    timeout : float
+        Seconds per request.
+    replace : bool
+        Measure a cell the run already has again (else ConflictError).
+    progress : bool, optional
+        A tqdm progress bar on stderr; default only when stderr is a terminal.
+
+    Returns
+    -------
+    MeasureResult
+
+    Raises
+    ------
+    ServerError
+        The server is unreachable or not OpenAI-compatible (exit 2).
+    CounterReset
+        The server restarted during a cell; that cell is not written (exit 1).
+    MeasureError
+        The server's K disagrees, or every request of a cell failed (exit 1).
+    UsageError, ConflictError, ParseError
+        Bad arguments or prompt file, a cell that exists.
+
+    Example
+    -------
+    >>> r = measure("http://127.0.0.1:8080", out="runs/tiny", model="tiny",
+    ...             draft="tiny-draft", k=3, thinking="off",
+    ...             prompts="prompts.jsonl")                      # doctest: +SKIP
+    >>> r.cells[0].acceptance_length                              # doctest: +SKIP
+    2.7
+    """
+    ks, thinking, out = _measure_iv(url, out, model, k, thinking, concurrency, max_tokens,
+                                    requests, engine, retries, timeout)
+    if prompts is None:
+        prompt_set, source = load_speedbench(), {"name": "SPEED-Bench Qualitative",
+                                                  "category": "coding"}
+    elif isinstance(prompts, (str, os.PathLike)):
+        prompt_set, source = load_prompts(prompts), {"name": os.path.basename(
+            os.fspath(prompts))}
+    else:
+        prompt_set, source = tuple(prompts), {"name": "given in Python"}
+    if requests is not None:
+        if requests > len(prompt_set):
+            raise UsageError(f"`requests` is {requests} but the prompt set has only "
+                             f"{len(prompt_set)} prompts")
+        prompt_set = prompt_set[:requests]
+    workload = {**source, "requests": len(prompt_set), "digest": _digest(prompt_set),
+                "first_ids": [p.id for p in prompt_set[:3]]}
+    kwargs = chat_template_kwargs if chat_template_kwargs is not None else {
+        "enable_thinking": thinking == "on"}
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise UsageError(f"`seed` must be an integer, got {seed!r}")
+    body_extra = {"max_tokens": max_tokens, "temperature": temperature,
+                  "chat_template_kwargs": kwargs, **({"ignore_eos": True} if ignore_eos else {}),
+                  **({"seed": seed} if seed is not None else {})}
+    return asyncio.run(_measure(url, out, model, draft, ks, thinking, prompt_set, workload,
+                                body_extra, concurrency, engine, method, curve, retries,
+                                retry_delay, timeout, replace, note, progress))
+
+
+async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body_extra,
+                   concurrency, engine, method, curve, retries, retry_delay, timeout,
+                   replace, note, progress):
+    import httpx
+
+    from goldenal import __version__
+    from goldenal.readers.run import normalize_identity
+
+    cells, warnings, server = [], [], None
+    for k in ks:
+        base = url.replace("{k}", str(k)).rstrip("/")
+        limits = httpx.Limits(max_connections=concurrency + 2)
+        async with httpx.AsyncClient(base_url=base, timeout=min(timeout, 30.0),
+                                     limits=limits) as client:
+            server, first_metrics = await _detect(client, base, engine)
+            identity = normalize_identity({
+                "run": os.path.basename(os.path.abspath(out)), "simulated": False,
+                "model": model, **({"curve": curve} if curve else {}),
+                **({"method": method} if method else {}), "draft": draft or [],
+                "engine": {"name": server.engine,
+                           **({"version": server.version} if server.version else {})}})
+            doc = (_check_existing(out, identity, workload, [(thinking, k)], replace)
+                   if os.path.isfile(os.path.join(out, "run.yaml")) else None)
+            _check_server_k(server, first_metrics, k)
+            records, (before, after), (drafts, tokens, accepted, per_pos, engine_k), wall = \
+                await _run_cell(client, server, prompts, k=k, thinking=thinking,
+                                body_extra=body_extra, concurrency=concurrency,
+                                retries=retries, retry_delay=retry_delay, timeout=timeout,
+                                progress=progress)
+        where = f"thinking {thinking}, K={k}"
+        ok = [r for r in records if r.status == "ok"]
+        if not ok:
+            raise MeasureError(f"{where}: every request failed ({records[0].error}); "
+                               "nothing written for this cell")
+        if engine_k is not None and engine_k != k:
+            raise MeasureError(f"{where}: the server drafted {engine_k} positions per step "
+                               f"(its per-position counters), not K={k}; nothing written")
+        if not drafts:
+            raise MeasureError(f"{where}: the server's speculative counters did not move "
+                               "(speculative decoding off, or no counters on /metrics); "
+                               "nothing written")
+        cell_warnings = []
+        for r in ok:
+            drafted = (r.timings or {}).get("draft_n")
+            if r.counts_from and r.counts_from.startswith("counter deltas") \
+                    and isinstance(drafted, int) and drafted != r.draft_tokens:
+                cell_warnings.append(f"{where}, request {r.index} ({r.prompt}): the counters "
+                                     f"moved by {r.draft_tokens} draft tokens, its timings "
+                                     f"say draft_n {drafted}: other traffic reached the server")
+        failed = len(records) - len(ok)
+        if failed:
+            cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed after "
+                                 f"{retries} retries; recorded as failed")
+        tag = f"{thinking}_k{k}"
+        counted = [r for r in ok if r.drafts is not None]
+        per_request = len(counted) == len(ok) and any(r.drafts for r in ok)
+        if per_request:
+            total = sum(r.drafts for r in records if r.drafts is not None)
+            if total != drafts:
+                cell_warnings.append(f"{where}: per-request steps sum to {total}, the window "
+                                     f"has {drafts}: other traffic reached the server")
+        files = {f"metrics_{tag}_before.prom": before, f"metrics_{tag}_after.prom": after,
+                 f"requests_{tag}.jsonl": "".join(
+                     json.dumps(r.to_record(server.engine, k)) + "\n"
+                     for r in records),
+                 f"server_{tag}.json": json.dumps(
+                     {"url": server.url, "engine": server.engine,
+                      "detected_by": list(server.detected_by), "models": list(server.models),
+                      "version": server.version, "speculative": server.speculative,
+                      "responses": server.raw}, indent=2, default=str) + "\n"}
+        listed = [f"requests_{tag}.jsonl"] if per_request else \
+            [f"metrics_{tag}_before.prom", f"metrics_{tag}_after.prom"]
+        entry = {"thinking": thinking, "k": k, "files": listed,
+                 "requests": len(records), "failed": failed,
+                 "counts": ("per request: " + ok[0].counts_from) if per_request
+                 else "one window: /metrics before and after"}
+        if doc is None:
+            doc = {**identity, "dataset": {key: workload[key] for key in workload
+                                           if key in ("name", "category")},
+                   "sampling": {f"thinking_{thinking}": _sampling(body_extra)},
+                   "date": datetime.date.today().isoformat(),
+                   "source": f"goldenal measure {__version__}",
+                   **({"note": note} if note else {}),
+                   "measure": {"url": url, "concurrency": concurrency,
+                               "detected_by": list(server.detected_by),
+                               "speculative": server.speculative, "workload": workload},
+                   "cells": []}
+        else:
+            doc.setdefault("sampling", {})[f"thinking_{thinking}"] = _sampling(body_extra)
+        _commit(out, doc, entry, files)
+        warnings.extend(cell_warnings)
+        cells.append(CellResult(thinking, k, drafts, tokens, accepted, per_pos,
+                                tuple(records), tuple(listed), per_request, wall,
+                                tuple(cell_warnings)))
+    return MeasureResult(out, server, tuple(cells), tuple(warnings))
+
+
+def _sampling(body_extra):
+    out = {key: body_extra[key] for key in ("temperature", "max_tokens", "ignore_eos",
+                                            "chat_template_kwargs") if key in body_extra}
+    if "seed" in body_extra:
+        out["seed"] = f"{body_extra['seed']} + request index"
+    return out
+
+
+def _check_server_k(server, metrics_text, k):
+    """Refuse a cell whose K the server contradicts before any load is sent."""
+    from goldenal.readers.prometheus import Scrape
+
+    scrape = Scrape(f"{server.url}/metrics", metrics_text)
+    positions = {dict(labels).get("position") for (name, labels) in scrape.values
+                 if name.endswith("spec_decode_num_accepted_tokens_per_pos")}
+    positions.discard(None)
+    said = len(positions) or None
+    how = "per-position counters on /metrics"
+    if said is None and server.engine == "sglang":
+        said, how = server.speculative.get("speculative_num_steps"), "speculative_num_steps"
+    if said is not None and said != k and server.engine != "llamacpp":
+        # llama-server sizes its per-position family by the largest K it has run
+        raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it with "
+                           f"K={k} or pass --k {said}")
+

@@ -1,0 +1,236 @@
+"""A stub OpenAI-compatible speculative-decoding server for the ``measure`` tests.
+
+It answers like vLLM (``owned_by: vllm``, ``vllm:spec_decode_*`` counters with
+an ``engine`` label per data-parallel rank and ``_created`` samples,
+``/version``) or like llama.cpp's ``llama-server`` (``owned_by: llamacpp``,
+``llamacpp:spec_decode_*`` counters without labels, a per-position family that
+appears only after the first speculative request, ``/props``, ``timings`` with
+``draft_n``/``draft_n_accepted`` in the last chunk).  Shapes follow
+vLLM ``vllm/v1/spec_decode/metrics.py`` (FORMATS.md section 2) and llama.cpp
+``tools/server/server-task.cpp`` / ``server-common.cpp`` (llama.cpp vendored in
+llama-cpp-python 0.3.36).
+
+Every request's speculative steps are a pure function of its prompt
+(:func:`plan`), so a test knows the exact counts it must read back.
+Listens on 127.0.0.1 on a free port; ``stop()`` always shuts it down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def plan(text, k):
+    """Accepted drafts per step for a prompt: ``[n_0, n_1, ...]``, each in 0..k."""
+    seed = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+    steps = 5 + seed % 7
+    return [(seed >> (3 * j)) % (k + 1) for j in range(steps)]
+
+
+def counts(text, k):
+    """(steps, draft_tokens, accepted, per_position) of one request."""
+    accepted = plan(text, k)
+    per_pos = [sum(1 for a in accepted if a > i) for i in range(k)]
+    return len(accepted), k * len(accepted), sum(accepted), per_pos
+
+
+class StubServer:
+    def __init__(self, engine="llamacpp", k=3, dp=1):
+        self.engine, self.k, self.dp = engine, k, dp
+        self.lock = threading.Lock()
+        self.fail = {}          # prompt text -> failures left (-1: always), HTTP 500
+        self.truncate = {}      # prompt text -> truncated streams left
+        self.delay = 0.0        # seconds per streamed chunk
+        self.reset_after = None  # restart (counters to zero) after this many completions
+        self.metrics_enabled = True
+        self.requests_seen = []
+        self._zero()
+        self.completed = 0
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def _zero(self):
+        self.created = time.time()
+        self.started = self.created
+        self.c = {e: {"drafts": 0, "tokens": 0, "accepted": 0, "pos": [0] * self.k}
+                  for e in range(self.dp)}
+        self.pos_seen = False
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+    # ------------------------------------------------------------------ expositions
+    def metrics_text(self):
+        with self.lock:
+            if self.engine == "llamacpp":
+                c = self.c[0]
+                out = []
+                for name, value in (("spec_decode_num_draft_tokens_total", c["tokens"]),
+                                    ("spec_decode_num_accepted_tokens_total", c["accepted"]),
+                                    ("spec_decode_num_drafts_total", c["drafts"])):
+                    out += [f"# HELP llamacpp:{name} Speculative: ...",
+                            f"# TYPE llamacpp:{name} counter", f"llamacpp:{name} {value}"]
+                out += ["# HELP llamacpp:requests_processing Number of requests processing",
+                        "# TYPE llamacpp:requests_processing gauge",
+                        "llamacpp:requests_processing 0"]
+                if self.pos_seen:
+                    out += ["# HELP llamacpp:spec_decode_num_accepted_tokens_per_pos_total "
+                            "Accepted tokens per draft position",
+                            "# TYPE llamacpp:spec_decode_num_accepted_tokens_per_pos_total "
+                            "counter"]
+                    out += [f'llamacpp:spec_decode_num_accepted_tokens_per_pos_total'
+                            f'{{position="{i}"}} {v}' for i, v in enumerate(c["pos"])]
+                return "\n".join(out) + "\n"
+            out = ["# HELP process_start_time_seconds Start time of the process",
+                   "# TYPE process_start_time_seconds gauge",
+                   f"process_start_time_seconds {self.started:.2f}"]
+            for name, key in (("num_drafts", "drafts"), ("num_draft_tokens", "tokens"),
+                              ("num_accepted_tokens", "accepted")):
+                full = f"vllm:spec_decode_{name}"
+                out += [f"# HELP {full}_total n", f"# TYPE {full}_total counter"]
+                for e in range(self.dp):
+                    out.append(f'{full}_total{{engine="{e}",model_name="stub/m"}} '
+                               f'{float(self.c[e][key])}')
+                out += [f"# HELP {full}_created n", f"# TYPE {full}_created gauge"]
+                for e in range(self.dp):
+                    out.append(f'{full}_created{{engine="{e}",model_name="stub/m"}} '
+                               f'{self.created}')
+            full = "vllm:spec_decode_num_accepted_tokens_per_pos"
+            out += [f"# HELP {full}_total n", f"# TYPE {full}_total counter"]
+            for e in range(self.dp):
+                for i in range(self.k):
+                    out.append(f'{full}_total{{engine="{e}",model_name="stub/m",'
+                               f'position="{i}"}} {float(self.c[e]["pos"][i])}')
+            return "\n".join(out) + "\n"
+
+    # ------------------------------------------------------------------ handler
+    def _handler(self):
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            # keep-alive for the JSON answers, as real servers; streams end by closing
+            protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                super().setup()
+                # headers and body go out as two writes: without this, Nagle's algorithm
+                # and delayed ACKs hold every keep-alive answer for ~40 ms
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def log_message(self, *args):
+                pass
+
+            def _json(self, status, doc):
+                body = json.dumps(doc).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def parse_request(self):
+                ok = super().parse_request()
+                # a base URL with a path (http://host:port/k3) reaches the same stub
+                self.path = re.sub(r"^/k\d+(?=/)", "", self.path)
+                return ok
+
+            def do_GET(self):
+                if self.path == "/v1/models":
+                    owner = "llamacpp" if stub.engine == "llamacpp" else "vllm"
+                    return self._json(200, {"object": "list", "data": [
+                        {"id": "stub/m", "object": "model", "owned_by": owner}]})
+                if self.path == "/metrics":
+                    if not stub.metrics_enabled:
+                        return self._json(501, {"error": {"message": "This server does not "
+                                                          "support metrics endpoint."}})
+                    body = stub.metrics_text().encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain; version=0.0.4")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    return self.wfile.write(body)
+                if self.path == "/props" and stub.engine == "llamacpp":
+                    return self._json(200, {
+                        "default_generation_settings": {"params": {
+                            "speculative.types": "draft-simple"}, "n_ctx": 4096},
+                        "total_slots": 1, "model_path": "/models/target.gguf",
+                        "build_info": "b1-stub", "endpoint_metrics": True})
+                if self.path == "/version" and stub.engine == "vllm":
+                    return self._json(200, {"version": "0.20.1"})
+                return self._json(404, {"error": "not found"})
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path != "/v1/chat/completions":
+                    return self._json(404, {"error": "not found"})
+                text = body["messages"][-1]["content"]
+                with stub.lock:
+                    stub.requests_seen.append(dict(body))
+                    left = stub.fail.get(text, 0)
+                    if left:
+                        stub.fail[text] = left - 1 if left > 0 else -1
+                    cut = stub.truncate.get(text, 0)
+                    if cut:
+                        stub.truncate[text] = cut - 1
+                if left:
+                    return self._json(500, {"error": {"message": "injected failure"}})
+                accepted = plan(text, stub.k)
+                t0 = time.perf_counter()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+
+                def event(doc):
+                    self.wfile.write(b"data: " + json.dumps(doc).encode() + b"\n\n")
+                    self.wfile.flush()
+
+                tokens = 0
+                for a in accepted:
+                    tokens += a + 1
+                    event({"object": "chat.completion.chunk", "choices": [
+                        {"index": 0, "delta": {"content": "x" * (a + 1)},
+                         "finish_reason": None}]})
+                    if stub.delay:
+                        time.sleep(stub.delay)
+                    if cut:
+                        return  # connection closes mid-stream
+                steps, draft_tokens, acc, per_pos = counts(text, stub.k)
+                with stub.lock:
+                    engine = stub.completed % stub.dp
+                    c = stub.c[engine]
+                    c["drafts"] += steps
+                    c["tokens"] += draft_tokens
+                    c["accepted"] += acc
+                    c["pos"] = [x + y for x, y in zip(c["pos"], per_pos)]
+                    stub.pos_seen = True
+                    stub.completed += 1
+                    if stub.reset_after is not None and stub.completed == stub.reset_after:
+                        stub._zero()
+                final = {"object": "chat.completion.chunk", "choices": [
+                    {"index": 0, "delta": {}, "finish_reason": "length"}]}
+                if stub.engine == "llamacpp":
+                    final["timings"] = {"predicted_n": tokens, "prompt_ms": 0.0,
+                                        "predicted_ms": (time.perf_counter() - t0) * 1e3,
+                                        "draft_n": draft_tokens, "draft_n_accepted": acc}
+                event(final)
+                event({"object": "chat.completion.chunk", "choices": [],
+                       "usage": {"prompt_tokens": 7, "completion_tokens": tokens,
+                                 "total_tokens": 7 + tokens}})
+                self.wfile.write(b"data: [DONE]\n\n")
+
+        return Handler

@@ -1,0 +1,466 @@
+"""goldenal measure against a stub OpenAI-compatible server (tests/measure_stub.py).
+
+The stub decides every request's speculative steps from its prompt, so each
+AL below is the exact ratio of integers the stub's counters must give.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import goldenal
+from goldenal.errors import ConflictError, CounterReset, ParseError, ServerError, UsageError
+from goldenal.measuring import MeasureError, load_prompts
+from measure_stub import StubServer, counts
+
+TEXTS = [f"write a function that returns {i} squared" for i in range(12)]
+
+
+@pytest.fixture
+def prompts(tmp_path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("# a comment line\n" + "".join(
+        json.dumps({"id": f"p{i}", "prompt": t}) + "\n" for i, t in enumerate(TEXTS)))
+    return str(path)
+
+
+@pytest.fixture
+def server(request):
+    engine, k, dp = getattr(request, "param", ("llamacpp", 3, 1))
+    stub = StubServer(engine, k=k, dp=dp)
+    try:
+        yield stub
+    finally:
+        stub.stop()
+
+
+def expected(texts, k):
+    rows = [counts(t, k) for t in texts]
+    steps = sum(r[0] for r in rows)
+    accepted = sum(r[2] for r in rows)
+    per_pos = tuple(sum(r[3][i] for r in rows) for i in range(k))
+    return steps, accepted, per_pos
+
+
+def run(server, out, prompts, **kw):
+    args = dict(out=str(out), model="tiny-llama", draft="tiny-llama-draft", k=server.k,
+                thinking="off", prompts=prompts, max_tokens=64, retry_delay=0.01)
+    args.update(kw)
+    return goldenal.measure(server.url, **args)
+
+
+def test_llamacpp_detection_and_exact_counts_per_request(server, prompts, tmp_path):
+    result = run(server, tmp_path / "run", prompts)
+    assert result.server.engine == "llamacpp"
+    assert result.server.detected_by == ("metrics prefix llamacpp",
+                                         "/v1/models owned_by llamacpp", "/props")
+    assert result.server.version == "b1-stub"
+    assert result.server.speculative == {"model_path": "/models/target.gguf", "total_slots": 1}
+    cell, = result.cells
+    steps, accepted, per_pos = expected(TEXTS, 3)
+    assert (cell.drafts, cell.accepted, cell.accepted_per_position) == (steps, accepted, per_pos)
+    assert cell.acceptance_length == 1 + accepted / steps
+    assert cell.per_request
+    for record, text in zip(cell.requests, TEXTS):
+        d, t, a, pp = counts(text, 3)
+        assert (record.drafts, record.draft_tokens, record.accepted) == (d, t, a)
+        assert record.accepted_per_position == tuple(pp)
+        assert record.timings["draft_n"] == t and record.timings["draft_n_accepted"] == a
+    run_back = goldenal.load_run(tmp_path / "run")
+    summary, = run_back.summary().cells
+    assert (summary.steps, summary.accepted, summary.windows) == (steps, accepted, len(TEXTS))
+    assert summary.engine == "llamacpp"
+    assert run_back.identity["engine"] == {"name": "llamacpp", "version": "b1-stub"}
+    assert run_back.warnings == () and run_back.complete
+    frame = result.to_frame()
+    assert list(frame["prompt"]) == [f"p{i}" for i in range(len(TEXTS))]
+    assert frame["drafts"].sum() == steps
+
+
+def test_paired_prompts_same_order_and_thinking_kwargs(server, prompts, tmp_path):
+    run(server, tmp_path / "run", prompts, thinking="on", requests=5, seed=1000,
+        ignore_eos=True)
+    sent = [b["messages"][0]["content"] for b in server.requests_seen]
+    assert sent == TEXTS[:5]
+    assert [b["seed"] for b in server.requests_seen] == [1000, 1001, 1002, 1003, 1004]
+    assert all(b["chat_template_kwargs"] == {"enable_thinking": True} and b["stream"]
+               and b["max_tokens"] == 64 and b["ignore_eos"] for b in server.requests_seen)
+    sampling = goldenal.load_run(tmp_path / "run").identity["sampling"]
+    assert sampling == {"thinking_on": {"temperature": 0.0, "max_tokens": 64, "ignore_eos": True,
+                                        "chat_template_kwargs": {"enable_thinking": True},
+                                        "seed": "1000 + request index"}}
+
+
+def test_other_traffic_is_named(server, prompts, tmp_path):
+    """A per-request window the response's own timings disagree with is reported."""
+    import threading
+
+    import httpx
+
+    def other_client():
+        httpx.post(server.url + "/v1/chat/completions", timeout=30, json={
+            "messages": [{"role": "user", "content": "someone else"}]}).read()
+
+    original = server.metrics_text
+    calls = {"n": 0}
+
+    def metrics_with_a_visitor():
+        calls["n"] += 1
+        if calls["n"] == 3:  # detection, first scrape, then inside request 0's window
+            t = threading.Thread(target=other_client)
+            t.start()
+            t.join()
+        return original()
+
+    server.metrics_text = metrics_with_a_visitor
+    result = run(server, tmp_path / "run", prompts, requests=3)
+    assert any("request 0 (p0): the counters moved by" in w and "other traffic" in w
+               for w in result.warnings)
+
+
+@pytest.mark.parametrize("server", [("vllm", 3, 2)], indirect=True)
+def test_vllm_two_engines_summed(server, prompts, tmp_path):
+    result = run(server, tmp_path / "run", prompts, concurrency=3)
+    assert result.server.engine == "vllm"
+    assert result.server.version == "0.20.1"
+    assert result.server.detected_by[:2] == ("metrics prefix vllm", "/v1/models owned_by vllm")
+    cell, = result.cells
+    steps, accepted, per_pos = expected(TEXTS, 3)
+    assert (cell.drafts, cell.accepted, cell.accepted_per_position) == (steps, accepted, per_pos)
+    # concurrency 3: no per-request counts, the cell is the scrape pair
+    assert not cell.per_request
+    assert cell.files == ("metrics_off_k3_before.prom", "metrics_off_k3_after.prom")
+    obs = goldenal.load_run(tmp_path / "run").observations()
+    assert len(obs) == 1 and obs[0].extra["engines"] == 2
+    assert (obs[0].drafts, obs[0].accepted) == (steps, accepted)
+
+
+@pytest.mark.parametrize("server", [("vllm", 3, 1)], indirect=True)
+def test_server_k_disagrees_is_refused_before_any_load(server, prompts, tmp_path):
+    with pytest.raises(MeasureError, match=r"runs K=3 \(per-position counters on /metrics\), "
+                                           r"not K=2"):
+        run(server, tmp_path / "run", prompts, k=2)
+    assert server.requests_seen == [] and not (tmp_path / "run").exists()
+
+
+def test_llamacpp_k_disagrees_after_the_run(server, prompts, tmp_path):
+    with pytest.raises(MeasureError, match="drafted 3 positions per step .* not K=4"):
+        run(server, tmp_path / "run", prompts, k=4)
+    assert not (tmp_path / "run").exists()
+
+
+def test_retries_then_success(server, prompts, tmp_path):
+    server.fail[TEXTS[2]] = 2
+    server.truncate[TEXTS[4]] = 1
+    result = run(server, tmp_path / "run", prompts, retries=2)
+    cell, = result.cells
+    assert [r.attempts for r in cell.requests][:5] == [1, 1, 3, 1, 2]
+    assert cell.failed == 0 and result.warnings == ()
+    steps, accepted, _ = expected(TEXTS, 3)
+    assert (cell.drafts, cell.accepted) == (steps, accepted)
+
+
+def test_bounded_retries_then_recorded_as_failed(server, prompts, tmp_path):
+    server.fail[TEXTS[1]] = -1
+    result = run(server, tmp_path / "run", prompts, retries=1)
+    cell, = result.cells
+    bad = cell.requests[1]
+    assert (bad.status, bad.attempts) == ("failed", 2)
+    assert bad.error == "failed after 2 attempt(s): HTTP 500: " \
+                        '{"error": {"message": "injected failure"}}'
+    assert result.warnings == ("thinking off, K=3: 1 of 12 requests failed after 1 retries; "
+                               "recorded as failed",)
+    obs = goldenal.load_run(tmp_path / "run").observations()
+    assert len(obs) == 11
+    assert any("request 1 failed" in p.message and not p.refused for p in obs.problems)
+
+
+def test_every_request_failing_writes_nothing(server, prompts, tmp_path):
+    for t in TEXTS:
+        server.fail[t] = -1
+    with pytest.raises(MeasureError, match="every request failed"):
+        run(server, tmp_path / "run", prompts, retries=0, requests=3)
+    assert os.listdir(tmp_path) == ["prompts.jsonl"]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_counter_reset_mid_run_refuses_the_window(server, prompts, tmp_path, concurrency):
+    server.completed = 0
+    server.reset_after = 5
+    with pytest.raises(CounterReset, match="counter reset between scrapes: "
+                                           "llamacpp:spec_decode_num_"):
+        run(server, tmp_path / "run", prompts, concurrency=concurrency)
+    # nothing half-written: no run directory, no temporary directory left beside it
+    assert os.listdir(tmp_path) == ["prompts.jsonl"]
+
+
+@pytest.mark.parametrize("server", [("vllm", 3, 1)], indirect=True)
+def test_vllm_restart_seen_by_created_time(server, prompts, tmp_path):
+    server.reset_after = 3
+    with pytest.raises(CounterReset, match="restarted"):
+        run(server, tmp_path / "run", prompts)
+
+
+def test_cells_added_atomically_and_conflicts(server, prompts, tmp_path):
+    out = tmp_path / "run"
+    run(server, out, prompts)
+    before = (out / "run.yaml").read_text()
+    with pytest.raises(ConflictError, match="already has the cell thinking off, K=3"):
+        run(server, out, prompts)
+    # a refused cell leaves the run as it was
+    server.reset_after = server.completed + 2
+    with pytest.raises(CounterReset):
+        run(server, out, prompts, thinking="on")
+    assert (out / "run.yaml").read_text() == before
+    assert sorted(os.listdir(out)) == ["metrics_off_k3_after.prom", "metrics_off_k3_before.prom",
+                                      "requests_off_k3.jsonl", "run.yaml", "server_off_k3.json"]
+    server.reset_after = None
+    run(server, out, prompts, thinking="on")
+    measured = goldenal.load_run(out)
+    assert sorted(measured.cells) == [("off", 3), ("on", 3)]
+    # the paired design: another prompt set is refused
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"prompt": "something else"}) + "\n")
+    with pytest.raises(UsageError, match="another prompt set"):
+        run(server, out, str(other), replace=True)
+
+
+def test_unreachable_server(prompts, tmp_path):
+    stub = StubServer()
+    url = stub.url
+    stub.stop()
+    with pytest.raises(ServerError, match=f"cannot reach {url}: ConnectError"):
+        goldenal.measure(url, out=str(tmp_path / "run"), model="m", k=3, thinking="off",
+                         prompts=prompts)
+
+
+def test_metrics_off_is_one_clear_error(server, prompts, tmp_path):
+    server.metrics_enabled = False
+    with pytest.raises(ServerError, match=r"/metrics answered 501: .*needs --metrics"):
+        run(server, tmp_path / "run", prompts)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"k": [1, 2]}, "a server runs one K"),
+    ({"k": 0}, "`k` must be a positive integer"),
+    ({"thinking": "maybe"}, "`thinking` must be 'on' or 'off'"),
+    ({"concurrency": 0}, "`concurrency` must be a positive integer"),
+    ({"requests": 99}, "`requests` is 99 but the prompt set has only 12 prompts"),
+    ({"engine": "tgi"}, "`engine` must be auto or one of"),
+])
+def test_bad_arguments(server, prompts, tmp_path, kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        run(server, tmp_path / "run", prompts, **kwargs)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"prompt": "a"}\n{"prompt": \n', r":2: not valid JSON"),
+    ('{"id": "a", "prompt": "x"}\n{"id": "a", "prompt": "y"}\n', r":2: id 'a' repeats line 1"),
+    ('{"messages": [{"role": "user"}]}\n', r":1: \"messages\" must be"),
+    ('[1, 2]\n', r":1: expected an object"),
+    ('\n# only comments\n', r"no prompts in the file"),
+])
+def test_prompt_file_errors_name_the_line(tmp_path, text, message):
+    path = tmp_path / "p.jsonl"
+    path.write_text(text)
+    with pytest.raises(ParseError, match=message):
+        load_prompts(path)
+
+
+def test_messages_prompts(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"id": 7, "messages": [
+        {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}) + "\n")
+    prompt, = load_prompts(path)
+    assert prompt.id == "7"
+    assert prompt.payload() == [{"content": "be brief", "role": "system"},
+                                {"content": "hi", "role": "user"}]
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "goldenal", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+def test_cli_measure_then_ingest_fit_verify(server, prompts, tmp_path):
+    out = tmp_path / "run"
+    p = _cli("measure", server.url, "--out", str(out), "--model", "tiny-llama", "--draft",
+             "tiny-llama-draft", "--method", "draft", "--curve-id", "tiny_llama_draft",
+             "--k", "3", "--thinking", "off", "--prompts", prompts, "--max-tokens", "64")
+    steps, accepted, _ = expected(TEXTS, 3)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == (f"thinking off  K=3  AL {1 + accepted / steps:.4f}  ({accepted} "
+                        f"accepted / {steps} steps)  12 requests, 0 failed  "
+                        "per-request counts\n")
+    # piped: no progress bar on stderr
+    assert p.stderr.startswith(f"wrote {out} (llamacpp; metrics prefix llamacpp")
+    assert "req/s" not in p.stderr and "\r" not in p.stderr
+    ingest = _cli("ingest", str(out))
+    assert ingest.returncode == 0, ingest.stderr
+    assert f"AL {1 + accepted / steps:.4f} pooled over {steps} steps, 12 window(s)" \
+        in ingest.stdout + ingest.stderr
+    fit = _cli("fit", str(out), "--out", str(tmp_path / "golden"), "--seed", "1")
+    assert fit.returncode == 0, fit.stderr
+    assert "bootstrap" in fit.stdout
+    dist = json.loads((tmp_path / "golden" / "tiny_llama_draft.distribution.json").read_text())
+    assert json.dumps(dist).count(str(steps)) >= 1
+    verify = _cli("verify", str(out), "--target", f"{1 + accepted / steps:.2f}", "--k", "3")
+    assert verify.returncode in (0, 1), verify.stderr
+    assert verify.stdout.startswith(("hit:", "missed:"))
+
+
+def test_cli_unreachable_is_one_line_exit_2(prompts, tmp_path):
+    stub = StubServer()
+    url = stub.url
+    stub.stop()
+    p = _cli("measure", url, "--out", str(tmp_path / "run"), "--model", "m", "--k", "3",
+             "--thinking", "off", "--prompts", prompts)
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"error: cannot reach {url}")
+    assert p.stdout == ""
+
+
+def test_cli_refused_cell_exit_1_and_conflict_exit_3(server, prompts, tmp_path):
+    base = ("measure", server.url, "--out", str(tmp_path / "run"), "--model", "m", "--k", "4",
+            "--thinking", "off", "--prompts", prompts, "--max-tokens", "64")
+    p = _cli(*base)
+    assert p.returncode == 1 and "not K=4" in p.stderr
+    ok = list(base)
+    ok[ok.index("4")] = "3"
+    assert _cli(*ok).returncode == 0
+    again = _cli(*ok)
+    assert again.returncode == 3 and "--replace" in again.stderr
+
+
+def test_cli_k_list_needs_a_url_per_k(prompts, tmp_path):
+    p = _cli("measure", "http://127.0.0.1:9", "--out", str(tmp_path / "run"), "--model", "m",
+             "--k", "1,2", "--thinking", "off", "--prompts", prompts)
+    assert p.returncode == 2 and "a server runs one K" in p.stderr
+
+
+def test_k_list_with_a_url_per_k(server, prompts, tmp_path):
+    """`k=[3, 2]` with {k} in the URL: each K its own server; a refused K keeps the others."""
+    url = server.url + "/k{k}"
+    with pytest.raises(MeasureError, match="thinking off, K=2: the server drafted 3 positions"):
+        goldenal.measure(url, out=str(tmp_path / "r"), model="m", k=[3, 2], thinking="off",
+                         prompts=prompts, max_tokens=16)
+    measured = goldenal.load_run(tmp_path / "r")
+    assert sorted(measured.cells) == [("off", 3)]
+    assert measured.identity["measure"]["url"] == url
+
+
+def test_one_measure_per_k_makes_a_curve(prompts, tmp_path):
+    """The documented loop: one server per K, one measure per K, one run directory."""
+    for k in (1, 2):
+        stub = StubServer("llamacpp", k=k)
+        try:
+            goldenal.measure(stub.url, out=str(tmp_path / "r"), model="m", k=k,
+                             thinking="off", prompts=prompts, max_tokens=16)
+        finally:
+            stub.stop()
+    measured = goldenal.load_run(tmp_path / "r")
+    assert sorted(measured.cells) == [("off", 1), ("off", 2)]
+    for k in (1, 2):
+        steps, accepted, _ = expected(TEXTS, k)
+        cell, = measured.observations(k=k).summary().cells
+        assert (cell.steps, cell.accepted) == (steps, accepted)
+
+
+# llama-server's exposition, shaped as tools/server/server-task.cpp `to_metrics` writes it
+# (llama.cpp vendored in llama-cpp-python 0.3.36): no labels, the per-position family last
+LLAMACPP_SCRAPE = """\
+# HELP llamacpp:spec_decode_num_draft_tokens_total Speculative: Total draft tokens generated
+# TYPE llamacpp:spec_decode_num_draft_tokens_total counter
+llamacpp:spec_decode_num_draft_tokens_total {tokens}
+# HELP llamacpp:spec_decode_num_accepted_tokens_total Speculative: Total draft tokens accepted
+# TYPE llamacpp:spec_decode_num_accepted_tokens_total counter
+llamacpp:spec_decode_num_accepted_tokens_total {accepted}
+# HELP llamacpp:spec_decode_num_drafts_total Speculative: Total verification steps
+# TYPE llamacpp:spec_decode_num_drafts_total counter
+llamacpp:spec_decode_num_drafts_total {drafts}
+# HELP llamacpp:n_busy_slots_per_decode Average number of busy slots per llama_decode() call
+# TYPE llamacpp:n_busy_slots_per_decode gauge
+llamacpp:n_busy_slots_per_decode 1
+"""
+PER_POS = """\
+# HELP llamacpp:spec_decode_num_accepted_tokens_per_pos_total Accepted tokens per draft position
+# TYPE llamacpp:spec_decode_num_accepted_tokens_per_pos_total counter
+""" + "".join(f'llamacpp:spec_decode_num_accepted_tokens_per_pos_total{{{{position="{i}"}}}} '
+              f'{{p{i}}}\n' for i in range(3))
+
+
+def test_ingest_llamacpp_scrapes(tmp_path):
+    """The worked example of ENGINES.md 5.1: 110 steps, 330 drafted, 187 accepted (81/57/49)."""
+    before = tmp_path / "metrics_before.prom"
+    after = tmp_path / "metrics_after.prom"
+    # a fresh server: no per-position family yet
+    before.write_text(LLAMACPP_SCRAPE.format(tokens=0, accepted=0, drafts=0))
+    after.write_text(LLAMACPP_SCRAPE.format(tokens=330, accepted=187, drafts=110)
+                     + PER_POS.format(p0=81, p1=57, p2=49))
+    obs = goldenal.ingest([before, after])
+    assert len(obs) == 1 and obs.complete
+    o = obs[0]
+    assert (o.engine, o.format, o.k, o.drafts, o.draft_tokens, o.accepted,
+            o.accepted_per_position) == ("llamacpp", "llamacpp-prometheus", 3, 110, 330, 187,
+                                         (81, 57, 49))
+    assert o.acceptance_length == 1 + 187 / 110
+    # a restart: counters lower than before
+    before.write_text(LLAMACPP_SCRAPE.format(tokens=400, accepted=200, drafts=120)
+                      + PER_POS.format(p0=90, p1=60, p2=50))
+    obs = goldenal.ingest([before, after])
+    assert len(obs) == 0 and not obs.complete
+    assert "counter reset between scrapes: llamacpp:spec_decode_num_draft_tokens_total{} " \
+           "went 400 -> 330" in obs.problems[0].message
+
+
+@pytest.mark.parametrize("record, message", [
+    ({"drafts": 5, "accepted": 4, "accepted_per_position": [3, 1]}, None),
+    ({"drafts": 5, "accepted": 4, "accepted_per_position": [3, 3]},
+     r"accepted_per_position \[3, 3\] disagrees with 4 accepted in 5 steps"),
+    ({"drafts": 2, "accepted": 4, "accepted_per_position": [3, 1]}, "disagrees"),
+    ({"drafts": "5", "accepted": 4}, "drafts/accepted are not counts"),
+    ({"drafts": 5, "accepted": 4, "accepted_per_position": [4], "k": 2}, "1 positions, K=2"),
+])
+def test_request_records_reader(tmp_path, record, message):
+    path = tmp_path / "requests_off_k2.jsonl"
+    base = {"schema": "goldenal.measure/request-1", "request": 0, "engine": "llamacpp",
+            "status": "ok"}
+    path.write_text(json.dumps({**base, **record}) + "\n" + "{broken\n")
+    obs = goldenal.ingest(path)
+    assert "not valid JSON" in obs.problems[-1].message and obs.problems[-1].line == 2
+    if message is None:
+        assert len(obs) == 1 and obs[0].request == "0" and obs[0].engine == "llamacpp"
+        assert obs[0].accepted_per_position == (3, 1)
+    else:
+        assert len(obs) == 0
+        assert re.search(message, obs.problems[0].message)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=20), min_size=1, max_size=8))
+def test_request_records_round_trip(tmp_path_factory, steps_per_request):
+    """Records measure writes are read back with exactly the counts they hold."""
+    from goldenal.measuring import RequestRecord
+
+    k = 4
+    path = tmp_path_factory.mktemp("rt") / "requests_on_k4.jsonl"
+    lines = []
+    for i, accepted in enumerate(steps_per_request):
+        per_pos = tuple(sum(1 for a in accepted if a > j) for j in range(k))
+        record = RequestRecord(i, f"p{i}", "ok", 1, drafts=len(accepted),
+                               draft_tokens=k * len(accepted), accepted=sum(accepted),
+                               accepted_per_position=per_pos, counts_from="test")
+        lines.append(json.dumps(record.to_record("llamacpp", k)))
+    path.write_text("\n".join(lines) + "\n")
+    obs = goldenal.ingest(path)
+    assert obs.complete and len(obs) == len(steps_per_request)
+    for o, accepted in zip(obs, steps_per_request):
+        assert (o.drafts, o.accepted, o.k) == (len(accepted), sum(accepted), k)
+        assert sum(o.accepted_per_position) == o.accepted
