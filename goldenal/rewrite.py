@@ -603,23 +603,9 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
             site = Site(engine="atom", role=None, section=None, spec=None, k=site_k,
                         k_values=(site_k,), draft=found.draft, method=found.method,
                         models=(found.model,) if found.model else ())
-            if al is not None:
-                text = explicit_al(_explicit_for(al, site), site_k, path=path, line=line)
-                notes.extend(check_explicit(text, site, registry=registry, k=site_k,
-                                            thinking=thinking, selection=selection,
-                                            force=force, path=path, line=line))
-                chosen[site_k] = (text, None)
-            else:
-                curve = resolve_curve(registry, site, path=path, line=line, **selection)
-                from goldenal.policy import select
-
-                try:
-                    text = select(registry, k=site_k, thinking=thinking, curve=curve.id).text
-                except Exception as exc:
-                    if hasattr(exc, "path") and exc.path is None:
-                        exc.path, exc.line = path, line
-                    raise
-                chosen[site_k] = (text, curve.id)
+            chosen[site_k] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
+                                          thinking=thinking, selection=selection, force=force,
+                                          notes=notes)
         return chosen[site_k][0]
 
     plan, targets = plan_command(path, original, golden_for_k, k=k, form=form, force=force)
@@ -629,6 +615,24 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
     changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
     return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
                    values, changes, notes, check=check, diff_only=diff_only, bom=bom)
+
+
+def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection, force, notes):
+    """``(AL text, curve id)`` a command site must carry: the explicit length, checked, or the cell."""
+    if al is not None:
+        text = explicit_al(_explicit_for(al, site), site_k, path=path, line=line)
+        notes.extend(check_explicit(text, site, registry=registry, k=site_k, thinking=thinking,
+                                    selection=selection, force=force, path=path, line=line))
+        return text, None
+    curve = resolve_curve(registry, site, path=path, line=line, **selection)
+    from goldenal.policy import select
+
+    try:
+        return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
+    except Exception as exc:
+        if hasattr(exc, "path") and exc.path is None:
+            exc.path, exc.line = path, line
+        raise
 
 
 def _starts_llama_server(text):
@@ -657,23 +661,9 @@ def _inject_llamacpp(path, original, *, k, thinking, registry, selection, al, di
                         k_values=(site_k,), draft=found.draft if found else None,
                         method=found.method if found else None,
                         models=(found.model,) if found and found.model else ())
-            if al is not None:
-                text = explicit_al(_explicit_for(al, site), site_k, path=path, line=line)
-                notes.extend(check_explicit(text, site, registry=registry, k=site_k,
-                                            thinking=thinking, selection=selection,
-                                            force=force, path=path, line=line))
-                chosen[site_k] = (text, None)
-            else:
-                curve = resolve_curve(registry, site, path=path, line=line, **selection)
-                from goldenal.policy import select
-
-                try:
-                    text = select(registry, k=site_k, thinking=thinking, curve=curve.id).text
-                except Exception as exc:
-                    if hasattr(exc, "path") and exc.path is None:
-                        exc.path, exc.line = path, line
-                    raise
-                chosen[site_k] = (text, curve.id)
+            chosen[site_k] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
+                                          thinking=thinking, selection=selection, force=force,
+                                          notes=notes)
         return chosen[site_k][0]
 
     rates_for = None
