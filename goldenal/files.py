@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import re
+import stat
 import tempfile
 
 
@@ -63,6 +64,168 @@ def write_text_atomic(path, text):
     """Write ``text`` to ``path`` atomically."""
     with atomic_open(path) as fh:
         fh.write(text)
+
+
+# ---------------------------------------------------------------------------
+# One file inside a tree, never through a symbolic link
+
+MAX_READ = 64 * 1024 * 1024
+
+
+def _nofollow_supported():
+    return (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+            and hasattr(os, "O_DIRECTORY"))
+
+
+def _split_beneath(relpath):
+    parts = relpath.replace(os.sep, "/").split("/")
+    if os.path.isabs(relpath) or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"not a plain path inside the tree: {relpath!r}")
+    return parts[:-1], parts[-1]
+
+
+@contextlib.contextmanager
+def _directory_beneath(root, dirs, shown):
+    """A descriptor of ``root/dirs...``, each step opened without following a link."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name in dirs:
+            try:
+                step = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise OSError(errno.ELOOP, "lies under a symbolic link; not followed",
+                                  shown) from None
+                raise OSError(exc.errno, exc.strerror, shown) from None
+            os.close(fd)
+            fd = step
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_regular(name, dir_fd, shown):
+    """``(fd, stat)`` of a regular file, opened without following a link or blocking."""
+    try:
+        # O_NONBLOCK: a named pipe must not hang the open
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+                     dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "is a symbolic link; not followed", shown) from None
+        raise OSError(exc.errno, exc.strerror, shown) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", shown)
+    return fd, st
+
+
+def _read_fd(fd, shown, limit):
+    chunks, size = [], 0
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit} bytes", shown)
+        chunks.append(chunk)
+
+
+def read_beneath(root, relpath, *, limit=MAX_READ):
+    """The bytes of the regular file ``root/relpath``, reached without following any link.
+
+    Every directory below ``root`` on the way and the file itself are opened
+    with ``O_NOFOLLOW`` (``root`` itself may be a link the caller chose).
+    Raises OSError naming ``relpath``: ``ELOOP`` when the file is a symbolic
+    link or lies under one, ``EINVAL`` for anything but a regular file (a
+    named pipe, a socket, a device: never opened for long, never blocked on),
+    ``EFBIG`` above ``limit`` bytes.
+    """
+    dirs, name = _split_beneath(relpath)
+    if not _nofollow_supported():  # pragma: no cover - Windows
+        _refuse_links(root, dirs + [name], relpath)
+        with open(os.path.join(root, relpath), "rb") as fh:
+            return _read_fd(fh.fileno(), relpath, limit)
+    with _directory_beneath(root, dirs, relpath) as dfd:
+        fd, _ = _open_regular(name, dfd, relpath)
+        try:
+            return _read_fd(fd, relpath, limit)
+        finally:
+            os.close(fd)
+
+
+def replace_beneath(root, relpath, data, *, expected):
+    """Atomically replace the regular file ``root/relpath`` by ``data``; never through a link.
+
+    The directories on the way are opened as :func:`read_beneath` opens
+    them; ``data`` goes to a flushed temporary in the same directory, which
+    takes the file's permission bits and is renamed over the file (a rename
+    replaces a name, it never writes through a link).  Nothing is written
+    when the file is read-only, is not a regular file, or no longer holds
+    ``expected`` (it changed since it was read); OSError names ``relpath``.
+    """
+    dirs, name = _split_beneath(relpath)
+    if not _nofollow_supported():  # pragma: no cover - Windows
+        _refuse_links(root, dirs + [name], relpath)
+        path = os.path.join(root, relpath)
+        _refuse_read_only(path, relpath)
+        with open(path, "rb") as fh:
+            if fh.read() != expected:
+                raise OSError(errno.EAGAIN, "changed while it was being fixed; nothing "
+                              "written", relpath)
+        with atomic_open(path, "wb") as fh:
+            fh.write(data)
+        return
+    import secrets
+
+    with _directory_beneath(root, dirs, relpath) as dfd:
+        fd, st = _open_regular(name, dfd, relpath)
+        try:
+            if not st.st_mode & 0o222 or not os.access(name, os.W_OK, dir_fd=dfd):
+                raise PermissionError(errno.EACCES, "file is read-only; nothing written", relpath)
+            try:
+                same = _read_fd(fd, relpath, len(expected)) == expected
+            except OSError:
+                same = False
+            if not same:
+                raise OSError(errno.EAGAIN, "changed while it was being fixed; nothing "
+                              "written", relpath)
+        finally:
+            os.close(fd)
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                          0o600, dir_fd=dfd)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(out, view):]
+                os.fchmod(out, stat.S_IMODE(st.st_mode))
+                os.fsync(out)
+            finally:
+                os.close(out)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise OSError(exc.errno, exc.strerror or str(exc), relpath) from None
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+
+
+def _refuse_links(root, parts, shown):  # pragma: no cover - Windows
+    here = root
+    for part in parts:
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            raise OSError(errno.ELOOP, "is a symbolic link or lies under one; not followed",
+                          shown)
+    if not os.path.isfile(here):
+        raise OSError(errno.EINVAL, "not a regular file", shown)
 
 
 def _refuse_read_only(target, shown):

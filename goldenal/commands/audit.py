@@ -28,8 +28,11 @@ $GOLDENAL_CACHE_DIR, else the user cache directory; --no-cache skips it.
 
 --fix applies the safe fixes (marked [*]): a wrong literal value replaced by
 the golden one, when nothing on that line was assumed and the value occurs
-once there; it names every suggested fix it did not apply and why.  --diff
-prints those changes and writes nothing.
+once there, and auditing with the fix in place raises nothing new on that
+line; it names every suggested fix it did not apply and why.  A fixed file is
+replaced atomically, byte for byte except the number; a file reached through
+a symbolic link is never written.  --diff prints those changes and writes
+nothing.
 
 In Python: goldenal.audit(paths) -> list[Finding];
 goldenal.audit_report(paths) -> AuditReport (with the counts and skipped files)
@@ -114,14 +117,16 @@ def run(args):
             print("error: --fix and --diff need every PATH inside the root", file=sys.stderr)
             return EXIT_USAGE
 
-        def audit_copy(copy):
-            return audit([os.path.join(copy, r) for r in relative], root=copy, **options)
+        def audit_with(overlay):
+            return audit(paths, root=root, overlay=overlay, **options)
 
-        result = fix_findings(findings, root, audit_copy, write=args.fix)
+        result = fix_findings(findings, root, audit_with, write=args.fix)
         for f, reason in sorted(result.skipped, key=lambda s: (s[0].path, s[0].line, s[0].code)):
             print(f"Not fixed: {f.path}:{f.line}:{f.col}: {f.code}: {reason}", file=sys.stderr)
         if args.diff:
-            sys.stdout.write(result.diff)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(result.diff)    # the files' own bytes
+            sys.stdout.buffer.flush()
             print(f"Would fix {len(result.fixed)} finding(s) in {len(result.files)} file(s); "
                   f"{len(result.skipped)} not fixed.", file=sys.stderr)
             return EXIT_REFUSED if result.fixed and not args.exit_zero else EXIT_OK

@@ -108,7 +108,7 @@ class AuditReport(NamedTuple):
 
 def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
                  ignore=None, exclude=None, extend_exclude=None, respect_gitignore=None,
-                 settings=True, cache=False):
+                 settings=True, cache=False, overlay=None):
     """Audit files or directories; the findings with what was read, checked and skipped.
 
     Parameters
@@ -140,6 +140,11 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
         bytes are not parsed again: True for the user cache directory, a
         directory path, or False (default) for none.  Findings are identical
         either way.
+    overlay : dict, optional
+        ``{path: bytes}``: contents audited in place of those files' (nothing
+        is written; a path is matched by its real path, so a file reached
+        through a link inside the tree reads the same bytes).  ``audit --fix``
+        checks its fixes this way before writing them.
 
     Returns
     -------
@@ -193,8 +198,10 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
         from goldenal.lint.cache import Cache
 
         store = Cache(root, None if cache is True else os.fspath(cache))
+    if overlay:
+        overlay = {os.path.realpath(os.fspath(p)): data for p, data in overlay.items()}
     result = run(paths, root, curves, exclude=patterns, respect_gitignore=respect_gitignore,
-                 cache=store)
+                 cache=store, overlay=overlay)
     files = result.files
     findings = _apply_suppressions(result.findings, files)
     sel, ign = _codes(select, "select"), _codes(ignore, "ignore")

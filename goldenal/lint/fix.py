@@ -1,22 +1,31 @@
-"""``audit --fix`` / ``--diff``: apply the safe fixes, the replacement of a literal value.
+r"""``audit --fix`` / ``--diff``: apply the safe fixes, the replacement of a literal value.
 
 A fix is applied only when it cannot change what the config means beyond the
 knob: the finding replaces a value (GAL201 wrong cell, GAL202 TensorRT-LLM
 value not AL - 1); nothing at that line was assumed (no GAL304/GAL305 there);
 every finding on that line asks for the same replacement; the old value
-occurs exactly once on the line as a whole number; and auditing a scratch
-copy of the tree with the fix applied raises no new finding on that line (a
-literal shared through an anchor by a variant that needs another cell).
+occurs exactly once on the line as a whole number; and auditing the tree with
+the fixed texts read in their place (in memory: nothing is copied or written)
+raises no new finding on any fixed line (a literal shared through an anchor
+by a variant that needs another cell).  Fixes that check rejects are dropped
+and the rest checked again, until what is left passes.
+
+Files are edited as bytes: a line is what ends at ``\n`` (``\r\n`` counts
+once), the rule :func:`goldenal.audit` numbers lines by, whatever else the
+file holds (``\r``, ``\f``, ``\x85``, U+2028, a BOM, bytes that are not
+UTF-8); every byte but the replaced number stays as it was.  A file reached
+through a symbolic link, or anything but a regular file, is never written;
+a fixed file replaces the old one atomically (a temporary in the same
+directory, with its permission bits, renamed over it).
 """
 
 import difflib
+import errno
 import os
 import re
-import shutil
-import tempfile
 from typing import NamedTuple
 
-from goldenal.files import write_text_atomic
+from goldenal.files import read_beneath, replace_beneath
 
 FIXABLE = ("GAL201", "GAL202")
 ASSUMPTIONS = ("GAL304", "GAL305")
@@ -25,8 +34,9 @@ ASSUMPTIONS = ("GAL304", "GAL305")
 class FixResult(NamedTuple):
     """What ``fix_findings`` changed (or would change): per-file diffs and counts.
 
-    ``skipped`` holds ``(finding, reason)`` for every finding with a suggested
-    fix that was not applied.
+    ``diff`` is a unified diff as bytes (the files' own bytes, whatever their
+    encoding).  ``skipped`` holds ``(finding, reason)`` for every finding with
+    a suggested fix that was not applied.
     """
 
     diff: str
@@ -40,6 +50,8 @@ ASSUMED = {"GAL305": "assumed thinking mode: no thinking-mode signal for this co
 SHARED_LINE = "findings on this line ask for different values (a line shared by several configs)"
 SHARED_ANCHOR = ("the literal also serves another config that needs another value "
                  "(a shared anchor or variable)")
+LINKED = ("reached through a symbolic link; --fix never writes through one "
+          "(fix the file it names)")
 NOT_LITERAL = {
     "GAL203": "the fix rewrites the flag into its length form, not one literal; apply it by hand",
     "GAL205": "the fix adds a key to the config, not a literal replacement; apply it by hand",
@@ -121,6 +133,34 @@ def plan_fixes(findings):
     return plans, skipped
 
 
+def _lines(data):
+    r"""``data`` split after every ``\n`` (the audit's line numbering), ends kept."""
+    lines = data.split(b"\n")
+    last = lines.pop()
+    return [line + b"\n" for line in lines] + ([last] if last else [])
+
+
+def _replace_once(line, found, expected):
+    """``(count, new line)``: the whole-number occurrences of ``found`` in the line's bytes.
+
+    The line is decoded with ``surrogateescape`` (every byte that is not UTF-8
+    stands for itself), so the match is the one :func:`place` sees in the
+    audit's text and the bytes around it come back unchanged.
+    """
+    text = line.decode("utf-8", "surrogateescape")
+    pattern = _number(found)
+    count = len(pattern.findall(text))
+    if count != 1:
+        return count, line
+    return 1, pattern.sub(lambda m: expected, text).encode("utf-8", "surrogateescape")
+
+
+def _unreadable(exc):
+    if exc.errno == errno.ELOOP:
+        return LINKED
+    return f"not written: {exc.strerror or exc}"
+
+
 def _apply(plans, root):
     """``{path: (before, after, fixed findings)}`` for the plans, plus the findings skipped."""
     by_file, skipped = {}, []
@@ -128,33 +168,49 @@ def _apply(plans, root):
         by_file.setdefault(path, {})[line] = plan
     out = {}
     for path, per_line in by_file.items():
-        with open(os.path.join(root, path), encoding="utf-8", newline="") as fh:
-            before = fh.read()
-        lines, fixed = before.splitlines(keepends=True), []
+        try:
+            before = read_beneath(root, path)
+        except (OSError, ValueError) as exc:
+            why = _unreadable(exc) if isinstance(exc, OSError) else str(exc)
+            skipped.extend((f, why) for _, _, group in per_line.values() for f in group)
+            continue
+        lines, fixed = _lines(before), []
         for line, (found, expected, group) in sorted(per_line.items()):
-            text = lines[line - 1] if 0 < line <= len(lines) else ""
-            count = len(_number(found).findall(text))
+            text = lines[line - 1] if 0 < line <= len(lines) else b""
+            count, new = _replace_once(text, found, expected)
             if count != 1:
                 skipped.extend((f, _indirect(found, count)) for f in group)
                 continue
-            lines[line - 1] = _number(found).sub(expected, text)
+            lines[line - 1] = new
             fixed.extend(group)
         if fixed:
-            out[path] = (before, "".join(lines), fixed)
+            out[path] = (before, b"".join(lines), fixed)
     return out, skipped
 
 
-def _new_findings_at(changes, root, audit_tree):
-    """Fixed lines at which auditing a scratch copy with the changes finds new values wrong."""
-    with tempfile.TemporaryDirectory(prefix="goldenal-fix-") as tmp:
-        copy = os.path.join(tmp, "tree")
-        shutil.copytree(root, copy, symlinks=True)
-        for path, (_, after, _) in changes.items():
-            write_text_atomic(os.path.join(copy, path), after)
-        findings = audit_tree(copy)
-    fixed_lines = {(f.path, f.line) for _, _, group in changes.values() for f in group}
-    return {(f.path, f.line) for f in findings
-            if f.severity == "error" and (f.path, f.line) in fixed_lines}
+def _rejected(changes, root, audit_tree):
+    """The fixed ``(path, line)`` at which auditing with the fixed texts finds values wrong.
+
+    A line is matched by its file's real path, so a finding reported under
+    another name of the same file (a link inside the tree) counts too.
+    """
+    def real(path):
+        return os.path.realpath(os.path.join(root, path))
+
+    overlay = {os.path.join(root, path): after for path, (_, after, _) in changes.items()}
+    fixed = {(real(f.path), f.line): (f.path, f.line)
+             for _, _, group in changes.values() for f in group}
+    bad = {(real(f.path), f.line) for f in audit_tree(overlay) if f.severity == "error"}
+    return {fixed[key] for key in bad if key in fixed}
+
+
+def _diff(path, before, after):
+    name = os.fsencode(path)
+    out = []
+    for line in difflib.diff_bytes(difflib.unified_diff, _lines(before), _lines(after),
+                                   fromfile=b"a/" + name, tofile=b"b/" + name):
+        out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")
+    return b"".join(out)
 
 
 def fix_findings(findings, root, audit_tree, *, write=True):
@@ -167,30 +223,40 @@ def fix_findings(findings, root, audit_tree, *, write=True):
     root : str
         The audited root.
     audit_tree : callable
-        ``audit_tree(root) -> list[Finding]``: the same audit, run on a scratch
-        copy of ``root`` to check that a fix raises nothing new.
+        ``audit_tree(overlay) -> list[Finding]``: the same audit with
+        ``overlay`` (``{path: bytes}``, the fixed files) read in place of
+        those files, to check that a fix raises nothing new (see the
+        ``overlay`` argument of :func:`goldenal.audit`).
     write : bool
-        Write the files (atomically); else only compute the diff.
+        Write the files (atomically, never through a link); else write nothing
+        and only compute the diff.
 
     Returns
     -------
     FixResult
     """
     plans, skipped = plan_fixes(findings)
-    changes, not_unique = _apply(plans, root)
-    skipped += not_unique
-    if changes:
-        unsafe = _new_findings_at(changes, root, audit_tree)
-        if unsafe:
-            skipped += [(f, SHARED_ANCHOR) for key in unsafe for f in plans[key][2]]
-            changes, _ = _apply({k: v for k, v in plans.items() if k not in unsafe}, root)
-    diffs, fixed = [], []
+    changes, not_applied = _apply(plans, root)
+    skipped += not_applied
+    while changes:
+        unsafe = _rejected(changes, root, audit_tree)
+        if not unsafe:
+            break
+        # drop what the check rejected, then check what is left on its own
+        skipped += [(f, SHARED_ANCHOR) for key in sorted(unsafe) for f in plans[key][2]]
+        plans = {k: v for k, v in plans.items() if k not in unsafe}
+        changes, _ = _apply(plans, root)
+    diffs, fixed, files = [], [], []
     for path in sorted(changes):
         before, after, group = changes[path]
-        fixed.extend(group)
-        diffs.append("".join(difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True),
-            fromfile=f"a/{path}", tofile=f"b/{path}")))
         if write:
-            write_text_atomic(os.path.join(root, path), after)
-    return FixResult("".join(diffs), tuple(fixed), tuple(skipped), tuple(sorted(changes)))
+            try:
+                replace_beneath(root, path, after, expected=before)
+            except (OSError, ValueError) as exc:
+                why = _unreadable(exc) if isinstance(exc, OSError) else str(exc)
+                skipped += [(f, why) for f in group]
+                continue
+        fixed.extend(group)
+        files.append(path)
+        diffs.append(_diff(path, before, after))
+    return FixResult(b"".join(diffs), tuple(fixed), tuple(skipped), tuple(files))

@@ -37,12 +37,14 @@ class RunResult(NamedTuple):
     skipped: tuple         # ((relpath, reason), ...)
 
 
-def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, cache=None):
+def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, cache=None,
+        overlay=None):
     """A :class:`RunResult` for the files under ``paths``.
 
     ``cache`` (a :class:`goldenal.lint.cache.Cache`, optional) answers the
     per-file evidence of files read before with the same bytes; it is saved
-    at the end.
+    at the end.  ``overlay`` (``{real path: bytes}``) is read in place of
+    those files (see :func:`goldenal.lint.walk.walk`).
     """
     findings = []
     files = {}
@@ -55,7 +57,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True,
     curve_ids = tuple(c.id for c in curves)
     clear_cache()       # the curves may differ from the last audit's (ids are reused)
     for item in walk(paths, root, exclude=exclude, respect_gitignore=respect_gitignore,
-                     stats=stats):
+                     stats=stats, overlay=overlay):
         if isinstance(item, Problem):
             findings.append(make_finding("GAL306", item.relpath, 1, item.message,
                                          severity=item.severity))

@@ -112,13 +112,16 @@ def _kind(relpath, data):
     return "other"
 
 
-def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=None):
+def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=None,
+         overlay=None):
     """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``.
 
     ``exclude`` holds gitignore-style patterns matched against paths relative
     to ``root``; ``respect_gitignore`` applies every ``.gitignore`` from the
     repository root down; ``stats`` (a :class:`WalkStats`) counts the files read
-    and records the ones skipped with the reason.
+    and records the ones skipped with the reason.  ``overlay`` maps real paths
+    (``os.path.realpath``) to bytes read in place of those files' contents,
+    under every name that reaches them.
     """
     stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
@@ -177,6 +180,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         except OSError as exc:
             yield Problem(shown(), f"unreadable: {exc.strerror or exc}")
             return
+        if overlay:
+            data = overlay.get(os.path.realpath(p), data)
         stats.read += 1
         # a few cheap gates first: most files mention none of them
         # (every TensorRT-LLM config with max_draft_len also says speculative_config;
