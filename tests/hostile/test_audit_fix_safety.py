@@ -22,7 +22,7 @@ import stat
 import subprocess
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, PACKAGED, goldenal_cmd
@@ -278,37 +278,55 @@ def test_a_file_without_a_final_newline_diffs_as_patch_expects(tmp_path):
 
 
 _noise = st.lists(st.sampled_from(ODD_BYTES + [b" ", b"x", b"#", b"\t"]), max_size=6).map(b"".join)
+# (file, text with {before}/{after} in comments, the line the knob follows, the line after it)
+TEMPLATES = {
+    "launcher": ("agentic/launch.sh", LAUNCH, b"vllm serve", b"# end"),
+    "config": ("serve.yaml", SERVE.replace(b"(fixture).", b"(fixture).{before}") + b"# end{after}\n",
+               b"  num_speculative_tokens", b"# end"),
+}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("kind", sorted(TEMPLATES))
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(before=_noise, after=_noise, lines_before=st.lists(_noise, max_size=3),
        lines_after=st.lists(_noise, max_size=3), bom=st.booleans())
 def test_audit_and_fix_agree_on_the_line_whatever_surrounds_the_knob(
-        tmp_path_factory, before, after, lines_before, lines_after, bom):
-    """The audit's line is the line the fix edits, and no other byte changes."""
+        tmp_path_factory, kind, before, after, lines_before, lines_after, bom):
+    """The audit's line is the line the fix edits, and no other byte changes.
+
+    Odd bytes go into comments and whole comment lines before and after the
+    knob's line.  A file the audit cannot read (YAML refuses some control
+    characters) is reported as unparsed, never silently left.
+    """
     from goldenal import audit
     from goldenal.lint.fix import fix_findings
     from goldenal.registry import load_registry
 
-    data = LAUNCH.replace(b"{before}", before).replace(b"{after}", after)
-    extra_before = b"".join(b"#" + n + b"\n" for n in lines_before)
-    extra_after = b"".join(b"#" + n + b"\n" for n in lines_after)
-    head, rest = data.split(b"vllm serve", 1)
-    tail_at = rest.index(b"# end")
-    data = ((b"\xef\xbb\xbf" if bom else b"") + head + extra_before + b"vllm serve"
-            + rest[:tail_at] + extra_after + rest[tail_at:])
+    name, template, start, end = TEMPLATES[kind]
+    data = template.replace(b"{before}", before).replace(b"{after}", after)
+    head, rest = data.split(start, 1)
+    tail_at = rest.index(end)
+    data = ((b"\xef\xbb\xbf" if bom else b"") + head
+            + b"".join(b"#" + n + b"\n" for n in lines_before) + start + rest[:tail_at]
+            + b"".join(b"#" + n + b"\n" for n in lines_after) + rest[tail_at:])
     root = tmp_path_factory.mktemp("odd")
-    path = root / "agentic" / "launch.sh"
-    _write(path, data)
+    path = _write(root / name, data)
     registry = _registry(load_registry)
 
     def run(overlay=None):
         return audit([str(root)], root=str(root), registry=registry, settings=False,
                      overlay=overlay)
 
-    found = [f for f in run() if f.code == "GAL201"]
+    findings = run()
+    found = [f for f in findings if f.code == "GAL201"]
+    event("unparsed" if not found else "fixed")
+    if not found:
+        assert kind == "config" and [f.code for f in findings] == ["GAL306"]
+        assert "cannot parse" in findings[0].message
+        return
     knob_line = data[:data.index(b"3.11")].count(b"\n") + 1
-    assert [(f.path, f.line) for f in found] == [("agentic/launch.sh", knob_line)]
+    assert [(f.path, f.line) for f in found] == [(name, knob_line)]
     result = fix_findings(found, str(root), run)
     assert [f.line for f in result.fixed] == [knob_line] and result.skipped == ()
     assert path.read_bytes() == data.replace(b"3.11", b"3.02")
