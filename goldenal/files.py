@@ -163,8 +163,9 @@ def replace_beneath(root, relpath, data, *, expected):
     them; ``data`` goes to a flushed temporary in the same directory, which
     takes the file's permission bits and is renamed over the file (a rename
     replaces a name, it never writes through a link).  Nothing is written
-    when the file is read-only, is not a regular file, or no longer holds
-    ``expected`` (it changed since it was read); OSError names ``relpath``.
+    when the file is read-only, is not a regular file, or is no longer the
+    file that held ``expected`` (it changed since it was read); OSError
+    names ``relpath``.
     """
     dirs, name = _split_beneath(relpath)
     if not _nofollow_supported():  # pragma: no cover - Windows
@@ -173,8 +174,7 @@ def replace_beneath(root, relpath, data, *, expected):
         _refuse_read_only(path, relpath)
         with open(path, "rb") as fh:
             if fh.read() != expected:
-                raise OSError(errno.EAGAIN, "changed while it was being fixed; nothing "
-                              "written", relpath)
+                raise OSError(errno.EAGAIN, "changed since it was read", relpath)
         with atomic_open(path, "wb") as fh:
             fh.write(data)
         return
@@ -184,14 +184,13 @@ def replace_beneath(root, relpath, data, *, expected):
         fd, st = _open_regular(name, dfd, relpath)
         try:
             if not st.st_mode & 0o222 or not os.access(name, os.W_OK, dir_fd=dfd):
-                raise PermissionError(errno.EACCES, "file is read-only; nothing written", relpath)
+                raise PermissionError(errno.EACCES, "file is read-only", relpath)
             try:
                 same = _read_fd(fd, relpath, len(expected)) == expected
             except OSError:
                 same = False
             if not same:
-                raise OSError(errno.EAGAIN, "changed while it was being fixed; nothing "
-                              "written", relpath)
+                raise OSError(errno.EAGAIN, "changed since it was read", relpath)
         finally:
             os.close(fd)
         tmp = f".{name}.{secrets.token_hex(6)}.tmp"
@@ -206,6 +205,11 @@ def replace_beneath(root, relpath, data, *, expected):
                 os.fsync(out)
             finally:
                 os.close(out)
+            now = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            if (not stat.S_ISREG(now.st_mode)
+                    or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino)):
+                # replaced (by a link, say) since it was opened: leave whatever is there
+                raise OSError(errno.EAGAIN, "changed since it was read", relpath)
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except OSError as exc:
             with contextlib.suppress(OSError):

@@ -155,10 +155,11 @@ def _replace_once(line, found, expected):
     return 1, pattern.sub(lambda m: expected, text).encode("utf-8", "surrogateescape")
 
 
-def _unreadable(exc):
-    if exc.errno == errno.ELOOP:
+def _not_written(exc):
+    """Why a file could not be fixed, for the "Not fixed" line."""
+    if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
         return LINKED
-    return f"not written: {exc.strerror or exc}"
+    return f"not written: {exc.strerror if isinstance(exc, OSError) else exc}"
 
 
 def _apply(plans, root):
@@ -171,7 +172,7 @@ def _apply(plans, root):
         try:
             before = read_beneath(root, path)
         except (OSError, ValueError) as exc:
-            why = _unreadable(exc) if isinstance(exc, OSError) else str(exc)
+            why = _not_written(exc)
             skipped.extend((f, why) for _, _, group in per_line.values() for f in group)
             continue
         lines, fixed = _lines(before), []
@@ -253,8 +254,7 @@ def fix_findings(findings, root, audit_tree, *, write=True):
             try:
                 replace_beneath(root, path, after, expected=before)
             except (OSError, ValueError) as exc:
-                why = _unreadable(exc) if isinstance(exc, OSError) else str(exc)
-                skipped += [(f, why) for f in group]
+                skipped += [(f, _not_written(exc)) for f in group]
                 continue
         fixed.extend(group)
         files.append(path)

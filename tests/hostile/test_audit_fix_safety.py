@@ -186,6 +186,28 @@ def test_replace_beneath_refuses_links_special_and_changed_files(tmp_path):
     assert plain.read_bytes() == FIXED
 
 
+def test_a_file_swapped_for_a_link_mid_write_is_left_alone(tmp_path, monkeypatch):
+    """The name is checked again just before the rename: a link put there stays a link."""
+    from goldenal import files
+
+    root, outside = tmp_path / "root", _write(tmp_path / "outside.yaml", SERVE)
+    plain = _write(root / "f.yaml", SERVE)
+    fsync = os.fsync
+
+    def swap_then_fsync(fd):
+        plain.unlink()
+        plain.symlink_to(outside)
+        return fsync(fd)
+
+    monkeypatch.setattr(files.os, "fsync", swap_then_fsync)
+    with pytest.raises(OSError) as info:
+        replace_beneath(root, "f.yaml", FIXED, expected=SERVE)
+    monkeypatch.undo()
+    assert (info.value.errno, info.value.filename) == (errno.EAGAIN, "f.yaml")
+    assert plain.is_symlink() and outside.read_bytes() == SERVE
+    assert os.listdir(root) == ["f.yaml"]
+
+
 def test_a_read_only_file_is_named_as_not_fixed(tmp_path):
     root = tmp_path / "root"
     path = _write(root / "cfg" / "serve.yaml", SERVE)
@@ -193,7 +215,7 @@ def test_a_read_only_file_is_named_as_not_fixed(tmp_path):
     code, _, err = _audit(root, "--fix")
     assert code == 1
     assert _not_fixed(err) == ["Not fixed: cfg/serve.yaml:9:32: GAL201: not written: file is "
-                               "read-only; nothing written"]
+                               "read-only"]
     assert err.splitlines()[-1] == "Fixed 0 finding(s) in 0 file(s); 1 not fixed."
     assert path.read_bytes() == SERVE
 
@@ -201,7 +223,8 @@ def test_a_read_only_file_is_named_as_not_fixed(tmp_path):
 # ---------------------------------------------------------------------------
 # Special and huge files: the check of a fix copies nothing
 
-def test_pipes_sockets_devices_git_and_huge_files_neither_hang_nor_get_copied(tmp_path):
+def test_pipes_sockets_devices_git_and_huge_files_neither_hang_nor_get_copied(tmp_path,
+                                                                             monkeypatch):
     root = tmp_path / "root"
     scratch = tmp_path / "tmpdir"
     scratch.mkdir()
@@ -209,7 +232,9 @@ def test_pipes_sockets_devices_git_and_huge_files_neither_hang_nor_get_copied(tm
     os.mkfifo(root / "cfg" / "pipe.yaml")       # opening it for reading would block forever
     os.mkfifo(root / "pipe")
     sock = socket.socket(socket.AF_UNIX)
-    sock.bind(str(root / "cfg" / "sock"))
+    monkeypatch.chdir(root / "cfg")
+    sock.bind("sock")                   # relative: a socket path is limited to ~100 bytes
+    monkeypatch.undo()
     try:
         os.mknod(root / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
     except (PermissionError, OSError):
