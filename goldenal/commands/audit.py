@@ -32,7 +32,7 @@ once there, and auditing with the fix in place raises nothing new on that
 line; it names every suggested fix it did not apply and why.  A fixed file is
 replaced atomically, byte for byte except the number; a file reached through
 a symbolic link is never written.  --diff prints those changes and writes
-nothing.
+nothing (it reads the cache, never writes it).
 
 In Python: goldenal.audit(paths) -> list[Finding];
 goldenal.audit_report(paths) -> AuditReport (with the counts and skipped files)
@@ -105,7 +105,14 @@ def run(args):
                    exclude=patterns(args.exclude), extend_exclude=patterns(args.extend_exclude),
                    respect_gitignore=args.respect_gitignore,
                    settings=False if args.isolated else (args.config or True))
-    report = audit_report(paths, root=args.root, cache=args.cache, **options)
+    cache = args.cache
+    if cache and args.diff:
+        # --diff writes nothing, its cache included: read it, never save it
+        from goldenal.lint import default_root
+        from goldenal.lint.cache import Cache
+
+        cache = Cache(args.root or default_root(paths), read_only=True)
+    report = audit_report(paths, root=args.root, cache=cache, **options)
     findings = list(report.findings)
     if args.fix or args.diff:
         from goldenal.lint import default_root

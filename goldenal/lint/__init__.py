@@ -134,12 +134,13 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
         Read ``[tool.goldenal]`` from the nearest ``pyproject.toml`` (True), a
         given ``pyproject.toml`` (str) or not at all (False).  Arguments
         given here win over the file.
-    cache : bool or str
+    cache : bool, str or goldenal.lint.cache.Cache
         Keep what each file says in a persistent cache outside the tree
         (:mod:`goldenal.lint.cache`) so that files read before with the same
         bytes are not parsed again: True for the user cache directory, a
-        directory path, or False (default) for none.  Findings are identical
-        either way.
+        directory path, a ``Cache`` of ``root`` (one opened with
+        ``read_only=True`` is read, never written), or False (default) for
+        none.  Findings are identical either way.
     overlay : dict, optional
         ``{path: bytes}``: contents audited in place of those files' (nothing
         is written; a path is matched by its real path, so a file reached
@@ -194,10 +195,12 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
     from goldenal.lint.runner import run
 
     store = None
-    if cache:
+    if cache is True or isinstance(cache, (str, os.PathLike)):
         from goldenal.lint.cache import Cache
 
         store = Cache(root, None if cache is True else os.fspath(cache))
+    elif cache:
+        store = cache
     if overlay:
         overlay = {os.path.realpath(os.fspath(p)): data for p, data in overlay.items()}
     result = run(paths, root, curves, exclude=patterns, respect_gitignore=respect_gitignore,

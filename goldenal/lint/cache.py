@@ -75,9 +75,12 @@ def _unpack(cls, rows):
 
 
 class Cache:
-    """Per-file evidence of one audited root; :meth:`save` writes what this run used."""
+    """Per-file evidence of one audited root; :meth:`save` writes what this run used.
 
-    def __init__(self, root, directory=None):
+    With ``read_only=True`` the file is read and never written (``audit --diff``).
+    """
+
+    def __init__(self, root, directory=None, *, read_only=False):
         self.path = os.path.join(
             directory or cache_dir(),
             "audit-" + hashlib.blake2b(os.path.abspath(root).encode(),
@@ -86,6 +89,7 @@ class Cache:
         self.old = {}
         self.new = {}
         self.changed = False
+        self.read_only = read_only
         try:
             with open(self.path, "rb") as fh:
                 data = marshal.load(fh)
@@ -128,7 +132,7 @@ class Cache:
 
     def save(self):
         """Write the entries this run used (stale ones drop out), atomically; errors ignored."""
-        if not self.changed and len(self.new) == len(self.old):
+        if self.read_only or (not self.changed and len(self.new) == len(self.old)):
             return
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)

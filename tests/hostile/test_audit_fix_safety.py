@@ -46,14 +46,20 @@ LAUNCH = (b"#!/usr/bin/env bash\n"
           b"# end{after}\n")
 
 
-def _audit(root, *args, tmp=None, timeout=120):
-    """``goldenal audit ROOT ARGS`` as a user runs it: (exit code, stdout bytes, stderr)."""
+def _audit(root, *args, tmp=None, cache=None, timeout=120):
+    """``goldenal audit ROOT ARGS`` as a user runs it: (exit code, stdout bytes, stderr).
+
+    ``cache``: the per-file cache's directory (default: ``--no-cache``).
+    """
     env = dict(os.environ, GOLDENAL_DEBUG="")
     if tmp is not None:
         env["TMPDIR"] = str(tmp)
+    if cache is not None:
+        env["GOLDENAL_CACHE_DIR"] = str(cache)
     proc = subprocess.run(goldenal_cmd() + ["audit", str(root), "--root", str(root),
-                                            "--isolated", "--no-cache", "--golden-dir",
-                                            str(PACKAGED), *map(str, args)],
+                                            "--isolated", "--golden-dir", str(PACKAGED),
+                                            *(["--no-cache"] if cache is None else []),
+                                            *map(str, args)],
                           capture_output=True, env=env, timeout=timeout)
     return proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")
 
@@ -154,6 +160,20 @@ def test_links_are_never_written_through_and_diff_writes_nothing(linked, tmp_pat
     # the fixed file was replaced, not rewritten in place: same mode, still a plain file
     assert after[str(root / "cfg" / "plain.yaml")][1] == before[str(root / "cfg" / "plain.yaml")][1]
     assert [p for p in after if p not in before] == []     # no temporary left behind
+
+
+def test_diff_reads_the_audit_cache_and_never_writes_it(tmp_path):
+    root, cache = tmp_path / "root", tmp_path / "cache"
+    plain = LAUNCH.replace(b"{before}", b"").replace(b"{after}", b"")
+    _write(root / "agentic" / "launch.sh", plain)
+    assert _audit(root, "--diff", cache=cache)[0] == 1
+    assert not cache.exists()                         # nothing cached by --diff
+    assert _audit(root, cache=cache)[0] == 1          # a plain audit fills it
+    before = _state(cache)
+    assert len(before) == 2
+    code, out, _ = _audit(root, "--diff", cache=cache)
+    assert code == 1 and out.startswith(b"--- a/agentic/launch.sh\n")
+    assert _state(cache) == before
 
 
 def test_replace_beneath_refuses_links_special_and_changed_files(tmp_path):
@@ -306,7 +326,8 @@ _noise = st.lists(st.sampled_from(ODD_BYTES + [b" ", b"x", b"#", b"\t"]), max_si
 # (file, text with {before}/{after} in comments, the line the knob follows, the line after it)
 TEMPLATES = {
     "launcher": ("agentic/launch.sh", LAUNCH, b"vllm serve", b"# end"),
-    "config": ("serve.yaml", SERVE.replace(b"(fixture).", b"(fixture).{before}") + b"# end{after}\n",
+    "config": ("serve.yaml",
+               SERVE.replace(b"(fixture).", b"(fixture).{before}") + b"# end{after}\n",
                b"  num_speculative_tokens", b"# end"),
 }
 
