@@ -14,6 +14,7 @@ leading outside are reported, never followed.  Nothing is executed.
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from goldenal.lint import evidence as ev
@@ -53,12 +54,24 @@ def _spec(lines):
 
 
 def _read_gitignore(directory):
+    # a regular file only, opened without blocking: a named pipe called .gitignore
+    # would hang a plain open() for ever
     try:
-        with open(os.path.join(directory, ".gitignore"), encoding="utf-8",
-                  errors="replace") as fh:
-            return _spec(fh.read().splitlines())
+        fd = os.open(os.path.join(directory, ".gitignore"),
+                     os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, MAX_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # lines end at \n, a CR before it dropped, as git reads them (dir.c)
+    text = data.decode("utf-8", errors="replace")
+    return _spec(line.removesuffix("\r") for line in text.split("\n"))
 
 
 def _git_root(start):

@@ -251,6 +251,7 @@ def test_pipes_sockets_devices_git_and_huge_files_neither_hang_nor_get_copied(tm
     _write(root / "cfg" / "serve.yaml", SERVE)
     os.mkfifo(root / "cfg" / "pipe.yaml")       # opening it for reading would block forever
     os.mkfifo(root / "pipe")
+    os.mkfifo(root / ".gitignore")              # read by the walk: must not block either
     sock = socket.socket(socket.AF_UNIX)
     monkeypatch.chdir(root / "cfg")
     sock.bind("sock")                   # relative: a socket path is limited to ~100 bytes
