@@ -93,7 +93,7 @@ def _directory_beneath(root, dirs, shown):
             try:
                 step = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                if _is_link(name, fd):
                     raise OSError(errno.ELOOP, "lies under a symbolic link; not followed",
                                   shown) from None
                 raise OSError(exc.errno, exc.strerror, shown) from None
@@ -104,6 +104,15 @@ def _directory_beneath(root, dirs, shown):
         os.close(fd)
 
 
+def _is_link(name, dir_fd):
+    # asked, not read from the errno: O_NOFOLLOW on a link fails with ELOOP on
+    # Linux and macOS, EMLINK on FreeBSD
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
 def _open_regular(name, dir_fd, shown):
     """``(fd, stat)`` of a regular file, opened without following a link or blocking."""
     try:
@@ -111,7 +120,7 @@ def _open_regular(name, dir_fd, shown):
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
                      dir_fd=dir_fd)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        if _is_link(name, dir_fd):
             raise OSError(errno.ELOOP, "is a symbolic link; not followed", shown) from None
         raise OSError(exc.errno, exc.strerror, shown) from None
     st = os.fstat(fd)
@@ -193,7 +202,7 @@ def replace_beneath(root, relpath, data, *, expected):
                 raise OSError(errno.EAGAIN, "changed since it was read", relpath)
         finally:
             os.close(fd)
-        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        tmp = f".goldenal-fix-{secrets.token_hex(8)}.tmp"
         try:
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                           0o600, dir_fd=dfd)
