@@ -18,7 +18,7 @@ import re
 import shlex
 from decimal import Decimal
 
-from goldenal.recipes import spans
+from goldenal.recipes import knobs, spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
 from goldenal.engines.knobs import acceptance_rate, knob_value  # noqa: F401 (re-export)
 from goldenal.errors import ParseError, PolicyError
@@ -30,9 +30,8 @@ RATE_KNOB = "--spec-decode-acceptance-rate"
 K_FLAG = "--num-speculative-tokens"
 FORMS = ("length", "rate")
 
-_FLAG = re.compile(r"(?P<flag>--(?:spec-decode-acceptance-length|spec-decode-acceptance-rate|"
-                   r"num-speculative-tokens|method|draft-model|model|dspark-config))"
-                   r"(?P<sep>=|[ \t]+(?:\\\n[ \t]*)?)(?P<value>'[^']*'|\"[^\"]*\"|[^\s\\]+)")
+# the flags read and rewritten here, as the one knob table spells them
+_FLAGS = knobs.spellings(engine="atom")
 
 
 def _dspark_confidence(raw):
@@ -80,13 +79,7 @@ class AtomAdapter(EngineAdapter):
 
 def _flags(text):
     """First uncommented occurrence of each flag."""
-    found = {}
-    for m in _FLAG.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if "#" in text[line_start:m.start()]:
-            continue
-        found.setdefault(m.group("flag"), m)
-    return found
+    return {flag: ms[0] for flag, ms in _all_flags(text).items()}
 
 
 def _line(text, index):
@@ -146,11 +139,8 @@ def _literal(flags, flag, variables):
 def _all_flags(text):
     """Every uncommented occurrence of each flag, in file order."""
     found = {}
-    for m in _FLAG.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if "#" in text[line_start:m.start()]:
-            continue
-        found.setdefault(m.group("flag"), []).append(m)
+    for row, m in knobs.finditer(text, _FLAGS):
+        found.setdefault(row.name, []).append(m)
     return found
 
 

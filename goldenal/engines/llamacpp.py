@@ -32,7 +32,7 @@ from decimal import Decimal, InvalidOperation
 
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned
 from goldenal.errors import ParseError, PolicyError, UsageError
-from goldenal.recipes import spans
+from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
 
 KNOB = "--spec-synth-len"
@@ -207,27 +207,14 @@ ADAPTER = LlamaCppAdapter()
 
 # -- reading command lines ------------------------------------------------------
 
-_WORD = r"'[^']*'|\"[^\"]*\"|[^\s\\;|&]+"
-_FLAG = re.compile(r"(?<![\w-])(?P<flag>--spec-synth-len|--spec-synth-rates|--spec-draft-n-max|"
-                   r"--spec-type|--spec-draft-model|-md|--model-draft|-m|--model)"
-                   r"(?P<sep>=|[ \t]+(?:\\\n[ \t]*)?)(?P<value>" + _WORD + r")")
-_ENV = re.compile(r"(?<![\w-])(?P<name>LLAMA_ARG_SPEC_SYNTH_LEN|LLAMA_ARG_SPEC_SYNTH_RATES|"
-                  r"LLAMA_ARG_SPEC_DRAFT_N_MAX|LLAMA_ARG_SPEC_TYPE|LLAMA_ARG_SPEC_DRAFT_MODEL)"
-                  r"=(?P<value>" + _WORD + r")")
+# flags and environment names of llama-server, as the one knob table spells them
+_FLAGS = knobs.spellings(engine="llamacpp", form=knobs.FLAG)
+_ENVS = knobs.spellings(engine="llamacpp", form=knobs.ENV)
 _SERVER = re.compile(r"(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])")
 
 
 def _unq(text):
     return unquote(text or "")
-
-
-def _commented(text, index):
-    line_start = text.rfind("\n", 0, index) + 1
-    return "#" in text[line_start:index] and not _in_quotes(text[line_start:index])
-
-
-def _in_quotes(prefix):
-    return prefix.count("'") % 2 == 1 or prefix.count('"') % 2 == 1
 
 
 def _line(text, index):
@@ -299,11 +286,10 @@ def commands(text):
     pos = 0
     events = []
     for m in _SERVER.finditer(text):
-        if not _commented(text, m.start()):
+        if not knobs.commented(text, m.start()):
             events.append(("server", m))
-    for m in _ENV.finditer(text):
-        if not _commented(text, m.start()):
-            events.append(("env", m))
+    for _, m in knobs.finditer(text, _ENVS):
+        events.append(("env", m))
     events.sort(key=lambda e: e[1].start())
     for kind, m in events:
         if m.start() < pos:
@@ -317,11 +303,10 @@ def commands(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
         end = _command_end(text, m.start())
         flags = {}
-        for f in _FLAG.finditer(text, m.end(), end):
-            if not _commented(text, f.start()):
-                flags.setdefault(f.group("flag"), []).append(f)
+        for _, f in knobs.finditer(text, _FLAGS, m.end(), end):
+            flags.setdefault(f.group("name"), []).append(f)
         env = dict(exported)
-        for e in _ENV.finditer(text, line_start, m.start()):
+        for _, e in knobs.finditer(text, _ENVS, line_start, m.start()):
             env[e.group("name")] = (_unq(e.group("value")), e)
         out.append(Command(text, m.start(), end, flags, env))
         pos = end

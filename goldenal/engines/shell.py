@@ -9,26 +9,16 @@ command lines only, where every value is literal).
 """
 
 import os
-import re
 
 from goldenal.engines.base import SpecSetting
+from goldenal.recipes import knobs
 from goldenal.recipes.shell import literal_variables, resolve, unquote
 
-_PATTERNS = [
-    ("sglang", "SGLANG_SIMULATE_ACC_LEN",
-     re.compile(r"SGLANG_SIMULATE_ACC_LEN[ \t]*[=:][ \t]*(?P<v>[^\s;]+)")),
-    ("trtllm", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
-     re.compile(r"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS[ \t]*[=:][ \t]*(?P<v>[^\s;]+)")),
-    ("vllm", "synthetic_acceptance_length",
-     re.compile(r"\\?\"synthetic_acceptance_length\\?\"[ \t]*:[ \t]*(?P<v>[^,}\s]+)")),
-    ("vllm", "synthetic_acceptance_rates",
-     re.compile(r"\\?\"synthetic_acceptance_rates\\?\"[ \t]*:[ \t]*(?P<v>\[[^\]]*\])")),
-]
-_K = {
-    "sglang": re.compile(r"--speculative-num-steps[ \t=]+(?P<k>\S+)"),
-    "trtllm": re.compile(r"max_draft_len[ \t]*:[ \t]*(?P<k>\S+)"),
-    "vllm": re.compile(r"\\?\"num_speculative_tokens\\?\"[ \t]*:[ \t]*(?P<k>[^,}\s]+)"),
-}
+# the knobs read here, and the K each engine's launcher writes next to them
+_READ = knobs.spellings(engine=("sglang", "trtllm", "vllm"), setting=(knobs.LENGTH, knobs.RATES))
+_K = {"sglang": knobs.spelling("sglang", "--speculative-num-steps"),
+      "trtllm": knobs.spelling("trtllm", "max_draft_len"),
+      "vllm": knobs.spelling("vllm", "num_speculative_tokens")}
 
 
 def read_shell_settings(path, text=None):
@@ -49,29 +39,27 @@ def read_shell_settings(path, text=None):
             text = fh.read()
     variables = literal_variables(text)
     out = []
-    for engine, knob, pattern in _PATTERNS:
-        for m in pattern.finditer(text):
-            line_start = text.rfind("\n", 0, m.start()) + 1
-            if text[line_start:m.start()].lstrip().startswith("#"):
-                continue  # a comment naming the knob
-            raw = m.group("v").rstrip("\\").strip()
-            k_match = _K[engine].search(text)
-            k = None
-            if k_match:
-                k_text = resolve(k_match.group("k").rstrip(",\\"), variables)
-                if k_text is None and "NUM_SPEC_TOKENS" in variables:
-                    k_text = variables["NUM_SPEC_TOKENS"]
-                k = int(k_text) if k_text and k_text.isdigit() else None
-            elif variables.get("NUM_SPEC_TOKENS", "").isdigit():
-                k = int(variables["NUM_SPEC_TOKENS"])
-            extra = {}
-            resolved = resolve(raw, variables)
-            if resolved is not None and resolved != unquote(raw):
-                extra["resolved"] = resolved
-            out.append(SpecSetting(
-                path=path, line=text.count("\n", 0, m.start()) + 1,
-                col=m.start() - line_start + 1, engine=engine, role=None, knob=knob,
-                value=unquote(raw), k=k, extra=extra))
+    for row, m in knobs.finditer(text, _READ):
+        engine = row.engine
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        raw = m.group("value").rstrip("\\").strip()
+        k_match = next((km for _, km in knobs.finditer(text, (_K[engine],))), None)
+        k = None
+        if k_match:
+            k_text = resolve(k_match.group("value").rstrip(",\\"), variables)
+            if k_text is None and "NUM_SPEC_TOKENS" in variables:
+                k_text = variables["NUM_SPEC_TOKENS"]
+            k = int(k_text) if k_text and k_text.isdigit() else None
+        elif variables.get("NUM_SPEC_TOKENS", "").isdigit():
+            k = int(variables["NUM_SPEC_TOKENS"])
+        extra = {}
+        resolved = resolve(raw, variables)
+        if resolved is not None and resolved != unquote(raw):
+            extra["resolved"] = resolved
+        out.append(SpecSetting(
+            path=path, line=text.count("\n", 0, m.start()) + 1,
+            col=m.start() - line_start + 1, engine=engine, role=None, knob=row.name,
+            value=unquote(raw), k=k, extra=extra))
     out.extend(read_command_settings(path, text))
     from goldenal.engines.llamacpp import read_command_settings as llamacpp_settings
 

@@ -1,0 +1,201 @@
+"""Every engine's knob spellings as recipe text writes them: the one table ``inject`` and ``audit`` match.
+
+A :class:`Spelling` is one name as it appears in a recipe (a CLI flag, an
+environment name, a YAML or JSON key), the engine and the setting it carries,
+and a compiled pattern with named captures:
+
+``name``
+    the spelling itself, without the quotes of a key;
+``sep``
+    what joins it to its value (``=``, blanks, a ``\\`` line continuation, ``:``);
+``q``
+    the quote opening a scalar value (empty when bare or when ``value`` keeps
+    its own quotes);
+``value``
+    the value as written: a scalar without its quotes (``2.49``, ``$AL``,
+    ``${AL}``, ``%.2f``), a list (``[0.9,0.6]`` for vLLM, ``1,0.83`` for
+    llama.cpp), or a whole shell word with its quotes (models, methods,
+    JSON configs).
+
+A match ends after a scalar's closing quote, so replacing ``m.start()`` to
+``m.end()`` replaces the whole setting, and ``m.start("value")`` to
+``m.end("value")`` only its value.  Forms:
+
+- ``flag``: ``--name value``, ``--name=value``, ``--name \\`` then the value on
+  the next line;
+- ``env``: ``NAME=value`` (an assignment, an ``export``, a command's prefix, a
+  string of them);
+- ``key``: ``name: value`` (YAML), ``"name": value`` (JSON), ``\\"name\\": value``
+  (JSON inside a double-quoted bash string), ``'name': value`` (a Python
+  mapping); vLLM's keys also ``name=value`` (keyword arguments, dotted CLI
+  keys).
+
+Whether a match sits in a ``#`` comment is read by :func:`commented` over the
+lexer of :mod:`goldenal.recipes.shell`.  Sources of every spelling: ENGINES.md
+of the project's references (vLLM §1, SGLang §2, TensorRT-LLM §3, ATOM §4,
+llama.cpp §5.1).
+"""
+
+import re
+from dataclasses import dataclass
+
+from goldenal.recipes.shell import lex
+
+# what a spelling carries
+LENGTH, RATES, RATE, K = "length", "rates", "rate", "k"
+METHOD, DRAFT, MODEL, DSPARK = "method", "draft", "model", "dspark"
+TOKEN_MODE, ACC_METHOD = "token_mode", "acc_method"
+FLAG, ENV, KEY = "flag", "env", "key"
+
+# Value grammars; each has the groups ``q`` and ``value``.
+# A scalar: one optional quote around it, ``${...}`` read whole; it stops at
+# what ends a JSON or YAML flow value (``,``, ``}``) and at ``;``.
+_SCALAR = r"""(?P<q>["']?)(?P<value>(?:\$\{[^}\s]*\}|[^"'\s,;}])+)(?P=q)?"""
+# llama.cpp's comma-separated rates (``1,0.83,0``)
+_CSV = r"""(?P<q>["']?)(?P<value>[^"'\s;}]+)(?P=q)?"""
+# vLLM's JSON/YAML list of rates
+_LIST = r"(?P<q>)(?P<value>\[[^\]]*\])"
+# a shell word, quotes kept: paths, methods, JSON configs
+_WORD = r"""(?P<q>)(?P<value>'[^']*'|"[^"]*"|[^\s\\;|&]+)"""
+
+_FLAG_SEP = r"(?P<sep>=|(?:[ \t]|\\\r?\n)+)"
+_VALUES = {LENGTH: _SCALAR, RATE: _SCALAR, K: _SCALAR, TOKEN_MODE: _SCALAR,
+           ACC_METHOD: _SCALAR, RATES: _CSV, METHOD: _WORD, DRAFT: _WORD, MODEL: _WORD,
+           DSPARK: _WORD}
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """One knob or spec setting as recipe text spells it."""
+
+    engine: str       # vllm, sglang, trtllm, atom, llamacpp, runner
+    name: str         # as written: ``--spec-synth-len``, ``SGLANG_SIMULATE_ACC_LEN``
+    setting: str      # what it carries: length, rates, rate, k, method, draft, model, ...
+    form: str         # flag, env or key
+    pattern: re.Pattern
+
+    def search(self, text, pos=0):
+        """The first match at or after ``pos``; None when ``name`` is absent (no regex run)."""
+        if self.name not in text:
+            return None
+        return self.pattern.search(text, pos)
+
+
+def _pattern(name, form, setting, key_seps=":"):
+    quoted = re.escape(name)
+    value = _LIST if (setting == RATES and form == KEY) else _VALUES[setting]
+    if form == FLAG:
+        head = rf"(?<![\w-])(?P<name>{quoted}){_FLAG_SEP}"
+    elif form == ENV:
+        head = rf"(?<![\w-])(?P<name>{quoted})(?P<sep>=)"
+    else:
+        head = (rf"(?:\\?[\"'])?(?<![\w-])(?P<name>{quoted})(?![\w-])(?:\\?[\"'])?"
+                rf"[ \t]*(?P<sep>[{key_seps}])[ \t]*")
+    return re.compile(head + value)
+
+
+def _rows():
+    vllm_key = ":="
+    rows = [
+        # vLLM: keys of --speculative-config (JSON, YAML), and its 0.33 shorthands
+        ("vllm", "synthetic_acceptance_length", LENGTH, KEY, vllm_key),
+        ("vllm", "synthetic_acceptance_rates", RATES, KEY, vllm_key),
+        ("vllm", "synthetic_acceptance_rate", RATE, KEY, vllm_key),
+        ("vllm", "num_speculative_tokens", K, KEY, vllm_key),
+        ("vllm", "--spec-tokens", K, FLAG, None),
+        # SGLang: environment (a shell assignment or a YAML env mapping), K on the CLI
+        ("sglang", "SGLANG_SIMULATE_ACC_LEN", LENGTH, ENV, None),
+        ("sglang", "SGLANG_SIMULATE_ACC_LEN", LENGTH, KEY, None),
+        ("sglang", "SGLANG_SIMULATE_ACC_TOKEN_MODE", TOKEN_MODE, ENV, None),
+        ("sglang", "SGLANG_SIMULATE_ACC_TOKEN_MODE", TOKEN_MODE, KEY, None),
+        ("sglang", "SGLANG_SIMULATE_ACC_METHOD", ACC_METHOD, ENV, None),
+        ("sglang", "SGLANG_SIMULATE_ACC_METHOD", ACC_METHOD, KEY, None),
+        ("sglang", "--speculative-num-steps", K, FLAG, None),
+        ("sglang", "--speculative-dspark-block-size", K, FLAG, None),
+        # TensorRT-LLM: environment; K in the extra-options YAML
+        ("trtllm", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", LENGTH, ENV, None),
+        ("trtllm", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", LENGTH, KEY, None),
+        ("trtllm", "max_draft_len", K, KEY, None),
+        ("trtllm", "num_nextn_predict_layers", K, KEY, None),
+        # ATOM: server flags
+        ("atom", "--spec-decode-acceptance-length", LENGTH, FLAG, None),
+        ("atom", "--spec-decode-acceptance-rate", RATE, FLAG, None),
+        ("atom", "--num-speculative-tokens", K, FLAG, None),
+        ("atom", "--method", METHOD, FLAG, None),
+        ("atom", "--draft-model", DRAFT, FLAG, None),
+        ("atom", "--model", MODEL, FLAG, None),
+        ("atom", "--dspark-config", DSPARK, FLAG, None),
+        # llama.cpp: llama-server flags and their LLAMA_ARG_* environment names
+        ("llamacpp", "--spec-synth-len", LENGTH, FLAG, None),
+        ("llamacpp", "LLAMA_ARG_SPEC_SYNTH_LEN", LENGTH, ENV, None),
+        ("llamacpp", "--spec-synth-rates", RATES, FLAG, None),
+        ("llamacpp", "LLAMA_ARG_SPEC_SYNTH_RATES", RATES, ENV, None),
+        ("llamacpp", "--spec-draft-n-max", K, FLAG, None),
+        ("llamacpp", "LLAMA_ARG_SPEC_DRAFT_N_MAX", K, ENV, None),
+        ("llamacpp", "--spec-type", METHOD, FLAG, None),
+        ("llamacpp", "LLAMA_ARG_SPEC_TYPE", METHOD, ENV, None),
+        ("llamacpp", "--spec-draft-model", DRAFT, FLAG, None),
+        ("llamacpp", "-md", DRAFT, FLAG, None),
+        ("llamacpp", "--model-draft", DRAFT, FLAG, None),
+        ("llamacpp", "LLAMA_ARG_SPEC_DRAFT_MODEL", DRAFT, ENV, None),
+        ("llamacpp", "-m", MODEL, FLAG, None),
+        ("llamacpp", "--model", MODEL, FLAG, None),
+        # InferenceX's runner: one variable when no engine is named
+        ("runner", "SYNTHETIC_ACCEPTANCE_LENGTH", LENGTH, ENV, None),
+    ]
+    return tuple(Spelling(engine, name, setting, form,
+                          _pattern(name, form, setting, seps or ":"))
+                 for engine, name, setting, form, seps in rows)
+
+
+SPELLINGS = _rows()
+
+
+def spellings(engine=None, setting=None, form=None, names=None):
+    """The rows of :data:`SPELLINGS` that match every criterion given, in table order.
+
+    ``setting`` and ``form`` may be one value or a tuple of them; ``names``
+    keeps the rows spelled so, in the order of ``names``.
+    """
+    def ok(value, wanted):
+        return wanted is None or value == wanted or (isinstance(wanted, tuple)
+                                                     and value in wanted)
+
+    rows = [s for s in SPELLINGS if ok(s.engine, engine) and ok(s.setting, setting)
+            and ok(s.form, form)]
+    if names is not None:
+        rows = [s for n in names for s in rows if s.name == n]
+    return tuple(rows)
+
+
+def spelling(engine, name, form=None):
+    """The one row of ``engine`` spelled ``name`` (in ``form`` when it has several)."""
+    (row,) = spellings(engine, form=form, names=(name,))[:1] or (None,)
+    if row is None:
+        raise KeyError(f"no {engine} spelling {name!r}")
+    return row
+
+
+def commented(text, index):
+    """True when ``index`` of ``text`` sits in a ``#`` comment, as the shell lexer reads its line."""
+    start = text.rfind("\n", 0, index) + 1
+    if "#" not in text[start:index]:
+        return False
+    return any(kind == "#" for kind, *_ in lex(text[start:index])[0])
+
+
+def finditer(text, rows, pos=0, endpos=None, *, comments=False):
+    """``(row, match)`` for every match of ``rows`` in ``text``, in file order.
+
+    Matches inside a ``#`` comment are left out unless ``comments``.
+    """
+    endpos = len(text) if endpos is None else endpos
+    found = []
+    for row in rows:
+        if row.name not in text:
+            continue
+        for m in row.pattern.finditer(text, pos, endpos):
+            if comments or not commented(text, m.start()):
+                found.append((m.start(), row, m))
+    found.sort(key=lambda item: item[0])
+    return [(row, m) for _, row, m in found]
