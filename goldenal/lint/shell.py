@@ -16,6 +16,7 @@ import os
 import re
 
 from goldenal.lint import evidence as ev
+from goldenal.recipes import knobs
 from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, continues,
                                     evaluate_test, expand, parse, vars_in)
 
@@ -25,44 +26,40 @@ MAX_SCENARIOS = 256
 # a few levels, and enumerating hundreds of nested ifs only costs time.
 MAX_FORK_DEPTH = 16
 
-_NUM = r"""["']?([^"'\s,;}]+)"""
-
 # --- what is scanned on an expanded line
-_KNOB_RES = [
-    (ev.VLLM_LENGTH, re.compile(r'["\']?synthetic_acceptance_length["\']?\s*[:=]\s*' + _NUM)),
-    (ev.VLLM_RATES, re.compile(r'["\']?synthetic_acceptance_rates["\']?\s*[:=]\s*(\[[^\]]*\])')),
-    (ev.VLLM_RATE, re.compile(r'["\']?synthetic_acceptance_rate["\']?\s*[:=]\s*' + _NUM)),
-    (ev.ATOM_LENGTH, re.compile(r"--spec-decode-acceptance-length(?:\s+|=)" + _NUM)),
-    (ev.ATOM_RATE, re.compile(r"--spec-decode-acceptance-rate(?:\s+|=)" + _NUM)),
-    (ev.LLAMA_LENGTH, re.compile(r"--spec-synth-len(?:\s+|=)" + _NUM)),
-    (ev.LLAMA_RATES, re.compile(r"--spec-synth-rates(?:\s+|=)[\"']?([^\"'\s;}]+)")),
-]
+# knob spellings and K come from the one table of recipes.knobs; a knob found
+# later on a line (in table order) wins, as does the first K kind below
+_KNOB_ROWS = knobs.spellings(engine=("vllm", "atom", "llamacpp"),
+                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE),
+                             form=(knobs.KEY, knobs.FLAG))
 # llama.cpp's knobs in the environment (LLAMA_ARG_<FLAG>), read like its flags
-_LLAMA_ENV_RE = re.compile(r"(?<![\w-])(LLAMA_ARG_SPEC_SYNTH_LEN|LLAMA_ARG_SPEC_SYNTH_RATES)="
-                           r"[\"']?([^\s\"';]+)")
+_LLAMA_ENV_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, knobs.RATES),
+                                  form=knobs.ENV)
 _LLAMA_SPEC_RE = re.compile(r"(?<![\w-])(?:--spec-type|--spec-draft-model|-md|--model-draft|"
                             r"LLAMA_ARG_SPEC_TYPE|LLAMA_ARG_SPEC_DRAFT_MODEL)(?:\s+|=)[\"']?"
                             r"([^\"'\s;]+)")
 _ENV_KNOBS = (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH)
-_YAML_ENV_RE = re.compile(r"^\s*(SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
-                          r"|SGLANG_SIMULATE_ACC_TOKEN_MODE|SGLANG_SIMULATE_ACC_METHOD)\s*:\s*"
-                          r"""["']?([^"'\s#]+)""")
-_PREFIX_ENV_RE = re.compile(
-    r"(?<=[\s\"'=])(SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|"
-    r"SGLANG_SIMULATE_ACC_TOKEN_MODE|SGLANG_SIMULATE_ACC_METHOD)=([^\s\"';]+)")
-_K_RES = [  # precedence: first match kind wins
-    ("dspark", re.compile(r"--speculative-dspark-block-size(?:\s+|=)[\"']?(\d+)")),
-    ("steps", re.compile(r"--speculative-num-steps(?:\s+|=)[\"']?(\d+)")),
-    ("json", re.compile(r'["\']?num_speculative_tokens["\']?\s*[:=]\s*"?(\d+)')),
-    ("atom", re.compile(r"--num-speculative-tokens(?:\s+|=)[\"']?(\d+)")),
-    ("spec-tokens", re.compile(r"--spec-tokens(?:\s+|=)[\"']?(\d+)")),
-    ("trt", re.compile(r"^\s*max_draft_len\s*:\s*(\d+)")),
+_SGLANG_TRT = knobs.spellings(engine=("sglang", "trtllm"),
+                              setting=(knobs.LENGTH, knobs.TOKEN_MODE, knobs.ACC_METHOD))
+# ``NAME: value`` opening a YAML line, ``NAME=value`` after a blank, quote or ``=``
+_YAML_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.KEY)
+_PREFIX_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.ENV)
+_PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
+_ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
+_K_KINDS = (  # precedence: first match kind wins
+    ("dspark", knobs.spellings("sglang", names=("--speculative-dspark-block-size",))),
+    ("steps", knobs.spellings("sglang", names=("--speculative-num-steps",))),
+    ("json", knobs.spellings("vllm", names=("num_speculative_tokens",))),
+    ("atom", knobs.spellings("atom", names=("--num-speculative-tokens",))),
+    ("spec-tokens", knobs.spellings("vllm", names=("--spec-tokens",))),
+    ("trt", knobs.spellings("trtllm", names=("max_draft_len",))),
     # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (ENGINES.md 3.4),
     # as the recipe reader takes it
-    ("trt-nextn", re.compile(r"^\s*num_nextn_predict_layers\s*:\s*(\d+)")),
-    ("llamacpp", re.compile(r"(?:--spec-draft-n-max|LLAMA_ARG_SPEC_DRAFT_N_MAX)(?:\s+|=)"
-                            r"[\"']?(\d+)")),
-]
+    ("trt-nextn", knobs.spellings("trtllm", names=("num_nextn_predict_layers",))),
+    ("llamacpp", knobs.spellings("llamacpp", setting=knobs.K)),
+)
+_K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
+_DIGITS = re.compile(r"\d+")
 _DRAFT_RES = [
     re.compile(r'"model"\s*:\s*"([^"$]+)"'),
     re.compile(r"--speculative-draft-model-path(?:\s+|=)[\"']?([^\"'\s$]+)"),
@@ -122,38 +119,32 @@ def _scan(text, no, found):
             or "spec-draft-model" in flat or "-md" in flat or "model-draft" in flat:
         _scan_llamacpp(flat, no, found)
     if "accept" in flat or "spec-synth" in flat:
-        for knob, rx in _KNOB_RES:
-            m = rx.search(flat)
+        for row in _KNOB_ROWS:
+            m = row.search(flat)
             if m:
                 prev = found["knob"]
-                if prev is None or prev[:2] != (knob, m.group(1)):
-                    found["knob"] = (knob, m.group(1), no, m.start() + 1)
+                if prev is None or prev[:2] != (row.name, m.group("value")):
+                    found["knob"] = (row.name, m.group("value"), no, m.start() + 1)
     if "SIMULATE_ACC" in flat or "TLLM_SPEC" in flat:
         # ``NAME=value`` inside a string or as a command's environment prefix
-        for m in _PREFIX_ENV_RE.finditer(flat):
-            name, value = m.group(1), m.group(2)
-            if name == "SGLANG_SIMULATE_ACC_TOKEN_MODE":
-                found["token_mode"] = value
-            elif name == "SGLANG_SIMULATE_ACC_METHOD":
-                found["acc_method"] = value
-            else:
-                prev = found["env_knobs"].get(name)
-                if prev is None or prev[0] != value:    # keep where the value is written
-                    found["env_knobs"][name] = (value, no, m.start(1) + 1)
-        m = _YAML_ENV_RE.match(flat)
-        if m:
-            if m.group(1) == "SGLANG_SIMULATE_ACC_TOKEN_MODE":
-                found["token_mode"] = m.group(2)
-            elif m.group(1) == "SGLANG_SIMULATE_ACC_METHOD":
-                found["acc_method"] = m.group(2)
-            else:
-                found["env_knobs"][m.group(1)] = (m.group(2), no, m.start(1) + 1)
+        for row in _PREFIX_ENV_ROWS:
+            if row.name not in flat:
+                continue
+            for m in row.pattern.finditer(flat):
+                if not m.start() or flat[m.start() - 1] not in _PREFIX_LEAD:
+                    continue
+                _env_setting(found, row, m, no, keep_first=True)
+        for row in _YAML_ENV_ROWS:
+            m = row.search(flat)
+            if m and not flat[:m.start()].strip():
+                _env_setting(found, row, m, no)
+                break
     has_spec = "spec" in flat
     if has_spec or "draft_len" in flat or "num_nextn_predict_layers" in flat:
-        for kind, rx in _K_RES:
-            m = rx.search(flat)
-            if m:
-                found["k"][kind] = (int(m.group(1)), no)
+        for kind, rows in _K_KINDS:
+            k = _k_value(flat, rows, kind in _K_AT_LINE_START)
+            if k is not None:
+                found["k"][kind] = (k, no)
     has_model = "model" in flat
     if has_model:
         for rx in _DRAFT_RES:
@@ -230,10 +221,37 @@ def _scan_llamacpp(flat, no, found):
         m = re.search(r"(?<![\w-])(?:-m|--model)(?:\s+|=)[\"']?([^\"'\s;]+)", flat)
         if m and "$" not in m.group(1) and m.group(1) not in found["models"]:
             found["models"].append(m.group(1))
-    for m in _LLAMA_ENV_RE.finditer(flat):
-        knob = ev.LLAMA_ENV[m.group(1)]
-        found["knob"] = (knob, m.group(2), no, m.start(1) + 1)
-        found["llama_env"] = m.group(1)
+    for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True):
+        found["knob"] = (ev.LLAMA_ENV[row.name], m.group("value"), no, m.start("name") + 1)
+        found["llama_env"] = row.name
+
+
+def _env_setting(found, row, m, no, keep_first=False):
+    """Record an SGLang/TensorRT-LLM environment setting matched on line ``no``."""
+    value = m.group("value")
+    if row.setting in _ACC_SETTING:
+        found[_ACC_SETTING[row.setting]] = value
+        return
+    prev = found["env_knobs"].get(row.name)
+    if not keep_first or prev is None or prev[0] != value:    # keep where the value is written
+        found["env_knobs"][row.name] = (value, no, m.start("name") + 1)
+
+
+def _k_value(flat, rows, at_line_start):
+    """The first K written in digits by any of ``rows`` on the line, or None."""
+    best = None
+    for row in rows:
+        if row.name not in flat:
+            continue
+        for m in row.pattern.finditer(flat):
+            if at_line_start and flat[:m.start()].strip():
+                break
+            digits = _DIGITS.match(m.group("value"))
+            if digits:
+                if best is None or m.start() < best[0]:
+                    best = (m.start(), int(digits.group()))
+                break
+    return None if best is None else best[1]
 
 
 def _new_found():
