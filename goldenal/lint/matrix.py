@@ -8,14 +8,14 @@ string; two identical entries give two configs (each is a run).
 """
 
 from goldenal.lint import evidence as ev
-from goldenal.recipes import spans
+from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import shell_words
 
 ARG_KEYS = ("extra_args", "extra-args", "server_args", "server-args", "serve_args")
 MODEL_KEYS = ("model", "model_path", "model-path", "model_id", "hf_model")
 SCENARIO_KEYS = ("scenario", "name", "job", "config", "workload")
-_FLAGS = {"--method": "method", "--num-speculative-tokens": "k", "--draft-model": "draft",
-          ev.ATOM_LENGTH: "knob", ev.ATOM_RATE: "knob", "--model": "model"}
+# ATOM's flags, as the one knob table spells them
+_FLAGS = frozenset(row.name for row in knobs.spellings("atom", form=knobs.FLAG))
 
 
 def _walk(node):

@@ -13,14 +13,12 @@ from goldenal.lint.markdown import fenced_code
 from goldenal.lint.rules import make_finding
 from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.errors import GoldenALError, yaml_error
+from goldenal.recipes import knobs
 
-# a knob given a value: NAME=, NAME:, "name":, \"name\": (JSON escaped inside a
-# double-quoted bash string) or a flag followed by its value
-_KNOB_FORM = re.compile(
-    r"(?:SGLANG_SIMULATE_ACC_LEN|TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|"
-    r"SYNTHETIC_ACCEPTANCE_LENGTH|synthetic_acceptance_(?:length|rates?))(?:\\?[\"'])?\s*[:=]"
-    r"|--spec-decode-acceptance-(?:length|rate)[\s=]")
-
+# a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
+# \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
+_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom"),
+                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 
 def _text(c):
     text = c.data.decode("utf-8", errors="replace")
@@ -121,7 +119,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True,
             code = fenced_code(lines)
             code_text = "\n".join(code)
             configs = []
-            if _KNOB_FORM.search(code_text):
+            if knobs.first_set(code_text, _KNOB_ROWS):
                 from goldenal.lint.shell import script_configs
 
                 try:
@@ -135,7 +133,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True,
             if n:
                 count(c.relpath, n)
             if not any(cfg.knob for cfg in configs):
-                in_code = bool(_KNOB_FORM.search(code_text))
+                in_code = bool(knobs.first_set(code_text, _KNOB_ROWS))
                 findings.extend(not_checked(
                     c.relpath, lines, code if in_code else lines,
                     "no command in a fenced shell block around it could be read" if in_code
@@ -166,7 +164,7 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True,
                 text_of(c)
             continue
         text, lines = text_of(c)
-        if c.kind == "script" and c.has_knob and not agentic and not _KNOB_FORM.search(text):
+        if c.kind == "script" and c.has_knob and not agentic and not knobs.first_set(text, _KNOB_ROWS):
             # names a knob (sed, a helper's name) but never sets one
             skipped[c.relpath] = "names a synthetic knob but never sets one"
             continue
@@ -272,12 +270,12 @@ def not_checked(relpath, lines, code, why):
     for i, text in enumerate(code):
         if not text or text.lstrip().startswith(("#", "//")):
             continue
-        m = _KNOB_FORM.search(text)
-        if m:
-            name = m.group(0).rstrip(":= \t\"'\\")
+        found = knobs.first_set(text, _KNOB_ROWS)
+        if found:
+            m = found[1]
             out.append(make_finding("GAL309", relpath, i + 1,
-                                    f"{name} is set here but not checked: {why}",
-                                    col=m.start() + 1))
+                                    f"{m.group('name')} is set here but not checked: {why}",
+                                    col=m.start("name") + 1))
     return out
 
 

@@ -18,7 +18,7 @@ import re
 from goldenal.lint import evidence as ev
 from goldenal.recipes import knobs
 from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, continues,
-                                    evaluate_test, expand, parse, vars_in)
+                                    evaluate_test, expand, parse, unquote, vars_in)
 
 MAX_SCENARIOS = 256
 # Conditions nested deeper than this are not enumerated (their arms are
@@ -35,9 +35,9 @@ _KNOB_ROWS = knobs.spellings(engine=("vllm", "atom", "llamacpp"),
 # llama.cpp's knobs in the environment (LLAMA_ARG_<FLAG>), read like its flags
 _LLAMA_ENV_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, knobs.RATES),
                                   form=knobs.ENV)
-_LLAMA_SPEC_RE = re.compile(r"(?<![\w-])(?:--spec-type|--spec-draft-model|-md|--model-draft|"
-                            r"LLAMA_ARG_SPEC_TYPE|LLAMA_ARG_SPEC_DRAFT_MODEL)(?:\s+|=)[\"']?"
-                            r"([^\"'\s;]+)")
+# llama.cpp's speculative settings: a type or a draft model switches it on
+_LLAMA_SPEC_ROWS = knobs.spellings(engine="llamacpp",
+                                   setting=(knobs.METHOD, knobs.DRAFT, knobs.MODEL))
 _ENV_KNOBS = (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH)
 _SGLANG_TRT = knobs.spellings(engine=("sglang", "trtllm"),
                               setting=(knobs.LENGTH, knobs.TOKEN_MODE, knobs.ACC_METHOD))
@@ -72,7 +72,8 @@ _METHOD_RES = [
     re.compile(r"--spec-method(?:\s+|=)[\"']?(\w+)"),
     re.compile(r"^\s*decoding_type\s*:\s*[\"']?(\w+)"),
 ]
-_ATOM_METHOD_RE = re.compile(r"(?<![\w-])--method(?:\s+|=)[\"']?(\w+)")
+_ATOM_METHOD = knobs.spelling("atom", "--method")
+_WORD_CHARS = re.compile(r"\w+")
 _RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
@@ -158,10 +159,11 @@ def _scan(text, no, found):
             if m:
                 found["method"] = m.group(1)
         if "--method" in flat:
-            m = _ATOM_METHOD_RE.search(flat)
+            m = _ATOM_METHOD.search(flat)
+            m = m and _WORD_CHARS.match(unquote(m.group("value")))
             if m:
-                found["atom_method"] = m.group(1)
-                found["method"] = found.get("method") or m.group(1)
+                found["atom_method"] = m.group()
+                found["method"] = found.get("method") or m.group()
         if "sample_method" in flat:
             m = _RSM_RE.search(flat)
             if m:
@@ -208,19 +210,20 @@ def _scan(text, no, found):
 
 def _scan_llamacpp(flat, no, found):
     """llama.cpp: speculative decoding switched on, and knobs spelled as environment."""
-    if _LLAMA_SPEC_RE.search(flat):
+    settings = {}
+    for row, m in knobs.finditer(flat, _LLAMA_SPEC_ROWS, comments=True):
+        settings.setdefault(row.setting, unquote(m.group("value")))
+    if knobs.METHOD in settings or knobs.DRAFT in settings:
         found["llama_spec"] = True
-        m = re.search(r"(?:--spec-type|LLAMA_ARG_SPEC_TYPE)(?:\s+|=)[\"']?([\w,-]+)", flat)
-        if m:
-            found["method"] = m.group(1)
-        m = re.search(r"(?:--spec-draft-model|-md|--model-draft|LLAMA_ARG_SPEC_DRAFT_MODEL)"
-                      r"(?:\s+|=)[\"']?([^\"'\s;]+)", flat)
-        if m and "$" not in m.group(1):
-            found["draft"] = m.group(1)
+        if knobs.METHOD in settings:
+            found["method"] = settings[knobs.METHOD]
+        draft = settings.get(knobs.DRAFT)
+        if draft and "$" not in draft:
+            found["draft"] = draft
         # the served model is a GGUF path; curves match a local path by its file name
-        m = re.search(r"(?<![\w-])(?:-m|--model)(?:\s+|=)[\"']?([^\"'\s;]+)", flat)
-        if m and "$" not in m.group(1) and m.group(1) not in found["models"]:
-            found["models"].append(m.group(1))
+        model = settings.get(knobs.MODEL)
+        if model and "$" not in model and model not in found["models"]:
+            found["models"].append(model)
     for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True):
         found["knob"] = (ev.LLAMA_ENV[row.name], m.group("value"), no, m.start("name") + 1)
         found["llama_env"] = row.name
@@ -815,10 +818,9 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         extra={**extra, "name_hint": name_hint(relpath)})
 
 
-_LITERAL_RE = re.compile(
-    r"(synthetic_acceptance_length|synthetic_acceptance_rates?|SGLANG_SIMULATE_ACC_LEN|"
-    r"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS|spec-decode-acceptance-(?:length|rate))"
-    r"[\"']?(?:\s*[:=]\s*|\s+)[\"'\[]?[0-9]")  # not \s*[:= ]\s*: quadratic on spaces
+# knobs a config file gives a literal number
+_LITERAL_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "atom"),
+                                setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 
 
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
@@ -829,7 +831,7 @@ def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
     knob a literal number are considered (code that passes values through
     variables is not a config).
     """
-    if literal_only and not _LITERAL_RE.search(text):
+    if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
         return []
     parsed = []
     for i, t in enumerate(lines):

@@ -72,7 +72,8 @@ class Spelling:
     name: str         # as written: ``--spec-synth-len``, ``SGLANG_SIMULATE_ACC_LEN``
     setting: str      # what it carries: length, rates, rate, k, method, draft, model, ...
     form: str         # flag, env or key
-    pattern: re.Pattern
+    pattern: re.Pattern   # the spelling with its value
+    head: re.Pattern      # the spelling up to its value: it is being given one
 
     def search(self, text, pos=0):
         """The first match at or after ``pos``; None when ``name`` is absent (no regex run)."""
@@ -81,17 +82,14 @@ class Spelling:
         return self.pattern.search(text, pos)
 
 
-def _pattern(name, form, setting, key_seps=":"):
+def _head(name, form, key_seps=":"):
     quoted = re.escape(name)
-    value = _LIST if (setting == RATES and form == KEY) else _VALUES[setting]
     if form == FLAG:
-        head = rf"(?<![\w-])(?P<name>{quoted}){_FLAG_SEP}"
-    elif form == ENV:
-        head = rf"(?<![\w-])(?P<name>{quoted})(?P<sep>=)"
-    else:
-        head = (rf"(?:\\?[\"'])?(?<![\w-])(?P<name>{quoted})(?![\w-])(?:\\?[\"'])?"
-                rf"[ \t]*(?P<sep>[{key_seps}])[ \t]*")
-    return re.compile(head + value)
+        return rf"(?<![\w-])(?P<name>{quoted}){_FLAG_SEP}"
+    if form == ENV:
+        return rf"(?<![\w-])(?P<name>{quoted})(?P<sep>=)"
+    return (rf"(?:\\?[\"'])?(?<![\w-])(?P<name>{quoted})(?![\w-])(?:\\?[\"'])?"
+            rf"[ \t]*(?P<sep>[{key_seps}])[ \t]*")
 
 
 def _rows():
@@ -142,10 +140,15 @@ def _rows():
         ("llamacpp", "--model", MODEL, FLAG, None),
         # InferenceX's runner: one variable when no engine is named
         ("runner", "SYNTHETIC_ACCEPTANCE_LENGTH", LENGTH, ENV, None),
+        ("runner", "SYNTHETIC_ACCEPTANCE_LENGTH", LENGTH, KEY, None),
     ]
-    return tuple(Spelling(engine, name, setting, form,
-                          _pattern(name, form, setting, seps or ":"))
-                 for engine, name, setting, form, seps in rows)
+    out = []
+    for engine, name, setting, form, seps in rows:
+        head = _head(name, form, seps or ":")
+        value = _LIST if (setting == RATES and form == KEY) else _VALUES[setting]
+        out.append(Spelling(engine, name, setting, form, re.compile(head + value),
+                            re.compile(head)))
+    return tuple(out)
 
 
 SPELLINGS = _rows()
@@ -199,3 +202,23 @@ def finditer(text, rows, pos=0, endpos=None, *, comments=False):
                 found.append((m.start(), row, m))
     found.sort(key=lambda item: item[0])
     return [(row, m) for _, row, m in found]
+
+
+def first_set(text, rows, *, number=False):
+    """``(row, match)`` of the first place ``text`` gives one of ``rows`` a value, or None.
+
+    ``match`` is of the spelling's ``head`` (its name and separator); with
+    ``number``, of its whole ``pattern``, and only where the value starts
+    with a digit (a list's first item, for a list).
+    """
+    best = None
+    for row in rows:
+        if row.name not in text:
+            continue
+        for m in (row.pattern if number else row.head).finditer(text):
+            if number and not m.group("value").lstrip("[")[:1].isdigit():
+                continue
+            if best is None or m.start("name") < best[1].start("name"):
+                best = (row, m)
+            break
+    return best
