@@ -5,7 +5,8 @@ and :class:`goldenal.policy.GoldenValue` use it without loading an adapter.
 Sources for every knob: ENGINES.md of the project's references (vLLM
 ``SpeculativeConfig``, SGLang ``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM
 ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, ATOM ``--spec-decode-*``, llama.cpp
-``--spec-synth-len`` / ``--spec-synth-rates``).
+``--spec-synth-len`` / ``--spec-synth-rates``).  How recipe text spells them:
+:mod:`goldenal.recipes.knobs`.
 """
 
 ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
