@@ -294,6 +294,22 @@ class SimulatedCell:
         raise ValueError("`granularity` must be 'request', 'window' or 'total'")
 
 
+def _step_times(steps, req, concurrency, step_seconds):
+    """The time of every step: each request goes to the slot that frees first.
+
+    ``steps[r]`` is request r's number of steps, ``req`` the request of each
+    step (in request order); every step takes ``step_seconds``.
+    """
+    slot_free = np.zeros(max(1, concurrency))
+    start = np.empty(len(steps))
+    for r in range(len(steps)):
+        s = int(np.argmin(slot_free))
+        start[r] = slot_free[s]
+        slot_free[s] += steps[r] * step_seconds
+    offsets = np.arange(req.size) - np.repeat(np.cumsum(steps) - steps, steps)
+    return start[req] + offsets * step_seconds
+
+
 def simulate_cell(conditional_rates, *, k=None, n_requests=64, steps_per_request=400,
                   heterogeneity=30.0, concurrency=8, step_seconds=0.04, window_seconds=10.0,
                   thinking="on", model_name="simulated/model", n_engines=1,
@@ -348,15 +364,7 @@ def simulate_cell(conditional_rates, *, k=None, n_requests=64, steps_per_request
         return rates, steps, req, lengths
 
     rates, steps, req, lengths = draw(n_requests)
-    # timeline: each request goes to the slot that frees first
-    slot_free = np.zeros(max(1, concurrency))
-    start = np.empty(n_requests)
-    for r in range(n_requests):
-        s = int(np.argmin(slot_free))
-        start[r] = slot_free[s]
-        slot_free[s] += steps[r] * step_seconds
-    offsets = np.arange(req.size) - np.repeat(np.cumsum(steps) - steps, steps)
-    times = start[req] + offsets * step_seconds
+    times = _step_times(steps, req, concurrency, step_seconds)
     warm = draw(warmup_requests)[3] if warmup_requests else np.zeros(0, dtype=np.int64)
     return SimulatedCell(k=k, thinking=thinking, conditional_rates=tuple(float(x) for x in a),
                          true_al=true_acceptance_length(a), request_rates=rates,
@@ -649,14 +657,7 @@ def simulate_workload(workload, k, *, n_requests=256, concurrency=32, step_secon
     """
     rng = np.random.default_rng(rng)
     prof, steps, req, lengths = workload.draw(n_requests, k, rng, shift=shift)
-    slot_free = np.zeros(max(1, concurrency))
-    start = np.empty(n_requests)
-    for r in range(n_requests):
-        s = int(np.argmin(slot_free))
-        start[r] = slot_free[s]
-        slot_free[s] += steps[r] * step_seconds
-    offsets = np.arange(req.size) - np.repeat(np.cumsum(steps) - steps, steps)
-    times = start[req] + offsets * step_seconds
+    times = _step_times(steps, req, concurrency, step_seconds)
     rates = workload.profiles[prof, 0, :k]
     return SimulatedCell(k=k, thinking=thinking,
                          conditional_rates=tuple(float(x) for x in rates.mean(axis=0)),
