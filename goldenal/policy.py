@@ -71,7 +71,7 @@ class GoldenValue:
         def compare(self, other):
             return self._compare(other, op)
 
-        compare.__name__ = op
+        compare.__name__, compare.__qualname__ = op, f"GoldenValue.{op}"
         return compare
 
     __eq__, __ne__ = _comparison("__eq__"), _comparison("__ne__")
