@@ -45,6 +45,8 @@ _SGLANG_TRT = knobs.spellings(engine=("sglang", "trtllm"),
 _YAML_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.KEY)
 _PREFIX_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.ENV)
 _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
+_KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
+                if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
 _K_KINDS = (  # precedence: first match kind wins
     ("dspark", knobs.spellings("sglang", names=("--speculative-dspark-block-size",))),
@@ -739,8 +741,6 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         if name in f["env_knobs"] and f["env_knobs"][name][0] is not None:
             value, line, col = f["env_knobs"][name]
             knob = name
-            engine = {"SGLANG_SIMULATE_ACC_LEN": "sglang",
-                      "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS": "trtllm"}.get(name, engine)
             break
     if knob and 0 < line <= len(lines):
         # report the physical line of a continued command that names the knob
@@ -755,12 +755,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
             if not continues(lines[j].rstrip()):
                 break
             j += 1
-    if knob in (ev.ATOM_LENGTH, ev.ATOM_RATE):
-        engine = "atom"
-    elif knob in (ev.LLAMA_LENGTH, ev.LLAMA_RATES):
-        engine = "llamacpp"
-    elif knob in (ev.VLLM_LENGTH, ev.VLLM_RATES, ev.VLLM_RATE):
-        engine = "vllm"
+    if _KNOB_ENGINE.get(knob, "runner") != "runner":     # the runner's variable names none
+        engine = _KNOB_ENGINE[knob]
     if engine is None:
         for e, tok in (("trtllm", "_trt"), ("atom", "_atom"), ("sglang", "_sglang"),
                        ("vllm", "_vllm")):
