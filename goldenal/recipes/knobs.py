@@ -172,11 +172,11 @@ def spellings(engine=None, setting=None, form=None, names=None):
 
 
 def spelling(engine, name, form=None):
-    """The one row of ``engine`` spelled ``name`` (in ``form`` when it has several)."""
-    (row,) = spellings(engine, form=form, names=(name,))[:1] or (None,)
-    if row is None:
+    """The first row of ``engine`` spelled ``name`` (in ``form``, when given)."""
+    rows = spellings(engine, form=form, names=(name,))
+    if not rows:
         raise KeyError(f"no {engine} spelling {name!r}")
-    return row
+    return rows[0]
 
 
 def commented(text, index):
