@@ -40,8 +40,8 @@ def read_shell_settings(path, text=None):
     variables = literal_variables(text)
     out = []
     for row, m in knobs.finditer(text, _READ):
-        engine = row.engine
-        line_start = text.rfind("\n", 0, m.start()) + 1
+        engine, at = row.engine, row.start(m)
+        line_start = text.rfind("\n", 0, at) + 1
         raw = m.group("value").rstrip("\\").strip()
         k_match = next((km for _, km in knobs.finditer(text, (_K[engine],))), None)
         k = None
@@ -57,8 +57,7 @@ def read_shell_settings(path, text=None):
         if resolved is not None and resolved != unquote(raw):
             extra["resolved"] = resolved
         out.append(SpecSetting(
-            path=path, line=text.count("\n", 0, m.start()) + 1,
-            col=m.start() - line_start + 1, engine=engine, role=None, knob=row.name,
+            path=path, line=text.count("\n", 0, at) + 1, col=at - line_start + 1, engine=engine, role=None, knob=row.name,
             value=unquote(raw), k=k, extra=extra))
     out.extend(read_command_settings(path, text))
     from goldenal.engines.llamacpp import read_command_settings as llamacpp_settings

@@ -127,7 +127,7 @@ def _scan(text, no, found):
             if m:
                 prev = found["knob"]
                 if prev is None or prev[:2] != (row.name, m.group("value")):
-                    found["knob"] = (row.name, m.group("value"), no, m.start() + 1)
+                    found["knob"] = (row.name, m.group("value"), no, row.start(m) + 1)
     if "SIMULATE_ACC" in flat or "TLLM_SPEC" in flat:
         # ``NAME=value`` inside a string or as a command's environment prefix
         for row in _PREFIX_ENV_ROWS:

@@ -17,9 +17,12 @@ and a compiled pattern with named captures:
     llama.cpp), or a whole shell word with its quotes (models, methods,
     JSON configs).
 
-A match ends after a scalar's closing quote, so replacing ``m.start()`` to
-``m.end()`` replaces the whole setting, and ``m.start("value")`` to
-``m.end("value")`` only its value.  Forms:
+A match ends after a scalar's closing quote, so replacing
+:meth:`Spelling.start` to ``m.end()`` replaces the whole setting, and
+``m.start("value")`` to ``m.end("value")`` only its value.  A pattern starts
+with the name itself (a key's opening quote is left to
+:meth:`Spelling.start`), so searching a line costs about a substring search.
+Forms:
 
 - ``flag``: ``--name value``, ``--name=value``, ``--name \\`` then the value on
   the next line;
@@ -75,6 +78,15 @@ class Spelling:
     pattern: re.Pattern   # the spelling with its value
     head: re.Pattern      # the spelling up to its value: it is being given one
 
+    def start(self, m):
+        """Where a match of this spelling starts: a key's opening quote (or ``\\"``) included."""
+        at = m.start("name")
+        if self.form == KEY and at and m.string[at - 1] in "\"'":
+            at -= 1
+            if at and m.string[at - 1] == "\\":
+                at -= 1
+        return at
+
     def search(self, text, pos=0):
         """The first match at or after ``pos``; None when ``name`` is absent (no regex run)."""
         if self.name not in text:
@@ -83,13 +95,15 @@ class Spelling:
 
 
 def _head(name, form, key_seps=":"):
+    # The name comes first, so a search runs at the speed of a substring search;
+    # the lookbehind after it checks the character before it.
     quoted = re.escape(name)
+    head = rf"(?P<name>{quoted})(?<![\w-]{quoted})"
     if form == FLAG:
-        return rf"(?<![\w-])(?P<name>{quoted}){_FLAG_SEP}"
+        return head + _FLAG_SEP
     if form == ENV:
-        return rf"(?<![\w-])(?P<name>{quoted})(?P<sep>=)"
-    return (rf"(?:\\?[\"'])?(?<![\w-])(?P<name>{quoted})(?![\w-])(?:\\?[\"'])?"
-            rf"[ \t]*(?P<sep>[{key_seps}])[ \t]*")
+        return head + "(?P<sep>=)"
+    return head + rf"(?![\w-])(?:\\?[\"'])?[ \t]*(?P<sep>[{key_seps}])[ \t]*"
 
 
 def _rows():
