@@ -52,8 +52,9 @@ FLAG, ENV, KEY = "flag", "env", "key"
 
 # Value grammars; each has the groups ``q`` and ``value``.
 # A scalar: one optional quote around it, ``${...}`` read whole; it stops at
-# what ends a JSON or YAML flow value (``,``, ``}``) and at ``;``.
-_SCALAR = r"""(?P<q>["']?)(?P<value>(?:\$\{[^}\s]*\}|[^"'\s,;}])+)(?P=q)?"""
+# what ends a JSON or YAML flow value (``,``, ``}``) and at ``;``.  A ``${``
+# looks for its ``}`` no further than the next ``$`` (linear on ``${${${...``).
+_SCALAR = r"""(?P<q>["']?)(?P<value>(?:\$\{[^}\s$]*\}|[^"'\s,;}])+)(?P=q)?"""
 # llama.cpp's comma-separated rates (``1,0.83,0``)
 _CSV = r"""(?P<q>["']?)(?P<value>[^"'\s;}]+)(?P=q)?"""
 # vLLM's JSON/YAML list of rates
@@ -193,29 +194,50 @@ def spelling(engine, name, form=None):
     return rows[0]
 
 
+def _comment_start(text, line_start):
+    """Where the ``#`` comment of the line starting at ``line_start`` begins (its end if none)."""
+    end = text.find("\n", line_start)
+    end = len(text) if end < 0 else end
+    if "#" in text[line_start:end]:
+        for kind, start, _, _ in lex(text[line_start:end])[0]:
+            if kind == "#":
+                return line_start + start
+    return end
+
+
 def commented(text, index):
     """True when ``index`` of ``text`` sits in a ``#`` comment, as the shell lexer reads its line."""
-    start = text.rfind("\n", 0, index) + 1
-    if "#" not in text[start:index]:
-        return False
-    return any(kind == "#" for kind, *_ in lex(text[start:index])[0])
+    return index >= _comment_start(text, text.rfind("\n", 0, index) + 1)
 
 
 def finditer(text, rows, pos=0, endpos=None, *, comments=False):
     """``(row, match)`` for every match of ``rows`` in ``text``, in file order.
 
-    Matches inside a ``#`` comment are left out unless ``comments``.
+    Matches inside a ``#`` comment are left out unless ``comments``; each
+    line is lexed once, however many matches it holds.
     """
     endpos = len(text) if endpos is None else endpos
     found = []
     for row in rows:
-        if row.name not in text:
-            continue
-        for m in row.pattern.finditer(text, pos, endpos):
-            if comments or not commented(text, m.start()):
-                found.append((m.start(), row, m))
+        if row.name in text:
+            found.extend((m.start(), row, m) for m in row.pattern.finditer(text, pos, endpos))
     found.sort(key=lambda item: item[0])
-    return [(row, m) for _, row, m in found]
+    if comments or not found:
+        return [(row, m) for _, row, m in found]
+    out = []
+    line_start = text.rfind("\n", 0, found[0][0]) + 1
+    line_end = text.find("\n", line_start)
+    comment = None
+    for at, row, m in found:
+        if line_end >= 0 and at > line_end:       # a later line: move forward to it
+            line_start = text.rfind("\n", line_end, at) + 1
+            line_end = text.find("\n", line_start)
+            comment = None
+        if comment is None:
+            comment = _comment_start(text, line_start)
+        if at < comment:
+            out.append((row, m))
+    return out
 
 
 def first_set(text, rows, *, number=False):

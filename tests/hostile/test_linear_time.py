@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from goldenal.curvefile import parse_curve_text, parse_header
 from goldenal.lint import audit
+from goldenal.recipes import knobs
 from goldenal.recipes.shell import arith
 from hostile.shapes import REQUIRED, SCRIPTS, header_comment
 
@@ -91,11 +92,12 @@ SEPARATORS = ["", "=", ":", " ", "\t", '="', "'", "{", "(", "-", "."]
 
 
 # no shrinking: a quadratic pattern fails at its first slow example, in seconds
-@settings(max_examples=300, deadline=None, derandomize=True,
-          phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), pattern=st.sampled_from(PATTERNS),
-       sep=st.sampled_from(SEPARATORS), how=st.sampled_from(["word", "after-word", "any"]))
-def test_every_pattern_is_linear_on_pumped_input(data, pattern, sep, how):
+_PUMPING = settings(max_examples=300, deadline=None, derandomize=True,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _pump(data, pattern, sep, how, alphabet):
     name, regex = pattern
     word = data.draw(st.sampled_from(_words(regex)))
     if how == "word":        # EXTRA_INPUTS=EXTRA_INPUTS=...
@@ -103,11 +105,44 @@ def test_every_pattern_is_linear_on_pumped_input(data, pattern, sep, how):
     elif how == "after-word":  # z_<tab><tab>...
         prefix, unit = word, sep or " "
     else:
-        prefix = data.draw(st.text(st.sampled_from(ALPHABET), max_size=20))
-        unit = data.draw(st.text(st.sampled_from(ALPHABET), min_size=1, max_size=3))
+        prefix = data.draw(st.text(st.sampled_from(alphabet), max_size=20))
+        unit = data.draw(st.text(st.sampled_from(alphabet), min_size=1, max_size=3))
     text = prefix + unit * (20000 // len(unit))
     started = time.perf_counter()
     regex.search(text)  # (a regex search cannot be interrupted: it is timed, not limited)
     regex.findall(text)
     # a quadratic pattern takes seconds on 20,000 characters; linear ones milliseconds
     assert time.perf_counter() - started < 0.5, (name, prefix[:40], unit)
+
+
+@_PUMPING
+@given(data=st.data(), pattern=st.sampled_from(PATTERNS),
+       sep=st.sampled_from(SEPARATORS), how=st.sampled_from(["word", "after-word", "any"]))
+def test_every_pattern_is_linear_on_pumped_input(data, pattern, sep, how):
+    _pump(data, pattern, sep, how, ALPHABET)
+
+
+# every spelling of the knob table, with its value and without
+KNOB_PATTERNS = [(f"recipes.knobs {row.engine} {row.name} ({row.form}, {part})", regex)
+                 for row in knobs.SPELLINGS
+                 for part, regex in (("pattern", row.pattern), ("head", row.head))]
+KNOB_ALPHABET = sorted(set("".join(p.pattern for _, p in KNOB_PATTERNS) + " \t=:\"'{}[]_-.,|$az19#\\"))
+
+
+@_PUMPING
+@given(data=st.data(), pattern=st.sampled_from(KNOB_PATTERNS),
+       sep=st.sampled_from(SEPARATORS + ["${", "=${", ' \\\n', "#", "'${"]),
+       how=st.sampled_from(["word", "after-word", "any"]))
+def test_every_knob_spelling_is_linear_on_pumped_input(data, pattern, sep, how):
+    _pump(data, pattern, sep, how, KNOB_ALPHABET)
+
+
+@pytest.mark.parametrize("line", [
+    "x # " + "SGLANG_SIMULATE_ACC_LEN=1 " * 40000,          # every match in one comment
+    "SGLANG_SIMULATE_ACC_LEN=1 " * 40000 + "# end",
+    "--spec-synth-len " + "${" * 100000,
+])
+def test_knob_matches_on_one_long_line_take_linear_time(line):
+    found = _within(LIMIT / 5, knobs.finditer, line, knobs.SPELLINGS)
+    assert len(found) == (0 if line.startswith("x #") else
+                          1 if line.startswith("--") else 40000)
