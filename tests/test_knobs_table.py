@@ -154,3 +154,10 @@ def test_atom_reads_a_flag_after_a_hash_inside_quotes():
     (s,) = atom_settings("x.sh", text)
     assert (s.knob, s.value, s.k) == ("--spec-decode-acceptance-length", "2.49", 3)
 
+
+
+def test_every_knob_spelling_passes_the_audits_byte_prefilter():
+    from goldenal.lint.evidence import KNOB_BYTES
+
+    for row in knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE)):
+        assert any(word in row.name.encode() for word in KNOB_BYTES), row.name
