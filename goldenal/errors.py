@@ -39,6 +39,17 @@ class ParseError(GoldenALError):
     """An input file is not in the expected format."""
 
 
+class DuplicateKeyError(ParseError):
+    """A mapping names one key twice: engines read the last, a reader could check the first."""
+
+    def __init__(self, key, *, path=None, line=None, col=None, first_line=None, within=""):
+        first = f" (first at line {first_line})" if first_line else ""
+        super().__init__(f"duplicate key {key!r}{within}{first}", path=path, line=line)
+        self.key = key
+        self.col = col
+        self.first_line = first_line
+
+
 class UsageError(GoldenALError):
     """An argument is malformed (exit code 2, as for argparse's usage errors)."""
 

@@ -66,6 +66,149 @@ def write_text_atomic(path, text):
         fh.write(text)
 
 
+def write_texts_atomic(texts):
+    """Write several files, anywhere, all or nothing: ``{path: text}``.
+
+    Every target is checked (writable) and every new text written to a
+    flushed temporary beside its file before the first file is replaced;
+    each old file is kept under a hard link (a copy where links are not
+    supported) until all are replaced.  When a replacement fails, the files
+    already replaced get their old file back (the same inode, so its owner
+    and bits too) and one created is removed, so every file holds its old
+    bytes.  Writes go through a symbolic link to the file it names, as
+    :func:`atomic_open` does.  Raises OSError naming the file concerned.
+    """
+    jobs = []
+    for path, text in texts.items():
+        path = os.fspath(path)
+        target = os.path.realpath(path)
+        _refuse_read_only(target, path)
+        jobs.append([path, target, text, None, None])     # + staged, backup
+    try:
+        for job in jobs:
+            path, target, text = job[:3]
+            job[3] = _stage(path, target, text.encode("utf-8"))
+            job[4] = _keep(path, target)
+        done = []
+        for path, target, _, staged, backup in jobs:
+            try:
+                os.replace(staged, target)
+            except OSError as exc:
+                _undo(done)
+                raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+            done.append((target, backup))
+    finally:
+        for job in jobs:
+            for leftover in job[3:]:
+                if leftover is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(leftover)
+    return [job[0] for job in jobs]
+
+
+def _stage(path, target, data):
+    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
+                                   dir=os.path.dirname(target))
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, path) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            bits = os.stat(target).st_mode & 0o7777
+        except FileNotFoundError:
+            bits = 0o644
+        os.chmod(tmp, bits)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+    return tmp
+
+
+def _keep(path, target):
+    """A second name for the old ``target`` (None when there is none yet), to put back."""
+    if not os.path.exists(target):
+        return None
+    for _ in range(100):
+        name = os.path.join(os.path.dirname(target), "." + os.path.basename(target) + "."
+                            + os.urandom(6).hex() + ".old")
+        try:
+            os.link(target, name)
+            return name
+        except FileExistsError:
+            continue
+        except OSError:     # no hard links on this file system: a copy
+            import shutil
+
+            try:
+                shutil.copy2(target, name)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+                raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+            return name
+    raise OSError(errno.EEXIST, "no free name for a backup", path)
+
+
+def _undo(done):
+    """Put back the old files of the targets already replaced (see :func:`write_texts_atomic`)."""
+    for target, backup in reversed(done):
+        with contextlib.suppress(OSError):
+            if backup is None:
+                os.unlink(target)
+            else:
+                os.replace(backup, target)
+
+
+def read_regular(path, limit):
+    """The bytes of a regular file of at most ``limit`` bytes; OSError naming ``path`` otherwise.
+
+    Never blocks or reads without end: the file is opened without waiting
+    (a named pipe), checked on the open descriptor to be a regular file (not
+    ``/dev/zero``, a pipe or a directory), and at most ``limit + 1`` bytes
+    are read, so a file that grows while read is refused too.
+    """
+    path = os.fspath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, path) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
+            raise OSError(errno.EINVAL, f"is {kind}, not a regular file", path)
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", path)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", path)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _size(n):
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
+
+def inside(directory, path):
+    """True when ``path``, every symbolic link followed, lies in ``directory`` (also resolved)."""
+    root = os.path.realpath(directory)
+    return os.path.commonpath((root, os.path.realpath(path))) == root
+
 # ---------------------------------------------------------------------------
 # One file inside a tree, never through a symbolic link
 

@@ -15,8 +15,11 @@ Guarantees:
 - a file that already pins a different value is refused unless ``force``;
 - a flag that contradicts the file (``--curve``, ``--draft``, ``--k``, a model
   or a variant) is refused;
-- writes are atomic (temporary file in the same directory, then
-  ``os.replace``); on any error no file is touched.
+- writes are atomic and all or nothing: every file (a recipe, the env file
+  written beside it, every file of :func:`inject_files`) is planned before
+  the first is written, then all are committed together
+  (:func:`goldenal.files.write_texts_atomic`); on any error no file is
+  touched.
 
 :func:`inject_runner` is the drop-in for InferenceX's runner script: it reads
 the runner's environment contract (``SYNTHETIC_ACCEPTANCE``,
@@ -26,13 +29,13 @@ the runner's environment contract (``SYNTHETIC_ACCEPTANCE``,
 
 import difflib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from goldenal.files import write_text_atomic
+from goldenal.files import write_texts_atomic
 from goldenal.engines import ENGINES, adapter
 from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
-from goldenal.errors import ParseError, PolicyError, UsageError
+from goldenal.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
 
 # The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors) and ours.
 FRAMEWORKS = {
@@ -91,6 +94,8 @@ class InjectResult:
     warnings: tuple = ()
     message: str = ""
     files: tuple = field(default=(), repr=False)
+    # ``{path: new text}`` still to write (empty once written, or with check/diff_only)
+    pending: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def needs_change(self):
@@ -285,7 +290,7 @@ def _group_key(site):
 def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, curve=None,
            variant=None, golden_dir=None, al=None, distribution=False, form=None,
            env_file=None, force=False, check=False, diff_only=False, text=None,
-           allow_non_agentic=False):
+           allow_non_agentic=False, _defer=False):
     """Rewrite one serve config so every speculative site carries its golden AL.
 
     Parameters
@@ -369,7 +374,66 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
                           al=al, distribution=distribution, form=form, env_file=env_file,
                           force=force, check=check, diff_only=diff_only,
                           allow_non_agentic=allow_non_agentic, bom=bom)
-    return result
+    return result if _defer else commit_results([result])[0]
+
+
+def commit_results(results):
+    """Write what planned :class:`InjectResult` objects still hold, all files or none.
+
+    Every file of every result (recipes and the env files written beside
+    them) goes through one :func:`goldenal.files.write_texts_atomic`.
+    Returns the results, marked written.  A file planned twice with
+    different texts is refused before anything is written.
+    """
+    texts, owner = {}, {}
+    for result in results:
+        for p, text in result.pending.items():
+            key = os.path.realpath(p)
+            if key in owner and texts[owner[key]] != text:
+                raise UsageError(f"planned twice with different changes (also as "
+                                 f"{owner[key]}); give each file once", path=p)
+            owner.setdefault(key, p)
+            texts[owner[key]] = text
+    if texts:
+        write_texts_atomic(texts)
+    return [replace(r, written=True, pending={}) if r.pending else r for r in results]
+
+
+class NothingWritten(GoldenALError):
+    """Some of several files were refused, so none of them was written."""
+
+    def __init__(self, errors, results):
+        self.errors = tuple(errors)       # (path, GoldenALError or OSError)
+        self.results = tuple(results)     # the plans of the files that were not refused
+        n = len(self.errors) + len(self.results)
+        super().__init__(f"nothing written: {len(self.errors)} of {n} files refused")
+        self.exit_code = max(getattr(e, "exit_code", EXIT_USAGE) for _, e in self.errors)
+
+
+def inject_files(paths, **options):
+    """:func:`inject` on several files, all or nothing.
+
+    Every file is planned first (read, resolved against the registry,
+    checked); when any is refused nothing is written and
+    :class:`NothingWritten` lists every refusal.  Otherwise all changed
+    files, the env files written beside recipes included, are written by one
+    multi-file commit (:func:`commit_results`): a failure part-way puts every
+    file already replaced back.  ``options`` are those of :func:`inject`.
+
+    Returns
+    -------
+    list of InjectResult
+        One per path, in order.
+    """
+    results, errors = [], []
+    for path in paths:
+        try:
+            results.append(inject(path, _defer=True, **options))
+        except (GoldenALError, OSError) as exc:
+            errors.append((os.fspath(path), exc))
+    if errors:
+        raise NothingWritten(errors, results)
+    return commit_results(results)
 
 
 _BOM = "\ufeff"
@@ -532,27 +596,6 @@ def _label(path, side):
     return path if os.path.isabs(path) else f"{side}/{path}"
 
 
-def _write_all(path, outputs, bom):
-    """Write every changed file, all or nothing (a recipe and the env file it names).
-
-    The texts are all prepared before the first write; when a later write
-    fails, the files already written get their old text back.
-    """
-    done = []
-    try:
-        for p, before, after in outputs:
-            if before != after:
-                write_text_atomic(p, (bom + after) if p == path else after)
-                done.append((p, before))
-    except BaseException:
-        for p, before in reversed(done):
-            try:
-                write_text_atomic(p, (bom + before) if p == path else before)
-            except OSError:
-                pass    # the original error says what failed; nothing better to do
-        raise
-
-
 def _finish(path, outputs, changed, entries, values, changes, warnings, *, check, diff_only,
             bom=""):
     diff = "".join(
@@ -563,10 +606,11 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
     if diff and not diff.endswith("\n"):
         diff += "\n"
     needs = any(before != after for _, before, after in outputs)
-    written = False
-    if needs and not (check or diff_only):
-        _write_all(path, outputs, bom)
-        written = True
+    written = needs and not (check or diff_only)    # once committed (see commit_results)
+    pending = {}
+    if written:
+        pending = {p: (bom + after) if p == path else after
+                   for p, before, after in outputs if before != after}
     if not needs:
         message = f"{path}: already carries the golden AL in {entries} entr" \
                   f"{'y' if entries == 1 else 'ies'}; nothing to change"
@@ -577,9 +621,9 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
         message = (f"{path}: {verb} {changed} of {entries} entr"
                    f"{'y' if entries == 1 else 'ies'} ({summary})")
     return InjectResult(path=path, changed=changed if needs else 0, entries=entries, diff=diff,
-                        written=written, values=tuple(values), changes=tuple(changes),
+                        written=False, values=tuple(values), changes=tuple(changes),
                         warnings=tuple(warnings), message=message,
-                        files=tuple(p for p, b, a in outputs if b != a))
+                        files=tuple(p for p, b, a in outputs if b != a), pending=pending)
 
 
 def _inject_command(path, original, *, engine, k, thinking, registry, selection, al, form,

@@ -41,6 +41,7 @@ EXPECTED = [
     (f"{MN}/sglang/glm5.2/agentic/agg-gb200-tp8-c2-mtp.yaml", 12, 30, "GAL204", "2.5", "1.84"),
     (f"{MN}/sglang/glm5.2/agentic/agg-gb200-tp8-c4-topk-mtp.yaml", 11, 30, "GAL206", "2.99", "2.99"),
     (f"{MN}/sglang/glm5.2/agentic/agg-gb200-tp8-c4-topk-mtp.yaml", 11, 41, "GAL308", None, None),
+    (f"{MN}/sglang/glm5.2/agentic/agg-gb300-tp4-dup-steps-mtp.yaml", 23, 7, "GAL312", None, None),
     (f"{MN}/sglang/glm5.2/agentic/agg-h200-old-sglang-mtp.yaml", 13, 30, "GAL206", "2.99",
      "2.99"),
     (f"{MN}/sglang/glm5.2/agentic/glm5.2-agentx.yaml", 12, 33, "GAL201", "2.99", "2.50"),

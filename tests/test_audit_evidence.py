@@ -3,6 +3,8 @@
 import shlex
 import textwrap
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,6 +12,7 @@ from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
 from goldenal.lint import recipe, shell
 from goldenal.recipes import shell as shell_text
+from goldenal.errors import DuplicateKeyError
 from goldenal.lint.check import implied_al
 
 
@@ -270,6 +273,14 @@ def test_recipe_reader_agrees_with_engine_adapters():
             continue
         with open(path) as fh:
             text = fh.read()
+        if "-dup-" in path:     # both refuse it, at the same key
+            with pytest.raises(DuplicateKeyError) as mine_refusal:
+                recipe.recipe_configs(path, text, text.split("\n"))
+            with pytest.raises(DuplicateKeyError) as their_refusal:
+                read_settings(path, text)
+            assert str(mine_refusal.value) == str(their_refusal.value) == (
+                f"{path}:23: duplicate key 'speculative-num-steps' (first at line 19)")
+            continue
         mine = recipe.recipe_configs(path, text, text.split("\n"))
         theirs = read_settings(path, text)
         # the knob's line must agree; without a knob each reader points at a spec key

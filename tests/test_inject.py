@@ -337,16 +337,17 @@ def test_unparsable_yaml_is_a_parse_error(tmp_path):
     assert info.value.line == 4
 
 
-def test_several_files_each_get_a_line_and_the_worst_exit_code(tmp_path, run_cli):
+def test_several_files_each_get_a_line_and_the_worst_exit_code_and_none_is_written(
+        tmp_path, run_cli):
     good = _copy(tmp_path, "sglang_agg.yaml")
     bad = _copy(tmp_path, "bad_json.yaml")
     code, out, err = run_cli("inject", good, bad, "--thinking", "on")
     assert code == 2
     assert err.splitlines() == [
-        f"{good}: changed 1 of 1 entry (aggregated K=3: 2.99)",
         f"error: {bad}:8: speculative-config JSON does not parse: Expecting property name "
-        "enclosed in double quotes at column 44"]
-    assert good.read_bytes() == (DATA / "sglang_agg.expected.yaml").read_bytes()
+        "enclosed in double quotes at column 44",
+        "error: nothing written: 1 of 2 files refused"]
+    assert good.read_bytes() == (DATA / "sglang_agg.yaml").read_bytes()
     assert bad.read_bytes() == (DATA / "bad_json.yaml").read_bytes()
 
 

@@ -366,21 +366,20 @@ def test_a_read_only_file_is_refused_and_left_alone(tmp_path, run_cli):
 def test_a_recipe_and_its_env_file_are_written_all_or_nothing(tmp_path):
     import os
 
-    from goldenal.rewrite import _write_all
+    from goldenal.files import write_texts_atomic
 
     recipe = tmp_path / "extra.yaml"
     env = tmp_path / "extra.env"
     recipe.write_text("\ufeffspeculative_config: {}\n", encoding="utf-8")
     env.write_text("A=1\n")
     os.chmod(env, 0o444)
-    outputs = [(str(recipe), "speculative_config: {}\n", "speculative_config: {x: 1}\n"),
-               (str(env), "A=1\n", "A=1\nB=2\n")]
+    texts = {str(recipe): "\ufeffspeculative_config: {x: 1}\n", str(env): "A=1\nB=2\n"}
     with pytest.raises(PermissionError, match="read-only"):
-        _write_all(str(recipe), outputs, "\ufeff")
+        write_texts_atomic(texts)
     assert recipe.read_text(encoding="utf-8") == "\ufeffspeculative_config: {}\n"
     assert env.read_text() == "A=1\n"
     os.chmod(env, 0o644)
-    _write_all(str(recipe), outputs, "\ufeff")
+    write_texts_atomic(texts)
     assert recipe.read_text(encoding="utf-8") == "\ufeffspeculative_config: {x: 1}\n"
     assert env.read_text() == "A=1\nB=2\n"
 

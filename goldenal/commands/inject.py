@@ -34,7 +34,9 @@ GOLDENAL_ALLOW_NON_AGENTIC=true) is honoured in both modes.
 Exit codes: 0 done (or nothing to do), 1 refused (no single golden cell, a flag
 contradicting the file, --check finding a change), 2 unreadable input (no
 speculative settings, bad JSON, K missing, unknown framework), 3 the file
-already pins a different value (use --force).  On any error no file is touched.
+already pins a different value (use --force).  On any error no file is touched:
+with several FILEs, every one is checked before any is written, and a refusal
+of one (one line each) leaves them all as they were.
 
 In Python: goldenal.inject(path, thinking="on", ...) -> InjectResult.
 """
@@ -76,61 +78,60 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.errors import GoldenALError
-    from goldenal.rewrite import inject, inject_runner
+    from goldenal.rewrite import NothingWritten, inject_files, inject_runner
 
-    needs_change = False
-    runner = args.framework is not None
-    if runner and len(args.files) != 1:
-        from goldenal.errors import UsageError
+    if args.framework is not None:
+        if len(args.files) != 1:
+            from goldenal.errors import UsageError
 
-        raise UsageError("runner mode (--framework) takes one CONFIG_FILE")
-    if not runner and args.thinking is None:
-        from goldenal.errors import UsageError
+            raise UsageError("runner mode (--framework) takes one CONFIG_FILE")
+        outcome = inject_runner(args.files[0], args.framework, golden_dir=golden_dir(args),
+                                check=args.check, diff_only=args.diff, force=args.force,
+                                allow_non_agentic=args.allow_non_agentic)
+        if outcome.result is None:
+            print(outcome.message, file=sys.stderr)
+            return 0
+        results = [outcome.result]
+    else:
+        if args.thinking is None:
+            from goldenal.errors import UsageError
 
-        raise UsageError("--thinking on|off is required: the curve depends on the thinking "
-                         "mode served")
-    worst = 0
-    for path in args.files:
+            raise UsageError("--thinking on|off is required: the curve depends on the "
+                             "thinking mode served")
         try:
-            result = _one(path, args, runner, inject, inject_runner)
-        except GoldenALError as exc:
-            # One line per refused file; the others are still processed.
+            results = inject_files(args.files, **_options(args))
+        except NothingWritten as exc:
             if len(args.files) == 1:
-                raise
+                raise exc.errors[0][1] from None
+            # one line per refused file; the others were planned but not written
+            for path, error in exc.errors:
+                print(f"error: {_line(path, error)}", file=sys.stderr)
             print(f"error: {exc}", file=sys.stderr)
-            worst = max(worst, exc.exit_code)
-            continue
-        if result is None:
-            continue
+            return exc.exit_code
+    for result in results:
         for warning in result.warnings:
             print(warning, file=sys.stderr)
         if args.diff and result.diff:
             sys.stdout.write(result.diff)
         print(result.message, file=sys.stderr)
-        needs_change = needs_change or result.needs_change
-    if worst:
-        return worst
-    return 1 if args.check and needs_change else 0
+    return 1 if args.check and any(r.needs_change for r in results) else 0
 
 
-def _one(path, args, runner, inject, inject_runner):
-    """Inject one file; None when the runner contract says there is nothing to do."""
+def _line(path, error):
+    """One line for a refused file; an OSError names the file it concerns."""
+    if isinstance(error, OSError):
+        return f"{error.filename or path}: {error.strerror or error}"
+    return str(error)
+
+
+def _options(args):
     import os
 
     from goldenal.rewrite import allow_non_agentic_from
 
-    if runner:
-        outcome = inject_runner(path, args.framework, golden_dir=golden_dir(args),
-                                check=args.check, diff_only=args.diff, force=args.force,
-                                allow_non_agentic=args.allow_non_agentic)
-        if outcome.result is None:
-            print(outcome.message, file=sys.stderr)
-        return outcome.result
-    return inject(path, engine=args.engine, model=args.model, k=args.k,
-                  thinking=args.thinking, draft=args.draft, curve=args.curve,
-                  variant=args.variant, golden_dir=golden_dir(args),
-                  distribution=args.distribution, form="rate" if args.rate else None,
-                  env_file=args.env_file, force=args.force, check=args.check,
-                  diff_only=args.diff,
-                  allow_non_agentic=args.allow_non_agentic or allow_non_agentic_from(os.environ))
+    return dict(engine=args.engine, model=args.model, k=args.k, thinking=args.thinking,
+                draft=args.draft, curve=args.curve, variant=args.variant,
+                golden_dir=golden_dir(args), distribution=args.distribution,
+                form="rate" if args.rate else None, env_file=args.env_file, force=args.force,
+                check=args.check, diff_only=args.diff,
+                allow_non_agentic=args.allow_non_agentic or allow_non_agentic_from(os.environ))

@@ -6,11 +6,9 @@ its keys and the quote character most of its values use (InferenceX recipes
 mix ``'1'`` and ``"1"``; a block with no quoted value gets ``"``).
 """
 
-import os
-
 from goldenal.engines.base import check_pinned, same_number
 from goldenal.recipes import spans
-from goldenal.recipes.env import env_file_values, quote_style
+from goldenal.recipes.env import env_file_values, quote_style, read_env_file
 
 
 def plan_site_env(doc, site, desired, *, value_key, force):
@@ -54,16 +52,15 @@ def plan_env(doc, env, desired, *, value_key, force):
     return edits, changes
 
 
-def plan_env_file(path, desired, *, value_key, force, create=True):
-    """Edits for a ``KEY=value`` environment file; returns ``(text, edits, changes)``."""
-    if os.path.exists(path):
-        with open(path, encoding="utf-8", newline="") as fh:
-            text = fh.read()
-    elif create:
-        text = ""
-    else:
-        raise FileNotFoundError(path)
-    found = env_file_values(text)
+def plan_env_file(path, desired, *, value_key, force, create=True, ref=None):
+    """Edits for a ``KEY=value`` environment file; returns ``(text, edits, changes)``.
+
+    The file is read by :func:`goldenal.recipes.env.read_env_file` (a regular
+    file of bounded size; ``ref`` is where it was named); a missing one is
+    created when ``create``.
+    """
+    text = read_env_file(path, ref=ref, missing_ok=create)
+    found = env_file_values(text, path)
     edits, changes, missing = [], [], []
     for key, value in desired.items():
         if key not in found:

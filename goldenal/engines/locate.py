@@ -23,16 +23,15 @@ them (:mod:`goldenal.lint.recipe`), so both see a file the same way.
 """
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from goldenal.recipes import spans
+from goldenal.recipes.env import env_file_reference, resolve_env_file
 from goldenal.errors import ParseError
 
 ROLES = ("aggregated", "prefill", "decode")
 ENGINE_CONFIG = {"vllm": "vllm_config", "sglang": "sglang_config", "trtllm": "trtllm_config"}
 VLLM_SPEC_KEYS = ("speculative-config", "speculative_config")
-ENV_FILE_RE = re.compile(r"^\s*#\s*env[-_]file\s*:\s*(\S+)\s*$", re.M)
 
 
 @dataclass
@@ -281,9 +280,10 @@ def config_sites(doc, env_file=None):
     if spans.is_map(value) and ("decoding_type" in as_map or "max_draft_len" in as_map):
         site = adapter("trtllm").site_from_config(doc, root, value)
         if env_file is None:
-            match = ENV_FILE_RE.search(doc.text)
-            if match:
-                env_file = os.path.join(os.path.dirname(doc.path), match.group(1))
+            ref = env_file_reference(doc.text)
+            if ref is not None:
+                env_file = resolve_env_file(doc.path, *ref)
+                site.extra["_env_ref"] = (doc.path, ref[1])
         site.env_file = env_file
         return [site]
     return [adapter("vllm").site_from_config(doc, root, value)]

@@ -16,6 +16,7 @@ from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.knobs import knob_value
 from goldenal.engines.envblock import env_file_values, plan_env_file, plan_site_env
+from goldenal.recipes.env import read_env_file
 from goldenal.errors import PolicyError
 
 KNOB = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
@@ -93,11 +94,8 @@ class TRTLLMAdapter(EngineAdapter):
                 knob, value = KNOB, spans.scalar(node)
                 line, col = spans.line_of(node), spans.col_of(node)
         elif site.env_file:
-            try:
-                with open(site.env_file, encoding="utf-8") as fh:
-                    found = env_file_values(fh.read())
-            except OSError:
-                found = {}
+            text = read_env_file(site.env_file, ref=site.extra.get("_env_ref"))
+            found = env_file_values(text, site.env_file)
             if KNOB in found:
                 knob, value = KNOB, found[KNOB][0]
                 path, line, col = site.env_file, found[KNOB][1], 1
@@ -142,7 +140,7 @@ class TRTLLMAdapter(EngineAdapter):
         warnings = self.warnings(site, value)
         if site.env is None and site.env_file:
             text, edits, changes = plan_env_file(site.env_file, {KNOB: value}, value_key=KNOB,
-                                                 force=force)
+                                                 force=force, ref=site.extra.get("_env_ref"))
             return Plan(changes=tuple(changes), warnings=tuple(warnings),
                         edits=tuple(("file", site.env_file, text, e) for e in edits))
         edits, changes = plan_site_env(doc, site, {KNOB: value}, value_key=KNOB, force=force)

@@ -15,7 +15,7 @@ import shlex
 from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
 from goldenal.engines.knobs import knob_value
-from goldenal.errors import ParseError
+from goldenal.errors import DuplicateKeyError, ParseError
 
 KNOB = "synthetic_acceptance_length"
 RATES = "synthetic_acceptance_rates"
@@ -47,14 +47,25 @@ def parse_speculative_config(json_text, *, path=None, line=None):
     ------
     goldenal.errors.ParseError
         The text is not a JSON object.
+    goldenal.errors.DuplicateKeyError
+        An object names a key twice (vLLM's ``json.loads`` keeps the last).
 
     Example
     -------
     >>> parse_speculative_config('{"method":"mtp","num_speculative_tokens":3}')["method"]
     'mtp'
     """
+    def unique(pairs):
+        out = {}
+        for key, value in pairs:
+            if key in out:
+                raise DuplicateKeyError(key, path=path, line=line, first_line=line,
+                                        within=" in the speculative-config JSON")
+            out[key] = value
+        return out
+
     try:
-        value = json.loads(json_text)
+        value = json.loads(json_text, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
         raise ParseError(f"speculative-config JSON does not parse: {exc.msg} at column "
                          f"{exc.colno}", path=path, line=line) from None

@@ -263,6 +263,23 @@ _RULES = [
         "No fix.",
     ),
     Rule(
+        "GAL312", "duplicate-key", "error",
+        "A recipe or serve config names one key twice in a mapping.",
+        "Flags the second of two equal keys in one YAML mapping (an environment block, a "
+        "worker's engine settings, a `speculative_config`, any mapping of the file) or in a "
+        "speculative-config JSON object, at the line of the repeat, naming the line of the "
+        "first. The file's other settings are not checked until it is fixed.",
+        "The engines' YAML and JSON loaders keep the last of two equal keys, silently, so the "
+        "value served is the one further down, while a reader that stops at the first (a "
+        "person, a grep) checks the wrong value. `inject` refuses such a file for the same "
+        "reason: it would write the value for the K it read, not the K the engine runs.",
+        "decode_environment:\n  SGLANG_SIMULATE_ACC_LEN: '2.99'\n  SGLANG_REASONING_EFFORT: "
+        "high\n  SGLANG_SIMULATE_ACC_LEN: '3.50'   # the one SGLang reads",
+        "decode_environment:\n  SGLANG_SIMULATE_ACC_LEN: '2.99'\n  SGLANG_REASONING_EFFORT: "
+        "high",
+        "No fix: which of the two values was meant is for a person to decide.",
+    ),
+    Rule(
         "GAL308", "unused-suppression", "warning",
         "An inline `goldenal: ignore[...]` comment matches no finding.",
         "Flags suppression comments whose codes suppress nothing on their line.",

@@ -12,7 +12,7 @@ from goldenal.lint.check import NO_VARIANT_ENGINES, check_config, clear_cache
 from goldenal.lint.markdown import fenced_code
 from goldenal.lint.rules import make_finding
 from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
-from goldenal.errors import GoldenALError, yaml_error
+from goldenal.errors import DuplicateKeyError, GoldenALError, yaml_error
 from goldenal.recipes import knobs
 
 # a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
@@ -175,6 +175,11 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True,
             msg = str(exc).split("\n")[0]
             if isinstance(exc, yaml.YAMLError):
                 exc = yaml_error(exc, c.relpath, text=text)
+            if isinstance(exc, DuplicateKeyError):
+                findings.append(make_finding("GAL312", c.relpath, exc.line, exc.message,
+                                             col=exc.col))
+                skipped[c.relpath] = f"duplicate key {exc.key!r}"
+                continue
             if isinstance(exc, GoldenALError):
                 # the shared reader's errors carry their own line
                 line = exc.line - 1 if exc.line else None

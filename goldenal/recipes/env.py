@@ -1,9 +1,26 @@
-"""Environment blocks: a YAML mapping of variables, and ``KEY=value`` files."""
+"""Environment blocks: a YAML mapping of variables, and ``KEY=value`` files.
 
+A ``KEY=value`` file is named by a serve config (a TensorRT-LLM
+extra-LLM-API YAML's ``# env-file: PATH`` comment) or given by the caller.
+One named by a file must stay in that file's directory (:func:`resolve_env_file`);
+either is read only when it is a regular file of at most :data:`ENV_FILE_LIMIT`
+bytes (:func:`read_env_file`).
+"""
+
+import errno
+import os
+import re
 from collections import Counter
 
+from goldenal.errors import DuplicateKeyError, ParseError
+from goldenal.files import inside, read_regular
 from goldenal.recipes import spans
 from goldenal.recipes.shell import ASSIGNMENT
+
+# far above any environment file of KEY=value lines; reads stay bounded
+ENV_FILE_LIMIT = 1 << 20
+# a comment line of its own: ``# env-file: extra.env`` (``env_file`` too)
+ENV_FILE_RE = re.compile(r"^[ \t]*#[ \t]*env[-_]file[ \t]*:[ \t]*(\S+)[ \t\r]*$", re.M)
 
 
 def quote_style(env):
@@ -13,13 +30,81 @@ def quote_style(env):
     return styles.most_common(1)[0][0] if styles else '"'
 
 
-def env_file_values(text):
-    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` file's text."""
+def env_file_values(text, path=None):
+    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` file's text.
+
+    Raises
+    ------
+    goldenal.errors.DuplicateKeyError
+        A key is assigned twice (a shell or ``docker --env-file`` keeps the
+        last, a reader stopping at the first would check the wrong value).
+    """
     out = {}
     for m in ASSIGNMENT.finditer(text):
         raw = m.group("raw")
         quote = raw[0] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else ""
         value = raw[1:-1] if quote else raw
         line = text.count("\n", 0, m.start()) + 1
-        out[m.group("key")] = (value, line, m.start("raw"), m.end("raw"), quote)
+        key = m.group("key")
+        if key in out:
+            raise DuplicateKeyError(key, path=path, line=line, first_line=out[key][1])
+        out[key] = (value, line, m.start("raw"), m.end("raw"), quote)
     return out
+
+
+def env_file_reference(text):
+    """``(name, line)`` of the ``# env-file: PATH`` comment in a config's text, or None."""
+    m = ENV_FILE_RE.search(text)
+    if m is None:
+        return None
+    return m.group(1), text.count("\n", 0, m.start(1)) + 1
+
+
+def resolve_env_file(config_path, name, line):
+    """The path of the env file a config names, refused unless it stays in the config's directory.
+
+    ``name`` is taken relative to the directory of ``config_path``; an
+    absolute path, ``..`` leading out, or a symbolic link (of the file or a
+    directory on the way) leading out is refused with a
+    :class:`~goldenal.errors.ParseError` at ``config_path:line``.  The file
+    need not exist yet (``inject`` creates it).
+    """
+    directory = os.path.dirname(os.fspath(config_path))
+    shown = directory or "."
+    if os.path.isabs(name):
+        raise ParseError(f"env-file {name} is an absolute path; name a file in the config's "
+                         f"directory ({shown})", path=config_path, line=line)
+    full = os.path.join(directory, name)
+    if not inside(shown, full):
+        lexical = os.path.relpath(os.path.normpath(full), shown)
+        how = "" if lexical.split(os.sep)[0] == ".." else "through a symbolic link "
+        raise ParseError(f"env-file {name} leads {how}outside the config's directory "
+                         f"({shown}); name a file inside it", path=config_path, line=line)
+    return full
+
+
+def read_env_file(path, *, ref=None, missing_ok=True):
+    """The text of a ``KEY=value`` file: a regular UTF-8 file of at most :data:`ENV_FILE_LIMIT` bytes.
+
+    ``ref`` is ``(config path, line)`` of the reference that named the file:
+    a refusal is reported there.  A missing file reads as ``""`` when
+    ``missing_ok``.
+    """
+    path = os.fspath(path)
+    where = dict(zip(("path", "line"), ref)) if ref else {"path": path}
+    try:
+        data = read_regular(path, ENV_FILE_LIMIT)
+    except FileNotFoundError:
+        if missing_ok:
+            return ""
+        raise ParseError(f"env-file {path} does not exist" if ref else "does not exist",
+                         **where) from None
+    except OSError as exc:
+        sep = " " if exc.errno in (errno.EINVAL, errno.EFBIG) else ": "
+        raise ParseError(f"env-file {path}{sep}{exc.strerror}" if ref else exc.strerror,
+                         **where) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParseError(f"env-file {path} is not a UTF-8 text file" if ref
+                         else "not a UTF-8 text file", **where) from None

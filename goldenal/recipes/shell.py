@@ -510,42 +510,84 @@ ARITH_MAX = 2 ** 63
 ARITH_MAX_DEPTH = 64
 ARITH_MAX_LENGTH = 4096
 _ARITH_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-              ast.Div: operator.truediv, ast.Pow: operator.pow}
+              ast.Div: operator.truediv, ast.Mod: math.fmod, ast.Pow: operator.pow}
 
 
-def _arith_node(node, depth):
+def _int_div(a, b):
+    """Integer division as bash (C) does it: the quotient truncated toward zero."""
+    if b == 0:
+        raise ValueError("division by 0")
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
+# bash's $(( )): integers only; / truncates toward zero and % takes the sign of
+# the dividend (bash manual, "Shell Arithmetic": C semantics), x/0 and a
+# negative exponent are errors
+_INT_OPS = {**_ARITH_OPS, ast.Div: _int_div, ast.Mod: lambda a, b: a - b * _int_div(a, b)}
+
+
+def _arith_node(node, depth, ops, src):
     if depth > ARITH_MAX_DEPTH:
         raise ValueError("nested too deeply")
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         value = node.value
+        if ops is _INT_OPS and type(value) is not int:
+            raise ValueError("not an integer")
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        value = _arith_node(node.operand, depth + 1)
+        inner = node.operand
+        while isinstance(inner, ast.UnaryOp):
+            inner = inner.operand
+        if (ops is _INT_OPS and isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Pow)
+                and "(" not in src[node.col_offset + 1:inner.col_offset]):
+            # bash binds unary signs tighter than **: -2**2 is (-2)**2 = 4, -(2**2) is -4
+            base = ast.UnaryOp(node.op, _with_operand(node.operand, inner.left),
+                               col_offset=node.col_offset)
+            return _arith_node(ast.BinOp(base, ast.Pow(), inner.right), depth + 1, ops, src)
+        value = _arith_node(node.operand, depth + 1, ops, src)
         value = -value if isinstance(node.op, ast.USub) else value
-    elif isinstance(node, ast.BinOp) and type(node.op) in _ARITH_OPS:
-        left = _arith_node(node.left, depth + 1)
-        right = _arith_node(node.right, depth + 1)
+    elif isinstance(node, ast.BinOp) and type(node.op) in ops:
+        left = _arith_node(node.left, depth + 1, ops, src)
+        right = _arith_node(node.right, depth + 1, ops, src)
         if isinstance(node.op, ast.Pow) and abs(left) > 1 and abs(right) > 64:
             raise ValueError("exponent too large")  # at least 2**65: beyond 64 bits
-        value = _ARITH_OPS[type(node.op)](left, right)
+        if isinstance(node.op, ast.Pow) and ops is _INT_OPS and right < 0:
+            raise ValueError("exponent less than 0")
+        value = ops[type(node.op)](left, right)
     else:
         raise ValueError("not arithmetic")
-    if isinstance(value, complex) or not math.isfinite(value) or abs(value) > ARITH_MAX:
+    if isinstance(value, complex) or not math.isfinite(value) or abs(value) > ARITH_MAX \
+            or (ops is _INT_OPS and value == ARITH_MAX):    # bash's range: [-2**63, 2**63)
         raise ValueError("out of range")
     return value
 
 
-def arith(expr):
-    """Evaluate +-*/ and ** arithmetic on numbers only; None otherwise.
+def _with_operand(chain, operand):
+    """A chain of unary signs with its innermost operand replaced."""
+    if not isinstance(chain, ast.UnaryOp):
+        return operand
+    return ast.UnaryOp(chain.op, _with_operand(chain.operand, operand), col_offset=chain.col_offset)
+
+
+def arith(expr, *, integer=False):
+    """Evaluate ``+ - * / %`` and ``**`` on numbers only; None otherwise.
+
+    ``integer``: as bash's ``$(( ))`` does, on integers only, ``/``
+    truncating toward zero, ``%`` with the sign of the dividend, division by
+    zero and negative exponents refused (None).  Otherwise as awk does, in
+    floating point (``%`` is ``fmod``).
 
     Bounded: at most ARITH_MAX_LENGTH characters and ARITH_MAX_DEPTH levels,
     every intermediate value within 64 bits (``$(( 9**9**9**9 ))`` is None
     at once, not a computation that never returns).
     """
     expr = expr.strip()
-    if not expr or len(expr) > ARITH_MAX_LENGTH or not re.fullmatch(r"[0-9.eE+\-*/() \t]+", expr):
+    if (not expr or len(expr) > ARITH_MAX_LENGTH
+            or not re.fullmatch(r"[0-9.eE+\-*/%() \t]+", expr)):
         return None
     try:
-        return _arith_node(ast.parse(expr, mode="eval").body, 0)
+        return _arith_node(ast.parse(expr, mode="eval").body, 0,
+                           _INT_OPS if integer else _ARITH_OPS, expr)
     except (SyntaxError, ValueError, TypeError, ArithmeticError, RecursionError, MemoryError):
         return None
 
@@ -641,8 +683,8 @@ def command_value(inner, env, depth=0):
         # $(( )) reads bare names as variables
         body = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: env.get(m.group(0)) or m.group(0),
                       inner[1:-1])
-        val = arith(expand(body, env, depth + 1))
-        return None if val is None else str(int(val))
+        val = arith(expand(body, env, depth + 1), integer=True)
+        return None if val is None else str(val)
     expanded = expand(inner, env, depth + 1)
     words = shell_words(expanded)
     if not words:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from goldenal.errors import ParseError, yaml_error
+from goldenal.errors import DuplicateKeyError, ParseError, yaml_error
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR, _INT, _BOOL, _NULL = ("tag:yaml.org,2002:" + t for t in ("str", "int", "bool", "null"))
@@ -178,10 +178,57 @@ def compose(text, path=None, *, first=False):
         The text is not valid YAML/JSON (``line`` set where known).
     """
     try:
-        return _compose(text, first)
+        root = _compose(text, first)
     except yaml.YAMLError as exc:
         kind = "JSON" if str(path or "").lower().endswith(".json") else "YAML"
         raise yaml_error(exc, path, text=text, prefix=f"not valid {kind}") from None
+    refuse_duplicate_keys(root, path)
+    return root
+
+
+def duplicate_keys(root):
+    """``(key_node, first_key_node)`` for every key a mapping under ``root`` repeats.
+
+    In text order.  Scalar keys are compared by their text, as the readers
+    look them up; ``<<`` merge keys may repeat (each merges its sources).
+    Every node is visited once, aliases included, without recursion.
+    """
+    found, seen, stack = [], set(), [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.id == "sequence":
+            stack.extend(v for v in node.value if v.id != "scalar")
+            continue
+        first = {}
+        for key, value in node.value:
+            if key.id != "scalar":
+                stack.append(key)
+            elif key.value in first and not (key.value == "<<" and tag_of(key) == MERGE_TAG):
+                found.append((key, first[key.value]))
+            else:
+                first.setdefault(key.value, key)
+            if value.id != "scalar":
+                stack.append(value)
+    return sorted(found, key=lambda pair: pair[0].start_mark.index)
+
+
+def refuse_duplicate_keys(root, path=None):
+    """Raise :class:`~goldenal.errors.DuplicateKeyError` for the first repeated key under ``root``.
+
+    YAML loaders (PyYAML, which vLLM, SGLang, TensorRT-LLM and srt-slurm use)
+    keep the last of two equal keys while a lookup by key here finds the
+    first, so a file with one would be checked or rewritten at the value its
+    engine never reads: it is refused instead, by ``inject`` and ``audit``
+    alike (both compose through :func:`compose`).
+    """
+    dups = duplicate_keys(root)
+    if dups:
+        key, first = dups[0]
+        raise DuplicateKeyError(key.value, path=path, line=line_of(key), col=col_of(key),
+                                first_line=line_of(first))
 
 
 # -- node helpers -----------------------------------------------------------
