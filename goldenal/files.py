@@ -106,11 +106,15 @@ def write_texts_atomic(texts):
     return [job[0] for job in jobs]
 
 
-def _stage(path, target, data):
-    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits."""
+def _stage(path, target, data, prefix=None):
+    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits.
+
+    OSError names ``path`` (the name asked for); nothing is left on failure.
+    """
+    if prefix is None:
+        prefix = "." + os.path.basename(target) + "."
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
-                                   dir=os.path.dirname(target))
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=os.path.dirname(target))
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, path) from None
     try:
@@ -124,10 +128,15 @@ def _stage(path, target, data):
             bits = 0o644
         os.chmod(tmp, bits)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+        raise _naming(exc, path, tmp) from None
     return tmp
+
+
+def _naming(exc, path, leftover):
+    """``exc`` as an OSError naming ``path``, once the half-made ``leftover`` is removed."""
+    with contextlib.suppress(OSError):
+        os.unlink(leftover)
+    return OSError(exc.errno, exc.strerror or str(exc), path)
 
 
 def _keep(path, target):
@@ -148,9 +157,7 @@ def _keep(path, target):
             try:
                 shutil.copy2(target, name)
             except OSError as exc:
-                with contextlib.suppress(OSError):
-                    os.unlink(name)
-                raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+                raise _naming(exc, path, name) from None
             return name
     raise OSError(errno.EEXIST, "no free name for a backup", path)
 
@@ -549,24 +556,8 @@ class DirectoryTransaction:
         try:
             for name, text in self.files.items():
                 path = os.path.join(directory, name)
-                try:
-                    fd, tmp = tempfile.mkstemp(prefix=_STAGED_PREFIX, suffix=".tmp",
-                                               dir=directory)
-                except OSError as exc:
-                    raise OSError(exc.errno, exc.strerror, path) from None
+                tmp = _stage(path, path, text.encode("utf-8"), prefix=_STAGED_PREFIX)
                 staged.append((os.path.basename(tmp), name))
-                try:
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(text.encode("utf-8"))
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                    try:
-                        bits = os.stat(path).st_mode & 0o7777
-                    except FileNotFoundError:
-                        bits = 0o644
-                    os.chmod(tmp, bits)
-                except OSError as exc:
-                    raise OSError(exc.errno, exc.strerror or str(exc), path) from None
             journal = os.path.join(directory, JOURNAL_NAME)
             body = json.dumps({"format": 1, "moves": staged}) + "\n"
             try:

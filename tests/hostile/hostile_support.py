@@ -1,6 +1,7 @@
 """Helpers of the hostile-input suite (tests/hostile/: one test module per class of attack)."""
 
 import os
+import subprocess
 
 UPSTREAM = (
     "# Source GitHub Actions run: https://github.com/SemiAnalysisAI/InferenceX/actions/runs/1\n"
@@ -26,3 +27,33 @@ def snapshot(directory):
             with open(path, "rb") as fh:
                 out[os.path.relpath(path, directory)] = fh.read()
     return out
+
+
+def run_goldenal(*args, cwd):
+    """``goldenal ARGS`` as a user runs it, in ``cwd``: ``(exit code, stdout, stderr)``."""
+    from conftest import goldenal_cmd
+
+    proc = subprocess.run([*goldenal_cmd(), *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def failing_replace(monkeypatch, fails, err):
+    """Make ``os.replace`` in goldenal.files raise ``OSError(err)`` when ``fails(dst, n)``.
+
+    ``n`` counts the calls, this one included.
+
+    Returns the list of destination names it was called with, in order.
+    """
+    from goldenal import files
+
+    calls, real = [], os.replace
+
+    def replace(src, dst, **kw):
+        calls.append(os.path.basename(dst))
+        if fails(dst, len(calls)):
+            raise OSError(err, os.strerror(err))
+        return real(src, dst, **kw)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    return calls

@@ -7,7 +7,6 @@ never reads.  The recipes below are the shapes of tests/data/inject, each
 with one key pasted twice.
 """
 
-import subprocess
 
 import pytest
 import yaml
@@ -18,7 +17,7 @@ from goldenal.errors import DuplicateKeyError
 from goldenal.lint import audit
 from goldenal.recipes import spans
 from goldenal.rewrite import inject
-from conftest import goldenal_cmd
+from hostile.hostile_support import run_goldenal
 
 SGLANG_AGG = """\
 name: glm5.2-sglang-agg-gb300-tp4-mtp
@@ -75,17 +74,12 @@ def _write(tmp_path, name, text):
     return path
 
 
-def _cli(*args, cwd):
-    proc = subprocess.run([*goldenal_cmd(), *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
-
 
 def test_a_knob_pasted_twice_in_an_env_block_is_refused_not_passed(tmp_path):
     """inject --check passed this file while SGLang served 3.50."""
     text = SGLANG_AGG.format(extra_env="    SGLANG_SIMULATE_ACC_LEN: '3.50'\n", extra_cfg="")
     path = _write(tmp_path, "agg.yaml", text)
-    rc, out, err = _cli("inject", "agg.yaml", "--thinking", "on", "--check", cwd=tmp_path)
+    rc, out, err = run_goldenal("inject", "agg.yaml", "--thinking", "on", "--check", cwd=tmp_path)
     assert (rc, out, err) == (
         2, "", "error: agg.yaml:13: duplicate key 'SGLANG_SIMULATE_ACC_LEN' (first at line 9)\n")
     # the engine's own loader reads the second one
@@ -98,7 +92,7 @@ def test_k_written_twice_is_refused_instead_of_writing_the_first_ks_value(tmp_pa
     """inject wrote the K=3 value (2.99) where SGLang drafts K=1."""
     text = SGLANG_AGG.format(extra_env="", extra_cfg="      speculative-num-steps: 1\n")
     path = _write(tmp_path, "agg.yaml", text)
-    rc, out, err = _cli("inject", "agg.yaml", "--thinking", "on", cwd=tmp_path)
+    rc, out, err = run_goldenal("inject", "agg.yaml", "--thinking", "on", cwd=tmp_path)
     assert (rc, out, err) == (
         2, "", "error: agg.yaml:21: duplicate key 'speculative-num-steps' (first at line 18)\n")
     assert path.read_text() == text
@@ -109,14 +103,14 @@ def test_k_written_twice_is_refused_instead_of_writing_the_first_ks_value(tmp_pa
 def test_audit_reports_gal312_at_the_repeat_and_exits_1(tmp_path):
     _write(tmp_path, "agg.yaml", SGLANG_AGG.format(
         extra_env="", extra_cfg="      speculative-num-steps: 1\n"))
-    rc, out, err = _cli("audit", "agg.yaml", cwd=tmp_path)
+    rc, out, err = run_goldenal("audit", "agg.yaml", cwd=tmp_path)
     assert rc == 1
     assert out.splitlines()[0] == (
         "agg.yaml:21:7: GAL312 duplicate key 'speculative-num-steps' (first at line 18)")
     finding, = audit([str(tmp_path / "agg.yaml")])
     assert (finding.code, finding.name, finding.severity, finding.line, finding.col) == (
         "GAL312", "duplicate-key", "error", 21, 7)
-    rc, out, _ = _cli("audit", "--explain", "GAL312", cwd=tmp_path)
+    rc, out, _ = run_goldenal("audit", "--explain", "GAL312", cwd=tmp_path)
     assert rc == 0 and out.startswith("# duplicate-key (GAL312)\n\nSeverity: error.")
 
 
@@ -132,7 +126,7 @@ def test_trtllm_speculative_config_key_twice(tmp_path):
 
 def test_vllm_speculative_config_json_key_twice(tmp_path):
     path = _write(tmp_path, "disagg.yaml", VLLM_DISAGG)
-    rc, out, err = _cli("inject", "disagg.yaml", "--thinking", "on", cwd=tmp_path)
+    rc, out, err = run_goldenal("inject", "disagg.yaml", "--thinking", "on", cwd=tmp_path)
     assert (rc, err) == (2, "error: disagg.yaml:9: duplicate key 'num_speculative_tokens' in "
                             "the speculative-config JSON (first at line 9)\n")
     assert path.read_text() == VLLM_DISAGG
@@ -191,18 +185,19 @@ KEYS = st.lists(st.sampled_from(["a", "b", "K", "SGLANG_SIMULATE_ACC_LEN", "<<x"
 def test_compose_refuses_exactly_the_first_repeat(outer, inner):
     """Nested block mappings: refused iff a mapping repeats a key, at its first repeat."""
     lines, where = ["top:"], []     # (line, key, first line) of every repeat
-    seen = {}
-    for key in outer:
-        lines.append(f"  {key}:")
+
+    def add(line, key, seen):
+        lines.append(line)
         if key in seen:
             where.append((len(lines), key, seen[key]))
         seen.setdefault(key, len(lines))
+
+    seen = {}
+    for key in outer:
+        add(f"  {key}:", key, seen)
         sub = {}
         for k in inner:
-            lines.append(f"    {k}: v")
-            if k in sub:
-                where.append((len(lines), k, sub[k]))
-            sub.setdefault(k, len(lines))
+            add(f"    {k}: v", k, sub)
     text = "\n".join(lines) + "\n"
     if not where:
         assert spans.compose(text, "x.yaml") is not None

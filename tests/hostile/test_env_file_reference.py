@@ -8,7 +8,6 @@ comment's line, and nothing anywhere changes.
 """
 
 import os
-import subprocess
 
 import pytest
 
@@ -16,8 +15,7 @@ from goldenal.engines import read_settings
 from goldenal.errors import ParseError
 from goldenal.recipes.env import ENV_FILE_LIMIT
 from goldenal.rewrite import inject
-from conftest import goldenal_cmd
-from hostile.hostile_support import snapshot
+from hostile.hostile_support import run_goldenal, snapshot
 
 EXTRA = """\
 # extra-llm-api options for trtllm-serve
@@ -48,16 +46,11 @@ def _config(tree, ref):
     return path
 
 
-def _cli(*args, cwd):
-    proc = subprocess.run([*goldenal_cmd(), *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=60)
-    return proc.returncode, proc.stdout, proc.stderr
-
 
 def test_a_reference_leading_out_with_dotdot_is_refused_and_nothing_is_appended(tree):
     _config(tree, "../home/.bashrc")
     before = snapshot(tree)
-    rc, out, err = _cli("inject", "recipes/extra.yaml", "--thinking", "on", cwd=tree)
+    rc, out, err = run_goldenal("inject", "recipes/extra.yaml", "--thinking", "on", cwd=tree)
     assert (rc, out, err) == (
         2, "", "error: recipes/extra.yaml:2: env-file ../home/.bashrc leads outside the "
                "config's directory (recipes); name a file inside it\n")
@@ -66,7 +59,7 @@ def test_a_reference_leading_out_with_dotdot_is_refused_and_nothing_is_appended(
 
 def test_an_absolute_reference_is_refused_before_reading_dev_zero(tree):
     _config(tree, "/dev/zero")
-    rc, out, err = _cli("inject", "recipes/extra.yaml", "--thinking", "on", cwd=tree)
+    rc, out, err = run_goldenal("inject", "recipes/extra.yaml", "--thinking", "on", cwd=tree)
     assert (rc, err) == (2, "error: recipes/extra.yaml:2: env-file /dev/zero is an absolute "
                             "path; name a file in the config's directory (recipes)\n")
 
@@ -76,7 +69,7 @@ def test_a_symbolic_link_leading_out_is_refused(tree, target):
     os.symlink(target, tree / "recipes" / "extra.env")
     _config(tree, "extra.env")
     before = snapshot(tree / "home")
-    rc, out, err = _cli("inject", "recipes/extra.yaml", "--thinking", "on", cwd=tree)
+    rc, out, err = run_goldenal("inject", "recipes/extra.yaml", "--thinking", "on", cwd=tree)
     assert (rc, err) == (2, "error: recipes/extra.yaml:2: env-file extra.env leads through a "
                             "symbolic link outside the config's directory (recipes); name a "
                             "file inside it\n")
@@ -100,7 +93,7 @@ def test_a_linked_directory_leading_out_is_refused(tree):
 def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tree):
     os.mkfifo(tree / "recipes" / "extra.env")
     _config(tree, "extra.env")
-    rc, out, err = _cli("inject", "recipes/extra.yaml", "--thinking", "on", cwd=tree)
+    rc, out, err = run_goldenal("inject", "recipes/extra.yaml", "--thinking", "on", cwd=tree)
     assert (rc, err) == (2, "error: recipes/extra.yaml:2: env-file recipes/extra.env is a "
                             "device, pipe or socket, not a regular file\n")
 
@@ -142,7 +135,7 @@ def test_a_missing_env_file_inside_is_created(tree):
 
 def test_an_env_file_given_on_the_command_line_must_be_a_regular_file(tree):
     _config(tree, "extra.env")
-    rc, out, err = _cli("inject", "recipes/extra.yaml", "--thinking", "on", "--env-file",
+    rc, out, err = run_goldenal("inject", "recipes/extra.yaml", "--thinking", "on", "--env-file",
                         "/dev/zero", cwd=tree)
     assert (rc, err) == (2, "error: /dev/zero: is a device, pipe or socket, not a regular "
                             "file\n")

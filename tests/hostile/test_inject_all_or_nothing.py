@@ -10,15 +10,13 @@ a TensorRT-LLM extra-LLM-API YAML with the env file written beside it.
 import errno
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from goldenal import files as _files
 from goldenal.rewrite import NothingWritten, inject, inject_files
-from conftest import goldenal_cmd
-from hostile.hostile_support import snapshot
+from hostile.hostile_support import failing_replace, run_goldenal, snapshot
 
 DATA = Path(__file__).parent.parent / "data" / "inject"
 GOOD = ["vllm_disagg.yaml", "sglang_agg.yaml", "trtllm_extra.yaml"]
@@ -35,15 +33,10 @@ def work(tmp_path):
     return tmp_path
 
 
-def _cli(*args, cwd):
-    proc = subprocess.run([*goldenal_cmd(), *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
-
 
 def test_a_refusal_in_the_last_file_leaves_every_file_as_it_was(work):
     before = snapshot(work)
-    rc, out, err = _cli("inject", *GOOD, "vllm_agg_pinned.yaml", "--thinking", "on", cwd=work)
+    rc, out, err = run_goldenal("inject", *GOOD, "vllm_agg_pinned.yaml", "--thinking", "on", cwd=work)
     assert (rc, out) == (3, "")
     assert err.splitlines() == [
         "error: vllm_agg_pinned.yaml:12: synthetic_acceptance_length is already pinned to 2.83, "
@@ -55,7 +48,7 @@ def test_a_refusal_in_the_last_file_leaves_every_file_as_it_was(work):
 def test_every_refusal_gets_its_line_and_the_worst_exit_code(work):
     (work / "broken.yaml").write_text("backend:\n  type: [vllm\n")
     before = snapshot(work)
-    rc, out, err = _cli("inject", "broken.yaml", *GOOD, "vllm_agg_pinned.yaml", "--thinking",
+    rc, out, err = run_goldenal("inject", "broken.yaml", *GOOD, "vllm_agg_pinned.yaml", "--thinking",
                         "on", cwd=work)
     assert rc == 3
     lines = err.splitlines()
@@ -68,7 +61,7 @@ def test_every_refusal_gets_its_line_and_the_worst_exit_code(work):
 
 
 def test_without_a_refusal_all_are_written_and_a_second_run_changes_nothing(work):
-    rc, out, err = _cli("inject", *GOOD, "--thinking", "on", cwd=work)
+    rc, out, err = run_goldenal("inject", *GOOD, "--thinking", "on", cwd=work)
     assert rc == 0, err
     assert err.splitlines() == [
         "vllm_disagg.yaml: changed 2 of 2 entries (decode K=3: 2.49, prefill K=3: 2.49)",
@@ -76,7 +69,7 @@ def test_without_a_refusal_all_are_written_and_a_second_run_changes_nothing(work
         "trtllm_extra.yaml: changed 1 of 1 entry (trtllm K=3: 1.78)"]
     for name, expected in EXPECTED.items():
         assert (work / name).read_bytes() == (DATA / expected).read_bytes(), name
-    rc, out, err = _cli("inject", *GOOD, "--thinking", "on", "--check", cwd=work)
+    rc, out, err = run_goldenal("inject", *GOOD, "--thinking", "on", "--check", cwd=work)
     assert rc == 0 and all(line.endswith("nothing to change") for line in err.splitlines())
 
 
@@ -84,21 +77,12 @@ def test_without_a_refusal_all_are_written_and_a_second_run_changes_nothing(work
 def test_a_write_error_mid_commit_puts_back_every_file(work, monkeypatch, fail_at):
     """Three files are replaced (two recipes and the TRT-LLM env file); the n-th fails."""
     before = snapshot(work)
-    calls = []
-    real_replace = os.replace
-
-    def replace(src, dst, **kw):
-        calls.append(os.path.basename(dst))
-        if len(calls) == fail_at:
-            raise OSError(errno.EIO, os.strerror(errno.EIO))
-        return real_replace(src, dst, **kw)
-
-    monkeypatch.setattr(_files.os, "replace", replace)
+    calls = failing_replace(monkeypatch, lambda dst, n: n == fail_at, errno.EIO)
     with pytest.raises(OSError) as info:
         inject_files([work / name for name in GOOD], thinking="on")
     assert info.value.errno == errno.EIO
     assert info.value.filename == str(work / calls[fail_at - 1])   # names the file it concerns
-    monkeypatch.setattr(_files.os, "replace", real_replace)
+    monkeypatch.undo()
     # every file holds its old bytes, and no temporary or backup is left beside them
     assert snapshot(work) == before
     order = ["vllm_disagg.yaml", "sglang_agg.yaml", "trtllm_extra.env"]
@@ -114,14 +98,7 @@ def test_a_write_error_on_the_env_file_puts_back_its_recipe_too(tmp_path, monkey
     recipe.write_bytes(b"\xef\xbb\xbf" + (DATA / "trtllm_extra.yaml").read_bytes()
                        .replace(b"max_draft_len: 3\n", b"max_draft_len: 3\n    foo: 1\n"))
     before = snapshot(tmp_path)
-    real_replace = os.replace
-
-    def replace(src, dst, **kw):
-        if dst.endswith(".env"):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_replace(src, dst, **kw)
-
-    monkeypatch.setattr(_files.os, "replace", replace)
+    failing_replace(monkeypatch, lambda dst, n: dst.endswith(".env"), errno.ENOSPC)
     with pytest.raises(OSError, match="No space left on device"):
         inject(recipe, thinking="on", env_file=str(tmp_path / "trtllm_extra.env"))
     assert snapshot(tmp_path) == before
@@ -133,14 +110,7 @@ def test_a_hard_link_to_the_old_file_keeps_its_inode_on_rollback(tmp_path, monke
     b.write_text("old b\n")
     os.chmod(a, 0o640)
     inode = a.stat().st_ino
-    real_replace = os.replace
-
-    def replace(src, dst, **kw):
-        if dst.endswith("b.txt"):
-            raise OSError(errno.EIO, os.strerror(errno.EIO))
-        return real_replace(src, dst, **kw)
-
-    monkeypatch.setattr(_files.os, "replace", replace)
+    failing_replace(monkeypatch, lambda dst, n: dst.endswith("b.txt"), errno.EIO)
     with pytest.raises(OSError):
         _files.write_texts_atomic({a: "new a\n", b: "new b\n"})
     assert (a.read_text(), b.read_text()) == ("old a\n", "old b\n")
