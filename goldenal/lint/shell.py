@@ -17,8 +17,8 @@ import re
 
 from goldenal.lint import evidence as ev
 from goldenal.recipes import knobs
-from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, continues,
-                                    evaluate_test, expand, parse, unquote, vars_in)
+from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, condition_ids,
+                                    continues, evaluate_test, expand, parse, unquote, vars_in)
 
 MAX_SCENARIOS = 256
 # Conditions nested deeper than this are not enumerated (their arms are
@@ -453,7 +453,7 @@ def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
                         new.env.update(_case_bindings(cond, arm))
                     nxt.append(new)
             states = nxt[:MAX_SCENARIOS]
-        path = [(cid, arm) for cid, arm in ln.path if cid in chosen]
+        path = ln.path.among(chosen)
         for st in states:
             choice = st.choice
             if path and any(choice.get(cid, arm) != arm for cid, arm in path):
@@ -583,10 +583,7 @@ def _relevant(lines, conds, text=None, hits=None):
         return False
 
     touched = [touches(ln) for ln in lines]
-    keep = set()
-    for ln, t in zip(lines, touched):
-        if t:
-            keep.update(cid for cid, _ in ln.path)
+    keep = condition_ids(ln.path for ln, t in zip(lines, touched) if t)
     relevant = [c for c in conds if c.id in keep and all(p is None for p in c.eval_polarity)
                 and len(c.path) < MAX_FORK_DEPTH]
     test_lines = set()

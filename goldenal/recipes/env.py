@@ -84,7 +84,9 @@ def resolve_env_file(config_path, name, line):
 
 
 def read_env_file(path, *, ref=None, missing_ok=True):
-    """The text of a ``KEY=value`` file: a regular UTF-8 file of at most :data:`ENV_FILE_LIMIT` bytes.
+    """The text of a ``KEY=value`` file, read only when regular and small enough.
+
+    At most :data:`ENV_FILE_LIMIT` bytes of UTF-8.
 
     ``ref`` is ``(config path, line)`` of the reference that named the file:
     a refusal is reported there.  A missing file reads as ``""`` when

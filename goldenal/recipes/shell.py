@@ -248,7 +248,8 @@ class Line:
     __slots__ = ("no", "end", "text", "path", "heredoc", "stmts")
 
     def __init__(self, no, text, path, heredoc, end=None):
-        self.no, self.text, self.path, self.heredoc = no, text, path, heredoc
+        self.no, self.text, self.heredoc = no, text, heredoc
+        self.path = path if isinstance(path, Path) else Path.of(path)
         self.end = no if end is None else end
         self.stmts = ()
 
@@ -283,6 +284,84 @@ KEYWORDS = {"if", "elif", "else", "fi", "case", "esac", "then", "do", "done", "f
              "until", "function", "{", "}"}
 
 
+class Path:
+    """The ``(condition id, arm)`` steps enclosing a line, outermost first.
+
+    A path extends its parent by one step and shares everything else with
+    it, so the paths of every line of a script take time and memory linear
+    in the script, however deeply its ``if``s nest.  Iterating a path costs
+    its length; :meth:`among` (the steps on a set of conditions) and
+    :func:`condition_ids` cost, over all the lines of a script, time linear
+    in the script.
+    """
+
+    __slots__ = ("parent", "step", "length", "_among")
+
+    def __init__(self, parent=None, step=None):
+        self.parent, self.step = parent, step
+        self.length = 0 if parent is None else parent.length + 1
+        self._among = None
+
+    def __iter__(self):
+        return iter(self.steps())
+
+    def __len__(self):
+        return self.length
+
+    def __eq__(self, other):
+        return tuple(self) == tuple(other)
+
+    def __hash__(self):
+        return hash(self.steps())
+
+    def __repr__(self):
+        return f"Path{self.steps()!r}"
+
+    @staticmethod
+    def of(steps):
+        """The path of ``steps`` (outermost first)."""
+        node = ROOT
+        for step in steps:
+            node = Path(node, tuple(step))
+        return node
+
+    def steps(self):
+        """The steps as a tuple, outermost first."""
+        out, node = [], self
+        while node.parent is not None:
+            out.append(node.step)
+            node = node.parent
+        return tuple(reversed(out))
+
+    def among(self, ids):
+        """The steps whose condition id is in ``ids``, as a tuple (remembered per ``ids``)."""
+        todo, node = [], self
+        while node.parent is not None and not (node._among is not None
+                                               and node._among[0] is ids):
+            todo.append(node)
+            node = node.parent
+        known = node._among[1] if node.parent is not None else ()
+        for node in reversed(todo):
+            if node.step[0] in ids:
+                known = known + (node.step,)
+            node._among = (ids, known)
+        return known
+
+
+ROOT = Path()
+
+
+def condition_ids(paths):
+    """The ids of every condition on any of ``paths``; each shared step is visited once."""
+    seen, ids = set(), set()
+    for node in paths:
+        while node.parent is not None and id(node) not in seen:
+            seen.add(id(node))
+            ids.add(node.step[0])
+            node = node.parent
+    return ids
+
+
 def parse(text, hits=None):
     """Logical lines with their branch paths, and the conditions seen.
 
@@ -291,8 +370,25 @@ def parse(text, hits=None):
     are dropped on the way: they cannot change any outcome.
     """
     raw = text.split("\n")
-    lines, conds, stack = [], [], []     # stack of [Cond, arm index or None]
-    cached_path, cached_key = (), ()
+    lines, conds, stack = [], [], []     # stack of [Cond, arm index or None, path before it]
+    here = ROOT                          # the path of the lines read now
+
+    def push(cond, arm):
+        nonlocal here
+        stack.append([cond, arm, here])
+        if arm is not None:
+            here = Path(here, (cond.id, arm))
+
+    def choose(arm):        # the innermost condition's arm changes
+        nonlocal here
+        top = stack[-1]
+        top[1] = arm
+        here = top[2] if arm is None else Path(top[2], (top[0].id, arm))
+
+    def pop():
+        nonlocal here
+        here = stack.pop()[2]
+
     i = 0
     heredoc_end = None
     while i < len(raw):
@@ -302,8 +398,7 @@ def parse(text, hits=None):
             if body.strip() == heredoc_end:
                 heredoc_end = None
             elif hits is None or i + 1 in hits:
-                ln = Line(i + 1, body, tuple((c.id, a) for c, a in stack if a is not None)
-                          if stack else (), True)
+                ln = Line(i + 1, body, here, True)
                 lines.append(ln)
             i += 1
             continue
@@ -342,25 +437,25 @@ def parse(text, hits=None):
             top = stack[-1] if stack else None
             if word == "if":
                 c = Cond(len(conds), "if", top[0].id if top else None)
-                c.path = tuple((x.id, a) for x, a in stack if a is not None)
+                c.path = here
                 conds.append(c)
                 c.arms.append("if " + rest)
                 c.tests.append((start + 1, 0, rest))
                 c.eval_polarity.append(eval_polarity(rest))
-                stack.append([c, 0])
+                push(c, 0)
                 continue
             if word == "elif" and top and top[0].kind == "if":
                 top[0].arms.append("elif " + rest)
                 top[0].tests.append((top[0].tests[0][0] if top[0].tests else start + 1,
                                      len(top[0].arms) - 1, rest))
                 top[0].eval_polarity.append(eval_polarity(rest))
-                top[1] = len(top[0].arms) - 1
+                choose(len(top[0].arms) - 1)
                 continue
             if word == "else" and top and top[0].kind == "if":
                 top[0].arms.append("else of " + top[0].arms[0])
                 pol = [p for p in top[0].eval_polarity if p is not None]
                 top[0].eval_polarity.append((not pol[0]) if pol else None)
-                top[1] = len(top[0].arms) - 1
+                choose(len(top[0].arms) - 1)
                 st = rest
                 if not st:
                     continue
@@ -371,23 +466,23 @@ def parse(text, hits=None):
                     continue
             if word == "fi" and top and top[0].kind == "if":
                 top[0].end = start + 1
-                stack.pop()
+                pop()
                 continue
             if word == "case":
                 c = Cond(len(conds), "case", top[0].id if top else None)
-                c.path = tuple((x.id, a) for x, a in stack if a is not None)
+                c.path = here
                 c.arms = []
                 conds.append(c)
-                stack.append([c, None])
+                push(c, None)
                 c.subject = rest
                 c.start = start + 1
                 continue
             if word == "esac" and top and top[0].kind == "case":
                 top[0].end = start + 1
-                stack.pop()
+                pop()
                 continue
             if st == ";;" and top and top[0].kind == "case":
-                top[1] = None
+                choose(None)
                 continue
             if top and top[0].kind == "case" and top[1] is None:
                 m2 = re.match(r"^\(?([^()]*)\)\s*(.*)$", st)
@@ -400,24 +495,14 @@ def parse(text, hits=None):
                     if "EVAL_ONLY" in getattr(c, "subject", ""):
                         pol = "true" in pat
                     c.eval_polarity.append(pol)
-                    top[1] = len(c.arms) - 1
+                    choose(len(c.arms) - 1)
                     st = m2.group(2).strip()
                     if not st:
                         continue
             if line_path is None:
-                line_path = tuple((c.id, a) for c, a in stack if a is not None)
+                line_path = here
             stmts.append(st)
-        if line_path is not None:
-            path = line_path
-        elif stack:
-            key = tuple((c.id, a) for c, a in stack)
-            if key != cached_key:
-                cached_key = key
-                cached_path = tuple((cid, a) for cid, a in key if a is not None)
-            path = cached_path
-        else:
-            path = ()
-        ln = Line(start + 1, code, path, False, end=i)
+        ln = Line(start + 1, code, here if line_path is None else line_path, False, end=i)
         ln.stmts = tuple(stmts)
         lines.append(ln)
     # arms of an ``if`` without ``else`` can all be skipped: add an implicit arm
@@ -832,11 +917,12 @@ def eval_paths(text):
     out = {}
     status = None
     number = 1
+    deciding = {cid for (cid, _), pol in arm_polarity.items() if pol is not None}
     for ln in lines:
         while number < ln.no:           # blank and comment lines: as the line before
             out[number] = status
             number += 1
-        arms = [arm_polarity.get(step) for step in ln.path]
+        arms = [arm_polarity.get(step) for step in ln.path.among(deciding)]
         status = True if True in arms else (False if False in arms else None)
         for number in range(ln.no, ln.end + 1):
             out[number] = status

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from goldenal.curvefile import parse_curve_text, parse_header
 from goldenal.lint import audit
 from goldenal.recipes import knobs
-from goldenal.recipes.shell import arith
+from goldenal.recipes.shell import ROOT, arith, condition_ids, parse
 from hostile.shapes import REQUIRED, SCRIPTS, header_comment
 
 LIMIT = 10.0  # seconds: quadratic versions of these take minutes
@@ -146,3 +146,24 @@ def test_knob_matches_on_one_long_line_take_linear_time(line):
     found = _within(LIMIT / 5, knobs.finditer, line, knobs.SPELLINGS)
     assert len(found) == (0 if line.startswith("x #") else
                           1 if line.startswith("--") else 40000)
+
+
+@pytest.mark.parametrize("depth", [3, 400])
+def test_line_paths_share_their_prefix_and_read_as_their_steps(depth):
+    """Each line's path is its enclosing (condition, arm) steps, built in constant time."""
+    text = "".join(f'if [[ "$V{i}" == 1 ]]; then\n  X{i}=1\nelif [[ -n "$W" ]]; then\n'
+                   for i in range(depth)) + "K=3\n" + "fi\n" * depth
+    lines, conds = parse(text)
+    assert len(conds) == depth
+    inner = next(ln for ln in lines if ln.text == "K=3")
+    assert inner.path.steps() == tuple((i, 1) for i in range(depth))
+    assert inner.path == tuple((i, 1) for i in range(depth)) and len(inner.path) == depth
+    x2 = next(ln for ln in lines if ln.text.strip() == "X2=1")
+    assert x2.path.steps() == ((0, 1), (1, 1), (2, 0))
+    assert x2.path.parent.parent is next(ln for ln in lines if ln.text.strip() == "X1=1"
+                                         ).path.parent      # (0, 1), shared
+    wanted = {0, 2, depth - 1}
+    assert inner.path.among(wanted) == tuple((i, 1) for i in sorted(wanted))
+    assert inner.path.among(wanted) is inner.path.among(wanted)     # remembered
+    assert condition_ids([x2.path, inner.path]) == set(range(depth))
+    assert conds[2].path.steps() == ((0, 1), (1, 1)) and ROOT.steps() == ()
