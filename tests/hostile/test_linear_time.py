@@ -69,9 +69,10 @@ def _patterns():
     from goldenal.lint import evidence, runner
     from goldenal.lint import shell as lint_shell
     from goldenal.readers import prometheus
+    from goldenal.recipes import env
 
     out = []
-    for module in (curvefile, evidence, runner, lint_shell, prometheus):
+    for module in (curvefile, evidence, runner, lint_shell, prometheus, env):
         for name, value in sorted(vars(module).items()):
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
                 out.append((f"{module.__name__}.{name}", value))
