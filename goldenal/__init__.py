@@ -24,6 +24,7 @@ _EXPORTS = {
     # engines
     "emit": "goldenal.fragments",
     "inject": "goldenal.rewrite",
+    "inject_files": "goldenal.rewrite",
     "audit": "goldenal.lint",
     "audit_report": "goldenal.lint",
     "AuditReport": "goldenal.lint",
@@ -45,6 +46,7 @@ _EXPORTS = {
     # errors
     "GoldenALError": "goldenal.errors",
     "ParseError": "goldenal.errors",
+    "DuplicateKeyError": "goldenal.errors",
     "RegistryError": "goldenal.errors",
     "UsageError": "goldenal.errors",
     "UnknownCurve": "goldenal.errors",
