@@ -177,8 +177,8 @@ def read_regular(path, limit):
 
     Never blocks or reads without end: the file is opened without waiting
     (a named pipe), checked on the open descriptor to be a regular file (not
-    ``/dev/zero``, a pipe or a directory), and at most ``limit + 1`` bytes
-    are read, so a file that grows while read is refused too.
+    ``/dev/zero``, a pipe or a directory), and reading stops once past
+    ``limit`` bytes, so a file that grows while read is refused too.
     """
     path = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
@@ -193,16 +193,7 @@ def read_regular(path, limit):
             raise OSError(errno.EINVAL, f"is {kind}, not a regular file", path)
         if info.st_size > limit:
             raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", path)
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", path)
-        return b"".join(chunks)
+        return _read_fd(fd, path, limit)    # bounded too, should it grow meanwhile
     finally:
         os.close(fd)
 
