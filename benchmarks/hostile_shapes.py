@@ -9,7 +9,7 @@ below 16 for every shape (the sizes the requirements name are 4n or 8n).
 Nested ``if``s are linear in the nesting depth: a line's enclosing conditions
 are a path sharing its prefix with the enclosing line's
 (``goldenal.recipes.shell.Path``), and the audit reads each path only through
-its conditions that matter; 400 levels audit in about 40 ms (4 s before
+its conditions that matter; 400 levels audit in about 20 ms (4 s before
 conditions deeper than MAX_FORK_DEPTH stopped forking, 230 ms while every line
 copied its whole path).
 
