@@ -168,3 +168,68 @@ def test_line_paths_share_their_prefix_and_read_as_their_steps(depth):
     assert inner.path.among(wanted) is inner.path.among(wanted)     # remembered
     assert condition_ids([x2.path, inner.path]) == set(range(depth))
     assert conds[2].path.steps() == ((0, 1), (1, 1)) and ROOT.steps() == ()
+
+
+def _blocks():
+    """Random nested ``if``/``elif``/``else`` and ``case`` blocks with assignments as leaves."""
+    leaf = st.just(("leaf",))
+
+    def extend(inner):
+        arms = st.lists(st.lists(inner, min_size=1, max_size=3), min_size=1, max_size=3)
+        return st.one_of(
+            st.tuples(st.just("if"), arms, st.booleans()),        # (kind, arms, has else)
+            st.tuples(st.just("case"), arms))
+    return st.lists(st.recursive(leaf, extend, max_leaves=12), min_size=1, max_size=4)
+
+
+def _render(blocks):
+    """The script of ``blocks`` and, per assignment, the (condition, arm) steps enclosing it."""
+    out, expected, counter = [], {}, [0]
+
+    def emit(items, path, indent):
+        for item in items:
+            pad = "  " * indent
+            if item[0] == "leaf":
+                name = f"X{len(expected)}"
+                expected[name] = tuple(path)
+                out.append(f"{pad}{name}=1")
+                continue
+            cid = counter[0]
+            counter[0] += 1
+            if item[0] == "if":
+                _, arms, has_else = item
+                for arm, body in enumerate(arms):
+                    if arm == 0:
+                        out.append(f'{pad}if [[ "$C{cid}" == {arm} ]]; then')
+                    elif has_else and arm == len(arms) - 1:
+                        out.append(f"{pad}else")
+                    else:
+                        out.append(f'{pad}elif [[ "$C{cid}" == {arm} ]]; then')
+                    emit(body, path + [(cid, arm)], indent + 1)
+                out.append(f"{pad}fi")
+            else:
+                _, arms = item
+                out.append(f'{pad}case "$C{cid}" in')
+                for arm, body in enumerate(arms):
+                    out.append(f"{pad}  p{arm})")
+                    emit(body, path + [(cid, arm)], indent + 2)
+                    out.append(f"{pad}    ;;")
+                out.append(f"{pad}esac")
+
+    emit(blocks, [], 0)
+    return "\n".join(out) + "\n", expected
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(_blocks())
+def test_every_line_path_is_the_arms_enclosing_it(blocks):
+    text, expected = _render(blocks)
+    lines, conds = parse(text)
+    got = {ln.text.strip().split("=")[0]: ln.path.steps() for ln in lines
+           if ln.text.strip().startswith("X")}
+    assert got == expected
+    for ln in lines:
+        ids = {cid for cid, _ in expected.get(ln.text.strip().split("=")[0], ())} | {0}
+        assert ln.path.among(ids) == tuple(s for s in ln.path.steps() if s[0] in ids)
+    assert condition_ids(ln.path for ln in lines) == {
+        cid for path in expected.values() for cid, _ in path}
