@@ -31,7 +31,7 @@ import difflib
 import os
 from dataclasses import dataclass, field, replace
 
-from goldenal.files import write_texts_atomic
+from goldenal.files import MAX_READ, read_regular, write_texts_atomic
 from goldenal.engines import ENGINES, adapter
 from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
@@ -111,9 +111,9 @@ class InjectResult:
 
 
 def _read(path):
+    """A config's text: a regular file (never a pipe or a device) of at most MAX_READ bytes."""
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
+        return read_regular(path, MAX_READ).decode("utf-8")
     except UnicodeDecodeError:
         raise ParseError("not a UTF-8 text file", path=path) from None
 

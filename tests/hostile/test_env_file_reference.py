@@ -139,3 +139,14 @@ def test_an_env_file_given_on_the_command_line_must_be_a_regular_file(tree):
                         "/dev/zero", cwd=tree)
     assert (rc, err) == (2, "error: /dev/zero: is a device, pipe or socket, not a regular "
                             "file\n")
+
+
+@pytest.mark.parametrize("make", ["fifo", "device", "directory"])
+def test_a_config_that_is_no_regular_file_is_refused_at_once(tree, make):
+    """inject (and its runner mode, given CONFIG_FILE) reads a config as it reads an env file."""
+    target = {"fifo": "recipes/extra.yaml", "device": "/dev/zero", "directory": "recipes"}[make]
+    if make == "fifo":
+        os.mkfifo(tree / target)
+    rc, out, err = run_goldenal("inject", target, "--thinking", "on", cwd=tree)
+    kind = "a directory" if make == "directory" else "a device, pipe or socket"
+    assert (rc, out, err) == (2, "", f"error: {target}: is {kind}, not a regular file\n")
