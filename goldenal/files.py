@@ -198,6 +198,23 @@ def read_regular(path, limit):
         os.close(fd)
 
 
+def read_text(path, *, limit=None, universal=False):
+    """A config's text: a regular UTF-8 file read by :func:`read_regular` (never blocking).
+
+    At most ``limit`` bytes (default :data:`MAX_READ`).
+    ``universal`` translates CRLF and a lone CR to LF as
+    Python's text mode does; otherwise line ends stay as written.  Raises
+    :class:`goldenal.errors.ParseError` for bytes that are not UTF-8.
+    """
+    from goldenal.errors import ParseError
+
+    try:
+        text = read_regular(path, MAX_READ if limit is None else limit).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParseError("not a UTF-8 text file", path=os.fspath(path)) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if universal else text
+
+
 def _size(n):
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
 

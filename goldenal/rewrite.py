@@ -31,7 +31,7 @@ import difflib
 import os
 from dataclasses import dataclass, field, replace
 
-from goldenal.files import MAX_READ, read_regular, write_texts_atomic
+from goldenal.files import read_text, write_texts_atomic
 from goldenal.engines import ENGINES, adapter
 from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
@@ -108,14 +108,6 @@ class InjectResult:
         return pd.DataFrame([dict(zip(("line", "role", "knob", "old", "new"), c))
                              for c in self.changes],
                             columns=["line", "role", "knob", "old", "new"])
-
-
-def _read(path):
-    """A config's text: a regular file (never a pipe or a device) of at most MAX_READ bytes."""
-    try:
-        return read_regular(path, MAX_READ).decode("utf-8")
-    except UnicodeDecodeError:
-        raise ParseError("not a UTF-8 text file", path=path) from None
 
 
 # -- choosing the curve ------------------------------------------------------
@@ -364,7 +356,7 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         from goldenal.policy import normalize_thinking
 
         thinking = normalize_thinking(thinking)
-    original = _read(path) if text is None else text
+    original = read_text(path) if text is None else text
     # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
     # it (marks and offsets count from the first real character), write it back.
     bom = original[:1] if original.startswith(_BOM) else ""

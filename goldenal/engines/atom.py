@@ -24,6 +24,7 @@ from goldenal.engines.knobs import acceptance_rate, knob_value  # noqa: F401 (re
 from goldenal.errors import ParseError, PolicyError
 from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
                                     substitute, unquote)
+from goldenal.files import read_text
 
 KNOB = "--spec-decode-acceptance-length"
 RATE_KNOB = "--spec-decode-acceptance-rate"
@@ -94,8 +95,7 @@ def read_command_settings(path, text=None):
     """ATOM settings written as literal flags in a script or argument file."""
     path = os.fspath(path)
     if text is None:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(path, universal=True)
     flags = _flags(text)
     if K_FLAG not in flags and KNOB not in flags and RATE_KNOB not in flags:
         return []

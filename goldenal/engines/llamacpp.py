@@ -34,6 +34,7 @@ from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned
 from goldenal.errors import ParseError, PolicyError, UsageError
 from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
+from goldenal.files import read_text
 
 KNOB = "--spec-synth-len"
 RATES_KNOB = "--spec-synth-rates"
@@ -344,8 +345,7 @@ def read_command_settings(path, text=None):
     """llama.cpp settings of every ``llama-server`` command in a script or argument file."""
     path = os.fspath(path)
     if text is None:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(path, universal=True)
     if SERVER not in text:
         return []
     variables = literal_variables(text)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from goldenal.recipes import spans
 from goldenal.recipes.env import env_file_reference, resolve_env_file
 from goldenal.errors import ParseError
+from goldenal.files import read_text
 
 ROLES = ("aggregated", "prefill", "decode")
 ENGINE_CONFIG = {"vllm": "vllm_config", "sglang": "sglang_config", "trtllm": "trtllm_config"}
@@ -58,11 +59,7 @@ class Document:
         """
         path = os.fspath(path)
         if text is None:
-            try:
-                with open(path, encoding="utf-8", newline="") as fh:
-                    text = fh.read()
-            except UnicodeDecodeError:
-                raise ParseError("not a UTF-8 text file", path=path) from None
+            text = read_text(path)
         if keep is not None:
             sliced = spans.keep_sections(text, keep)
             if sliced is not None:

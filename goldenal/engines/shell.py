@@ -13,6 +13,7 @@ import os
 from goldenal.engines.base import SpecSetting
 from goldenal.recipes import knobs
 from goldenal.recipes.shell import literal_variables, resolve, unquote
+from goldenal.files import read_text
 
 # the knobs read here, and the K each engine's launcher writes next to them
 _READ = knobs.spellings(engine=("sglang", "trtllm", "vllm"), setting=(knobs.LENGTH, knobs.RATES))
@@ -35,8 +36,7 @@ def read_shell_settings(path, text=None):
 
     path = os.fspath(path)
     if text is None:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(path, universal=True)
     variables = literal_variables(text)
     out = []
     for row, m in knobs.finditer(text, _READ):

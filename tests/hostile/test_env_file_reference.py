@@ -150,3 +150,8 @@ def test_a_config_that_is_no_regular_file_is_refused_at_once(tree, make):
     rc, out, err = run_goldenal("inject", target, "--thinking", "on", cwd=tree)
     kind = "a directory" if make == "directory" else "a device, pipe or socket"
     assert (rc, out, err) == (2, "", f"error: {target}: is {kind}, not a regular file\n")
+    # the read-back of a YAML config and of a launcher refuses it alike
+    for name in ("x.yaml", "x.sh"):
+        os.symlink(target if os.path.isabs(target) else tree / target, tree / name)
+        with pytest.raises(OSError, match="not a regular file"):
+            read_settings(tree / name)
