@@ -37,11 +37,12 @@ from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
 from goldenal.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
 
-# The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors) and ours.
+# The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors) and ours,
+# one per engine name and spelling (llama.cpp: ``llamacpp``, ``llama.cpp``, ``llama-cpp``).
 FRAMEWORKS = {
     "dynamo-vllm": "vllm", "dynamo-sglang": "sglang", "dynamo-trtllm": "trtllm",
     "dynamo-trt": "trtllm", "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm",
-    "atom": "atom",
+    "atom": "atom", "llamacpp": "llamacpp", "llama.cpp": "llamacpp", "llama-cpp": "llamacpp",
 }
 COMMAND_SUFFIXES = (".sh", ".bash", ".args", ".cmd")
 
@@ -751,7 +752,8 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
     looked up from ``MODEL_PREFIX`` (or the recipe's own model),
     ``NUM_SPEC_TOKENS`` (or the recipe's K) and ``THINKING_MODE``
     (default ``thinking_on``).  ``framework`` (else ``FRAMEWORK``) is one of
-    ``dynamo-vllm``, ``dynamo-sglang``, ``dynamo-trtllm``.  A recipe with
+    ``dynamo-vllm``, ``dynamo-sglang``, ``dynamo-trtllm``, or an engine name
+    (``vllm``, ``sglang``, ``trtllm``, ``atom``, ``llamacpp``).  A recipe with
     nothing to rewrite fails, as the runner's does.
 
     An explicit length is checked against the committed cell of the role it
@@ -771,7 +773,7 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
     engine = FRAMEWORKS.get(framework)
     if engine is None:
         raise UsageError(f"no synthetic-acceptance injector for FRAMEWORK={framework!r} "
-                         f"(known: {', '.join(sorted(k for k in FRAMEWORKS if '-' in k))})",
+                         f"(known: {', '.join(sorted(FRAMEWORKS))})",
                          path=os.fspath(path))
     explicit = environ.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None
     per_role = {role: environ.get(f"SYNTHETIC_ACCEPTANCE_LENGTH_{role.upper()}", "").strip()

@@ -242,3 +242,37 @@ def test_verify_reads_the_log_and_names_the_schedule(run_cli):
                            "--k", "3")
     assert code == 1 and ("server_rates_trace.log:266: llama-server resolved its synthetic "
                           "acceptance to mean length 2.83 (rates [1.0, 0.83, 0.0]), not 3.2") in out
+
+
+@pytest.mark.parametrize("framework", ["llamacpp", "llama.cpp", "llama-cpp"])
+def test_runner_mode_maps_llamacpp(tmp_path, framework):
+    from goldenal.rewrite import inject_runner
+
+    path = _script(tmp_path)
+    env = {"SYNTHETIC_ACCEPTANCE": "true", "FRAMEWORK": framework,
+           "THINKING_MODE": "thinking_on"}
+    outcome = inject_runner(path, environ=env, golden_dir=str(GOLDEN))
+    assert outcome.result.changed == 1 and outcome.result.values[0].engine == "llamacpp"
+    assert path.read_text() == SCRIPT.replace("--spec-draft-n-max 3 ",
+                                              "--spec-draft-n-max 3 --spec-synth-len 2.83 ")
+
+
+def test_runner_mode_llamacpp_as_a_runner_runs_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = _script(tmp_path)
+    env = {**os.environ, "SYNTHETIC_ACCEPTANCE": "true", "FRAMEWORK": "llamacpp",
+           "THINKING_MODE": "thinking_on", "EVAL_ONLY": "false", "GOLDENAL_DIR": str(GOLDEN)}
+    proc = subprocess.run([sys.executable, "-m", "goldenal", "inject", str(path), "--framework",
+                           "llamacpp"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.endswith(f"{path}: changed 1 of 1 entry (llamacpp K=3: 2.83)\n")
+    assert "--spec-draft-n-max 3 --spec-synth-len 2.83 " in path.read_text()
+
+
+def test_master_config_framework_names_llamacpp():
+    from goldenal.lint.master import engine_of
+
+    assert engine_of("llamacpp") == engine_of("dynamo-llamacpp") == "llamacpp"

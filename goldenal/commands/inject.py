@@ -53,8 +53,9 @@ from goldenal.engines import ENGINES
 def configure(parser):
     parser.add_argument("files", nargs="+", metavar="FILE", help="serve config files")
     parser.add_argument("--framework", metavar="F",
-                        help="runner mode: dynamo-vllm, dynamo-sglang or dynamo-trtllm "
-                             "(else $FRAMEWORK); selection comes from the runner's environment")
+                        help="runner mode: dynamo-vllm, dynamo-sglang, dynamo-trtllm or an engine "
+                             "name (vllm, sglang, trtllm, atom, llamacpp; else $FRAMEWORK); "
+                             "selection comes from the runner's environment")
     parser.add_argument("--engine", choices=ENGINES, help="refuse files for another engine")
     # model, head, variant and K are read from the file; flags that contradict it are refused
     add_selection_arguments(parser, model_flag=True, k_required=False, thinking_required=False)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 _KEY_RE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z0-9_.-]+):(?:\s|$)")
 _ITEM_RE = re.compile(r"""^(\s*)-\s+["']?([A-Z][A-Z0-9_]*)=([^"'#]*)["']?\s*(?:#.*)?$""")
 _FRAMEWORK_ENGINE = {"vllm": "vllm", "sglang": "sglang", "trt": "trtllm", "trtllm": "trtllm",
-                     "atom": "atom"}
+                     "atom": "atom", "llamacpp": "llamacpp", "llama.cpp": "llamacpp"}
 
 
 @dataclass(frozen=True)
