@@ -21,6 +21,10 @@ What a cell records
   otherwise it lists the scrape pair (one window).
 * ``server_{on,off}_k{K}.json``: what the server said about itself.
 
+A cell whose requests all drafted and accepted exactly as many tokens is
+flagged: one replayed accept/reject sequence, not independent draws (see
+``_replay_warning``).
+
 The same prompts go out in the same order at every K (a paired design); the
 manifest records the prompt set's digest and a later ``measure`` into the same
 run refuses a different one.
@@ -924,6 +928,9 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                 cell_warnings.append(f"{where}, request {r.index} ({r.prompt}): the counters "
                                      f"moved by {r.draft_tokens} draft tokens, its timings "
                                      f"say draft_n {drafted}: other traffic reached the server")
+        replayed = _replay_warning(ok, where, seeded="seed" in body_extra)
+        if replayed:
+            cell_warnings.append(replayed)
         failed = len(records) - len(ok)
         if failed:
             cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed after "
@@ -970,6 +977,38 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                                 tuple(records), tuple(listed), per_request, wall,
                                 tuple(cell_warnings)))
     return MeasureResult(out, server, tuple(cells), tuple(warnings))
+
+
+def _replay_warning(ok, where, *, seeded):
+    """A warning when every request drafted and accepted exactly as many tokens.
+
+    Distinct prompts practically never agree to the token, but one seeded
+    accept/reject sequence replayed for every request does: llama-server
+    seeds its synthetic acceptance per request from the request's ``seed``,
+    else from the server's ``--seed`` (``server-schema.cpp`` defaults,
+    ``server-context.cpp``), so with a fixed ``--seed`` and no seed per request
+    every request replays the same draws.  Such requests are copies, not
+    independent units, and a request bootstrap over them has no spread.
+    Cells where every draft (or none) is accepted agree by construction and
+    are not flagged.
+    """
+    counts = set()
+    for r in ok:
+        timings = r.timings or {}
+        drafted = r.draft_tokens if r.draft_tokens is not None else timings.get("draft_n")
+        accepted = r.accepted if r.accepted is not None else timings.get("draft_n_accepted")
+        counts.add((r.drafts, drafted, accepted))
+    if len(ok) < 3 or len(counts) != 1:
+        return None
+    (_, drafted, accepted), = counts
+    if not (isinstance(drafted, int) and isinstance(accepted, int) and 0 < accepted < drafted):
+        return None
+    why = ("the same prompt sent repeatedly, or a server that ignores the request's seed"
+           if seeded else "a llama-server started with a fixed --seed replays one synthetic "
+           "accept/reject sequence for every request without a seed of its own; pass --seed "
+           "N so that request i carries N+i")
+    return (f"{where}: all {len(ok)} requests drafted {drafted} tokens and accepted "
+            f"{accepted}: one replayed sequence, not independent draws ({why})")
 
 
 def _sampling(body_extra):

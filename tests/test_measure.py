@@ -464,3 +464,39 @@ def test_request_records_round_trip(tmp_path_factory, steps_per_request):
     for o, accepted in zip(obs, steps_per_request):
         assert (o.drafts, o.accepted, o.k) == (len(accepted), sum(accepted), k)
         assert sum(o.accepted_per_position) == o.accepted
+
+
+@pytest.mark.parametrize("seed, why", [
+    (None, "a llama-server started with a fixed --seed replays one synthetic accept/reject "
+           "sequence for every request without a seed of its own; pass --seed N so that "
+           "request i carries N+i"),
+    (7, "the same prompt sent repeatedly, or a server that ignores the request's seed")])
+def test_identical_requests_are_flagged_as_one_replayed_sequence(server, tmp_path, seed, why):
+    # the stub's counts are a function of the prompt text, as a llama-server's synthetic
+    # draws are of the seed: one text four times is one sequence replayed four times
+    text = TEXTS[0]
+    steps, drafted, accepted, _ = counts(text, 3)
+    assert 0 < accepted < drafted
+    path = tmp_path / "same.jsonl"
+    path.write_text("".join(json.dumps({"id": f"r{i}", "prompt": text}) + "\n"
+                            for i in range(4)))
+    result = run(server, tmp_path / "run", str(path), seed=seed)
+    assert result.warnings == (f"thinking off, K=3: all 4 requests drafted {drafted} tokens "
+                               f"and accepted {accepted}: one replayed sequence, not "
+                               f"independent draws ({why})",)
+    assert result.cells[0].warnings == result.warnings
+
+
+def test_distinct_or_fully_accepted_requests_are_not_flagged(server, prompts, tmp_path):
+    assert run(server, tmp_path / "a", prompts).warnings == ()
+    from goldenal.measuring import RequestRecord, _replay_warning
+
+    def records(n, accepted):
+        return [RequestRecord(i, f"p{i}", "ok", 1, drafts=10, draft_tokens=30,
+                              accepted=accepted) for i in range(n)]
+
+    assert _replay_warning(records(5, 30), "cell", seeded=False) is None   # all accepted
+    assert _replay_warning(records(5, 0), "cell", seeded=False) is None    # none accepted
+    assert _replay_warning(records(2, 20), "cell", seeded=False) is None   # too few to tell
+    assert _replay_warning(records(3, 20), "cell", seeded=False).startswith(
+        "cell: all 3 requests drafted 30 tokens and accepted 20")

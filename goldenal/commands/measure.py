@@ -21,7 +21,11 @@ that restarts the server), or give a URL with {k} naming one server per K.
 Qualitative `coding` is loaded through `datasets` (pip install
 'goldenal[speedbench]').
 
-stdout: one line per cell (AL, steps, requests, failed).  The run directory
+stdout: one line per cell (AL, steps, requests, failed); stderr: warnings (other
+traffic on the server, failed requests, and requests that all drafted and
+accepted exactly as many tokens: one accept/reject sequence replayed, as a
+llama-server started with a fixed --seed does for requests without --seed).
+The run directory
 appears whole or not at all; a cell is added to an existing run atomically.
 Exit 0 measured, 1 a cell refused (counter reset mid-run, the server's K
 disagrees, every request failed), 2 unreachable server or bad input,
