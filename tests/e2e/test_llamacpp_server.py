@@ -5,12 +5,21 @@ The golden cell is the test curve ``tiny_draft`` (tests/data/golden-tiny/: AL
 is 2.83, the curve's per-position profile is [0.7, 0.65, 0.48] and the
 minimum-variance schedule [1, 0.83, 0].  Each test starts its own server with
 the knob as a user would write it (``goldenal emit`` / ``goldenal inject``),
-sends a few greedy completions between two ``/metrics`` scrapes and runs
-``goldenal verify`` on the run directory, as a user does.
+measures it with ``goldenal measure`` (streaming chat completions, a
+``/metrics`` scrape after every request) and runs ``goldenal verify`` on the
+run directory, as a user does.
+
+Every request carries its own ``seed`` (``--seed``: request i gets 1000 + i):
+llama-server seeds its synthetic acceptance per request from the request's
+seed, else the server's ``--seed``, and draws a fresh one only when neither
+is set (``tools/server/server-context.cpp``), so the requests are independent
+draws that repeat exactly from run to run.  ``--ignore-eos`` keeps a random
+model from stopping early.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,20 +29,19 @@ from pathlib import Path
 import pytest
 
 from .llama_server import free_port
-from .workload import measure_run, response_totals
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden-tiny"
 CELL = ["--k", "3", "--thinking", "on", "--golden-dir", str(GOLDEN)]
-IDENTITY = {"model": "goldenal-tiny", "draft": ["draft.gguf"], "method": "draft-simple",
-            "engine": {"name": "llamacpp"}, "simulated": True}
 K = 3
+PROMPTS = ("def fibonacci(n):", "// parse a CSV line in C\n", "SELECT name FROM users WHERE",
+           "#!/bin/sh\n# back up the home directory\n", "class Stack:\n    def push(self, x):")
 
 
 def goldenal(*args):
     script = shutil.which("goldenal", path=os.path.dirname(sys.executable))
     cmd = [script] if script else [sys.executable, "-m", "goldenal"]
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=600)
 
 
 def emit(*extra):
@@ -48,6 +56,28 @@ def verify(run, *extra):
 
 
 @pytest.fixture(scope="module")
+def prompts(tmp_path_factory):
+    """Ten prompts: the five above twice (each request has its own seed)."""
+    path = tmp_path_factory.mktemp("prompts") / "prompts.jsonl"
+    path.write_text("".join(json.dumps({"id": f"p{i}", "prompt": PROMPTS[i % len(PROMPTS)]})
+                            + "\n" for i in range(2 * len(PROMPTS))))
+    return path
+
+
+def measure(url, run, prompts, *, draft="draft.gguf", requests=10, max_tokens=400):
+    """One cell with ``goldenal measure`` as a user runs it; returns the run directory."""
+    done = goldenal("measure", url, "--out", run, "--model", "goldenal-tiny", "--draft", draft,
+                    "--method", "draft-simple", "--k", K, "--thinking", "on",
+                    "--prompts", prompts, "--requests", requests, "--max-tokens", max_tokens,
+                    "--ignore-eos", "--seed", 1000)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"thinking on  K={K}  AL ")
+    assert f"{requests} requests, 0 failed  per-request counts" in done.stdout
+    assert "warning" not in done.stderr, done.stderr
+    return run
+
+
+@pytest.fixture(scope="module")
 def golden():
     from goldenal.api import lookup
 
@@ -56,28 +86,36 @@ def golden():
     return value
 
 
-def _run(start_llama, tiny_models, tmp_path, extra=(), draft="draft"):
+def _run(start_llama, tiny_models, tmp_path, prompts, extra=(), draft="draft"):
     server = start_llama(target=tiny_models["target"], draft=tiny_models[draft], k=K,
                          extra=extra)
     try:
-        run = measure_run(server.url, tmp_path / "run", k=K, identity=IDENTITY)
+        run = measure(server.url, tmp_path / "run", prompts)
     finally:
         server.stop()
     return run, server.log.read_text(errors="replace")
 
 
+def _records(run):
+    return [json.loads(line) for line in (run / "requests_on_k3.jsonl").read_text()
+            .splitlines()]
+
+
 def _counts(run):
+    """(steps, drafted, accepted, accepted per position) over the run's requests."""
     from goldenal.readers import load_run
 
-    (obs,) = load_run(run).observations()
-    return obs
+    obs = load_run(run).observations()
+    per_pos = [sum(o.accepted_per_position[i] for o in obs) for i in range(K)]
+    return (sum(o.drafts for o in obs), sum(o.draft_tokens for o in obs),
+            sum(o.accepted for o in obs), per_pos)
 
 
 def test_distribution_pin_realises_the_curve_profile(start_llama, tiny_models, tmp_path,
-                                                     golden):
+                                                     prompts, golden):
     args, note = emit("--distribution")
     assert (args, note) == (["--spec-synth-rates", "0.7,0.65,0.48"], "")
-    run, log = _run(start_llama, tiny_models, tmp_path, args)
+    run, log = _run(start_llama, tiny_models, tmp_path, prompts, args)
     # the server states the schedule it draws from (common/speculative.cpp)
     assert "synthetic acceptance: n_max = 3, mean length = 2.830000, rates = [0.7, 0.65, 0.48]" \
         in log
@@ -89,33 +127,37 @@ def test_distribution_pin_realises_the_curve_profile(start_llama, tiny_models, t
 
     result = verify_run(run, golden, profile=[0.7, 0.65, 0.48])
     assert result.hit and result.mean_hit and result.profile_ok and result.engine == "llamacpp"
-    # the window is the server's own counters, and agrees with its per-response timings
-    obs = _counts(run)
-    drafted, accepted = response_totals(run)
-    assert (obs.draft_tokens, obs.accepted) == (drafted, accepted)
-    assert result.realized_al == 1 + obs.accepted / obs.drafts
-    assert sum(obs.accepted_per_position) == obs.accepted and result.steps == obs.drafts > 1000
+    # every request's counts are the server's counters around it, and agree with the
+    # per-response timings it sent
+    for record in _records(run):
+        assert record["counts_from"] == "counter deltas around the request (concurrency 1)"
+        assert (record["draft_tokens"], record["accepted"]) == (
+            record["timings"]["draft_n"], record["timings"]["draft_n_accepted"])
+    steps, _, accepted, per_pos = _counts(run)
+    assert result.realized_al == 1 + accepted / steps
+    assert sum(per_pos) == accepted and result.steps == steps > 1000
 
 
-def test_min_variance_rates_pass_the_default_verify(start_llama, tiny_models, tmp_path):
+def test_min_variance_rates_pass_the_default_verify(start_llama, tiny_models, tmp_path,
+                                                    prompts):
     args, _ = emit("--distribution", "min-variance")
     assert args == ["--spec-synth-rates", "1,0.83,0"]
-    run, _ = _run(start_llama, tiny_models, tmp_path, args)
+    run, _ = _run(start_llama, tiny_models, tmp_path, prompts, args)
     done = verify(run)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("per-position profile matches the min-variance schedule")
-    obs = _counts(run)
+    steps, _, _, per_pos = _counts(run)
     # exactly the schedule's support: every step accepts one or two drafts, never three
-    assert obs.accepted_per_position[0] == obs.drafts and obs.accepted_per_position[2] == 0
+    assert per_pos[0] == steps and per_pos[2] == 0
 
 
 def test_bare_length_hits_the_mean_on_another_schedule(start_llama, tiny_models, tmp_path,
-                                                       golden):
+                                                       prompts, golden):
     args, note = emit()
     assert args == ["--spec-synth-len", "2.83"]
     assert note.startswith("note: llama.cpp realises --spec-synth-len 2.83 at K=3 as a "
                            "geometric schedule (survival [0.772, 0.597, 0.461])")
-    run, log = _run(start_llama, tiny_models, tmp_path, args)
+    run, log = _run(start_llama, tiny_models, tmp_path, prompts, args)
     assert "rates = [0.772442, 0.596667, 0.460891]" in log
     done = verify(run)
     assert done.returncode == 1 and done.stdout.startswith("missed: "), done.stdout
@@ -132,9 +174,8 @@ def test_bare_length_hits_the_mean_on_another_schedule(start_llama, tiny_models,
                     "geometric").returncode == 0
 
 
-def test_server_without_the_knob_is_real_acceptance(llama_server, tmp_path):
-    run = measure_run(llama_server.url, tmp_path / "run", k=K, requests=5,
-                      identity={**IDENTITY, "draft": ["noisy.gguf"], "simulated": False})
+def test_server_without_the_knob_is_real_acceptance(llama_server, tmp_path, prompts):
+    run = measure(llama_server.url, tmp_path / "run", prompts, draft="noisy.gguf", requests=5)
     done = verify(run)
     assert done.returncode == 1 and done.stdout.startswith("missed: "), done.stdout
     assert "decays smoothly like real acceptance: the synthetic-acceptance knob was silently " \
@@ -154,7 +195,7 @@ exec llama-server --model "$MODELS/target.gguf" --host 127.0.0.1 --port "$PORT" 
 """
 
 
-def test_inject_then_run_the_script(start_llama, tiny_models, llama_root, tmp_path):
+def test_inject_then_run_the_script(start_llama, tiny_models, llama_root, tmp_path, prompts):
     script = tmp_path / "serve.sh"
     script.write_text(SCRIPT)
     done = goldenal("inject", script, "--thinking", "on", "--golden-dir", GOLDEN,
@@ -169,7 +210,7 @@ def test_inject_then_run_the_script(start_llama, tiny_models, llama_root, tmp_pa
            "PATH": f"{llama_root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
     server = start_llama(["bash", str(script)], port=port, env=env)
     try:
-        run = measure_run(server.url, tmp_path / "run", k=K, identity=IDENTITY)
+        run = measure(server.url, tmp_path / "run", prompts)
     finally:
         server.stop()
     done = verify(run)
