@@ -215,3 +215,30 @@ def test_inject_then_run_the_script(start_llama, tiny_models, llama_root, tmp_pa
         server.stop()
     done = verify(run)
     assert done.returncode == 0 and done.stdout.startswith("hit: "), done.stdout
+
+
+def test_a_fixed_server_seed_replays_one_sequence_and_measure_says_so(start_llama, tiny_models,
+                                                                      tmp_path, prompts):
+    """llama-server --seed 42 and requests without a seed: every request draws the same."""
+    server = start_llama(target=tiny_models["target"], draft=tiny_models["draft"], k=K,
+                         extra=["--spec-synth-len", "2.83", "--seed", "42"])
+    common = ["--model", "goldenal-tiny", "--draft", "draft.gguf", "--k", K, "--thinking", "on",
+              "--prompts", prompts, "--requests", 4, "--max-tokens", 100, "--ignore-eos"]
+    try:
+        replayed = goldenal("measure", server.url, "--out", tmp_path / "replayed", *common)
+        seeded = goldenal("measure", server.url, "--out", tmp_path / "seeded", *common,
+                          "--seed", 1000)
+    finally:
+        server.stop()
+    assert replayed.returncode == 0, replayed.stderr
+    counts = {(r["drafts"], r["draft_tokens"], r["accepted"])
+              for r in _records(tmp_path / "replayed")}
+    assert len(counts) == 1
+    (_, drafted, accepted), = counts
+    assert (f"warning: thinking on, K=3: all 4 requests drafted {drafted} tokens and accepted "
+            f"{accepted}: one replayed sequence, not independent draws (a llama-server started "
+            "with a fixed --seed replays") in replayed.stderr
+    # a seed per request (measure --seed) makes them independent draws again
+    assert seeded.returncode == 0 and "warning" not in seeded.stderr, seeded.stderr
+    assert len({(r["draft_tokens"], r["accepted"])
+                for r in _records(tmp_path / "seeded")}) > 1
