@@ -15,7 +15,9 @@ What a cell records
   usage, the engine's timings such as llama.cpp's ``draft_n`` /
   ``draft_n_accepted``, latency) and, where they exist, the request's own
   counts: the engine's per-request metrics (vLLM's
-  ``metrics.speculative_decoding``), or at concurrency 1 the counter deltas
+  ``metrics.speculative_decoding``; SGLang's ``meta_info``, for which requests
+  to SGLang go out non-streaming, see ``_transport``), or at concurrency 1 the
+  counter deltas
   around the request (one scrape between consecutive requests).  With counts
   per request the cell lists this file, so ``fit`` resamples whole requests;
   otherwise it lists the scrape pair (one window).
@@ -479,6 +481,91 @@ async def _stream_once(client, body, timeout):
             "timings": timings, "spec": spec}
 
 
+def _transport(engine):
+    """How requests go out: streaming with usage, except for SGLang.
+
+    SGLang's OpenAI server returns a request's speculative counts only in
+    ``choices[i].meta_info`` of a non-streaming answer to ``return_meta_info``,
+    and refuses ``return_meta_info`` on a stream
+    (``python/sglang/srt/entrypoints/openai/serving_chat.py``,
+    ``_convert_to_internal_request`` / ``_build_chat_response``); its
+    ``/metrics`` has only the ``sglang:spec_accept_length`` gauge, no counts.
+    """
+    if engine == "sglang":
+        return {"stream": False, "return_meta_info": True}
+    return {"stream": True, "stream_options": {"include_usage": True}}
+
+
+async def _complete_once(client, body, timeout):
+    """Send one non-streaming chat completion; what it said, or raise _Failed."""
+    import httpx
+
+    t0 = time.perf_counter()
+    try:
+        r = await client.post("/v1/chat/completions", json=body, timeout=timeout)
+    except httpx.TimeoutException:
+        raise _Failed(f"timed out after {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise _Failed(f"{type(exc).__name__}: {exc}") from None
+    if r.status_code != 200:
+        raise _Failed(f"HTTP {r.status_code}: {' '.join(r.text.split())[:200]}")
+    doc = _json(r.text)
+    choices = doc.get("choices") if isinstance(doc, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _Failed(f"not a chat completion: {r.text[:80]!r}")
+    if not choices[0].get("finish_reason"):
+        raise _Failed("the completion did not finish")
+    meta = choices[0].get("meta_info")
+    usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else None
+    return {"seconds": time.perf_counter() - t0, "ttft": None, "usage": usage,
+            "timings": None, "spec": None,
+            "meta_info": meta if isinstance(meta, dict) else None}
+
+
+# SGLang's meta_info spellings of (accepted drafts, proposed drafts), newest first:
+# spec_num_correct_drafts / spec_num_proposed_drafts (read by
+# entrypoints/openai/usage_processor.py), spec_accept_token_num / spec_draft_token_num
+# (earlier tokenizer_manager.py); spec_verify_ct is the number of verification steps.
+_SGLANG_DRAFT_KEYS = (("spec_num_correct_drafts", "spec_num_proposed_drafts"),
+                      ("spec_accept_token_num", "spec_draft_token_num"))
+
+
+def _sglang_counts(meta, k):
+    """Per-request counts from SGLang's ``meta_info``, or None.
+
+    Steps are ``spec_verify_ct``; accepted drafts its accepted-draft count, or,
+    where a release reports none, ``completion_tokens - spec_verify_ct`` (SGLang's
+    own ``spec_accept_length`` is ``completion_tokens / spec_verify_ct``).
+    ``spec_accept_histogram`` (steps by drafts accepted, 0..K) gives the
+    accepted drafts per position.
+    """
+    def count(key):
+        value = meta.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) \
+            and value >= 0 else None
+
+    steps = count("spec_verify_ct")
+    if not steps:
+        return None
+    accepted = proposed = None
+    for accepted_key, proposed_key in _SGLANG_DRAFT_KEYS:
+        if count(accepted_key) is not None:
+            accepted, proposed = count(accepted_key), count(proposed_key)
+            break
+    if accepted is None:
+        tokens = count("completion_tokens")
+        if tokens is None or tokens < steps:
+            return None
+        accepted = tokens - steps
+    per_pos = None
+    hist = meta.get("spec_accept_histogram")
+    if isinstance(hist, list) and len(hist) == k + 1 and all(
+            isinstance(h, int) and h >= 0 for h in hist) and sum(hist) == steps \
+            and sum(i * h for i, h in enumerate(hist)) == accepted:
+        per_pos = tuple(sum(hist[i + 1:]) for i in range(k))
+    return steps, proposed, accepted, per_pos
+
+
 def _engine_counts(spec, k):
     """Per-request counts from vLLM's ``metrics.speculative_decoding``, or None."""
     if not isinstance(spec, dict):
@@ -553,15 +640,15 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     async def one(i):
         prompt = prompts[i]
         body = {"model": server.models[0] if server.models else "default",
-                "messages": prompt.payload(), "stream": True,
-                "stream_options": {"include_usage": True}, **body_extra}
+                "messages": prompt.payload(), **_transport(server.engine), **body_extra}
         if "seed" in body:
             body["seed"] += i
         error, got, attempts = None, None, 0
         for attempt in range(retries + 1):
             attempts = attempt + 1
             try:
-                got = await _stream_once(client, body, timeout)
+                got = await (_stream_once(client, body, timeout) if body["stream"]
+                             else _complete_once(client, body, timeout))
                 error = None
                 break
             except _Failed as exc:
@@ -572,6 +659,9 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         if got is not None and got["spec"] is not None:
             counts = _engine_counts(got["spec"], k)
             counts_from = "engine per-request metrics" if counts else None
+        elif got is not None and got.get("meta_info") is not None:
+            counts = _sglang_counts(got["meta_info"], k)
+            counts_from = "SGLang per-request meta_info" if counts else None
         # a scrape after every request: a restart shows as a counter going down even when
         # later traffic would carry the counters past their old values by the end
         async with scrape_lock:
@@ -916,6 +1006,16 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
         if engine_k is not None and engine_k != k:
             raise MeasureError(f"{where}: the server drafted {engine_k} positions per step "
                                f"(its per-position counters), not K={k}; nothing written")
+        counted = [r for r in ok if r.drafts is not None]
+        window_counted = bool(drafts)
+        if not drafts and len(counted) == len(ok) and any(r.drafts for r in ok):
+            # no counters on /metrics (SGLang): the cell is the sum of its requests
+            drafts = sum(r.drafts for r in ok)
+            accepted = sum(r.accepted for r in ok)
+            tokens = (sum(r.draft_tokens for r in ok)
+                      if all(r.draft_tokens is not None for r in ok) else None)
+            per_pos = (tuple(map(sum, zip(*(r.accepted_per_position for r in ok))))
+                       if all(r.accepted_per_position is not None for r in ok) else None)
         if not drafts:
             raise MeasureError(f"{where}: the server's speculative counters did not move "
                                "(speculative decoding off, or no counters on /metrics); "
@@ -936,9 +1036,8 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed after "
                                  f"{retries} retries; recorded as failed")
         tag = f"{thinking}_k{k}"
-        counted = [r for r in ok if r.drafts is not None]
         per_request = len(counted) == len(ok) and any(r.drafts for r in ok)
-        if per_request:
+        if per_request and window_counted:
             total = sum(r.drafts for r in records if r.drafts is not None)
             if total != drafts:
                 cell_warnings.append(f"{where}: per-request steps sum to {total}, the window "

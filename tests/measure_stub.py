@@ -5,7 +5,11 @@ an ``engine`` label per data-parallel rank and ``_created`` samples,
 ``/version``) or like llama.cpp's ``llama-server`` (``owned_by: llamacpp``,
 ``llamacpp:spec_decode_*`` counters without labels, a per-position family that
 appears only after the first speculative request, ``/props``, ``timings`` with
-``draft_n``/``draft_n_accepted`` in the last chunk).  Shapes follow
+``draft_n``/``draft_n_accepted`` in the last chunk) or like SGLang (``owned_by:
+sglang``, only the ``sglang:spec_accept_length`` gauge on ``/metrics``,
+``/get_server_info``, per-request counts in ``choices[0].meta_info`` of a
+non-streaming answer to ``return_meta_info``, which a stream refuses; SGLang
+``python/sglang/srt/entrypoints/openai/serving_chat.py``).  Shapes follow
 vLLM ``vllm/v1/spec_decode/metrics.py`` (FORMATS.md section 2) and llama.cpp
 ``tools/server/server-task.cpp`` / ``server-common.cpp`` (llama.cpp vendored in
 llama-cpp-python 0.3.36).
@@ -49,6 +53,8 @@ class StubServer:
         self.delay = 0.0        # seconds per streamed chunk
         self.reset_after = None  # restart (counters to zero) after this many completions
         self.metrics_enabled = True
+        # SGLang meta_info spelling of (accepted, proposed) drafts; None: neither (older)
+        self.meta_keys = ("spec_accept_token_num", "spec_draft_token_num")
         self.requests_seen = []
         self._zero()
         self.completed = 0
@@ -74,6 +80,12 @@ class StubServer:
     # ------------------------------------------------------------------ expositions
     def metrics_text(self):
         with self.lock:
+            if self.engine == "sglang":
+                c = self.c[0]
+                mean = 1 + c["accepted"] / c["drafts"] if c["drafts"] else 0.0
+                return ("# HELP sglang:spec_accept_length The average acceptance length of "
+                        "speculative decoding.\n# TYPE sglang:spec_accept_length gauge\n"
+                        f'sglang:spec_accept_length{{model_name="stub/m"}} {mean}\n')
             if self.engine == "llamacpp":
                 c = self.c[0]
                 out = []
@@ -115,6 +127,37 @@ class StubServer:
                                f'position="{i}"}} {float(self.c[e]["pos"][i])}')
             return "\n".join(out) + "\n"
 
+    def _count(self, text):
+        steps, draft_tokens, acc, per_pos = counts(text, self.k)
+        with self.lock:
+            c = self.c[self.completed % self.dp]
+            c["drafts"] += steps
+            c["tokens"] += draft_tokens
+            c["accepted"] += acc
+            c["pos"] = [x + y for x, y in zip(c["pos"], per_pos)]
+            self.pos_seen = True
+            self.completed += 1
+            if self.reset_after is not None and self.completed == self.reset_after:
+                self._zero()
+        return steps, draft_tokens, acc, per_pos
+
+    def complete(self, text):
+        """A non-streaming SGLang answer with ``meta_info``."""
+        accepted = plan(text, self.k)
+        steps, draft_tokens, acc, _ = self._count(text)
+        tokens = sum(a + 1 for a in accepted)
+        meta = {"id": "stub", "finish_reason": {"type": "length", "length": tokens},
+                "prompt_tokens": 7, "completion_tokens": tokens, "spec_verify_ct": steps,
+                "spec_accept_length": tokens / steps,
+                "spec_accept_histogram": [accepted.count(i) for i in range(self.k + 1)]}
+        if self.meta_keys:
+            meta[self.meta_keys[0]], meta[self.meta_keys[1]] = acc, draft_tokens
+        return {"id": "stub", "object": "chat.completion", "model": "stub/m", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "x" * tokens},
+             "finish_reason": "length", "meta_info": meta}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": tokens,
+                      "total_tokens": 7 + tokens}}
+
     # ------------------------------------------------------------------ handler
     def _handler(self):
         stub = self
@@ -148,7 +191,7 @@ class StubServer:
 
             def do_GET(self):
                 if self.path == "/v1/models":
-                    owner = "llamacpp" if stub.engine == "llamacpp" else "vllm"
+                    owner = stub.engine
                     return self._json(200, {"object": "list", "data": [
                         {"id": "stub/m", "object": "model", "owned_by": owner}]})
                 if self.path == "/metrics":
@@ -167,6 +210,11 @@ class StubServer:
                             "speculative.types": "draft-simple"}, "n_ctx": 4096},
                         "total_slots": 1, "model_path": "/models/target.gguf",
                         "build_info": "b1-stub", "endpoint_metrics": True})
+                if self.path == "/get_server_info" and stub.engine == "sglang":
+                    return self._json(200, {"version": "0.5.16",
+                                            "speculative_algorithm": "EAGLE3",
+                                            "speculative_num_steps": stub.k,
+                                            "speculative_eagle_topk": 1})
                 if self.path == "/version" and stub.engine == "vllm":
                     return self._json(200, {"version": "0.20.1"})
                 return self._json(404, {"error": "not found"})
@@ -187,6 +235,12 @@ class StubServer:
                         stub.truncate[text] = cut - 1
                 if left:
                     return self._json(500, {"error": {"message": "injected failure"}})
+                if stub.engine == "sglang" and body.get("return_meta_info"):
+                    if body.get("stream"):
+                        return self._json(400, {"object": "error", "message": (
+                            "return_meta_info is not supported with streaming. Please set "
+                            "stream=false when using return_meta_info=true.")})
+                    return self._json(200, stub.complete(text))
                 accepted = plan(text, stub.k)
                 t0 = time.perf_counter()
                 self.send_response(200)
@@ -209,18 +263,7 @@ class StubServer:
                         time.sleep(stub.delay)
                     if cut:
                         return  # connection closes mid-stream
-                steps, draft_tokens, acc, per_pos = counts(text, stub.k)
-                with stub.lock:
-                    engine = stub.completed % stub.dp
-                    c = stub.c[engine]
-                    c["drafts"] += steps
-                    c["tokens"] += draft_tokens
-                    c["accepted"] += acc
-                    c["pos"] = [x + y for x, y in zip(c["pos"], per_pos)]
-                    stub.pos_seen = True
-                    stub.completed += 1
-                    if stub.reset_after is not None and stub.completed == stub.reset_after:
-                        stub._zero()
+                steps, draft_tokens, acc, per_pos = stub._count(text)
                 final = {"object": "chat.completion.chunk", "choices": [
                     {"index": 0, "delta": {}, "finish_reason": "length"}]}
                 if stub.engine == "llamacpp":

@@ -500,3 +500,51 @@ def test_distinct_or_fully_accepted_requests_are_not_flagged(server, prompts, tm
     assert _replay_warning(records(2, 20), "cell", seeded=False) is None   # too few to tell
     assert _replay_warning(records(3, 20), "cell", seeded=False).startswith(
         "cell: all 3 requests drafted 30 tokens and accepted 20")
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.parametrize("server", [("sglang", 3, 1)], indirect=True)
+def test_sglang_per_request_meta_info(server, prompts, tmp_path, concurrency):
+    """SGLang: non-streaming requests with return_meta_info, counts per request at any
+    concurrency; its /metrics has only a gauge, so the cell is the sum of its requests."""
+    result = run(server, tmp_path / "run", prompts, concurrency=concurrency)
+    assert result.server.engine == "sglang" and result.server.version == "0.5.16"
+    assert result.server.speculative["speculative_num_steps"] == 3
+    assert all(not b["stream"] and b["return_meta_info"] for b in server.requests_seen)
+    cell, = result.cells
+    steps, accepted, per_pos = expected(TEXTS, 3)
+    assert (cell.drafts, cell.accepted, cell.accepted_per_position) == (steps, accepted, per_pos)
+    assert cell.per_request and result.warnings == ()
+    for record, text in zip(cell.requests, TEXTS):
+        d, t, a, pp = counts(text, 3)
+        assert (record.drafts, record.draft_tokens, record.accepted,
+                record.accepted_per_position) == (d, t, a, tuple(pp))
+        assert record.counts_from == "SGLang per-request meta_info" and record.ttft is None
+    summary, = goldenal.load_run(tmp_path / "run").summary().cells
+    assert (summary.steps, summary.accepted, summary.windows) == (steps, accepted, len(TEXTS))
+    assert summary.engine == "sglang"
+
+
+@pytest.mark.parametrize("server", [("sglang", 3, 1)], indirect=True)
+@pytest.mark.parametrize("keys", [("spec_num_correct_drafts", "spec_num_proposed_drafts"), None])
+def test_sglang_meta_info_spellings(server, prompts, tmp_path, keys):
+    server.meta_keys = keys
+    cell, = run(server, tmp_path / "run", prompts, requests=3).cells
+    for record, text in zip(cell.requests, TEXTS):
+        d, t, a, _ = counts(text, 3)
+        # without a draft count (older releases) the accepted drafts are tokens - steps
+        assert (record.drafts, record.draft_tokens, record.accepted) == (
+            d, t if keys else None, a)
+
+
+def test_sglang_counts_refuse_what_does_not_add_up():
+    from goldenal.measuring import _sglang_counts
+
+    meta = {"spec_verify_ct": 4, "spec_accept_token_num": 5, "spec_draft_token_num": 12,
+            "spec_accept_histogram": [1, 1, 1, 1], "completion_tokens": 9}
+    assert _sglang_counts(meta, 3) == (4, 12, 5, None)        # 0+1+2+3 = 6 != 5
+    assert _sglang_counts({**meta, "spec_accept_histogram": [1, 2, 0, 1]}, 3) == (
+        4, 12, 5, (3, 1, 1))
+    assert _sglang_counts({**meta, "spec_verify_ct": 0}, 3) is None
+    assert _sglang_counts({"spec_verify_ct": 4, "completion_tokens": 3}, 3) is None
+    assert _sglang_counts({"spec_verify_ct": True, "completion_tokens": 3}, 3) is None

@@ -6,8 +6,9 @@ concurrency), scrapes /metrics before the workload and after every request
 ingest, fit, diff and verify read.  The engine is detected from the server
 (/metrics prefixes, /v1/models, /props, /get_server_info, /version).  At
 --concurrency 1 the scrapes between requests give every request its own
-counts, so fit can resample whole requests.  The same prompts go out in the
-same order at every K.
+counts, so fit can resample whole requests; SGLang answers with its own
+per-request meta_info (requests to it go out non-streaming) at any
+concurrency.  The same prompts go out in the same order at every K.
 
     goldenal measure http://127.0.0.1:8080 --out runs/tiny --model tiny-llama \\
         --draft tiny-llama-draft --k 3 --thinking off --prompts prompts.jsonl
