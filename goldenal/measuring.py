@@ -1016,6 +1016,11 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                       if all(r.draft_tokens is not None for r in ok) else None)
             per_pos = (tuple(map(sum, zip(*(r.accepted_per_position for r in ok))))
                        if all(r.accepted_per_position is not None for r in ok) else None)
+        if not drafts and server.engine == "sglang":
+            raise MeasureError(f"{where}: SGLang answered without per-request counts "
+                               "(choices[0].meta_info.spec_verify_ct) and its /metrics has "
+                               "only a mean: speculative decoding off, or a release without "
+                               "return_meta_info; nothing written")
         if not drafts:
             raise MeasureError(f"{where}: the server's speculative counters did not move "
                                "(speculative decoding off, or no counters on /metrics); "

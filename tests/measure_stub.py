@@ -55,6 +55,7 @@ class StubServer:
         self.metrics_enabled = True
         # SGLang meta_info spelling of (accepted, proposed) drafts; None: neither (older)
         self.meta_keys = ("spec_accept_token_num", "spec_draft_token_num")
+        self.send_meta = True   # False: an SGLang without meta_info in its answers
         self.requests_seen = []
         self._zero()
         self.completed = 0
@@ -154,7 +155,7 @@ class StubServer:
             meta[self.meta_keys[0]], meta[self.meta_keys[1]] = acc, draft_tokens
         return {"id": "stub", "object": "chat.completion", "model": "stub/m", "choices": [
             {"index": 0, "message": {"role": "assistant", "content": "x" * tokens},
-             "finish_reason": "length", "meta_info": meta}],
+             "finish_reason": "length", **({"meta_info": meta} if self.send_meta else {})}],
             "usage": {"prompt_tokens": 7, "completion_tokens": tokens,
                       "total_tokens": 7 + tokens}}
 

@@ -548,3 +548,13 @@ def test_sglang_counts_refuse_what_does_not_add_up():
     assert _sglang_counts({**meta, "spec_verify_ct": 0}, 3) is None
     assert _sglang_counts({"spec_verify_ct": 4, "completion_tokens": 3}, 3) is None
     assert _sglang_counts({"spec_verify_ct": True, "completion_tokens": 3}, 3) is None
+
+
+@pytest.mark.parametrize("server", [("sglang", 3, 1)], indirect=True)
+def test_sglang_without_meta_info_is_refused_with_the_reason(server, prompts, tmp_path):
+    server.send_meta = False
+    with pytest.raises(MeasureError, match=r"thinking off, K=3: SGLang answered without "
+                                           r"per-request counts \(choices\[0\]\.meta_info\."
+                                           r"spec_verify_ct\)"):
+        run(server, tmp_path / "run", prompts, requests=2)
+    assert not (tmp_path / "run").exists()
