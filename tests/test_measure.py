@@ -558,3 +558,43 @@ def test_sglang_without_meta_info_is_refused_with_the_reason(server, prompts, tm
                                            r"spec_verify_ct\)"):
         run(server, tmp_path / "run", prompts, requests=2)
     assert not (tmp_path / "run").exists()
+
+
+@settings(max_examples=200, deadline=None)
+@given(k=st.integers(1, 6), data=st.data())
+def test_sglang_counts_from_a_histogram_match_a_naive_count(k, data):
+    from goldenal.measuring import _sglang_counts
+
+    hist = data.draw(st.lists(st.integers(0, 50), min_size=k + 1, max_size=k + 1)
+                     .filter(lambda h: sum(h) > 0))
+    steps = sum(hist)
+    accepted = sum(i * h for i, h in enumerate(hist))
+    meta = {"spec_verify_ct": steps, "spec_num_correct_drafts": accepted,
+            "spec_num_proposed_drafts": k * steps, "spec_accept_histogram": hist,
+            "completion_tokens": steps + accepted}
+    # naive: a step that accepted n drafts accepted positions 0..n-1
+    naive = [0] * k
+    for n, h in enumerate(hist):
+        for i in range(n):
+            naive[i] += h
+    assert _sglang_counts(meta, k) == (steps, k * steps, accepted, tuple(naive))
+    # without any draft count the accepted drafts come from the tokens, the same number
+    older = {key: meta[key] for key in ("spec_verify_ct", "completion_tokens")}
+    assert _sglang_counts(older, k) == (steps, None, accepted, None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(meta=st.dictionaries(st.sampled_from(
+    ["spec_verify_ct", "spec_accept_token_num", "spec_draft_token_num", "completion_tokens",
+     "spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_accept_histogram"]),
+    st.one_of(st.none(), st.booleans(), st.integers(-5, 50), st.floats(), st.text(max_size=3),
+              st.lists(st.one_of(st.integers(-2, 9), st.floats()), max_size=5))),
+    k=st.integers(1, 4))
+def test_sglang_counts_never_raise_on_junk(meta, k):
+    from goldenal.measuring import _sglang_counts
+
+    got = _sglang_counts(meta, k)
+    if got is not None:
+        steps, _, accepted, per_pos = got
+        assert steps > 0 and accepted >= 0
+        assert per_pos is None or (len(per_pos) == k and sum(per_pos) == accepted)
