@@ -39,6 +39,25 @@ def is_own_report(data):
     return bool(_OWN_JSON.match(head) or _OWN_GITHUB.match(head) or _OWN_TEXT.match(head))
 
 
+_NAMES = []
+
+
+def mentions(data):
+    """True when ``data`` names a synthetic knob, a speculative setting or a suppression.
+
+    One Aho-Corasick pass (:mod:`ahocorasick_rs`, SIMD-accelerated) over the
+    bytes for every name at once: the same answer as testing each name in
+    turn, several times faster on the bulk of a tree that mentions none.
+    """
+    if not _NAMES:
+        import ahocorasick_rs
+
+        _NAMES.append(ahocorasick_rs.BytesAhoCorasick(
+            ev.KNOB_BYTES + ev.SPEC_BYTES + (b"goldenal:",),
+            matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST))
+    return bool(_NAMES[0].find_matches_as_indexes(data))
+
+
 class WalkStats:
     """Counts the walk keeps for the summary line."""
 
@@ -187,7 +206,9 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         try:
             fd = os.open(p, os.O_RDONLY)
             try:
-                data = os.read(fd, MAX_BYTES + 1)
+                # sized to the file: a buffer of MAX_BYTES per file costs more than the read
+                size = os.fstat(fd).st_size
+                data = os.read(fd, min(size, MAX_BYTES) + 1)
             finally:
                 os.close(fd)
         except OSError as exc:
@@ -196,12 +217,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         if overlay:
             data = overlay.get(os.path.realpath(p), data)
         stats.read += 1
-        # a few cheap gates first: most files mention none of them
-        # (every TensorRT-LLM config with max_draft_len also says speculative_config;
-        # llama.cpp spells its flags spec-synth-* / spec-draft-*)
-        if not (b"_ACC" in data or b"acceptance" in data or b"speculative" in data
-                or b"goldenal:" in data or b"spec-synth" in data or b"SPEC_SYNTH" in data
-                or b"spec-draft" in data):
+        # one pass over the bytes for every name at once; most files mention none
+        if not mentions(data):
             return
         has_knob = any(b in data for b in ev.KNOB_BYTES)
         has_spec = has_knob or any(b in data for b in ev.SPEC_BYTES)

@@ -1,0 +1,105 @@
+"""The audit's byte prefilters change nothing but the time: findings identical with and without.
+
+Every shortcut taken before a file is decoded or parsed (the one-pass search
+for knob and setting names in :mod:`goldenal.lint.walk`) is switched off here
+and the whole audit compared, over every test fixture and over the
+InferenceX-shaped tree that ``benchmarks/audit_vs_grep.py`` measures.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from goldenal.lint import audit_report
+from goldenal.lint import evidence as ev
+from goldenal.lint import walk
+
+HERE = os.path.dirname(__file__)
+DATA = os.path.join(HERE, "data")
+ROOT = os.path.dirname(HERE)
+NAMES = ev.KNOB_BYTES + ev.SPEC_BYTES + (b"goldenal:",)
+
+
+def _naive(data):
+    return any(name in data for name in NAMES)
+
+
+def _report(root):
+    r = audit_report([str(root)], settings=False)
+    return r.findings, r.files_read, r.configs_checked, r.skipped
+
+
+def _without_prefilters(monkeypatch):
+    monkeypatch.setattr(walk, "mentions", lambda data: True)
+
+
+@pytest.fixture(scope="module")
+def recipe_tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ix") / "tree"
+    subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "make_recipe_tree.py"),
+                    str(root)], check=True, stdout=subprocess.DEVNULL)
+    return root
+
+
+def _files(root):
+    for base, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            with open(os.path.join(base, name), "rb") as fh:
+                yield os.path.join(base, name), fh.read()
+
+
+def test_one_pass_search_answers_as_each_name_in_turn(recipe_tree):
+    seen = 0
+    for root in (DATA, recipe_tree):
+        for path, data in _files(root):
+            assert walk.mentions(data) is _naive(data), path
+            seen += 1
+    assert seen > 1400
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(st.binary(max_size=40), st.sampled_from(NAMES),
+                          st.sampled_from(NAMES).map(lambda n: n[:-1]),
+                          st.sampled_from(NAMES).map(lambda n: n[1:])), max_size=8))
+def test_one_pass_search_property(parts):
+    # names cut short by a byte, overlapping and back to back, among arbitrary bytes
+    data = b"".join(parts)
+    assert walk.mentions(data) is _naive(data)
+
+
+@pytest.mark.parametrize("sub", sorted(os.listdir(DATA)))
+def test_fixtures_audit_the_same_without_prefilters(sub, monkeypatch):
+    root = os.path.join(DATA, sub)
+    if not os.path.isdir(root):
+        pytest.skip("not a directory")
+    fast = _report(root)
+    _without_prefilters(monkeypatch)
+    assert _report(root) == fast
+
+
+def test_recipe_tree_audits_the_same_without_prefilters(recipe_tree, monkeypatch):
+    fast = _report(recipe_tree)
+    assert len(fast[0]) > 1000
+    _without_prefilters(monkeypatch)
+    assert _report(recipe_tree) == fast
+
+
+def test_llamacpp_env_only_spec_config_is_read(tmp_path):
+    # the first cheap gate knew llama.cpp only by its flags (spec-draft-*), so an agentic
+    # launcher configured through LLAMA_ARG_SPEC_DRAFT_* alone was never opened
+    script = tmp_path / "benchmarks" / "single_node" / "agentic" / "qwen3_llamacpp.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/usr/bin/env bash\n"
+                      "export LLAMA_ARG_SPEC_DRAFT_N_MAX=3\n"
+                      "llama-server -m /models/Qwen3-8B-Q4_K_M.gguf "
+                      "-md /models/Qwen3-0.6B-Q8_0.gguf --port 8000 &\n"
+                      "python3 -m sglang.bench_serving --backend llama.cpp --port 8000\n")
+    r = audit_report([str(tmp_path)], settings=False)
+    assert [(f.code, f.path, f.line) for f in r.findings] == [
+        ("GAL301", "benchmarks/single_node/agentic/qwen3_llamacpp.sh", 2)]
+    assert r.configs_checked == 1
