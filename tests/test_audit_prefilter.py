@@ -28,13 +28,24 @@ def _naive(data):
     return any(name in data for name in NAMES)
 
 
+def _naive_groups(data):
+    # every file goes on, each name tested in turn
+    return tuple(any(n in data for n in group)
+                 for group in (ev.KNOB_BYTES, ev.SPEC_BYTES, (b"goldenal:",)))
+
+
+def _fast(data):
+    named = walk.names_in(data)
+    return named is not None, named
+
+
 def _report(root):
     r = audit_report([str(root)], settings=False)
     return r.findings, r.files_read, r.configs_checked, r.skipped
 
 
 def _without_prefilters(monkeypatch):
-    monkeypatch.setattr(walk, "mentions", lambda data: True)
+    monkeypatch.setattr(walk, "names_in", _naive_groups)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +68,7 @@ def test_one_pass_search_answers_as_each_name_in_turn(recipe_tree):
     seen = 0
     for root in (DATA, recipe_tree):
         for path, data in _files(root):
-            assert walk.mentions(data) is _naive(data), path
+            assert _fast(data) == (_naive(data), _naive_groups(data) if _naive(data) else None), path
             seen += 1
     assert seen > 1400
 
@@ -69,7 +80,7 @@ def test_one_pass_search_answers_as_each_name_in_turn(recipe_tree):
 def test_one_pass_search_property(parts):
     # names cut short by a byte, overlapping and back to back, among arbitrary bytes
     data = b"".join(parts)
-    assert walk.mentions(data) is _naive(data)
+    assert _fast(data) == (_naive(data), _naive_groups(data) if _naive(data) else None)
 
 
 @pytest.mark.parametrize("sub", sorted(os.listdir(DATA)))
@@ -103,3 +114,19 @@ def test_llamacpp_env_only_spec_config_is_read(tmp_path):
     assert [(f.code, f.path, f.line) for f in r.findings] == [
         ("GAL301", "benchmarks/single_node/agentic/qwen3_llamacpp.sh", 2)]
     assert r.configs_checked == 1
+
+
+_LINE = st.lists(st.sampled_from(["SYNTHETIC_ACCEPTANCE_LENGTH", "SGLANG_SIMULATE_ACC_LEN",
+                                  "--spec-decode-acceptance-rate", "synthetic_acceptance_rates",
+                                  "=", ":", " ", "\t", '\\"', "'", "2.5", "x", "# "]),
+                 max_size=6).map("".join)
+
+
+@settings(max_examples=300)
+@given(st.lists(_LINE, max_size=8))
+def test_lines_matching_finds_every_line_a_knob_is_set_on(lines):
+    from goldenal.lint.runner import _KNOB_FORM, _lines_matching
+
+    found = _lines_matching(_KNOB_FORM, lines)
+    assert found == sorted(set(found))
+    assert {i for i, text in enumerate(lines) if _KNOB_FORM.search(text)} <= set(found)

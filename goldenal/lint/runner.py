@@ -288,7 +288,8 @@ def not_a_benchmark(path, text):
 def not_checked(relpath, lines, code, why):
     """GAL309 at every place ``code`` (the lines read) sets a knob; comments are not places."""
     out = []
-    for i, text in enumerate(code):
+    for i in _lines_matching(_KNOB_FORM, code):
+        text = code[i]
         if not text or text.lstrip().startswith(("#", "//")):
             continue
         found = knobs.first_set(text, _KNOB_ROWS)
@@ -298,6 +299,29 @@ def not_checked(relpath, lines, code, why):
                                     f"{m.group('name')} is set here but not checked: {why}",
                                     col=m.start("name") + 1))
     return out
+
+
+def _lines_matching(rx, lines):
+    """Indexes of the lines ``rx`` may match: a few searches of the joined text, not one a line.
+
+    Every line on which ``rx`` (a pattern without end anchors or lookahead)
+    matches is among them: each search starts at the beginning of the line
+    after the last one found, so a match there is never skipped; a match that
+    runs on into the next line only adds a candidate the caller re-checks.
+    """
+    text = "\n".join(lines)
+    out, pos, line = [], 0, 0
+    while True:
+        m = rx.search(text, pos)
+        if m is None:
+            return out
+        line += text.count("\n", pos, m.start())
+        out.append(line)
+        nl = text.find("\n", m.start())
+        if nl < 0:
+            return out
+        pos = nl + 1
+        line += 1
 
 
 def unparsed_severity(c):

@@ -39,23 +39,43 @@ def is_own_report(data):
     return bool(_OWN_JSON.match(head) or _OWN_GITHUB.match(head) or _OWN_TEXT.match(head))
 
 
+class _Names:
+    """Aho-Corasick automata over the knob, setting and suppression names."""
+
+    def __init__(self):
+        import ahocorasick_rs
+
+        def automaton(names):
+            return ahocorasick_rs.BytesAhoCorasick(
+                list(names), matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
+
+        groups = (ev.KNOB_BYTES, ev.SPEC_BYTES, (b"goldenal:",))
+        self.any = automaton(name for group in groups for name in group)
+        # one automaton a group: leftmost-first matches never overlap, so one name
+        # can hide another behind it, but never every name of its own group
+        self.groups = [automaton(group) for group in groups]
+
+    def named(self, data):
+        """``(knob, setting, suppression)`` named in ``data``, or None when none is."""
+        if not self.any.find_matches_as_indexes(data):
+            return None
+        return tuple(bool(a.find_matches_as_indexes(data)) for a in self.groups)
+
+
 _NAMES = []
 
 
-def mentions(data):
-    """True when ``data`` names a synthetic knob, a speculative setting or a suppression.
+def names_in(data):
+    """``(has_knob, has_setting, has_suppression)`` for ``data``, or None when it names none.
 
     One Aho-Corasick pass (:mod:`ahocorasick_rs`, SIMD-accelerated) over the
-    bytes for every name at once: the same answer as testing each name in
-    turn, several times faster on the bulk of a tree that mentions none.
+    bytes for every synthetic knob, speculative setting and suppression name
+    at once: the same answer as testing each name in turn, several times
+    faster on the bulk of a tree that mentions none.
     """
     if not _NAMES:
-        import ahocorasick_rs
-
-        _NAMES.append(ahocorasick_rs.BytesAhoCorasick(
-            ev.KNOB_BYTES + ev.SPEC_BYTES + (b"goldenal:",),
-            matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST))
-    return bool(_NAMES[0].find_matches_as_indexes(data))
+        _NAMES.append(_Names())
+    return _NAMES[0].named(data)
 
 
 class WalkStats:
@@ -218,11 +238,11 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
             data = overlay.get(os.path.realpath(p), data)
         stats.read += 1
         # one pass over the bytes for every name at once; most files mention none
-        if not mentions(data):
+        named = names_in(data)
+        if named is None:
             return
-        has_knob = any(b in data for b in ev.KNOB_BYTES)
-        has_spec = has_knob or any(b in data for b in ev.SPEC_BYTES)
-        has_supp = b"goldenal:" in data
+        has_knob, has_spec, has_supp = named
+        has_spec = has_spec or has_knob
         if not (has_spec or has_supp):
             return
         shown = shown()
