@@ -130,3 +130,37 @@ def test_lines_matching_finds_every_line_a_knob_is_set_on(lines):
     found = _lines_matching(_KNOB_FORM, lines)
     assert found == sorted(set(found))
     assert {i for i, text in enumerate(lines) if _KNOB_FORM.search(text)} <= set(found)
+
+
+_GLOB = st.lists(st.sampled_from(["a", "b", "*", "**", "?", "[ab]", "x.py", "__pycache__",
+                                  ".coverage", "/", "!", "\\#", "#", " "]),
+                 min_size=1, max_size=5).map("".join)
+_PATH = st.lists(st.sampled_from(["a", "b", "x.py", "__pycache__", ".coverage", "ab", "c"]),
+                 min_size=1, max_size=4).map("/".join)
+
+
+@settings(max_examples=400)
+@given(st.lists(_GLOB, max_size=6), _PATH, st.booleans())
+def test_gitignore_regex_in_front_answers_as_pathspec(lines, path, is_dir):
+    import pathspec
+
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    except Exception:           # a pattern pathspec refuses is refused the same way
+        with pytest.raises(Exception):
+            walk._Ignore(lines)
+        return
+    path += "/" if is_dir else ""
+    assert walk._Ignore(lines).check(path) == spec.check_file(path).include
+
+
+def test_gitignore_patterns_are_joined_into_one_regex():
+    # InferenceX's own .gitignore (843c6254), and a negation
+    ignore = walk._Ignore(["**/__pycache__/**", "**/.coverage",
+                           "experimental/multiturn/vllm_benchmark/results/", "!keep.pyc",
+                           "*.pyc", "# a comment", ""])
+    assert ignore.any is not None
+    assert ignore.check("benchmarks/x.sh") is None
+    assert ignore.check("a/__pycache__/m.cpython-311.pyc") is True
+    assert ignore.check("experimental/multiturn/vllm_benchmark/results/") is True
+    assert ignore.check("keep.pyc") is True     # the later *.pyc wins, as in git

@@ -86,10 +86,48 @@ class WalkStats:
         self.skipped = []        # (relpath, reason) for files that mention a knob or setting
 
 
-def _spec(lines):
-    import pathspec
+_GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_]\w*>")
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+class _Ignore:
+    """A gitignore spec (:mod:`pathspec`) behind one regex of all its patterns.
+
+    Most paths match no pattern of a ``.gitignore``; one search of the
+    patterns joined answers that, and only a path some pattern matches is
+    checked by pathspec itself (which decides among them, negations and
+    directory patterns included).
+    """
+
+    def __init__(self, lines):
+        import pathspec
+        from pathspec.util import normalize_file
+
+        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        self.normalize = normalize_file
+        self.any = None
+        parts = []
+        for pattern in self.spec.patterns:
+            if pattern.include is None:
+                continue                # a blank line or comment: matches nothing
+            regex = getattr(pattern, "regex", None)
+            if regex is None or not isinstance(regex.pattern, str) or regex.flags != re.U:
+                return                  # not a plain regex pattern: pathspec alone decides
+            parts.append("(?:" + _GROUP_NAME.sub("(?:", regex.pattern) + ")")
+        try:
+            self.any = re.compile("|".join(parts)) if parts else re.compile(r"(?!)")
+        except re.error:
+            self.any = None
+
+    def check(self, path):
+        """True (ignored), False (re-included by a negation) or None (no pattern matches)."""
+        path = self.normalize(path)
+        if self.any is not None and not self.any.match(path):
+            return None
+        return self.spec.check_file(path).include
+
+
+def _spec(lines):
+    return _Ignore(lines)
 
 
 def _read_gitignore(directory):
@@ -270,14 +308,14 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         if excluded is None and not ignores:
             return False
         tail = "/" if is_dir else ""
-        if excluded is not None and excluded.match_file(rel(p) + tail):
+        if excluded is not None and excluded.check(rel(p) + tail):
             return True
         for base, spec in reversed(ignores):      # the deepest .gitignore decides
             # p lies under base (scandir paths extend the directory's): slice, don't relpath
             sub = p[len(base) + 1:] if p.startswith(base + os.sep) else os.path.relpath(p, base)
-            res = spec.check_file(sub.replace(os.sep, "/") + tail)
-            if res.include is not None:
-                return res.include
+            include = spec.check(sub.replace(os.sep, "/") + tail)
+            if include is not None:
+                return include
         return False
 
     def visit_dir(d):
