@@ -124,12 +124,14 @@ _LINE = st.lists(st.sampled_from(["SYNTHETIC_ACCEPTANCE_LENGTH", "SGLANG_SIMULAT
 
 @settings(max_examples=300)
 @given(st.lists(_LINE, max_size=8))
-def test_lines_matching_finds_every_line_a_knob_is_set_on(lines):
-    from goldenal.lint.runner import _KNOB_FORM, _lines_matching
+def test_gal309_lines_are_every_line_a_knob_is_set_on(lines):
+    from goldenal.lint.runner import _KNOB_NAMES, _KNOB_ROWS, _lines_naming
+    from goldenal.recipes import knobs
 
-    found = _lines_matching(_KNOB_FORM, lines)
-    assert found == sorted(set(found))
-    assert {i for i, text in enumerate(lines) if _KNOB_FORM.search(text)} <= set(found)
+    found = _lines_naming(_KNOB_NAMES, lines)
+    assert found == sorted({i for i, text in enumerate(lines)
+                            if any(n in text for n in _KNOB_NAMES)})
+    assert {i for i, text in enumerate(lines) if knobs.first_set(text, _KNOB_ROWS)} <= set(found)
 
 
 _GLOB = st.lists(st.sampled_from(["a", "b", "*", "**", "?", "[ab]", "x.py", "__pycache__",
@@ -164,3 +166,4 @@ def test_gitignore_patterns_are_joined_into_one_regex():
     assert ignore.check("a/__pycache__/m.cpython-311.pyc") is True
     assert ignore.check("experimental/multiturn/vllm_benchmark/results/") is True
     assert ignore.check("keep.pyc") is True     # the later *.pyc wins, as in git
+

@@ -20,6 +20,7 @@ from goldenal.recipes import knobs
 # \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
 _KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom"),
                              setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+_KNOB_NAMES = tuple(sorted({row.name for row in _KNOB_ROWS}))
 
 def _text(c):
     text = c.data.decode("utf-8", errors="replace")
@@ -288,7 +289,8 @@ def not_a_benchmark(path, text):
 def not_checked(relpath, lines, code, why):
     """GAL309 at every place ``code`` (the lines read) sets a knob; comments are not places."""
     out = []
-    for i in _lines_matching(_KNOB_FORM, code):
+    # a line naming no knob sets none: only the lines naming one are read
+    for i in _lines_naming(_KNOB_NAMES, code):
         text = code[i]
         if not text or text.lstrip().startswith(("#", "//")):
             continue
@@ -301,27 +303,22 @@ def not_checked(relpath, lines, code, why):
     return out
 
 
-def _lines_matching(rx, lines):
-    """Indexes of the lines ``rx`` may match: a few searches of the joined text, not one a line.
-
-    Every line on which ``rx`` (a pattern without end anchors or lookahead)
-    matches is among them: each search starts at the beginning of the line
-    after the last one found, so a match there is never skipped; a match that
-    runs on into the next line only adds a candidate the caller re-checks.
-    """
+def _lines_naming(names, lines):
+    """Indexes of the lines holding one of ``names``: a few searches of the joined text."""
     text = "\n".join(lines)
-    out, pos, line = [], 0, 0
-    while True:
-        m = rx.search(text, pos)
-        if m is None:
-            return out
-        line += text.count("\n", pos, m.start())
-        out.append(line)
-        nl = text.find("\n", m.start())
-        if nl < 0:
-            return out
-        pos = nl + 1
-        line += 1
+    starts = set()
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            starts.add(at)
+            at = text.find(name, at + 1)
+    out, line, prev = [], 0, 0
+    for at in sorted(starts):
+        line += text.count("\n", prev, at)
+        prev = at
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
 
 
 def unparsed_severity(c):
