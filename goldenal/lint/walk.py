@@ -121,7 +121,7 @@ class _Ignore:
     def check(self, path):
         """True (ignored), False (re-included by a negation) or None (no pattern matches)."""
         path = self.normalize(path)
-        if self.any is not None and not self.any.match(path):
+        if self.any is not None and not self.any.search(path):
             return None
         return self.spec.check_file(path).include
 
