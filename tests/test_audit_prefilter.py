@@ -167,3 +167,30 @@ def test_gitignore_patterns_are_joined_into_one_regex():
     assert ignore.check("experimental/multiturn/vllm_benchmark/results/") is True
     assert ignore.check("keep.pyc") is True     # the later *.pyc wins, as in git
 
+
+def _hit_lines_by_find(text):
+    from goldenal.lint.shell import _INTERESTING_WORDS
+
+    out = set()
+    for word in _INTERESTING_WORDS:
+        i = text.find(word)
+        while i >= 0:
+            out.add(text.count("\n", 0, i) + 1)
+            i = text.find(word, i + 1)
+    return out
+
+
+_SCRIPT = st.lists(st.sampled_from(["--model", "speculative", "THINK", "think", "model:", "é",
+                                    "DRAFTDRAFT", "spec-draft", "$K", "${MODEL}", " ", "\n",
+                                    "=", '"', "x"]), max_size=20).map("".join)
+
+
+@settings(max_examples=400)
+@given(_SCRIPT)
+def test_evidence_words_found_in_one_pass_as_by_each_word(text):
+    from goldenal.lint.shell import _hit_lines, _word_matches, _INTERESTING_WORDS
+
+    assert _hit_lines(text) == _hit_lines_by_find(text)
+    by_find = sorted((i + len(w)) for w in _INTERESTING_WORDS
+                     for i in range(len(text)) if text.startswith(w, i))
+    assert sorted(end for _, _, end in _word_matches(text)) == by_find

@@ -494,25 +494,30 @@ _INTERESTING_WORDS = (
     "spec-draft", "spec-type", "llama-server")
 
 
+_WORDS = []
+
+
+def _word_matches(text):
+    """``(index, start, end)`` of every occurrence of every :data:`_INTERESTING_WORDS` word.
+
+    One Aho-Corasick pass (overlapping occurrences included), as a ``str.find``
+    loop per word would find them.
+    """
+    if not _WORDS:
+        import ahocorasick_rs
+
+        _WORDS.append(ahocorasick_rs.AhoCorasick(list(_INTERESTING_WORDS)))
+    return _WORDS[0].find_matches_as_indexes(text, overlapping=True)
+
+
 def _hit_lines(text):
     """Physical line numbers holding any of :data:`_INTERESTING_WORDS`."""
-    import bisect
-
-    positions = []
-    find = text.find
-    for word in _INTERESTING_WORDS:
-        i = find(word)
-        while i >= 0:
-            positions.append(i)
-            i = find(word, i + 1)
-    if not positions:
-        return set()
-    starts = [0]
-    i = find("\n")
-    while i >= 0:
-        starts.append(i + 1)
-        i = find("\n", i + 1)
-    return {bisect.bisect_right(starts, pos) for pos in positions}
+    out, line, prev = set(), 1, 0
+    for pos in sorted({start for _, start, _ in _word_matches(text)}):
+        line += text.count("\n", prev, pos)
+        prev = pos
+        out.add(line)
+    return out
 
 
 _NEAR = 48    # characters after an evidence word in which a variable is its value
@@ -524,12 +529,7 @@ def _vars_near_words(text):
     A long command line mentions many variables; only those in the value
     position of a spec setting or knob can change what the audit reads.
     """
-    ends = []
-    for word in _INTERESTING_WORDS:
-        i = text.find(word)
-        while i >= 0:
-            ends.append(i + len(word))
-            i = text.find(word, i + 1)
+    ends = [end for _, _, end in _word_matches(text)]
     if not ends:
         return vars_in(text)
     out = set()
