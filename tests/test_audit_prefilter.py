@@ -194,3 +194,25 @@ def test_evidence_words_found_in_one_pass_as_by_each_word(text):
     by_find = sorted((i + len(w)) for w in _INTERESTING_WORDS
                      for i in range(len(text)) if text.startswith(w, i))
     assert sorted(end for _, _, end in _word_matches(text)) == by_find
+
+
+def test_cells_by_value_answer_as_a_scan_of_every_cell():
+    from decimal import Decimal
+
+    from goldenal.lint.check import _dec, clear_cache, other_cells
+    from goldenal.registry import load_registry
+
+    curves = list(load_registry().curves.values())
+    clear_cache()
+    values = {_dec(t) for c in curves for cells in c.cells.values() for t in cells.values()}
+    values.discard(None)
+    assert len(values) > 5
+    for al in sorted(values) + [Decimal("9.99"), Decimal("2.5000")]:
+        scan = [f"{c.id} thinking_{m} K={k}" for c in curves for m, cells in c.cells.items()
+                for k, t in sorted(cells.items()) if _dec(t) is not None and _dec(t) == al]
+        assert other_cells(curves, al) == scan
+        for c in curves[:2]:
+            for m, cells in c.cells.items():
+                for k in cells:
+                    assert other_cells(curves, al, exclude=(c.id, m, k)) == [
+                        x for x in scan if x != f"{c.id} thinking_{m} K={k}"]

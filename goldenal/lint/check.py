@@ -152,16 +152,22 @@ def _where(cfg):
 
 def other_cells(curves, al, exclude=None):
     """Every committed cell whose value equals ``al``: ``["curve thinking_on K=3", ...]``."""
-    hits = []
-    for c in curves:
-        for mode, cells in c.cells.items():
-            for k, text in sorted(cells.items()):
-                if (c.id, mode, k) == exclude:
-                    continue
-                num = _dec(text)
-                if num is not None and num == al:
-                    hits.append(f"{c.id} thinking_{mode} K={k}")
-    return hits
+    if al.is_nan():
+        return []           # equal to nothing (and a signalling NaN cannot be hashed)
+    key = ("cells", tuple(id(c) for c in curves))
+    index = _RESOLVED.get(key)
+    if index is None:
+        # every cell by value, in the order the curves list them: built once an audit
+        index = {}
+        for c in curves:
+            for mode, cells in c.cells.items():
+                for k, text in sorted(cells.items()):
+                    num = _dec(text)
+                    if num is not None and not num.is_nan():
+                        index.setdefault(num, []).append(((c.id, mode, k),
+                                                          f"{c.id} thinking_{mode} K={k}"))
+        _RESOLVED[key] = index
+    return [label for cell, label in index.get(al, ()) if cell != exclude]
 
 
 def quiet_expected(cfg, curves):
