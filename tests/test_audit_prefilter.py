@@ -216,3 +216,26 @@ def test_cells_by_value_answer_as_a_scan_of_every_cell():
                 for k in cells:
                     assert other_cells(curves, al, exclude=(c.id, m, k)) == [
                         x for x in scan if x != f"{c.id} thinking_{m} K={k}"]
+
+
+_YAML_LINE = st.tuples(st.integers(0, 8), st.sampled_from(["a:", "- b:", "- c", "d: 1", "# x",
+                                                           "", "-", "e:", "  "])).map(
+    lambda t: " " * t[0] + t[1])
+
+
+@settings(max_examples=300)
+@given(st.lists(_YAML_LINE, max_size=40))
+def test_outline_first_above_is_the_nearest_shallower_line(lines):
+    from goldenal.lint.master import Outline
+
+    def level(t):
+        s = t.lstrip()
+        return None if not s or s.startswith("#") else len(t) - len(t.lstrip(" ")) + (
+            2 if s.startswith("-") else 0)
+
+    outline = Outline(lines)
+    for j in range(len(lines) + 1):
+        for c in range(0, 12):
+            want = next((i for i in range(j - 1, -1, -1)
+                         if level(lines[i]) is not None and level(lines[i]) < c), -1)
+            assert outline.first_above(j, c) == want

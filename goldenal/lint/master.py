@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 _KEY_RE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z0-9_.-]+):(?:\s|$)")
 _ITEM_RE = re.compile(r"""^(\s*)-\s+["']?([A-Z][A-Z0-9_]*)=([^"'#]*)["']?\s*(?:#.*)?$""")
+_HEADER_RE = re.compile(r"^  ([a-z-]+):\s*(.*?)\s*(?:#.*)?$")
 _FRAMEWORK_ENGINE = {"vllm": "vllm", "sglang": "sglang", "trt": "trtllm", "trtllm": "trtllm",
                      "atom": "atom", "llamacpp": "llamacpp", "llama.cpp": "llamacpp"}
 
@@ -51,11 +52,72 @@ def _indent(text):
     return len(text) - len(text.lstrip(" "))
 
 
+class Outline:
+    """The lines of an indented text read upward, by level.
+
+    A line's level is its indentation, two columns more for a ``- `` item (a
+    YAML sequence may sit at its parent key's indentation); blank and
+    comment lines have none.  :meth:`first_above` finds the nearest line
+    above with a smaller level, jumping over whole blocks by the parents
+    found before, so walking up from every entry of a long list costs about
+    one pass, not one pass an entry.
+    """
+
+    def __init__(self, lines):
+        self.lines = lines
+        self.levels = {}
+        self.parents = {}       # line -> the nearest line above it with a smaller level
+
+    def level(self, i):
+        """Level of line ``i``; None for a blank or comment line."""
+        try:
+            return self.levels[i]
+        except KeyError:
+            t = self.lines[i]
+            s = t.lstrip()
+            lv = None if not s or s.startswith("#") else _indent(t) + (2 if s[0] == "-" else 0)
+            self.levels[i] = lv
+            return lv
+
+    def _scan(self, j, c):
+        """``(line, None)`` of the first line above ``j`` with level < ``c`` (-1: none), or
+        ``(None, m)`` when line ``m``'s parent is needed first."""
+        i = j - 1
+        while i >= 0:
+            lv = self.level(i)
+            if lv is None:
+                i -= 1
+            elif lv < c:
+                return i, None
+            elif i in self.parents:
+                i = self.parents[i]  # every line between has a level >= lv >= c
+            else:
+                return None, i
+        return -1, None
+
+    def first_above(self, j, c):
+        """The nearest non-blank, non-comment line above ``j`` with a level below ``c``, or -1."""
+        while True:
+            found, need = self._scan(j, c)
+            if need is None:
+                return found
+            todo = [need]       # parents found iteratively: nesting may be deep
+            while todo:
+                m = todo[-1]
+                found, deeper = self._scan(m, self.level(m))
+                if deeper is None:
+                    self.parents[m] = found
+                    todo.pop()
+                else:
+                    todo.append(deeper)
+
+
 def injections(relpath, lines):
     """Every injection request of a master config, in file order."""
     seen = set()
     out = []
     headers = {}
+    outline = Outline(lines)
     for i, text in enumerate(lines):
         if "SYNTHETIC_ACCEPTANCE" not in text or text.lstrip().startswith("#"):
             continue
@@ -85,19 +147,15 @@ def injections(relpath, lines):
         # counts as two columns deeper than its dash
         chain = []
         cur = ind + 2
-        for j in range(lo - 1, -1, -1):
-            t = lines[j]
-            if not t.strip() or t.lstrip().startswith("#"):
-                continue
-            level = _indent(t) + (2 if t.lstrip().startswith("-") else 0)
-            km = _KEY_RE.match(t)
-            if km and level < cur:
+        j = lo
+        while cur > 0:
+            j = outline.first_above(j, cur)
+            if j < 0:
+                break
+            km = _KEY_RE.match(lines[j])
+            if km:
                 chain.append((km.group(2), j))
-                cur = level
-                if cur == 0:
-                    break
-            elif level < cur:
-                cur = level
+            cur = outline.level(j)
         entry, entry_line = (chain[-1] if chain and cur == 0 else (None, None))
         keys = [k for k, _ in chain]
         scenario = keys[keys.index("scenarios") - 1] if "scenarios" in keys[1:] else None
@@ -157,7 +215,7 @@ def _header(lines, start):
         t = lines[j]
         if t and not t.startswith(" ") and not t.startswith("#"):
             break
-        m = re.match(r"^  ([a-z-]+):\s*(.*?)\s*(?:#.*)?$", t)
+        m = _HEADER_RE.match(t)
         if m:
             key = m.group(1)
             if key == "scenarios":
