@@ -239,3 +239,17 @@ def test_outline_first_above_is_the_nearest_shallower_line(lines):
             want = next((i for i in range(j - 1, -1, -1)
                          if level(lines[i]) is not None and level(lines[i]) < c), -1)
             assert outline.first_above(j, c) == want
+
+
+def test_config_with_is_replace():
+    import dataclasses
+
+    cfg = ev.Config(path="a.sh", line=3, model=("m",), extra={"x": 1})
+    new = cfg.with_(line=4, agentic=True)
+    assert new == dataclasses.replace(cfg, line=4, agentic=True)
+    assert (new.line, cfg.line, type(new)) == (4, 3, ev.Config)
+    assert new.extra is cfg.extra and new.model == ("m",)
+    with pytest.raises(TypeError):
+        cfg.with_(colour="red")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        new.line = 5

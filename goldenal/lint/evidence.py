@@ -72,7 +72,15 @@ class Config:
     extra: dict = field(default_factory=dict)
 
     def with_(self, **changes):
-        return replace(self, **changes)
+        """A copy with ``changes``: :func:`dataclasses.replace` without re-running ``__init__``."""
+        if not changes.keys() <= _CONFIG_FIELDS:
+            return replace(self, **changes)     # refused as replace refuses it
+        new = object.__new__(Config)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
+
+_CONFIG_FIELDS = frozenset(Config.__dataclass_fields__)
 
 
 # ---------------------------------------------------------------- thinking mode

@@ -512,11 +512,19 @@ def _word_matches(text):
 
 def _hit_lines(text):
     """Physical line numbers holding any of :data:`_INTERESTING_WORDS`."""
-    out, line, prev = set(), 1, 0
-    for pos in sorted({start for _, start, _ in _word_matches(text)}):
+    import bisect
+
+    starts = sorted({start for _, start, _ in _word_matches(text)})
+    out, line, prev, i = set(), 1, 0, 0
+    while i < len(starts):
+        pos = starts[i]
         line += text.count("\n", prev, pos)
         prev = pos
         out.add(line)
+        end = text.find("\n", pos)
+        if end < 0:
+            break
+        i = bisect.bisect_right(starts, end, i + 1)     # the next hit on a later line
     return out
 
 
