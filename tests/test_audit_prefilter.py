@@ -45,7 +45,10 @@ def _report(root):
 
 
 def _without_prefilters(monkeypatch):
+    from goldenal.recipes import spans
+
     monkeypatch.setattr(walk, "names_in", _naive_groups)
+    monkeypatch.setattr(spans, "is_sequence_document", lambda text: False)
 
 
 @pytest.fixture(scope="module")
@@ -253,3 +256,46 @@ def test_config_with_is_replace():
         cfg.with_(colour="red")
     with pytest.raises(dataclasses.FrozenInstanceError):
         new.line = 5
+
+
+_YAML_BIT = st.sampled_from(["- ", "  ", "key: ", "a", "&x ", "*x", " *x", "&a", '"', "'",
+                             '"q *x"', "'q &y'", '"e \\" *z"', "[", "]", "{", "}", ", ", ": ",
+                             "# c *x", "---", "...", "|", ">", "\n", "\n", "\n- ", "\n  - ",
+                             "!t ", "?", "%", "\t", "*", "&", "-"])
+
+
+@settings(max_examples=2000)
+@given(st.lists(_YAML_BIT, max_size=14).map("".join))
+def test_a_sequence_document_is_one_compose_reads_as_a_list(text):
+    import yaml
+
+    from goldenal.errors import ParseError
+    from goldenal.recipes import spans
+
+    if not spans.is_sequence_document(text):
+        return
+    for first in (False, True):
+        try:
+            root = spans.compose(text, first=first)
+        except ParseError as exc:       # pragma: no cover - a counterexample
+            raise AssertionError(f"parsing says valid, composing says {exc}") from None
+        assert isinstance(root, yaml.SequenceNode)
+
+
+def test_a_changelog_list_is_no_recipe_and_costs_no_compose(monkeypatch):
+    # shaped like InferenceX's perf-changelog.yaml: a list of entries whose descriptions
+    # name an attention backend: and use & and * in their prose
+    from goldenal.lint.recipe import recipe_configs
+    from goldenal.recipes import spans
+
+    text = ("- config-keys:\n    - dsv4-fp4-*-vllm\n  description:\n"
+            "    - \"Drafter pinned via speculative-config attention_backend: FLASH_ATTN\"\n"
+            "    - \"Tail (isl>=8192 && conc>=64), experts (*.gate.*) skipped\"\n"
+            "  pr-link: https://example.com/pull/1\n")
+    assert spans.is_sequence_document(text)
+    monkeypatch.setattr(spans, "compose", None)     # never reached
+    assert recipe_configs("perf-changelog.yaml", text, text.split("\n")) == []
+    assert not spans.is_sequence_document(text + "- *alias\n")
+    assert not spans.is_sequence_document(text + "- [unclosed\n")
+    assert not spans.is_sequence_document("backend:\n  type: vllm\n")
+    assert not spans.is_sequence_document(text + "---\n- b\n")
