@@ -163,6 +163,7 @@ def _compose(text, first):
 # or an anchor or alias (``&``/``*`` where a node may start)
 _QUOTED_LINE = re.compile(r"""[ \t]*(?:-[ \t]+|[^\s#'"\[\]{},&*!|>%@`?-][^\n#]*?:[ \t]+)?"""
                           r"""(?P<q>"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*')[ \t]*""")
+_FIRST_NODE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(\S)")    # past blanks and comments
 _NODE_START = frozenset(" \t\r\n[]{},:")     # what may stand before an anchor or alias
 
 
@@ -214,6 +215,9 @@ def is_sequence_document(text):
     filling its line, or any doubt, is False and goes the way of
     :func:`compose`.
     """
+    first = _FIRST_NODE.match(text)
+    if first is None or first.group(1) not in "-[":
+        return False                    # a mapping or a scalar (or a tag, an anchor...)
     if _has_document_marker(text) or _property_outside_quotes(text):
         return False
     try:
