@@ -299,3 +299,16 @@ def test_a_changelog_list_is_no_recipe_and_costs_no_compose(monkeypatch):
     assert not spans.is_sequence_document(text + "- [unclosed\n")
     assert not spans.is_sequence_document("backend:\n  type: vllm\n")
     assert not spans.is_sequence_document(text + "---\n- b\n")
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(["vllm serve", "vllm.entrypoints", "sglang.launch_server",
+                                 "sglang serve", "trtllm-serve", "atom.entrypoints", "-m atom",
+                                 "atom serve", "llama-server", "xllama-server", "vllm", "atom",
+                                 " ", "-", ".", "m", "serve"]), max_size=6).map("".join))
+def test_each_engine_pattern_contains_its_word(text):
+    from goldenal.lint.shell import _ENGINE_RES, _ENGINE_WORD
+
+    for engine, rx in _ENGINE_RES:
+        if rx.search(text):
+            assert _ENGINE_WORD[engine] in text

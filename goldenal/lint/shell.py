@@ -87,6 +87,10 @@ _ENGINE_RES = [
     ("atom", re.compile(r"\batom\.entrypoints|-m atom\b|\batom serve\b")),
     ("llamacpp", re.compile(r"(?<![\w.-])llama-server(?![\w.-])")),
 ]
+# a word every alternative of each engine's pattern contains: str's search skips a long
+# line far faster than the regex's (whose \b alternatives have no literal prefix)
+_ENGINE_WORD = {"vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm-serve", "atom": "atom",
+                "llamacpp": "llama-server"}
 # every pattern _scan looks for contains one of these
 _SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
                         r"trtllm|atom|topk|model|SPEC|llama-server")
@@ -183,7 +187,7 @@ def _scan(text, no, found):
             found["one_model"] = (m.group(1), m.group(2).lower() == "true")
     if "serve" in flat or "launch_server" in flat or "entrypoints" in flat or "atom" in flat:
         for engine, rx in _ENGINE_RES:
-            if rx.search(flat):
+            if _ENGINE_WORD[engine] in flat and rx.search(flat):
                 found["engine"] = engine
     if has_spec and "config" in flat:
         m = _SPEC_BLOCK_RE.match(flat)
