@@ -45,10 +45,7 @@ def _report(root):
 
 
 def _without_prefilters(monkeypatch):
-    from goldenal.recipes import spans
-
     monkeypatch.setattr(walk, "names_in", _naive_groups)
-    monkeypatch.setattr(spans, "is_sequence_document", lambda text: False)
 
 
 @pytest.fixture(scope="module")
@@ -258,49 +255,6 @@ def test_config_with_is_replace():
         new.line = 5
 
 
-_YAML_BIT = st.sampled_from(["- ", "  ", "key: ", "a", "&x ", "*x", " *x", "&a", '"', "'",
-                             '"q *x"', "'q &y'", '"e \\" *z"', "[", "]", "{", "}", ", ", ": ",
-                             "# c *x", "---", "...", "|", ">", "\n", "\n", "\n- ", "\n  - ",
-                             "!t ", "?", "%", "\t", "*", "&", "-"])
-
-
-@settings(max_examples=2000)
-@given(st.lists(_YAML_BIT, max_size=14).map("".join))
-def test_a_sequence_document_is_one_compose_reads_as_a_list(text):
-    import yaml
-
-    from goldenal.errors import ParseError
-    from goldenal.recipes import spans
-
-    if not spans.is_sequence_document(text):
-        return
-    for first in (False, True):
-        try:
-            root = spans.compose(text, first=first)
-        except ParseError as exc:       # pragma: no cover - a counterexample
-            raise AssertionError(f"parsing says valid, composing says {exc}") from None
-        assert isinstance(root, yaml.SequenceNode)
-
-
-def test_a_changelog_list_is_no_recipe_and_costs_no_compose(monkeypatch):
-    # shaped like InferenceX's perf-changelog.yaml: a list of entries whose descriptions
-    # name an attention backend: and use & and * in their prose
-    from goldenal.lint.recipe import recipe_configs
-    from goldenal.recipes import spans
-
-    text = ("- config-keys:\n    - dsv4-fp4-*-vllm\n  description:\n"
-            "    - \"Drafter pinned via speculative-config attention_backend: FLASH_ATTN\"\n"
-            "    - \"Tail (isl>=8192 && conc>=64), experts (*.gate.*) skipped\"\n"
-            "  pr-link: https://example.com/pull/1\n")
-    assert spans.is_sequence_document(text)
-    monkeypatch.setattr(spans, "compose", None)     # never reached
-    assert recipe_configs("perf-changelog.yaml", text, text.split("\n")) == []
-    assert not spans.is_sequence_document(text + "- *alias\n")
-    assert not spans.is_sequence_document(text + "- [unclosed\n")
-    assert not spans.is_sequence_document("backend:\n  type: vllm\n")
-    assert not spans.is_sequence_document(text + "---\n- b\n")
-
-
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from(["vllm serve", "vllm.entrypoints", "sglang.launch_server",
                                  "sglang serve", "trtllm-serve", "atom.entrypoints", "-m atom",
@@ -312,3 +266,14 @@ def test_each_engine_pattern_contains_its_word(text):
     for engine, rx in _ENGINE_RES:
         if rx.search(text):
             assert _ENGINE_WORD[engine] in text
+
+
+def test_a_list_document_naming_a_backend_is_composed_for_its_duplicate_keys(tmp_path):
+    # a changelog-shaped list (InferenceX's perf-changelog.yaml names attention_backend:)
+    # is read as a recipe: parsing alone would pass it, composing finds the repeated key
+    (tmp_path / "perf-changelog.yaml").write_text(
+        "- config-keys: [dsv4-fp4-*-vllm]\n"
+        "  description: \"pinned via speculative-config attention_backend: FLASH_ATTN\"\n"
+        "  description: \"again\"\n")
+    r = audit_report([str(tmp_path)], settings=False)
+    assert [(f.code, f.line) for f in r.findings] == [("GAL312", 3)]

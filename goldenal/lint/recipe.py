@@ -113,8 +113,6 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
     goldenal.errors.ParseError
         Broken YAML, or a speculative-config string that is not JSON.
     """
-    if spans.is_sequence_document(text):
-        return []       # a list at the top (a changelog naming a backend): no recipe in it
     signals = ev.thinking_signals_in(text, lines)
     thinking, how = ev.decide_thinking(signals)
     doc, sites, _ = find_sites(relpath, text, recipe_only=True, knob_only=True)
