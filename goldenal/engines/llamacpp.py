@@ -211,7 +211,60 @@ ADAPTER = LlamaCppAdapter()
 # flags and environment names of llama-server, as the one knob table spells them
 _FLAGS = knobs.spellings(engine="llamacpp", form=knobs.FLAG)
 _ENVS = knobs.spellings(engine="llamacpp", form=knobs.ENV)
-_SERVER = re.compile(r"(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])")
+# ``llama-server`` as a command word, with any path before it: the spans
+# ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds; :func:`server_spans` finds
+# them in linear time (that pattern retries ``\S*`` from every position of a word)
+_SERVER_WORD = re.compile(r"llama-server(?![\w.-])")
+_WORD_CHAR = re.compile(r"[\w.-]")
+_NON_SPACE = re.compile(r"\S*")
+_SPACE_BEFORE = re.compile(r"\s")
+
+
+class _Span:
+    """A found command word: ``start()`` and ``end()`` as a match has them."""
+
+    __slots__ = ("_start", "_end")
+
+    def __init__(self, start, end):
+        self._start, self._end = start, end
+
+    def start(self):
+        return self._start
+
+    def end(self):
+        return self._end
+
+
+def server_spans(text):
+    r"""``(start, end)`` of every ``llama-server`` command word of ``text``, path included.
+
+    The spans, in order, that ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])``
+    finds, in time linear in ``text``.  Within one word (a run of
+    non-blanks): when some ``llama-server`` follows a ``/``, the first span runs
+    from the word's start to the last such one (the greedy ``\S*/``); every
+    later ``llama-server`` (or, without one after a ``/``, every one) not
+    preceded by a word character, ``.`` or ``-`` is a span of its own.
+    """
+    found = [m.start() for m in _SERVER_WORD.finditer(text)]
+    out, i = [], 0
+    while i < len(found):
+        p = found[i]
+        start = p
+        while start > 0 and not _SPACE_BEFORE.match(text, start - 1):
+            start -= 1
+        end = _NON_SPACE.match(text, p).end()
+        word = []
+        while i < len(found) and found[i] < end:
+            word.append(found[i])
+            i += 1
+        slashed = [q for q in word if q > start and text[q - 1] == "/"]
+        pos = start
+        if slashed:
+            out.append((start, slashed[-1] + 12))
+            pos = slashed[-1] + 12
+        out += [(q, q + 12) for q in word
+                if q >= pos and (q == start or not _WORD_CHAR.match(text, q - 1))]
+    return out
 
 
 def _unq(text):
@@ -286,9 +339,9 @@ def commands(text):
     out = []
     pos = 0
     events = []
-    for m in _SERVER.finditer(text):
-        if not knobs.commented(text, m.start()):
-            events.append(("server", m))
+    for start, end in server_spans(text):
+        if not knobs.commented(text, start):
+            events.append(("server", _Span(start, end)))
     for _, m in knobs.finditer(text, _ENVS):
         events.append(("env", m))
     events.sort(key=lambda e: e[1].start())

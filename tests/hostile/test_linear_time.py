@@ -233,3 +233,29 @@ def test_every_line_path_is_the_arms_enclosing_it(blocks):
         assert ln.path.among(ids) == tuple(s for s in ln.path.steps() if s[0] in ids)
     assert condition_ids(ln.path for ln in lines) == {
         cid for path in expected.values() for cid, _ in path}
+
+
+# llama-server command words: the pattern below retried its \S* from every
+# position of a long word (a 120 KB word took 23 s to inject); server_spans finds
+# the same spans in linear time
+_SERVER_PATTERN = re.compile(r"(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])")
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(["llama-server", "/", "=", "a", ".", "-", " ", "\n", '"', "_",
+                                 "$", "{", "}", "llama-servers", "#", "é"]), max_size=30))
+def test_server_spans_are_the_spans_of_the_command_word_pattern(parts):
+    from goldenal.engines.llamacpp import server_spans
+
+    text = "".join(parts)
+    assert server_spans(text) == [m.span() for m in _SERVER_PATTERN.finditer(text)]
+
+
+@pytest.mark.parametrize("word", ["llama=" * 40000, "a/" * 120000, "llama-server=" * 20000,
+                                  "/llama-server" * 20000])
+def test_llama_server_commands_are_found_in_linear_time(word):
+    from goldenal.engines.llamacpp import commands
+
+    text = "#!/bin/bash\nX=" + word + "\nllama-server -m /models/m.gguf --spec-draft-n-max 3\n"
+    found = _within(LIMIT / 5, commands, text)
+    assert found[-1].start == text.index("\nllama-server") + 1
