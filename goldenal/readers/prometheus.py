@@ -40,7 +40,38 @@ from goldenal.observation import Observation
 
 NAME = "prometheus"
 _FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")
-_UI_ROW = re.compile(r"^(\S+\{.*\})\s*\|\s*(\S+)\s*$")
+_SERIES_HEAD = re.compile(r"(?<!\S)\S[^\s{]*\{")  # matched at 0; linear when searched too
+
+
+def ui_row(text):
+    r"""``(series, value)`` of a Prometheus web-UI table row ``series{labels} | value``, or None.
+
+    What ``^(\S+\{.*\})\s*\|\s*(\S+)\s*$`` matches in a stripped line, found in
+    linear time (the pattern backtracks quadratically on a long line).  The
+    value is a tail of the last word; the series ends at the last ``}`` that
+    only blanks and one ``|`` separate from it, and starts with a word holding
+    a ``{`` (a row is one line).
+    """
+    if "\n" in text or "|" not in text or not text.strip():
+        return None
+    last = len(text) - len(text.split()[-1])       # start of the last word
+    end = text.rfind("}|", last, len(text) - 1)
+    if end < 0:
+        before = text[:last].rstrip()               # the words before the last one
+        if text[last] == "|" and before.endswith("}") and last + 1 < len(text):
+            end, value = len(before) - 1, text[last + 1:]
+        elif before.endswith("|") and before[:-1].rstrip().endswith("}"):
+            end, value = len(before[:-1].rstrip()) - 1, text[last:]
+        else:
+            return None
+    else:
+        value = text[end + 2:]
+    head = _SERIES_HEAD.match(text)
+    if not head or head.end() > end:
+        return None
+    return text[:end + 1], value
+
+
 _SAMPLE = re.compile(r"^(?:vllm|llamacpp|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+"
                      r"(?:\|\s*)?[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
 
@@ -71,9 +102,9 @@ def _relevant_text(path, text=None):
                  if any(f.decode() in line for f in _FAMILIES))
     for text in lines:
         text = text.strip()
-        m = _UI_ROW.match(text)
-        if m:  # Prometheus web-UI export: 'series | value'
-            text = f"{m.group(1)} {m.group(2)}"
+        row = ui_row(text)
+        if row:  # Prometheus web-UI export: 'series | value'
+            text = f"{row[0]} {row[1]}"
         keep.append(text)
     return "\n".join(keep) + "\n"
 
@@ -96,7 +127,8 @@ class Scrape:
         try:
             families = list(text_string_to_metric_families(_relevant_text(path, text)))
         except (ValueError, IndexError, TypeError) as exc:
-            raise ParseError(f"not a valid Prometheus text exposition: {exc}", path=path) from None
+            why = str(exc) if len(str(exc)) <= 200 else str(exc)[:200] + "..."  # not a whole line
+            raise ParseError(f"not a valid Prometheus text exposition: {why}", path=path) from None
         for family in families:
             for s in family.samples:
                 name = s.name

@@ -259,3 +259,30 @@ def test_llama_server_commands_are_found_in_linear_time(word):
     text = "#!/bin/bash\nX=" + word + "\nllama-server -m /models/m.gguf --spec-draft-n-max 3\n"
     found = _within(LIMIT / 5, commands, text)
     assert found[-1].start == text.index("\nllama-server") + 1
+
+
+# Prometheus web-UI rows: the pattern below backtracked quadratically (a 40,000-
+# character line took 5 s to refuse; a 16 MiB one would take days)
+_UI_PATTERN = re.compile(r"^(\S+\{.*\})\s*\|\s*(\S+)\s*$")
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(["{", "}", "|", " ", "\t", "a", "=", '"', "1", "vllm:x"]),
+                max_size=16).map("".join).map(str.strip))
+def test_ui_rows_are_what_the_row_pattern_matches(text):
+    from goldenal.readers.prometheus import ui_row
+
+    m = _UI_PATTERN.match(text)
+    assert ui_row(text) == (m.groups() if m else None)
+
+
+def test_a_long_prometheus_line_is_refused_in_linear_time_with_a_short_message(tmp_path):
+    from goldenal.errors import ParseError
+    from goldenal.readers.prometheus import Scrape
+
+    path = tmp_path / "m.prom"
+    path.write_text("# TYPE atom:mtp_x counter\natom:mtp_x{" + "a{" * 400000 + "\n")
+    with pytest.raises(ParseError) as info:
+        _within(LIMIT / 5, Scrape, path)
+    assert str(info.value).startswith(f"{path}: not a valid Prometheus text exposition: ")
+    assert len(str(info.value)) < 300 + len(str(path))
