@@ -107,7 +107,7 @@ _INTERESTING = re.compile(
     r"SYNTHETIC_ACCEPTANCE|speculative|num-speculative-tokens|max_draft_len|num_nextn_predict|"
     r"--method|"
     r"spec-tokens|spec-method|one_model|think|THINK|chat-template|DRAFT|draft-model|decoding_type|"
-    r"--model|served-model|^\s*model:|vllm serve|trtllm-serve|launch_server|atom\.entrypoints|"
+    r"--model|served-model|^[^\S\n]*model:|vllm serve|trtllm-serve|launch_server|atom\.entrypoints|"
     r"spec-synth|LLAMA_ARG_SPEC|spec-draft|spec-type|llama-server")
 
 

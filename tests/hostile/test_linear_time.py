@@ -286,3 +286,12 @@ def test_a_long_prometheus_line_is_refused_in_linear_time_with_a_short_message(t
         _within(LIMIT / 5, Scrape, path)
     assert str(info.value).startswith(f"{path}: not a valid Prometheus text exposition: ")
     assert len(str(info.value)) < 300 + len(str(path))
+
+
+def test_a_logical_line_of_many_continuations_is_searched_in_linear_time():
+    """``^\\s*model:`` under ``(?m)`` rescanned every following blank line from each line start."""
+    from goldenal.lint.shell import _INTERESTING
+
+    for text in ("DRAFT" + "\n" * 200000, "x" + " \\\n" * 100000):
+        _within(LIMIT / 10, _INTERESTING.findall, text)
+    assert _INTERESTING.search("a\n  \t model: x") and not _INTERESTING.search("models:")
