@@ -394,7 +394,11 @@ def read_manifest(directory, *, overlay=None):
         if not isinstance(entry, dict) or not entry.get("file") or not entry.get("model"):
             raise RegistryError(f"manifest entry {curve_id!r} needs at least 'file' and "
                                 "'model'", path=path)
-        # a manifest names files inside its own directory only
+        # a manifest names files inside its own directory only, under ids a writer accepts
+        try:
+            check_curve_id(curve_id)
+        except UsageError as exc:
+            raise RegistryError(str(exc), path=path) from None
         check_file_name(entry["file"], path=path)
     return data["curves"]
 

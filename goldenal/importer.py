@@ -39,8 +39,10 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     Curve
         The curve as written.
     """
-    curve_id = curve_id or os.path.splitext(os.path.basename(os.fspath(path)))[0]
-    check_curve_id(curve_id, path=None if curve_id else path)
+    stem = curve_id is None     # an id from the file's name: the message names the file
+    if stem:
+        curve_id = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    check_curve_id(curve_id, path=path if stem else None)
     parsed = read_curve_file(path)
     if parsed.errors:
         first = parsed.errors[0]

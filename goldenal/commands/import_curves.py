@@ -38,7 +38,7 @@ def run(args):
     from goldenal.errors import UsageError
     from goldenal.importer import import_curve
 
-    if args.curve_id and len(args.files) > 1:
+    if args.curve_id is not None and len(args.files) > 1:
         raise UsageError("--curve-id needs exactly one FILE")
     draft = [] if args.no_draft else args.draft
     for path in args.files:

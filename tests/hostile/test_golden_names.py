@@ -32,7 +32,7 @@ def test_upstream_names_are_allowed(curve_id):
     assert check_curve_id(curve_id) == curve_id
 
 
-@pytest.mark.parametrize("curve_id", ["../other/config", "manifest", "index", "/tmp/abs"])
+@pytest.mark.parametrize("curve_id", ["../other/config", "manifest", "index", "/tmp/abs", ""])
 def test_import_refuses_before_writing(golden_copy, upstream_file, run_cli, tmp_path, curve_id):
     outside = tmp_path / "other"
     outside.mkdir()
@@ -51,7 +51,7 @@ def test_import_refuses_a_file_stem_that_is_reserved(golden_copy, tmp_path, run_
     path.write_text("minimax-m3:\n  thinking_on:\n    3: 2.80\n")
     before = snapshot(golden_copy)
     code, _, err = run_cli("import", path, "--out", golden_copy, "--replace", "r")
-    assert code == 2 and "curve id 'manifest' is not allowed" in err
+    assert code == 2 and err.startswith(f"error: {path}: curve id 'manifest' is not allowed")
     assert snapshot(golden_copy) == before
 
 
@@ -84,3 +84,19 @@ def test_a_manifest_naming_a_file_outside_is_refused_by_every_command(golden_cop
                        "allowed: expected <curve id>.yaml in the golden directory itself (letters, "
                        "digits, '.', '_', '-'; not a reserved name)\n")
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("bad", ["../other/x", "manifest", "a b"])
+def test_a_manifest_id_no_writer_would_accept_is_refused_by_every_command(
+        golden_copy, run_cli, upstream_file, bad):
+    manifest = golden_copy / "manifest.yaml"
+    manifest.write_text(manifest.read_text().replace("\n  qwen3.5_mtp:\n", f"\n  {bad}:\n"))
+    source = upstream_file("minimaxm3_eagle3", model="minimax-m3", value="2.79")
+    before = snapshot(golden_copy)
+    for argv in (["index", golden_copy], ["validate", golden_copy],
+                 ["import", source, "--out", golden_copy, "--replace", "r"],
+                 ["lookup", "qwen3.5", "--k", "3", "--thinking", "on", "--golden-dir", golden_copy]):
+        code, _, err = run_cli(*argv)
+        assert code == 2, argv
+        assert err.startswith(f"error: {manifest}: curve id {bad!r} is not allowed: "), argv
+    assert snapshot(golden_copy) == before
