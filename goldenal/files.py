@@ -67,43 +67,97 @@ def write_text_atomic(path, text):
 
 
 def write_texts_atomic(texts):
-    """Write several files, anywhere, all or nothing: ``{path: text}``.
+    """Write several files, anywhere, all or nothing, even across a crash: ``{path: text}``.
 
-    Every target is checked (writable) and every new text written to a
-    flushed temporary beside its file before the first file is replaced;
-    each old file is kept under a hard link (a copy where links are not
-    supported) until all are replaced.  When a replacement fails, the files
-    already replaced get their old file back (the same inode, so its owner
-    and bits too) and one created is removed, so every file holds its old
-    bytes.  Writes go through a symbolic link to the file it names, as
-    :func:`atomic_open` does.  Raises OSError naming the file concerned.
+    Every target is checked (writable), then the directories holding them are
+    locked (:func:`locked_directory`, in sorted order; each recovers an
+    interrupted write first).  Every new text is written to a flushed
+    temporary beside its file and each old file kept under a hard link (a
+    copy where links are not supported); an undo journal in each directory
+    lists its renames, the one in the first directory (the *primary*) written
+    first.  Then the files are replaced, and removing the primary journal is
+    the commit point.  When a replacement fails, the files already replaced
+    get their old file back (the same inode, so its owner and bits too) and
+    one created is removed.  After a crash (kill -9, power loss) the next
+    :func:`recover` of a directory puts its old files back while the primary
+    journal exists, and otherwise only removes what the write left.  Writes
+    go through a symbolic link to the file it names, as :func:`atomic_open`
+    does.  Raises OSError naming the file concerned.
     """
-    jobs = []
+    jobs, groups = [], {}
     for path, text in texts.items():
         path = os.fspath(path)
         target = os.path.realpath(path)
         _refuse_read_only(target, path)
-        jobs.append([path, target, text, None, None])     # + staged, backup
-    try:
-        for job in jobs:
-            path, target, text = job[:3]
-            job[3] = _stage(path, target, text.encode("utf-8"))
-            job[4] = _keep(path, target)
-        done = []
-        for path, target, _, staged, backup in jobs:
-            try:
-                os.replace(staged, target)
-            except OSError as exc:
-                _undo(done)
-                raise OSError(exc.errno, exc.strerror or str(exc), path) from None
-            done.append((target, backup))
-    finally:
-        for job in jobs:
-            for leftover in job[3:]:
-                if leftover is not None:
-                    with contextlib.suppress(OSError):
-                        os.unlink(leftover)
+        jobs.append((path, target, text))
+        groups.setdefault(os.path.dirname(target), []).append((path, target, text))
+    with contextlib.ExitStack() as stack:
+        for directory in sorted(groups):
+            stack.enter_context(locked_directory(directory))
+        _UndoTransaction(groups).run()
     return [job[0] for job in jobs]
+
+
+class _UndoTransaction:
+    """Files of several directories replaced under undo journals (see write_texts_atomic)."""
+
+    def __init__(self, groups):
+        self.groups = groups
+        self.dirs = sorted(groups)
+        self.txn = os.urandom(16).hex()
+        self.moves = {d: [] for d in self.dirs}       # [staged, name, backup or None]
+        self.journals = []                              # written, primary first
+
+    def run(self):
+        try:
+            for directory in self.dirs:
+                for path, target, text in self.groups[directory]:
+                    staged = _stage(path, target, text.encode("utf-8"), prefix=_STAGED_PREFIX)
+                    self.moves[directory].append([os.path.basename(staged),
+                                                  os.path.basename(target), None])
+                    backup = _keep(path, target)
+                    self.moves[directory][-1][2] = backup and os.path.basename(backup)
+            primary = self.dirs[0]
+            self._journal(primary, others=[os.path.relpath(d, primary) for d in self.dirs[1:]])
+            for directory in self.dirs[1:]:
+                self._journal(directory, primary=os.path.relpath(primary, directory))
+            self._replace()
+        except BaseException:
+            self._abort()
+            raise
+        # the commit point: without the primary journal no recovery puts anything back
+        os.unlink(os.path.join(primary, JOURNAL_NAME))
+        _fsync_directory(primary)
+        for directory in reversed(self.dirs):
+            _drop(directory, self.moves[directory])
+            with contextlib.suppress(FileNotFoundError):
+                if directory != primary:
+                    os.unlink(os.path.join(directory, JOURNAL_NAME))
+
+    def _journal(self, directory, **link):
+        doc = {"format": 2, "txn": self.txn, "moves": self.moves[directory], **link}
+        _write_journal(directory, doc)
+        self.journals.append(directory)
+
+    def _replace(self):
+        for directory in self.dirs:
+            for staged, name, _ in self.moves[directory]:
+                try:
+                    os.replace(os.path.join(directory, staged), os.path.join(directory, name))
+                except OSError as exc:
+                    shown = next(p for p, t, _ in self.groups[directory]
+                                 if os.path.basename(t) == name)
+                    raise OSError(exc.errno, exc.strerror or str(exc), shown) from None
+        for directory in self.dirs:
+            _fsync_directory(directory)
+
+    def _abort(self):
+        """Put every old file back; the journals go last, the primary's after all others."""
+        with contextlib.suppress(OSError):
+            for directory in self.dirs:
+                _roll_back(directory, self.moves[directory])
+            for directory in reversed(self.journals):
+                os.unlink(os.path.join(directory, JOURNAL_NAME))
 
 
 def _stage(path, target, data, prefix=None):
@@ -144,8 +198,8 @@ def _keep(path, target):
     if not os.path.exists(target):
         return None
     for _ in range(100):
-        name = os.path.join(os.path.dirname(target), "." + os.path.basename(target) + "."
-                            + os.urandom(6).hex() + ".old")
+        name = os.path.join(os.path.dirname(target), _STAGED_PREFIX + os.urandom(8).hex()
+                            + ".tmp")
         try:
             os.link(target, name)
             return name
@@ -162,14 +216,36 @@ def _keep(path, target):
     raise OSError(errno.EEXIST, "no free name for a backup", path)
 
 
-def _undo(done):
-    """Put back the old files of the targets already replaced (see :func:`write_texts_atomic`)."""
-    for target, backup in reversed(done):
-        with contextlib.suppress(OSError):
-            if backup is None:
-                os.unlink(target)
-            else:
-                os.replace(backup, target)
+def _roll_back(directory, moves):
+    """Put back the old files of ``moves`` (``[staged, name, backup]``); idempotent.
+
+    A staged temporary still there was never renamed: it goes, with its
+    backup.  Otherwise the backup (the old inode) is renamed back over the
+    name, or the name, created by the write, is removed.
+    """
+    for staged, name, backup in reversed(moves):
+        staged_path = os.path.join(directory, staged)
+        if os.path.lexists(staged_path):
+            os.unlink(staged_path)
+            if backup is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(directory, backup))
+        elif backup is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(os.path.join(directory, backup), os.path.join(directory, name))
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(directory, name))
+    _fsync_directory(directory)
+
+
+def _drop(directory, moves):
+    """Remove what a committed write left: its backups (and any staged temporary)."""
+    for staged, _, backup in moves:
+        for leftover in (staged, backup):
+            if leftover is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(directory, leftover))
 
 
 def read_regular(path, limit):
@@ -432,9 +508,55 @@ def _plain_name(name):
     return name
 
 
+def _write_journal(directory, doc):
+    """Put ``doc`` in place as the directory's journal: flushed, then renamed (atomic)."""
+    journal = os.path.join(directory, JOURNAL_NAME)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_STAGED_PREFIX, suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(doc) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            _fsync_directory(directory)
+            os.replace(tmp, journal)
+            _fsync_directory(directory)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), journal) from None
+
+
+def _read_journal(journal):
+    """The journal's document, None when there is none; OSError naming it when unreadable."""
+    try:
+        return json.loads(read_regular(journal, 1 << 20))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise OSError(getattr(exc, "errno", None) or errno.EIO,
+                      f"unreadable transaction journal ({getattr(exc, 'strerror', None) or exc});"
+                      " restore the directory from version control", journal) from None
+
+
 def pending_journal(directory):
     """True when an interrupted transaction left its journal in ``directory``."""
     return os.path.exists(os.path.join(directory, JOURNAL_NAME))
+
+
+def settle(paths):
+    """Before ``paths`` are read to be rewritten: recover their directories that hold a journal.
+
+    A write a crash interrupted is rolled back (or its leftovers removed)
+    under the directory's lock, so what is read is whole (see
+    :func:`write_texts_atomic`).
+    """
+    for directory in sorted({os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths}):
+        if pending_journal(directory):
+            with locked_directory(directory):
+                pass
 
 
 def recover(directory):
@@ -448,15 +570,10 @@ def recover(directory):
     never reached its commit point and are removed: the old state stands.
     """
     journal = os.path.join(directory, JOURNAL_NAME)
-    try:
-        with open(journal, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
+    doc = _read_journal(journal)
+    if isinstance(doc, dict) and doc.get("format") == 2:
+        _recover_undo(directory, doc, journal)
         doc = None
-    except (OSError, ValueError) as exc:
-        raise OSError(getattr(exc, "errno", None) or errno.EIO,
-                      f"unreadable transaction journal ({exc}); restore the directory from "
-                      "version control", journal) from None
     if doc is not None:
         try:
             moves = [(_plain_name(tmp), _plain_name(name)) for tmp, name in doc["moves"]]
@@ -475,6 +592,43 @@ def recover(directory):
         if _STAGED.match(name):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(directory, name))
+
+
+def _recover_undo(directory, doc, journal):
+    """Finish a :func:`write_texts_atomic` a crash interrupted (journal format 2).
+
+    While the primary journal exists the write never committed: every
+    directory of it gets its old files back (the primary first has the
+    others rolled back, each under its own lock, then its own files).  A
+    journal whose primary is gone belongs to a committed write: only its
+    backups and the journal go.
+    """
+    try:
+        txn = doc["txn"]
+        moves = [(_plain_name(a), _plain_name(b), None if c is None else _plain_name(c))
+                 for a, b, c in doc["moves"]]
+        if not (isinstance(txn, str) and re.fullmatch(r"[0-9a-f]{32}", txn)) or not all(
+                _STAGED.match(a) and (c is None or _STAGED.match(c)) for a, _, c in moves):
+            raise ValueError("not a journal of goldenal's")
+        others = [str(o) for o in doc.get("others", ())]
+        primary = doc.get("primary")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise OSError(errno.EINVAL, f"malformed transaction journal ({exc}); restore the "
+                      "directory from version control", journal) from None
+    if primary is None:
+        for other in others:
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                with locked_directory(os.path.join(directory, other)):
+                    pass    # its recovery sees this journal: its files go back
+        _roll_back(directory, moves)
+    else:
+        head = _read_journal(os.path.join(directory, str(primary), JOURNAL_NAME))
+        if isinstance(head, dict) and head.get("txn") == txn:
+            _roll_back(directory, moves)
+        else:
+            _drop(directory, moves)
+    os.unlink(journal)
+    _fsync_directory(directory)
 
 
 @contextlib.contextmanager
@@ -566,23 +720,7 @@ class DirectoryTransaction:
                 path = os.path.join(directory, name)
                 tmp = _stage(path, path, text.encode("utf-8"), prefix=_STAGED_PREFIX)
                 staged.append((os.path.basename(tmp), name))
-            journal = os.path.join(directory, JOURNAL_NAME)
-            body = json.dumps({"format": 1, "moves": staged}) + "\n"
-            try:
-                fd, tmp = tempfile.mkstemp(prefix=_STAGED_PREFIX, suffix=".tmp", dir=directory)
-                try:
-                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        fh.write(body)
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                    _fsync_directory(directory)
-                    os.replace(tmp, journal)  # the commit point
-                except BaseException:
-                    with contextlib.suppress(OSError):
-                        os.unlink(tmp)
-                    raise
-            except OSError as exc:
-                raise OSError(exc.errno, exc.strerror or str(exc), journal) from None
+            _write_journal(directory, {"format": 1, "moves": staged})  # the commit point
         except BaseException:
             for tmp, _ in staged:
                 with contextlib.suppress(OSError):

@@ -31,7 +31,7 @@ import difflib
 import os
 from dataclasses import dataclass, field, replace
 
-from goldenal.files import read_text, write_texts_atomic
+from goldenal.files import read_text, settle, write_texts_atomic
 from goldenal.engines import ENGINES, adapter
 from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
@@ -357,6 +357,8 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         from goldenal.policy import normalize_thinking
 
         thinking = normalize_thinking(thinking)
+    if text is None:
+        settle([path] + ([env_file] if env_file else []))   # a crashed write rolled back first
     original = read_text(path) if text is None else text
     # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
     # it (marks and offsets count from the first real character), write it back.

@@ -57,3 +57,16 @@ def failing_replace(monkeypatch, fails, err):
 
     monkeypatch.setattr(files.os, "replace", replace)
     return calls
+
+
+def fork(target, *args):
+    """Run ``target(*args)`` in a forked child: its pid (exit code 0, or 1 if it raised)."""
+    pid = os.fork()
+    if pid == 0:  # the child never returns into pytest
+        code = 0
+        try:
+            target(*args)
+        except BaseException:  # noqa: BLE001 - report in the exit code only
+            code = 1
+        os._exit(code)
+    return pid

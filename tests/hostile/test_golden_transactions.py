@@ -22,7 +22,7 @@ from goldenal import files as _files
 from goldenal.curvefile import load_directory, read_manifest
 from goldenal.importer import import_curve
 from goldenal.validation import validate
-from hostile.hostile_support import snapshot, upstream
+from hostile.hostile_support import fork as _fork, snapshot, upstream
 
 # random kill instants per run (GOLDENAL_HOSTILE_KILLS=1000 for a long soak)
 KILLS = int(os.environ.get("GOLDENAL_HOSTILE_KILLS", "150"))
@@ -39,18 +39,6 @@ def _writer_loop(golden, scratch, seed):
         value = "2.80" if j % 2 else "2.85"
         import_curve(upstream(scratch, "base", value=value), golden, curve_id="base",
                      method="eagle3", draft=["org/base"], replace_reason=f"round {j}")
-
-
-def _fork(target, *args):
-    pid = os.fork()
-    if pid == 0:  # the child never returns into pytest
-        code = 0
-        try:
-            target(*args)
-        except BaseException:  # noqa: BLE001 - report in the exit code only
-            code = 1
-        os._exit(code)
-    return pid
 
 
 def _assert_consistent(golden, *, values=("2.78", "2.80", "2.85")):

@@ -77,9 +77,18 @@ def test_without_a_refusal_all_are_written_and_a_second_run_changes_nothing(work
 def test_a_write_error_mid_commit_puts_back_every_file(work, monkeypatch, fail_at):
     """Three files are replaced (two recipes and the TRT-LLM env file); the n-th fails."""
     before = snapshot(work)
-    calls = failing_replace(monkeypatch, lambda dst, n: n == fail_at, errno.EIO)
+    replaced = []   # the files' replacements (the undo journal is put in place first)
+
+    def fails(dst, n):
+        if os.path.basename(dst) == _files.JOURNAL_NAME:
+            return False
+        replaced.append(dst)
+        return len(replaced) == fail_at
+
+    calls = failing_replace(monkeypatch, fails, errno.EIO)
     with pytest.raises(OSError) as info:
         inject_files([work / name for name in GOOD], thinking="on")
+    calls = [name for name in calls if name != _files.JOURNAL_NAME]
     assert info.value.errno == errno.EIO
     assert info.value.filename == str(work / calls[fail_at - 1])   # names the file it concerns
     monkeypatch.undo()
