@@ -70,3 +70,25 @@ def fork(target, *args):
             code = 1
         os._exit(code)
     return pid
+
+
+def die_at_operation(die_at, names=("replace", "unlink", "fsync", "chmod", "open", "write")):
+    """In a forked child: kill -9 ourselves at the ``die_at``-th call of ``os.<names>``.
+
+    Returns the one-item list counting the calls so far.
+    """
+    import signal
+
+    calls = [0]
+
+    def hook(real):
+        def wrapper(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] == die_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(*args, **kwargs)
+        return wrapper
+
+    for name in names:
+        setattr(os, name, hook(getattr(os, name)))
+    return calls

@@ -22,7 +22,7 @@ from goldenal import files as _files
 from goldenal.curvefile import load_directory, read_manifest
 from goldenal.importer import import_curve
 from goldenal.validation import validate
-from hostile.hostile_support import fork as _fork, snapshot, upstream
+from hostile.hostile_support import die_at_operation, fork as _fork, snapshot, upstream
 
 # random kill instants per run (GOLDENAL_HOSTILE_KILLS=1000 for a long soak)
 KILLS = int(os.environ.get("GOLDENAL_HOSTILE_KILLS", "150"))
@@ -84,18 +84,7 @@ def test_kill_9_at_random_instants_never_leaves_a_half_written_directory(golden,
 
 def _count_then_die(golden, scratch, die_at):
     """Import one new curve; at the ``die_at``-th file operation, kill -9 ourselves."""
-    calls = [0]
-
-    def hook(real):
-        def wrapper(*args, **kwargs):
-            calls[0] += 1
-            if calls[0] == die_at:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return real(*args, **kwargs)
-        return wrapper
-
-    for name in ("replace", "unlink", "fsync", "chmod", "open", "write"):
-        setattr(os, name, hook(getattr(os, name)))
+    calls = die_at_operation(die_at)
     import_curve(upstream(scratch, "fresh", model="fresh-model", value="2.80"), golden,
                  curve_id="base", method="eagle3", draft=["org/base"], replace_reason="again")
     os._exit(100 + min(calls[0], 100))

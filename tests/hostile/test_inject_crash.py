@@ -19,7 +19,7 @@ import pytest
 
 from goldenal import files as _files
 from goldenal.rewrite import inject_files
-from hostile.hostile_support import fork, snapshot, run_goldenal
+from hostile.hostile_support import die_at_operation, fork, run_goldenal, snapshot
 from hostile.test_inject_all_or_nothing import DATA, EXPECTED, GOOD
 
 # a write of four files flushes each to disk (about 80 ms): kills up to 0.3 s after the start
@@ -95,18 +95,8 @@ def test_kill_9_at_random_instants_leaves_one_generation_everywhere(tree):
 
 def _count_then_die(tree, die_at):
     """Write generation 1; at the ``die_at``-th file operation, kill -9 ourselves."""
-    calls = [0]
-
-    def hook(real):
-        def wrapper(*args, **kwargs):
-            calls[0] += 1
-            if calls[0] == die_at:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return real(*args, **kwargs)
-        return wrapper
-
-    for name in ("replace", "unlink", "fsync", "chmod", "open", "write", "link", "rename"):
-        setattr(os, name, hook(getattr(os, name)))
+    calls = die_at_operation(die_at, ("replace", "unlink", "fsync", "chmod", "open", "write",
+                                      "link", "rename"))
     _write(tree, 1)
     os._exit(100 + min(calls[0], 100))
 
