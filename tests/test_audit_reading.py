@@ -5,6 +5,7 @@ speculative config as escaped JSON in a double-quoted bash string, an ATOM
 guide pinning a rate in a fenced Markdown block, and an reStructuredText page.
 """
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -170,6 +171,51 @@ def test_a_cited_curve_decides_the_variant_the_engine_cannot_select(tmp_path):
     # measured against the cited curve, not against the variant-less one
     value = [x for x in _atom(tmp_path, url, "2.45") if x.code == "GAL201"]
     assert [(x.found, x.expected) for x in value] == [("2.45", "2.51")]
+
+
+ATOM_DSPARK_BRANCHES = """\
+#!/usr/bin/env bash
+MODEL_PATH=${{MODEL_PATH:-moonshotai/Kimi-K3}}
+
+# ---- Speculative ----------------------------------------------------------
+# https://github.com/SemiAnalysisAI/InferenceX/blob/main/golden_al_distribution/{curve}.yaml
+#  6 draft tokens -> AL 3.75
+#  2 draft tokens -> AL 2.51
+# upstream ATOM change that added the knob
+if [ "$CONC" = 1 ]; then
+    SPEC_DECODE_AL=3.75
+    NUM_SPEC_TOKENS=6
+else
+    SPEC_DECODE_AL=2.51
+    NUM_SPEC_TOKENS=2
+fi
+
+SPEC_ARGS=(
+    --method dspark
+    --draft-model Inferact/Kimi-K3-DSpark
+    --num-speculative-tokens "$NUM_SPEC_TOKENS"
+    --spec-decode-acceptance-length "$SPEC_DECODE_AL"
+)
+python -m atom.entrypoints.openai_server --model "$MODEL_PATH" "${{SPEC_ARGS[@]}}" &
+run_benchmark_serving --model "$MODEL_PATH"
+"""
+
+
+@pytest.mark.parametrize("blank", [False, True])
+def test_a_curve_cited_above_the_branches_that_set_the_value_decides(tmp_path, blank):
+    """InferenceX's Kimi-K3 ATOM launcher: the URL heads the if/else assigning the AL,
+    five and eight lines above the literals and far from the flag."""
+    text = ATOM_DSPARK_BRANCHES.format(curve=PROBABILISTIC)
+    if blank:   # a blank line ends the paragraph: the citation is no longer next to it
+        text = text.replace("# upstream ATOM", "\n# upstream ATOM")
+    (tmp_path / "agentic").mkdir()
+    (tmp_path / "agentic" / "kimik3_fp4_mi355x_atom_mtp.sh").write_text(text)
+    found = [f for f in audit([tmp_path]) if f.code != "GAL305"]
+    if blank:
+        assert [f.code for f in found] == ["GAL304", "GAL304"]
+    else:
+        assert [f.code for f in found] == ["GAL311", "GAL311"]
+        assert all(f"cites curve {PROBABILISTIC}, which decides" in f.message for f in found)
 
 
 def test_without_engine_setting_or_citation_the_variant_cannot_be_determined(tmp_path):

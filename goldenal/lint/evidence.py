@@ -355,20 +355,28 @@ def source_stated(lines, line, window=6):
     return False
 
 
-def cited_curves(lines, line, value, ids, window=6):
+def cited_curves(lines, line, value, ids, window=6, paragraph=12):
     """Curve ids a comment next to the knob cites: by id, file name or URL.
 
     Comments on the knob's line and the ``window`` lines above it count, and
-    so do those next to a line assigning the knob's literal ``value`` (a
-    launcher sets ``AL=2.51  # <curve>`` far from the flag).  When one cited
-    id contains another (``kimik3_dspark_probabilistic_...`` and
-    ``kimik3_dspark``), the longer one is meant.
+    so do those on a line that assigns the knob's literal ``value`` and the
+    two lines above it (a launcher sets ``AL=2.51  # <curve>`` far from the
+    flag), and the whole-line comments of that line's paragraph: the lines
+    above it up to a blank line, at most ``paragraph`` (the value is set in
+    an ``if``/``else`` under a comment citing the curve; a comment ending a
+    line further up speaks for that line only).  When one cited id contains another (``kimik3_dspark_probabilistic_...``
+    and ``kimik3_dspark``), the longer one is meant.
     """
     rows = set(range(max(0, line - 1 - window), min(len(lines), line)))
     if value:
         for i, text in enumerate(lines):
             if value in text and "=" in text:
                 rows.update(range(max(0, i - 2), i + 1))
+                top = i
+                while top > max(0, i - paragraph) and lines[top - 1].strip():
+                    top -= 1
+                    if lines[top].lstrip().startswith("#"):
+                        rows.add(top)
     found = set()
     for i in sorted(rows):
         text = lines[i]
