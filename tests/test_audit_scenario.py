@@ -123,6 +123,22 @@ def test_the_model_comes_from_the_content_not_the_file_name(tmp_path, name):
     assert "glm5.2_mtp thinking_on K=3" in f.message
 
 
+
+@pytest.mark.parametrize("serve", ["vllm serve --model deepseek-ai/DeepSeek-V4-Pro",
+                                   "vllm serve --model=deepseek-ai/DeepSeek-V4-Pro",
+                                   "vllm serve deepseek-ai/DeepSeek-V4-Pro"])
+def test_the_model_after_vllm_serve_may_be_given_by_model(tmp_path, serve):
+    """``vllm serve`` takes the model as its positional or through ``--model``."""
+    root, _ = repo(tmp_path, "benchmarks/single_node/agentic/vllm_serve_mtp.sh",
+                   f"{serve} --speculative-config '{{\"method\":\"mtp\","
+                   "\"num_speculative_tokens\":3,\"rejection_sample_method\":\"synthetic\","
+                   "\"synthetic_acceptance_length\":2.27}' "
+                   "--default-chat-template-kwargs '{\"thinking\": true}' &\n"
+                   "run_benchmark_serving\n")
+    f, = audit([root])
+    assert (f.code, f.found, f.expected) == ("GAL201", "2.27", "2.49")
+    assert "dsv4_mtp thinking_on K=3" in f.message
+
 MASTER = """\
 dsv4-fp4-gb200-dynamo-vllm-mtp:
   image: vllm/vllm-openai:v0.20.1-ubuntu2404

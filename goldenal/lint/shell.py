@@ -98,8 +98,10 @@ _SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_m
 _SPEC_BLOCK_RE = re.compile(r"^(\s*)[\"']?speculative[-_]config[\"']?\s*:\s*$")
 _NESTED_DRAFT_RE = re.compile(r"^\s*(?:model|draft_model|speculative_model(?:_dir)?)\s*:\s*"
                               r"[\"']?([^\"'\s$#]+)")
+# a served model: a flag's value, or the positional after ``vllm serve`` / ``trtllm-serve``
+# (never a flag: ``vllm serve --model X`` names X through ``--model``)
 _MODEL_RE = re.compile(
-    r"(?:--model(?:-path)?|--served-model-name|\bvllm serve|trtllm-serve)(?:\s+|=)[\"']?([^\"'\s$]+)"
+    r"(?:--model(?:-path)?|--served-model-name|\bvllm serve|trtllm-serve)(?:\s+|=)[\"']?(?!-)([^\"'\s$]+)"
     r"|^\s*[\"']?(?:model|served-model-name)[\"']?\s*:\s*[\"']?([^\"'\s$,]+)")
 _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _INTERESTING = re.compile(
