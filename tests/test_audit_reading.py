@@ -55,6 +55,17 @@ def test_a_fenced_markdown_block_is_read_like_a_script(tmp_path):
     assert report.configs_checked == 1 and report.skipped == ()
 
 
+
+def test_knobs_beside_a_read_block_are_still_found_not_checked(tmp_path):
+    """A guide whose shell block is checked may pin other values in prose or in a block
+    of another language, as InferenceX's golden README does with a YAML block."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "atom-guide.md").write_text(
+        GUIDE + "\nOn SGLang, export SGLANG_SIMULATE_ACC_LEN=2.27 before launch.\n\n"
+                "```yaml\nSGLANG_SIMULATE_ACC_LEN: '3.24'\n```\n")
+    found = [(f.line, f.col, f.code) for f in audit([tmp_path]) if f.code != "GAL305"]
+    assert found == [(7, 73, "GAL201"), (10, 19, "GAL309"), (13, 1, "GAL309")]
+
 def test_a_knob_seen_but_not_understood_is_found_not_checked(tmp_path):
     (tmp_path / "guide.rst").write_text(
         ".. code-block:: bash\n\n   vllm serve X --spec-decode-acceptance-length 2.54\n")

@@ -150,13 +150,15 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
             if n:
                 count(c.relpath, n)
             if not any(cfg.knob for cfg in configs):
-                in_code = bool(knobs.first_set(code_text, _KNOB_ROWS))
                 findings.extend(not_checked(
-                    c.relpath, lines, code if in_code else lines,
-                    "no command in a fenced shell block around it could be read" if in_code
-                    else "it is outside a fenced shell code block"))
+                    c.relpath, lines, code,
+                    "no command in a fenced shell block around it could be read"))
                 if not n:
                     skipped[c.relpath] = "documentation: no command with a knob could be read"
+            # prose and other languages' blocks are not read, whatever the shell blocks gave
+            outside = [line if not kept else "" for line, kept in zip(lines, code)]
+            findings.extend(not_checked(c.relpath, lines, outside,
+                                        "it is outside a fenced shell code block"))
             continue
         if c.kind == "doc" or (not c.has_knob and b"goldenal:" in c.data and not c.has_spec):
             if c.kind == "doc" and c.has_knob:
