@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REFERENCE_GOLDEN
 from goldenal.errors import PolicyError
 from goldenal.lint import audit
 from goldenal.lint.evidence import agentic_from_name, agentic_of
@@ -138,6 +139,23 @@ def test_the_model_after_vllm_serve_may_be_given_by_model(tmp_path, serve):
     f, = audit([root])
     assert (f.code, f.found, f.expected) == ("GAL201", "2.27", "2.49")
     assert "dsv4_mtp thinking_on K=3" in f.message
+
+
+def test_a_prefix_naming_curves_that_miss_the_head_says_so(tmp_path):
+    """InferenceX's own curves carry no draft heads: the minimaxm3 launchers' prefix names
+    two curves, neither for the GQA head the file serves; the audit says that."""
+    root, _ = repo(tmp_path, "benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh",
+                   "DRAFT_MODEL=Inferact/MiniMax-M3-EAGLE3-GQA\n"
+                   "vllm serve \"$MODEL\" --speculative-config '{\"method\":\"eagle3\","
+                   "\"model\":\"Inferact/MiniMax-M3-EAGLE3-GQA\",\"num_speculative_tokens\":3,"
+                   "\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":2.78}' "
+                   "--default-chat-template-kwargs '{\"thinking_mode\": \"enabled\"}' &\n"
+                   "run_benchmark_serving\n")
+    f, = audit([root], golden_dir=REFERENCE_GOLDEN)
+    assert (f.code, f.severity) == ("GAL304", "info")
+    assert "names no curve" not in f.message
+    assert ("the file-name prefix 'minimaxm3' is only a hint, and no curve for model minimax-m3 "
+            "with draft 'Inferact/MiniMax-M3-EAGLE3-GQA'") in f.message
 
 MASTER = """\
 dsv4-fp4-gb200-dynamo-vllm-mtp:

@@ -49,7 +49,7 @@ def match_curve(curves, cfg):
                                     "selects one and no comment next to the knob cites a "
                                     f"curve; candidates {', '.join(sorted(ids))}")
     from goldenal.errors import PolicyError, UnknownCurve
-    from goldenal.policy import resolve_served, served_sampling
+    from goldenal.policy import model_matches, resolve_served, served_sampling
 
     if not cfg.model:
         return None, ("GAL304", "model (no served model or model prefix in the files)")
@@ -66,7 +66,11 @@ def match_curve(curves, cfg):
         answer = curve, None
     except UnknownCurve as exc:
         hint = cfg.extra.get("name_hint")
-        if models == (hint,):
+        if models == (hint,) and any(model_matches(c, hint) for c in curves):
+            # the prefix names curves, but not one for the head or method served
+            answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
+                                      f"{hint!r} is only a hint, and {exc})")
+        elif models == (hint,):
             # a file-name prefix is a hint, never reported as the served model
             answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
                                       f"{hint!r} names no curve)")
