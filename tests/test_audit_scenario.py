@@ -13,11 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import REFERENCE_GOLDEN
 from goldenal.errors import PolicyError
 from goldenal.lint import audit
-from goldenal.lint.evidence import agentic_from_name, agentic_of
+from goldenal.lint.evidence import agentic_from_client, agentic_from_name, agentic_of
 from goldenal.rewrite import inject
 
 HERE = Path(__file__).parent
@@ -156,6 +158,39 @@ def test_a_prefix_naming_curves_that_miss_the_head_says_so(tmp_path):
     assert "names no curve" not in f.message
     assert ("the file-name prefix 'minimaxm3' is only a hint, and no curve for model minimax-m3 "
             "with draft 'Inferact/MiniMax-M3-EAGLE3-GQA'") in f.message
+
+
+LAUNCH = ("vllm serve deepseek-ai/DeepSeek-V4-Pro --speculative-config '{\"method\":\"mtp\","
+          "\"num_speculative_tokens\":3,\"rejection_sample_method\":\"synthetic\","
+          "\"synthetic_acceptance_length\":2.49}' "
+          "--default-chat-template-kwargs '{\"thinking\": true}' &\n")
+
+
+@pytest.mark.parametrize("client, code", [
+    ("vllm bench serve --dataset-name random --random-input-len 8192 --random-output-len 1024",
+     "GAL302"),
+    ("python3 -m sglang.bench_serving --dataset-name random --random-input 1024 "
+     "--random-output 1024", "GAL302"),
+    # InferenceX's fixed-seq-len launchers: lengths from the runner's environment
+    ('run_benchmark_serving --input-len "$ISL" --output-len "$OSL" --random-range-ratio 0.8',
+     "GAL302"),
+    # an agentic launcher replays traces; a comment mentioning lengths is no client
+    ("# was: --input-len 1024\nresolve_trace_source\naiperf profile --input-file traces.jsonl",
+     None),
+])
+def test_the_benchmark_client_of_a_launcher_decides_before_its_path(tmp_path, client, code):
+    """Content first: the lengths a launcher's client runs say fixed-sequence-length,
+    in a directory that says nothing and in one that says agentic alike."""
+    for where in ("launch/dsv4_vllm_mtp.sh", "benchmarks/single_node/agentic/dsv4_vllm_mtp.sh"):
+        root, _ = repo(tmp_path / where.split("/")[0], where, LAUNCH + client + "\n")
+        assert [f.code for f in audit([root])] == ([code] if code else []), where
+
+
+@given(st.lists(st.text(alphabet=" -=\"'$#abcdeilnoprstu0123456789", max_size=40), max_size=8))
+def test_commented_lines_never_decide_and_the_answer_is_false_or_none(lines):
+    text = "\n".join(lines)
+    assert agentic_from_client(text) in (False, None)
+    assert agentic_from_client("\n".join("# " + line for line in lines)) is None
 
 MASTER = """\
 dsv4-fp4-gb200-dynamo-vllm-mtp:

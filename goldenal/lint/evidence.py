@@ -254,6 +254,28 @@ def agentic_from_benchmark(benchmark):
     return None
 
 
+# a benchmark client run at fixed input/output lengths: vLLM's ``bench serve
+# --random-input-len``, SGLang's ``bench_serving --random-input``, InferenceX's
+# ``run_benchmark_serving --input-len``, ``--isl``/``--osl``; an agentic run replays traces
+_FIXED_CLIENT_RE = re.compile(r"(?<![\w-])--(?:(?:random-)?(?:input|output)-len|"
+                              r"random-(?:input|output)|isl|osl)(?=[\s=\"']|$)", re.M)
+_AGENTIC_CLIENT_RE = re.compile(r"aiperf|\btraces?\b|trace_source|agentic", re.I)
+
+
+def agentic_from_client(text):
+    """False when a launcher's benchmark client runs fixed lengths and nothing replays traces.
+
+    Comment lines do not count.  None otherwise: a launcher running both, or
+    neither, is decided by its branches or its path.
+    """
+    if "--" not in text:
+        return None
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    if _FIXED_CLIENT_RE.search(code) and not _AGENTIC_CLIENT_RE.search(code):
+        return False
+    return None
+
+
 def agentic_of(relpath, name=None, benchmark=None, names=()):
     """Is a config agentic?  True / False / None (unknown): the file's content first.
 

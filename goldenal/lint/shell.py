@@ -653,15 +653,19 @@ def name_hint(relpath):
 def script_configs(relpath, text, lines, scenario_path=None):
     """One :class:`~goldenal.lint.evidence.Config` per distinct branch outcome of a script.
 
-    ``scenario_path`` (the path relative to the repository root; default
-    ``relpath``) decides agentic or fixed-sequence-length where no branch of
-    the script does.
+    The benchmark client it runs at fixed lengths (:func:`~goldenal.lint.
+    evidence.agentic_from_client`), else ``scenario_path`` (the path relative
+    to the repository root; default ``relpath``) decides agentic or
+    fixed-sequence-length where no branch of the script does.
     """
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
     relevant, replay = _relevant(parsed, conds, text, hits)
     has_eval = "EVAL_ONLY" in text
-    agentic = ev.agentic_from_path(scenario_path or relpath)
+    # the benchmark client the script runs first, its path last
+    agentic = ev.agentic_from_client(text)
+    if agentic is None:
+        agentic = ev.agentic_from_path(scenario_path or relpath)
     base = os.path.basename(relpath).lower()
     signals = ev.thinking_signals_in(text, lines)
     holders = {}
