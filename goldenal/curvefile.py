@@ -531,6 +531,8 @@ def render_curve(curve):
         out.append(f"# Run date: {prov.get('date', 'unknown')}{run}.")
     if prov.get("simulated"):
         out.append("# SIMULATED: fitted from simulator output, not from a real server.")
+    if prov.get("not_golden"):
+        out.append("# NOT GOLDEN: " + " ".join(str(prov["not_golden"]).split()))
     out.append("# Keys: num_speculative_tokens (K); values: mean AL over all verification "
                "steps (bonus token included),")
     out.append("# two decimals; N/A marks a failed measurement. Full identity: manifest.yaml.")

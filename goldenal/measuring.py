@@ -773,6 +773,20 @@ def _check_existing(out, identity, workload, cells, replace):
     return doc
 
 
+def _with_not_golden(doc, reason):
+    """``doc`` marked ``not_golden: reason`` (placed after ``simulated``, as a new run has it)."""
+    if doc.get("not_golden") == reason:
+        return doc
+    out = {}
+    for key, value in doc.items():
+        if key != "not_golden":
+            out[key] = value
+        if key == "simulated":
+            out["not_golden"] = reason
+    out.setdefault("not_golden", reason)
+    return out
+
+
 def _commit(out, doc, cell_entry, files):
     """Add one cell to ``out`` atomically: a reader sees the old run or the new one."""
     from goldenal.files import write_text_atomic
@@ -861,7 +875,7 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
             max_tokens=4096, requests=None, engine="auto", method=None, curve=None,
             temperature=0.0, seed=None, ignore_eos=False, chat_template_kwargs=None,
             retries=2, retry_delay=1.0, timeout=600.0, replace=False, note=None,
-            progress=None):
+            not_golden=None, progress=None):
     """Measure acceptance on a live server into a run directory.
 
     Parameters
@@ -896,6 +910,12 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     engine : {"auto", "vllm", "sglang", "trtllm", "atom", "llamacpp"}
     method, curve, note : str, optional
         Written into ``run.yaml``.
+    not_golden : str, optional
+        Why this run's values must never become a golden curve (a random test
+        model, a debugging run): written as ``not_golden: REASON`` into
+        ``run.yaml``, and ``fit`` then writes no golden directory from it
+        without ``--allow-not-golden``.  A run already marked keeps its mark
+        (a new reason replaces the old one).
     temperature : float
     seed : int, optional
         Request ``i`` carries ``seed + i`` (the same at every K): engines that
@@ -942,6 +962,9 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     """
     ks, thinking, out = _measure_iv(url, out, model, k, thinking, concurrency, max_tokens,
                                     requests, engine, retries, timeout)
+    if not_golden is not None and (not isinstance(not_golden, str) or not not_golden.strip()):
+        raise UsageError("`not_golden` must be the reason the run is no golden material "
+                         f"(a non-empty string), got {not_golden!r}")
     if prompts is None:
         prompt_set, source = load_speedbench(), {"name": "SPEED-Bench Qualitative",
                                                   "category": "coding"}
@@ -966,12 +989,12 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
                   **({"seed": seed} if seed is not None else {})}
     return asyncio.run(_measure(url, out, model, draft, ks, thinking, prompt_set, workload,
                                 body_extra, concurrency, engine, method, curve, retries,
-                                retry_delay, timeout, replace, note, progress))
+                                retry_delay, timeout, replace, note, not_golden, progress))
 
 
 async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body_extra,
                    concurrency, engine, method, curve, retries, retry_delay, timeout,
-                   replace, note, progress):
+                   replace, note, not_golden, progress):
     import httpx
 
     from goldenal import __version__
@@ -986,7 +1009,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             server, first_metrics = await _detect(client, base, engine)
             identity = normalize_identity({
                 "run": os.path.basename(os.path.abspath(out)), "simulated": False,
-                "model": model, **({"curve": curve} if curve else {}),
+                **({"not_golden": not_golden} if not_golden else {}), "model": model, **({"curve": curve} if curve else {}),
                 **({"method": method} if method else {}), "draft": draft or [],
                 "engine": {"name": server.engine,
                            **({"version": server.version} if server.version else {})}})
@@ -1075,6 +1098,8 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                    "cells": []}
         else:
             doc.setdefault("sampling", {})[f"thinking_{thinking}"] = _sampling(body_extra)
+            if "not_golden" in identity:
+                doc = _with_not_golden(doc, identity["not_golden"])
         _commit(out, doc, entry, files)
         warnings.extend(cell_warnings)
         cells.append(CellResult(thinking, k, drafts, tokens, accepted, per_pos,

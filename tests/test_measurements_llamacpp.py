@@ -9,11 +9,14 @@ files with plain JSON and a regular expression (not goldenal's readers), and
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 import goldenal
+from conftest import goldenal_cmd
 from goldenal.measuring import load_prompts
 
 RUN = Path(__file__).resolve().parents[1] / "measurements" / "llamacpp-tiny-random-2026-12"
@@ -73,9 +76,20 @@ def test_ingest_reads_the_exact_counts(run_cli):
         "36 windows from 3 files; --windows lists each"]
 
 
+def test_fit_refuses_to_commit_the_run(tmp_path):
+    """run.yaml says not_golden: fit --out writes no golden directory from it."""
+    reason = " ".join(yaml.safe_load((RUN / "run.yaml").read_text())["not_golden"].split())
+    p = subprocess.run([*goldenal_cmd(), "fit", str(RUN), "--out", str(tmp_path / "g")],
+                       capture_output=True, text=True, timeout=300)
+    assert (p.returncode, p.stdout) == (1, "")
+    assert p.stderr == (f"error: {RUN}: the run is not golden material (not_golden: {reason}); "
+                        "use --allow-not-golden to write it to a scratch directory\n")
+    assert not (tmp_path / "g").exists()
+
+
 def test_fit_gives_al_from_the_counts_with_request_intervals(run_cli, tmp_path):
-    code, out, err = run_cli("fit", RUN, "--out", tmp_path / "g", "--seed", "1",
-                             "--format", "json")
+    code, out, err = run_cli("fit", RUN, "--out", tmp_path / "g", "--allow-not-golden",
+                             "--seed", "1", "--format", "json")
     assert code == 0, err
     cells = json.loads(out)["cells"]
     assert [(c["k"], c["value"], c["n_steps"]) for c in cells] == [
@@ -118,6 +132,11 @@ def test_the_run_is_labelled_and_small():
     run = goldenal.load_run(RUN)
     assert run.identity["simulated"] is False
     assert "TINY RANDOM MODEL" in run.identity["note"]
+    assert run.identity["not_golden"] == (
+        "TINY RANDOM MODEL: seeded random weights (512-piece vocabulary, two blocks of width "
+        "64); its AL values describe those weights only and are NOT a golden curve")
+    # make.sh writes the same mark when it re-makes the run
+    assert '--not-golden "$NOT_GOLDEN"' in (RUN / "make.sh").read_text()
     # the committed prompt set is the one measured (make.sh and the run agree)
     ids = [p.id for p in load_prompts(RUN / "prompts.jsonl")]
     assert run.identity["measure"]["workload"]["requests"] == len(ids) == 12

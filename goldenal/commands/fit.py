@@ -27,8 +27,17 @@ A directory that already holds the curve (by id, or another curve of the
 same model, method, draft and variant) is refused unless --replace REASON is
 given; the reason is recorded and the committed curve replaced under its
 id.  Cells that rest on printed means only (no step counts, e.g. SGLang
-decode lines) are refused unless --allow-mean-only is given.  --format json prints every cell's
-estimate, interval and step count.
+decode lines) are refused unless --allow-mean-only is given.  A run whose
+run.yaml says `not_golden: REASON` (measure --not-golden: a random test
+model, a debugging run) is fitted and printed, but written to a directory
+only with --allow-not-golden (for scratch directories; the reason goes into
+the curve's provenance).  A simulated run is refused unless
+--allow-simulated is given.  --format json prints every cell's estimate,
+interval and step count.
+
+Exit 0 fitted (and written), 1 refused (a simulated run, a not_golden run
+with --out, mean-only cells), 2 unreadable run or bad flags, 3 the directory
+already holds the curve (--replace REASON).
 
 In Python: goldenal.fit(goldenal.load_run(path)).
 """
@@ -96,6 +105,9 @@ def configure(parser):
                         help="replace a curve the directory already holds; REASON is recorded")
     parser.add_argument("--allow-simulated", action="store_true",
                         help="accept a simulated run (only for scratch directories)")
+    parser.add_argument("--allow-not-golden", action="store_true",
+                        help="write a run marked not_golden in run.yaml (only for scratch "
+                             "directories; the reason is recorded)")
     parser.add_argument("--allow-mean-only", action="store_true",
                         help="commit cells that rest on printed means only (no step counts, "
                              "no interval); refused by default")
@@ -167,6 +179,7 @@ def run(args):
         check_writable,
         load_runs,
         mean_only_cells,
+        refuse_not_golden,
         refuse_simulated,
         write_fit,
     )
@@ -175,6 +188,8 @@ def run(args):
     merged = load_runs(args.runs, identity=identity_from_args(args))
     if not args.allow_simulated:
         refuse_simulated(merged)
+    if args.out is not None and not args.allow_not_golden:
+        refuse_not_golden(merged)
     if args.out is not None and merged.identity.get("curve"):  # refuse before the (slow) fit
         check_writable(args.out, merged.identity["curve"], replace_reason=args.replace,
                        identity=merged.identity)
@@ -186,7 +201,8 @@ def run(args):
     else:
         paths = write_fit(curvefit, args.out, replace_reason=args.replace,
                           allow_simulated=args.allow_simulated,
-                          allow_mean_only=args.allow_mean_only)
+                          allow_mean_only=args.allow_mean_only,
+                          allow_not_golden=args.allow_not_golden)
     for thinking, k in mean_only_cells(curvefit) if args.out is not None else ():
         print(f"warning: thinking {thinking} K={k}: golden value "
               f"{curvefit.cells[thinking, k].text} committed from printed means only "

@@ -111,6 +111,10 @@ def configure(parser):
     parser.add_argument("--replace", action="store_true",
                         help="measure a cell the run already has again")
     parser.add_argument("--note", metavar="TEXT", help="a note written into run.yaml")
+    parser.add_argument("--not-golden", metavar="REASON",
+                        help="mark the run as no golden material (e.g. a random test model): "
+                             "run.yaml gets not_golden: REASON, and fit writes no golden "
+                             "directory from it without --allow-not-golden")
     parser.add_argument("--progress", action="store_true", default=None,
                         help="show the progress bar even when stderr is not a terminal")
 
@@ -136,7 +140,8 @@ def run(args):
                      method=args.method, curve=args.curve_id, temperature=args.temperature,
                      seed=args.seed, ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
                      retries=args.retries, timeout=args.timeout,
-                     replace=args.replace, note=args.note, progress=args.progress)
+                     replace=args.replace, note=args.note, not_golden=args.not_golden,
+                     progress=args.progress)
     for cell in result.cells:
         print(f"thinking {cell.thinking}  K={cell.k}  AL {cell.acceptance_length:.4f}  "
               f"({cell.accepted} accepted / {cell.drafts} steps)  {len(cell.requests)} "

@@ -30,8 +30,10 @@ class RunWarning(UserWarning):
 class _MergedRun:
     """Duck-typed MeasurementRun: cells of several runs of one curve."""
 
-    def __init__(self, path, identity, cells, warnings):
+    def __init__(self, path, identity, cells, warnings, not_golden_path=None):
         self.path, self.identity, self.cells, self.warnings = path, identity, cells, warnings
+        # the run that carries ``not_golden`` (named when a commit is refused)
+        self.not_golden_path = not_golden_path if not_golden_path is not None else path
 
 
 def draft_tuple(value):
@@ -58,6 +60,7 @@ def merge_runs(runs):
     identity = dict(first.identity)
     cells = {key: tuple(obs) for key, obs in first.cells.items()}
     warnings = list(getattr(first, "warnings", ()))
+    not_golden_path = getattr(first, "path", None)
     for run in runs[1:]:
         for key in _IDENTITY_KEYS:
             a, b = identity.get(key), run.identity.get(key)
@@ -71,7 +74,11 @@ def merge_runs(runs):
         warnings.extend(getattr(run, "warnings", ()))
         if run.identity.get("simulated"):
             identity["simulated"] = True
-    return _MergedRun(getattr(first, "path", None), identity, cells, tuple(warnings))
+        if run.identity.get("not_golden") and not identity.get("not_golden"):
+            identity["not_golden"] = run.identity["not_golden"]
+            not_golden_path = getattr(run, "path", None)
+    return _MergedRun(getattr(first, "path", None), identity, cells, tuple(warnings),
+                      not_golden_path)
 
 
 def load_runs(paths, *, identity=None):
@@ -157,6 +164,22 @@ def refuse_simulated(run):
                           "scratch directory", path=getattr(run, "path", None))
 
 
+def refuse_not_golden(run):
+    """Raise PolicyError for a run marked ``not_golden`` (its values are no golden curve).
+
+    Such a run is real but not golden material (a random test model, a
+    debugging run); it may be fitted and printed, and written only to a
+    scratch directory with ``--allow-not-golden``.
+    """
+    reason = run.identity.get("not_golden")
+    if reason:
+        path = (getattr(run, "not_golden_path", None) or getattr(run, "path", None)
+                or run.identity.get("run"))
+        raise PolicyError(f"the run is not golden material (not_golden: {reason}); "
+                          "use --allow-not-golden to write it to a scratch directory",
+                          path=path)
+
+
 def provenance_of(identity):
     prov = {}
     if identity.get("source"):
@@ -187,6 +210,8 @@ def provenance_of(identity):
             prov[key] = str(identity[key])
     if identity.get("simulated"):
         prov["simulated"] = True
+    if identity.get("not_golden"):
+        prov["not_golden"] = identity["not_golden"]
     return prov
 
 
@@ -311,7 +336,7 @@ def refuse_mean_only(curvefit):
 
 
 def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False,
-              allow_mean_only=False):
+              allow_mean_only=False, allow_not_golden=False):
     """Write a fitted curve: ``<id>.yaml`` + manifest entry + distribution file.
 
     Parameters
@@ -327,6 +352,9 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
         them only for scratch directories.
     allow_mean_only : bool
         Commit cells that rest on printed means only (no step counts).
+    allow_not_golden : bool
+        Write a run marked ``not_golden`` (allow it only for scratch
+        directories); the reason is recorded in the curve's provenance.
 
     Returns
     -------
@@ -338,7 +366,8 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     ConflictError
         The directory already holds the curve and no reason was given.
     PolicyError
-        The run is simulated and ``allow_simulated`` is false, or a cell is
+        The run is simulated and ``allow_simulated`` is false, the run is
+        marked ``not_golden`` and ``allow_not_golden`` is false, or a cell is
         mean-only and ``allow_mean_only`` is false.
     """
     from goldenal.curvefile import check_curve_id
@@ -347,6 +376,8 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     directory = os.fspath(directory)
     if not allow_simulated:
         refuse_simulated(curvefit)
+    if not allow_not_golden:
+        refuse_not_golden(curvefit)
     if not allow_mean_only:
         refuse_mean_only(curvefit)
     curve = curve_from_fit(curvefit)

@@ -188,10 +188,14 @@ _FALSE = {"false", "no", "off", "0", ""}
 
 def normalize_identity(identity, *, path=None, lines=None):
     """Validate and normalise identity keys: ``draft`` a list of str, ``variant`` a dict,
-    ``simulated`` a bool.
+    ``simulated`` a bool, ``not_golden`` a reason.
 
     A scalar string ``draft`` is one head; ``simulated`` must be a YAML boolean
     (a string such as ``"no"`` is refused: it would read as true).
+    ``not_golden`` marks a real run whose values must never become a golden
+    curve (a random test model, a debugging run): its value is the reason, a
+    non-empty string, kept on one line (whitespace runs collapse to one
+    space); ``null`` is the same as no key.
 
     Raises
     ------
@@ -231,6 +235,15 @@ def normalize_identity(identity, *, path=None, lines=None):
         if not isinstance(sim, bool):
             bad("simulated", f"expected true or false, got {sim!r}")
         out["simulated"] = sim
+    if "not_golden" in out:
+        reason = out["not_golden"]
+        if reason is None:
+            del out["not_golden"]
+        elif not isinstance(reason, str) or not reason.strip():
+            bad("not_golden", "expected the reason the run is no golden material (a "
+                f"non-empty string), got {reason!r}")
+        else:
+            out["not_golden"] = " ".join(reason.split())
     for key in ("model", "curve", "method"):
         value = out.get(key)
         if value is not None and not isinstance(value, str):

@@ -16,7 +16,8 @@
 #     draft = the target plus 0.1 x N(0, 1) noise (noise seed 1), so greedy verification
 #     accepts some drafts and rejects others.
 #  3. For K = 1, 2, 3: start llama-server with the draft model at K, run one
-#     `goldenal measure` cell into the same run directory, stop the server.
+#     `goldenal measure` cell into the same run directory (marked `not_golden`, so
+#     `goldenal fit --out` refuses it without --allow-not-golden), stop the server.
 #  4. Replace the run files beside this script with the new ones.
 #
 # The models are written to a temporary directory and deleted: no GGUF file is kept.
@@ -29,6 +30,9 @@ KS=(1 2 3)
 TARGET_SEED=0
 DRAFT_NOISE=0.1
 DRAFT_NOISE_SEED=1
+# run.yaml's not_golden: fit refuses to write a golden directory from this run
+NOT_GOLDEN="TINY RANDOM MODEL: seeded random weights (512-piece vocabulary, two blocks of"
+NOT_GOLDEN+=" width 64); its AL values describe those weights only and are NOT a golden curve"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/goldenal-tiny-run.XXXXXX")"
 server=""
@@ -84,6 +88,7 @@ for k in "${KS[@]}"; do
         --method draft-simple --curve-id goldenal_tiny_random_draft \
         --k "$k" --thinking off --prompts "$here/prompts.jsonl" \
         --max-tokens 256 --ignore-eos --seed 1 \
+        --not-golden "$NOT_GOLDEN" \
         --note "TINY RANDOM MODEL (seeded random weights, 512-piece vocabulary): its AL values are NOT a golden curve. Made by measurements/llamacpp-tiny-random-2026-12/make.sh."
     kill "$server"
     wait "$server" 2>/dev/null || true
