@@ -236,9 +236,11 @@ def check_config(cfg, curves):
     if cfg.engine == "llamacpp" and not _llamacpp_starts(cfg, add):
         return out
     if cfg.k is None:
+        why = ("--spec-draft-n-max is set, but not to a literal number" if cfg.engine ==
+               "llamacpp" else "no literal num_speculative_tokens / speculative-num-steps / "
+               "max_draft_len")
         add("GAL304", f"cannot determine the golden cell for {cfg.knob}={cfg.value}: "
-                      "K (no literal num_speculative_tokens / speculative-num-steps / "
-                      "max_draft_len on this path)")
+                      f"K ({why} on this path)")
         return out
     al = implied_al(cfg)
     if al is None:

@@ -184,7 +184,10 @@ _RULES = [
         "GAL304", "cell-undeterminable", "info",
         "The audit could not determine which golden cell applies.",
         "Reports a spec-decode config for which a piece of the cell (model, K, draft head, "
-        "thinking mode) could not be read from the files; the message names the missing piece.",
+        "thinking mode) could not be read from the files; the message names the missing piece. "
+        "A config without a knob is reported at the line that switches speculative decoding on "
+        "(or sets K); one whose script measures it with `goldenal measure` is not reported: "
+        "real acceptance is what a measurement run is for.",
         "A reviewer must check these by hand; the audit does not guess.",
         "--speculative-config \"$SPEC_CONFIG\"   # built elsewhere",
         "Spell K and the draft head where the audit can read them.",

@@ -18,7 +18,7 @@ from goldenal.recipes import knobs
 
 # a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
 # \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
-_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom"),
+_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
                              setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 _KNOB_NAMES = tuple(sorted({row.name for row in _KNOB_ROWS}))
 
@@ -210,6 +210,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
             continue
         n = 0
         demo = c.kind == "script" and not_a_benchmark(c.scenario or c.relpath, text)
+        measuring = c.kind == "script" and measures_acceptance(text)
         configs = [with_citation(cfg, lines, curve_ids) for cfg in configs]
         unknown = any(cfg.agentic is None for cfg in configs)
         said = {ev.agentic_from_name(x) for x in master_scenario(c.relpath)} if unknown else set()
@@ -222,6 +223,9 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
             if cfg.knob is None and c.relpath in injected:
                 n += 1
                 continue   # the master config injects the knob; checked there
+            if cfg.knob is None and cfg.agentic is None and measuring:
+                n += 1
+                continue   # real acceptance measured for a curve: what it must be
             n += 1
             findings.extend(check_config(cfg, curves))
             if demo and cfg.knob and cfg.engine and not cfg.eval_only:
@@ -272,6 +276,9 @@ MARKDOWN = (".md", ".markdown")
 # SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
 # ``run_benchmark_serving``
 _BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
+# ``goldenal measure`` run as a command (not in a comment): the script measures
+# acceptance into a run directory, the step that makes a golden curve
+_MEASURE_CLIENT = re.compile(r"(?m)^[^#\n]*?(?<![\w.-])goldenal\s+measure(?![\w-])")
 
 
 def with_citation(cfg, lines, ids):
@@ -280,6 +287,16 @@ def with_citation(cfg, lines, ids):
         return cfg
     cited = ev.cited_curves(lines, cfg.line, cfg.value, ids)
     return cfg.with_(extra={**cfg.extra, "cited_curves": cited}) if cited else cfg
+
+
+def measures_acceptance(text):
+    """True for a launcher whose client is ``goldenal measure``.
+
+    Without a knob its server is speculative decoding measured for real,
+    which is what a golden curve needs: neither agentic nor
+    fixed-sequence-length, and nothing for GAL301/GAL304 to ask.
+    """
+    return bool(_MEASURE_CLIENT.search(text))
 
 
 def not_a_benchmark(path, text):

@@ -154,6 +154,11 @@ def _scan(text, no, found):
             k = _k_value(flat, rows, kind in _K_AT_LINE_START)
             if k is not None:
                 found["k"][kind] = (k, no)
+            elif kind == "llamacpp" and any(r.name in flat and r.pattern.search(flat)
+                                            for r in rows):
+                # --spec-draft-n-max "$k": K is set, to a value not known here, so
+                # llama.cpp's default K does not apply
+                found["k_unread"] = no
     has_model = "model" in flat
     if has_model:
         for rx in _DRAFT_RES:
@@ -196,6 +201,7 @@ def _scan(text, no, found):
         if m:
             found["spec_indent"] = len(m.group(1))
             found["spec"] = True
+            _spec_at(found, no)
             return
     indent = found.get("spec_indent")
     if indent is not None and flat.strip():
@@ -214,6 +220,17 @@ def _scan(text, no, found):
                 found["models"].append(name)
     if "speculative" in flat or "--method" in flat or "max_draft_len" in flat:
         found["spec"] = True
+        _spec_at(found, no)
+
+
+def _spec_at(found, no):
+    """Remember the first line that switches speculative decoding on.
+
+    A config without a knob is reported there (or at its K): not at the
+    first line replayed, which may be any assignment the command reads.
+    """
+    if found["spec_line"] is None:
+        found["spec_line"] = no
 
 
 def _scan_llamacpp(flat, no, found):
@@ -223,6 +240,7 @@ def _scan_llamacpp(flat, no, found):
         settings.setdefault(row.setting, unquote(m.group("value")))
     if knobs.METHOD in settings or knobs.DRAFT in settings:
         found["llama_spec"] = True
+        _spec_at(found, no)
         if knobs.METHOD in settings:
             found["method"] = settings[knobs.METHOD]
         draft = settings.get(knobs.DRAFT)
@@ -269,7 +287,8 @@ def _new_found():
     return {"knob": None, "env_knobs": {}, "k": {}, "draft": None, "method": None,
             "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
             "engine": None, "spec": False, "token_mode": None, "acc_method": None,
-            "first": None, "models": [], "llama_spec": False, "llama_env": None}
+            "first": None, "models": [], "llama_spec": False, "llama_env": None,
+            "spec_line": None, "k_unread": None}
 
 
 class _State:
@@ -393,7 +412,7 @@ def _signature(st):
             f["draft"], f["method"], f["atom_method"], f["rsm"], f["dsm"], f["topk"],
             f["one_model"], f["engine"], f["spec"], f["token_mode"], f["acc_method"],
             f["first"], tuple(f["models"]), f.get("spec_indent"), f["llama_spec"],
-            f["llama_env"])
+            f["llama_env"], f["spec_line"], f["k_unread"])
 
 
 def _merge_states(states, line, closes):
@@ -785,7 +804,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
             k, k_line = f["k"][kind]
             break
     k_default = False
-    if engine == "llamacpp" and k is None and (f["llama_spec"] or knob):
+    if engine == "llamacpp" and k is None and f["k_unread"] is None and (
+            f["llama_spec"] or knob):
         # llama-server drafts at most --spec-draft-n-max tokens, default 3 (common/common.h)
         from goldenal.engines.llamacpp import DEFAULT_K
 
@@ -804,7 +824,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
     if draft and "$" in draft:
         draft = None
     if line is None:
-        line = k_line or f["first"] or 1
+        line = k_line or f["spec_line"] or f["first"] or 1
     # a signal counts when the logical line holding it runs on this path
     choice = f.get("choice", {})
     thinking, how = ev.decide_thinking([
