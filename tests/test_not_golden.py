@@ -13,8 +13,12 @@ import subprocess
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import goldenal_cmd
+from goldenal.errors import ParseError
+from goldenal.readers.run import normalize_identity
 from measure_stub import StubServer
 
 TEXTS = [f"write a function that returns {i} squared" for i in range(12)]
@@ -181,3 +185,23 @@ def test_measure_adds_and_keeps_the_mark_on_an_existing_run(tmp_path):
         assert [c["k"] for c in doc["cells"]] == list(range(1, k + 1))
     assert list(doc)[:3] == ["run", "simulated", "not_golden"]
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(), st.none(), st.booleans(), st.integers(), st.lists(st.text())))
+def test_any_mark_reads_as_one_line_reason_or_one_line_error(value):
+    """Whatever run.yaml holds under not_golden (through a YAML round trip): a reason on
+    one line, no mark (null), or a ParseError naming the key on one line."""
+    doc = yaml.safe_load(yaml.safe_dump({"not_golden": value}))
+    try:
+        out = normalize_identity(doc, path="run.yaml", lines={"not_golden": 7})
+    except ParseError as exc:
+        assert str(exc).startswith("run.yaml:7: `not_golden`: expected the reason")
+        assert "\n" not in str(exc)
+        assert not (isinstance(doc["not_golden"], str) and doc["not_golden"].strip())
+        return
+    if doc["not_golden"] is None:
+        assert "not_golden" not in out
+    else:
+        assert out["not_golden"] == " ".join(doc["not_golden"].split())
+        assert out["not_golden"] and "\n" not in out["not_golden"]
