@@ -71,7 +71,9 @@ def validate(path=None, *, overlay=None):
     [1, K+1]; duplicate keys; manifest and files disagreeing; a missing
     source run; an out-of-date ``index.tsv``; one name given to two models.
     Warnings: AL decreasing in K (measured data, not a defect, but worth a
-    look), values not written with two decimals, no compiled index.
+    look), values not written with two decimals, no compiled index, a curve
+    fitted from a run marked ``not_golden`` (written with
+    ``fit --allow-not-golden``, for scratch directories only).
 
     ``overlay`` maps file names to the text they are about to have: writers
     (``import``, ``fit``) validate the directory as it will be, before writing.
@@ -110,6 +112,11 @@ def validate(path=None, *, overlay=None):
         identities.setdefault(ident, curve.id)
         if not curve.source:
             problems.append(Problem("error", where, 1, "provenance has no source run URL"))
+        if curve.provenance.get("not_golden"):
+            problems.append(Problem("warning", where, 1,
+                                    f"curve {curve.id} was fitted from a run marked not_golden "
+                                    f"({curve.provenance['not_golden']}): keep it out of a "
+                                    "committed golden directory"))
         if has_manifest and not curve.method:
             problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
                                     f"curve {curve.id!r} has no method"))

@@ -2,7 +2,8 @@
 
 Errors: K not a positive integer, AL not numeric or outside [1, K+1],
 duplicate keys, manifest and files disagreeing, missing provenance, a stale
-index.  Warnings (allowed): AL decreasing in K, values without two decimals.
+index.  Warnings (allowed): AL decreasing in K, values without two decimals,
+a curve fitted from a run marked not_golden (fit --allow-not-golden).
 
     goldenal validate
     goldenal validate ../InferenceX/golden_al_distribution
