@@ -7,7 +7,8 @@ Regressions found on ``measurements/llamacpp-tiny-random-2026-12/make.sh``:
   bisected by deleting lines, it takes only an assignment the command reads
   before a llama-server command whose K is not a literal;
 * ``--spec-draft-n-max "$k"`` read as "no --spec-draft-n-max" (llama.cpp's
-  default K=3) instead of a K that cannot be read;
+  default K=3) instead of a K that cannot be read, and
+  ``LLAMA_ARG_SPEC_DRAFT_N_MAX=2`` not read as K at all;
 * a llama.cpp knob outside an agentic path was skipped as "names a synthetic
   knob but never sets one";
 * a script that measures its server with ``goldenal measure`` (real
@@ -53,6 +54,10 @@ def write(tmp_path, text, name="serve.sh"):
      '    llama-server --model "$work/t.gguf" \\\n'
      '        --spec-draft-model "$work/d.gguf" --spec-draft-n-max "$k" &\n'
      'done\n', 4, "?"),
+    # K in llama.cpp's environment spelling is read (it was taken for the default 3)
+    ('export LLAMA_ARG_SPEC_DRAFT_N_MAX=2\n'
+     'work=/tmp/w\n'
+     'llama-server --model "$work/t.gguf" --spec-draft-model "$work/d.gguf"\n', 1, 2),
     # a literal K is where the config is reported, as before
     ('work=/tmp/w\n'
      'llama-server --model "$work/t.gguf" \\\n'

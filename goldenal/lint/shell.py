@@ -149,7 +149,8 @@ def _scan(text, no, found):
                 _env_setting(found, row, m, no)
                 break
     has_spec = "spec" in flat
-    if has_spec or "draft_len" in flat or "num_nextn_predict_layers" in flat:
+    if has_spec or "draft_len" in flat or "num_nextn_predict_layers" in flat \
+            or "LLAMA_ARG_SPEC" in flat:
         for kind, rows in _K_KINDS:
             k = _k_value(flat, rows, kind in _K_AT_LINE_START)
             if k is not None:
