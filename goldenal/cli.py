@@ -9,6 +9,7 @@ interpreter start-up.
 import os
 import sys
 
+from goldenal.envflags import env_flag
 from goldenal.errors import EXIT_USAGE, GoldenALError
 
 # command -> (module under goldenal.commands, one-line summary)
@@ -101,6 +102,11 @@ def _unknown_arguments(extras, command_parser):
 def main(argv=None):
     """Run one command; return its exit code instead of exiting."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        debug = env_flag(os.environ, "GOLDENAL_DEBUG")
+    except GoldenALError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
     args = None
     if argv and argv[0] == "lookup":  # the hot path skips argparse when it can
         from goldenal.commands.lookup import fast_args
@@ -136,7 +142,7 @@ def main(argv=None):
         print(f"error: {exc.filename or '<stdout>'}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # never a traceback for users; GOLDENAL_DEBUG=1 shows it
-        if os.environ.get("GOLDENAL_DEBUG"):
+        if debug:
             raise
         print(f"error: internal error ({type(exc).__name__}: {exc}); "
               "rerun with GOLDENAL_DEBUG=1 and report it", file=sys.stderr)

@@ -35,6 +35,7 @@ from goldenal.files import read_text, settle, write_texts_atomic
 from goldenal.engines import ENGINES, adapter
 from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
+from goldenal.envflags import RUNNER_SPELLINGS, env_flag
 from goldenal.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
 
 # The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors) and ours,
@@ -731,17 +732,18 @@ class RunnerOutcome:
     message: str
 
 
-def _flag(environ, name):
-    return environ.get(name, "false").strip().lower() == "true"
-
-
 ALLOW_NON_AGENTIC_ENV = "GOLDENAL_ALLOW_NON_AGENTIC"
 ROLES = ("aggregated", "prefill", "decode")
 
 
 def allow_non_agentic_from(environ):
-    """``--allow-non-agentic`` as an environment variable a runner can set (``true``/``1``)."""
-    return environ.get(ALLOW_NON_AGENTIC_ENV, "").strip().lower() in ("1", "true", "yes")
+    """``--allow-non-agentic`` as an environment variable a runner can set.
+
+    Read by :func:`goldenal.envflags.env_flag`: ``1``/``true``/``yes``/``on``,
+    ``0``/``false``/``no``/``off``, unset or empty; anything else is a
+    :class:`UsageError`.
+    """
+    return env_flag(environ, ALLOW_NON_AGENTIC_ENV)
 
 
 def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=False,
@@ -766,10 +768,11 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
     writes into a fixed-sequence-length recipe too.
     """
     environ = os.environ if environ is None else environ
-    if _flag(environ, "EVAL_ONLY"):
+    allow_non_agentic = allow_non_agentic_from(environ) or allow_non_agentic
+    if env_flag(environ, "EVAL_ONLY", spellings=RUNNER_SPELLINGS):
         return RunnerOutcome(None, "EVAL_ONLY=true: keeping real verification; "
                                    f"{os.fspath(path)} left untouched")
-    if not _flag(environ, "SYNTHETIC_ACCEPTANCE"):
+    if not env_flag(environ, "SYNTHETIC_ACCEPTANCE", spellings=RUNNER_SPELLINGS):
         return RunnerOutcome(None, "SYNTHETIC_ACCEPTANCE is not 'true': nothing to do")
     framework = framework or environ.get("FRAMEWORK", "").strip()
     engine = FRAMEWORKS.get(framework)
@@ -783,7 +786,6 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
     per_role = {role: v for role, v in per_role.items() if v}
     if per_role:
         explicit = {None: explicit, **per_role}
-    allow_non_agentic = allow_non_agentic or allow_non_agentic_from(environ)
     prefix = environ.get("MODEL_PREFIX", "").strip() or None
     nst = environ.get("NUM_SPEC_TOKENS", "").strip() or None
     if nst is not None and not nst.isdigit():

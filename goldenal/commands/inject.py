@@ -138,4 +138,4 @@ def _options(args):
                 golden_dir=golden_dir(args), distribution=args.distribution,
                 form="rate" if args.rate else None, env_file=args.env_file, force=args.force,
                 check=args.check, diff_only=args.diff,
-                allow_non_agentic=args.allow_non_agentic or allow_non_agentic_from(os.environ))
+                allow_non_agentic=allow_non_agentic_from(os.environ) or args.allow_non_agentic)

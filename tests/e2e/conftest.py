@@ -26,7 +26,9 @@ def _in_ci() -> bool:
 
 
 def _opted_out() -> bool:
-    return os.environ.get("GOLDENAL_SKIP_E2E", "").strip().lower() in ("1", "true", "yes")
+    from goldenal.envflags import env_flag
+
+    return env_flag(os.environ, "GOLDENAL_SKIP_E2E")
 
 
 def pytest_collection_modifyitems(config, items):
