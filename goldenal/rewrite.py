@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from goldenal.files import read_text, settle, write_texts_atomic
 from goldenal.engines import ENGINES, adapter
-from goldenal.recipes import spans
+from goldenal.recipes import knobs, spans
 from goldenal.engines.locate import find_sites, pd_decode
 from goldenal.envflags import RUNNER_SPELLINGS, env_flag
 from goldenal.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
@@ -454,6 +454,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         if distribution:
             raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
                              "llama.cpp (--spec-synth-rates)")
+        _refuse_other_launchers(path, original, engine)
         return _inject_command(path, original, engine=engine, k=k, thinking=thinking,
                                registry=registry, selection=selection, al=al, form=form,
                                force=force, check=check, diff_only=diff_only, bom=bom)
@@ -628,12 +629,13 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
     from goldenal.engines.atom import plan_command, read_command_settings
     from goldenal.engines.locate import Site
 
-    if engine not in (None, "atom"):
-        raise PolicyError(f"command-line files are handled for ATOM only, not {engine}",
-                          path=path)
     settings = read_command_settings(path, original)
     if not settings:
-        raise ParseError("no ATOM speculative flags found (--num-speculative-tokens)", path=path)
+        starts = "atom" in knobs.launched_engines(original)
+        raise ParseError("no ATOM speculative flags found (--num-speculative-tokens): "
+                         + (f"the script starts {LAUNCH_WORDS['atom']} without speculative "
+                            "decoding" if starts else "the script starts no server (looked for " +
+                            ", ".join(LAUNCH_WORDS.values()) + ")"), path=path)
     found = settings[0]
     chosen = {}
     notes = []
@@ -655,6 +657,38 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
     changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
     return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
                    values, changes, notes, check=check, diff_only=diff_only, bom=bom)
+
+
+# how a message names each engine's launch command
+LAUNCH_WORDS = {"vllm": "vllm serve", "sglang": "sglang.launch_server",
+                "trtllm": "trtllm-serve", "atom": "atom.entrypoints",
+                "llamacpp": "llama-server"}
+
+
+def _refuse_other_launchers(path, text, engine):
+    """A launch script rewritten as ATOM's must start ATOM (or nothing goldenal can name).
+
+    The engine is the one the script launches (``recipes.knobs.LAUNCHES``, as
+    ``audit`` reads it); ``inject`` writes ATOM and ``llama-server`` command
+    lines only, and says what the script starts instead of looking for flags
+    it cannot contain.
+    """
+    launched = knobs.launched_engines(text)
+    if engine not in (None, "atom"):
+        raise PolicyError(f"inject rewrites ATOM and llama-server launch scripts only, not "
+                          f"{engine}" + (f" ({_starts(launched)})" if launched else ""),
+                          path=path)
+    others = [e for e in launched if e not in ("atom", "llamacpp")]
+    if "atom" not in launched and others:
+        raise ParseError(f"{_starts(launched)}, not ATOM or llama-server: inject rewrites "
+                         "the launch commands of those two only (looked for "
+                         "--num-speculative-tokens and llama-server); write the "
+                         f"{others[0]} knob where the script builds its speculative settings "
+                         f"(goldenal emit --engine {others[0]} prints it)", path=path)
+
+
+def _starts(launched):
+    return "the script starts " + " and ".join(LAUNCH_WORDS[e] for e in launched)
 
 
 def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection, force, notes):

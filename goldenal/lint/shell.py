@@ -80,17 +80,10 @@ _RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)'
 _DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
 _ONE_MODEL_RE = re.compile(r"(eagle3_one_model|mtp_eagle_one_model)\s*:\s*(true|false|True|False)")
-_ENGINE_RES = [
-    ("vllm", re.compile(r"\bvllm serve\b|vllm\.entrypoints")),
-    ("sglang", re.compile(r"sglang\.launch_server|\bsglang serve\b")),
-    ("trtllm", re.compile(r"\btrtllm-serve\b")),
-    ("atom", re.compile(r"\batom\.entrypoints|-m atom\b|\batom serve\b")),
-    ("llamacpp", re.compile(r"(?<![\w.-])llama-server(?![\w.-])")),
-]
+_ENGINE_RES = [(engine, rx) for engine, _, rx in knobs.LAUNCHES]
 # a word every alternative of each engine's pattern contains: str's search skips a long
 # line far faster than the regex's (whose \b alternatives have no literal prefix)
-_ENGINE_WORD = {"vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm-serve", "atom": "atom",
-                "llamacpp": "llama-server"}
+_ENGINE_WORD = {engine: word for engine, word, _ in knobs.LAUNCHES}
 # every pattern _scan looks for contains one of these
 _SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
                         r"trtllm|atom|topk|model|SPEC|llama-server")

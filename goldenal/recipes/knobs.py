@@ -194,6 +194,30 @@ def spelling(engine, name, form=None):
     return rows[0]
 
 
+# The command that starts each engine's server: ``(engine, word, pattern)``; ``word``
+# is a substring every match contains (a cheap test before the regex).
+# Sources: ENGINES.md §1-§5.1.
+LAUNCHES = (
+    ("vllm", "vllm", re.compile(r"\bvllm serve\b|vllm\.entrypoints")),
+    ("sglang", "sglang", re.compile(r"sglang\.launch_server|\bsglang serve\b")),
+    ("trtllm", "trtllm-serve", re.compile(r"\btrtllm-serve\b")),
+    ("atom", "atom", re.compile(r"\batom\.entrypoints|-m atom\b|\batom serve\b")),
+    ("llamacpp", "llama-server", re.compile(r"(?<![\w.-])llama-server(?![\w.-])")),
+)
+
+
+def launched_engines(text):
+    """The engines whose server ``text`` starts outside comments, in order of first launch."""
+    found = []
+    for engine, word, pattern in LAUNCHES:
+        if word in text:
+            at = next((m.start() for m in pattern.finditer(text)
+                       if not commented(text, m.start())), None)
+            if at is not None:
+                found.append((at, engine))
+    return tuple(engine for _, engine in sorted(found))
+
+
 def _comment_start(text, line_start):
     """Where the ``#`` comment of the line starting at ``line_start`` begins (its end if none)."""
     end = text.find("\n", line_start)
