@@ -208,6 +208,43 @@ def recipe_scenarios(relpath, lines):
     return out
 
 
+def recipe_model_prefixes(lines):
+    """``{CONFIG_FILE as written: {model-prefix, ...}}`` of the entries that reference a recipe.
+
+    An entry's ``model-prefix`` (``glm5.2``, ``qwen3.5``...) is the key
+    InferenceX's runner looks the golden curve up by, whatever checkpoint the
+    recipe serves (``nvidia/GLM-5.2-NVFP4``).  One pass: a top-level key opens
+    an entry, its ``model-prefix`` header and every ``CONFIG_FILE`` item under
+    it belong to it (a reference without the ``:variant`` selector after its path).
+    """
+    out = {}
+    prefix, refs = None, []
+
+    def close():
+        if prefix:
+            for ref in refs:
+                out.setdefault(ref, set()).add(prefix)
+
+    for text in lines:
+        if not text or text[0] == "#":
+            continue
+        if text[0] not in " -":
+            close()
+            prefix, refs = None, []
+            continue
+        if "model-prefix" in text:
+            m = _HEADER_RE.match(text)
+            if m and m.group(1) == "model-prefix":
+                prefix = m.group(2).strip("'\"") or None
+        elif "CONFIG_FILE" in text:
+            item = _ITEM_RE.match(text)
+            if item and item.group(2) == "CONFIG_FILE":
+                # the runner reads ``${CONFIG_FILE%%:*}``: a ``:variant`` selector follows the path
+                refs.append(item.group(3).strip().split(":", 1)[0])
+    close()
+    return out
+
+
 def _header(lines, start):
     """``image``/``model``/``model-prefix``/``framework`` of the entry starting at ``start``."""
     out = {}

@@ -95,21 +95,22 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     def count(path, n=1):
         checked[path] = checked.get(path, 0) + n
 
-    # the scenario each master entry runs a recipe under (its sequence-length setting),
-    # read only when some recipe says nothing about its own
-    master_scenarios = []
+    # what the master entries running a recipe say of it: the scenario (its sequence-length
+    # setting), read only when some recipe says nothing about its own, and the model-prefix
+    # (the curve key the runner looks up), read when a recipe's model names no curve
+    master_refs = {}
 
-    def master_scenario(relpath):
-        if not master_scenarios:
+    def from_masters(kind, relpath):
+        if kind not in master_refs:
             found = {}
             for m in candidates:
                 if m.kind == "master" and b"CONFIG_FILE" in m.data:
-                    for ref, scenarios in _master_scenarios(m, text_of).items():
+                    for ref, values in _master_refs(kind, m, text_of).items():
                         target = ms.resolve_recipe(ref, yaml_paths)
                         if target:
-                            found.setdefault(target, set()).update(scenarios)
-            master_scenarios.append(found)
-        return master_scenarios[0].get(relpath, ())
+                            found.setdefault(target, set()).update(values)
+            master_refs[kind] = found
+        return master_refs[kind].get(relpath, ())
     for c in candidates:
         if c.kind != "master" or not c.has_knob:
             continue
@@ -213,12 +214,16 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
         measuring = c.kind == "script" and measures_acceptance(text)
         configs = [with_citation(cfg, lines, curve_ids) for cfg in configs]
         unknown = any(cfg.agentic is None for cfg in configs)
-        said = {ev.agentic_from_name(x) for x in master_scenario(c.relpath)} if unknown else set()
+        said = ({ev.agentic_from_name(x) for x in from_masters("scenarios", c.relpath)}
+                if unknown else set())
         said.discard(None)
         if len(said) == 1:
             # the recipe says nothing itself: the master config's scenario for it decides
             configs = [cfg.with_(agentic=next(iter(said))) if cfg.agentic is None else cfg
                        for cfg in configs]
+        if c.kind == "recipe" and any(cfg.model and not _names_a_curve(cfg.model, curves)
+                                      for cfg in configs):
+            configs = _with_master_prefix(configs, from_masters("prefixes", c.relpath), curves)
         for cfg in configs:
             if cfg.knob is None and c.relpath in injected:
                 n += 1
@@ -268,9 +273,34 @@ def _cached(kind, c, compute):
     return value
 
 
-def _master_scenarios(m, text_of):
+def _master_refs(kind, m, text_of):
+    """``{CONFIG_FILE: {scenario or model-prefix}}`` of one master config."""
     _, lines = text_of(m)       # decoded either way: findings are placed in its lines
-    return _cached("master-scenarios", m, lambda: ms.recipe_scenarios(m.relpath, lines))
+    if kind == "scenarios":
+        return _cached("master-scenarios", m, lambda: ms.recipe_scenarios(m.relpath, lines))
+    return _cached("master-prefixes", m, lambda: ms.recipe_model_prefixes(lines))
+
+
+def _names_a_curve(models, curves):
+    from goldenal.policy import model_matches
+
+    return any(name and model_matches(c, name) for name in models for c in curves)
+
+
+def _with_master_prefix(configs, prefixes, curves):
+    """Configs whose models name no curve get the one model-prefix their master entries give.
+
+    The prefix goes last among the candidates: a model the registry knows (an
+    alias in a manifest) still decides first.  Entries that disagree add nothing.
+    """
+    if len(prefixes) != 1:
+        return configs
+    (prefix,) = prefixes
+    if not _names_a_curve((prefix,), curves):
+        return configs
+    return [cfg.with_(model=cfg.model + (prefix,))
+            if cfg.model and prefix not in cfg.model and not _names_a_curve(cfg.model, curves)
+            else cfg for cfg in configs]
 MARKDOWN = (".md", ".markdown")
 # a benchmark client in the launcher: vLLM's ``bench serve`` / ``benchmark_serving``,
 # SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
