@@ -291,8 +291,9 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     ----------
     path : str or os.PathLike
         The file: an srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a
-        TensorRT-LLM extra-LLM-API YAML, or an ATOM or ``llama-server``
-        command line (``.sh``, ``.args``).
+        TensorRT-LLM extra-LLM-API YAML, or an ATOM, ``llama-server`` or
+        ``vllm serve`` command line (``.sh``, ``.args``; the engine is the
+        server the script starts).
     engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}, optional
         Refuse files that configure another engine.
     model, draft, curve, variant : optional
@@ -451,6 +452,11 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
             return _inject_llamacpp(path, original, k=k, thinking=thinking, registry=registry,
                                     selection=selection, al=al, distribution=distribution,
                                     force=force, check=check, diff_only=diff_only, bom=bom)
+        if engine == "vllm" or (engine is None and knobs.launched_engines(original) == ("vllm",)):
+            return _inject_vllm_script(path, original, k=k, thinking=thinking,
+                                       registry=registry, selection=selection, al=al,
+                                       distribution=distribution, force=force, check=check,
+                                       diff_only=diff_only, bom=bom)
         if distribution:
             raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
                              "llama.cpp (--spec-synth-rates)")
@@ -669,20 +675,21 @@ def _refuse_other_launchers(path, text, engine):
     """A launch script rewritten as ATOM's must start ATOM (or nothing goldenal can name).
 
     The engine is the one the script launches (``recipes.knobs.LAUNCHES``, as
-    ``audit`` reads it); ``inject`` writes ATOM and ``llama-server`` command
-    lines only, and says what the script starts instead of looking for flags
-    it cannot contain.
+    ``audit`` reads it); ``inject`` writes ATOM, ``llama-server`` and ``vllm
+    serve`` command lines only, and says what the script starts instead of
+    looking for flags it cannot contain.
     """
     launched = knobs.launched_engines(text)
     if engine not in (None, "atom"):
-        raise PolicyError(f"inject rewrites ATOM and llama-server launch scripts only, not "
+        raise PolicyError(f"inject rewrites ATOM, llama-server and vllm serve launch scripts "
+                          "only, not "
                           f"{engine}" + (f" ({_starts(launched)})" if launched else ""),
                           path=path)
-    others = [e for e in launched if e not in ("atom", "llamacpp")]
+    others = [e for e in launched if e not in ("atom", "llamacpp", "vllm")]
     if "atom" not in launched and others:
-        raise ParseError(f"{_starts(launched)}, not ATOM or llama-server: inject rewrites "
-                         "the launch commands of those two only (looked for "
-                         "--num-speculative-tokens and llama-server); write the "
+        raise ParseError(f"{_starts(launched)}, not ATOM, llama-server or vllm serve: inject "
+                         "rewrites the launch commands of those three only (looked for "
+                         "--num-speculative-tokens, llama-server and vllm serve); write the "
                          f"{others[0]} knob where the script builds its speculative settings "
                          f"(goldenal emit --engine {others[0]} prints it)", path=path)
 
@@ -707,6 +714,40 @@ def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection,
         if hasattr(exc, "path") and exc.path is None:
             exc.path, exc.line = path, line
         raise
+
+
+def _inject_vllm_script(path, original, *, k, thinking, registry, selection, al, distribution,
+                        force, check, diff_only, bom=""):
+    """Scripts that run ``vllm serve``: every literal ``--speculative-config`` JSON."""
+    from goldenal.engines.vllm import plan_command
+
+    chosen, curve_at, notes = {}, {}, []
+    if distribution is True:
+        distribution = "curve"
+
+    def golden_for(site, site_k, line):
+        key = (site.draft, site.method, tuple(sorted(site.variant.items())), site_k)
+        if key not in chosen:
+            chosen[key] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
+                                       thinking=thinking, selection=selection, force=force,
+                                       notes=notes)
+        curve_at[line] = chosen[key][1]
+        return chosen[key][0]
+
+    rates_for = None
+    if distribution:
+        def rates_for(site_k, al_text):   # called right after golden_for, for the same site
+            curve = list(curve_at.values())[-1]
+            return _rates(distribution, registry, curve, site_k, al_text, thinking)
+
+    plan, targets = plan_command(path, original, golden_for, k=k, rates_for=rates_for,
+                                 force=force)
+    after = spans.apply_edits(original, plan.edits)
+    values = [SiteValue(None, None, "vllm", site_k, al_text, knob, curve_at[line], line)
+              for line, site_k, al_text, knob in targets]
+    changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
+    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
+                   values, changes, notes, check=check, diff_only=diff_only, bom=bom)
 
 
 def _starts_llama_server(text):

@@ -1,15 +1,26 @@
-"""`inject` on a launch script names the server it starts, not flags of another engine.
+"""`inject` on a launch script: the engine is the server it starts.
+
+vLLM launchers get their literal ``--speculative-config`` JSON rewritten;
+others are named, with what was looked for.
 
 Shaped like InferenceX's single-node vLLM launchers
 (``benchmarks/single_node/agentic/*_mtp.sh``): a bash script that runs
 ``vllm serve ... --speculative-config '{...}'``.
 """
 
+import json
 import os
+import re
+import shlex
 import subprocess
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from conftest import goldenal_cmd
+from goldenal.engines.vllm import plan_command
 from goldenal.recipes.knobs import launched_engines
+from goldenal.recipes.spans import apply_edits
 
 VLLM_SCRIPT = """\
 #!/usr/bin/env bash
@@ -38,26 +49,89 @@ def test_launched_engines_reads_the_command_not_comments():
     assert launched_engines("# vllm serve x\necho vllm\n") == ()
 
 
-def test_a_vllm_launcher_is_named_as_such(tmp_path):
+GUARDED = """\
+#!/usr/bin/env bash
+MODEL_PATH=nvidia/MiniMax-M3-NVFP4
+if [[ "${EVAL_ONLY:-false}" == "true" ]]; then
+    vllm serve "$MODEL_PATH" \\
+        --speculative-config '{"method":"eagle3","model":"Inferact/MiniMax-M3-EAGLE3-GQA","num_speculative_tokens":3}'
+else
+    vllm serve "$MODEL_PATH" \\
+        --speculative-config '{"method":"eagle3","model":"Inferact/MiniMax-M3-EAGLE3-GQA","num_speculative_tokens":3}'
+fi
+"""
+GOLDEN = ',"rejection_sample_method":"synthetic","synthetic_acceptance_length":2.78}'
+
+
+def test_a_vllm_launcher_is_injected(tmp_path):
+    """The engine is the one the script launches: vllm serve, with literal JSON."""
     path = tmp_path / "minimaxm3_fp4_b300_mtp.sh"
     path.write_text(VLLM_SCRIPT)
     proc = _inject(path)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert proc.stderr == f"{path}: changed 1 of 1 entry (vllm K=3: 2.78)\n"
+    assert path.read_text() == VLLM_SCRIPT.replace('"num_speculative_tokens":3}',
+                                                   '"num_speculative_tokens":3' + GOLDEN)
+    proc = _inject(path)
+    assert proc.stderr == (f"{path}: already carries the golden AL in 1 entry; "
+                           "nothing to change\n")
+
+
+def test_escaped_json_in_a_double_quoted_string_stays_escaped(tmp_path):
+    path = tmp_path / "dsv4_fp4_b300_vllm_mtp.sh"
+    text = ('vllm serve deepseek-ai/DeepSeek-V4-Pro --speculative-config '
+            '"{\\"method\\":\\"mtp\\",\\"num_speculative_tokens\\":3}"\n')
+    path.write_text(text)
+    proc = _inject(path)
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_text() == text.replace(
+        '3}"', '3,\\"rejection_sample_method\\":\\"synthetic\\",'
+               '\\"synthetic_acceptance_length\\":2.49}"')
+
+
+def test_only_the_benchmark_path_of_a_vllm_launcher_gets_the_knob(tmp_path):
+    path = tmp_path / "minimaxm3_fp4_b300_mtp.sh"
+    path.write_text(GUARDED)
+    assert _inject(path).returncode == 0
+    lines = path.read_text().splitlines()
+    assert lines[4].endswith('"num_speculative_tokens":3}\'')           # EVAL_ONLY=true
+    assert lines[7].endswith('"num_speculative_tokens":3' + GOLDEN + "'")
+
+
+def test_a_config_built_elsewhere_is_refused_where_it_is_used(tmp_path):
+    """InferenceX's launchers build the JSON with printf into $SPEC_CONFIG."""
+    path = tmp_path / "minimaxm3_fp4_b300_mtp.sh"
+    text = ("SPEC_CONFIG=$(printf '{\"method\":\"eagle3\",\"num_speculative_tokens\":%d}' 3)\n"
+            'vllm serve nvidia/MiniMax-M3-NVFP4 \\\n    --speculative-config "$SPEC_CONFIG"\n')
+    path.write_text(text)
+    proc = _inject(path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (f"error: {path}:3: --speculative-config \"$SPEC_CONFIG\" is not "
+                           "literal JSON; write synthetic_acceptance_length where the script "
+                           "builds it (goldenal emit --engine vllm prints it)\n")
+    assert path.read_text() == text
+
+
+def test_a_launcher_of_another_engine_is_named_as_such(tmp_path):
+    path = tmp_path / "glm5.2_fp4_b200_sglang_mtp.sh"
+    text = ("export SGLANG_SIMULATE_ACC_LEN=2.99\n"
+            "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "
+            "--speculative-num-steps 3\n")
+    path.write_text(text)
+    proc = _inject(path)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (
-        f"error: {path}: the script starts vllm serve, not ATOM or llama-server: inject "
-        "rewrites the launch commands of those two only (looked for --num-speculative-tokens "
-        "and llama-server); write the vllm knob where the script builds its speculative "
-        "settings (goldenal emit --engine vllm prints it)\n")
-    assert path.read_text() == VLLM_SCRIPT
-
-
-def test_engine_vllm_on_a_launcher_says_what_it_starts(tmp_path):
-    path = tmp_path / "minimaxm3_fp4_b300_mtp.sh"
-    path.write_text(VLLM_SCRIPT)
-    proc = _inject(path, "--engine", "vllm")
+        f"error: {path}: the script starts sglang.launch_server, not ATOM, llama-server or "
+        "vllm serve: inject rewrites the launch commands of those three only (looked for "
+        "--num-speculative-tokens, llama-server and vllm serve); write the sglang knob where "
+        "the script builds its speculative settings (goldenal emit --engine sglang prints "
+        "it)\n")
+    proc = _inject(path, "--engine", "sglang")
     assert (proc.returncode, proc.stdout) == (1, "")
-    assert proc.stderr == (f"error: {path}: inject rewrites ATOM and llama-server launch "
-                           "scripts only, not vllm (the script starts vllm serve)\n")
+    assert proc.stderr == (f"error: {path}: inject rewrites ATOM, llama-server and vllm serve "
+                           "launch scripts only, not sglang (the script starts "
+                           "sglang.launch_server)\n")
+    assert path.read_text() == text
 
 
 def test_a_script_starting_no_server_says_what_was_looked_for(tmp_path):
@@ -79,3 +153,23 @@ def test_an_atom_launcher_without_speculation_says_so(tmp_path):
     assert proc.stderr == (f"error: {path}: no ATOM speculative flags found "
                            "(--num-speculative-tokens): the script starts atom.entrypoints "
                            "without speculative decoding\n")
+
+
+@given(st.dictionaries(st.sampled_from(["model", "method", "note"]),
+                       st.text(st.characters(blacklist_characters="$`'\x00",
+                                             blacklist_categories=("Cs",)), max_size=8),
+                       max_size=3),
+       st.sampled_from(["'", '"']))
+def test_a_literal_config_reads_back_as_json_with_the_knob(extra, quote):
+    """Whatever the strings of the JSON hold, bash's reading of the rewritten word is the
+    same object plus the two knob keys (double quotes: \\ " $ ` escaped)."""
+    spec = {**extra, "num_speculative_tokens": 2}
+    body = json.dumps(spec, separators=(",", ":"))
+    word = (quote + (body if quote == "'" else re.sub(r'([$`"\\])', r"\\\1", body)) + quote)
+    text = f"vllm serve m --speculative-config {word}\n"
+    plan, targets = plan_command("x.sh", text, lambda site, k, line: "2.27")
+    after = apply_edits(text, plan.edits)
+    (read,) = shlex.split(after.split("--speculative-config ", 1)[1])
+    assert json.loads(read) == {**spec, "rejection_sample_method": "synthetic",
+                                "synthetic_acceptance_length": 2.27}
+    assert targets == [(1, 2, "2.27", "2.27")]

@@ -4,10 +4,14 @@ Every speculative site of each FILE gets its engine's knob: vLLM
 speculative-config JSON strings or mappings (every worker role), SGLang and
 TensorRT-LLM *_environment blocks at any indentation (anchors, aliases and
 multi-variant base/override files included), a TensorRT-LLM extra-LLM-API
-YAML with the env file it names (# env-file: PATH), ATOM command lines, and
+YAML with the env file it names (# env-file: PATH), ATOM command lines,
+scripts that run vllm serve (each literal --speculative-config JSON; one built
+in a variable is refused where it is used), and
 scripts that start llama-server (--spec-synth-len after the speculative flags;
 with --distribution, --spec-synth-rates: llama.cpp realises a bare length as a
 geometric schedule, not the min-variance one, and says so on stderr).
+The engine of a script is the server it starts (vllm serve, sglang.launch_server,
+trtllm-serve, atom.entrypoints, llama-server), as audit reads it.
 Model, draft head, method, variant and K are read from the file; a flag that
 contradicts the file is refused.  Only the changed values are rewritten; every
 other byte stays as it was, and a second run changes nothing.
@@ -33,7 +37,8 @@ GOLDENAL_ALLOW_NON_AGENTIC=true) is honoured in both modes.
 
 Exit codes: 0 done (or nothing to do), 1 refused (no single golden cell, a flag
 contradicting the file, --check finding a change), 2 unreadable input (no
-speculative settings, bad JSON, K missing, unknown framework, a key written
+speculative settings, a launch script of another engine (named in the
+message), bad JSON, K missing, unknown framework, a key written
 twice in one mapping, an env file outside the config's directory, not a
 regular file or over 1 MiB), 3 the file
 already pins a different value (use --force).  On any error no file is touched:

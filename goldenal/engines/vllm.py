@@ -10,12 +10,15 @@ are mutually exclusive.
 """
 
 import json
+import re
 import shlex
+from dataclasses import dataclass
 
-from goldenal.recipes import spans
+from goldenal.recipes import knobs, spans
+from goldenal.recipes.shell import eval_paths, literal_variables, resolve
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
 from goldenal.engines.knobs import knob_value
-from goldenal.errors import DuplicateKeyError, ParseError
+from goldenal.errors import DuplicateKeyError, ParseError, PolicyError
 
 KNOB = "synthetic_acceptance_length"
 RATES = "synthetic_acceptance_rates"
@@ -227,49 +230,10 @@ class VLLMAdapter(EngineAdapter):
     def plan(self, doc, site, al_text, *, k, force=False, rates=None, **options):
         spec, raw = site.extra["spec"], site.extra["raw"]
         line = spans.line_of(site.spec)
-        changes = []
-        if KNOB in spec:
-            check_pinned(KNOB, raw[KNOB], al_text, force=force, path=doc.path, line=line)
-        if RATES in spec and isinstance(spec[RATES], list):
-            try:
-                pinned = 1 + sum(float(r) for r in spec[RATES])
-            except (TypeError, ValueError):
-                pinned = None
-            if pinned is not None and abs(pinned - float(al_text)) > 1e-9 and not force:
-                check_pinned(RATES, f"{pinned:.6g} (1 + sum of rates)", al_text, force=force,
-                             path=doc.path, line=line)
-            if rates is None and pinned is not None and abs(pinned - float(al_text)) <= 1e-9:
-                # A distribution already pinned to this AL is kept as it is.
-                rates = [float(r) for r in spec[RATES]]
-        if OLD_RATE in spec:
-            try:
-                pinned = 1 + k * float(spec[OLD_RATE])
-            except (TypeError, ValueError):
-                pinned = None
-            if pinned is None or abs(pinned - float(al_text)) > 5e-3:
-                check_pinned(OLD_RATE, f"{spec[OLD_RATE]} (AL {pinned})", al_text,
-                             force=force, path=doc.path, line=line)
-        desired = {METHOD_KEY: json.dumps(SYNTHETIC)}
-        if rates is not None:
-            # JSON strings keep their own separators; YAML flow lists read better spaced.
-            compact = spans.is_scalar(site.spec) and ", " not in site.spec.value
-            desired[RATES] = (raw[RATES] if RATES in spec and _same_rates(spec[RATES], rates)
-                              else format_rates(rates, compact))
-            desired[KNOB] = None
-        else:
-            # an already-golden length is kept as written: 2.5 stays 2.5, byte for byte
-            keep = KNOB in spec and same_number(raw[KNOB], al_text)
-            desired[KNOB] = raw[KNOB] if keep else al_text
-            desired[RATES] = None
-        desired[OLD_RATE] = None
-        for key, new in desired.items():
-            old = raw.get(key)
-            if new is None and old is None:
-                continue
-            if key == RATES and new is not None and old is not None and _same_rates(spec[RATES], rates):
-                continue
-            if old != new:
-                changes.append((key, old, new))
+        # JSON strings keep their own separators; YAML flow lists read better spaced.
+        compact = spans.is_scalar(site.spec) and ", " not in site.spec.value
+        desired, changes = desired_keys(spec, raw, al_text, k=k, force=force, rates=rates,
+                                        compact=compact, path=doc.path, line=line)
         if not changes:
             return Plan()
         node = site.spec
@@ -307,6 +271,60 @@ class VLLMAdapter(EngineAdapter):
         return edits
 
 
+def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True, path=None,
+                 line=None):
+    """What a speculative config must hold to carry ``al_text`` (or ``rates``).
+
+    ``spec`` is the config, ``raw`` the text of its written keys as written.
+    Returns ``({key: raw JSON text, or None to remove}, [(key, old, new)])``;
+    refuses (:func:`check_pinned`) a different value already pinned unless
+    ``force``.  Shared by configs (:meth:`VLLMAdapter.plan`) and launch
+    scripts (:func:`plan_command`).
+    """
+    changes = []
+    if KNOB in spec:
+        check_pinned(KNOB, raw[KNOB], al_text, force=force, path=path, line=line)
+    if RATES in spec and isinstance(spec[RATES], list):
+        try:
+            pinned = 1 + sum(float(r) for r in spec[RATES])
+        except (TypeError, ValueError):
+            pinned = None
+        if pinned is not None and abs(pinned - float(al_text)) > 1e-9 and not force:
+            check_pinned(RATES, f"{pinned:.6g} (1 + sum of rates)", al_text, force=force,
+                         path=path, line=line)
+        if rates is None and pinned is not None and abs(pinned - float(al_text)) <= 1e-9:
+            # A distribution already pinned to this AL is kept as it is.
+            rates = [float(r) for r in spec[RATES]]
+    if OLD_RATE in spec:
+        try:
+            pinned = 1 + k * float(spec[OLD_RATE])
+        except (TypeError, ValueError):
+            pinned = None
+        if pinned is None or abs(pinned - float(al_text)) > 5e-3:
+            check_pinned(OLD_RATE, f"{spec[OLD_RATE]} (AL {pinned})", al_text,
+                         force=force, path=path, line=line)
+    desired = {METHOD_KEY: json.dumps(SYNTHETIC)}
+    if rates is not None:
+        desired[RATES] = (raw[RATES] if RATES in spec and _same_rates(spec[RATES], rates)
+                          else format_rates(rates, compact))
+        desired[KNOB] = None
+    else:
+        # an already-golden length is kept as written: 2.5 stays 2.5, byte for byte
+        keep = KNOB in spec and same_number(raw[KNOB], al_text)
+        desired[KNOB] = raw[KNOB] if keep else al_text
+        desired[RATES] = None
+    desired[OLD_RATE] = None
+    for key, new in desired.items():
+        old = raw.get(key)
+        if new is None and old is None:
+            continue
+        if key == RATES and new is not None and old is not None and _same_rates(spec[RATES], rates):
+            continue
+        if old != new:
+            changes.append((key, old, new))
+    return desired, changes
+
+
 def _same_rates(a, b):
     try:
         return len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-12 for x, y in zip(a, b))
@@ -317,3 +335,139 @@ def _same_rates(a, b):
 ADAPTER = VLLMAdapter()
 __all__ = ["ADAPTER", "KNOB", "RATES", "METHOD_KEY", "parse_speculative_config", "variant_of",
            "same_number"]
+
+
+# -- launch scripts: ``vllm serve ... --speculative-config '{...}'`` ---------------
+
+# the flag and its value as one shell word (a quoted string or a bare word)
+_SPEC_FLAG = re.compile(r"""(?<![\w-])--speculative[-_]config(?:=|[ \t]+|(?:[ \t]*\\\r?\n[ \t]*)+)"""
+                        r"""(?P<word>'[^']*'|"(?:[^"\\]|\\.)*"|[^\s;|&]+)""")
+# the served model: ``vllm serve MODEL`` (not a flag) or ``--model MODEL``
+_SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
+                     r"""(?P<word>'[^']*'|"[^"]*"|(?!-)[^\s\\;|&]+)""")
+# what bash unescapes inside double quotes
+_DQ_ESCAPE = re.compile(r'\\([$`"\\])')
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One literal ``--speculative-config`` JSON of a launch script."""
+
+    line: int
+    start: int              # the JSON text's offsets in the script (inside its quotes)
+    end: int
+    json_text: str          # as vLLM reads it (double-quoted escapes undone)
+    double_quoted: bool
+    spec: dict
+    raw: dict               # the written keys' text as written
+
+    def setting(self, path, models):
+        """The site's identity for the curve resolver: K, draft head, method, variant."""
+        from goldenal.engines.locate import Site
+
+        k = _as_int(self.spec.get("num_speculative_tokens"))
+        draft = self.spec.get("model")
+        return Site(engine="vllm", role=None, section=None, spec=None, k=k,
+                    k_values=(k,) if k is not None else (),
+                    draft=str(draft) if draft else None,
+                    method=str(self.spec["method"]) if self.spec.get("method") else None,
+                    variant=variant_of(self.spec), models=tuple(models))
+
+
+def command_specs(path, text):
+    """Every uncommented ``--speculative-config`` of a script, with the models it serves.
+
+    Returns ``(list of CommandSpec, models)``.  A value that is not literal
+    JSON (a ``$VARIABLE``, a ``printf`` result) is refused with the place
+    where it is written: the knob belongs where the script builds it.
+    """
+    variables = literal_variables(text)
+    models = []
+    for m in _SERVED.finditer(text):
+        if not knobs.commented(text, m.start()):
+            name = resolve(m.group("word"), variables)
+            if name and name not in models:
+                models.append(name)
+    out = []
+    for m in _SPEC_FLAG.finditer(text):
+        if knobs.commented(text, m.start()):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        word = m.group("word")
+        quote = word[0] if word[0] in "'\"" else ""
+        inner = word[1:-1] if quote else word
+        json_text = _DQ_ESCAPE.sub(r"\1", inner) if quote == '"' else inner
+        if "$" in json_text or "`" in json_text or not json_text.lstrip().startswith("{"):
+            raise ParseError(f"--speculative-config {word} is not literal JSON; write {KNOB} "
+                             "where the script builds it (goldenal emit --engine vllm prints "
+                             "it)", path=path, line=line)
+        spec = parse_speculative_config(json_text, path=path, line=line)
+        members, _ = spans.json_members(json_text, path=path, line=line)
+        raw = {key: json_text[s:e] for key, (_, s, e) in members.items()}
+        start = m.start("word") + len(quote)
+        out.append(CommandSpec(line, start, start + len(inner), json_text, quote == '"',
+                               spec, raw))
+    return out, models
+
+
+def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False):
+    """Edits that make every ``--speculative-config`` of a launch script carry the golden AL.
+
+    Each literal JSON is a launch path; one on the ``EVAL_ONLY=true`` branch
+    gets no knob (and is refused if it has one), one on both branches is
+    refused when the script has an ``EVAL_ONLY`` branch.  Only the changed
+    members are spliced in; the JSON keeps its separators and quoting.
+
+    Parameters
+    ----------
+    golden_for : callable
+        ``golden_for(site, k, line) -> al_text`` for a site (:class:`Site`) drafting K.
+    rates_for : callable, optional
+        ``rates_for(k, al_text) -> rates`` to write rates instead of the length.
+
+    Returns
+    -------
+    (Plan, list of (line, k, al_text, knob_value))
+    """
+    specs, models = command_specs(path, text)
+    if not specs:
+        raise ParseError("no --speculative-config on the vllm serve command line", path=path)
+    paths = eval_paths(text)
+    guarded = "EVAL_ONLY" in text
+    edits, changes, targets = [], [], []
+    for cs in specs:
+        where = paths.get(cs.line)
+        if where is True:
+            if cs.spec.keys() & {KNOB, RATES, OLD_RATE}:
+                raise PolicyError("the --speculative-config on the EVAL_ONLY=true path sets a "
+                                  "synthetic acceptance, which must keep real verification; "
+                                  "remove it there first", path=path, line=cs.line)
+            continue
+        if where is None and guarded:
+            raise PolicyError(f"--speculative-config on line {cs.line} runs on both the "
+                              "EVAL_ONLY=true path and the benchmark path, so a knob added "
+                              "there would be active during eval runs; add it under an "
+                              "EVAL_ONLY guard by hand", path=path, line=cs.line)
+        site = cs.setting(path, models)
+        if site.k is not None and k is not None and int(k) != site.k:
+            raise PolicyError(f"--k {k} contradicts the file: num_speculative_tokens {site.k}",
+                              path=path, line=cs.line)
+        site_k = site.k if site.k is not None else (int(k) if k is not None else None)
+        if site_k is None:
+            raise ParseError("K is missing: the --speculative-config has no "
+                             "num_speculative_tokens; pass --k", path=path, line=cs.line)
+        al_text = golden_for(site, site_k, cs.line)
+        rates = rates_for(site_k, al_text) if rates_for else None
+        desired, changed = desired_keys(cs.spec, cs.raw, al_text, k=site_k, force=force,
+                                        rates=rates, compact=", " not in cs.json_text,
+                                        path=path, line=cs.line)
+        targets.append((cs.line, site_k, al_text,
+                        desired[RATES] if rates is not None else desired[KNOB]))
+        if not changed:
+            continue
+        new = spans.json_set(cs.json_text, desired, path=path, line=cs.line)
+        if cs.double_quoted:
+            new = re.sub(r'([$`"\\])', r"\\\1", new)
+        edits.append(spans.Edit(cs.start, cs.end, new))
+        changes.extend((cs.line, key, old, value) for key, old, value in changed)
+    return Plan(edits=tuple(edits), changes=tuple(changes)), targets
