@@ -39,32 +39,31 @@ backend:
       speculative-eagle-topk: 1
       speculative-num-draft-tokens: 4
 """
-MASTER = """\
-glm5.2-fp4-gb200-dynamo-sglang-mtp:
-  image: lmsysorg/sglang:nightly-dev-cu13
-  model: nvidia/GLM-5.2-NVFP4
+ENTRY = """\
+{name}:
   model-prefix: {prefix}
-  framework: dynamo-sglang
+  framework: {framework}
   scenarios:
     agentic-coding:
     - search-space:
       - spec-decoding: mtp
         decode:
           additional-settings:
-          - "CONFIG_FILE=recipes/sglang/glm5.2/gb200-fp4/agentic/glm5.2-agentx.yaml:zip_override_mtp_agentx_frontier[0]"
-# a later entry of the same file, injecting into a recipe this tree does not hold
-dsv4-fp4-gb200-dynamo-vllm-mtp:
-  model-prefix: dsv4
-  framework: dynamo-vllm
-  scenarios:
-    agentic-coding:
-    - search-space:
-      - spec-decoding: mtp
-        decode:
-          additional-settings:
-          - "SYNTHETIC_ACCEPTANCE=true"
-          - "CONFIG_FILE=recipes/vllm/dsv4/agentic/agg-gb200-agentic.yaml"
+{settings}
 """
+GLM_REF = "recipes/sglang/glm5.2/gb200-fp4/agentic/glm5.2-agentx.yaml"
+
+
+def master(prefix, name="glm5.2-fp4-gb200-dynamo-sglang-mtp", *, more=True):
+    """The GLM entry (its CONFIG_FILE with a ``:variant`` selector), then (``more``) a dsv4
+    entry injecting into a recipe this tree does not hold."""
+    glm = ENTRY.format(name=name, prefix=prefix, framework="dynamo-sglang",
+                       settings=f'          - "CONFIG_FILE={GLM_REF}:zip_override_mtp_agentx_frontier[0]"')
+    dsv4 = ENTRY.format(name="dsv4-fp4-gb200-dynamo-vllm-mtp", prefix="dsv4",
+                        framework="dynamo-vllm",
+                        settings='          - "SYNTHETIC_ACCEPTANCE=true"\n'
+                                 '          - "CONFIG_FILE=recipes/vllm/dsv4/agentic/agg.yaml"')
+    return glm + ("# a later entry of the same file\n" + dsv4 if more else "")
 
 
 def tree(tmp_path, al="2.99", prefix="glm5.2"):
@@ -75,7 +74,7 @@ def tree(tmp_path, al="2.99", prefix="glm5.2"):
     (root / REL).write_text(RECIPE.format(al=al))
     if prefix is not None:
         (root / "configs").mkdir()
-        (root / "configs" / "nvidia-master.yaml").write_text(MASTER.format(prefix=prefix))
+        (root / "configs" / "nvidia-master.yaml").write_text(master(prefix))
     return root
 
 
@@ -85,10 +84,9 @@ def found(root):
 
 
 def test_model_prefixes_per_reference():
-    lines = MASTER.format(prefix="glm5.2").splitlines()
-    assert recipe_model_prefixes(lines) == {
-        "recipes/sglang/glm5.2/gb200-fp4/agentic/glm5.2-agentx.yaml": {"glm5.2"},
-        "recipes/vllm/dsv4/agentic/agg-gb200-agentic.yaml": {"dsv4"}}
+    lines = master("glm5.2").splitlines()
+    assert recipe_model_prefixes(lines) == {GLM_REF: {"glm5.2"},
+                                            "recipes/vllm/dsv4/agentic/agg.yaml": {"dsv4"}}
     assert recipe_model_prefixes(["x:", "  model-prefix: q", "# - CONFIG_FILE=a.yaml"]) == {}
 
 
@@ -126,10 +124,7 @@ def test_audit_run_inside_the_tree_as_a_user_runs_it(tmp_path):
 
 def test_entries_disagreeing_on_the_prefix_add_nothing(tmp_path):
     root = tree(tmp_path)
-    master = root / "configs" / "nvidia-master.yaml"
-    text = master.read_text()
-    glm = text.split("# a later entry")[0]
-    master.write_text(text + glm.replace("glm5.2-fp4-gb200", "other-entry")
-                      .replace("model-prefix: glm5.2", "model-prefix: qwen3.5"))
+    path = root / "configs" / "nvidia-master.yaml"
+    path.write_text(path.read_text() + master("qwen3.5", name="other-entry", more=False))
     (code, _), = found(root)
     assert code == "GAL101"

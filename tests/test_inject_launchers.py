@@ -98,61 +98,54 @@ def test_only_the_benchmark_path_of_a_vllm_launcher_gets_the_knob(tmp_path):
     assert lines[7].endswith('"num_speculative_tokens":3' + GOLDEN + "'")
 
 
+def refused(path, text, code, message, *args):
+    """``inject`` on ``text`` exits ``code`` with ``error: PATH<message>`` and writes nothing."""
+    path.write_text(text)
+    proc = _inject(path, *args)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (code, "", f"error: {path}{message}\n")
+    assert path.read_text() == text
+
+
 def test_a_config_built_elsewhere_is_refused_where_it_is_used(tmp_path):
     """InferenceX's launchers build the JSON with printf into $SPEC_CONFIG."""
-    path = tmp_path / "minimaxm3_fp4_b300_mtp.sh"
-    text = ("SPEC_CONFIG=$(printf '{\"method\":\"eagle3\",\"num_speculative_tokens\":%d}' 3)\n"
-            'vllm serve nvidia/MiniMax-M3-NVFP4 \\\n    --speculative-config "$SPEC_CONFIG"\n')
-    path.write_text(text)
-    proc = _inject(path)
-    assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == (f"error: {path}:3: --speculative-config \"$SPEC_CONFIG\" is not "
-                           "literal JSON; write synthetic_acceptance_length where the script "
-                           "builds it (goldenal emit --engine vllm prints it)\n")
-    assert path.read_text() == text
+    refused(tmp_path / "minimaxm3_fp4_b300_mtp.sh",
+            "SPEC_CONFIG=$(printf '{\"method\":\"eagle3\",\"num_speculative_tokens\":%d}' 3)\n"
+            'vllm serve nvidia/MiniMax-M3-NVFP4 \\\n    --speculative-config "$SPEC_CONFIG"\n',
+            2, ":3: --speculative-config \"$SPEC_CONFIG\" is not literal JSON; write "
+               "synthetic_acceptance_length where the script builds it (goldenal emit --engine "
+               "vllm prints it)")
+
+
+SGLANG_SCRIPT = ("export SGLANG_SIMULATE_ACC_LEN=2.99\n"
+                 "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "
+                 "--speculative-num-steps 3\n")
 
 
 def test_a_launcher_of_another_engine_is_named_as_such(tmp_path):
     path = tmp_path / "glm5.2_fp4_b200_sglang_mtp.sh"
-    text = ("export SGLANG_SIMULATE_ACC_LEN=2.99\n"
-            "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "
-            "--speculative-num-steps 3\n")
-    path.write_text(text)
-    proc = _inject(path)
-    assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == (
-        f"error: {path}: the script starts sglang.launch_server, not ATOM, llama-server or "
-        "vllm serve: inject rewrites the launch commands of those three only (looked for "
-        "--num-speculative-tokens, llama-server and vllm serve); write the sglang knob where "
-        "the script builds its speculative settings (goldenal emit --engine sglang prints "
-        "it)\n")
-    proc = _inject(path, "--engine", "sglang")
-    assert (proc.returncode, proc.stdout) == (1, "")
-    assert proc.stderr == (f"error: {path}: inject rewrites ATOM, llama-server and vllm serve "
-                           "launch scripts only, not sglang (the script starts "
-                           "sglang.launch_server)\n")
-    assert path.read_text() == text
+    refused(path, SGLANG_SCRIPT, 2,
+            ": the script starts sglang.launch_server, not ATOM, llama-server or vllm serve: "
+            "inject rewrites the launch commands of those three only (looked for "
+            "--num-speculative-tokens, llama-server and vllm serve); write the sglang knob "
+            "where the script builds its speculative settings (goldenal emit --engine sglang "
+            "prints it)")
+    refused(path, SGLANG_SCRIPT, 1,
+            ": inject rewrites ATOM, llama-server and vllm serve launch scripts only, not "
+            "sglang (the script starts sglang.launch_server)", "--engine", "sglang")
 
 
 def test_a_script_starting_no_server_says_what_was_looked_for(tmp_path):
-    path = tmp_path / "prepare.sh"
-    path.write_text("#!/bin/bash\nhuggingface-cli download nvidia/GLM-5.2-NVFP4\n")
-    proc = _inject(path)
-    assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == (
-        f"error: {path}: no ATOM speculative flags found (--num-speculative-tokens): the "
-        "script starts no server (looked for vllm serve, sglang.launch_server, trtllm-serve, "
-        "atom.entrypoints, llama-server)\n")
+    refused(tmp_path / "prepare.sh", "#!/bin/bash\nhuggingface-cli download nvidia/GLM-5.2-NVFP4\n",
+            2, ": no ATOM speculative flags found (--num-speculative-tokens): the script starts "
+               "no server (looked for vllm serve, sglang.launch_server, trtllm-serve, "
+               "atom.entrypoints, llama-server)")
 
 
 def test_an_atom_launcher_without_speculation_says_so(tmp_path):
-    path = tmp_path / "kimik3_fp4_mi355x_atom.sh"
-    path.write_text("#!/bin/bash\npython3 -m atom.entrypoints.openai_server --model m -tp 8\n")
-    proc = _inject(path)
-    assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == (f"error: {path}: no ATOM speculative flags found "
-                           "(--num-speculative-tokens): the script starts atom.entrypoints "
-                           "without speculative decoding\n")
+    refused(tmp_path / "kimik3_fp4_mi355x_atom.sh",
+            "#!/bin/bash\npython3 -m atom.entrypoints.openai_server --model m -tp 8\n",
+            2, ": no ATOM speculative flags found (--num-speculative-tokens): the script starts "
+               "atom.entrypoints without speculative decoding")
 
 
 @given(st.dictionaries(st.sampled_from(["model", "method", "note"]),
