@@ -14,6 +14,7 @@ import re
 import shlex
 import subprocess
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -166,3 +167,12 @@ def test_a_literal_config_reads_back_as_json_with_the_knob(extra, quote):
     assert json.loads(read) == {**spec, "rejection_sample_method": "synthetic",
                                 "synthetic_acceptance_length": 2.27}
     assert targets == [(1, 2, "2.27", "2.27")]
+
+
+@pytest.mark.parametrize("sep", [" ", "=", " \\\n    ", " \\\n  \\\n  "])
+def test_every_separator_of_the_flag_and_its_value(sep):
+    """``--speculative-config \\`` with the JSON on the next line is the same flag."""
+    text = f"vllm serve m --speculative-config{sep}'{{\"method\":\"mtp\",\"num_speculative_tokens\":2}}'\n"
+    plan, _ = plan_command("x.sh", text, lambda site, k, line: "2.27")
+    assert apply_edits(text, plan.edits) == text.replace(
+        '2}', '2,"rejection_sample_method":"synthetic","synthetic_acceptance_length":2.27}')

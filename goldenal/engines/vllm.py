@@ -340,7 +340,8 @@ __all__ = ["ADAPTER", "KNOB", "RATES", "METHOD_KEY", "parse_speculative_config",
 # -- launch scripts: ``vllm serve ... --speculative-config '{...}'`` ---------------
 
 # the flag and its value as one shell word (a quoted string or a bare word)
-_SPEC_FLAG = re.compile(r"""(?<![\w-])--speculative[-_]config(?:=|[ \t]+|(?:[ \t]*\\\r?\n[ \t]*)+)"""
+_SPEC_FLAG = re.compile(r"""(?<![\w-])--speculative[-_]config"""
+                        r"""(?:(?:[ \t]*\\\r?\n[ \t]*)+|=|[ \t]+)"""
                         r"""(?P<word>'[^']*'|"(?:[^"\\]|\\.)*"|[^\s;|&]+)""")
 # the served model: ``vllm serve MODEL`` (not a flag) or ``--model MODEL``
 _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
