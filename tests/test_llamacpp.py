@@ -128,6 +128,22 @@ def test_inject_adds_the_knob_after_the_draft_length(tmp_path, run_cli):
                                       "change\n")
 
 
+def test_audit_reads_an_injected_script_whose_path_says_nothing(tmp_path, run_cli):
+    # a launch script that sets the llama.cpp knob is a serve config to check, wherever it
+    # lives: it used to be skipped as "names a synthetic knob but never sets one"
+    path = _script(tmp_path)
+    assert run_cli("inject", path, "--thinking", "on", "--golden-dir", GOLDEN)[0] == 0
+    code, out, _ = run_cli("audit", tmp_path, "--golden-dir", GOLDEN, "--no-cache",
+                           "--show-skipped")
+    assert "skipped" not in out.replace("skipped 0 files", "")
+    assert "Checked 1 serve config in 1 file read; skipped 0 files." in out
+    path.write_text(SCRIPT.replace("--spec-draft-n-max 3 ",
+                                   "--spec-draft-n-max 3 --spec-synth-len 4.5 "))
+    code, out, _ = run_cli("audit", tmp_path, "--golden-dir", GOLDEN, "--no-cache")
+    assert code == 1 and "serve.sh:5:26: GAL204 --spec-synth-len=4.5 is outside [1, 4] for " \
+                         "K=3; llama-server refuses to start" in out
+
+
 def test_inject_switches_forms_and_keeps_chosen_rates(tmp_path, run_cli):
     path = _script(tmp_path)
     assert run_cli("inject", path, "--thinking", "on", "--golden-dir", GOLDEN)[0] == 0
