@@ -481,6 +481,16 @@ async def _stream_once(client, body, timeout):
             "timings": timings, "spec": spec}
 
 
+async def _send(client, body, timeout):
+    """One request, bounded by ``timeout`` seconds in all: httpx's own timeout bounds
+    each read, and a stream that keeps sending would never trip it."""
+    call = _stream_once if body["stream"] else _complete_once
+    try:
+        return await asyncio.wait_for(call(client, body, timeout), timeout)
+    except asyncio.TimeoutError:
+        raise _Failed(f"timed out after {timeout:g} s") from None
+
+
 def _transport(engine):
     """How requests go out: streaming with usage, except for SGLang.
 
@@ -588,16 +598,27 @@ def _engine_counts(spec, k):
 
 
 class _Scraper:
-    def __init__(self, client, url, label):
+    """``/metrics`` during a cell, retried as requests are (a restarting server refuses
+    connections for a moment; what it answers afterwards shows the restart)."""
+
+    def __init__(self, client, url, label, retries=0, retry_delay=0.0):
         self.client, self.url, self.label = client, url, label
+        self.retries, self.retry_delay = retries, retry_delay
         self.n = 0
 
     async def __call__(self):
         from goldenal.readers.prometheus import Scrape
 
-        status, text = await _get(self.client, "/metrics")
-        if status != 200:
-            raise ServerError(f"{self.url}/metrics answered {status or text} during the run")
+        for attempt in range(self.retries + 1):
+            status, text = await _get(self.client, "/metrics")
+            if status == 200:
+                break
+            if attempt < self.retries:
+                await asyncio.sleep(self.retry_delay * 2 ** attempt)
+        else:
+            raise ServerError(f"{self.url}/metrics answered {status or text} during "
+                              f"{self.label} ({self.retries + 1} attempts): the server went "
+                              "away; nothing written for this cell")
         self.n += 1
         return Scrape(f"{self.url}/metrics ({self.label} scrape {self.n})", text), text
 
@@ -624,7 +645,7 @@ def _delta(before, after, k):
 
 async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurrency,
                     retries, retry_delay, timeout, progress):
-    scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}")
+    scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}", retries, retry_delay)
     where = f"thinking {thinking}, K={k}"
     first, first_text = await scrape()
     records = [None] * len(prompts)
@@ -647,8 +668,7 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         for attempt in range(retries + 1):
             attempts = attempt + 1
             try:
-                got = await (_stream_once(client, body, timeout) if body["stream"]
-                             else _complete_once(client, body, timeout))
+                got = await _send(client, body, timeout)
                 error = None
                 break
             except _Failed as exc:

@@ -53,6 +53,8 @@ class StubServer:
         self.delay = 0.0        # seconds per streamed chunk
         self.reset_after = None  # restart (counters to zero) after this many completions
         self.metrics_enabled = True
+        self.down_on_reset = 0  # after a restart, this many /metrics requests get no answer
+        self.metrics_down = 0
         # SGLang meta_info spelling of (accepted, proposed) drafts; None: neither (older)
         self.meta_keys = ("spec_accept_token_num", "spec_draft_token_num")
         self.send_meta = True   # False: an SGLang without meta_info in its answers
@@ -140,6 +142,7 @@ class StubServer:
             self.completed += 1
             if self.reset_after is not None and self.completed == self.reset_after:
                 self._zero()
+                self.metrics_down = self.down_on_reset
         return steps, draft_tokens, acc, per_pos
 
     def complete(self, text):
@@ -196,6 +199,12 @@ class StubServer:
                     return self._json(200, {"object": "list", "data": [
                         {"id": "stub/m", "object": "model", "owned_by": owner}]})
                 if self.path == "/metrics":
+                    with stub.lock:
+                        down = stub.metrics_down > 0
+                        stub.metrics_down -= down
+                    if down:  # a restarting server: the connection closes unanswered
+                        self.close_connection = True
+                        return None
                     if not stub.metrics_enabled:
                         return self._json(501, {"error": {"message": "This server does not "
                                                           "support metrics endpoint."}})

@@ -198,6 +198,37 @@ def test_counter_reset_mid_run_refuses_the_window(server, prompts, tmp_path, con
     assert os.listdir(tmp_path) == ["prompts.jsonl"]
 
 
+def test_a_restart_that_refuses_scrapes_for_a_moment_is_a_counter_reset(server, prompts,
+                                                                        tmp_path):
+    # a real restart: /metrics answers nothing for a moment, then counts from zero.  The
+    # scrape is retried like a request, so the cell is refused as a restart (exit 1), not
+    # lost to one failed scrape
+    server.reset_after, server.down_on_reset = 5, 2
+    with pytest.raises(CounterReset, match=r"thinking off, K=3, after request 4 \(p4\): "
+                                           "counter reset between scrapes"):
+        run(server, tmp_path / "run", prompts)
+    assert os.listdir(tmp_path) == ["prompts.jsonl"]
+
+
+def test_a_server_gone_for_good_names_the_cell_and_writes_nothing(server, prompts, tmp_path):
+    server.reset_after, server.down_on_reset = 5, 100
+    with pytest.raises(ServerError, match=r"/metrics answered RemoteProtocolError: .* during "
+                                          r"thinking off, K=3 \(3 attempts\): the server went "
+                                          "away; nothing written for this cell"):
+        run(server, tmp_path / "run", prompts)
+    assert os.listdir(tmp_path) == ["prompts.jsonl"]
+
+
+def test_timeout_bounds_the_whole_request_not_each_read(server, prompts, tmp_path):
+    # a chunk every 20 ms never trips a per-read timeout; each request (5 or more chunks)
+    # must still stop at 0.05 s, be retried, then count as failed
+    server.delay = 0.02
+    with pytest.raises(MeasureError, match=r"every request failed \(failed after 2 "
+                                           r"attempt\(s\): timed out after 0.05 s\)"):
+        run(server, tmp_path / "run", prompts, requests=2, timeout=0.05, retries=1)
+    assert os.listdir(tmp_path) == ["prompts.jsonl"]
+
+
 @pytest.mark.parametrize("server", [("vllm", 3, 1)], indirect=True)
 def test_vllm_restart_seen_by_created_time(server, prompts, tmp_path):
     server.reset_after = 3
