@@ -807,6 +807,12 @@ def _with_not_golden(doc, reason):
     return out
 
 
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _commit(out, doc, cell_entry, files):
     """Add one cell to ``out`` atomically: a reader sees the old run or the new one."""
     from goldenal.files import write_text_atomic
@@ -820,9 +826,16 @@ def _commit(out, doc, cell_entry, files):
     doc = {**doc, "cells": cells}
     parent = os.path.dirname(os.path.abspath(out))
     fresh = not os.path.exists(os.path.join(out, "run.yaml"))
+    if fresh:
+        os.makedirs(parent, exist_ok=True)
     where = parent if fresh else out
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.measure-", dir=where)
     try:
+        if fresh:
+            # mkdtemp's directory is private (0700); the run is made as mkdir would make it
+            # (an empty --out keeps its own mode)
+            os.chmod(tmp, os.stat(out).st_mode & 0o7777 if os.path.isdir(out)
+                     else 0o777 & ~_umask())
         for name, text in files.items():
             with open(os.path.join(tmp, name), "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
@@ -886,8 +899,15 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
         if not os.path.isfile(os.path.join(out, "run.yaml")) and os.listdir(out):
             raise UsageError("--out is a non-empty directory without run.yaml: not a run "
                              "directory measure can add to", path=out)
-    elif not os.path.isdir(os.path.dirname(os.path.abspath(out))):
-        raise UsageError("the parent directory of --out does not exist", path=out)
+    else:
+        # missing parents are made when the run is written (mkdir -p): check now that they
+        # can be, so that no measurement is lost at the end
+        ancestor = os.path.dirname(os.path.abspath(out))
+        while not os.path.exists(ancestor):
+            ancestor = os.path.dirname(ancestor)
+        if not os.path.isdir(ancestor) or not os.access(ancestor, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot create --out: {ancestor} is not a writable directory",
+                             path=out)
     return ks, thinking, out
 
 
@@ -1022,7 +1042,8 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
 
     cells, warnings, server = [], [], None
     for k in ks:
-        base = url.replace("{k}", str(k)).rstrip("/")
+        # the OpenAI base URL (http://host:port/v1) names the same server
+        base = re.sub(r"/v1$", "", url.replace("{k}", str(k)).rstrip("/"))
         limits = httpx.Limits(max_connections=concurrency + 2)
         async with httpx.AsyncClient(base_url=base, timeout=min(timeout, 30.0),
                                      limits=limits) as client:

@@ -260,6 +260,32 @@ def test_cells_added_atomically_and_conflicts(server, prompts, tmp_path):
         run(server, out, str(other), replace=True)
 
 
+def test_run_directory_made_as_mkdir_p_makes_it(server, prompts, tmp_path):
+    # the README's loop writes --out runs/NAME into a fresh checkout, and a run is shared:
+    # missing parents are made, and the run directory is not left private (mkdtemp's 0700)
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "runs" / "tiny" / "run"
+        run(server, out, prompts, requests=2)
+        assert oct(os.stat(out).st_mode & 0o777) == "0o755"
+        assert oct(os.stat(tmp_path / "runs").st_mode & 0o777) == "0o755"
+        os.umask(0o077)
+        run(server, tmp_path / "private", prompts, requests=2)
+        assert oct(os.stat(tmp_path / "private").st_mode & 0o777) == "0o700"
+    finally:
+        os.umask(old)
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(UsageError, match=f"cannot create --out: {tmp_path}/afile is not a "
+                                         "writable directory"):
+        run(server, tmp_path / "afile" / "sub" / "run", prompts)
+
+
+def test_openai_base_url_with_v1_names_the_same_server(server, prompts, tmp_path):
+    result = goldenal.measure(server.url + "/v1/", out=str(tmp_path / "run"), model="m",
+                              k=3, thinking="off", prompts=prompts, requests=2)
+    assert result.server.url == server.url and result.cells[0].drafts > 0
+
+
 def test_unreachable_server(prompts, tmp_path):
     stub = StubServer()
     url = stub.url

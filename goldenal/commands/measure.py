@@ -69,10 +69,11 @@ def configure(parser):
     from goldenal.commands._selection import _positive_float, _positive_int
 
     parser.add_argument("url", metavar="URL",
-                        help="server base URL, e.g. http://127.0.0.1:8080 ({k} for one "
-                             "server per K)")
+                        help="server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is "
+                             "dropped; {k} for one server per K)")
     parser.add_argument("--out", required=True, metavar="RUN_DIR",
-                        help="run directory to create, or an existing run to add cells to")
+                        help="run directory to create (missing parents too), or an existing run "
+                             "to add cells to")
     parser.add_argument("--model", required=True, metavar="MODEL",
                         help="model key, as in the golden curves")
     parser.add_argument("--draft", action="append", default=[], metavar="HEAD",
