@@ -727,6 +727,7 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     wall = time.perf_counter() - t0
     last, last_text = state["prev"], state["prev_text"]
     _check_restart(first_text, last_text, where)
+    _check_exact(last, where)
     try:
         drafts, tokens, accepted, per_pos, engine_k = _delta(first, last, k)
     except CounterReset as exc:
@@ -1189,11 +1190,22 @@ def _sampling(body_extra):
     return out
 
 
+def _check_exact(scrape, where):
+    """Refuse counters a llama-server printed rounded (see ``rounded_counters``)."""
+    from goldenal.readers.prometheus import rounded_counters, rounded_message
+
+    rounded = rounded_counters(scrape)
+    if rounded:
+        raise MeasureError(f"{where}: {rounded_message(rounded)}; nothing written for this "
+                           "cell")
+
+
 def _check_server_k(server, metrics_text, k):
     """Refuse a cell whose K the server contradicts before any load is sent."""
     from goldenal.readers.prometheus import Scrape
 
     scrape = Scrape(f"{server.url}/metrics", metrics_text)
+    _check_exact(scrape, f"{server.url}: before any load")
     positions = {dict(labels).get("position") for (name, labels) in scrape.values
                  if name.endswith("spec_decode_num_accepted_tokens_per_pos")}
     positions.discard(None)

@@ -53,6 +53,7 @@ class StubServer:
         self.delay = 0.0        # seconds per streamed chunk
         self.reset_after = None  # restart (counters to zero) after this many completions
         self.metrics_enabled = True
+        self.base = 0           # llama.cpp totals start here (a server that ran before)
         self.down_on_reset = 0  # after a restart, this many /metrics requests get no answer
         self.metrics_down = 0
         # SGLang meta_info spelling of (accepted, proposed) drafts; None: neither (older)
@@ -95,8 +96,10 @@ class StubServer:
                 for name, value in (("spec_decode_num_draft_tokens_total", c["tokens"]),
                                     ("spec_decode_num_accepted_tokens_total", c["accepted"]),
                                     ("spec_decode_num_drafts_total", c["drafts"])):
+                    # a C++ double on a default stream: six significant digits
                     out += [f"# HELP llamacpp:{name} Speculative: ...",
-                            f"# TYPE llamacpp:{name} counter", f"llamacpp:{name} {value}"]
+                            f"# TYPE llamacpp:{name} counter",
+                            f"llamacpp:{name} {float(value + self.base):g}"]
                 out += ["# HELP llamacpp:requests_processing Number of requests processing",
                         "# TYPE llamacpp:requests_processing gauge",
                         "llamacpp:requests_processing 0"]

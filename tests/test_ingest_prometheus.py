@@ -130,3 +130,33 @@ def test_property_sum_over_engines_exact(tmp_path_factory, rows, suffix):
     assert o.drafts == sum(r[0] for r in rows)
     assert o.accepted == sum(r[2] for r in rows)
     assert o.accepted_per_position == tuple(sum(r[3][i] for r in rows) for i in range(3))
+
+
+def test_llamacpp_totals_printed_rounded_are_refused(tmp_path):
+    # llama-server prints its totals as C++ doubles, six significant digits
+    # (tools/server/server-task.cpp to_metrics); the per-position family is exact
+    def scrape(name, drafts, tokens, accepted, pos):
+        path = tmp_path / name
+        path.write_text(
+            f"llamacpp:spec_decode_num_draft_tokens_total {tokens}\n"
+            f"llamacpp:spec_decode_num_accepted_tokens_total {accepted}\n"
+            f"llamacpp:spec_decode_num_drafts_total {drafts}\n"
+            + "".join(f'llamacpp:spec_decode_num_accepted_tokens_per_pos_total{{position="{i}"}}'
+                      f" {v}\n" for i, v in enumerate(pos)))
+        return path
+
+    before = scrape("before.prom", 999990, "1.99998e+06", 654321, [400000, 254321])
+    after = scrape("after.prom", "1.00002e+06", "2.00006e+06", 654350, [400020, 254330])
+    obs = ingest([before, after])
+    assert len(obs) == 0 and not obs.complete
+    (problem,) = [p for p in obs.problems if p.refused]
+    assert problem.message == (
+        "llamacpp:spec_decode_num_draft_tokens_total is 2.00006e+06: llama-server prints its "
+        "counters with six significant digits, so from 1,000,000 on their differences are "
+        "rounded; restart the server (its counters start at zero) to measure from exact counts")
+    # below 1,000,000 every total is exact and read as before
+    exact = ingest([scrape("exact_before.prom", 10, 20, 7, [5, 2]),
+                    scrape("exact_after.prom", 30, 60, 27, [17, 10])])
+    (o,) = exact
+    assert (o.drafts, o.draft_tokens, o.accepted, o.accepted_per_position) == \
+        (20, 40, 20, (12, 8))

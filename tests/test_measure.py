@@ -286,6 +286,28 @@ def test_openai_base_url_with_v1_names_the_same_server(server, prompts, tmp_path
     assert result.server.url == server.url and result.cells[0].drafts > 0
 
 
+def test_llamacpp_counters_past_a_million_are_refused_as_rounded(server, prompts, tmp_path):
+    # llama-server prints its totals with six significant digits (server-task.cpp)
+    server.base = 1_234_567
+    with pytest.raises(MeasureError, match=r"before any load: "
+                                           r"llamacpp:spec_decode_num_accepted_tokens_total is "
+                                           r"1\.23457e\+06: llama-server prints its counters "
+                                           "with six significant digits"):
+        run(server, tmp_path / "run", prompts)
+    assert server.requests_seen == [] and os.listdir(tmp_path) == ["prompts.jsonl"]
+    # counters that pass 1,000,000 during the cell: refused at its end
+    server.base = 1_000_000 - 40
+    with pytest.raises(MeasureError, match=r"^thinking off, K=3: llamacpp:spec_decode_num_"
+                                           r"accepted_tokens_total is 1\.00012e\+06: "
+                                           r"llama-server prints its counters with six "
+                                           r"significant digits, so from 1,000,000 on their "
+                                           r"differences are rounded; restart the server \(its "
+                                           r"counters start at zero\) to measure from exact "
+                                           r"counts; nothing written for this cell$"):
+        run(server, tmp_path / "run", prompts)
+    assert os.listdir(tmp_path) == ["prompts.jsonl"]
+
+
 def test_unreachable_server(prompts, tmp_path):
     stub = StubServer()
     url = stub.url

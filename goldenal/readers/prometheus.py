@@ -181,6 +181,31 @@ class _Reset(Exception):
     pass
 
 
+def rounded_counters(scrape):
+    """``(series, value)`` of llama.cpp speculative counters the server printed rounded.
+
+    llama-server writes its counters as C++ doubles to a default stream, six
+    significant digits (``tools/server/server-task.cpp``, ``to_metrics``:
+    ``(double) metrics.n_draft_tokens`` and the other totals; the per-position
+    family is ``uint64_t``, printed exactly), so from 1,000,000 on a total
+    reads as ``1.23457e+06`` and a difference of two scrapes can be off by
+    several tokens.
+    """
+    return sorted((scrape.sample_names.get(key, key[0]), value)
+                  for key, value in scrape.values.items()
+                  if key[0].startswith("llamacpp:spec_decode_")
+                  and key[0] != "llamacpp:spec_decode_num_accepted_tokens_per_pos"
+                  and value >= 1e6)
+
+
+def rounded_message(rounded):
+    """Why a window with :func:`rounded_counters` is not counted, and what to do."""
+    name, value = rounded[0]
+    return (f"{name} is {value:g}: llama-server prints its counters with six significant "
+            "digits, so from 1,000,000 on their differences are rounded; restart the server "
+            "(its counters start at zero) to measure from exact counts")
+
+
 def _as_int(value, what, ctx):
     if value != value or math.isinf(value) or value < 0 or value != int(value):
         raise _Reset(f"{what} is {value!r}, not a count")
@@ -196,6 +221,9 @@ def read_pair(before, after, ctx: Context):
     before_s = before if isinstance(before, Scrape) or before is None else Scrape(before)
     ctx.facts["before"] = None if before is None else str(getattr(before, "path", before))
     try:
+        rounded = rounded_counters(after_s) + (rounded_counters(before_s) if before_s else [])
+        if rounded:
+            raise _Reset(rounded_message(rounded))
         deltas = _delta(before_s, after_s, ctx)
         for prefix, (engine, fmt) in _VLLM_LIKE.items():
             yield from _vllm(deltas, after_s, before_s, ctx, prefix, engine, fmt)
