@@ -390,6 +390,12 @@ async def _detect(client, url, engine):
                               "and no known owned_by; pass --engine")
         engine = found
     elif found is not None and found != engine:
+        if engine not in prefixes and engine not in owners:
+            # nothing the server says supports the engine given: a run recorded under the
+            # wrong engine would be read (and verified) with that engine's semantics
+            raise UsageError(f"--engine {engine}, but nothing at {url} says {engine}: it "
+                             f"looks like {found} ({', '.join(evidence)}); pass --engine "
+                             f"{found} or --engine auto")
         evidence.append(f"--engine {engine} given; the server looks like {found}")
     info = {"v1/models": models_doc}
     version, spec = None, {}

@@ -308,6 +308,17 @@ def test_llamacpp_counters_past_a_million_are_refused_as_rounded(server, prompts
     assert os.listdir(tmp_path) == ["prompts.jsonl"]
 
 
+def test_an_engine_the_server_contradicts_is_refused(server, prompts, tmp_path):
+    with pytest.raises(UsageError, match=f"^--engine vllm, but nothing at {server.url} says "
+                                         "vllm: it looks like llamacpp \\(metrics prefix "
+                                         "llamacpp, /v1/models owned_by llamacpp\\); pass "
+                                         "--engine llamacpp or --engine auto$"):
+        run(server, tmp_path / "run", prompts, engine="vllm")
+    assert server.requests_seen == [] and os.listdir(tmp_path) == ["prompts.jsonl"]
+    assert run(server, tmp_path / "run", prompts, engine="llamacpp",
+               requests=2).server.engine == "llamacpp"
+
+
 def test_unreachable_server(prompts, tmp_path):
     stub = StubServer()
     url = stub.url

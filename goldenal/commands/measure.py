@@ -92,7 +92,8 @@ def configure(parser):
                         help="send the first N prompts (default: all)")
     parser.add_argument("--engine", default="auto",
                         choices=["auto", "vllm", "sglang", "trtllm", "atom", "llamacpp"],
-                        help="engine (default: detected from the server)")
+                        help="engine (default: detected from the server; one nothing on the "
+                             "server supports is refused)")
     parser.add_argument("--method", metavar="NAME", help="mtp | eagle3 | draft | ... "
                                                          "(written into run.yaml)")
     parser.add_argument("--curve-id", metavar="ID", help="curve id the run measures")
