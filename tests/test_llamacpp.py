@@ -144,6 +144,23 @@ def test_audit_reads_an_injected_script_whose_path_says_nothing(tmp_path, run_cl
                          "K=3; llama-server refuses to start" in out
 
 
+@pytest.mark.parametrize("length, rates_line", [
+    ("export LLAMA_ARG_SPEC_SYNTH_LEN=2.83\n", 6),
+    ("", 5)])
+def test_audit_length_beside_rates_is_refused_as_llama_server_does(tmp_path, run_cli, length,
+                                                                   rates_line):
+    # common/speculative.cpp: "synthetic acceptance length and rates are mutually exclusive"
+    flags = "--spec-synth-rates 1,0.83,0 " + ("" if length else "--spec-synth-len 2.83 ")
+    _script(tmp_path, length + SCRIPT.replace("--spec-draft-n-max 3 ",
+                                              "--spec-draft-n-max 3 " + flags))
+    code, out, _ = run_cli("audit", tmp_path, "--golden-dir", GOLDEN, "--no-cache")
+    first = "LLAMA_ARG_SPEC_SYNTH_LEN" if length else "--spec-synth-len"
+    assert code == 1 and f"GAL207 {first} and --spec-synth-rates are both set: llama-server " \
+                         "refuses to start (synthetic acceptance length and rates are mutually " \
+                         "exclusive); keep one" in out
+    assert f"serve.sh:{rates_line}:" in out
+
+
 def test_inject_switches_forms_and_keeps_chosen_rates(tmp_path, run_cli):
     path = _script(tmp_path)
     assert run_cli("inject", path, "--thinking", "on", "--golden-dir", GOLDEN)[0] == 0

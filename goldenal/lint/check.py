@@ -6,6 +6,7 @@ from decimal import Decimal, InvalidOperation
 from goldenal.lint import evidence as ev
 from goldenal.lint.rules import make_finding
 from goldenal.engines import knob_value
+from goldenal.recipes import knobs
 
 # ATOM's awk-computed rates are printed with %.6g (ENGINES.md 4.6): accept the
 # rounding that leaves, not a different two-decimal cell.
@@ -353,6 +354,12 @@ def _llamacpp_starts(cfg, add):
                       "(no --spec-type / --spec-draft-model): the server refuses to start "
                       "(synthetic acceptance requires an initialized speculative decoding "
                       "context)", found=cfg.value)
+        return False
+    forms = x.get("llama_forms") or {}
+    if len(forms) > 1:
+        add("GAL207", f"{forms[knobs.LENGTH]} and {forms[knobs.RATES]} are both set: "
+                      "llama-server refuses to start (synthetic acceptance length and rates "
+                      "are mutually exclusive); keep one", found=cfg.value)
         return False
     if cfg.knob == ev.LLAMA_RATES:
         try:

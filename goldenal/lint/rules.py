@@ -136,7 +136,9 @@ _RULES = [
         "llama.cpp synthetic acceptance rates that llama-server refuses at start-up.",
         "Flags `--spec-synth-rates` (or `LLAMA_ARG_SPEC_SYNTH_RATES`) whose list does not "
         "hold exactly K values (K = `--spec-draft-n-max`, default 3), or holds a value "
-        "outside [0, 1], or rises from one position to the next.",
+        "outside [0, 1], or rises from one position to the next; and rates set beside a "
+        "length (`--spec-synth-len` / `LLAMA_ARG_SPEC_SYNTH_LEN`), which llama-server "
+        "refuses as mutually exclusive.",
         "The rates are unconditional survival probabilities, one per draft position; "
         "llama-server checks them when it initialises speculative decoding and exits, so "
         "the benchmark never starts (or starts from another launch path than intended).",

@@ -35,6 +35,7 @@ _KNOB_ROWS = knobs.spellings(engine=("vllm", "atom", "llamacpp"),
 # llama.cpp's knobs in the environment (LLAMA_ARG_<FLAG>), read like its flags
 _LLAMA_ENV_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, knobs.RATES),
                                   form=knobs.ENV)
+_LLAMA_KNOB_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, knobs.RATES))
 # llama.cpp's speculative settings: a type or a draft model switches it on
 _LLAMA_SPEC_ROWS = knobs.spellings(engine="llamacpp",
                                    setting=(knobs.METHOD, knobs.DRAFT, knobs.MODEL))
@@ -247,6 +248,9 @@ def _scan_llamacpp(flat, no, found):
     for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True):
         found["knob"] = (ev.LLAMA_ENV[row.name], m.group("value"), no, m.start("name") + 1)
         found["llama_env"] = row.name
+    for row, _ in knobs.finditer(flat, _LLAMA_KNOB_ROWS, comments=True):
+        # both forms set: llama-server refuses to start (mutually exclusive)
+        found["llama_forms"][row.setting] = row.name
 
 
 def _env_setting(found, row, m, no, keep_first=False):
@@ -282,7 +286,7 @@ def _new_found():
             "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
             "engine": None, "spec": False, "token_mode": None, "acc_method": None,
             "first": None, "models": [], "llama_spec": False, "llama_env": None,
-            "spec_line": None, "k_unread": None}
+            "spec_line": None, "k_unread": None, "llama_forms": {}}
 
 
 class _State:
@@ -827,7 +831,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
     extra = {"eagle_topk": f["topk"], "token_mode": f["token_mode"],
              "acc_method": f["acc_method"], "atom_method": f["atom_method"]}
     if engine == "llamacpp":
-        extra.update(llama_spec=f["llama_spec"], k_default=k_default, llama_env=f["llama_env"])
+        extra.update(llama_spec=f["llama_spec"], k_default=k_default, llama_env=f["llama_env"],
+                     llama_forms=dict(f["llama_forms"]))
     if f["one_model"] is not None:
         extra["one_model_key"], extra["one_model"] = f["one_model"]
     variant = {"draft_sample_method": f["dsm"]} if f["dsm"] else {}
