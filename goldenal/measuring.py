@@ -746,8 +746,13 @@ def _progress_bar(total, desc, progress):
 
     if progress is None:
         progress = sys.stderr.isatty()
+    try:
+        columns, lines = os.get_terminal_size(sys.stderr.fileno())
+    except (OSError, ValueError, AttributeError):
+        columns = lines = 0
+    # a terminal of no size (a pty nobody sized: script, docker -t) would show no bar at all
     return tqdm(total=total, desc=desc, unit="req", disable=not progress, file=sys.stderr,
-                leave=False)
+                leave=False, ncols=columns or 80, nrows=lines or 24)
 
 
 # --------------------------------------------------------------------------- run directory

@@ -403,6 +403,47 @@ def test_cli_measure_then_ingest_fit_verify(server, prompts, tmp_path):
     assert verify.stdout.startswith(("hit:", "missed:"))
 
 
+def _on_a_terminal(args, rows_cols=None):
+    """Run the CLI with stderr on a fresh pty (unsized, as ``script`` or ``docker -t`` give
+    one, unless ``rows_cols``); returns (exit code, what the terminal showed)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    if rows_cols:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *rows_cols, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "goldenal", *args], stdout=subprocess.PIPE,
+                            stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        shown += chunk
+    proc.communicate(timeout=60)
+    os.close(master)
+    return proc.returncode, shown.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("rows_cols", [None, (30, 100)])
+def test_progress_bar_on_a_terminal(server, prompts, tmp_path, rows_cols):
+    server.delay = 0.04  # slower than tqdm's 0.1 s refresh
+    code, shown = _on_a_terminal(["measure", server.url, "--out", str(tmp_path / "run"),
+                                  "--model", "m", "--k", "3", "--thinking", "off", "--prompts",
+                                  prompts, "--requests", "3"], rows_cols)
+    assert code == 0
+    assert "thinking off, K=3:   0%|" in shown and "| 3/3 [" in shown
+    width = max(len(part) for part in shown.split("\r") if "| 3/3 [" in part)
+    assert (rows_cols[1] if rows_cols else 80) - 1 <= width <= (rows_cols[1] if rows_cols
+                                                                 else 80)
+
+
 def test_cli_unreachable_is_one_line_exit_2(prompts, tmp_path):
     stub = StubServer()
     url = stub.url
