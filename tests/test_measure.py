@@ -444,6 +444,32 @@ def test_progress_bar_on_a_terminal(server, prompts, tmp_path, rows_cols):
                                                                  else 80)
 
 
+def test_ctrl_c_mid_cell_leaves_no_run_that_looks_complete(server, prompts, tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    base = ["measure", server.url, "--out", str(out), "--model", "m", "--k", "3",
+            "--prompts", prompts, "--requests", "2"]
+    assert _cli(*base, "--thinking", "off").returncode == 0
+    before = (out / "run.yaml").read_text()
+    server.delay = 0.05
+    proc = subprocess.Popen([sys.executable, "-m", "goldenal", *base, "--thinking", "on"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # two requests from the first call, then the first of this one's
+    while len(server.requests_seen) < 3 and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and stdout == ""
+    assert stderr == (f"interrupted: the cell being measured was not written to {out} (cells "
+                      "finished before it were)\n")
+    # the run is the one before, with no temporary directory beside it or in it
+    assert (out / "run.yaml").read_text() == before
+    assert sorted(os.listdir(tmp_path)) == ["prompts.jsonl", "run"]
+    assert not [name for name in os.listdir(out) if name.startswith(".")]
+
+
 def test_cli_unreachable_is_one_line_exit_2(prompts, tmp_path):
     stub = StubServer()
     url = stub.url

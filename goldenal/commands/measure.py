@@ -28,6 +28,7 @@ accepted exactly as many tokens: one accept/reject sequence replayed, as a
 llama-server started with a fixed --seed does for requests without --seed).
 The run directory
 appears whole or not at all; a cell is added to an existing run atomically.
+Ctrl-C writes nothing of the cell being measured (exit 130).
 Exit 0 measured, 1 a cell refused (counter reset mid-run, the server's K
 disagrees, every request failed), 2 unreachable server or bad input,
 3 the cell exists (--replace to measure it again).
@@ -135,15 +136,20 @@ def run(args):
             raise UsageError(f"--chat-template-kwargs is not JSON: {exc}") from None
         if not isinstance(kwargs, dict):
             raise UsageError("--chat-template-kwargs must be a JSON object")
-    result = measure(args.url, out=args.out, model=args.model, draft=args.draft,
-                     k=args.k if len(args.k) > 1 else args.k[0], thinking=args.thinking,
-                     prompts=args.prompts, concurrency=args.concurrency,
-                     max_tokens=args.max_tokens, requests=args.requests, engine=args.engine,
-                     method=args.method, curve=args.curve_id, temperature=args.temperature,
-                     seed=args.seed, ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
-                     retries=args.retries, timeout=args.timeout,
-                     replace=args.replace, note=args.note, not_golden=args.not_golden,
-                     progress=args.progress)
+    try:
+        result = measure(args.url, out=args.out, model=args.model, draft=args.draft,
+                         k=args.k if len(args.k) > 1 else args.k[0], thinking=args.thinking,
+                         prompts=args.prompts, concurrency=args.concurrency,
+                         max_tokens=args.max_tokens, requests=args.requests,
+                         engine=args.engine, method=args.method, curve=args.curve_id,
+                         temperature=args.temperature, seed=args.seed,
+                         ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
+                         retries=args.retries, timeout=args.timeout, replace=args.replace,
+                         note=args.note, not_golden=args.not_golden, progress=args.progress)
+    except KeyboardInterrupt:
+        print(f"interrupted: the cell being measured was not written to {args.out} (cells "
+              "finished before it were)", file=sys.stderr)
+        return 130
     for cell in result.cells:
         print(f"thinking {cell.thinking}  K={cell.k}  AL {cell.acceptance_length:.4f}  "
               f"({cell.accepted} accepted / {cell.drafts} steps)  {len(cell.requests)} "
