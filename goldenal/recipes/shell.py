@@ -196,11 +196,43 @@ def continues(body):
     return strip_comment(body).endswith("\\")
 
 
+# What :func:`lex` reads without opening a context or a comment: ordinary text, escapes,
+# ``$`` not starting ``$(``, closed quoted strings nesting nothing; ``;``/``;;`` apart.
+# Anything else (parentheses, backticks, ``$(``, ``#``, an unclosed quote) is group 2.
+_FLAT_TOKEN = re.compile(r"""(?:[^\\'"$`()#;]+|\\.|\$(?!\()|'[^']*'"""
+                         r"""|"(?:[^"\\$`]|\\.|\$(?!\())*")+|(;;?)|(.)""", re.S)
+
+
+def _flat_split_points(text):
+    """``(start, end, token)`` of each ``;``/``;;`` of a text :func:`lex` reads flat, else None.
+
+    Flat: no parenthesis, backtick, ``$(``, ``#`` or unclosed quote outside a
+    closed quoted string, so every ``;`` outside quotes and escapes is at the
+    top level; the common statement line splits without a token per word.
+    """
+    out = []
+    for m in _FLAT_TOKEN.finditer(text):
+        if m.group(2) is not None:
+            return None
+        if m.group(1) is not None:
+            out.append((m.start(), m.end(), m.group(1)))
+    return out
+
+
 def split_statements(text):
     """Split on ``;`` / ``;;`` outside quotes and parentheses; ``;;`` kept as a statement."""
     if ";" not in text:
         return [text] if text else []
     out, begin, parens = [], 0, 0
+    flat = _flat_split_points(text)
+    if flat is not None:
+        for start, end, kind in flat:
+            out.append(text[begin:start].strip())
+            if kind == ";;":
+                out.append(";;")
+            begin = end
+        out.append(text[begin:].strip())
+        return [x for x in out if x]
     for kind, start, end, depth in lex(text)[0]:
         if depth:
             continue
