@@ -276,3 +276,51 @@ def test_a_list_document_naming_a_backend_is_composed_for_its_duplicate_keys(tmp
         "  description: \"again\"\n")
     r = audit_report([str(tmp_path)], settings=False)
     assert [(f.code, f.line) for f in r.findings] == [("GAL312", 3)]
+
+
+def _duplicates_oracle(node, out, seen):
+    # every mapping's scalar keys in order; a repeat (but a repeated ``<<`` merge) is a duplicate
+    if node is None or id(node) in seen or node.id == "scalar":
+        return out
+    seen.add(id(node))
+    if node.id == "sequence":
+        for item in node.value:
+            _duplicates_oracle(item, out, seen)
+        return out
+    first = {}
+    for key, value in node.value:
+        if key.id != "scalar":
+            _duplicates_oracle(key, out, seen)
+        elif key.value in first and not (key.value == "<<" and key.tag != "tag:yaml.org,2002:str"):
+            out.append((key.start_mark.index, first[key.value].start_mark.index))
+        else:
+            first.setdefault(key.value, key)
+        _duplicates_oracle(value, out, seen)
+    return sorted(out)
+
+
+_KEY = st.sampled_from(["a", "b", '"a"', "'b'", "<<", '"<<"', "!!str <<", "? [x]", "? {a: 1}",
+                        "!!str a"])
+
+
+def _yaml_value(children):
+    return st.one_of(
+        st.lists(st.tuples(_KEY, children), max_size=4).map(
+            lambda kv: "{" + ", ".join(f"{k}: {v}" for k, v in kv) + "}"),
+        st.lists(children, max_size=3).map(lambda vs: "[" + ", ".join(vs) + "]"))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.recursive(st.sampled_from(["1", "x", "*m"]), _yaml_value, max_leaves=12))
+def test_duplicate_keys_are_those_of_each_mapping_in_turn(body):
+    # the check of a mapping with no two keys alike (one set) finds what comparing key by key finds
+    import yaml
+
+    from goldenal.recipes import spans
+
+    try:
+        root = spans._compose(f"anchor: &m {{a: 1}}\nbody: {body}\n", False)
+    except yaml.YAMLError:
+        return
+    found = [(k.start_mark.index, f.start_mark.index) for k, f in spans.duplicate_keys(root)]
+    assert found == _duplicates_oracle(root, [], set())

@@ -202,8 +202,16 @@ def duplicate_keys(root):
         if node.id == "sequence":
             stack.extend(v for v in node.value if v.id != "scalar")
             continue
+        pairs = node.value
+        try:
+            distinct = len({key.value for key, _ in pairs}) == len(pairs)
+        except TypeError:       # a collection as a key: its value is a list
+            distinct = False
+        if distinct:            # the common mapping: scalar keys, no two alike
+            stack.extend(value for _, value in pairs if value.id != "scalar")
+            continue
         first = {}
-        for key, value in node.value:
+        for key, value in pairs:
             if key.id != "scalar":
                 stack.append(key)
             elif key.value in first and not (key.value == "<<" and tag_of(key) == MERGE_TAG):
