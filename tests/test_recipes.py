@@ -132,6 +132,20 @@ def test_statements_split_flat_as_the_lexer_splits(text):
                     if d or k in ("(", ")", "`", "#", '"', "$(", "sq+")]
 
 
+_SHELL_BIT = st.sampled_from(["a", "b1", " ", "  ", "\t", "\n", "\r", ";", "'", '"', "\\", "$",
+                              "$X", "${X:-a b}", "$(", "(", ")", "`", "#", "{", "}", "=", "-"])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_SHELL_BIT, max_size=12).map("".join))
+def test_shortcuts_read_as_the_lexer_reads(text):
+    # closing_paren's and shell_words' regex paths agree with the lexer wherever they answer
+    assert closing_paren("$(" + text, 2) == lex("$(" + text, "$", 2, closing=True)[2]
+    if "$" in text and "$(" not in text and not any(ch in text for ch in "'\"\\`#"):
+        # a trailing '' (an empty word) sends the same words through the lexer
+        assert shell_words(text) == shell_words(text + " ''")[:-1]
+
+
 def test_lexer_nesting_and_escapes_examples():
     assert shell_words('a "b \\"c\\" \\$d \\x" \'e\\\'') == ['a', 'b "c" $d \\x', 'e\\']
     assert shell_words('v="$(printf "%s" ")")" w') == ['v=$(printf "%s" ")")', 'w']

@@ -269,8 +269,16 @@ def open_quote(text):
     return bool(lex(text)[1])
 
 
+# the inside of a ``$( )`` up to its ``)`` when it opens nothing: no quote, backtick,
+# parenthesis or escape, and no ``$(``
+_FLAT_INSIDE = re.compile(r"[^()'\"`\\$]*(?:\$(?!\()[^()'\"`\\$]*)*\)")
+
+
 def closing_paren(text, start):
     """Index just past the ``)`` closing the ``$(`` whose ``(`` is at ``start - 1``."""
+    m = _FLAT_INSIDE.match(text, start)
+    if m:
+        return m.end()
     return lex(text, "$", start, closing=True)[2]
 
 
@@ -714,6 +722,7 @@ def _fmt_g(x):
 
 
 _DQ_ESCAPE_RE = re.compile(r'\\([\\"$`])')
+_BLANKS = re.compile(r"[ \t\n]+")
 
 
 def shell_words(text):
@@ -721,8 +730,11 @@ def shell_words(text):
 
     ``$(...)`` and backquoted commands stay as written, inside a word.
     """
-    if not any(ch in text for ch in "'\"\\$`#"):
-        return text.split()
+    if not any(ch in text for ch in "'\"\\`#"):
+        if "$" not in text:
+            return text.split()
+        if "$(" not in text:        # ``$VAR`` is ordinary text: words end at the lexer's blanks
+            return [w for w in _BLANKS.split(text) if w]
     toks = lex(text)[0]
     words, cur, has = [], [], False
     level = 0                   # 1 inside a double-quoted string that nests
