@@ -161,3 +161,20 @@ def test_every_knob_spelling_passes_the_audits_byte_prefilter():
 
     for row in knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE)):
         assert any(word in row.name.encode() for word in KNOB_BYTES), row.name
+
+
+def test_the_table_compiles_a_pattern_when_first_used():
+    # importing the table (every CLI run does) compiles none of its regexes
+    import subprocess
+    import sys
+
+    code = ("import goldenal.lint.runner, goldenal.lint.shell, goldenal.lint.recipe\n"
+            "from goldenal.recipes import knobs\n"
+            "print(sum('pattern' in r.__dict__ or 'head' in r.__dict__ for r in knobs.SPELLINGS))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "0\n"
+    row = knobs._rows()[0]
+    assert "pattern" not in row.__dict__
+    assert row.search("x synthetic_acceptance_length: 2.5").group("value") == "2.5"
+    assert row.pattern is row.__dict__["pattern"]
+    assert row.pattern.pattern == row.head_source + row.value_source

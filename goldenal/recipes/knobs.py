@@ -41,6 +41,7 @@ llama.cpp §5.1).
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from goldenal.recipes.shell import lex
 
@@ -76,8 +77,20 @@ class Spelling:
     name: str         # as written: ``--spec-synth-len``, ``SGLANG_SIMULATE_ACC_LEN``
     setting: str      # what it carries: length, rates, rate, k, method, draft, model, ...
     form: str         # flag, env or key
-    pattern: re.Pattern   # the spelling with its value
-    head: re.Pattern      # the spelling up to its value: it is being given one
+    head_source: str  # the regex of the spelling up to its value
+    value_source: str  # the regex of its value
+
+    # Compiled on first use: an audit runs a few of the table's patterns, and
+    # compiling all of them costs a CLI run more than reading a recipe tree.
+    @cached_property
+    def pattern(self):
+        """The spelling with its value."""
+        return re.compile(self.head_source + self.value_source)
+
+    @cached_property
+    def head(self):
+        """The spelling up to its value: it is being given one."""
+        return re.compile(self.head_source)
 
     def start(self, m):
         """Where a match of this spelling starts: a key's opening quote (or ``\\"``) included."""
@@ -161,8 +174,7 @@ def _rows():
     for engine, name, setting, form, seps in rows:
         head = _head(name, form, seps or ":")
         value = _LIST if (setting == RATES and form == KEY) else _VALUES[setting]
-        out.append(Spelling(engine, name, setting, form, re.compile(head + value),
-                            re.compile(head)))
+        out.append(Spelling(engine, name, setting, form, head, value))
     return tuple(out)
 
 
