@@ -578,15 +578,19 @@ def _relevant(lines, conds, text=None, hits=None):
     plus assignments feeding the tests of those conditions, plus the tests.
     """
     assigns = {}
+    assigned = []       # per line, the names its ``NAME=value`` statements assign
     for ln in lines:
+        names = ()
         for st in ln.stmts:
             m = ASSIGN_RE.match(st)
             if m:
+                names += (m.group(1),)
                 assigns.setdefault(m.group(1), []).append(ln)
             elif st.startswith(("printf -v ", "unset ")):
                 w = st.split()
                 for name in (w[2:3] if w[0] == "printf" else w[1:]):
                     assigns.setdefault(name, []).append(ln)
+        assigned.append(names)
     if text is None and hits is None:
         interesting = {id(ln) for ln in lines if _INTERESTING.search(ln.text)}
     else:
@@ -595,25 +599,16 @@ def _relevant(lines, conds, text=None, hits=None):
                        if ln.no in hits or (ln.end > ln.no and
                                             any(n in hits for n in range(ln.no, ln.end + 1)))}
     wanted = set()
-    for ln in lines:
+    for ln, names in zip(lines, assigned):
         if id(ln) in interesting:
             wanted |= _vars_near_words(ln.text)
-            for st in ln.stmts:      # an assignment that itself carries evidence
-                m = ASSIGN_RE.match(st)
-                if m:
-                    wanted.add(m.group(1))
+            wanted.update(names)     # an assignment that itself carries evidence
     wanted = _closure(wanted, assigns, interesting)
 
-    def touches(ln):
-        if id(ln) in interesting:
-            return True
-        for st in ln.stmts:
-            m = ASSIGN_RE.match(st)
-            if m and m.group(1) in wanted:
-                return True
-        return False
+    def touches(ln, names):
+        return id(ln) in interesting or any(name in wanted for name in names)
 
-    touched = [touches(ln) for ln in lines]
+    touched = [touches(ln, names) for ln, names in zip(lines, assigned)]
     keep = condition_ids(ln.path for ln, t in zip(lines, touched) if t)
     relevant = [c for c in conds if c.id in keep and all(p is None for p in c.eval_polarity)
                 and len(c.path) < MAX_FORK_DEPTH]
@@ -624,7 +619,7 @@ def _relevant(lines, conds, text=None, hits=None):
             wanted |= vars_in(test if isinstance(test, str) else test[1])
     if test_lines:
         wanted = _closure(wanted, assigns, interesting)
-        touched = [touches(ln) for ln in lines]
+        touched = [touches(ln, names) for ln, names in zip(lines, assigned)]
     replay = [ln for ln, t in zip(lines, touched) if t or ln.no in test_lines]
     return relevant, replay
 
