@@ -105,17 +105,6 @@ def test_statements_split_only_at_unquoted_semicolons(words):
     assert strip_comment(" ".join(quoted) + " # note 'x") == " ".join(quoted) + " "
 
 
-def _split_by_lexer(text):
-    from goldenal.recipes import shell
-
-    real = shell._flat_split_points
-    shell._flat_split_points = lambda text: None
-    try:
-        return split_statements(text)
-    finally:
-        shell._flat_split_points = real
-
-
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(st.sampled_from(["a", " ", "\t", "\n", ";", ";;", "'", '"', "\\", "$", "$(",
                                  "(", ")", "`", "#", "{", "}", "x=1", "[ $X = y ]", "then",
@@ -123,10 +112,11 @@ def _split_by_lexer(text):
                 max_size=12).map("".join))
 def test_statements_split_flat_as_the_lexer_splits(text):
     # the regex path taken for lines without nesting agrees with the lexer's, token for token
-    from goldenal.recipes.shell import _flat_split_points
+    from goldenal.recipes.shell import _flat_split_points, _lexed_split_points
 
-    assert split_statements(text) == _split_by_lexer(text)
-    if _flat_split_points(text) is not None:
+    flat = _flat_split_points(text)
+    if flat is not None:
+        assert flat == _lexed_split_points(text)
         # flat: the lexer opens no context and sees no parenthesis or comment in it
         assert not [k for k, _, _, d in lex(text)[0]
                     if d or k in ("(", ")", "`", "#", '"', "$(", "sq+")]

@@ -219,20 +219,9 @@ def _flat_split_points(text):
     return out
 
 
-def split_statements(text):
-    """Split on ``;`` / ``;;`` outside quotes and parentheses; ``;;`` kept as a statement."""
-    if ";" not in text:
-        return [text] if text else []
-    out, begin, parens = [], 0, 0
-    flat = _flat_split_points(text)
-    if flat is not None:
-        for start, end, kind in flat:
-            out.append(text[begin:start].strip())
-            if kind == ";;":
-                out.append(";;")
-            begin = end
-        out.append(text[begin:].strip())
-        return [x for x in out if x]
+def _lexed_split_points(text):
+    """``(start, end, token)`` of each top-level ``;``/``;;`` outside parentheses, by the lexer."""
+    out, parens = [], 0
     for kind, start, end, depth in lex(text)[0]:
         if depth:
             continue
@@ -241,10 +230,23 @@ def split_statements(text):
         elif kind == ")":
             parens = max(0, parens - 1)
         elif parens == 0 and (kind == ";" or kind == ";;"):
-            out.append(text[begin:start].strip())
-            if kind == ";;":
-                out.append(";;")
-            begin = end
+            out.append((start, end, kind))
+    return out
+
+
+def split_statements(text):
+    """Split on ``;`` / ``;;`` outside quotes and parentheses; ``;;`` kept as a statement."""
+    if ";" not in text:
+        return [text] if text else []
+    points = _flat_split_points(text)
+    if points is None:
+        points = _lexed_split_points(text)
+    out, begin = [], 0
+    for start, end, kind in points:
+        out.append(text[begin:start].strip())
+        if kind == ";;":
+            out.append(";;")
+        begin = end
     out.append(text[begin:].strip())
     return [x for x in out if x]
 
