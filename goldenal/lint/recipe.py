@@ -113,9 +113,10 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
     goldenal.errors.ParseError
         Broken YAML, or a speculative-config string that is not JSON.
     """
-    signals = ev.thinking_signals_in(text, lines)
-    thinking, how = ev.decide_thinking(signals)
     doc, sites, _ = find_sites(relpath, text, recipe_only=True, knob_only=True)
+    # read only for a recipe with sites (a changelog list naming a backend has none)
+    signals = ev.thinking_signals_in(text, lines) if sites else []
+    thinking, how = ev.decide_thinking(signals)
     sections = {s.name: s for s in sections_of(doc.root) or ()}
     names = scenario_facts(doc.root)[2]
     metas, disagg_of = {}, {}
