@@ -433,8 +433,80 @@ def _server_facts(engine, doc):
     return doc.get("version"), spec
 
 
+# HTTP statuses a second try can pass: request timeout, too early, too many requests;
+# every 5xx is retried too.  Any other 4xx (a prompt longer than the context: 400; a
+# missing or wrong API key: 401/403; a wrong path or model: 404; a body the server
+# cannot use: 422) repeats on every try and is recorded as failed at once.
+_RETRYABLE_STATUS = frozenset({408, 425, 429})
+# the longest Retry-After a retry waits for; a server asking for longer is recorded as
+# failed at once (the cell would stall), as is one answering 4xx
+RETRY_AFTER_CAP = 60.0
+# how much of a server's error message a request record keeps
+_ERROR_CHARS = 300
+
+
 class _Failed(Exception):
-    pass
+    """A request that did not complete: ``retryable`` when a second try can pass;
+    ``retry_after`` the seconds the server asked to wait (Retry-After), if any."""
+
+    def __init__(self, message, *, retryable=True, retry_after=None):
+        super().__init__(message)
+        self.retryable, self.retry_after = retryable, retry_after
+
+
+def _retryable_status(status):
+    return status in _RETRYABLE_STATUS or 500 <= status <= 599
+
+
+def _retry_after(value):
+    """Seconds from a Retry-After header (delta-seconds or an HTTP-date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
+
+
+def _server_message(text):
+    """The server's own error message from an error body, whitespace folded, bounded:
+    ``error.message`` (OpenAI, vLLM, llama.cpp), ``message`` (SGLang), ``detail``
+    (FastAPI), else the body itself."""
+    doc = _json(text)
+    message = None
+    if isinstance(doc, dict):
+        error = doc.get("error")
+        if isinstance(error, dict):
+            message = error.get("message")
+        elif isinstance(error, str):
+            message = error
+        if message is None:
+            message = doc.get("message", doc.get("detail"))
+    if message is None or not isinstance(message, str):
+        message = text if message is None else json.dumps(message)
+    message = " ".join(str(message).split())
+    return message if len(message) <= _ERROR_CHARS else message[:_ERROR_CHARS - 1] + "…"
+
+
+def _http_failure(status, text, headers):
+    """The _Failed for a non-200 answer: retried or not by its status, honouring a
+    Retry-After up to RETRY_AFTER_CAP."""
+    message = f"HTTP {status}: {_server_message(text)}"
+    if not _retryable_status(status):
+        return _Failed(message, retryable=False)
+    wait = _retry_after(headers.get("retry-after"))
+    if wait is not None and wait > RETRY_AFTER_CAP:
+        return _Failed(f"{message} (Retry-After {wait:g} s is past the "
+                       f"{RETRY_AFTER_CAP:g} s cap)", retryable=False)
+    return _Failed(message, retry_after=wait)
 
 
 async def _stream_once(client, body, timeout):
@@ -450,7 +522,7 @@ async def _stream_once(client, body, timeout):
                                  timeout=timeout) as r:
             if r.status_code != 200:
                 text = (await r.aread()).decode("utf-8", "replace")
-                raise _Failed(f"HTTP {r.status_code}: {' '.join(text.split())[:200]}")
+                raise _http_failure(r.status_code, text, r.headers)
             async for line in r.aiter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -462,7 +534,7 @@ async def _stream_once(client, body, timeout):
                 if not isinstance(chunk, dict):
                     raise _Failed(f"not a JSON event: {data[:80]!r}")
                 if "error" in chunk:
-                    raise _Failed(f"server error: {chunk['error']}")
+                    raise _stream_error(chunk["error"])
                 for choice in chunk.get("choices") or ():
                     delta = choice.get("delta") or {}
                     if ttft is None and (delta.get("content") or delta.get("reasoning_content")):
@@ -485,6 +557,17 @@ async def _stream_once(client, body, timeout):
         raise _Failed("the stream ended before the completion finished")
     return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
             "timings": timings, "spec": spec}
+
+
+def _stream_error(error):
+    """The _Failed for an error event inside a stream: not retried when the event
+    carries a 4xx code a retry cannot cure (llama.cpp's ``{"code": 400, ...}``)."""
+    code = error.get("code") if isinstance(error, dict) else None
+    message = f"server error: {_server_message(json.dumps({'error': error}))}"
+    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 499 \
+            and not _retryable_status(code):
+        return _Failed(f"{message} (code {code})", retryable=False)
+    return _Failed(message)
 
 
 async def _send(client, body, timeout):
@@ -524,7 +607,7 @@ async def _complete_once(client, body, timeout):
     except httpx.HTTPError as exc:
         raise _Failed(f"{type(exc).__name__}: {exc}") from None
     if r.status_code != 200:
-        raise _Failed(f"HTTP {r.status_code}: {' '.join(r.text.split())[:200]}")
+        raise _http_failure(r.status_code, r.text, r.headers)
     doc = _json(r.text)
     choices = doc.get("choices") if isinstance(doc, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -678,9 +761,11 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
                 error = None
                 break
             except _Failed as exc:
-                error = str(exc)
+                error = exc
+                if not exc.retryable:
+                    break
                 if attempt < retries:
-                    await asyncio.sleep(retry_delay * 2 ** attempt)
+                    await asyncio.sleep(max(retry_delay * 2 ** attempt, exc.retry_after or 0))
         counts, counts_from = None, None
         if got is not None and got["spec"] is not None:
             counts = _engine_counts(got["spec"], k)
@@ -708,7 +793,7 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
             (usage or {}).get("completion_tokens") if isinstance(usage, dict) else None,
             *(counts if counts is not None else (None, None, None, None)),
             counts_from if counts is not None else None,
-            None if got is not None else f"failed after {attempts} attempt(s): {error}",
+            None if got is not None else _failure_text(error, attempts),
             usage, got["timings"] if got else None)
         bar.update(1)
 
@@ -739,6 +824,12 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     except CounterReset as exc:
         raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
     return records, (first_text, last_text), (drafts, tokens, accepted, per_pos, engine_k), wall
+
+
+def _failure_text(error, attempts):
+    if not error.retryable:
+        return f"failed, not retried (a retry fails the same way): {error}"
+    return f"failed after {attempts} attempt(s): {error}"
 
 
 def _progress_bar(total, desc, progress):
@@ -978,10 +1069,15 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
         output length, as SPEED-Bench's golden workload; also what keeps a
         random test model from stopping at once).
     retries : int
-        A failed request (HTTP error, timeout, broken stream) is retried this
-        many times, then recorded as failed.
+        A request that fails in a way a second try can cure (no connection, a
+        timeout, a broken stream, HTTP 408, 425, 429 or 5xx) is retried this
+        many times, then recorded as failed.  Any other HTTP 4xx (a prompt
+        longer than the context, 401/403/404/422) repeats on every try and is
+        recorded as failed at once, with the server's error message.
     retry_delay : float
-        Seconds before the first retry (doubling after each).
+        Seconds before the first retry (doubling after each); a Retry-After
+        the server sends is waited for instead when longer, up to
+        :data:`RETRY_AFTER_CAP` seconds (a longer one fails the request at once).
     timeout : float
         Seconds per request.
     replace : bool
@@ -1114,8 +1210,12 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             cell_warnings.append(replayed)
         failed = len(records) - len(ok)
         if failed:
-            cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed after "
-                                 f"{retries} retries; recorded as failed")
+            final = sum(r.error.startswith("failed, not retried") for r in records
+                        if r.status != "ok")
+            how = [f"{failed - final} after {retries} retries"] if failed - final else []
+            how += [f"{final} not retried (an error a retry cannot cure)"] if final else []
+            cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed "
+                                 f"({'; '.join(how)}); recorded as failed")
         tag = f"{thinking}_k{k}"
         per_request = len(counted) == len(ok) and any(r.drafts for r in ok)
         if per_request and window_counted:

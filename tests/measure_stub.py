@@ -49,6 +49,8 @@ class StubServer:
         self.engine, self.k, self.dp = engine, k, dp
         self.lock = threading.Lock()
         self.fail = {}          # prompt text -> failures left (-1: always), HTTP 500
+        # prompt text -> (status, JSON body, headers) the failures above answer instead
+        self.fail_with = {}
         self.truncate = {}      # prompt text -> truncated streams left
         self.delay = 0.0        # seconds per streamed chunk
         self.reset_after = None  # restart (counters to zero) after this many completions
@@ -182,9 +184,11 @@ class StubServer:
             def log_message(self, *args):
                 pass
 
-            def _json(self, status, doc):
+            def _json(self, status, doc, headers=None):
                 body = json.dumps(doc).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -247,7 +251,9 @@ class StubServer:
                     if cut:
                         stub.truncate[text] = cut - 1
                 if left:
-                    return self._json(500, {"error": {"message": "injected failure"}})
+                    status, doc, headers = stub.fail_with.get(
+                        text, (500, {"error": {"message": "injected failure"}}, {}))
+                    return self._json(status, doc, headers)
                 if stub.engine == "sglang" and body.get("return_meta_info"):
                     if body.get("stream"):
                         return self._json(400, {"object": "error", "message": (

@@ -170,13 +170,116 @@ def test_bounded_retries_then_recorded_as_failed(server, prompts, tmp_path):
     cell, = result.cells
     bad = cell.requests[1]
     assert (bad.status, bad.attempts) == ("failed", 2)
-    assert bad.error == "failed after 2 attempt(s): HTTP 500: " \
-                        '{"error": {"message": "injected failure"}}'
-    assert result.warnings == ("thinking off, K=3: 1 of 12 requests failed after 1 retries; "
-                               "recorded as failed",)
+    assert bad.error == "failed after 2 attempt(s): HTTP 500: injected failure"
+    assert result.warnings == ("thinking off, K=3: 1 of 12 requests failed (1 after 1 "
+                               "retries); recorded as failed",)
     obs = goldenal.load_run(tmp_path / "run").observations()
     assert len(obs) == 11
     assert any("request 1 failed" in p.message and not p.refused for p in obs.problems)
+
+
+# llama-server's answer to a prompt longer than its context (a real llama-server of
+# llama-cpp-python 0.3.36, --ctx-size 1024)
+TOO_LONG = (400, {"error": {"code": 400, "message": "request (9038 tokens) exceeds the "
+                            "available context size (1024 tokens), try increasing it",
+                            "type": "exceed_context_size_error", "n_prompt_tokens": 9038,
+                            "n_ctx": 1024}}, {})
+
+
+@pytest.mark.parametrize("status, doc, message", [
+    (*TOO_LONG[:2], "HTTP 400: request (9038 tokens) exceeds the available context size "
+                    "(1024 tokens), try increasing it"),
+    (401, {"error": {"message": "Invalid API Key", "type": "authentication_error"}},
+     "HTTP 401: Invalid API Key"),
+    (403, {"detail": "Forbidden"}, "HTTP 403: Forbidden"),
+    (404, {"object": "error", "message": "The model `x` does not exist."},
+     "HTTP 404: The model `x` does not exist."),
+    (422, {"detail": [{"loc": ["body", "messages"], "msg": "field required"}]},
+     'HTTP 422: [{"loc": ["body", "messages"], "msg": "field required"}]'),
+])
+def test_errors_a_retry_cannot_cure_are_not_retried(server, prompts, tmp_path, status, doc,
+                                                    message):
+    server.fail[TEXTS[1]] = -1
+    server.fail_with[TEXTS[1]] = (status, doc, {})
+    result = run(server, tmp_path / "run", prompts, retries=2)
+    bad = result.cells[0].requests[1]
+    assert (bad.status, bad.attempts) == ("failed", 1)
+    assert bad.error == f"failed, not retried (a retry fails the same way): {message}"
+    assert sum(b["messages"][-1]["content"] == TEXTS[1] for b in server.requests_seen) == 1
+    assert result.warnings == ("thinking off, K=3: 1 of 12 requests failed (1 not retried "
+                               "(an error a retry cannot cure)); recorded as failed",)
+
+
+def test_a_long_error_message_is_bounded(server, prompts, tmp_path):
+    server.fail[TEXTS[0]] = -1
+    server.fail_with[TEXTS[0]] = (400, {"error": {"message": "x " * 1000}}, {})
+    bad = run(server, tmp_path / "run", prompts).cells[0].requests[0]
+    message = bad.error.split("HTTP 400: ", 1)[1]
+    assert message == "x " * 149 + "x…" and len(message) == 300
+
+
+@pytest.mark.parametrize("status", [408, 425, 429, 500, 502, 503])
+def test_errors_a_retry_can_cure_are_retried(server, prompts, tmp_path, status):
+    server.fail[TEXTS[2]] = 2
+    server.fail_with[TEXTS[2]] = (status, {"error": {"message": "busy"}}, {})
+    cell, = run(server, tmp_path / "run", prompts, retries=2).cells
+    assert (cell.requests[2].status, cell.requests[2].attempts) == ("ok", 3)
+
+
+def test_retry_after_is_honoured(server, prompts, tmp_path):
+    import time
+
+    server.fail[TEXTS[0]] = 1
+    server.fail_with[TEXTS[0]] = (429, {"error": {"message": "slow down"}},
+                                  {"Retry-After": "1"})
+    t0 = time.perf_counter()
+    cell, = run(server, tmp_path / "run", prompts, requests=1, retry_delay=0.01).cells
+    assert time.perf_counter() - t0 >= 1.0
+    assert (cell.requests[0].status, cell.requests[0].attempts) == ("ok", 2)
+
+
+def test_retry_after_past_the_cap_fails_at_once(server, prompts, tmp_path):
+    server.fail[TEXTS[0]] = -1
+    server.fail_with[TEXTS[0]] = (503, {"error": {"message": "overloaded"}},
+                                  {"Retry-After": "3600"})
+    bad = run(server, tmp_path / "run", prompts).cells[0].requests[0]
+    assert (bad.status, bad.attempts) == ("failed", 1)
+    assert bad.error == ("failed, not retried (a retry fails the same way): HTTP 503: "
+                         "overloaded (Retry-After 3600 s is past the 60 s cap)")
+
+
+@pytest.mark.parametrize("value, seconds", [("7", 7.0), ("", None), ("soon", None),
+                                            ("-3", None), ("Wed, 21 Oct 2015 07:28:00 GMT",
+                                                           0.0)])
+def test_retry_after_values(value, seconds):
+    from goldenal.measuring import _retry_after
+
+    assert _retry_after(value) == seconds
+
+
+def test_an_error_event_in_a_stream_with_a_4xx_code_is_not_retried():
+    from goldenal.measuring import _stream_error
+
+    final = _stream_error({"code": 400, "message": "bad  grammar", "type": "x"})
+    again = _stream_error({"code": 500, "message": "slot died"})
+    assert (str(final), final.retryable) == ("server error: bad grammar (code 400)", False)
+    assert (str(again), again.retryable) == ("server error: slot died", True)
+
+
+def test_cli_prompt_too_long_fails_at_once_with_the_servers_message(server, prompts, tmp_path):
+    for t in TEXTS[:2]:
+        server.fail[t] = -1
+        server.fail_with[t] = TOO_LONG
+    proc = subprocess.run([sys.executable, "-m", "goldenal", "measure", server.url, "--out",
+                           str(tmp_path / "run"), "--model", "m", "--k", "3", "--thinking",
+                           "off", "--prompts", prompts, "--requests", "2"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr == ("error: thinking off, K=3: every request failed (failed, not "
+                           "retried (a retry fails the same way): HTTP 400: request (9038 "
+                           "tokens) exceeds the available context size (1024 tokens), try "
+                           "increasing it); nothing written for this cell\n")
+    assert len(server.requests_seen) == 2
 
 
 def test_every_request_failing_writes_nothing(server, prompts, tmp_path):

@@ -107,8 +107,11 @@ def configure(parser):
     parser.add_argument("--chat-template-kwargs", metavar="JSON",
                         help="sent instead of {\"enable_thinking\": ...}")
     parser.add_argument("--retries", type=_non_negative_int, default=2, metavar="N",
-                        help="retries of a failed request before it is recorded as failed "
-                             "(default 2)")
+                        help="retries of a request that failed in a way a second try can "
+                             "cure (no connection, timeout, broken stream, HTTP 408/425/429/"
+                             "5xx; Retry-After honoured up to 60 s) before it is recorded as "
+                             "failed (default 2); any other HTTP 4xx is recorded as failed at "
+                             "once, with the server's message")
     parser.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
                         help="seconds per request (default 600)")
     parser.add_argument("--replace", action="store_true",
