@@ -21,7 +21,12 @@ What a cell records
   around the request (one scrape between consecutive requests).  With counts
   per request the cell lists this file, so ``fit`` resamples whole requests;
   otherwise it lists the scrape pair (one window).
-* ``server_{on,off}_k{K}.json``: what the server said about itself.
+* ``server_{on,off}_k{K}.json``: what the server said about itself; the
+  speculative settings it reports are also the cell's ``speculative`` in
+  ``run.yaml`` (llama.cpp: ``slots_speculative``, one flag per slot, and
+  ``speculative.n_max`` where a release reports it; the draft model and, in
+  the release vendored in llama-cpp-python 0.3.36, K are not reported, so
+  ``--draft`` and ``--k`` are the record of them).
 
 A cell whose requests all drafted and accepted exactly as many tokens is
 flagged: one replayed accept/reject sequence, not independent draws (see
@@ -40,8 +45,10 @@ TensorRT-LLM ``tensorrt_llm/serve/openai_protocol.py`` ``"tensorrt_llm"``;
 ATOM's OpenAI protocol module ``"atom"``; llama.cpp
 ``tools/server/server-context.cpp`` ``"llamacpp"``), then the engine's own
 info endpoint for its version and speculative settings: llama.cpp ``/props``
-(``build_info``, ``model_path``, ``total_slots``; ``get_res_props`` in
-``server-context.cpp``), SGLang ``/get_server_info``
+(``build_info``, ``model_path``, ``total_slots``, and in releases that report it
+``speculative.n_max``; ``get_res_props`` in ``server-context.cpp``) and
+``/slots`` (a ``speculative`` flag per slot: whether it has a speculative
+decoder; no release reports the draft model), SGLang ``/get_server_info``
 (alias ``/server_info``; ``version``, ``speculative_algorithm``,
 ``speculative_num_steps``, ``internal_states``), vLLM ``/version``, ATOM
 ``/debug/mtp_stats``.  llama.cpp facts are from the tree vendored in
@@ -408,18 +415,55 @@ async def _detect(client, url, engine):
         version, spec = _server_facts(engine, doc)
         evidence.append(f"{path}")
         break
+    if engine == "llamacpp":
+        # /slots (on unless --no-slots): one object per slot, with "speculative"
+        status, body = await _get(client, "/slots")
+        slots = _json(body) if status == 200 else None
+        if isinstance(slots, list) and slots and all(isinstance(s, dict) for s in slots):
+            info["slots"] = slots
+            spec.update(_llamacpp_slot_facts(slots))
+            evidence.append("/slots")
     return ServerInfo(url, engine, tuple(evidence), models, version, spec, info), metrics
+
+
+# speculative settings llama.cpp reports among a request's parameters, server defaults in
+# /props default_generation_settings.params: "speculative.n_max" (K), "n_min", "p_min" in
+# releases with --draft-max (server-task.cpp slot_params::to_json); the release vendored in
+# llama-cpp-python 0.3.36 reports only "speculative.types", as a request default ("none"
+# on a server that drafts), which is not recorded
+_LLAMACPP_SPEC_PARAMS = ("speculative.n_max", "speculative.n_min", "speculative.p_min")
+
+
+def _llamacpp_slot_facts(slots):
+    """What ``/slots`` says about speculative decoding: ``slots_speculative``, one
+    ``speculative`` flag per slot (``server_slot::to_json``: ``can_speculate()``, true
+    when the slot has a speculative decoder of any type), and the ``speculative.*``
+    parameters a busy slot reports."""
+    out = {}
+    flags = [s.get("speculative") for s in slots]
+    if all(isinstance(f, bool) for f in flags):
+        out["slots_speculative"] = flags
+    for s in slots:
+        params = s.get("params") if isinstance(s.get("params"), dict) else {}
+        for key in _LLAMACPP_SPEC_PARAMS + ("speculative.types",):
+            if key in params and f"slots.{key}" not in out:
+                out[f"slots.{key}"] = params[key]
+    return out
 
 
 def _server_facts(engine, doc):
     """(version, speculative settings) from an engine's info endpoint."""
     spec = {}
     if engine == "llamacpp":
-        # default_generation_settings.params["speculative.types"] is a request default
-        # ("none" on a server that drafts), not the server's setting: not recorded
+        # no llama.cpp release reports the draft model; K only as "speculative.n_max"
         for key in ("model_path", "total_slots"):
             if key in doc:
                 spec[key] = doc[key]
+        defaults = doc.get("default_generation_settings")
+        params = defaults.get("params") if isinstance(defaults, dict) else None
+        for key in _LLAMACPP_SPEC_PARAMS if isinstance(params, dict) else ():
+            if key in params:
+                spec[key] = params[key]
         return doc.get("build_info"), spec
     if engine == "sglang":
         for key in ("speculative_algorithm", "speculative_num_steps",
@@ -870,7 +914,13 @@ def _dump(doc):
 
     head = ("# Measured by `goldenal measure` against a live server; one cell per "
             "(thinking, k).\n# Per-request records: requests_*.jsonl; scrapes: metrics_*.prom.\n")
-    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+    class Dumper(yaml.SafeDumper):
+        # run.yaml repeats the server's settings per cell: written out, not as &id aliases
+        def ignore_aliases(self, data):
+            return True
+
+    return head + yaml.dump(doc, Dumper=Dumper, sort_keys=False, default_flow_style=None,
+                            width=100)
 
 
 def _check_existing(out, identity, workload, cells, replace):
@@ -1237,7 +1287,9 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
         entry = {"thinking": thinking, "k": k, "files": listed,
                  "requests": len(records), "failed": failed,
                  "counts": ("per request: " + ok[0].counts_from) if per_request
-                 else "one window: /metrics before and after"}
+                 else "one window: /metrics before and after",
+                 # this cell's server (one server per K) as it described itself
+                 **({"speculative": server.speculative} if server.speculative else {})}
         if doc is None:
             doc = {**identity, "dataset": {key: workload[key] for key in workload
                                            if key in ("name", "category")},
@@ -1324,8 +1376,34 @@ def _check_server_k(server, metrics_text, k):
     how = "per-position counters on /metrics"
     if said is None and server.engine == "sglang":
         said, how = server.speculative.get("speculative_num_steps"), "speculative_num_steps"
-    if said is not None and said != k and server.engine != "llamacpp":
+    if server.engine == "llamacpp":
         # llama-server sizes its per-position family by the largest K it has run
+        _check_llamacpp_k(server, k)
+        return
+    if said is not None and said != k:
         raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it with "
                            f"K={k} or pass --k {said}")
+
+
+def _check_llamacpp_k(server, k):
+    """Refuse a K llama-server's own report contradicts: every slot without a speculative
+    decoder (``/slots`` ``speculative: false``), or, on a server whose slots draft,
+    ``speculative.n_max`` (a release that reports it) other than K.  Without ``/slots``
+    (``--no-slots``) nothing is checked: such releases report ``n_max`` (default 16)
+    whether or not the server drafts."""
+    spec = server.speculative
+    flags = spec.get("slots_speculative")
+    if not flags:
+        return  # no /slots (--no-slots): nothing the server says about its K
+    if not any(flags):
+        raise MeasureError(f"{server.url} runs no speculative decoding (/slots: speculative "
+                           f"false on every slot), so it cannot run K={k}: start llama-server "
+                           "with --spec-type and a draft (e.g. --spec-draft-model, "
+                           f"--spec-draft-n-max {k})")
+    for key in ("speculative.n_max", "slots.speculative.n_max"):
+        said = spec.get(key)
+        if isinstance(said, int) and not isinstance(said, bool) and said > 0 and said != k:
+            where = "/props" if key == "speculative.n_max" else "/slots"
+            raise MeasureError(f"{server.url} runs K={said} ({where} speculative.n_max), not "
+                               f"K={k}: restart it with K={k} or pass --k {said}")
 

@@ -4,7 +4,8 @@ It answers like vLLM (``owned_by: vllm``, ``vllm:spec_decode_*`` counters with
 an ``engine`` label per data-parallel rank and ``_created`` samples,
 ``/version``) or like llama.cpp's ``llama-server`` (``owned_by: llamacpp``,
 ``llamacpp:spec_decode_*`` counters without labels, a per-position family that
-appears only after the first speculative request, ``/props``, ``timings`` with
+appears only after the first speculative request, ``/props``, ``/slots`` (as a
+real llama-server of llama-cpp-python 0.3.36 answers), ``timings`` with
 ``draft_n``/``draft_n_accepted`` in the last chunk) or like SGLang (``owned_by:
 sglang``, only the ``sglang:spec_accept_length`` gauge on ``/metrics``,
 ``/get_server_info``, per-request counts in ``choices[0].meta_info`` of a
@@ -62,6 +63,9 @@ class StubServer:
         self.meta_keys = ("spec_accept_token_num", "spec_draft_token_num")
         self.send_meta = True   # False: an SGLang without meta_info in its answers
         self.requests_seen = []
+        # llama.cpp /slots (None: started with --no-slots) and extra /props request defaults
+        self.slots = [{"id": 0, "n_ctx": 4096, "speculative": True, "is_processing": False}]
+        self.props_params = {}
         self._zero()
         self.completed = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -224,9 +228,17 @@ class StubServer:
                 if self.path == "/props" and stub.engine == "llamacpp":
                     return self._json(200, {
                         "default_generation_settings": {"params": {
-                            "speculative.types": "draft-simple"}, "n_ctx": 4096},
+                            "speculative.types": "none", **stub.props_params},
+                            "n_ctx": 4096},
                         "total_slots": 1, "model_path": "/models/target.gguf",
                         "build_info": "b1-stub", "endpoint_metrics": True})
+                if self.path == "/slots" and stub.engine == "llamacpp":
+                    if stub.slots is None:
+                        return self._json(501, {"error": {"code": 501, "message": "This "
+                                                          "server does not support slots "
+                                                          "endpoint.", "type":
+                                                          "not_supported_error"}})
+                    return self._json(200, stub.slots)
                 if self.path == "/get_server_info" and stub.engine == "sglang":
                     return self._json(200, {"version": "0.5.16",
                                             "speculative_algorithm": "EAGLE3",

@@ -57,9 +57,10 @@ def test_llamacpp_detection_and_exact_counts_per_request(server, prompts, tmp_pa
     result = run(server, tmp_path / "run", prompts)
     assert result.server.engine == "llamacpp"
     assert result.server.detected_by == ("metrics prefix llamacpp",
-                                         "/v1/models owned_by llamacpp", "/props")
+                                         "/v1/models owned_by llamacpp", "/props", "/slots")
     assert result.server.version == "b1-stub"
-    assert result.server.speculative == {"model_path": "/models/target.gguf", "total_slots": 1}
+    assert result.server.speculative == {"model_path": "/models/target.gguf", "total_slots": 1,
+                                         "slots_speculative": [True]}
     cell, = result.cells
     steps, accepted, per_pos = expected(TEXTS, 3)
     assert (cell.drafts, cell.accepted, cell.accepted_per_position) == (steps, accepted, per_pos)
@@ -145,6 +146,74 @@ def test_server_k_disagrees_is_refused_before_any_load(server, prompts, tmp_path
                                            r"not K=2"):
         run(server, tmp_path / "run", prompts, k=2)
     assert server.requests_seen == [] and not (tmp_path / "run").exists()
+
+
+def test_llamacpp_speculative_settings_recorded_in_run_yaml(server, prompts, tmp_path):
+    import yaml
+
+    server.slots = [{"id": i, "n_ctx": 2048, "speculative": True, "is_processing": False}
+                    for i in range(2)]
+    run(server, tmp_path / "run", prompts, requests=2)
+    doc = yaml.safe_load((tmp_path / "run" / "run.yaml").read_text())
+    spec = {"model_path": "/models/target.gguf", "total_slots": 1,
+            "slots_speculative": [True, True]}
+    assert doc["measure"]["speculative"] == spec
+    assert doc["cells"][0]["speculative"] == spec
+    assert "&id" not in (tmp_path / "run" / "run.yaml").read_text()  # no YAML aliases
+    served = json.loads((tmp_path / "run" / "server_off_k3.json").read_text())
+    assert served["speculative"] == spec and served["responses"]["slots"] == server.slots
+
+
+def test_llamacpp_without_slots_endpoint_records_what_props_says(server, prompts, tmp_path):
+    server.slots = None  # llama-server --no-slots
+    result = run(server, tmp_path / "run", prompts, requests=2)
+    assert result.server.speculative == {"model_path": "/models/target.gguf", "total_slots": 1}
+    assert result.server.detected_by[-1] == "/props"
+
+
+def test_cli_llamacpp_without_speculative_decoding_is_refused_before_any_load(
+        server, prompts, tmp_path):
+    server.slots = [{"id": 0, "n_ctx": 4096, "speculative": False, "is_processing": False}]
+    proc = subprocess.run([sys.executable, "-m", "goldenal", "measure", server.url, "--out",
+                           str(tmp_path / "run"), "--model", "m", "--k", "3", "--thinking",
+                           "off", "--prompts", prompts], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr == (f"error: {server.url} runs no speculative decoding (/slots: "
+                           "speculative false on every slot), so it cannot run K=3: start "
+                           "llama-server with --spec-type and a draft (e.g. "
+                           "--spec-draft-model, --spec-draft-n-max 3)\n")
+    assert server.requests_seen == [] and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("where", ["props", "slots"])
+def test_cli_llamacpp_n_max_other_than_k_is_refused_before_any_load(server, prompts,
+                                                                     tmp_path, where):
+    # releases with --draft-max report it as "speculative.n_max" among the request defaults
+    # (/props) and a busy slot's params (/slots)
+    if where == "props":
+        server.props_params = {"speculative.n_max": 5, "speculative.n_min": 0,
+                               "speculative.p_min": 0.75}
+    else:
+        server.slots = [{"id": 0, "n_ctx": 4096, "speculative": True, "is_processing": True,
+                         "params": {"speculative.n_max": 5, "speculative.n_min": 0}}]
+    proc = subprocess.run([sys.executable, "-m", "goldenal", "measure", server.url, "--out",
+                           str(tmp_path / "run"), "--model", "m", "--k", "3", "--thinking",
+                           "off", "--prompts", prompts], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr == (f"error: {server.url} runs K=5 (/{where} speculative.n_max), not "
+                           "K=3: restart it with K=3 or pass --k 5\n")
+    assert server.requests_seen == [] and not (tmp_path / "run").exists()
+
+
+def test_llamacpp_n_max_equal_to_k_is_recorded(server, prompts, tmp_path):
+    server.props_params = {"speculative.n_max": 3, "speculative.n_min": 0,
+                           "speculative.p_min": 0.75}
+    result = run(server, tmp_path / "run", prompts, requests=2)
+    assert result.server.speculative == {
+        "model_path": "/models/target.gguf", "total_slots": 1, "speculative.n_max": 3,
+        "speculative.n_min": 0, "speculative.p_min": 0.75, "slots_speculative": [True]}
 
 
 def test_llamacpp_k_disagrees_after_the_run(server, prompts, tmp_path):
