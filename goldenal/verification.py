@@ -326,12 +326,16 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
             sigma, tolerance, distance = wide, z * wide + rounding + slack, diff / wide
             mean_hit = True
         if k is not None and profile_name != "geometric":
-            geometric = _geometric_note(survival, text, k, z, steps)
+            geometric = _geometric_note(survival, text, k, z, steps,
+                                        "llamacpp" in engine.split(","))
             if geometric:
                 profile_note += "; " + geometric
     ok = mean_hit and profile_ok is not False
+    match = None
+    if ok and survival is not None:
+        match = _match_words(profile_name, survival, expected, steps)
     reason = _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k,
-                     survival, expected, profile_note, engine, method, profile_name)
+                     survival, expected, profile_note, engine, method, profile_name, match)
     notes = tuple(_config_notes(sources, text))
     if notes and not ok:
         reason += "; " + "; ".join(notes)
@@ -378,18 +382,72 @@ def _config_notes(sources, text):
     return out
 
 
-def _geometric_note(survival, text, k, z, steps):
-    """A sentence when ``survival`` is llama.cpp's geometric schedule for a bare length."""
+def _geometric_note(survival, text, k, z, steps, llamacpp=True):
+    """How ``survival`` compares with llama.cpp's geometric schedule for a bare length:
+    a sentence when it matches (and what else gives that profile), one when it does not
+    and the run is llama.cpp's, else None."""
     from goldenal.engines.llamacpp import KNOB, RATES_KNOB, geometric_rates, min_variance_rates
 
     geo = geometric_rates(text, k)
     margin = 0.0005 + 1.0 / steps
+    i, sigmas = _deviation(survival, geo, steps)
     if all(abs(s - g) <= z * math.sqrt(g * (1 - g) / steps) + margin
            for s, g in zip(survival, geo)):
-        return (f"it is llama.cpp's geometric schedule {_fmt_list(geo)} for {KNOB} {text}; "
-                f"pin {RATES_KNOB} {','.join(min_variance_rates(text, k))} (goldenal emit "
-                "--engine llamacpp --distribution min-variance) for the min-variance one")
+        return (f"it matches llama.cpp's geometric schedule {_fmt_list(geo)} for {KNOB} "
+                f"{text} (largest deviation {_fmt_sigmas(sigmas)}, position {i}), which a "
+                f"bare {KNOB} realises and real acceptance at a constant per-position rate "
+                f"gives as well; pin {RATES_KNOB} {','.join(min_variance_rates(text, k))} "
+                "(goldenal emit --engine llamacpp --distribution min-variance) for the "
+                "min-variance one")
+    if llamacpp:
+        return (f"nor is it llama.cpp's geometric schedule {_fmt_list(geo)} for a bare {KNOB} "
+                f"{text} (position {i}: {survival[i]:.3f} vs {geo[i]:.3f}, "
+                f"{_fmt_sigmas(sigmas)})")
     return None
+
+
+def _deviation(survival, expected, steps):
+    """``(position, standard errors)`` of the largest per-position deviation.
+
+    The standard error is the binomial one of the expected rate, or of the observed
+    one where the expected rate is exactly 0 or 1; the rounding margin :func:`_profile`
+    allows is taken off first.  ``inf`` where neither rate has spread and they differ.
+    """
+    margin = 0.0005 + 1.0 / steps
+    worst = (0, 0.0)
+    for i, (s, e) in enumerate(zip(survival, expected)):
+        excess = max(0.0, abs(s - e) - margin)
+        var = e * (1 - e) or s * (1 - s)
+        sigmas = excess / math.sqrt(var / steps) if var > 0 else (
+            0.0 if excess == 0 else math.inf)
+        if sigmas > worst[1]:
+            worst = (i, sigmas)
+    return worst
+
+
+def _fmt_sigmas(sigmas):
+    return "off by more than rounding where no spread is possible" if math.isinf(sigmas) \
+        else f"{sigmas:.1f} sigma"
+
+
+def _pins(expected):
+    """Whether a profile has a position no real acceptance shows (exactly 0 or 1)."""
+    return any(e in (0.0, 1.0) for e in expected)
+
+
+def _match_words(profile_name, survival, expected, steps):
+    """How strongly the observed profile matched the expected one, and what that shows."""
+    i, sigmas = _deviation(survival, expected, steps)
+    words = (f"per-position profile matches {_PROFILE_WORDS[profile_name]} (largest "
+             f"deviation {_fmt_sigmas(sigmas)}, position {i})")
+    if _pins(expected):
+        return words + (": the signature of a pinned knob (real acceptance does not accept "
+                        "exactly all or exactly none of the drafts at a position)")
+    if profile_name == "geometric":
+        return words + ("; real acceptance at a constant per-position rate gives this profile "
+                        "as well, so it does not show that the knob took effect")
+    return words + ("; real acceptance with these per-position rates gives this profile as "
+                    "well, so it does not show that the knob took effect")
 
 
 def _profile(counted, k, text, z, extra=0.0, expected=None):
@@ -413,9 +471,10 @@ def _profile(counted, k, text, z, extra=0.0, expected=None):
             bad.append(i)
     if not bad:
         return survival, expected, True, None
-    i = bad[0]
+    i, sigmas = _deviation(survival, expected, steps)
     note = (f"per-position survival {_fmt_list(survival)} is not the {name} "
-            f"{_fmt_list(expected)} (position {i}: {survival[i]:.3f} vs {expected[i]:.3f})")
+            f"{_fmt_list(expected)} (largest deviation at position {i}: {survival[i]:.3f} vs "
+            f"{expected[i]:.3f}, {_fmt_sigmas(sigmas)})")
     return survival, expected, False, note
 
 
@@ -435,14 +494,12 @@ _PROFILE_WORDS = {"min-variance": "the min-variance schedule", "given": "the exp
 
 
 def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, survival,
-            expected, profile_note, engine, method, profile_name="min-variance"):
+            expected, profile_note, engine, method, profile_name="min-variance", match=None):
     over = f"over {steps} steps" if steps else "no step count: rounding only"
     where = (f"realized AL {realized:.4f} vs target {text} (tolerance +-{tolerance:.4f} {over}, "
              f"{_fmt_sigma(distance)})")
     if ok:
-        tail = f"; per-position profile matches {_PROFILE_WORDS[profile_name]}" \
-            if survival is not None else ""
-        return where + tail
+        return where + (f"; {match}" if match else "")
     parts = [where]
     f = int(Decimal(text) - 1)
     if not mean_hit:
@@ -458,10 +515,17 @@ def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, 
         else:
             parts.append("the knob was ignored or mis-set")
     elif profile_note:
-        parts.append(profile_note + ": the mean matches but the per-step distribution does "
-                     "not (explicit synthetic_acceptance_rates, a geometric-decay schedule such as "
-                     "vLLM 0.19.x synthetic_acceptance_rate or ATOM before #1948, or real "
-                     "acceptance)")
+        # the mean cannot tell a pinned knob from real acceptance that lands near the
+        # target; only the per-position profile can, and only as far as it goes
+        parts.append("the mean matches, but the mean alone cannot tell a pinned knob from "
+                     "real acceptance near the target; the per-position profile tells them "
+                     "apart where it can: "
+                     + profile_note)
+        if "it matches llama.cpp's geometric" not in profile_note:
+            parts.append("another per-step distribution: explicit rates "
+                         "(synthetic_acceptance_rates, --spec-synth-rates), a geometric-decay "
+                         "knob such as vLLM 0.19.x "
+                         "synthetic_acceptance_rate or ATOM before #1948, or real acceptance")
     hints = [SILENT_PATHS[e] for e in engine.split(",") if e in SILENT_PATHS]
     if hints and not mean_hit:
         parts.append("check " + "; ".join(hints))

@@ -62,7 +62,11 @@ def test_synthetic_run_at_target_hits(golden):
     assert result.tolerance == 4 * result.sigma + 0.005
     assert result.sigma_distance == (result.realized_al - 2.83) / result.sigma
     assert result.profile_ok is True and result.expected_survival == (1.0, 0.83, 0.0)
-    assert result.reason.endswith("per-position profile matches the min-variance schedule")
+    assert result.reason == (
+        f"realized AL 2.8282 vs target 2.83 (tolerance +-0.0144 over {steps} steps, -0.8 "
+        "sigma); per-position profile matches the min-variance schedule (largest deviation "
+        "0.5 sigma, position 1): the signature of a pinned knob (real acceptance does not "
+        "accept exactly all or exactly none of the drafts at a position)")
 
 
 def test_synthetic_log_hits_too(golden):
@@ -167,7 +171,9 @@ def test_cli_hit_with_registry_selection(capsys):
     assert rc == 0 and err == ""
     assert re.fullmatch(r"hit: realized AL 2\.8\d{3} vs target 2\.83 \(tolerance \+-0\.0\d{3} "
                         r"over \d+ steps, [+-]\d\.\d sigma\); per-position profile matches the "
-                        r"min-variance schedule\n", out)
+                        r"min-variance schedule \(largest deviation \d\.\d sigma, position \d\): "
+                        r"the signature of a pinned knob \(real acceptance does not accept "
+                        r"exactly all or exactly none of the drafts at a position\)\n", out)
 
 
 def test_cli_missed_exit_1(capsys):
@@ -239,4 +245,79 @@ def test_real_sample_of_explicit_rates_is_not_the_length_schedule():
     result = verify(data, 2.6, k=3)
     assert result.verdict == "missed" and abs(result.realized_al - 2.6) < result.tolerance
     assert result.survival == (4325 / 4774, 2373 / 4774, 969 / 4774)
-    assert "explicit synthetic_acceptance_rates" in result.reason
+    assert "explicit rates (synthetic_acceptance_rates" in result.reason
+
+
+# ---- what the per-position profile shows about real acceptance vs a pinned knob -------
+
+def llamacpp_obs(steps, per_pos, engine="llamacpp"):
+    return Observations((Observation("x", None, engine, "llamacpp-prometheus", 3, steps,
+                                     3 * steps, sum(per_pos), tuple(per_pos), None),))
+
+
+MEAN_ONLY = ("realized AL 2.8300 vs target 2.83 (tolerance +-{tol} over {steps} steps, +0.0 "
+             "sigma); the mean matches, but the mean alone cannot tell a pinned knob from real "
+             "acceptance near the target; the per-position profile tells them apart where it "
+             "can: ")
+OTHER = ("; another per-step distribution: explicit rates (synthetic_acceptance_rates, "
+         "--spec-synth-rates), a geometric-decay knob such as vLLM 0.19.x "
+         "synthetic_acceptance_rate or ATOM before #1948, or real acceptance")
+
+
+def test_real_acceptance_near_the_target_is_not_called_the_geometric_knob():
+    # a server without the knob whose draft happens to give AL 2.83 with a profile that is
+    # not a constant per-position rate: the verdict names both schedules it is not
+    result = verify(llamacpp_obs(10000, [9000, 6000, 3300]), 2.83, k=3)
+    assert result.verdict == "missed" and result.mean_hit is True
+    assert result.reason == MEAN_ONLY.format(tol="0.0200", steps=10000) + (
+        "per-position survival [0.900, 0.600, 0.330] is not the min-variance schedule "
+        "[1, 0.830, 0] (largest deviation at position 2: 0.330 vs 0.000, 70.1 sigma); nor is "
+        "it llama.cpp's geometric schedule [0.772, 0.597, 0.461] for a bare --spec-synth-len "
+        "2.83 (position 0: 0.900 vs 0.772, 30.3 sigma)") + OTHER
+    assert "it is llama.cpp's geometric schedule" not in result.reason
+
+
+def test_a_geometric_profile_is_a_bare_length_or_real_acceptance_at_a_constant_rate():
+    result = verify(llamacpp_obs(1000, [772, 597, 461]), 2.83, k=3)
+    assert result.verdict == "missed"
+    assert result.reason == MEAN_ONLY.format(tol="0.0525", steps=1000) + (
+        "per-position survival [0.772, 0.597, 0.461] is not the min-variance schedule "
+        "[1, 0.830, 0] (largest deviation at position 2: 0.461 vs 0.000, 29.2 sigma); it "
+        "matches llama.cpp's geometric schedule [0.772, 0.597, 0.461] for --spec-synth-len "
+        "2.83 (largest deviation 0.0 sigma, position 0), which a bare --spec-synth-len "
+        "realises and real acceptance at a constant per-position rate gives as well; pin "
+        "--spec-synth-rates 1,0.83,0 (goldenal emit --engine llamacpp --distribution "
+        "min-variance) for the min-variance one")
+    geometric = verify(llamacpp_obs(1000, [772, 597, 461]), 2.83, k=3, profile="geometric")
+    assert geometric.hit and geometric.reason.endswith(
+        "; per-position profile matches llama.cpp's geometric schedule (largest deviation 0.0 "
+        "sigma, position 0); real acceptance at a constant per-position rate gives this "
+        "profile as well, so it does not show that the knob took effect")
+
+
+def test_other_engines_are_not_told_about_llamacpps_schedule():
+    result = verify(llamacpp_obs(10000, [9000, 6000, 3300], engine="vllm"), 2.83, k=3)
+    assert "llama.cpp" not in result.reason and result.reason.endswith(OTHER)
+
+
+def test_cli_verify_real_acceptance_near_the_target(tmp_path):
+    # a llama.cpp scrape pair of a server without the knob: counters only
+    before, after = tmp_path / "before.prom", tmp_path / "after.prom"
+    names = ("spec_decode_num_drafts_total", "spec_decode_num_draft_tokens_total",
+             "spec_decode_num_accepted_tokens_total")
+    before.write_text("".join(f"llamacpp:{n} 0\n" for n in names) + "".join(
+        f'llamacpp:spec_decode_num_accepted_tokens_per_pos_total{{position="{i}"}} 0\n'
+        for i in range(3)))
+    after.write_text("".join(f"llamacpp:{n} {v}\n" for n, v in zip(names, (10000, 30000,
+                                                                             18300))) +
+                     "".join(f'llamacpp:spec_decode_num_accepted_tokens_per_pos_total'
+                             f'{{position="{i}"}} {v}\n' for i, v in
+                             enumerate((9000, 6000, 3300))))
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "goldenal", "verify", str(before), str(after),
+                           "--target", "2.83", "--k", "3"], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("missed: " + MEAN_ONLY.format(tol="0.0200", steps=10000))
+    assert "nor is it llama.cpp's geometric schedule" in done.stdout
