@@ -171,7 +171,7 @@ def test_concurrency_branches_give_one_result_each(findings):
     assert not [f for f in fs if f.severity == "error"]
     unknown, = [f for f in fs if f.code == "GAL304"]
     assert unknown.message == (
-        "cannot determine the golden cell for --spec-decode-acceptance-length=2.51: sampling "
+        "cannot determine the golden cell for --spec-decode-acceptance-length 2.51: sampling "
         "variant: atom has no setting that selects one and no comment next to the knob cites "
         "a curve; candidates kimik3_dspark, "
         "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method "
@@ -186,7 +186,7 @@ def test_concurrency_branches_give_one_result_each(findings):
 
 def test_atom_rate_for_another_k(findings):
     f, = by(findings, f"{SN}/agentic/glm5.2_fp4_mi355x_atom_mtp.sh", "GAL203")
-    assert f.message == ("--spec-decode-acceptance-rate=0.5 is (AL-1)/3 for the golden AL 2.50 "
+    assert f.message == ("--spec-decode-acceptance-rate 0.5 is (AL-1)/3 for the golden AL 2.50 "
                          "of glm5.2_mtp thinking_on K=2, but K=2 is served; it encodes AL 2")
     assert f.fix == "use --spec-decode-acceptance-length 2.50"
 

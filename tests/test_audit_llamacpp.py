@@ -79,7 +79,7 @@ def test_knob_with_an_unread_k_is_not_checked_against_the_default(tmp_path):
     code, out, err = audit(tmp_path, name)
     assert (code, err) == (0, "")
     assert out == (f"{name}:2:58: GAL304 cannot determine the golden cell for "
-                   "--spec-synth-rates=0.5,0.2: K (--spec-draft-n-max is set, but not to a "
+                   "--spec-synth-rates 0.5,0.2: K (--spec-draft-n-max is set, but not to a "
                    "literal number on this path)\n" + ONE_INFO)
 
 
@@ -91,7 +91,7 @@ def test_llamacpp_knob_outside_an_agentic_path_is_read(tmp_path):
                            'vllm bench serve --base-url http://127.0.0.1:8080\n')
     code, out, err = audit(tmp_path, name)
     assert (code, err) == (1, "")
-    assert out == (f"{name}:2:5: GAL207 --spec-synth-rates=1,0.83: rates must contain K=3 "
+    assert out == (f"{name}:2:5: GAL207 --spec-synth-rates 1,0.83: rates must contain K=3 "
                    "values (the effective --spec-draft-n-max), got 2 (llama.cpp's default, no "
                    "--spec-draft-n-max); llama-server refuses to start\n"
                    "Found 1 finding (1 error, 0 warnings, 0 info).\n"
@@ -123,3 +123,33 @@ def test_the_committed_measurement_script_audits_clean():
     assert (code, err) == (0, "")
     assert out.startswith("Found 0 findings (0 errors, 0 warnings, 0 info).\n"
                           "Checked 1 serve config in ")
+
+
+@pytest.mark.parametrize("spelled, col", [
+    ("--spec-synth-len 4.5", 5),
+    ("--spec-synth-len=4.5", 5),
+    ("--spec-synth-len \\\n    4.5", 5),
+])
+def test_messages_spell_the_flag_as_the_script_does(tmp_path, spelled, col):
+    name = write(tmp_path, 'llama-server -m /m/t.gguf --spec-type draft-simple '
+                           '--spec-draft-model /m/d.gguf --spec-draft-n-max 3 \\\n'
+                           f'    {spelled} &\n'
+                           'vllm bench serve --base-url http://127.0.0.1:8080\n')
+    code, out, err = audit(tmp_path, name)
+    shown = "--spec-synth-len=4.5" if "=" in spelled else "--spec-synth-len 4.5"
+    assert (code, err) == (1, "")
+    assert out == (f"{name}:2:{col}: GAL204 {shown} is outside [1, 4] for K=3; llama-server "
+                   "refuses to start\n"
+                   "Found 1 finding (1 error, 0 warnings, 0 info).\n"
+                   "Checked 1 serve config in 1 file read; skipped 0 files.\n")
+
+
+def test_messages_spell_the_environment_variable_as_the_script_does(tmp_path):
+    name = write(tmp_path, 'export LLAMA_ARG_SPEC_SYNTH_LEN=4.5\n'
+                           'llama-server -m /m/t.gguf --spec-type draft-simple '
+                           '--spec-draft-model /m/d.gguf --spec-draft-n-max 3 &\n'
+                           'vllm bench serve --base-url http://127.0.0.1:8080\n')
+    code, out, err = audit(tmp_path, name)
+    assert (code, err) == (1, "")
+    assert out.splitlines()[0] == (f"{name}:1:1: GAL204 LLAMA_ARG_SPEC_SYNTH_LEN=4.5 is "
+                                   "outside [1, 4] for K=3; llama-server refuses to start")

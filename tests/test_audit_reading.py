@@ -50,7 +50,7 @@ def test_a_fenced_markdown_block_is_read_like_a_script(tmp_path):
     report = audit_report([tmp_path])
     f = [f for f in report.findings if f.code == "GAL201"][0]
     assert (f.path, f.line, f.found, f.expected) == ("docs/atom-guide.md", 7, "0.77", "0.635")
-    assert f.message.startswith("--spec-decode-acceptance-rate=0.77 (AL 2.54) differs from the "
+    assert f.message.startswith("--spec-decode-acceptance-rate 0.77 (AL 2.54) differs from the "
                                 "golden cell dsv4_mtp thinking_on K=2: expected 0.635")
     assert report.configs_checked == 1 and report.skipped == ()
 

@@ -140,7 +140,7 @@ def test_audit_reads_an_injected_script_whose_path_says_nothing(tmp_path, run_cl
     path.write_text(SCRIPT.replace("--spec-draft-n-max 3 ",
                                    "--spec-draft-n-max 3 --spec-synth-len 4.5 "))
     code, out, _ = run_cli("audit", tmp_path, "--golden-dir", GOLDEN, "--no-cache")
-    assert code == 1 and "serve.sh:5:26: GAL204 --spec-synth-len=4.5 is outside [1, 4] for " \
+    assert code == 1 and "serve.sh:5:26: GAL204 --spec-synth-len 4.5 is outside [1, 4] for " \
                          "K=3; llama-server refuses to start" in out
 
 

@@ -219,15 +219,15 @@ def check_config(cfg, curves):
                           "an agentic one needs a synthetic knob")
         return out
     if cfg.eval_only:
-        add("GAL303", f"{cfg.knob}={cfg.value} is active on the EVAL_ONLY path; eval runs "
+        add("GAL303", f"{cfg.said} is active on the EVAL_ONLY path; eval runs "
                       "must keep real verification")
         return out
     if cfg.agentic is False:
-        add("GAL302", f"{cfg.knob}={cfg.value} set on a fixed-sequence-length (non-agentic) "
+        add("GAL302", f"{cfg.said} set on a fixed-sequence-length (non-agentic) "
                       "config, which must measure real acceptance")
         return out
     if cfg.eval_capable:
-        add("GAL303", f"{cfg.knob}={cfg.value} is not guarded by EVAL_ONLY in a file that "
+        add("GAL303", f"{cfg.said} is not guarded by EVAL_ONLY in a file that "
                       "runs evaluations; it stays active on the eval path")
     if not cfg.drafts:
         return out
@@ -240,7 +240,7 @@ def check_config(cfg, curves):
         why = ("--spec-draft-n-max is set, but not to a literal number" if cfg.engine ==
                "llamacpp" else "no literal num_speculative_tokens / speculative-num-steps / "
                "max_draft_len")
-        add("GAL304", f"cannot determine the golden cell for {cfg.knob}={cfg.value}: "
+        add("GAL304", f"cannot determine the golden cell for {cfg.said}: "
                       f"K ({why} on this path)")
         return out
     al = implied_al(cfg)
@@ -251,12 +251,12 @@ def check_config(cfg, curves):
     if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
         rate = _dec(cfg.value)
         if rate is not None and not (0 <= rate <= 1):
-            add("GAL204", f"{cfg.knob}={cfg.value} is outside [0, 1]", found=cfg.value)
+            add("GAL204", f"{cfg.said} is outside [0, 1]", found=cfg.value)
             return out
     if cfg.knob == ev.TRTLLM_FORCE and al - 1 == 0:
         return out   # reported as GAL206 (0 = off)
     if not (1 <= al <= cfg.k + 1):
-        add("GAL204", f"{cfg.knob}={cfg.value} means AL {al.normalize()}, outside "
+        add("GAL204", f"{cfg.said} means AL {al.normalize()}, outside "
                       f"[1, {cfg.k + 1}] for K={cfg.k}", found=cfg.value)
         return out
     curve, problem = match_curve(curves, cfg)
@@ -265,10 +265,10 @@ def check_config(cfg, curves):
         if code == "GAL101" and cfg.source_stated:
             return out
         if code == "GAL101":
-            add(code, f"{text}; {cfg.knob}={cfg.value} has no stated source (add a comment "
+            add(code, f"{text}; {cfg.said} has no stated source (add a comment "
                       "naming where the value comes from)", found=cfg.value)
         else:
-            add(code, f"cannot determine the golden cell for {cfg.knob}={cfg.value}: {text}")
+            add(code, f"cannot determine the golden cell for {cfg.said}: {text}")
         return out
     if cfg.engine in NO_VARIANT_ENGINES and cfg.extra.get("cited_curves") and \
             variant_siblings(curves, cfg):
@@ -279,7 +279,7 @@ def check_config(cfg, curves):
     if thinking is None:
         modes = [m for m in ("on", "off") if curve.cells.get(m)]
         if how:    # conflicting signals
-            add("GAL304", f"cannot determine the golden cell for {cfg.knob}={cfg.value}: "
+            add("GAL304", f"cannot determine the golden cell for {cfg.said}: "
                           f"thinking mode ({how})")
             return out
         if len(modes) == 1:
@@ -307,7 +307,7 @@ def check_config(cfg, curves):
         rate = _dec(cfg.value)
         for k2 in range(1, 17):
             if k2 != cfg.k and abs(rate * k2 + 1 - golden) <= _RATE_TOLERANCE * k2:
-                add("GAL203", f"{cfg.knob}={cfg.value} is (AL-1)/{k2} for the golden AL "
+                add("GAL203", f"{cfg.said} is (AL-1)/{k2} for the golden AL "
                               f"{cell} of {label}, but K={cfg.k} is served; it encodes AL "
                               f"{(1 + rate * cfg.k).normalize()}",
                     found=cfg.value, expected=expected,
@@ -316,13 +316,13 @@ def check_config(cfg, curves):
     elif al == golden:
         return out
     if cfg.knob == ev.TRTLLM_FORCE and _dec(cfg.value) == golden:
-        add("GAL202", f"{cfg.knob}={cfg.value} is the golden AL itself; TensorRT-LLM takes "
+        add("GAL202", f"{cfg.said} is the golden AL itself; TensorRT-LLM takes "
                       f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
             fix=f"replace {cfg.value} with {expected}")
         return out
     shown = al.normalize() if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE, ev.TRTLLM_FORCE,
                                            ev.LLAMA_RATES) else None
-    msg = f"{cfg.knob}={cfg.value}"
+    msg = cfg.said
     if shown is not None:
         msg += f" (AL {shown:f})"
     msg += f" differs from the golden cell {label}: expected {expected}"
@@ -346,11 +346,11 @@ def _llamacpp_starts(cfg, add):
 
     False when the server would refuse to start (the finding says why).
     """
-    from goldenal.engines.llamacpp import KNOB, RATES_KNOB, parse_rates, rates_problem
+    from goldenal.engines.llamacpp import parse_rates, rates_problem
 
     x = cfg.extra
     if not x.get("llama_spec"):
-        add("GAL206", f"{x.get('llama_env') or cfg.knob}={cfg.value} on a llama-server without speculative decoding "
+        add("GAL206", f"{cfg.said} on a llama-server without speculative decoding "
                       "(no --spec-type / --spec-draft-model): the server refuses to start "
                       "(synthetic acceptance requires an initialized speculative decoding "
                       "context)", found=cfg.value)
@@ -365,20 +365,20 @@ def _llamacpp_starts(cfg, add):
         try:
             rates = parse_rates(cfg.value)
         except ValueError as exc:
-            add("GAL207", f"{RATES_KNOB}={cfg.value}: {exc}; llama-server refuses to start",
+            add("GAL207", f"{cfg.said}: {exc}; llama-server refuses to start",
                 found=cfg.value)
             return False
         problem = rates_problem(rates, cfg.k)
         if problem:
             said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
-            add("GAL207", f"{RATES_KNOB}={cfg.value}: {problem}{said}; llama-server refuses "
+            add("GAL207", f"{cfg.said}: {problem}{said}; llama-server refuses "
                           "to start", found=cfg.value)
             return False
     elif cfg.k is not None:
         al = _dec(cfg.value)
         if al is not None and not 1 <= al <= cfg.k + 1:
             said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
-            add("GAL204", f"{KNOB}={cfg.value} is outside [1, {cfg.k + 1}] for K={cfg.k}{said}; "
+            add("GAL204", f"{cfg.said} is outside [1, {cfg.k + 1}] for K={cfg.k}{said}; "
                           "llama-server refuses to start", found=cfg.value)
             return False
     return True
@@ -410,7 +410,7 @@ def _honour(cfg, add):
             add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured",
                 found=cfg.value)
         elif num is not None and num != num.to_integral_value() and x.get("one_model") is False:
-            add("GAL206", f"fractional {cfg.knob}={cfg.value} on the two-model path "
+            add("GAL206", f"fractional {cfg.said} on the two-model path "
                           f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
                           "an integer and becomes 0: forcing is off", found=cfg.value)
     elif cfg.engine == "sglang":

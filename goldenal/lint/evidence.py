@@ -60,6 +60,9 @@ class Config:
     thinking_source: "str | None" = None
     knob: "str | None" = None
     value: "str | None" = None
+    # (name, separator) of the knob as the file writes it, when it differs from
+    # ``knob=value``: ``("--spec-synth-len", " ")``, ``("LLAMA_ARG_SPEC_SYNTH_LEN", "=")``
+    spelling: "tuple | None" = None
     rejection_sample_method: "str | None" = None
     image: "str | None" = None
     agentic: "bool | None" = None
@@ -70,6 +73,12 @@ class Config:
     drafts: bool = True               # this role verifies drafts (not a PD prefill)
     source_stated: bool = False       # a comment near the knob names the value's source
     extra: dict = field(default_factory=dict)
+
+    @property
+    def said(self):
+        """The knob and its value as the file spells them (``knob=value`` when unknown)."""
+        name, sep = self.spelling or (self.knob, "=")
+        return f"{name}{sep}{self.value}"
 
     def with_(self, **changes):
         """A copy with ``changes``: :func:`dataclasses.replace` without re-running ``__init__``."""

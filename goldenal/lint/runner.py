@@ -236,7 +236,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
             if demo and cfg.knob and cfg.engine and not cfg.eval_only:
                 findings.append(make_finding(
                     "GAL310", cfg.path, cfg.line,
-                    f"{cfg.knob}={cfg.value} is set on a {cfg.engine} server that no benchmark "
+                    f"{cfg.said} is set on a {cfg.engine} server that no benchmark "
                     "client drives: forced acceptance gives real users unverified output",
                     col=cfg.col, found=cfg.value))
         if n:

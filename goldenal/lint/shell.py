@@ -128,6 +128,7 @@ def _scan(text, no, found):
                 prev = found["knob"]
                 if prev is None or prev[:2] != (row.name, m.group("value")):
                     found["knob"] = (row.name, m.group("value"), no, row.start(m) + 1)
+                    found["knob_spelling"] = _spelling(row, m)
     if "SIMULATE_ACC" in flat or "TLLM_SPEC" in flat:
         # ``NAME=value`` inside a string or as a command's environment prefix
         for row in _PREFIX_ENV_ROWS:
@@ -247,10 +248,19 @@ def _scan_llamacpp(flat, no, found):
             found["models"].append(model)
     for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True):
         found["knob"] = (ev.LLAMA_ENV[row.name], m.group("value"), no, m.start("name") + 1)
+        found["knob_spelling"] = _spelling(row, m)
         found["llama_env"] = row.name
     for row, _ in knobs.finditer(flat, _LLAMA_KNOB_ROWS, comments=True):
         # both forms set: llama-server refuses to start (mutually exclusive)
         found["llama_forms"][row.setting] = row.name
+
+
+def _spelling(row, m):
+    """``(name, separator)`` of a knob as the file writes it: a flag followed by its value
+    after ``=`` or after blanks (one space shown); environment variables and keys ``=``."""
+    if row.form == knobs.FLAG and m.group("sep") != "=":
+        return row.name, " "
+    return row.name, "="
 
 
 def _env_setting(found, row, m, no, keep_first=False):
@@ -286,7 +296,7 @@ def _new_found():
             "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
             "engine": None, "spec": False, "token_mode": None, "acc_method": None,
             "first": None, "models": [], "llama_spec": False, "llama_env": None,
-            "spec_line": None, "k_unread": None, "llama_forms": {}}
+            "spec_line": None, "k_unread": None, "llama_forms": {}, "knob_spelling": None}
 
 
 class _State:
@@ -759,15 +769,16 @@ def _agentic_gate(line, by_no, conds, choice):
 
 
 def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=None):
-    knob = value = None
+    knob = value = spelling = None
     line, col = None, 1
     if f["knob"]:
         knob, value, line, col = f["knob"]
+        spelling = f["knob_spelling"]
     engine = f["engine"]
     for name in (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH):
         if name in f["env_knobs"] and f["env_knobs"][name][0] is not None:
             value, line, col = f["env_knobs"][name]
-            knob = name
+            knob, spelling = name, None
             break
     if knob and 0 < line <= len(lines):
         # report the physical line of a continued command that names the knob
@@ -837,7 +848,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         path=relpath, line=line, col=col, engine=engine,
         model=_model_candidates(relpath, f["env"], f["models"]), draft=draft, method=f["method"],
         variant=variant, k=k, k_line=k_line, thinking=thinking, thinking_source=how,
-        knob=knob, value=value, rejection_sample_method=f["rsm"], agentic=agentic,
+        knob=knob, value=value, spelling=spelling, rejection_sample_method=f["rsm"],
+        agentic=agentic,
         eval_only=eval_only, spec=spec,
         source_stated=ev.source_stated(lines, line) if knob else False,
         extra={**extra, "name_hint": name_hint(relpath)})
