@@ -125,31 +125,22 @@ def test_the_committed_measurement_script_audits_clean():
                           "Checked 1 serve config in ")
 
 
-@pytest.mark.parametrize("spelled, col", [
-    ("--spec-synth-len 4.5", 5),
-    ("--spec-synth-len=4.5", 5),
-    ("--spec-synth-len \\\n    4.5", 5),
+SERVE = ('llama-server -m /m/t.gguf --spec-type draft-simple --spec-draft-model /m/d.gguf '
+         '--spec-draft-n-max 3 \\\n')
+
+
+@pytest.mark.parametrize("script, where, shown", [
+    (SERVE + "    --spec-synth-len 4.5 &\n", "2:5", "--spec-synth-len 4.5"),
+    (SERVE + "    --spec-synth-len=4.5 &\n", "2:5", "--spec-synth-len=4.5"),
+    (SERVE + "    --spec-synth-len \\\n    4.5 &\n", "2:5", "--spec-synth-len 4.5"),
+    ("export LLAMA_ARG_SPEC_SYNTH_LEN=4.5\n" + SERVE + "    &\n", "1:1",
+     "LLAMA_ARG_SPEC_SYNTH_LEN=4.5"),
 ])
-def test_messages_spell_the_flag_as_the_script_does(tmp_path, spelled, col):
-    name = write(tmp_path, 'llama-server -m /m/t.gguf --spec-type draft-simple '
-                           '--spec-draft-model /m/d.gguf --spec-draft-n-max 3 \\\n'
-                           f'    {spelled} &\n'
-                           'vllm bench serve --base-url http://127.0.0.1:8080\n')
+def test_messages_spell_the_knob_as_the_script_does(tmp_path, script, where, shown):
+    name = write(tmp_path, script + "vllm bench serve --base-url http://127.0.0.1:8080\n")
     code, out, err = audit(tmp_path, name)
-    shown = "--spec-synth-len=4.5" if "=" in spelled else "--spec-synth-len 4.5"
     assert (code, err) == (1, "")
-    assert out == (f"{name}:2:{col}: GAL204 {shown} is outside [1, 4] for K=3; llama-server "
+    assert out == (f"{name}:{where}: GAL204 {shown} is outside [1, 4] for K=3; llama-server "
                    "refuses to start\n"
                    "Found 1 finding (1 error, 0 warnings, 0 info).\n"
                    "Checked 1 serve config in 1 file read; skipped 0 files.\n")
-
-
-def test_messages_spell_the_environment_variable_as_the_script_does(tmp_path):
-    name = write(tmp_path, 'export LLAMA_ARG_SPEC_SYNTH_LEN=4.5\n'
-                           'llama-server -m /m/t.gguf --spec-type draft-simple '
-                           '--spec-draft-model /m/d.gguf --spec-draft-n-max 3 &\n'
-                           'vllm bench serve --base-url http://127.0.0.1:8080\n')
-    code, out, err = audit(tmp_path, name)
-    assert (code, err) == (1, "")
-    assert out.splitlines()[0] == (f"{name}:1:1: GAL204 LLAMA_ARG_SPEC_SYNTH_LEN=4.5 is "
-                                   "outside [1, 4] for K=3; llama-server refuses to start")

@@ -53,6 +53,11 @@ def run(server, out, prompts, **kw):
     return goldenal.measure(server.url, **args)
 
 
+def _measure_cli(server, tmp_path, prompts, *extra):
+    return _cli("measure", server.url, "--out", str(tmp_path / "run"), "--model", "m", "--k",
+                "3", "--thinking", "off", "--prompts", prompts, *extra)
+
+
 def test_llamacpp_detection_and_exact_counts_per_request(server, prompts, tmp_path):
     result = run(server, tmp_path / "run", prompts)
     assert result.server.engine == "llamacpp"
@@ -174,10 +179,7 @@ def test_llamacpp_without_slots_endpoint_records_what_props_says(server, prompts
 def test_cli_llamacpp_without_speculative_decoding_is_refused_before_any_load(
         server, prompts, tmp_path):
     server.slots = [{"id": 0, "n_ctx": 4096, "speculative": False, "is_processing": False}]
-    proc = subprocess.run([sys.executable, "-m", "goldenal", "measure", server.url, "--out",
-                           str(tmp_path / "run"), "--model", "m", "--k", "3", "--thinking",
-                           "off", "--prompts", prompts], capture_output=True, text=True,
-                          timeout=60)
+    proc = _measure_cli(server, tmp_path, prompts)
     assert proc.returncode == 1
     assert proc.stderr == (f"error: {server.url} runs no speculative decoding (/slots: "
                            "speculative false on every slot), so it cannot run K=3: start "
@@ -197,10 +199,7 @@ def test_cli_llamacpp_n_max_other_than_k_is_refused_before_any_load(server, prom
     else:
         server.slots = [{"id": 0, "n_ctx": 4096, "speculative": True, "is_processing": True,
                          "params": {"speculative.n_max": 5, "speculative.n_min": 0}}]
-    proc = subprocess.run([sys.executable, "-m", "goldenal", "measure", server.url, "--out",
-                           str(tmp_path / "run"), "--model", "m", "--k", "3", "--thinking",
-                           "off", "--prompts", prompts], capture_output=True, text=True,
-                          timeout=60)
+    proc = _measure_cli(server, tmp_path, prompts)
     assert proc.returncode == 1
     assert proc.stderr == (f"error: {server.url} runs K=5 (/{where} speculative.n_max), not "
                            "K=3: restart it with K=3 or pass --k 5\n")
@@ -339,10 +338,7 @@ def test_cli_prompt_too_long_fails_at_once_with_the_servers_message(server, prom
     for t in TEXTS[:2]:
         server.fail[t] = -1
         server.fail_with[t] = TOO_LONG
-    proc = subprocess.run([sys.executable, "-m", "goldenal", "measure", server.url, "--out",
-                           str(tmp_path / "run"), "--model", "m", "--k", "3", "--thinking",
-                           "off", "--prompts", prompts, "--requests", "2"],
-                          capture_output=True, text=True, timeout=60)
+    proc = _measure_cli(server, tmp_path, prompts, "--requests", "2")
     assert proc.returncode == 1
     assert proc.stderr == ("error: thinking off, K=3: every request failed (failed, not "
                            "retried (a retry fails the same way): HTTP 400: request (9038 "
