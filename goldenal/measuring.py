@@ -1263,7 +1263,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             final = sum(r.error.startswith("failed, not retried") for r in records
                         if r.status != "ok")
             how = [f"{failed - final} after {retries} retries"] if failed - final else []
-            how += [f"{final} not retried (an error a retry cannot cure)"] if final else []
+            how += [f"{final} not retried, as a retry would fail the same way"] if final else []
             cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed "
                                  f"({'; '.join(how)}); recorded as failed")
         tag = f"{thinking}_k{k}"

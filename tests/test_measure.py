@@ -274,8 +274,8 @@ def test_errors_a_retry_cannot_cure_are_not_retried(server, prompts, tmp_path, s
     assert (bad.status, bad.attempts) == ("failed", 1)
     assert bad.error == f"failed, not retried (a retry fails the same way): {message}"
     assert sum(b["messages"][-1]["content"] == TEXTS[1] for b in server.requests_seen) == 1
-    assert result.warnings == ("thinking off, K=3: 1 of 12 requests failed (1 not retried "
-                               "(an error a retry cannot cure)); recorded as failed",)
+    assert result.warnings == ("thinking off, K=3: 1 of 12 requests failed (1 not retried, "
+                               "as a retry would fail the same way); recorded as failed",)
 
 
 def test_a_long_error_message_is_bounded(server, prompts, tmp_path):
