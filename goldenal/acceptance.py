@@ -1,6 +1,6 @@
 """Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits.
 
-Notation (DESIGN.md data notes; ENGINES.md "Notation"):
+Notation (DESIGN.md data notes; docs/engines.md §0.1-§0.2):
 
 * survival ``S(i)`` = P(the first i drafts of a step are all accepted), which
   vLLM calls the unconditional or marginal rate; AL = 1 + sum S(i);

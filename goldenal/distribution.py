@@ -10,7 +10,7 @@ drafted.  Writing those survivals as ``synthetic_acceptance_rates`` replays
 a realistic per-step distribution at the same mean.
 
 Measured curves are noisy, so the raw differences may rise with i, go
-negative (AL(7) < AL(6)) or exceed 1.  vLLM requires (ENGINES.md §1.2) a list
+negative (AL(7) < AL(6)) or exceed 1.  vLLM requires (docs/engines.md §1.2) a list
 of length K, each entry in [0, 1], non-increasing.  :func:`project_rates`
 returns the least-squares closest such list whose sum is the committed
 AL(K) - 1:
@@ -105,7 +105,7 @@ def project_rates(survival, total):
 
 
 def validate_rates(rates, k):
-    """vLLM's checks on ``synthetic_acceptance_rates`` (ENGINES.md §1.2).
+    """vLLM's checks on ``synthetic_acceptance_rates`` (docs/engines.md §1.2).
 
     Returns a list of messages, empty when the list is valid.
     """

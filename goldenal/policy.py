@@ -296,7 +296,7 @@ _CHAIN = "chain"
 _CHAIN_NAMES = ("eagle", "eagle-3")
 
 # vLLM rejection_sample_method values that are the engine default, not a curve's
-# variant ("strict" in 0.19/0.20, "standard" from 0.21 on; ENGINES.md 1.1).
+# variant ("strict" in 0.19/0.20, "standard" from 0.21 on; docs/engines.md §1.1).
 _DEFAULT_REJECTION = ("strict", "standard")
 # ``rejection_sample_method: synthetic`` replaces the verifier the curve was
 # measured with; the served file no longer says which one that was.

@@ -484,7 +484,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
     for site in sites:
         if pd_decode(site, sites, role="prefill"):
             # SGLang PD: the decode worker verifies, so its K picks the cell; the
-            # prefill worker carries the same value (ENGINES.md 2.4)
+            # prefill worker carries the same value (docs/engines.md §2.4)
             site_k = decode_k[site.section]
         else:
             site_k = _site_k(site, k, path)

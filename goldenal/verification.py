@@ -4,7 +4,7 @@ A run that replays a golden AL sets the engine's synthetic-acceptance knob;
 vLLM (>= 0.20), ATOM (>= #1948), SGLang ``match-expected`` and TensorRT-LLM's
 fractional knob then draw, per verification step, either ``f`` or ``f + 1``
 accepted drafts, with ``d = AL - 1``, ``f = floor(d)``, ``p = d - f``
-(ENGINES.md, "Minimum-variance schedule").  The per-step accepted count is
+(docs/engines.md §0.2).  The per-step accepted count is
 ``f + Bernoulli(p)``, of variance ``p (1 - p)``, so the realized mean over N
 independent steps has standard error ``sqrt(p (1 - p) / N)``.  A run hits when
 ``|realized - target| <= z * sigma + 0.005`` (the target's two-decimal
@@ -15,7 +15,7 @@ Where per-position counts exist, the profile is checked as well: the
 schedule's survival is ``[1]*f, p, 0, ...`` -- exactly one at the first ``f``
 positions, exactly zero past ``f + 1`` -- while real acceptance decays
 smoothly.  A smooth profile, or a mean near ``1 + f``, is the signature of a
-knob the engine silently ignored (ENGINES.md section 6).
+knob the engine silently ignored (docs/engines.md §6).
 
 Another expected profile may be given (``profile=``): explicit survival
 rates (vLLM ``synthetic_acceptance_rates``, llama.cpp ``--spec-synth-rates``,
@@ -38,7 +38,7 @@ from decimal import Decimal, InvalidOperation
 
 from goldenal.errors import ParseError
 
-# ENGINES.md section 6, "Silent paths to watch", per engine
+# docs/engines.md §6, "Silent paths", per engine
 SILENT_PATHS = {
     "vllm": "vLLM 0.19.x under Model Runner V1 (synthetic only in MRV2), "
             "rejection_sample_method not 'synthetic', vllm-ascend before #12256",

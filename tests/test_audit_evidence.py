@@ -286,7 +286,7 @@ def test_recipe_reader_agrees_with_engine_adapters():
         # the knob's line must agree; without a knob each reader points at a spec key
         mine_t = sorted({(c.role, c.engine, c.knob, c.value, c.k, c.draft, c.method,
                           c.line if c.knob else None) for c in mine if c.spec})
-        # an SGLang PD prefill carries the decode worker's cell (ENGINES.md 2.4)
+        # an SGLang PD prefill carries the decode worker's cell (docs/engines.md §2.4)
         decode_k = {s.extra.get("section"): s.k for s in theirs
                     if s.engine == "sglang" and s.role == "decode"}
 

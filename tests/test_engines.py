@@ -63,7 +63,7 @@ def test_every_published_cell_renders_the_value_in_every_format(engine, fmt):
 
 
 def test_worked_examples_from_the_engine_notes():
-    # ENGINES.md §1.10/§2.8/§3.7/§4.7: golden AL 2.83 at K=3.
+    # docs/engines.md §1.10/§2.8/§3.7/§4.7: golden AL 2.83 at K=3.
     assert adapter("vllm").convert("2.83") == "2.83"
     assert adapter("sglang").fragment("2.83", k=3, fmt="shell") == (
         "export SGLANG_SIMULATE_ACC_LEN=2.83\n"
@@ -128,7 +128,7 @@ def test_read_settings_of_a_disaggregated_sglang_recipe_with_variants():
     path = str(DATA / "sglang_variants.expected.yaml")
     found = read_settings(path)
     assert [(s.role, s.k, s.knob, s.value, s.line) for s in found] == [
-        # the prefill worker (K=1) carries the decode worker's K=2 cell (ENGINES.md 2.4)
+        # the prefill worker (K=1) carries the decode worker's K=2 cell (docs/engines.md §2.4)
         ("prefill", 1, "SGLANG_SIMULATE_ACC_LEN", "2.50", 12),
         ("decode", 2, "SGLANG_SIMULATE_ACC_LEN", "2.50", 18),
         ("decode", 2, "SGLANG_SIMULATE_ACC_LEN", "2.50", 44),

@@ -155,7 +155,7 @@ def test_a_flag_contradicting_the_file_is_refused(tmp_path, run_cli):
 
 
 def test_an_sglang_prefill_carries_the_decode_workers_cell():
-    # ENGINES.md 2.4: in SGLang PD serving the decode worker's K picks the cell
+    # docs/engines.md §2.4: in SGLang PD serving the decode worker's K picks the cell
     result = inject(DATA / "sglang_variants.yaml", thinking="on", check=True,
                     allow_non_agentic=True)
     assert sorted({(v.role, v.k, v.al) for v in result.values}) == [

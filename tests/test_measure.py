@@ -719,7 +719,7 @@ PER_POS = """\
 
 
 def test_ingest_llamacpp_scrapes(tmp_path):
-    """The worked example of ENGINES.md 5.1: 110 steps, 330 drafted, 187 accepted (81/57/49)."""
+    """The measured example of docs/engines.md §5.4: 110 steps, 330 drafted, 187 accepted (81/57/49)."""
     before = tmp_path / "metrics_before.prom"
     after = tmp_path / "metrics_after.prom"
     # a fresh server: no per-position family yet

@@ -48,7 +48,7 @@ GQA = Curve("minimaxm3_eagle3_gqa", "minimax-m3", {
 # ---------------------------------------------------------------- arithmetic
 
 def test_schedule_matches_vllm_worked_example():
-    # ENGINES.md "vLLM" example: K=3, AL 2.83 resolves to rates [1.0, 0.83, 0.0]
+    # docs/engines.md §1.10: K=3, AL 2.83 resolves to rates [1.0, 0.83, 0.0]
     # and logs "Avg Draft acceptance rate: 61.0%" (= 1.83 / 3).
     rates = plot.min_variance_schedule("2.83", 3)
     assert rates == (F(1), F(83, 100), F(0))
@@ -84,7 +84,7 @@ def test_schedule_refuses(al, k, message):
 
 def test_schedule_variance_atom_1948():
     # ROCm/ATOM#1948 commit message: variance 0.17 for the minimum-variance
-    # schedule at AL 3.78, K=7 (ENGINES.md section 4.3): 0.78 * 0.22.
+    # schedule at AL 3.78, K=7 (docs/engines.md §4.3): 0.78 * 0.22.
     var = plot.accepted_drafts_variance(plot.min_variance_schedule("3.78", 7))
     assert var == F(1716, 10000)
     assert round(float(var), 2) == 0.17

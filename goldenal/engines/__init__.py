@@ -20,8 +20,9 @@ Public API (stable):
   SGLang/TensorRT-LLM exports, vLLM JSON strings and ATOM flags);
 - ``goldenal.engines.vllm.parse_speculative_config(json_text) -> dict``.
 
-Sources for every knob: ENGINES.md of the project's references (vLLM ``SpeculativeConfig``, SGLang ``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM
-``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, ATOM ``--spec-decode-*``).
+Sources for every knob: docs/engines.md §1-§5 (vLLM ``SpeculativeConfig``, SGLang
+``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``,
+ATOM ``--spec-decode-*``, llama.cpp ``--spec-synth-len`` / ``--spec-synth-rates``).
 """
 
 from goldenal.engines.knobs import (  # noqa: F401 (the public table, re-exported)

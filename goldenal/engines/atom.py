@@ -4,7 +4,7 @@ The length flag takes the AL itself, in [1, K+1] with K =
 ``--num-speculative-tokens``; the rate flag takes (AL - 1) / K in [0, 1].  The
 two are mutually exclusive, and ATOM refuses either together with the DSpark
 confidence scheduler (``--dspark-config '{"confidence_schedule": true}'``,
-and ``ragged``, which needs it).  Source: ENGINES.md §4 (``atom/config.py``,
+and ``ragged``, which needs it).  Source: docs/engines.md §4.1-§4.4 (``atom/config.py``,
 ``atom/model_engine/arg_utils.py`` as of ROCm/ATOM#1948).
 
 ATOM is configured on the command line, so this adapter reads and rewrites

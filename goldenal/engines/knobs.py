@@ -2,7 +2,7 @@
 
 Pure data and decimal arithmetic, standard library only: ``goldenal lookup``
 and :class:`goldenal.policy.GoldenValue` use it without loading an adapter.
-Sources for every knob: ENGINES.md of the project's references (vLLM
+Sources for every knob: docs/engines.md §1-§5 (vLLM
 ``SpeculativeConfig``, SGLang ``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM
 ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, ATOM ``--spec-decode-*``, llama.cpp
 ``--spec-synth-len`` / ``--spec-synth-rates``).  How recipe text spells them:
@@ -103,7 +103,7 @@ def env_assignment(engine, al_text):
 
 
 # Every knob name each engine reads for synthetic acceptance (value knob first).
-# Sources: ENGINES.md §1.1 (vLLM), §2 (SGLang), §3 (TensorRT-LLM), §4.1 (ATOM), §5.1
+# Sources: docs/engines.md §1.1 (vLLM), §2.1 (SGLang), §3.1 (TensorRT-LLM), §4.1 (ATOM), §5.1
 # (llama.cpp: flags and their LLAMA_ARG_* environment spellings).
 KNOB_NAMES = {
     "vllm": ("synthetic_acceptance_length", "synthetic_acceptance_rates",

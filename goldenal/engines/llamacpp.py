@@ -21,7 +21,7 @@ The two forms realise different per-step distributions at the same mean
   steps), survival p^(i+1).  Its mean is L, but the steps spread over 0..K
   accepted drafts, unlike every other engine's length knob.
 
-Source: ENGINES.md §5.1, the llama.cpp tree vendored in the llama-cpp-python
+Source: docs/engines.md §5.1, the llama.cpp tree vendored in the llama-cpp-python
 0.3.36 source distribution (``common/arg.cpp``, ``common/speculative.cpp``).
 """
 

@@ -335,7 +335,7 @@ def pd_decode(site, sites, role="decode"):
     """Is ``site`` the ``role`` worker of an SGLang prefill/decode pair (same section)?
 
     In SGLang disaggregated serving the decode worker's settings determine K
-    (ENGINES.md 2.4): the pair's prefill worker carries the decode cell.  The
+    (docs/engines.md §2.4): the pair's prefill worker carries the decode cell.  The
     one rule inject and audit share.
     """
     if site.engine != "sglang" or site.role != role:

@@ -7,7 +7,7 @@ emits the real draft tokens instead of token id 100 (SGLang >= 0.5.15).  The
 variables are read once at import, so they belong in the server process
 environment: in srt-slurm recipes the ``*_environment`` block of each worker
 role.  K is ``speculative-num-steps`` (DSpark: ``speculative-dspark-block-size``).
-Source: ENGINES.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
+Source: docs/engines.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
 """
 
 import shlex

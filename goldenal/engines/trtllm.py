@@ -7,7 +7,7 @@ values work only on the one-model speculative path (the default); a config
 that sets ``eagle3_one_model: false`` or ``mtp_eagle_one_model: false`` takes
 the two-model path, which parses the value with ``int()`` and silently
 disables forcing for ``"1.83"``.  K is ``speculative_config.max_draft_len``.
-Source: ENGINES.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
+Source: docs/engines.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
 """
 
 import shlex
@@ -55,7 +55,7 @@ class TRTLLMAdapter(EngineAdapter):
         extra = {"_own": own}
         if k_node is None and layers is not None:
             # Older llm_args set max_draft_len = num_nextn_predict_layers for MTP
-            # (ENGINES.md §3.4); newer ones read it from the checkpoint.
+            # (docs/engines.md §3.4); newer ones read it from the checkpoint.
             k_node = spans.get(spec, "num_nextn_predict_layers")
             extra["k_from"] = "num_nextn_predict_layers"
         k, k_values = _int_k(k_node, doc.path)
@@ -106,7 +106,7 @@ class TRTLLMAdapter(EngineAdapter):
                            model=site.models[0] if site.models else None, extra=extra)
 
     def two_model_value(self, doc, site, value):
-        """The value for the two-model path, which parses it with ``int()`` (ENGINES.md §3).
+        """The value for the two-model path, which parses it with ``int()`` (docs/engines.md §3.2).
 
         An integral AL - 1 is written as a plain integer; a fractional one would
         silently disable forcing there, so it is refused.

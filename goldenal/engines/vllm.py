@@ -4,7 +4,7 @@ Both keys live inside the speculative config (``--speculative-config`` JSON,
 ``speculative-config:`` in a ``vllm serve --config`` file, or the JSON string
 an srt-slurm recipe gives each worker role).  The value is the AL itself, in
 [1, K+1] with K = ``num_speculative_tokens`` (vLLM ``SpeculativeConfig``,
-releases >= 0.20.0; ENGINES.md §1).  ``synthetic_acceptance_rates`` (one
+releases >= 0.20.0; docs/engines.md §1.1, §1.4).  ``synthetic_acceptance_rates`` (one
 unconditional rate per position) is the distributional alternative; the two
 are mutually exclusive.
 """

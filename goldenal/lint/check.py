@@ -8,13 +8,13 @@ from goldenal.lint.rules import make_finding
 from goldenal.engines import knob_value
 from goldenal.recipes import knobs
 
-# ATOM's awk-computed rates are printed with %.6g (ENGINES.md 4.6): accept the
+# ATOM's awk-computed rates are printed with %.6g (docs/engines.md §4.6): accept the
 # rounding that leaves, not a different two-decimal cell.
 _RATE_TOLERANCE = Decimal("0.00001")
 
 
 # Engines with no setting that selects a draft head's sampling variant: ATOM's DSpark
-# path takes no draft_sample_method / rejection_sample_method (ENGINES.md 4)
+# path takes no draft_sample_method / rejection_sample_method (docs/engines.md §4.1)
 NO_VARIANT_ENGINES = ("atom",)
 
 
@@ -421,12 +421,12 @@ def _honour(cfg, add):
                 found=cfg.value)
         elif x.get("acc_method") not in (None, "match-expected"):
             # default and recommended is match-expected; multinomial draws a rounded,
-            # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (ENGINES.md 2.1-2.2)
+            # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
             add("GAL206", f"SGLANG_SIMULATE_ACC_METHOD={x.get('acc_method')} does not "
                           "reproduce the golden AL's two-point distribution (and can miss its "
                           "mean); use match-expected", found=cfg.value)
         elif x.get("token_mode") and version and version < (0, 5, 15):
-            # the token mode first ships in the 0.5.15 wheel (ENGINES.md 2.3); older
+            # the token mode first ships in the 0.5.15 wheel (docs/engines.md §2.3); older
             # servers ignore it and emit token id 100 for every accepted position
             add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE needs SGLang >= 0.5.15, but the "
                           f"image is {cfg.image}: accepted positions are filled with token "

@@ -15,7 +15,7 @@ import bisect
 import re
 from dataclasses import dataclass, field, replace
 
-# Knob names per engine (ENGINES.md summary table).
+# Knob names per engine (docs/engines.md §0.3).
 VLLM_LENGTH = "synthetic_acceptance_length"
 VLLM_RATES = "synthetic_acceptance_rates"
 VLLM_RATE = "synthetic_acceptance_rate"        # 0.19.x scalar, (AL-1)/K

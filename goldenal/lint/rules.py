@@ -126,7 +126,7 @@ _RULES = [
         "ATOM acceptance flags without `--method`; llama.cpp `--spec-synth-len`/`-rates` on a "
         "`llama-server` without speculative decoding (it refuses to start).",
         "Each of these silently disables or distorts forced acceptance (engine facts in "
-        "ENGINES.md), so the benchmark reports real or wrong acceptance as if it were golden.",
+        "docs/engines.md §6), so the benchmark reports real or wrong acceptance as if it were golden.",
         "eagle3_one_model: false\nTLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
         "eagle3_one_model: true\nTLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
         "No automatic fix: the engine image or launch path must change.",

@@ -56,7 +56,7 @@ _K_KINDS = (  # precedence: first match kind wins
     ("atom", knobs.spellings("atom", names=("--num-speculative-tokens",))),
     ("spec-tokens", knobs.spellings("vllm", names=("--spec-tokens",))),
     ("trt", knobs.spellings("trtllm", names=("max_draft_len",))),
-    # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (ENGINES.md 3.4),
+    # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (docs/engines.md §3.4),
     # as the recipe reader takes it
     ("trt-nextn", knobs.spellings("trtllm", names=("num_nextn_predict_layers",))),
     ("llamacpp", knobs.spellings("llamacpp", setting=knobs.K)),

@@ -34,9 +34,8 @@ Forms:
   keys).
 
 Whether a match sits in a ``#`` comment is read by :func:`commented` over the
-lexer of :mod:`goldenal.recipes.shell`.  Sources of every spelling: ENGINES.md
-of the project's references (vLLM §1, SGLang §2, TensorRT-LLM §3, ATOM §4,
-llama.cpp §5.1).
+lexer of :mod:`goldenal.recipes.shell`.  Sources of every spelling: docs/engines.md
+(vLLM §1, SGLang §2, TensorRT-LLM §3, ATOM §4, llama.cpp §5.1).
 """
 
 import re
@@ -208,7 +207,7 @@ def spelling(engine, name, form=None):
 
 # The command that starts each engine's server: ``(engine, word, pattern)``; ``word``
 # is a substring every match contains (a cheap test before the regex).
-# Sources: ENGINES.md §1-§5.1.
+# Sources: docs/engines.md §7 (server command).
 LAUNCHES = (
     ("vllm", "vllm", re.compile(r"\bvllm serve\b|vllm\.entrypoints")),
     ("sglang", "sglang", re.compile(r"sglang\.launch_server|\bsglang serve\b")),

@@ -3,7 +3,7 @@
 The source is the llama.cpp tree vendored in the ``llama-cpp-python`` source
 distribution on PyPI (``vendor/llama.cpp``), fetched with pip.  Only the
 ``llama-server`` target is built, for CPU, with the cmake flags of
-``docs/engines.md`` (llama.cpp section).  Nothing of llama.cpp lives in this
+``docs/engines.md`` §5.3.  Nothing of llama.cpp lives in this
 repository: the result is cached outside the clone, keyed by version:
 
     $GOLDENAL_LLAMA_SERVER_DIR                          if set, else
