@@ -1,12 +1,12 @@
 """Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits.
 
-Notation (DESIGN.md data notes; docs/engines.md §0.1-§0.2):
+Notation (docs/formats.md §0.2; docs/engines.md §0.1-§0.2):
 
 * survival ``S(i)`` = P(the first i drafts of a step are all accepted), which
   vLLM calls the unconditional or marginal rate; AL = 1 + sum S(i);
 * implied survival of a curve of means ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``
   (valid for chain drafting, where the K = n draft is a prefix of the
-  K = n + 1 draft, INTEROP.md);
+  K = n + 1 draft, docs/policy.md §4);
 * conditional acceptance ``a_i = S(i) / S(i-1)`` with ``S(0) = 1``;
 * vLLM's minimum-variance schedule for a length L over K positions: with
   ``d = L - 1``, ``f = floor(d)``, rates ``[1]*f + [d - f] + [0, ...]``

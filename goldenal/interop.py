@@ -1,7 +1,7 @@
 """``speculation_profile.json`` (schema "1.0"): export cells, read profiles back.
 
 The profile convention (NVIDIA Model-Optimizer's specdec_bench, summarised
-in the project's INTEROP.md) carries both per-position vectors so neither
+in docs/policy.md §4) carries both per-position vectors so neither
 consumer misreads the other's: ``marginal_accept_rates[i]`` = S(i+1), the
 probability that the first i+1 drafts are all accepted (what vLLM's synthetic
 sampler wants), and ``conditional_accept_rates[i]`` = a(i+1) (what Dynamo's

@@ -2,7 +2,7 @@
 
 A reader turns engine output into ``Observation`` records, one per
 measurement window (a log interval, a scrape difference, a request, a
-benchmark file).  Counts follow vLLM's definitions (FORMATS.md section 0):
+benchmark file).  Counts follow vLLM's definitions (docs/formats.md §0.1):
 
 * ``drafts``: verification steps that carried drafts (N);
 * ``draft_tokens``: drafted tokens (N * K for a fixed K);

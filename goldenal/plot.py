@@ -26,7 +26,7 @@ from goldenal.errors import UnknownCurve
 
 THINKING_MODES = ("on", "off")
 # Block-parallel drafting re-plans the whole block when K changes, so the K
-# cells stand alone and AL(i) - AL(i-1) is no survival (INTEROP.md).
+# cells stand alone and AL(i) - AL(i-1) is no survival (docs/policy.md §4).
 BLOCK_PARALLEL_METHODS = ("dspark", "dflash")
 # One line style per thinking mode; one colour per curve (see curve_colors).
 THINKING_STYLE = {"on": "-", "off": "--"}

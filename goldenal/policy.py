@@ -1,6 +1,6 @@
 """The AgentX golden-AL policy as code: which committed value a config must carry.
 
-Rules (POLICY.md of the project's references, after InferenceX's
+Rules (docs/policy.md §2, after InferenceX's
 ``golden_al_distribution/README.md`` and review checklist):
 
 * only committed cells: no interpolation, no extrapolation, no fallback to

@@ -220,7 +220,7 @@ def check_explicit(text, site, *, registry, k, thinking, selection, force, path,
     mode = thinking
     if mode is None:
         modes = [m for m in ("on", "off") if curve.cells.get(m)]
-        # the runner's THINKING_MODE defaults to thinking_on (POLICY.md)
+        # the runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
         mode = modes[0] if len(modes) == 1 else "on"
     cell = curve.cells.get(mode, {}).get(k)
     label = f"{curve.id} thinking_{mode} K={k}"

@@ -7,7 +7,7 @@ the steps out on a timeline of concurrent requests.  From that one process it
 renders the artifacts a real run leaves behind, in the engines' real formats:
 
 * vLLM V1 server log lines, one ``SpecDecoding metrics:`` line per 10 s
-  logging window (family D of FORMATS.md, the format string of
+  logging window (family D of docs/formats.md §1.5, the format string of
   vllm/v1/spec_decode/metrics.py), each preceded by its ``Engine 000:``
   throughput line;
 * Prometheus ``/metrics`` scrapes before and after the measurement, rendered
@@ -42,7 +42,7 @@ from goldenal.files import write_text_atomic
 from goldenal.observation import Observation
 
 # vLLM V1 spec-decode counters (registered names; the exposition appends
-# _total/_created) and their help strings, per FORMATS.md section 2.
+# _total/_created) and their help strings, per docs/formats.md §2.2.
 _PROM_FAMILIES = (
     ("vllm:spec_decode_num_drafts", "Number of spec decoding drafts."),
     ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens."),
@@ -177,7 +177,7 @@ class SimulatedCell:
                           f"tokens/s, Avg generation throughput: {(n + a) / dt:.1f} tokens/s, "
                           f"Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: "
                           "12.5%, Prefix cache hit rate: 0.0%", None))
-            # format string of vllm/v1/spec_decode/metrics.py (family D, FORMATS.md 1.5)
+            # format string of vllm/v1/spec_decode/metrics.py (family D, docs/formats.md §1.5)
             pos = ", ".join(f"{x / n:.3f}" for x in c)
             lines.append((prefix + "[metrics.py:101] SpecDecoding metrics: "
                           f"Mean acceptance length: {1 + a / n:.2f}, "

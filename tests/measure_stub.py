@@ -11,7 +11,7 @@ sglang``, only the ``sglang:spec_accept_length`` gauge on ``/metrics``,
 ``/get_server_info``, per-request counts in ``choices[0].meta_info`` of a
 non-streaming answer to ``return_meta_info``, which a stream refuses; SGLang
 ``python/sglang/srt/entrypoints/openai/serving_chat.py``).  Shapes follow
-vLLM ``vllm/v1/spec_decode/metrics.py`` (FORMATS.md section 2) and llama.cpp
+vLLM ``vllm/v1/spec_decode/metrics.py`` (docs/formats.md §2.2) and llama.cpp
 ``tools/server/server-task.cpp`` / ``server-common.cpp`` (llama.cpp vendored in
 llama-cpp-python 0.3.36).
 

@@ -25,7 +25,7 @@ def total(n, per_pos, thinking="on"):
                        thinking=thinking)
 
 
-# Hand-worked pooling (DESIGN.md "Data notes"): cells K=1 (N=100, c=60),
+# Hand-worked pooling (docs/formats.md §0.2): cells K=1 (N=100, c=60),
 # K=2 (N=200, c=130, 80), K=3 (N=100, c=70, 40, 20).
 #   a(1) = (60 + 130 + 70) / (100 + 200 + 100) = 0.65
 #   a(2) = (80 + 40) / (130 + 70)               = 0.6

@@ -43,7 +43,7 @@ def test_workload_truth_matches_a_large_simulation():
 
 
 def test_per_step_acceptance_drifts_with_k_though_no_request_changes():
-    """DESIGN.md "Data notes": hard requests take relatively more steps at larger K."""
+    """docs/formats.md §0.2: hard requests take relatively more steps at larger K."""
     w = make_workload(RATES, heterogeneity=4.0, rng=3)
     c1 = simulate_workload(w, 1, n_requests=3000, rng=4)
     c4 = simulate_workload(w, 4, n_requests=3000, rng=5)

@@ -1,6 +1,6 @@
 """Round trips: counts rendered in each printed format come back as the same counts.
 
-The renderings follow the format strings documented in FORMATS.md (vLLM
+The renderings follow the format strings documented in docs/formats.md §1-§8 (vLLM
 family D ``%.2f``/``%.3f``/``%.1f``, the offline example's ``%.2f``, ATOM's
 percent dictionary); the readers must recover the exact step and accepted
 counts, and per-position counts within the printed rounding.

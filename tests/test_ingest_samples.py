@@ -326,7 +326,7 @@ def test_vllm_v0_prometheus_uses_efficiency_gauge(tmp_path):
     assert len(obs) == 0 and "V0 counters over-count" in obs.problems[0].message
     (o,) = ingest(path, k=3)
     assert o.format == "vllm-prometheus-v0" and o.mean_only
-    assert o.mean_al == 0.598 * 4  # AL(V0) = efficiency x (K+1), FORMATS.md 1.2
+    assert o.mean_al == 0.598 * 4  # AL(V0) = efficiency x (K+1), docs/formats.md §1.2
 
 
 def test_sglang_line_variants(tmp_path):

@@ -13,7 +13,7 @@ from goldenal.simulate import simulate_cell, simulate_run, true_acceptance_lengt
 from conftest import SAMPLES
 
 
-# Family D (FORMATS.md 1.5): Mean acceptance length, Accepted throughput, Drafted
+# Family D (docs/formats.md §1.5): Mean acceptance length, Accepted throughput, Drafted
 # throughput, Accepted, Drafted, Per-position acceptance rate, Avg Draft acceptance rate.
 FAMILY_D = re.compile(
     r"^\(APIServer pid=4242\) INFO \d\d-\d\d \d\d:\d\d:\d\d \[metrics\.py:101\] "

@@ -1,6 +1,6 @@
 """One cell: pooled acceptance length, its interval, per-position acceptance.
 
-Counts follow DESIGN.md "Data notes": N verification steps, c_i steps whose
+Counts follow docs/formats.md §0.2: N verification steps, c_i steps whose
 first i drafts were all accepted, AL = 1 + sum(accepted) / N,
 S(i) = c_i / N, a(i) = c_i / c_(i-1) with c_0 = N.
 

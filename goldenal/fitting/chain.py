@@ -6,7 +6,7 @@ conditional acceptance a(i) is the same in every cell with K >= i.  Per
 *step* it is not: a request's output is a fixed number of tokens, so hard
 requests take relatively more steps at larger K and the per-step a(i) of a
 workload drifts with K even when every request's profile is the same
-(DESIGN.md "Data notes").  Pooling per-step counts across K and comparing
+(docs/formats.md §0.2).  Pooling per-step counts across K and comparing
 cells with that pool flags clean runs.
 
 The check therefore works request by request.  A request observed at K

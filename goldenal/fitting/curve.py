@@ -14,7 +14,7 @@ from goldenal.fitting.chain import DEFAULT_MARGIN, fit_chain
 from goldenal.fitting.monotone import DEFAULT_TOLERANCE, fit_curve_means
 from goldenal.fitting.results import CurveFit
 
-# Methods whose K=n draft is a prefix of the K=n+1 draft (INTEROP.md
+# Methods whose K=n draft is a prefix of the K=n+1 draft (docs/policy.md §4,
 # "accept_length_model": chain_analytic).  vLLM runs MTP heads as a chain.
 CHAIN_METHODS = frozenset({"eagle", "eagle3", "mtp", "draft_model", "draft-model",
                            "draft", "separate", "medusa-chain"})

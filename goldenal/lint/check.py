@@ -287,7 +287,7 @@ def check_config(cfg, curves):
             why = f"the curve's only mode thinking_{thinking}"
         else:
             thinking = "on"
-            # the upstream runner's THINKING_MODE defaults to thinking_on (POLICY.md)
+            # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
             why = "thinking_on, the documented default (THINKING_MODE=thinking_on)"
         add("GAL305", f"no thinking-mode signal in the files; assumed {why} for curve "
                       f"{curve.id}")

@@ -62,7 +62,7 @@ BULK_DRAFTS = 10**7
 
 
 def survival_from_histogram(hist):
-    """``a_i = sum_{j>i} h_j`` from a histogram ``h_0..h_K`` (FORMATS.md section 0)."""
+    """``a_i = sum_{j>i} h_j`` from a histogram ``h_0..h_K`` (docs/formats.md §0.1)."""
     out = []
     running = sum(hist)
     for h in hist[:-1]:
@@ -206,7 +206,7 @@ def _nearest(centre, low, high, count):
 def derive_drafts(accepted, rates, *, half, mean=None, mean_half=0.005, drafted=None, k=None):
     """Rebuild ``D`` and per-position counts from a window that does not print ``D``.
 
-    ``D = A / sum_i s_i`` up to rounding (FORMATS.md 1.5); ``drafted / K`` is
+    ``D = A / sum_i s_i`` up to rounding (docs/formats.md §1.5); ``drafted / K`` is
     preferred when it is consistent, because it is exact whenever every step
     drafted K tokens.
 

@@ -1,6 +1,6 @@
 """ATOM (ROCm/ATOM) MTP statistics: ``[MTP Stats ...]`` log lines and ``/debug/mtp_stats``.
 
-Facts (FORMATS.md section 7; ROCm/ATOM:atom/model_engine/scheduler.py and
+Facts (docs/formats.md §7; ROCm/ATOM:atom/model_engine/scheduler.py and
 llm_engine.py @ffdf3bb5ddf8a15a64d521a2eeb3bc7438f9ac21):
 
 * ``[MTP Stats Interval] Average toks/fwd: X, Accepted/Total Draft tokens: A/T,

@@ -24,7 +24,7 @@ Lines as the llama.cpp tree vendored in llama-cpp-python 0.3.36 prints them
   length = L, rates = [r_0, ...]`` -- the schedule the server realises, kept as
   a fact for ``verify``.
 
-Older servers (ggml-org/llama.cpp PR #24536, FORMATS.md section 8) printed
+Older servers (ggml-org/llama.cpp PR #24536, docs/formats.md §8) printed
 ``mean acceptance length = X, acceptance rate per position = (s_0, ...)`` on
 the per-request line and ``#gen drafts`` as the step count; both are still read.
 """

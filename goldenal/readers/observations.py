@@ -1,6 +1,6 @@
 """Result objects of ingestion: :class:`Observations`, :class:`Problem`, :class:`CellSummary`.
 
-Counts are pooled, never ratios averaged (FORMATS.md, general rule 2): a cell's
+Counts are pooled, never ratios averaged (docs/formats.md §9, rule 2): a cell's
 AL is ``1 + sum(accepted) / sum(drafts)`` over the windows that have counts.
 Windows that carry only a printed mean are kept apart and reported as such.
 """

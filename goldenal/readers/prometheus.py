@@ -1,7 +1,7 @@
 """Prometheus text exposition: vLLM's spec-decode counters (and ATOM's, TRT-LLM's, SGLang's).
 
 One scrape gives counts since each engine started; a before/after pair gives
-the window between them (FORMATS.md section 2.3).  Samples are parsed with
+the window between them (docs/formats.md §2.3).  Samples are parsed with
 prometheus_client's ``text_string_to_metric_families``; only the lines of the
 speculative-decoding families are handed to it, so a scrape of any size is
 read in one streaming pass.

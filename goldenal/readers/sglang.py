@@ -1,6 +1,6 @@
 """SGLang: decode-batch log lines, per-request ``meta_info``, ``/server_info``, bench summaries.
 
-Facts (FORMATS.md section 5; sgl-project/sglang:python/sglang/srt/managers/
+Facts (docs/formats.md §5; sgl-project/sglang:python/sglang/srt/managers/
 scheduler_metrics_mixin.py@01bb3c807f7e62c19a31de7548837505488c2b64):
 
 * ``Decode batch. ... accept len: X.XX`` is (accepted drafts + one bonus per

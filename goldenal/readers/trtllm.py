@@ -1,6 +1,6 @@
 """TensorRT-LLM iteration statistics (``trtllm-serve`` ``GET /metrics``, a JSON list).
 
-Each iteration record may carry ``specDecodingStats`` (FORMATS.md section 6;
+Each iteration record may carry ``specDecodingStats`` (docs/formats.md §6;
 field names from NVIDIA/TensorRT-LLM:cpp/include/tensorrt_llm/executor/types.h
 @a98a9061d72f6fd39f5d055ebdd2c6878a100e2c): ``numRequestsWithDraftTokens`` (D),
 ``numAcceptedTokens`` (A, bonus not included), ``numDraftTokens`` (T) and

@@ -1,7 +1,7 @@
 """vLLM client-side reports: ``vllm bench serve`` (JSON and console), the offline example,
 and per-request ``metrics.speculative_decoding`` in API responses.
 
-* ``vllm bench serve`` (vLLM PR #31739, FORMATS.md section 3): result JSON keys
+* ``vllm bench serve`` (vLLM PR #31739, docs/formats.md §3): result JSON keys
   ``spec_decode_acceptance_rate`` (percent), ``spec_decode_acceptance_length``,
   ``spec_decode_num_drafts``, ``spec_decode_draft_tokens``,
   ``spec_decode_accepted_tokens``, ``spec_decode_per_position_acceptance_rates``

@@ -1,6 +1,6 @@
 """vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family.
 
-Families (FORMATS.md section 1; letters as there):
+Families (docs/formats.md §1; letters as there):
 
 * **A** V0 engine ``Speculative metrics: Draft acceptance rate: .., System
   efficiency: .., Number of speculative tokens: K, ..`` -- cumulative since
