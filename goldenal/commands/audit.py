@@ -86,7 +86,7 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.lint import audit, audit_report, explain
+    from goldenal.lint import audit, audit_report, default_root, explain
     from goldenal.lint.formatters import FORMATTERS
 
     if args.explain:
@@ -105,20 +105,18 @@ def run(args):
                    exclude=patterns(args.exclude), extend_exclude=patterns(args.extend_exclude),
                    respect_gitignore=args.respect_gitignore,
                    settings=False if args.isolated else (args.config or True))
+    root = os.path.abspath(args.root or default_root(paths))
     cache = args.cache
     if cache and args.diff:
         # --diff writes nothing, its cache included: read it, never save it
-        from goldenal.lint import default_root
         from goldenal.lint.cache import Cache
 
-        cache = Cache(args.root or default_root(paths), read_only=True)
+        cache = Cache(root, read_only=True)
     report = audit_report(paths, root=args.root, cache=cache, **options)
     findings = list(report.findings)
     if args.fix or args.diff:
-        from goldenal.lint import default_root
         from goldenal.lint.fix import fix_findings
 
-        root = os.path.abspath(args.root or default_root(paths))
         relative = [os.path.relpath(os.path.abspath(p), root) for p in paths]
         if any(r.startswith(os.pardir) for r in relative):
             print("error: --fix and --diff need every PATH inside the root", file=sys.stderr)
