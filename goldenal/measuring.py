@@ -614,6 +614,19 @@ def _stream_error(error):
     return _Failed(message)
 
 
+async def _retrying(call, retries, retry_delay):
+    """``(result, None, attempts)`` of ``await call()``, or ``(None, the last _Failed,
+    attempts)``: a retryable failure is tried again up to ``retries`` times, after
+    ``retry_delay`` seconds doubling each time (or the server's Retry-After when longer)."""
+    for attempt in range(retries + 1):
+        try:
+            return await call(), None, attempt + 1
+        except _Failed as exc:
+            if not exc.retryable or attempt == retries:
+                return None, exc, attempt + 1
+            await asyncio.sleep(max(retry_delay * 2 ** attempt, exc.retry_after or 0))
+
+
 async def _send(client, body, timeout):
     """One request, bounded by ``timeout`` seconds in all: httpx's own timeout bounds
     each read, and a stream that keeps sending would never trip it."""
@@ -742,14 +755,15 @@ class _Scraper:
     async def __call__(self):
         from goldenal.readers.prometheus import Scrape
 
-        for attempt in range(self.retries + 1):
+        async def get():
             status, text = await _get(self.client, "/metrics")
-            if status == 200:
-                break
-            if attempt < self.retries:
-                await asyncio.sleep(self.retry_delay * 2 ** attempt)
-        else:
-            raise ServerError(f"{self.url}/metrics answered {status or text} during "
+            if status != 200:
+                raise _Failed(f"{status or text}")
+            return text
+
+        text, error, _ = await _retrying(get, self.retries, self.retry_delay)
+        if error is not None:
+            raise ServerError(f"{self.url}/metrics answered {error} during "
                               f"{self.label} ({self.retries + 1} attempts): the server went "
                               "away; nothing written for this cell")
         self.n += 1
@@ -797,19 +811,8 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
                 "messages": prompt.payload(), **_transport(server.engine), **body_extra}
         if "seed" in body:
             body["seed"] += i
-        error, got, attempts = None, None, 0
-        for attempt in range(retries + 1):
-            attempts = attempt + 1
-            try:
-                got = await _send(client, body, timeout)
-                error = None
-                break
-            except _Failed as exc:
-                error = exc
-                if not exc.retryable:
-                    break
-                if attempt < retries:
-                    await asyncio.sleep(max(retry_delay * 2 ** attempt, exc.retry_after or 0))
+        got, error, attempts = await _retrying(lambda: _send(client, body, timeout),
+                                               retries, retry_delay)
         counts, counts_from = None, None
         if got is not None and got["spec"] is not None:
             counts = _engine_counts(got["spec"], k)
@@ -1208,7 +1211,8 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             server, first_metrics = await _detect(client, base, engine)
             identity = normalize_identity({
                 "run": os.path.basename(os.path.abspath(out)), "simulated": False,
-                **({"not_golden": not_golden} if not_golden else {}), "model": model, **({"curve": curve} if curve else {}),
+                **({"not_golden": not_golden} if not_golden else {}), "model": model,
+                **({"curve": curve} if curve else {}),
                 **({"method": method} if method else {}), "draft": draft or [],
                 "engine": {"name": server.engine,
                            **({"version": server.version} if server.version else {})}})
