@@ -326,10 +326,14 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
             sigma, tolerance, distance = wide, z * wide + rounding + slack, diff / wide
             mean_hit = True
         if k is not None and profile_name != "geometric":
-            geometric = _geometric_note(survival, text, k, z, steps,
-                                        "llamacpp" in engine.split(","))
+            matched, geometric = _geometric_note(survival, text, k, z, steps,
+                                                 "llamacpp" in engine.split(","))
             if geometric:
                 profile_note += "; " + geometric
+        else:
+            matched = False
+        if not matched:
+            profile_note += "; " + _OTHER_DISTRIBUTIONS
     ok = mean_hit and profile_ok is not False
     match = None
     if ok and survival is not None:
@@ -382,28 +386,42 @@ def _config_notes(sources, text):
     return out
 
 
+# what else gives a profile that is neither the expected one nor llama.cpp's geometric one
+_OTHER_DISTRIBUTIONS = ("another per-step distribution: explicit rates "
+                        "(synthetic_acceptance_rates, --spec-synth-rates), a geometric-decay "
+                        "knob such as vLLM 0.19.x synthetic_acceptance_rate or ATOM before "
+                        "#1948, or real acceptance")
+
+
 def _geometric_note(survival, text, k, z, steps, llamacpp=True):
     """How ``survival`` compares with llama.cpp's geometric schedule for a bare length:
-    a sentence when it matches (and what else gives that profile), one when it does not
-    and the run is llama.cpp's, else None."""
+    ``(matched, sentence)``, the sentence saying what else gives that profile when it
+    matches, why not when it does not and the run is llama.cpp's, else None."""
     from goldenal.engines.llamacpp import KNOB, RATES_KNOB, geometric_rates, min_variance_rates
 
     geo = geometric_rates(text, k)
-    margin = 0.0005 + 1.0 / steps
     i, sigmas = _deviation(survival, geo, steps)
-    if all(abs(s - g) <= z * math.sqrt(g * (1 - g) / steps) + margin
-           for s, g in zip(survival, geo)):
-        return (f"it matches llama.cpp's geometric schedule {_fmt_list(geo)} for {KNOB} "
+    if not _outside(survival, geo, steps, z):
+        return True, (f"it matches llama.cpp's geometric schedule {_fmt_list(geo)} for {KNOB} "
                 f"{text} (largest deviation {_fmt_sigmas(sigmas)}, position {i}), which a "
                 f"bare {KNOB} realises and real acceptance at a constant per-position rate "
                 f"gives as well; pin {RATES_KNOB} {','.join(min_variance_rates(text, k))} "
                 "(goldenal emit --engine llamacpp --distribution min-variance) for the "
                 "min-variance one")
     if llamacpp:
-        return (f"nor is it llama.cpp's geometric schedule {_fmt_list(geo)} for a bare {KNOB} "
+        return False, (f"nor is it llama.cpp's geometric schedule {_fmt_list(geo)} for a bare {KNOB} "
                 f"{text} (position {i}: {survival[i]:.3f} vs {geo[i]:.3f}, "
                 f"{_fmt_sigmas(sigmas)})")
-    return None
+    return False, None
+
+
+def _outside(survival, expected, steps, z, extra=0.0):
+    """Positions where ``survival`` is off ``expected`` by more than ``z`` binomial standard
+    errors and the rounding margin (counts rebuilt from three-decimal log rates are exact
+    to +-0.0005 per window), plus ``extra``."""
+    margin = 0.0005 + 1.0 / steps + extra
+    return [i for i, (s, e) in enumerate(zip(survival, expected))
+            if abs(s - e) > z * math.sqrt(e * (1 - e) / steps) + margin]
 
 
 def _deviation(survival, expected, steps):
@@ -462,14 +480,7 @@ def _profile(counted, k, text, z, extra=0.0, expected=None):
     name = "min-variance schedule" if expected is None else "expected profile"
     if expected is None:
         expected = schedule(Decimal(text), k)
-    # counts rebuilt from three-decimal log rates are exact to +-0.0005 per window
-    margin = 0.0005 + 1.0 / steps + extra
-    bad = []
-    for i, (s, e) in enumerate(zip(survival, expected)):
-        allowed = z * math.sqrt(e * (1 - e) / steps) + margin
-        if abs(s - e) > allowed:
-            bad.append(i)
-    if not bad:
+    if not _outside(survival, expected, steps, z, extra):
         return survival, expected, True, None
     i, sigmas = _deviation(survival, expected, steps)
     note = (f"per-position survival {_fmt_list(survival)} is not the {name} "
@@ -521,11 +532,6 @@ def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, 
                      "real acceptance near the target; the per-position profile tells them "
                      "apart where it can: "
                      + profile_note)
-        if "it matches llama.cpp's geometric" not in profile_note:
-            parts.append("another per-step distribution: explicit rates "
-                         "(synthetic_acceptance_rates, --spec-synth-rates), a geometric-decay "
-                         "knob such as vLLM 0.19.x "
-                         "synthetic_acceptance_rate or ATOM before #1948, or real acceptance")
     hints = [SILENT_PATHS[e] for e in engine.split(",") if e in SILENT_PATHS]
     if hints and not mean_hit:
         parts.append("check " + "; ".join(hints))
