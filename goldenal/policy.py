@@ -67,17 +67,23 @@ class GoldenValue:
             other = float(other.text)
         return getattr(float(self.text), op)(other)
 
-    def _comparison(op):
-        def compare(self, other):
-            return self._compare(other, op)
+    def __eq__(self, other):
+        return self._compare(other, "__eq__")
 
-        compare.__name__, compare.__qualname__ = op, f"GoldenValue.{op}"
-        return compare
+    def __ne__(self, other):
+        return self._compare(other, "__ne__")
 
-    __eq__, __ne__ = _comparison("__eq__"), _comparison("__ne__")
-    __lt__, __le__ = _comparison("__lt__"), _comparison("__le__")
-    __gt__, __ge__ = _comparison("__gt__"), _comparison("__ge__")
-    del _comparison
+    def __lt__(self, other):
+        return self._compare(other, "__lt__")
+
+    def __le__(self, other):
+        return self._compare(other, "__le__")
+
+    def __gt__(self, other):
+        return self._compare(other, "__gt__")
+
+    def __ge__(self, other):
+        return self._compare(other, "__ge__")
 
     def __hash__(self):
         return hash(float(self.text))
