@@ -24,12 +24,7 @@ def atomic_open(path, mode="w"):
     path = os.fspath(path)
     # through a symlink to the file it names (replacing the link would detach it)
     target = os.path.realpath(path)
-    with contextlib.suppress(FileNotFoundError):
-        # a read-only file stays unwritten (os.replace would not ask); the mode
-        # bits count too, since os.access says yes to root
-        # (os.stat first: os.access is simply False for a file that does not exist yet)
-        if not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK):
-            raise PermissionError(errno.EACCES, "file is read-only; nothing written", path)
+    _refuse_read_only(target, path)
     directory = os.path.dirname(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
@@ -41,11 +36,7 @@ def atomic_open(path, mode="w"):
     try:
         with os.fdopen(fd, mode, **text) as fh:
             yield fh
-        try:
-            bits = os.stat(target).st_mode & 0o7777
-        except FileNotFoundError:
-            bits = 0o644
-        os.chmod(tmp, bits)
+        os.chmod(tmp, _bits_of(target))
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -176,14 +167,18 @@ def _stage(path, target, data, prefix=None):
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        try:
-            bits = os.stat(target).st_mode & 0o7777
-        except FileNotFoundError:
-            bits = 0o644
-        os.chmod(tmp, bits)
+        os.chmod(tmp, _bits_of(target))
     except OSError as exc:
         raise _naming(exc, path, tmp) from None
     return tmp
+
+
+def _bits_of(target):
+    """The permission bits a replacement of ``target`` keeps (``0o644`` for a new file)."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o644
 
 
 def _naming(exc, path, leftover):
@@ -476,7 +471,12 @@ def _refuse_links(root, parts, shown):  # pragma: no cover - Windows
 
 
 def _refuse_read_only(target, shown):
-    """PermissionError naming ``shown`` when an existing ``target`` is not writable."""
+    """PermissionError naming ``shown`` when an existing ``target`` is not writable.
+
+    A read-only file stays unwritten (``os.replace`` would not ask); the mode
+    bits count too, since ``os.access`` says yes to root (``os.stat`` first:
+    ``os.access`` is simply False for a file that does not exist yet).
+    """
     with contextlib.suppress(FileNotFoundError):
         if not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK):
             raise PermissionError(errno.EACCES, "file is read-only; nothing written", shown)
