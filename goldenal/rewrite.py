@@ -657,8 +657,20 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
         return chosen[site_k][0]
 
     plan, targets = plan_command(path, original, golden_for_k, k=k, form=form, force=force)
+    return _command_result(path, original, "atom", plan, targets,
+                           lambda line, site_k: chosen[site_k][1], notes,
+                           check=check, diff_only=diff_only, bom=bom)
+
+
+def _command_result(path, original, engine, plan, targets, curve_of, notes, *, check,
+                    diff_only, bom):
+    """The result of a planned command-line rewrite (ATOM, ``vllm serve``, ``llama-server``).
+
+    ``targets`` are ``(line, K, AL text, knob)``; ``curve_of(line, K)`` names the
+    curve the value came from.
+    """
     after = spans.apply_edits(original, plan.edits)
-    values = [SiteValue(None, None, "atom", site_k, al_text, knob, chosen[site_k][1], line)
+    values = [SiteValue(None, None, engine, site_k, al_text, knob, curve_of(line, site_k), line)
               for line, site_k, al_text, knob in targets]
     changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
     return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
@@ -742,12 +754,9 @@ def _inject_vllm_script(path, original, *, k, thinking, registry, selection, al,
 
     plan, targets = plan_command(path, original, golden_for, k=k, rates_for=rates_for,
                                  force=force)
-    after = spans.apply_edits(original, plan.edits)
-    values = [SiteValue(None, None, "vllm", site_k, al_text, knob, curve_at[line], line)
-              for line, site_k, al_text, knob in targets]
-    changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
-    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
-                   values, changes, notes, check=check, diff_only=diff_only, bom=bom)
+    return _command_result(path, original, "vllm", plan, targets,
+                           lambda line, site_k: curve_at[line], notes,
+                           check=check, diff_only=diff_only, bom=bom)
 
 
 def _starts_llama_server(text):
@@ -788,13 +797,9 @@ def _inject_llamacpp(path, original, *, k, thinking, registry, selection, al, di
 
     plan, targets = plan_command(path, original, golden_for_k, k=k, rates_for=rates_for,
                                  force=force)
-    after = spans.apply_edits(original, plan.edits)
-    values = [SiteValue(None, None, "llamacpp", site_k, al_text, knob, chosen[site_k][1], line)
-              for line, site_k, al_text, knob in targets]
-    changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
-    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
-                   values, changes, notes + list(plan.warnings), check=check,
-                   diff_only=diff_only, bom=bom)
+    return _command_result(path, original, "llamacpp", plan, targets,
+                           lambda line, site_k: chosen[site_k][1], notes + list(plan.warnings),
+                           check=check, diff_only=diff_only, bom=bom)
 
 
 # -- the InferenceX runner contract -------------------------------------------
