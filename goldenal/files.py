@@ -75,18 +75,17 @@ def write_texts_atomic(texts):
     go through a symbolic link to the file it names, as :func:`atomic_open`
     does.  Raises OSError naming the file concerned.
     """
-    jobs, groups = [], {}
+    groups = {}
     for path, text in texts.items():
         path = os.fspath(path)
         target = os.path.realpath(path)
         _refuse_read_only(target, path)
-        jobs.append((path, target, text))
         groups.setdefault(os.path.dirname(target), []).append((path, target, text))
     with contextlib.ExitStack() as stack:
         for directory in sorted(groups):
             stack.enter_context(locked_directory(directory))
         _UndoTransaction(groups).run()
-    return [job[0] for job in jobs]
+    return [os.fspath(path) for path in texts]
 
 
 class _UndoTransaction:
