@@ -39,29 +39,36 @@ def read_shell_settings(path, text=None):
         text = read_text(path, universal=True)
     variables = literal_variables(text)
     out = []
+    k_of = {}           # the K each engine's launcher sets, read once per engine
     for row, m in knobs.finditer(text, _READ):
         engine, at = row.engine, row.start(m)
         line_start = text.rfind("\n", 0, at) + 1
         raw = m.group("value").rstrip("\\").strip()
-        k_match = next((km for _, km in knobs.finditer(text, (_K[engine],))), None)
-        k = None
-        if k_match:
-            k_text = resolve(k_match.group("value").rstrip(",\\"), variables)
-            if k_text is None and "NUM_SPEC_TOKENS" in variables:
-                k_text = variables["NUM_SPEC_TOKENS"]
-            k = int(k_text) if k_text and k_text.isdigit() else None
-        elif variables.get("NUM_SPEC_TOKENS", "").isdigit():
-            k = int(variables["NUM_SPEC_TOKENS"])
+        if engine not in k_of:
+            k_of[engine] = _k(text, _K[engine], variables)
         extra = {}
         resolved = resolve(raw, variables)
         if resolved is not None and resolved != unquote(raw):
             extra["resolved"] = resolved
         out.append(SpecSetting(
-            path=path, line=text.count("\n", 0, at) + 1, col=at - line_start + 1, engine=engine, role=None, knob=row.name,
-            value=unquote(raw), k=k, extra=extra))
+            path=path, line=text.count("\n", 0, at) + 1, col=at - line_start + 1,
+            engine=engine, role=None, knob=row.name, value=unquote(raw), k=k_of[engine],
+            extra=extra))
     out.extend(read_command_settings(path, text))
     from goldenal.engines.llamacpp import read_command_settings as llamacpp_settings
 
     out.extend(llamacpp_settings(path, text))
     out.sort(key=lambda s: (s.line, s.col))
     return out
+
+
+def _k(text, row, variables):
+    """K as the first uncommented ``row`` in ``text`` sets it (else ``NUM_SPEC_TOKENS``), or None."""
+    k_match = next((km for _, km in knobs.finditer(text, (row,))), None)
+    if k_match is None:
+        k_text = variables.get("NUM_SPEC_TOKENS", "")
+        return int(k_text) if k_text.isdigit() else None
+    k_text = resolve(k_match.group("value").rstrip(",\\"), variables)
+    if k_text is None and "NUM_SPEC_TOKENS" in variables:
+        k_text = variables["NUM_SPEC_TOKENS"]
+    return int(k_text) if k_text and k_text.isdigit() else None
