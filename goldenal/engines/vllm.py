@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 
 from goldenal.recipes import knobs, spans
-from goldenal.recipes.shell import eval_paths, literal_variables, resolve
+from goldenal.recipes.shell import DQ_ESCAPE, eval_paths, literal_variables, resolve
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
 from goldenal.engines.knobs import knob_value
 from goldenal.errors import DuplicateKeyError, ParseError, PolicyError
@@ -346,8 +346,6 @@ _SPEC_FLAG = re.compile(r"""(?<![\w-])--speculative[-_]config"""
 # the served model: ``vllm serve MODEL`` (not a flag) or ``--model MODEL``
 _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
                      r"""(?P<word>'[^']*'|"[^"]*"|(?!-)[^\s\\;|&]+)""")
-# what bash unescapes inside double quotes
-_DQ_ESCAPE = re.compile(r'\\([$`"\\])')
 
 
 @dataclass(frozen=True)
@@ -397,7 +395,7 @@ def command_specs(path, text):
         word = m.group("word")
         quote = word[0] if word[0] in "'\"" else ""
         inner = word[1:-1] if quote else word
-        json_text = _DQ_ESCAPE.sub(r"\1", inner) if quote == '"' else inner
+        json_text = DQ_ESCAPE.sub(r"\1", inner) if quote == '"' else inner
         if "$" in json_text or "`" in json_text or not json_text.lstrip().startswith("{"):
             raise ParseError(f"--speculative-config {word} is not literal JSON; write {KNOB} "
                              "where the script builds it (goldenal emit --engine vllm prints "

@@ -723,7 +723,8 @@ def _fmt_g(x):
     return "%.6g" % x   # awk's default OFMT
 
 
-_DQ_ESCAPE_RE = re.compile(r'\\([\\"$`])')
+# what bash unescapes inside double quotes: \\ \" \$ \`
+DQ_ESCAPE = re.compile(r'\\([\\"$`])')
 _BLANKS = re.compile(r"[ \t\n]+")
 
 
@@ -755,7 +756,7 @@ def shell_words(text):
             level, has = 1 - level, True
         elif level:
             piece = text[start:end]
-            cur.append(_DQ_ESCAPE_RE.sub(r"\1", piece) if "\\" in piece else piece)
+            cur.append(DQ_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
         elif kind == "blank" or kind == "#":
             if cur or has:
                 words.append("".join(cur))
@@ -767,7 +768,7 @@ def shell_words(text):
             has = True
         elif kind == "dq":
             piece = text[start + 1:end - 1]
-            cur.append(_DQ_ESCAPE_RE.sub(r"\1", piece) if "\\" in piece else piece)
+            cur.append(DQ_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
             has = True
         elif kind == "esc":
             cur.append(text[start + 1:end])
