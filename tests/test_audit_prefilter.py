@@ -267,15 +267,31 @@ def test_each_engine_pattern_contains_its_word(text):
             assert _ENGINE_WORD[engine] in text
 
 
-def test_a_list_document_naming_a_backend_is_composed_for_its_duplicate_keys(tmp_path):
+def test_a_list_document_naming_a_backend_is_no_recipe(tmp_path):
     # a changelog-shaped list (InferenceX's perf-changelog.yaml names attention_backend:)
-    # is read as a recipe: parsing alone would pass it, composing finds the repeated key
+    # configures nothing: it is not composed, so its repeated key is no finding, and a
+    # knob its prose mentions is found, not checked
     (tmp_path / "perf-changelog.yaml").write_text(
+        "# history\n"
+        "---\n"
         "- config-keys: [dsv4-fp4-*-vllm]\n"
         "  description: \"pinned via speculative-config attention_backend: FLASH_ATTN\"\n"
-        "  description: \"again\"\n")
+        "  description: \"SGLANG_SIMULATE_ACC_LEN=2.49 from the golden curve\"\n")
     r = audit_report([str(tmp_path)], settings=False)
-    assert [(f.code, f.line) for f in r.findings] == [("GAL312", 3)]
+    assert [(f.code, f.line) for f in r.findings] == [("GAL309", 5)]
+
+
+def test_a_mapping_naming_a_backend_is_composed_for_its_duplicate_keys(tmp_path):
+    (tmp_path / "recipe.yaml").write_text(
+        "name: x\n"
+        "backend:\n"
+        "  type: sglang\n"
+        "  sglang_config:\n"
+        "    decode: {speculative-algorithm: EAGLE}\n"
+        "backend:\n"
+        "  type: vllm\n")
+    r = audit_report([str(tmp_path)], settings=False)
+    assert [(f.code, f.line) for f in r.findings] == [("GAL312", 6)]
 
 
 def _duplicates_oracle(node, out, seen):

@@ -13,12 +13,17 @@ variant.
 """
 
 import json
+import re
 
 from goldenal.engines import adapter
 from goldenal.recipes import spans
 from goldenal.engines.locate import (ENGINE_CONFIG, ROLES, find_sites, pd_decode, scenario_facts,
                                      sections_of)
 from goldenal.lint import evidence as ev
+
+# a document whose top level is a block sequence (a changelog that merely says
+# "backend:" somewhere) is no recipe: known without composing it
+_TOP_LEVEL_LIST = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|---[ \t]*\n|%[^\n]*\n)*-[ \t\n]")
 
 _SGLANG_EXTRA = {"token_mode": "SGLANG_SIMULATE_ACC_TOKEN_MODE",
                  "acc_method": "SGLANG_SIMULATE_ACC_METHOD"}
@@ -113,6 +118,8 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
     goldenal.errors.ParseError
         Broken YAML, or a speculative-config string that is not JSON.
     """
+    if _TOP_LEVEL_LIST.match(text):
+        return []
     doc, sites, _ = find_sites(relpath, text, recipe_only=True, knob_only=True)
     # read only for a recipe with sites (a changelog list naming a backend has none)
     signals = ev.thinking_signals_in(text, lines) if sites else []
