@@ -236,3 +236,27 @@ def test_a_file_name_prefix_is_never_reported_as_the_model(tmp_path):
     assert "model oot" not in f.message
     assert f.message.endswith("model (the files name none; the file-name prefix 'oot' names "
                               "no curve)")
+
+
+def _fixed_flag_oracle(text):
+    # a word of the code that is one of the fixed-length flags, alone or as ``--flag=...``
+    flags = {"--input-len", "--output-len", "--random-input-len", "--random-output-len",
+             "--random-input", "--random-output", "--isl", "--osl"}
+    for line in text.split("\n"):
+        for i in range(len(line)):
+            if line.startswith("--", i) and (i == 0 or not (line[i - 1].isalnum()
+                                                            or line[i - 1] in "_-")):
+                word = line[i:]
+                for flag in flags:
+                    if word.startswith(flag) and (len(word) == len(flag)
+                                                  or word[len(flag)] in " \t\r\x0b\x0c=\"'"):
+                        return True
+    return False
+
+
+# no "c": no trace or agentic word can form, so the flags alone decide
+@given(st.lists(st.text(alphabet="-=\"' \tailnoprstudx_", max_size=30), max_size=6))
+def test_a_fixed_length_flag_counts_only_as_a_word_of_its_own(lines):
+    """``--isl`` counts; ``x--isl``, ``---isl`` and ``--isles`` do not."""
+    text = "\n".join(lines)
+    assert agentic_from_client(text) is (False if _fixed_flag_oracle(text) else None)

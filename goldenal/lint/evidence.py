@@ -266,7 +266,9 @@ def agentic_from_benchmark(benchmark):
 # a benchmark client run at fixed input/output lengths: vLLM's ``bench serve
 # --random-input-len``, SGLang's ``bench_serving --random-input``, InferenceX's
 # ``run_benchmark_serving --input-len``, ``--isl``/``--osl``; an agentic run replays traces
-_FIXED_CLIENT_RE = re.compile(r"(?<![\w-])--(?:(?:random-)?(?:input|output)-len|"
+# (the ``--`` comes first, with the character before it checked behind, so that the
+# regex engine can skip ahead to each ``--`` instead of trying every position)
+_FIXED_CLIENT_RE = re.compile(r"--(?<![\w-]--)(?:(?:random-)?(?:input|output)-len|"
                               r"random-(?:input|output)|isl|osl)(?=[\s=\"']|$)", re.M)
 _AGENTIC_CLIENT_RE = re.compile(r"aiperf|\btraces?\b|trace_source|agentic", re.I)
 

@@ -326,7 +326,8 @@ def measures_acceptance(text):
     which is what a golden curve needs: neither agentic nor
     fixed-sequence-length, and nothing for GAL301/GAL304 to ask.
     """
-    return bool(_MEASURE_CLIENT.search(text))
+    # the word first: the line-anchored pattern would try every line of every launcher
+    return "goldenal" in text and bool(_MEASURE_CLIENT.search(text))
 
 
 def not_a_benchmark(path, text):
