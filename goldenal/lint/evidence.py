@@ -279,8 +279,8 @@ def agentic_from_client(text):
     Comment lines do not count.  None otherwise: a launcher running both, or
     neither, is decided by its branches or its path.
     """
-    if "--" not in text:
-        return None
+    if "--" not in text or not _FIXED_CLIENT_RE.search(text):
+        return None     # no flag anywhere: none outside the comments either
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     if _FIXED_CLIENT_RE.search(code) and not _AGENTIC_CLIENT_RE.search(code):
         return False
