@@ -280,3 +280,32 @@ def test_nothing_to_audit_raises():
 
     with pytest.raises(ParseError, match="nothing to audit"):
         audit(["/nonexistent/recipes"])
+
+
+def test_a_suppression_shown_in_documentation_is_never_reported_unused(tmp_path, registry):
+    # the syntax quoted in Markdown prose or in a Python string is documentation (as ruff
+    # reads noqa only in comments); in a fenced shell block or a Python comment it is code
+    (tmp_path / "GUIDE.md").write_text(
+        "Suppress with `# goldenal: ignore[GAL201]` on the knob's line.\n"
+        "\n"
+        "```bash\n"
+        "echo hi  # goldenal: ignore[GAL204]\n"
+        "```\n")
+    (tmp_path / "helper.py").write_text(
+        'HELP = "suppress with # goldenal: ignore[GAL302]"\n'
+        "x = 1  # goldenal: ignore[GAL203]\n"
+        "# speculative\n")
+    fs = audit([str(tmp_path)], registry=registry, settings=False)
+    assert [(f.path, f.line, f.code, f.message) for f in fs] == [
+        ("GUIDE.md", 4, "GAL308", "suppression ignore[GAL204] matches no finding"),
+        ("helper.py", 2, "GAL308", "suppression ignore[GAL203] matches no finding")]
+
+
+def test_a_suppression_in_markdown_prose_still_applies(tmp_path, registry):
+    (tmp_path / "NOTES.md").write_text(
+        "Our runs pin SGLANG_SIMULATE_ACC_LEN=2.49. <!-- # goldenal: ignore[GAL309] -->\n")
+    fs = audit([str(tmp_path)], registry=registry, settings=False)
+    assert fs == []
+    (tmp_path / "NOTES.md").write_text("Our runs pin SGLANG_SIMULATE_ACC_LEN=2.49.\n")
+    assert [f.code for f in audit([str(tmp_path)], registry=registry, settings=False)] == [
+        "GAL309"]

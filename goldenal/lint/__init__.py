@@ -17,6 +17,7 @@ import os
 from typing import NamedTuple
 
 from goldenal.lint import evidence as ev
+from goldenal.lint.markdown import MARKDOWN, fenced_code
 from goldenal.lint.rules import RULES, Finding, explain, get_rule, make_finding
 
 __all__ = ["audit", "audit_report", "AuditReport", "Finding", "RULES", "explain", "get_rule"]
@@ -239,6 +240,33 @@ def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
                              select=select, ignore=ignore, **options).findings)
 
 
+def _mentions(relpath, lines, table):
+    """Lines of ``table`` whose suppression is documentation, not a comment in code.
+
+    A Markdown line outside the fenced shell blocks (prose, an inline code
+    span) or a Python line whose ``# goldenal:`` sits in a string rather than
+    a comment shows the syntax; such a suppression still applies, but is
+    never reported as unused.
+    """
+    low = relpath.lower()
+    if low.endswith(MARKDOWN):
+        code = fenced_code(lines)
+        return {ln for ln in table if not code[ln - 1]}
+    if low.endswith(".py"):
+        import io
+        import tokenize
+
+        comments = set()
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines)).readline):
+                if tok.type == tokenize.COMMENT and "goldenal" in tok.string:
+                    comments.add(tok.start[0])
+        except (tokenize.TokenError, SyntaxError):
+            return set()        # not Python as written: every suppression counts
+        return {ln for ln in table if ln not in comments}
+    return set()
+
+
 def _apply_suppressions(findings, files):
     """Drop findings named by ``# goldenal: ignore[CODE]`` on their line (or the line above)."""
     supp = {}
@@ -263,7 +291,10 @@ def _apply_suppressions(findings, files):
         else:
             kept.append(f)
     for relpath, table in supp.items():
+        mentions = _mentions(relpath, files[relpath], table)
         for ln, codes in table.items():
+            if ln in mentions:
+                continue
             for code in sorted(codes):
                 if (relpath, ln, code) in used:
                     continue

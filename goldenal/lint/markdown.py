@@ -11,6 +11,7 @@ import re
 
 # CommonMark: up to three spaces, then three or more backticks or tildes, then an info string
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)")
+MARKDOWN = (".md", ".markdown")      # file-name endings of Markdown documents
 SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"}
 
 

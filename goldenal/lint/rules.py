@@ -287,7 +287,9 @@ _RULES = [
     Rule(
         "GAL308", "unused-suppression", "warning",
         "An inline `goldenal: ignore[...]` comment matches no finding.",
-        "Flags suppression comments whose codes suppress nothing on their line.",
+        "Flags suppression comments whose codes suppress nothing on their line. The syntax "
+        "quoted in documentation (Markdown outside fenced shell blocks, a Python string) "
+        "still suppresses but is never reported unused.",
         "Stale suppressions hide future mistakes on that line.",
         "SGLANG_SIMULATE_ACC_LEN: '2.99'   # goldenal: ignore[GAL201]   (value is golden)",
         "SGLANG_SIMULATE_ACC_LEN: '2.99'",

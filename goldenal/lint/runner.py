@@ -10,7 +10,7 @@ import yaml
 from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
 from goldenal.lint.check import NO_VARIANT_ENGINES, check_config, clear_cache
-from goldenal.lint.markdown import fenced_code
+from goldenal.lint.markdown import MARKDOWN, fenced_code
 from goldenal.lint.rules import make_finding
 from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.errors import DuplicateKeyError, GoldenALError, yaml_error
@@ -301,7 +301,8 @@ def _with_master_prefix(configs, prefixes, curves):
     return [cfg.with_(model=cfg.model + (prefix,))
             if cfg.model and prefix not in cfg.model and not _names_a_curve(cfg.model, curves)
             else cfg for cfg in configs]
-MARKDOWN = (".md", ".markdown")
+
+
 # a benchmark client in the launcher: vLLM's ``bench serve`` / ``benchmark_serving``,
 # SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
 # ``run_benchmark_serving``
