@@ -260,7 +260,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
     def inside(real):
         return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
-    def visit_file(p, shown, explicit=False):
+    def visit_file(p):
+        """The file's Candidate or Problem, or None (nothing to audit in it)."""
         try:
             fd = os.open(p, os.O_RDONLY)
             try:
@@ -270,33 +271,30 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
             finally:
                 os.close(fd)
         except OSError as exc:
-            yield Problem(shown(), f"unreadable: {exc.strerror or exc}")
-            return
+            return Problem(rel(p), f"unreadable: {exc.strerror or exc}")
         if overlay:
             data = overlay.get(os.path.realpath(p), data)
         stats.read += 1
         # one pass over the bytes for every name at once; most files mention none
         named = names_in(data)
         if named is None:
-            return
+            return None
         has_knob, has_spec, has_supp = named
         has_spec = has_spec or has_knob
         if not (has_spec or has_supp):
-            return
-        shown = shown()
+            return None
+        shown = rel(p)
         if b"\0" in data[:8192]:
             if has_knob:
-                yield Problem(shown, "binary file skipped", "info")
-            else:
-                stats.skipped.append((shown, "binary file"))
-            return
+                return Problem(shown, "binary file skipped", "info")
+            stats.skipped.append((shown, "binary file"))
+            return None
         if len(data) > MAX_BYTES:
-            yield Problem(shown, f"larger than {MAX_BYTES} bytes; skipped", "info")
-            return
+            return Problem(shown, f"larger than {MAX_BYTES} bytes; skipped", "info")
         if is_own_report(data):
             stats.skipped.append((shown, "a goldenal audit report"))
-            return
-        yield Candidate(shown, data, _kind(shown, data), has_knob, has_spec, scenario(p))
+            return None
+        return Candidate(shown, data, _kind(shown, data), has_knob, has_spec, scenario(p))
 
     ancestors = set()
     ignores = []            # (directory, spec) of the .gitignore files in force, outermost first
@@ -367,7 +365,9 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
                 elif e.is_file():
                     if e.name.endswith(SKIP_EXTS):
                         continue    # images and lock files: never a serve config
-                    yield from visit_file(p, lambda p=p: rel(p))
+                    item = visit_file(p)
+                    if item is not None:
+                        yield item
             except OSError as exc:
                 yield Problem(rel(p), f"unreadable: {exc.strerror or exc}")
 
@@ -397,7 +397,9 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
             yield from visit_dir(path)
             ignores.clear()
         elif os.path.isfile(path):
-            yield from visit_file(path, lambda p=path: rel(p), explicit=True)
+            item = visit_file(path)
+            if item is not None:
+                yield item
         elif os.path.lexists(path):
             yield Problem(rel(path), "not a regular file or directory; skipped", "info")
         else:
