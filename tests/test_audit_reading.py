@@ -45,11 +45,12 @@ def test_escaped_json_in_a_double_quoted_string_is_read_on_every_path(tmp_path):
 
 def test_a_fenced_markdown_block_is_read_like_a_script(tmp_path):
     """An ATOM guide pinning rate 0.77 at K=2 (AL 2.54): no longer passes unread."""
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "atom-guide.md").write_text(GUIDE)
+    (tmp_path / "docs" / "agentic").mkdir(parents=True)
+    (tmp_path / "docs" / "agentic" / "atom-guide.md").write_text(GUIDE)
     report = audit_report([tmp_path])
     f = [f for f in report.findings if f.code == "GAL201"][0]
-    assert (f.path, f.line, f.found, f.expected) == ("docs/atom-guide.md", 7, "0.77", "0.635")
+    assert (f.path, f.line, f.found, f.expected) == ("docs/agentic/atom-guide.md", 7, "0.77",
+                                                     "0.635")
     assert f.message.startswith("--spec-decode-acceptance-rate 0.77 (AL 2.54) differs from the "
                                 "golden cell dsv4_mtp thinking_on K=2: expected 0.635")
     assert report.configs_checked == 1 and report.skipped == ()
@@ -59,8 +60,8 @@ def test_a_fenced_markdown_block_is_read_like_a_script(tmp_path):
 def test_knobs_beside_a_read_block_are_still_found_not_checked(tmp_path):
     """A guide whose shell block is checked may pin other values in prose or in a block
     of another language, as InferenceX's golden README does with a YAML block."""
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "atom-guide.md").write_text(
+    (tmp_path / "docs" / "agentic").mkdir(parents=True)
+    (tmp_path / "docs" / "agentic" / "atom-guide.md").write_text(
         GUIDE + "\nOn SGLang, export SGLANG_SIMULATE_ACC_LEN=2.27 before launch.\n\n"
                 "```yaml\nSGLANG_SIMULATE_ACC_LEN: '3.24'\n```\n")
     found = [(f.line, f.col, f.code) for f in audit([tmp_path]) if f.code != "GAL305"]
@@ -153,8 +154,12 @@ def test_a_knob_on_a_server_no_benchmark_drives(tmp_path):
                                                        "--backend sglang\n")
     (tmp_path / "agentic").mkdir()
     (tmp_path / "agentic" / "glm.sh").write_text(demo)
-    f, = audit([tmp_path])
-    assert (f.path, f.line, f.code, f.severity) == ("demo/chat.sh", 1, "GAL310", "warning")
+    bench, chat = audit([tmp_path])
+    assert (chat.path, chat.line, chat.code, chat.severity) == ("demo/chat.sh", 1, "GAL310",
+                                                                "warning")
+    # its client states no lengths and replays no traces: a benchmark of either kind
+    assert (bench.path, bench.code) == ("demo/bench.sh", "GAL304")
+    assert "agentic or fixed-sequence-length" in bench.message
 
 
 ATOM_DSPARK = (

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import REFERENCE_GOLDEN
+from conftest import REFERENCE_GOLDEN, goldenal_cmd
 from goldenal.errors import PolicyError
 from goldenal.lint import audit
 from goldenal.lint.evidence import agentic_from_client, agentic_from_name, agentic_of
@@ -174,7 +174,8 @@ LAUNCH = ("vllm serve deepseek-ai/DeepSeek-V4-Pro --speculative-config '{\"metho
     # InferenceX's fixed-seq-len launchers: lengths from the runner's environment
     ('run_benchmark_serving --input-len "$ISL" --output-len "$OSL" --random-range-ratio 0.8',
      "GAL302"),
-    # an agentic launcher replays traces; a comment mentioning lengths is no client
+    # a comment mentioning lengths is no client: the directory decides (agentic), and
+    # one that says nothing leaves it undetermined
     ("# was: --input-len 1024\nresolve_trace_source\naiperf profile --input-file traces.jsonl",
      None),
 ])
@@ -183,7 +184,8 @@ def test_the_benchmark_client_of_a_launcher_decides_before_its_path(tmp_path, cl
     in a directory that says nothing and in one that says agentic alike."""
     for where in ("launch/dsv4_vllm_mtp.sh", "benchmarks/single_node/agentic/dsv4_vllm_mtp.sh"):
         root, _ = repo(tmp_path / where.split("/")[0], where, LAUNCH + client + "\n")
-        assert [f.code for f in audit([root])] == ([code] if code else []), where
+        expected = code or ("GAL304" if where.startswith("launch/") else None)
+        assert [f.code for f in audit([root])] == ([expected] if expected else []), where
 
 
 @given(st.lists(st.text(alphabet=" -=\"'$#abcdeilnoprstu0123456789", max_size=40), max_size=8))
@@ -220,7 +222,8 @@ dsv4-fp4-gb200-dynamo-vllm-mtp:
 def test_the_master_configs_sequence_length_setting_decides_for_its_recipe(tmp_path):
     """A recipe silent about its scenario, run by the master under fixed-seq-len."""
     root, _ = repo(tmp_path, "srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml", RECIPE)
-    assert codes(audit([root])) == []           # no signal at all: the value is checked
+    # no signal at all: undetermined, whatever the value (2.49 is golden for its cell)
+    assert codes(audit([root])) == [("srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml", "GAL304")]
     (root / "configs").mkdir()
     (root / "configs" / "nvidia-master.yaml").write_text(MASTER)
     assert codes(audit([root])) == [("srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml", "GAL302")]
@@ -260,3 +263,121 @@ def test_a_fixed_length_flag_counts_only_as_a_word_of_its_own(lines):
     """``--isl`` counts; ``x--isl``, ``---isl`` and ``--isles`` do not."""
     text = "\n".join(lines)
     assert agentic_from_client(text) is (False if _fixed_flag_oracle(text) else None)
+
+
+# A launcher shaped like InferenceX's single-node ones, under a directory that says nothing
+# and with a benchmark client that states no lengths: 2.50 is not glm5.2_mtp thinking_on
+# K=3 (2.99), but whether a golden value is wanted at all is not known.
+SILENT = ("export SGLANG_SIMULATE_ACC_LEN=2.50\n"
+          "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "
+          "--speculative-num-steps 3 --speculative-eagle-topk 1 "
+          "--default-chat-template-kwargs '{\"enable_thinking\": true}' &\n"
+          "python3 -m sglang.bench_serving --backend sglang --num-prompts 64LENGTHS\n")
+UNDETERMINED = (
+    "cannot determine whether the config is agentic or fixed-sequence-length, so "
+    "SGLANG_SIMULATE_ACC_LEN=2.50 is not checked against a golden cell: nothing in the files "
+    "says; state it by the path (an agentic/ or fixed-seq-len folder), the benchmark settings "
+    "(an agentic client, or isl/osl), or the scenario of a master config that runs it")
+
+
+def test_a_knob_with_no_scenario_signal_is_undetermined_not_checked_as_agentic(tmp_path):
+    root, _ = repo(tmp_path, "launch/glm5.2_sglang_mtp.sh", SILENT.replace("LENGTHS", ""))
+    f, = audit([root])
+    assert (f.path, f.line, f.col, f.code, f.severity) == (
+        "launch/glm5.2_sglang_mtp.sh", 1, 8, "GAL304", "info")
+    assert (f.found, f.expected, f.fix) == ("2.50", None, None)
+    assert f.message == UNDETERMINED
+
+
+@pytest.mark.parametrize("where, lengths, code", [
+    ("benchmarks/single_node/agentic/glm5.2_sglang_mtp.sh", "", "GAL201"),      # path
+    ("launch/8k1k/glm5.2_sglang_mtp.sh", "", "GAL302"),                          # path
+    ("launch/glm5.2_sglang_mtp.sh", " --random-input 8192 --random-output 1024",  # client
+     "GAL302"),
+])
+def test_every_scenario_signal_still_decides(tmp_path, where, lengths, code):
+    root, _ = repo(tmp_path, where, SILENT.replace("LENGTHS", lengths))
+    assert [f.code for f in audit([root])] == [code]
+
+
+def test_a_master_configs_agentic_scenario_decides_for_a_silent_recipe(tmp_path):
+    rel = "srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml"
+    root, _ = repo(tmp_path, rel, RECIPE.replace("2.49", "2.27"))
+    f, = audit([root])
+    assert (f.code, f.found) == ("GAL304", "2.27")
+    assert f.message.startswith("cannot determine whether the config is agentic")
+    (root / "configs").mkdir()
+    (root / "configs" / "nvidia-master.yaml").write_text(
+        MASTER.replace("agentic/agg-gb200-agentic.yaml", "agg-gb200.yaml")
+              .replace("    fixed-seq-len:", "    other-seq-len:"))
+    f, = audit([root])
+    assert (f.path, f.code, f.found, f.expected) == (rel, "GAL201", "2.27", "2.49")
+
+
+# an entry injecting outside any ``scenarios:`` key: the recipe it runs says, or nothing does
+UNSCOPED = """\
+dsv4-fp4-gb200-dynamo-vllm-mtp:
+  model-prefix: dsv4
+  framework: dynamo-vllm
+  search-space:
+  - spec-decoding: mtp
+    prefill:
+      additional-settings:
+      - "SYNTHETIC_ACCEPTANCE=true"
+      - "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"
+      - "THINKING_MODE=thinking_on"
+      - "CONFIG_FILE=recipes/vllm/dsv4/{folder}agg.yaml"
+"""
+
+
+@pytest.mark.parametrize("folder, code", [("agentic/", "GAL201"), ("8k1k/", "GAL302"),
+                                          ("", "GAL304")])
+def test_an_injection_outside_any_scenario_takes_its_recipes_answer(tmp_path, folder, code):
+    bare = RECIPE.replace(',"rejection_sample_method":"synthetic","synthetic_acceptance_length"'
+                          ':2.49', "")
+    root, _ = repo(tmp_path, f"srt-slurm-recipes/vllm/dsv4/{folder}agg.yaml", bare)
+    (root / "configs").mkdir()
+    (root / "configs" / "nvidia-master.yaml").write_text(UNSCOPED.format(folder=folder))
+    found = [(f.path, f.line, f.code) for f in audit([root]) if f.code != "GAL301"]
+    assert found == [("configs/nvidia-master.yaml", 9, code)]
+
+
+# InferenceX's golden_al_distribution/README.md (at 843c6254) shows each engine's knob in a
+# fenced block; nothing around them says which kind of benchmark they are for
+GOLDEN_README = """\
+# Golden acceptance lengths
+
+vLLM supports this through synthetic rejection sampling:
+
+```bash
+vllm serve MODEL \\
+  --speculative-config '{
+    "method": "eagle3",
+    "model": "DRAFT_MODEL",
+    "num_speculative_tokens": 4,
+    "rejection_sample_method": "synthetic",
+    "synthetic_acceptance_length": 3.24
+  }'
+```
+
+TensorRT-LLM takes the golden AL minus 1; a golden AL of `3.5` becomes:
+
+```bash
+TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.5
+```
+"""
+
+
+def test_a_readme_code_block_is_undetermined_on_the_command_line(tmp_path):
+    root, _ = repo(tmp_path, "golden_al_distribution/README.md", GOLDEN_README)
+    run = subprocess.run([*goldenal_cmd(), "audit", ".", "--no-cache"], cwd=root,
+                         capture_output=True, text=True)
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout == (
+        "golden_al_distribution/README.md:19:1: GAL304 cannot determine whether the config is "
+        "agentic or fixed-sequence-length, so TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.5 is "
+        "not checked against a golden cell: nothing in the files says; state it by the path (an "
+        "agentic/ or fixed-seq-len folder), the benchmark settings (an agentic client, or "
+        "isl/osl), or the scenario of a master config that runs it\n"
+        "Found 1 finding (0 errors, 0 warnings, 1 info).\n"
+        "Checked 1 serve config in 1 file read; skipped 0 files.\n")

@@ -259,6 +259,15 @@ def check_config(cfg, curves):
         add("GAL204", f"{cfg.said} means AL {al.normalize()}, outside "
                       f"[1, {cfg.k + 1}] for K={cfg.k}", found=cfg.value)
         return out
+    if cfg.agentic is None and not cfg.extra.get("no_benchmark"):
+        # an agentic config must carry the golden value, a fixed-sequence-length one no
+        # knob at all (GAL302): which applies is for the files to say, never assumed
+        add("GAL304", "cannot determine whether the config is agentic or fixed-sequence-"
+                      f"length, so {cfg.said} is not checked against a golden cell: nothing "
+                      "in the files says; state it by the path (an agentic/ or fixed-seq-len "
+                      "folder), the benchmark settings (an agentic client, or isl/osl), or "
+                      "the scenario of a master config that runs it")
+        return out
     curve, problem = match_curve(curves, cfg)
     if curve is None:
         code, text = problem

@@ -187,12 +187,18 @@ _RULES = [
         "The audit could not determine which golden cell applies.",
         "Reports a spec-decode config for which a piece of the cell (model, K, draft head, "
         "thinking mode) could not be read from the files; the message names the missing piece. "
+        "That includes whether the config is agentic or fixed-sequence-length: with no "
+        "benchmark settings, client lengths, recipe or variant name, path or master config "
+        "scenario saying, a knob is not compared with any golden cell (an agentic config "
+        "needs the golden value, a fixed-sequence-length one no knob at all). "
         "A config without a knob is reported at the line that switches speculative decoding on "
         "(or sets K); one whose script measures it with `goldenal measure` is not reported: "
         "real acceptance is what a measurement run is for.",
         "A reviewer must check these by hand; the audit does not guess.",
         "--speculative-config \"$SPEC_CONFIG\"   # built elsewhere",
-        "Spell K and the draft head where the audit can read them.",
+        "Spell K and the draft head where the audit can read them; say agentic or "
+        "fixed-sequence-length by the path (`agentic/`, `fixed-seq-len/`), the benchmark "
+        "settings or the master config scenario that runs the file.",
         "No fix.",
     ),
     Rule(

@@ -232,8 +232,12 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                 n += 1
                 continue   # real acceptance measured for a curve: what it must be
             n += 1
+            serves_users = demo and cfg.knob and cfg.engine and not cfg.eval_only
+            if serves_users and cfg.agentic is None:
+                # no benchmark runs it (GAL310 below): agentic or not is no question here
+                cfg = cfg.with_(extra={**cfg.extra, "no_benchmark": True})
             findings.extend(check_config(cfg, curves))
-            if demo and cfg.knob and cfg.engine and not cfg.eval_only:
+            if serves_users:
                 findings.append(make_finding(
                     "GAL310", cfg.path, cfg.line,
                     f"{cfg.said} is set on a {cfg.engine} server that no benchmark "
@@ -488,5 +492,7 @@ def _check_injection(inj, target, by_path, text_of, curves):
             thinking=thinking or recipe_cfg.thinking,
             thinking_source=how or recipe_cfg.thinking_source,
             image=base.image or recipe_cfg.image, extra={**recipe_cfg.extra, "injected": True},
+            # an entry outside any scenario leaves it to what the recipe itself says
+            agentic=recipe_cfg.agentic if base.agentic is None else base.agentic,
             branch=f"recipe {target}")
     return out + check_config(cfg, curves)

@@ -103,20 +103,21 @@ def _not_fixed(err):
 def linked(tmp_path):
     """A root whose links reach files audited only through them, and one plain file."""
     root, outside = tmp_path / "root", tmp_path / "outside"
-    _write(root / "cfg" / "plain.yaml", SERVE)
+    _write(root / "agentic" / "plain.yaml", SERVE)
     # node_modules/ is never audited under its own name: reached only through links
     hidden = _write(root / "node_modules" / "target.yaml", SERVE)
     _write(root / "node_modules" / "other.yaml", SERVE)
-    (root / "cfg" / "absolute.yaml").symlink_to(hidden)
-    (root / "cfg" / "relative.yaml").symlink_to(os.path.join("..", "node_modules", "other.yaml"))
+    (root / "agentic" / "absolute.yaml").symlink_to(hidden)
+    (root / "agentic" / "relative.yaml").symlink_to(os.path.join("..", "node_modules",
+                                                                 "other.yaml"))
     # a directory link visited before the directory it names (whose files it then stands for)
-    _write(root / "zz_real" / "serve.yaml", SERVE)
-    (root / "aa_link").symlink_to("zz_real", target_is_directory=True)
+    _write(root / "zz_agentic" / "serve.yaml", SERVE)
+    (root / "aa_agentic").symlink_to("zz_agentic", target_is_directory=True)
     # links out of the root are never followed, so never written
     _write(outside / "real.yaml", SERVE)
-    (root / "cfg" / "out_absolute.yaml").symlink_to(outside / "real.yaml")
-    (root / "cfg" / "out_relative.yaml").symlink_to(os.path.join("..", "..", "outside",
-                                                                 "real.yaml"))
+    (root / "agentic" / "out_absolute.yaml").symlink_to(outside / "real.yaml")
+    (root / "agentic" / "out_relative.yaml").symlink_to(os.path.join("..", "..", "outside",
+                                                                     "real.yaml"))
     # the shared-anchor recipe (a fix the check rejects), also named by an absolute link
     shared = _write(root / "agentic" / "glm5.2-agentx.yaml", SHARED)
     (root / "agentic" / "a-alias.yaml").symlink_to(shared)
@@ -133,19 +134,19 @@ def test_links_are_never_written_through_and_diff_writes_nothing(linked, tmp_pat
     assert code == 1, err
     assert _state(root, outside) == before           # bytes, modes, mtimes, directories
     assert os.listdir(scratch) == []                  # no scratch copy either
-    assert out == (b"--- a/cfg/plain.yaml\n+++ b/cfg/plain.yaml\n@@ -6,4 +6,4 @@\n"
+    assert out == (b"--- a/agentic/plain.yaml\n+++ b/agentic/plain.yaml\n@@ -6,4 +6,4 @@\n"
                    b"   model: Inferact/MiniMax-M3-EAGLE3-GQA\n"
                    b"   num_speculative_tokens: 4\n   rejection_sample_method: synthetic\n"
                    b"-  synthetic_acceptance_length: 3.11\n+  synthetic_acceptance_length: 3.02\n")
     linked_reason = "reached through a symbolic link; --fix never writes through one " \
                     "(fix the file it names)"
     expected = sorted([
-        f"Not fixed: aa_link/serve.yaml:9:32: GAL201: {linked_reason}",
+        f"Not fixed: aa_agentic/serve.yaml:9:32: GAL201: {linked_reason}",
         f"Not fixed: agentic/a-alias.yaml:12:33: GAL201: {linked_reason}",
         "Not fixed: agentic/glm5.2-agentx.yaml:12:33: GAL201: the literal also serves another "
         "config that needs another value (a shared anchor or variable)",
-        f"Not fixed: cfg/absolute.yaml:9:32: GAL201: {linked_reason}",
-        f"Not fixed: cfg/relative.yaml:9:32: GAL201: {linked_reason}"])
+        f"Not fixed: agentic/absolute.yaml:9:32: GAL201: {linked_reason}",
+        f"Not fixed: agentic/relative.yaml:9:32: GAL201: {linked_reason}"])
     assert _not_fixed(err) == expected
     assert err.splitlines()[-1] == "Would fix 1 finding(s) in 1 file(s); 5 not fixed."
 
@@ -155,10 +156,11 @@ def test_links_are_never_written_through_and_diff_writes_nothing(linked, tmp_pat
     assert os.listdir(scratch) == []
     after = _state(root, outside)
     changed = {p for p in before if before[p][0] != after.get(p, (None,))[0]}
-    assert changed == {str(root / "cfg" / "plain.yaml")}
-    assert (root / "cfg" / "plain.yaml").read_bytes() == FIXED
+    assert changed == {str(root / "agentic" / "plain.yaml")}
+    assert (root / "agentic" / "plain.yaml").read_bytes() == FIXED
     # the fixed file was replaced, not rewritten in place: same mode, still a plain file
-    assert after[str(root / "cfg" / "plain.yaml")][1] == before[str(root / "cfg" / "plain.yaml")][1]
+    plain = str(root / "agentic" / "plain.yaml")
+    assert after[plain][1] == before[plain][1]
     assert [p for p in after if p not in before] == []     # no temporary left behind
 
 
@@ -230,11 +232,11 @@ def test_a_file_swapped_for_a_link_mid_write_is_left_alone(tmp_path, monkeypatch
 
 def test_a_read_only_file_is_named_as_not_fixed(tmp_path):
     root = tmp_path / "root"
-    path = _write(root / "cfg" / "serve.yaml", SERVE)
+    path = _write(root / "agentic" / "serve.yaml", SERVE)
     os.chmod(path, 0o444)
     code, _, err = _audit(root, "--fix")
     assert code == 1
-    assert _not_fixed(err) == ["Not fixed: cfg/serve.yaml:9:32: GAL201: not written: file is "
+    assert _not_fixed(err) == ["Not fixed: agentic/serve.yaml:9:32: GAL201: not written: file is "
                                "read-only"]
     assert err.splitlines()[-1] == "Fixed 0 finding(s) in 0 file(s); 1 not fixed."
     assert path.read_bytes() == SERVE
@@ -248,12 +250,12 @@ def test_pipes_sockets_devices_git_and_huge_files_neither_hang_nor_get_copied(tm
     root = tmp_path / "root"
     scratch = tmp_path / "tmpdir"
     scratch.mkdir()
-    _write(root / "cfg" / "serve.yaml", SERVE)
-    os.mkfifo(root / "cfg" / "pipe.yaml")       # opening it for reading would block forever
+    _write(root / "agentic" / "serve.yaml", SERVE)
+    os.mkfifo(root / "agentic" / "pipe.yaml")       # opening it for reading would block forever
     os.mkfifo(root / "pipe")
     os.mkfifo(root / ".gitignore")              # read by the walk: must not block either
     sock = socket.socket(socket.AF_UNIX)
-    monkeypatch.chdir(root / "cfg")
+    monkeypatch.chdir(root / "agentic")
     sock.bind("sock")                   # relative: a socket path is limited to ~100 bytes
     monkeypatch.undo()
     try:
@@ -265,7 +267,7 @@ def test_pipes_sockets_devices_git_and_huge_files_neither_hang_nor_get_copied(tm
     _write(root / ".git" / "objects" / "pack" / "big.pack", b"PACK")
     with open(root / ".git" / "objects" / "pack" / "big.pack", "r+b") as fh:
         fh.truncate(2 << 30)
-    with open(root / "cfg" / "weights.bin", "wb") as fh:
+    with open(root / "agentic" / "weights.bin", "wb") as fh:
         fh.truncate(2 << 30)
     try:
         before = _state(root)
@@ -278,8 +280,8 @@ def test_pipes_sockets_devices_git_and_huge_files_neither_hang_nor_get_copied(tm
     finally:
         sock.close()
     assert os.listdir(scratch) == []
-    assert (root / "cfg" / "serve.yaml").read_bytes() == FIXED
-    assert stat.S_ISFIFO(os.lstat(root / "cfg" / "pipe.yaml").st_mode)
+    assert (root / "agentic" / "serve.yaml").read_bytes() == FIXED
+    assert stat.S_ISFIFO(os.lstat(root / "agentic" / "pipe.yaml").st_mode)
 
 
 # ---------------------------------------------------------------------------
@@ -297,10 +299,10 @@ def test_odd_bytes_crlf_bom_and_latin1_around_the_knob_are_fixed_byte_exactly(tm
                                            b"".join(c.encode() for c in ODD) + b" end"))
     text = text.replace(b"  num_speculative_tokens", b"  # \xff\x85\r\xe2\x80\xa8 note\r\n"
                         b"  num_speculative_tokens")
-    path = _write(root / "serve.yaml", text)
+    path = _write(root / "agentic" / "serve.yaml", text)
     code, out, _ = _audit(root)
     assert code == 1
-    assert out.splitlines()[0].startswith(b"serve.yaml:10:32: GAL201 [*] ")
+    assert out.splitlines()[0].startswith(b"agentic/serve.yaml:10:32: GAL201 [*] ")
     code, out, err = _audit(root, "--diff")
     assert err.splitlines()[-1] == "Would fix 1 finding(s) in 1 file(s); 0 not fixed."
     assert b"-  synthetic_acceptance_length: 3.11\r\n+  synthetic_acceptance_length: 3.02\r\n" \
@@ -314,7 +316,7 @@ def test_odd_bytes_crlf_bom_and_latin1_around_the_knob_are_fixed_byte_exactly(tm
 
 def test_a_file_without_a_final_newline_diffs_as_patch_expects(tmp_path):
     root = tmp_path / "root"
-    path = _write(root / "serve.yaml", SERVE.rstrip(b"\n"))
+    path = _write(root / "agentic" / "serve.yaml", SERVE.rstrip(b"\n"))
     _, out, _ = _audit(root, "--diff")
     assert out.endswith(b"-  synthetic_acceptance_length: 3.11\n\\ No newline at end of file\n"
                         b"+  synthetic_acceptance_length: 3.02\n\\ No newline at end of file\n")
@@ -327,7 +329,7 @@ _noise = st.lists(st.sampled_from(ODD_BYTES + [b" ", b"x", b"#", b"\t"]), max_si
 # (file, text with {before}/{after} in comments, the line the knob follows, the line after it)
 TEMPLATES = {
     "launcher": ("agentic/launch.sh", LAUNCH, b"vllm serve", b"# end"),
-    "config": ("serve.yaml",
+    "config": ("agentic/serve.yaml",
                SERVE.replace(b"(fixture).", b"(fixture).{before}") + b"# end{after}\n",
                b"  num_speculative_tokens", b"# end"),
 }
