@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -314,32 +315,40 @@ def test_a_master_configs_agentic_scenario_decides_for_a_silent_recipe(tmp_path)
     assert (f.path, f.code, f.found, f.expected) == (rel, "GAL201", "2.27", "2.49")
 
 
-# an entry injecting outside any ``scenarios:`` key: the recipe it runs says, or nothing does
-UNSCOPED = """\
-dsv4-fp4-gb200-dynamo-vllm-mtp:
-  model-prefix: dsv4
-  framework: dynamo-vllm
-  search-space:
-  - spec-decoding: mtp
-    prefill:
-      additional-settings:
-      - "SYNTHETIC_ACCEPTANCE=true"
-      - "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"
-      - "THINKING_MODE=thinking_on"
-      - "CONFIG_FILE=recipes/vllm/dsv4/{folder}agg.yaml"
+# a master entry injecting 2.27 into a recipe without a knob (dsv4_mtp thinking_on K=3: 2.49)
+ENTRY_SETTINGS = """\
+- spec-decoding: mtp
+  prefill:
+    additional-settings:
+    - "SYNTHETIC_ACCEPTANCE=true"
+    - "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"
+    - "THINKING_MODE=thinking_on"
+    - "CONFIG_FILE=recipes/vllm/dsv4/{folder}agg.yaml"
 """
+
+
+def injected(tmp_path, folder="", scenario=None):
+    """``(path, line, code)`` of the audit's findings (but GAL301) on the entry, placed under
+    ``scenario`` or, with none, outside any ``scenarios:`` key."""
+    bare = RECIPE.replace(',"rejection_sample_method":"synthetic","synthetic_acceptance_length"'
+                          ':2.49', "")
+    root, _ = repo(tmp_path, f"srt-slurm-recipes/vllm/dsv4/{folder}agg.yaml", bare)
+    settings = ENTRY_SETTINGS.format(folder=folder)
+    master = "dsv4-fp4-gb200-dynamo-vllm-mtp:\n  model-prefix: dsv4\n  framework: dynamo-vllm\n"
+    if scenario is None:
+        master += "  search-space:\n" + textwrap.indent(settings, "  ")
+    else:
+        master += (f"  scenarios:\n    {scenario}:\n    - search-space:\n"
+                   + textwrap.indent(settings, "      "))
+    (root / "configs").mkdir()
+    (root / "configs" / "nvidia-master.yaml").write_text(master)
+    return [(f.path, f.line, f.code) for f in audit([root]) if f.code != "GAL301"]
 
 
 @pytest.mark.parametrize("folder, code", [("agentic/", "GAL201"), ("8k1k/", "GAL302"),
                                           ("", "GAL304")])
 def test_an_injection_outside_any_scenario_takes_its_recipes_answer(tmp_path, folder, code):
-    bare = RECIPE.replace(',"rejection_sample_method":"synthetic","synthetic_acceptance_length"'
-                          ':2.49', "")
-    root, _ = repo(tmp_path, f"srt-slurm-recipes/vllm/dsv4/{folder}agg.yaml", bare)
-    (root / "configs").mkdir()
-    (root / "configs" / "nvidia-master.yaml").write_text(UNSCOPED.format(folder=folder))
-    found = [(f.path, f.line, f.code) for f in audit([root]) if f.code != "GAL301"]
-    assert found == [("configs/nvidia-master.yaml", 9, code)]
+    assert injected(tmp_path, folder) == [("configs/nvidia-master.yaml", 9, code)]
 
 
 # InferenceX's golden_al_distribution/README.md (at 843c6254) shows each engine's knob in a
@@ -381,3 +390,12 @@ def test_a_readme_code_block_is_undetermined_on_the_command_line(tmp_path):
         "isl/osl), or the scenario of a master config that runs it\n"
         "Found 1 finding (0 errors, 0 warnings, 1 info).\n"
         "Checked 1 serve config in 1 file read; skipped 0 files.\n")
+
+
+@pytest.mark.parametrize("scenario, code", [("agentic-coding", "GAL201"),
+                                            ("agentx-coding", "GAL201"),
+                                            ("fixed-seq-len", "GAL302"),
+                                            ("throughput", "GAL304")])
+def test_an_injections_scenario_is_read_by_its_name(tmp_path, scenario, code):
+    """A scenario whose name says neither is not taken as fixed-sequence-length."""
+    assert injected(tmp_path, scenario=scenario) == [("configs/nvidia-master.yaml", 11, code)]

@@ -439,9 +439,8 @@ def _check_injection(inj, target, by_path, text_of, curves):
     out = []
     if not inj.enabled:
         return out
-    agentic = None
-    if inj.scenario:
-        agentic = "agentic" in inj.scenario
+    # the scenario's name says, as it does for the recipes a master config runs
+    agentic = ev.agentic_from_name(inj.scenario) if inj.scenario else None
     header = inj.header
     engine = ms.engine_of(header.get("framework"))
     base = ev.Config(
