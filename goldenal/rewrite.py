@@ -658,7 +658,7 @@ def _inject_command(path, original, *, engine, k, thinking, registry, selection,
 
     plan, targets = plan_command(path, original, golden_for_k, k=k, form=form, force=force)
     return _command_result(path, original, "atom", plan, targets,
-                           lambda line, site_k: chosen[site_k][1], notes,
+                           lambda target: chosen[target[1]][1], notes,
                            check=check, diff_only=diff_only, bom=bom)
 
 
@@ -666,12 +666,12 @@ def _command_result(path, original, engine, plan, targets, curve_of, notes, *, c
                     diff_only, bom):
     """The result of a planned command-line rewrite (ATOM, ``vllm serve``, ``llama-server``).
 
-    ``targets`` are ``(line, K, AL text, knob)``; ``curve_of(line, K)`` names the
-    curve the value came from.
+    ``targets`` are ``(line, K, AL text, knob, ...)``, as the engine's planner
+    gives them; ``curve_of(target)`` names the curve the value came from.
     """
     after = spans.apply_edits(original, plan.edits)
-    values = [SiteValue(None, None, engine, site_k, al_text, knob, curve_of(line, site_k), line)
-              for line, site_k, al_text, knob in targets]
+    values = [SiteValue(None, None, engine, t[1], t[2], t[3], curve_of(t), t[0])
+              for t in targets]
     changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
     return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
                    values, changes, notes, check=check, diff_only=diff_only, bom=bom)
@@ -733,29 +733,32 @@ def _inject_vllm_script(path, original, *, k, thinking, registry, selection, al,
     """Scripts that run ``vllm serve``: every literal ``--speculative-config`` JSON."""
     from goldenal.engines.vllm import plan_command
 
-    chosen, curve_at, notes = {}, {}, []
+    chosen, notes = {}, []
     if distribution is True:
         distribution = "curve"
 
-    def golden_for(site, site_k, line):
+    def cell(site, site_k, line=None):
+        """``(AL text, curve id)`` of a site's cell: the site and K name it, nothing else."""
         key = (site.draft, site.method, tuple(sorted(site.variant.items())), site_k)
         if key not in chosen:
             chosen[key] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
                                        thinking=thinking, selection=selection, force=force,
                                        notes=notes)
-        curve_at[line] = chosen[key][1]
-        return chosen[key][0]
+        return chosen[key]
 
     rates_for = None
     if distribution:
-        def rates_for(site_k, al_text):   # called right after golden_for, for the same site
-            curve = list(curve_at.values())[-1]
-            return _rates(distribution, registry, curve, site_k, al_text, thinking)
+        def rates_for(site, site_k, al_text):
+            return _rates(distribution, registry, cell(site, site_k)[1], site_k, al_text,
+                          thinking)
+
+    def golden_for(site, site_k, line):
+        return cell(site, site_k, line)[0]
 
     plan, targets = plan_command(path, original, golden_for, k=k, rates_for=rates_for,
                                  force=force)
     return _command_result(path, original, "vllm", plan, targets,
-                           lambda line, site_k: curve_at[line], notes,
+                           lambda target: cell(target[4], target[1])[1], notes,
                            check=check, diff_only=diff_only, bom=bom)
 
 
@@ -798,7 +801,7 @@ def _inject_llamacpp(path, original, *, k, thinking, registry, selection, al, di
     plan, targets = plan_command(path, original, golden_for_k, k=k, rates_for=rates_for,
                                  force=force)
     return _command_result(path, original, "llamacpp", plan, targets,
-                           lambda line, site_k: chosen[site_k][1], notes + list(plan.warnings),
+                           lambda target: chosen[target[1]][1], notes + list(plan.warnings),
                            check=check, diff_only=diff_only, bom=bom)
 
 

@@ -166,7 +166,7 @@ def test_a_literal_config_reads_back_as_json_with_the_knob(extra, quote):
     (read,) = shlex.split(after.split("--speculative-config ", 1)[1])
     assert json.loads(read) == {**spec, "rejection_sample_method": "synthetic",
                                 "synthetic_acceptance_length": 2.27}
-    assert targets == [(1, 2, "2.27", "2.27")]
+    assert [t[:4] for t in targets] == [(1, 2, "2.27", "2.27")]
 
 
 @pytest.mark.parametrize("sep", [" ", "=", " \\\n    ", " \\\n  \\\n  "])
@@ -176,3 +176,57 @@ def test_every_separator_of_the_flag_and_its_value(sep):
     plan, _ = plan_command("x.sh", text, lambda site, k, line: "2.27")
     assert apply_edits(text, plan.edits) == text.replace(
         '2}', '2,"rejection_sample_method":"synthetic","synthetic_acceptance_length":2.27}')
+
+
+# Two heads on one line, as in the one-line ``if [ "$CONC" = 1 ]; then ...; else ...; fi``
+# branches of InferenceX's launchers: the GQA head (minimaxm3_eagle3_gqa, K=3: 2.78)
+# first, the MHA head (minimaxm3_eagle3, K=3: 2.83) after it.
+ONE_LINE = (
+    "#!/usr/bin/env bash\n"
+    "if [ \"$CONC\" = 1 ]; then vllm serve Inferact/MiniMax-M3 --speculative-config "
+    "'{\"method\":\"eagle3\",\"model\":\"Inferact/MiniMax-M3-EAGLE3-GQA\","
+    "\"num_speculative_tokens\":3}'; else vllm serve Inferact/MiniMax-M3 --speculative-config "
+    "'{\"method\":\"eagle3\",\"model\":\"Inferact/MiniMax-M3-EAGLE3\","
+    "\"num_speculative_tokens\":3}'; fi\n")
+
+
+@pytest.mark.parametrize("distribution, knobs", [
+    (None, ("2.78", "2.83")),
+    # each head's own curve (goldenal.distribution.acceptance_rates of minimaxm3_eagle3_gqa
+    # and minimaxm3_eagle3, thinking_on K=3)
+    ("curve", ("[0.79,0.6,0.39]", "[0.78,0.6,0.45]")),
+])
+def test_each_command_on_a_line_is_written_and_reported_from_its_own_curve(
+        tmp_path, distribution, knobs):
+    """Keyed by line, the first command was reported with the curve of the second."""
+    from goldenal.rewrite import inject
+
+    path = tmp_path / "minimaxm3_fp4_b300_vllm_mtp.sh"
+    path.write_text(ONE_LINE)
+    result = inject(path, thinking="on", distribution=distribution)
+    assert [(v.line, v.al, v.knob_value, v.curve) for v in result.values] == [
+        (2, "2.78", knobs[0], "minimaxm3_eagle3_gqa"), (2, "2.83", knobs[1], "minimaxm3_eagle3")]
+    key = "synthetic_acceptance_rates" if distribution else "synthetic_acceptance_length"
+    written = [json.loads(word.split("'")[1]) for word in path.read_text().split(
+        "--speculative-config ")[1:]]
+    assert [json.dumps(spec[key], separators=(",", ":")) for spec in written] == list(knobs)
+
+
+def test_the_rates_are_asked_for_the_site_they_are_written_into():
+    """``rates_for`` gets the site of the value it turns into rates, not the last one asked."""
+    asked = []
+
+    def golden_for(site, k, line):
+        return {"A": "2.5", "B": "3.0"}[site.draft]
+
+    def rates_for(site, k, al_text):
+        asked.append((site.draft, k, al_text))
+        return {"A": [0.9, 0.5, 0.1], "B": [1.0, 0.6, 0.4]}[site.draft]
+
+    text = ("vllm serve m --speculative-config '{\"model\":\"A\",\"num_speculative_tokens\":3}'"
+            " || vllm serve m --speculative-config '{\"model\":\"B\",\"num_speculative_tokens\""
+            ":3}'\n")
+    _, targets = plan_command("x.sh", text, golden_for, rates_for=rates_for)
+    assert asked == [("A", 3, "2.5"), ("B", 3, "3.0")]
+    assert [(t[:4], t[4].draft) for t in targets] == [
+        ((1, 3, "2.5", "[0.9,0.5,0.1]"), "A"), ((1, 3, "3.0", "[1.0,0.6,0.4]"), "B")]

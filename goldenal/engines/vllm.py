@@ -422,11 +422,14 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
     golden_for : callable
         ``golden_for(site, k, line) -> al_text`` for a site (:class:`Site`) drafting K.
     rates_for : callable, optional
-        ``rates_for(k, al_text) -> rates`` to write rates instead of the length.
+        ``rates_for(site, k, al_text) -> rates`` to write rates instead of the length:
+        the rates of the same site's cell, whatever was asked before it.
 
     Returns
     -------
-    (Plan, list of (line, k, al_text, knob_value))
+    (Plan, list of (line, k, al_text, knob_value, site))
+        One target per site written, with the :class:`Site` it was asked for (two
+        launch commands on one line are told apart by it, not by the line).
     """
     specs, models = command_specs(path, text)
     if not specs:
@@ -456,12 +459,12 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
             raise ParseError("K is missing: the --speculative-config has no "
                              "num_speculative_tokens; pass --k", path=path, line=cs.line)
         al_text = golden_for(site, site_k, cs.line)
-        rates = rates_for(site_k, al_text) if rates_for else None
+        rates = rates_for(site, site_k, al_text) if rates_for else None
         desired, changed = desired_keys(cs.spec, cs.raw, al_text, k=site_k, force=force,
                                         rates=rates, compact=", " not in cs.json_text,
                                         path=path, line=cs.line)
         targets.append((cs.line, site_k, al_text,
-                        desired[RATES] if rates is not None else desired[KNOB]))
+                        desired[RATES] if rates is not None else desired[KNOB], site))
         if not changed:
             continue
         new = spans.json_set(cs.json_text, desired, path=path, line=cs.line)
