@@ -55,6 +55,7 @@ _EXPORTS = {
     "ConvergenceError": "goldenal.errors",
     "ServerError": "goldenal.errors",
     "CounterReset": "goldenal.errors",
+    "RoundedCounters": "goldenal.errors",
     "LowSampleWarning": "goldenal.errors",
 }
 

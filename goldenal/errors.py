@@ -92,6 +92,12 @@ class CounterReset(GoldenALError):
     exit_code = EXIT_REFUSED
 
 
+class RoundedCounters(GoldenALError):
+    """A server printed its counters rounded, so a window of them cannot be counted exactly."""
+
+    exit_code = EXIT_REFUSED
+
+
 class LowSampleWarning(RuntimeWarning):
     """A statistic was computed from too little data to be trusted."""
 

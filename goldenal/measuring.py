@@ -70,7 +70,7 @@ import time
 from dataclasses import dataclass, field
 
 from goldenal.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
-                             ServerError, UsageError)
+                             RoundedCounters, ServerError, UsageError)
 
 # the engine names observations and run manifests carry
 ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
@@ -830,6 +830,9 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
             except CounterReset as exc:
                 raise CounterReset(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
                                    "nothing written for this cell") from None
+            except RoundedCounters as exc:
+                raise MeasureError(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
+                                   "nothing written for this cell") from None
             state["prev"], state["prev_text"] = after, after_text
         if per_request_scrapes and counts is None:
             counts, counts_from = d[:4], "counter deltas around the request (concurrency 1)"
@@ -865,11 +868,12 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     wall = time.perf_counter() - t0
     last, last_text = state["prev"], state["prev_text"]
     _check_restart(first_text, last_text, where)
-    _check_exact(last, where)
     try:
         drafts, tokens, accepted, per_pos, engine_k = _delta(first, last, k)
     except CounterReset as exc:
         raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
+    except RoundedCounters as exc:
+        raise MeasureError(f"{where}: {exc.message}; nothing written for this cell") from None
     return records, (first_text, last_text), (drafts, tokens, accepted, per_pos, engine_k), wall
 
 
@@ -1357,22 +1361,16 @@ def _sampling(body_extra):
     return out
 
 
-def _check_exact(scrape, where):
-    """Refuse counters a llama-server printed rounded (see ``rounded_counters``)."""
-    from goldenal.readers.prometheus import rounded_counters, rounded_message
-
-    rounded = rounded_counters(scrape)
-    if rounded:
-        raise MeasureError(f"{where}: {rounded_message(rounded)}; nothing written for this "
-                           "cell")
-
-
 def _check_server_k(server, metrics_text, k):
     """Refuse a cell whose K the server contradicts before any load is sent."""
-    from goldenal.readers.prometheus import Scrape
+    from goldenal.readers.prometheus import Scrape, window
 
     scrape = Scrape(f"{server.url}/metrics", metrics_text)
-    _check_exact(scrape, f"{server.url}: before any load")
+    try:
+        window(None, scrape)    # the counters since start, read as every window is
+    except RoundedCounters as exc:
+        raise MeasureError(f"{server.url}: before any load: {exc.message}; nothing written "
+                           "for this cell") from None
     positions = {dict(labels).get("position") for (name, labels) in scrape.values
                  if name.endswith("spec_decode_num_accepted_tokens_per_pos")}
     positions.discard(None)

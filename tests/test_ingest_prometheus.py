@@ -8,10 +8,13 @@ gauges, sorted labels, scientific notation from 1e6.
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from goldenal.errors import RoundedCounters
 from goldenal.readers import ingest
+from goldenal.readers.prometheus import window
 
 DATA = Path(__file__).parent / "data" / "ingest"
 
@@ -154,6 +157,18 @@ def test_llamacpp_totals_printed_rounded_are_refused(tmp_path):
         "llamacpp:spec_decode_num_draft_tokens_total is 2.00006e+06: llama-server prints its "
         "counters with six significant digits, so from 1,000,000 on their differences are "
         "rounded; restart the server (its counters start at zero) to measure from exact counts")
+    # a client scraping as it goes is stopped with the same words, not a second check's
+    with pytest.raises(RoundedCounters) as err:
+        window(before, after, k=2)
+    assert (err.value.path, err.value.message) == (str(after), problem.message)
+    with pytest.raises(RoundedCounters) as err:      # the earlier scrape alone is enough
+        window(after, scrape("later.prom", "1.00002e+06", "2.00006e+06", 654360,
+                             [400025, 254335]), k=2)
+    assert err.value.message == problem.message
+    with pytest.raises(RoundedCounters) as err:      # one scrape: the counters since start
+        window(None, before, k=2)
+    assert err.value.message.startswith("llamacpp:spec_decode_num_draft_tokens_total is "
+                                        "1.99998e+06: llama-server prints")
     # below 1,000,000 every total is exact and read as before
     exact = ingest([scrape("exact_before.prom", 10, 20, 7, [5, 2]),
                     scrape("exact_after.prom", 30, 60, 27, [17, 10])])

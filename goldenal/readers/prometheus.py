@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 
-from goldenal.errors import CounterReset, ParseError
+from goldenal.errors import CounterReset, ParseError, RoundedCounters
 from goldenal.readers import _io
 from goldenal.readers._base import MAX_K, Context, survival_from_histogram
 from goldenal.observation import Observation
@@ -206,6 +206,12 @@ def rounded_message(rounded):
             "(its counters start at zero) to measure from exact counts")
 
 
+def _inexact(before, after):
+    """Why the window between two scrapes is not counted exactly, or None."""
+    rounded = rounded_counters(after) + (rounded_counters(before) if before else [])
+    return rounded_message(rounded) if rounded else None
+
+
 def _as_int(value, what, ctx):
     if value != value or math.isinf(value) or value < 0 or value != int(value):
         raise _Reset(f"{what} is {value!r}, not a count")
@@ -221,9 +227,9 @@ def read_pair(before, after, ctx: Context):
     before_s = before if isinstance(before, Scrape) or before is None else Scrape(before)
     ctx.facts["before"] = None if before is None else str(getattr(before, "path", before))
     try:
-        rounded = rounded_counters(after_s) + (rounded_counters(before_s) if before_s else [])
-        if rounded:
-            raise _Reset(rounded_message(rounded))
+        inexact = _inexact(before_s, after_s)
+        if inexact:
+            raise _Reset(inexact)
         deltas = _delta(before_s, after_s, ctx)
         for prefix, (engine, fmt) in _VLLM_LIKE.items():
             yield from _vllm(deltas, after_s, before_s, ctx, prefix, engine, fmt)
@@ -274,6 +280,9 @@ def window(before, after, *, k=None):
     ------
     CounterReset
         A counter went down, or was re-created, between the scrapes.
+    RoundedCounters
+        A scrape holds a counter the server printed rounded (llama-server
+        from 1,000,000 on): no later window of that server is exact either.
     """
     after = after if isinstance(after, Scrape) else Scrape(after)
     before = before if isinstance(before, Scrape) or before is None else Scrape(before)
@@ -281,6 +290,9 @@ def window(before, after, *, k=None):
         _delta(before, after, None)
     except _Reset as exc:
         raise CounterReset(str(exc), path=after.path) from None
+    inexact = _inexact(before, after)
+    if inexact:
+        raise RoundedCounters(inexact, path=after.path)
     ctx = Context(after.path, k=k)
     return list(read_pair(before, after, ctx)), list(ctx.problems)
 
