@@ -98,13 +98,7 @@ _MODEL_RE = re.compile(
     r"(?:--model(?:-path)?|--served-model-name|\bvllm serve|trtllm-serve)(?:\s+|=)[\"']?(?!-)([^\"'\s$]+)"
     r"|^\s*[\"']?(?:model|served-model-name)[\"']?\s*:\s*[\"']?([^\"'\s$,]+)")
 _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_INTERESTING = re.compile(
-    r"(?m)MODEL_ID=|MODEL_NAME=|synthetic_acceptance|SIMULATE_ACC|TLLM_SPEC_DECODE_FORCE|spec-decode-acceptance|"
-    r"SYNTHETIC_ACCEPTANCE|speculative|num-speculative-tokens|max_draft_len|num_nextn_predict|"
-    r"--method|"
-    r"spec-tokens|spec-method|one_model|think|THINK|chat-template|DRAFT|draft-model|decoding_type|"
-    r"--model|served-model|^[^\S\n]*model:|vllm serve|trtllm-serve|launch_server|atom\.entrypoints|"
-    r"spec-synth|LLAMA_ARG_SPEC|spec-draft|spec-type|llama-server")
+
 
 
 # ------------------------------------------------------------------ scanning
@@ -515,8 +509,8 @@ def _closure(wanted, assigns, interesting=()):
     return wanted
 
 
-# plain substrings covering every alternative of _INTERESTING: str.find is a
-# C-level scan, far faster than a regex alternation tried at every position
+# the words of every line that can hold evidence: a knob, K, the draft head, the method, the
+# served model or engine, thinking; one Aho-Corasick pass over a script finds them all
 _INTERESTING_WORDS = (
     "MODEL_ID=", "MODEL_NAME=", "synthetic_acceptance", "SIMULATE_ACC", "TLLM_SPEC_DECODE_FORCE",
     "spec-decode-acceptance", "SYNTHETIC_ACCEPTANCE", "speculative", "max_draft_len",
@@ -580,7 +574,7 @@ def _vars_near_words(text):
     return out
 
 
-def _relevant(lines, conds, text=None, hits=None):
+def _relevant(lines, conds, hits):
     """Conditions worth enumerating, and the lines worth replaying.
 
     A condition matters when one of its arms holds knob/spec evidence or
@@ -601,13 +595,9 @@ def _relevant(lines, conds, text=None, hits=None):
                 for name in (w[2:3] if w[0] == "printf" else w[1:]):
                     assigns.setdefault(name, []).append(ln)
         assigned.append(names)
-    if text is None and hits is None:
-        interesting = {id(ln) for ln in lines if _INTERESTING.search(ln.text)}
-    else:
-        hits = _hit_lines(text) if hits is None else hits
-        interesting = {id(ln) for ln in lines
-                       if ln.no in hits or (ln.end > ln.no and
-                                            any(n in hits for n in range(ln.no, ln.end + 1)))}
+    interesting = {id(ln) for ln in lines
+                   if ln.no in hits or (ln.end > ln.no and
+                                        any(n in hits for n in range(ln.no, ln.end + 1)))}
     wanted = set()
     for ln, names in zip(lines, assigned):
         if id(ln) in interesting:
@@ -682,7 +672,7 @@ def script_configs(relpath, text, lines, scenario_path=None):
     """
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
-    relevant, replay = _relevant(parsed, conds, text, hits)
+    relevant, replay = _relevant(parsed, conds, hits)
     has_eval = "EVAL_ONLY" in text
     # the benchmark client the script runs first, its path last
     agentic = ev.agentic_from_client(text)
