@@ -118,6 +118,40 @@ def test_evaluate_test_and_expand():
     assert shell_text.expand("$((2 * CONC + 1))", env) == "9"
 
 
+# lines of the launchers the audit reads: knobs, K, drafts and methods under branches, values
+# computed by awk, printf and $(( )), environment settings, unset
+_LAUNCHER_LINES = st.sampled_from([
+    "K=3", 'K="${K:-2}"', "AL=$(awk 'BEGIN{print 1+1.5}')", "N=$(( K + 1 ))",
+    'printf -v R "%.2f" "$AL"', 'MODEL="${MODEL:-org/model}"', "unset K", 'echo "$K"',
+    'if [ "$K" -eq 3 ]; then', 'if [[ "$EVAL_ONLY" == "true" ]]; then', 'elif [ "$N" -gt 2 ]; then',
+    "else", "fi", 'case "$MODE" in', "a) K=4 ;;", "*) K=2 ;;", "esac",
+    'vllm serve $MODEL --speculative-config "{\\"method\\":\\"mtp\\",'
+    '\\"num_speculative_tokens\\":$K,\\"synthetic_acceptance_length\\":$AL}"',
+    "python3 -m sglang.launch_server --model-path $MODEL --speculative-algorithm EAGLE \\",
+    "  --speculative-num-steps $K --speculative-draft-model-path org/draft",
+    "export SGLANG_SIMULATE_ACC_LEN=$AL", "SGLANG_SIMULATE_ACC_METHOD=match python3 x.py",
+    "llama-server -m m.gguf --spec-type ngram --spec-draft-n-max $K", "LLAMA_ARG_SPEC_TYPE=ngram",
+    "cat <<EOF > c.yaml", "speculative_config:", "  decoding_type: MTP", "  max_draft_len: $K",
+    "EOF", "# --speculative-num-steps 9"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_LAUNCHER_LINES, max_size=14))
+def test_a_script_reads_the_same_with_or_without_remembering(lines):
+    """The replay remembers what each line says; forgetting it changes no config."""
+    import contextlib
+
+    text = "\n".join(lines) + "\n"
+    remembered = shell.script_configs("x_sglang_mtp.sh", text, text.split("\n"))
+    remembering = shell.remembering
+    shell.remembering = contextlib.nullcontext
+    try:
+        fresh = shell.script_configs("x_sglang_mtp.sh", text, text.split("\n"))
+    finally:
+        shell.remembering = remembering
+    assert remembered == fresh
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(alphabet="abcXYZ019_./-", min_size=1, max_size=8), min_size=1,
                 max_size=5))

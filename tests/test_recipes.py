@@ -6,8 +6,8 @@ from hypothesis import given, settings, strategies as st
 
 from goldenal.recipes.env import env_file_values
 from goldenal.recipes.shell import (closing_paren, eval_paths, lex, literal_variables,
-                                    quote_stack, resolve, shell_words, split_statements,
-                                    strip_comment)
+                                    quote_stack, remembered, remembering, resolve, shell_words,
+                                    split_statements, strip_comment)
 
 
 def test_env_file_key_after_blank_lines_is_on_its_own_line():
@@ -134,6 +134,39 @@ def test_shortcuts_read_as_the_lexer_reads(text):
     if "$" in text and "$(" not in text and not any(ch in text for ch in "'\"\\`#"):
         # a trailing '' (an empty word) sends the same words through the lexer
         assert shell_words(text) == shell_words(text + " ''")[:-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_SHELL_BIT, max_size=12).map("".join), max_size=5))
+def test_remembered_readings_answer_as_fresh_ones(texts):
+    """Inside remembering(), words and the end of a ``$(`` are the fresh answers however often
+    asked; a caller changing the list of words it got changes nothing remembered."""
+    fresh = [(shell_words(t), closing_paren("$(" + t, 2)) for t in texts]
+    with remembering():
+        for _ in range(2):
+            got = [(shell_words(t), closing_paren("$(" + t, 2)) for t in texts]
+            assert got == fresh
+            for words, _ in got:
+                words.append("changed")
+
+
+def test_remembering_lasts_for_its_block_only():
+    asked = []
+
+    @remembered
+    def length(text):
+        asked.append(text)
+        return len(text)
+
+    assert [length("ab"), length("ab")] == [2, 2] and asked == ["ab", "ab"]   # no block, no memo
+    with remembering():
+        assert [length("ab"), length("ab"), length("c")] == [2, 2, 1]
+        with remembering():             # a block of its own
+            length("ab")
+        length("ab")
+    assert asked == ["ab", "ab", "ab", "c", "ab"]
+    length("ab")
+    assert asked[-1:] == ["ab"] and len(asked) == 6
 
 
 def test_lexer_nesting_and_escapes_examples():

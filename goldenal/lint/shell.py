@@ -18,7 +18,8 @@ import re
 from goldenal.lint import evidence as ev
 from goldenal.recipes import knobs
 from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, condition_ids,
-                                    continues, evaluate_test, expand, parse, unquote, vars_in)
+                                    continues, evaluate_test, expand, parse, remembered, remembering,
+                                    unquote, vars_in)
 
 MAX_SCENARIOS = 256
 # Conditions nested deeper than this are not enumerated (their arms are
@@ -104,113 +105,174 @@ _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # ------------------------------------------------------------------ scanning
 
 def _scan(text, no, found):
-    """Record knob and spec-setting evidence from one expanded line into ``found``.
-
-    Each group of patterns runs only when a substring all of them contain is
-    present: most lines of a launcher mention none.
-    """
+    """Record knob and spec-setting evidence from one expanded line into ``found``."""
     flat = text.replace('\\"', '"') if '\\"' in text else text
+    said = _read_line(flat)
+    if said is not None:
+        said.record(no, found)
+
+
+@remembered
+def _read_line(flat):
+    """What one expanded line says (a :class:`_Said`), or None when it says nothing.
+
+    Pure, so remembered while a script is replayed: the branches of a script
+    read the same lines.  Each group of patterns runs only when a substring all
+    of them contain is present: most lines of a launcher mention none.
+    """
     if not _SCAN_GATE.search(flat):
-        return
+        return None
+    said = _Said()
     if "spec-synth" in flat or "LLAMA_ARG_SPEC" in flat or "spec-type" in flat \
             or "spec-draft-model" in flat or "-md" in flat or "model-draft" in flat:
-        _scan_llamacpp(flat, no, found)
+        said.llama = _read_llamacpp(flat)
     if "accept" in flat or "spec-synth" in flat:
-        for row in _KNOB_ROWS:
-            m = row.search(flat)
-            if m:
-                prev = found["knob"]
-                if prev is None or prev[:2] != (row.name, m.group("value")):
-                    found["knob"] = (row.name, m.group("value"), no, row.start(m) + 1)
-                    found["knob_spelling"] = _spelling(row, m)
+        said.knobs = tuple((row.name, m.group("value"), row.start(m) + 1, _spelling(row, m))
+                           for row in _KNOB_ROWS for m in (row.search(flat),) if m)
     if "SIMULATE_ACC" in flat or "TLLM_SPEC" in flat:
         # ``NAME=value`` inside a string or as a command's environment prefix
-        for row in _PREFIX_ENV_ROWS:
-            if row.name not in flat:
-                continue
-            for m in row.pattern.finditer(flat):
-                if not m.start() or flat[m.start() - 1] not in _PREFIX_LEAD:
-                    continue
-                _env_setting(found, row, m, no, keep_first=True)
+        settings = [(row, m.group("value"), m.start("name") + 1, True)
+                    for row in _PREFIX_ENV_ROWS if row.name in flat
+                    for m in row.pattern.finditer(flat)
+                    if m.start() and flat[m.start() - 1] in _PREFIX_LEAD]
         for row in _YAML_ENV_ROWS:
             m = row.search(flat)
             if m and not flat[:m.start()].strip():
-                _env_setting(found, row, m, no)
+                settings.append((row, m.group("value"), m.start("name") + 1, False))
                 break
+        said.env_settings = tuple(settings)
     has_spec = "spec" in flat
     if has_spec or "draft_len" in flat or "num_nextn_predict_layers" in flat \
             or "LLAMA_ARG_SPEC" in flat:
+        ks = []
         for kind, rows in _K_KINDS:
             k = _k_value(flat, rows, kind in _K_AT_LINE_START)
             if k is not None:
-                found["k"][kind] = (k, no)
+                ks.append((kind, k))
             elif kind == "llamacpp" and any(r.name in flat and r.pattern.search(flat)
                                             for r in rows):
                 # --spec-draft-n-max "$k": K is set, to a value not known here, so
                 # llama.cpp's default K does not apply
-                found["k_unread"] = no
+                said.k_unread = True
+        said.ks = tuple(ks)
     has_model = "model" in flat
     if has_model:
         for rx in _DRAFT_RES:
             m = rx.search(flat)
             if m and ('"model"' not in rx.pattern or "num_speculative_tokens" in flat
                       or '"method"' in flat):
-                found["draft"] = m.group(1)
+                said.draft = m.group(1)
     if "method" in flat or "algorithm" in flat or "decoding_type" in flat:
         for rx in _METHOD_RES:
             m = rx.search(flat)
             if m:
-                found["method"] = m.group(1)
+                said.method = m.group(1)
         if "--method" in flat:
             m = _ATOM_METHOD.search(flat)
             m = m and _WORD_CHARS.match(unquote(m.group("value")))
             if m:
-                found["atom_method"] = m.group()
-                found["method"] = found.get("method") or m.group()
+                said.atom_method = m.group()
         if "sample_method" in flat:
             m = _RSM_RE.search(flat)
             if m:
-                found["rsm"] = m.group(1)
+                said.rsm = m.group(1)
             m = _DSM_RE.search(flat)
             if m:
-                found["dsm"] = m.group(1)
+                said.dsm = m.group(1)
     if "topk" in flat:
         m = _TOPK_RE.search(flat)
         if m:
-            found["topk"] = m.group(1)
+            said.topk = m.group(1)
     if "one_model" in flat:
         m = _ONE_MODEL_RE.search(flat)
         if m:
-            found["one_model"] = (m.group(1), m.group(2).lower() == "true")
+            said.one_model = (m.group(1), m.group(2).lower() == "true")
     if "serve" in flat or "launch_server" in flat or "entrypoints" in flat or "atom" in flat:
         for engine, rx in _ENGINE_RES:
             if _ENGINE_WORD[engine] in flat and rx.search(flat):
-                found["engine"] = engine
+                said.engine = engine
     if has_spec and "config" in flat:
         m = _SPEC_BLOCK_RE.match(flat)
         if m:
-            found["spec_indent"] = len(m.group(1))
-            found["spec"] = True
-            _spec_at(found, no)
-            return
-    indent = found.get("spec_indent")
-    if indent is not None and flat.strip():
-        if len(flat) - len(flat.lstrip()) > indent:
-            m = _NESTED_DRAFT_RE.match(flat) if has_model else None
-            if m:
-                found["draft"] = m.group(1)
-                return
-        else:
-            found["spec_indent"] = None
+            said.spec_block = len(m.group(1))
+            return said
+    said.blank = not flat.strip()
+    said.indent = len(flat) - len(flat.lstrip())
+    m = _NESTED_DRAFT_RE.match(flat) if has_model else None
+    if m:
+        said.nested_draft = m.group(1)
     if has_model or "serve" in flat:
         m = _MODEL_RE.search(flat)
         if m:
             name = m.group(1) or m.group(2)
             if _HF_ID_RE.match(name):
-                found["models"].append(name)
-    if "speculative" in flat or "--method" in flat or "max_draft_len" in flat:
-        found["spec"] = True
-        _spec_at(found, no)
+                said.model = name
+    said.spec = "speculative" in flat or "--method" in flat or "max_draft_len" in flat
+    return said
+
+
+class _Said:
+    """What one line says: the knobs, K, draft, method, engine, ... its patterns matched.
+
+    :meth:`record` adds it to what a path has found so far, in the order the
+    patterns are tried (a later match wins).
+    """
+
+    __slots__ = ("llama", "knobs", "env_settings", "ks", "k_unread", "draft",
+                 "method", "atom_method", "rsm", "dsm", "topk", "one_model", "engine",
+                 "spec_block", "blank", "indent", "nested_draft", "model", "spec")
+
+    def __init__(self):
+        self.llama = self.draft = self.method = self.atom_method = None
+        self.rsm = self.dsm = self.topk = self.one_model = self.engine = None
+        self.spec_block = self.nested_draft = self.model = None
+        self.knobs = self.env_settings = self.ks = ()
+        self.k_unread = self.blank = self.spec = False
+        self.indent = 0
+
+    def record(self, no, found):
+        if self.llama is not None:
+            self.llama.record(no, found)
+        for name, value, col, spelling in self.knobs:
+            prev = found["knob"]
+            if prev is None or prev[:2] != (name, value):
+                found["knob"] = (name, value, no, col)
+                found["knob_spelling"] = spelling
+        for row, value, col, keep_first in self.env_settings:
+            _env_setting(found, row, value, no, col, keep_first)
+        for kind, k in self.ks:
+            found["k"][kind] = (k, no)
+        if self.k_unread:
+            found["k_unread"] = no
+        if self.draft is not None:
+            found["draft"] = self.draft
+        if self.method is not None:
+            found["method"] = self.method
+        if self.atom_method is not None:
+            found["atom_method"] = self.atom_method
+            found["method"] = found.get("method") or self.atom_method
+        for key in ("rsm", "dsm", "topk", "one_model", "engine"):
+            value = getattr(self, key)
+            if value is not None:
+                found[key] = value
+        if self.spec_block is not None:
+            found["spec_indent"] = self.spec_block
+            found["spec"] = True
+            _spec_at(found, no)
+            return
+        indent = found.get("spec_indent")
+        if indent is not None and not self.blank:
+            if self.indent > indent:
+                if self.nested_draft is not None:
+                    found["draft"] = self.nested_draft
+                    return
+            else:
+                found["spec_indent"] = None
+        if self.model is not None:
+            found["models"].append(self.model)
+        if self.spec:
+            found["spec"] = True
+            _spec_at(found, no)
 
 
 def _spec_at(found, no):
@@ -223,30 +285,48 @@ def _spec_at(found, no):
         found["spec_line"] = no
 
 
-def _scan_llamacpp(flat, no, found):
-    """llama.cpp: speculative decoding switched on, and knobs spelled as environment."""
+class _LlamaSaid:
+    """What a line says of llama.cpp: speculative decoding switched on, knobs as environment."""
+
+    __slots__ = ("on", "method", "draft", "model", "env", "forms")
+
+    def record(self, no, found):
+        if self.on:
+            found["llama_spec"] = True
+            _spec_at(found, no)
+            if self.method is not None:
+                found["method"] = self.method
+            if self.draft:
+                found["draft"] = self.draft
+            # the served model is a GGUF path; curves match a local path by its file name
+            if self.model and self.model not in found["models"]:
+                found["models"].append(self.model)
+        for knob, value, col, spelling, name in self.env:
+            found["knob"] = (knob, value, no, col)
+            found["knob_spelling"] = spelling
+            found["llama_env"] = name
+        for setting, name in self.forms:
+            # both forms set: llama-server refuses to start (mutually exclusive)
+            found["llama_forms"][setting] = name
+
+
+def _read_llamacpp(flat):
+    said = _LlamaSaid()
     settings = {}
     for row, m in knobs.finditer(flat, _LLAMA_SPEC_ROWS, comments=True):
         settings.setdefault(row.setting, unquote(m.group("value")))
-    if knobs.METHOD in settings or knobs.DRAFT in settings:
-        found["llama_spec"] = True
-        _spec_at(found, no)
-        if knobs.METHOD in settings:
-            found["method"] = settings[knobs.METHOD]
-        draft = settings.get(knobs.DRAFT)
-        if draft and "$" not in draft:
-            found["draft"] = draft
-        # the served model is a GGUF path; curves match a local path by its file name
-        model = settings.get(knobs.MODEL)
-        if model and "$" not in model and model not in found["models"]:
-            found["models"].append(model)
-    for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True):
-        found["knob"] = (ev.LLAMA_ENV[row.name], m.group("value"), no, m.start("name") + 1)
-        found["knob_spelling"] = _spelling(row, m)
-        found["llama_env"] = row.name
-    for row, _ in knobs.finditer(flat, _LLAMA_KNOB_ROWS, comments=True):
-        # both forms set: llama-server refuses to start (mutually exclusive)
-        found["llama_forms"][row.setting] = row.name
+    said.on = knobs.METHOD in settings or knobs.DRAFT in settings
+    said.method = settings.get(knobs.METHOD)
+    draft = settings.get(knobs.DRAFT)
+    said.draft = draft if draft and "$" not in draft else None
+    model = settings.get(knobs.MODEL)
+    said.model = model if model and "$" not in model else None
+    said.env = tuple((ev.LLAMA_ENV[row.name], m.group("value"), m.start("name") + 1,
+                      _spelling(row, m), row.name)
+                     for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True))
+    said.forms = tuple((row.setting, row.name)
+                       for row, _ in knobs.finditer(flat, _LLAMA_KNOB_ROWS, comments=True))
+    return said
 
 
 def _spelling(row, m):
@@ -257,15 +337,14 @@ def _spelling(row, m):
     return row.name, "="
 
 
-def _env_setting(found, row, m, no, keep_first=False):
-    """Record an SGLang/TensorRT-LLM environment setting matched on line ``no``."""
-    value = m.group("value")
+def _env_setting(found, row, value, no, col, keep_first):
+    """Record an SGLang/TensorRT-LLM environment setting read on line ``no``, column ``col``."""
     if row.setting in _ACC_SETTING:
         found[_ACC_SETTING[row.setting]] = value
         return
     prev = found["env_knobs"].get(row.name)
     if not keep_first or prev is None or prev[0] != value:    # keep where the value is written
-        found["env_knobs"][row.name] = (value, no, m.start("name") + 1)
+        found["env_knobs"][row.name] = (value, no, col)
 
 
 def _k_value(flat, rows, at_line_start):
@@ -449,6 +528,11 @@ def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
     ``(line, {False: choice, True: choice})``: at that line every state forks
     into its EVAL_ONLY=false and EVAL_ONLY=true paths.
     """
+    with remembering():
+        return _replay(lines, relevant, base_choice, forks_at, eval_split)
+
+
+def _replay(lines, relevant, base_choice, forks_at, eval_split):
     relevant_ids = {c.id for c in relevant}
     closes = {c.id: c.end for c in relevant}
     # a state's choices name only these conditions: each line's test against a

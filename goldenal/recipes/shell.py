@@ -17,6 +17,9 @@ each branch).  Nothing is executed:
 """
 
 import ast
+import contextlib
+import contextvars
+import functools
 import math
 import operator
 import re
@@ -29,6 +32,42 @@ VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+]|##?|%%?)([^}]*))?\
 # ``NAME=value`` on a line of its own (``export`` allowed): one word, quotes kept
 ASSIGNMENT = re.compile(r"^(?P<lead>[ \t]*(?:export[ \t]+)?)(?P<key>[A-Za-z_][A-Za-z0-9_]*)="
                         r"(?P<raw>\S*)", re.M)
+
+
+# ------------------------------------------------------------------ remembering
+
+_MEMO = contextvars.ContextVar("goldenal_shell_memo", default=None)
+
+
+@contextlib.contextmanager
+def remembering():
+    """While open, the pure readings of text (words, the end of a ``$(...)``) are remembered.
+
+    Replaying a script along each of its branches reads the same lines again
+    and again; inside this block each distinct text is read once.  Nothing is
+    kept after the block: a long-lived process holds no memo between scripts.
+    """
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def remembered(fn):
+    """``fn``, a pure function of hashable arguments, answered from the open memo if any."""
+    @functools.wraps(fn)
+    def answer(*args):
+        memo = _MEMO.get()
+        if memo is None:
+            return fn(*args)
+        key = (fn, args)
+        try:
+            return memo[key]
+        except KeyError:
+            value = memo[key] = fn(*args)
+            return value
+    return answer
 
 
 # ------------------------------------------------------------------ the lexer
@@ -281,6 +320,11 @@ def closing_paren(text, start):
     m = _FLAT_INSIDE.match(text, start)
     if m:
         return m.end()
+    return _lexed_closing_paren(text, start)
+
+
+@remembered
+def _lexed_closing_paren(text, start):
     return lex(text, "$", start, closing=True)[2]
 
 
@@ -738,6 +782,12 @@ def shell_words(text):
             return text.split()
         if "$(" not in text:        # ``$VAR`` is ordinary text: words end at the lexer's blanks
             return [w for w in _BLANKS.split(text) if w]
+    return list(_lexed_words(text))
+
+
+@remembered
+def _lexed_words(text):
+    """:func:`shell_words` by the lexer, as a tuple."""
     toks = lex(text)[0]
     words, cur, has = [], [], False
     level = 0                   # 1 inside a double-quoted string that nests
@@ -776,7 +826,7 @@ def shell_words(text):
             cur.append(text[start:end])
     if cur or has:
         words.append("".join(cur))
-    return words
+    return tuple(words)
 
 
 def printf(fmt, args):
