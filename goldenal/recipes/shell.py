@@ -366,6 +366,8 @@ def eval_polarity(cond_text):
     return not negated
 
 
+# the words :func:`parse` reads a statement's place in the branches by
+_STATEMENT_WORDS = frozenset({"if", "elif", "else", "then", "do", "fi", "case", "esac"})
 KEYWORDS = {"if", "elif", "else", "fi", "case", "esac", "then", "do", "done", "for", "while",
              "until", "function", "{", "}"}
 
@@ -488,12 +490,12 @@ def parse(text, hits=None):
                 lines.append(ln)
             i += 1
             continue
-        while continues(body) and i + 1 < len(raw):
+        while body.endswith("\\") and continues(body) and i + 1 < len(raw):
             i += 1
             body = body[:-1] + " " + raw[i].strip()
         i += 1
         stripped = body.strip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped or stripped[0] == "#":
             continue
         multiline = False
         if ("'" in body or '"' in body) and open_quote(body):
@@ -508,7 +510,7 @@ def parse(text, hits=None):
         if (hits is not None and "=" not in body and ";" not in body and ")" not in body
                 and "<<" not in body and stripped.split(None, 1)[0] not in KEYWORDS
                 and not stripped.startswith(("unset ", "printf -v"))
-                and not any(n in hits for n in range(start + 1, i + 1))):
+                and hits.isdisjoint(range(start + 1, i + 1))):
             continue    # a plain command with no evidence: it cannot change an outcome
         code = body if multiline else strip_comment(body)
         m = HEREDOC_RE.search(code) if "<<" in code and not multiline else None
@@ -521,6 +523,12 @@ def parse(text, hits=None):
             word = head[0] if head else ""
             rest = head[1] if len(head) > 1 else ""
             top = stack[-1] if stack else None
+            if word not in _STATEMENT_WORDS and st != ";;" and not (
+                    top and top[0].kind == "case" and top[1] is None):
+                if line_path is None:       # a command: the common case
+                    line_path = here
+                stmts.append(st)
+                continue
             if word == "if":
                 c = Cond(len(conds), "if", top[0].id if top else None)
                 c.path = here
