@@ -12,6 +12,7 @@ settings.  Identical outcomes are merged, so the result is one
 :class:`~goldenal.lint.evidence.Config` per distinct branch outcome.
 """
 
+import bisect
 import os
 import re
 
@@ -670,7 +671,7 @@ def _relevant(lines, conds, hits):
     for ln in lines:
         names = ()
         for st in ln.stmts:
-            m = ASSIGN_RE.match(st)
+            m = ASSIGN_RE.match(st) if "=" in st else None
             if m:
                 names += (m.group(1),)
                 assigns.setdefault(m.group(1), []).append(ln)
@@ -679,20 +680,20 @@ def _relevant(lines, conds, hits):
                 for name in (w[2:3] if w[0] == "printf" else w[1:]):
                     assigns.setdefault(name, []).append(ln)
         assigned.append(names)
-    interesting = {id(ln) for ln in lines
-                   if ln.no in hits or (ln.end > ln.no and
-                                        any(n in hits for n in range(ln.no, ln.end + 1)))}
+    flags = [ln.no in hits or (ln.end > ln.no and not hits.isdisjoint(range(ln.no, ln.end + 1)))
+             for ln in lines]
+    interesting = {id(ln) for ln, flag in zip(lines, flags) if flag}
     wanted = set()
-    for ln, names in zip(lines, assigned):
-        if id(ln) in interesting:
+    for ln, names, flag in zip(lines, assigned, flags):
+        if flag:
             wanted |= _vars_near_words(ln.text)
             wanted.update(names)     # an assignment that itself carries evidence
     wanted = _closure(wanted, assigns, interesting)
 
-    def touches(ln, names):
-        return id(ln) in interesting or any(name in wanted for name in names)
+    def touched_lines():
+        return [flag or not wanted.isdisjoint(names) for flag, names in zip(flags, assigned)]
 
-    touched = [touches(ln, names) for ln, names in zip(lines, assigned)]
+    touched = touched_lines()
     keep = condition_ids(ln.path for ln, t in zip(lines, touched) if t)
     relevant = [c for c in conds if c.id in keep and all(p is None for p in c.eval_polarity)
                 and len(c.path) < MAX_FORK_DEPTH]
@@ -703,7 +704,7 @@ def _relevant(lines, conds, hits):
             wanted |= vars_in(test if isinstance(test, str) else test[1])
     if test_lines:
         wanted = _closure(wanted, assigns, interesting)
-        touched = [touches(ln, names) for ln, names in zip(lines, assigned)]
+        touched = touched_lines()
     replay = [ln for ln, t in zip(lines, touched) if t or ln.no in test_lines]
     return relevant, replay
 
@@ -764,17 +765,18 @@ def script_configs(relpath, text, lines, scenario_path=None):
         agentic = ev.agentic_from_path(scenario_path or relpath)
     base = os.path.basename(relpath).lower()
     signals = ev.thinking_signals_in(text, lines)
+    starts = [ln.no for ln in parsed]
+
+    def line_at(no):
+        """The logical line holding physical line ``no``, or None."""
+        i = bisect.bisect_right(starts, no) - 1
+        return parsed[i] if i >= 0 and parsed[i].end >= no else None
+
     holders = {}
-    if signals:
-        wanted = {sg[0] for sg in signals}
-        for ln in parsed:
-            for no in range(ln.no, ln.end + 1):
-                if no in wanted:
-                    holders[no] = ln
-    parsed_by_no = {}
-    for ln in parsed:
-        for no in range(ln.no, ln.end + 1):
-            parsed_by_no[no] = ln
+    for no in {sg[0] for sg in signals}:
+        ln = line_at(no)
+        if ln is not None:
+            holders[no] = ln
     conds_by_id = {c.id: c for c in conds}
     forks_at = {}
     for c in relevant:
@@ -799,7 +801,7 @@ def script_configs(relpath, text, lines, scenario_path=None):
                          holders)
         if cfg is None:
             continue
-        gate = _agentic_gate(cfg.line, parsed_by_no, conds_by_id, st.choice)
+        gate = _agentic_gate(line_at(cfg.line), conds_by_id, st.choice)
         if gate is not None:
             cfg = cfg.with_(agentic=gate)
         # a draft named by HF id or by its local copy is the same head
@@ -823,12 +825,12 @@ def script_configs(relpath, text, lines, scenario_path=None):
     return out
 
 
-def _agentic_gate(line, by_no, conds, choice):
-    """True/False when the line runs only on an agentic / non-agentic branch, else None.
+def _agentic_gate(ln, conds, choice):
+    """True/False when logical line ``ln`` runs only on an agentic / non-agentic branch, else
+    None (also for no line).
 
     Launchers shared by both kinds of run test a variable such as ``IS_AGENTIC``.
     """
-    ln = by_no.get(line)
     if ln is None:
         return None
     for cid, arm in ln.path:
