@@ -236,24 +236,30 @@ def continues(body):
 
 
 # What :func:`lex` reads without opening a context or a comment: ordinary text, escapes,
-# ``$`` not starting ``$(``, closed quoted strings nesting nothing; ``;``/``;;`` apart.
-# Anything else (parentheses, backticks, ``$(``, ``#``, an unclosed quote) is group 2.
+# ``$`` not starting ``$(``, closed quoted strings nesting nothing; ``;``/``;;`` and bare
+# parentheses apart (at the top level the lexer opens no context for those).  Anything else
+# (backticks, ``$(``, ``#``, an unclosed quote) is group 3.
 _FLAT_TOKEN = re.compile(r"""(?:[^\\'"$`()#;]+|\\.|\$(?!\()|'[^']*'"""
-                         r"""|"(?:[^"\\$`]|\\.|\$(?!\())*")+|(;;?)|(.)""", re.S)
+                         r"""|"(?:[^"\\$`]|\\.|\$(?!\())*")+|(;;?)|([()])|(.)""", re.S)
 
 
 def _flat_split_points(text):
     """``(start, end, token)`` of each ``;``/``;;`` of a text :func:`lex` reads flat, else None.
 
-    Flat: no parenthesis, backtick, ``$(``, ``#`` or unclosed quote outside a
-    closed quoted string, so every ``;`` outside quotes and escapes is at the
-    top level; the common statement line splits without a token per word.
+    Flat: no backtick, ``$(``, ``#`` or unclosed quote outside a closed quoted
+    string, so the lexer opens no context and every ``;`` outside quotes and
+    escapes is at the top level, split at unless inside bare parentheses (as
+    :func:`_lexed_split_points` counts them); the common statement line splits
+    without a token per word.
     """
-    out = []
+    out, parens = [], 0
     for m in _FLAT_TOKEN.finditer(text):
-        if m.group(2) is not None:
+        if m.group(3) is not None:
             return None
-        if m.group(1) is not None:
+        paren = m.group(2)
+        if paren is not None:
+            parens = parens + 1 if paren == "(" else max(0, parens - 1)
+        elif m.group(1) is not None and parens == 0:
             out.append((m.start(), m.end(), m.group(1)))
     return out
 
