@@ -903,34 +903,49 @@ def command_value(inner, env, depth=0):
 
 def assign(stmt, env):
     """Apply one assignment/unset/printf -v statement to ``env``; True when it was one."""
-    if stmt.startswith("unset "):
-        for name in stmt.split()[1:]:
-            if not name.startswith("-"):
-                env[name] = None
-        return True
-    if stmt.startswith("printf -v "):
-        words = shell_words(stmt)
+    said = _assignment(stmt)
+    if said is None:
+        return False
+    kind = said[0]
+    if kind == "unset":
+        for name in said[1]:
+            env[name] = None
+    elif kind == "printf":
+        words = said[1]
         if len(words) >= 4:
             val = printf(expand(words[3], env), [expand(w, env) for w in words[4:]])
             env[words[2]] = val
-        return True
+    elif kind == "=":
+        _, name, plus, value, names = said
+        text = expand(value, env)
+        text = (env.get(name) or "") + " " + text if plus else text
+        # a value resting on the environment (``${X:-default}`` with X unset, or on
+        # another such value) is only a default: branch tests must not rely on it
+        if any(env.get(v) is None or isinstance(env.get(v), Soft) for v in names):
+            text = Soft(text)
+        env[name] = text
+    return True
+
+
+@remembered
+def _assignment(stmt):
+    """What a statement assigns, read once: ``("unset", names)``, ``("printf", words)``,
+    ``("=", name, plus, dequoted value, names it reads)``, ``("declare",)`` for an
+    ``export``/``declare`` assigning nothing, else None."""
+    if stmt.startswith("unset "):
+        return "unset", tuple(name for name in stmt.split()[1:] if not name.startswith("-"))
+    if stmt.startswith("printf -v "):
+        return "printf", tuple(shell_words(stmt))
     m = ASSIGN_RE.match(stmt)
     if not m:
         if stmt.startswith("export ") or stmt.startswith("declare "):
-            return True
-        return False
+            return ("declare",)
+        return None
     name, plus, value = m.groups()
     value = value.strip()
     if value.startswith("(") and not value.startswith("$("):
         value = value[1:].rstrip(")")
-    text = expand(dequote_all(value), env)
-    text = (env.get(name) or "") + " " + text if plus else text
-    # a value resting on the environment (``${X:-default}`` with X unset, or on
-    # another such value) is only a default: branch tests must not rely on it
-    if any(env.get(v) is None or isinstance(env.get(v), Soft) for v in vars_in(value)):
-        text = Soft(text)
-    env[name] = text
-    return True
+    return "=", name, plus, dequote_all(value), tuple(vars_in(value))
 
 
 class Soft(str):
