@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from goldenal.lint import audit_report
 from goldenal.lint import evidence as ev
+from goldenal.lint import shell as lint_shell
 from goldenal.lint import walk
 
 HERE = os.path.dirname(__file__)
@@ -265,6 +266,33 @@ def test_each_engine_pattern_contains_its_word(text):
     for engine, rx in _ENGINE_RES:
         if rx.search(text):
             assert _ENGINE_WORD[engine] in text
+
+
+def test_each_group_of_table_rows_is_gated_by_its_own_names():
+    """_read_line's gates come from the knob table: a row's pattern starts with its name, so a
+    line naming none of a group's rows can match none of them."""
+    import re
+
+    from goldenal.lint.shell import _TABLE_GROUPS, _groups_named
+
+    for group, rows in _TABLE_GROUPS.items():
+        for row in rows:
+            assert row.pattern.pattern.startswith("(?P<name>" + re.escape(row.name) + ")")
+            assert group in _groups_named(f"x {row.name}=1")
+    assert _groups_named("llama-server --model m.gguf -m n.gguf") == set()   # a model alone
+
+
+_TABLE_NAMES = sorted({r.name for rows in lint_shell._TABLE_GROUPS.values() for r in rows})
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(_TABLE_NAMES + ["-", "_", "x", " ", "=", "LLAMA_ARG_", "--spec"]),
+                max_size=6).map("".join))
+def test_groups_are_named_as_a_substring_search_finds_them(text):
+    from goldenal.lint.shell import _TABLE_GROUPS, _groups_named
+
+    assert _groups_named(text) == {group for group, rows in _TABLE_GROUPS.items()
+                                   if any(r.name in text for r in rows)}
 
 
 def test_a_list_document_naming_a_backend_is_no_recipe(tmp_path):

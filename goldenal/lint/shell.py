@@ -19,8 +19,8 @@ import re
 from goldenal.lint import evidence as ev
 from goldenal.recipes import knobs
 from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, condition_ids,
-                                    continues, evaluate_test, expand, parse, remembered, remembering,
-                                    unquote, vars_in)
+                                    continues, evaluate_test, expand, parse, remembered,
+                                    remembering, unquote, vars_in)
 
 MAX_SCENARIOS = 256
 # Conditions nested deeper than this are not enumerated (their arms are
@@ -64,6 +64,19 @@ _K_KINDS = (  # precedence: first match kind wins
     ("llamacpp", knobs.spellings("llamacpp", setting=knobs.K)),
 )
 _K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
+# The groups of table rows _read_line tries, each only on a line naming one of its rows (every
+# row's pattern starts with its name): the gates come from the table, not from words kept
+# beside it.  llama.cpp's served model alone switches nothing on, so names no group.
+_TABLE_GROUPS = {
+    "llama": tuple(r for r in _LLAMA_SPEC_ROWS if r.setting != knobs.MODEL) + _LLAMA_ENV_ROWS
+    + _LLAMA_KNOB_ROWS,
+    "knob": _KNOB_ROWS,
+    "env": _PREFIX_ENV_ROWS + _YAML_ENV_ROWS,
+    "k": tuple(r for _, rows in _K_KINDS for r in rows),
+}
+_GROUP_NAMES = tuple(dict.fromkeys(r.name for rows in _TABLE_GROUPS.values() for r in rows))
+_NAME_GROUPS = tuple(tuple(group for group, rows in _TABLE_GROUPS.items()
+                           if any(r.name == name for r in rows)) for name in _GROUP_NAMES)
 _DIGITS = re.compile(r"\d+")
 _DRAFT_RES = [
     re.compile(r'"model"\s*:\s*"([^"$]+)"'),
@@ -124,13 +137,13 @@ def _read_line(flat):
     if not _SCAN_GATE.search(flat):
         return None
     said = _Said()
-    if "spec-synth" in flat or "LLAMA_ARG_SPEC" in flat or "spec-type" in flat \
-            or "spec-draft-model" in flat or "-md" in flat or "model-draft" in flat:
+    named = _groups_named(flat)
+    if "llama" in named:
         said.llama = _read_llamacpp(flat)
-    if "accept" in flat or "spec-synth" in flat:
+    if "knob" in named:
         said.knobs = tuple((row.name, m.group("value"), row.start(m) + 1, _spelling(row, m))
                            for row in _KNOB_ROWS for m in (row.search(flat),) if m)
-    if "SIMULATE_ACC" in flat or "TLLM_SPEC" in flat:
+    if "env" in named:
         # ``NAME=value`` inside a string or as a command's environment prefix
         settings = [(row, m.group("value"), m.start("name") + 1, True)
                     for row in _PREFIX_ENV_ROWS if row.name in flat
@@ -142,9 +155,7 @@ def _read_line(flat):
                 settings.append((row, m.group("value"), m.start("name") + 1, False))
                 break
         said.env_settings = tuple(settings)
-    has_spec = "spec" in flat
-    if has_spec or "draft_len" in flat or "num_nextn_predict_layers" in flat \
-            or "LLAMA_ARG_SPEC" in flat:
+    if "k" in named:
         ks = []
         for kind, rows in _K_KINDS:
             k = _k_value(flat, rows, kind in _K_AT_LINE_START)
@@ -156,6 +167,7 @@ def _read_line(flat):
                 # llama.cpp's default K does not apply
                 said.k_unread = True
         said.ks = tuple(ks)
+    has_spec = "spec" in flat
     has_model = "model" in flat
     if has_model:
         for rx in _DRAFT_RES:
@@ -606,20 +618,36 @@ _INTERESTING_WORDS = (
     "spec-draft", "spec-type", "llama-server")
 
 
-_WORDS = []
+class _Words:
+    """Every occurrence of each of some words in one Aho-Corasick pass (overlapping ones
+    included), as a ``str.find`` loop per word would find them."""
+
+    __slots__ = ("words", "_automaton")
+
+    def __init__(self, words):
+        self.words, self._automaton = tuple(words), None
+
+    def matches(self, text):
+        """``(index, start, end)`` of each occurrence; the automaton is built when first asked."""
+        if self._automaton is None:
+            import ahocorasick_rs
+
+            self._automaton = ahocorasick_rs.AhoCorasick(list(self.words))
+        return self._automaton.find_matches_as_indexes(text, overlapping=True)
+
+
+_EVIDENCE_WORDS = _Words(_INTERESTING_WORDS)
+_GROUP_WORDS = _Words(_GROUP_NAMES)
 
 
 def _word_matches(text):
-    """``(index, start, end)`` of every occurrence of every :data:`_INTERESTING_WORDS` word.
+    """``(index, start, end)`` of every occurrence of every :data:`_INTERESTING_WORDS` word."""
+    return _EVIDENCE_WORDS.matches(text)
 
-    One Aho-Corasick pass (overlapping occurrences included), as a ``str.find``
-    loop per word would find them.
-    """
-    if not _WORDS:
-        import ahocorasick_rs
 
-        _WORDS.append(ahocorasick_rs.AhoCorasick(list(_INTERESTING_WORDS)))
-    return _WORDS[0].find_matches_as_indexes(text, overlapping=True)
+def _groups_named(flat):
+    """The groups of :data:`_TABLE_GROUPS` one of whose names ``flat`` holds."""
+    return {group for i, _, _ in _GROUP_WORDS.matches(flat) for group in _NAME_GROUPS[i]}
 
 
 def _hit_lines(text):
