@@ -518,16 +518,16 @@ def parse(text, hits=None):
                 and not stripped.startswith(("unset ", "printf -v"))
                 and hits.isdisjoint(range(start + 1, i + 1))):
             continue    # a plain command with no evidence: it cannot change an outcome
-        code = body if multiline else strip_comment(body)
+        code = strip_comment(body) if "#" in body and not multiline else body
         m = HEREDOC_RE.search(code) if "<<" in code and not multiline else None
         if m and "<<<" not in code:
             heredoc_end = m.group(1)
         stmts = []
         line_path = None      # path of the first statement (``1) X=1 ;;`` ends its arm)
-        for st in split_statements(code.strip()):
+        whole = code.strip()      # (without a ``;``, one statement: split_statements' shortcut)
+        for st in split_statements(whole) if ";" in whole else (whole,) if whole else ():
             head = st.split(None, 1)
             word = head[0] if head else ""
-            rest = head[1] if len(head) > 1 else ""
             top = stack[-1] if stack else None
             if word not in _STATEMENT_WORDS and st != ";;" and not (
                     top and top[0].kind == "case" and top[1] is None):
@@ -535,6 +535,7 @@ def parse(text, hits=None):
                     line_path = here
                 stmts.append(st)
                 continue
+            rest = head[1] if len(head) > 1 else ""
             if word == "if":
                 c = Cond(len(conds), "if", top[0].id if top else None)
                 c.path = here
@@ -602,7 +603,7 @@ def parse(text, hits=None):
             if line_path is None:
                 line_path = here
             stmts.append(st)
-        ln = Line(start + 1, code, here if line_path is None else line_path, False, end=i)
+        ln = Line(start + 1, code, here if line_path is None else line_path, False, i)
         ln.stmts = tuple(stmts)
         lines.append(ln)
     # arms of an ``if`` without ``else`` can all be skipped: add an implicit arm
