@@ -591,19 +591,18 @@ def _replay(lines, relevant, base_choice, forks_at, eval_split):
     return states
 
 
-def _closure(wanted, assigns, interesting=()):
-    """Add the variables that feed ``wanted`` ones (all of a plain assignment's,
-    only those in value position on a line that itself carries evidence)."""
-    todo = list(wanted)
+def _closure(wanted, new, assigns, near):
+    """Add to ``wanted`` the variables that feed the ``new`` ones: all of a plain assignment's;
+    on a line that itself carries evidence, only those in value position (``near``, by line)."""
+    todo = list(new)
     while todo:
         name = todo.pop()
         for ln in assigns.get(name, ()):
-            refs = _vars_near_words(ln.text) if id(ln) in interesting else vars_in(ln.text)
-            for v in refs:
+            refs = near.get(id(ln))
+            for v in vars_in(ln.text) if refs is None else refs:
                 if v not in wanted:
                     wanted.add(v)
                     todo.append(v)
-    return wanted
 
 
 # the words of every line that can hold evidence: a knob, K, the draft head, the method, the
@@ -710,13 +709,13 @@ def _relevant(lines, conds, hits):
         assigned.append(names)
     flags = [ln.no in hits or (ln.end > ln.no and not hits.isdisjoint(range(ln.no, ln.end + 1)))
              for ln in lines]
-    interesting = {id(ln) for ln, flag in zip(lines, flags) if flag}
+    near = {id(ln): _vars_near_words(ln.text) for ln, flag in zip(lines, flags) if flag}
     wanted = set()
     for ln, names, flag in zip(lines, assigned, flags):
         if flag:
-            wanted |= _vars_near_words(ln.text)
+            wanted |= near[id(ln)]
             wanted.update(names)     # an assignment that itself carries evidence
-    wanted = _closure(wanted, assigns, interesting)
+    _closure(wanted, list(wanted), assigns, near)
 
     def touched_lines():
         return [flag or not wanted.isdisjoint(names) for flag, names in zip(flags, assigned)]
@@ -725,13 +724,15 @@ def _relevant(lines, conds, hits):
     keep = condition_ids(ln.path for ln, t in zip(lines, touched) if t)
     relevant = [c for c in conds if c.id in keep and all(p is None for p in c.eval_polarity)
                 and len(c.path) < MAX_FORK_DEPTH]
-    test_lines = set()
+    test_lines, tested = set(), set()
     for c in relevant:
         for no, _, test in c.tests:
             test_lines.add(no)
-            wanted |= vars_in(test if isinstance(test, str) else test[1])
-    if test_lines:
-        wanted = _closure(wanted, assigns, interesting)
+            tested |= vars_in(test if isinstance(test, str) else test[1])
+    new = tested - wanted
+    if new:     # wanted is closed already: only what feeds the new names joins it
+        wanted |= new
+        _closure(wanted, new, assigns, near)
         touched = touched_lines()
     replay = [ln for ln, t in zip(lines, touched) if t or ln.no in test_lines]
     return relevant, replay
