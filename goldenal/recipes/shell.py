@@ -86,6 +86,7 @@ _LEX_CODE = re.compile(r"""
 # inside a double-quoted string that nests ``$(`` or backticks
 _LEX_DQ = re.compile(r"""(?:[^"\\$`]|\\.|\$(?!\())+|\\|\$\(|[`"]""", re.S)
 _WORD_END = ("blank", ";", ";;", "(")
+_LEX_SPECIAL = frozenset("\\'\"$`()#;")      # the first characters of every other token
 
 
 def lex(text, stack=(), pos=0, closing=False):
@@ -158,6 +159,8 @@ def lex(text, stack=(), pos=0, closing=False):
         closed = False
         if c in " \t\n":
             kind = "blank"
+        elif c not in _LEX_SPECIAL:             # a run of ordinary characters
+            kind = "word"
         elif c == "'":
             kind = "sq"
             if len(tok) == 1:                  # unclosed: the rest is quoted
