@@ -2,6 +2,7 @@
 
 import shlex
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from goldenal.recipes.env import env_file_values
@@ -167,6 +168,24 @@ def test_remembering_lasts_for_its_block_only():
     assert asked == ["ab", "ab", "ab", "c", "ab"]
     length("ab")
     assert asked[-1:] == ["ab"] and len(asked) == 6
+
+
+# every character the lexer tells apart, and text that is one, two and four bytes a character
+_LEX_BIT = st.sampled_from(["a", "b1", " ", "\t", "\n", "\r", ";", ";;", "'", '"', "\\", "\\\n",
+                            "$", "$X", "$(", "(", ")", "`", "#", "{", "}", "=", "é", "\u2028",
+                            "\U0001d11e"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_LEX_BIT, max_size=16).map("".join),
+       st.one_of(st.lists(st.sampled_from(["'", '"', "$", "`", "("]), max_size=3),
+                 st.just("$"), st.just(())),
+       st.integers(0, 20), st.booleans())
+def test_the_compiled_lexer_gives_the_python_lexers_tokens(text, stack, pos, closing):
+    from goldenal.recipes import shell
+
+    compiled = pytest.importorskip("goldenal.recipes._shlex")
+    assert compiled.lex(text, stack, pos, closing) == shell._lex_python(text, stack, pos, closing)
 
 
 def test_lexer_nesting_and_escapes_examples():
