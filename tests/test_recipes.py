@@ -188,6 +188,20 @@ def test_the_compiled_lexer_gives_the_python_lexers_tokens(text, stack, pos, clo
     assert compiled.lex(text, stack, pos, closing) == shell._lex_python(text, stack, pos, closing)
 
 
+def test_the_reader_reads_the_same_without_the_compiled_lexer(monkeypatch):
+    from goldenal.recipes import shell
+
+    text = 'X="$(printf "%s;" a)"; case $M in a) Y=`b`;; esac # c\n\'open'
+
+    def read():
+        return (shell.lex(text), shell.lex(text, "$", 4, True), shell.split_statements(text),
+                shell.shell_words(text), shell.strip_comment(text))
+
+    compiled = read()
+    monkeypatch.setattr(shell, "_compiled_lex", None)
+    assert read() == compiled
+
+
 def test_lexer_nesting_and_escapes_examples():
     assert shell_words('a "b \\"c\\" \\$d \\x" \'e\\\'') == ['a', 'b "c" $d \\x', 'e\\']
     assert shell_words('v="$(printf "%s" ")")" w') == ['v=$(printf "%s" ")")', 'w']
