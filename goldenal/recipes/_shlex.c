@@ -57,6 +57,10 @@ static PyObject *lex(PyObject *self, PyObject *args)
     char *stack = NULL;
     if (!PyArg_ParseTuple(args, "UOnp", &text, &stack_in, &pos, &closing))
         return NULL;
+    if (pos < 0) {
+        PyErr_SetString(PyExc_ValueError, "pos must not be negative");
+        return NULL;
+    }
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
