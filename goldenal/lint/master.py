@@ -181,30 +181,37 @@ def recipe_scenarios(relpath, lines):
     The scenario is the key under ``scenarios:`` the reference sits in
     (``fixed-seq-len``, ``agentic-coding``...), with or without synthetic
     settings: a master config is where a recipe's sequence lengths are set.
-    One pass down the file with a stack of the keys above the current line
-    (master configs run to tens of thousands of lines).
+    One pass down the file with a stack of the lines open above the current
+    one (master configs run to tens of thousands of lines); a line's key is
+    read only when a reference below it needs it.
     """
     out = {}
-    stack = []          # (level, key) of the open mappings above the current line
-    for text in lines:
+    keys = {}           # line -> its key (None: no key), read on demand
+    stack = []          # (level, line) of the open lines above the current one
+    for i, text in enumerate(lines):
         stripped = text.lstrip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped or stripped[0] == "#":
             continue
-        item = "CONFIG_FILE" in text and _ITEM_RE.match(text)
         # a "- " line counts as two columns deeper than its dash (a sequence may sit
         # at its parent key's indentation)
-        level = len(text) - len(stripped) + (2 if stripped.startswith("-") else 0)
+        level = len(text) - len(stripped) + (2 if stripped[0] == "-" else 0)
         while stack and stack[-1][0] >= level:
             stack.pop()
-        if item and item.group(2) == "CONFIG_FILE":
-            keys = [k for _, k in reversed(stack)]
-            if "scenarios" in keys[1:]:
-                scenario = keys[keys.index("scenarios") - 1]
-                out.setdefault(item.group(3).strip(), set()).add(scenario)
-            continue
-        km = _KEY_RE.match(text)
-        if km:
-            stack.append((level, km.group(2)))
+        if "CONFIG_FILE" in text:
+            item = _ITEM_RE.match(text)
+            if item and item.group(2) == "CONFIG_FILE":
+                chain = []
+                for _, j in reversed(stack):
+                    if j not in keys:
+                        km = _KEY_RE.match(lines[j])
+                        keys[j] = km.group(2) if km else None
+                    if keys[j] is not None:
+                        chain.append(keys[j])
+                if "scenarios" in chain[1:]:
+                    scenario = chain[chain.index("scenarios") - 1]
+                    out.setdefault(item.group(3).strip(), set()).add(scenario)
+                continue
+        stack.append((level, i))
     return out
 
 

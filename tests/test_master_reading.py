@@ -1,0 +1,95 @@
+"""Master configs read as indented text: the keys above a reference, however the file is laid out.
+
+:func:`goldenal.lint.master.recipe_scenarios` reads a key only where a
+``CONFIG_FILE`` reference below it needs it; these tests pin it to the plain
+definition (every key line kept on a stack while it is open) on real-shaped
+and generated files.
+"""
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from goldenal.lint import master as ms
+
+MASTER = """\
+# header comment
+e1:
+  image: lmsysorg/sglang:v0.5.15
+  model-prefix: dsv4
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - spec-decoding: "mtp"
+        prefill:
+          additional-settings:
+          # https://example.invalid/recipes/a.yaml
+          - "CONFIG_FILE=recipes/sglang/a.yaml"
+        decode:
+          tp: 8
+    agentic-coding:
+    - search-space:
+      - conc-list: [1]
+        decode:
+          additional-settings:
+          - CONFIG_FILE=recipes/sglang/a.yaml
+          - "CONFIG_FILE=recipes/sglang/b.yaml"  # second
+e2:
+  scenarios:
+  - CONFIG_FILE=recipes/top.yaml
+  other:
+    scenarios:
+      x:
+        - "CONFIG_FILE=recipes/sglang/c.yaml"
+"""
+
+
+def test_scenarios_of_each_reference():
+    assert ms.recipe_scenarios("configs/x-master.yaml", MASTER.split("\n")) == {
+        "recipes/sglang/a.yaml": {"fixed-seq-len", "agentic-coding"},
+        "recipes/sglang/b.yaml": {"agentic-coding"},
+        "recipes/sglang/c.yaml": {"x"},
+    }
+
+
+_KEY = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z0-9_.-]+):(?:\s|$)")
+
+
+def _reference(lines):
+    """The definition: a stack of every open key line, popped by any line at or above its level."""
+    out, stack = {}, []
+    for text in lines:
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        level = len(text) - len(stripped) + (2 if stripped.startswith("-") else 0)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        item = ms._ITEM_RE.match(text)
+        if item and item.group(2) == "CONFIG_FILE":
+            keys = [k for _, k in reversed(stack)]
+            if "scenarios" in keys[1:]:
+                out.setdefault(item.group(3).strip(), set()).add(keys[keys.index("scenarios") - 1])
+            continue
+        km = _KEY.match(text)
+        if km:
+            stack.append((level, km.group(2)))
+    return out
+
+
+_LINE = st.tuples(
+    st.sampled_from(["", " ", "  ", "    ", "\t", "      ", "        "]),
+    st.sampled_from(["scenarios:", "fixed-seq-len:", "agentic-coding:", "e:", "- x: 1",
+                     "- CONFIG_FILE=recipes/a.yaml", '- "CONFIG_FILE=recipes/b.yaml"',
+                     "- 'CONFIG_FILE=c.yaml'  # c", "# comment", "", "-", "- y",
+                     "tp: 8", "key: value", "- scenarios:", "-CONFIG_FILE=d.yaml", "k:\r"]),
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINE, max_size=40))
+def test_scenarios_match_the_definition(lines):
+    assert ms.recipe_scenarios("m.yaml", lines) == _reference(lines)
