@@ -24,6 +24,7 @@ them (:mod:`goldenal.lint.recipe`), so both see a file the same way.
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from goldenal.recipes import spans
 from goldenal.recipes.env import env_file_reference, resolve_env_file
@@ -68,6 +69,11 @@ class Document:
                 except ParseError:
                     pass
         return cls(path, text, spans.compose(text, path, first=first))
+
+    @cached_property
+    def sections(self):
+        """:func:`sections_of` the root, found once."""
+        return sections_of(self.root)
 
 
 @dataclass
@@ -138,7 +144,7 @@ def sections_of(root):
     return None
 
 
-def scenario_facts(root):
+def scenario_facts(root, sections=None):
     """What a recipe says about its own scenario: ``(name, benchmark, names)``.
 
     ``name`` is the top-level (or base) ``name:``; ``benchmark`` maps the
@@ -146,11 +152,14 @@ def scenario_facts(root):
     are every variant section key and every ``name:`` in the file, lists
     included (``name: [8k1k-1p1d_dep16, ...]``).  ``inject`` and ``audit``
     decide agentic or fixed-sequence-length from these before the path.
+    ``sections``: :func:`sections_of` the root, when already known.
     """
     def text(node):
         return spans.scalar(node) if spans.is_scalar(node) else None
 
-    sections = sections_of(root) or ()
+    if sections is None:
+        sections = sections_of(root)
+    sections = sections or ()
     if not sections:
         return None, None, ()
     top = sections[0]
@@ -222,7 +231,7 @@ def recipe_sites(doc, *, knob_only=False):
     """
     from goldenal.engines.base import adapter
 
-    sections = sections_of(doc.root)
+    sections = doc.sections
     if sections is None:
         return None
     sites = []

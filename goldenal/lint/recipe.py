@@ -17,8 +17,7 @@ import re
 
 from goldenal.engines import adapter
 from goldenal.recipes import spans
-from goldenal.engines.locate import (ENGINE_CONFIG, ROLES, find_sites, pd_decode, scenario_facts,
-                                     sections_of)
+from goldenal.engines.locate import ENGINE_CONFIG, ROLES, find_sites, pd_decode, scenario_facts
 from goldenal.lint import evidence as ev
 
 # a document whose top level is a block sequence (a changelog that merely says
@@ -124,13 +123,17 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
     # read only for a recipe with sites (a changelog list naming a backend has none)
     signals = ev.thinking_signals_in(text, lines) if sites else []
     thinking, how = ev.decide_thinking(signals)
-    sections = {s.name: s for s in sections_of(doc.root) or ()}
-    names = scenario_facts(doc.root)[2]
+    sections = {s.name: s for s in doc.sections or ()}
+    names = scenario_facts(doc.root, doc.sections)[2]
+    scenario_path = scenario_path or relpath
+    eval_only = ev.eval_from_path(relpath)
     metas, disagg_of = {}, {}
     for site in sites:
         if site.section not in metas:
             section = sections[site.section]
-            metas[site.section] = _meta(section)
+            meta = metas[site.section] = _meta(section)
+            meta["agentic"] = ev.agentic_of(scenario_path, meta["name"], meta["benchmark"], names)
+            meta["eval_only"] = eval_only
             # a PD prefill worker verifies no drafts, whatever the decode worker sets
             disagg_of[site.section] = all(
                 spans.is_map(section.get("backend", ENGINE_CONFIG[site.engine], role))
@@ -146,8 +149,7 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
             # SGLang PD: the decode worker's K picks the cell the prefill carries
             decode = next(s for s in sites if s.section == site.section and pd_decode(s, sites))
             fields.update(k=decode.k, k_line=_line(decode.k_node))
-        cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg,
-                      scenario_path or relpath, names)
+        cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg)
         if prefill_of_pair and cfg.knob is not None:
             cfg = cfg.with_(drafts=True)    # its value is checked (against decode's K)
         key = (cfg.role, cfg.line, cfg.knob, cfg.value, cfg.k, cfg.draft, cfg.method,
@@ -160,8 +162,7 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
     return configs
 
 
-def _config(relpath, lines, meta, role, r, thinking, how, disagg, scenario_path, names=()):
-    agentic = ev.agentic_of(scenario_path, meta.get("name"), meta.get("benchmark"), names)
+def _config(relpath, lines, meta, role, r, thinking, how, disagg):
     models = tuple(m for m in [r["model"], *meta["models"]] if m)
     line = r["line"] or r["spec_line"] or 1
     return ev.Config(
@@ -169,8 +170,8 @@ def _config(relpath, lines, meta, role, r, thinking, how, disagg, scenario_path,
         engine=r["engine"], role=role, model=models, draft=r["draft"],
         method=r["method"], variant=r["variant"], k=r["k"], k_line=r["k_line"],
         thinking=thinking, thinking_source=how, knob=r["knob"], value=r["value"],
-        rejection_sample_method=r["rsm"], image=meta["image"], agentic=agentic,
-        eval_only=ev.eval_from_path(relpath),
+        rejection_sample_method=r["rsm"], image=meta["image"], agentic=meta["agentic"],
+        eval_only=meta["eval_only"],
         spec=r["spec"], drafts=not (disagg and role == "prefill"),
         source_stated=ev.source_stated(lines, line) if r["knob"] else False,
         extra=r["extra"])

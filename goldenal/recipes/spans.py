@@ -182,33 +182,42 @@ def compose(text, path=None, *, first=False):
     except yaml.YAMLError as exc:
         kind = "JSON" if str(path or "").lower().endswith(".json") else "YAML"
         raise yaml_error(exc, path, text=text, prefix=f"not valid {kind}") from None
-    refuse_duplicate_keys(root, path)
+    # without an anchor no node is reached twice: the key check needs no visited set
+    refuse_duplicate_keys(root, path, tree="&" not in text)
     return root
 
 
-def duplicate_keys(root):
+def duplicate_keys(root, *, tree=False):
     """``(key_node, first_key_node)`` for every key a mapping under ``root`` repeats.
 
     In text order.  Scalar keys are compared by their text, as the readers
     look them up; ``<<`` merge keys may repeat (each merges its sources).
-    Every node is visited once, aliases included, without recursion.
+    Every node is visited once, aliases included, without recursion; with
+    ``tree`` (a document without anchors, so without aliases) no visited set
+    is kept.  On the way, a mapping whose keys are distinct scalars and
+    holds no ``<<`` gets the index :func:`get_pair` looks keys up in.
     """
-    found, seen, stack = [], set(), [root] if root is not None else []
+    found, stack = [], [root] if root is not None else []
+    seen = None if tree else set()
     while stack:
         node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+        if seen is not None:
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
         if node.id == "sequence":
-            stack.extend(v for v in node.value if v.id != "scalar")
+            stack.extend([v for v in node.value if v.id != "scalar"])
             continue
         pairs = node.value
         try:
-            distinct = len({key.value for key, _ in pairs}) == len(pairs)
+            index = {pair[0].value: pair for pair in pairs}
         except TypeError:       # a collection as a key: its value is a list
-            distinct = False
-        if distinct:            # the common mapping: scalar keys, no two alike
-            stack.extend(value for _, value in pairs if value.id != "scalar")
+            index = None
+        if index is not None and len(index) == len(pairs):
+            # the common mapping: scalar keys, no two alike
+            if "<<" not in index:
+                node._pairs, node._index = pairs, index
+            stack.extend([value for _, value in pairs if value.id != "scalar"])
             continue
         first = {}
         for key, value in pairs:
@@ -223,16 +232,17 @@ def duplicate_keys(root):
     return sorted(found, key=lambda pair: pair[0].start_mark.index)
 
 
-def refuse_duplicate_keys(root, path=None):
+def refuse_duplicate_keys(root, path=None, *, tree=False):
     """Raise :class:`~goldenal.errors.DuplicateKeyError` for the first repeated key under ``root``.
 
     YAML loaders (PyYAML, which vLLM, SGLang, TensorRT-LLM and srt-slurm use)
     keep the last of two equal keys while a lookup by key here finds the
     first, so a file with one would be checked or rewritten at the value its
     engine never reads: it is refused instead, by ``inject`` and ``audit``
-    alike (both compose through :func:`compose`).
+    alike (both compose through :func:`compose`).  ``tree``: see
+    :func:`duplicate_keys`.
     """
-    dups = duplicate_keys(root)
+    dups = duplicate_keys(root, tree=tree)
     if dups:
         key, first = dups[0]
         raise DuplicateKeyError(key.value, path=path, line=line_of(key), col=col_of(key),
@@ -334,31 +344,40 @@ def pairs(node):
 
 
 def _index(node):
-    """``{key text: (key_node, value_node)}`` of a mapping's first pair per key.
-
-    Also sets ``node._rank`` (key text -> position among the pairs), which
-    decides between several spellings of one key.
-    """
-    index, rank = {}, {}
-    for i, pair in enumerate(pairs(node)):
+    """``{key text: (key_node, value_node)}`` of a mapping's first pair per key."""
+    index = {}
+    for pair in pairs(node):
         key = pair[0]
         if key.id == "scalar" and key.value not in index:
             index[key.value] = pair
-            rank[key.value] = i
-    node._index, node._rank = index, rank
+    node._index = index
     return index
+
+
+def _first_spelling(node, index, names):
+    """The pair of whichever of ``names`` is written first in a mapping, or None."""
+    found = [index[name] for name in names if name in index]
+    if len(found) < 2:
+        return found[0] if found else None
+    return min(found, key=pairs(node).index)
 
 
 def get(node, *keys):
     """The value node at ``keys`` (each key may be a tuple of spellings), or None."""
     for key in keys:
-        if isinstance(node, Layers):
+        index = getattr(node, "_index", None)
+        if index is not None:
+            pair = _first_spelling(node, index, key) if isinstance(key, tuple) else index.get(key)
+        elif isinstance(node, Layers):
             node = node.lookup(key if isinstance(key, tuple) else (key,))
+            if node is None:
+                return None
+            continue
         else:
             pair = get_pair(node, key)
-            node = pair[1] if pair is not None else None
-        if node is None:
+        if pair is None:
             return None
+        node = pair[1]
     return node
 
 
@@ -367,9 +386,8 @@ def get_pair(node, key):
 
     With several spellings present, the one written first wins.
     """
-    try:
-        index = node._index
-    except AttributeError:
+    index = getattr(node, "_index", None)
+    if index is None:
         if isinstance(node, Layers):
             names = key if isinstance(key, tuple) else (key,)
             for k, v in node.pairs():
@@ -381,10 +399,7 @@ def get_pair(node, key):
         index = _index(node)
     if not isinstance(key, tuple):
         return index.get(key)
-    found = [name for name in key if name in index]
-    if not found:
-        return None
-    return index[min(found, key=node._rank.__getitem__)]
+    return _first_spelling(node, index, key)
 
 
 def own_pair(node, key):
