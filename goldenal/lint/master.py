@@ -70,14 +70,13 @@ class Outline:
 
     def level(self, i):
         """Level of line ``i``; None for a blank or comment line."""
-        try:
-            return self.levels[i]
-        except KeyError:
+        lv = self.levels.get(i, -1)
+        if lv == -1:
             t = self.lines[i]
             s = t.lstrip()
             lv = None if not s or s.startswith("#") else _indent(t) + (2 if s[0] == "-" else 0)
             self.levels[i] = lv
-            return lv
+        return lv
 
     def _scan(self, j, c):
         """``(line, None)`` of the first line above ``j`` with level < ``c`` (-1: none), or
@@ -112,14 +111,30 @@ class Outline:
                     todo.append(deeper)
 
 
+def _lines_with(lines, word):
+    """Indices of the lines that contain ``word``, in order: one search of the whole text."""
+    text = "\n".join(lines)
+    out, row, prev = [], 0, 0
+    at = text.find(word)
+    while at >= 0:
+        row += text.count("\n", prev, at)
+        out.append(row)
+        prev = text.find("\n", at)
+        if prev < 0:
+            break
+        at = text.find(word, prev)
+    return out
+
+
 def injections(relpath, lines):
     """Every injection request of a master config, in file order."""
     seen = set()
     out = []
     headers = {}
     outline = Outline(lines)
-    for i, text in enumerate(lines):
-        if "SYNTHETIC_ACCEPTANCE" not in text or text.lstrip().startswith("#"):
+    for i in _lines_with(lines, "SYNTHETIC_ACCEPTANCE"):
+        text = lines[i]
+        if text.lstrip().startswith("#"):
             continue
         m = _ITEM_RE.match(text)
         if not m:

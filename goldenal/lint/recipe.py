@@ -29,8 +29,7 @@ _SGLANG_EXTRA = {"token_mode": "SGLANG_SIMULATE_ACC_TOKEN_MODE",
 
 
 def _text_at(section, *keys):
-    node = section.get(*keys)
-    return spans.scalar(node) if spans.is_scalar(node) else None
+    return spans.scalar(section.get(*keys))
 
 
 def _meta(section):

@@ -415,7 +415,10 @@ def own_pair(node, key):
 
 def scalar(node):
     """A scalar node's text value, else None (``null`` and ``~`` give None)."""
-    if not is_scalar(node) or tag_of(node) == _NULL:
+    if node is None or node.id != "scalar":
+        return None
+    # tag_of(node) == _NULL, without resolving what a non-null plain scalar is
+    if node.value in _NULLS if node.tag == _PLAIN else node.tag == _NULL:
         return None
     return node.value
 
