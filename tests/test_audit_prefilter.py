@@ -309,6 +309,16 @@ def test_a_list_document_naming_a_backend_is_no_recipe(tmp_path):
     assert [(f.code, f.line) for f in r.findings] == [("GAL309", 5)]
 
 
+def test_a_document_that_is_one_scalar_is_no_recipe(tmp_path):
+    # a quoted string that names a backend on a line of its own is valid YAML with no
+    # mapping: it configures nothing, and composing it is no error
+    (tmp_path / "note.yaml").write_text(
+        '"see\nbackend:\n  speculative-config: none here"\n')
+    r = audit_report([str(tmp_path)], settings=False)
+    assert [(f.code, f.line) for f in r.findings] == []
+    assert dict(r.skipped) == {"note.yaml": "no serve config found in it"}
+
+
 def test_a_mapping_naming_a_backend_is_composed_for_its_duplicate_keys(tmp_path):
     (tmp_path / "recipe.yaml").write_text(
         "name: x\n"

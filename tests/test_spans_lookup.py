@@ -79,3 +79,9 @@ def test_merged_and_layered_lookups():
     view = spans.Layers(spans.get(root, "base"), over)
     assert spans.scalar(spans.get(view, "a")) == "1"
     assert spans.scalar(spans.get(view, ("a-b",))) == "4"
+
+
+def test_a_document_that_is_one_scalar_has_no_duplicate_keys():
+    for text, tree in (("hello\n", True), ("'a: 1'\n", True), ("&x hello\n", False)):
+        root = spans.compose(text)
+        assert (root.id, spans.duplicate_keys(root, tree=tree)) == ("scalar", [])

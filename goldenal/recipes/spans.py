@@ -197,7 +197,8 @@ def duplicate_keys(root, *, tree=False):
     is kept.  On the way, a mapping whose keys are distinct scalars and
     holds no ``<<`` gets the index :func:`get_pair` looks keys up in.
     """
-    found, stack = [], [root] if root is not None else []
+    # a document that is one scalar has no mapping to check
+    found, stack = [], [root] if root is not None and root.id != "scalar" else []
     seen = None if tree else set()
     while stack:
         node = stack.pop()
