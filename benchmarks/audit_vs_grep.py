@@ -4,8 +4,9 @@ Run by hand::
 
     python benchmarks/audit_vs_grep.py /path/to/recipe-repo [--rounds 7]
 
-An InferenceX-sized tree (about 1,300 files, 16 MB) is written by
-``python benchmarks/make_recipe_tree.py /tmp/ix-tree``.
+The reference tree is an InferenceX checkout (about 1,300 files, 16 MB).
+``python benchmarks/make_recipe_tree.py /tmp/ix-tree`` writes one of the same
+size with about five times its serve configs: a harder case, not the budget's.
 
 grep looks for the very names the audit's prefilter looks for (every engine's
 synthetic-acceptance knob, the speculative settings and the suppression comment,

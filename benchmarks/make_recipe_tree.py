@@ -5,10 +5,12 @@ Run by hand::
     python benchmarks/make_recipe_tree.py /tmp/ix-tree
     python benchmarks/audit_vs_grep.py /tmp/ix-tree
 
-The shape follows InferenceX's repository: several hundred single-node
+The layout follows InferenceX's repository: several hundred single-node
 launch scripts (agentic and fixed-sequence-length), srt-slurm recipe YAMLs
 per engine and model, two large master configs, and the code, docs, CI
-workflows and result files around them, most of which mention no knob.  The
+workflows and result files around them, most of which mention no knob.  It
+is denser in serve configs than InferenceX itself (about 1,500 checked
+against its 290), so an audit of it costs more per byte.  The
 recipes are the audit test fixtures (``tests/data/audit/repo``) copied under
 many names; the rest is filler of realistic sizes.  Deterministic: the same
 tree every time.
