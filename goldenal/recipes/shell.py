@@ -474,6 +474,34 @@ def condition_ids(paths):
     return ids
 
 
+def _join_continued(raw, i):
+    """The logical line from ``raw[i]`` (which :func:`continues`) on, and its last index.
+
+    Each next line, stripped, replaces the backslash before it with a blank, as
+    long as the text so far still :func:`continues`.  That is decided on each
+    new piece alone, lexed from the contexts open before it, after the blank (or
+    the escape the blank completes) it follows: the whole line is read once,
+    and joined once.
+    """
+    head = raw[i][:-1]
+    pieces = [head]
+    toks, stack, _ = lex(head)
+    while True:
+        i += 1
+        piece = raw[i].strip()
+        pieces.append(piece)
+        if i + 1 >= len(raw) or not piece.endswith("\\"):
+            break
+        # the blank joining the lines completes an escape left open at the end of the text
+        last = toks[-1] if toks else None
+        lead = "\\ " if last is not None and last[0] == "esc" and last[2] - last[1] == 1 else " "
+        toks, stack, _ = lex(lead + piece[:-1], stack)
+        if any(tok[0] == "#" for tok in toks):
+            break       # the backslash ends a comment: the next line stands alone
+        pieces[-1] = piece[:-1]
+    return " ".join(pieces), i
+
+
 def parse(text, hits=None):
     """Logical lines with their branch paths, and the conditions seen.
 
@@ -514,9 +542,8 @@ def parse(text, hits=None):
                 lines.append(ln)
             i += 1
             continue
-        while body.endswith("\\") and continues(body) and i + 1 < len(raw):
-            i += 1
-            body = body[:-1] + " " + raw[i].strip()
+        if body.endswith("\\") and i + 1 < len(raw) and continues(body):
+            body, i = _join_continued(raw, i)
         i += 1
         stripped = body.strip()
         if not stripped or stripped[0] == "#":

@@ -296,3 +296,20 @@ def test_a_logical_line_of_many_continuations_is_searched_in_linear_time():
     for text in ("DRAFT" + "\n" * 200000, "x" + " \\\n" * 100000):
         _within(LIMIT / 10, _hit_lines, text)
     assert _hit_lines("a\n  \t model: x") == {2} and _hit_lines("models:") == set()
+
+
+@pytest.mark.parametrize("piece", ["--flag x", "'a # b' \"$(c)\" #"])
+def test_a_logical_line_of_many_continuations_is_joined_in_linear_time(piece):
+    """Each continuation is read once and the line joined once (a join per continuation
+    copied the line so far and re-read it for a comment: minutes at this size)."""
+    n = 100000
+    text = "run \\\n" + f"  {piece} \\\n" * n + "  --end\nnext\n"
+    lines, _ = _within(LIMIT / 5, parse, text)
+    first = lines[0]
+    if piece.endswith("#"):     # the first comment ends the line: its backslash joins nothing
+        assert (first.no, first.end) == (1, 2) and len(lines) == n + 2
+        assert lines[1].text == "  'a # b' \"$(c)\" " and lines[-2].text == "  --end"
+    else:
+        assert (first.no, first.end) == (1, n + 2)
+        assert first.text == "run  " + f"{piece}  " * n + "--end"
+        assert [ln.text for ln in lines[1:]] == ["next"]
