@@ -478,27 +478,31 @@ def _join_continued(raw, i):
     """The logical line from ``raw[i]`` (which :func:`continues`) on, and its last index.
 
     Each next line, stripped, replaces the backslash before it with a blank, as
-    long as the text so far still :func:`continues`.  That is decided on each
-    new piece alone, lexed from the contexts open before it, after the blank (or
-    the escape the blank completes) it follows: the whole line is read once,
-    and joined once.
+    long as the text so far still :func:`continues`: up to a line whose backslash
+    ends a comment.  Only a line holding a ``#`` can start one; it is lexed with
+    the lines since the last one lexed, from the contexts open there, so the whole
+    line is read at most once and joined once.
     """
-    head = raw[i][:-1]
-    pieces = [head]
-    toks, stack, _ = lex(head)
+    pieces = [raw[i][:-1]]
+    toks, stack, done = (), (), 0       # the last text lexed, the contexts open after it
     while True:
         i += 1
         piece = raw[i].strip()
         pieces.append(piece)
         if i + 1 >= len(raw) or not piece.endswith("\\"):
             break
-        # the blank joining the lines completes an escape left open at the end of the text
-        last = toks[-1] if toks else None
-        lead = "\\ " if last is not None and last[0] == "esc" and last[2] - last[1] == 1 else " "
-        toks, stack, _ = lex(lead + piece[:-1], stack)
-        if any(tok[0] == "#" for tok in toks):
-            break       # the backslash ends a comment: the next line stands alone
         pieces[-1] = piece[:-1]
+        if "#" in piece:
+            chunk = " ".join(pieces[done:])
+            if done:    # after the blank joining the lines, or the escape it completes
+                last = toks[-1] if toks else None
+                lone_escape = last is not None and last[0] == "esc" and last[2] - last[1] == 1
+                chunk = ("\\ " if lone_escape else " ") + chunk
+            toks, stack, _ = lex(chunk, stack)
+            done = len(pieces)
+            if any(tok[0] == "#" for tok in toks):
+                pieces[-1] = piece      # the backslash ends a comment: the next line stands alone
+                break
     return " ".join(pieces), i
 
 
@@ -552,10 +556,12 @@ def parse(text, hits=None):
         if ("'" in body or '"' in body) and open_quote(body):
             # a quoted string spanning lines (e.g. ``python3 -c '...'``) is one word
             open_ctx = quote_stack(body, [])
+            pieces = [body]
             while i < len(raw) and open_ctx:
-                body = body + "\n" + raw[i]
+                pieces.append(raw[i])
                 open_ctx = quote_stack("\n" + raw[i], open_ctx)
                 i += 1
+            body = "\n".join(pieces)
             stripped = body.strip()
             multiline = True
         if (hits is not None and "=" not in body and ";" not in body and ")" not in body
