@@ -533,9 +533,9 @@ def parse(text, hits=None):
         nonlocal here
         here = stack.pop()[2]
 
-    i = 0
+    i, count = 0, len(raw)
     heredoc_end = None
-    while i < len(raw):
+    while i < count:
         start = i
         body = raw[i]
         if heredoc_end is not None:
@@ -546,7 +546,7 @@ def parse(text, hits=None):
                 lines.append(ln)
             i += 1
             continue
-        if body.endswith("\\") and i + 1 < len(raw) and continues(body):
+        if body.endswith("\\") and i + 1 < count and continues(body):
             body, i = _join_continued(raw, i)
         i += 1
         stripped = body.strip()
@@ -557,7 +557,7 @@ def parse(text, hits=None):
             # a quoted string spanning lines (e.g. ``python3 -c '...'``) is one word
             open_ctx = quote_stack(body, [])
             pieces = [body]
-            while i < len(raw) and open_ctx:
+            while i < count and open_ctx:
                 pieces.append(raw[i])
                 open_ctx = quote_stack("\n" + raw[i], open_ctx)
                 i += 1
@@ -567,7 +567,8 @@ def parse(text, hits=None):
         if (hits is not None and "=" not in body and ";" not in body and ")" not in body
                 and "<<" not in body and stripped.split(None, 1)[0] not in KEYWORDS
                 and not stripped.startswith(("unset ", "printf -v"))
-                and hits.isdisjoint(range(start + 1, i + 1))):
+                and (i not in hits if i == start + 1
+                     else hits.isdisjoint(range(start + 1, i + 1)))):
             continue    # a plain command with no evidence: it cannot change an outcome
         code = strip_comment(body) if "#" in body and not multiline else body
         m = HEREDOC_RE.search(code) if "<<" in code and not multiline else None
