@@ -315,6 +315,32 @@ def test_a_master_configs_agentic_scenario_decides_for_a_silent_recipe(tmp_path)
     assert (f.path, f.code, f.found, f.expected) == (rel, "GAL201", "2.27", "2.49")
 
 
+def test_a_master_naming_other_recipes_is_not_read_for_a_silent_one(tmp_path, monkeypatch):
+    """Its scenarios are read only when one of its CONFIG_FILE items can name the recipe."""
+    from goldenal.lint import master as ms
+
+    rel = "srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml"
+    root, _ = repo(tmp_path, rel, RECIPE.replace("2.49", "2.27"))
+    (root / "configs").mkdir()
+    (root / "configs" / "nvidia-master.yaml").write_text(
+        MASTER.replace("agentic/agg-gb200-agentic.yaml", "agg-gb300.yaml")
+              .replace("dsv4/agg-gb200.yaml", "dsv4/agg-gb300.yaml"))
+    read, scenarios = [], ms.recipe_scenarios
+    monkeypatch.setattr(ms, "recipe_scenarios", lambda *a: read.append(a[0]) or scenarios(*a))
+    f, = audit([root])
+    assert (f.path, f.code, read) == (rel, "GAL304", [])
+    # named with a ``:variant`` selector after the path, the master is read (the model-prefix
+    # lookup strips the selector); the name runs it, as before
+    for name, code in (("agg-gb200.yaml:agg", "GAL304"), ("agg-gb200.yaml", "GAL201")):
+        (root / "configs" / "nvidia-master.yaml").write_text(
+            MASTER.replace("agentic/agg-gb200-agentic.yaml", name)
+                  .replace("    fixed-seq-len:", "    other-seq-len:"))
+        read.clear()
+        f, = audit([root])
+        assert (f.path, f.code, f.found) == (rel, code, "2.27")
+        assert read == ["configs/nvidia-master.yaml"]
+
+
 # a master entry injecting 2.27 into a recipe without a knob (dsv4_mtp thinking_on K=3: 2.49)
 ENTRY_SETTINGS = """\
 - spec-decoding: mtp

@@ -93,3 +93,19 @@ _LINE = st.tuples(
 @given(st.lists(_LINE, max_size=40))
 def test_scenarios_match_the_definition(lines):
     assert ms.recipe_scenarios("m.yaml", lines) == _reference(lines)
+
+
+def test_references_are_every_config_file_item_once_in_file_order():
+    assert ms.recipe_references(MASTER.split("\n")) == (
+        "recipes/sglang/a.yaml", "recipes/sglang/b.yaml", "recipes/top.yaml",
+        "recipes/sglang/c.yaml")
+    assert ms.recipe_references(["a:", "  # - CONFIG_FILE=x.yaml", "  - FOO=CONFIG_FILE",
+                                 "  - 'CONFIG_FILE=r/v.yaml:agg'"]) == ("r/v.yaml:agg",)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINE, max_size=40))
+def test_every_recipe_read_of_a_master_is_among_its_references(lines):
+    refs = set(ms.recipe_references(lines))
+    assert set(ms.recipe_scenarios("m.yaml", lines)) <= refs
+    assert set(ms.recipe_model_prefixes(lines)) <= {r.split(":", 1)[0] for r in refs}

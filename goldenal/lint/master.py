@@ -190,6 +190,21 @@ def injections(relpath, lines):
     return out
 
 
+def recipe_references(lines):
+    """Every ``CONFIG_FILE`` item value of a master config as written, once each, in file order.
+
+    What :func:`recipe_scenarios` and :func:`recipe_model_prefixes` report
+    is about these recipes only (a ``:variant`` selector left on), so a
+    recipe none of them names needs neither read.
+    """
+    out = {}
+    for i in _lines_with(lines, "CONFIG_FILE"):
+        item = _ITEM_RE.match(lines[i])
+        if item and item.group(2) == "CONFIG_FILE":
+            out[item.group(3).strip()] = None
+    return tuple(out)
+
+
 def recipe_scenarios(relpath, lines):
     """``{CONFIG_FILE as written: {scenario, ...}}`` for every recipe a master entry runs.
 

@@ -98,19 +98,32 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     # what the master entries running a recipe say of it: the scenario (its sequence-length
     # setting), read only when some recipe says nothing about its own, and the model-prefix
     # (the curve key the runner looks up), read when a recipe's model names no curve
-    master_refs = {}
+    # (a master is read for them only when one of its CONFIG_FILE items can name the file)
+    master_refs = {}        # (kind, master relpath) -> {recipe: {scenario or model-prefix}}
+
+    def names(m):
+        """The audited files the CONFIG_FILE items of master ``m`` can name."""
+        _, lines = text_of(m)   # decoded either way: findings are placed in its lines
+        refs = _cached("master-references", m, lambda: ms.recipe_references(lines))
+        return {ms.resolve_recipe(r, yaml_paths) for ref in refs
+                for r in (ref, ref.split(":", 1)[0])}
 
     def from_masters(kind, relpath):
-        if kind not in master_refs:
-            found = {}
-            for m in candidates:
-                if m.kind == "master" and b"CONFIG_FILE" in m.data:
-                    for ref, values in _master_refs(kind, m, text_of).items():
-                        target = ms.resolve_recipe(ref, yaml_paths)
-                        if target:
-                            found.setdefault(target, set()).update(values)
-            master_refs[kind] = found
-        return master_refs[kind].get(relpath, ())
+        if "named" not in master_refs:
+            master_refs["named"] = [(m, names(m)) for m in candidates
+                                    if m.kind == "master" and b"CONFIG_FILE" in m.data]
+        out = ()
+        for m, named in master_refs["named"]:
+            if relpath not in named:
+                continue
+            if (kind, m.relpath) not in master_refs:
+                found = master_refs[kind, m.relpath] = {}
+                for ref, values in _master_refs(kind, m, text_of).items():
+                    target = ms.resolve_recipe(ref, yaml_paths)
+                    if target:
+                        found.setdefault(target, set()).update(values)
+            out = set().union(out, master_refs[kind, m.relpath].get(relpath, ()))
+        return out or ()
     for c in candidates:
         if c.kind != "master" or not c.has_knob:
             continue
