@@ -329,9 +329,10 @@ def test_a_master_naming_other_recipes_is_not_read_for_a_silent_one(tmp_path, mo
     monkeypatch.setattr(ms, "recipe_scenarios", lambda *a: read.append(a[0]) or scenarios(*a))
     f, = audit([root])
     assert (f.path, f.code, read) == (rel, "GAL304", [])
-    # named with a ``:variant`` selector after the path, the master is read (the model-prefix
-    # lookup strips the selector); the name runs it, as before
-    for name, code in (("agg-gb200.yaml:agg", "GAL304"), ("agg-gb200.yaml", "GAL201")):
+    # named, with or without a ``:variant`` selector after the path (InferenceX writes
+    # ``glm5-mtp.yaml:zip_override_mtp_8k1k_lowlat[4]``), the master is read and runs it
+    for name, code in (("agg-gb200.yaml:agg", "GAL201"), ("agg-gb200.yaml", "GAL201"),
+                       ("agg-gb200.yaml:zip_override_mtp_8k1k_lowlat[4]", "GAL201")):
         (root / "configs" / "nvidia-master.yaml").write_text(
             MASTER.replace("agentic/agg-gb200-agentic.yaml", name)
                   .replace("    fixed-seq-len:", "    other-seq-len:"))
@@ -353,13 +354,13 @@ ENTRY_SETTINGS = """\
 """
 
 
-def injected(tmp_path, folder="", scenario=None):
+def injected(tmp_path, folder="", scenario=None, selector=""):
     """``(path, line, code)`` of the audit's findings (but GAL301) on the entry, placed under
     ``scenario`` or, with none, outside any ``scenarios:`` key."""
     bare = RECIPE.replace(',"rejection_sample_method":"synthetic","synthetic_acceptance_length"'
                           ':2.49', "")
     root, _ = repo(tmp_path, f"srt-slurm-recipes/vllm/dsv4/{folder}agg.yaml", bare)
-    settings = ENTRY_SETTINGS.format(folder=folder)
+    settings = ENTRY_SETTINGS.format(folder=folder).replace("agg.yaml", "agg.yaml" + selector)
     master = "dsv4-fp4-gb200-dynamo-vllm-mtp:\n  model-prefix: dsv4\n  framework: dynamo-vllm\n"
     if scenario is None:
         master += "  search-space:\n" + textwrap.indent(settings, "  ")
@@ -375,6 +376,13 @@ def injected(tmp_path, folder="", scenario=None):
                                           ("", "GAL304")])
 def test_an_injection_outside_any_scenario_takes_its_recipes_answer(tmp_path, folder, code):
     assert injected(tmp_path, folder) == [("configs/nvidia-master.yaml", 9, code)]
+
+
+def test_an_injection_into_a_variant_of_a_recipe_is_checked_against_that_recipe(tmp_path):
+    # ``agg.yaml:mtp_8k1k_lowlat[4]`` selects a variant of agg.yaml: without the recipe,
+    # K and the draft head could not be checked (GAL307)
+    assert injected(tmp_path, "agentic/", selector=":mtp_8k1k_lowlat[4]") == [
+        ("configs/nvidia-master.yaml", 9, "GAL201")]
 
 
 # InferenceX's golden_al_distribution/README.md (at 843c6254) shows each engine's knob in a

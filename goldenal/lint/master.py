@@ -332,6 +332,10 @@ def resolve_recipe(recipe, yaml_paths):
         return None
     index = yaml_paths if isinstance(yaml_paths, RecipeIndex) else RecipeIndex(yaml_paths)
     rel = recipe.strip().lstrip("./")
+    # ``recipe.yaml:variant[2]`` selects a variant of the file: the file is the recipe
+    path, colon, _ = rel.partition(":")
+    if colon and path.endswith((".yaml", ".yml")):
+        rel = path
     if rel in index.paths:
         return rel
     parts = rel.split("/")
