@@ -178,3 +178,11 @@ def test_the_table_compiles_a_pattern_when_first_used():
     assert row.search("x synthetic_acceptance_length: 2.5").group("value") == "2.5"
     assert row.pattern is row.__dict__["pattern"]
     assert row.pattern.pattern == row.head_source + row.value_source
+
+
+@given(st.lists(st.text(alphabet="ab\n#=", max_size=12), max_size=8),
+       st.lists(st.text(alphabet="ab#=", min_size=1, max_size=3), min_size=1, max_size=3))
+def test_lines_naming_finds_exactly_the_lines_holding_a_name(lines, names):
+    lines = "\n".join(lines).split("\n")
+    assert knobs.lines_naming(lines, names) == [
+        i for i, line in enumerate(lines) if any(name in line for name in names)]

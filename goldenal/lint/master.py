@@ -16,6 +16,8 @@ indentation.  No YAML parse of the whole file is needed.
 import re
 from dataclasses import dataclass, field
 
+from goldenal.recipes import knobs
+
 _KEY_RE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z0-9_.-]+):(?:\s|$)")
 _ITEM_RE = re.compile(r"""^(\s*)-\s+["']?([A-Z][A-Z0-9_]*)=([^"'#]*)["']?\s*(?:#.*)?$""")
 _HEADER_RE = re.compile(r"^  ([a-z-]+):\s*(.*?)\s*(?:#.*)?$")
@@ -111,28 +113,13 @@ class Outline:
                     todo.append(deeper)
 
 
-def _lines_with(lines, word):
-    """Indices of the lines that contain ``word``, in order: one search of the whole text."""
-    text = "\n".join(lines)
-    out, row, prev = [], 0, 0
-    at = text.find(word)
-    while at >= 0:
-        row += text.count("\n", prev, at)
-        out.append(row)
-        prev = text.find("\n", at)
-        if prev < 0:
-            break
-        at = text.find(word, prev)
-    return out
-
-
 def injections(relpath, lines):
     """Every injection request of a master config, in file order."""
     seen = set()
     out = []
     headers = {}
     outline = Outline(lines)
-    for i in _lines_with(lines, "SYNTHETIC_ACCEPTANCE"):
+    for i in knobs.lines_naming(lines, ("SYNTHETIC_ACCEPTANCE",)):
         text = lines[i]
         if text.lstrip().startswith("#"):
             continue
@@ -198,7 +185,7 @@ def recipe_references(lines):
     recipe none of them names needs neither read.
     """
     out = {}
-    for i in _lines_with(lines, "CONFIG_FILE"):
+    for i in knobs.lines_naming(lines, ("CONFIG_FILE",)):
         item = _ITEM_RE.match(lines[i])
         if item and item.group(2) == "CONFIG_FILE":
             out[item.group(3).strip()] = None

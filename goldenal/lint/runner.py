@@ -358,7 +358,7 @@ def not_checked(relpath, lines, code, why):
     """GAL309 at every place ``code`` (the lines read) sets a knob; comments are not places."""
     out = []
     # a line naming no knob sets none: only the lines naming one are read
-    for i in _lines_naming(_KNOB_NAMES, code):
+    for i in knobs.lines_naming(code, _KNOB_NAMES):
         text = code[i]
         if not text or text.lstrip().startswith(("#", "//")):
             continue
@@ -368,24 +368,6 @@ def not_checked(relpath, lines, code, why):
             out.append(make_finding("GAL309", relpath, i + 1,
                                     f"{m.group('name')} is set here but not checked: {why}",
                                     col=m.start("name") + 1))
-    return out
-
-
-def _lines_naming(names, lines):
-    """Indexes of the lines holding one of ``names``: a few searches of the joined text."""
-    text = "\n".join(lines)
-    starts = set()
-    for name in names:
-        at = text.find(name)
-        while at >= 0:
-            starts.add(at)
-            at = text.find(name, at + 1)
-    out, line, prev = [], 0, 0
-    for at in sorted(starts):
-        line += text.count("\n", prev, at)
-        prev = at
-        if not out or out[-1] != line:
-            out.append(line)
     return out
 
 

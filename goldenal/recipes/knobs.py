@@ -293,3 +293,23 @@ def first_set(text, rows, *, number=False):
                 best = (row, m)
             break
     return best
+
+
+def lines_naming(lines, names):
+    """Indexes of the lines holding one of ``names``, in order: a few searches of the joined text.
+
+    Most lines of a file name none, so the text is searched, not each line.
+    """
+    text = "\n".join(lines)
+    found = set()
+    for name in names:
+        row, prev = 0, 0
+        at = text.find(name)
+        while at >= 0:
+            row += text.count("\n", prev, at)
+            found.add(row)
+            prev = text.find("\n", at)
+            if prev < 0:
+                break
+            at = text.find(name, prev)
+    return sorted(found)
