@@ -21,7 +21,6 @@ from goldenal.curves import (  # noqa: F401 (re-exported: the value types)
 from goldenal.errors import RegistryError
 
 
-
 def packaged_dir():
     """The golden directory shipped with goldenal (in the wheel or the checkout)."""
     here = os.path.dirname(os.path.abspath(__file__))

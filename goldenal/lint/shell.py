@@ -115,7 +115,6 @@ _MODEL_RE = re.compile(
 _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-
 # ------------------------------------------------------------------ scanning
 
 def _scan(text, no, found):
