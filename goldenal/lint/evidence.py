@@ -397,8 +397,9 @@ def cited_curves(lines, line, value, ids, window=6, paragraph=12):
     flag), and the whole-line comments of that line's paragraph: the lines
     above it up to a blank line, at most ``paragraph`` (the value is set in
     an ``if``/``else`` under a comment citing the curve; a comment ending a
-    line further up speaks for that line only).  When one cited id contains another (``kimik3_dspark_probabilistic_...``
-    and ``kimik3_dspark``), the longer one is meant.
+    line further up speaks for that line only).  When one cited id contains
+    another (``kimik3_dspark_probabilistic_...`` and ``kimik3_dspark``), the
+    longer one is meant.
     """
     rows = set(range(max(0, line - 1 - window), min(len(lines), line)))
     if value:

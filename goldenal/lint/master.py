@@ -318,11 +318,9 @@ def resolve_recipe(recipe, yaml_paths):
     if not recipe:
         return None
     index = yaml_paths if isinstance(yaml_paths, RecipeIndex) else RecipeIndex(yaml_paths)
-    rel = recipe.strip().lstrip("./")
-    # ``recipe.yaml:variant[2]`` selects a variant of the file: the file is the recipe
-    path, colon, _ = rel.partition(":")
-    if colon and path.endswith((".yaml", ".yml")):
-        rel = path
+    # the runner reads ``${CONFIG_FILE%%:*}``: ``recipe.yaml:variant[2]`` selects a variant
+    # of the file, and the file is the recipe
+    rel = recipe.strip().split(":", 1)[0].lstrip("./")
     if rel in index.paths:
         return rel
     parts = rel.split("/")

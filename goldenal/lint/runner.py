@@ -105,8 +105,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
         """The audited files the CONFIG_FILE items of master ``m`` can name."""
         _, lines = text_of(m)   # decoded either way: findings are placed in its lines
         refs = _cached("master-references", m, lambda: ms.recipe_references(lines))
-        return {ms.resolve_recipe(r, yaml_paths) for ref in refs
-                for r in (ref, ref.split(":", 1)[0])}
+        return {ms.resolve_recipe(ref, yaml_paths) for ref in refs}
 
     def from_masters(kind, relpath):
         if "named" not in master_refs:

@@ -650,7 +650,6 @@ def _groups_named(flat):
 
 def _hit_lines(text):
     """Physical line numbers holding any of :data:`_INTERESTING_WORDS`."""
-    import bisect
 
     starts = sorted({start for _, start, _ in _word_matches(text)})
     out, line, prev, i = set(), 1, 0, 0

@@ -126,10 +126,6 @@ class _Ignore:
         return self.spec.check_file(path).include
 
 
-def _spec(lines):
-    return _Ignore(lines)
-
-
 def _read_gitignore(directory):
     # a regular file only, opened without blocking: a named pipe called .gitignore
     # would hang a plain open() for ever
@@ -148,7 +144,7 @@ def _read_gitignore(directory):
         os.close(fd)
     # lines end at \n, a CR before it dropped, as git reads them (dir.c)
     text = data.decode("utf-8", errors="replace")
-    return _spec(line.removesuffix("\r") for line in text.split("\n"))
+    return _Ignore(line.removesuffix("\r") for line in text.split("\n"))
 
 
 def _git_root(start):
@@ -223,7 +219,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
     names |= {p[:-1] for p in exclude if p.endswith("/") and p.count("/") == 1
               and not any(ch in p for ch in "*?[]!\\")}
     patterns = [p for p in exclude if p.rstrip("/") not in names]
-    excluded = _spec(patterns) if patterns else None
+    excluded = _Ignore(patterns) if patterns else None
 
     root_abs = os.path.abspath(root)
     prefix = root_abs.rstrip(os.sep) + os.sep
