@@ -98,6 +98,22 @@ def _num(x):
     return text
 
 
+def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
+    """The :class:`Site` of a speculative config: K, draft head, method and variant from ``spec``.
+
+    ``node`` is where a recipe or config holds it (:meth:`VLLMAdapter._site`);
+    a launch script's JSON (:class:`CommandSpec`) has none.
+    """
+    from goldenal.engines.locate import Site
+
+    k = _as_int(spec.get("num_speculative_tokens"))
+    draft = spec.get("model")
+    return Site(engine="vllm", role=role, section=section, spec=node, k=k, k_node=node,
+                k_values=(k,) if k is not None else (), draft=str(draft) if draft else None,
+                method=str(spec["method"]) if spec.get("method") else None,
+                variant=variant_of(spec), models=tuple(models), extra=extra or {})
+
+
 def _as_int(value):
     if isinstance(value, bool):
         return None
@@ -176,17 +192,9 @@ class VLLMAdapter(EngineAdapter):
                          path=doc.path, line=spans.line_of(node))
 
     def _site(self, doc, role, section, node, models):
-        from goldenal.engines.locate import Site
-
         spec, raw = self._spec(doc, node)
-        k = _as_int(spec.get("num_speculative_tokens"))
-        draft = spec.get("model")
-        extra = {"spec": spec, "raw": raw}
-        return Site(engine=self.name, role=role, section=section, spec=node, k=k,
-                    k_node=node, k_values=(k,) if k is not None else (),
-                    draft=str(draft) if draft else None,
-                    method=str(spec["method"]) if spec.get("method") else None,
-                    variant=variant_of(spec), models=tuple(models), extra=extra)
+        return _spec_site(spec, models, role=role, section=section, node=node,
+                          extra={"spec": spec, "raw": raw})
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
         pair = spans.get_pair(cfg, SPEC_KEYS)
@@ -360,17 +368,9 @@ class CommandSpec:
     spec: dict
     raw: dict               # the written keys' text as written
 
-    def setting(self, path, models):
+    def site(self, models):
         """The site's identity for the curve resolver: K, draft head, method, variant."""
-        from goldenal.engines.locate import Site
-
-        k = _as_int(self.spec.get("num_speculative_tokens"))
-        draft = self.spec.get("model")
-        return Site(engine="vllm", role=None, section=None, spec=None, k=k,
-                    k_values=(k,) if k is not None else (),
-                    draft=str(draft) if draft else None,
-                    method=str(self.spec["method"]) if self.spec.get("method") else None,
-                    variant=variant_of(self.spec), models=tuple(models))
+        return _spec_site(self.spec, models)
 
 
 def command_specs(path, text):
@@ -450,7 +450,7 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
                               "EVAL_ONLY=true path and the benchmark path, so a knob added "
                               "there would be active during eval runs; add it under an "
                               "EVAL_ONLY guard by hand", path=path, line=cs.line)
-        site = cs.setting(path, models)
+        site = cs.site(models)
         if site.k is not None and k is not None and int(k) != site.k:
             raise PolicyError(f"--k {k} contradicts the file: num_speculative_tokens {site.k}",
                               path=path, line=cs.line)
