@@ -220,21 +220,6 @@ _NON_SPACE = re.compile(r"\S*")
 _SPACE_BEFORE = re.compile(r"\s")
 
 
-class _Span:
-    """A found command word: ``start()`` and ``end()`` as a match has them."""
-
-    __slots__ = ("_start", "_end")
-
-    def __init__(self, start, end):
-        self._start, self._end = start, end
-
-    def start(self):
-        return self._start
-
-    def end(self):
-        return self._end
-
-
 def server_spans(text):
     r"""``(start, end)`` of every ``llama-server`` command word of ``text``, path included.
 
@@ -338,31 +323,28 @@ def commands(text):
     exported = {}
     out = []
     pos = 0
-    events = []
-    for start, end in server_spans(text):
-        if not knobs.commented(text, start):
-            events.append(("server", _Span(start, end)))
-    for _, m in knobs.finditer(text, _ENVS):
-        events.append(("env", m))
-    events.sort(key=lambda e: e[1].start())
-    for kind, m in events:
-        if m.start() < pos:
+    # (start, env match or None, end of the server word), in text order
+    events = [(start, None, word_end) for start, word_end in server_spans(text)
+              if not knobs.commented(text, start)]
+    events += [(m.start(), m, None) for _, m in knobs.finditer(text, _ENVS)]
+    events.sort(key=lambda e: e[0])
+    for start, m, word_end in events:
+        if start < pos:
             continue
-        if kind == "env":
-            line_start = text.rfind("\n", 0, m.start()) + 1
-            before = text[line_start:m.start()].strip()
+        line_start = text.rfind("\n", 0, start) + 1
+        if m is not None:
+            before = text[line_start:start].strip()
             if before in ("", "export") or before.startswith("export "):
                 exported[m.group("name")] = (_unq(m.group("value")), m)
             continue
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        end = _command_end(text, m.start())
+        end = _command_end(text, start)
         flags = {}
-        for _, f in knobs.finditer(text, _FLAGS, m.end(), end):
+        for _, f in knobs.finditer(text, _FLAGS, word_end, end):
             flags.setdefault(f.group("name"), []).append(f)
         env = dict(exported)
-        for _, e in knobs.finditer(text, _ENVS, line_start, m.start()):
+        for _, e in knobs.finditer(text, _ENVS, line_start, start):
             env[e.group("name")] = (_unq(e.group("value")), e)
-        out.append(Command(text, m.start(), end, flags, env))
+        out.append(Command(text, start, end, flags, env))
         pos = end
     return out
 
