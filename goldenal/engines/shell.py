@@ -4,8 +4,8 @@ Launchers set the knobs with ``export`` lines (SGLang, TensorRT-LLM), build
 vLLM's speculative-config JSON in a string (``"synthetic_acceptance_length":
 2.49`` or ``%.2f`` filled from a variable), or pass ATOM or llama.cpp flags.  This reader
 finds each knob, the K written nearby and simple ``NAME=value`` variables so
-``$VAR`` values can be resolved; it is read-only (``inject`` rewrites ATOM
-command lines only, where every value is literal).
+``$VAR`` values can be resolved; it is read-only (``inject`` rewrites the
+command lines of ATOM, ``llama-server`` and ``vllm serve``).
 """
 
 import os
@@ -65,10 +65,7 @@ def read_shell_settings(path, text=None):
 def _k(text, row, variables):
     """K as the first uncommented ``row`` in ``text`` sets it (else ``NUM_SPEC_TOKENS``), or None."""
     k_match = next((km for _, km in knobs.finditer(text, (row,))), None)
-    if k_match is None:
-        k_text = variables.get("NUM_SPEC_TOKENS", "")
-        return int(k_text) if k_text.isdigit() else None
-    k_text = resolve(k_match.group("value").rstrip(",\\"), variables)
-    if k_text is None and "NUM_SPEC_TOKENS" in variables:
-        k_text = variables["NUM_SPEC_TOKENS"]
+    k_text = resolve(k_match.group("value").rstrip(",\\"), variables) if k_match else None
+    if k_text is None:
+        k_text = variables.get("NUM_SPEC_TOKENS")
     return int(k_text) if k_text and k_text.isdigit() else None
