@@ -19,7 +19,8 @@ import shlex
 from decimal import Decimal
 
 from goldenal.recipes import knobs, spans
-from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
+from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
+                                   same_number)
 from goldenal.engines.knobs import acceptance_rate, knob_value  # noqa: F401 (re-export)
 from goldenal.errors import ParseError, PolicyError
 from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
@@ -261,10 +262,7 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
         if where is True:
             continue
         if where is None and guarded:
-            raise PolicyError(f"{K_FLAG} on line {line} runs on both the EVAL_ONLY=true path "
-                              "and the benchmark path, so a knob added there would be active "
-                              "during eval runs; add it under an EVAL_ONLY guard by hand",
-                              path=path, line=line)
+            raise on_both_paths(K_FLAG, path=path, line=line)
         k_value = k_of(m)
         al_text = golden_for_k(k_value, line)
         value = ADAPTER.convert(al_text, k=k_value, form=form)

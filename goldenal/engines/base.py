@@ -145,6 +145,19 @@ def check_pinned(knob, old, new, *, force, path, line):
                         "use --force to overwrite", path=path, line=line)
 
 
+def on_both_paths(what, *, path, line):
+    """The refusal of a launch ``what`` on ``line`` that runs on both sides of ``EVAL_ONLY``.
+
+    A knob added there would be active during eval runs too (ATOM, ``llama-server``
+    and ``vllm serve`` launch scripts alike).
+    """
+    from goldenal.errors import PolicyError
+
+    return PolicyError(f"{what} on line {line} runs on both the EVAL_ONLY=true path and the "
+                       "benchmark path, so a knob added there would be active during eval "
+                       "runs; add it under an EVAL_ONLY guard by hand", path=path, line=line)
+
+
 def adapter(engine):
     """The adapter object of one engine (imports its module on first use)."""
     found = _ADAPTERS.get(engine)

@@ -30,7 +30,7 @@ import os
 import re
 from decimal import Decimal, InvalidOperation
 
-from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned
+from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths
 from goldenal.errors import ParseError, PolicyError, UsageError
 from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
@@ -497,10 +497,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
             continue
         serving += 1
         if where is None and guarded and not knobs:
-            raise PolicyError(f"{SERVER} on line {line} runs on both the EVAL_ONLY=true path "
-                              "and the benchmark path, so a knob added there would be active "
-                              "during eval runs; add it under an EVAL_ONLY guard by hand",
-                              path=path, line=line)
+            raise on_both_paths(SERVER, path=path, line=line)
         site_k, how = command_k(cmd, variables)
         if site_k is None:
             if k is None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import DQ_ESCAPE, eval_paths, literal_variables, resolve
-from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, same_number
+from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
+                                   same_number)
 from goldenal.engines.knobs import knob_value
 from goldenal.errors import DuplicateKeyError, ParseError, PolicyError
 
@@ -446,10 +447,7 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
                                   "remove it there first", path=path, line=cs.line)
             continue
         if where is None and guarded:
-            raise PolicyError(f"--speculative-config on line {cs.line} runs on both the "
-                              "EVAL_ONLY=true path and the benchmark path, so a knob added "
-                              "there would be active during eval runs; add it under an "
-                              "EVAL_ONLY guard by hand", path=path, line=cs.line)
+            raise on_both_paths("--speculative-config", path=path, line=cs.line)
         site = cs.site(models)
         if site.k is not None and k is not None and int(k) != site.k:
             raise PolicyError(f"--k {k} contradicts the file: num_speculative_tokens {site.k}",
