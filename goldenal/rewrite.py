@@ -452,7 +452,8 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
             return _inject_llamacpp(path, original, k=k, thinking=thinking, registry=registry,
                                     selection=selection, al=al, distribution=distribution,
                                     force=force, check=check, diff_only=diff_only, bom=bom)
-        if engine == "vllm" or (engine is None and knobs.launched_engines(original) == ("vllm",)):
+        launched = knobs.launched_engines(original)
+        if engine == "vllm" or (engine is None and launched == ("vllm",)):
             return _inject_vllm_script(path, original, k=k, thinking=thinking,
                                        registry=registry, selection=selection, al=al,
                                        distribution=distribution, force=force, check=check,
@@ -460,8 +461,8 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         if distribution:
             raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
                              "llama.cpp (--spec-synth-rates)")
-        _refuse_other_launchers(path, original, engine)
-        return _inject_command(path, original, engine=engine, k=k, thinking=thinking,
+        _refuse_other_launchers(path, launched, engine)
+        return _inject_command(path, original, launched=launched, k=k, thinking=thinking,
                                registry=registry, selection=selection, al=al, form=form,
                                force=force, check=check, diff_only=diff_only, bom=bom)
 
@@ -629,15 +630,18 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
                         files=tuple(p for p, b, a in outputs if b != a), pending=pending)
 
 
-def _inject_command(path, original, *, engine, k, thinking, registry, selection, al, form,
+def _inject_command(path, original, *, launched, k, thinking, registry, selection, al, form,
                     force, check, diff_only, bom=""):
-    """ATOM launchers and argument files: every launch path, never the EVAL_ONLY one."""
+    """ATOM launchers and argument files: every launch path, never the EVAL_ONLY one.
+
+    ``launched``: the engines the script starts (:func:`recipes.knobs.launched_engines`).
+    """
     from goldenal.engines.atom import plan_command, read_command_settings
     from goldenal.engines.locate import Site
 
     settings = read_command_settings(path, original)
     if not settings:
-        starts = "atom" in knobs.launched_engines(original)
+        starts = "atom" in launched
         raise ParseError("no ATOM speculative flags found (--num-speculative-tokens): "
                          + (f"the script starts {LAUNCH_WORDS['atom']} without speculative "
                             "decoding" if starts else "the script starts no server (looked for " +
@@ -683,15 +687,14 @@ LAUNCH_WORDS = {"vllm": "vllm serve", "sglang": "sglang.launch_server",
                 "llamacpp": "llama-server"}
 
 
-def _refuse_other_launchers(path, text, engine):
+def _refuse_other_launchers(path, launched, engine):
     """A launch script rewritten as ATOM's must start ATOM (or nothing goldenal can name).
 
     The engine is the one the script launches (``recipes.knobs.LAUNCHES``, as
     ``audit`` reads it); ``inject`` writes ATOM, ``llama-server`` and ``vllm
     serve`` command lines only, and says what the script starts instead of
-    looking for flags it cannot contain.
+    looking for flags it cannot contain.  ``launched``: the engines the script starts.
     """
-    launched = knobs.launched_engines(text)
     if engine not in (None, "atom"):
         raise PolicyError(f"inject rewrites ATOM, llama-server and vllm serve launch scripts "
                           "only, not "
