@@ -1363,14 +1363,17 @@ def _sampling(body_extra):
 
 def _check_server_k(server, metrics_text, k):
     """Refuse a cell whose K the server contradicts before any load is sent."""
-    from goldenal.readers.prometheus import Scrape, window
+    from goldenal.readers.prometheus import Scrape, rounded_counters, rounded_message
 
     scrape = Scrape(f"{server.url}/metrics", metrics_text)
-    try:
-        window(None, scrape)    # the counters since start, read as every window is
-    except RoundedCounters as exc:
-        raise MeasureError(f"{server.url}: before any load: {exc.message}; nothing written "
-                           "for this cell") from None
+    rounded = rounded_counters(scrape)  # the counters since start, judged as every window is
+    if rounded:
+        raise MeasureError(f"{server.url}: before any load: {rounded_message(rounded)}; "
+                           "nothing written for this cell")
+    if server.engine == "llamacpp":
+        # llama-server sizes its per-position family by the largest K it has run
+        _check_llamacpp_k(server, k)
+        return
     positions = {dict(labels).get("position") for (name, labels) in scrape.values
                  if name.endswith("spec_decode_num_accepted_tokens_per_pos")}
     positions.discard(None)
@@ -1378,10 +1381,6 @@ def _check_server_k(server, metrics_text, k):
     how = "per-position counters on /metrics"
     if said is None and server.engine == "sglang":
         said, how = server.speculative.get("speculative_num_steps"), "speculative_num_steps"
-    if server.engine == "llamacpp":
-        # llama-server sizes its per-position family by the largest K it has run
-        _check_llamacpp_k(server, k)
-        return
     if said is not None and said != k:
         raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it with "
                            f"K={k} or pass --k {said}")
