@@ -1237,8 +1237,9 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             raise MeasureError(f"{where}: the server drafted {engine_k} positions per step "
                                f"(its per-position counters), not K={k}; nothing written")
         counted = [r for r in ok if r.drafts is not None]
+        per_request = len(counted) == len(ok) and any(r.drafts for r in ok)
         window_counted = bool(drafts)
-        if not drafts and len(counted) == len(ok) and any(r.drafts for r in ok):
+        if not drafts and per_request:
             # no counters on /metrics (SGLang): the cell is the sum of its requests
             drafts = sum(r.drafts for r in ok)
             accepted = sum(r.accepted for r in ok)
@@ -1275,7 +1276,6 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed "
                                  f"({'; '.join(how)}); recorded as failed")
         tag = f"{thinking}_k{k}"
-        per_request = len(counted) == len(ok) and any(r.drafts for r in ok)
         if per_request and window_counted:
             total = sum(r.drafts for r in records if r.drafts is not None)
             if total != drafts:
