@@ -877,9 +877,13 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     return records, (first_text, last_text), (drafts, tokens, accepted, per_pos, engine_k), wall
 
 
+# how a request record's error starts when the failure was not retried
+_NOT_RETRIED = "failed, not retried"
+
+
 def _failure_text(error, attempts):
     if not error.retryable:
-        return f"failed, not retried (a retry fails the same way): {error}"
+        return f"{_NOT_RETRIED} (a retry fails the same way): {error}"
     return f"failed after {attempts} attempt(s): {error}"
 
 
@@ -1269,7 +1273,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             cell_warnings.append(replayed)
         failed = len(records) - len(ok)
         if failed:
-            final = sum(r.error.startswith("failed, not retried") for r in records
+            final = sum(r.error.startswith(_NOT_RETRIED) for r in records
                         if r.status != "ok")
             how = [f"{failed - final} after {retries} retries"] if failed - final else []
             how += [f"{final} not retried, as a retry would fail the same way"] if final else []
