@@ -182,10 +182,6 @@ def _read_manifest(path):
     return file, doc, cells, lines
 
 
-_TRUE = {"true", "yes", "on", "1"}
-_FALSE = {"false", "no", "off", "0", ""}
-
-
 def normalize_identity(identity, *, path=None, lines=None):
     """Validate and normalise identity keys: ``draft`` a list of str, ``variant`` a dict,
     ``simulated`` a bool, ``not_golden`` a reason.
