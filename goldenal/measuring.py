@@ -1232,7 +1232,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
         if not drafts and server.engine == "sglang":
             raise MeasureError(f"{where}: SGLang answered without per-request counts "
                                "(choices[0].meta_info.spec_verify_ct) and its /metrics has "
-                               "only a mean: speculative decoding off, or a release without "
+                               "no accepted-draft counter: speculative decoding off, or a release without "
                                "return_meta_info; nothing written")
         if not drafts:
             raise MeasureError(f"{where}: the server's speculative counters did not move "
