@@ -1,6 +1,8 @@
 """SGLang: decode-batch log lines, per-request counts, ``/server_info``, bench summaries.
 
-Facts, pinned to SGLang 0.5.23 (docs/formats.md §5, docs/engines.md §2.7):
+Facts, pinned to SGLang 0.5.23: how they are read in docs/formats.md §5,
+where each comes from (file and line) in
+docs/engines.md §2.7.
 
 * ``Decode batch. ... accept len: X.XX`` is (accepted drafts + one bonus per
   request-step) / request-steps over the last decode-log interval: the AL with
