@@ -883,16 +883,11 @@ def _progress_bar(total, desc, progress):
 
 
 def _load_manifest(path):
-    import yaml
+    from goldenal.yamldoc import load
 
     file = os.path.join(path, "run.yaml")
     with open(file, encoding="utf-8") as fh:
-        try:
-            doc = yaml.safe_load(fh)
-        except yaml.YAMLError as exc:
-            from goldenal.errors import yaml_error
-
-            raise yaml_error(exc, file, prefix="invalid YAML") from None
+        doc = load(fh.read(), file)
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         raise ParseError("run.yaml must be a mapping with a `cells` list", path=file)
     return doc
