@@ -17,7 +17,7 @@ import yaml
 from goldenal.files import DirectoryTransaction, locked_directory
 from goldenal.errors import ConflictError, ParseError, RegistryError, UsageError
 from goldenal.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
-                             Registry, file_checksums, is_plain_decimal)
+                             Registry, curve_identity, file_checksums, is_plain_decimal)
 from goldenal.yamldoc import compose, load
 
 _MODES = {"thinking_on": "on", "thinking_off": "off"}
@@ -611,11 +611,6 @@ def _changed_cells(old, new):
     return changes
 
 
-def _identity(model, method, draft, variant):
-    """What makes two curves the same curve (POLICY rule 1: one value per cell)."""
-    return (model, method, tuple(d.lower() for d in draft), tuple(sorted(variant.items())))
-
-
 def write_curve(directory, curve, *, replace_reason=None, extra_files=None, check=None):
     """Write ``<id>.yaml``, its manifest entry and the compiled index, all or nothing.
 
@@ -668,10 +663,10 @@ def write_curve(directory, curve, *, replace_reason=None, extra_files=None, chec
 def _stage_curve(txn, curve, replace_reason):
     directory = txn.directory
     manifest = read_manifest(directory) or {}
-    identity = _identity(curve.model, curve.method, curve.draft, curve.variant)
+    identity = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
     for other_id, entry in manifest.items():
-        other = _identity(entry["model"], entry.get("method"), entry.get("draft") or (),
-                          entry.get("variant") or {})
+        other = curve_identity(entry["model"], entry.get("method"), entry.get("draft") or (),
+                               entry.get("variant") or {})
         if other_id != curve.id and other == identity:
             raise ConflictError(f"curve {other_id} already holds this identity (model "
                                 f"{curve.model}, method {curve.method}, draft "
