@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 
 
 @contextlib.contextmanager
@@ -57,7 +58,7 @@ def write_text_atomic(path, text):
         fh.write(text)
 
 
-def write_texts_atomic(texts):
+def write_texts_atomic(texts, *, expected=None):
     """Write several files, anywhere, all or nothing, even across a crash: ``{path: text}``.
 
     Every target is checked (writable), then the directories holding them are
@@ -74,6 +75,14 @@ def write_texts_atomic(texts):
     journal exists, and otherwise only removes what the write left.  Writes
     go through a symbolic link to the file it names, as :func:`atomic_open`
     does.  Raises OSError naming the file concerned.
+
+    ``expected`` (``{path: text}``, optional) holds what each file held when
+    it was read to compute its new text (``""`` for a file that did not
+    exist): once the locks are held, a file whose bytes differ from it was
+    changed by someone else meanwhile, and nothing is written
+    (:class:`goldenal.errors.ConflictError` naming it), so no update is lost.
+    Hold the locks from the read on (:func:`locked_directory`; re-entering
+    it in the same thread is free) and no goldenal writer can come between.
     """
     groups = {}
     for path, text in texts.items():
@@ -81,11 +90,29 @@ def write_texts_atomic(texts):
         target = os.path.realpath(path)
         _refuse_read_only(target, path)
         groups.setdefault(os.path.dirname(target), []).append((path, target, text))
-    with contextlib.ExitStack() as stack:
-        for directory in sorted(groups):
-            stack.enter_context(locked_directory(directory))
+    with locked_directories(groups):
+        for path, text in (expected or {}).items():
+            _check_unchanged(path, text)
         _UndoTransaction(groups).run()
     return [os.fspath(path) for path in texts]
+
+
+def _check_unchanged(path, text):
+    """ConflictError naming ``path`` unless it still holds ``text`` (missing counts as ``""``)."""
+    from goldenal.errors import ConflictError
+
+    want = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    try:
+        now = read_regular(path, max(len(want), 1) + 1)
+    except FileNotFoundError:
+        now = b""
+    except OSError as exc:
+        if exc.errno != errno.EFBIG:
+            raise
+        now = None      # grown past what was read
+    if now != want:
+        raise ConflictError("changed since it was read (another writer); nothing written: "
+                            "run again", path=os.fspath(path))
 
 
 class _UndoTransaction:
@@ -488,6 +515,7 @@ LOCK_NAME = ".goldenal.lock"
 JOURNAL_NAME = ".goldenal-journal.json"
 _STAGED_PREFIX = ".goldenal-staged-"
 _STAGED = re.compile(re.escape(_STAGED_PREFIX) + r"[A-Za-z0-9_]+\.tmp\Z")
+_FIX_TEMP = re.compile(r"\.goldenal-fix-[0-9a-f]+\.tmp\Z")
 LOCK_TIMEOUT = 60.0
 
 
@@ -540,6 +568,17 @@ def _read_journal(journal):
                       " restore the directory from version control", journal) from None
 
 
+def is_transaction_file(name):
+    """True for a file goldenal's writers keep beside the files they write, never content.
+
+    The lock file, a journal, a staged temporary or a kept old file
+    (``.goldenal-staged-*.tmp``), and the temporary of a fix
+    (``.goldenal-fix-*.tmp``): a reader of the tree (``audit``) skips them.
+    """
+    return (name in (LOCK_NAME, JOURNAL_NAME) or bool(_STAGED.match(name))
+            or bool(_FIX_TEMP.match(name)))
+
+
 def pending_journal(directory):
     """True when an interrupted transaction left its journal in ``directory``."""
     return os.path.exists(os.path.join(directory, JOURNAL_NAME))
@@ -552,7 +591,17 @@ def settle(paths):
     under the directory's lock, so what is read is whole (see
     :func:`write_texts_atomic`).
     """
-    for directory in sorted({os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths}):
+    settle_directories({os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths})
+
+
+def settle_directories(directories):
+    """Recover every directory of ``directories`` that holds a journal (see :func:`settle`).
+
+    What a reader of a tree (``audit``) runs on each directory before it
+    reads a file there: after it, the directory holds the whole old or the
+    whole new state of an interrupted write.
+    """
+    for directory in sorted(directories):
         if pending_journal(directory):
             with locked_directory(directory):
                 pass
@@ -640,7 +689,58 @@ def locked_directory(directory, *, timeout=LOCK_TIMEOUT):
     Elsewhere a ``.goldenal.lock`` file held with :mod:`filelock`.  Raises
     OSError naming the directory when another writer holds it for
     ``timeout`` seconds.
+
+    Re-entrant within a thread: a writer that locked a directory before
+    reading its files (``inject``, ``audit --fix``) enters it again to write
+    them, without waiting for itself and without a second recovery.
     """
+    try:
+        st = os.stat(directory)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, directory) from None
+    key = (st.st_dev, st.st_ino)
+    held = _held()
+    if key in held:
+        held[key] += 1
+        try:
+            yield
+        finally:
+            held[key] -= 1
+        return
+    with _locked(directory, timeout):
+        held[key] = 1
+        try:
+            yield
+        finally:
+            del held[key]
+
+
+@contextlib.contextmanager
+def locked_directories(directories, *, timeout=LOCK_TIMEOUT):
+    """Hold the lock of every directory of ``directories``, taken in sorted order.
+
+    One order for every writer, so two writers of overlapping sets never
+    wait for each other in a cycle.  Each is :func:`locked_directory`.
+    """
+    with contextlib.ExitStack() as stack:
+        for directory in sorted(set(map(os.fspath, directories))):
+            stack.enter_context(locked_directory(directory, timeout=timeout))
+        yield
+
+
+_HELD = threading.local()
+
+
+def _held():
+    """``{(st_dev, st_ino): depth}`` of the directories this thread holds the lock of."""
+    held = getattr(_HELD, "dirs", None)
+    if held is None:
+        held = _HELD.dirs = {}
+    return held
+
+
+@contextlib.contextmanager
+def _locked(directory, timeout):
     import time
 
     try:
