@@ -595,14 +595,17 @@ def settle(paths):
 
 
 def settle_directories(directories):
-    """Recover every directory of ``directories`` that holds a journal (see :func:`settle`).
+    """Recover every directory of ``directories`` a write left a journal or a temporary in.
 
     What a reader of a tree (``audit``) runs on each directory before it
     reads a file there: after it, the directory holds the whole old or the
-    whole new state of an interrupted write.
+    whole new state of an interrupted write, and nothing beside it (see
+    :func:`recover`, run under the directory's lock: a write under way is
+    waited for).
     """
     for directory in sorted(directories):
-        if pending_journal(directory):
+        if pending_journal(directory) or any(
+                _STAGED.match(name) or _FIX_TEMP.match(name) for name in os.listdir(directory)):
             with locked_directory(directory):
                 pass
 
@@ -615,7 +618,8 @@ def recover(directory):
     means "the new state is complete on disk": the renames it lists are
     replayed (a rename already done left no temporary, so replay is
     idempotent).  Without a journal, staged temporaries belong to a write that
-    never reached its commit point and are removed: the old state stands.
+    never reached its commit point and are removed: the old state stands (so
+    is the temporary a :func:`replace_beneath` killed before its rename left).
     """
     journal = os.path.join(directory, JOURNAL_NAME)
     doc = _read_journal(journal)
@@ -637,7 +641,7 @@ def recover(directory):
         os.unlink(journal)
         _fsync_directory(directory)
     for name in os.listdir(directory):
-        if _STAGED.match(name):
+        if _STAGED.match(name) or _FIX_TEMP.match(name):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(directory, name))
 
@@ -680,7 +684,7 @@ def _recover_undo(directory, doc, journal):
 
 
 @contextlib.contextmanager
-def locked_directory(directory, *, timeout=LOCK_TIMEOUT):
+def locked_directory(directory, *, timeout=None):
     """Hold ``directory``'s writer lock; on entry, recover an interrupted transaction first.
 
     On POSIX the lock is ``flock`` on the directory itself: it leaves no file
@@ -688,7 +692,7 @@ def locked_directory(directory, *, timeout=LOCK_TIMEOUT):
     nothing), and the kernel drops it when its holder dies, even by kill -9.
     Elsewhere a ``.goldenal.lock`` file held with :mod:`filelock`.  Raises
     OSError naming the directory when another writer holds it for
-    ``timeout`` seconds.
+    ``timeout`` seconds (default :data:`LOCK_TIMEOUT`).
 
     Re-entrant within a thread: a writer that locked a directory before
     reading its files (``inject``, ``audit --fix``) enters it again to write
@@ -707,7 +711,7 @@ def locked_directory(directory, *, timeout=LOCK_TIMEOUT):
         finally:
             held[key] -= 1
         return
-    with _locked(directory, timeout):
+    with _locked(directory, LOCK_TIMEOUT if timeout is None else timeout):
         held[key] = 1
         try:
             yield
@@ -716,7 +720,7 @@ def locked_directory(directory, *, timeout=LOCK_TIMEOUT):
 
 
 @contextlib.contextmanager
-def locked_directories(directories, *, timeout=LOCK_TIMEOUT):
+def locked_directories(directories, *, timeout=None):
     """Hold the lock of every directory of ``directories``, taken in sorted order.
 
     One order for every writer, so two writers of overlapping sets never

@@ -1000,7 +1000,7 @@ def _commit(out, doc, cell_entry, files, *, identity=None, workload=None, replac
         if fresh:
             os.makedirs(where, exist_ok=True)
         try:
-            with _files.locked_directory(where, timeout=_files.LOCK_TIMEOUT):
+            with _files.locked_directory(where):
                 if fresh != (not os.path.exists(manifest)):
                     continue        # created (or removed) before the lock was ours: again
                 if not fresh and identity is not None:
