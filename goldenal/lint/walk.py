@@ -8,12 +8,13 @@ A file named on the command line is always read.  Every other regular file is
 read as bytes once and kept only if it mentions a synthetic knob, a
 speculative setting or a suppression comment; goldenal's own reports (text,
 JSON, SARIF, GitHub annotations) are recognised and skipped.  A directory
-holding the journal of a write a crash interrupted is recovered first
-(:func:`goldenal.files.settle_directories`: the whole old or the whole new
-state, never a mix), and the files goldenal's writers keep beside the files
-they write (journals, staged temporaries, kept old files) are never read.  Symlinks are
-followed only while they stay inside the audited root; loops and links
-leading outside are reported, never followed.  Nothing is executed.
+holding the journal or temporaries of a write a crash interrupted is
+recovered first (:func:`goldenal.files.settle_directories`: the whole old or
+the whole new state, never a mix), and the files goldenal's writers keep
+beside the files they write (journals, staged temporaries, kept old files)
+are never read.  Symlinks are followed only while they stay inside the
+audited root; loops and links leading outside are reported, never followed.
+Nothing is executed.
 """
 
 import os
