@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import tempfile
-import threading
 
 
 @contextlib.contextmanager
@@ -732,14 +731,18 @@ def locked_directories(directories, *, timeout=None):
         yield
 
 
-_HELD = threading.local()
+_HELD = []      # the thread-local store, made on first use (``lookup`` never locks)
 
 
 def _held():
     """``{(st_dev, st_ino): depth}`` of the directories this thread holds the lock of."""
-    held = getattr(_HELD, "dirs", None)
+    if not _HELD:
+        import threading
+
+        _HELD.append(threading.local())
+    held = getattr(_HELD[0], "dirs", None)
     if held is None:
-        held = _HELD.dirs = {}
+        held = _HELD[0].dirs = {}
     return held
 
 
