@@ -950,8 +950,54 @@ def _umask():
     return mask
 
 
-def _commit(out, doc, cell_entry, files):
-    """Add one cell to ``out`` atomically: a reader sees the old run or the new one."""
+def _commit(out, doc, cell_entry, files, *, identity=None, workload=None, replace=False):
+    """Add one cell to ``out`` atomically: a reader sees the old run or the new one.
+
+    One writer at a time: the read-modify-write of ``run.yaml`` holds the run
+    directory's lock (:func:`goldenal.files.locked_directory`; the parent's
+    while the run is created), and ``run.yaml`` is read again under it, so a
+    cell another ``measure`` added meanwhile is kept (or, being this very
+    cell without ``replace``, refused: :class:`ConflictError`).  A lock held
+    by another writer for :data:`goldenal.files.LOCK_TIMEOUT` seconds is a
+    ConflictError too; nothing of the cell is written then.
+    """
+    import errno
+
+    from goldenal import files as _files
+
+    key = (cell_entry["thinking"], cell_entry["k"])
+    manifest = os.path.join(out, "run.yaml")
+    while True:
+        fresh = not os.path.exists(manifest)
+        where = os.path.dirname(os.path.abspath(out)) if fresh else out
+        if fresh:
+            os.makedirs(where, exist_ok=True)
+        try:
+            with _files.locked_directory(where):
+                if fresh != (not os.path.exists(manifest)):
+                    continue        # created (or removed) before the lock was ours: again
+                if not fresh and identity is not None:
+                    doc = _merged(_check_existing(out, identity, workload, [key], replace),
+                                  doc, identity, key[0])
+                return _write_cell(out, doc, cell_entry, files, fresh)
+        except OSError as exc:
+            if exc.errno == errno.EWOULDBLOCK:
+                raise ConflictError(f"{exc.strerror}; nothing written for the cell thinking "
+                                    f"{key[0]}, K={key[1]}", path=out) from None
+            raise
+
+
+def _merged(current, doc, identity, thinking):
+    """``current`` (run.yaml as it is now) with what this cell changes besides its entry."""
+    name = f"thinking_{thinking}"
+    current = {**current, "sampling": {**(current.get("sampling") or {}),
+                                       name: doc["sampling"][name]}}
+    if "not_golden" in identity:
+        current = _with_not_golden(current, identity["not_golden"])
+    return current
+
+
+def _write_cell(out, doc, cell_entry, files, fresh):
     from goldenal.files import write_text_atomic
 
     key = (cell_entry["thinking"], cell_entry["k"])
@@ -962,9 +1008,6 @@ def _commit(out, doc, cell_entry, files):
                else ("", 0))
     doc = {**doc, "cells": cells}
     parent = os.path.dirname(os.path.abspath(out))
-    fresh = not os.path.exists(os.path.join(out, "run.yaml"))
-    if fresh:
-        os.makedirs(parent, exist_ok=True)
     where = parent if fresh else out
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.measure-", dir=where)
     try:
@@ -1290,7 +1333,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             doc.setdefault("sampling", {})[f"thinking_{thinking}"] = _sampling(body_extra)
             if "not_golden" in identity:
                 doc = _with_not_golden(doc, identity["not_golden"])
-        _commit(out, doc, entry, files)
+        _commit(out, doc, entry, files, identity=identity, workload=workload, replace=replace)
         warnings.extend(cell_warnings)
         cells.append(CellResult(thinking, k, drafts, tokens, accepted, per_pos,
                                 tuple(records), tuple(listed), per_request, wall,
