@@ -37,7 +37,8 @@ from goldenal.lint.master import Injection
 
 FORMAT = 1
 # the record type of each kind of evidence kept; other kinds hold plain values
-TYPES = {"script": Config, "recipe": Config, "injections": Injection}
+TYPES = {"script": Config, "recipe": Config, "markdown": Config,
+         "injections": Injection}
 _FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in set(TYPES.values())}
 
 
