@@ -102,6 +102,10 @@ def test_a_random_length_client_says_fixed(client):
     "python coverage_study.py --scenario agentic-like\n",
     # commented out
     "# aiperf profile --scenario inferencex-agentx-mvp\n# resolve_trace_source\n",
+    # a name forwarded to a client container runs nothing (InferenceX's
+    # benchmarks/multi_node/amd_utils/server_sglang.sh, shared by both kinds of run)
+    "for v in IS_AGENTIC CLEAR_CACHE_BETWEEN_CONC \\\n    WEKA_LOADER_OVERRIDE AIPERF_X; do\n"
+    "  echo $v\ndone\n",
 ])
 def test_other_clients_say_nothing(client):
     assert agentic_from_client(client) is None
@@ -110,7 +114,9 @@ def test_other_clients_say_nothing(client):
 def test_every_signal_of_the_table_is_read():
     for signal in CLIENT_SIGNALS:
         for value in signal.values or ("1024",):
-            text = f"client {signal.flag} {value}\n" if signal.flag else f"{value} x\n"
+            # a flag and its value; a command as a word; a variable as an assignment
+            text = (f"client {signal.flag} {value}\n" if signal.flag
+                    else f"export {value}=x\n" if value.isupper() else f"{value} x\n")
             agentic, fixed = client_signals(text)
             assert (agentic, fixed) == (signal.agentic, not signal.agentic), text
 

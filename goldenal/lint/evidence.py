@@ -284,10 +284,14 @@ _AGENTIC_CLIENT_RE = re.compile(r"\btraces?\b|trace_source|agentic", re.I)
 # the value ends at the first blank or quote, so each flag costs one scan of its word
 _CLIENT_FLAG_RE = re.compile(r"--(?<![\w-]--)(scenario|public-dataset|custom-dataset-type|"
                              r"dataset-name)(?:=|[ \t]+)[\"']?([^\s\"']*)")
-# commands and names that only an agentic (trace replay) client uses, as words of the code
+# commands only an agentic (trace replay) client runs, as words of the code, and the
+# AgentX trace dataset chosen by an assignment (``WEKA_LOADER_OVERRIDE=...``,
+# ``DATASET="semianalysis_cc_traces_weka_062126"``): a name merely listed (a variable
+# forwarded to a container) runs nothing
 _AGENTIC_WORD_RE = re.compile(
-    r"(?<![\w-])(resolve_trace_source|build_replay_cmd|run_agentic_replay_and_write_outputs|"
-    r"agentic_srt\.sh|WEKA_LOADER_OVERRIDE|semianalysis_cc_traces_weka\w*)(?![\w-])")
+    r"(?<![\w-])(?:resolve_trace_source|build_replay_cmd|run_agentic_replay_and_write_outputs|"
+    r"agentic_srt\.sh)(?![\w-])|(?<![\w-])WEKA_LOADER_OVERRIDE=|"
+    r"=[\"']?semianalysis_cc_traces_weka")
 
 
 class ClientSignal(NamedTuple):
