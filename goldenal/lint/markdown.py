@@ -61,8 +61,9 @@ def fenced_code(lines):
     return out
 
 
-# ATX headings (``## Title``, closing ``#`` run dropped) and setext underlines (CommonMark)
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# ATX headings (``## Title``; the closing ``#`` run is dropped by _atx_title) and setext
+# underlines (CommonMark)
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
 
@@ -137,7 +138,7 @@ def outline(lines):
             continue
         atx = _ATX.match(line)
         if atx:
-            add_heading(i, len(atx.group(1)), atx.group(2) or "")
+            add_heading(i, len(atx.group(1)), _atx_title(line[atx.end():]))
             prose = False
             continue
         setext = _SETEXT.match(line)
@@ -149,6 +150,15 @@ def outline(lines):
     if fence is not None:
         blocks.append(Block(start, len(lines), shell, len(headings) - 1))
     return headings, blocks
+
+
+def _atx_title(rest):
+    """An ATX heading's text: blanks around it and a closing run of ``#`` dropped."""
+    title = rest.strip()
+    bare = title.rstrip("#")
+    if bare != title and (not bare or bare[-1] in " \t"):
+        title = bare.rstrip()
+    return title
 
 
 def heading_chain(headings, index):
