@@ -187,6 +187,28 @@ def test_inject_reads_the_custom_command_as_audit_does():
                                                                   agentic) is True
 
 
+@pytest.mark.parametrize("folder, command, refused", [
+    ("recipes", "vllm bench serve --dataset-name random --random-input-len 8192", True),
+    ("8k1k", "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh", False),
+])
+def test_inject_and_audit_agree_on_the_custom_command(tmp_path, run_cli, folder, command,
+                                                       refused):
+    rel = f"{folder}/agg-gb200-mtp3.yaml"
+    text = RECIPE.replace("VALUE", "2.20").replace("COMMAND", command)
+    root = repo(tmp_path, {rel: text})
+    codes = {c for _, _, c, _ in found(root)}
+    assert codes == ({"GAL302"} if refused else {"GAL201"})
+    # --force: the recipe pins another value, which inject replaces only when told
+    rc, out, err = run_cli("inject", root / rel, "--thinking", "on", "--force")
+    if refused:
+        assert rc == 1 and "a fixed-sequence-length (non-agentic) config" in err
+        assert (root / rel).read_text() == text
+    else:
+        assert (rc, err) == (0, f"{root / rel}: changed 1 of 1 entry (aggregated K=3: 2.49)\n")
+        assert '"synthetic_acceptance_length":2.49' in (root / rel).read_text()
+        assert found(root) == []
+
+
 def test_a_launcher_driving_an_agentic_client_is_no_demo_server(tmp_path):
     """GAL310 is for servers no client drives; InferenceX's helpers are a client."""
     root = repo(tmp_path, {"launch/dsv4_vllm_mtp.sh": SERVE.replace("VALUE", "2.49")
