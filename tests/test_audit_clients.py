@@ -392,6 +392,7 @@ def test_outline_agrees_with_fenced_code(lines):
     ("Agentic coding (AgentX)", True), ("AgentX MVP", True), ("8k1k", False),
     ("Fixed-length (8k1k) runs", False), ("Fixed sequence length", False),
     ("ISL8K_OSL1K", False), ("Launch the server", None), ("Benchmark", None),
+    ("Non-agentic runs", False), ("Not agentic: 1k1k", False),
 ])
 def test_heading_says(title, said):
     assert heading_says(title) is said
@@ -400,7 +401,7 @@ def test_heading_says(title, said):
 @pytest.mark.parametrize("path, recipe", [
     ("recipes/DeepSeek-V4.md", True), ("benchmarks/single_node/agentic/README.md", True),
     ("docs/agentic/atom-guide.md", True), ("docs/guide.md", False), ("README.md", False),
-    ("examples/chat/README.md", False),
+    ("examples/chat/README.md", False), ("docs/benchmarking/vllm.md", False),
 ])
 def test_is_recipe(path, recipe):
     assert is_recipe(path) is recipe

@@ -280,6 +280,10 @@ def agentic_from_benchmark(benchmark):
 _FIXED_CLIENT_RE = re.compile(r"--(?<![\w-]--)(?:(?:random-)?(?:input|output)-len|"
                               r"random-(?:input|output)|isl|osl)(?=[\s=\"']|$)", re.M)
 _AGENTIC_CLIENT_RE = re.compile(r"\btraces?\b|trace_source|agentic", re.I)
+# a benchmark client of any kind: vLLM's ``bench serve`` / ``benchmark_serving``, SGLang's
+# ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
+# ``run_benchmark_serving`` (a server started where none runs is a serving example)
+BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
 # a client flag and the word after it (``--flag value``, ``--flag=value``, quoted or not);
 # the value ends at the first blank or quote, so each flag costs one scan of its word
 _CLIENT_FLAG_RE = re.compile(r"--(?<![\w-]--)(scenario|public-dataset|custom-dataset-type|"

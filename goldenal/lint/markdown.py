@@ -10,6 +10,8 @@ those of the document; a ``$ `` prompt is blanked too, keeping columns.
 import re
 from typing import NamedTuple
 
+from goldenal.recipes import knobs
+
 # CommonMark: up to three spaces, then three or more backticks or tildes, then an info string
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)")
 MARKDOWN = (".md", ".markdown")      # file-name endings of Markdown documents
@@ -170,6 +172,9 @@ def heading_chain(headings, index):
     return out
 
 
+_RECIPE_FOLDERS = ("recipes", "recipe", "benchmarks", "benchmark", "bench")
+
+
 def is_recipe(relpath):
     """True for a Markdown file that is a recipe, not documentation about one.
 
@@ -181,24 +186,18 @@ def is_recipe(relpath):
     from goldenal.lint.evidence import agentic_from_path
 
     folders = relpath.lower().replace("\\", "/").split("/")[:-1]
-    return (any(f in ("recipes", "recipe") or "bench" in f for f in folders)
+    return (any(f in _RECIPE_FOLDERS for f in folders)
             or agentic_from_path("/".join(folders) + "/") is not None)
 
 
-def _knob_rows():
-    """The knob spellings a block can set (the audit's one table, every engine)."""
-    from goldenal.recipes import knobs
-
-    return knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
-                           setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
-
-
+# the knob spellings a block can set (the audit's one table, every engine)
+_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
+                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 # a server started in a command block: an engine's own command, or a container run
 _CONTAINER_RUN = re.compile(r"\b(?:docker|podman|nerdctl)\s+run\b")
-# a benchmark client of any kind (as the launcher reader's GAL310 test counts one)
-_BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
 # heading words that say fixed-sequence-length besides a recipe name's spellings
 _FIXED_HEADING = re.compile(r"\bfixed[- ]?(?:sequence|seq)[- ]?len|\bfixed[- ]length\b")
+_NOT_AGENTIC = re.compile(r"\bnon[- ]?agentic\b|\bnot agentic\b")
 
 
 def heading_says(title):
@@ -206,6 +205,8 @@ def heading_says(title):
     from goldenal.lint.evidence import agentic_from_name
 
     low = title.lower()
+    if _NOT_AGENTIC.search(low):
+        return False
     if _FIXED_HEADING.search(low) and "agentic" not in low and "agentx" not in low:
         return False
     return agentic_from_name("-" + re.sub(r"[^a-z0-9/]+", "-", low) + "-")
@@ -228,10 +229,8 @@ def _sections(lines):
 
 def knob_sections(lines):
     """``[(section, code)]``: the sections whose shell blocks set a knob, each block's lines kept."""
-    from goldenal.recipes import knobs
-
     return [(section, sec_code) for section, (_, sec_code) in _sections(lines)[1].items()
-            if knobs.first_set("\n".join(sec_code), _knob_rows())]
+            if knobs.first_set("\n".join(sec_code), _KNOB_ROWS)]
 
 
 def markdown_configs(relpath, lines, scenario_path=None):
@@ -258,10 +257,8 @@ def markdown_configs(relpath, lines, scenario_path=None):
     from goldenal.errors import GoldenALError
     from goldenal.lint import evidence as ev
     from goldenal.lint.shell import script_configs
-    from goldenal.recipes import knobs
 
     recipe = is_recipe(scenario_path or relpath)
-    rows = _knob_rows()
     heads, sections = _sections(lines)
     code = fenced_code(lines)
 
@@ -277,7 +274,7 @@ def markdown_configs(relpath, lines, scenario_path=None):
     out = []
     for section, (group, sec_code) in sections.items():
         sec_text = "\n".join(sec_code)
-        if not knobs.first_set(sec_text, rows):
+        if not knobs.first_set(sec_text, _KNOB_ROWS):
             continue
         named = next((a for a in map(heading_says, heading_chain(heads, section))
                       if a is not None), None)
@@ -288,7 +285,7 @@ def markdown_configs(relpath, lines, scenario_path=None):
             continue
         agentic, fixed = ev.client_signals(sec_text)
         commands = "\n".join(x for x in sec_code if not x.lstrip().startswith("#"))
-        benchmarked = agentic or fixed or bool(_BENCH_CLIENT.search(commands))
+        benchmarked = agentic or fixed or bool(ev.BENCH_CLIENT.search(commands))
         launched = knobs.launched_engines(sec_text)
         container = bool(_CONTAINER_RUN.search(commands))
         for cfg in configs:

@@ -344,10 +344,8 @@ def _with_master_prefix(configs, prefixes, curves):
             else cfg for cfg in configs]
 
 
-# a benchmark client in the launcher: vLLM's ``bench serve`` / ``benchmark_serving``,
-# SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
-# ``run_benchmark_serving``
-_BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
+# a benchmark client in the launcher (the one list, shared with Markdown sections)
+_BENCH_CLIENT = ev.BENCH_CLIENT
 # ``goldenal measure`` run as a command (not in a comment): the script measures
 # acceptance into a run directory, the step that makes a golden curve
 _MEASURE_CLIENT = re.compile(r"(?m)^[^#\n]*?(?<![\w.-])goldenal\s+measure(?![\w-])")
