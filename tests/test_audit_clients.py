@@ -385,6 +385,7 @@ def test_outline_agrees_with_fenced_code(lines):
     kept = {i for b in blocks if b.shell for i in range(b.first, b.stop)}
     code = fenced_code(lines)
     assert all(code[i] == "" for i in range(len(lines)) if i not in kept)
+    assert all(code[i] in (lines[i], lines[i].replace("$ ", "  ", 1)) for i in kept)
     assert all(b.first <= b.stop <= len(lines) for b in blocks)
 
 
