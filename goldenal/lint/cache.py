@@ -52,7 +52,8 @@ from goldenal.lint.master import Injection
 FORMAT = 2
 MAX_BYTES = 256 * 1024 * 1024
 # the record type of each kind of evidence kept; other kinds hold plain values
-TYPES = {"script": Config, "recipe": Config, "injections": Injection}
+TYPES = {"script": Config, "recipe": Config, "markdown": Config,
+         "injections": Injection}
 _FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in set(TYPES.values())}
 
 

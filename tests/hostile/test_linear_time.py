@@ -66,13 +66,13 @@ def test_long_header_comments_parse_in_bounded_time():
 def _patterns():
     """Module-level patterns that search recipe, config or header text."""
     from goldenal import curvefile
-    from goldenal.lint import evidence, runner
+    from goldenal.lint import evidence, markdown, runner
     from goldenal.lint import shell as lint_shell
     from goldenal.readers import prometheus
     from goldenal.recipes import env
 
     out = []
-    for module in (curvefile, evidence, runner, lint_shell, prometheus, env):
+    for module in (curvefile, evidence, markdown, runner, lint_shell, prometheus, env):
         for name, value in sorted(vars(module).items()):
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
                 out.append((f"{module.__name__}.{name}", value))
