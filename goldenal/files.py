@@ -268,15 +268,10 @@ def _drop(directory, moves):
                     os.unlink(os.path.join(directory, leftover))
 
 
-def read_regular(path, limit):
-    """The bytes of a regular file of at most ``limit`` bytes; OSError naming ``path`` otherwise.
-
-    Never blocks or reads without end: the file is opened without waiting
-    (a named pipe), checked on the open descriptor to be a regular file (not
-    ``/dev/zero``, a pipe or a directory), and reading stops once past
-    ``limit`` bytes, so a file that grows while read is refused too.
-    """
-    path = os.fspath(path)
+def _regular_fd(path, limit=None):
+    """A descriptor of ``path`` opened without waiting (a named pipe) and checked, on
+    the descriptor, to be a regular file (not ``/dev/zero``, a pipe or a directory)
+    of at most ``limit`` bytes; OSError naming ``path`` otherwise."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
@@ -287,8 +282,31 @@ def read_regular(path, limit):
         if not stat.S_ISREG(info.st_mode):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
             raise OSError(errno.EINVAL, f"is {kind}, not a regular file", path)
-        if info.st_size > limit:
+        if limit is not None and info.st_size > limit:
             raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path):
+    """A regular file opened for binary reading, never blocking on the open; OSError
+    naming ``path`` for anything else.  The one way goldenal opens a file it reads,
+    so a named pipe or a device given as input never hangs it."""
+    return os.fdopen(_regular_fd(os.fspath(path)), "rb")
+
+
+def read_regular(path, limit):
+    """The bytes of a regular file of at most ``limit`` bytes; OSError naming ``path`` otherwise.
+
+    Never blocks or reads without end: opened as :func:`open_regular` opens,
+    and reading stops once past ``limit`` bytes, so a file that grows while
+    read is refused too.
+    """
+    path = os.fspath(path)
+    fd = _regular_fd(path, limit)
+    try:
         return _read_fd(fd, path, limit)    # bounded too, should it grow meanwhile
     finally:
         os.close(fd)

@@ -199,3 +199,30 @@ def test_no_accepted_tokens_against_nonzero_rates_is_refused_not_a_crash(tmp_pat
     assert [str(p) for p in obs.problems] == [
         f"{path}:1: counts contradict the printed mean: no step count reproduces every "
         "printed figure (printed mean 1.0)"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_named_pipe_or_a_device_is_refused_not_waited_on(tmp_path, kind):
+    """`goldenal ingest` on a FIFO waited forever for a writer, and on /dev/zero read
+    without end: every reader opens its input through files.open_regular."""
+    import os
+    import subprocess
+    import sys
+
+    if kind == "fifo":
+        path = tmp_path / "server.log"
+        os.mkfifo(path)
+    else:
+        path = "/dev/zero"
+    done = subprocess.run([sys.executable, "-m", "goldenal", "ingest", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"error: {path}: cannot read: is a device, pipe or socket, not a "
+                           "regular file\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    os.mkfifo(run / "run.yaml")
+    from goldenal.readers import load_run
+
+    with pytest.raises(ParseError, match="no run.yaml and no collector files"):
+        load_run(run)   # a run.yaml that is no regular file is no manifest

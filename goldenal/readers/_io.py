@@ -42,8 +42,10 @@ def open_binary(path):
     ParseError
         The file cannot be opened or its gzip stream is corrupt at the start.
     """
+    from goldenal.files import open_regular
+
     try:
-        raw = open(path, "rb")
+        raw = open_regular(path)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}", path=path) from None
     head = raw.read(2)

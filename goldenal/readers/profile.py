@@ -61,9 +61,10 @@ def read_profile(path):
         or inconsistent vectors/histogram.
     """
     path = os.fspath(path)
+    from goldenal.files import read_text
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        doc = json.loads(read_text(path))
     except ValueError as exc:
         raise ParseError(f"not JSON: {exc}", path=path) from None
     if not isinstance(doc, dict):

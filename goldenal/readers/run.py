@@ -157,11 +157,11 @@ def is_run_dir(path):
 def _read_manifest(path):
     import yaml
 
+    from goldenal.files import read_text
     from goldenal.yamldoc import compose, construct
 
     file = os.path.join(path, MANIFEST)
-    with open(file, encoding="utf-8") as fh:
-        node = compose(fh.read(), file)
+    node = compose(read_text(file), file)
     doc = construct(node, file)
     if not isinstance(doc, dict):
         raise ParseError("run.yaml must be a mapping", path=file)
