@@ -34,7 +34,7 @@ _ACCEPT = re.compile(r"\b(?:accept len|avg_accept_len):\s*([0-9.]+|nan)\b")
 _BENCH = re.compile(r"\bAcceptance length:\s*([0-9.]+)")
 _STEPS = re.compile(r"num_steps=(\d+)")
 # Per-request spellings of (accepted drafts, proposed drafts), newest first:
-# 0.5.23 (sglang/srt/managers/tokenizer_manager.py:3166-3168, _calculate_spec_decoding_metrics);
+# 0.5.23 (sglang/srt/managers/tokenizer_manager.py:3170-3172, _calculate_spec_decoding_metrics);
 # the April-2026 aliases kept for one release after sgl-project/sglang#24081 renamed them;
 # late-2025 releases (sgl-project/sglang#13754).  spec_verify_ct is the verification steps.
 DRAFT_KEYS = (("spec_num_correct_drafts", "spec_num_proposed_drafts"),
@@ -43,8 +43,9 @@ DRAFT_KEYS = (("spec_num_correct_drafts", "spec_num_proposed_drafts"),
 # steps by drafts accepted in the step; 0.5.23's name, then the alias #24081 kept
 HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
 STEPS_KEY = "spec_verify_ct"
-# request fields asking for the counts (protocol.py:961 return_spec_tokens_details,
-# :963 return_meta_info); return_meta_info is refused on a stream (serving_chat.py:1321)
+# request fields asking for the counts (entrypoints/openai/protocol.py:961
+# return_spec_tokens_details, :964 return_meta_info); return_meta_info is refused on a
+# stream (serving_chat.py:1321)
 REQUEST_FIELDS = {"return_meta_info": True, "return_spec_tokens_details": True}
 
 
