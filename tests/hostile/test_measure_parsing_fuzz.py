@@ -1,0 +1,191 @@
+"""``measure``'s reading of server answers, fuzzed: it refuses or reads, never crashes.
+
+Property tests over what a server sends: JSON (nesting checked without
+recursion, against a naive recursive count), stream lines (split within their
+caps as a naive split does), Retry-After values, error bodies, per-request
+counts and /metrics expositions.
+"""
+
+import asyncio
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from goldenal import measuring
+from goldenal.errors import ParseError
+from goldenal.measuring import (MAX_JSON_DEPTH, ResponseLimit, _engine_counts,
+                                _impossible_counts, _json, _json_depth, _public_url,
+                                _retry_after, _scrub, _server_message, _sse_lines)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+    | st.text(alphabet=st.sampled_from('ab"\\[]{}:, \n\u00b2'), max_size=8),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(alphabet=st.sampled_from('k"[]{}\\'), max_size=4), inner,
+                      max_size=4),
+    max_leaves=40)
+
+
+def naive_depth(value):
+    if isinstance(value, list):
+        return 1 + max(map(naive_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(naive_depth, value.values()), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_json_depth_is_the_nesting_a_recursive_count_gives(value):
+    text = json.dumps(value)
+    assert _json_depth(text) == naive_depth(value)
+    assert _json(text, "http://x/y") == value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_json_of_any_text_never_raises(text):
+    got = _json(text)
+    if got is not None:
+        assert naive_depth(got) <= MAX_JSON_DEPTH
+
+
+def test_deep_json_is_refused_naming_the_url_and_the_cap():
+    deep = "[" * 100_000 + "]" * 100_000
+    assert _json(deep) is None
+    with pytest.raises(ResponseLimit, match=r"^http://h/v: JSON nested deeper than 64 levels"):
+        _json(deep, "http://h/v")
+    # brackets inside strings are not nesting
+    assert _json(json.dumps(["[" * 1000])) == ["[" * 1000]
+    assert _json_depth('["\\"[[[", {"a": [1]}]') == 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_retry_after_never_raises(value):
+    got = _retry_after(value)
+    assert got is None or got >= 0
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "\u0661\u0662", "\uff17", "1e3", "0x10",
+                                   "Mon, 99 Foo 99999 99:99:99 GMT", "9" * 5000])
+def test_odd_retry_after_values(value):
+    got = _retry_after(value)
+    assert got is None or got == float("inf")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_server_message_is_one_bounded_line(text):
+    message = _server_message(text)
+    assert "\n" not in message and len(message) <= 300
+
+
+class _Response:
+    def __init__(self, chunks, headers=None):
+        self.chunks, self.headers = chunks, headers or {}
+
+    async def aiter_raw(self):
+        for chunk in self.chunks:
+            yield chunk
+
+
+def _lines(chunks):
+    async def collect():
+        return [line async for line in _sse_lines(_Response(chunks), "http://h/s")]
+
+    return asyncio.run(collect())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\r", b"")), max_size=10))
+def test_stream_lines_split_as_a_naive_split(chunks):
+    data = b"".join(chunks)
+    expected = data.split(b"\n")
+    if expected and expected[-1] == b"":
+        expected.pop()
+    assert _lines(chunks) == [line.decode("utf-8", "replace") for line in expected]
+
+
+def test_stream_caps(monkeypatch):
+    monkeypatch.setattr(measuring, "MAX_SSE_LINE_BYTES", 10)
+    monkeypatch.setattr(measuring, "MAX_STREAM_BYTES", 40)
+    assert _lines([b"0123456789\n", b"abc"]) == ["0123456789", "abc"]
+    with pytest.raises(ResponseLimit, match="a line of the stream is longer than the cap of "
+                                            "10 bytes"):
+        _lines([b"01234", b"567890"])
+    with pytest.raises(ResponseLimit, match="a line of the stream is longer"):
+        _lines([b"x\n01234567890\n"])
+    with pytest.raises(ResponseLimit, match="the stream is longer than the cap of 40 bytes"):
+        _lines([b"012345678\n"] * 5)
+    with pytest.raises(ResponseLimit, match="compressed"):
+        asyncio.run(_sse_lines(_Response([], {"content-encoding": "br"}), "u").__anext__())
+
+
+@settings(max_examples=300, deadline=None)
+@given(k=st.integers(1, 6), data=st.data())
+def test_counts_of_a_real_histogram_are_possible(k, data):
+    hist = data.draw(st.lists(st.integers(0, 10 ** 6), min_size=k + 1, max_size=k + 1))
+    steps = sum(hist)
+    accepted = sum(i * h for i, h in enumerate(hist))
+    per_pos = tuple(sum(hist[i + 1:]) for i in range(k))
+    assert _impossible_counts(steps, k * steps, accepted, per_pos, k) is None
+    assert _engine_counts({"num_spec_steps": steps, "num_draft_tokens": k * steps,
+                           "num_accepted_draft_tokens": accepted,
+                           "acceptance_histogram": hist}, k) == (steps, k * steps, accepted,
+                                                                 per_pos)
+
+
+@pytest.mark.parametrize("counts, why", [
+    ((10, 30, 1_000_000, None), "1000000 accepted in 10 steps is more than K=3 per step"),
+    ((10, 31, 5, None), "31 draft tokens in 10 steps is more than K=3 per step"),
+    ((10, 4, 5, None), "5 accepted of 4 draft tokens"),
+    ((10 ** 30, None, 0, None), f"steps {10 ** 30} is outside 0..2^63-1"),
+    ((2 ** 300, None, 0, None), "steps about 2^300 is outside 0..2^63-1"),
+    ((-1, None, 0, None), "steps -1 is outside 0..2^63-1"),
+    ((10, None, 1.5, None), "accepted is '1.5', not an integer"),
+    ((10, None, True, None), "accepted is 'True', not an integer"),
+    ((10, None, 12, (5, 8, -1)), "accepted at position 2 -1 is outside 0..2^63-1"),
+    ((10, None, 12, (5, 8, 5)), "per-position counts [5, 8, 5] increase"),
+    ((10, None, 12, (11, 1, 0)), "11 accepted at position 0 in 10 steps"),
+    ((10, None, 12, (6, 5, 0)), "per-position counts sum to 11, not 12 accepted"),
+])
+def test_impossible_counts_say_why(counts, why):
+    assert _impossible_counts(*counts, 3) == why
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec=st.dictionaries(st.sampled_from(
+    ["num_spec_steps", "num_draft_tokens", "num_accepted_draft_tokens", "acceptance_histogram"]),
+    st.one_of(st.none(), st.booleans(), st.integers(-5, 10 ** 20), st.floats(), st.text(max_size=3),
+              st.lists(st.one_of(st.integers(-2, 9), st.floats(), st.text(max_size=2)),
+                       max_size=5))), k=st.integers(1, 4))
+def test_engine_counts_and_their_check_never_raise_on_junk(spec, k):
+    counts = _engine_counts(spec, k)
+    if counts is not None:
+        _impossible_counts(*counts, k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(user=st.text(alphabet="abc:%", min_size=1, max_size=6),
+       query=st.text(alphabet="tok=&x", min_size=1, max_size=8),
+       port=st.integers(1, 65535), path=st.sampled_from(["", "/", "/v1", "/k{k}"]))
+def test_public_urls_keep_no_secret(user, query, port, path):
+    url = f"http://{user}@127.0.0.1:{port}{path}?{query}#frag"
+    public = _public_url(url)
+    assert public.startswith("http://127.0.0.1") and "@" not in public and "?" not in public
+    assert "#" not in public
+    assert _scrub(f"failed at {url}", url).count(query) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_a_scrape_of_any_text_is_read_or_refused(text):
+    from goldenal.readers.prometheus import Scrape
+
+    try:
+        Scrape("http://h/metrics", "vllm:spec_decode_num_drafts_total " + text)
+    except ParseError:
+        pass
