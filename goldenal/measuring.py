@@ -908,9 +908,9 @@ def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
     """Why counts cannot be K-drafting counts, or None.
 
     ``0 <= accepted <= K x steps`` (and ``accepted <= draft tokens <= K x
-    steps`` where draft tokens are known); per-position counts non-increasing (a step accepts position i+1 only after i), at
-    most ``steps`` and summing to ``accepted``; every count an integer of 64
-    bits."""
+    steps`` where draft tokens are known); per-position counts non-increasing
+    (a step accepts position i+1 only after i), at most ``steps`` and summing
+    to ``accepted``; every count an integer of 64 bits."""
     named = [("steps", steps), ("accepted", accepted)]
     if draft_tokens is not None:
         named.append(("draft tokens", draft_tokens))
@@ -1646,9 +1646,10 @@ def _reconcile(records, window, k, *, concurrency, max_tokens):
         noise = concurrency * width
         if not theirs_each - noise <= window_value \
                 <= theirs_each + noise + unreported * width * max_tokens:
+            slack = f" and {unreported} attempt(s) without counts" if unreported else ""
             return (f"the server contradicts itself: {name} {theirs_each} by {source}, "
                     f"{window_value} by its /metrics counters (beyond a counting noise of "
-                    f"{noise}{f' and {unreported} attempt(s) without counts' if unreported else ''})")
+                    f"{noise}{slack})")
     return None
 
 

@@ -38,8 +38,8 @@ is fitted and printed, but never written with --out.  --format json prints every
 interval and step count.
 
 Exit 0 fitted (and written), 1 refused (a simulated run, a not_golden run
-or an inconsistent cell with --out, mean-only cells), 2 unreadable run or bad flags, 3 the directory
-already holds the curve (--replace REASON).
+or an inconsistent cell with --out, mean-only cells), 2 unreadable run or
+bad flags, 3 the directory already holds the curve (--replace REASON).
 
 In Python: goldenal.fit(goldenal.load_run(path)).
 """
