@@ -28,6 +28,14 @@ What a cell records
   the release vendored in llama-cpp-python 0.3.36, K are not reported, so
   ``--draft`` and ``--k`` are the record of them).
 
+Every answer is bounded in bytes, seconds and JSON nesting (the ``MAX_*``
+caps and :data:`GET_DEADLINE`; past one, :class:`ResponseLimit`); counts are
+checked as they are recorded (:func:`_impossible_counts`) and, at the end of a
+cell, the requests' own counts are reconciled with the /metrics window
+(:func:`_reconcile`): a cell they contradict is written marked
+``inconsistent`` and refused.  No URL is written with its user, password or
+query.
+
 A cell whose requests all drafted and accepted exactly as many tokens is
 flagged: one replayed accept/reject sequence, not independent draws (see
 ``_replay_warning``).
@@ -1410,12 +1418,21 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     ------
     ServerError
         The server is unreachable or not OpenAI-compatible (exit 2).
+    ResponseLimit
+        An answer passed a cap: :data:`MAX_METRICS_BYTES`,
+        :data:`MAX_JSON_BYTES`, :data:`MAX_SSE_LINE_BYTES`,
+        :data:`MAX_STREAM_BYTES`, :data:`MAX_JSON_DEPTH` or
+        :data:`GET_DEADLINE` (exit 2); nothing of the cell is written.
     CounterReset
         The server restarted during a cell; that cell is not written (exit 1).
     MeasureError
-        The server's K disagrees, or every request of a cell failed (exit 1).
+        The server's K disagrees, every request of a cell failed, counts are
+        impossible, or the requests' counts and the /metrics counters
+        disagree beyond counting noise (the cell is then written marked
+        ``inconsistent``, which ``fit --out`` refuses) (exit 1).
     UsageError, ConflictError, ParseError
-        Bad arguments or prompt file, a cell that exists.
+        Bad arguments or prompt file (an identity ``fit --out`` would refuse
+        included, before any request), a cell that exists.
 
     Example
     -------

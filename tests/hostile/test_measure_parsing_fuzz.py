@@ -189,3 +189,61 @@ def test_a_scrape_of_any_text_is_read_or_refused(text):
         Scrape("http://h/metrics", "vllm:spec_decode_num_drafts_total " + text)
     except ParseError:
         pass
+
+
+def _record(i, steps, accepted, per_pos, *, attempts=1, status="ok", counts_from="engine",
+            timings=None):
+    from goldenal.measuring import RequestRecord
+
+    return RequestRecord(i, f"p{i}", status, attempts, drafts=steps,
+                         draft_tokens=None if steps is None else 3 * steps, accepted=accepted,
+                         accepted_per_position=per_pos, counts_from=counts_from,
+                         timings=timings)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 3)), min_size=1, max_size=6),
+       st.integers(1, 4))
+def test_requests_that_add_up_to_the_window_reconcile(rows, concurrency):
+    from goldenal.measuring import _reconcile
+
+    records = [_record(i, s, min(a * s, 3 * s), None) for i, (s, a) in enumerate(rows)]
+    steps = sum(r.drafts for r in records)
+    accepted = sum(r.accepted for r in records)
+    window = (steps, 3 * steps, accepted, None)
+    assert _reconcile(records, window, 3, concurrency=concurrency, max_tokens=64) is None
+    # beyond the noise either way: named with both figures
+    high = (steps, 3 * steps, accepted + concurrency + 1, None)
+    assert _reconcile(records, high, 3, concurrency=concurrency, max_tokens=64) == (
+        f"the server contradicts itself: accepted tokens {accepted} by its per-request counts "
+        f"(engine), {accepted + concurrency + 1} by its /metrics counters (beyond a counting "
+        f"noise of {concurrency})")
+
+
+def test_attempts_without_counts_may_only_add_to_the_window():
+    from goldenal.measuring import _reconcile
+
+    records = [_record(0, 10, 20, (8, 7, 5), attempts=2),
+               _record(1, None, None, None, status="failed", counts_from=None)]
+    # a retried request and a failed one: up to 2 x 64 steps the requests do not report
+    assert _reconcile(records, (10 + 1 + 128 + 1, None, 20, None), 3, concurrency=1,
+                      max_tokens=64) == (
+        "the server contradicts itself: steps 10 by its per-request counts (engine), 140 by "
+        "its /metrics counters (beyond a counting noise of 1 and 2 attempt(s) without counts)")
+    assert _reconcile(records, (10 + 1 + 128, None, 20 + 1 + 128, None), 3, concurrency=1,
+                      max_tokens=64) is None
+    assert _reconcile(records, (8, None, 20, None), 3, concurrency=1, max_tokens=64) == (
+        "the server contradicts itself: steps 10 by its per-request counts (engine), 8 by its "
+        "/metrics counters (beyond a counting noise of 1 and 2 attempt(s) without counts)")
+    # per position, where both have them
+    one = [_record(0, 10, 20, (8, 7, 5))]
+    assert _reconcile(one, (10, 30, 20, (8, 5, 7)), 3, concurrency=1, max_tokens=64) == (
+        "the server contradicts itself: accepted at position 1 7 by its per-request counts "
+        "(engine), 5 by its /metrics counters (beyond a counting noise of 1)")
+    # llama.cpp's timings: draft and accepted tokens
+    timed = [_record(0, None, None, None, counts_from=None,
+                     timings={"draft_n": 30, "draft_n_accepted": 20})]
+    assert _reconcile(timed, (10, 30, 20, None), 3, concurrency=1, max_tokens=64) is None
+    assert _reconcile(timed, (10, 40, 20, None), 3, concurrency=1, max_tokens=64) == (
+        "the server contradicts itself: draft tokens (draft_n) 30 by its requests' timings, "
+        "40 by its /metrics counters (beyond a counting noise of 3)")
