@@ -365,6 +365,9 @@ MAX_JSON_BYTES = 16 << 20        # one JSON answer: /v1/models, an info endpoint
 MAX_SSE_LINE_BYTES = 1 << 20     # one line of a streamed completion
 MAX_STREAM_BYTES = 64 << 20      # one streamed completion, every line together
 MAX_JSON_DEPTH = 64              # nesting of any JSON document (objects and arrays)
+# mentions of the speculative-decoding families in one /metrics body: a server has a
+# few per engine and position (vLLM at DP 128, K=16: about 5,000); each is parsed
+MAX_SPEC_SERIES = 20_000
 # seconds for one GET (detection, each scrape): headers and the whole body, however
 # slowly they drip; --timeout when shorter.  A request has --timeout seconds in all.
 GET_DEADLINE = 30.0
@@ -376,6 +379,18 @@ class ResponseLimit(ServerError):
 
 def _size(n):
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
+
+def _check_metrics(text, what):
+    """Refuse a /metrics body naming the speculative families past MAX_SPEC_SERIES times
+    (parsing each costs time; the reader keeps only those lines)."""
+    from goldenal.readers.prometheus import spec_mentions
+
+    mentions = spec_mentions(text)
+    if mentions > MAX_SPEC_SERIES:
+        raise ResponseLimit(f"{what}: {mentions} speculative-decoding samples, past the cap "
+                            f"of {MAX_SPEC_SERIES}")
+    return text
 
 
 def _public_url(url):
@@ -505,6 +520,7 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
     if status != 200:
         raise ServerError(f"{url}/metrics answered {status or metrics}: measure reads the "
                           "server's counters (llama-server needs --metrics)")
+    _check_metrics(metrics, f"{url}/metrics")
     prefixes = []
     for prefix, key in _METRIC_PREFIX:
         if re.search(r"^" + re.escape(prefix), metrics, re.M):
@@ -966,7 +982,7 @@ class _Scraper:
                                       cap=MAX_METRICS_BYTES, deadline=self.deadline)
             if status != 200:
                 raise _Failed(f"{status or text}")
-            return text
+            return _check_metrics(text, f"{self.url}/metrics")
 
         text, error, _ = await _retrying(get, self.retries, self.retry_delay)
         if error is not None:

@@ -34,7 +34,7 @@ The server is input like any file.  Before any request, --curve-id,
 --model, --draft, --method and the run name (the last part of --out) get
 the checks fit --out applies (a curve id fit accepts; each written into a
 curve file and read back unchanged).  Every answer is bounded: a /metrics
-body 64 MiB, any JSON answer (/v1/models, info endpoints, a non-streaming
+body 64 MiB (and 20,000 samples of the speculative families), any JSON answer (/v1/models, info endpoints, a non-streaming
 completion, an error body) 16 MiB, one line of a stream 1 MiB, a whole
 stream 64 MiB, JSON nesting 64 levels, a GET (detection, each scrape) 30 s
 in all, headers and body however slowly they drip (--timeout when shorter),

@@ -26,6 +26,7 @@ MODES = {
     "metrics-drip": "/metrics sends one byte every 0.2 s",
     "metrics-gzip": "/metrics compressed though identity was asked for",
     "metrics-huge-counts": "/metrics counts 10^30 steps",
+    "metrics-many-series": "/metrics names the speculative families 30,000 times",
     "models-deep": "/v1/models nested 100,000 levels deep",
     "models-declared-huge": "/v1/models declares a 1 GiB body",
     "version-deep": "/version nested 100,000 levels deep",
@@ -164,6 +165,10 @@ class HostileServer:
                 conn.sendall(b"#")
                 time.sleep(0.2)
             return False
+        if mode == "metrics-many-series":
+            return self._send(conn, 200, "".join(
+                f'vllm:spec_decode_num_drafts_total{{engine="{i}"}} 0\n'
+                for i in range(30_000)).encode(), "text/plain")
         with self.lock:
             n = self.completed
         steps, accepted, pos = n * STEPS, n * sum(PER_POS), [n * p for p in PER_POS]

@@ -52,6 +52,8 @@ def hostile(request):
 LIMITS = [
     ("metrics-endless", "/metrics: the answer is longer than the cap of 64 MiB"),
     ("metrics-drip", "/metrics: no whole answer within 2 s (the deadline of one GET)"),
+    ("metrics-many-series", "/metrics: 30000 speculative-decoding samples, past the cap of "
+                            "20000"),
     ("metrics-gzip", "/metrics: the answer is compressed (Content-Encoding 'gzip'), though "
                      "measure asks for identity"),
     ("models-deep", "/v1/models: JSON nested deeper than 64 levels (the cap)"),

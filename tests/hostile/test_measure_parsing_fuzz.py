@@ -247,3 +247,14 @@ def test_attempts_without_counts_may_only_add_to_the_window():
     assert _reconcile(timed, (10, 40, 20, None), 3, concurrency=1, max_tokens=64) == (
         "the server contradicts itself: draft tokens (draft_n) 30 by its requests' timings, "
         "40 by its /metrics counters (beyond a counting noise of 3)")
+
+
+def test_a_metrics_body_naming_the_families_too_often_is_refused():
+    from goldenal.measuring import MAX_SPEC_SERIES, _check_metrics
+
+    line = 'vllm:spec_decode_num_drafts_total{engine="0"} 1\n'
+    assert _check_metrics(line * MAX_SPEC_SERIES, "u") == line * MAX_SPEC_SERIES
+    with pytest.raises(ResponseLimit, match=f"^http://h/metrics: {MAX_SPEC_SERIES + 1} "
+                                            "speculative-decoding samples, past the cap of "
+                                            f"{MAX_SPEC_SERIES}$"):
+        _check_metrics(line * (MAX_SPEC_SERIES + 1), "http://h/metrics")
