@@ -1261,6 +1261,12 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
     if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
         raise UsageError("`url` must be an http(s):// URL, got "
                          f"{_public_url(url) if isinstance(url, str) else url!r}")
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url.replace("{k}", "1")).port
+    except ValueError as exc:
+        raise UsageError(f"`url` {_public_url(url)!r} is not a valid URL: {exc}") from None
     if not out:
         raise UsageError("`out` (the run directory) is required")
     if not isinstance(model, str) or not model.strip():

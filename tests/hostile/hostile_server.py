@@ -32,6 +32,7 @@ MODES = {
     "version-deep": "/version nested 100,000 levels deep",
     "sse-endless-line": "a stream whose first line never ends",
     "sse-deep-event": "a stream event nested 100,000 levels deep",
+    "sse-drip": "a stream that sends one byte every 0.2 s",
     "retry-after-superscript": "HTTP 429 with Retry-After: ² (a non-ASCII digit), then fine",
     "counts-impossible": "per-request counts: 1,000,000 accepted in 10 steps",
     "counts-increasing": "per-request histogram whose positions accept more further out",
@@ -204,6 +205,11 @@ class HostileServer:
             conn.sendall(b'data: {"choices": [{"delta": {"content": "')
             while not self.stopping:
                 conn.sendall(b"x" * 65536)
+            return False
+        if mode == "sse-drip":
+            while not self.stopping:
+                conn.sendall(b":")
+                time.sleep(0.2)
             return False
         if mode == "sse-deep-event":
             conn.sendall(b"data: " + self._deep() + b"\n\n")

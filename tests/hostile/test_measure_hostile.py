@@ -197,3 +197,25 @@ def test_a_run_name_fit_would_refuse_is_refused_before_any_request(prompts, tmp_
     assert proc.stderr.startswith("error: --out (its last part names the run) 'bad\\nname' "
                                   "does not read back unchanged")
     assert server.paths_seen == []
+
+
+@pytest.mark.parametrize("hostile", ["sse-drip"], indirect=True)
+def test_a_dripping_stream_is_cut_at_the_request_deadline(hostile, prompts, tmp_path):
+    # a byte every 0.2 s never trips a per-read timeout: --timeout bounds the request in
+    # all, which is retried (--retries 1), then recorded as failed
+    code, out, err = measure(hostile.url, tmp_path / "run", prompts, "--requests", "1")
+    assert (code, out) == (1, "")
+    assert err == ("error: thinking off, K=3: every request failed (failed after 2 "
+                   "attempt(s): timed out after 2 s); nothing written for this cell\n")
+    assert sorted(os.listdir(tmp_path)) == ["prompts.jsonl"]
+
+
+@pytest.mark.parametrize("url, message", [
+    ("http://u:s3cret@[::1", "`url` 'http://[::1' is not a valid URL: Invalid IPv6 URL"),
+    ("http://u:s3cret@127.0.0.1:99999/?t=s3cret",
+     "`url` 'http://127.0.0.1:99999/' is not a valid URL: Port out of range 0-65535"),
+])
+def test_a_malformed_url_is_a_usage_error_without_its_secrets(url, message, prompts,
+                                                               tmp_path):
+    code, out, err = measure(url, tmp_path / "run", prompts)
+    assert (code, out, err) == (2, "", f"error: {message}\n")
