@@ -139,6 +139,13 @@ class Scrape:
             for s in family.samples:
                 name = s.name
                 labels = tuple(sorted(s.labels.items()))
+                try:
+                    # prometheus_client gives an integer literal as an int: past a float's
+                    # range it is as infinite as 1e400, and refused as a count later
+                    value = float(s.value)
+                except OverflowError:
+                    value = math.inf if s.value > 0 else -math.inf
+                s = s._replace(value=value)
                 if name.endswith("_created"):
                     self.created[(name[:-8], labels)] = s.value
                     continue

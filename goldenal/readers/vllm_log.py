@@ -512,11 +512,11 @@ class _Reader:
         derived = derive_drafts(accepted, rates, half=0.0005, mean=mean, drafted=drafted, k=k)
         if derived is None:
             detail = [f"printed mean {mean}" if mean is not None else "no printed mean"]
-            if sum(rates) and accepted:
+            if sum(rates) and accepted and accepted / sum(rates):  # an infinite rate: 0
                 steps = accepted / sum(rates)
                 detail.append(f"Accepted {accepted} / per-position sum {sum(rates):.3f} = "
                               f"{steps:.1f} steps -> AL {1 + accepted / steps:.3f}")
-            if drafted % k == 0:
+            if drafted and drafted % k == 0:
                 detail.append(f"Drafted {drafted} / K={k} = {drafted // k} steps -> AL "
                               f"{1 + accepted / (drafted // k):.3f}")
             self.ctx.refuse(number, "counts contradict the printed mean: no step count "
