@@ -177,6 +177,11 @@ def _count(value):
     return int(_COUNT.match(value).group(1)) if value is not None else None
 
 
+# vLLM's counts are 64-bit integers; a printed count past that is damage, and past a
+# float's range its ratios overflow
+_MAX_COUNT = 2 ** 63 - 1
+
+
 _CFG_K = re.compile(r"""\bnum_spec(?:ulative)?_tokens['"]?\s*[:=]\s*(\d+)""")
 _CFG_STR = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*['"]([^'"]+)['"]"""
 _CFG_NUM = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*([0-9.]+)"""
@@ -255,6 +260,8 @@ def fast_counts(accepted, drafted, rates, mean, pct, known):
     few float operations); otherwise the exact integer solve.
     """
     k = len(rates)
+    if max(accepted, drafted) > _MAX_COUNT:
+        return None
     steps, rest = divmod(drafted, k)
     if rest or not drafted or (known is not None and known != k):
         return None
@@ -456,6 +463,9 @@ class _Reader:
         if accepted is None or drafted is None:
             self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
             return None
+        if max(accepted, drafted) > _MAX_COUNT:
+            self.ctx.refuse(number, "Accepted/Drafted past 2^63-1: not counts")
+            return None
         if drafted == 0:  # the 'nan%' lines printed with speculation off
             self.skipped_empty += 1
             return None
@@ -488,6 +498,9 @@ class _Reader:
         drafted = _count(f.get("drafted"))
         if accepted is None or drafted is None:
             self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
+            return None
+        if max(accepted, drafted) > _MAX_COUNT:
+            self.ctx.refuse(number, "Accepted/Drafted past 2^63-1: not counts")
             return None
         if drafted == 0:
             self.skipped_empty += 1
