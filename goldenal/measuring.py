@@ -409,19 +409,24 @@ def _public_url(url):
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _scrub(text, url):
-    """``text`` with the secret parts of ``url`` (user, password, query) blanked."""
+def _scrub(text, url, params=()):
+    """``text`` with the secret parts of ``url`` (user, password, query) and the values
+    of the query ``params`` sent with every request blanked."""
     from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(url)
         secrets = [parts.username, parts.password, parts.query, parts.fragment,
-                   parts.netloc.rpartition("@")[0]]
+                   parts.netloc.rpartition("@")[0], *(value for _, value in params)]
     except ValueError:
         return text
     for secret in sorted(filter(None, secrets), key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
+
+
+def _scrub_for(client, text):
+    return _scrub(text, str(client.base_url), client.params.multi_items())
 
 
 def _check_encoding(response, what):
@@ -468,7 +473,7 @@ async def _get(client, url, path, *, cap=MAX_JSON_BYTES, deadline=GET_DEADLINE):
                             "deadline of one GET)") from None
     except httpx.HTTPError as exc:
         text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        return None, _scrub(text, str(client.base_url))
+        return None, _scrub_for(client, text)
 
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
@@ -772,7 +777,7 @@ async def _stream_once(client, body, timeout, url=""):
     except httpx.TimeoutException:
         raise _Failed(f"timed out after {timeout:g} s") from None
     except httpx.HTTPError as exc:
-        raise _Failed(_scrub(f"{type(exc).__name__}: {exc}", str(client.base_url))) from None
+        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
     if not (done or finished):
         raise _Failed("the stream ended before the completion finished")
     return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
@@ -842,7 +847,7 @@ async def _complete_once(client, body, timeout, url=""):
     except httpx.TimeoutException:
         raise _Failed(f"timed out after {timeout:g} s") from None
     except httpx.HTTPError as exc:
-        raise _Failed(_scrub(f"{type(exc).__name__}: {exc}", str(client.base_url))) from None
+        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
     if status != 200:
         raise _http_failure(status, text, headers)
     doc = _json(text, what)

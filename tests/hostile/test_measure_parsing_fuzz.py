@@ -258,3 +258,9 @@ def test_a_metrics_body_naming_the_families_too_often_is_refused():
                                             "speculative-decoding samples, past the cap of "
                                             f"{MAX_SPEC_SERIES}$"):
         _check_metrics(line * (MAX_SPEC_SERIES + 1), "http://h/metrics")
+
+
+def test_scrub_blanks_user_password_and_query_values():
+    assert _scrub("GET http://al:pw@h/?k=t0ken failed for al:pw (t0ken)",
+                  "http://al:pw@h/", [("k", "t0ken")]) == \
+        "GET http://***@h/?k=*** failed for *** (***)"
