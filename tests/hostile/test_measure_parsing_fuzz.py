@@ -36,7 +36,7 @@ def naive_depth(value):
     return 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_json_depth_is_the_nesting_a_recursive_count_gives(value):
     text = json.dumps(value)
@@ -264,3 +264,67 @@ def test_scrub_blanks_user_password_and_query_values():
     assert _scrub("GET http://al:pw@h/?k=t0ken failed for al:pw (t0ken)",
                   "http://al:pw@h/", [("k", "t0ken")]) == \
         "GET http://***@h/?k=*** failed for *** (***)"
+
+
+junk = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10 ** 20) | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["choices", "delta", "content", "finish_reason", "usage", "timings",
+                         "metrics", "speculative_decoding", "error", "code", "message",
+                         "num_spec_steps", "num_accepted_draft_tokens",
+                         "acceptance_histogram", "meta_info", "x"]), inner, max_size=4),
+    max_leaves=25)
+
+
+def _answer(status, content, headers=None):
+    import httpx
+
+    def handler(request):
+        return httpx.Response(status, stream=httpx.ByteStream(content), headers=headers or [])
+
+    return httpx.AsyncClient(base_url="http://u:pw@127.0.0.1:9",
+                             transport=httpx.MockTransport(handler))
+
+
+def _outcome(call, status, content, headers=None):
+    from goldenal.measuring import _Failed
+
+    async def go():
+        async with _answer(status, content, headers) as client:
+            return await call(client, {"stream": True}, 5.0, "http://127.0.0.1:9")
+
+    try:
+        return asyncio.run(go())
+    except (_Failed, ResponseLimit) as exc:
+        assert "\n" not in str(exc) and "pw" not in str(exc)
+        return exc
+
+
+@settings(max_examples=100, deadline=None)
+@given(events=st.lists(st.one_of(junk, st.just("[DONE]"), st.text(max_size=10)), max_size=6),
+       status=st.sampled_from([200, 200, 200, 400, 429, 503]),
+       retry_after=st.one_of(st.none(), st.text(max_size=6)))
+def test_a_stream_of_junk_is_read_or_refused(events, status, retry_after):
+    from goldenal.measuring import _stream_once
+
+    body = "".join(f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n" for e in events)
+    # raw bytes, as a server may send them (UTF-8 in a header: "²" and the like)
+    headers = [(b"retry-after", retry_after.encode("utf-8"))] if retry_after else None
+    got = _outcome(_stream_once, status, body.encode(), headers)
+    if isinstance(got, dict):
+        assert got["usage"] is None or isinstance(got["usage"], dict)
+        assert got["timings"] is None or isinstance(got["timings"], dict)
+        counts = _engine_counts(got["spec"], 3)
+        if counts is not None:
+            _impossible_counts(*counts, 3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(doc=junk, status=st.sampled_from([200, 200, 500]))
+def test_a_completion_of_junk_is_read_or_refused(doc, status):
+    from goldenal.measuring import _complete_once
+
+    got = _outcome(_complete_once, status, json.dumps(doc).encode())
+    assert isinstance(got, (dict, Exception))
+    if isinstance(got, dict):
+        assert got["meta_info"] is None or isinstance(got["meta_info"], dict)
