@@ -28,6 +28,14 @@ What a cell records
   the release vendored in llama-cpp-python 0.3.36, K are not reported, so
   ``--draft`` and ``--k`` are the record of them).
 
+Every answer is bounded in bytes, seconds and JSON nesting (the ``MAX_*``
+caps and :data:`GET_DEADLINE`; past one, :class:`ResponseLimit`); counts are
+checked as they are recorded (:func:`_impossible_counts`) and, at the end of a
+cell, the requests' own counts are reconciled with the /metrics window
+(:func:`_reconcile`): a cell they contradict is written marked
+``inconsistent`` and refused.  No URL is written with its user, password or
+query.
+
 A cell whose requests all drafted and accepted exactly as many tokens is
 flagged: one replayed accept/reject sequence, not independent draws (see
 ``_replay_warning``).
@@ -349,41 +357,175 @@ def _digest(prompts):
 
 # --------------------------------------------------------------------------- HTTP
 
+# What a server may send, at most (docs/cli.md, measure).  A server is input like any
+# file: an answer past a cap stops the run (ResponseLimit, exit 2), nothing is written.
+MAX_METRICS_BYTES = 64 << 20     # one /metrics body
+MAX_JSON_BYTES = 16 << 20        # one JSON answer: /v1/models, an info endpoint, a
+#                                  non-streaming completion, an error body
+MAX_SSE_LINE_BYTES = 1 << 20     # one line of a streamed completion
+MAX_STREAM_BYTES = 64 << 20      # one streamed completion, every line together
+MAX_JSON_DEPTH = 64              # nesting of any JSON document (objects and arrays)
+# mentions of the speculative-decoding families in one /metrics body: a server has a
+# few per engine and position (vLLM at DP 128, K=16: about 5,000); each is parsed
+MAX_SPEC_SERIES = 20_000
+# seconds for one GET (detection, each scrape): headers and the whole body, however
+# slowly they drip; --timeout when shorter.  A request has --timeout seconds in all.
+GET_DEADLINE = 30.0
 
-async def _get(client, path):
-    """(status, body) of a GET; (None, reason) when the server does not answer."""
+
+class ResponseLimit(ServerError):
+    """A server's answer passed one of measure's caps: bytes, seconds or JSON nesting."""
+
+
+def _size(n):
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
+
+def _check_metrics(text, what):
+    """Refuse a /metrics body naming the speculative families past MAX_SPEC_SERIES times
+    (parsing each costs time; the reader keeps only those lines)."""
+    from goldenal.readers.prometheus import spec_mentions
+
+    mentions = spec_mentions(text)
+    if mentions > MAX_SPEC_SERIES:
+        raise ResponseLimit(f"{what}: {mentions} speculative-decoding samples, past the cap "
+                            f"of {MAX_SPEC_SERIES}")
+    return text
+
+
+def _public_url(url):
+    """``url`` without what must never be written: user and password, query, fragment."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return re.sub(r"//[^/@]*@", "//", url.split("?", 1)[0].split("#", 1)[0])
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _scrub(text, url, params=()):
+    """``text`` with the secret parts of ``url`` (user, password, query) and the values
+    of the query ``params`` sent with every request blanked."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        secrets = [parts.username, parts.password, parts.query, parts.fragment,
+                   parts.netloc.rpartition("@")[0], *(value for _, value in params)]
+    except ValueError:
+        return text
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _scrub_for(client, text):
+    return _scrub(text, str(client.base_url), client.params.multi_items())
+
+
+def _check_encoding(response, what):
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        # asked for identity: a compressed body could expand past every cap at once
+        raise ResponseLimit(f"{what}: the answer is compressed (Content-Encoding "
+                            f"{encoding[:40]!r}), though measure asks for identity")
+
+
+async def _read_capped(response, cap, what):
+    """The body of ``response``, refused past ``cap`` bytes."""
+    _check_encoding(response, what)
+    declared = response.headers.get("content-length", "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > cap:
+        raise ResponseLimit(f"{what}: the answer is {declared} bytes, past the cap of "
+                            f"{_size(cap)}")
+    chunks, size = [], 0
+    async for chunk in response.aiter_raw():
+        size += len(chunk)
+        if size > cap:
+            raise ResponseLimit(f"{what}: the answer is longer than the cap of {_size(cap)}")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _get(client, url, path, *, cap=MAX_JSON_BYTES, deadline=GET_DEADLINE):
+    """(status, body) of a GET; (None, reason) when the server does not answer.
+
+    The whole answer is bounded: ``cap`` bytes and ``deadline`` seconds (httpx's
+    own timeout bounds each read only, and a server dripping a byte at a time
+    would never trip it)."""
     import httpx
 
+    async def get():
+        async with client.stream("GET", path) as r:
+            return r.status_code, (await _read_capped(r, cap, f"{url}{path}")).decode(
+                "utf-8", "replace")
+
     try:
-        r = await client.get(path)
+        return await asyncio.wait_for(get(), deadline)
+    except asyncio.TimeoutError:
+        raise ResponseLimit(f"{url}{path}: no whole answer within {deadline:g} s (the "
+                            "deadline of one GET)") from None
     except httpx.HTTPError as exc:
-        return None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return r.status_code, r.text
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return None, _scrub_for(client, text)
 
 
-def _json(text):
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _json_depth(text):
+    """How deep arrays and objects nest in ``text`` (strings skipped), in linear time
+    and without recursion: checked before ``json.loads``, which recurses."""
+    import itertools
+
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
+
+
+def _json(text, what=None):
+    """The JSON value of ``text``, or None when it is not JSON.
+
+    Nesting deeper than :data:`MAX_JSON_DEPTH` raises ResponseLimit naming
+    ``what`` (the URL), or with no ``what`` is treated as not JSON."""
+    if not isinstance(text, str):
+        return None
+    if _json_depth(text) > MAX_JSON_DEPTH:
+        if what is None:
+            return None
+        raise ResponseLimit(f"{what}: JSON nested deeper than {MAX_JSON_DEPTH} levels (the "
+                            "cap)")
     try:
         return json.loads(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
 
 
-async def _detect(client, url, engine):
-    status, body = await _get(client, "/v1/models")
+async def _detect(client, url, engine, deadline=GET_DEADLINE):
+    status, body = await _get(client, url, "/v1/models", deadline=deadline)
     if status is None:
         raise ServerError(f"cannot reach {url}: {body}")
-    if status != 200 or not isinstance(_json(body), dict):
+    models_doc = _json(body, f"{url}/v1/models") if status == 200 else None
+    if not isinstance(models_doc, dict):
         raise ServerError(f"{url}/v1/models answered HTTP {status}: not an OpenAI-compatible "
                           "server")
-    models_doc = _json(body)
     data = models_doc.get("data") if isinstance(models_doc.get("data"), list) else []
     models = tuple(str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id"))
     owners = {_OWNED_BY.get(str(m.get("owned_by", "")).lower()) for m in data
               if isinstance(m, dict)} - {None}
-    status, metrics = await _get(client, "/metrics")
+    status, metrics = await _get(client, url, "/metrics", cap=MAX_METRICS_BYTES,
+                                 deadline=deadline)
     if status != 200:
         raise ServerError(f"{url}/metrics answered {status or metrics}: measure reads the "
                           "server's counters (llama-server needs --metrics)")
+    _check_metrics(metrics, f"{url}/metrics")
     prefixes = []
     for prefix, key in _METRIC_PREFIX:
         if re.search(r"^" + re.escape(prefix), metrics, re.M):
@@ -407,8 +549,8 @@ async def _detect(client, url, engine):
     info = {"v1/models": models_doc}
     version, spec = None, {}
     for path in _INFO_ENDPOINTS.get(engine, ()):
-        status, body = await _get(client, path)
-        doc = _json(body) if status == 200 else None
+        status, body = await _get(client, url, path, deadline=deadline)
+        doc = _json(body, f"{url}{path}") if status == 200 else None
         if not isinstance(doc, dict):
             continue
         info[path.lstrip("/")] = doc
@@ -417,8 +559,8 @@ async def _detect(client, url, engine):
         break
     if engine == "llamacpp":
         # /slots (on unless --no-slots): one object per slot, with "speculative"
-        status, body = await _get(client, "/slots")
-        slots = _json(body) if status == 200 else None
+        status, body = await _get(client, url, "/slots", deadline=deadline)
+        slots = _json(body, f"{url}/slots") if status == 200 else None
         if isinstance(slots, list) and slots and all(isinstance(s, dict) for s in slots):
             info["slots"] = slots
             spec.update(_llamacpp_slot_facts(slots))
@@ -507,13 +649,13 @@ def _retry_after(value):
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return float(value)
     from email.utils import parsedate_to_datetime
 
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         return None
@@ -553,12 +695,47 @@ def _http_failure(status, text, headers):
     return _Failed(message, retry_after=wait)
 
 
-async def _stream_once(client, body, timeout):
+async def _sse_lines(response, what):
+    """The lines of a stream, each at most MAX_SSE_LINE_BYTES and all together at most
+    MAX_STREAM_BYTES (httpx's ``aiter_lines`` holds a line of any length)."""
+    _check_encoding(response, what)
+
+    def too_long():
+        return ResponseLimit(f"{what}: a line of the stream is longer than the cap of "
+                             f"{_size(MAX_SSE_LINE_BYTES)}")
+
+    pieces, held, size = [], 0, 0
+    async for chunk in response.aiter_raw():
+        size += len(chunk)
+        if size > MAX_STREAM_BYTES:
+            raise ResponseLimit(f"{what}: the stream is longer than the cap of "
+                                f"{_size(MAX_STREAM_BYTES)}")
+        if b"\n" not in chunk:
+            pieces.append(chunk)
+            held += len(chunk)
+            if held > MAX_SSE_LINE_BYTES:
+                raise too_long()
+            continue
+        first, *rest = chunk.split(b"\n")
+        lines = [b"".join(pieces) + first, *rest[:-1]]
+        pieces, held = [rest[-1]], len(rest[-1])
+        for line in lines:
+            if len(line) > MAX_SSE_LINE_BYTES:
+                raise too_long()
+            yield line.rstrip(b"\r").decode("utf-8", "replace")
+        if held > MAX_SSE_LINE_BYTES:
+            raise too_long()
+    if held:
+        yield b"".join(pieces).rstrip(b"\r").decode("utf-8", "replace")
+
+
+async def _stream_once(client, body, timeout, url=""):
     """Send one streaming chat completion; what the stream said, or raise _Failed."""
     import httpx
 
     from goldenal.readers.sglang import spec_details
 
+    what = f"{url}/v1/chat/completions"
     t0 = time.perf_counter()
     ttft = None
     usage = timings = spec = meta = None
@@ -567,29 +744,33 @@ async def _stream_once(client, body, timeout):
         async with client.stream("POST", "/v1/chat/completions", json=body,
                                  timeout=timeout) as r:
             if r.status_code != 200:
-                text = (await r.aread()).decode("utf-8", "replace")
+                text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
                 raise _http_failure(r.status_code, text, r.headers)
-            async for line in r.aiter_lines():
+            async for line in _sse_lines(r, what):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
                     done = True
                     break
-                chunk = _json(data)
+                chunk = _json(data, f"{what} (an event of the stream)")
                 if not isinstance(chunk, dict):
                     raise _Failed(f"not a JSON event: {data[:80]!r}")
                 if "error" in chunk:
                     raise _stream_error(chunk["error"])
-                for choice in chunk.get("choices") or ():
-                    delta = choice.get("delta") or {}
+                choices = chunk.get("choices")
+                for choice in choices if isinstance(choices, list) else ():
+                    if not isinstance(choice, dict):
+                        continue
+                    delta = choice.get("delta")
+                    delta = delta if isinstance(delta, dict) else {}
                     if ttft is None and (delta.get("content") or delta.get("reasoning_content")):
                         ttft = time.perf_counter() - t0
                     if choice.get("finish_reason"):
                         finished = True
-                if chunk.get("usage"):
+                if chunk.get("usage") and isinstance(chunk["usage"], dict):
                     usage = chunk["usage"]
-                if chunk.get("timings"):
+                if chunk.get("timings") and isinstance(chunk["timings"], dict):
                     timings = chunk["timings"]
                 if chunk.get("sglext"):
                     meta = spec_details(chunk)
@@ -600,7 +781,7 @@ async def _stream_once(client, body, timeout):
     except httpx.TimeoutException:
         raise _Failed(f"timed out after {timeout:g} s") from None
     except httpx.HTTPError as exc:
-        raise _Failed(f"{type(exc).__name__}: {exc}") from None
+        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
     if not (done or finished):
         raise _Failed("the stream ended before the completion finished")
     return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
@@ -631,12 +812,12 @@ async def _retrying(call, retries, retry_delay):
             await asyncio.sleep(max(retry_delay * 2 ** attempt, exc.retry_after or 0))
 
 
-async def _send(client, body, timeout):
+async def _send(client, body, timeout, url=""):
     """One request, bounded by ``timeout`` seconds in all: httpx's own timeout bounds
     each read, and a stream that keeps sending would never trip it."""
     call = _stream_once if body["stream"] else _complete_once
     try:
-        return await asyncio.wait_for(call(client, body, timeout), timeout)
+        return await asyncio.wait_for(call(client, body, timeout, url), timeout)
     except asyncio.TimeoutError:
         raise _Failed(f"timed out after {timeout:g} s") from None
 
@@ -658,23 +839,27 @@ def _transport(engine):
     return {"stream": True, "stream_options": {"include_usage": True}}
 
 
-async def _complete_once(client, body, timeout):
+async def _complete_once(client, body, timeout, url=""):
     """Send one non-streaming chat completion; what it said, or raise _Failed."""
     import httpx
 
+    what = f"{url}/v1/chat/completions"
     t0 = time.perf_counter()
     try:
-        r = await client.post("/v1/chat/completions", json=body, timeout=timeout)
+        async with client.stream("POST", "/v1/chat/completions", json=body,
+                                 timeout=timeout) as r:
+            status, headers = r.status_code, r.headers
+            text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
     except httpx.TimeoutException:
         raise _Failed(f"timed out after {timeout:g} s") from None
     except httpx.HTTPError as exc:
-        raise _Failed(f"{type(exc).__name__}: {exc}") from None
-    if r.status_code != 200:
-        raise _http_failure(r.status_code, r.text, r.headers)
-    doc = _json(r.text)
+        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
+    if status != 200:
+        raise _http_failure(status, text, headers)
+    doc = _json(text, what)
     choices = doc.get("choices") if isinstance(doc, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise _Failed(f"not a chat completion: {r.text[:80]!r}")
+        raise _Failed(f"not a chat completion: {text[:80]!r}")
     if not choices[0].get("finish_reason"):
         raise _Failed("the completion did not finish")
     from goldenal.readers.sglang import spec_details
@@ -698,17 +883,58 @@ def _engine_counts(spec, k):
     if not isinstance(spec, dict):
         return None
     drafts, accepted = spec.get("num_spec_steps"), spec.get("num_accepted_draft_tokens")
-    if not isinstance(drafts, int) or not isinstance(accepted, int):
+    if not _is_int(drafts) or not _is_int(accepted):
         return None
     hist = spec.get("acceptance_histogram")
     per_pos = None
-    if isinstance(hist, list) and hist and sum(hist) == drafts:
+    if isinstance(hist, list) and hist and all(map(_is_int, hist)) and sum(hist) == drafts:
         running, per_pos = drafts, []
         for h in hist[:-1]:
             running -= h
             per_pos.append(running)
         per_pos = tuple(per_pos)
     return drafts, spec.get("num_draft_tokens"), accepted, per_pos
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# counts are 64-bit on every engine; a count past this is no count
+COUNT_MAX = 2 ** 63 - 1
+
+
+def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
+    """Why counts cannot be K-drafting counts, or None.
+
+    ``0 <= accepted <= K x steps`` (and ``accepted <= draft tokens <= K x
+    steps`` where draft tokens are known); per-position counts non-increasing
+    (a step accepts position i+1 only after i), at most ``steps`` and summing
+    to ``accepted``; every count an integer of 64 bits."""
+    named = [("steps", steps), ("accepted", accepted)]
+    if draft_tokens is not None:
+        named.append(("draft tokens", draft_tokens))
+    named += [(f"accepted at position {i}", v) for i, v in enumerate(per_pos or ())]
+    for name, value in named:
+        if not _is_int(value):
+            return f"{name} is {str(value)[:40]!r}, not an integer"
+        if not 0 <= value <= COUNT_MAX:
+            shown = value if value.bit_length() < 128 else f"about 2^{value.bit_length() - 1}"
+            return f"{name} {shown} is outside 0..2^63-1"
+    if accepted > k * steps:
+        return f"{accepted} accepted in {steps} steps is more than K={k} per step"
+    if draft_tokens is not None and draft_tokens > k * steps:
+        return f"{draft_tokens} draft tokens in {steps} steps is more than K={k} per step"
+    if draft_tokens is not None and accepted > draft_tokens:
+        return f"{accepted} accepted of {draft_tokens} draft tokens"
+    if per_pos is not None:
+        if per_pos and per_pos[0] > steps:
+            return f"{per_pos[0]} accepted at position 0 in {steps} steps"
+        if any(a < b for a, b in zip(per_pos, per_pos[1:])):
+            return f"per-position counts {list(per_pos)} increase"
+        if sum(per_pos) != accepted:
+            return f"per-position counts sum to {sum(per_pos)}, not {accepted} accepted"
+    return None
 
 
 # --------------------------------------------------------------------------- one cell
@@ -718,19 +944,21 @@ class _Scraper:
     """``/metrics`` during a cell, retried as requests are (a restarting server refuses
     connections for a moment; what it answers afterwards shows the restart)."""
 
-    def __init__(self, client, url, label, retries=0, retry_delay=0.0):
+    def __init__(self, client, url, label, retries=0, retry_delay=0.0,
+                 deadline=GET_DEADLINE):
         self.client, self.url, self.label = client, url, label
-        self.retries, self.retry_delay = retries, retry_delay
+        self.retries, self.retry_delay, self.deadline = retries, retry_delay, deadline
         self.n = 0
 
     async def __call__(self):
         from goldenal.readers.prometheus import Scrape
 
         async def get():
-            status, text = await _get(self.client, "/metrics")
+            status, text = await _get(self.client, self.url, "/metrics",
+                                      cap=MAX_METRICS_BYTES, deadline=self.deadline)
             if status != 200:
                 raise _Failed(f"{status or text}")
-            return text
+            return _check_metrics(text, f"{self.url}/metrics")
 
         text, error, _ = await _retrying(get, self.retries, self.retry_delay)
         if error is not None:
@@ -763,7 +991,8 @@ def _delta(before, after, k):
 
 async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurrency,
                     retries, retry_delay, timeout, progress):
-    scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}", retries, retry_delay)
+    scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}", retries, retry_delay,
+                      min(timeout, GET_DEADLINE))
     where = f"thinking {thinking}, K={k}"
     first, first_text = await scrape()
     records = [None] * len(prompts)
@@ -782,7 +1011,7 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
                 "messages": prompt.payload(), **_transport(server.engine), **body_extra}
         if "seed" in body:
             body["seed"] += i
-        got, error, attempts = await _retrying(lambda: _send(client, body, timeout),
+        got, error, attempts = await _retrying(lambda: _send(client, body, timeout, server.url),
                                                retries, retry_delay)
         counts, counts_from = None, None
         if got is not None and got["spec"] is not None:
@@ -814,6 +1043,14 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
             state["prev"], state["prev_text"] = after, after_text
         if per_request_scrapes and counts is None:
             counts, counts_from = d[:4], "counter deltas around the request (concurrency 1)"
+        if counts is not None and counts[3] is not None and len(counts[3]) != k:
+            raise MeasureError(f"{where}: the server drafted {len(counts[3])} positions per "
+                               f"step (request {i}'s per-position counts), not K={k}; "
+                               "nothing written")
+        impossible = _impossible_counts(*counts, k) if counts is not None else None
+        if impossible:
+            raise MeasureError(f"{where}, request {i} ({prompt.id}): impossible counts from "
+                               f"{counts_from}: {impossible}; nothing written for this cell")
         usage = got["usage"] if got else None
         records[i] = RequestRecord(
             i, prompt.id, "ok" if got is not None else "failed", attempts,
@@ -1043,7 +1280,14 @@ def _write_cell(out, doc, cell_entry, files, fresh):
 def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests, engine,
                 retries, timeout):
     if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
-        raise UsageError(f"`url` must be an http(s):// URL, got {url!r}")
+        raise UsageError("`url` must be an http(s):// URL, got "
+                         f"{_public_url(url) if isinstance(url, str) else url!r}")
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url.replace("{k}", "1")).port
+    except ValueError as exc:
+        raise UsageError(f"`url` {_public_url(url)!r} is not a valid URL: {exc}") from None
     if not out:
         raise UsageError("`out` (the run directory) is required")
     if not isinstance(model, str) or not model.strip():
@@ -1089,6 +1333,53 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
             raise UsageError(f"cannot create --out: {ancestor} is not a writable directory",
                              path=out)
     return ks, thinking, out
+
+
+def _identity_iv(out, model, draft, method, curve, ks, thinking):
+    """Refuse, before any request, an identity ``fit`` could not commit.
+
+    The curve id gets ``fit``'s and ``import``'s check (:func:`check_curve_id`);
+    the model key, draft heads, method and run name (``--out``'s last part)
+    must survive what ``fit --out`` does with them: rendered into a curve file
+    and a manifest entry and read back by the registry loader, unchanged.
+    """
+    from goldenal.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
+                                    manifest_entry, render_curve, render_manifest)
+    from goldenal.curves import Curve
+    from goldenal.readers.run import normalize_identity
+
+    if curve is not None:
+        check_curve_id(curve)
+    try:
+        ident = normalize_identity({"model": model, "draft": draft or [],
+                                    **({"method": method} if method is not None else {})})
+    except ParseError as exc:
+        raise UsageError(exc.message) from None
+    run = os.path.basename(os.path.abspath(out))
+    probe_id = curve or "measured"
+    given = {"model": model, "draft": tuple(ident["draft"]), "method": method, "run": run}
+    with tempfile.TemporaryDirectory() as empty:
+        for name, value in given.items():
+            probe = Curve(probe_id, model if name != "model" else value,
+                          {thinking: {k: "2.00" for k in ks}},
+                          method=method if name in ("method", "run") else None,
+                          draft=given["draft"] if name in ("draft", "method", "run") else (),
+                          provenance={"run": run} if name == "run" else {})
+            files = {f"{probe_id}.yaml": render_curve(probe),
+                     MANIFEST_NAME: render_manifest({probe_id: manifest_entry(probe)})}
+            try:
+                back = load_directory(empty, overlay=files)[probe_id]
+                same = {"model": back.model, "draft": tuple(back.draft),
+                        "method": back.method}.get(name, value) == value
+            except (GoldenALError, KeyError):
+                same = False
+            if not same:
+                flag = {"run": "--out (its last part names the run)"}.get(name, f"--{name}")
+                shown = list(value) if name == "draft" else value
+                raise UsageError(f"{flag} {shown!r} does not read back unchanged from a "
+                                 "golden curve file, so fit --out would refuse the run; "
+                                 "nothing sent")
+    return ident
 
 
 def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency=1,
@@ -1170,12 +1461,21 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     ------
     ServerError
         The server is unreachable or not OpenAI-compatible (exit 2).
+    ResponseLimit
+        An answer passed a cap: :data:`MAX_METRICS_BYTES`,
+        :data:`MAX_JSON_BYTES`, :data:`MAX_SSE_LINE_BYTES`,
+        :data:`MAX_STREAM_BYTES`, :data:`MAX_JSON_DEPTH` or
+        :data:`GET_DEADLINE` (exit 2); nothing of the cell is written.
     CounterReset
         The server restarted during a cell; that cell is not written (exit 1).
     MeasureError
-        The server's K disagrees, or every request of a cell failed (exit 1).
+        The server's K disagrees, every request of a cell failed, counts are
+        impossible, or the requests' counts and the /metrics counters
+        disagree beyond counting noise (the cell is then written marked
+        ``inconsistent``, which ``fit --out`` refuses) (exit 1).
     UsageError, ConflictError, ParseError
-        Bad arguments or prompt file, a cell that exists.
+        Bad arguments or prompt file (an identity ``fit --out`` would refuse
+        included, before any request), a cell that exists.
 
     Example
     -------
@@ -1187,6 +1487,7 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     """
     ks, thinking, out = _measure_iv(url, out, model, k, thinking, concurrency, max_tokens,
                                     requests, engine, retries, timeout)
+    _identity_iv(out, model, draft, method, curve, ks, thinking)
     if not_golden is not None and (not isinstance(not_golden, str) or not not_golden.strip()):
         raise UsageError("`not_golden` must be the reason the run is no golden material "
                          f"(a non-empty string), got {not_golden!r}")
@@ -1225,14 +1526,21 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
     from goldenal import __version__
     from goldenal.readers.run import normalize_identity
 
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
     cells, warnings, server = [], [], None
     for k in ks:
-        # the OpenAI base URL (http://host:port/v1) names the same server
-        base = re.sub(r"/v1$", "", url.replace("{k}", str(k)).rstrip("/"))
+        # the OpenAI base URL (http://host:port/v1) names the same server; a query goes
+        # with every request, and neither it nor a user:password is ever written
+        parts = urlsplit(url.replace("{k}", str(k)))
+        base = urlunsplit((parts.scheme, parts.netloc,
+                           re.sub(r"/v1$", "", parts.path.rstrip("/")), "", ""))
         limits = httpx.Limits(max_connections=concurrency + 2)
         async with httpx.AsyncClient(base_url=base, timeout=min(timeout, 30.0),
-                                     limits=limits) as client:
-            server, first_metrics = await _detect(client, base, engine)
+                                     limits=limits, params=parse_qsl(parts.query),
+                                     headers={"Accept-Encoding": "identity"}) as client:
+            server, first_metrics = await _detect(client, _public_url(base), engine,
+                                                  min(timeout, GET_DEADLINE))
             identity = normalize_identity({
                 "run": os.path.basename(os.path.abspath(out)), "simulated": False,
                 **({"not_golden": not_golden} if not_golden else {}), "model": model,
@@ -1276,6 +1584,16 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             raise MeasureError(f"{where}: the server's speculative counters did not move "
                                "(speculative decoding off, or no counters on /metrics); "
                                "nothing written")
+        impossible = _impossible_counts(drafts, tokens, accepted, per_pos, k)
+        if impossible:
+            source = (f"{server.url}/metrics" if window_counted
+                      else "the sum of the requests' counts")
+            raise MeasureError(f"{where}: impossible counts from {source}: {impossible}; "
+                               "nothing written for this cell")
+        inconsistent = (_reconcile(records, (drafts, tokens, accepted, per_pos), k,
+                                   concurrency=concurrency,
+                                   max_tokens=body_extra["max_tokens"])
+                        if window_counted else None)
         cell_warnings = []
         for r in ok:
             drafted = (r.timings or {}).get("draft_n")
@@ -1296,11 +1614,6 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed "
                                  f"({'; '.join(how)}); recorded as failed")
         tag = f"{thinking}_k{k}"
-        if per_request and window_counted:
-            total = sum(r.drafts for r in records if r.drafts is not None)
-            if total != drafts:
-                cell_warnings.append(f"{where}: per-request steps sum to {total}, the window "
-                                     f"has {drafts}: other traffic reached the server")
         files = {f"metrics_{tag}_before.prom": before, f"metrics_{tag}_after.prom": after,
                  f"requests_{tag}.jsonl": "".join(
                      json.dumps(r.to_record(server.engine, k)) + "\n"
@@ -1317,7 +1630,9 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                  "counts": ("per request: " + ok[0].counts_from) if per_request
                  else "one window: /metrics before and after",
                  # this cell's server (one server per K) as it described itself
-                 **({"speculative": server.speculative} if server.speculative else {})}
+                 **({"speculative": server.speculative} if server.speculative else {}),
+                 # the server's counts contradict each other: never a golden value
+                 **({"inconsistent": inconsistent} if inconsistent else {})}
         if doc is None:
             doc = {**identity, "dataset": {key: workload[key] for key in workload
                                            if key in ("name", "category")},
@@ -1325,7 +1640,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                    "date": datetime.date.today().isoformat(),
                    "source": f"goldenal measure {__version__}",
                    **({"note": note} if note else {}),
-                   "measure": {"url": url, "concurrency": concurrency,
+                   "measure": {"url": _public_url(url), "concurrency": concurrency,
                                "detected_by": list(server.detected_by),
                                "speculative": server.speculative, "workload": workload},
                    "cells": []}
@@ -1334,11 +1649,68 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             if "not_golden" in identity:
                 doc = _with_not_golden(doc, identity["not_golden"])
         _commit(out, doc, entry, files, identity=identity, workload=workload, replace=replace)
+        if inconsistent:
+            raise MeasureError(f"{where}: {inconsistent}; the cell is recorded as "
+                               f"inconsistent in {os.path.join(out, 'run.yaml')} (fit --out "
+                               "refuses it): measure it again with --replace")
         warnings.extend(cell_warnings)
         cells.append(CellResult(thinking, k, drafts, tokens, accepted, per_pos,
                                 tuple(records), tuple(listed), per_request, wall,
                                 tuple(cell_warnings)))
     return MeasureResult(out, server, tuple(cells), tuple(warnings))
+
+
+def _reconcile(records, window, k, *, concurrency, max_tokens):
+    """The first disagreement beyond counting noise between what the requests say and the
+    server's /metrics window, or None.
+
+    Per-request sources: the requests' own counts (steps, accepted, draft tokens, per
+    position) and llama.cpp's ``timings`` (``draft_n``, ``draft_n_accepted``), each
+    compared where both it and the window have the figure.  Noise: one step per
+    request in flight (a counter may lag the answer by its last step).  Attempts
+    that left no count (a retried or failed request whose server-side steps the
+    window holds) may add up to ``max_tokens`` steps each, never remove any.
+    """
+    drafts, tokens, accepted, per_pos = window
+    ok = [r for r in records if r.status == "ok"]
+    checks = []
+    counted = [r for r in records if r.drafts is not None]
+    if ok and all(r.drafts is not None for r in ok):
+        # a record counted by counter deltas covers every attempt of its request
+        unreported = sum(r.attempts - (r.drafts is not None) for r in records
+                         if not (r.counts_from or "").startswith("counter deltas"))
+        source = f"its per-request counts ({ok[0].counts_from})"
+        checks += [(source, "steps", sum(r.drafts for r in counted), drafts, 1, unreported),
+                   (source, "accepted tokens", sum(r.accepted for r in counted), accepted, 1,
+                    unreported)]
+        if all(r.draft_tokens is not None for r in counted):
+            checks.append((source, "draft tokens", sum(r.draft_tokens for r in counted),
+                           tokens, k, unreported))
+        if per_pos is not None and all(r.accepted_per_position is not None
+                                       and len(r.accepted_per_position) == len(per_pos)
+                                       for r in counted):
+            sums = [sum(column) for column in zip(*(r.accepted_per_position for r in counted))]
+            checks += [(source, f"accepted at position {i}", sums[i], per_pos[i], 1,
+                        unreported) for i in range(len(per_pos))]
+    if ok and all(isinstance(r.timings, dict) and _is_int(r.timings.get("draft_n"))
+                  and _is_int(r.timings.get("draft_n_accepted")) for r in ok):
+        unreported = sum(r.attempts for r in records) - len(ok)
+        source = "its requests' timings"
+        checks += [(source, "draft tokens (draft_n)", sum(r.timings["draft_n"] for r in ok),
+                    tokens, k, unreported),
+                   (source, "accepted tokens (draft_n_accepted)",
+                    sum(r.timings["draft_n_accepted"] for r in ok), accepted, 1, unreported)]
+    for source, name, theirs_each, window_value, width, unreported in checks:
+        if window_value is None:
+            continue
+        noise = concurrency * width
+        if not theirs_each - noise <= window_value \
+                <= theirs_each + noise + unreported * width * max_tokens:
+            slack = f" and {unreported} attempt(s) without counts" if unreported else ""
+            return (f"the server contradicts itself: {name} {theirs_each} by {source}, "
+                    f"{window_value} by its /metrics counters (beyond a counting noise of "
+                    f"{noise}{slack})")
+    return None
 
 
 def _replay_warning(ok, where, *, seeded):

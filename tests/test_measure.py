@@ -101,8 +101,11 @@ def test_paired_prompts_same_order_and_thinking_kwargs(server, prompts, tmp_path
                                         "seed": "1000 + request index"}}
 
 
-def test_other_traffic_is_named(server, prompts, tmp_path):
-    """A per-request window the response's own timings disagree with is reported."""
+def test_other_traffic_makes_the_cell_inconsistent(server, prompts, tmp_path):
+    """Counters moved by a request the requests' own timings do not know of: the cell
+    is refused, naming both figures, and marked inconsistent in run.yaml."""
+    import yaml
+
     import threading
 
     import httpx
@@ -123,9 +126,18 @@ def test_other_traffic_is_named(server, prompts, tmp_path):
         return original()
 
     server.metrics_text = metrics_with_a_visitor
-    result = run(server, tmp_path / "run", prompts, requests=3)
-    assert any("request 0 (p0): the counters moved by" in w and "other traffic" in w
-               for w in result.warnings)
+    with pytest.raises(MeasureError) as err:
+        run(server, tmp_path / "run", prompts, requests=3)
+    mine = sum(counts(t, 3)[1] for t in TEXTS[:3])
+    visitor = counts("someone else", 3)[1]
+    message = (f"the server contradicts itself: draft tokens (draft_n) {mine} by its "
+               f"requests' timings, {mine + visitor} by its /metrics counters (beyond a "
+               "counting noise of 3)")
+    assert str(err.value) == (f"thinking off, K=3: {message}; the cell is recorded as "
+                              f"inconsistent in {tmp_path / 'run' / 'run.yaml'} (fit --out "
+                              "refuses it): measure it again with --replace")
+    cell, = yaml.safe_load((tmp_path / "run" / "run.yaml").read_text())["cells"]
+    assert cell["inconsistent"] == message
 
 
 @pytest.mark.parametrize("server", [("vllm", 3, 2)], indirect=True)

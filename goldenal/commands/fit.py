@@ -32,12 +32,14 @@ run.yaml says `not_golden: REASON` (measure --not-golden: a random test
 model, a debugging run) is fitted and printed, but written to a directory
 only with --allow-not-golden (for scratch directories; the reason goes into
 the curve's provenance).  A simulated run is refused unless
---allow-simulated is given.  --format json prints every cell's estimate,
+--allow-simulated is given.  A run with a cell `measure` marked
+`inconsistent` (its per-request counts and the server's counters disagree)
+is fitted and printed, but never written with --out.  --format json prints every cell's estimate,
 interval and step count.
 
 Exit 0 fitted (and written), 1 refused (a simulated run, a not_golden run
-with --out, mean-only cells), 2 unreadable run or bad flags, 3 the directory
-already holds the curve (--replace REASON).
+or an inconsistent cell with --out, mean-only cells), 2 unreadable run or
+bad flags, 3 the directory already holds the curve (--replace REASON).
 
 In Python: goldenal.fit(goldenal.load_run(path)).
 """
@@ -179,6 +181,7 @@ def run(args):
         check_writable,
         load_runs,
         mean_only_cells,
+        refuse_inconsistent,
         refuse_not_golden,
         refuse_simulated,
         write_fit,
@@ -190,6 +193,8 @@ def run(args):
         refuse_simulated(merged)
     if args.out is not None and not args.allow_not_golden:
         refuse_not_golden(merged)
+    if args.out is not None:
+        refuse_inconsistent(merged)
     if args.out is not None and merged.identity.get("curve"):  # refuse before the (slow) fit
         check_writable(args.out, merged.identity["curve"], replace_reason=args.replace,
                        identity=merged.identity)

@@ -29,10 +29,36 @@ llama-server started with a fixed --seed does for requests without --seed).
 The run directory
 appears whole or not at all; a cell is added to an existing run atomically.
 Ctrl-C writes nothing of the cell being measured (exit 130).
+
+The server is input like any file.  Before any request, --curve-id,
+--model, --draft, --method and the run name (the last part of --out) get
+the checks fit --out applies (a curve id fit accepts; each written into a
+curve file and read back unchanged).  Every answer is bounded: a /metrics
+body 64 MiB (and 20,000 samples of the speculative families), any JSON answer (/v1/models, info endpoints, a non-streaming
+completion, an error body) 16 MiB, one line of a stream 1 MiB, a whole
+stream 64 MiB, JSON nesting 64 levels, a GET (detection, each scrape) 30 s
+in all, headers and body however slowly they drip (--timeout when shorter),
+a request --timeout in all (then retried, and recorded as failed); a
+compressed answer is refused (measure asks for identity).  An answer past a
+cap stops the run (exit 2, the URL and the cap named, nothing of the cell
+written).  Counts are checked as they are recorded: integers of 64 bits, 0 <=
+accepted <= K x steps (and <= draft tokens <= K x steps), per-position counts
+non-increasing and summing to accepted; impossible counts refuse the cell
+(exit 1).  At the end of a cell the requests' own counts (engine per-request
+metrics, llama.cpp's timings) are reconciled with the /metrics counters:
+steps, draft and accepted tokens, per position, where both have them.  A
+difference beyond counting noise (one step per request in flight; attempts
+that left no count may add up to --max-tokens steps each to the counters)
+refuses the cell (exit 1), naming both figures; the cell is written marked
+`inconsistent` in run.yaml, and fit --out refuses the run.  A user:password
+and a query in URL are sent, never written (run.yaml, server_*.json,
+messages).
+
 Exit 0 measured, 1 a cell refused (counter reset mid-run, the server's K
-disagrees, every request failed), 2 unreachable server or bad input,
-3 the cell exists (--replace to measure it again), or another writer held
-the run directory's lock for 60 s (measures into one run take turns).
+disagrees, every request failed, impossible or inconsistent counts), 2
+unreachable server, an answer past a cap, or bad input, 3 the cell exists
+(--replace to measure it again), or another writer held the run directory's
+lock for 60 s (measures into one run take turns).
 
 In Python: goldenal.measure(url, out=..., model=..., k=..., thinking=...)
 -> MeasureResult (.to_frame(): one row per request).

@@ -74,6 +74,9 @@ def merge_runs(runs):
         warnings.extend(getattr(run, "warnings", ()))
         if run.identity.get("simulated"):
             identity["simulated"] = True
+        if run.identity.get("inconsistent"):
+            identity["inconsistent"] = [*identity.get("inconsistent", ()),
+                                        *run.identity["inconsistent"]]
         if run.identity.get("not_golden") and not identity.get("not_golden"):
             identity["not_golden"] = run.identity["not_golden"]
             not_golden_path = getattr(run, "path", None)
@@ -178,6 +181,21 @@ def refuse_not_golden(run):
         raise PolicyError(f"the run is not golden material (not_golden: {reason}); "
                           "use --allow-not-golden to write it to a scratch directory",
                           path=path)
+
+
+def refuse_inconsistent(run):
+    """Raise PolicyError for a run with cells ``measure`` marked ``inconsistent``.
+
+    Such a cell's per-request counts and the server's own counters disagree
+    beyond counting noise: which of them is the AL is unknown, so no golden
+    value comes from it (there is no flag to allow it; measure the cell again).
+    """
+    cells = run.identity.get("inconsistent")
+    if cells:
+        raise PolicyError(f"{len(cells)} cell(s) marked inconsistent in run.yaml (the server's "
+                          f"per-request counts and its counters disagree): {cells[0]}; "
+                          "measure the cell again (measure --replace)",
+                          path=getattr(run, "path", None) or run.identity.get("run"))
 
 
 def provenance_of(identity):
@@ -367,8 +385,9 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
         The directory already holds the curve and no reason was given.
     PolicyError
         The run is simulated and ``allow_simulated`` is false, the run is
-        marked ``not_golden`` and ``allow_not_golden`` is false, or a cell is
-        mean-only and ``allow_mean_only`` is false.
+        marked ``not_golden`` and ``allow_not_golden`` is false, a cell is
+        mean-only and ``allow_mean_only`` is false, or a cell is marked
+        ``inconsistent`` (see :func:`refuse_inconsistent`).
     """
     from goldenal.curvefile import check_curve_id
     from goldenal.registry import write_curve
@@ -380,6 +399,7 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
         refuse_not_golden(curvefit)
     if not allow_mean_only:
         refuse_mean_only(curvefit)
+    refuse_inconsistent(curvefit)
     curve = curve_from_fit(curvefit)
     check_curve_id(curve.id)
     target = check_writable(directory, curve.id, replace_reason=replace_reason,

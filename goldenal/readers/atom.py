@@ -76,6 +76,9 @@ def _window(path, line, fields, ctx, fmt, end=None, extra=None):
     accepted, tokens, percent = fields["accepted"], fields["tokens"], fields.get("percent")
     if tokens == 0:
         return None
+    if max(accepted, tokens) > 2 ** 63 - 1:  # no engine counts past 64 bits
+        ctx.refuse(line, "Accepted/Total Draft tokens past 2^63-1: not counts")
+        return None
     extra = dict(extra or {})
     k = max(percent) if percent else (fields.get("k") or ctx.k_hint)
     if not k:

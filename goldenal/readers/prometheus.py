@@ -84,6 +84,12 @@ _COUNTERS = {"num_drafts": "drafts", "num_draft_tokens": "draft_tokens",
              "num_emitted_tokens": "emitted"}
 
 
+def spec_mentions(text: str) -> int:
+    """How often ``text`` names a speculative-decoding family: an upper bound of the
+    lines :class:`Scrape` parses (a client can refuse a body before paying for them)."""
+    return sum(text.count(family.decode()) for family in _FAMILIES)
+
+
 def sniff(head: str) -> bool:
     """True for a Prometheus text exposition (or a Prometheus-UI table) of spec metrics."""
     if ("# TYPE " in head or "# HELP " in head) and ("spec_decode" in head or "mtp_" in head
@@ -133,6 +139,13 @@ class Scrape:
             for s in family.samples:
                 name = s.name
                 labels = tuple(sorted(s.labels.items()))
+                try:
+                    # prometheus_client gives an integer literal as an int: past a float's
+                    # range it is as infinite as 1e400, and refused as a count later
+                    value = float(s.value)
+                except OverflowError:
+                    value = math.inf if s.value > 0 else -math.inf
+                s = s._replace(value=value)
                 if name.endswith("_created"):
                     self.created[(name[:-8], labels)] = s.value
                     continue

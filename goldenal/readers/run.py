@@ -256,6 +256,7 @@ def _from_manifest(path, given, only_k):
         identity[key] = value
     plan = []
     seen = {}
+    inconsistent = []
     for i, cell in enumerate(cells):
         line = lines.get(("cells", i))
         if not isinstance(cell, dict):
@@ -286,6 +287,14 @@ def _from_manifest(path, given, only_k):
             full.append(target)
         if only_k is None or k == only_k:
             plan.append(((thinking, k), full, ()))
+            if cell.get("inconsistent"):
+                # measure found the server's per-request counts and its counters at odds
+                why = " ".join(str(cell["inconsistent"]).split())
+                inconsistent.append(f"thinking {thinking}, K={k}: {why}")
+                warnings.append(f"{file}:{line}: cell thinking {thinking}, K={k} is marked "
+                                f"inconsistent ({why}): no golden value can come from it")
+    if inconsistent:
+        identity["inconsistent"] = inconsistent
     return _assemble(path, identity, plan, warnings, "manifest")
 
 

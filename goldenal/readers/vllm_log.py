@@ -177,6 +177,11 @@ def _count(value):
     return int(_COUNT.match(value).group(1)) if value is not None else None
 
 
+# vLLM's counts are 64-bit integers; a printed count past that is damage, and past a
+# float's range its ratios overflow
+_MAX_COUNT = 2 ** 63 - 1
+
+
 _CFG_K = re.compile(r"""\bnum_spec(?:ulative)?_tokens['"]?\s*[:=]\s*(\d+)""")
 _CFG_STR = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*['"]([^'"]+)['"]"""
 _CFG_NUM = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*([0-9.]+)"""
@@ -255,6 +260,8 @@ def fast_counts(accepted, drafted, rates, mean, pct, known):
     few float operations); otherwise the exact integer solve.
     """
     k = len(rates)
+    if max(accepted, drafted) > _MAX_COUNT:
+        return None
     steps, rest = divmod(drafted, k)
     if rest or not drafted or (known is not None and known != k):
         return None
@@ -456,6 +463,9 @@ class _Reader:
         if accepted is None or drafted is None:
             self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
             return None
+        if max(accepted, drafted) > _MAX_COUNT:
+            self.ctx.refuse(number, "Accepted/Drafted past 2^63-1: not counts")
+            return None
         if drafted == 0:  # the 'nan%' lines printed with speculation off
             self.skipped_empty += 1
             return None
@@ -489,6 +499,9 @@ class _Reader:
         if accepted is None or drafted is None:
             self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
             return None
+        if max(accepted, drafted) > _MAX_COUNT:
+            self.ctx.refuse(number, "Accepted/Drafted past 2^63-1: not counts")
+            return None
         if drafted == 0:
             self.skipped_empty += 1
             return None
@@ -512,11 +525,11 @@ class _Reader:
         derived = derive_drafts(accepted, rates, half=0.0005, mean=mean, drafted=drafted, k=k)
         if derived is None:
             detail = [f"printed mean {mean}" if mean is not None else "no printed mean"]
-            if sum(rates) and accepted:
+            if sum(rates) and accepted and accepted / sum(rates):  # an infinite rate: 0
                 steps = accepted / sum(rates)
                 detail.append(f"Accepted {accepted} / per-position sum {sum(rates):.3f} = "
                               f"{steps:.1f} steps -> AL {1 + accepted / steps:.3f}")
-            if drafted % k == 0:
+            if drafted and drafted % k == 0:
                 detail.append(f"Drafted {drafted} / K={k} = {drafted // k} steps -> AL "
                               f"{1 + accepted / (drafted // k):.3f}")
             self.ctx.refuse(number, "counts contradict the printed mean: no step count "
