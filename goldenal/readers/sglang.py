@@ -214,7 +214,7 @@ def _objects(text, ctx):
         if '"spec_verify_ct"' in s:
             # an excerpt of a response: read the flat numeric keys of this line
             pairs = dict(re.findall(r'"(\w+)"\s*:\s*(-?[0-9.eE+]+)', s))
-            yield number_, {"meta_info": {key: number(v) for key, v in pairs.items()}}
+            yield number_, {"meta_info": {key: _number_or_text(v) for key, v in pairs.items()}}
 
 
 def _walk(doc, found):
@@ -248,6 +248,27 @@ def read_json(path, ctx: Context):
                 yield obs
 
 
+def _number_or_text(text):
+    """A number of an excerpt's flat key, or the text itself when it is none
+    (``+``, ``1e``): the counts' own checks then refuse it."""
+    try:
+        return number(text)
+    except ValueError:
+        return text
+
+
+def _finite(value):
+    """A JSON number as a finite float, else None (a bool, a string, an integer past a
+    float's range, NaN or an infinity)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _int(obj, key):
     """A count: a non-negative integer that fits 64 bits, else None."""
     value = obj.get(key) if isinstance(obj, dict) else None
@@ -268,9 +289,7 @@ def _meta(meta, line, n, ctx):
     except InconsistentCounts as exc:
         ctx.refuse(line, f"request {rid}: {exc}")
         return None
-    printed = meta.get("spec_accept_length")
-    printed = float(printed) if isinstance(printed, (int, float)) \
-        and not isinstance(printed, bool) else None
+    printed = _finite(meta.get("spec_accept_length"))
     completion = _int(meta, "completion_tokens")
     drafts = _int(meta, STEPS_KEY)
     if printed is not None and completion is not None and drafts:
@@ -307,8 +326,9 @@ def _server_info(doc, line, ctx):
     elif "avg_spec_accept_length" in doc:
         values = [(0, doc["avg_spec_accept_length"])]
     for rank, value in values:
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
+        value = _finite(value)
+        if value is None:
             continue  # null for DP ranks without traffic
         yield Observation(ctx.path, line, "sglang", "sglang-server-info", ctx.k_hint, None, None,
-                          None, None, float(value), None, None, None, None,
+                          None, None, value, None, None, None, None,
                           {"rank": rank, "window": "server lifetime"})

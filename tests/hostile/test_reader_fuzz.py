@@ -105,21 +105,7 @@ def test_mutated_real_samples_are_only_ever_refused(tmp_path, seed, ops, packing
     _read_only_refuses(path)
 
 
-# crashers not fixed yet, by file: replayed and expected to crash (once fixed, one
-# passes as an unexpected success: drop it from here)
-PENDING = {
-    "sglang_meta_bare_plus.txt": (ValueError, "readers/sglang.py reads an excerpt's flat "
-                                  "keys with number(), which refuses '+' by raising"),
-    "sglang_server_info_integer_past_float_range.json": (
-        OverflowError, "readers/sglang.py takes float() of a JSON integer past a float's "
-        "range"),
-}
-
-
-@pytest.mark.parametrize("crasher", [
-    pytest.param(p, marks=pytest.mark.xfail(raises=PENDING[p.name][0], strict=False,
-                                            reason=PENDING[p.name][1]))
-    if p.name in PENDING else p for p in CRASHERS], ids=lambda p: p.name)
+@pytest.mark.parametrize("crasher", CRASHERS, ids=lambda p: p.name)
 def test_every_crasher_found_is_refused(crasher):
     _read_only_refuses(crasher)
 
