@@ -37,7 +37,7 @@ EXAMPLES = int(os.environ.get("GOLDENAL_FUZZ_EXAMPLES", "120"))
 TOKENS = [b"NaN", b"Infinity", b"-Infinity", b"nan", b"inf", b"-1", b"0", b"1e309", b"-0",
           b"99999999999999999999999", b"100000000", b"1e-400", b"0x10", b"1.2.3", b"\x00",
           b"\xff\xfe", b"\n", b"\r", b"{", b"}", b"[", b"]", b'"', b":", b",", b"null", b"true",
-          b"%", b"K=", b"=", b"\t", b"\xc2\xb2"]
+          b"%", b"K=", b"=", b"\t", b"\xc2\xb2", b"+", b"-", b"9" * 400, b"1" + b"0" * 170]
 _NUMBER = re.compile(rb"-?\d+(?:\.\d+)?")
 
 
