@@ -61,7 +61,9 @@ def test_the_answer_does_not_depend_on_how_the_file_is_named(tmp_path, monkeypat
     expected = "GAL302"
     # the repository, the recipe's own directory, the file alone, from another directory
     assert codes(audit([root])) == [(rel, expected)]
-    assert codes(audit([path.parent])) == [("agg-gb200.yaml", expected)]
+    # paths are reported from the repository root, whatever directory is audited
+    assert codes(audit([path.parent])) == [(rel, expected)]
+    assert codes(audit([path])) == [(rel, expected)]
     assert codes(audit([path], root=path.parent)) == [("agg-gb200.yaml", expected)]
     monkeypatch.chdir(tmp_path)
     assert codes(audit([os.path.relpath(path)], root=".")) == [
@@ -73,8 +75,7 @@ def test_the_benchmark_settings_decide_before_the_path(tmp_path):
     for folder in ("agentic", "other"):
         rel = f"benchmarks/multi_node/srt-slurm-recipes/vllm/dsv4/{folder}/agg.yaml"
         root, _ = repo(tmp_path, rel, RECIPE + SA_BENCH)
-        assert codes(audit([root / "benchmarks"])) == [(rel.removeprefix("benchmarks/"),
-                                                        "GAL302")]
+        assert codes(audit([root / "benchmarks"])) == [(rel, "GAL302")]
         shutil.rmtree(root)
 
 
@@ -279,15 +280,28 @@ UNDETERMINED = (
     "SGLANG_SIMULATE_ACC_LEN=2.50 is not checked against a golden cell: nothing in the files "
     "says; state it by the path (an agentic/ or fixed-seq-len folder), the benchmark settings "
     "(an agentic client, or isl/osl), or the scenario of a master config that runs it")
+WRONG_EITHER_WAY = (
+    "SGLANG_SIMULATE_ACC_LEN=2.50 matches no candidate cell: glm5.2_mtp thinking_on K=3 (2.99); "
+    "which applies cannot be decided (agentic or fixed-sequence-length: the files do not say, "
+    "and a fixed-sequence-length config takes no knob), but the value is wrong whichever does")
 
 
 def test_a_knob_with_no_scenario_signal_is_undetermined_not_checked_as_agentic(tmp_path):
     root, _ = repo(tmp_path, "launch/glm5.2_sglang_mtp.sh", SILENT.replace("LENGTHS", ""))
+    # 2.50 is no golden value of glm5.2 K=3 (2.99): wrong whichever the config is
     f, = audit([root])
     assert (f.path, f.line, f.col, f.code, f.severity) == (
-        "launch/glm5.2_sglang_mtp.sh", 1, 8, "GAL304", "info")
-    assert (f.found, f.expected, f.fix) == ("2.50", None, None)
-    assert f.message == UNDETERMINED
+        "launch/glm5.2_sglang_mtp.sh", 1, 32, "GAL201", "error")
+    assert (f.found, f.expected, f.fix) == ("2.50", "2.99", None)
+    assert f.message == WRONG_EITHER_WAY
+    # the golden value is not checked as if the config were agentic: info, naming the cell
+    root, _ = repo(tmp_path / "golden", "launch/glm5.2_sglang_mtp.sh",
+                   SILENT.replace("LENGTHS", "").replace("2.50", "2.99"))
+    f, = audit([root])
+    assert (f.line, f.col, f.code, f.severity) == (1, 8, "GAL304", "info")
+    assert (f.found, f.expected, f.fix) == ("2.99", None, None)
+    assert f.message == (UNDETERMINED.replace("2.50", "2.99")
+                         + "; 2.99 is the golden value of glm5.2_mtp thinking_on K=3")
 
 
 @pytest.mark.parametrize("where, lengths, code", [
@@ -305,8 +319,11 @@ def test_a_master_configs_agentic_scenario_decides_for_a_silent_recipe(tmp_path)
     rel = "srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml"
     root, _ = repo(tmp_path, rel, RECIPE.replace("2.49", "2.27"))
     f, = audit([root])
-    assert (f.code, f.found) == ("GAL304", "2.27")
-    assert f.message.startswith("cannot determine whether the config is agentic")
+    # silent: 2.27 is wrong whichever it is (dsv4_mtp thinking_on K=3 is 2.49)
+    assert (f.code, f.found) == ("GAL201", "2.27")
+    assert f.message.startswith("synthetic_acceptance_length=2.27 matches no candidate cell: "
+                                "dsv4_mtp thinking_on K=3 (2.49); which applies cannot be "
+                                "decided (agentic or fixed-sequence-length")
     (root / "configs").mkdir()
     (root / "configs" / "nvidia-master.yaml").write_text(
         MASTER.replace("agentic/agg-gb200-agentic.yaml", "agg-gb200.yaml")
@@ -328,7 +345,8 @@ def test_a_master_naming_other_recipes_is_not_read_for_a_silent_one(tmp_path, mo
     read, scenarios = [], ms.recipe_scenarios
     monkeypatch.setattr(ms, "recipe_scenarios", lambda *a: read.append(a[0]) or scenarios(*a))
     f, = audit([root])
-    assert (f.path, f.code, read) == (rel, "GAL304", [])
+    assert (f.path, f.code, read) == (rel, "GAL201", [])
+    assert "but the value is wrong whichever does" in f.message
     # named, with or without a ``:variant`` selector after the path (InferenceX writes
     # ``glm5-mtp.yaml:zip_override_mtp_8k1k_lowlat[4]``), the master is read and runs it
     for name, code in (("agg-gb200.yaml:agg", "GAL201"), ("agg-gb200.yaml", "GAL201"),
@@ -372,8 +390,9 @@ def injected(tmp_path, folder="", scenario=None, selector=""):
     return [(f.path, f.line, f.code) for f in audit([root]) if f.code != "GAL301"]
 
 
+# undecided, 2.27 is still no golden value of dsv4_mtp K=3 whichever the scenario: GAL201
 @pytest.mark.parametrize("folder, code", [("agentic/", "GAL201"), ("8k1k/", "GAL302"),
-                                          ("", "GAL304")])
+                                          ("", "GAL201")])
 def test_an_injection_outside_any_scenario_takes_its_recipes_answer(tmp_path, folder, code):
     assert injected(tmp_path, folder) == [("configs/nvidia-master.yaml", 9, code)]
 
@@ -429,7 +448,7 @@ def test_a_readme_code_block_is_undetermined_on_the_command_line(tmp_path):
 @pytest.mark.parametrize("scenario, code", [("agentic-coding", "GAL201"),
                                             ("agentx-coding", "GAL201"),
                                             ("fixed-seq-len", "GAL302"),
-                                            ("throughput", "GAL304")])
+                                            ("throughput", "GAL201")])
 def test_an_injections_scenario_is_read_by_its_name(tmp_path, scenario, code):
     """A scenario whose name says neither is not taken as fixed-sequence-length."""
     assert injected(tmp_path, scenario=scenario) == [("configs/nvidia-master.yaml", 11, code)]

@@ -16,8 +16,11 @@ Files are chosen as ruff chooses them: .gitignore is respected, --exclude
 replaces the default excluded directories, --extend-exclude adds to them, and
 [tool.goldenal] in the nearest pyproject.toml may set select, ignore,
 exclude, extend-exclude, respect-gitignore and golden-dir (options given here
-win).  goldenal's own reports are never read.  The last line counts the files
-read, the serve configs checked and the files skipped (--show-skipped lists
+win).  goldenal's own reports are never read.  Paths in every format (text,
+json, github, sarif) are relative to the repository root (the nearest
+directory holding .git), whatever directory is audited, so CI annotations
+point at the files; --root names another directory.  The last line counts
+the files read, the serve configs checked and the files skipped (--show-skipped lists
 them with the reason); configs whose thinking mode was assumed (GAL305) are
 counted in one line (--show-assumptions lists them; JSON and SARIF keep each).
 
@@ -75,7 +78,10 @@ def configure(parser):
                         help="golden directory (default: golden-dir in [tool.goldenal], "
                              "$GOLDENAL_DIR, the nearest golden_al_distribution/ in the "
                              "current directory or its parents, the packaged curves)")
-    parser.add_argument("--root", metavar="DIR", help="report paths relative to DIR")
+    parser.add_argument("--root", metavar="DIR",
+                        help="report paths relative to DIR (default: the repository root, "
+                             "the nearest directory holding .git above every PATH, else the "
+                             "one directory given, else the current directory)")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
                         help="neither read nor write the per-file cache (default: kept in "
                              "$GOLDENAL_CACHE_DIR, else the user cache directory)")
