@@ -145,21 +145,30 @@ def test_the_model_after_vllm_serve_may_be_given_by_model(tmp_path, serve):
     assert "dsv4_mtp thinking_on K=3" in f.message
 
 
-def test_a_prefix_naming_curves_that_miss_the_head_says_so(tmp_path):
-    """InferenceX's own curves carry no draft heads: the minimaxm3 launchers' prefix names
-    two curves, neither for the GQA head the file serves; the audit says that."""
-    root, _ = repo(tmp_path, "benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh",
-                   "DRAFT_MODEL=Inferact/MiniMax-M3-EAGLE3-GQA\n"
-                   "vllm serve \"$MODEL\" --speculative-config '{\"method\":\"eagle3\","
-                   "\"model\":\"Inferact/MiniMax-M3-EAGLE3-GQA\",\"num_speculative_tokens\":3,"
-                   "\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":2.78}' "
-                   "--default-chat-template-kwargs '{\"thinking_mode\": \"enabled\"}' &\n"
-                   "run_benchmark_serving\n")
-    f, = audit([root], golden_dir=REFERENCE_GOLDEN)
-    assert (f.code, f.severity) == ("GAL304", "info")
-    assert "names no curve" not in f.message
-    assert ("the file-name prefix 'minimaxm3' is only a hint, and no curve for model minimax-m3 "
-            "with draft 'Inferact/MiniMax-M3-EAGLE3-GQA'") in f.message
+def test_a_prefix_naming_curves_that_miss_the_head_checks_every_candidate(tmp_path):
+    """Curves that carry no draft heads (InferenceX's own, under ids the packaged manifest
+    does not know): the minimaxm3 launchers' prefix names two curves, either of which may be
+    the GQA head's; a value neither carries is wrong, one that one carries passes."""
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    for path in REFERENCE_GOLDEN.glob("*.yaml"):
+        shutil.copy(path, golden / f"{path.stem}_ix.yaml")
+    text = ("DRAFT_MODEL=Inferact/MiniMax-M3-EAGLE3-GQA\n"
+            "vllm serve \"$MODEL\" --speculative-config '{\"method\":\"eagle3\","
+            "\"model\":\"Inferact/MiniMax-M3-EAGLE3-GQA\",\"num_speculative_tokens\":3,"
+            "\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":2.78}' "
+            "--default-chat-template-kwargs '{\"thinking_mode\": \"enabled\"}' &\n"
+            "run_benchmark_serving\n")
+    root, path = repo(tmp_path, "benchmarks/single_node/agentic/minimaxm3_fp4_b300_mtp.sh", text)
+    assert audit([root], golden_dir=golden) == []
+    # the packaged ids: the heads come from the packaged manifest, and 2.78 is the GQA cell
+    assert audit([root], golden_dir=REFERENCE_GOLDEN) == []
+    path.write_text(text.replace("2.78", "2.80"))
+    f, = audit([root], golden_dir=golden)
+    assert (f.code, f.severity) == ("GAL201", "error")
+    assert f.message.startswith("synthetic_acceptance_length=2.80 matches no candidate cell: "
+                                "minimaxm3_eagle3_gqa_ix thinking_on K=3 (2.78), "
+                                "minimaxm3_eagle3_ix thinking_on K=3 (2.83)")
 
 
 LAUNCH = ("vllm serve deepseek-ai/DeepSeek-V4-Pro --speculative-config '{\"method\":\"mtp\","

@@ -119,6 +119,8 @@ def run(args):
 
         cache = Cache(root, read_only=True)
     report = audit_report(paths, root=args.root, cache=cache, **options)
+    for note in report.notes:       # once, before any finding, in every format
+        print(f"warning: {note}", file=sys.stderr)
     findings = list(report.findings)
     if args.fix or args.diff:
         from goldenal.lint.fix import fix_findings

@@ -109,7 +109,9 @@ class AuditReport(NamedTuple):
     ``findings`` are sorted by path, line, column and code; ``skipped`` holds
     ``(path, reason)`` for every file that mentions a knob or a speculative
     setting but gave no checked serve config; ``settings`` is the
-    ``pyproject.toml`` the options came from (or None).
+    ``pyproject.toml`` the options came from (or None); ``notes`` what holds
+    for the whole audit (a golden directory without a manifest whose curves
+    name no draft head), said once rather than per file.
     """
 
     findings: tuple
@@ -118,6 +120,7 @@ class AuditReport(NamedTuple):
     skipped: tuple
     golden_dir: "str | None" = None
     settings: "str | None" = None
+    notes: tuple = ()
 
     @property
     def assumptions(self):
@@ -249,7 +252,8 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
     findings = [place(f, files.get(f.path)) for f in findings]
     unique = sorted(set(findings), key=lambda f: (f.path, f.line, f.col, f.code, f.message))
     return AuditReport(tuple(unique), result.files_read, result.configs_checked,
-                       result.skipped, getattr(registry, "directory", None), conf.path)
+                       result.skipped, getattr(registry, "directory", None), conf.path,
+                       tuple(getattr(registry, "warnings", ())))
 
 
 def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None, ignore=None,

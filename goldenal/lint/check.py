@@ -276,6 +276,13 @@ def check_config(cfg, curves):
         if context and not pool:
             add("GAL304", context)
             return out
+        heads = unknown_head_pool(curves, cfg)
+        if heads:
+            # the registry does not say which head each curve was measured with (said
+            # once, at the top): any of them may be the served one
+            _undecided(cfg, curves, heads, [(None, "the registry names no draft head for "
+                                                   "these curves")], add, quiet=True)
+            return out
         if code == "GAL101" and cfg.source_stated:
             return out
         if code == "GAL101":
@@ -415,21 +422,44 @@ def candidate_cells(cfg, pool):
     return cells
 
 
-def _undecided(cfg, curves, pool, undecided, add):
+def unknown_head_pool(curves, cfg):
+    """The curves of the served model and method that name no draft head (EAGLE-3).
+
+    An upstream curve directory has no manifest to name them: a config with a
+    draft head may serve any of them.
+    """
+    from goldenal.curves import head_unknown
+    from goldenal.policy import method_matches, model_matches
+
+    if not cfg.draft:
+        return []
+    for name in (m for m in cfg.model if m):
+        pool = [c for c in curves if model_matches(c, name)]
+        if pool:
+            return [c for c in pool if head_unknown(c) and method_matches(c, cfg.method)]
+    return []
+
+
+def _undecided(cfg, curves, pool, undecided, add, quiet=False):
     """The cell cannot be decided: the value is checked against every reading left open.
 
     A value no candidate cell carries is wrong whichever reading applies
     (GAL201, naming the candidates); one that a candidate carries is info
     (GAL304, naming which).  With no candidate cell, GAL304 says what is open.
+    ``quiet``: what is open was said once for the whole audit; only a wrong
+    value is reported.
     """
     cells = candidate_cells(cfg, pool)
     first = undecided[0][0]
     if not cells:
-        add("GAL304", first)
+        if not quiet:
+            add("GAL304", first)
         return
     carried = [label for label, cell in cells if value_carries(cfg, cell)]
     if carried:
-        add("GAL304", f"{first}; {cfg.value} is the golden value of {' and '.join(carried)}")
+        if not quiet:
+            add("GAL304", f"{first}; {cfg.value} is the golden value of "
+                          f"{' and '.join(carried)}")
         return
     why = "; ".join(short for _, short in undecided)
     listed = ", ".join(f"{label} ({expected_knob(cfg, cell)})" for label, cell in cells)
