@@ -162,3 +162,65 @@ def test_inject_check_and_audit_agree_on_generated_recipes(text):
         assert {role for _, role, *_ in result.changes} == wrong, (findings, result)
         assert result.needs_change == bool(wrong)
         assert os.path.exists(path) and path.read_text() == text
+
+
+def test_disagreeing_thinking_signals_are_refused_naming_them(tmp_path, capsys):
+    path = write(tmp_path / "repo", TRTLLM.format(
+        prefill_thinking=DISABLED, decode_thinking="    DYN_DEFAULT_THINKING_MODE: enabled\n",
+        prefill="1.97", decode="1.78", prefill_k=3, decode_k=3))
+    rc, out, err = cli(capsys, "inject", str(path), "--check")
+    assert (rc, out) == (1, "")
+    assert err == (f"error: {path}:10: cannot tell which thinking mode the file serves: "
+                   "conflicting thinking-mode signals (line 9: DYN_DEFAULT_THINKING_MODE="
+                   "disabled, line 13: DYN_DEFAULT_THINKING_MODE=enabled); make it declare "
+                   "one\n")
+
+
+# an InferenceX-style ATOM launcher (benchmarks/single_node/*_mi355x_atom_*.sh): dsv4_mtp,
+# thinking stated by the benchmark client, K and the knob on one command line
+ATOM = ("#!/usr/bin/env bash\n"
+        "export THINKING_MODE={mode}\n"
+        "python3 -m atom.entrypoints.openai.api_server --model deepseek-ai/DeepSeek-V4-Pro "
+        "--method mtp --num-speculative-tokens {k} {flag} {value}\n")
+DSV4 = REGISTRY["dsv4_mtp"]
+
+
+@st.composite
+def atom_launchers(draw):
+    mode = draw(st.sampled_from(["on", "off"]))
+    k = draw(st.integers(1, 8))
+    rate = draw(st.booleans())
+    al = Decimal(DSV4.cells[mode][k])
+    exact = (al - 1) / k if rate else al
+    kind = draw(st.sampled_from(["rounded", "off by one place", "other mode", "other K"]))
+    places = draw(st.integers(2, 8))
+    step = Decimal(1).scaleb(-places)
+    if kind == "rounded":
+        value = exact.quantize(step)
+    elif kind == "off by one place":
+        value = exact.quantize(step) + draw(st.sampled_from([-1, 1])) * step
+    else:
+        other = Decimal(DSV4.cells["off" if mode == "on" else "on"][k]) if kind == "other mode" \
+            else Decimal(DSV4.cells[mode][draw(st.integers(1, 8).filter(lambda j: j != k))])
+        other = min(other, Decimal(k + 1))
+        value = (other - 1) / k if rate else other
+        value = value.quantize(step)
+    value = min(max(value, Decimal(0) if rate else Decimal(1)), Decimal(1) if rate else k + 1)
+    flag = "--spec-decode-acceptance-rate" if rate else "--spec-decode-acceptance-length"
+    return ATOM.format(mode=f"thinking_{mode}", k=k, flag=flag, value=format(value, "f"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=atom_launchers())
+def test_inject_check_and_audit_agree_at_the_precision_written(text):
+    """An ATOM length or rate: ``inject --check`` needs a change exactly where audit finds one."""
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        path = write(root, text, "benchmarks/single_node/agentic/dsv4_fp4_mi355x_atom_mtp.sh")
+        findings = audit([str(root)], root=str(root), registry=REGISTRY, settings=False)
+        wrong = [f for f in findings if f.code in ERRORS]
+        result = inject(path, check=True)
+        assert result.needs_change == bool(wrong), (findings, result)
+        assert path.read_text() == text
