@@ -31,7 +31,8 @@ appears whole or not at all; a cell is added to an existing run atomically.
 Ctrl-C writes nothing of the cell being measured (exit 130).
 Exit 0 measured, 1 a cell refused (counter reset mid-run, the server's K
 disagrees, every request failed), 2 unreachable server or bad input,
-3 the cell exists (--replace to measure it again).
+3 the cell exists (--replace to measure it again), or another writer held
+the run directory's lock for 60 s (measures into one run take turns).
 
 In Python: goldenal.measure(url, out=..., model=..., k=..., thinking=...)
 -> MeasureResult (.to_frame(): one row per request).
