@@ -387,7 +387,7 @@ def read_manifest(directory, *, overlay=None):
         raise RegistryError(f"manifest is not UTF-8 text (byte {exc.start})", path=path) from None
     except ParseError as exc:
         what = "is " if exc.message.startswith("not valid") else "has a "
-        raise RegistryError("manifest " + what + exc.message, path=path, line=exc.line) from None
+        raise ParseError("manifest " + what + exc.message, path=path, line=exc.line) from None
     if not isinstance(data, dict) or not isinstance(data.get("curves"), dict):
         raise RegistryError("manifest must be a mapping with a 'curves' mapping", path=path)
     for curve_id, entry in data["curves"].items():
