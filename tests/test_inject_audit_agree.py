@@ -224,3 +224,19 @@ def test_inject_check_and_audit_agree_at_the_precision_written(text):
         result = inject(path, check=True)
         assert result.needs_change == bool(wrong), (findings, result)
         assert path.read_text() == text
+
+
+def test_runner_mode_takes_the_recipes_declaration_and_refuses_a_contradiction(tmp_path):
+    import pytest
+
+    from goldenal.errors import PolicyError
+    from goldenal.rewrite import inject_runner
+
+    path = write(tmp_path / "repo", PINNED_ON)
+    env = {"SYNTHETIC_ACCEPTANCE": "true", "FRAMEWORK": "dynamo-trtllm"}
+    outcome = inject_runner(path, environ=env, check=True)
+    assert [(v.role, v.knob_value) for v in outcome.result.values] == [("prefill", "1.97"),
+                                                                       ("decode", "1.97")]
+    with pytest.raises(PolicyError, match="--thinking on contradicts the file, which declares "
+                                          "thinking off: DYN_DEFAULT_THINKING_MODE=disabled"):
+        inject_runner(path, environ={**env, "THINKING_MODE": "thinking_on"}, check=True)
