@@ -15,6 +15,21 @@ THINKING_MODES = ("on", "off")
 NOT_AVAILABLE = "N/A"
 
 
+# methods whose curve belongs to one separately trained draft head (EAGLE-3): a curve
+# of such a method with no head named cannot say which head it was measured with
+DRAFT_HEAD_METHODS = ("eagle3", "eagle")
+
+
+def needs_draft_head(method):
+    """True for a method whose curves are per draft head (``eagle3``)."""
+    return str(method or "").strip().lower() in DRAFT_HEAD_METHODS
+
+
+def head_unknown(curve):
+    """True for a curve of a per-head method whose draft head is not named."""
+    return needs_draft_head(curve.method) and not curve.draft
+
+
 class Curve:
     """One committed curve: identity, provenance and its cells.
 

@@ -4,7 +4,8 @@ import os
 
 from goldenal.curvefile import (check_curve_id, curve_from_file, parse_header, prune_sampling,
                                 read_curve_file, read_manifest, write_curve)
-from goldenal.errors import ParseError
+from goldenal.curves import head_unknown
+from goldenal.errors import ParseError, UsageError
 from goldenal.policy import normalize_variant
 from goldenal.registry import Curve, default_dir
 from goldenal.validation import refuse_invalid
@@ -38,6 +39,12 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     -------
     Curve
         The curve as written.
+
+    Raises
+    ------
+    UsageError
+        The method is per draft head (``eagle3``) and no head is known: not
+        given, not in the file's header, not in the manifest entry.
     """
     stem = curve_id is None     # an id from the file's name: the message names the file
     if stem:
@@ -75,6 +82,12 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
         aliases=merged_aliases,
         provenance=prune_sampling(provenance, parsed.cells),
     )
+    if head_unknown(curve):
+        # an EAGLE-3 curve belongs to one trained head; without it the audit cannot tell
+        # which served head the values are for (docs/policy.md §2, rule 2)
+        raise UsageError(f"curve {curve_id} was measured with method {curve.method}, whose "
+                         "curves belong to one draft head, and neither the file's header nor "
+                         "the manifest names it: pass --draft HF_ID", path=path)
     write_curve(out_dir, curve, replace_reason=replace_reason, check=refuse_invalid)
     return curve
 

@@ -135,7 +135,10 @@ def load_registry(path=None):
         ``golden_al_distribution/`` in the current directory or its parents,
         else the packaged curves (see :func:`default_dir_source`).  An
         upstream InferenceX ``golden_al_distribution/`` works as it is: with no
-        manifest, identity comes from file stems and header comments.
+        manifest, a curve whose id and model are a packaged curve's takes that
+        curve's identity (draft heads, aliases); others take it from file stems
+        and header comments, and ``warnings`` names the EAGLE-3 curves left
+        without a head.
 
     Returns
     -------
@@ -158,7 +161,49 @@ def load_registry(path=None):
         return Registry(curves, directory=directory)
     from goldenal.curvefile import load_directory
 
-    return load_directory(directory)
+    registry = load_directory(directory)
+    if not os.path.exists(os.path.join(directory, MANIFEST_NAME)):
+        registry = _packaged_identity(registry)
+    return registry
+
+
+def _packaged_identity(registry):
+    """An upstream directory (no manifest): identity from the packaged manifest where it fits.
+
+    A curve whose id and model key are those of a packaged manifest entry
+    takes that entry's method, draft heads, variant and aliases (its cells and
+    header provenance stay its own).  Curves of a per-head method (EAGLE-3)
+    left without a head are named once in ``registry.warnings``.
+    """
+    from goldenal.curvefile import read_manifest
+    from goldenal.curves import head_unknown
+
+    packaged = packaged_dir()
+    if os.path.realpath(packaged) == os.path.realpath(registry.directory):
+        return registry
+    try:
+        known = read_manifest(packaged) or {}
+    except (RegistryError, OSError):
+        known = {}
+    curves = {}
+    for cid, c in registry.curves.items():
+        entry = known.get(cid)
+        if entry is not None and entry.get("model") == c.model:
+            aliases = list(entry.get("aliases") or ())
+            aliases += [a for a in c.aliases if a not in aliases]
+            c = Curve(cid, c.model, c.cells, file=c.file, method=entry.get("method"),
+                      draft=entry.get("draft") or (), variant=entry.get("variant"),
+                      aliases=aliases, provenance=c.provenance, lines=c.lines)
+        curves[cid] = c
+    unknown = sorted(cid for cid, c in curves.items() if head_unknown(c))
+    warnings = list(registry.warnings)
+    if unknown:
+        warnings.append(
+            f"{registry.directory} has no {MANIFEST_NAME}, and curves {', '.join(unknown)} "
+            "do not name their draft heads: a config serving one of those models with a "
+            "draft head is checked against every such curve of its model, and is wrong only "
+            "when it matches none (`goldenal import --draft` names a head)")
+    return Registry(curves, directory=registry.directory, warnings=warnings)
 
 
 def finish_interrupted_write(directory):

@@ -263,6 +263,7 @@ def _golden(site, *, registry, k, thinking, selection, al, path, force=False, wa
     curve = resolve_curve(registry, site, path=path, line=line, **selection)
     from goldenal.policy import select
 
+    thinking = _assumed(curve, thinking, warnings, path)
     try:
         golden = select(registry, k=k, thinking=thinking, curve=curve.id)
     except Exception as exc:
@@ -303,8 +304,12 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         contradict the file.
     k : int, optional
         Only for files that do not state K; refused when it contradicts them.
-    thinking : {"on", "off"}
-        Thinking mode served (required unless ``al`` is given).
+    thinking : {"on", "off"}, optional
+        Thinking mode served.  The file's own declaration (chat-template
+        kwargs, ``DYN_DEFAULT_THINKING_MODE``, ``THINKING_MODE``...) is read
+        as ``audit`` reads it (:func:`file_thinking`); ``thinking`` against it
+        is refused.  With neither, the mode ``audit`` assumes: the curve's
+        only mode, else ``on`` (a warning says so).
     golden_dir : str, optional
     al : str, optional
         An explicit AL (the runner's ``SYNTHETIC_ACCEPTANCE_LENGTH``); skips
@@ -354,9 +359,6 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     path = os.fspath(path)
     if engine is not None and engine not in ENGINES:
         raise UsageError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
-    if thinking is None and al is None:
-        raise UsageError("`thinking` is required ('on' or 'off'): the curve depends on the "
-                         "thinking mode served")
     if thinking is not None:
         from goldenal.policy import normalize_thinking
 
@@ -381,13 +383,72 @@ def _plan(path, original, options):
     # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
     # it (marks and offsets count from the first real character), write it back.
     bom = original[:1] if original.startswith(_BOM) else ""
-    return _inject_text(path, original[len(bom):], bom=bom, **options)
+    original = original[len(bom):]
+    options = dict(options, thinking=file_thinking(path, original, options["thinking"]))
+    return _inject_text(path, original, bom=bom, **options)
 
 
 def _directories(paths):
     """The real directories holding ``paths``, each once (a missing one: the read says so)."""
     found = {os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths}
     return sorted(d for d in found if os.path.isdir(d))
+
+
+def file_thinking(path, text, thinking=None):
+    """The thinking mode to inject: the file's declaration, read as ``audit`` reads it.
+
+    Returns ``thinking`` (normalised, or None) when the file declares no
+    mode, else the declared one.
+
+    Raises
+    ------
+    PolicyError
+        ``thinking`` contradicts the file's declaration, the file's signals
+        disagree, or its launch paths declare different modes.
+    """
+    import yaml
+
+    from goldenal.lint.runner import file_configs
+
+    try:
+        configs = file_configs(path, text)
+    except (GoldenALError, ValueError, RecursionError, yaml.YAMLError):
+        return thinking         # inject's own reader reports what does not parse
+    declared = {}
+    for cfg in configs:
+        if not cfg.spec:
+            continue
+        if cfg.thinking is not None:
+            declared.setdefault(cfg.thinking, cfg.thinking_source)
+        elif cfg.thinking_source:
+            raise PolicyError(f"cannot tell which thinking mode the file serves: "
+                              f"{cfg.thinking_source}; make it declare one", path=path,
+                              line=cfg.line)
+    if len(declared) > 1:
+        said = "; ".join(f"thinking {m}: {how}" for m, how in sorted(declared.items()))
+        raise PolicyError(f"the file's launch paths declare different thinking modes ({said}); "
+                          "inject one mode per file", path=path)
+    if not declared:
+        return thinking
+    ((mode, how),) = declared.items()
+    if thinking is not None and thinking != mode:
+        raise PolicyError(f"--thinking {thinking} contradicts the file, which declares thinking "
+                          f"{mode}: {how}", path=path)
+    return mode
+
+
+def _assumed(curve, thinking, notes, path):
+    """The thinking mode of a curve's cell: the given one, else the one ``audit`` assumes."""
+    if thinking is not None:
+        return thinking
+    from goldenal.lint.check import default_mode
+
+    mode = default_mode(curve)
+    note = (f"{path}: warning: no thinking-mode signal in the file; assumed thinking_{mode} "
+            f"for curve {curve.id}, as audit does (GAL305); pass --thinking to state it")
+    if notes is not None and note not in notes:
+        notes.append(note)
+    return mode
 
 
 def commit_results(results):
@@ -558,7 +619,9 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                                  "llama.cpp (--spec-synth-rates)")
             options["rates"] = _rates(distribution, registry, curve_id, site_k, al_text,
                                       thinking)
-        plan = adapter(site.engine).plan(doc, site, al_text, k=site_k, force=force, **options)
+        # --check asks whether a change is needed: a different pinned value is one
+        plan = adapter(site.engine).plan(doc, site, al_text, k=site_k, force=force or check,
+                                         **options)
         warnings.extend(f"{path}:{_site_line(site)}: warning: {w}" for w in plan.warnings)
         if not plan.changes:
             continue
@@ -589,7 +652,8 @@ def _rates(distribution, registry, curve_id, k, al_text, thinking):
         raise UsageError("--distribution needs the golden curve, not an explicit AL")
     from goldenal.distribution import acceptance_rates
 
-    return acceptance_rates(registry.curves[curve_id], k=k, thinking=thinking)
+    curve = registry.curves[curve_id]
+    return acceptance_rates(curve, k=k, thinking=_assumed(curve, thinking, None, None))
 
 
 def _refuse_non_agentic(path, doc=None):
@@ -685,7 +749,8 @@ def _inject_command(path, original, *, launched, k, thinking, registry, selectio
                                           notes=notes)
         return chosen[site_k][0]
 
-    plan, targets = plan_command(path, original, golden_for_k, k=k, form=form, force=force)
+    plan, targets = plan_command(path, original, golden_for_k, k=k, form=form,
+                                 force=force or check)
     return _command_result(path, original, "atom", plan, targets,
                            lambda target: chosen[target[1]][1], notes,
                            check=check, diff_only=diff_only, bom=bom)
@@ -748,6 +813,7 @@ def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection,
     curve = resolve_curve(registry, site, path=path, line=line, **selection)
     from goldenal.policy import select
 
+    thinking = _assumed(curve, thinking, notes, path)
     try:
         return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
     except Exception as exc:
@@ -784,7 +850,7 @@ def _inject_vllm_script(path, original, *, k, thinking, registry, selection, al,
         return cell(site, site_k, line)[0]
 
     plan, targets = plan_command(path, original, golden_for, k=k, rates_for=rates_for,
-                                 force=force)
+                                 force=force or check)
     return _command_result(path, original, "vllm", plan, targets,
                            lambda target: cell(target[4], target[1])[1], notes,
                            check=check, diff_only=diff_only, bom=bom)
@@ -827,7 +893,7 @@ def _inject_llamacpp(path, original, *, k, thinking, registry, selection, al, di
             return _rates(distribution, registry, chosen[site_k][1], site_k, al_text, thinking)
 
     plan, targets = plan_command(path, original, golden_for_k, k=k, rates_for=rates_for,
-                                 force=force)
+                                 force=force or check)
     return _command_result(path, original, "llamacpp", plan, targets,
                            lambda target: chosen[target[1]][1], notes + list(plan.warnings),
                            check=check, diff_only=diff_only, bom=bom)
@@ -866,7 +932,7 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
     otherwise ``SYNTHETIC_ACCEPTANCE_LENGTH`` wins, else the golden cell is
     looked up from ``MODEL_PREFIX`` (or the recipe's own model),
     ``NUM_SPEC_TOKENS`` (or the recipe's K) and ``THINKING_MODE``
-    (default ``thinking_on``).  ``framework`` (else ``FRAMEWORK``) is one of
+    (default: the recipe's own declaration, else ``thinking_on``).  ``framework`` (else ``FRAMEWORK``) is one of
     ``dynamo-vllm``, ``dynamo-sglang``, ``dynamo-trtllm``, or an engine name
     (``vllm``, ``sglang``, ``trtllm``, ``atom``, ``llamacpp``).  A recipe with
     nothing to rewrite fails, as the runner's does.
@@ -901,7 +967,8 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
     nst = environ.get("NUM_SPEC_TOKENS", "").strip() or None
     if nst is not None and not nst.isdigit():
         raise UsageError(f"NUM_SPEC_TOKENS must be an integer, got {nst!r}")
-    thinking = environ.get("THINKING_MODE", "").strip() or "thinking_on"
+    # unset: the file's own declaration, else thinking_on (the runner's default)
+    thinking = environ.get("THINKING_MODE", "").strip() or None
     result = inject(path, engine=engine, model=prefix, k=int(nst) if nst else None,
                     thinking=thinking, golden_dir=golden_dir, al=explicit, force=force,
                     check=check, diff_only=diff_only, allow_non_agentic=allow_non_agentic)

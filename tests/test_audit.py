@@ -25,7 +25,7 @@ def registry():
 
 @pytest.fixture(scope="module")
 def findings(registry):
-    return audit([REPO], registry=registry)
+    return audit([REPO], root=REPO, registry=registry)
 
 
 def by(findings, path, code=None):
@@ -175,8 +175,9 @@ def test_concurrency_branches_give_one_result_each(findings):
         "cannot determine the golden cell for --spec-decode-acceptance-length 2.51: sampling "
         "variant: atom has no setting that selects one and no comment next to the knob cites "
         "a curve; candidates kimik3_dspark, "
-        "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method "
-        "[branch else of if [ \"$CONC\" = 1 ]]")
+        "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method; 2.51 is the "
+        "golden value of kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method "
+        "thinking_on K=2 [branch else of if [ \"$CONC\" = 1 ]]")
     cited, = [f for f in fs if f.code == "GAL311"]
     assert cited.message.startswith("atom cannot select a sampling variant of dspark "
                                     "Inferact/Kimi-K3-DSpark; the comment next to the knob "
@@ -262,10 +263,10 @@ def test_suppression_used_and_unused(findings):
 
 
 def test_select_and_ignore(registry):
-    fs = audit([REPO], registry=registry, select=["GAL2"])
+    fs = audit([REPO], root=REPO, registry=registry, select=["GAL2"])
     assert {f.code for f in fs} == {"GAL201", "GAL202", "GAL203", "GAL204", "GAL205", "GAL206",
                                     "GAL207"}
-    fs = audit([REPO], registry=registry, ignore="GAL305,unreadable-input")
+    fs = audit([REPO], root=REPO, registry=registry, ignore="GAL305,unreadable-input")
     assert not {f.code for f in fs} & {"GAL305", "GAL306"}
 
 

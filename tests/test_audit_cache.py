@@ -13,7 +13,7 @@ REPO = os.path.join(HERE, "data", "audit", "repo")
 
 
 def _report(root, cache):
-    r = audit_report([str(root)], cache=cache, settings=False)
+    r = audit_report([str(root)], root=str(root), cache=cache, settings=False)
     return r.findings, r.files_read, r.configs_checked, r.skipped
 
 

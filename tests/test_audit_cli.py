@@ -39,7 +39,7 @@ def load_schema(name):
 
 
 def test_text_output_and_exit_code(capsys):
-    rc, out, err = run(capsys, REPO)
+    rc, out, err = run(capsys, REPO, "--root", REPO)
     lines = out.splitlines()
     assert rc == 1 and err == ""
     assert lines[-3:] == [SUMMARY, ASSUMED, COUNTS]
@@ -56,7 +56,7 @@ def test_text_output_and_exit_code(capsys):
 
 
 def test_json_output_validates(capsys):
-    rc, out, _ = run(capsys, REPO, "--format", "json")
+    rc, out, _ = run(capsys, REPO, "--root", REPO, "--format", "json")
     data = json.loads(out)
     jsonschema.validate(data, load_schema("findings.schema.json"))
     assert rc == 1 and len(data) == 47
@@ -67,7 +67,7 @@ def test_json_output_validates(capsys):
 
 
 def test_sarif_output_validates(capsys):
-    rc, out, _ = run(capsys, REPO, "--format", "sarif")
+    rc, out, _ = run(capsys, REPO, "--root", REPO, "--format", "sarif")
     log = json.loads(out)
     jsonschema.Draft4Validator(sarif_schema()).validate(log)
     assert log["$schema"] == ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/"
@@ -87,7 +87,7 @@ def test_sarif_output_validates(capsys):
 
 def test_sarif_fixes_carry_artifact_changes_and_the_flag_is_a_related_location(capsys):
     """The result points at the literal a person edits; the knob's name is related."""
-    _, out, _ = run(capsys, REPO, "--format", "sarif")
+    _, out, _ = run(capsys, REPO, "--root", REPO, "--format", "sarif")
     results = json.loads(out)["runs"][0]["results"]
     fixes = [r for r in results if "fixes" in r]
     assert len(fixes) == 7
@@ -157,7 +157,7 @@ def sarif_schema():
 
 
 def test_github_annotations(capsys):
-    rc, out, _ = run(capsys, REPO, "--format", "github", "--select", "GAL202,GAL305")
+    rc, out, _ = run(capsys, REPO, "--root", REPO, "--format", "github", "--select", "GAL202,GAL305")
     lines = out.splitlines()
     assert lines[2] == (
         "::error file=benchmarks/multi_node/srt-slurm-recipes/trtllm/minimax-m3/agentic/"
@@ -169,13 +169,13 @@ def test_github_annotations(capsys):
 
 
 def test_select_ignore_exit_zero(capsys):
-    rc, out, _ = run(capsys, REPO, "--select", "GAL305")
+    rc, out, _ = run(capsys, REPO, "--root", REPO, "--select", "GAL305")
     # selecting GAL305 by name lists them
     assert rc == 0 and out.splitlines()[-2] == "Found 7 findings (0 errors, 0 warnings, 7 info)."
     assert len(out.splitlines()) == 9
-    rc, out, _ = run(capsys, REPO, "--ignore", "GAL1,GAL2,GAL3")
+    rc, out, _ = run(capsys, REPO, "--root", REPO, "--ignore", "GAL1,GAL2,GAL3")
     assert rc == 0 and out == "Found 0 findings (0 errors, 0 warnings, 0 info).\n" + COUNTS + "\n"
-    rc, out, _ = run(capsys, REPO, "--exit-zero")
+    rc, out, _ = run(capsys, REPO, "--root", REPO, "--exit-zero")
     assert rc == 0 and out.splitlines()[-3] == SUMMARY
 
 
@@ -273,7 +273,7 @@ def test_every_rule_has_a_page():
 
 
 def test_fixture_covers_every_rule():
-    codes = {f.code for f in audit([REPO])}
+    codes = {f.code for f in audit([REPO], root=REPO)}
     assert codes == set(RULES)
 
 
@@ -298,17 +298,17 @@ def test_pre_commit_hook():
     (["--select", "X"], "error: --select: no rule code, prefix or name 'X' (codes "),
 ])
 def test_select_and_ignore_refuse_unknown_codes(capsys, argv, message):
-    rc, out, err = run(capsys, REPO, *argv)
+    rc, out, err = run(capsys, REPO, "--root", REPO, *argv)
     assert (rc, out) == (2, "")
     assert err.startswith(message)
 
 
 def test_select_and_ignore_accept_codes_prefixes_and_names(capsys):
     for spec in ("GAL", "gal2", "GAL20", "GAL201", "golden-value-mismatch"):
-        rc, _, err = run(capsys, REPO, "--select", spec, "--exit-zero")
+        rc, _, err = run(capsys, REPO, "--root", REPO, "--select", spec, "--exit-zero")
         assert (rc, err.startswith("error")) == (0, False), spec
     with pytest.raises(UsageError, match="--ignore: no rule code, prefix or name 'GAL4'"):
-        audit([REPO], ignore=["GAL4"])
+        audit([REPO], root=REPO, ignore=["GAL4"])
 
 
 # ------------------------------------------------------------------ GitHub Action
@@ -344,3 +344,68 @@ def test_the_action_audits_writes_a_step_summary_and_fails_on_errors(tmp_path, u
     _, fail = _action_step("Fail on errors")
     assert fail["if"] == "${{ steps.audit.outputs.exit-code != '0' }}"
     assert "exit \"$CODE\"" in fail["run"]
+
+
+# a wrong value (glm5.2_mtp thinking_on K=3 is 2.99) in a launcher two directories down
+SUBDIR_LAUNCHER = ("#!/usr/bin/env bash\nexport SGLANG_SIMULATE_ACC_LEN=2.50\n"
+                   "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "
+                   "--speculative-num-steps 3 --speculative-eagle-topk 1 "
+                   "--default-chat-template-kwargs '{\"enable_thinking\": true}'\n")
+
+
+@pytest.mark.parametrize("upload", ["true", "false"])
+def test_the_action_with_a_subdirectory_annotates_paths_from_the_repository_root(tmp_path,
+                                                                                 upload):
+    """``paths: benchmarks/x``: annotations and SARIF name the files as the repository does."""
+    action, step = _action_step("Audit")
+    repo = tmp_path / "checkout"
+    (repo / ".git").mkdir(parents=True)
+    launcher = repo / "benchmarks" / "x" / "agentic" / "glm5.2_sglang_mtp.sh"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text(SUBDIR_LAUNCHER)
+    summary, output = tmp_path / "summary.md", tmp_path / "output"
+    env = {**os.environ, "PATHS": "benchmarks/x", "ARGS": "--no-cache", "UPLOAD": upload,
+           "SARIF": str(tmp_path / "out.sarif"), "GITHUB_STEP_SUMMARY": str(summary),
+           "GITHUB_OUTPUT": str(output),
+           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert output.read_text() == "exit-code=1\n"
+    rel = "benchmarks/x/agentic/glm5.2_sglang_mtp.sh"
+    assert f"{rel}:2:32: GAL201 [*] SGLANG_SIMULATE_ACC_LEN=2.50 differs" in summary.read_text()
+    if upload == "true":
+        (result,) = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
+        assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == rel
+    else:
+        assert proc.stdout.startswith(f"::error file={rel},line=2,col=32,title=GAL201 ")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_every_format_reports_paths_from_the_repository_root(tmp_path, monkeypatch, capsys,
+                                                             fmt):
+    repo = tmp_path / "checkout"
+    (repo / ".git").mkdir(parents=True)
+    launcher = repo / "benchmarks" / "x" / "agentic" / "glm5.2_sglang_mtp.sh"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text(SUBDIR_LAUNCHER)
+    rel = "benchmarks/x/agentic/glm5.2_sglang_mtp.sh"
+    # from the root, from inside the audited directory, and from outside the repository
+    for cwd, arg in ((repo, "benchmarks/x"), (launcher.parent, "."), (tmp_path, str(launcher))):
+        monkeypatch.chdir(cwd)
+        rc = main(["audit", arg, "--no-cache", "--isolated", "--format", fmt])
+        out = capsys.readouterr().out
+        assert rc == 1
+        if fmt == "json":
+            assert [f["path"] for f in json.loads(out)] == [rel]
+        elif fmt == "sarif":
+            (result,) = json.loads(out)["runs"][0]["results"]
+            assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == rel
+        elif fmt == "github":
+            assert out.startswith(f"::error file={rel},line=2,col=32,")
+        else:
+            assert out.startswith(f"{rel}:2:32: GAL201 ")
+    # --root names another directory
+    monkeypatch.chdir(repo)
+    main(["audit", "benchmarks/x", "--no-cache", "--isolated", "--root", "benchmarks"])
+    assert capsys.readouterr().out.startswith("x/agentic/glm5.2_sglang_mtp.sh:2:32: GAL201 ")

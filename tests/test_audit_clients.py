@@ -168,7 +168,10 @@ benchmark:
     ("bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh", "2.49", None),
     ("vllm bench serve --dataset-name random --random-input-len 8192 --random-output-len 1024",
      "2.49", "GAL302"),
-    ("echo nothing to say", "2.54", "GAL304"),
+    # nothing says agentic or not: 2.54 is wrong either way (dsv4_mtp K=3 is 2.49), the
+    # golden value cannot be checked
+    ("echo nothing to say", "2.54", "GAL201"),
+    ("echo nothing to say", "2.49", "GAL304"),
 ])
 def test_a_custom_benchmark_command_is_read_like_a_launchers_client(tmp_path, command, value,
                                                                     code):

@@ -1,7 +1,8 @@
 """A recipe a master-config entry runs is looked up by that entry's ``model-prefix``.
 
 Shaped like InferenceX: curves in its upstream ``golden_al_distribution/``
-shape (no manifest, so no aliases for quantized checkpoints), an srt-slurm
+shape (no manifest, under ids the packaged manifest does not know, so no
+aliases for quantized checkpoints), an srt-slurm
 SGLang recipe serving ``nvidia/GLM-5.2-NVFP4``, and ``configs/nvidia-master.yaml``
 whose entry (``model-prefix: glm5.2``) runs it through a ``CONFIG_FILE`` with a
 ``:variant`` selector.
@@ -69,7 +70,11 @@ def master(prefix, name="glm5.2-fp4-gb200-dynamo-sglang-mtp", *, more=True):
 def tree(tmp_path, al="2.99", prefix="glm5.2"):
     root = tmp_path / "InferenceX"
     (root / ".git").mkdir(parents=True)
-    shutil.copytree(UPSTREAM, root / "golden_al_distribution")
+    # under ids the packaged manifest does not know (its entries would name the checkpoint)
+    golden = root / "golden_al_distribution"
+    golden.mkdir()
+    for path in UPSTREAM.glob("*.yaml"):
+        shutil.copy(path, golden / f"{path.stem}_ix.yaml")
     (root / REL).parent.mkdir(parents=True)
     (root / REL).write_text(RECIPE.format(al=al))
     if prefix is not None:

@@ -139,8 +139,68 @@ def test_upstream_directory_identity_from_stems_and_headers():
     assert k3.variant == {"draft_sample_method": "probabilistic",
                           "rejection_sample_method": "block"}
     assert reg["minimaxm3_eagle3"].method == "eagle3"
-    assert reg["dsv4_mtp"].aliases == ("dsv4",)
+    # the ids are the packaged curves': identity (heads, aliases) from the packaged manifest
+    assert reg["minimaxm3_eagle3"].draft == ("Inferact/MiniMax-M3-EAGLE3",)
+    assert reg["dsv4_mtp"].aliases == ("dsv4", "deepseek-ai/DeepSeek-V4-Pro")
+    assert reg.warnings == ()
     assert str(goldenal.lookup("dsv4", k=3, thinking="on", golden_dir=REFERENCE_GOLDEN)) == "2.49"
+
+
+def _renamed_upstream(tmp_path):
+    """InferenceX's curve directory under ids the packaged manifest does not know."""
+    out = tmp_path / "golden_al_distribution"
+    out.mkdir()
+    for path in REFERENCE_GOLDEN.glob("*.yaml"):
+        (out / path.name.replace("minimaxm3_", "minimax_m3_")).write_bytes(path.read_bytes())
+    return out
+
+
+def test_an_upstream_directory_whose_heads_are_unknown_says_so_once(tmp_path, capsys):
+    from goldenal.cli import main
+
+    golden = _renamed_upstream(tmp_path)
+    reg = goldenal.load_registry(golden)
+    assert reg["minimax_m3_eagle3_gqa"].draft == ()
+    assert reg.warnings == (
+        f"{golden} has no manifest.yaml, and curves minimax_m3_eagle3, minimax_m3_eagle3_gqa do "
+        "not name their draft heads: a config serving one of those models with a draft head is "
+        "checked against every such curve of its model, and is wrong only when it matches none "
+        "(`goldenal import --draft` names a head)",)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    spec = ('{"method":"eagle3","model":"Inferact/MiniMax-M3-EAGLE3-GQA",'
+            '"num_speculative_tokens":3,"rejection_sample_method":"synthetic",'
+            '"synthetic_acceptance_length":VALUE}')
+    # InferenceX's launcher names: the model prefix first (minimaxm3_fp4_b200_vllm.sh)
+    for name, value in (("gqa", "2.78"), ("non_gqa", "2.83"), ("wrong", "2.80")):
+        (repo / "agentic").mkdir(exist_ok=True)
+        (repo / "agentic" / f"minimax_{name}_vllm.sh").write_text(
+            f"vllm serve minimax-m3 --speculative-config '{spec.replace('VALUE', value)}' "
+            "--default-chat-template-kwargs '{\"thinking_mode\": \"enabled\"}'\n")
+    rc = main(["audit", str(repo), "--no-cache", "--isolated", "--golden-dir", str(golden)])
+    out, err = capsys.readouterr()
+    # said once, at the top; no GAL101 per file; the one value matching no curve is wrong
+    assert err == f"warning: {reg.warnings[0]}\n"
+    assert rc == 1
+    assert out.splitlines()[:-2] == [
+        "agentic/minimax_wrong_vllm.sh:1:171: GAL201 synthetic_acceptance_length=2.80 matches no candidate "
+        "cell: minimax_m3_eagle3 thinking_on K=3 (2.83), minimax_m3_eagle3_gqa thinking_on K=3 "
+        "(2.78); which applies cannot be decided (the registry names no draft head for these "
+        "curves), but the value is wrong whichever does"]
+
+
+def test_an_eagle3_curve_without_a_head_is_refused(tmp_path, run_cli):
+    out = tmp_path / "golden"
+    code, stdout, err = run_cli("import", _upstream(tmp_path), "--out", out)
+    assert (code, stdout) == (2, "")
+    assert err == (f"error: {tmp_path}/upstream/minimaxm3_eagle3_gqa.yaml: curve "
+                   "minimaxm3_eagle3_gqa was measured with method eagle3, whose curves belong "
+                   "to one draft head, and neither the file's header nor the manifest names "
+                   "it: pass --draft HF_ID\n")
+    assert not out.exists()
+    code, _, err = run_cli("import", _upstream(tmp_path), "--out", out,
+                           "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA")
+    assert (code, err) == (0, "imported minimaxm3_eagle3_gqa: minimax-m3, 2 cells\n")
 
 
 def test_a_second_curve_with_the_same_identity_is_refused(golden_copy, tmp_path, run_cli):
@@ -155,3 +215,14 @@ def test_a_second_curve_with_the_same_identity_is_refused(golden_copy, tmp_path,
                    "Inferact/MiniMax-M3-EAGLE3-GQA, variant none); one identity has one curve: "
                    "write to curve id minimaxm3_eagle3_gqa instead\n")
     assert {p.name: p.read_bytes() for p in golden_copy.iterdir()} == before
+
+
+def test_an_upstream_directory_with_the_packaged_ids_audits_as_the_packaged_one():
+    """InferenceX's own golden_al_distribution/ (no manifest): the same findings, no GAL101."""
+    from goldenal.lint import audit_report
+
+    repo = os.path.join(os.path.dirname(__file__), "data", "audit", "repo")
+    packaged = audit_report([repo], root=repo, settings=False)
+    upstream = audit_report([repo], root=repo, settings=False, golden_dir=REFERENCE_GOLDEN)
+    assert upstream.findings == packaged.findings
+    assert upstream.notes == ()

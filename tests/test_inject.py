@@ -236,13 +236,15 @@ def test_library_result_carries_diff_and_count(tmp_path):
     assert list(frame["knob"]) == ["rejection_sample_method", "synthetic_acceptance_length"]
 
 
-def test_thinking_is_required(tmp_path, run_cli):
+def test_without_thinking_the_mode_audit_assumes_is_used_and_said(tmp_path, run_cli):
+    # vllm_disagg.yaml states no thinking mode: dsv4_mtp has both, so thinking_on, as audit
     path = _copy(tmp_path, "vllm_disagg.yaml")
-    code, out, err = run_cli("inject", path)
-    assert code == 2
-    assert err.startswith("error: --thinking on|off is required")
-    with pytest.raises(UsageError):
-        inject(path)
+    code, out, err = run_cli("inject", path, "--check")
+    assert (code, out) == (1, "")
+    assert err == (f"{path}: warning: no thinking-mode signal in the file; assumed thinking_on "
+                   "for curve dsv4_mtp, as audit does (GAL305); pass --thinking to state it\n"
+                   f"{path}: would change 2 of 2 entries (decode K=3: 2.49, prefill K=3: 2.49)\n")
+    assert [v.al for v in inject(path, check=True).values] == ["2.49", "2.49"]
 
 
 def test_atomic_write_leaves_no_temporary_files(tmp_path):

@@ -20,7 +20,10 @@ exclude, extend-exclude, respect-gitignore and golden-dir (options given here
 win).  goldenal's own reports are never read, nor the journals and temporaries
 of goldenal's writers: a directory a crashed write (inject, --fix) left them in
 is recovered first, under the writer lock, so the files read are all old or
-all new.  The last line counts the files
+all new.  Paths in every format (text, json, github, sarif) are relative to
+the repository root (the nearest directory holding .git), whatever directory
+is audited, so CI annotations point at the files; --root names another
+directory.  The last line counts the files
 read, the serve configs checked and the files skipped (--show-skipped lists
 them with the reason); configs whose thinking mode was assumed (GAL305) are
 counted in one line (--show-assumptions lists them; JSON and SARIF keep each).
@@ -83,7 +86,10 @@ def configure(parser):
                         help="golden directory (default: golden-dir in [tool.goldenal], "
                              "$GOLDENAL_DIR, the nearest golden_al_distribution/ in the "
                              "current directory or its parents, the packaged curves)")
-    parser.add_argument("--root", metavar="DIR", help="report paths relative to DIR")
+    parser.add_argument("--root", metavar="DIR",
+                        help="report paths relative to DIR (default: the repository root, "
+                             "the nearest directory holding .git above every PATH, else the "
+                             "one directory given, else the current directory)")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
                         help="neither read nor write the per-file cache (default: kept in "
                              "$GOLDENAL_CACHE_DIR, else the user cache directory)")
@@ -121,6 +127,8 @@ def run(args):
 
         cache = Cache(root, read_only=True)
     report = audit_report(paths, root=args.root, cache=cache, **options)
+    for note in report.notes:       # once, before any finding, in every format
+        print(f"warning: {note}", file=sys.stderr)
     findings = list(report.findings)
     if args.fix or args.diff:
         from goldenal.lint.fix import fix_findings

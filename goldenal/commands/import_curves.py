@@ -3,8 +3,10 @@
 Reads each FILE (values and header comments), writes it in the project's layout
 with a header in goldenal's own words, adds or updates its manifest entry and
 recompiles the lookup index.  Identity the header lacks is given by flags; an
-existing manifest entry supplies what is not given.  A committed value is
-never changed without --replace REASON.
+existing manifest entry supplies what is not given.  A curve of a method that
+belongs to one draft head (eagle3) is refused unless --draft, the header or the
+manifest names the head (exit 2).  A committed value is never changed without
+--replace REASON.
 
     goldenal import ../InferenceX/golden_al_distribution/minimaxm3_eagle3_gqa.yaml \\
         --method eagle3 --draft Inferact/MiniMax-M3-EAGLE3-GQA \\
@@ -23,7 +25,8 @@ def configure(parser):
     parser.add_argument("--curve-id", help="curve id (default: the file stem; one FILE only)")
     parser.add_argument("--method", help="mtp, eagle3, dspark, ...")
     parser.add_argument("--draft", action="append", metavar="HEAD",
-                        help="draft head HF id (repeatable; omit for native MTP)")
+                        help="draft head HF id (repeatable; omit for native MTP; required "
+                             "for eagle3 unless the header or manifest names it)")
     parser.add_argument("--no-draft", action="store_true",
                         help="the curve has no separate draft head")
     parser.add_argument("--variant", action="append", metavar="KEY=VALUE",

@@ -12,8 +12,12 @@ with --distribution, --spec-synth-rates: llama.cpp realises a bare length as a
 geometric schedule, not the min-variance one, and says so on stderr).
 The engine of a script is the server it starts (vllm serve, sglang.launch_server,
 trtllm-serve, atom.entrypoints, llama-server), as audit reads it.
-Model, draft head, method, variant and K are read from the file; a flag that
-contradicts the file is refused.  Only the changed values are rewritten; every
+Model, draft head, method, variant, K and the thinking mode are read from the
+file as audit reads them; a flag that contradicts the file is refused (--thinking
+against the file's own declaration, such as DYN_DEFAULT_THINKING_MODE: disabled,
+names both).  With no thinking-mode signal in the file and no --thinking, the
+mode audit assumes is used (the curve's only mode, else thinking_on), with a
+warning.  Only the changed values are rewritten; every
 other byte stays as it was, and a second run changes nothing.
 
     goldenal inject recipes/*.yaml --thinking on            # rewrite in place
@@ -36,7 +40,8 @@ written ('2.5' stays '2.5').  --allow-non-agentic (or
 GOLDENAL_ALLOW_NON_AGENTIC=true) is honoured in both modes.
 
 Exit codes: 0 done (or nothing to do), 1 refused (no single golden cell, a flag
-contradicting the file, --check finding a change), 2 unreadable input (no
+contradicting the file, --check finding a change: a value to add, or a different
+value pinned, wherever audit reports GAL201), 2 unreadable input (no
 speculative settings, a launch script of another engine (named in the
 message), bad JSON, K missing, unknown framework, a key written
 twice in one mapping, an env file outside the config's directory, not a
@@ -105,11 +110,6 @@ def run(args):
             return 0
         results = [outcome.result]
     else:
-        if args.thinking is None:
-            from goldenal.errors import UsageError
-
-            raise UsageError("--thinking on|off is required: the curve depends on the "
-                             "thinking mode served")
         try:
             results = inject_files(args.files, **_options(args))
         except NothingWritten as exc:

@@ -21,7 +21,7 @@ from decimal import Decimal
 from goldenal.recipes import knobs, spans
 from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
                                    same_number)
-from goldenal.engines.knobs import acceptance_rate, knob_value  # noqa: F401 (re-export)
+from goldenal.engines.knobs import acceptance_rate, carries_golden, knob_value  # noqa: F401 (re-export)
 from goldenal.errors import ParseError, PolicyError
 from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
                                     substitute, unquote)
@@ -251,8 +251,10 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                     edits.append(edit[0])
                     changes.append((edit[1], name, edit[2], want))
                 continue
+            if _carries(name, literal, al_text, k_value):
+                continue        # golden at the precision written: stays as written
             check_pinned(name, literal, want, force=force, path=path, line=line)
-            if literal != want and not same_number(literal, want):   # golden stays as written
+            if literal != want and not same_number(literal, want):
                 edits.append(spans.Edit(m.start("value"), m.end("value"), want))
                 changes.append((line, name, literal, want))
         return Plan(edits=tuple(edits), changes=tuple(changes)), targets
@@ -281,12 +283,17 @@ def _as_al(name, text, k):
     return value if name == KNOB else 1 + k * value
 
 
+def _carries(name, written, al_text, k):
+    """Does a written length or rate carry the golden AL at its precision (docs/policy.md §2)?"""
+    return carries_golden(written, al_text, unit="length" if name == KNOB else "rate", k=k)
+
+
 def _check_same_al(path, text, m, name, al_text, k, variables, force):
     raw = m.group("value")
     shown = raw.strip("'\"")
     value = resolve(raw, variables) if shown.startswith("$") else shown
     pinned = _as_al(name, value or "", k)
-    if pinned is None or (abs(pinned - Decimal(al_text)) > Decimal("1e-9") and not force):
+    if pinned is None or (not _carries(name, value, al_text, k) and not force):
         check_pinned(name, shown, al_text if name == KNOB else
                      ADAPTER.convert(al_text, k=k, form="rate"), force=force, path=path,
                      line=_line(text, m.start()))
@@ -316,8 +323,7 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
         raise PolicyError(f"{name} is {raw}, which is not one literal assignment in the file "
                           "(computed at run time or assigned several times); write the value "
                           f"{want} there by hand", path=path, line=line)
-    tolerance = Decimal("1e-9") if name == KNOB else Decimal("0.00001") * k
-    if abs(pinned - Decimal(al_text)) <= tolerance:
+    if _carries(name, unquote(value) if computed else current, al_text, k):
         return None
     if computed:
         raise PolicyError(f"{name} is {raw}, computed at run time as {unquote(value)}, which "

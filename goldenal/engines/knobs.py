@@ -93,6 +93,63 @@ def knob_value(engine, al_text, *, k=None, form=None):
     return value
 
 
+def carries_golden(written, al_text, *, unit="length", k=None):
+    """Does a knob's written value carry the golden AL ``al_text``, at the precision written?
+
+    The value is compared at the number of decimals it is written with
+    (docs/policy.md §2, rule 7): it carries the cell when it is the golden
+    value in the knob's unit, or that value rounded (half up or half to
+    even) to the decimals written, with at least as many decimals as the
+    committed cell has.  ``0.6633`` and ``0.663333`` carry AL 2.99 at K=3
+    as a rate ((AL - 1) / K = 0.66333...); ``0.6634`` and ``3.0`` for 2.99
+    do not.
+
+    Parameters
+    ----------
+    written : str
+        The value as the file writes it (quotes around it are ignored).
+    al_text : str
+        The committed cell.
+    unit : {"length", "rate", "accepted"}
+        The knob's unit: the AL itself, (AL - 1) / K, or AL - 1 (TensorRT-LLM).
+    k : int, optional
+        K, for the rate.
+
+    Returns
+    -------
+    bool
+        False as well when ``written`` is not a decimal number.
+    """
+    from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+
+    try:
+        value = Decimal(str(written).strip().strip("'\""))
+        golden = Decimal(str(al_text).strip())
+    except (InvalidOperation, ValueError):
+        return False
+    if not value.is_finite() or not golden.is_finite():
+        return False
+    if unit == "rate":
+        if not k or int(k) <= 0:
+            return False
+        golden = (golden - 1) / Decimal(int(k))
+    elif unit == "accepted":
+        golden -= 1
+    elif unit != "length":
+        raise ValueError(f"`unit` must be one of length, rate, accepted, got {unit!r}")
+    if value == golden:
+        return True
+    places = max(0, -value.as_tuple().exponent)
+    if places < max(0, -Decimal(str(al_text).strip()).as_tuple().exponent):
+        return False        # coarser than the committed cell: 3.0 is not 2.99
+    step = Decimal(1).scaleb(-places)
+    try:
+        return any(golden.quantize(step, rounding=r) == value
+                   for r in (ROUND_HALF_UP, ROUND_HALF_EVEN))
+    except InvalidOperation:        # more decimals than the context holds: not a rounding
+        return False
+
+
 def env_assignment(engine, al_text):
     """``NAME=value`` for the engine's environment knob, or the runner's variable."""
     if engine in ("sglang", "trtllm"):

@@ -69,8 +69,38 @@ def _matches(code, codes):
 
 
 def default_root(paths):
-    """The directory finding paths are relative to: the one directory given, else the cwd."""
+    """The directory finding paths are relative to: the repository root of ``paths``.
+
+    That is the nearest directory holding ``.git`` at or above the directory
+    containing every audited path, so that ``audit benchmarks/x`` reports
+    ``benchmarks/x/...`` in every format, as CI annotations and code scanning
+    read paths.  Outside any repository: the one directory given, else the
+    current directory.
+    """
+    top = git_root(paths)
+    return top if top is not None else _audited_dir(paths)
+
+
+def _audited_dir(paths):
     return paths[0] if len(paths) == 1 and os.path.isdir(paths[0]) else os.getcwd()
+
+
+def git_root(paths):
+    """The nearest directory holding ``.git`` at or above all of ``paths``, or None."""
+    full = [os.path.abspath(os.fspath(p)) for p in paths or ["."]]
+    try:
+        here = os.path.commonpath(full)
+    except ValueError:          # paths on different drives
+        return None
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 class AuditReport(NamedTuple):
@@ -79,7 +109,9 @@ class AuditReport(NamedTuple):
     ``findings`` are sorted by path, line, column and code; ``skipped`` holds
     ``(path, reason)`` for every file that mentions a knob or a speculative
     setting but gave no checked serve config; ``settings`` is the
-    ``pyproject.toml`` the options came from (or None).
+    ``pyproject.toml`` the options came from (or None); ``notes`` what holds
+    for the whole audit (a golden directory without a manifest whose curves
+    name no draft head), said once rather than per file.
     """
 
     findings: tuple
@@ -88,6 +120,7 @@ class AuditReport(NamedTuple):
     skipped: tuple
     golden_dir: "str | None" = None
     settings: "str | None" = None
+    notes: tuple = ()
 
     @property
     def assumptions(self):
@@ -117,8 +150,9 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
     paths : list of str, optional
         Files or directories to audit (default: the current directory).
     root : str, optional
-        Directory finding paths are relative to; default the single directory
-        given, else the current directory.
+        Directory finding paths are relative to; default the repository root
+        of ``paths`` (the nearest directory holding ``.git``), else the single
+        directory given, else the current directory.
     registry : goldenal.registry.Registry, optional
         Curves to audit against; default ``load_registry(golden_dir)``.
     golden_dir : str, optional
@@ -170,12 +204,14 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
 
     _codes(select, "select"), _codes(ignore, "ignore")     # a usage error comes first
     paths = [os.fspath(p) for p in (paths or ["."])]
+    # settings are those of the audited directory; paths are reported from the repository root
+    settings_dir = root if root is not None else _audited_dir(paths)
     if root is None:
         root = default_root(paths)
     if not any(os.path.exists(p) for p in paths):
         raise ParseError("nothing to audit: " + ", ".join(paths) + " not found", path=paths[0])
     if settings is True:
-        conf = find_settings(root)
+        conf = find_settings(settings_dir)
     elif settings:
         conf = read_settings(os.fspath(settings)) or Settings(path=os.fspath(settings))
     else:
@@ -216,7 +252,8 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
     findings = [place(f, files.get(f.path)) for f in findings]
     unique = sorted(set(findings), key=lambda f: (f.path, f.line, f.col, f.code, f.message))
     return AuditReport(tuple(unique), result.files_read, result.configs_checked,
-                       result.skipped, getattr(registry, "directory", None), conf.path)
+                       result.skipped, getattr(registry, "directory", None), conf.path,
+                       tuple(getattr(registry, "warnings", ())))
 
 
 def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None, ignore=None,

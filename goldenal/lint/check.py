@@ -6,12 +6,8 @@ from decimal import Decimal, InvalidOperation
 from goldenal.lint import evidence as ev
 from goldenal.lint.rules import make_finding
 from goldenal.engines import knob_value
+from goldenal.engines.knobs import carries_golden
 from goldenal.recipes import knobs
-
-# ATOM's awk-computed rates are printed with %.6g (docs/engines.md §4.6): accept the
-# rounding that leaves, not a different two-decimal cell.
-_RATE_TOLERANCE = Decimal("0.00001")
-
 
 # Engines with no setting that selects a draft head's sampling variant: ATOM's DSpark
 # path takes no draft_sample_method / rejection_sample_method (docs/engines.md §4.1)
@@ -259,43 +255,62 @@ def check_config(cfg, curves):
         add("GAL204", f"{cfg.said} means AL {al.normalize()}, outside "
                       f"[1, {cfg.k + 1}] for K={cfg.k}", found=cfg.value)
         return out
+    context = None
     if cfg.agentic is None and not cfg.extra.get("no_benchmark"):
         # an agentic config must carry the golden value, a fixed-sequence-length one no
         # knob at all (GAL302): which applies is for the files to say, never assumed
-        add("GAL304", "cannot determine whether the config is agentic or fixed-sequence-"
-                      f"length, so {cfg.said} is not checked against a golden cell: nothing "
-                      "in the files says; state it by the path (an agentic/ or fixed-seq-len "
-                      "folder), the benchmark settings (an agentic client, or isl/osl), or "
-                      "the scenario of a master config that runs it")
-        return out
+        context = ("cannot determine whether the config is agentic or fixed-sequence-"
+                   f"length, so {cfg.said} is not checked against a golden cell: nothing "
+                   "in the files says; state it by the path (an agentic/ or fixed-seq-len "
+                   "folder), the benchmark settings (an agentic client, or isl/osl), or "
+                   "the scenario of a master config that runs it")
     curve, problem = match_curve(curves, cfg)
+    pool = [curve] if curve is not None else []
+    undecided = []          # (in a GAL304 message, in a GAL201 message) per open question
+    if context:
+        undecided.append((context, "agentic or fixed-sequence-length: the files do not say, "
+                                   "and a fixed-sequence-length config takes no knob"))
     if curve is None:
         code, text = problem
+        pool = candidate_curves(curves, cfg) if code == "GAL304" else []
+        if context and not pool:
+            add("GAL304", context)
+            return out
+        heads = unknown_head_pool(curves, cfg)
+        if heads:
+            # the registry does not say which head each curve was measured with (said
+            # once, at the top): any of them may be the served one
+            _undecided(cfg, curves, heads, [(None, "the registry names no draft head for "
+                                                   "these curves")], add, quiet=True)
+            return out
         if code == "GAL101" and cfg.source_stated:
             return out
         if code == "GAL101":
             add(code, f"{text}; {cfg.said} has no stated source (add a comment "
                       "naming where the value comes from)", found=cfg.value)
-        else:
+            return out
+        if not pool:
             add(code, f"cannot determine the golden cell for {cfg.said}: {text}")
+            return out
+        undecided.append((f"cannot determine the golden cell for {cfg.said}: {text}",
+                          text.split("; candidates ")[0]))
+    thinking, how = cfg.thinking, cfg.thinking_source
+    if thinking is None and how:    # conflicting signals
+        undecided.append((f"cannot determine the golden cell for {cfg.said}: "
+                          f"thinking mode ({how})", f"thinking mode ({how})"))
+    if undecided:
+        _undecided(cfg, curves, pool, undecided, add)
         return out
     if cfg.engine in NO_VARIANT_ENGINES and cfg.extra.get("cited_curves") and \
             variant_siblings(curves, cfg):
         add("GAL311", f"{cfg.engine} cannot select a sampling variant of {curve.method} "
                       f"{', '.join(curve.draft) or curve.model}; the comment next to the knob "
                       f"cites curve {curve.id}, which decides", found=None)
-    thinking, how = cfg.thinking, cfg.thinking_source
     if thinking is None:
-        modes = [m for m in ("on", "off") if curve.cells.get(m)]
-        if how:    # conflicting signals
-            add("GAL304", f"cannot determine the golden cell for {cfg.said}: "
-                          f"thinking mode ({how})")
-            return out
-        if len(modes) == 1:
-            thinking = modes[0]
+        thinking = default_mode(curve)
+        if len([m for m in ("on", "off") if curve.cells.get(m)]) == 1:
             why = f"the curve's only mode thinking_{thinking}"
         else:
-            thinking = "on"
             # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
             why = "thinking_on, the documented default (THINKING_MODE=thinking_on)"
         add("GAL305", f"no thinking-mode signal in the files; assumed {why} for curve "
@@ -310,20 +325,18 @@ def check_config(cfg, curves):
     golden = Decimal(cell)
     expected = expected_knob(cfg, cell)
     label = f"{curve.id} thinking_{thinking} K={cfg.k}"
+    if value_carries(cfg, cell):
+        return out
     if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
-        if abs(al - golden) <= _RATE_TOLERANCE * cfg.k:
-            return out
         rate = _dec(cfg.value)
         for k2 in range(1, 17):
-            if k2 != cfg.k and abs(rate * k2 + 1 - golden) <= _RATE_TOLERANCE * k2:
+            if k2 != cfg.k and carries_golden(cfg.value, cell, unit="rate", k=k2):
                 add("GAL203", f"{cfg.said} is (AL-1)/{k2} for the golden AL "
                               f"{cell} of {label}, but K={cfg.k} is served; it encodes AL "
                               f"{(1 + rate * cfg.k).normalize()}",
                     found=cfg.value, expected=expected,
                     fix=f"use --spec-decode-acceptance-length {cell}")
                 return out
-    elif al == golden:
-        return out
     if cfg.knob == ev.TRTLLM_FORCE and _dec(cfg.value) == golden:
         add("GAL202", f"{cfg.said} is the golden AL itself; TensorRT-LLM takes "
                       f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
@@ -348,6 +361,112 @@ def check_config(cfg, curves):
     add("GAL201", msg, found=cfg.value, expected=expected,
         fix=f"replace {cfg.value} with {expected}")
     return out
+
+
+# the unit each knob writes the AL in (docs/policy.md §2, rule 6)
+_UNITS = {ev.ATOM_RATE: "rate", ev.VLLM_RATE: "rate", ev.TRTLLM_FORCE: "accepted"}
+
+
+def value_carries(cfg, cell):
+    """Does the config's knob carry the committed cell ``cell``, at the precision written?
+
+    Per-position rates are compared by the AL they sum to, exactly; every
+    other knob by :func:`goldenal.engines.knobs.carries_golden`.
+    """
+    if cfg.knob in (ev.VLLM_RATES, ev.LLAMA_RATES):
+        al = implied_al(cfg)
+        return al is not None and al == Decimal(cell)
+    return carries_golden(cfg.value, cell, unit=_UNITS.get(cfg.knob, "length"), k=cfg.k)
+
+
+def default_mode(curve):
+    """The thinking mode assumed without a signal: the curve's only mode, else ``on``."""
+    modes = [m for m in ("on", "off") if curve.cells.get(m)]
+    # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
+    return modes[0] if len(modes) == 1 else "on"
+
+
+def candidate_curves(curves, cfg):
+    """The curves a config may serve when its identity leaves several (variant, head).
+
+    Empty when the files name no model, or nothing committed fits.
+    """
+    from goldenal.errors import GoldenALError
+    from goldenal.policy import candidates, model_matches
+
+    for name in (m for m in cfg.model if m):
+        pool = [c for c in curves if model_matches(c, name)]
+        if not pool:
+            continue
+        try:
+            return candidates(pool, pool[0].model, draft=cfg.draft, method=cfg.method)
+        except GoldenALError:
+            return []
+    return []
+
+
+def candidate_cells(cfg, pool):
+    """``[(label, cell)]``: every committed cell at K of the readings left open."""
+    cells = []
+    for c in pool:
+        if cfg.thinking is not None:
+            modes = (cfg.thinking,)
+        elif cfg.thinking_source:
+            modes = ("on", "off")       # the signals disagree: either may be served
+        else:
+            modes = (default_mode(c),)
+        for mode in modes:
+            cell = c.cells.get(mode, {}).get(cfg.k)
+            if cell is not None and cell != "N/A":
+                cells.append((f"{c.id} thinking_{mode} K={cfg.k}", cell))
+    return cells
+
+
+def unknown_head_pool(curves, cfg):
+    """The curves of the served model and method that name no draft head (EAGLE-3).
+
+    An upstream curve directory has no manifest to name them: a config with a
+    draft head may serve any of them.
+    """
+    from goldenal.curves import head_unknown
+    from goldenal.policy import method_matches, model_matches
+
+    if not cfg.draft:
+        return []
+    for name in (m for m in cfg.model if m):
+        pool = [c for c in curves if model_matches(c, name)]
+        if pool:
+            return [c for c in pool if head_unknown(c) and method_matches(c, cfg.method)]
+    return []
+
+
+def _undecided(cfg, curves, pool, undecided, add, quiet=False):
+    """The cell cannot be decided: the value is checked against every reading left open.
+
+    A value no candidate cell carries is wrong whichever reading applies
+    (GAL201, naming the candidates); one that a candidate carries is info
+    (GAL304, naming which).  With no candidate cell, GAL304 says what is open.
+    ``quiet``: what is open was said once for the whole audit; only a wrong
+    value is reported.
+    """
+    cells = candidate_cells(cfg, pool)
+    first = undecided[0][0]
+    if not cells:
+        if not quiet:
+            add("GAL304", first)
+        return
+    carried = [label for label, cell in cells if value_carries(cfg, cell)]
+    if carried:
+        if not quiet:
+            add("GAL304", f"{first}; {cfg.value} is the golden value of "
+                          f"{' and '.join(carried)}")
+        return
+    why = "; ".join(short for _, short in undecided)
+    listed = ", ".join(f"{label} ({expected_knob(cfg, cell)})" for label, cell in cells)
+    single = {expected_knob(cfg, cell) for _, cell in cells}
+    add("GAL201", f"{cfg.said} matches no candidate cell: {listed}; which applies cannot be "
+                  f"decided ({why}), but the value is wrong whichever does", found=cfg.value,
+        expected=single.pop() if len(single) == 1 else None)
 
 
 def _llamacpp_starts(cfg, add):

@@ -139,7 +139,7 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
                 spans.is_map(section.get("backend", ENGINE_CONFIG[site.engine], role))
                 or spans.is_map(section.get("backend", f"{role}_environment"))
                 for role in ROLES[1:])
-    configs, seen = [], set()
+    configs, seen, promoted = [], set(), []
     for site in sites:
         meta = metas[site.section]
         disagg = disagg_of[site.section]
@@ -150,15 +150,25 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
             decode = next(s for s in sites if s.section == site.section and pd_decode(s, sites))
             fields.update(k=decode.k, k_line=_line(decode.k_node))
         cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg)
-        if prefill_of_pair and cfg.knob is not None:
-            cfg = cfg.with_(drafts=True)    # its value is checked (against decode's K)
         key = (cfg.role, cfg.line, cfg.knob, cfg.value, cfg.k, cfg.draft, cfg.method,
                cfg.image)
         if key in seen:
             continue
         seen.add(key)
+        if cfg.knob is not None and not cfg.drafts and cfg.spec:
+            # a PD prefill worker's knob is checked too, as inject writes it: SGLang's
+            # against decode's K, TensorRT-LLM's and vLLM's against the worker's own
+            # (once: a knob the decode worker shares through an anchor is checked there)
+            promoted.append(len(configs))
         configs.append(cfg.with_(branch=f"variant {site.section}") if site.section not in
                        (None, "base") else cfg)
+    checked = {(c.line, c.col, c.knob, c.value, c.k) for c in configs if c.drafts}
+    for i in promoted:
+        cfg = configs[i]
+        place = (cfg.line, cfg.col, cfg.knob, cfg.value, cfg.k)
+        if place not in checked:
+            configs[i] = cfg.with_(drafts=True)
+            checked.add(place)
     return configs
 
 

@@ -60,8 +60,12 @@ _RULES = [
         "GAL201", "golden-value-mismatch", "error",
         "The synthetic value differs from the committed golden cell of the served config.",
         "Compares the knob's value, converted to an acceptance length, with the golden cell "
-        "for the served model, draft head, sampling variant, thinking mode and K. When the "
-        "value equals a cell of another curve or K, the message names that cell.",
+        "for the served model, draft head, sampling variant, thinking mode and K, at the "
+        "precision the file writes (a rate rounded from the golden one to the decimals "
+        "written is the golden value). When the value equals a cell of another curve or K, "
+        "the message names that cell. When the cell cannot be decided (sampling variant, "
+        "thinking mode, agentic or not), a value that matches no candidate cell is wrong "
+        "whichever applies, and the message names the candidates.",
         "Policy rules 1 and 2: the value must come from the curve of the draft head and "
         "thinking mode actually served, at the K actually drafted. A value for another K or "
         "head changes the acceptance target and makes results incomparable.",
@@ -191,6 +195,8 @@ _RULES = [
         "benchmark settings, client lengths, recipe or variant name, path or master config "
         "scenario saying, a knob is not compared with any golden cell (an agentic config "
         "needs the golden value, a fixed-sequence-length one no knob at all). "
+        "A value that a candidate cell carries is named with that cell; one that no candidate "
+        "carries is GAL201. "
         "A config without a knob is reported at the line that switches speculative decoding on "
         "(or sets K); one whose script measures it with `goldenal measure` is not reported: "
         "real acceptance is what a measurement run is for.",

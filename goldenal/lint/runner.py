@@ -512,3 +512,27 @@ def _check_injection(inj, target, by_path, text_of, curves):
             agentic=recipe_cfg.agentic if base.agentic is None else base.agentic,
             branch=f"recipe {target}")
     return out + check_config(cfg, curves)
+
+
+def file_configs(path, text):
+    """The serve configs the audit reads in one file, before any rule is applied.
+
+    The same reader :func:`run` picks for the file (launch script, recipe,
+    serve config), its scenario read from the path within the repository.
+    ``inject`` takes the thinking mode from here, so both commands read a
+    file one way.  Master configs and documentation give no configs.
+
+    Raises
+    ------
+    goldenal.errors.GoldenALError, yaml.YAMLError, ValueError
+        The file does not parse (as the audit reports it, GAL306/GAL312).
+    """
+    from goldenal.lint.walk import Candidate, _kind
+
+    data = text.encode("utf-8", errors="surrogateescape")
+    relpath = ev.repository_path(path)
+    kind = _kind(relpath, data)
+    if kind in ("master", "doc"):
+        return []
+    c = Candidate(relpath, data, kind, True, True, relpath)
+    return _configs(c, text, text.split("\n"))
