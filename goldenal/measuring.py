@@ -834,6 +834,11 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
                 raise MeasureError(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
                                    "nothing written for this cell") from None
             state["prev"], state["prev_text"] = after, after_text
+            if d[4] is not None and d[4] != k:
+                # the per-position counters name the server's K from the first request on
+                raise MeasureError(f"{where}: the server drafted {d[4]} positions per step "
+                                   f"(its per-position counters after request {i}, "
+                                   f"{prompt.id}), not K={k}; nothing written")
         if per_request_scrapes and counts is None:
             counts, counts_from = d[:4], "counter deltas around the request (concurrency 1)"
         usage = got["usage"] if got else None

@@ -215,9 +215,12 @@ def test_llamacpp_n_max_equal_to_k_is_recorded(server, prompts, tmp_path):
         "speculative.n_min": 0, "speculative.p_min": 0.75, "slots_speculative": [True]}
 
 
-def test_llamacpp_k_disagrees_after_the_run(server, prompts, tmp_path):
-    with pytest.raises(MeasureError, match="drafted 3 positions per step .* not K=4"):
+def test_llamacpp_k_disagrees_after_the_first_request(server, prompts, tmp_path):
+    with pytest.raises(MeasureError, match=r"thinking off, K=4: the server drafted 3 positions "
+                                           r"per step \(its per-position counters after "
+                                           r"request 0, p0\), not K=4; nothing written"):
         run(server, tmp_path / "run", prompts, k=4)
+    assert len(server.requests_seen) == 1  # not the whole workload
     assert not (tmp_path / "run").exists()
 
 
@@ -553,9 +556,13 @@ def test_cli_measure_then_ingest_fit_verify(server, prompts, tmp_path):
              "--k", "3", "--thinking", "off", "--prompts", prompts, "--max-tokens", "64")
     steps, accepted, _ = expected(TEXTS, 3)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == (f"thinking off  K=3  AL {1 + accepted / steps:.4f}  ({accepted} "
-                        f"accepted / {steps} steps)  12 requests, 0 failed  "
-                        "per-request counts\n")
+    head, stats = p.stdout.splitlines()
+    assert head == (f"thinking off  K=3  AL {1 + accepted / steps:.4f}  ({accepted} "
+                    f"accepted / {steps} steps)  12 requests, 0 failed  per-request counts")
+    tokens = steps + accepted  # one token per step, plus every accepted draft
+    assert re.fullmatch(r"  p50/p90/p99: latency [\d.]+/[\d.]+/[\d.]+ s  ttft "
+                        r"[\d.]+/[\d.]+/[\d.]+ s  output [\d.]+/[\d.]+/[\d.]+ tok/s per "
+                        rf"request; {tokens} tokens in [\d.]+ s = [\d.]+ tok/s", stats), stats
     # piped: no progress bar on stderr
     assert p.stderr.startswith(f"wrote {out} (llamacpp; metrics prefix llamacpp")
     assert "req/s" not in p.stderr and "\r" not in p.stderr
