@@ -35,11 +35,15 @@ the curve's provenance).  A simulated run is refused unless
 --allow-simulated is given.  --format json prints every cell's estimate,
 interval and step count.
 
-Exit 0 fitted (and written), 1 refused (a simulated run, a not_golden run
-with --out, mean-only cells), 2 unreadable run or bad flags, 3 the directory
-already holds the curve (--replace REASON).
-
 In Python: goldenal.fit(goldenal.load_run(path)).
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  fitted (and written)
+  1  refused: a simulated run, a not_golden run with --golden-dir, mean-only cells
+  2  unreadable run or bad flags
+  3  the directory already holds the curve (--replace REASON)
 """
 
 import json

@@ -13,6 +13,13 @@ never changed without --replace REASON.
 In Python: goldenal.import_curve(path, out_dir, method=..., draft=..., aliases=...).
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  imported
+  2  unreadable curve file, bad flags, or a directory as validate would reject it
+  3  a committed value would change (--replace REASON)
+"""
+
 import sys
 
 

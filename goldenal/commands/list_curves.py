@@ -15,6 +15,12 @@ else the packaged curves.
 In Python: goldenal.load_registry().to_frame().
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  listed
+  2  usage error or unreadable golden directory
+"""
+
 import json
 import os
 import sys
