@@ -570,7 +570,7 @@ def test_cli_measure_then_ingest_fit_verify(server, prompts, tmp_path):
     assert ingest.returncode == 0, ingest.stderr
     assert f"AL {1 + accepted / steps:.4f} pooled over {steps} steps, 12 window(s)" \
         in ingest.stdout + ingest.stderr
-    fit = _cli("fit", str(out), "--out", str(tmp_path / "golden"), "--seed", "1")
+    fit = _cli("fit", str(out), "--golden-dir", str(tmp_path / "golden"), "--seed", "1")
     assert fit.returncode == 0, fit.stderr
     assert "bootstrap" in fit.stdout
     dist = json.loads((tmp_path / "golden" / "tiny_llama_draft.distribution.json").read_text())

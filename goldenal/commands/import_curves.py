@@ -2,9 +2,14 @@
 
 Reads each FILE (values and header comments), writes it in the project's layout
 with a header in goldenal's own words, adds or updates its manifest entry and
-recompiles the lookup index.  Identity the header lacks is given by flags; an
+recompiles the lookup index, and names each file it wrote (the curve,
+manifest.yaml, index.tsv).  Identity the header lacks is given by flags; an
 existing manifest entry supplies what is not given.  A committed value is
 never changed without --replace REASON.
+
+The golden directory is --golden-dir DIR, else $GOLDENAL_DIR, else the
+nearest golden_al_distribution/ from the current directory; the curves
+installed with goldenal are never written (copy them, or give --golden-dir).
 
     goldenal import ../InferenceX/golden_al_distribution/minimaxm3_eagle3_gqa.yaml \\
         --method eagle3 --draft Inferact/MiniMax-M3-EAGLE3-GQA \\
@@ -25,8 +30,11 @@ import sys
 
 def configure(parser):
     parser.add_argument("files", nargs="+", metavar="FILE", help="upstream curve YAML file(s)")
-    parser.add_argument("--out", metavar="DIR", help="golden directory to write "
-                                                     "(default: $GOLDENAL_DIR, else packaged)")
+    from goldenal.commands._output import add_golden_dir_argument
+
+    add_golden_dir_argument(parser, "golden directory to write (default: $GOLDENAL_DIR, "
+                                    "else the nearest golden_al_distribution/; never the "
+                                    "installed curves)")
     parser.add_argument("--curve-id", help="curve id (default: the file stem; one FILE only)")
     parser.add_argument("--method", help="mtp, eagle3, dspark, ...")
     parser.add_argument("--draft", action="append", metavar="HEAD",
@@ -42,16 +50,23 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.errors import UsageError
-    from goldenal.importer import import_curve
+    import os
 
+    from goldenal.commands._output import golden_dir_argument, print_written
+    from goldenal.curves import INDEX_NAME, MANIFEST_NAME
+    from goldenal.errors import UsageError
+    from goldenal.importer import import_curve, import_target
+
+    golden_dir = import_target(golden_dir_argument(args))
     if args.curve_id is not None and len(args.files) > 1:
         raise UsageError("--curve-id needs exactly one FILE")
     draft = [] if args.no_draft else args.draft
     for path in args.files:
-        curve = import_curve(path, args.out, curve_id=args.curve_id, method=args.method,
+        curve = import_curve(path, golden_dir, curve_id=args.curve_id, method=args.method,
                              draft=draft, variant=args.variant, aliases=args.alias,
                              replace_reason=args.replace)
         cells = sum(len(c) for c in curve.cells.values())
         print(f"imported {curve.id}: {curve.model}, {cells} cells", file=sys.stderr)
+        print_written([os.path.join(golden_dir, name)
+                       for name in (curve.file, MANIFEST_NAME, INDEX_NAME)])
     return 0

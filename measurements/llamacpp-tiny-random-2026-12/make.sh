@@ -17,7 +17,7 @@
 #     accepts some drafts and rejects others.
 #  3. For K = 1, 2, 3: start llama-server with the draft model at K, run one
 #     `goldenal measure` cell into the same run directory (marked `not_golden`, so
-#     `goldenal fit --out` refuses it without --allow-not-golden), stop the server.
+#     `goldenal fit --golden-dir` refuses it without --allow-not-golden), stop the server.
 #  4. Replace the run files beside this script with the new ones.
 #
 # The models are written to a temporary directory and deleted: no GGUF file is kept.

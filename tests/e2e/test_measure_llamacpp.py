@@ -79,7 +79,7 @@ def test_measure_then_fit_gives_the_servers_own_al_per_position(llama_server, tm
         assert f"{1 + record['accepted'] / record['drafts']:5.2f}".strip() == mean_len
 
     golden = tmp_path / "golden"
-    fit = goldenal("fit", run, "--out", golden, "--seed", "1", "--format", "json")
+    fit = goldenal("fit", run, "--golden-dir", golden, "--seed", "1", "--format", "json")
     assert fit.returncode == 0, fit.stderr
     (cell,) = json.loads(fit.stdout)["cells"]
     assert (cell["k"], cell["n_steps"]) == (K, steps)
