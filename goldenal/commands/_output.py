@@ -49,14 +49,14 @@ def check_destination(path, flag):
         raise UsageError(f"{flag}: directory {directory} is not writable", path=path)
 
 
-def add_golden_dir_argument(parser, help):
+def add_written_golden_dir(parser, help):
     """``--golden-dir DIR`` with ``--out DIR`` kept as its deprecated alias."""
     parser.add_argument("--golden-dir", metavar="DIR", help=help)
     parser.add_argument("--out", dest="deprecated_out", metavar="DIR",
                         help="deprecated: the old name of --golden-dir")
 
 
-def golden_dir_argument(args):
+def written_golden_dir(args):
     """The ``--golden-dir`` given (or its deprecated ``--out``, with a warning)."""
     from goldenal.errors import UsageError
 

@@ -101,9 +101,9 @@ def fit_kwargs(args):
 
 def configure(parser):
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory")
-    from goldenal.commands._output import add_golden_dir_argument
+    from goldenal.commands._output import add_written_golden_dir
 
-    add_golden_dir_argument(parser, "golden directory to write the curve into (default: print "
+    add_written_golden_dir(parser, "golden directory to write the curve into (default: print "
                                     "the fitted curve and write nothing)")
     add_identity_arguments(parser)
     add_fit_arguments(parser)
@@ -180,7 +180,7 @@ def fit_with_warnings(run, **kwargs):
 
 
 def run(args):
-    from goldenal.commands._output import check_destination, golden_dir_argument
+    from goldenal.commands._output import check_destination, written_golden_dir
     from goldenal.fitting.output import (
         check_writable,
         load_runs,
@@ -190,7 +190,7 @@ def run(args):
         write_fit,
     )
 
-    args.out = golden_dir_argument(args)
+    args.out = written_golden_dir(args)
     check_destination(args.summary_md, "--summary-md")
     merged = load_runs(args.runs, identity=identity_from_args(args))
     if not args.allow_simulated:

@@ -30,9 +30,9 @@ import sys
 
 def configure(parser):
     parser.add_argument("files", nargs="+", metavar="FILE", help="upstream curve YAML file(s)")
-    from goldenal.commands._output import add_golden_dir_argument
+    from goldenal.commands._output import add_written_golden_dir
 
-    add_golden_dir_argument(parser, "golden directory to write (default: $GOLDENAL_DIR, "
+    add_written_golden_dir(parser, "golden directory to write (default: $GOLDENAL_DIR, "
                                     "else the nearest golden_al_distribution/; never the "
                                     "installed curves)")
     parser.add_argument("--curve-id", help="curve id (default: the file stem; one FILE only)")
@@ -52,12 +52,12 @@ def configure(parser):
 def run(args):
     import os
 
-    from goldenal.commands._output import golden_dir_argument, print_written
+    from goldenal.commands._output import written_golden_dir, print_written
     from goldenal.curves import INDEX_NAME, MANIFEST_NAME
     from goldenal.errors import UsageError
     from goldenal.importer import import_curve, import_target
 
-    golden_dir = import_target(golden_dir_argument(args))
+    golden_dir = import_target(written_golden_dir(args))
     if args.curve_id is not None and len(args.files) > 1:
         raise UsageError("--curve-id needs exactly one FILE")
     draft = [] if args.no_draft else args.draft
