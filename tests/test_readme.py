@@ -116,3 +116,26 @@ def test_quick_start_states_the_one_time_build_cost():
     quick = text[text.index("## Quick start"):text.index("## What a golden curve is")]
     assert llama_build.COST in quick
     assert "[llama-server build]" in quick
+
+
+def _measure_options(command):
+    """The options of a `goldenal measure` command line (quoted values dropped first)."""
+    bare = re.sub(r"\"[^\"]*\"|'[^']*'", " ", command)
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", bare))
+
+
+def test_the_readme_measures_a_curve_with_the_command_make_sh_runs():
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Measure a curve"):text.index("## `fit` after a measurement")]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    readme_cmd = block[block.index("goldenal measure"):block.index("\ngoldenal fit")]
+    make = (ROOT / "measurements" / "llamacpp-tiny-random-2026-12" / "make.sh").read_text()
+    start = make.index("\ngoldenal measure")  # the command, not the comment naming it
+    make_cmd = make[start:make.index("\n\n", start)]
+    assert "for k in" not in block and "for k in" not in make  # no hand-written K loop
+    readme, script = _measure_options(readme_cmd), _measure_options(make_cmd)
+    assert "--server-cmd" in readme and "--not-golden" in readme
+    assert script - readme == {"--note"} and readme <= script
+    # the example writes no committed curve
+    fit = block[block.index("\ngoldenal fit"):]
+    assert "golden_al_distribution" not in block and "--golden-dir runs/" in fit
