@@ -203,4 +203,23 @@ def serve(command, *, log, url, ready_url, timeout=600.0, poll=0.25):
             time.sleep(poll)
         yield ServerProcess(command, proc.pid, log, url, ready_url, time.monotonic() - t0)
     finally:
-        _stop(proc)
+        with _signals_held():
+            _stop(proc)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held back while a server is stopped (a second Ctrl-C must not
+    leave it running); delivered when the block ends."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

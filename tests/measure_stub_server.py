@@ -5,7 +5,8 @@
 It prints one line when it listens and serves until SIGTERM (or SIGINT).
 ``--pid-file`` records its pid (a test checks it was stopped), ``--exit``
 makes it exit with that status before listening, ``--no-health`` makes
-``/health`` answer 503 for ever (a server that never gets ready).
+``/health`` answer 503 for ever (a server that never gets ready), ``--stop-delay S``
+makes it take S seconds to stop after SIGTERM.
 """
 
 import argparse
@@ -13,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,6 +29,7 @@ def main():
     parser.add_argument("--pid-file")
     parser.add_argument("--exit", type=int)
     parser.add_argument("--no-health", action="store_true")
+    parser.add_argument("--stop-delay", type=float, default=0.0)
     args = parser.parse_args()
     if args.pid_file:
         with open(args.pid_file, "a") as fh:
@@ -42,6 +45,7 @@ def main():
         stub.unhealthy = True
     print(f"stub {args.engine} K={args.k} listening on {stub.url}", flush=True)
     stop.wait()
+    time.sleep(args.stop_delay)
     stub.stop()
     print("stub: stopped", flush=True)
     return 0

@@ -216,6 +216,27 @@ def test_ctrl_c_stops_the_server(tmp_path, prompts):
     assert not out.exists()
 
 
+def test_a_second_ctrl_c_while_stopping_still_stops_the_server(tmp_path, prompts):
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "goldenal", "measure", "--server-cmd",
+         stub_cmd(tmp_path, "--no-health", "--stop-delay", "1"), "--out", str(out), "--model",
+         "m", "--k", "1", "--thinking", "off", "--prompts", prompts],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pids(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)  # the server takes a second to stop: a second Ctrl-C arrives meanwhile
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    started = pids(tmp_path)
+    assert len(started) == 1 and not alive(started[0])
+    assert open(f"{out}.server_off_k1.log").read().endswith("stub: stopped\n")
+
+
 def test_sigterm_stops_the_server(tmp_path, prompts):
     proc = subprocess.Popen(
         [sys.executable, "-m", "goldenal", "measure", "--server-cmd",
@@ -272,3 +293,31 @@ def test_cli_needs_a_url_or_a_server_command(tmp_path, prompts):
              "--thinking", "off", "--prompts", prompts)
     assert p.returncode == 2
     assert p.stderr == "error: give the server's URL, or --server-cmd to start one per K\n"
+
+
+def test_cli_json_summary_against_a_running_server(tmp_path, prompts):
+    from measure_stub import StubServer
+
+    stub = StubServer("vllm", k=2)
+    try:
+        p = _cli("measure", stub.url, "--out", str(tmp_path / "run"), "--model", "m", "--k", "2",
+                 "--thinking", "off", "--prompts", prompts, "--format", "json")
+    finally:
+        stub.stop()
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    (cell,) = doc["cells"]
+    assert (cell["k"], cell["steps"], cell["accepted"]) == (2, *expected(2))
+    assert doc["engine"] == "vllm" and "server_logs" not in doc
+
+
+def test_fill_leaves_other_braces_and_log_tail_is_bounded(tmp_path):
+    from goldenal.servers import fill, log_tail
+
+    assert fill("""vllm serve m --speculative-config '{"num_speculative_tokens": {k}}' """
+                "--port {port}", k=3, port=81) == (
+        """vllm serve m --speculative-config '{"num_speculative_tokens": 3}' --port 81""")
+    log = tmp_path / "log"
+    log.write_bytes(b"x" * 10_000 + b"\nsecond to last\nlast line\n")
+    assert log_tail(log, limit=30) == "second to last\nlast line"
+    assert log_tail(tmp_path / "missing") == ""
