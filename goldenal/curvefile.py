@@ -15,11 +15,11 @@ from datetime import date
 import yaml
 
 from goldenal.files import DirectoryTransaction, locked_directory
-from goldenal.errors import ConflictError, ParseError, RegistryError, UsageError, yaml_error
+from goldenal.errors import ConflictError, ParseError, RegistryError, UsageError
 from goldenal.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
-                             Registry, file_checksums, is_plain_decimal)
+                             Registry, curve_identity, file_checksums, is_plain_decimal)
+from goldenal.yamldoc import compose, load
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MODES = {"thinking_on": "on", "thinking_off": "off"}
 _INT = re.compile(r"[0-9]+\Z", re.ASCII)
 # Curve ids and file names: the characters upstream file names use
@@ -115,12 +115,10 @@ def parse_curve_text(text, path="<string>"):
     def error(line, message):
         problems.append(Problem("error", path, line, message))
 
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        raise yaml_error(exc, path, text=text) from None
     header = [ln for ln in text.splitlines() if ln.startswith("#")]
     cells, lines, model = {}, {}, None
+    # a repeated thinking mode or K is reported below, each in its own words
+    root = compose(text, path, duplicates="caller")
     if not isinstance(root, yaml.MappingNode) or len(root.value) != 1:
         error(_line(root) if root is not None else 1,
               "expected one top-level key, the model (e.g. 'minimax-m3:')")
@@ -376,18 +374,20 @@ def read_manifest(directory, *, overlay=None):
     path = os.path.join(directory, MANIFEST_NAME)
     try:
         if overlay and MANIFEST_NAME in overlay:
-            data = yaml.load(overlay[MANIFEST_NAME], Loader=_Loader)
+            text = overlay[MANIFEST_NAME]
         else:
             if not os.path.exists(path):
                 return None
             with open(path, encoding="utf-8") as fh:
-                data = yaml.load(fh, Loader=_Loader)
+                text = fh.read()
+        data = load(text, path)
     except OSError as exc:
         raise RegistryError(f"cannot read manifest: {exc.strerror}", path=path) from None
     except UnicodeDecodeError as exc:
         raise RegistryError(f"manifest is not UTF-8 text (byte {exc.start})", path=path) from None
-    except yaml.YAMLError as exc:
-        raise yaml_error(exc, path, prefix="manifest is not valid YAML") from None
+    except ParseError as exc:
+        what = "is " if exc.message.startswith("not valid") else "has a "
+        raise ParseError("manifest " + what + exc.message, path=path, line=exc.line) from None
     if not isinstance(data, dict) or not isinstance(data.get("curves"), dict):
         raise RegistryError("manifest must be a mapping with a 'curves' mapping", path=path)
     for curve_id, entry in data["curves"].items():
@@ -611,11 +611,6 @@ def _changed_cells(old, new):
     return changes
 
 
-def _identity(model, method, draft, variant):
-    """What makes two curves the same curve (POLICY rule 1: one value per cell)."""
-    return (model, method, tuple(d.lower() for d in draft), tuple(sorted(variant.items())))
-
-
 def write_curve(directory, curve, *, replace_reason=None, extra_files=None, check=None):
     """Write ``<id>.yaml``, its manifest entry and the compiled index, all or nothing.
 
@@ -668,10 +663,10 @@ def write_curve(directory, curve, *, replace_reason=None, extra_files=None, chec
 def _stage_curve(txn, curve, replace_reason):
     directory = txn.directory
     manifest = read_manifest(directory) or {}
-    identity = _identity(curve.model, curve.method, curve.draft, curve.variant)
+    identity = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
     for other_id, entry in manifest.items():
-        other = _identity(entry["model"], entry.get("method"), entry.get("draft") or (),
-                          entry.get("variant") or {})
+        other = curve_identity(entry["model"], entry.get("method"), entry.get("draft") or (),
+                               entry.get("variant") or {})
         if other_id != curve.id and other == identity:
             raise ConflictError(f"curve {other_id} already holds this identity (model "
                                 f"{curve.model}, method {curve.method}, draft "

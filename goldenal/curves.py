@@ -154,3 +154,18 @@ def is_plain_decimal(text):
     """
     whole, dot, frac = text.partition(".")
     return text.isascii() and whole.isdigit() and (not dot or frac.isdigit())
+
+
+def curve_identity(model, method, draft, variant):
+    """What makes two curves the same curve: (model, method, draft, variant).
+
+    The one rule (POLICY rule 1: one value per cell), for ``validate``, the
+    golden writer and ``fit --out`` alike.  Case-insensitive for names, as
+    ``lookup`` matches them; ``draft`` a head id or sequence of them;
+    ``variant`` a mapping (values compared as strings).
+    """
+    if isinstance(draft, str):
+        draft = (draft,)
+    return (str(model or "").lower(), str(method or "").lower(),
+            tuple(str(d).lower() for d in (draft or ())),
+            tuple(sorted((str(k), str(v)) for k, v in (variant or {}).items())))

@@ -57,7 +57,7 @@ def write_text_atomic(path, text):
         fh.write(text)
 
 
-def write_texts_atomic(texts):
+def write_texts_atomic(texts, *, expected=None):
     """Write several files, anywhere, all or nothing, even across a crash: ``{path: text}``.
 
     Every target is checked (writable), then the directories holding them are
@@ -74,6 +74,14 @@ def write_texts_atomic(texts):
     journal exists, and otherwise only removes what the write left.  Writes
     go through a symbolic link to the file it names, as :func:`atomic_open`
     does.  Raises OSError naming the file concerned.
+
+    ``expected`` (``{path: text}``, optional) holds what each file held when
+    it was read to compute its new text (``""`` for a file that did not
+    exist): once the locks are held, a file whose bytes differ from it was
+    changed by someone else meanwhile, and nothing is written
+    (:class:`goldenal.errors.ConflictError` naming it), so no update is lost.
+    Hold the locks from the read on (:func:`locked_directory`; re-entering
+    it in the same thread is free) and no goldenal writer can come between.
     """
     groups = {}
     for path, text in texts.items():
@@ -81,11 +89,29 @@ def write_texts_atomic(texts):
         target = os.path.realpath(path)
         _refuse_read_only(target, path)
         groups.setdefault(os.path.dirname(target), []).append((path, target, text))
-    with contextlib.ExitStack() as stack:
-        for directory in sorted(groups):
-            stack.enter_context(locked_directory(directory))
+    with locked_directories(groups):
+        for path, text in (expected or {}).items():
+            _check_unchanged(path, text)
         _UndoTransaction(groups).run()
     return [os.fspath(path) for path in texts]
+
+
+def _check_unchanged(path, text):
+    """ConflictError naming ``path`` unless it still holds ``text`` (missing counts as ``""``)."""
+    from goldenal.errors import ConflictError
+
+    want = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    try:
+        now = read_regular(path, max(len(want), 1) + 1)
+    except FileNotFoundError:
+        now = b""
+    except OSError as exc:
+        if exc.errno != errno.EFBIG:
+            raise
+        now = None      # grown past what was read
+    if now != want:
+        raise ConflictError("changed since it was read (another writer); nothing written: "
+                            "run again", path=os.fspath(path))
 
 
 class _UndoTransaction:
@@ -488,6 +514,7 @@ LOCK_NAME = ".goldenal.lock"
 JOURNAL_NAME = ".goldenal-journal.json"
 _STAGED_PREFIX = ".goldenal-staged-"
 _STAGED = re.compile(re.escape(_STAGED_PREFIX) + r"[A-Za-z0-9_]+\.tmp\Z")
+_FIX_TEMP = re.compile(r"\.goldenal-fix-[0-9a-f]+\.tmp\Z")
 LOCK_TIMEOUT = 60.0
 
 
@@ -540,6 +567,17 @@ def _read_journal(journal):
                       " restore the directory from version control", journal) from None
 
 
+def is_transaction_file(name):
+    """True for a file goldenal's writers keep beside the files they write, never content.
+
+    The lock file, a journal, a staged temporary or a kept old file
+    (``.goldenal-staged-*.tmp``), and the temporary of a fix
+    (``.goldenal-fix-*.tmp``): a reader of the tree (``audit``) skips them.
+    """
+    return (name in (LOCK_NAME, JOURNAL_NAME) or bool(_STAGED.match(name))
+            or bool(_FIX_TEMP.match(name)))
+
+
 def pending_journal(directory):
     """True when an interrupted transaction left its journal in ``directory``."""
     return os.path.exists(os.path.join(directory, JOURNAL_NAME))
@@ -552,8 +590,21 @@ def settle(paths):
     under the directory's lock, so what is read is whole (see
     :func:`write_texts_atomic`).
     """
-    for directory in sorted({os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths}):
-        if pending_journal(directory):
+    settle_directories({os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths})
+
+
+def settle_directories(directories):
+    """Recover every directory of ``directories`` a write left a journal or a temporary in.
+
+    What a reader of a tree (``audit``) runs on each directory before it
+    reads a file there: after it, the directory holds the whole old or the
+    whole new state of an interrupted write, and nothing beside it (see
+    :func:`recover`, run under the directory's lock: a write under way is
+    waited for).
+    """
+    for directory in sorted(directories):
+        if pending_journal(directory) or any(
+                _STAGED.match(name) or _FIX_TEMP.match(name) for name in os.listdir(directory)):
             with locked_directory(directory):
                 pass
 
@@ -566,7 +617,8 @@ def recover(directory):
     means "the new state is complete on disk": the renames it lists are
     replayed (a rename already done left no temporary, so replay is
     idempotent).  Without a journal, staged temporaries belong to a write that
-    never reached its commit point and are removed: the old state stands.
+    never reached its commit point and are removed: the old state stands (so
+    is the temporary a :func:`replace_beneath` killed before its rename left).
     """
     journal = os.path.join(directory, JOURNAL_NAME)
     doc = _read_journal(journal)
@@ -588,7 +640,7 @@ def recover(directory):
         os.unlink(journal)
         _fsync_directory(directory)
     for name in os.listdir(directory):
-        if _STAGED.match(name):
+        if _STAGED.match(name) or _FIX_TEMP.match(name):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(directory, name))
 
@@ -631,7 +683,7 @@ def _recover_undo(directory, doc, journal):
 
 
 @contextlib.contextmanager
-def locked_directory(directory, *, timeout=LOCK_TIMEOUT):
+def locked_directory(directory, *, timeout=None):
     """Hold ``directory``'s writer lock; on entry, recover an interrupted transaction first.
 
     On POSIX the lock is ``flock`` on the directory itself: it leaves no file
@@ -639,8 +691,63 @@ def locked_directory(directory, *, timeout=LOCK_TIMEOUT):
     nothing), and the kernel drops it when its holder dies, even by kill -9.
     Elsewhere a ``.goldenal.lock`` file held with :mod:`filelock`.  Raises
     OSError naming the directory when another writer holds it for
-    ``timeout`` seconds.
+    ``timeout`` seconds (default :data:`LOCK_TIMEOUT`).
+
+    Re-entrant within a thread: a writer that locked a directory before
+    reading its files (``inject``, ``audit --fix``) enters it again to write
+    them, without waiting for itself and without a second recovery.
     """
+    try:
+        st = os.stat(directory)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, directory) from None
+    key = (st.st_dev, st.st_ino)
+    held = _held()
+    if key in held:
+        held[key] += 1
+        try:
+            yield
+        finally:
+            held[key] -= 1
+        return
+    with _locked(directory, LOCK_TIMEOUT if timeout is None else timeout):
+        held[key] = 1
+        try:
+            yield
+        finally:
+            del held[key]
+
+
+@contextlib.contextmanager
+def locked_directories(directories, *, timeout=None):
+    """Hold the lock of every directory of ``directories``, taken in sorted order.
+
+    One order for every writer, so two writers of overlapping sets never
+    wait for each other in a cycle.  Each is :func:`locked_directory`.
+    """
+    with contextlib.ExitStack() as stack:
+        for directory in sorted(set(map(os.fspath, directories))):
+            stack.enter_context(locked_directory(directory, timeout=timeout))
+        yield
+
+
+_HELD = []      # the thread-local store, made on first use (``lookup`` never locks)
+
+
+def _held():
+    """``{(st_dev, st_ino): depth}`` of the directories this thread holds the lock of."""
+    if not _HELD:
+        import threading
+
+        _HELD.append(threading.local())
+    held = getattr(_HELD[0], "dirs", None)
+    if held is None:
+        held = _HELD[0].dirs = {}
+    return held
+
+
+@contextlib.contextmanager
+def _locked(directory, timeout):
     import time
 
     try:

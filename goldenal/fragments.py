@@ -10,13 +10,15 @@ json      vLLM: the speculative-config JSON (merged into ``spec_config``);
           others: a JSON object of the variables
 yaml      an srt-slurm environment mapping, or ``speculative-config: '<json>'``
 args      command-line arguments (``--speculative-config '<json>'``,
-          ``--spec-decode-acceptance-length 2.83``, ``--spec-synth-len 2.83``)
+          ``--spec-decode-acceptance-length 2.83``, ``--spec-synth-rates 1,0.83,0``)
 ========  ==============================================================
 
-llama.cpp's length flag realises a geometric per-step schedule, not the
-minimum-variance one of the other engines (:mod:`goldenal.engines.llamacpp`);
-its fragment carries a note saying so, and ``distribution`` writes the rates
-form instead.
+Every default is a knob whose per-position schedule ``goldenal verify``
+confirms without extra flags: the minimum-variance one of every engine's
+length knob.  llama.cpp's length flag realises a geometric schedule instead
+(:mod:`goldenal.engines.llamacpp`), so its default is the rates form with the
+minimum-variance rates; ``form="length"`` writes the length flag, with a note
+saying so.
 """
 
 from dataclasses import dataclass
@@ -66,7 +68,9 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
         :mod:`goldenal.distribution`); ``"min-variance"``: the schedule
         ``[1]*f, p, 0...`` that the other engines' length knobs realise.
     form : {"length", "rate"}, optional
-        ATOM: the rate flag ``(AL - 1) / K`` instead of the length.
+        ATOM: ``"rate"``, the rate flag ``(AL - 1) / K`` instead of the length.
+        llama.cpp: ``"length"``, ``--spec-synth-len AL`` (a geometric schedule)
+        instead of the minimum-variance ``--spec-synth-rates``.
     dspark_config : str, optional
         ATOM: the ``--dspark-config`` JSON served; refused with the confidence
         scheduler.
@@ -97,8 +101,13 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
                          "llama.cpp (--spec-synth-rates)")
     if spec_config is not None and engine != "vllm":
         raise UsageError("`spec_config` is for vLLM's speculative-config JSON")
-    if form is not None and engine != "atom":
-        raise UsageError("`form` is for ATOM (--spec-decode-acceptance-rate)")
+    if form is not None and engine not in ("atom", "llamacpp"):
+        raise UsageError("`form` is for ATOM (rate: --spec-decode-acceptance-rate) and "
+                         "llama.cpp (length: --spec-synth-len)")
+    if engine == "llamacpp" and form not in (None, "length"):
+        raise UsageError(f"`form` for llama.cpp must be length, got {form!r}")
+    if engine == "llamacpp" and form == "length" and distribution:
+        raise UsageError("`distribution` writes llama.cpp's rates form, not --spec-synth-len")
     from goldenal.policy import select
     from goldenal.registry import load_registry
 
@@ -119,11 +128,11 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     if engine == "llamacpp":
         from goldenal.engines.llamacpp import length_note
 
-        if distribution:
-            rates = _rates(distribution, golden, registry)
-            options["rates"] = rates
-        else:
+        if form == "length":
             notes = (length_note(golden.text, golden.k),)
+        else:
+            rates = _rates(distribution or "min-variance", golden, registry)
+            options["rates"] = rates
     if engine == "atom":
         options["form"] = form
         options["dspark_config"] = dspark_config

@@ -557,9 +557,11 @@ async def _stream_once(client, body, timeout):
     """Send one streaming chat completion; what the stream said, or raise _Failed."""
     import httpx
 
+    from goldenal.readers.sglang import spec_details
+
     t0 = time.perf_counter()
     ttft = None
-    usage = timings = spec = None
+    usage = timings = spec = meta = None
     finished = done = False
     try:
         async with client.stream("POST", "/v1/chat/completions", json=body,
@@ -589,6 +591,8 @@ async def _stream_once(client, body, timeout):
                     usage = chunk["usage"]
                 if chunk.get("timings"):
                     timings = chunk["timings"]
+                if chunk.get("sglext"):
+                    meta = spec_details(chunk)
                 metrics = chunk.get("metrics")
                 if isinstance(metrics, dict) and isinstance(
                         metrics.get("speculative_decoding"), dict):
@@ -600,7 +604,7 @@ async def _stream_once(client, body, timeout):
     if not (done or finished):
         raise _Failed("the stream ended before the completion finished")
     return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
-            "timings": timings, "spec": spec}
+            "timings": timings, "spec": spec, "meta_info": meta}
 
 
 def _stream_error(error):
@@ -640,15 +644,17 @@ async def _send(client, body, timeout):
 def _transport(engine):
     """How requests go out: streaming with usage, except for SGLang.
 
-    SGLang's OpenAI server returns a request's speculative counts only in
-    ``choices[i].meta_info`` of a non-streaming answer to ``return_meta_info``,
-    and refuses ``return_meta_info`` on a stream
-    (``python/sglang/srt/entrypoints/openai/serving_chat.py``,
-    ``_convert_to_internal_request`` / ``_build_chat_response``); its
-    ``/metrics`` has only the ``sglang:spec_accept_length`` gauge, no counts.
+    SGLang 0.5.23 returns a request's counts in ``choices[i].meta_info`` of a
+    non-streaming answer to ``return_meta_info``, which it refuses on a stream
+    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), and, asked with
+    ``return_spec_tokens_details``, in ``sglext.spec_tokens_details`` (streams
+    too, ``serving_chat.py:2703``); releases before that field send only
+    ``meta_info``, so requests ask for both without streaming.
     """
     if engine == "sglang":
-        return {"stream": False, "return_meta_info": True}
+        from goldenal.readers.sglang import REQUEST_FIELDS
+
+        return {"stream": False, **REQUEST_FIELDS}
     return {"stream": True, "stream_options": {"include_usage": True}}
 
 
@@ -671,55 +677,20 @@ async def _complete_once(client, body, timeout):
         raise _Failed(f"not a chat completion: {r.text[:80]!r}")
     if not choices[0].get("finish_reason"):
         raise _Failed("the completion did not finish")
-    meta = choices[0].get("meta_info")
+    from goldenal.readers.sglang import spec_details
+
     usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else None
     return {"seconds": time.perf_counter() - t0, "ttft": None, "usage": usage,
-            "timings": None, "spec": None,
-            "meta_info": meta if isinstance(meta, dict) else None}
+            "timings": None, "spec": None, "meta_info": spec_details(doc)}
 
 
-# SGLang's meta_info spellings of (accepted drafts, proposed drafts), newest first:
-# spec_num_correct_drafts / spec_num_proposed_drafts (read by
-# entrypoints/openai/usage_processor.py), spec_accept_token_num / spec_draft_token_num
-# (earlier tokenizer_manager.py); spec_verify_ct is the number of verification steps.
-_SGLANG_DRAFT_KEYS = (("spec_num_correct_drafts", "spec_num_proposed_drafts"),
-                      ("spec_accept_token_num", "spec_draft_token_num"))
+def _sglang_counts(answer, k):
+    """Per-request counts of an SGLang answer through its reader, as
+    ``(steps, proposed, accepted, per_position)``, or None; a contradiction raises."""
+    from goldenal.readers.sglang import request_counts
 
-
-def _sglang_counts(meta, k):
-    """Per-request counts from SGLang's ``meta_info``, or None.
-
-    Steps are ``spec_verify_ct``; accepted drafts its accepted-draft count, or,
-    where a release reports none, ``completion_tokens - spec_verify_ct`` (SGLang's
-    own ``spec_accept_length`` is ``completion_tokens / spec_verify_ct``).
-    ``spec_accept_histogram`` (steps by drafts accepted, 0..K) gives the
-    accepted drafts per position.
-    """
-    def count(key):
-        value = meta.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) \
-            and value >= 0 else None
-
-    steps = count("spec_verify_ct")
-    if not steps:
-        return None
-    accepted = proposed = None
-    for accepted_key, proposed_key in _SGLANG_DRAFT_KEYS:
-        if count(accepted_key) is not None:
-            accepted, proposed = count(accepted_key), count(proposed_key)
-            break
-    if accepted is None:
-        tokens = count("completion_tokens")
-        if tokens is None or tokens < steps:
-            return None
-        accepted = tokens - steps
-    per_pos = None
-    hist = meta.get("spec_accept_histogram")
-    if isinstance(hist, list) and len(hist) == k + 1 and all(
-            isinstance(h, int) and h >= 0 for h in hist) and sum(hist) == steps \
-            and sum(i * h for i, h in enumerate(hist)) == accepted:
-        per_pos = tuple(sum(hist[i + 1:]) for i in range(k))
-    return steps, proposed, accepted, per_pos
+    counts = request_counts(answer, k)
+    return None if counts is None else tuple(counts[:4])
 
 
 def _engine_counts(spec, k):
@@ -818,7 +789,14 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
             counts = _engine_counts(got["spec"], k)
             counts_from = "engine per-request metrics" if counts else None
         elif got is not None and got.get("meta_info") is not None:
-            counts = _sglang_counts(got["meta_info"], k)
+            from goldenal.readers.sglang import InconsistentCounts
+
+            try:
+                counts = _sglang_counts(got["meta_info"], k)
+            except InconsistentCounts as exc:
+                raise MeasureError(f"{where}, request {i} ({prompt.id}): SGLang's counts "
+                                   f"contradict each other: {exc}; nothing written for this "
+                                   "cell") from None
             counts_from = "SGLang per-request meta_info" if counts else None
         # a scrape after every request: a restart shows as a counter going down even when
         # later traffic would carry the counters past their old values by the end
@@ -910,16 +888,11 @@ def _progress_bar(total, desc, progress):
 
 
 def _load_manifest(path):
-    import yaml
+    from goldenal.yamldoc import load
 
     file = os.path.join(path, "run.yaml")
     with open(file, encoding="utf-8") as fh:
-        try:
-            doc = yaml.safe_load(fh)
-        except yaml.YAMLError as exc:
-            from goldenal.errors import yaml_error
-
-            raise yaml_error(exc, file, prefix="invalid YAML") from None
+        doc = load(fh.read(), file)
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         raise ParseError("run.yaml must be a mapping with a `cells` list", path=file)
     return doc
@@ -982,8 +955,54 @@ def _umask():
     return mask
 
 
-def _commit(out, doc, cell_entry, files):
-    """Add one cell to ``out`` atomically: a reader sees the old run or the new one."""
+def _commit(out, doc, cell_entry, files, *, identity=None, workload=None, replace=False):
+    """Add one cell to ``out`` atomically: a reader sees the old run or the new one.
+
+    One writer at a time: the read-modify-write of ``run.yaml`` holds the run
+    directory's lock (:func:`goldenal.files.locked_directory`; the parent's
+    while the run is created), and ``run.yaml`` is read again under it, so a
+    cell another ``measure`` added meanwhile is kept (or, being this very
+    cell without ``replace``, refused: :class:`ConflictError`).  A lock held
+    by another writer for :data:`goldenal.files.LOCK_TIMEOUT` seconds is a
+    ConflictError too; nothing of the cell is written then.
+    """
+    import errno
+
+    from goldenal import files as _files
+
+    key = (cell_entry["thinking"], cell_entry["k"])
+    manifest = os.path.join(out, "run.yaml")
+    while True:
+        fresh = not os.path.exists(manifest)
+        where = os.path.dirname(os.path.abspath(out)) if fresh else out
+        if fresh:
+            os.makedirs(where, exist_ok=True)
+        try:
+            with _files.locked_directory(where):
+                if fresh != (not os.path.exists(manifest)):
+                    continue        # created (or removed) before the lock was ours: again
+                if not fresh and identity is not None:
+                    doc = _merged(_check_existing(out, identity, workload, [key], replace),
+                                  doc, identity, key[0])
+                return _write_cell(out, doc, cell_entry, files, fresh)
+        except OSError as exc:
+            if exc.errno == errno.EWOULDBLOCK:
+                raise ConflictError(f"{exc.strerror}; nothing written for the cell thinking "
+                                    f"{key[0]}, K={key[1]}", path=out) from None
+            raise
+
+
+def _merged(current, doc, identity, thinking):
+    """``current`` (run.yaml as it is now) with what this cell changes besides its entry."""
+    name = f"thinking_{thinking}"
+    current = {**current, "sampling": {**(current.get("sampling") or {}),
+                                       name: doc["sampling"][name]}}
+    if "not_golden" in identity:
+        current = _with_not_golden(current, identity["not_golden"])
+    return current
+
+
+def _write_cell(out, doc, cell_entry, files, fresh):
     from goldenal.files import write_text_atomic
 
     key = (cell_entry["thinking"], cell_entry["k"])
@@ -994,9 +1013,6 @@ def _commit(out, doc, cell_entry, files):
                else ("", 0))
     doc = {**doc, "cells": cells}
     parent = os.path.dirname(os.path.abspath(out))
-    fresh = not os.path.exists(os.path.join(out, "run.yaml"))
-    if fresh:
-        os.makedirs(parent, exist_ok=True)
     where = parent if fresh else out
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.measure-", dir=where)
     try:
@@ -1259,7 +1275,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
         if not drafts and server.engine == "sglang":
             raise MeasureError(f"{where}: SGLang answered without per-request counts "
                                "(choices[0].meta_info.spec_verify_ct) and its /metrics has "
-                               "only a mean: speculative decoding off, or a release without "
+                               "no accepted-draft counter: speculative decoding off, or a release without "
                                "return_meta_info; nothing written")
         if not drafts:
             raise MeasureError(f"{where}: the server's speculative counters did not move "
@@ -1322,7 +1338,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
             doc.setdefault("sampling", {})[f"thinking_{thinking}"] = _sampling(body_extra)
             if "not_golden" in identity:
                 doc = _with_not_golden(doc, identity["not_golden"])
-        _commit(out, doc, entry, files)
+        _commit(out, doc, entry, files, identity=identity, workload=workload, replace=replace)
         warnings.extend(cell_warnings)
         cells.append(CellResult(thinking, k, drafts, tokens, accepted, per_pos,
                                 tuple(records), tuple(listed), per_request, wall,

@@ -31,7 +31,7 @@ import difflib
 import os
 from dataclasses import dataclass, field, replace
 
-from goldenal.files import read_text, settle, write_texts_atomic
+from goldenal.files import locked_directories, read_text, write_texts_atomic
 from goldenal.engines import ENGINES, adapter
 from goldenal.recipes import knobs, spans
 from goldenal.engines.locate import find_sites, pd_decode
@@ -98,6 +98,8 @@ class InjectResult:
     files: tuple = field(default=(), repr=False)
     # ``{path: new text}`` still to write (empty once written, or with check/diff_only)
     pending: dict = field(default_factory=dict, repr=False, compare=False)
+    # ``{path: text read}`` of the pending files inject read itself: checked before writing
+    read: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def needs_change(self):
@@ -359,19 +361,33 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         from goldenal.policy import normalize_thinking
 
         thinking = normalize_thinking(thinking)
-    if text is None:
-        settle([path] + ([env_file] if env_file else []))   # a crashed write rolled back first
-    original = read_text(path) if text is None else text
+    options = dict(engine=engine, model=model, k=k, thinking=thinking, draft=draft, curve=curve,
+                   variant=variant, golden_dir=golden_dir, al=al, distribution=distribution,
+                   form=form, env_file=env_file, force=force, check=check,
+                   diff_only=diff_only, allow_non_agentic=allow_non_agentic)
+    if text is not None:
+        result = _plan(path, text, options)
+        # the caller read the file: only the files read here are checked before writing
+        result = replace(result, read={p: t for p, t in result.read.items() if p != path})
+        return result if _defer else commit_results([result])[0]
+    # the lock first (recovering a crashed write), then the read: no goldenal writer
+    # comes between the read and the write, and the write checks the bytes read
+    with locked_directories(_directories([path] + ([env_file] if env_file else []))):
+        result = _plan(path, read_text(path), options)
+        return result if _defer else commit_results([result])[0]
+
+
+def _plan(path, original, options):
     # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
     # it (marks and offsets count from the first real character), write it back.
     bom = original[:1] if original.startswith(_BOM) else ""
-    original = original[len(bom):]
-    result = _inject_text(path, original, engine=engine, model=model, k=k, thinking=thinking,
-                          draft=draft, curve=curve, variant=variant, golden_dir=golden_dir,
-                          al=al, distribution=distribution, form=form, env_file=env_file,
-                          force=force, check=check, diff_only=diff_only,
-                          allow_non_agentic=allow_non_agentic, bom=bom)
-    return result if _defer else commit_results([result])[0]
+    return _inject_text(path, original[len(bom):], bom=bom, **options)
+
+
+def _directories(paths):
+    """The real directories holding ``paths``, each once (a missing one: the read says so)."""
+    found = {os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths}
+    return sorted(d for d in found if os.path.isdir(d))
 
 
 def commit_results(results):
@@ -382,7 +398,7 @@ def commit_results(results):
     Returns the results, marked written.  A file planned twice with
     different texts is refused before anything is written.
     """
-    texts, owner = {}, {}
+    texts, owner, expected = {}, {}, {}
     for result in results:
         for p, text in result.pending.items():
             key = os.path.realpath(p)
@@ -391,9 +407,12 @@ def commit_results(results):
                                  f"{owner[key]}); give each file once", path=p)
             owner.setdefault(key, p)
             texts[owner[key]] = text
+            if p in result.read:
+                expected[owner[key]] = result.read[p]
     if texts:
-        write_texts_atomic(texts)
-    return [replace(r, written=True, pending={}) if r.pending else r for r in results]
+        # a file changed since it was read is refused (ConflictError): nothing is written
+        write_texts_atomic(texts, expected=expected)
+    return [replace(r, written=True, pending={}, read={}) if r.pending else r for r in results]
 
 
 class NothingWritten(GoldenALError):
@@ -423,14 +442,17 @@ def inject_files(paths, **options):
         One per path, in order.
     """
     results, errors = [], []
-    for path in paths:
-        try:
-            results.append(inject(path, _defer=True, **options))
-        except (GoldenALError, OSError) as exc:
-            errors.append((os.fspath(path), exc))
-    if errors:
-        raise NothingWritten(errors, results)
-    return commit_results(results)
+    env_file = options.get("env_file")
+    # every directory read is locked before the first read and until the commit
+    with locked_directories(_directories(list(paths) + ([env_file] if env_file else []))):
+        for path in paths:
+            try:
+                results.append(inject(path, _defer=True, **options))
+            except (GoldenALError, OSError) as exc:
+                errors.append((os.fspath(path), exc))
+        if errors:
+            raise NothingWritten(errors, results)
+        return commit_results(results)
 
 
 _BOM = "\ufeff"
@@ -611,10 +633,12 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
         diff += "\n"
     needs = any(before != after for _, before, after in outputs)
     written = needs and not (check or diff_only)    # once committed (see commit_results)
-    pending = {}
+    pending, read = {}, {}
     if written:
         pending = {p: (bom + after) if p == path else after
                    for p, before, after in outputs if before != after}
+        read = {p: (bom + before) if p == path else before
+                for p, before, after in outputs if before != after}
     if not needs:
         message = f"{path}: already carries the golden AL in {entries} entr" \
                   f"{'y' if entries == 1 else 'ies'}; nothing to change"
@@ -627,7 +651,8 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
     return InjectResult(path=path, changed=changed if needs else 0, entries=entries, diff=diff,
                         written=False, values=tuple(values), changes=tuple(changes),
                         warnings=tuple(warnings), message=message,
-                        files=tuple(p for p, b, a in outputs if b != a), pending=pending)
+                        files=tuple(p for p, b, a in outputs if b != a), pending=pending,
+                        read=read)
 
 
 def _inject_command(path, original, *, launched, k, thinking, registry, selection, al, form,

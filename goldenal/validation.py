@@ -3,6 +3,7 @@
 import os
 
 from goldenal.curvefile import Problem, load_directory, read_manifest
+from goldenal.curves import curve_identity
 from goldenal.errors import ParseError, RegistryError
 from goldenal.registry import (INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, default_dir,
                                finish_interrupted_write)
@@ -49,19 +50,6 @@ def _index_is_current(directory, registry, overlay):
 
 def _variant_text(variant):
     return ", ".join(f"{k}={v}" for k, v in sorted((variant or {}).items())) or "none"
-
-
-def curve_identity(model, method, draft, variant):
-    """The key two committed curves must not share: (model, method, draft, variant).
-
-    Case-insensitive for names; ``draft`` a head id or sequence of them;
-    ``variant`` a mapping (values compared as strings).
-    """
-    if isinstance(draft, str):
-        draft = (draft,)
-    return (str(model or "").lower(), str(method or "").lower(),
-            tuple(str(d).lower() for d in (draft or ())),
-            tuple(sorted((str(k), str(v)) for k, v in (variant or {}).items())))
 
 
 def validate(path=None, *, overlay=None):

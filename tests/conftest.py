@@ -43,8 +43,21 @@ def pytest_collection_modifyitems(config, items):
     items[:] = sorted(items, key=lambda item: Path(str(item.fspath)).is_relative_to(e2e))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _audit_cache_of_the_session(tmp_path_factory):
+    """No audit of the suite, module and session fixtures included, uses the user's cache.
+
+    Only ``$GOLDENAL_CACHE_DIR`` (the audit cache's own variable) is set:
+    ``XDG_CACHE_HOME`` stays as it is, so the e2e tests still find the
+    ``llama-server`` built under the user cache directory (tests/e2e/llama_build.py).
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GOLDENAL_CACHE_DIR", str(tmp_path_factory.mktemp("audit-cache-session")))
+        yield
+
+
 @pytest.fixture(autouse=True)
-def _audit_cache(tmp_path_factory, monkeypatch):
+def _audit_cache(_audit_cache_of_the_session, tmp_path_factory, monkeypatch):
     """``goldenal audit`` keeps its per-file cache in a temporary directory, never ~/.cache."""
     monkeypatch.setenv("GOLDENAL_CACHE_DIR", str(tmp_path_factory.mktemp("audit-cache")))
 

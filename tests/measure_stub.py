@@ -7,10 +7,12 @@ an ``engine`` label per data-parallel rank and ``_created`` samples,
 appears only after the first speculative request, ``/props``, ``/slots`` (as a
 real llama-server of llama-cpp-python 0.3.36 answers), ``timings`` with
 ``draft_n``/``draft_n_accepted`` in the last chunk) or like SGLang (``owned_by:
-sglang``, only the ``sglang:spec_accept_length`` gauge on ``/metrics``,
-``/get_server_info``, per-request counts in ``choices[0].meta_info`` of a
-non-streaming answer to ``return_meta_info``, which a stream refuses; SGLang
-``python/sglang/srt/entrypoints/openai/serving_chat.py``).  Shapes follow
+sglang``, the ``sglang:spec_accept_length`` gauge and ``spec_verify_calls_total``
+counter on ``/metrics``, ``/get_server_info``, per-request counts in
+``choices[0].meta_info`` of a non-streaming answer to ``return_meta_info``, which
+a stream refuses, and in ``sglext.spec_tokens_details``, as SGLang 0.5.23's
+``sglang/srt/entrypoints/openai/serving_chat.py`` answers; earlier releases'
+spellings are kept as states of :attr:`StubServer.sglang_release`).  Shapes follow
 vLLM ``vllm/v1/spec_decode/metrics.py`` (docs/formats.md §2.2) and llama.cpp
 ``tools/server/server-task.cpp`` / ``server-common.cpp`` (llama.cpp vendored in
 llama-cpp-python 0.3.36).
@@ -59,9 +61,12 @@ class StubServer:
         self.base = 0           # llama.cpp totals start here (a server that ran before)
         self.down_on_reset = 0  # after a restart, this many /metrics requests get no answer
         self.metrics_down = 0
-        # SGLang meta_info spelling of (accepted, proposed) drafts; None: neither (older)
-        self.meta_keys = ("spec_accept_token_num", "spec_draft_token_num")
+        # which SGLang answers: "0.5.23" (the pinned release), "2026-04" (the renamed
+        # keys with their aliases), "2025" (spec_accept_token_num, no histogram),
+        # "completion-only" (spec_verify_ct and completion_tokens alone)
+        self.sglang_release = "0.5.23"
         self.send_meta = True   # False: an SGLang without meta_info in its answers
+        self.sglang_stream = False  # True: counts only in a stream's final sglext chunk
         self.requests_seen = []
         # llama.cpp /slots (None: started with --no-slots) and extra /props request defaults
         self.slots = [{"id": 0, "n_ctx": 4096, "speculative": True, "is_processing": False}]
@@ -93,9 +98,18 @@ class StubServer:
             if self.engine == "sglang":
                 c = self.c[0]
                 mean = 1 + c["accepted"] / c["drafts"] if c["drafts"] else 0.0
-                return ("# HELP sglang:spec_accept_length The average acceptance length of "
+                text = ("# HELP sglang:spec_accept_length The average acceptance length of "
                         "speculative decoding.\n# TYPE sglang:spec_accept_length gauge\n"
                         f'sglang:spec_accept_length{{model_name="stub/m"}} {mean}\n')
+                if self.sglang_release == "0.5.23":
+                    # metrics_collector.py:1865-1866, grown by spec_verify_ct per finished
+                    # request (:2112)
+                    text += ("# HELP sglang:spec_verify_calls_total The number of "
+                             "speculative verify calls.\n"
+                             "# TYPE sglang:spec_verify_calls_total counter\n"
+                             f'sglang:spec_verify_calls_total{{model_name="stub/m"}} '
+                             f'{float(c["drafts"])}\n')
+                return text
             if self.engine == "llamacpp":
                 c = self.c[0]
                 out = []
@@ -154,22 +168,64 @@ class StubServer:
                 self.metrics_down = self.down_on_reset
         return steps, draft_tokens, acc, per_pos
 
-    def complete(self, text):
-        """A non-streaming SGLang answer with ``meta_info``."""
+    def spec_meta(self, text):
+        """A finished request's speculative ``meta_info``, as the stub's SGLang release
+        writes it.  0.5.23: ``sglang/srt/managers/tokenizer_manager.py:3138-3210``
+        (``_calculate_spec_decoding_metrics``): proposed drafts are ``spec_verify_ct *
+        (speculative_num_draft_tokens - 1)``, and the histogram is grown on demand
+        (``schedule_batch.py:1566``), so it ends at the most drafts one step accepted.
+        2026-04: the same plus the aliases sgl-project/sglang#24081 kept.  2025:
+        ``spec_accept_token_num`` / ``spec_draft_token_num`` (sgl-project/sglang#13754)."""
         accepted = plan(text, self.k)
         steps, draft_tokens, acc, _ = self._count(text)
         tokens = sum(a + 1 for a in accepted)
         meta = {"id": "stub", "finish_reason": {"type": "length", "length": tokens},
-                "prompt_tokens": 7, "completion_tokens": tokens, "spec_verify_ct": steps,
-                "spec_accept_length": tokens / steps,
-                "spec_accept_histogram": [accepted.count(i) for i in range(self.k + 1)]}
-        if self.meta_keys:
-            meta[self.meta_keys[0]], meta[self.meta_keys[1]] = acc, draft_tokens
-        return {"id": "stub", "object": "chat.completion", "model": "stub/m", "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "x" * tokens},
-             "finish_reason": "length", **({"meta_info": meta} if self.send_meta else {})}],
-            "usage": {"prompt_tokens": 7, "completion_tokens": tokens,
-                      "total_tokens": 7 + tokens}}
+                "prompt_tokens": 7, "completion_tokens": tokens, "cached_tokens": 0}
+        hist = [accepted.count(i) for i in range(max(accepted) + 1)]
+        release = self.sglang_release
+        if release in ("0.5.23", "2026-04"):
+            meta.update(spec_accept_rate=acc / draft_tokens, spec_accept_length=tokens / steps,
+                        spec_num_correct_drafts=acc, spec_num_proposed_drafts=draft_tokens,
+                        spec_verify_ct=steps, spec_correct_drafts_histogram=hist)
+            if release == "2026-04":
+                meta.update(spec_accepted_drafts=acc, spec_proposed_drafts=draft_tokens,
+                            spec_accept_histogram=hist)
+        elif release == "2025":
+            meta.update(spec_verify_ct=steps, spec_accept_length=tokens / steps,
+                        spec_accept_token_num=acc, spec_draft_token_num=draft_tokens)
+        else:
+            meta.update(spec_verify_ct=steps, spec_accept_length=tokens / steps)
+        return meta, tokens
+
+    def spec_tokens_details(self, meta):
+        """``sglext.spec_tokens_details`` (0.5.23 ``entrypoints/openai/utils.py:310``
+        ``spec_tokens_details_from_meta_info``: absent keys become 0 or [])."""
+        if self.sglang_release != "0.5.23":
+            return None  # the field came with sgl-project/sglang#33518
+        ints = ("spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_verify_ct")
+        floats = ("spec_accept_rate", "spec_accept_length", "spec_cap_length",
+                  "spec_block_accept_length")
+        lists = ("spec_correct_drafts_histogram", "spec_cap_lens_histogram")
+        return {**{key: meta.get(key) or 0.0 for key in floats},
+                **{key: meta.get(key) or 0 for key in ints},
+                **{key: meta.get(key) or [] for key in lists}}
+
+    def complete(self, text, body):
+        """A non-streaming SGLang answer: ``meta_info`` for ``return_meta_info``
+        (``serving_chat.py:2985``), ``sglext`` for ``return_spec_tokens_details``
+        (``serving_chat.py:2865-2894``)."""
+        meta, tokens = self.spec_meta(text)
+        choice = {"index": 0, "message": {"role": "assistant", "content": "x" * tokens},
+                  "finish_reason": "length"}
+        if self.send_meta and body.get("return_meta_info"):
+            choice["meta_info"] = meta
+        answer = {"id": "stub", "object": "chat.completion", "model": "stub/m",
+                  "choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": tokens,
+                                                 "total_tokens": 7 + tokens}}
+        details = self.spec_tokens_details(meta)
+        if self.send_meta and body.get("return_spec_tokens_details") and details:
+            answer["sglext"] = {"spec_tokens_details": details}
+        return answer
 
     # ------------------------------------------------------------------ handler
     def _handler(self):
@@ -244,7 +300,7 @@ class StubServer:
                                                           "not_supported_error"}})
                     return self._json(200, stub.slots)
                 if self.path == "/get_server_info" and stub.engine == "sglang":
-                    return self._json(200, {"version": "0.5.16",
+                    return self._json(200, {"version": stub.sglang_release,
                                             "speculative_algorithm": "EAGLE3",
                                             "speculative_num_steps": stub.k,
                                             "speculative_eagle_topk": 1})
@@ -270,12 +326,13 @@ class StubServer:
                     status, doc, headers = stub.fail_with.get(
                         text, (500, {"error": {"message": "injected failure"}}, {}))
                     return self._json(status, doc, headers)
+                if stub.engine == "sglang" and not body.get("stream"):
+                    return self._json(200, stub.complete(text, body))
                 if stub.engine == "sglang" and body.get("return_meta_info"):
-                    if body.get("stream"):
-                        return self._json(400, {"object": "error", "message": (
-                            "return_meta_info is not supported with streaming. Please set "
-                            "stream=false when using return_meta_info=true.")})
-                    return self._json(200, stub.complete(text))
+                    # serving_chat.py:1321-1325
+                    return self._json(400, {"object": "error", "message": (
+                        "return_meta_info is not supported with streaming. Please set "
+                        "stream=false when using return_meta_info=true.")})
                 accepted = plan(text, stub.k)
                 t0 = time.perf_counter()
                 self.send_response(200)
@@ -298,7 +355,11 @@ class StubServer:
                         time.sleep(stub.delay)
                     if cut:
                         return  # connection closes mid-stream
-                steps, draft_tokens, acc, per_pos = stub._count(text)
+                details = None
+                if stub.engine == "sglang":
+                    details = stub.spec_tokens_details(stub.spec_meta(text)[0])
+                else:
+                    steps, draft_tokens, acc, per_pos = stub._count(text)
                 final = {"object": "chat.completion.chunk", "choices": [
                     {"index": 0, "delta": {}, "finish_reason": "length"}]}
                 if stub.engine == "llamacpp":
@@ -306,6 +367,10 @@ class StubServer:
                                         "predicted_ms": (time.perf_counter() - t0) * 1e3,
                                         "draft_n": draft_tokens, "draft_n_accepted": acc}
                 event(final)
+                if details and body.get("return_spec_tokens_details"):
+                    # the final choices=[] chunk of serving_chat.py:2703-2731
+                    event({"object": "chat.completion.chunk", "choices": [],
+                           "sglext": {"spec_tokens_details": details}})
                 event({"object": "chat.completion.chunk", "choices": [],
                        "usage": {"prompt_tokens": 7, "completion_tokens": tokens,
                                  "total_tokens": 7 + tokens}})

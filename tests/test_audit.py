@@ -85,6 +85,7 @@ EXPECTED = [
     ("configs/test-master.yaml", 44, 14, "GAL307", "2.27", None),
     ("configs/test-master.yaml", 63, 14, "GAL302", "2.27", None),
     ("docs/atom-recipes.rst", 9, 46, "GAL309", None, None),
+    ("docs/glm5.2-chat-guide.md", 9, 8, "GAL313", "2.99", None),
     ("examples/glm5.2_chat_server.sh", 3, 8, "GAL310", "2.99", None),
 ]
 

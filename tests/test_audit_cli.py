@@ -22,11 +22,11 @@ REPO = os.path.join(HERE, "data", "audit", "repo")
 SCHEMAS = os.path.join(os.path.dirname(goldenal.lint.__file__), "schemas")  # as installed
 # the official OASIS schema, vendored unchanged (tests/data/sarif/README.md)
 SARIF_SCHEMA = os.path.join(HERE, "data", "sarif", "sarif-schema-2.1.0.json")
-SUMMARY = ("Found 46 findings (30 errors, 4 warnings, 12 info); 11 with a suggested fix; 39 of "
+SUMMARY = ("Found 47 findings (30 errors, 5 warnings, 12 info); 11 with a suggested fix; 40 of "
            "them printed.")
 ASSUMED = ("Assumed the thinking mode of 7 serve configs (GAL305, not printed; "
-           "--show-assumptions prints all 46).")
-COUNTS = "Checked 60 serve configs in 43 files read; skipped 6 files (--show-skipped lists them)."
+           "--show-assumptions prints all 47).")
+COUNTS = "Checked 61 serve configs in 44 files read; skipped 6 files (--show-skipped lists them)."
 
 
 def run(capsys, *argv):
@@ -45,7 +45,7 @@ def test_text_output_and_exit_code(capsys):
     lines = out.splitlines()
     assert rc == 1 and err == ""
     assert lines[-3:] == [SUMMARY, ASSUMED, COUNTS]
-    assert len(lines) == 46 - 7 + 3       # the 7 assumed thinking modes are counted, not listed
+    assert len(lines) == 47 - 7 + 3       # the 7 assumed thinking modes are counted, not listed
     assert " GAL305 " not in out
     assert lines[1] == ("benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/agentic/"
                         "agg-gb200-broken-mtp.yaml:8:1: GAL306 cannot parse recipe: did not find "
@@ -61,7 +61,7 @@ def test_json_output_validates(capsys):
     rc, out, _ = run(capsys, REPO, "--format", "json")
     data = json.loads(out)
     jsonschema.validate(data, load_schema("findings.schema.json"))
-    assert rc == 1 and len(data) == 46
+    assert rc == 1 and len(data) == 47
     gqa = [d for d in data if d["path"].endswith("1p1d-tep4-tp4-c1-agentic.yaml")][0]
     assert {k: gqa[k] for k in ("code", "name", "severity", "line", "found", "expected")} == {
         "code": "GAL201", "name": "golden-value-mismatch", "severity": "error", "line": 17,
@@ -75,14 +75,14 @@ def test_sarif_output_validates(capsys):
     assert log["$schema"] == ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/"
                               "schemas/sarif-schema-2.1.0.json")
     run0 = log["runs"][0]
-    assert log["version"] == "2.1.0" and len(run0["results"]) == 46   # every GAL305 kept
+    assert log["version"] == "2.1.0" and len(run0["results"]) == 47   # every GAL305 kept
     ids = [r["id"] for r in run0["tool"]["driver"]["rules"]]
     assert ids == sorted(set(r["ruleId"] for r in run0["results"]))
     first = run0["results"][0]
     assert first["locations"][0]["physicalLocation"]["region"] == {"startLine": 22,
                                                                   "startColumn": 33}
     assert {r["level"] for r in run0["results"]} == {"error", "warning", "note"}
-    assert run0["properties"] == {"filesRead": 43, "configsChecked": 60, "filesSkipped": 6}
+    assert run0["properties"] == {"filesRead": 44, "configsChecked": 61, "filesSkipped": 6}
     notes = run0["invocations"][0]["toolExecutionNotifications"]
     assert len(notes) == 6 and notes[0]["message"]["text"] == "skipped: cannot parse recipe"
 
@@ -289,10 +289,10 @@ def test_pre_commit_hook():
 
 @pytest.mark.parametrize("argv, message", [
     (["--select", "GAL9"], "error: --select: no rule code, prefix or name 'GAL9' (codes "
-                           "GAL101-GAL312, prefixes GAL1, GAL2, GAL3; `goldenal audit --explain "
+                           "GAL101-GAL313, prefixes GAL1, GAL2, GAL3; `goldenal audit --explain "
                            "CODE` describes one)\n"),
     (["--ignore", "GAL2,GAL2O1"], "error: --ignore: no rule code, prefix or name 'GAL2O1'; did "
-                                  "you mean GAL201? (codes GAL101-GAL312, prefixes GAL1, GAL2, "
+                                  "you mean GAL201? (codes GAL101-GAL313, prefixes GAL1, GAL2, "
                                   "GAL3; `goldenal audit --explain CODE` describes one)\n"),
     (["--select", "golden-value-mismach"], "error: --select: no rule code, prefix or name "
                                            "'golden-value-mismach'; did you mean "
@@ -340,7 +340,7 @@ def test_the_action_audits_writes_a_step_summary_and_fails_on_errors(tmp_path, u
     assert text.startswith("## goldenal audit\n\n```\n") and SUMMARY in text and COUNTS in text
     if upload == "true":
         log = json.loads((tmp_path / "out.sarif").read_text())
-        assert len(log["runs"][0]["results"]) == 46
+        assert len(log["runs"][0]["results"]) == 47
     else:
         assert proc.stdout.count("::error file=") == 30
     _, fail = _action_step("Fail on errors")

@@ -6,6 +6,7 @@ launcher with a wrong value, copies of it where a linter must not look
 """
 
 import json
+import shutil
 
 import pytest
 
@@ -193,3 +194,35 @@ def test_a_directory_pattern_does_not_exclude_a_file_of_that_name(tmp_path):
     (tmp_path / "other" / "agentic" / "build").write_text("#!/bin/bash\n" + WRONG)
     assert paths(audit([tmp_path], extend_exclude=["build/"])) == ["other/agentic/build"]
     assert paths(audit([tmp_path], extend_exclude=["build"])) == []
+
+
+def test_settings_above_the_repository_root_are_never_read(tree, run_cli, tmp_path):
+    """A pyproject.toml above the repository with exclude=["*"] used to make "0 files read"."""
+    outer = tmp_path / "outer"
+    repo = outer / "repo"
+    shutil.copytree(tree, repo)
+    (repo / ".git").rmdir()
+    (outer / "pyproject.toml").write_text('[tool.goldenal]\nexclude = ["*"]\n')
+    expected = audit_report([repo], settings=False)
+    assert expected.files_read > 0 and expected.findings
+    # not a repository yet: the audited directory's own file only
+    assert audit_report([repo]).settings is None
+    (repo / ".git").mkdir()
+    sub = repo / "agentic"
+    for start in (repo, sub):
+        report = audit_report([start], root=str(start))
+        assert report.settings is None, start
+        assert report.files_read == audit_report([start], root=str(start),
+                                                 settings=False).files_read
+    code, out, err = run_cli("audit", repo)
+    assert code == 1 and "in 0 files read" not in out, out
+    # a file inside the repository, between it and the audited path, still counts
+    (repo / "pyproject.toml").write_text('[tool.goldenal]\nignore = ["GAL305"]\n')
+    assert audit_report([sub], root=str(sub)).settings == str(repo / "pyproject.toml")
+    # a worktree or submodule marks its root with a .git file
+    (repo / ".git").rmdir()
+    (repo / ".git").write_text("gitdir: elsewhere\n")
+    (repo / "pyproject.toml").unlink()
+    assert audit_report([sub], root=str(sub)).settings is None
+    # named with --config, a file anywhere is read
+    assert audit_report([repo], settings=str(outer / "pyproject.toml")).files_read == 0

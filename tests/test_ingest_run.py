@@ -80,7 +80,10 @@ def test_collector_config_disagreement_reported(tmp_path):
     ("cells:\n  - {thinking: maybe, k: 3, files: [a.log]}\n", "thinking must be 'on' or 'off'"),
     ("cells:\n  - {thinking: 'on', k: 0, files: [a.log]}\n", "k must be a positive integer"),
     ("cells:\n  - {thinking: 'on', k: 3, files: [missing.log]}\n", "no such file 'missing.log'"),
-    ("cells: [\n", "invalid YAML"),
+    ("cells: [\n", "not valid YAML"),
+    # a repeated key is refused: a YAML loader would keep the last one silently
+    ("cells: []\ncells:\n  - {thinking: on, k: 3, files: [a.log]}\n",
+     r"run.yaml:2: duplicate key 'cells' \(first at line 1\)"),
 ])
 def test_bad_manifests(tmp_path, text, message):
     (tmp_path / "run.yaml").write_text(text)

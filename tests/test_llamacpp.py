@@ -70,29 +70,53 @@ def test_min_variance_rates_and_validation():
     ("json", '{"LLAMA_ARG_SPEC_SYNTH_LEN": "2.83"}'),
 ])
 def test_emit_length_says_which_schedule_it_realises(run_cli, fmt, text):
-    code, out, err = run_cli("emit", *CELL, "--engine", "llamacpp", "--format", fmt)
+    code, out, err = run_cli("emit", *CELL, "--engine", "llamacpp", "--format", fmt, "--length")
     assert (code, out) == (0, text + "\n")
     assert err == ("note: llama.cpp realises --spec-synth-len 2.83 at K=3 as a geometric "
                    "schedule (survival [0.772, 0.597, 0.461]), not the minimum-variance one "
                    "vLLM, SGLang, TensorRT-LLM and ATOM realise ([1,0.83,0]); for that "
-                   "distribution use the rates form (emit --distribution min-variance: "
+                   "distribution use the rates form (emit's default: "
                    "--spec-synth-rates 1,0.83,0)\n")
+
+
+@pytest.mark.parametrize("fmt, text", [
+    ("args", "--spec-synth-rates 1,0.83,0"),
+    ("shell", "export LLAMA_ARG_SPEC_SYNTH_RATES=1,0.83,0"),
+    ("env", "LLAMA_ARG_SPEC_SYNTH_RATES=1,0.83,0"),
+    ("yaml", 'LLAMA_ARG_SPEC_SYNTH_RATES: "1,0.83,0"'),
+    ("json", '{"LLAMA_ARG_SPEC_SYNTH_RATES": "1,0.83,0"}'),
+])
+def test_emit_default_is_the_min_variance_rates(run_cli, fmt, text):
+    """The default is the schedule every other engine's length knob realises, which
+    `verify` confirms without flags; the same as --distribution min-variance."""
+    code, out, err = run_cli("emit", *CELL, "--engine", "llamacpp", "--format", fmt)
+    assert (code, out, err) == (0, text + "\n", "")
+    assert run_cli("emit", *CELL, "--engine", "llamacpp", "--format", fmt, "--distribution",
+                   "min-variance") == (code, out, err)
 
 
 def test_emit_rates_forms(run_cli):
     code, out, err = run_cli("emit", *CELL, "--engine", "llamacpp", "--distribution")
     assert (code, out, err) == (0, "export LLAMA_ARG_SPEC_SYNTH_RATES=0.7,0.65,0.48\n", "")
-    code, out, err = run_cli("emit", *CELL, "--engine", "llamacpp", "--distribution",
-                             "min-variance", "--format", "args")
-    assert (code, out, err) == (0, "--spec-synth-rates 1,0.83,0\n", "")
     from goldenal.fragments import emit
 
     frag = emit("goldenal-tiny", engine="llamacpp", k=3, thinking="on", golden_dir=str(GOLDEN),
                 format="args", distribution=True)
     assert (frag.knob, frag.value, frag.rates, frag.notes) == (
         "--spec-synth-rates", "0.7,0.65,0.48", (0.7, 0.65, 0.48), ())
+    frag = emit("goldenal-tiny", engine="llamacpp", k=3, thinking="on", golden_dir=str(GOLDEN),
+                format="args")
+    assert (frag.knob, frag.value, frag.rates, frag.notes) == (
+        "--spec-synth-rates", "1,0.83,0", (1.0, 0.83, 0.0), ())
     code, out, err = run_cli("emit", *CELL, "--engine", "atom", "--distribution")
     assert code == 2 and err.startswith("error: `distribution` is for vLLM")
+    code, out, err = run_cli("emit", *CELL, "--engine", "llamacpp", "--length",
+                             "--distribution")
+    assert (code, out, err) == (2, "", "error: `distribution` writes llama.cpp's rates form, "
+                                       "not --spec-synth-len\n")
+    code, out, err = run_cli("emit", *CELL, "--engine", "vllm", "--length")
+    assert (code, err) == (2, "error: `form` is for ATOM (rate: --spec-decode-acceptance-rate) "
+                              "and llama.cpp (length: --spec-synth-len)\n")
 
 
 # ---- inject on launch scripts ----------------------------------------------------
@@ -119,7 +143,7 @@ def test_inject_adds_the_knob_after_the_draft_length(tmp_path, run_cli):
         f"{path}:3: note: llama.cpp realises --spec-synth-len 2.83 at K=3 as a geometric "
         "schedule (survival [0.772, 0.597, 0.461]), not the minimum-variance one vLLM, SGLang, "
         "TensorRT-LLM and ATOM realise ([1,0.83,0]); for that distribution use the rates form "
-        "(emit --distribution min-variance: --spec-synth-rates 1,0.83,0)",
+        "(emit's default: --spec-synth-rates 1,0.83,0)",
         f"{path}: changed 1 of 1 entry (llamacpp K=3: 2.83)"]
     assert path.read_text() == SCRIPT.replace("--spec-draft-n-max 3 ",
                                               "--spec-draft-n-max 3 --spec-synth-len 2.83 ")

@@ -15,7 +15,7 @@ import pytest
 import goldenal
 from goldenal.errors import ConflictError, CounterReset, ParseError, ServerError, UsageError
 from goldenal.measuring import MeasureError, load_prompts
-from measure_stub import StubServer, counts
+from measure_stub import StubServer, counts, plan
 
 TEXTS = [f"write a function that returns {i} squared" for i in range(12)]
 
@@ -836,52 +836,130 @@ def test_distinct_or_fully_accepted_requests_are_not_flagged(server, prompts, tm
         "cell: all 3 requests drafted 30 tokens and accepted 20")
 
 
-@pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.parametrize("concurrency", [1, 2, 4])
 @pytest.mark.parametrize("server", [("sglang", 3, 1)], indirect=True)
 def test_sglang_per_request_meta_info(server, prompts, tmp_path, concurrency):
-    """SGLang: non-streaming requests with return_meta_info, counts per request at any
-    concurrency; its /metrics has only a gauge, so the cell is the sum of its requests."""
-    result = run(server, tmp_path / "run", prompts, concurrency=concurrency)
-    assert result.server.engine == "sglang" and result.server.version == "0.5.16"
+    """SGLang 0.5.23: non-streaming requests with return_meta_info, counts per request at
+    any concurrency, equal to the truth, although most requests' histograms are shorter
+    than K+1 (grown on demand); the cell is the sum of its requests."""
+    # requests no step of which accepted all K drafts: histograms shorter than K+1
+    short = [t for t in (f"short {i}" for i in range(200)) if max(plan(t, 3)) < 3][:4]
+    texts = TEXTS + short
+    assert len(short) == 4 and min(max(plan(t, 3)) for t in short) < 3
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("".join(json.dumps({"id": f"p{i}", "prompt": t}) + "\n"
+                            for i, t in enumerate(texts)))
+    result = run(server, tmp_path / "run", str(path), concurrency=concurrency)
+    assert result.server.engine == "sglang" and result.server.version == "0.5.23"
     assert result.server.speculative["speculative_num_steps"] == 3
-    assert all(not b["stream"] and b["return_meta_info"] for b in server.requests_seen)
+    assert all(not b["stream"] and b["return_meta_info"] and b["return_spec_tokens_details"]
+               for b in server.requests_seen)
     cell, = result.cells
-    steps, accepted, per_pos = expected(TEXTS, 3)
+    steps, accepted, per_pos = expected(texts, 3)
     assert (cell.drafts, cell.accepted, cell.accepted_per_position) == (steps, accepted, per_pos)
     assert cell.per_request and result.warnings == ()
-    for record, text in zip(cell.requests, TEXTS):
+    for record, text in zip(cell.requests, texts):
         d, t, a, pp = counts(text, 3)
         assert (record.drafts, record.draft_tokens, record.accepted,
                 record.accepted_per_position) == (d, t, a, tuple(pp))
         assert record.counts_from == "SGLang per-request meta_info" and record.ttft is None
     summary, = goldenal.load_run(tmp_path / "run").summary().cells
-    assert (summary.steps, summary.accepted, summary.windows) == (steps, accepted, len(TEXTS))
+    assert (summary.steps, summary.accepted, summary.windows) == (steps, accepted, len(texts))
     assert summary.engine == "sglang"
 
 
+@pytest.mark.parametrize("concurrency", [1, 2])
 @pytest.mark.parametrize("server", [("sglang", 3, 1)], indirect=True)
-@pytest.mark.parametrize("keys", [("spec_num_correct_drafts", "spec_num_proposed_drafts"), None])
-def test_sglang_meta_info_spellings(server, prompts, tmp_path, keys):
-    server.meta_keys = keys
+def test_sglang_request_that_accepted_nothing(server, tmp_path, concurrency):
+    """A request whose every step accepted no draft: histogram [steps], per-position
+    counts all zero, and the cell keeps its per-position counts."""
+    path = tmp_path / "zero.jsonl"
+    texts = [t for t in (f"zero {i}" for i in range(20000)) if max(plan(t, 3)) == 0][:1]
+    assert texts
+    texts += TEXTS[:3]
+    path.write_text("".join(json.dumps({"id": f"z{i}", "prompt": t}) + "\n"
+                            for i, t in enumerate(texts)))
+    cell, = run(server, tmp_path / "run", str(path), concurrency=concurrency).cells
+    first = cell.requests[0]
+    assert (first.accepted, first.accepted_per_position) == (0, (0, 0, 0))
+    assert cell.accepted_per_position == expected(texts, 3)[2]
+
+
+@pytest.mark.parametrize("server", [("sglang", 3, 1)], indirect=True)
+@pytest.mark.parametrize("release", ["2026-04", "2025", "completion-only"])
+def test_sglang_older_releases(server, prompts, tmp_path, release):
+    """Older SGLang spellings are still read: the aliases of 2026-04, the
+    spec_accept_token_num of 2025 (no histogram), and completion tokens alone."""
+    server.sglang_release = release
     cell, = run(server, tmp_path / "run", prompts, requests=3).cells
     for record, text in zip(cell.requests, TEXTS):
-        d, t, a, _ = counts(text, 3)
+        d, t, a, pp = counts(text, 3)
         # without a draft count (older releases) the accepted drafts are tokens - steps
         assert (record.drafts, record.draft_tokens, record.accepted) == (
-            d, t if keys else None, a)
+            d, None if release == "completion-only" else t, a)
+        assert record.accepted_per_position == (tuple(pp) if release == "2026-04" else None)
+
+
+def test_sglang_counts_from_spec_tokens_details_and_streams():
+    """sglext.spec_tokens_details (0.5.23 protocol.py:456, utils.py:310) gives the same
+    counts, as a dict or a one-element list; meta_info is preferred when both exist."""
+    from goldenal.readers.sglang import request_counts, spec_details
+
+    details = {"spec_accept_rate": 0.5, "spec_accept_length": 2.5, "spec_cap_length": 0.0,
+               "spec_block_accept_length": 0.0, "spec_num_correct_drafts": 6,
+               "spec_num_proposed_drafts": 12, "spec_verify_ct": 4,
+               "spec_correct_drafts_histogram": [1, 1, 1, 1], "spec_cap_lens_histogram": []}
+    chunk = {"object": "chat.completion.chunk", "choices": [],
+             "sglext": {"spec_tokens_details": details}}
+    assert spec_details(chunk) is details
+    assert spec_details({"choices": [], "sglext": {"spec_tokens_details": [details]}}) \
+        is details
+    meta = {**details, "spec_verify_ct": 5, "spec_correct_drafts_histogram": [2, 1, 1, 1],
+            "spec_num_proposed_drafts": 15}
+    assert spec_details({"choices": [{"meta_info": meta}], "sglext": chunk["sglext"]}) is meta
+    assert request_counts(details, 3) == (4, 12, 6, (3, 2, 1), False)
+    # the zeros an absent count becomes are no steps
+    assert request_counts({**details, "spec_verify_ct": 0}, 3) is None
 
 
 def test_sglang_counts_refuse_what_does_not_add_up():
-    from goldenal.measuring import _sglang_counts
+    from goldenal.readers.sglang import InconsistentCounts, request_counts
 
-    meta = {"spec_verify_ct": 4, "spec_accept_token_num": 5, "spec_draft_token_num": 12,
-            "spec_accept_histogram": [1, 1, 1, 1], "completion_tokens": 9}
-    assert _sglang_counts(meta, 3) == (4, 12, 5, None)        # 0+1+2+3 = 6 != 5
-    assert _sglang_counts({**meta, "spec_accept_histogram": [1, 2, 0, 1]}, 3) == (
-        4, 12, 5, (3, 1, 1))
-    assert _sglang_counts({**meta, "spec_verify_ct": 0}, 3) is None
-    assert _sglang_counts({"spec_verify_ct": 4, "completion_tokens": 3}, 3) is None
-    assert _sglang_counts({"spec_verify_ct": True, "completion_tokens": 3}, 3) is None
+    meta = {"spec_verify_ct": 4, "spec_num_correct_drafts": 5, "spec_num_proposed_drafts": 12,
+            "spec_correct_drafts_histogram": [1, 1, 1, 1], "completion_tokens": 9}
+    with pytest.raises(InconsistentCounts, match=r"counts 6 accepted drafts, the request 5"):
+        request_counts(meta, 3)                                # 0+1+2+3 = 6 != 5
+    assert request_counts({**meta, "spec_correct_drafts_histogram": [1, 2, 0, 1]}, 3) == (
+        4, 12, 5, (3, 1, 1), False)
+    assert request_counts({**meta, "spec_correct_drafts_histogram": [1, 2, 0, 1, 0]}, 3) == (
+        4, 12, 5, (3, 1, 1), False)                            # trailing zeros beyond K
+    with pytest.raises(InconsistentCounts, match=r"more than K=3 drafts"):
+        request_counts({**meta, "spec_correct_drafts_histogram": [1, 2, 0, 0, 1]}, 3)
+    with pytest.raises(InconsistentCounts, match=r"counts 3 steps, spec_verify_ct 4"):
+        request_counts({**meta, "spec_correct_drafts_histogram": [0, 3]}, 3)
+    with pytest.raises(InconsistentCounts, match=r"13 accepted drafts in 4 steps of K=3"):
+        request_counts({"spec_verify_ct": 4, "spec_num_correct_drafts": 13}, 3)
+    assert request_counts({**meta, "spec_verify_ct": 0}, 3) is None
+    assert request_counts({"spec_verify_ct": 4, "completion_tokens": 3}, 3) is None
+    assert request_counts({"spec_verify_ct": True, "completion_tokens": 3}, 3) is None
+    assert request_counts({"spec_verify_ct": 2 ** 64, "completion_tokens": 3}, 3) is None
+
+
+@pytest.mark.parametrize("server", [("sglang", 3, 1)], indirect=True)
+def test_sglang_contradicting_counts_refuse_the_cell(server, prompts, tmp_path):
+    original = server.spec_meta
+
+    def lying(text):
+        meta, tokens = original(text)
+        meta["spec_correct_drafts_histogram"] = [meta["spec_verify_ct"]]
+        return meta, tokens
+
+    server.spec_meta = lying
+    with pytest.raises(MeasureError, match=r"thinking off, K=3, request \d \(p\d\): SGLang's "
+                                           r"counts contradict each other: the acceptance "
+                                           r"histogram \[\d+, 0, 0, 0\] counts 0 accepted"):
+        run(server, tmp_path / "run", prompts, requests=2)
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("server", [("sglang", 3, 1)], indirect=True)
@@ -897,38 +975,47 @@ def test_sglang_without_meta_info_is_refused_with_the_reason(server, prompts, tm
 @settings(max_examples=200, deadline=None)
 @given(k=st.integers(1, 6), data=st.data())
 def test_sglang_counts_from_a_histogram_match_a_naive_count(k, data):
-    from goldenal.measuring import _sglang_counts
+    from goldenal.readers.sglang import request_counts
 
-    hist = data.draw(st.lists(st.integers(0, 50), min_size=k + 1, max_size=k + 1)
-                     .filter(lambda h: sum(h) > 0))
+    # grown on demand: as long as the most drafts one step accepted, + 1
+    hist = data.draw(st.lists(st.integers(0, 50), min_size=1, max_size=k + 1)
+                     .filter(lambda h: sum(h) > 0 and h[-1] > 0))
     steps = sum(hist)
     accepted = sum(i * h for i, h in enumerate(hist))
     meta = {"spec_verify_ct": steps, "spec_num_correct_drafts": accepted,
-            "spec_num_proposed_drafts": k * steps, "spec_accept_histogram": hist,
+            "spec_num_proposed_drafts": k * steps, "spec_correct_drafts_histogram": hist,
             "completion_tokens": steps + accepted}
     # naive: a step that accepted n drafts accepted positions 0..n-1
     naive = [0] * k
     for n, h in enumerate(hist):
         for i in range(n):
             naive[i] += h
-    assert _sglang_counts(meta, k) == (steps, k * steps, accepted, tuple(naive))
+    assert request_counts(meta, k) == (steps, k * steps, accepted, tuple(naive), False)
+    # K from the proposed drafts when the caller does not know it
+    assert request_counts(meta) == (steps, k * steps, accepted, tuple(naive), False)
     # without any draft count the accepted drafts come from the tokens, the same number
     older = {key: meta[key] for key in ("spec_verify_ct", "completion_tokens")}
-    assert _sglang_counts(older, k) == (steps, None, accepted, None)
+    assert request_counts(older, k) == (steps, None, accepted, None, True)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(meta=st.dictionaries(st.sampled_from(
     ["spec_verify_ct", "spec_accept_token_num", "spec_draft_token_num", "completion_tokens",
-     "spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_accept_histogram"]),
+     "spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_accept_histogram",
+     "spec_correct_drafts_histogram", "spec_accepted_drafts"]),
     st.one_of(st.none(), st.booleans(), st.integers(-5, 50), st.floats(), st.text(max_size=3),
               st.lists(st.one_of(st.integers(-2, 9), st.floats()), max_size=5))),
-    k=st.integers(1, 4))
+    k=st.one_of(st.none(), st.integers(1, 4)))
 def test_sglang_counts_never_raise_on_junk(meta, k):
-    from goldenal.measuring import _sglang_counts
+    from goldenal.readers.sglang import InconsistentCounts, request_counts
 
-    got = _sglang_counts(meta, k)
+    try:
+        got = request_counts(meta, k)
+    except InconsistentCounts:
+        return
     if got is not None:
-        steps, _, accepted, per_pos = got
+        steps, _, accepted, per_pos, _ = got
         assert steps > 0 and accepted >= 0
-        assert per_pos is None or (len(per_pos) == k and sum(per_pos) == accepted)
+        assert k is None or accepted <= k * steps
+        assert per_pos is None or (len(per_pos) == k and sum(per_pos) == accepted
+                                   and list(per_pos) == sorted(per_pos, reverse=True))

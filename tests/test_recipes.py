@@ -170,38 +170,6 @@ def test_remembering_lasts_for_its_block_only():
     assert asked[-1:] == ["ab"] and len(asked) == 6
 
 
-# every character the lexer tells apart, and text that is one, two and four bytes a character
-_LEX_BIT = st.sampled_from(["a", "b1", " ", "\t", "\n", "\r", ";", ";;", "'", '"', "\\", "\\\n",
-                            "$", "$X", "$(", "(", ")", "`", "#", "{", "}", "=", "é", "\u2028",
-                            "\U0001d11e"])
-
-
-@settings(max_examples=3000, deadline=None)
-@given(st.lists(_LEX_BIT, max_size=16).map("".join),
-       st.one_of(st.lists(st.sampled_from(["'", '"', "$", "`", "("]), max_size=3),
-                 st.just("$"), st.just(())),
-       st.integers(0, 20), st.booleans())
-def test_the_compiled_lexer_gives_the_python_lexers_tokens(text, stack, pos, closing):
-    from goldenal.recipes import shell
-
-    compiled = pytest.importorskip("goldenal.recipes._shlex")
-    assert compiled.lex(text, stack, pos, closing) == shell._lex_python(text, stack, pos, closing)
-
-
-def test_the_reader_reads_the_same_without_the_compiled_lexer(monkeypatch):
-    from goldenal.recipes import shell
-
-    text = 'X="$(printf "%s;" a)"; case $M in a) Y=`b`;; esac # c\n\'open'
-
-    def read():
-        return (shell.lex(text), shell.lex(text, "$", 4, True), shell.split_statements(text),
-                shell.shell_words(text), shell.strip_comment(text))
-
-    compiled = read()
-    monkeypatch.setattr(shell, "_compiled_lex", None)
-    assert read() == compiled
-
-
 def test_lexer_nesting_and_escapes_examples():
     assert shell_words('a "b \\"c\\" \\$d \\x" \'e\\\'') == ['a', 'b "c" $d \\x', 'e\\']
     assert shell_words('v="$(printf "%s" ")")" w') == ['v=$(printf "%s" ")")', 'w']

@@ -64,7 +64,7 @@ def test_lookups_find_the_first_written_spelling(body, anchored):
 
 def test_a_tree_needs_no_visited_set():
     text = "a: {b: 1, c: [1, {d: 2, d: 3}]}\ne: {f: 1, f: 2}\n"
-    root = spans._compose(text, False)
+    root = spans.compose(text, duplicates="caller")
     assert ([(k.value, k.start_mark.line) for k, _ in spans.duplicate_keys(root, tree=True)]
             == [(k.value, k.start_mark.line) for k, _ in spans.duplicate_keys(root)]
             == [("d", 0), ("f", 1)])

@@ -14,22 +14,30 @@ Suppress one finding with a comment on its line: # goldenal: ignore[GAL201]
 
 Files are chosen as ruff chooses them: .gitignore is respected, --exclude
 replaces the default excluded directories, --extend-exclude adds to them, and
-[tool.goldenal] in the nearest pyproject.toml may set select, ignore,
+[tool.goldenal] in the nearest pyproject.toml, up to the repository root
+(the directory holding .git) and no further, may set select, ignore,
 exclude, extend-exclude, respect-gitignore and golden-dir (options given here
-win).  goldenal's own reports are never read.  The last line counts the files
+win).  goldenal's own reports are never read, nor the journals and temporaries
+of goldenal's writers: a directory a crashed write (inject, --fix) left them in
+is recovered first, under the writer lock, so the files read are all old or
+all new.  The last line counts the files
 read, the serve configs checked and the files skipped (--show-skipped lists
 them with the reason); configs whose thinking mode was assumed (GAL305) are
 counted in one line (--show-assumptions lists them; JSON and SARIF keep each).
 
 What each file says is kept in a cache outside the tree (ruff keeps one too),
 keyed by the file's bytes, its path and goldenal's code: a file read before
-is not parsed again, and the findings are the same either way.  It lives in
-$GOLDENAL_CACHE_DIR, else the user cache directory; --no-cache skips it.
+is not parsed again, and the findings are the same either way (an entry that
+fails its checksum is parsed again).  It lives in $GOLDENAL_CACHE_DIR, else
+the user cache directory, used only when that directory is the user's own and
+writable by no one else; --no-cache skips it.
 
 --fix applies the safe fixes (marked [*]): a wrong literal value replaced by
 the golden one, when nothing on that line was assumed and the value occurs
 once there, and auditing with the fix in place raises nothing new on that
-line; it names every suggested fix it did not apply and why.  A fixed file is
+line; it names every suggested fix it did not apply and why.  It locks the
+directories it writes before reading the files to fix (as inject does), and
+a file changed since that read is not written.  A fixed file is
 replaced atomically, byte for byte except the number; a file reached through
 a symbolic link is never written.  --diff prints those changes and writes
 nothing (it reads the cache, never writes it).

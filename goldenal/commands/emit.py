@@ -14,12 +14,12 @@ writes it the way the engine reads it:
   sglang  SGLANG_SIMULATE_ACC_LEN=AL, _METHOD=match-expected, _TOKEN_MODE=real-draft-token
   trtllm  TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=AL-1
   atom    --spec-decode-acceptance-length AL (--rate: --spec-decode-acceptance-rate (AL-1)/K)
-  llamacpp  --spec-synth-len AL (env LLAMA_ARG_SPEC_SYNTH_LEN), which llama.cpp realises
-          as a GEOMETRIC schedule (constant conditional p, p+...+p^K = AL-1), not the
-          min-variance one of the other engines; --distribution writes
-          --spec-synth-rates (LLAMA_ARG_SPEC_SYNTH_RATES) instead: the curve's
-          per-position profile, or with --distribution min-variance the schedule
-          [1]*f, p, 0... that vLLM realises
+  llamacpp  --spec-synth-rates (env LLAMA_ARG_SPEC_SYNTH_RATES) with the min-variance
+          schedule [1]*f, p, 0... that the other engines' length knobs realise, so
+          `goldenal verify` confirms it as it is; --distribution: the curve's own
+          per-position profile; --length: --spec-synth-len AL (LLAMA_ARG_SPEC_SYNTH_LEN),
+          which llama.cpp realises as a GEOMETRIC schedule (constant conditional p,
+          p+...+p^K = AL-1): verify it with --profile geometric
 
 Formats: shell (export lines), env (.env lines), json, yaml (an environment
 mapping, or speculative-config: '<json>'), args (command-line arguments).
@@ -54,9 +54,12 @@ def configure(parser):
                         choices=("curve", "min-variance"),
                         help="vLLM and llama.cpp: per-position rates instead of the length; "
                              "curve (the default): the curve's own profile; min-variance: "
-                             "the schedule vLLM's length realises")
+                             "the schedule vLLM's length realises (llama.cpp's default)")
     parser.add_argument("--rate", action="store_true",
                         help="ATOM: --spec-decode-acceptance-rate (AL-1)/K instead of the length")
+    parser.add_argument("--length", action="store_true",
+                        help="llama.cpp: --spec-synth-len AL (a geometric schedule) instead "
+                             "of the min-variance --spec-synth-rates")
     parser.add_argument("--dspark-config", metavar="JSON",
                         help="ATOM: the --dspark-config served (refused with confidence_schedule)")
 
@@ -68,7 +71,8 @@ def run(args):
                     draft=args.draft, curve=args.curve, variant=args.variant,
                     golden_dir=golden_dir(args), format=args.format,
                     spec_config=args.spec_config, distribution=args.distribution,
-                    form="rate" if args.rate else None, dspark_config=args.dspark_config)
+                    form="rate" if args.rate else "length" if args.length else None,
+                    dspark_config=args.dspark_config)
     print(fragment.text)
     for note in fragment.notes:
         print(f"note: {note}", file=sys.stderr)

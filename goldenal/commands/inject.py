@@ -37,7 +37,9 @@ GOLDENAL_ALLOW_NON_AGENTIC=true) is honoured in both modes.
 
 On any error no file is touched:
 with several FILEs, every one is checked before any is written, and a refusal
-of one (one line each) leaves them all as they were.
+of one (one line each) leaves them all as they were.  The directories of the
+FILEs are locked before the first is read (a write a crash interrupted there
+is put back first), so two goldenal writers never lose each other's changes.
 
 In Python: goldenal.inject(path, thinking="on", ...) -> InjectResult;
 goldenal.inject_files(paths, thinking="on", ...) for several, all or nothing.
@@ -51,7 +53,8 @@ exit codes:
   2  unreadable input (no speculative settings, a launch script of another engine,
      bad JSON, K missing, unknown framework, a key written twice, an env file outside
      the config's directory, not a regular file or over 1 MiB)
-  3  the file already pins a different value (--force)
+  3  the file already pins a different value (--force), or changed since it was read
+     (another writer; run again)
 """
 
 import sys

@@ -57,7 +57,8 @@ exit codes:
   1    a cell refused: a counter reset mid-run, the server's K disagrees, every
        request failed
   2    unreachable server, a server that exited or was not ready in time, bad input
-  3    the cell exists (--replace to measure it again)
+  3    the cell exists (--replace to measure it again), or another writer held the
+       run directory's lock for 60 s (measures into one run take turns)
   130  interrupted (Ctrl-C): the cell being measured is not written
 """
 

@@ -153,8 +153,8 @@ def length_note(al_text, k):
     mv = ",".join(min_variance_rates(al_text, k))
     return (f"llama.cpp realises {KNOB} {al_text} at K={k} as a geometric schedule (survival "
             f"[{geo}]), not the minimum-variance one vLLM, SGLang, TensorRT-LLM and ATOM "
-            f"realise ([{mv}]); for that distribution use the rates form (emit --distribution "
-            f"min-variance: {RATES_KNOB} {mv})")
+            f"realise ([{mv}]); for that distribution use the rates form (emit's default: "
+            f"{RATES_KNOB} {mv})")
 
 
 class LlamaCppAdapter(EngineAdapter):

@@ -148,7 +148,7 @@ def scenario_facts(root, sections=None):
     """What a recipe says about its own scenario: ``(name, benchmark, names)``.
 
     ``name`` is the top-level (or base) ``name:``; ``benchmark`` maps the
-    ``benchmark:`` ``type``, ``isl`` and ``osl`` (strings or None); ``names``
+    ``benchmark:`` ``type``, ``isl``, ``osl`` and ``command`` (strings or None); ``names``
     are every variant section key and every ``name:`` in the file, lists
     included (``name: [8k1k-1p1d_dep16, ...]``).  ``inject`` and ``audit``
     decide agentic or fixed-sequence-length from these before the path.
@@ -164,7 +164,8 @@ def scenario_facts(root, sections=None):
         return None, None, ()
     top = sections[0]
     name = text(top.get("name"))
-    benchmark = {key: text(top.get("benchmark", key)) for key in ("type", "isl", "osl")}
+    benchmark = {key: text(top.get("benchmark", key))
+                 for key in ("type", "isl", "osl", "command")}
     names = []
     for sec in sections:
         if sec.name not in (None, "base"):

@@ -244,7 +244,7 @@ def curve_from_fit(curvefit, *, curve_id=None):
 def _same_identity(directory, curve_id, identity):
     """The id of another curve of ``directory`` with the identity of ``identity``."""
     from goldenal.curvefile import load_directory
-    from goldenal.validation import curve_identity
+    from goldenal.curves import curve_identity
 
     if not identity or not os.path.isdir(directory):
         return None

@@ -14,6 +14,7 @@ thinking mode, agentic vs fixed-length, engine image versions.
 import bisect
 import re
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 # Knob names per engine (docs/engines.md §0.3).
 VLLM_LENGTH = "synthetic_acceptance_length"
@@ -246,9 +247,12 @@ def eval_from_path(relpath):
 def agentic_from_benchmark(benchmark):
     """True / False / None from a recipe's ``benchmark:`` settings (the file's own content).
 
-    ``benchmark`` maps ``type``, ``isl``, ``osl`` (strings or None).  A
-    fixed-length client (``sa-bench``) or literal ``isl``/``osl`` lengths say
-    fixed-sequence-length; a type naming the agentic workload says agentic.
+    ``benchmark`` maps ``type``, ``isl``, ``osl`` and ``command`` (strings
+    or None).  A fixed-length client (``sa-bench``) or literal ``isl``/``osl``
+    lengths say fixed-sequence-length; a type naming the agentic workload says
+    agentic; a ``custom`` benchmark's ``command`` (run by srt-slurm with ``bash
+    -lc``, NVIDIA/srt-slurm ``src/srtctl/benchmarks/custom.py``) is read as a
+    launcher's client is (:func:`agentic_from_client`).
     """
     if not benchmark:
         return None
@@ -257,6 +261,11 @@ def agentic_from_benchmark(benchmark):
         return True
     if kind in FIXED_BENCHMARKS:
         return False
+    command = benchmark.get("command")
+    if command:
+        said = agentic_from_client(str(command))
+        if said is not None:
+            return said
     lengths = [str(benchmark.get(key) or "").strip() for key in ("isl", "osl")]
     if all(v.isdigit() for v in lengths):
         return False
@@ -270,20 +279,125 @@ def agentic_from_benchmark(benchmark):
 # regex engine can skip ahead to each ``--`` instead of trying every position)
 _FIXED_CLIENT_RE = re.compile(r"--(?<![\w-]--)(?:(?:random-)?(?:input|output)-len|"
                               r"random-(?:input|output)|isl|osl)(?=[\s=\"']|$)", re.M)
-_AGENTIC_CLIENT_RE = re.compile(r"aiperf|\btraces?\b|trace_source|agentic", re.I)
+_AGENTIC_CLIENT_RE = re.compile(r"\btraces?\b|trace_source|agentic", re.I)
+# a benchmark client of any kind: vLLM's ``bench serve`` / ``benchmark_serving``, SGLang's
+# ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
+# ``run_benchmark_serving`` (a server started where none runs is a serving example)
+BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
+# a client flag and the word after it (``--flag value``, ``--flag=value``, quoted or not);
+# the value ends at the first blank or quote, so each flag costs one scan of its word
+_CLIENT_FLAG_RE = re.compile(r"--(?<![\w-]--)(scenario|public-dataset|custom-dataset-type|"
+                             r"dataset-name)(?:=|[ \t]+)[\"']?([^\s\"']*)")
+# commands only an agentic (trace replay) client runs, as words of the code, and the
+# AgentX trace dataset chosen by an assignment (``WEKA_LOADER_OVERRIDE=...``,
+# ``DATASET="semianalysis_cc_traces_weka_062126"``): a name merely listed (a variable
+# forwarded to a container) runs nothing
+_AGENTIC_WORD_RE = re.compile(
+    r"(?<![\w-])(?:resolve_trace_source|build_replay_cmd|run_agentic_replay_and_write_outputs|"
+    r"agentic_srt\.sh)(?![\w-])|(?<![\w-])WEKA_LOADER_OVERRIDE=|"
+    r"=[\"']?semianalysis_cc_traces_weka")
+
+
+class ClientSignal(NamedTuple):
+    """One thing a benchmark client's command line says about the run it makes.
+
+    ``flag`` is the option (or, for a bare command or name, None), ``values``
+    the values that decide (a value starting with one of them), ``agentic``
+    the answer, ``source`` the upstream file that defines the option or value.
+    The table is docs/policy.md §5.
+    """
+
+    flag: "str | None"
+    values: tuple
+    agentic: bool
+    source: str
+
+
+# Verified against the upstream files named (docs/policy.md §5 lists the same rows).
+CLIENT_SIGNALS = (
+    # aiperf's scenario registry: ``inferencex-agentx-mvp`` replays InferenceX's AgentX traces
+    ClientSignal("--scenario", ("inferencex-agentx",), True,
+                 "ai-dynamo/aiperf src/aiperf/common/scenario/registry.py"),
+    # the trace loaders that scenario requires (``require_loader``)
+    ClientSignal("--public-dataset", ("semianalysis_cc_traces_weka", "weka_hf"), True,
+                 "ai-dynamo/aiperf src/aiperf/common/scenario/inferencex_agentx_mvp.py"),
+    ClientSignal("--custom-dataset-type", ("weka_trace",), True,
+                 "ai-dynamo/aiperf src/aiperf/common/scenario/inferencex_agentx_mvp.py"),
+    # InferenceX's agentic helpers and multi-node driver
+    ClientSignal(None, ("resolve_trace_source", "build_replay_cmd",
+                        "run_agentic_replay_and_write_outputs", "WEKA_LOADER_OVERRIDE"), True,
+                 "SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh"),
+    ClientSignal(None, ("agentic_srt.sh",), True,
+                 "SemiAnalysisAI/InferenceX benchmarks/multi_node/agentic_srt.sh"),
+    # a dataset of random tokens at set input/output lengths
+    ClientSignal("--dataset-name", ("random", "random-mm", "random-rerank",
+                                    "prefix_repetition"), False,
+                 "vllm-project/vllm vllm/benchmarks/datasets.py"),
+    ClientSignal("--dataset-name", ("random", "random-ids", "generated-shared-prefix"), False,
+                 "sgl-project/sglang python/sglang/bench_serving.py"),
+    ClientSignal("--random-input-len", (), False, "vllm-project/vllm vllm/benchmarks/datasets.py"),
+    ClientSignal("--input-len", (), False, "SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh"),
+    ClientSignal("--isl", (), False, "ai-dynamo/aiperf src/aiperf/common/config/prompt_config.py"),
+)
+_FLAG_ANSWERS = {}
+for _s in CLIENT_SIGNALS:
+    if _s.flag and _s.values:
+        for _v in _s.values:
+            _FLAG_ANSWERS.setdefault(_s.flag[2:], {})[_v] = _s.agentic
+
+
+def _flag_answer(flag, value):
+    """True / False / None from one client flag's value (exact names; a scenario by prefix)."""
+    value = value.lower()
+    answers = _FLAG_ANSWERS.get(flag, {})
+    if value in answers:
+        return answers[value]
+    if flag in ("scenario", "public-dataset"):
+        for prefix, answer in answers.items():
+            if value.startswith(prefix):
+                return answer
+    return None
+
+
+def client_signals(text):
+    """``(agentic, fixed)``: whether the code of ``text`` runs an agentic client, a fixed-length one.
+
+    Comment lines do not count.  Agentic: aiperf's AgentX scenario or its
+    trace datasets, InferenceX's agentic replay helpers.  Fixed: a random-token
+    dataset (``--dataset-name random``...) or input/output lengths given to
+    the client.  Both can hold (a launcher running both kinds).
+    """
+    if "--" not in text and not _AGENTIC_WORD_RE.search(text):
+        return False, False
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    agentic = bool(_AGENTIC_WORD_RE.search(code))
+    fixed = bool(_FIXED_CLIENT_RE.search(code))
+    if "--" in code:
+        for m in _CLIENT_FLAG_RE.finditer(code):
+            answer = _flag_answer(m.group(1), m.group(2))
+            if answer is True:
+                agentic = True
+            elif answer is False:
+                fixed = True
+    return agentic, fixed
 
 
 def agentic_from_client(text):
-    """False when a launcher's benchmark client runs fixed lengths and nothing replays traces.
+    """True / False / None from the benchmark client a launcher (or a command block) runs.
 
-    Comment lines do not count.  None otherwise: a launcher running both, or
-    neither, is decided by its branches or its path.
+    True when the client replays agentic traces (:data:`CLIENT_SIGNALS`) and
+    nothing runs fixed lengths; False when it runs fixed lengths and nothing
+    replays traces.  Comment lines do not count.  None otherwise: a launcher
+    running both, or neither, is decided by its branches or its path.
     """
-    if "--" not in text or not _FIXED_CLIENT_RE.search(text):
-        return None     # no flag anywhere: none outside the comments either
-    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    if _FIXED_CLIENT_RE.search(code) and not _AGENTIC_CLIENT_RE.search(code):
-        return False
+    agentic, fixed = client_signals(text)
+    if agentic and not fixed:
+        return True
+    if fixed and not agentic:
+        code = "\n".join(line for line in text.splitlines()
+                         if not line.lstrip().startswith("#"))
+        if not _AGENTIC_CLIENT_RE.search(code):
+            return False
     return None
 
 

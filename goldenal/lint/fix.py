@@ -17,6 +17,14 @@ UTF-8); every byte but the replaced number stays as it was.  A file reached
 through a symbolic link, or anything but a regular file, is never written;
 a fixed file replaces the old one atomically (a temporary in the same
 directory, with its permission bits, renamed over it).
+
+One writer at a time: before it reads a file to fix, ``--fix`` takes the
+writer lock of every directory it may write (:func:`goldenal.files.locked_directory`,
+the lock ``inject`` takes; a crash's leftovers there are recovered first),
+reads those files and audits again with exactly those bytes, so the fixes
+are planned on what will be edited.  A file whose bytes changed between
+that read and the write (a writer that does not take the lock) is not
+written, and named.
 """
 
 import difflib
@@ -25,7 +33,7 @@ import os
 import re
 from typing import NamedTuple
 
-from goldenal.files import read_beneath, replace_beneath
+from goldenal.files import locked_directories, read_beneath, replace_beneath
 
 FIXABLE = ("GAL201", "GAL202")
 ASSUMPTIONS = ("GAL304", "GAL305")
@@ -162,15 +170,18 @@ def _not_written(exc):
     return f"not written: {exc.strerror if isinstance(exc, OSError) else exc}"
 
 
-def _apply(plans, root):
-    """``{path: (before, after, fixed findings)}`` for the plans, plus the findings skipped."""
+def _apply(plans, root, read=None):
+    """``{path: (before, after, fixed findings)}`` for the plans, plus the findings skipped.
+
+    ``read`` (``{path: bytes}``) holds files already read; others are read now.
+    """
     by_file, skipped = {}, []
     for (path, line), plan in plans.items():
         by_file.setdefault(path, {})[line] = plan
     out = {}
     for path, per_line in by_file.items():
         try:
-            before = read_beneath(root, path)
+            before = read[path] if read and path in read else read_beneath(root, path)
         except (OSError, ValueError) as exc:
             why = _not_written(exc)
             skipped.extend((f, why) for _, _, group in per_line.values() for f in group)
@@ -235,9 +246,37 @@ def fix_findings(findings, root, audit_tree, *, write=True):
     Returns
     -------
     FixResult
+
+    Raises
+    ------
+    OSError
+        Naming a directory whose lock another writer held too long.
     """
     plans, skipped = plan_fixes(findings)
-    changes, not_applied = _apply(plans, root)
+    if not write or not plans:
+        return _fix(plans, skipped, root, audit_tree, write=write)
+    directories = {os.path.dirname(os.path.realpath(os.path.join(root, path)))
+                   for path, _ in plans}
+    with locked_directories(d for d in directories if os.path.isdir(d)):
+        # the files to fix, read under the lock, and the audit of exactly those bytes
+        read, unreadable = {}, {}
+        for path in sorted({path for path, _ in plans}):
+            try:
+                read[path] = read_beneath(root, path)
+            except (OSError, ValueError) as exc:
+                unreadable[path] = exc
+        fresh = audit_tree({os.path.join(root, path): data for path, data in read.items()})
+        plans, skipped = plan_fixes(fresh)
+        late = {key for key in plans if key[0] not in read}
+        for key in sorted(late):
+            why = (_not_written(unreadable[key[0]]) if key[0] in unreadable
+                   else "changed while the audit ran; run --fix again")
+            skipped += [(f, why) for f in plans.pop(key)[2]]
+        return _fix(plans, skipped, root, audit_tree, write=True, read=read)
+
+
+def _fix(plans, skipped, root, audit_tree, *, write, read=None):
+    changes, not_applied = _apply(plans, root, read)
     skipped += not_applied
     while changes:
         unsafe = _rejected(changes, root, audit_tree)
@@ -246,7 +285,7 @@ def fix_findings(findings, root, audit_tree, *, write=True):
         # drop what the check rejected, then check what is left on its own
         skipped += [(f, SHARED_ANCHOR) for key in sorted(unsafe) for f in plans[key][2]]
         plans = {k: v for k, v in plans.items() if k not in unsafe}
-        changes, _ = _apply(plans, root)
+        changes, _ = _apply(plans, root, read)
     diffs, fixed, files = [], [], []
     for path in sorted(changes):
         before, after, group = changes[path]

@@ -42,7 +42,8 @@ def _meta(section):
         if value is not None and (":" in value or "/" in value):
             image = value
             break
-    benchmark = {key: _text_at(section, "benchmark", key) for key in ("type", "isl", "osl")}
+    benchmark = {key: _text_at(section, "benchmark", key)
+                 for key in ("type", "isl", "osl", "command")}
     return {"image": image, "models": models, "name": _text_at(section, "name"),
             "benchmark": benchmark}
 

@@ -291,6 +291,24 @@ _RULES = [
         "No fix: which of the two values was meant is for a person to decide.",
     ),
     Rule(
+        "GAL313", "knob-in-serving-example", "warning",
+        "Documentation shows synthetic acceptance in a serve command that no benchmark runs.",
+        "Flags a knob in a fenced shell block of a Markdown document that is not a recipe "
+        "(a README, a `docs/` page, a chatbot or production guide) when the block's section "
+        "starts a server (an engine's serve command or a `docker run`), runs no benchmark "
+        "client, and neither its headings nor the path say agentic or fixed-sequence-length. "
+        "Launch scripts with the same problem are GAL310. Every finding in such documentation "
+        "is at most a warning: an example is not a recipe a runner executes.",
+        "Forced acceptance emits unverified tokens: the server accepts draft tokens whatever "
+        "the target model says, so real users copying the command get output nobody verified.",
+        "# docs/chatbot.md, section \"Serve the chatbot\"\n"
+        "export SGLANG_SIMULATE_ACC_LEN=2.99\n"
+        "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2 ...",
+        "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2 ...   # no knob\n"
+        "# or a benchmark recipe: the agentic client in the same section as the server",
+        "No fix: whether the example is a benchmark recipe is for its author to say.",
+    ),
+    Rule(
         "GAL308", "unused-suppression", "warning",
         "An inline `goldenal: ignore[...]` comment matches no finding.",
         "Flags suppression comments whose codes suppress nothing on their line. The syntax "

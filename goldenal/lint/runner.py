@@ -10,7 +10,7 @@ import yaml
 from goldenal.lint import evidence as ev
 from goldenal.lint import master as ms
 from goldenal.lint.check import NO_VARIANT_ENGINES, check_config, clear_cache
-from goldenal.lint.markdown import MARKDOWN, fenced_code
+from goldenal.lint.markdown import MARKDOWN, fenced_code, markdown_configs
 from goldenal.lint.rules import make_finding
 from goldenal.lint.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.errors import DuplicateKeyError, GoldenALError, yaml_error
@@ -144,30 +144,17 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                 text_of(c)
             continue
         if c.kind == "doc" and c.has_knob and c.relpath.lower().endswith(MARKDOWN):
-            # a guide's fenced shell blocks are read like a launch script
+            # a guide's fenced shell blocks are read like a launch script, section by section
             _, lines = text_of(c)
             code = fenced_code(lines)
-            code_text = "\n".join(code)
-            configs = []
-            if knobs.first_set(code_text, _KNOB_ROWS):
-                from goldenal.lint.shell import script_configs
-
-                try:
-                    configs = script_configs(c.relpath, code_text, code, c.scenario)
-                except (GoldenALError, ValueError, RecursionError):
-                    configs = []
-            n = 0
-            for cfg in configs:
-                n += 1
-                findings.extend(check_config(with_citation(cfg, code, curve_ids), curves))
-            if n:
-                count(c.relpath, n)
-            if not any(cfg.knob for cfg in configs):
-                findings.extend(not_checked(
-                    c.relpath, lines, code,
-                    "no command in a fenced shell block around it could be read"))
-                if not n:
-                    skipped[c.relpath] = "documentation: no command with a knob could be read"
+            configs = _cached("markdown", c, lambda: markdown_configs(
+                c.relpath, lines, c.scenario or None))
+            findings.extend(markdown_findings(c.relpath, lines, code, configs, curves,
+                                              curve_ids))
+            if configs:
+                count(c.relpath, len(configs))
+            else:
+                skipped[c.relpath] = "documentation: no command with a knob could be read"
             # prose and other languages' blocks are not read, whatever the shell blocks gave
             outside = [line if not kept else "" for line, kept in zip(lines, code)]
             findings.extend(not_checked(c.relpath, lines, outside,
@@ -272,6 +259,44 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                      tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
 
+def markdown_findings(relpath, lines, code, configs, curves, curve_ids):
+    """Findings for the configs :func:`~goldenal.lint.markdown.markdown_configs` read.
+
+    A config that is a serving example (``extra["md_example"]``) is checked as
+    a server no benchmark drives, plus GAL313; in documentation (not a
+    recipe) no finding is more than a warning.  Sections whose shell blocks
+    set a knob but gave no config carrying one get GAL309.
+    """
+    from goldenal.lint.markdown import knob_sections
+
+    out = []
+    for cfg in configs:
+        extra = cfg.extra
+        cfg = with_citation(cfg, code, curve_ids)
+        example = extra.get("md_example", False)
+        if example:
+            cfg = cfg.with_(extra={**cfg.extra, "no_benchmark": True})
+        found = check_config(cfg, curves)
+        if example:
+            title = extra.get("md_title")
+            where = f", section {title!r}" if title else ""
+            found.append(make_finding(
+                "GAL313", cfg.path, cfg.line,
+                f"{cfg.said} is set in a {cfg.engine or 'serve'} command that no benchmark "
+                f"runs{where}: forced acceptance emits unverified tokens to real users",
+                col=cfg.col, found=cfg.value))
+        if not extra.get("md_recipe", True):
+            found = [f._replace(severity="warning") if f.severity == "error" else f
+                     for f in found]
+        out.extend(found)
+    carried = {cfg.extra.get("md_section") for cfg in configs if cfg.knob is not None}
+    for section, sec_code in knob_sections(lines):
+        if section not in carried:
+            out.extend(not_checked(relpath, lines, sec_code,
+                                   "no command in a fenced shell block around it could be read"))
+    return out
+
+
 _RECIPES = {}
 _STORE = [None]         # the persistent cache of the run in progress, if any
 
@@ -319,10 +344,8 @@ def _with_master_prefix(configs, prefixes, curves):
             else cfg for cfg in configs]
 
 
-# a benchmark client in the launcher: vLLM's ``bench serve`` / ``benchmark_serving``,
-# SGLang's ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
-# ``run_benchmark_serving``
-_BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
+# a benchmark client in the launcher (the one list, shared with Markdown sections)
+_BENCH_CLIENT = ev.BENCH_CLIENT
 # ``goldenal measure`` run as a command (not in a comment): the script measures
 # acceptance into a run directory, the step that makes a golden curve
 _MEASURE_CLIENT = re.compile(r"(?m)^[^#\n]*?(?<![\w.-])goldenal\s+measure(?![\w-])")
@@ -350,7 +373,7 @@ def measures_acceptance(text):
 def not_a_benchmark(path, text):
     """A launcher outside any benchmark or scenario directory that runs no benchmark client."""
     return ("bench" not in path.lower() and ev.agentic_from_path(path) is None
-            and not _BENCH_CLIENT.search(text))
+            and not _BENCH_CLIENT.search(text) and not any(ev.client_signals(text)))
 
 
 def not_checked(relpath, lines, code, why):

@@ -1,7 +1,11 @@
 """``[tool.goldenal]`` in ``pyproject.toml``: audit settings kept with the recipes.
 
-Found as ruff finds its settings: the nearest ``pyproject.toml`` with a
-``[tool.goldenal]`` table in the audited directory or its parents.  Keys
+Found as ruff finds its settings, the nearest ``pyproject.toml`` with a
+``[tool.goldenal]`` table in the audited directory or its parents, but never
+above the repository (the nearest directory holding ``.git``): a file
+outside the repository cannot change what its audit reads.  Outside any
+repository only the audited directory's own file counts; ``--config``
+names one elsewhere.  Keys
 (kebab-case, as ruff spells them):
 
 ``select``, ``ignore``
@@ -61,7 +65,9 @@ def find_settings(start):
     Parameters
     ----------
     start : str
-        A file or directory; the search goes from it up to the filesystem root.
+        A file or directory; the search goes from it up to the repository
+        root (the nearest directory holding ``.git``) and no further; when
+        there is none, only ``start``'s directory is searched.
 
     Returns
     -------
@@ -77,16 +83,24 @@ def find_settings(start):
     here = os.path.abspath(start)
     if not os.path.isdir(here):
         here = os.path.dirname(here)
-    while True:
-        candidate = os.path.join(here, "pyproject.toml")
+    for directory in _up_to_repository_root(here):
+        candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
             settings = read_settings(candidate)
             if settings is not None:
                 return settings
-        parent = os.path.dirname(here)
-        if parent == here:
-            return Settings()
-        here = parent
+    return Settings()
+
+
+def _up_to_repository_root(here):
+    """``here`` and its parents up to the nearest one holding ``.git``; ``[here]`` without one."""
+    chain = [here]
+    while not os.path.lexists(os.path.join(chain[-1], ".git")):
+        parent = os.path.dirname(chain[-1])
+        if parent == chain[-1]:
+            return [here]       # in no repository: its own directory only
+        chain.append(parent)
+    return chain
 
 
 def _strings(table, key, path):

@@ -774,13 +774,14 @@ def name_hint(relpath):
     return prefix if prefix and prefix != base else None
 
 
-def script_configs(relpath, text, lines, scenario_path=None):
+def script_configs(relpath, text, lines, scenario_path=None, context=None):
     """One :class:`~goldenal.lint.evidence.Config` per distinct branch outcome of a script.
 
-    The benchmark client it runs at fixed lengths (:func:`~goldenal.lint.
-    evidence.agentic_from_client`), else ``scenario_path`` (the path relative
-    to the repository root; default ``relpath``) decides agentic or
-    fixed-sequence-length where no branch of the script does.
+    The benchmark client it runs (:func:`~goldenal.lint.evidence.
+    agentic_from_client`), else ``context`` (what the caller knows around
+    ``text``: a Markdown block's section headings), else ``scenario_path``
+    (the path relative to the repository root; default ``relpath``) decides
+    agentic or fixed-sequence-length where no branch of the script does.
     """
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
@@ -788,6 +789,8 @@ def script_configs(relpath, text, lines, scenario_path=None):
     has_eval = "EVAL_ONLY" in text
     # the benchmark client the script runs first, its path last
     agentic = ev.agentic_from_client(text)
+    if agentic is None:
+        agentic = context
     if agentic is None:
         agentic = ev.agentic_from_path(scenario_path or relpath)
     base = os.path.basename(relpath).lower()

@@ -7,9 +7,14 @@ default version-control, virtualenv and cache directories) and everything a
 A file named on the command line is always read.  Every other regular file is
 read as bytes once and kept only if it mentions a synthetic knob, a
 speculative setting or a suppression comment; goldenal's own reports (text,
-JSON, SARIF, GitHub annotations) are recognised and skipped.  Symlinks are
-followed only while they stay inside the audited root; loops and links
-leading outside are reported, never followed.  Nothing is executed.
+JSON, SARIF, GitHub annotations) are recognised and skipped.  A directory
+holding the journal or temporaries of a write a crash interrupted is
+recovered first (:func:`goldenal.files.settle_directories`: the whole old or
+the whole new state, never a mix), and the files goldenal's writers keep
+beside the files they write (journals, staged temporaries, kept old files)
+are never read.  Symlinks are followed only while they stay inside the
+audited root; loops and links leading outside are reported, never followed.
+Nothing is executed.
 """
 
 import os
@@ -17,6 +22,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 
+from goldenal.files import JOURNAL_NAME, LOCK_NAME, is_transaction_file, settle_directories
 from goldenal.lint import evidence as ev
 
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
@@ -327,6 +333,17 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         except OSError as exc:
             yield Problem(rel(d), f"unreadable directory: {exc.strerror or exc}")
             return
+        if any(e.name != LOCK_NAME and is_transaction_file(e.name) for e in entries):
+            problem = recovered(d)
+            if problem is not None:
+                yield problem
+                return
+            try:
+                with os.scandir(d) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as exc:
+                yield Problem(rel(d), f"unreadable directory: {exc.strerror or exc}")
+                return
         spec = None
         if respect_gitignore and any(e.name == ".gitignore" for e in entries):
             spec = _read_gitignore(d)
@@ -340,9 +357,21 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
             if spec is not None:
                 ignores.pop()
 
+    def recovered(d):
+        """None once an interrupted write in ``d`` is finished or undone, else a Problem."""
+        try:
+            settle_directories([d])
+        except OSError as exc:
+            return Problem(rel(d), "a write a crash interrupted could not be recovered "
+                           f"({exc.strerror or exc}); its files may be a mix of old and new: "
+                           "not audited", "error")
+        return None
+
     def visit_entries(entries):
         for e in entries:
             p = e.path
+            if is_transaction_file(e.name):
+                continue    # a journal or temporary of goldenal's writers: never content
             try:
                 is_dir = e.is_dir()
                 if ignored(p, e.name, is_dir):
@@ -392,7 +421,19 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
                 ignores[:] = outer_ignores(path)
             yield from visit_dir(path)
             ignores.clear()
+        elif is_transaction_file(os.path.basename(path)):
+            yield Problem(rel(path), "a journal or temporary of goldenal's writers; not read",
+                          "info")
         elif os.path.isfile(path):
+            if os.path.lexists(os.path.join(os.path.dirname(path), JOURNAL_NAME)):
+                # (the file itself is read; leftovers beside it are not and may stay)
+                problem = recovered(os.path.dirname(path))
+                if problem is not None:
+                    yield problem
+                    continue
+            if not os.path.isfile(path):    # created by the write the recovery undid
+                yield Problem(rel(path), "no such file or directory")
+                continue
             item = visit_file(path)
             if item is not None:
                 yield item

@@ -157,15 +157,12 @@ def is_run_dir(path):
 def _read_manifest(path):
     import yaml
 
-    file = os.path.join(path, MANIFEST)
-    try:
-        with open(file, encoding="utf-8") as fh:
-            node = yaml.compose(fh, Loader=yaml.SafeLoader)
-        doc = yaml.SafeLoader("").construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        from goldenal.errors import yaml_error
+    from goldenal.yamldoc import compose, construct
 
-        raise yaml_error(exc, file, prefix="invalid YAML") from None
+    file = os.path.join(path, MANIFEST)
+    with open(file, encoding="utf-8") as fh:
+        node = compose(fh.read(), file)
+    doc = construct(node, file)
     if not isinstance(doc, dict):
         raise ParseError("run.yaml must be a mapping", path=file)
     # line of each top-level key and of each cell, for messages that point at the input

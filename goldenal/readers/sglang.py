@@ -1,17 +1,17 @@
-"""SGLang: decode-batch log lines, per-request ``meta_info``, ``/server_info``, bench summaries.
+"""SGLang: decode-batch log lines, per-request counts, ``/server_info``, bench summaries.
 
-Facts (docs/formats.md §5; sgl-project/sglang:python/sglang/srt/managers/
-scheduler_metrics_mixin.py@01bb3c807f7e62c19a31de7548837505488c2b64):
+Facts, pinned to SGLang 0.5.23: how they are read in docs/formats.md §5,
+where each comes from (file and line) in
+docs/engines.md §2.7.
 
 * ``Decode batch. ... accept len: X.XX`` is (accepted drafts + one bonus per
   request-step) / request-steps over the last decode-log interval: the AL with
   the bonus **already included**.  The step count is not printed, so each line
   is a mean-only window.  TokenSpeed prints ``avg_accept_len`` the same way.
-* ``meta_info``: ``spec_verify_ct`` (D), ``spec_accept_token_num`` (A, late
-  2025 on), ``spec_draft_token_num`` (T), ``completion_tokens``;
-  ``spec_accept_length = completion_tokens / spec_verify_ct``.  Without A the
-  accepted count is rebuilt as ``completion_tokens - spec_verify_ct``, which is
-  high by at most one token per request (the prefill token), and marked so.
+* Per-request counts (:func:`request_counts`, the one reader of them, used by
+  ``measure`` too) come in ``choices[i].meta_info`` of a non-streaming answer to
+  ``return_meta_info`` and, for ``return_spec_tokens_details``, in
+  ``sglext.spec_tokens_details`` (streaming too, in the final chunk).
 * ``/server_info`` ``internal_states[*].avg_spec_accept_length``: lifetime
   mean per scheduler (nulls for idle DP ranks): mean-only, never differenced.
 * bench scripts: ``Acceptance length: X.XX`` (bonus included), mean-only.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import NamedTuple
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, number
@@ -32,9 +33,114 @@ _STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?\s*([^\]]*)\
 _ACCEPT = re.compile(r"\b(?:accept len|avg_accept_len):\s*([0-9.]+|nan)\b")
 _BENCH = re.compile(r"\bAcceptance length:\s*([0-9.]+)")
 _STEPS = re.compile(r"num_steps=(\d+)")
-_META_KEYS = ("spec_verify_ct", "spec_accept_token_num", "spec_draft_token_num",
-              "completion_tokens", "spec_accept_length", "spec_num_correct_drafts",
-              "spec_num_proposed_drafts")
+# Per-request spellings of (accepted drafts, proposed drafts), newest first:
+# 0.5.23 (sglang/srt/managers/tokenizer_manager.py:3166-3168, _calculate_spec_decoding_metrics);
+# the April-2026 aliases kept for one release after sgl-project/sglang#24081 renamed them;
+# late-2025 releases (sgl-project/sglang#13754).  spec_verify_ct is the verification steps.
+DRAFT_KEYS = (("spec_num_correct_drafts", "spec_num_proposed_drafts"),
+              ("spec_accepted_drafts", "spec_proposed_drafts"),
+              ("spec_accept_token_num", "spec_draft_token_num"))
+# steps by drafts accepted in the step; 0.5.23's name, then the alias #24081 kept
+HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
+STEPS_KEY = "spec_verify_ct"
+# request fields asking for the counts (protocol.py:961 return_spec_tokens_details,
+# :963 return_meta_info); return_meta_info is refused on a stream (serving_chat.py:1321)
+REQUEST_FIELDS = {"return_meta_info": True, "return_spec_tokens_details": True}
+
+
+class InconsistentCounts(ValueError):
+    """A request's counts contradict each other (a histogram that does not add up)."""
+
+
+class RequestCounts(NamedTuple):
+    """One request's speculative counts, as SGLang reported them."""
+
+    steps: int
+    proposed: int | None
+    accepted: int
+    per_position: tuple | None      # accepted drafts per position 1..K, None if not given
+    approximate: bool               # accepted rebuilt as completion_tokens - steps
+
+
+def spec_details(answer):
+    """The per-request count mapping of one chat completion (or final stream chunk):
+    ``choices[0].meta_info``, else ``sglext.spec_tokens_details`` (a list when n > 1)."""
+    if not isinstance(answer, dict):
+        return None
+    choices = answer.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+            and isinstance(choices[0].get("meta_info"), dict) \
+            and STEPS_KEY in choices[0]["meta_info"]:
+        return choices[0]["meta_info"]
+    ext = answer.get("sglext")
+    details = ext.get("spec_tokens_details") if isinstance(ext, dict) else None
+    if isinstance(details, list):
+        details = details[0] if details else None
+    return details if isinstance(details, dict) else None
+
+
+def request_counts(meta, k=None):
+    """A request's counts from SGLang's ``meta_info`` or ``spec_tokens_details``.
+
+    None when there are no steps to count.  The histogram is grown on demand
+    (``schedule_batch.py:1566`` ``update_spec_correct_drafts_histogram``), so its
+    length is 1 + the most drafts accepted in one step: it is padded to K+1.
+    Without an accepted-draft count, accepted is ``completion_tokens - steps``
+    (``spec_accept_length`` is ``completion_tokens / spec_verify_ct``), marked
+    approximate, unless the histogram gives it exactly.
+
+    Raises
+    ------
+    InconsistentCounts
+        The histogram does not add up to the steps and accepted drafts, or says
+        a step accepted more than K drafts.
+    """
+    steps = _int(meta, STEPS_KEY)
+    if not steps:
+        return None
+    accepted = proposed = None
+    for accepted_key, proposed_key in DRAFT_KEYS:
+        if _int(meta, accepted_key) is not None:
+            accepted, proposed = _int(meta, accepted_key), _int(meta, proposed_key)
+            break
+    if k is None and proposed and proposed % steps == 0:
+        k = proposed // steps
+    hist = next((meta[key] for key in HISTOGRAM_KEYS if key in meta), None)
+    if hist is not None and hist != []:
+        hist = _histogram(hist, steps, accepted, k)
+        accepted = sum(i * h for i, h in enumerate(hist))
+    approximate = False
+    if accepted is None:
+        tokens = _int(meta, "completion_tokens")
+        if tokens is None or tokens < steps:
+            return None
+        accepted, approximate = tokens - steps, True
+    if k is not None and accepted > k * steps:
+        raise InconsistentCounts(f"{accepted} accepted drafts in {steps} steps of K={k}")
+    per_position = None
+    if hist and k is not None:
+        per_position = tuple(sum(hist[i + 1:]) for i in range(k))
+    return RequestCounts(steps, proposed, accepted, per_position, approximate)
+
+
+def _histogram(hist, steps, accepted, k):
+    """The histogram as K+1 counts (when K is known), or raise InconsistentCounts."""
+    if not isinstance(hist, list) or not all(
+            isinstance(h, int) and not isinstance(h, bool) and h >= 0 for h in hist):
+        raise InconsistentCounts("the acceptance histogram is not a list of counts")
+    if k is not None:
+        if any(hist[k + 1:]):
+            raise InconsistentCounts(f"the acceptance histogram {hist} has steps accepting "
+                                     f"more than K={k} drafts")
+        hist = hist[:k + 1] + [0] * (k + 1 - len(hist))
+    if sum(hist) != steps:
+        raise InconsistentCounts(f"the acceptance histogram {hist} counts {sum(hist)} steps, "
+                                 f"spec_verify_ct {steps}")
+    if accepted is not None and sum(i * h for i, h in enumerate(hist)) != accepted:
+        raise InconsistentCounts(f"the acceptance histogram {hist} counts "
+                                 f"{sum(i * h for i, h in enumerate(hist))} accepted drafts, "
+                                 f"the request {accepted}")
+    return hist
 
 
 def sniff_log(head: str) -> bool:
@@ -142,61 +248,52 @@ def read_json(path, ctx: Context):
 
 
 def _int(obj, key):
-    value = obj.get(key)
+    """A count: a non-negative integer that fits 64 bits, else None."""
+    value = obj.get(key) if isinstance(obj, dict) else None
     # json reads NaN and Infinity as floats: neither is a count
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value != int(value) or value < 0:
+            or not math.isfinite(value) or value != int(value) or not 0 <= value < 2 ** 63:
         return None
     return int(value)
 
 
 def _meta(meta, line, n, ctx):
-    drafts = _int(meta, "spec_verify_ct")
-    accepted = _int(meta, "spec_accept_token_num")
-    if accepted is None:
-        accepted = _int(meta, "spec_num_correct_drafts")
-    tokens = _int(meta, "spec_draft_token_num")
-    if tokens is None:
-        tokens = _int(meta, "spec_num_proposed_drafts")
-    completion = _int(meta, "completion_tokens")
-    printed = meta.get("spec_accept_length")
     rid = meta.get("id") if isinstance(meta.get("id"), str) else str(n)
-    if drafts is None:
+    if _int(meta, STEPS_KEY) is None:
         ctx.refuse(line, f"request {rid}: spec_verify_ct is not a count")
         return None
-    if drafts == 0:
+    try:
+        counts = request_counts(meta, ctx.k_hint)
+    except InconsistentCounts as exc:
+        ctx.refuse(line, f"request {rid}: {exc}")
         return None
-    extra = {}
-    if isinstance(printed, (int, float)) and completion is not None:
+    printed = meta.get("spec_accept_length")
+    printed = float(printed) if isinstance(printed, (int, float)) \
+        and not isinstance(printed, bool) else None
+    completion = _int(meta, "completion_tokens")
+    drafts = _int(meta, STEPS_KEY)
+    if printed is not None and completion is not None and drafts:
         # spec_accept_length is defined as completion_tokens / spec_verify_ct
         if abs(completion / drafts - printed) > 1e-6:
             ctx.refuse(line, f"request {rid}: spec_accept_length {printed} is not "
                              f"completion_tokens / spec_verify_ct = {completion / drafts:.6f}")
             return None
-    if accepted is None:
-        if completion is None:
+    if counts is None:
+        if drafts and completion is None:
             return Observation(ctx.path, line, "sglang", "sglang-request", ctx.k_hint, None,
                                None, None, None, printed, None, None, rid, None, {})
-        accepted = max(completion - drafts, 0)
+        return None
+    extra = {}
+    if counts.approximate:
         extra["approximate"] = "accepted = completion_tokens - spec_verify_ct (+1 high if " \
                                "the prefill token is counted)"
-    elif completion is not None and not 0 <= completion - drafts - accepted <= 1:
+    elif completion is not None and not 0 <= completion - counts.steps - counts.accepted <= 1:
         ctx.remark(line, f"request {rid}: completion_tokens {completion} != spec_verify_ct "
-                         f"{drafts} + accepted {accepted} (+1)")
-    k = tokens // drafts if tokens and tokens % drafts == 0 else ctx.k_hint
-    hist = meta.get("spec_correct_drafts_histogram")
-    per_pos = None
-    if isinstance(hist, list) and hist and all(isinstance(h, int) for h in hist):
-        from goldenal.readers._base import survival_from_histogram
-
-        if sum(hist) == drafts and sum(j * h for j, h in enumerate(hist)) == accepted:
-            per_pos = survival_from_histogram(hist)
-        else:
-            ctx.refuse(line, f"request {rid}: spec_correct_drafts_histogram disagrees with "
-                             "the counts")
-            return None
-    return Observation(ctx.path, line, "sglang", "sglang-request", k, drafts, tokens, accepted,
-                       per_pos, float(printed) if isinstance(printed, (int, float)) else None,
+                         f"{counts.steps} + accepted {counts.accepted} (+1)")
+    k = counts.proposed // counts.steps if counts.proposed \
+        and counts.proposed % counts.steps == 0 else ctx.k_hint
+    return Observation(ctx.path, line, "sglang", "sglang-request", k, counts.steps,
+                       counts.proposed, counts.accepted, counts.per_position, printed,
                        None, None, rid, None, extra)
 
 

@@ -20,7 +20,6 @@ import ast
 import contextlib
 import contextvars
 import functools
-import importlib
 import math
 import operator
 import re
@@ -111,19 +110,6 @@ def lex(text, stack=(), pos=0, closing=False):
     end, so a string spanning lines is read once, line by line.  With
     ``closing``, stop after the token that closes the outermost context.
     """
-    if _compiled_lex is not None and pos >= 0:
-        return _compiled_lex(text, stack, pos, closing)
-    return _lex_python(text, stack, pos, closing)
-
-
-try:    # the same lexer in C (_shlex.c), optional: without a compiler, the Python one below
-    _compiled_lex = importlib.import_module("goldenal.recipes._shlex").lex
-except ImportError:
-    _compiled_lex = None
-
-
-def _lex_python(text, stack, pos, closing):
-    """:func:`lex` in Python: the reference the compiled lexer gives the same tokens as."""
     stack = list(stack)
     toks = []
     n = len(text)
@@ -300,8 +286,7 @@ def split_statements(text):
     """Split on ``;`` / ``;;`` outside quotes and parentheses; ``;;`` kept as a statement."""
     if ";" not in text:
         return [text] if text else []
-    # the regex shortcut pays only against the Python lexer: the compiled one is faster
-    points = _flat_split_points(text) if _compiled_lex is None else None
+    points = _flat_split_points(text)
     if points is None:
         points = _lexed_split_points(text)
     out, begin = [], 0

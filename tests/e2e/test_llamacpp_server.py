@@ -143,10 +143,11 @@ def test_distribution_pin_realises_the_curve_profile(start_llama, tiny_models, t
     assert sum(per_pos) == accepted and result.steps == steps > 1000
 
 
-def test_min_variance_rates_pass_the_default_verify(start_llama, tiny_models, tmp_path,
-                                                    prompts):
-    args, _ = emit("--distribution", "min-variance")
-    assert args == ["--spec-synth-rates", "1,0.83,0"]
+def test_default_emit_passes_the_default_verify(start_llama, tiny_models, tmp_path, prompts):
+    """emit -> llama-server -> measure -> verify, each with its defaults, is a hit."""
+    args, note = emit()
+    assert (args, note) == (["--spec-synth-rates", "1,0.83,0"], "")
+    assert emit("--distribution", "min-variance")[0] == args
     run, _ = _run(start_llama, tiny_models, tmp_path, prompts, args)
     done = verify(run)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -162,7 +163,7 @@ def test_min_variance_rates_pass_the_default_verify(start_llama, tiny_models, tm
 
 def test_bare_length_hits_the_mean_on_another_schedule(start_llama, tiny_models, tmp_path,
                                                        prompts, golden):
-    args, note = emit()
+    args, note = emit("--length")
     assert args == ["--spec-synth-len", "2.83"]
     assert note.startswith("note: llama.cpp realises --spec-synth-len 2.83 at K=3 as a "
                            "geometric schedule (survival [0.772, 0.597, 0.461])")

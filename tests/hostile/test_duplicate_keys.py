@@ -206,3 +206,38 @@ def test_compose_refuses_exactly_the_first_repeat(outer, inner):
     with pytest.raises(DuplicateKeyError) as info:
         spans.compose(text, "x.yaml")
     assert (info.value.line, info.value.key, info.value.first_line) == (line, key, first)
+
+
+def test_a_golden_manifest_naming_a_curve_twice_is_refused(tmp_path):
+    """The manifest is a golden directory's identity: the second entry of a curve id
+    must not silently replace the first (what yaml.load would do)."""
+    import shutil
+    from pathlib import Path
+
+    golden = tmp_path / "golden"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "golden-tiny", golden)
+    text = (golden / "manifest.yaml").read_text()
+    entry = text[text.index("\n  ", text.index("curves:")):]
+    (golden / "manifest.yaml").write_text(text + entry.replace("goldenal-tiny",
+                                                               "goldenal-other", 1))
+    code, out, err = run_goldenal("validate", str(golden), cwd=tmp_path)
+    assert (code, out) == (2, "")
+    assert err == (f"error: {golden / 'manifest.yaml'}:15: manifest has a duplicate key "
+                   "'tiny_draft' (first at line 5)\n")
+
+
+def test_yaml_documents_load_by_the_core_schema_through_the_one_composer():
+    from goldenal.yamldoc import load
+
+    assert load("a: [on, yes, 017, 0x1f, 1.5e3, .inf, ~, 2026-12-04, '3']\n"
+                "b: &x {c: 1}\nd: {<<: *x, e: 2}\n") == {
+        "a": ["on", "yes", 17, 31, 1500.0, float("inf"), None, "2026-12-04", "3"],
+        "b": {"c": 1}, "d": {"e": 2, "c": 1}}
+    with pytest.raises(DuplicateKeyError, match=r"run.yaml:3: duplicate key 'k' \(first at "
+                                                r"line 2\)"):
+        load("cells:\n- {k: 3,\n   k: 4}\n", "run.yaml")
+    # an alias is one object, not a copy: a billion-laughs document stays small
+    laughs = "a: &a [x, x]\n" + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, "
+                                         f"*{chr(97 + i)}]\n" for i in range(20))
+    doc = load(laughs)
+    assert doc["u"][0] is doc["u"][1]

@@ -192,3 +192,20 @@ def test_import_refuses_what_validate_rejects(golden_copy, tmp_path, run_cli):
     assert run_cli("import", clash, "--golden-dir", golden_copy, "--method", "eagle3",
                    "--draft", "org/new")[0] == 0
     assert run_cli("validate", golden_copy)[0] == 0
+
+
+def test_one_identity_rule_refuses_a_curve_differing_only_in_letter_case(golden, tmp_path):
+    """The writer and `validate` decide "the same curve" by one rule: a second curve of
+    model Model-X / method EAGLE3 / head ORG/BASE is the first curve again, refused."""
+    from goldenal.curves import curve_identity
+    from goldenal.errors import ConflictError
+
+    assert curve_identity("Model-X", "EAGLE3", "ORG/Base", {"v": 1}) == curve_identity(
+        "model-x", "eagle3", ["org/base"], {"v": "1"})
+    import_curve(upstream(tmp_path, "m", model="model-x"), golden, curve_id="first",
+                 method="eagle3", draft=["org/base"])
+    before = snapshot(golden)
+    with pytest.raises(ConflictError, match="curve first already holds this identity"):
+        import_curve(upstream(tmp_path, "m2", model="Model-X"), golden, curve_id="second",
+                     method="EAGLE3", draft=["ORG/BASE"])
+    assert snapshot(golden) == before

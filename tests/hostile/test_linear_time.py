@@ -66,13 +66,13 @@ def test_long_header_comments_parse_in_bounded_time():
 def _patterns():
     """Module-level patterns that search recipe, config or header text."""
     from goldenal import curvefile
-    from goldenal.lint import evidence, runner
+    from goldenal.lint import evidence, markdown, runner
     from goldenal.lint import shell as lint_shell
     from goldenal.readers import prometheus
     from goldenal.recipes import env
 
     out = []
-    for module in (curvefile, evidence, runner, lint_shell, prometheus, env):
+    for module in (curvefile, evidence, markdown, runner, lint_shell, prometheus, env):
         for name, value in sorted(vars(module).items()):
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
                 out.append((f"{module.__name__}.{name}", value))
@@ -304,7 +304,8 @@ def test_a_logical_line_of_many_continuations_is_joined_in_linear_time(piece, n)
     """Each continuation is read once and the line joined once (a join per continuation
     copied the line so far and re-read it for a comment: minutes at this size)."""
     text = "run \\\n" + f"  {piece} \\\n" * n + "  --end\nnext\n"
-    lines, _ = _within(LIMIT / 5, parse, text)
+    # linear: about 2.5 s of CPU for the quoted piece in the Python lexer; quadratic: 42 s
+    lines, _ = _within(LIMIT, parse, text)
     first = lines[0]
     if piece.endswith("#"):     # the first comment ends the line: its backslash joins nothing
         assert (first.no, first.end) == (1, 2) and len(lines) == n + 2
