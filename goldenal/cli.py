@@ -32,14 +32,23 @@ COMMANDS = {
     "plot": ("plot", "Plot curves: AL vs K, per-position acceptance, or a diff."),
 }
 
+# the exit codes of a command without its own EXIT_CODES (its module may define one)
 EXIT_CODES = """\
 exit codes:
   0  success
-  1  refused or found wanting: no such golden value, validation errors,
-     audit findings, a missed target, a change needed (--check)
   2  usage error or unreadable input
-  3  conflict: a committed golden value would be overwritten
 """
+# the top-level help: what every command shares, and where the rest is
+MAIN_EPILOG = """\
+exit codes: 0 success, 2 usage error or unreadable input, for every command; what
+else a command returns (1 refused or found wanting, 3 conflict...) is listed in
+its own --help.
+"""
+
+
+def exit_codes(module):
+    """The exit-code list of a command module: its ``EXIT_CODES``, else the shared one."""
+    return getattr(module, "EXIT_CODES", EXIT_CODES)
 
 
 def _command_module(name):
@@ -55,7 +64,7 @@ def build_parser(only=None):
     parser = argparse.ArgumentParser(
         prog="goldenal",
         description="Golden acceptance-length curves for speculative decoding.",
-        epilog=EXIT_CODES,
+        epilog=MAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from goldenal import __version__
@@ -71,7 +80,7 @@ def build_parser(only=None):
             name,
             help=summary,
             description=module.__doc__,
-            epilog=EXIT_CODES,
+            epilog=exit_codes(module),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.configure(cmd)

@@ -175,7 +175,7 @@ def curve_identity(model, method, draft, variant):
     """What makes two curves the same curve: (model, method, draft, variant).
 
     The one rule (POLICY rule 1: one value per cell), for ``validate``, the
-    golden writer and ``fit --out`` alike.  Case-insensitive for names, as
+    golden writer and ``fit --golden-dir`` alike.  Case-insensitive for names, as
     ``lookup`` matches them; ``draft`` a head id or sequence of them;
     ``variant`` a mapping (values compared as strings).
     """

@@ -1,13 +1,16 @@
 """Domain exceptions and the exit codes the CLI maps them to.
 
-Exit codes (the same for every command):
+Each exception carries its exit code; each command lists the codes it
+returns in its ``--help`` (``EXIT_CODES`` of its module).  Their meaning is
+the same everywhere:
 
 ==  =====================================================================
 0   success (``validate``: no errors; ``audit``: no error findings)
 1   refused or found wanting: no such golden value, validation errors,
     audit findings, a run that missed its target, a change needed (``--check``)
 2   usage error or unreadable input: bad flags, malformed files
-3   conflict: a committed golden value would be overwritten
+3   conflict: a committed golden value would be overwritten (``measure``:
+    the cell exists)
 ==  =====================================================================
 """
 

@@ -7,8 +7,28 @@ from goldenal.curvefile import (check_curve_id, curve_from_file, parse_header, p
 from goldenal.curves import head_unknown
 from goldenal.errors import ParseError, UsageError
 from goldenal.policy import normalize_variant
-from goldenal.registry import Curve, default_dir
+from goldenal.registry import Curve, default_dir_source
 from goldenal.validation import refuse_invalid
+
+
+def import_target(out_dir=None):
+    """The golden directory an import writes: ``out_dir``, else ``$GOLDENAL_DIR``, else the
+    nearest ``golden_al_distribution/`` from the current directory; never the curves
+    installed with the package.
+
+    Raises
+    ------
+    UsageError
+        When nothing but the installed curves would be found.
+    """
+    if out_dir is not None:
+        return os.fspath(out_dir)
+    directory, how = default_dir_source()
+    if how == "packaged curves":
+        raise UsageError(f"no golden directory to import into: give --golden-dir DIR (or set "
+                         f"$GOLDENAL_DIR); the curves installed with goldenal ({directory}) "
+                         "are never written by default")
+    return directory
 
 
 def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, variant=None,
@@ -25,7 +45,8 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     path : str
         Curve file in the upstream shape.
     out_dir : str, optional
-        Golden directory to write to; default ``$GOLDENAL_DIR`` or the packaged one.
+        Golden directory to write to; default :func:`import_target` (never the
+        curves installed with the package).
     curve_id : str, optional
         Default: the file stem.
     method, draft, variant, aliases
@@ -54,7 +75,7 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     if parsed.errors:
         first = parsed.errors[0]
         raise ParseError(first.message, path=path, line=first.line)
-    out_dir = os.fspath(out_dir) if out_dir is not None else default_dir()
+    out_dir = import_target(out_dir)
     provenance, hints = parse_header(parsed.header)
     existing = (read_manifest(out_dir) or {}).get(curve_id, {}) if os.path.isdir(out_dir) else {}
     base = curve_from_file(parsed, curve_id=curve_id)

@@ -1041,6 +1041,11 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
                 raise MeasureError(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
                                    "nothing written for this cell") from None
             state["prev"], state["prev_text"] = after, after_text
+            if d[4] is not None and d[4] != k:
+                # the per-position counters name the server's K from the first request on
+                raise MeasureError(f"{where}: the server drafted {d[4]} positions per step "
+                                   f"(its per-position counters after request {i}, "
+                                   f"{prompt.id}), not K={k}; nothing written")
         if per_request_scrapes and counts is None:
             counts, counts_from = d[:4], "counter deltas around the request (concurrency 1)"
         if counts is not None and counts[3] is not None and len(counts[3]) != k:
@@ -1340,7 +1345,7 @@ def _identity_iv(out, model, draft, method, curve, ks, thinking):
 
     The curve id gets ``fit``'s and ``import``'s check (:func:`check_curve_id`);
     the model key, draft heads, method and run name (``--out``'s last part)
-    must survive what ``fit --out`` does with them: rendered into a curve file
+    must survive what ``fit --golden-dir`` does with them: rendered into a curve file
     and a manifest entry and read back by the registry loader, unchanged.
     """
     from goldenal.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
@@ -1377,7 +1382,7 @@ def _identity_iv(out, model, draft, method, curve, ks, thinking):
                 flag = {"run": "--out (its last part names the run)"}.get(name, f"--{name}")
                 shown = list(value) if name == "draft" else value
                 raise UsageError(f"{flag} {shown!r} does not read back unchanged from a "
-                                 "golden curve file, so fit --out would refuse the run; "
+                                 "golden curve file, so fit --golden-dir would refuse the run; "
                                  "nothing sent")
     return ident
 
@@ -1472,9 +1477,9 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
         The server's K disagrees, every request of a cell failed, counts are
         impossible, or the requests' counts and the /metrics counters
         disagree beyond counting noise (the cell is then written marked
-        ``inconsistent``, which ``fit --out`` refuses) (exit 1).
+        ``inconsistent``, which ``fit --golden-dir`` refuses) (exit 1).
     UsageError, ConflictError, ParseError
-        Bad arguments or prompt file (an identity ``fit --out`` would refuse
+        Bad arguments or prompt file (an identity ``fit --golden-dir`` would refuse
         included, before any request), a cell that exists.
 
     Example
@@ -1651,7 +1656,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
         _commit(out, doc, entry, files, identity=identity, workload=workload, replace=replace)
         if inconsistent:
             raise MeasureError(f"{where}: {inconsistent}; the cell is recorded as "
-                               f"inconsistent in {os.path.join(out, 'run.yaml')} (fit --out "
+                               f"inconsistent in {os.path.join(out, 'run.yaml')} (fit --golden-dir "
                                "refuses it): measure it again with --replace")
         warnings.extend(cell_warnings)
         cells.append(CellResult(thinking, k, drafts, tokens, accepted, per_pos,

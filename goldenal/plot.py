@@ -459,6 +459,7 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
     for cid, color in curve_colors([s.curve for s in series]).items():
         colors.setdefault(cid, color)
     lines, committed, predicted, bands, flags = [], [], [], [], []
+    band_keys = []  # (color, alpha, legend text): one legend entry per band
     for s in series:
         color = colors[s.curve]
         style = THINKING_STYLE.get(s.thinking, "-")
@@ -480,11 +481,14 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
             high = np.asarray(s.high, dtype=float)
             known = np.isfinite(low) & np.isfinite(high)
             if known.any():
+                alpha = 0.08 if model_only else 0.2
                 band = ax.fill_between(ks, low, high, where=known, color=color,
-                                       alpha=0.08 if model_only else 0.2, linewidth=0,
-                                       interpolate=False)
+                                       alpha=alpha, linewidth=0, interpolate=False)
                 band.set_gid(f"band:{s.curve}:{s.thinking}")
                 bands.append(band)
+                level = f"{s.confidence_level:.0%} " if s.confidence_level else ""
+                what = "band of the cross-K model" if model_only else "interval"
+                band_keys.append((color, alpha, f"{level}{what}: {_legend_label(s)}"))
         if mask.any():
             (m,) = ax.plot(ks[mask], al[mask], linestyle="none", marker="o", markersize=5,
                            color=color)
@@ -522,12 +526,12 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
         handles.append(Line2D([], [], linestyle="none", marker="o", markersize=10,
                               markerfacecolor="none", markeredgecolor="crimson"))
         labels.append("flagged: disagrees with the model")
-    if bands:
+    if band_keys:
         from matplotlib.patches import Patch
 
-        level = next((s.confidence_level for s in series if s.confidence_level), None)
-        handles.append(Patch(color="0.6", alpha=0.4))
-        labels.append(f"{level:.0%} interval" if level else "interval")
+        for color, alpha, text in band_keys:
+            handles.append(Patch(color=color, alpha=alpha, linewidth=0))  # as drawn
+            labels.append(text)
     ax.legend(handles, labels, fontsize="small", loc="best", frameon=False)
     ax.set_xlabel(AL_XLABEL)
     ax.set_ylabel(AL_YLABEL)

@@ -35,6 +35,14 @@ def published_cells(directory=PACKAGED):
     return cells
 
 
+@pytest.hookimpl(trylast=True)  # after any shuffling plugin: the order it leaves stays
+def pytest_collection_modifyitems(config, items):
+    """The end-to-end tests (tests/e2e/) run last: a first run builds llama-server for
+    them, and the fast suite's failures show before that build starts."""
+    e2e = ROOT / "tests" / "e2e"
+    items[:] = sorted(items, key=lambda item: Path(str(item.fspath)).is_relative_to(e2e))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _audit_cache_of_the_session(tmp_path_factory):
     """No audit of the suite, module and session fixtures included, uses the user's cache.

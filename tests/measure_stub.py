@@ -48,7 +48,7 @@ def counts(text, k):
 
 
 class StubServer:
-    def __init__(self, engine="llamacpp", k=3, dp=1):
+    def __init__(self, engine="llamacpp", k=3, dp=1, port=0):
         self.engine, self.k, self.dp = engine, k, dp
         self.lock = threading.Lock()
         self.fail = {}          # prompt text -> failures left (-1: always), HTTP 500
@@ -73,7 +73,7 @@ class StubServer:
         self.props_params = {}
         self._zero()
         self.completed = 0
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
@@ -261,6 +261,10 @@ class StubServer:
                 return ok
 
             def do_GET(self):
+                if self.path == "/health":
+                    if getattr(stub, "unhealthy", False):  # loading the model, for ever
+                        return self._json(503, {"error": {"message": "Loading model"}})
+                    return self._json(200, {"status": "ok"})
                 if self.path == "/v1/models":
                     owner = stub.engine
                     return self._json(200, {"object": "list", "data": [

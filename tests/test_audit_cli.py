@@ -22,8 +22,10 @@ REPO = os.path.join(HERE, "data", "audit", "repo")
 SCHEMAS = os.path.join(os.path.dirname(goldenal.lint.__file__), "schemas")  # as installed
 # the official OASIS schema, vendored unchanged (tests/data/sarif/README.md)
 SARIF_SCHEMA = os.path.join(HERE, "data", "sarif", "sarif-schema-2.1.0.json")
-SUMMARY = "Found 47 findings (30 errors, 5 warnings, 12 info); 11 with a suggested fix."
-ASSUMED = "Assumed the thinking mode of 7 serve configs (GAL305; --show-assumptions lists them)."
+SUMMARY = ("Found 47 findings (30 errors, 5 warnings, 12 info); 11 with a suggested fix; 40 of "
+           "them printed.")
+ASSUMED = ("Assumed the thinking mode of 7 serve configs (GAL305, not printed; "
+           "--show-assumptions prints all 47).")
 COUNTS = "Checked 61 serve configs in 44 files read; skipped 6 files (--show-skipped lists them)."
 
 

@@ -46,7 +46,7 @@ def test_fix_applies_them_and_reports_what_is_left(repo, run_cli):
     assert err.splitlines()[-1] == "Fixed 4 finding(s) in 4 file(s); 7 not fixed."
     assert code == 1  # other errors remain
     assert out.splitlines()[-3] == ("Found 43 findings (26 errors, 5 warnings, 12 info); "
-                                    "7 with a suggested fix.")
+                                    "7 with a suggested fix; 36 of them printed.")
     assert f"{GQA}:" not in out
     changed = {p.relative_to(repo).as_posix() for p, data in _snapshot(repo).items()
                if before[p] != data}

@@ -282,3 +282,20 @@ def test_a_line_continuation_lexes_the_same_whole_or_line_by_line():
         for chunk in chunks[1:]:
             stack = quote_stack("\n" + chunk, stack)
         assert stack == lex("\n".join(chunks))[1] == []
+
+
+def test_trtllm_gal201_shows_the_al_next_to_the_engines_own_unit(tmp_path):
+    (tmp_path / "agentic").mkdir()
+    (tmp_path / "agentic" / "dsv4_fp4_b200_trt_mtp.sh").write_text(
+        "#!/usr/bin/env bash\n"
+        "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.20\n"
+        "cat > /tmp/extra.yaml <<EOF\n"
+        "speculative_config:\n"
+        "  decoding_type: MTP\n"
+        "  num_nextn_predict_layers: 3\n"
+        "EOF\n"
+        "trtllm-serve deepseek-ai/DeepSeek-V4-Pro --extra_llm_api_options /tmp/extra.yaml\n")
+    f, = [f for f in audit([tmp_path]) if f.code != "GAL305"]
+    assert (f.code, f.found, f.expected) == ("GAL201", "1.20", "1.49")
+    assert f.message == ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.20 (AL 2.2) differs "
+                         "from the golden cell dsv4_mtp thinking_on K=3: expected 1.49 (AL 2.49)")

@@ -171,12 +171,14 @@ def test_assumptions_are_counted_in_text_and_kept_in_json(tmp_path, run_cli):
             "--speculative-num-steps 3 --speculative-eagle-topk 1\n")
     code, out, _ = run_cli("audit", tmp_path)
     assert (code, out.splitlines()) == (0, [
-        "Found 3 findings (0 errors, 0 warnings, 3 info).",
-        "Assumed the thinking mode of 3 serve configs (GAL305; --show-assumptions lists them).",
+        "Found 3 findings (0 errors, 0 warnings, 3 info); 0 of them printed.",
+        "Assumed the thinking mode of 3 serve configs (GAL305, not printed; --show-assumptions "
+        "prints all 3).",
         "Checked 3 serve configs in 3 files read; skipped 0 files."])
     code, out, _ = run_cli("audit", tmp_path, "--show-assumptions")
     assert out.count(": GAL305 no thinking-mode signal in the files; assumed") == 3
     assert "Assumed the thinking mode" not in out
+    assert "Found 3 findings (0 errors, 0 warnings, 3 info).\n" in out  # all printed
     _, out, _ = run_cli("audit", tmp_path, "--format", "json")
     assert [d["code"] for d in json.loads(out)] == ["GAL305"] * 3
     _, out, _ = run_cli("audit", tmp_path, "--format", "sarif")

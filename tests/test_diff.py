@@ -30,7 +30,7 @@ def sim_run(tmp_path):
 @pytest.fixture
 def fitted_dir(run_cli, tmp_path, sim_run):
     out = tmp_path / "golden"
-    code, _, stderr = run_cli("fit", sim_run, "--out", out, "--n-resamples", "2000",
+    code, _, stderr = run_cli("fit", sim_run, "--golden-dir", out, "--n-resamples", "2000",
                               "--allow-simulated")
     assert code == 0, stderr
     return out
@@ -70,7 +70,7 @@ def test_same_data_fitted_and_committed_agree(fitted_dir, run_cli, sim_run):
 
 def test_log_only_data_has_no_interval_to_judge(run_cli, tmp_path):
     out = tmp_path / "golden"
-    code, _, _ = run_cli("fit", RESULTS, *IDENTITY, "--out", out, "--n-resamples", "200")
+    code, _, _ = run_cli("fit", RESULTS, *IDENTITY, "--golden-dir", out, "--n-resamples", "200")
     assert code == 0
     code, stdout, stderr = run_cli("diff", "mm3_fixture", RESULTS, "--golden-dir", out,
                                    *IDENTITY, "--n-resamples", "200")

@@ -48,7 +48,24 @@ def test_every_documented_command_is_a_section():
                 if line.startswith("## goldenal ")]
     assert sections == names
     assert "$ goldenal plot --help\nusage: goldenal plot [-h]" in text
-    assert "exit codes:" in text and text.count("exit codes:") == 1
+    # each command lists its own exit codes; the top-level help points to them
+    assert text.count("\nexit codes:\n") == len(names)
+    assert "exit codes: 0 success, 2 usage error" in text
+
+
+def test_every_command_lists_its_own_exit_codes():
+    from goldenal.cli import exit_codes
+
+    for name in _docs.available_commands():
+        module = _module(name)
+        assert hasattr(module, "EXIT_CODES"), f"goldenal {name}: no EXIT_CODES"
+        help_text = _docs.command_help(name)
+        assert help_text.rstrip().endswith(exit_codes(module).rstrip())
+        listed = [line.split()[0] for line in exit_codes(module).splitlines()[1:]
+                  if line[:3].strip().isdigit()]
+        assert listed[0] == "0" and "2" in listed, name
+    assert "  3    the cell exists" in _docs.command_help("measure")
+    assert "  3  " not in _docs.command_help("lookup")
 
 
 def test_render_is_independent_of_terminal_width(monkeypatch):

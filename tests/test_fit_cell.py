@@ -373,7 +373,7 @@ def test_counts_are_absent_from_the_distribution_file_intervals():
 
 
 def test_cli_refuses_the_count_method(run_cli, tmp_path):
-    code, stdout, stderr = run_cli("fit", tmp_path, "--out", tmp_path / "g",
+    code, stdout, stderr = run_cli("fit", tmp_path, "--golden-dir", tmp_path / "g",
                                    "--interval-method", "count")
     assert (code, stdout) == (2, "")
     assert "invalid choice: 'count'" in stderr

@@ -1,6 +1,7 @@
 """`goldenal fit` as a user runs it: outputs, round trip through lookup, refusals."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -18,7 +19,7 @@ IDENTITY = ["--model", "minimax-m3", "--draft", "Inferact/MiniMax-M3-EAGLE3",
 @pytest.fixture
 def fitted_dir(run_cli, tmp_path):
     out = tmp_path / "golden"
-    code, stdout, stderr = run_cli("fit", RESULTS, *IDENTITY, "--out", out,
+    code, stdout, stderr = run_cli("fit", RESULTS, *IDENTITY, "--golden-dir", out,
                                    "--n-resamples", "2000")
     # log windows alone, with no output cap or concurrency known: no honest interval
     assert code == 0
@@ -48,7 +49,8 @@ def test_fit_prints_the_cells_and_writes_both_files(fitted_dir):
                          "steps per request; for the fixed benchmark prompt set itself the "
                          "intervals are conservative",
                          f"wrote {out / 'mm3_fixture.yaml'}",
-                         f"wrote {out / 'mm3_fixture.distribution.json'}"]
+                         f"wrote {out / 'mm3_fixture.distribution.json'}",
+                         f"wrote {out / 'manifest.yaml'}", f"wrote {out / 'index.tsv'}"]
     text = (out / "mm3_fixture.yaml").read_text()
     assert "minimax-m3:\n  thinking_on:\n    1: 1.79\n    2: 2.36\n    3: 2.67\n" in text
     dist = json.loads((out / "mm3_fixture.distribution.json").read_text())
@@ -74,11 +76,13 @@ def test_round_trip_through_lookup(fitted_dir, run_cli):
 
 
 def test_json_output_for_ci(run_cli, tmp_path):
-    code, stdout, _ = run_cli("fit", RESULTS, *IDENTITY, "--out", tmp_path / "g",
+    code, stdout, _ = run_cli("fit", RESULTS, *IDENTITY, "--golden-dir", tmp_path / "g",
                               "--n-resamples", "500", "--format", "json")  # log windows only
     assert code == 0
     doc = json.loads(stdout)
-    assert doc["curve"] == "mm3_fixture" and len(doc["files"]) == 2
+    assert doc["curve"] == "mm3_fixture"
+    assert [os.path.basename(f) for f in doc["files"]] == [
+        "mm3_fixture.yaml", "mm3_fixture.distribution.json", "manifest.yaml", "index.tsv"]
     first = doc["cells"][0]
     assert set(first) == {"thinking", "k", "value", "estimate", "interval", "n_steps",
                           "mean_only"}
@@ -89,7 +93,7 @@ def test_json_output_for_ci(run_cli, tmp_path):
 def test_existing_curve_is_refused_and_untouched(fitted_dir, run_cli):
     out, _ = fitted_dir
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    code, stdout, stderr = run_cli("fit", RESULTS, *IDENTITY, "--out", out)
+    code, stdout, stderr = run_cli("fit", RESULTS, *IDENTITY, "--golden-dir", out)
     assert (code, stdout) == (3, "")
     assert stderr == (f"error: {out / 'mm3_fixture.yaml'}: the output directory already holds "
                       "curve mm3_fixture; pass --replace REASON to replace it (the reason is "
@@ -104,7 +108,7 @@ def test_replace_records_the_reason(fitted_dir, run_cli, tmp_path):
                        identity={"model": "minimax-m3", "curve": "mm3_fixture",
                                  "draft": ["Inferact/MiniMax-M3-EAGLE3"]})
     run.write(tmp_path / "rerun", artifact="requests")
-    code, _, stderr = run_cli("fit", tmp_path / "rerun", "--out", out, "--allow-simulated",
+    code, _, stderr = run_cli("fit", tmp_path / "rerun", "--golden-dir", out, "--allow-simulated",
                               "--replace", "re-measured on 0.20.1", "--n-resamples", "500")
     assert code == 0, stderr
     manifest = yaml.safe_load((out / "manifest.yaml").read_text())
@@ -117,7 +121,7 @@ def test_simulated_run_is_refused(run_cli, tmp_path):
     run = simulate_run([0.8, 0.7], [1, 2], rng=3, n_requests=10, steps_per_request=50,
                        identity={"curve": "sim"})
     run.write(tmp_path / "sim", artifact="requests")
-    code, stdout, stderr = run_cli("fit", tmp_path / "sim", "--out", tmp_path / "g")
+    code, stdout, stderr = run_cli("fit", tmp_path / "sim", "--golden-dir", tmp_path / "g")
     assert (code, stdout) == (1, "")
     assert stderr.startswith(f"error: {tmp_path / 'sim'}: the run is simulated")
     assert not (tmp_path / "g").exists()
@@ -128,7 +132,7 @@ def test_missing_cells_are_refused(run_cli, tmp_path):
     gap.mkdir()
     for k in (1, 3):
         shutil.copy(RESULTS / f"server_on_mtp{k}.log", gap)
-    code, stdout, stderr = run_cli("fit", gap, *IDENTITY, "--out", tmp_path / "g")
+    code, stdout, stderr = run_cli("fit", gap, *IDENTITY, "--golden-dir", tmp_path / "g")
     assert (code, stdout) == (2, "")
     assert stderr == (f"error: {gap}: run is missing cells: thinking on has K=1..3 but no "
                       "K=2; list every cell in run.yaml\n")
@@ -142,7 +146,7 @@ def test_k_disagreeing_with_the_manifest_is_refused(run_cli, tmp_path):
     (run / "run.yaml").write_text(
         "run: r\nmodel: m\ncurve: c\nmethod: eagle3\ndraft: [o/d]\n"
         "cells:\n  - {thinking: 'on', k: 2, files: [server_on_mtp3.log]}\n")
-    code, stdout, stderr = run_cli("fit", run, "--out", tmp_path / "g")
+    code, stdout, stderr = run_cli("fit", run, "--golden-dir", tmp_path / "g")
     assert (code, stdout) == (2, "")
     assert stderr.startswith(f"error: {run / 'server_on_mtp3.log'}:2: per-position list has 3 "
                              "entries but the server runs num_speculative_tokens=2")
@@ -154,7 +158,7 @@ def test_identity_conflict_between_runs(run_cli, tmp_path):
         simulate_run([0.8], [1], rng=1, n_requests=5, steps_per_request=20,
                      identity={"model": model, "curve": "c"}).write(tmp_path / name,
                                                                      artifact="requests")
-    code, _, stderr = run_cli("fit", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "g",
+    code, _, stderr = run_cli("fit", tmp_path / "a", tmp_path / "b", "--golden-dir", tmp_path / "g",
                               "--allow-simulated")
     assert code == 2
     assert stderr == (f"error: {tmp_path / 'b'}: identity conflict: model is 'model-a' in "
@@ -163,7 +167,7 @@ def test_identity_conflict_between_runs(run_cli, tmp_path):
 
 def test_summary_markdown(run_cli, tmp_path):
     md = tmp_path / "summary.md"
-    code, _, _ = run_cli("fit", RESULTS, *IDENTITY, "--out", tmp_path / "g", "--n-resamples",
+    code, _, _ = run_cli("fit", RESULTS, *IDENTITY, "--golden-dir", tmp_path / "g", "--n-resamples",
                          "500", "--summary-md", md)
     assert code == 0
     text = md.read_text()
@@ -188,7 +192,7 @@ def test_server_config_contradicting_the_manifest_is_refused(run_cli, tmp_path):
     (run / "run.yaml").write_text(
         "run: r\nmodel: m\ncurve: c\nmethod: eagle3\ndraft: [o/d]\n"
         "cells:\n  - {thinking: 'on', k: 3, files: [server_on_mtp3.log]}\n")
-    code, stdout, stderr = run_cli("fit", run, "--out", tmp_path / "g")
+    code, stdout, stderr = run_cli("fit", run, "--golden-dir", tmp_path / "g")
     assert (code, stdout) == (2, "")
     assert stderr == (f"error: {run / 'server_on_mtp3.log'}:1: server started with method "
                       "'mtp', the run says 'eagle3'; correct run.yaml (or the flags)\n")
@@ -212,7 +216,7 @@ def test_without_out_the_curve_is_printed_and_nothing_written(run_cli, tmp_path,
     # log windows alone: the three cells warn that they have no interval
     assert stderr.splitlines() == [f"warning: cell thinking on, K={k}: no interval: {NO_SPAN}"
                                    for k in (1, 2, 3)] + [
-        "note: nothing written; --out DIR commits the curve to a golden directory"]
+        "note: nothing written; --golden-dir DIR commits the curve to a golden directory"]
     assert _tree(tmp_path) == before
     if fmt == "json":
         doc = json.loads(stdout)
@@ -246,7 +250,7 @@ def test_log_windows_get_batches_longer_than_a_request_when_the_cap_is_known(run
     doc["dataset"]["output_len"] = 400
     doc["concurrency"] = 4
     manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
-    code, stdout, stderr = run_cli("fit", tmp_path / "run", "--out", tmp_path / "g",
+    code, stdout, stderr = run_cli("fit", tmp_path / "run", "--golden-dir", tmp_path / "g",
                                    "--allow-simulated", "--n-resamples", "500",
                                    "--format", "json")
     assert (code, stderr) == (0, "")
@@ -259,3 +263,12 @@ def test_log_windows_get_batches_longer_than_a_request_when_the_cap_is_known(run
     assert dist["cells"][0]["units"] == "batches"
     assert "batches of 2 windows, at least the longest request's span" in \
         dist["cells"][0]["notes"]
+
+
+def test_fit_out_is_a_deprecated_alias_of_golden_dir(run_cli, tmp_path):
+    code, stdout, stderr = run_cli("fit", RESULTS, *IDENTITY, "--out", tmp_path / "g",
+                                   "--n-resamples", "200")
+    assert code == 0
+    assert stderr.splitlines()[0] == "warning: --out is deprecated here; use --golden-dir"
+    assert stdout.endswith(f"wrote {tmp_path / 'g' / 'index.tsv'}\n")
+    assert (tmp_path / "g" / "mm3_fixture.yaml").exists()

@@ -21,7 +21,7 @@ def test_documented_imports_reproduce_the_packaged_directory(tmp_path, run_cli):
     out = tmp_path / "golden"
     for argv in readme_import_commands():
         argv = [a.replace("$UP", str(REFERENCE_GOLDEN)) for a in argv if a != "goldenal"]
-        argv[argv.index("--out") + 1] = str(out)
+        argv[argv.index("--golden-dir") + 1] = str(out)
         code, _, err = run_cli(*argv)
         assert code == 0, err
     committed = sorted(p.name for p in PACKAGED.iterdir() if p.name != "README.md")
@@ -46,7 +46,7 @@ def _upstream(tmp_path, value="2.78"):
 
 def test_changing_a_committed_value_needs_a_reason(golden_copy, tmp_path, run_cli):
     before = {p.name: p.read_bytes() for p in golden_copy.iterdir()}
-    code, out, err = run_cli("import", _upstream(tmp_path, "2.80"), "--out", golden_copy)
+    code, out, err = run_cli("import", _upstream(tmp_path, "2.80"), "--golden-dir", golden_copy)
     assert (code, out) == (3, "")
     assert err == (f"error: {golden_copy}/minimaxm3_eagle3_gqa.yaml: would overwrite committed "
                    "golden values (thinking_on K=1: 1.79 -> removed; thinking_on K=3: 2.78 -> "
@@ -62,7 +62,7 @@ def test_changing_a_committed_value_needs_a_reason(golden_copy, tmp_path, run_cl
 
 
 def test_replace_records_the_reason(golden_copy, tmp_path, run_cli):
-    code, _, err = run_cli("import", _upstream(tmp_path, "2.80"), "--out", golden_copy,
+    code, _, err = run_cli("import", _upstream(tmp_path, "2.80"), "--golden-dir", golden_copy,
                            "--replace", "re-measured after the draft head fix")
     assert code == 0, err
     curve = goldenal.load_registry(golden_copy)["minimaxm3_eagle3_gqa"]
@@ -79,14 +79,19 @@ def test_replace_records_the_reason(golden_copy, tmp_path, run_cli):
 
 def test_reimporting_identical_values_is_allowed(golden_copy, run_cli):
     before = (golden_copy / "manifest.yaml").read_bytes()
-    code, _, err = run_cli("import", REFERENCE_GOLDEN / "qwen3.5_mtp.yaml", "--out", golden_copy)
-    assert (code, err) == (0, "imported qwen3.5_mtp: qwen3.5-397b-a17b-nvfp4, 16 cells\n")
+    code, _, err = run_cli("import", REFERENCE_GOLDEN / "qwen3.5_mtp.yaml", "--golden-dir",
+                           golden_copy)
+    # every file written is named
+    assert (code, err) == (0, "imported qwen3.5_mtp: qwen3.5-397b-a17b-nvfp4, 16 cells\n"
+                              f"wrote {golden_copy}/qwen3.5_mtp.yaml\n"
+                              f"wrote {golden_copy}/manifest.yaml\n"
+                              f"wrote {golden_copy}/index.tsv\n")
     assert (golden_copy / "manifest.yaml").read_bytes() == before
 
 
 def test_new_curve_into_an_empty_directory(tmp_path, run_cli):
     out = tmp_path / "mine"
-    code, _, err = run_cli("import", _upstream(tmp_path), "--out", out, "--curve-id", "mm3_gqa",
+    code, _, err = run_cli("import", _upstream(tmp_path), "--golden-dir", out, "--curve-id", "mm3_gqa",
                            "--method", "eagle3", "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA",
                            "--alias", "minimaxm3")
     assert code == 0, err
@@ -101,7 +106,7 @@ def test_new_curve_into_an_empty_directory(tmp_path, run_cli):
 def test_malformed_upstream_file_is_one_line(tmp_path, run_cli):
     bad = tmp_path / "bad.yaml"
     bad.write_text("model:\n  thinking_on:\n    1: [1.5\n")
-    code, out, err = run_cli("import", bad, "--out", tmp_path / "out")
+    code, out, err = run_cli("import", bad, "--golden-dir", tmp_path / "out")
     assert (code, out) == (2, "")
     assert err.startswith(f"error: {bad}:4: not valid YAML: ") and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
@@ -191,22 +196,24 @@ def test_an_upstream_directory_whose_heads_are_unknown_says_so_once(tmp_path, ca
 
 def test_an_eagle3_curve_without_a_head_is_refused(tmp_path, run_cli):
     out = tmp_path / "golden"
-    code, stdout, err = run_cli("import", _upstream(tmp_path), "--out", out)
+    code, stdout, err = run_cli("import", _upstream(tmp_path), "--golden-dir", out)
     assert (code, stdout) == (2, "")
     assert err == (f"error: {tmp_path}/upstream/minimaxm3_eagle3_gqa.yaml: curve "
                    "minimaxm3_eagle3_gqa was measured with method eagle3, whose curves belong "
                    "to one draft head, and neither the file's header nor the manifest names "
                    "it: pass --draft HF_ID\n")
     assert not out.exists()
-    code, _, err = run_cli("import", _upstream(tmp_path), "--out", out,
+    code, _, err = run_cli("import", _upstream(tmp_path), "--golden-dir", out,
                            "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA")
-    assert (code, err) == (0, "imported minimaxm3_eagle3_gqa: minimax-m3, 2 cells\n")
+    assert (code, err) == (0, "imported minimaxm3_eagle3_gqa: minimax-m3, 2 cells\n" + "".join(
+        f"wrote {out / name}\n" for name in ("minimaxm3_eagle3_gqa.yaml", "manifest.yaml",
+                                             "index.tsv")))
 
 
 def test_a_second_curve_with_the_same_identity_is_refused(golden_copy, tmp_path, run_cli):
     """POLICY rule 1: one identity has one curve, so a new id cannot shadow a committed one."""
     before = {p.name: p.read_bytes() for p in golden_copy.iterdir()}
-    code, out, err = run_cli("import", _upstream(tmp_path, "3.50"), "--out", golden_copy,
+    code, out, err = run_cli("import", _upstream(tmp_path, "3.50"), "--golden-dir", golden_copy,
                              "--curve-id", "gqa2", "--method", "eagle3",
                              "--draft", "Inferact/MiniMax-M3-EAGLE3-GQA")
     assert (code, out) == (3, "")
@@ -226,3 +233,36 @@ def test_an_upstream_directory_with_the_packaged_ids_audits_as_the_packaged_one(
     upstream = audit_report([repo], root=repo, settings=False, golden_dir=REFERENCE_GOLDEN)
     assert upstream.findings == packaged.findings
     assert upstream.notes == ()
+
+
+def test_deprecated_out_still_imports_and_says_so(golden_copy, run_cli):
+    code, _, err = run_cli("import", REFERENCE_GOLDEN / "qwen3.5_mtp.yaml", "--out", golden_copy)
+    assert code == 0
+    assert err.splitlines()[:2] == ["warning: --out is deprecated here; use --golden-dir",
+                                    "imported qwen3.5_mtp: qwen3.5-397b-a17b-nvfp4, 16 cells"]
+    code, _, err = run_cli("import", REFERENCE_GOLDEN / "qwen3.5_mtp.yaml", "--out", golden_copy,
+                           "--golden-dir", golden_copy)
+    assert (code, err) == (2, "error: --out is the old name of --golden-dir: give one of "
+                              "them\n")
+
+
+def test_import_never_writes_the_installed_curves_by_default(tmp_path, run_cli, monkeypatch):
+    from goldenal.registry import packaged_dir
+
+    monkeypatch.delenv("GOLDENAL_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)  # no golden_al_distribution/ here or above
+    before = {p.name: p.read_bytes() for p in os.scandir(packaged_dir()) if p.is_file()
+              for p in [__import__("pathlib").Path(p.path)]}
+    code, out, err = run_cli("import", REFERENCE_GOLDEN / "qwen3.5_mtp.yaml")
+    assert (code, out) == (2, "")
+    assert err == ("error: no golden directory to import into: give --golden-dir DIR (or set "
+                   f"$GOLDENAL_DIR); the curves installed with goldenal ({packaged_dir()}) are "
+                   "never written by default\n")
+    after = {p.name: p.read_bytes() for p in os.scandir(packaged_dir()) if p.is_file()
+             for p in [__import__("pathlib").Path(p.path)]}
+    assert after == before
+    # a golden_al_distribution/ in the current directory is where an import goes
+    (tmp_path / "golden_al_distribution").mkdir()
+    code, _, err = run_cli("import", REFERENCE_GOLDEN / "qwen3.5_mtp.yaml")
+    assert code == 0, err
+    assert err.endswith(f"wrote {tmp_path}/golden_al_distribution/index.tsv\n")

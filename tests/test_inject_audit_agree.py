@@ -84,11 +84,11 @@ def test_inject_reads_the_thinking_mode_from_the_file_as_audit_does(tmp_path, ca
     assert rc == 1
     assert out.splitlines()[:2] == [
         f"{REL}:10:50: GAL201 [*] TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78 (AL 2.78) "
-        "differs from the golden cell minimaxm3_eagle3_gqa thinking_off K=3: expected 1.97; "
+        "differs from the golden cell minimaxm3_eagle3_gqa thinking_off K=3: expected 1.97 (AL 2.97); "
         "2.78 is minimaxm3_eagle3_gqa thinking_on K=3, but this config serves "
         "Inferact/MiniMax-M3-EAGLE3-GQA thinking_off K=3 [role prefill]",
         f"{REL}:14:50: GAL201 [*] TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78 (AL 2.78) "
-        "differs from the golden cell minimaxm3_eagle3_gqa thinking_off K=3: expected 1.97; "
+        "differs from the golden cell minimaxm3_eagle3_gqa thinking_off K=3: expected 1.97 (AL 2.97); "
         "2.78 is minimaxm3_eagle3_gqa thinking_on K=3, but this config serves "
         "Inferact/MiniMax-M3-EAGLE3-GQA thinking_off K=3 [role decode]"]
     for thinking in ((), ("--thinking", "off")):

@@ -170,7 +170,7 @@ def test_export_a_run_directory_and_a_fitted_curve(run_cli, tmp_path):
     assert from_run["measurement_conditions"]["interval"]["method"] == "none"
     assert from_run["validation"]["marginal_monotonicity"]["passed"]
     golden = tmp_path / "g"
-    code, _, _ = run_cli("fit", RESULTS, *IDENTITY, "--out", golden, "--n-resamples", "200")
+    code, _, _ = run_cli("fit", RESULTS, *IDENTITY, "--golden-dir", golden, "--n-resamples", "200")
     assert code == 0
     code, out, _ = run_cli("export", "mm3_fixture", "--golden-dir", golden, "--k", "3",
                            "--thinking", "on")

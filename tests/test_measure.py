@@ -134,7 +134,7 @@ def test_other_traffic_makes_the_cell_inconsistent(server, prompts, tmp_path):
                f"requests' timings, {mine + visitor} by its /metrics counters (beyond a "
                "counting noise of 3)")
     assert str(err.value) == (f"thinking off, K=3: {message}; the cell is recorded as "
-                              f"inconsistent in {tmp_path / 'run' / 'run.yaml'} (fit --out "
+                              f"inconsistent in {tmp_path / 'run' / 'run.yaml'} (fit --golden-dir "
                               "refuses it): measure it again with --replace")
     cell, = yaml.safe_load((tmp_path / "run" / "run.yaml").read_text())["cells"]
     assert cell["inconsistent"] == message
@@ -227,9 +227,12 @@ def test_llamacpp_n_max_equal_to_k_is_recorded(server, prompts, tmp_path):
         "speculative.n_min": 0, "speculative.p_min": 0.75, "slots_speculative": [True]}
 
 
-def test_llamacpp_k_disagrees_after_the_run(server, prompts, tmp_path):
-    with pytest.raises(MeasureError, match="drafted 3 positions per step .* not K=4"):
+def test_llamacpp_k_disagrees_after_the_first_request(server, prompts, tmp_path):
+    with pytest.raises(MeasureError, match=r"thinking off, K=4: the server drafted 3 positions "
+                                           r"per step \(its per-position counters after "
+                                           r"request 0, p0\), not K=4; nothing written"):
         run(server, tmp_path / "run", prompts, k=4)
+    assert len(server.requests_seen) == 1  # not the whole workload
     assert not (tmp_path / "run").exists()
 
 
@@ -565,9 +568,13 @@ def test_cli_measure_then_ingest_fit_verify(server, prompts, tmp_path):
              "--k", "3", "--thinking", "off", "--prompts", prompts, "--max-tokens", "64")
     steps, accepted, _ = expected(TEXTS, 3)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == (f"thinking off  K=3  AL {1 + accepted / steps:.4f}  ({accepted} "
-                        f"accepted / {steps} steps)  12 requests, 0 failed  "
-                        "per-request counts\n")
+    head, stats = p.stdout.splitlines()
+    assert head == (f"thinking off  K=3  AL {1 + accepted / steps:.4f}  ({accepted} "
+                    f"accepted / {steps} steps)  12 requests, 0 failed  per-request counts")
+    tokens = steps + accepted  # one token per step, plus every accepted draft
+    assert re.fullmatch(r"  p50/p90/p99: latency [\d.]+/[\d.]+/[\d.]+ s  ttft "
+                        r"[\d.]+/[\d.]+/[\d.]+ s  output [\d.]+/[\d.]+/[\d.]+ tok/s per "
+                        rf"request; {tokens} tokens in [\d.]+ s = [\d.]+ tok/s", stats), stats
     # piped: no progress bar on stderr
     assert p.stderr.startswith(f"wrote {out} (llamacpp; metrics prefix llamacpp")
     assert "req/s" not in p.stderr and "\r" not in p.stderr
@@ -575,7 +582,7 @@ def test_cli_measure_then_ingest_fit_verify(server, prompts, tmp_path):
     assert ingest.returncode == 0, ingest.stderr
     assert f"AL {1 + accepted / steps:.4f} pooled over {steps} steps, 12 window(s)" \
         in ingest.stdout + ingest.stderr
-    fit = _cli("fit", str(out), "--out", str(tmp_path / "golden"), "--seed", "1")
+    fit = _cli("fit", str(out), "--golden-dir", str(tmp_path / "golden"), "--seed", "1")
     assert fit.returncode == 0, fit.stderr
     assert "bootstrap" in fit.stdout
     dist = json.loads((tmp_path / "golden" / "tiny_llama_draft.distribution.json").read_text())

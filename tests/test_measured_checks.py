@@ -93,11 +93,11 @@ def test_cell_error_names_the_path_once(tmp_path, capsys):
     (["ingest", "x", "--k", "0"], "argument --k: expected a positive integer, got '0'"),
     (["verify", "x", "--k", "-1", "--target", "2.5"],
      "argument --k: expected a positive integer, got '-1'"),
-    (["fit", "x", "--out", "o", "--confidence-level", "1.5"],
+    (["fit", "x", "--golden-dir", "o", "--confidence-level", "1.5"],
      "argument --confidence-level: expected a number between 0 and 1, got '1.5'"),
-    (["fit", "x", "--out", "o", "--n-resamples", "5"],
+    (["fit", "x", "--golden-dir", "o", "--n-resamples", "5"],
      "argument --n-resamples: expected an integer >= 100, got '5'"),
-    (["fit", "x", "--out", "o", "--seed", "-1"],
+    (["fit", "x", "--golden-dir", "o", "--seed", "-1"],
      "argument --seed: expected an integer >= 0, got '-1'"),
     (["diff", "a", "b", "--confidence-level", "nan"],
      "argument --confidence-level: expected a number between 0 and 1, got 'nan'"),
@@ -143,7 +143,7 @@ DUP = ("curve: mm3dup\nmodel: minimax-m3\nmethod: eagle3\n"
 def test_fit_refuses_a_second_curve_of_the_same_identity(tmp_path, golden_copy, capsys):
     d = make_run(tmp_path, DUP)
     before = sorted(p.name for p in golden_copy.iterdir())
-    assert main(["fit", str(d), "--out", str(golden_copy), "--n-resamples", "100"]) == 3
+    assert main(["fit", str(d), "--golden-dir", str(golden_copy), "--n-resamples", "100"]) == 3
     assert capsys.readouterr().err == (
         f"error: {golden_copy / 'minimaxm3_eagle3.yaml'}: the output directory already holds "
         "curve minimaxm3_eagle3 with the same model, method, draft and variant as mm3dup; pass "
@@ -157,7 +157,7 @@ def test_fit_replace_replaces_the_curve_of_that_identity(tmp_path, golden_copy, 
     from goldenal.validation import validate
 
     d = make_run(tmp_path, DUP)
-    assert main(["fit", str(d), "--out", str(golden_copy), "--n-resamples", "100",
+    assert main(["fit", str(d), "--golden-dir", str(golden_copy), "--n-resamples", "100",
                  "--replace", "remeasured"]) == 0
     out = capsys.readouterr().out
     assert f"wrote {golden_copy / 'minimaxm3_eagle3.yaml'}" in out
@@ -194,7 +194,7 @@ def test_fit_checks_summary_destination_before_writing(tmp_path, capsys):
     d = make_run(tmp_path, "curve: c\nmodel: m\nmethod: eagle3\n" + CELL)
     out = tmp_path / "golden"
     bad = tmp_path / "nonexistent" / "s.md"
-    assert main(["fit", str(d), "--out", str(out), "--summary-md", str(bad)]) == 2
+    assert main(["fit", str(d), "--golden-dir", str(out), "--summary-md", str(bad)]) == 2
     assert capsys.readouterr().err == (f"error: {bad}: --summary-md: directory "
                                        f"{bad.parent} does not exist\n")
     assert not out.exists()
@@ -239,7 +239,7 @@ SGLANG = 'curve: c14\nmodel: m14\nmethod: eagle3\ncells: [{thinking: "on", k: 3,
 def test_fit_refuses_mean_only_cells(tmp_path, capsys):
     d = make_run(tmp_path, SGLANG, files=("sglang_decode_11948.log",), source=DATA)
     out = tmp_path / "golden"
-    assert main(["fit", str(d), "--out", str(out)]) == 1
+    assert main(["fit", str(d), "--golden-dir", str(out)]) == 1
     assert capsys.readouterr().err == (
         f"error: {d / 'sglang_decode_11948.log'}: 1 cell(s) rest on printed means only, "
         "without step counts (thinking on K=3): their average is not a pooled AL and has no "
@@ -253,7 +253,7 @@ def test_fit_allow_mean_only_commits_and_marks_the_cell(tmp_path, capsys):
 
     d = make_run(tmp_path, SGLANG, files=("sglang_decode_11948.log",), source=DATA)
     out = tmp_path / "golden"
-    assert main(["fit", str(d), "--out", str(out), "--allow-mean-only", "--format",
+    assert main(["fit", str(d), "--golden-dir", str(out), "--allow-mean-only", "--format",
                  "json"]) == 0
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
@@ -268,7 +268,7 @@ def test_fit_allow_mean_only_commits_and_marks_the_cell(tmp_path, capsys):
 
 def test_fit_text_output_names_mean_only_cells(tmp_path, capsys):
     d = make_run(tmp_path, SGLANG, files=("sglang_decode_11948.log",), source=DATA)
-    assert main(["fit", str(d), "--out", str(tmp_path / "g"), "--allow-mean-only"]) == 0
+    assert main(["fit", str(d), "--golden-dir", str(tmp_path / "g"), "--allow-mean-only"]) == 0
     row = capsys.readouterr().out.splitlines()[2]
     assert row.split() == ["on", "3", "1.95", "-", "mean-only", "-"]
 

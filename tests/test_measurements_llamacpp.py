@@ -77,9 +77,9 @@ def test_ingest_reads_the_exact_counts(run_cli):
 
 
 def test_fit_refuses_to_commit_the_run(tmp_path):
-    """run.yaml says not_golden: fit --out writes no golden directory from it."""
+    """run.yaml says not_golden: fit --golden-dir writes no golden directory from it."""
     reason = " ".join(yaml.safe_load((RUN / "run.yaml").read_text())["not_golden"].split())
-    p = subprocess.run([*goldenal_cmd(), "fit", str(RUN), "--out", str(tmp_path / "g")],
+    p = subprocess.run([*goldenal_cmd(), "fit", str(RUN), "--golden-dir", str(tmp_path / "g")],
                        capture_output=True, text=True, timeout=300)
     assert (p.returncode, p.stdout) == (1, "")
     assert p.stderr == (f"error: {RUN}: the run is not golden material (not_golden: {reason}); "
@@ -88,7 +88,7 @@ def test_fit_refuses_to_commit_the_run(tmp_path):
 
 
 def test_fit_gives_al_from_the_counts_with_request_intervals(run_cli, tmp_path):
-    code, out, err = run_cli("fit", RUN, "--out", tmp_path / "g", "--allow-not-golden",
+    code, out, err = run_cli("fit", RUN, "--golden-dir", tmp_path / "g", "--allow-not-golden",
                              "--seed", "1", "--format", "json")
     assert code == 0, err
     cells = json.loads(out)["cells"]

@@ -1,4 +1,4 @@
-"""Runs marked ``not_golden``: ``measure --not-golden`` writes the mark, ``fit --out`` refuses.
+"""Runs marked ``not_golden``: ``measure --not-golden`` writes the mark, ``fit --golden-dir`` refuses.
 
 A real run of a random test model (or any run that is no golden material)
 carries ``not_golden: REASON`` in its run.yaml.  ``goldenal fit`` prints its
@@ -77,7 +77,7 @@ def test_measure_writes_the_mark_after_simulated(measured):
 
 
 def test_fit_out_refuses_with_the_run_and_the_reason(measured, tmp_path):
-    code, out, err = cli("fit", measured, "--out", tmp_path / "golden", *FAST)
+    code, out, err = cli("fit", measured, "--golden-dir", tmp_path / "golden", *FAST)
     assert (code, out) == (1, "")
     assert err == f"error: {measured}: {REFUSAL.format(reason=REASON)}\n"
     assert not (tmp_path / "golden").exists()
@@ -88,15 +88,16 @@ def test_fit_without_out_prints_the_fit(measured):
     assert code == 0, err
     assert out.splitlines()[0] == "curve tiny_llama_draft: 1 cells"
     assert out.splitlines()[2].split()[:2] == ["off", "3"]
-    assert err == "note: nothing written; --out DIR commits the curve to a golden directory\n"
+    assert err == "note: nothing written; --golden-dir DIR commits the curve to a golden directory\n"
 
 
 def test_allow_not_golden_writes_and_records_the_reason(measured, tmp_path):
     golden = tmp_path / "scratch"
-    code, out, err = cli("fit", measured, "--out", golden, "--allow-not-golden", *FAST)
+    code, out, err = cli("fit", measured, "--golden-dir", golden, "--allow-not-golden", *FAST)
     assert (code, err) == (0, "")
     assert out.endswith(f"wrote {golden / 'tiny_llama_draft.yaml'}\n"
-                        f"wrote {golden / 'tiny_llama_draft.distribution.json'}\n")
+                        f"wrote {golden / 'tiny_llama_draft.distribution.json'}\n"
+                        f"wrote {golden / 'manifest.yaml'}\nwrote {golden / 'index.tsv'}\n")
     manifest = yaml.safe_load((golden / "manifest.yaml").read_text())
     assert manifest["curves"]["tiny_llama_draft"]["provenance"]["not_golden"] == REASON
     assert f"# NOT GOLDEN: {REASON}\n" in (golden / "tiny_llama_draft.yaml").read_text()
@@ -112,26 +113,26 @@ def test_allow_simulated_does_not_allow_not_golden(measured, tmp_path):
     both = copy_run(measured, tmp_path / "both", simulated=True)
     # without --out the simulated mark alone refuses, as before
     assert cli("fit", both, *FAST)[2] == f"error: {both}: {SIMULATED}\n"
-    code, _, err = cli("fit", both, "--out", tmp_path / "g", "--allow-simulated", *FAST)
+    code, _, err = cli("fit", both, "--golden-dir", tmp_path / "g", "--allow-simulated", *FAST)
     assert (code, err) == (1, f"error: {both}: {REFUSAL.format(reason=REASON)}\n")
-    code, _, err = cli("fit", both, "--out", tmp_path / "g", "--allow-not-golden", *FAST)
+    code, _, err = cli("fit", both, "--golden-dir", tmp_path / "g", "--allow-not-golden", *FAST)
     assert (code, err) == (1, f"error: {both}: {SIMULATED}\n")
-    code, _, err = cli("fit", both, "--out", tmp_path / "g", "--allow-simulated",
+    code, _, err = cli("fit", both, "--golden-dir", tmp_path / "g", "--allow-simulated",
                        "--allow-not-golden", *FAST)
     assert (code, err) == (0, "")
 
 
 def test_a_marked_run_among_several_is_named(measured, tmp_path):
     clean = copy_run(measured, tmp_path / "clean", not_golden=None)
-    code, _, err = cli("fit", clean, measured, "--out", tmp_path / "g", *FAST)
+    code, _, err = cli("fit", clean, measured, "--golden-dir", tmp_path / "g", *FAST)
     assert (code, err) == (1, f"error: {measured}: {REFUSAL.format(reason=REASON)}\n")
     # the unmarked copy alone commits
-    assert cli("fit", clean, "--out", tmp_path / "g", *FAST)[0] == 0
+    assert cli("fit", clean, "--golden-dir", tmp_path / "g", *FAST)[0] == 0
 
 
 def test_multi_line_reason_is_reported_on_one_line(measured, tmp_path):
     run = copy_run(measured, tmp_path / "run", not_golden="random weights,\n  debugging only\n")
-    code, _, err = cli("fit", run, "--out", tmp_path / "g", *FAST)
+    code, _, err = cli("fit", run, "--golden-dir", tmp_path / "g", *FAST)
     assert (code, err) == (1, f"error: {run}: "
                               f"{REFUSAL.format(reason='random weights, debugging only')}\n")
 
@@ -160,7 +161,7 @@ def test_null_mark_is_no_mark(measured, tmp_path):
     text = (run / "run.yaml").read_text().replace("simulated: false\n",
                                                   "simulated: false\nnot_golden: null\n")
     (run / "run.yaml").write_text(text)
-    assert cli("fit", run, "--out", tmp_path / "g", *FAST)[0] == 0
+    assert cli("fit", run, "--golden-dir", tmp_path / "g", *FAST)[0] == 0
 
 
 def test_measure_refuses_an_empty_reason(tmp_path):

@@ -216,7 +216,8 @@ def test_al_plot_bands_and_predictions_are_distinct():
     assert list(ring.get_xdata()) == [2.0] and list(ring.get_ydata()) == [2.4]
     legend = [t.get_text() for t in art.ax.get_legend().get_texts()]
     assert legend[-4:] == ["measured / committed value", "fitted prediction (cross-K model)",
-                           "flagged: disagrees with the model", "95% interval"]
+                           "flagged: disagrees with the model",
+                           "95% interval: EAGLE3, fit, thinking on"]
 
 
 def test_al_plot_refuses_nothing():
@@ -581,6 +582,15 @@ def test_fit_plot_bands_predictions_and_flag(example_fit):
     legend = [t.get_text() for t in art.ax.get_legend().get_texts()]
     assert legend[:2] == ["MiniMax-M3-EAGLE3 (fit, simulated), thinking on",
                           "MiniMax-M3-EAGLE3 (fit, simulated), thinking off"]
+    # one legend entry per band, in the band's own colour and shade
+    entries = dict(zip(legend, art.ax.get_legend().legend_handles))
+    band_entries = [text for text in legend if text.startswith("95% ")]
+    assert len(band_entries) == len(art["bands"]) == 4
+    assert band_entries[0] == "95% interval: MiniMax-M3-EAGLE3 (fit, simulated), thinking on"
+    assert sum("band of the cross-K model" in text for text in band_entries) == 2
+    for band, text in zip(art["bands"], band_entries):
+        patch = entries[text]
+        assert tuple(patch.get_facecolor()) == tuple(band.get_facecolor()[0])
 
 
 def test_fit_cell_positions_have_intervals(example_fit):

@@ -95,3 +95,47 @@ def test_performance_claims_name_the_benchmark_that_measures_them():
     assert "`python benchmarks/lookup_startup.py`" in text
     assert "`python benchmarks/ingest_vs_grep.py --mb 100`" in text
     assert "about 1.3x a bare" not in text  # the old claim measured an editable install
+
+
+def test_the_fast_suite_runs_before_the_end_to_end_tests():
+    # a first `pytest` builds llama-server for tests/e2e/: the fast suite's failures come first
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                           "tests/e2e/test_llama_build.py", "tests/test_envflags.py"],
+                          cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, GOLDENAL_SKIP_E2E="1"))
+    ids = [line for line in proc.stdout.splitlines() if "::" in line]
+    e2e = [i.startswith("tests/e2e/") for i in ids]
+    assert True in e2e and False in e2e, proc.stdout
+    assert e2e == sorted(e2e)  # every e2e test after every other one
+
+
+def test_quick_start_states_the_one_time_build_cost():
+    from e2e import llama_build
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    quick = text[text.index("## Quick start"):text.index("## What a golden curve is")]
+    assert llama_build.COST in quick
+    assert "[llama-server build]" in quick
+
+
+def _measure_options(command):
+    """The options of a `goldenal measure` command line (quoted values dropped first)."""
+    bare = re.sub(r"\"[^\"]*\"|'[^']*'", " ", command)
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", bare))
+
+
+def test_the_readme_measures_a_curve_with_the_command_make_sh_runs():
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Measure a curve"):text.index("## `fit` after a measurement")]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    readme_cmd = block[block.index("goldenal measure"):block.index("\ngoldenal fit")]
+    make = (ROOT / "measurements" / "llamacpp-tiny-random-2026-12" / "make.sh").read_text()
+    start = make.index("\ngoldenal measure")  # the command, not the comment naming it
+    make_cmd = make[start:make.index("\n\n", start)]
+    assert "for k in" not in block and "for k in" not in make  # no hand-written K loop
+    readme, script = _measure_options(readme_cmd), _measure_options(make_cmd)
+    assert "--server-cmd" in readme and "--not-golden" in readme
+    assert script - readme == {"--note"} and readme <= script
+    # the example writes no committed curve
+    fit = block[block.index("\ngoldenal fit"):]
+    assert "golden_al_distribution" not in block and "--golden-dir runs/" in fit

@@ -113,12 +113,27 @@ def test_list_on_a_terminal_fits_its_width():
     assert max(len(line) for line in lines) <= 80
     assert lines[0].split() == ["id", "model", "method", "head", "variant", "thinking", "K",
                                 "source", "run"]
-    # the source run is cut from the left, keeping the run's number
-    assert lines[1].endswith("  …31742838308")
+    # the source run is cut from the left, keeping (most of) the run's number
+    assert lines[1].endswith("  …1742838308")
     # ids, models and heads wrap (nothing of them is lost); rows are set apart
     first = "".join(line.split(" ")[0] if line[:1] not in " " else "|" for line in lines)
     assert "|minimaxm3_eagle3_gqa|" in first
     assert "|kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method|" in first
+    # an id breaks only after one of its separators, never inside a word
+    column = lines[0].index("model")
+    rows, row = [], []
+    for line in lines[1:] + [""]:
+        if line == "":  # rows are set apart by a blank line
+            rows.append(row)
+            row = []
+        elif line[:column].strip():
+            row.append(line[:column].rstrip())
+    ids = []
+    for pieces in rows:
+        assert all(p.endswith(("_", "-")) for p in pieces[:-1]), pieces
+        ids.append("".join(pieces))
+    assert "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method" in ids
+    assert len(ids) == 9
     wider = _list_on_a_terminal(columns=120).splitlines()
     assert max(len(line) for line in wider) <= 120
     assert wider[1].endswith("  …/runs/31742838308")

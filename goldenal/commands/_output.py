@@ -47,3 +47,29 @@ def check_destination(path, flag):
         raise UsageError(f"{flag}: directory {directory} does not exist", path=path)
     if not os.access(directory, os.W_OK | os.X_OK):
         raise UsageError(f"{flag}: directory {directory} is not writable", path=path)
+
+
+def add_written_golden_dir(parser, help):
+    """``--golden-dir DIR`` with ``--out DIR`` kept as its deprecated alias."""
+    parser.add_argument("--golden-dir", metavar="DIR", help=help)
+    parser.add_argument("--out", dest="deprecated_out", metavar="DIR",
+                        help="deprecated: the old name of --golden-dir")
+
+
+def written_golden_dir(args):
+    """The ``--golden-dir`` given (or its deprecated ``--out``, with a warning)."""
+    from goldenal.errors import UsageError
+
+    old = getattr(args, "deprecated_out", None)
+    if old is None:
+        return args.golden_dir
+    if args.golden_dir is not None:
+        raise UsageError("--out is the old name of --golden-dir: give one of them")
+    print("warning: --out is deprecated here; use --golden-dir", file=sys.stderr)
+    return old
+
+
+def print_written(paths, stream=None):
+    """``wrote PATH`` for every file a writer wrote, in the order given."""
+    for path in paths:
+        print(f"wrote {path}", file=stream or sys.stderr)

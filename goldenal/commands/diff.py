@@ -10,9 +10,16 @@ exceeds the band of the combined standard error at --confidence-level.
 Committed curves carry uncertainty when their <curve-id>.distribution.json
 sits beside them; without it a committed value facing a side with an
 interval adds the variance of its two-decimal rounding (0.01^2/12).  Cells
-without an interval on either side are shown but not judged.  Exit 1 when some cell differs beyond its uncertainty.
+without an interval on either side are shown but not judged.
 
 In Python: goldenal.diff.diff_curves(a, b).
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  no cell differs beyond its uncertainty (or --exit-zero)
+  1  some cell differs beyond its uncertainty, or no such curve
+  2  usage error or unreadable input
 """
 
 import json

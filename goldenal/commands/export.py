@@ -21,6 +21,13 @@ its mean.  Run directories are loaded and refused as `goldenal fit` does
 In Python: goldenal.interop.export_profile(curve, k=3, thinking="on").
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  exported
+  1  no such curve or cell
+  2  usage error or unreadable input
+"""
+
 import json
 import sys
 

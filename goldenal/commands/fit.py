@@ -1,10 +1,10 @@
 """Fit measurement runs into a golden curve with uncertainty, and write it.
 
     goldenal fit measurements/minimaxm3-eagle3-2026-11
-    goldenal fit measurements/minimaxm3-eagle3-2026-11 --out golden_al_distribution
+    goldenal fit measurements/minimaxm3-eagle3-2026-11 --golden-dir golden_al_distribution
 
-Without --out the fitted curve is printed (a table, or --format json) and
-nothing is written.
+Without --golden-dir the fitted curve is printed (a table, or --format json)
+and nothing is written.
 
 RUN is a run directory with its run.yaml, or an InferenceX collector results
 directory as it is (server_{on,off}_mtp{K}.log, speedbench_*.json); identity
@@ -21,8 +21,9 @@ model) with per-request records are checked across K (requests re-weighted
 by tokens); a cell is flagged beyond a 0.02 AL margin, and the shift each
 cell could reveal is printed.
 
-With --out DIR: writes <curve-id>.yaml with its manifest entry, and
-<curve-id>.distribution.json (counts, per-position survival, intervals).
+With --golden-dir DIR: writes <curve-id>.yaml, <curve-id>.distribution.json
+(counts, per-position survival, intervals), the curve's entry in
+manifest.yaml and the rebuilt index.tsv, and names each file it wrote.
 A directory that already holds the curve (by id, or another curve of the
 same model, method, draft and variant) is refused unless --replace REASON is
 given; the reason is recorded and the committed curve replaced under its
@@ -34,14 +35,19 @@ only with --allow-not-golden (for scratch directories; the reason goes into
 the curve's provenance).  A simulated run is refused unless
 --allow-simulated is given.  A run with a cell `measure` marked
 `inconsistent` (its per-request counts and the server's counters disagree)
-is fitted and printed, but never written with --out.  --format json prints every cell's estimate,
-interval and step count.
-
-Exit 0 fitted (and written), 1 refused (a simulated run, a not_golden run
-or an inconsistent cell with --out, mean-only cells), 2 unreadable run or
-bad flags, 3 the directory already holds the curve (--replace REASON).
+is fitted and printed, but never written with --golden-dir.  --format json
+prints every cell's estimate, interval and step count.
 
 In Python: goldenal.fit(goldenal.load_run(path)).
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  fitted (and written)
+  1  refused: a simulated run, a not_golden run or an inconsistent cell with
+     --golden-dir, mean-only cells
+  2  unreadable run or bad flags
+  3  the directory already holds the curve (--replace REASON)
 """
 
 import json
@@ -98,9 +104,10 @@ def fit_kwargs(args):
 
 def configure(parser):
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory")
-    parser.add_argument("--out", metavar="DIR",
-                        help="golden directory to write the curve into (default: print the "
-                             "fitted curve and write nothing)")
+    from goldenal.commands._output import add_written_golden_dir
+
+    add_written_golden_dir(parser, "golden directory to write the curve into (default: print "
+                                    "the fitted curve and write nothing)")
     add_identity_arguments(parser)
     add_fit_arguments(parser)
     parser.add_argument("--replace", metavar="REASON",
@@ -176,7 +183,7 @@ def fit_with_warnings(run, **kwargs):
 
 
 def run(args):
-    from goldenal.commands._output import check_destination
+    from goldenal.commands._output import check_destination, written_golden_dir
     from goldenal.fitting.output import (
         check_writable,
         load_runs,
@@ -187,6 +194,7 @@ def run(args):
         write_fit,
     )
 
+    args.out = written_golden_dir(args)
     check_destination(args.summary_md, "--summary-md")
     merged = load_runs(args.runs, identity=identity_from_args(args))
     if not args.allow_simulated:
@@ -201,13 +209,18 @@ def run(args):
     curvefit = fit_with_warnings(merged, **fit_kwargs(args))
     if args.out is None:
         paths = []
-        print("note: nothing written; --out DIR commits the curve to a golden directory",
-              file=sys.stderr)
+        print("note: nothing written; --golden-dir DIR commits the curve to a golden "
+              "directory", file=sys.stderr)
     else:
-        paths = write_fit(curvefit, args.out, replace_reason=args.replace,
-                          allow_simulated=args.allow_simulated,
-                          allow_mean_only=args.allow_mean_only,
-                          allow_not_golden=args.allow_not_golden)
+        import os
+
+        from goldenal.curves import INDEX_NAME, MANIFEST_NAME
+
+        paths = [*write_fit(curvefit, args.out, replace_reason=args.replace,
+                            allow_simulated=args.allow_simulated,
+                            allow_mean_only=args.allow_mean_only,
+                            allow_not_golden=args.allow_not_golden),
+                 os.path.join(args.out, MANIFEST_NAME), os.path.join(args.out, INDEX_NAME)]
     for thinking, k in mean_only_cells(curvefit) if args.out is not None else ():
         print(f"warning: thinking {thinking} K={k}: golden value "
               f"{curvefit.cells[thinking, k].text} committed from printed means only "

@@ -2,11 +2,16 @@
 
 Reads each FILE (values and header comments), writes it in the project's layout
 with a header in goldenal's own words, adds or updates its manifest entry and
-recompiles the lookup index.  Identity the header lacks is given by flags; an
+recompiles the lookup index, and names each file it wrote (the curve,
+manifest.yaml, index.tsv).  Identity the header lacks is given by flags; an
 existing manifest entry supplies what is not given.  A curve of a method that
 belongs to one draft head (eagle3) is refused unless --draft, the header or the
 manifest names the head (exit 2).  A committed value is never changed without
 --replace REASON.
+
+The golden directory is --golden-dir DIR, else $GOLDENAL_DIR, else the
+nearest golden_al_distribution/ from the current directory; the curves
+installed with goldenal are never written (copy them, or give --golden-dir).
 
     goldenal import ../InferenceX/golden_al_distribution/minimaxm3_eagle3_gqa.yaml \\
         --method eagle3 --draft Inferact/MiniMax-M3-EAGLE3-GQA \\
@@ -15,13 +20,23 @@ manifest names the head (exit 2).  A committed value is never changed without
 In Python: goldenal.import_curve(path, out_dir, method=..., draft=..., aliases=...).
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  imported
+  2  unreadable curve file, bad flags, or a directory as validate would reject it
+  3  a committed value would change (--replace REASON)
+"""
+
 import sys
 
 
 def configure(parser):
     parser.add_argument("files", nargs="+", metavar="FILE", help="upstream curve YAML file(s)")
-    parser.add_argument("--out", metavar="DIR", help="golden directory to write "
-                                                     "(default: $GOLDENAL_DIR, else packaged)")
+    from goldenal.commands._output import add_written_golden_dir
+
+    add_written_golden_dir(parser, "golden directory to write (default: $GOLDENAL_DIR, "
+                                    "else the nearest golden_al_distribution/; never the "
+                                    "installed curves)")
     parser.add_argument("--curve-id", help="curve id (default: the file stem; one FILE only)")
     parser.add_argument("--method", help="mtp, eagle3, dspark, ...")
     parser.add_argument("--draft", action="append", metavar="HEAD",
@@ -38,16 +53,23 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.errors import UsageError
-    from goldenal.importer import import_curve
+    import os
 
+    from goldenal.commands._output import written_golden_dir, print_written
+    from goldenal.curves import INDEX_NAME, MANIFEST_NAME
+    from goldenal.errors import UsageError
+    from goldenal.importer import import_curve, import_target
+
+    golden_dir = import_target(written_golden_dir(args))
     if args.curve_id is not None and len(args.files) > 1:
         raise UsageError("--curve-id needs exactly one FILE")
     draft = [] if args.no_draft else args.draft
     for path in args.files:
-        curve = import_curve(path, args.out, curve_id=args.curve_id, method=args.method,
+        curve = import_curve(path, golden_dir, curve_id=args.curve_id, method=args.method,
                              draft=draft, variant=args.variant, aliases=args.alias,
                              replace_reason=args.replace)
         cells = sum(len(c) for c in curve.cells.values())
         print(f"imported {curve.id}: {curve.model}, {cells} cells", file=sys.stderr)
+        print_written([os.path.join(golden_dir, name)
+                       for name in (curve.file, MANIFEST_NAME, INDEX_NAME)])
     return 0

@@ -10,6 +10,12 @@ curve file by hand.
 In Python: goldenal.curvefile.write_index(directory).
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  indexed
+  2  unreadable golden directory
+"""
+
 import sys
 
 

@@ -22,11 +22,15 @@ accepted_per_position, mean_al; null where unknown) and prints the summary on
 stderr at the end.  Windows that carry only a printed mean are marked
 mean-only and never pooled as counts.
 
-Exit 0 when every window was read, 1 when some were refused (each named as
-path:line: reason on stderr; the totals are then partial), 2 when a file is
-unreadable or in no known format.
-
 In Python: goldenal.ingest(paths) -> Observations; goldenal.load_run(dir).
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  every window read
+  1  some windows refused (each named as path:line: reason on stderr; the totals are
+     then partial)
+  2  a file unreadable or in no known format (--strict: the first refused window)
 """
 
 import csv

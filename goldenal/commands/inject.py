@@ -39,15 +39,7 @@ give roles with different K their own.  A value already golden is left as
 written ('2.5' stays '2.5').  --allow-non-agentic (or
 GOLDENAL_ALLOW_NON_AGENTIC=true) is honoured in both modes.
 
-Exit codes: 0 done (or nothing to do), 1 refused (no single golden cell, a flag
-contradicting the file, --check finding a change: a value to add, or a different
-value pinned, wherever audit reports GAL201), 2 unreadable input (no
-speculative settings, a launch script of another engine (named in the
-message), bad JSON, K missing, unknown framework, a key written
-twice in one mapping, an env file outside the config's directory, not a
-regular file or over 1 MiB), 3 the file
-already pins a different value (use --force), or changed since it was read
-(another writer; run again).  On any error no file is touched:
+On any error no file is touched:
 with several FILEs, every one is checked before any is written, and a refusal
 of one (one line each) leaves them all as they were.  The directories of the
 FILEs are locked before the first is read (a write a crash interrupted there
@@ -55,6 +47,19 @@ is put back first), so two goldenal writers never lose each other's changes.
 
 In Python: goldenal.inject(path, thinking="on", ...) -> InjectResult;
 goldenal.inject_files(paths, thinking="on", ...) for several, all or nothing.
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  done, or nothing to do
+  1  refused: no single golden cell, a flag contradicting the file, --check finding a
+     change (a value to add, or a different value pinned: wherever audit reports
+     GAL201)
+  2  unreadable input (no speculative settings, a launch script of another engine,
+     bad JSON, K missing, unknown framework, a key written twice, an env file outside
+     the config's directory, not a regular file or over 1 MiB)
+  3  the file already pins a different value (--force), or changed since it was read
+     (another writer; run again)
 """
 
 import sys

@@ -15,6 +15,12 @@ else the packaged curves.
 In Python: goldenal.load_registry().to_frame().
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  listed
+  2  usage error or unreadable golden directory
+"""
+
 import json
 import os
 import sys
@@ -25,9 +31,10 @@ COLUMNS = ("id", "model", "method", "head", "variant", "thinking", "K", "source 
 # When the table is wider than the terminal, the source run is cut short first
 # (from the left: a run's number is at the end of its address), then the widest
 # of the wrapping columns narrows; each stage of _NARROWING goes down to its floor.
+# An id never narrows below its longest word (see format_table).
 _CUT = "source run"
 _WRAPPING = ("id", "model", "head", "variant")
-_NARROWING = (((_CUT,), 18), (_WRAPPING, 10), ((_CUT,), 12), (_WRAPPING, 8))
+_NARROWING = (((_CUT,), 18), (_WRAPPING, 10), ((_CUT,), 12), (_WRAPPING, 8), ((_CUT,), 8))
 _GAP = "  "
 
 
@@ -55,15 +62,22 @@ def rows(registry):
     return out
 
 
-def _fit_widths(widths, columns, width):
-    """Column widths whose table fits ``width`` (when it can), stage by stage."""
+def _fit_widths(widths, columns, width, words=None):
+    """Column widths whose table fits ``width`` (when it can), stage by stage.
+
+    A wrapping column never gets narrower than its header or the longest word
+    ``words`` gives for it (column -> length), so that column is never broken
+    inside a word.
+    """
     widths = list(widths)
+    words = words or {}
     total = sum(widths) + len(_GAP) * (len(widths) - 1)
     for names, floor in _NARROWING:
         while total > width:
             narrowable = [i for i, col in enumerate(columns)
-                          if col in names and widths[i] > max(floor, len(col) if col in
-                                                              _WRAPPING else 0)]
+                          if col in names and widths[i] > max(
+                              floor, len(col) if col in _WRAPPING else 0,
+                              words.get(col, 0) if col in _WRAPPING else 0)]
             if not narrowable:
                 break
             i = max(narrowable, key=lambda j: widths[j])
@@ -81,12 +95,24 @@ def _ellipsis():
     return "…"
 
 
+# a value wraps after these characters, and only there
+_BREAKS = r"[^_/\-,:= ]*(?:[_/\-,:= ]+|$)"
+
+
+def _words(text):
+    """The pieces ``_wrap`` keeps whole (their trailing spaces dropped)."""
+    import re
+
+    return [t.rstrip() for t in re.findall(_BREAKS, text) if t.strip()]
+
+
 def _wrap(text, width):
-    """``text`` as lines of at most ``width``, broken after ``_ / - , :`` or a space."""
+    """``text`` as lines of at most ``width``, broken after ``_ / - , : =`` or a space; a
+    word longer than ``width`` (only when the caller allows it) is cut."""
     import re
 
     lines, line = [], ""
-    for token in re.findall(r"[^_/\-,: ]*(?:[_/\-,: ]+|$)", text):
+    for token in re.findall(_BREAKS, text):
         while len(token) > width:  # a token longer than the column: cut it
             if line:
                 lines.append(line.rstrip())
@@ -111,7 +137,11 @@ def format_table(records, columns, width=None):
     widths = [max(len(col), *(len(str(r[col])) for r in records)) if records else len(col)
               for col in columns]
     if width is not None:
-        widths = _fit_widths(widths, columns, width)
+        # an id is never broken inside a word (it is what --curve takes); the other
+        # wrapping columns may cut a long word when the terminal is too narrow
+        words = {col: max((len(w) for r in records for w in _words(str(r[col]))), default=0)
+                 for col in columns if col == "id"}
+        widths = _fit_widths(widths, columns, width, words)
     lines = []
     blocks = [list(columns)] + [[str(r[col]) for col in columns] for r in records]
     mark = _ellipsis()

@@ -17,6 +17,13 @@ and names what exists (exit 1); malformed flags exit 2.
 In Python: goldenal.lookup(model, k=3, thinking="on", draft=...).
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  the value printed
+  1  no committed value for the cell (the message names what exists)
+  2  usage error or unreadable golden directory
+"""
+
 import sys
 
 from goldenal.commands._selection import add_selection_arguments, selection_kwargs

@@ -10,29 +10,44 @@ counts, so fit can resample whole requests; SGLang answers with its own
 per-request meta_info (requests to it go out non-streaming) at any
 concurrency.  The same prompts go out in the same order at every K.
 
+A whole curve in one call: --server-cmd starts one server per K ({k} is
+filled with K, {port} with a free port; the URL defaults to
+http://127.0.0.1:{port}), waits until --server-ready answers 200 (default
+URL/health; at most --server-timeout seconds), measures the cell and stops
+the server's whole process group, also on an error or Ctrl-C.  Its log is
+kept in the run as server_{on,off}_k{K}.log.
+
+    goldenal measure --server-cmd 'llama-server -m target.gguf --spec-type draft-simple \\
+        --spec-draft-model draft.gguf --spec-draft-n-max {k} --metrics --port {port}' \\
+        --out runs/tiny --model tiny-llama --draft tiny-llama-draft --k 1,2,3 \\
+        --thinking off --prompts prompts.jsonl
     goldenal measure http://127.0.0.1:8080 --out runs/tiny --model tiny-llama \\
         --draft tiny-llama-draft --k 3 --thinking off --prompts prompts.jsonl
     goldenal measure 'http://127.0.0.1:80{k}0' --out runs/tiny --model tiny-llama \\
         --draft tiny-llama-draft --k 1,2,3 --thinking off --prompts prompts.jsonl
 
-A server runs one K: measure one K per call into the same RUN_DIR (a loop
-that restarts the server), or give a URL with {k} naming one server per K.
+Without --server-cmd a server runs one K: give a URL with {k} naming one
+running server per K, or measure one K per call into the same RUN_DIR.  A
+server whose K is not the cell's is refused before any load where it says
+its K, else after the first request.
 --prompts is JSON lines: {"id": "p1", "prompt": "..."} or {"id": "p1",
 "messages": [{"role": "user", "content": "..."}]}; without it, SPEED-Bench
 Qualitative `coding` is loaded through `datasets` (pip install
 'goldenal[speedbench]').
 
-stdout: one line per cell (AL, steps, requests, failed); stderr: warnings (other
+stdout: per cell its AL, steps, requests and failures, then the percentiles
+(p50/p90/p99) of request latency, time to first token and output tokens per
+second per request, and the cell's output tokens over its wall time
+(--format json: all of it as one JSON object).  stderr: warnings (other
 traffic on the server, failed requests, and requests that all drafted and
 accepted exactly as many tokens: one accept/reject sequence replayed, as a
 llama-server started with a fixed --seed does for requests without --seed).
-The run directory
-appears whole or not at all; a cell is added to an existing run atomically.
-Ctrl-C writes nothing of the cell being measured (exit 130).
+The run directory appears whole or not at all; a cell is added to an
+existing run atomically.  Ctrl-C writes nothing of the cell being measured.
 
 The server is input like any file.  Before any request, --curve-id,
 --model, --draft, --method and the run name (the last part of --out) get
-the checks fit --out applies (a curve id fit accepts; each written into a
+the checks fit --golden-dir applies (a curve id fit accepts; each written into a
 curve file and read back unchanged).  Every answer is bounded: a /metrics
 body 64 MiB (and 20,000 samples of the speculative families), any JSON answer (/v1/models, info endpoints, a non-streaming
 completion, an error body) 16 MiB, one line of a stream 1 MiB, a whole
@@ -50,18 +65,26 @@ steps, draft and accepted tokens, per position, where both have them.  A
 difference beyond counting noise (one step per request in flight; attempts
 that left no count may add up to --max-tokens steps each to the counters)
 refuses the cell (exit 1), naming both figures; the cell is written marked
-`inconsistent` in run.yaml, and fit --out refuses the run.  A user:password
+`inconsistent` in run.yaml, and fit --golden-dir refuses the run.  A user:password
 and a query in URL are sent, never written (run.yaml, server_*.json,
 messages).
 
-Exit 0 measured, 1 a cell refused (counter reset mid-run, the server's K
-disagrees, every request failed, impossible or inconsistent counts), 2
-unreachable server, an answer past a cap, or bad input, 3 the cell exists
-(--replace to measure it again), or another writer held the run directory's
-lock for 60 s (measures into one run take turns).
-
 In Python: goldenal.measure(url, out=..., model=..., k=..., thinking=...)
--> MeasureResult (.to_frame(): one row per request).
+-> MeasureResult (.to_frame(): one row per request);
+goldenal.measure_sweep(server_cmd, out=..., k=[1, 2, 3], ...) -> SweepResult;
+goldenal.measurement_summary(result) -> dict (what --format json prints).
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0    measured
+  1    a cell refused: a counter reset mid-run, the server's K disagrees, every
+       request failed, impossible or inconsistent counts
+  2    unreachable server, a server that exited or was not ready in time, an answer
+       past a cap, bad input
+  3    the cell exists (--replace to measure it again), or another writer held the
+       run directory's lock for 60 s (measures into one run take turns)
+  130  interrupted (Ctrl-C): the cell being measured is not written
 """
 
 import sys
@@ -96,9 +119,22 @@ def _non_negative_int(text):
 def configure(parser):
     from goldenal.commands._selection import _positive_float, _positive_int
 
-    parser.add_argument("url", metavar="URL",
+    parser.add_argument("url", metavar="URL", nargs="?",
                         help="server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is "
-                             "dropped; {k} for one server per K)")
+                             "dropped; {k} for one server per K); with --server-cmd it may "
+                             "hold {k} and {port} (default http://127.0.0.1:{port})")
+    parser.add_argument("--server-cmd", metavar="CMD",
+                        help="shell command that starts the server, with {k} where it takes K "
+                             "and optionally {port} (a free port per K): one server per K, "
+                             "started, waited for and stopped")
+    parser.add_argument("--server-ready", metavar="URL",
+                        help="with --server-cmd: polled until it answers HTTP 200 before any "
+                             "request ({k} and {port} filled in; default URL/health)")
+    parser.add_argument("--server-timeout", type=_positive_float, default=600.0, metavar="S",
+                        help="with --server-cmd: seconds a server has to become ready "
+                             "(default 600)")
+    parser.add_argument("--format", choices=["text", "json"], default="text",
+                        help="text (default) or json: the summary as one JSON object on stdout")
     parser.add_argument("--out", required=True, metavar="RUN_DIR",
                         help="run directory to create (missing parents too), or an existing run "
                              "to add cells to")
@@ -152,11 +188,36 @@ def configure(parser):
                         help="show the progress bar even when stderr is not a terminal")
 
 
+def _pct(stats, scale=1.0, digits=3):
+    if not stats:
+        return "-"
+    return "/".join(f"{stats[p] * scale:.{digits}f}" for p in ("p50", "p90", "p99"))
+
+
+def _print_text(summary):
+    for cell in summary["cells"]:
+        print(f"thinking {cell['thinking']}  K={cell['k']}  AL "
+              f"{cell['acceptance_length']:.4f}  ({cell['accepted']} accepted / "
+              f"{cell['steps']} steps)  {cell['requests']} requests, {cell['failed']} failed  "
+              f"{'per-request counts' if cell['per_request'] else 'one window'}")
+        overall = cell["throughput_tokens_per_s"]
+        print(f"  p50/p90/p99: latency {_pct(cell['latency_s'])} s  ttft "
+              f"{_pct(cell['ttft_s'])} s  output {_pct(cell['tokens_per_s'], digits=1)} tok/s "
+              f"per request; {cell['output_tokens']} tokens in {cell['wall_seconds']:.2f} s"
+              + (f" = {overall:.1f} tok/s" if overall else ""))
+
+
+def _on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run(args):
     import json
+    import signal
 
-    from goldenal.errors import UsageError
+    from goldenal.errors import GoldenALError, UsageError
     from goldenal.measuring import measure
+    from goldenal.sweep import measure_sweep, measurement_summary
 
     kwargs = None
     if args.chat_template_kwargs is not None:
@@ -166,25 +227,48 @@ def run(args):
             raise UsageError(f"--chat-template-kwargs is not JSON: {exc}") from None
         if not isinstance(kwargs, dict):
             raise UsageError("--chat-template-kwargs must be a JSON object")
+    if args.server_cmd is None:
+        if args.url is None:
+            raise UsageError("give the server's URL, or --server-cmd to start one per K")
+        for flag, value in (("--server-ready", args.server_ready),):
+            if value is not None:
+                raise UsageError(f"{flag} needs --server-cmd")
+    common = dict(out=args.out, model=args.model, draft=args.draft, thinking=args.thinking,
+                  prompts=args.prompts, concurrency=args.concurrency,
+                  max_tokens=args.max_tokens, requests=args.requests, engine=args.engine,
+                  method=args.method, curve=args.curve_id, temperature=args.temperature,
+                  seed=args.seed, ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
+                  retries=args.retries, timeout=args.timeout, replace=args.replace,
+                  note=args.note, not_golden=args.not_golden, progress=args.progress)
+    old = None
     try:
-        result = measure(args.url, out=args.out, model=args.model, draft=args.draft,
-                         k=args.k if len(args.k) > 1 else args.k[0], thinking=args.thinking,
-                         prompts=args.prompts, concurrency=args.concurrency,
-                         max_tokens=args.max_tokens, requests=args.requests,
-                         engine=args.engine, method=args.method, curve=args.curve_id,
-                         temperature=args.temperature, seed=args.seed,
-                         ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
-                         retries=args.retries, timeout=args.timeout, replace=args.replace,
-                         note=args.note, not_golden=args.not_golden, progress=args.progress)
-    except KeyboardInterrupt:
+        if args.server_cmd is not None:
+            # a SIGTERM (a CI timeout, kill) stops the server as Ctrl-C does
+            old = signal.signal(signal.SIGTERM, _on_sigterm)
+            result = measure_sweep(args.server_cmd, url=args.url, k=args.k,
+                                   server_ready=args.server_ready,
+                                   server_timeout=args.server_timeout, **common)
+        else:
+            result = measure(args.url, k=args.k if len(args.k) > 1 else args.k[0], **common)
+    except KeyboardInterrupt as exc:
+        log = getattr(exc, "server_log", None)
         print(f"interrupted: the cell being measured was not written to {args.out} (cells "
-              "finished before it were)", file=sys.stderr)
+              "finished before it were)" + (f"; server log: {log}" if log else ""),
+              file=sys.stderr)
         return 130
-    for cell in result.cells:
-        print(f"thinking {cell.thinking}  K={cell.k}  AL {cell.acceptance_length:.4f}  "
-              f"({cell.accepted} accepted / {cell.drafts} steps)  {len(cell.requests)} "
-              f"requests, {cell.failed} failed  "
-              f"{'per-request counts' if cell.per_request else 'one window'}")
+    except GoldenALError as exc:
+        log = getattr(exc, "server_log", None)
+        if log:
+            print(f"note: the server's log is {log}", file=sys.stderr)
+        raise
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    summary = measurement_summary(result)
+    if args.format == "json":
+        print(json.dumps(summary, indent=2))
+    else:
+        _print_text(summary)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {result.path} ({result.server.engine}; "

@@ -35,6 +35,13 @@ Examples:
 In Python: goldenal.plot.plot_al_curve, plot_positions, plot_diff, figure.
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  plotted
+  1  no such curve, cell or thinking mode
+  2  usage error, unreadable input, or an output format matplotlib cannot write
+"""
+
 import sys
 
 from goldenal.commands._selection import add_golden_dir_argument

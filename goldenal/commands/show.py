@@ -11,6 +11,13 @@ In Python: goldenal.load_registry()["minimaxm3_eagle3_gqa"].to_frame(), or
 goldenal.policy.resolve_curve(registry, "minimax-m3", draft=...) for a model.
 """
 
+EXIT_CODES = """\
+exit codes:
+  0  shown
+  1  no such curve, or several match (the message names them)
+  2  usage error or unreadable golden directory
+"""
+
 import json
 import sys
 

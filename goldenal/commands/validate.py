@@ -8,9 +8,14 @@ a curve fitted from a run marked not_golden (fit --allow-not-golden).
     goldenal validate
     goldenal validate ../InferenceX/golden_al_distribution
 
-Exit 0 when there are no errors, 1 when errors are found, 2 for unreadable input.
-
 In Python: goldenal.validate(path) -> ValidationReport.
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  no errors
+  1  errors found
+  2  unreadable input
 """
 
 import sys

@@ -19,11 +19,17 @@ not the profile is a miss that says so (e.g. llama.cpp's geometric schedule).
     goldenal verify run/ --model goldenal-tiny --k 3 --thinking on --profile curve
 
 stdout: "hit: ...", "missed: ..." or "incomplete: N windows refused (first:
-path:line: reason) ..." (one line; --format json for the record).  Exit 0
-hit, 1 missed (or no golden value for the cell), 2 unreadable input or
-refused windows (--allow-incomplete judges the readable ones).
+path:line: reason) ..." (one line; --format json for the record).
 
 In Python: goldenal.verify(run_or_paths, target, k=K) -> Verification.
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  hit
+  1  missed, or no golden value for the cell
+  2  unreadable input, or refused windows (--allow-incomplete judges the readable
+     ones)
 """
 
 import json

@@ -348,6 +348,8 @@ def check_config(cfg, curves):
     if shown is not None:
         msg += f" (AL {shown:f})"
     msg += f" differs from the golden cell {label}: expected {expected}"
+    if shown is not None and str(expected) != cell:
+        msg += f" (AL {cell})"  # the engine's own unit, and the AL it stands for
     others = other_cells(curves, al, exclude=(curve.id, thinking, cfg.k))
     # the likeliest mix-ups first: same model, same K
     by_id = {c.id: c for c in curves}

@@ -20,8 +20,9 @@ _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 ASSUMED = "GAL305"
 
 
-def summary(findings):
-    """``Found N findings (E errors, W warnings, I info)``."""
+def summary(findings, printed=None):
+    """``Found N findings (E errors, W warnings, I info)``, and ``; P of them printed`` when
+    ``printed`` says fewer were printed."""
     n = len(findings)
     e = sum(f.severity == "error" for f in findings)
     w = sum(f.severity == "warning" for f in findings)
@@ -29,6 +30,8 @@ def summary(findings):
     fixable = sum(f.fix is not None for f in findings)
     tail = f"; {fixable} with a suggested fix" if fixable else ""
     word = "finding" if n == 1 else "findings"
+    if printed is not None and printed != n:
+        tail += f"; {printed} of them printed"
     return (f"Found {n} {word} ({e} error{'' if e == 1 else 's'}, "
             f"{w} warning{'' if w == 1 else 's'}, {i} info){tail}.")
 
@@ -58,11 +61,12 @@ def format_text(findings, report=None, *, show_assumptions=True, show_skipped=Fa
             continue
         mark = " [*]" if f.fix else ""
         out.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
-    out.append(summary(findings))
+    out.append(summary(findings, printed=len(findings) - hidden))
     if hidden:
+        every = "it" if len(findings) == 1 else f"all {len(findings)}"
         out.append(f"Assumed the thinking mode of {hidden} serve "
-                   f"config{'' if hidden == 1 else 's'} ({ASSUMED}; --show-assumptions "
-                   "lists them).")
+                   f"config{'' if hidden == 1 else 's'} ({ASSUMED}, not printed; "
+                   f"--show-assumptions prints {every}).")
     if report is not None:
         if show_skipped:
             out.extend(f"{path}: skipped: {reason}" for path, reason in report.skipped)

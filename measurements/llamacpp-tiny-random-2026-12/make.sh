@@ -4,7 +4,7 @@
 # random weights only: this is NOT a golden curve and must never become one.
 #
 # Needs the repository installed with its test extra (pip install -e '.[test]': goldenal,
-# gguf, numpy, filelock), a C/C++ compiler for the first llama-server build, and curl.
+# gguf, numpy, filelock) and a C/C++ compiler for the first llama-server build.
 #
 #     bash measurements/llamacpp-tiny-random-2026-12/make.sh
 #
@@ -15,9 +15,11 @@
 #     target = seeded random weights (seed 0, 512-piece vocabulary, n_embd 64, 2 blocks),
 #     draft = the target plus 0.1 x N(0, 1) noise (noise seed 1), so greedy verification
 #     accepts some drafts and rejects others.
-#  3. For K = 1, 2, 3: start llama-server with the draft model at K, run one
-#     `goldenal measure` cell into the same run directory (marked `not_golden`, so
-#     `goldenal fit --out` refuses it without --allow-not-golden), stop the server.
+#  3. One `goldenal measure --server-cmd ... --k 1,2,3` (the README's command): for each K
+#     it starts llama-server with the draft model at K on a free port, waits for /health,
+#     measures one cell into the run directory (marked `not_golden`, so `goldenal fit
+#     --golden-dir` refuses it without --allow-not-golden), stops the server and keeps its
+#     log in the run (server_off_k{K}.log).
 #  4. Replace the run files beside this script with the new ones.
 #
 # The models are written to a temporary directory and deleted: no GGUF file is kept.
@@ -35,15 +37,7 @@ NOT_GOLDEN="TINY RANDOM MODEL: seeded random weights (512-piece vocabulary, two 
 NOT_GOLDEN+=" width 64); its AL values describe those weights only and are NOT a golden curve"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/goldenal-tiny-run.XXXXXX")"
-server=""
-cleanup() {
-    if [ -n "$server" ]; then
-        kill "$server" 2>/dev/null || true
-        wait "$server" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'rm -rf "$work"' EXIT   # measure stops every server it starts itself
 
 # 1. the server (built here when the cache has none)
 root="$(PYTHONPATH="$repo/tests/e2e" python -c \
@@ -65,39 +59,24 @@ write_model(work / "draft.gguf", tokenizer=tok, seed=seed, noise=noise, noise_se
             name="goldenal-tiny-random-draft")
 EOF
 
-# 3. one server and one measure cell per K
-for k in "${KS[@]}"; do
-    port="$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    LD_LIBRARY_PATH="$root/bin" "$root/bin/llama-server" \
-        --model "$work/target.gguf" --alias goldenal-tiny-random --host 127.0.0.1 --port "$port" \
-        --ctx-size 1024 --parallel 1 --threads 1 --threads-batch 1 --metrics --no-webui \
-        --spec-type draft-simple --spec-draft-model "$work/draft.gguf" \
-        --spec-draft-n-max "$k" --spec-draft-threads 1 \
-        >"$work/server_k$k.log" 2>&1 &
-    server=$!
-    until curl -sf "http://127.0.0.1:$port/health" >/dev/null; do
-        if ! kill -0 "$server" 2>/dev/null; then
-            tail -20 "$work/server_k$k.log" >&2
-            echo "llama-server (K=$k) exited before it was ready" >&2
-            exit 1
-        fi
-        sleep 0.2
-    done
-    goldenal measure "http://127.0.0.1:$port" --out "$work/$name" \
-        --model goldenal-tiny-random --draft goldenal-tiny-random-draft \
-        --method draft-simple --curve-id goldenal_tiny_random_draft \
-        --k "$k" --thinking off --prompts "$here/prompts.jsonl" \
-        --max-tokens 256 --ignore-eos --seed 1 \
-        --not-golden "$NOT_GOLDEN" \
-        --note "TINY RANDOM MODEL (seeded random weights, 512-piece vocabulary): its AL values are NOT a golden curve. Made by measurements/llamacpp-tiny-random-2026-12/make.sh."
-    kill "$server"
-    wait "$server" 2>/dev/null || true
-    server=""
-done
+# 3. one command: a server per K ({k}) on a free port ({port}), started, measured, stopped
+server="LD_LIBRARY_PATH=$(printf %q "$root/bin") $(printf %q "$root/bin/llama-server")"
+server+=" --model $(printf %q "$work/target.gguf") --alias goldenal-tiny-random"
+server+=" --host 127.0.0.1 --port {port} --ctx-size 1024 --parallel 1 --threads 1"
+server+=" --threads-batch 1 --metrics --no-webui --spec-type draft-simple"
+server+=" --spec-draft-model $(printf %q "$work/draft.gguf") --spec-draft-n-max {k}"
+server+=" --spec-draft-threads 1"
+goldenal measure --server-cmd "$server" --k "$(IFS=,; echo "${KS[*]}")" \
+    --out "$work/$name" --model goldenal-tiny-random --draft goldenal-tiny-random-draft \
+    --method draft-simple --curve-id goldenal_tiny_random_draft \
+    --thinking off --prompts "$here/prompts.jsonl" \
+    --max-tokens 256 --ignore-eos --seed 1 \
+    --not-golden "$NOT_GOLDEN" \
+    --note "TINY RANDOM MODEL (seeded random weights, 512-piece vocabulary): its AL values are NOT a golden curve. Made by measurements/llamacpp-tiny-random-2026-12/make.sh."
 
 # 4. the run files beside this script (README.md, make.sh and prompts.jsonl stay)
 find "$here" -maxdepth 1 -type f \( -name 'run.yaml' -o -name 'metrics_*.prom' \
-    -o -name 'requests_*.jsonl' -o -name 'server_*.json' \) -delete
+    -o -name 'requests_*.jsonl' -o -name 'server_*.json' -o -name 'server_*.log' \) -delete
 {
     echo "# TINY RANDOM MODEL: a real llama-server run of seeded random weights; its AL"
     echo "# values are NOT a golden curve.  Made by make.sh beside this file (see README.md)."

@@ -20,6 +20,11 @@ colliding.
 Run as a script (``python tests/e2e/llama_build.py``) it builds if needed and
 prints the directory; ``.ci/run`` does that before pytest so the build time is
 visible on its own.
+
+A build says what it is doing from its first second: where it builds, how long
+it takes, each step, where the log is, and every minute of the long compile
+that it is still compiling.  The lines go to the terminal (``sys.__stderr__``)
+even under pytest's output capture, so a first ``pytest`` never looks hung.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import time
 import venv
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 VERSION = "0.3.36"  # llama-cpp-python release whose vendored llama.cpp is pinned
 PACKAGE = "llama-cpp-python"
@@ -50,6 +55,27 @@ CMAKE_FLAGS = (
     "-DLLAMA_BUILD_SERVER=ON",
     "-DLLAMA_BUILD_TOOLS=ON",
 )
+
+
+# what a first build costs, as the README states it
+COST = "about 11 CPU-minutes, 10-40 minutes on a busy 2-core machine"
+# seconds between "still compiling" lines
+HEARTBEAT = 60.0
+STEPS = 4
+
+
+def say(message: str) -> None:
+    """One progress line on the terminal, past any output capture (pytest's included)."""
+    stream = sys.__stderr__ or sys.stderr
+    try:
+        stream.write(f"[llama-server build] {message}\n")
+        stream.flush()
+    except (OSError, ValueError):  # a closed or missing terminal: progress is optional
+        pass
+
+
+def _step(n: int, what: str, log) -> None:
+    say(f"step {n}/{STEPS}: {what} (log: {log.name})")
 
 
 class BuildError(RuntimeError):
@@ -81,11 +107,26 @@ def is_complete(root: Path) -> bool:
     return (root / MARKER).is_file() and server_binary(root).is_file()
 
 
-def _run(cmd: list[str], log, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+def _run(cmd: list[str], log, cwd: Path | None = None, env: dict[str, str] | None = None,
+         heartbeat: str | None = None) -> None:
+    """Run ``cmd`` with its output in ``log``; with ``heartbeat``, say every HEARTBEAT
+    seconds that it is still running."""
     log.write(f"$ {' '.join(cmd)}\n")
     log.flush()
     started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    while True:
+        try:
+            proc.wait(HEARTBEAT)
+            break
+        except subprocess.TimeoutExpired:
+            if heartbeat:
+                say(f"{heartbeat}: {(time.monotonic() - started) / 60:.0f} min so far "
+                    f"(log: {log.name})")
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
     log.write(f"# exit {proc.returncode} after {time.monotonic() - started:.0f} s\n")
     log.flush()
     if proc.returncode != 0:
@@ -126,13 +167,19 @@ def _fetch_source(work: Path, log) -> Path:
 def _build(tmp: Path) -> None:
     with open(tmp / "build.log", "w") as log:
         log.write(f"# {PACKAGE}=={VERSION}: vendored llama.cpp, target llama-server (CPU)\n")
+        log.flush()
+        _step(1, "cmake and ninja (the machine's, else pip-installed into a private venv)", log)
         cmake, ninja = _build_tools(tmp, log)
+        _step(2, f"the {PACKAGE} {VERSION} source distribution (pip download)", log)
         tree = _fetch_source(tmp, log)
         build = tmp / "build"
         jobs = str(max(1, min(os.cpu_count() or 1, 8)))
+        _step(3, "configuring with cmake", log)
         _run([cmake, "-S", str(tree), "-B", str(build), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}",
               *CMAKE_FLAGS], log)
-        _run([cmake, "--build", str(build), "--target", "llama-server", "-j", jobs], log)
+        _step(4, f"compiling llama-server with {jobs} job(s): the long step", log)
+        _run([cmake, "--build", str(build), "--target", "llama-server", "-j", jobs], log,
+             heartbeat="still compiling")
         bin_dir = tmp / "bin"
         bin_dir.mkdir()
         for f in (build / "bin").iterdir():
@@ -156,10 +203,20 @@ def ensure_llama_server(root: Path | None = None) -> Path:
     root = cache_dir() if root is None else root
     if is_complete(root):
         return root
+    say(f"no llama-server in {root} yet: building it once for the end-to-end tests "
+        f"({COST}; later runs reuse it; GOLDENAL_SKIP_E2E=1 skips those tests)")
     root.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root) + ".lock"):
+    lock = FileLock(str(root) + ".lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        say(f"another process is building it; waiting for {lock.lock_file}")
+        lock.acquire()
+    try:
         if is_complete(root):  # another process finished it while we waited
+            say(f"ready in {root} (built by the other process)")
             return root
+        started = time.monotonic()
         tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.building-", dir=root.parent))
         try:
             _build(tmp)
@@ -167,11 +224,15 @@ def ensure_llama_server(root: Path | None = None) -> Path:
             failed = root.parent / f"{root.name}.failed-build.log"
             if (tmp / "build.log").is_file():
                 shutil.copy2(tmp / "build.log", failed)
+                say(f"failed; the log is kept as {failed}")
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         if root.exists():  # a stale, incomplete directory from an interrupted older layout
             shutil.rmtree(root)
         os.replace(tmp, root)
+        say(f"done in {(time.monotonic() - started) / 60:.1f} min: {root}")
+    finally:
+        lock.release()
     return root
 
 

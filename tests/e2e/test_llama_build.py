@@ -70,3 +70,47 @@ def test_concurrent_callers_share_one_build(monkeypatch, tmp_path):
     for t in threads:
         t.join()
     assert results == [root] * 3 and len(calls) == 1
+
+
+def test_a_build_says_what_it_does_on_the_terminal_even_under_capture(monkeypatch, tmp_path,
+                                                                      capsys):
+    import io
+
+    terminal = io.StringIO()
+    monkeypatch.setattr("sys.__stderr__", terminal)
+    calls = []
+
+    def build(tmp):
+        with open(tmp / "build.log", "w") as log:
+            llama_build._step(1, "cmake and ninja", log)
+        _fake_build(calls)(tmp)
+
+    monkeypatch.setattr(llama_build, "_build", build)
+    root = tmp_path / "0.3.36"
+    llama_build.ensure_llama_server(root)
+    lines = terminal.getvalue().splitlines()
+    assert lines[0] == (f"[llama-server build] no llama-server in {root} yet: building it once "
+                        f"for the end-to-end tests ({llama_build.COST}; later runs reuse it; "
+                        "GOLDENAL_SKIP_E2E=1 skips those tests)")
+    assert lines[1].startswith("[llama-server build] step 1/4: cmake and ninja (log: ")
+    assert lines[1].endswith("/build.log)")
+    assert lines[2].startswith("[llama-server build] done in ") and lines[2].endswith(str(root))
+    assert capsys.readouterr() == ("", "")  # nothing went to the captured streams
+    terminal.truncate(0)
+    llama_build.ensure_llama_server(root)  # built: silent
+    assert terminal.getvalue() == ""
+
+
+def test_the_long_step_says_it_is_still_running(monkeypatch, tmp_path):
+    import io
+    import sys
+
+    terminal = io.StringIO()
+    monkeypatch.setattr("sys.__stderr__", terminal)
+    monkeypatch.setattr(llama_build, "HEARTBEAT", 0.05)
+    with open(tmp_path / "build.log", "w") as log:
+        llama_build._run([sys.executable, "-c", "import time; time.sleep(0.3)"], log,
+                         heartbeat="still compiling")
+    beats = terminal.getvalue().splitlines()
+    assert beats and all(b.startswith("[llama-server build] still compiling: ") for b in beats)
+    assert beats[0].endswith(f"min so far (log: {tmp_path / 'build.log'})")

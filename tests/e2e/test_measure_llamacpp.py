@@ -79,7 +79,7 @@ def test_measure_then_fit_gives_the_servers_own_al_per_position(llama_server, tm
         assert f"{1 + record['accepted'] / record['drafts']:5.2f}".strip() == mean_len
 
     golden = tmp_path / "golden"
-    fit = goldenal("fit", run, "--out", golden, "--seed", "1", "--format", "json")
+    fit = goldenal("fit", run, "--golden-dir", golden, "--seed", "1", "--format", "json")
     assert fit.returncode == 0, fit.stderr
     (cell,) = json.loads(fit.stdout)["cells"]
     assert (cell["k"], cell["n_steps"]) == (K, steps)
@@ -96,3 +96,63 @@ def test_measure_then_fit_gives_the_servers_own_al_per_position(llama_server, tm
     lows, highs = positions["survival_interval"]
     for lo, s, hi in zip(lows, positions["survival"], highs):
         assert lo <= s <= hi and lo < hi
+
+
+def _server_cmd(llama_root, tiny_models, k="{k}"):
+    """The llama-server command line ``measure --server-cmd`` takes ({port}, {k} left open)."""
+    import shlex
+
+    from .llama_build import server_binary
+    from .llama_server import base_args
+
+    argv = base_args(llama_root, tiny_models["target"], port=0, draft=tiny_models["noisy"])
+    argv[argv.index("--port") + 1] = "{port}"
+    argv[argv.index("--spec-draft-n-max") + 1] = k
+    lib = shlex.quote(str(server_binary(llama_root).parent))
+    return f"LD_LIBRARY_PATH={lib} " + " ".join(
+        a if a in ("{port}", "{k}") else shlex.quote(str(a)) for a in argv)
+
+
+def test_measure_starts_one_server_per_k_and_stops_each(llama_root, tiny_models, tmp_path):
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"id": f"p{i}", "prompt": p}) + "\n"
+                               for i, p in enumerate(PROMPTS[:4])))
+    run = tmp_path / "sweep"
+    done = goldenal("measure", "--server-cmd", _server_cmd(llama_root, tiny_models),
+                    "--k", "1,2", "--out", run, "--model", "goldenal-tiny", "--draft",
+                    "noisy.gguf", "--thinking", "off", "--prompts", prompts,
+                    "--max-tokens", "64", "--ignore-eos", "--seed", "1000", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [c["k"] for c in doc["cells"]] == [1, 2]
+    for cell in doc["cells"]:
+        k = cell["k"]
+        log = (run / f"server_off_k{k}.log").read_text(errors="replace")
+        # the counts are the server's own per-task statistics, from its own log
+        tasks = TASK_LINE.findall(log)
+        assert len(tasks) == cell["requests"] == 4 and cell["failed"] == 0
+        assert sum(int(a) for a, _, _ in tasks) == cell["accepted"]
+        # and the server was stopped as llama-server stops on SIGTERM
+        assert "cleaning up before exit" in log
+        assert cell["output_tokens"] == 4 * 64
+    assert [os.path.basename(e["path"]) for e in doc["server_logs"]] == [
+        "server_off_k1.log", "server_off_k2.log"]
+
+
+def test_a_server_of_another_k_is_refused_after_its_first_request(llama_root, tiny_models,
+                                                                   tmp_path):
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"id": f"p{i}", "prompt": p}) + "\n"
+                               for i, p in enumerate(PROMPTS)))
+    run = tmp_path / "wrong-k"
+    # {k} only in the environment: the server always drafts 3
+    done = goldenal("measure", "--server-cmd",
+                    "ASKED_K={k} " + _server_cmd(llama_root, tiny_models, k="3"),
+                    "--k", "2", "--out", run, "--model", "goldenal-tiny", "--thinking", "off",
+                    "--prompts", prompts, "--max-tokens", "64", "--ignore-eos")
+    assert done.returncode == 1
+    assert ("K=2: the server drafted 3 positions per step (its per-position counters after "
+            "request 0, p0), not K=2; nothing written") in done.stderr
+    log = (tmp_path / "wrong-k.server_off_k2.log").read_text(errors="replace")
+    assert len(TASK_LINE.findall(log)) == 1  # one request, not the whole workload
+    assert not run.exists()

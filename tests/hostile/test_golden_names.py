@@ -38,7 +38,7 @@ def test_import_refuses_before_writing(golden_copy, upstream_file, run_cli, tmp_
     outside.mkdir()
     source = upstream_file()
     before, before_outside = snapshot(golden_copy), snapshot(tmp_path)
-    code, out, err = run_cli("import", source, "--out", golden_copy, "--curve-id",
+    code, out, err = run_cli("import", source, "--golden-dir", golden_copy, "--curve-id",
                              curve_id, "--method", "eagle3", "--draft", "x/y", "--replace", "r")
     assert (code, out) == (2, "")
     assert err.startswith(f"error: curve id {curve_id!r} is not allowed: ") and err.count("\n") == 1
@@ -50,7 +50,7 @@ def test_import_refuses_a_file_stem_that_is_reserved(golden_copy, tmp_path, run_
     path = tmp_path / "manifest.yaml"
     path.write_text("minimax-m3:\n  thinking_on:\n    3: 2.80\n")
     before = snapshot(golden_copy)
-    code, _, err = run_cli("import", path, "--out", golden_copy, "--replace", "r")
+    code, _, err = run_cli("import", path, "--golden-dir", golden_copy, "--replace", "r")
     assert code == 2 and err.startswith(f"error: {path}: curve id 'manifest' is not allowed")
     assert snapshot(golden_copy) == before
 
@@ -60,7 +60,7 @@ def test_fit_refuses_before_fitting(tmp_path, run_cli, curve_id):
     out = tmp_path / "golden"
     code, _, err = run_cli("fit", FIT_RUN, "--model", "minimax-m3", "--method", "eagle3",
                            "--draft", "Inferact/MiniMax-M3-EAGLE3", "--curve-id", curve_id,
-                           "--out", out, "--n-resamples", "100")
+                           "--golden-dir", out, "--n-resamples", "100")
     assert code == 2
     assert err.startswith(f"error: curve id {curve_id!r} is not allowed")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["golden"] or not out.exists()
@@ -77,7 +77,7 @@ def test_a_manifest_naming_a_file_outside_is_refused_by_every_command(golden_cop
     source = upstream_file("qwen3.5_mtp", model="qwen3.5-397b-a17b-nvfp4")
     before = snapshot(tmp_path)
     for argv in (["index", golden_copy], ["validate", golden_copy],
-                 ["import", source, "--out", golden_copy, "--replace", "r"]):
+                 ["import", source, "--golden-dir", golden_copy, "--replace", "r"]):
         code, _, err = run_cli(*argv)
         assert code == 2, argv
         assert err == (f"error: {manifest}: curve file name '../qwen3.5_mtp.yaml' is not "
@@ -94,7 +94,7 @@ def test_a_manifest_id_no_writer_would_accept_is_refused_by_every_command(
     source = upstream_file("minimaxm3_eagle3", model="minimax-m3", value="2.79")
     before = snapshot(golden_copy)
     for argv in (["index", golden_copy], ["validate", golden_copy],
-                 ["import", source, "--out", golden_copy, "--replace", "r"],
+                 ["import", source, "--golden-dir", golden_copy, "--replace", "r"],
                  ["lookup", "qwen3.5", "--k", "3", "--thinking", "on", "--golden-dir", golden_copy]):
         code, _, err = run_cli(*argv)
         assert code == 2, argv

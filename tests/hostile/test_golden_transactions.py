@@ -123,7 +123,7 @@ def test_read_only_manifest_leaves_everything_as_it_was(golden, upstream_file, r
     manifest = os.path.join(golden, "manifest.yaml")
     os.chmod(manifest, 0o444)
     before = snapshot(golden)
-    code, out, err = run_cli("import", upstream_file("base", value="2.80"), "--out", golden,
+    code, out, err = run_cli("import", upstream_file("base", value="2.80"), "--golden-dir", golden,
                              "--replace", "re-measured")
     assert (code, out) == (2, "")
     assert err == f"error: {manifest}: file is read-only; nothing written\n"
@@ -147,7 +147,7 @@ def test_full_disk_leaves_everything_as_it_was_and_names_the_file(golden, upstre
         monkeypatch.setattr(_files.os, "fsync", no_space)
     else:
         monkeypatch.setattr(_files.tempfile, "mkstemp", no_space)
-    code, out, err = run_cli("import", source, "--out", golden, "--replace", "re-measured")
+    code, out, err = run_cli("import", source, "--golden-dir", golden, "--replace", "re-measured")
     monkeypatch.undo()
     assert (code, out) == (2, "")
     named = "base.yaml" if where == "fsync" else "manifest.yaml"
@@ -159,7 +159,7 @@ def test_six_parallel_imports_keep_all_six(tmp_path):
     golden, scratch = tmp_path / "golden", tmp_path / "scratch"
     scratch.mkdir()
     sources = [upstream(scratch, f"par{i}", model=f"parallel-{i}") for i in range(6)]
-    procs = [subprocess.Popen([sys.executable, "-m", "goldenal", "import", src, "--out",
+    procs = [subprocess.Popen([sys.executable, "-m", "goldenal", "import", src, "--golden-dir",
                                str(golden), "--method", "eagle3", "--draft", f"org/d{i}"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i, src in enumerate(sources)]
@@ -175,13 +175,13 @@ def test_import_refuses_what_validate_rejects(golden_copy, tmp_path, run_cli):
     no_source.write_text("new-model:\n  thinking_on:\n    3: 2.80\n")
     clash = upstream(tmp_path, "clash", model="other-model")
     before = snapshot(golden_copy)
-    code, _, err = run_cli("import", no_source, "--out", golden_copy, "--method", "eagle3",
+    code, _, err = run_cli("import", no_source, "--golden-dir", golden_copy, "--method", "eagle3",
                            "--draft", "org/new")
     assert code == 2
     assert err == (f"error: {golden_copy}/nosource.yaml:1: provenance has no source run URL "
                    "(the same check as `goldenal validate`; nothing written)\n")
     # a name already given to another model
-    code, _, err = run_cli("import", clash, "--out", golden_copy, "--method", "eagle3",
+    code, _, err = run_cli("import", clash, "--golden-dir", golden_copy, "--method", "eagle3",
                            "--draft", "org/new", "--alias", "minimaxm3")
     assert code == 2
     assert err == (f"error: {golden_copy}/manifest.yaml: name 'minimaxm3' is given to models "
@@ -189,7 +189,7 @@ def test_import_refuses_what_validate_rejects(golden_copy, tmp_path, run_cli):
                    "`goldenal validate`; nothing written)\n")
     assert snapshot(golden_copy) == before
     # what validate accepts, import writes; and validate accepts what import wrote
-    assert run_cli("import", clash, "--out", golden_copy, "--method", "eagle3",
+    assert run_cli("import", clash, "--golden-dir", golden_copy, "--method", "eagle3",
                    "--draft", "org/new")[0] == 0
     assert run_cli("validate", golden_copy)[0] == 0
 

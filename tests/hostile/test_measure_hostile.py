@@ -116,7 +116,7 @@ def test_a_server_contradicting_itself_is_never_a_golden_value(hostile, prompts,
                "noise of 1)")
     assert (code, out) == (1, "")
     assert err == (f"error: thinking off, K=3: {message}; the cell is recorded as inconsistent "
-                   f"in {tmp_path / 'run' / 'run.yaml'} (fit --out refuses it): measure it "
+                   f"in {tmp_path / 'run' / 'run.yaml'} (fit --golden-dir refuses it): measure it "
                    "again with --replace\n")
     cell, = yaml.safe_load((tmp_path / "run" / "run.yaml").read_text())["cells"]
     assert cell["inconsistent"] == message
