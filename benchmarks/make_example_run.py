@@ -118,9 +118,8 @@ def make_example_run(directory):
     list of str
         The file names written, ``run.yaml`` last.
     """
-    import yaml
-
     from goldenal.files import write_text_atomic
+    from goldenal.readers.run import manifest_text
 
     os.makedirs(directory, exist_ok=True)
     cells = build_cells()
@@ -130,7 +129,7 @@ def make_example_run(directory):
         write_text_atomic(os.path.join(directory, name), text)
         files[(t, k)] = name
     doc = _manifest(cells, files)
-    text = HEADER.format(seed=SEED) + yaml.safe_dump(doc, sort_keys=False, width=100)
+    text = manifest_text(doc, header=HEADER.format(seed=SEED))
     write_text_atomic(os.path.join(directory, "run.yaml"), text)
     return sorted(files.values()) + ["run.yaml"]
 

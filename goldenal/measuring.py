@@ -1125,28 +1125,20 @@ def _progress_bar(total, desc, progress):
 
 
 def _load_manifest(path):
-    from goldenal.yamldoc import load
+    from goldenal.readers.run import read_manifest
 
-    file = os.path.join(path, "run.yaml")
-    with open(file, encoding="utf-8") as fh:
-        doc = load(fh.read(), file)
-    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+    file, doc, _ = read_manifest(path)
+    if not isinstance(doc.get("cells"), list):
         raise ParseError("run.yaml must be a mapping with a `cells` list", path=file)
     return doc
 
 
 def _dump(doc):
-    import yaml
+    from goldenal.readers.run import manifest_text
 
-    head = ("# Measured by `goldenal measure` against a live server; one cell per "
-            "(thinking, k).\n# Per-request records: requests_*.jsonl; scrapes: metrics_*.prom.\n")
-    class Dumper(yaml.SafeDumper):
-        # run.yaml repeats the server's settings per cell: written out, not as &id aliases
-        def ignore_aliases(self, data):
-            return True
-
-    return head + yaml.dump(doc, Dumper=Dumper, sort_keys=False, default_flow_style=None,
-                            width=100)
+    return manifest_text(doc, header=(
+        "# Measured by `goldenal measure` against a live server; one cell per "
+        "(thinking, k).\n# Per-request records: requests_*.jsonl; scrapes: metrics_*.prom.\n"))
 
 
 def _check_existing(out, identity, workload, cells, replace):

@@ -407,7 +407,7 @@ class SimulatedRun:
         FileExistsError
             The directory already holds a ``run.yaml``.
         """
-        import yaml
+        from goldenal.readers.run import manifest_text
 
         if artifact not in ("log", "prometheus", "requests"):
             raise ValueError("`artifact` must be 'log', 'prometheus' or 'requests'")
@@ -435,7 +435,7 @@ class SimulatedRun:
             f"thinking_{t}": {"conditional_rates": [float(x) for x in r]}
             for t, r in sorted(self.conditional_rates.items())}
         doc["cells"] = entries
-        write_text_atomic(manifest, yaml.safe_dump(doc, sort_keys=False))
+        write_text_atomic(manifest, manifest_text(doc))
         return manifest
 
 

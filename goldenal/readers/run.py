@@ -154,7 +154,14 @@ def is_run_dir(path):
     return MANIFEST in names or any(_SERVER_LOG.match(n) for n in names)
 
 
-def _read_manifest(path):
+def read_manifest(path):
+    """``(file, doc, lines)`` of a run directory's ``run.yaml``: the one reader of it.
+
+    Read bounded and composed by the one YAML composer (a repeated key is
+    refused); ``lines`` holds the line of each top-level key and of each cell,
+    for messages that point at the input.  ``measure`` reads it here before
+    it adds a cell, ``load_run`` before it reads the cells.
+    """
     import yaml
 
     from goldenal.files import read_text
@@ -165,13 +172,31 @@ def _read_manifest(path):
     doc = construct(node, file)
     if not isinstance(doc, dict):
         raise ParseError("run.yaml must be a mapping", path=file)
-    # line of each top-level key and of each cell, for messages that point at the input
     lines = {}
     for key_node, value_node in node.value:
         lines[key_node.value] = key_node.start_mark.line + 1
         if key_node.value == "cells" and isinstance(value_node, yaml.SequenceNode):
             for i, item in enumerate(value_node.value):
                 lines[("cells", i)] = item.start_mark.line + 1
+    return file, doc, lines
+
+
+def manifest_text(doc, *, header=""):
+    """``run.yaml``'s text for ``doc``: the one writer's format, for ``measure``, the
+    simulator and the example run alike (block mappings, short lists inline, the
+    settings each cell repeats written out rather than as ``&id`` aliases)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        def ignore_aliases(self, data):
+            return True
+
+    return header + yaml.dump(doc, Dumper=Dumper, sort_keys=False, default_flow_style=None,
+                              width=100)
+
+
+def _read_manifest(path):
+    file, doc, lines = read_manifest(path)
     cells = doc.get("cells")
     if not isinstance(cells, list) or not cells:
         raise ParseError("run.yaml needs a non-empty `cells` list of {thinking, k, files}",
