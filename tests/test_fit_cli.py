@@ -29,7 +29,9 @@ def fitted_dir(run_cli, tmp_path):
 
 NO_SPAN = ("33 log windows and no known request span: a request can outlast any batch of "
            "windows; give per-request records, the output cap and concurrency "
-           "(dataset.output_len, concurrency in run.yaml), or 10 or more independent runs")
+           "(dataset.output_len, concurrency in run.yaml), or 10 or more independent runs; "
+           "see `goldenal plan` and docs/statistics.md, \"Planning a measurement\", for the "
+           "requests or runs an interval needs")
 
 
 def test_fit_prints_the_cells_and_writes_both_files(fitted_dir):
