@@ -128,7 +128,8 @@ def cell_json(cell):
             "estimate": num(cell.mean_acceptance_length),
             "interval": {"low": num(lo), "high": num(hi), "level": cell.confidence_level,
                          "method": cell.interval_method},
-            "n_steps": cell.n_steps, "mean_only": cell.mean_only}
+            "n_steps": cell.n_steps, "mean_only": cell.mean_only,
+            "checks": {name: c.to_dict() for name, c in cell.checks.items()}}
 
 
 def render_text(curvefit, paths):
@@ -149,12 +150,20 @@ def render_text(curvefit, paths):
         out.append("flagged: " + flag.message)
     for thinking, model in curvefit.models.items():
         reach = getattr(model, "detectable_text", "")
-        if reach:
+        check = curvefit.checks.get("cross_k", {}).get(thinking)
+        if check is not None and check.status == "skipped":
+            out.append(f"cross-K check, thinking {thinking}: skipped: {check.reason}")
+        elif reach:
             out.append(f"cross-K check, thinking {thinking}: {reach}")
     reasons = {c.interval_reason for c in curvefit.cells.values()
                if c.interval_reason and not c.failed}
     for reason in sorted(reasons):
         out.append(f"no interval: {reason}")
+    caps = {c.checks["output_cap"].reason for c in curvefit.cells.values()
+            if "output_cap" in c.checks and c.checks["output_cap"].status == "skipped"
+            and not c.failed and not c.mean_only}
+    for reason in sorted(caps):
+        out.append(f"output cap check skipped: {reason}")
     out.append(f"estimand: {curvefit.estimand}")
     for p in paths:
         out.append(f"wrote {p}")
@@ -175,6 +184,7 @@ def fit_with_warnings(run, **kwargs):
 
 def run(args):
     from goldenal.commands._output import check_destination
+    from goldenal.fitting.results import checks_dict
     from goldenal.fitting.output import (
         check_writable,
         load_runs,
@@ -215,6 +225,7 @@ def run(args):
     if args.format == "json":
         doc = {"curve": curvefit.curve_id, "files": list(paths),
                "cells": [cell_json(c) for _, c in curvefit.cells.items()],
+               "checks": checks_dict(curvefit.checks),
                "flags": [{key: (None if isinstance(v, float) and not math.isfinite(v) else v)
                           for key, v in f._asdict().items()} for f in curvefit.flags]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
