@@ -188,27 +188,34 @@ def test_nine_requests_get_no_interval_whatever_they_accepted(accepted):
     assert cell.interval_method == "none" and math.isnan(cell.confidence_interval.high)
 
 
-def test_one_long_request_among_all_accepting_ones_gives_no_interval():
-    """A resample without the one deviating request has no spread: 37% of them are."""
-    records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(59)]
-    records.append(obs(400, 100, (60, 30, 10), request="long"))
-    with pytest.warns(LowSampleWarning, match=r"the 60 requests barely vary: every unit alike, "
-                                              r"or more than 5% of the resamples without any "
-                                              r"spread"):
+def test_a_few_varying_requests_among_all_accepting_ones_give_no_interval():
+    """Nine requests that vary among 60 that accept everything: the ratio rests on nine."""
+    records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(51)]
+    records += [obs(400, 100 + r, (60 + r, 30, 10), request=f"long{r}") for r in range(9)]
+    with pytest.warns(LowSampleWarning, match=r"only 9 of the 60 requests accepted some but not "
+                                              r"every draft \(fewer than 10\)"):
         cell = fit_cell(records, k=3, rng=0, n_resamples=999)
-    assert cell.text == "3.75" and cell.interval_method == "none"
+    assert cell.interval_method == "none"
+    records.append(obs(400, 110, (70, 30, 10), request="long9"))
+    assert fit_cell(records, k=3, rng=0, n_resamples=999).interval_method == "bootstrap"
 
 
-# seed 0, 999 resamples: unclipped, the interval is [0.799, 1.253]
-HIGH_CLIPPED = 1.252684720107614
+def test_requests_all_alike_give_no_interval():
+    records = [obs(40 + r, 40 + r, (40 + r, 0), request=f"r{r}") for r in range(12)]
+    with pytest.warns(LowSampleWarning, match=r"the 12 requests barely vary: every unit alike"):
+        cell = fit_cell(records, k=2, rng=0, n_resamples=999)
+    assert cell.text == "2.00" and cell.interval_method == "none"
+
+
+# seed 0, 999 resamples: unclipped, the interval is [0.987, 1.061]
+HIGH_CLIPPED = 1.0614169256470578
 
 
 def test_an_interval_reaching_below_one_is_clipped_to_the_support():
-    # 25 requests accept nothing and 5 a little: the studentized interval reaches below 1
-    records = [obs(100, 0, (0,), request=f"r{i}") for i in range(25)]
-    records += [obs(100, a, (a,), request=f"s{i}") for i, a in enumerate([30, 5, 2, 40, 1])]
+    acc = [0] * 10 + [1] * 8 + [2, 3, 5, 8, 12, 20]
+    records = [obs(100, a, (a,), request=f"r{i}") for i, a in enumerate(acc)]
     cell = fit_cell(records, k=1, rng=0, n_resamples=999)
-    assert cell.mean_acceptance_length == 1 + 78 / 3000
+    assert cell.mean_acceptance_length == 1 + 58 / 2400
     assert cell.interval_method == "bootstrap"
     assert cell.confidence_interval.low == 1.0
     assert cell.confidence_interval.high == pytest.approx(HIGH_CLIPPED, abs=1e-12)

@@ -15,8 +15,12 @@ and an interval for the AL of the prompt population, from independent units
 only: a studentized bootstrap over requests (per-request records), 10 or
 more independent runs, or batches of log windows at least as long as the
 longest request (needs dataset.output_len and concurrency in run.yaml).
-Fewer than 10 units, or log windows alone without those, give the value
-with no interval and the reason.  Chain-drafting curves (EAGLE, MTP, draft
+Fewer than 10 units (or fewer than 10 that accepted some but not every
+draft), units without spread, or log windows alone without those, give the
+value with no interval and the reason; so do data showing a request longer
+than run.yaml's dataset.output_len (both figures named).  Every interval is
+clipped to [1, K+1].  `goldenal plan` tells how many requests an interval
+of a given width needs.  Chain-drafting curves (EAGLE, MTP, draft
 model) with per-request records are checked across K (requests re-weighted
 by tokens); a cell is flagged beyond a 0.02 AL margin, and the shift each
 cell could reveal is printed.
@@ -33,7 +37,10 @@ model, a debugging run) is fitted and printed, but written to a directory
 only with --allow-not-golden (for scratch directories; the reason goes into
 the curve's provenance).  A simulated run is refused unless
 --allow-simulated is given.  --format json prints every cell's estimate,
-interval and step count.
+interval and step count, and a `checks` object per cell (interval,
+output_cap, cross_k) and per thinking mode (cross_k), each with its status
+(done, flagged, failed, skipped) and reason; the text names every skipped
+check and why.
 
 Exit 0 fitted (and written), 1 refused (a simulated run, a not_golden run
 with --out, mean-only cells), 2 unreadable run or bad flags, 3 the directory

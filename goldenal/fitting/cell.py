@@ -22,9 +22,10 @@ windows.  So an interval is built only from *independent units*:
 With fewer than ``MIN_UNITS`` units, or with log windows whose request span
 is unknown, or with one aggregate count, the cell gets its point estimate and
 no interval, and says why.  When every draft (or none) was accepted in every
-unit, or the units show no spread, there is no valid interval for the
-step-weighted AL either (an unseen request with other acceptance and more
-steps moves it by any amount), and none is given.  Every interval given is
+unit, or in all but a few (fewer than ``MIN_UNITS`` units accepted some but
+not every draft), or the units show no spread, there is no valid interval
+for the step-weighted AL either (an unseen request with other acceptance and
+more steps moves it by any amount), and none is given.  Every interval given is
 clipped to the support [1, K + 1] (clipping never removes the truth, so
 coverage is unchanged).  When the data show a request longer than the run's
 stated output cap, the interval is refused (the cap sets the batch length
@@ -261,7 +262,9 @@ def studentized_ratio_interval(units, level, n_resamples, rng):
     with np.errstate(invalid="ignore", divide="ignore"):
         r_star = rep[:, 1] / rep[:, 0]
         # sum of w (a - r* n)^2 over the resample, expanded in the resampled sums
-        ss = np.maximum(s_aa - 2 * r_star * s_an + r_star ** 2 * s_nn, 0.0)
+        ss = s_aa - 2 * r_star * s_an + r_star ** 2 * s_nn
+        # the expansion cancels: below rounding noise of its terms it is exactly no spread
+        ss = np.where(ss <= 1e-9 * (s_aa + r_star ** 2 * s_nn), 0.0, ss)
         se_star = np.sqrt(m / (m - 1) * ss) / rep[:, 0]
         t_star = np.abs(r_star - r) / se_star
     if se == 0:
@@ -414,6 +417,11 @@ def _choose(counted, method, max_request_windows, name):
                   f"independent runs; {PLAN_POINTER}")
 
 
+def _varying(units, k):
+    """Units that accepted some but not every draft (strictly inside the boundary)."""
+    return int(((units[:, 1] > 0) & (units[:, 1] < k * units[:, 0])).sum())
+
+
 def _unit_word(method):
     return {"bootstrap": "requests", "runs": "runs", "batch-means": "batches"}[method]
 
@@ -554,6 +562,14 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
                   f"{_unit_word(chosen)}: the step-weighted AL has no valid interval from "
                   "units that do not vary (an unseen longer request with other acceptance "
                   f"moves it by any amount); {PLAN_POINTER}")
+    elif chosen is not None and _varying(units, k) < MIN_UNITS:
+        # Only the units strictly inside (0, K) per step carry spread of their own; with a
+        # few of them among many at the boundary the ratio rests on those few, and its
+        # interval falls short (91% at K=7 with 20 requests; docs/statistics.md).
+        reason = (f"only {_varying(units, k)} of the {m} {_unit_word(chosen)} accepted some "
+                  f"but not every draft (fewer than {MIN_UNITS}): units that accept every "
+                  "draft (or none) show no spread of their own, so the interval would rest "
+                  f"on those few; {PLAN_POINTER}")
     pp_point = None
     if per_position:
         c = totals[2:]
