@@ -188,16 +188,22 @@ def test_nine_requests_get_no_interval_whatever_they_accepted(accepted):
     assert cell.interval_method == "none" and math.isnan(cell.confidence_interval.high)
 
 
-def test_a_few_varying_requests_among_all_accepting_ones_give_no_interval():
-    """Nine requests that vary among 60 that accept everything: the ratio rests on nine."""
+def test_a_few_varying_requests_among_all_accepting_ones_widen_to_t():
+    """Nine requests that vary among 60: the quantile is at least t with 8 df."""
+    from goldenal.fitting.cell import studentized_ratio_interval
+
     records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(51)]
-    records += [obs(400, 100 + r, (60 + r, 30, 10), request=f"long{r}") for r in range(9)]
-    with pytest.warns(LowSampleWarning, match=r"only 9 of the 60 requests accepted some but not "
-                                              r"every draft \(fewer than 10\)"):
-        cell = fit_cell(records, k=3, rng=0, n_resamples=999)
-    assert cell.interval_method == "none"
-    records.append(obs(400, 110, (70, 30, 10), request="long9"))
-    assert fit_cell(records, k=3, rng=0, n_resamples=999).interval_method == "bootstrap"
+    records += [obs(400, 100 + 20 * r, (60 + 20 * r, 30, 10), request=f"long{r}")
+                for r in range(9)]
+    cell = fit_cell(records, k=3, rng=0, n_resamples=999)
+    assert cell.interval_method == "bootstrap"
+    # the same resamples without the floor: the bootstrap quantile is 2.087, t_8's 2.306
+    lo, hi, se, _ = studentized_ratio_interval(cell.units, 0.95, 999, np.random.default_rng(0))
+    assert (hi - lo) / 2 / se == pytest.approx(2.0873, abs=1e-4)
+    assert se == cell.standard_error
+    assert cell.confidence_interval == (
+        pytest.approx(cell.mean_acceptance_length - t.ppf(0.975, 8) * se, rel=1e-12),
+        pytest.approx(cell.mean_acceptance_length + t.ppf(0.975, 8) * se, rel=1e-12))
 
 
 def test_requests_all_alike_give_no_interval():
