@@ -20,7 +20,7 @@ stdout: a table per cell and a last line "needed: N requests per cell"
 (--format json for the record).  Exit 0 planned, 1 no cell of the pilot can
 be planned from (the reasons are printed), 2 unreadable pilot or bad flags.
 
-In Python: goldenal.fitting.plan.plan_measurement(run, half_width=0.05).
+In Python: goldenal.plan_measurement(goldenal.load_run(path), half_width=0.05).
 """
 
 import json
