@@ -3,6 +3,7 @@
     python benchmarks/mixed_coverage.py                  # 1000 replicates per row
     python benchmarks/mixed_coverage.py --reps 100       # a smoke run
     python benchmarks/mixed_coverage.py --markdown FILE  # also write the table
+    python benchmarks/mixed_coverage.py --scenario 0.3:128  # one population
 
 The population mixes two workloads of ``goldenal.simulate`` (drawn by
 ``simulate_mixture``): short requests (lognormal median 40 tokens, sigma
@@ -36,7 +37,7 @@ from goldenal.simulate import make_workload, simulate_mixture
 
 RATES = (0.85, 0.78, 0.72, 0.66, 0.6, 0.55, 0.5)
 # (share of long requests, requests per cell)
-SCENARIOS = ((0.10, 20), (0.10, 64), (0.10, 256), (0.03, 128), (0.30, 64))
+SCENARIOS = ((0.10, 20), (0.10, 64), (0.10, 256), (0.03, 128), (0.30, 64), (0.30, 128))
 
 
 def workloads(seed):
@@ -84,8 +85,14 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=20261204)
     parser.add_argument("--level", type=float, default=0.95)
     parser.add_argument("--ks", default="3,7", help="K of the rows, comma-separated")
+    parser.add_argument("--scenario", metavar="SHARE:N", action="append",
+                        help="only this share of long requests and requests per cell, e.g. "
+                             "0.3:128 (repeatable)")
     parser.add_argument("--markdown", metavar="FILE", help="also write the table here")
     args = parser.parse_args(argv)
+    scenarios = SCENARIOS
+    if args.scenario:
+        scenarios = [(float(a), int(b)) for a, b in (x.split(":") for x in args.scenario)]
     rng = np.random.default_rng(args.seed)
     short, long_ = workloads(args.seed)
     out = [f"{args.reps} replicates per row; level {args.level:g}; {args.resamples} "
@@ -97,7 +104,7 @@ def main(argv=None):
            "| population | K | true AL | share | coverage | miss above | miss below | width "
            "| old bound share | old bound coverage |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for share, n in SCENARIOS:
+    for share, n in scenarios:
         for k in (int(x) for x in args.ks.split(",")):
             start = time.perf_counter()
             out.append(row(share, n, k, args.reps, args.resamples, args.level, rng, short,
