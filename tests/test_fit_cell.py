@@ -471,3 +471,23 @@ def test_cli_refuses_the_count_method(run_cli, tmp_path):
                                    "--interval-method", "count")
     assert (code, stdout) == (2, "")
     assert "invalid choice: 'count'" in stderr
+
+
+def test_fit_reads_the_stated_cap_and_request_count_from_the_run():
+    from goldenal.fitting import fit
+    from goldenal.fitting.curve import stated_cap
+
+    assert stated_cap({"dataset": {"output_len": 1000, "num_prompts": 16}}) == (1000, 16)
+    assert stated_cap({"dataset": {"output_len": "x"}, "num_prompts": 8}) == (None, 8)
+    assert stated_cap({}) == (None, None)
+    windows = [obs(500, 300, (300,), line=i) for i in range(1, 41)]
+    run = type("Run", (), {"cells": {("on", 1): windows}, "path": "run",
+                           "identity": {"dataset": {"output_len": 1000, "num_prompts": 16,
+                                                    "concurrency": 1}}})()
+    with pytest.warns(LowSampleWarning, match="2000 per request, more than run.yaml's "
+                                              "dataset.output_len 1000"):
+        curve = fit(run, rng=0, n_resamples=200)
+    assert curve.cells["on", 1].checks["output_cap"].status == "failed"
+    assert curve.checks["cross_k"]["on"] == (
+        "skipped", "no drafting method stated (`method:` in run.yaml or --method): the "
+                   "cells stand alone (no model across K)")

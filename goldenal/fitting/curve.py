@@ -241,9 +241,12 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
 
 def _mode_check(model, chain, method):
     """The cross-K check of one thinking mode: done, flagged or skipped and why."""
+    if not chain and not method:
+        return Check("skipped", "no drafting method stated (`method:` in run.yaml or "
+                                "--method): the cells stand alone (no model across K)")
     if not chain:
-        return Check("skipped", f"method {method or 'not stated'} is not chain drafting: "
-                                "its cells stand alone (no model across K)")
+        return Check("skipped", f"method {method} is not chain drafting: its cells stand "
+                                "alone (no model across K)")
     if model is None:
         return Check("skipped", "no cell has per-position counts or a mean to compare")
     if isinstance(model, ChainFit):
