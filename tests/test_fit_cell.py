@@ -491,3 +491,13 @@ def test_fit_reads_the_stated_cap_and_request_count_from_the_run():
     assert curve.checks["cross_k"]["on"] == (
         "skipped", "no drafting method stated (`method:` in run.yaml or --method): the "
                    "cells stand alone (no model across K)")
+
+
+def test_runs_all_alike_give_no_zero_width_interval():
+    runs = [Observation(f"run{i}.prom", None, "vllm", "test", k=2, drafts=100 * (i + 1),
+                        accepted=150 * (i + 1), accepted_per_position=(90 * (i + 1),
+                                                                       60 * (i + 1)))
+            for i in range(10)]
+    with pytest.warns(LowSampleWarning, match="the 10 runs barely vary: every unit alike"):
+        cell = fit_cell(runs, k=2, rng=0, n_resamples=200)
+    assert cell.text == "2.50" and cell.interval_method == "none"

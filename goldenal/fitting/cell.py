@@ -579,7 +579,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
         c = totals[2:]
         pp_point = (c, c / n_steps, _conditional(c, n_steps))
 
-    def no_interval(reason, rep=None):
+    def no_interval(reason):
         warnings.warn(f"cell {name}: no interval: {reason}", LowSampleWarning, stacklevel=3)
         notes.append(f"no interval: {reason}")
         pp = None
@@ -608,7 +608,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
         rep = bootstrap_weights_apply(units, n_resamples, rng)
         _, se, lo_r, hi_r = ratio_interval(units[:, 1], units[:, 0], level)
         lo, hi = 1 + lo_r, 1 + hi_r
-    if not (math.isfinite(lo) and math.isfinite(hi)):
+    if not (math.isfinite(lo) and math.isfinite(hi)) or se == 0:
         return no_interval(f"the {m} {_unit_word(chosen)} barely vary: every unit alike, or "
                            f"more than {100 * (1 - level):g}% of the resamples without any "
                            "spread (a few units differ from all the others); no valid "
