@@ -97,3 +97,21 @@ def test_short_all_accepting_requests_with_a_few_long_ones_seeded():
     """
     assert _mixed_study(20, 7, 60, 2026) == (15, 13, 9)  # (given, covered, all accepting)
     assert _mixed_study(64, 3, 30, 2026) == (29, 27, 0)
+
+
+def test_cross_k_predicted_intervals_stay_in_the_support():
+    from goldenal.fitting import fit
+    from goldenal.simulate import simulate_run
+
+    # acceptance near 1: the unclipped t interval of the prediction reaches above K + 1
+    run = simulate_run({"on": [0.995, 0.99, 0.99]}, [1, 2, 3], rng=4, n_requests=12,
+                       steps_per_request=30, heterogeneity=400.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LowSampleWarning)
+        curve = fit({key: c.observations() for key, c in run.cells.items()}, method="eagle3",
+                    rng=0, n_resamples=200)
+    model = curve.models["on"]
+    assert model.predicted_interval
+    for k, (lo, hi) in model.predicted_interval.items():
+        assert 1.0 <= lo <= hi <= k + 1.0
+    assert any(hi == k + 1.0 for k, (_, hi) in model.predicted_interval.items())

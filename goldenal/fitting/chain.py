@@ -264,8 +264,9 @@ def fit_chain(cells, *, thinking=None, threshold=None, margin=DEFAULT_MARGIN,
             est, var, units = _estimate([reweighted_terms(c, k) for c in active if c.k >= k])
             q = float(t.ppf(0.5 + level / 2, max(units - 1, 1)))
             predicted[k] = est
-            predicted_interval[k] = ConfidenceInterval(est - q * math.sqrt(var),
-                                                       est + q * math.sqrt(var))
+            # clipped to the support [1, K + 1], as every cell interval is
+            predicted_interval[k] = ConfidenceInterval(max(est - q * math.sqrt(var), 1.0),
+                                                       min(est + q * math.sqrt(var), k + 1.0))
     success = bool(np.all(np.isfinite(a)))
     message = "pooled MLE over cells with K >= i" if success else \
         "some positions were never reached (a(i) undefined there)"
