@@ -43,6 +43,7 @@ _EXPORTS = {
     "fit_cell": "goldenal.fitting",
     "fit_chain": "goldenal.fitting",
     "fit_curve_means": "goldenal.fitting",
+    "plan_measurement": "goldenal.fitting",
     "diff_curves": "goldenal.diff",
     "export_profile": "goldenal.interop",
     "read_profile": "goldenal.interop",

@@ -27,6 +27,7 @@ COMMANDS = {
     "measure": ("measure", "Measure acceptance on a live server into a run directory."),
     "verify": ("verify", "Check that a synthetic-acceptance run realized its golden AL."),
     "fit": ("fit", "Fit measurement runs into a golden curve with uncertainty."),
+    "plan": ("plan", "Plan a measurement: the requests an interval of a stated width needs."),
     "diff": ("diff", "Compare two curves (or a run and a curve) cell by cell."),
     "export": ("export", "Export a cell, e.g. as a speculation_profile.json."),
     "plot": ("plot", "Plot curves: AL vs K, per-position acceptance, or a diff."),

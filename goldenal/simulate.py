@@ -530,9 +530,18 @@ class Workload:
 
     def true_acceptance_length(self, k, *, shift=1.0):
         """Exact population AL at K=k (rates multiplied by ``shift``)."""
-        return _workload_truth(self, int(k), float(shift))
+        tokens, steps = _workload_moments(self, int(k), float(shift))
+        return tokens / steps
 
-    def _truth(self, k, shift):
+    def expected_per_request(self, k, *, shift=1.0):
+        """Exact (expected tokens, expected steps) of one request at K=k.
+
+        Their ratio is :meth:`true_acceptance_length`; mixtures of workloads
+        (:func:`simulate_mixture`) weight these, not the ratios.
+        """
+        return _workload_moments(self, int(k), float(shift))
+
+    def _moments(self, k, shift):
         surv = self._survival(k, shift)  # (P, S, k)
         full = np.concatenate([np.ones(surv.shape[:2] + (1,)), surv,
                                np.zeros(surv.shape[:2] + (1,))], axis=2)
@@ -549,7 +558,9 @@ class Workload:
             for tt in range(1, cap + 1):
                 m[:, off + tt] = 1 + (pj * m[:, off + tt - 1 - np.arange(k + 1)]).sum(axis=1)
             steps[:, seg] = m[:, off:off + cap + 1] @ pmf
-        return float((steps * mu).sum() / steps.sum())
+        # profiles are equally likely; Wald's identity gives each segment's tokens
+        n = steps.shape[0]
+        return float((steps * mu).sum() / n), float(steps.sum() / n)
 
     def draw(self, n_requests, k, rng, *, shift=1.0):
         """Per-step accepted lengths of ``n_requests`` requests at K=k.
@@ -592,8 +603,8 @@ class Workload:
 
 
 @functools.lru_cache(maxsize=256)
-def _workload_truth(workload, k, shift):
-    return workload._truth(k, shift)
+def _workload_moments(workload, k, shift):
+    return workload._moments(k, shift)
 
 
 def make_workload(rates, *, n_profiles=24, heterogeneity=20.0, answer_rates=None,
@@ -664,6 +675,70 @@ def simulate_workload(workload, k, *, n_requests=256, concurrency=32, step_secon
                          true_al=workload.true_acceptance_length(k, shift=shift),
                          request_rates=rates, lengths=lengths.astype(np.int64), request_of=req,
                          time_of=times, window_seconds=window_seconds)
+
+
+def mixture_true_acceptance_length(components, k):
+    """Exact AL at K=k of a population mixing workloads: sum w T / sum w W.
+
+    Parameters
+    ----------
+    components : sequence of (float, Workload)
+        Each workload with the share of requests drawn from it.
+    """
+    weights = np.array([w for w, _ in components], float)
+    moments = np.array([wl.expected_per_request(k) for _, wl in components])
+    return float(weights @ moments[:, 0] / (weights @ moments[:, 1]))
+
+
+def simulate_mixture(components, k, *, n_requests=64, concurrency=32, step_seconds=0.03,
+                     window_seconds=10.0, thinking="on", rng=None):
+    """Simulate one cell whose requests come from several workloads.
+
+    Every request draws its workload with the given shares (e.g. many short
+    requests accepting every draft and a few long ones that do not), then
+    its profile and length from that workload; requests are served in a
+    random order.  ``true_al`` is :func:`mixture_true_acceptance_length`.
+
+    Parameters
+    ----------
+    components : sequence of (float, Workload)
+        Shares (normalised to sum 1) and workloads.
+    k : int
+    n_requests, concurrency, step_seconds, window_seconds, thinking, rng
+        As in :func:`simulate_workload`.
+
+    Returns
+    -------
+    SimulatedCell
+    """
+    rng = np.random.default_rng(rng)
+    shares = np.array([w for w, _ in components], float)
+    counts = rng.multinomial(n_requests, shares / shares.sum())
+    rates, steps, reqs, lengths = [], [], [], []
+    offset = 0
+    for (_, workload), n in zip(components, counts):
+        if n == 0:
+            continue
+        prof, st, rq, ln = workload.draw(int(n), k, rng)
+        rates.append(workload.profiles[prof, 0, :k])
+        steps.append(st)
+        reqs.append(rq + offset)
+        lengths.append(ln)
+        offset += int(n)
+    order = rng.permutation(n_requests)  # serving order; request r becomes order[r]
+    req = order[np.concatenate(reqs)]
+    lengths = np.concatenate(lengths)
+    sort = np.argsort(req, kind="stable")
+    req, lengths = req[sort], lengths[sort]
+    steps_of = np.bincount(req, minlength=n_requests)
+    request_rates = np.empty((n_requests, k))
+    request_rates[order] = np.concatenate(rates)
+    times = _step_times(steps_of, req, concurrency, step_seconds)
+    return SimulatedCell(k=k, thinking=thinking,
+                         conditional_rates=tuple(float(x) for x in request_rates.mean(axis=0)),
+                         true_al=mixture_true_acceptance_length(components, k),
+                         request_rates=request_rates, lengths=lengths.astype(np.int64),
+                         request_of=req, time_of=times, window_seconds=window_seconds)
 
 
 @dataclass(frozen=True)

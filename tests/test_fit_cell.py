@@ -18,6 +18,10 @@ from goldenal.observation import Observation
 from goldenal.simulate import simulate_cell
 
 
+PLAN = ("see `goldenal plan` and docs/statistics.md, \"Planning a measurement\", for the "
+        "requests or runs an interval needs")
+
+
 def obs(drafts, accepted, per_pos, *, line=None, request=None, k=None, source="cell.log"):
     return Observation(source, line, "vllm", "test", k=k or len(per_pos), drafts=drafts,
                        draft_tokens=drafts * len(per_pos), accepted=accepted,
@@ -61,7 +65,7 @@ def test_one_aggregate_count_gets_no_interval_and_says_why():
     assert cell.interval_method == "none"
     assert cell.interval_reason == ("1 aggregate count(s) from 1 run(s): steps are not "
                                     "independent; give per-request records or 10 or more "
-                                    "independent runs")
+                                    "independent runs; " + PLAN)
     d = cell.to_dict()
     assert d["interval"] == {"low": None, "high": None, "level": 0.95, "method": "none",
                              "reason": cell.interval_reason}
@@ -149,27 +153,117 @@ def test_ten_independent_runs_are_clusters():
         assert fit_cell(runs[:9], k=2, method="runs").interval_method == "none"
 
 
-def test_all_drafts_accepted_gives_the_exact_one_sided_bound():
+ALL_ACCEPTED = ("every draft accepted in all 20 requests: the step-weighted AL has no valid "
+                "interval from units that do not vary (an unseen longer request with other "
+                "acceptance moves it by any amount); " + PLAN)
+
+
+def test_all_drafts_accepted_gives_no_interval():
+    """P(a unit accepts all) <= mu bounds a per-unit mean, not the step-weighted AL."""
     records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(20)]
-    cell = fit_cell(records, k=3, rng=0)
+    with pytest.warns(LowSampleWarning, match="every draft accepted in all 20 requests"):
+        cell = fit_cell(records, k=3, rng=0)
     assert cell.mean_acceptance_length == 4.0
-    assert cell.interval_method == "exact-bound" and cell.n_clusters == 20
-    # P(all 20 units at 1) <= mu^20, so mu >= 0.05 ** (1 / 20) = 0.860891659...
-    assert 0.05 ** (1 / 20) == pytest.approx(0.8608916593, abs=1e-10)
-    assert cell.confidence_interval == (pytest.approx(1 + 3 * 0.05 ** (1 / 20), rel=1e-15), 4.0)
-    assert cell.confidence_interval.low == pytest.approx(3.5826749779, abs=1e-9)
-    np.testing.assert_allclose(cell.per_position.survival_low, [0.05 ** (1 / 20)] * 3)
-    assert cell.notes == ("every draft accepted in all 20 requests: exact one-sided 95% bound",)
+    assert cell.interval_method == "none" and cell.n_clusters == 20
+    assert math.isnan(cell.confidence_interval.low)
+    assert cell.interval_reason == ALL_ACCEPTED
+    assert cell.checks["interval"] == ("skipped", ALL_ACCEPTED)
+    assert np.all(np.isnan(cell.per_position.survival_low))
 
 
-def test_no_draft_accepted_gives_the_exact_upper_bound():
-    records = [obs(50, 0, (0, 0), request=f"r{r}") for r in range(4)]
-    cell = fit_cell(records, k=2, rng=0)
-    # exact even with 4 units: AL <= 1 + 2 (1 - 0.05 ** (1/4)) = 2.05426...
-    assert cell.interval_method == "exact-bound"
-    assert cell.confidence_interval == (1.0, pytest.approx(1 + 2 * (1 - 0.05 ** 0.25),
-                                                           rel=1e-15))
-    assert cell.confidence_interval.high == pytest.approx(2.0542584, abs=1e-7)
+def test_no_draft_accepted_gives_no_interval():
+    records = [obs(50, 0, (0, 0), request=f"r{r}") for r in range(12)]
+    with pytest.warns(LowSampleWarning, match="no draft accepted in all 12 requests: the "
+                                              "step-weighted AL has no valid interval"):
+        cell = fit_cell(records, k=2, rng=0)
+    assert cell.interval_method == "none" and cell.mean_acceptance_length == 1.0
+
+
+@pytest.mark.parametrize("accepted", [3, 2])  # every draft accepted, or some
+def test_nine_requests_get_no_interval_whatever_they_accepted(accepted):
+    records = [obs(40 + r, accepted * (40 + r), (40 + r,) * accepted + (0,) * (3 - accepted),
+                   request=f"r{r}") for r in range(9)]
+    with pytest.warns(LowSampleWarning, match=r"only 9 independent requests \(fewer than 10\)"):
+        cell = fit_cell(records, k=3, rng=0)
+    assert cell.interval_method == "none" and math.isnan(cell.confidence_interval.high)
+
+
+def test_a_few_varying_requests_among_all_accepting_ones_widen_to_t():
+    """Nine requests that vary among 60: the quantile is at least t with 8 df."""
+    from goldenal.fitting.cell import studentized_ratio_interval
+
+    records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(51)]
+    records += [obs(400, 100 + 20 * r, (60 + 20 * r, 30, 10), request=f"long{r}")
+                for r in range(9)]
+    cell = fit_cell(records, k=3, rng=0, n_resamples=999)
+    assert cell.interval_method == "bootstrap"
+    # the same resamples without the floor: the bootstrap quantile is 2.087, t_8's 2.306
+    lo, hi, se, _ = studentized_ratio_interval(cell.units, 0.95, 999, np.random.default_rng(0))
+    assert (hi - lo) / 2 / se == pytest.approx(2.0873, abs=1e-4)
+    assert se == cell.standard_error
+    assert cell.confidence_interval == (
+        pytest.approx(cell.mean_acceptance_length - t.ppf(0.975, 8) * se, rel=1e-12),
+        pytest.approx(cell.mean_acceptance_length + t.ppf(0.975, 8) * se, rel=1e-12))
+
+
+def test_requests_all_alike_give_no_interval():
+    records = [obs(40 + r, 40 + r, (40 + r, 0), request=f"r{r}") for r in range(12)]
+    with pytest.warns(LowSampleWarning, match=r"the 12 requests barely vary: every unit alike"):
+        cell = fit_cell(records, k=2, rng=0, n_resamples=999)
+    assert cell.text == "2.00" and cell.interval_method == "none"
+
+
+# seed 0, 999 resamples: unclipped, the interval is [0.987, 1.061]
+HIGH_CLIPPED = 1.0614169256470578
+
+
+def test_an_interval_reaching_below_one_is_clipped_to_the_support():
+    acc = [0] * 10 + [1] * 8 + [2, 3, 5, 8, 12, 20]
+    records = [obs(100, a, (a,), request=f"r{i}") for i, a in enumerate(acc)]
+    cell = fit_cell(records, k=1, rng=0, n_resamples=999)
+    assert cell.mean_acceptance_length == 1 + 58 / 2400
+    assert cell.interval_method == "bootstrap"
+    assert cell.confidence_interval.low == 1.0
+    assert cell.confidence_interval.high == pytest.approx(HIGH_CLIPPED, abs=1e-12)
+
+
+def test_data_longer_than_the_stated_cap_refuse_the_interval():
+    records = [obs(100 + r, 50, (50,), request=f"r{r}", source="req.jsonl") for r in range(20)]
+    with pytest.warns(LowSampleWarning, match=r"request r19 \(req.jsonl\) produced 169 tokens, "
+                                              r"more than run.yaml's dataset.output_len 128"):
+        cell = fit_cell(records, k=1, rng=0, output_len=128)
+    assert cell.interval_method == "none"
+    assert cell.checks["output_cap"].status == "failed"
+    assert cell.interval_reason == (
+        "request r19 (req.jsonl) produced 169 tokens, more than run.yaml's dataset.output_len "
+        "128 (plus the 1 drafts a last step may overshoot): the stated cap is wrong; correct "
+        "dataset.output_len")
+    # within the cap plus the K drafts a last step may overshoot: the interval stands
+    cell = fit_cell(records, k=1, rng=0, output_len=168, n_resamples=500)
+    assert cell.interval_method == "bootstrap"
+    assert cell.checks["output_cap"] == ("done", "longest request 169 tokens, within "
+                                                 "dataset.output_len 168 (+1)")
+
+
+def test_log_windows_check_the_cap_by_their_mean_request():
+    from goldenal.fitting.cell import check_output_cap
+
+    windows = [obs(500, 300, (300,), line=i) for i in range(1, 41)]  # 32000 tokens
+    assert check_output_cap(windows, k=1, output_len=1000, n_requests=16) == (
+        "failed", "32000 tokens over 16 requests (dataset.num_prompts) is 2000 per request, "
+                  "more than run.yaml's dataset.output_len 1000: some request is longer than "
+                  "the stated cap; correct dataset.output_len")
+    assert check_output_cap(windows, k=1, output_len=4096, n_requests=16) == (
+        "done", "mean request 2000 tokens (the records show no single request), within "
+                "dataset.output_len 4096")
+    assert check_output_cap(windows, k=1, output_len=1000) == (
+        "skipped", "the records show no single request and the run states no request count "
+                   "(dataset.num_prompts) to bound the longest by")
+    assert check_output_cap(windows, k=1, output_len=None).status == "skipped"
+    with pytest.warns(LowSampleWarning, match="2000 per request, more than run.yaml's "
+                                              "dataset.output_len 1000"):
+        cell = fit_cell(windows, k=1, max_request_windows=2, output_len=1000, n_requests=16)
+    assert cell.interval_method == "none"
 
 
 @pytest.mark.filterwarnings("ignore::goldenal.errors.LowSampleWarning")
@@ -330,7 +424,7 @@ def test_pooled_counts_property(data):
     assert sum(s) == pytest.approx(cell.mean_acceptance_length - 1, rel=1e-12, abs=1e-12)
     lo, hi = cell.confidence_interval
     if len(records) < 10:  # fewer than 10 units: no interval
-        assert cell.interval_method in ("none", "exact-bound")
+        assert cell.interval_method == "none"
     if cell.interval_method != "none":
         assert lo <= cell.mean_acceptance_length <= hi
 
@@ -377,3 +471,33 @@ def test_cli_refuses_the_count_method(run_cli, tmp_path):
                                    "--interval-method", "count")
     assert (code, stdout) == (2, "")
     assert "invalid choice: 'count'" in stderr
+
+
+def test_fit_reads_the_stated_cap_and_request_count_from_the_run():
+    from goldenal.fitting import fit
+    from goldenal.fitting.curve import stated_cap
+
+    assert stated_cap({"dataset": {"output_len": 1000, "num_prompts": 16}}) == (1000, 16)
+    assert stated_cap({"dataset": {"output_len": "x"}, "num_prompts": 8}) == (None, 8)
+    assert stated_cap({}) == (None, None)
+    windows = [obs(500, 300, (300,), line=i) for i in range(1, 41)]
+    run = type("Run", (), {"cells": {("on", 1): windows}, "path": "run",
+                           "identity": {"dataset": {"output_len": 1000, "num_prompts": 16,
+                                                    "concurrency": 1}}})()
+    with pytest.warns(LowSampleWarning, match="2000 per request, more than run.yaml's "
+                                              "dataset.output_len 1000"):
+        curve = fit(run, rng=0, n_resamples=200)
+    assert curve.cells["on", 1].checks["output_cap"].status == "failed"
+    assert curve.checks["cross_k"]["on"] == (
+        "skipped", "no drafting method stated (`method:` in run.yaml or --method): the "
+                   "cells stand alone (no model across K)")
+
+
+def test_runs_all_alike_give_no_zero_width_interval():
+    runs = [Observation(f"run{i}.prom", None, "vllm", "test", k=2, drafts=100 * (i + 1),
+                        accepted=150 * (i + 1), accepted_per_position=(90 * (i + 1),
+                                                                       60 * (i + 1)))
+            for i in range(10)]
+    with pytest.warns(LowSampleWarning, match="the 10 runs barely vary: every unit alike"):
+        cell = fit_cell(runs, k=2, rng=0, n_resamples=200)
+    assert cell.text == "2.50" and cell.interval_method == "none"

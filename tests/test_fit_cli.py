@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -30,7 +31,13 @@ def fitted_dir(run_cli, tmp_path):
 
 NO_SPAN = ("33 log windows and no known request span: a request can outlast any batch of "
            "windows; give per-request records, the output cap and concurrency "
-           "(dataset.output_len, concurrency in run.yaml), or 10 or more independent runs")
+           "(dataset.output_len, concurrency in run.yaml), or 10 or more independent runs; "
+           "see `goldenal plan` and docs/statistics.md, \"Planning a measurement\", for the "
+           "requests or runs an interval needs")
+
+
+NO_CROSS_K = ("no cell has 10 or more per-request records with per-position counts: log "
+              "windows and aggregate counts cannot separate the step re-weighting across K")
 
 
 def test_fit_prints_the_cells_and_writes_both_files(fitted_dir):
@@ -43,7 +50,10 @@ def test_fit_prints_the_cells_and_writes_both_files(fitted_dir):
                                                           ["on", "3", "2.67"]]
     assert lines[2] == "on        1   1.79  -                   none             12645"
     assert all(line.split()[3:5] == ["-", "none"] for line in lines[2:5])
-    assert lines[5:] == [f"no interval: {NO_SPAN}",
+    assert lines[5:] == [f"cross-K check, thinking on: skipped: {NO_CROSS_K}",
+                         f"no interval: {NO_SPAN}",
+                         "output cap check skipped: no output cap stated (dataset.output_len "
+                         "in run.yaml)",
                          "estimand: AL of the prompt population the measured requests were "
                          "drawn from: the ratio of expected tokens to expected verification "
                          "steps per request; for the fixed benchmark prompt set itself the "
@@ -85,8 +95,16 @@ def test_json_output_for_ci(run_cli, tmp_path):
         "mm3_fixture.yaml", "mm3_fixture.distribution.json", "manifest.yaml", "index.tsv"]
     first = doc["cells"][0]
     assert set(first) == {"thinking", "k", "value", "estimate", "interval", "n_steps",
-                          "mean_only"}
+                          "mean_only", "checks"}
     assert first["interval"] == {"low": None, "high": None, "level": 0.95, "method": "none"}
+    # a log-only run says which checks were skipped, and why
+    assert first["checks"] == {
+        "interval": {"status": "skipped", "reason": NO_SPAN},
+        "output_cap": {"status": "skipped",
+                       "reason": "no output cap stated (dataset.output_len in run.yaml)"},
+        "cross_k": {"status": "skipped", "reason": NO_CROSS_K}}
+    assert doc["checks"] == {"cross_k": {"on": {"status": "skipped", "reason": NO_CROSS_K}}}
+    assert doc["flags"] == []
     assert first["value"] == "%.2f" % first["estimate"]
 
 
@@ -272,3 +290,47 @@ def test_fit_out_is_a_deprecated_alias_of_golden_dir(run_cli, tmp_path):
     assert stderr.splitlines()[0] == "warning: --out is deprecated here; use --golden-dir"
     assert stdout.endswith(f"wrote {tmp_path / 'g' / 'index.tsv'}\n")
     assert (tmp_path / "g" / "mm3_fixture.yaml").exists()
+
+
+def _request_run(tmp_path, output_len):
+    run = simulate_run({"on": [0.9, 0.8, 0.7]}, [1, 2], rng=1, n_requests=20,
+                       steps_per_request=100,
+                       identity={"model": "m", "curve": "c", "method": "eagle3"})
+    run.write(tmp_path / "r", artifact="requests")
+    path = tmp_path / "r" / "run.yaml"
+    path.write_text(path.read_text().replace("output_len: 4096", f"output_len: {output_len}"))
+    return tmp_path / "r"
+
+
+def test_requests_longer_than_the_stated_cap_refuse_the_interval(run_cli, tmp_path):
+    run = _request_run(tmp_path, 100)
+    code, stdout, stderr = run_cli("fit", run, "--allow-simulated", "--n-resamples", "500",
+                                   "--format", "json")
+    assert code == 0
+    doc = json.loads(stdout)
+    cap = doc["cells"][0]["checks"]["output_cap"]
+    assert cap["status"] == "failed"
+    assert re.fullmatch(r"request \S+ \(\S+requests_on_k1\.jsonl\) produced \d+ tokens, more "
+                        r"than run\.yaml's dataset\.output_len 100 \(plus the 1 drafts a last "
+                        r"step may overshoot\): the stated cap is wrong; correct "
+                        r"dataset\.output_len", cap["reason"])
+    assert doc["cells"][0]["interval"]["method"] == "none"
+    assert "dataset.output_len 100" in stderr.splitlines()[0]
+    # the cross-K check reads the requests themselves, not the cap: it still runs
+    assert doc["checks"]["cross_k"]["on"]["status"] == "done"
+
+
+def test_request_run_states_every_check_it_did(run_cli, tmp_path):
+    run = _request_run(tmp_path, 4096)
+    code, stdout, _ = run_cli("fit", run, "--allow-simulated", "--n-resamples", "500",
+                              "--format", "json")
+    assert code == 0
+    doc = json.loads(stdout)
+    assert doc["checks"] == {"cross_k": {"on": {
+        "status": "done", "reason": "2 cells compared, none beyond the margin"}}}
+    checks = doc["cells"][1]["checks"]
+    assert checks["interval"] == {"status": "done", "reason": None}
+    assert checks["cross_k"] == {"status": "done", "reason": None}
+    assert checks["output_cap"]["status"] == "done"
+    assert re.fullmatch(r"longest request \d+ tokens, within dataset\.output_len 4096 \(\+2\)",
+                        checks["output_cap"]["reason"])

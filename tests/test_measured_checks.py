@@ -431,7 +431,8 @@ def test_export_run_prints_fit_warnings_as_one_line(tmp_path, capsys):
         "warning: cell thinking on, K=3: no interval: 6 log windows and no known request "
         "span: a request can outlast any batch of windows; give per-request records, the "
         "output cap and concurrency (dataset.output_len, concurrency in run.yaml), or 10 or "
-        "more independent runs\n")
+        "more independent runs; see `goldenal plan` and docs/statistics.md, \"Planning a "
+        "measurement\", for the requests or runs an interval needs\n")
 
 
 # -- speculation profiles are a measurement format -----------------------------------
@@ -499,4 +500,5 @@ def test_export_prints_the_run_load_warnings(tmp_path, capsys):
         "warning: model: 'other' given, run.yaml says 'm'; using the given value\n"
         "warning: cell thinking on, K=3: no interval: 1 aggregate count(s) from 1 run(s): "
         "steps are not independent; give per-request records or 10 or more independent "
-        "runs\n")
+        "runs; see `goldenal plan` and docs/statistics.md, \"Planning a measurement\", for "
+        "the requests or runs an interval needs\n")

@@ -15,8 +15,12 @@ and an interval for the AL of the prompt population, from independent units
 only: a studentized bootstrap over requests (per-request records), 10 or
 more independent runs, or batches of log windows at least as long as the
 longest request (needs dataset.output_len and concurrency in run.yaml).
-Fewer than 10 units, or log windows alone without those, give the value
-with no interval and the reason.  Chain-drafting curves (EAGLE, MTP, draft
+Fewer than 10 units (or fewer than 10 that accepted some but not every
+draft), units without spread, or log windows alone without those, give the
+value with no interval and the reason; so do data showing a request longer
+than run.yaml's dataset.output_len (both figures named).  Every interval is
+clipped to [1, K+1].  `goldenal plan` tells how many requests an interval
+of a given width needs.  Chain-drafting curves (EAGLE, MTP, draft
 model) with per-request records are checked across K (requests re-weighted
 by tokens); a cell is flagged beyond a 0.02 AL margin, and the shift each
 cell could reveal is printed.
@@ -36,7 +40,11 @@ the curve's provenance).  A simulated run is refused unless
 --allow-simulated is given.  A run with a cell `measure` marked
 `inconsistent` (its per-request counts and the server's counters disagree)
 is fitted and printed, but never written with --golden-dir.  --format json
-prints every cell's estimate, interval and step count.
+prints every cell's estimate, interval and step count, and a `checks` object
+per cell (interval, output_cap, cross_k) and per thinking mode (cross_k),
+each with its status (done, flagged, failed, skipped) and reason; the text
+names every skipped check and why.
+
 
 In Python: goldenal.fit(goldenal.load_run(path)).
 """
@@ -137,7 +145,8 @@ def cell_json(cell):
             "estimate": num(cell.mean_acceptance_length),
             "interval": {"low": num(lo), "high": num(hi), "level": cell.confidence_level,
                          "method": cell.interval_method},
-            "n_steps": cell.n_steps, "mean_only": cell.mean_only}
+            "n_steps": cell.n_steps, "mean_only": cell.mean_only,
+            "checks": {name: c.to_dict() for name, c in cell.checks.items()}}
 
 
 def render_text(curvefit, paths):
@@ -158,12 +167,20 @@ def render_text(curvefit, paths):
         out.append("flagged: " + flag.message)
     for thinking, model in curvefit.models.items():
         reach = getattr(model, "detectable_text", "")
-        if reach:
+        check = curvefit.checks.get("cross_k", {}).get(thinking)
+        if check is not None and check.status == "skipped":
+            out.append(f"cross-K check, thinking {thinking}: skipped: {check.reason}")
+        elif reach:
             out.append(f"cross-K check, thinking {thinking}: {reach}")
     reasons = {c.interval_reason for c in curvefit.cells.values()
                if c.interval_reason and not c.failed}
     for reason in sorted(reasons):
         out.append(f"no interval: {reason}")
+    caps = {c.checks["output_cap"].reason for c in curvefit.cells.values()
+            if "output_cap" in c.checks and c.checks["output_cap"].status == "skipped"
+            and not c.failed and not c.mean_only}
+    for reason in sorted(caps):
+        out.append(f"output cap check skipped: {reason}")
     out.append(f"estimand: {curvefit.estimand}")
     for p in paths:
         out.append(f"wrote {p}")
@@ -184,6 +201,7 @@ def fit_with_warnings(run, **kwargs):
 
 def run(args):
     from goldenal.commands._output import check_destination, written_golden_dir
+    from goldenal.fitting.results import checks_dict
     from goldenal.fitting.output import (
         check_writable,
         load_runs,
@@ -233,6 +251,7 @@ def run(args):
     if args.format == "json":
         doc = {"curve": curvefit.curve_id, "files": list(paths),
                "cells": [cell_json(c) for _, c in curvefit.cells.items()],
+               "checks": checks_dict(curvefit.checks),
                "flags": [{key: (None if isinstance(v, float) and not math.isfinite(v) else v)
                           for key, v in f._asdict().items()} for f in curvefit.flags]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")

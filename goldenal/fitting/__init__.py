@@ -8,6 +8,8 @@
 * :func:`fit_curve_means` fits a monotone survival profile to a curve known
   only by its means (e.g. a published upstream curve).
 * :func:`fit` does all of it for a measurement run.
+* :func:`plan_measurement` tells, from a pilot run, how many requests (or
+  runs) an interval of a given half-width needs.
 
 The committed golden value is always the measured cell; model values are
 diagnostics and predictions.
@@ -19,10 +21,12 @@ from goldenal.fitting.curve import check_cells, fit, is_chain_method
 from goldenal.fitting.output import fit_runs, load_runs, write_fit
 from goldenal.fitting.monotone import fit_curve_means, isotonic_decreasing
 from goldenal.fitting.parametric import fit_parametric_counts, fit_parametric_means
+from goldenal.fitting.plan import CellPlan, MeasurementPlan, plan_measurement
 from goldenal.fitting.results import (
     CellFit,
     CellFlag,
     ChainFit,
+    Check,
     ConfidenceInterval,
     CurveFit,
     MonotoneFit,
@@ -32,9 +36,9 @@ from goldenal.fitting.results import (
 )
 
 __all__ = [
-    "CellFit", "CellFlag", "ChainFit", "ConfidenceInterval", "CurveFit", "MonotoneFit",
+    "CellFit", "CellFlag", "CellPlan", "ChainFit", "Check", "ConfidenceInterval", "CurveFit", "MonotoneFit",
     "ParametricFit", "PerPosition", "check_cells", "fit", "fit_cell", "fit_chain",
     "fit_curve_means", "fit_parametric_counts", "fit_parametric_means", "format_al",
     "fit_runs", "is_chain_method", "isotonic_decreasing", "load_runs",
-    "write_fit",
+    "MeasurementPlan", "plan_measurement", "write_fit",
 ]

@@ -21,8 +21,16 @@ windows.  So an interval is built only from *independent units*:
 
 With fewer than ``MIN_UNITS`` units, or with log windows whose request span
 is unknown, or with one aggregate count, the cell gets its point estimate and
-no interval, and says why.  When every draft (or none) was accepted, the
-interval is the exact one-sided bound over the units.
+no interval, and says why.  When every draft (or none) was accepted in every
+unit, or the units show no spread, there is no valid interval for the
+step-weighted AL either (an unseen request with other acceptance and more
+steps moves it by any amount), and none is given; when only a few units
+accepted some but not every draft, the interval's quantile is at least
+Student t's with that few minus one degrees of freedom.  Every interval given is
+clipped to the support [1, K + 1] (clipping never removes the truth, so
+coverage is unchanged).  When the data show a request longer than the run's
+stated output cap, the interval is refused (the cap sets the batch length
+and says what the run measured).
 """
 
 from __future__ import annotations
@@ -33,13 +41,16 @@ import warnings
 import numpy as np
 
 from goldenal.errors import LowSampleWarning, ParseError
-from goldenal.fitting.results import CellFit, ConfidenceInterval, PerPosition
+from goldenal.fitting.results import Check, CellFit, ConfidenceInterval, PerPosition
 
 METHODS = ("auto", "bootstrap", "runs", "batch-means")
 
 # Fewer independent units than this give no interval (a t interval on 4 batches is
 # wider than the AL range it is meant to pin, and resampling 5 requests is not a sample).
 MIN_UNITS = 10
+# Where a cell without an interval is told how to get one.
+PLAN_POINTER = ("see `goldenal plan` and docs/statistics.md, \"Planning a measurement\", "
+                "for the requests or runs an interval needs")
 # Rows of the weight matrix generated at once (bounds memory to ~chunk x n).
 _CHUNK_CELLS = 4_000_000
 
@@ -215,7 +226,7 @@ def _replicate_stats(rep, per_position):
     return al, surv, cond
 
 
-def studentized_ratio_interval(units, level, n_resamples, rng):
+def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None):
     """Symmetric studentized (bootstrap-t) interval of AL = 1 + sum(accepted) / sum(steps).
 
     Whole units (requests) are resampled; every resample's ratio r* is
@@ -233,11 +244,20 @@ def studentized_ratio_interval(units, level, n_resamples, rng):
     level : float
     n_resamples : int
     rng : numpy.random.Generator
+    floor_df : int, optional
+        The quantile is at least Student t's with these degrees of freedom.
+        ``fit_cell`` passes the number of units that accepted some but not
+        every draft, minus one: when a few such units sit among many that
+        accepted everything, the ratio rests on those few, and the
+        bootstrap quantile alone covers 91% (20 requests, 10% of them long,
+        K=7; docs/statistics.md).
 
     Returns
     -------
     (low, high, standard_error, replicates)
-        ``replicates`` are the resampled unit totals (rows as ``units``).
+        ``replicates`` are the resampled unit totals (rows as ``units``);
+        ``low`` and ``high`` are NaN when the units show no spread or more
+        than ``1 - level`` of the resamples have none (no valid interval).
     """
     steps, acc = units[:, 0], units[:, 1]
     m = units.shape[0]
@@ -250,27 +270,25 @@ def studentized_ratio_interval(units, level, n_resamples, rng):
     with np.errstate(invalid="ignore", divide="ignore"):
         r_star = rep[:, 1] / rep[:, 0]
         # sum of w (a - r* n)^2 over the resample, expanded in the resampled sums
-        ss = np.maximum(s_aa - 2 * r_star * s_an + r_star ** 2 * s_nn, 0.0)
+        ss = s_aa - 2 * r_star * s_an + r_star ** 2 * s_nn
+        # the expansion cancels: below rounding noise of its terms it is exactly no spread
+        ss = np.where(ss <= 1e-9 * (s_aa + r_star ** 2 * s_nn), 0.0, ss)
         se_star = np.sqrt(m / (m - 1) * ss) / rep[:, 0]
         t_star = np.abs(r_star - r) / se_star
-    t_star = t_star[np.isfinite(t_star)]
-    if se == 0 or t_star.size == 0:
+    if se == 0:
+        return math.nan, math.nan, se, rep
+    # A resample without spread (se* = 0, e.g. only requests that accepted every draft)
+    # has no studentized value: it counts as infinite, never as absent, so that a
+    # sample resting on a few deviating units gets no interval rather than a narrow one.
+    t_star = np.sort(np.where(np.isfinite(t_star), t_star, np.inf))
+    if not np.isfinite(t_star[math.ceil(level * (t_star.size - 1))]):
         return math.nan, math.nan, se, rep
     q = float(np.quantile(t_star, level))
+    if floor_df is not None:
+        from scipy.stats import t
+
+        q = max(q, float(t.ppf(0.5 + level / 2, max(int(floor_df), 1))))
     return 1 + r - q * se, 1 + r + q * se, se, rep
-
-
-def exact_bound(units_count, level):
-    """Exact one-sided bound on a mean in [0, 1] when all ``units_count`` units sit at 1.
-
-    For any distribution on [0, 1] with mean mu, P(X = 1) <= mu, so n
-    independent units all at 1 have probability at most mu^n; the
-    one-sided ``level`` bound is therefore ``(1 - level) ** (1 / n)``
-    (Clopper-Pearson's bound with x = n, valid for any per-unit
-    distribution).  By symmetry, all units at 0 bound the mean above by
-    ``1 - (1 - level) ** (1 / n)``.
-    """
-    return (1 - level) ** (1 / units_count)
 
 
 def request_span_windows(window_steps, *, output_len, concurrency, step_rate=None):
@@ -305,6 +323,67 @@ def request_span_windows(window_steps, *, output_len, concurrency, step_rate=Non
             return 1
         step_rate = float(np.median(steps)) / max(int(concurrency), 1)
     return max(1, math.ceil(float(output_len) / max(step_rate, 1e-12)))
+
+
+def check_output_cap(observations, *, k, output_len, n_requests=None):
+    """Do the data show a request longer than the run's stated output cap?
+
+    A request's verification steps and accepted drafts are tokens it
+    produced, so per-request records show every request's length; its last
+    step can overshoot the cap by up to K drafts (the engine drops them from
+    the output, the counters keep them), so only more than
+    ``output_len + k`` tokens contradict the cap.  Log windows show no single
+    request: with the number of requests known, their mean length is a
+    lower bound of the longest.
+
+    Parameters
+    ----------
+    observations : sequence of Observation
+        One cell's records (mean-only records are ignored).
+    k : int
+    output_len : int or None
+        The stated cap (``dataset.output_len``).
+    n_requests : int, optional
+        Requests the cell served (``dataset.num_prompts``).
+
+    Returns
+    -------
+    Check
+        ``failed`` (the data contradict the cap; the reason names both
+        figures), ``done`` or ``skipped`` (with the reason).
+    """
+    counted = [o for o in observations if not o.mean_only]
+    if output_len is None:
+        return Check("skipped", "no output cap stated (dataset.output_len in run.yaml)")
+    cap = int(output_len)
+    if not counted:
+        return Check("skipped", "no counts to measure requests by")
+    if all(o.request is not None for o in counted):
+        longest, first = -1, None
+        for group in _group(counted, lambda o: (o.source, o.request)):
+            tokens = sum(o.drafts + o.accepted for o in group)
+            if tokens > longest:
+                longest, first = tokens, group[0]
+        if longest > cap + k:
+            return Check("failed", f"request {first.request} ({first.source}) produced "
+                                   f"{longest} tokens, more than run.yaml's dataset.output_len "
+                                   f"{cap} (plus the {k} drafts a last step may overshoot): "
+                                   "the stated cap is wrong; correct dataset.output_len")
+        return Check("done", f"longest request {longest} tokens, within dataset.output_len "
+                             f"{cap} (+{k})")
+    if n_requests:
+        total = sum(o.drafts + o.accepted for o in counted)
+        mean = total / n_requests
+        if mean > cap + k:
+            return Check("failed", f"{total} tokens over {n_requests} requests "
+                                   f"(dataset.num_prompts) is {mean:.0f} per request, more "
+                                   f"than run.yaml's dataset.output_len {cap}: some request "
+                                   "is longer than the stated cap; correct "
+                                   "dataset.output_len")
+        return Check("done", f"mean request {mean:.0f} tokens (the records show no single "
+                             f"request), within dataset.output_len {cap}")
+    return Check("skipped", "the records show no single request and the run states no "
+                            "request count (dataset.num_prompts) to bound the longest by")
 
 
 def _units(counted, k, per_position, chosen, max_request_windows):
@@ -342,12 +421,17 @@ def _choose(counted, method, max_request_windows, name):
         return None, (f"{len(counted)} log windows and no known request span: a request can "
                       "outlast any batch of windows; give per-request records, the output cap "
                       "and concurrency (dataset.output_len, concurrency in run.yaml), or "
-                      f"{MIN_UNITS} or more independent runs")
+                      f"{MIN_UNITS} or more independent runs; {PLAN_POINTER}")
     if method == "batch-means":
         return None, "the records are not logging windows"
     return None, (f"{len(counted)} aggregate count(s) from {n_sources} run(s): steps are not "
                   f"independent; give per-request records or {MIN_UNITS} or more "
-                  "independent runs")
+                  f"independent runs; {PLAN_POINTER}")
+
+
+def _varying(units, k):
+    """Units that accepted some but not every draft (strictly inside the boundary)."""
+    return int(((units[:, 1] > 0) & (units[:, 1] < k * units[:, 0])).sum())
 
 
 def _unit_word(method):
@@ -355,7 +439,8 @@ def _unit_word(method):
 
 
 def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resamples=9999,
-             rng=None, thinking=None, max_request_windows=None):
+             rng=None, thinking=None, max_request_windows=None, output_len=None,
+             n_requests=None):
     """Estimate one cell's acceptance length with an interval from independent units.
 
     Parameters
@@ -384,10 +469,19 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
         How many logging windows the longest request can span (see
         :func:`request_span_windows`); batches of log windows are at least
         this long.
+    output_len : int, optional
+        The run's stated output cap (``dataset.output_len``), checked against
+        the data (:func:`check_output_cap`): when they show a longer request,
+        the cell gets no interval and the reason names both figures.
+    n_requests : int, optional
+        Requests the cell served (``dataset.num_prompts``); lets log windows,
+        which show no single request, check the cap by their mean.
 
     Returns
     -------
     CellFit
+        With ``checks``: ``interval`` and ``output_cap``, each a
+        :class:`~goldenal.fitting.results.Check` (status and reason).
 
     Raises
     ------
@@ -419,7 +513,9 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
         return CellFit(k=k, thinking=thinking, mean_acceptance_length=math.nan,
                        confidence_interval=nan_ci, confidence_level=confidence_level,
                        n_steps=None, interval_method="none", standard_error=math.nan,
-                       failed=True, notes=("no observations: the cell failed",))
+                       failed=True, notes=("no observations: the cell failed",),
+                       checks={"interval": Check("skipped", "the cell failed"),
+                               "output_cap": Check("skipped", "the cell failed")})
 
     counted = [o for o in observations if not o.mean_only]
     notes = []
@@ -434,7 +530,9 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
                        confidence_interval=nan_ci, confidence_level=confidence_level,
                        n_steps=None, interval_method="none", standard_error=math.nan,
                        sources=sources, notes=tuple(notes),
-                       interval_reason="printed means only, no counts")
+                       interval_reason="printed means only, no counts",
+                       checks={"interval": Check("skipped", "printed means only, no counts"),
+                               "output_cap": Check("skipped", "printed means only")})
     if len(counted) < len(observations):
         notes.append(f"{len(observations) - len(counted)} mean-only observations ignored "
                      "(counts present)")
@@ -462,44 +560,27 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     if chosen is not None:
         units = _units(counted, k, per_position, chosen, max_request_windows)
     m = 0 if units is None else units.shape[0]
-    boundary = None
-    if totals[1] == k * n_steps:
-        boundary = "all"
-    elif totals[1] == 0:
-        boundary = "none"
-
+    cap = check_output_cap(counted, k=k, output_len=output_len, n_requests=n_requests)
+    if cap.status == "failed":
+        reason = cap.reason
+    elif chosen is not None and m < MIN_UNITS:
+        reason = (f"only {m} independent {_unit_word(chosen)} (fewer than {MIN_UNITS}); "
+                  f"no honest interval; {PLAN_POINTER}")
+    elif chosen is not None and totals[1] in (0, k * n_steps):
+        # P(a unit accepts everything) bounds a *per-unit* mean, not the step-weighted AL:
+        # a request never sampled, with lower acceptance and many more steps, can pull the
+        # population AL down by any amount (and up, when none was accepted).
+        reason = (f"{'every' if totals[1] else 'no'} draft accepted in all {m} "
+                  f"{_unit_word(chosen)}: the step-weighted AL has no valid interval from "
+                  "units that do not vary (an unseen longer request with other acceptance "
+                  f"moves it by any amount); {PLAN_POINTER}")
     pp_point = None
     if per_position:
         c = totals[2:]
         pp_point = (c, c / n_steps, _conditional(c, n_steps))
 
-    if boundary is not None and m >= 1:
-        # exact one-sided bound: every unit accepted every draft (or none)
-        b = exact_bound(m, level)
-        lo, hi = (1 + k * b, k + 1.0) if boundary == "all" else (1.0, 1 + k * (1 - b))
-        notes.append(f"{'every' if boundary == 'all' else 'no'} draft accepted in all {m} "
-                     f"{_unit_word(chosen)}: exact one-sided {100 * level:g}% bound")
-        pp = None
-        if per_position:
-            c, surv, cond = pp_point
-            edge = np.full(k, b if boundary == "all" else 1 - b)
-            low = edge if boundary == "all" else np.zeros(k)
-            high = np.ones(k) if boundary == "all" else edge
-            pp = PerPosition(positions=tuple(range(1, k + 1)), counts=tuple(int(x) for x in c),
-                             n_steps=int(n_steps), survival=surv, conditional=cond,
-                             confidence_level=level, interval_method="exact-bound",
-                             survival_low=low, survival_high=high,
-                             conditional_low=low, conditional_high=high)
-        return CellFit(**base, confidence_interval=ConfidenceInterval(float(lo), float(hi)),
-                       interval_method="exact-bound", standard_error=math.nan,
-                       n_clusters=m, per_position=pp, notes=tuple(notes), units=units,
-                       unit_kind=_unit_word(chosen))
-
-    if chosen is not None and m < MIN_UNITS:
-        reason = (f"only {m} independent {_unit_word(chosen)} (fewer than {MIN_UNITS}); "
-                  "no honest interval")
-    if reason is not None:
-        warnings.warn(f"cell {name}: no interval: {reason}", LowSampleWarning, stacklevel=2)
+    def no_interval(reason):
+        warnings.warn(f"cell {name}: no interval: {reason}", LowSampleWarning, stacklevel=3)
         notes.append(f"no interval: {reason}")
         pp = None
         if per_position:
@@ -510,20 +591,31 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
                              confidence_level=level, interval_method="none",
                              survival_low=nan, survival_high=nan,
                              conditional_low=nan, conditional_high=nan)
+        checks = {"interval": Check("skipped", reason), "output_cap": cap}
         return CellFit(**base, confidence_interval=nan_ci, interval_method="none",
                        standard_error=math.nan, n_clusters=m or None, per_position=pp,
                        notes=tuple(notes), interval_reason=reason, units=units,
-                       unit_kind=None if chosen is None else _unit_word(chosen))
+                       unit_kind=None if chosen is None else _unit_word(chosen),
+                       checks=checks)
+
+    if reason is not None:
+        return no_interval(reason)
 
     if chosen == "bootstrap":
-        lo, hi, se, rep = studentized_ratio_interval(units, level, n_resamples, rng)
+        lo, hi, se, rep = studentized_ratio_interval(units, level, n_resamples, rng,
+                                                     floor_df=_varying(units, k) - 1)
     else:
         rep = bootstrap_weights_apply(units, n_resamples, rng)
         _, se, lo_r, hi_r = ratio_interval(units[:, 1], units[:, 0], level)
         lo, hi = 1 + lo_r, 1 + hi_r
+    if not (math.isfinite(lo) and math.isfinite(hi)) or se == 0:
+        return no_interval(f"the {m} {_unit_word(chosen)} barely vary: every unit alike, or "
+                           f"more than {100 * (1 - level):g}% of the resamples without any "
+                           "spread (a few units differ from all the others); no valid "
+                           f"interval; {PLAN_POINTER}")
+    # clipped to the support: AL lies in [1, K + 1], so clipping never removes the truth
+    lo, hi = max(lo, 1.0), min(hi, k + 1.0)
     al_r, surv_r, cond_r = _replicate_stats(rep, per_position)
-    if not (math.isfinite(lo) and math.isfinite(hi)):  # degenerate: every unit alike
-        lo, hi = _percentile(al_r, level, m)
 
     pp = None
     if per_position:
@@ -553,4 +645,5 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     return CellFit(**base, confidence_interval=ConfidenceInterval(float(lo), float(hi)),
                    interval_method=chosen, standard_error=float(se), n_clusters=m,
                    per_position=pp, notes=tuple(notes), replicates=rep, units=units,
-                   unit_kind=_unit_word(chosen))
+                   unit_kind=_unit_word(chosen),
+                   checks={"interval": Check("done", None), "output_cap": cap})

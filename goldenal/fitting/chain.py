@@ -42,7 +42,7 @@ import numpy as np
 from goldenal.errors import ConvergenceError
 from goldenal.fitting.cell import MIN_UNITS, _percentile
 from goldenal.fitting.parametric import fit_parametric_counts
-from goldenal.fitting.results import CellFlag, ChainFit, ConfidenceInterval
+from goldenal.fitting.results import CellFlag, ChainFit, Check, ConfidenceInterval
 
 CHECKLIST = ("check that: the cells carry per-position counts (vLLM log lines or "
              "/metrics of 0.8.5+, per-request histograms); every cell has steps; "
@@ -264,8 +264,9 @@ def fit_chain(cells, *, thinking=None, threshold=None, margin=DEFAULT_MARGIN,
             est, var, units = _estimate([reweighted_terms(c, k) for c in active if c.k >= k])
             q = float(t.ppf(0.5 + level / 2, max(units - 1, 1)))
             predicted[k] = est
-            predicted_interval[k] = ConfidenceInterval(est - q * math.sqrt(var),
-                                                       est + q * math.sqrt(var))
+            # clipped to the support [1, K + 1], as every cell interval is
+            predicted_interval[k] = ConfidenceInterval(max(est - q * math.sqrt(var), 1.0),
+                                                       min(est + q * math.sqrt(var), k + 1.0))
     success = bool(np.all(np.isfinite(a)))
     message = "pooled MLE over cells with K >= i" if success else \
         "some positions were never reached (a(i) undefined there)"
@@ -278,6 +279,17 @@ def fit_chain(cells, *, thinking=None, threshold=None, margin=DEFAULT_MARGIN,
     if flagged:
         message += "; flagged cells left out of the references: " + \
             ", ".join(f"K={k}" for k in sorted(flagged))
+    if not requests:
+        check = Check("skipped", "no cell has 10 or more per-request records with per-position "
+                                 "counts: log windows and aggregate counts cannot separate the "
+                                 "step re-weighting across K")
+    elif not final:
+        check = Check("skipped", "no two cells to compare (one cell with per-request records "
+                                 "and none at another K)")
+    elif flags:
+        check = Check("flagged", f"{len(flags)} of {len(final)} compared cells flagged")
+    else:
+        check = Check("done", f"{len(final)} cells compared, none beyond the margin")
     par = ()
     if parametric and success:
         par = fit_parametric_counts(num, den, replicates=a_r)
@@ -288,7 +300,8 @@ def fit_chain(cells, *, thinking=None, threshold=None, margin=DEFAULT_MARGIN,
                     confidence_level=level, threshold=crit,
                     n_cells=len([c for c in usable if c.k not in flagged]),
                     n_steps=int(sum(c.n_steps for c in usable if c.k not in flagged)),
-                    parametric=par, margin=margin, detectable=detectable, power=power)
+                    parametric=par, margin=margin, detectable=detectable, power=power,
+                    check=check)
 
 
 def _pool(cells, kmax, level):

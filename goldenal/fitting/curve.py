@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Mapping
@@ -12,7 +13,7 @@ from goldenal.errors import ConvergenceError, ParseError
 from goldenal.fitting.cell import fit_cell, request_span_windows
 from goldenal.fitting.chain import DEFAULT_MARGIN, fit_chain
 from goldenal.fitting.monotone import DEFAULT_TOLERANCE, fit_curve_means
-from goldenal.fitting.results import CurveFit
+from goldenal.fitting.results import Check, ChainFit, CurveFit
 
 # Methods whose K=n draft is a prefix of the K=n+1 draft (docs/policy.md §4,
 # "accept_length_model": chain_analytic).  vLLM runs MTP heads as a chain.
@@ -196,6 +197,7 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     gen = np.random.default_rng(rng)
     streams = gen.spawn(len(cells_obs))
     cells = {}
+    cap, n_requests = stated_cap(ident)
     ordered = sorted(cells_obs.items(), key=lambda kv: (THINKING.index(kv[0][0]), kv[0][1]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -207,7 +209,8 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
             cells[key] = fit_cell(obs, k=k, thinking=thinking,
                                   confidence_level=confidence_level, method=interval_method,
                                   n_resamples=n_resamples, rng=stream,
-                                  max_request_windows=span)
+                                  max_request_windows=span, output_len=cap,
+                                  n_requests=n_requests)
     for w in caught:  # point the caller's warnings at the caller
         warnings.warn(w.message, w.category, stacklevel=2)
     models = {}
@@ -223,5 +226,61 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
                      if not c.failed and math.isfinite(c.mean_acceptance_length)}
             models[thinking] = (fit_curve_means(means, thinking=thinking, tolerance=tolerance)
                                 if means else None)
+    mode_checks = {}
+    for thinking, model in models.items():
+        mode_checks[thinking] = _mode_check(model, chain, ident.get("method"))
+        for key, cell in list(cells.items()):
+            if key[0] == thinking:
+                checks = dict(cell.checks)
+                checks["cross_k"] = _cell_check(cell, model, mode_checks[thinking])
+                cells[key] = dataclasses.replace(cell, checks=checks)
     return CurveFit(identity=ident, cells=cells, models=models, chain=bool(chain),
-                    confidence_level=confidence_level, warnings=warns)
+                    confidence_level=confidence_level, warnings=warns,
+                    checks={"cross_k": mode_checks})
+
+
+def _mode_check(model, chain, method):
+    """The cross-K check of one thinking mode: done, flagged or skipped and why."""
+    if not chain and not method:
+        return Check("skipped", "no drafting method stated (`method:` in run.yaml or "
+                                "--method): the cells stand alone (no model across K)")
+    if not chain:
+        return Check("skipped", f"method {method} is not chain drafting: its cells stand "
+                                "alone (no model across K)")
+    if model is None:
+        return Check("skipped", "no cell has per-position counts or a mean to compare")
+    if isinstance(model, ChainFit):
+        return model.check
+    status = "flagged" if model.flags else "done"
+    return Check(status, f"means only: compared with a monotone survival profile "
+                         f"(tolerance {model.tolerance:g} AL), no interval-based check")
+
+
+def _cell_check(cell, model, mode):
+    """One cell's part in its mode's cross-K check."""
+    if mode.status == "skipped":
+        return mode
+    flagged = {f.k for f in model.flags}
+    compared = model.z_scores if isinstance(model, ChainFit) else model.residuals
+    if cell.k in flagged:
+        return Check("flagged", next(f.message for f in model.flags if f.k == cell.k))
+    if cell.k in compared:
+        return Check("done")
+    if cell.failed:
+        return Check("skipped", "the cell failed")
+    if cell.interval_method == "none":
+        return Check("skipped", f"the cell has no interval to compare ({cell.interval_reason})")
+    return Check("skipped", "no cell with per-request records reaches its K")
+
+
+def stated_cap(identity):
+    """(output cap, requests per cell) the run states, each None when not stated.
+
+    ``dataset.output_len`` and ``dataset.num_prompts`` (vLLM bench's name for
+    the requests of a run; also read at the top level).
+    """
+    dataset = identity.get("dataset")
+    dataset = dataset if isinstance(dataset, Mapping) else {}
+    cap = _positive_number(dataset.get("output_len"))
+    count = _positive_number(dataset.get("num_prompts") or identity.get("num_prompts"))
+    return (None if cap is None else int(cap)), (None if count is None else int(count))

@@ -26,11 +26,11 @@ INTERVAL_METHODS = {
     "batch-means": "batch means over logging windows, batches at least as long as the "
                    "longest request (ratio of totals, linearised standard error, Student t "
                    "with batches - 1 degrees of freedom)",
-    "exact-bound": "exact one-sided bound: every draft (or none) was accepted in every "
-                   "independent unit",
     "none": "no interval: fewer than 10 independent units (requests, runs or batches "
-            "longer than a request), or printed means only",
+            "longer than a request), units that do not vary (e.g. every draft accepted), "
+            "data contradicting the stated output cap, or printed means only",
 }
+# Every interval given is clipped to the support [1, K + 1] (docs/statistics.md).
 
 # What every interval is an interval for.
 ESTIMAND = ("AL of the prompt population the measured requests were drawn from: the ratio "
@@ -49,11 +49,33 @@ def format_al(value):
     return "%.2f" % value
 
 
+class Check(NamedTuple):
+    """The outcome of one check of a fit: ``status`` and, unless plain, why.
+
+    ``status`` is "done" (the check ran), "flagged" (it ran and found
+    something), "failed" (the data contradict what the run states; the
+    dependent result is refused) or "skipped" (it could not run; ``reason``
+    says why).
+    """
+
+    status: str
+    reason: str | None = None
+
+    def to_dict(self):
+        return {"status": self.status, "reason": self.reason}
+
+
 class ConfidenceInterval(NamedTuple):
     """A two-sided confidence interval (arrays for vector statistics)."""
 
     low: object
     high: object
+
+
+def checks_dict(checks):
+    """``{"cross_k": {"on": Check}}`` as plain JSON (nested mappings of checks)."""
+    return {name: (c.to_dict() if isinstance(c, Check) else checks_dict(c))
+            for name, c in checks.items()}
 
 
 def _level_label(level):
@@ -181,6 +203,7 @@ class CellFit(Tabular):
     interval_reason: str | None = field(default=None, repr=False)
     units: np.ndarray | None = field(default=None, repr=False, compare=False)
     unit_kind: str | None = field(default=None, repr=False)
+    checks: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def text(self):
@@ -230,6 +253,7 @@ class CellFit(Tabular):
             "per_position": None if self.per_position is None else self.per_position.to_dict(),
             "sources": list(self.sources),
             "notes": list(self.notes),
+            "checks": {name: c.to_dict() for name, c in self.checks.items()},
         }
 
     def to_frame(self):
@@ -328,6 +352,7 @@ class ChainFit(Tabular):
     margin: float = 0.0
     detectable: dict = field(default_factory=dict, repr=False)
     power: float = 0.9
+    check: Check = Check("done")
 
     @property
     def detectable_text(self):
@@ -376,6 +401,7 @@ class ChainFit(Tabular):
             "detectable_shift": {str(k): _num(v) for k, v in sorted(self.detectable.items())},
             "flags": [f._asdict() for f in self.flags],
             "parametric": [p.to_dict() for p in self.parametric],
+            "check": self.check.to_dict(),
         }
 
     def plot(self, ax=None, **kwargs):
@@ -464,6 +490,7 @@ class CurveFit(Tabular):
     chain: bool
     confidence_level: float = 0.95
     warnings: tuple = field(default=(), repr=False)
+    checks: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def curve_id(self):
@@ -542,6 +569,7 @@ class CurveFit(Tabular):
             "cells": [c.to_dict() for _, c in self.cells.items()],
             "models": {t: (m.to_dict() if m is not None else None)
                        for t, m in sorted(self.models.items())},
+            "checks": checks_dict(self.checks),
             "warnings": list(self.warnings),
         }
 

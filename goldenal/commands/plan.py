@@ -1,0 +1,123 @@
+"""Plan a measurement: the requests per cell an interval of a stated half-width needs.
+
+    goldenal plan measurements/pilot-2026-12 --half-width 0.05
+    goldenal plan measurements/pilot-2026-12 --half-width 0.05 --runs 10 --format json
+
+PILOT is a run directory (as for `goldenal fit`) measured with per-request
+records, e.g. 20-50 requests per cell from `goldenal measure`.  From each
+cell's requests the plan estimates the spread of a request's accepted drafts
+around the cell's ratio and prints, per cell, the requests whose interval
+half-width is at most --half-width AL (Student t with n - 1 degrees of
+freedom, at least 10 requests), and the most any cell needs.  With --runs N
+(10 or more) the requests are split into N independent runs, e.g. the server
+logs of a collector that records no single requests, fitted as runs: the
+plan prints the requests each run needs.  A pilot of 10 or more runs (files)
+plans in runs.  Log windows alone cannot be planned from: they show no
+single request (see docs/statistics.md, "Planning a measurement", for the
+numbers the simulator gives).
+
+stdout: a table per cell and a last line "needed: N requests per cell"
+(--format json for the record).
+
+In Python: goldenal.plan_measurement(goldenal.load_run(path), half_width=0.05).
+"""
+
+EXIT_CODES = """\
+exit codes:
+  0  planned
+  1  no cell of the pilot can be planned from (the reasons are printed)
+  2  unreadable pilot or bad flags
+"""
+
+import json
+import math
+import sys
+
+from goldenal.errors import EXIT_OK, EXIT_REFUSED
+
+
+def _half_width(text):
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of AL, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of AL, got {text!r}")
+    return value
+
+
+def _runs(text):
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 10:
+        raise argparse.ArgumentTypeError(f"must be 10 or more (fewer independent runs give no "
+                                         f"interval), got {value}")
+    return value
+
+
+def configure(parser):
+    from goldenal.commands._selection import _level
+    from goldenal.commands.fit import add_identity_arguments
+
+    parser.add_argument("pilot", nargs="+", metavar="PILOT", help="pilot run directory")
+    parser.add_argument("--half-width", type=_half_width, required=True, metavar="AL",
+                        help="target half-width of every cell's interval, in AL (e.g. 0.05)")
+    parser.add_argument("--runs", type=_runs, metavar="N",
+                        help="split the requests into N (>= 10) independent runs")
+    parser.add_argument("--confidence-level", type=_level, default=0.95, metavar="LEVEL",
+                        help="level of the planned intervals (default 0.95)")
+    add_identity_arguments(parser)
+    parser.add_argument("--format", choices=["text", "json"], default="text",
+                        help="json: the plan of every cell")
+
+
+def render_text(plan):
+    pct = f"{100 * plan.confidence_level:g}%"
+    out = [f"plan: {pct} interval of half-width {plan.half_width:g} AL"
+           + (f", requests split into {plan.runs} runs" if plan.runs else ""),
+           f"{'thinking':<8} {'K':>2}  {'pilot':>12}  {'half-width now':>14}  "
+           f"{'needed':>16}  {'gives':>7}"]
+    for c in plan.cells:
+        now = f"{c.pilot_half_width:.3f}" if c.pilot_half_width is not None else "-"
+        pilot = f"{c.pilot_units} {c.unit_kind}" if c.unit_kind else "-"
+        if c.units_needed is None:
+            needed, gives = "-", "-"
+        else:
+            needed = f"{c.units_needed} {c.unit_kind}"
+            gives = f"{c.planned_half_width:.3f}"
+        out.append(f"{c.thinking or '-':<8} {c.k:>2}  {pilot:>12}  {now:>14}  {needed:>16}  "
+                   f"{gives:>7}")
+    for reason in dict.fromkeys(c.reason for c in plan.cells if c.reason):
+        out.append(f"not planned: {reason}")
+    if plan.needed is not None:
+        line = f"needed: {plan.needed} {plan.unit_kind} per cell"
+        if plan.runs:
+            line += f" ({plan.runs} runs of {math.ceil(plan.needed / plan.runs)} requests)"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def run(args):
+    from goldenal.commands.fit import identity_from_args
+    from goldenal.fitting.output import load_runs
+    from goldenal.fitting.plan import plan_measurement
+
+    pilot = load_runs(args.pilot, identity=identity_from_args(args))
+    plan = plan_measurement(pilot, half_width=args.half_width,
+                            confidence_level=args.confidence_level, runs=args.runs)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(plan.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(plan))
+    if plan.needed is None:
+        print("error: no cell of the pilot can be planned from; measure a pilot with "
+              "per-request records (goldenal measure), see docs/statistics.md, \"Planning a "
+              "measurement\"", file=sys.stderr)
+        return EXIT_REFUSED
+    return EXIT_OK
