@@ -10,7 +10,7 @@ size with about five times its serve configs: a harder case, not the budget's.
 
 grep looks for the very names the audit's prefilter looks for (every engine's
 synthetic-acceptance knob, the speculative settings and the suppression comment,
-from :mod:`goldenal.lint.evidence`), so both select the same files; its time
+from :mod:`goldenal.auditing.evidence`), so both select the same files; its time
 depends on the pattern (GNU grep's literal search is fastest with a short
 common word such as ``speculative`` in the alternation), so the pattern is
 printed with the result.
@@ -21,7 +21,7 @@ audit's is ``time.process_time()`` around the library call, with the
 registry loaded once beforehand (as a long-lived linter process would).
 Each round measures grep, a cold audit (no cache: every file parsed, the
 primary number) and a warm one (the per-file cache of
-:mod:`goldenal.lint.cache`, in a temporary directory, filled by the previous
+:mod:`goldenal.auditing.cache`, in a temporary directory, filled by the previous
 run over the same tree).  Reports the medians and the ratios; the audit's
 budget is 5x grep, cold: the exit status is 1 above it.
 """
@@ -39,7 +39,7 @@ import time
 
 def pattern():
     """The prefilter's names as one extended regular expression."""
-    from goldenal.lint import evidence as ev
+    from goldenal.auditing import evidence as ev
 
     names = [name.decode() for name in (*ev.KNOB_BYTES, *ev.SPEC_BYTES, b"goldenal:")]
     # plain words: nothing to escape (a backslash before "-" is undefined in an ERE)
@@ -55,7 +55,7 @@ def grep_cpu(root, regex):
 
 
 def audit_cpu(root, registry, cache=False):
-    from goldenal.lint import audit
+    from goldenal.auditing import audit
 
     start = time.process_time()
     findings = audit([root], registry=registry, cache=cache)
@@ -67,7 +67,7 @@ def main(argv=None):
     parser.add_argument("root")
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
-    from goldenal.registry import load_registry
+    from goldenal.golden.registry import load_registry
 
     registry = load_registry()
     regex = pattern()

@@ -6,7 +6,7 @@
     python benchmarks/coverage_study.py --request-only --reps 3000 --skip-chain \
         --scenario "48 requests" --ks 1,3                     # a few rows, many replicates
 
-The simulator (``goldenal.simulate.make_workload`` / ``simulate_workload``)
+The simulator (``goldenal.testing.simulate.make_workload`` / ``simulate_workload``)
 serves a prompt population: every request draws one of 24 acceptance
 profiles (Beta scatter around a base profile), thinking-on requests have a
 reasoning then an answer segment with different profiles, lengths are
@@ -49,11 +49,11 @@ import warnings
 import numpy as np
 from scipy.stats import bootstrap
 
-from goldenal.errors import LowSampleWarning
-from goldenal.fitting import fit, fit_cell
-from goldenal.fitting.cell import (_percentile, ratio_interval, request_span_windows,
+from goldenal.core.errors import LowSampleWarning
+from goldenal.stats import fit, fit_cell
+from goldenal.stats.cell import (_percentile, ratio_interval, request_span_windows,
                                    studentized_ratio_interval)
-from goldenal.simulate import make_workload, simulate_workload
+from goldenal.testing.simulate import make_workload, simulate_workload
 
 RATES = (0.85, 0.78, 0.72, 0.66, 0.6, 0.55, 0.5)
 ANSWER = (0.9, 0.85, 0.8, 0.75, 0.7, 0.66, 0.62)

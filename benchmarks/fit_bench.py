@@ -1,4 +1,4 @@
-"""Time `goldenal.fitting.fit` on a 2 x 8 cell run with 10,000 bootstrap resamples per cell.
+"""Time `goldenal.stats.fit` on a 2 x 8 cell run with 10,000 bootstrap resamples per cell.
 
     python benchmarks/fit_bench.py [--requests 200] [--resamples 10000] [--repeat 3]
 
@@ -10,8 +10,8 @@ the time grows with resamples x requests, not with a Python loop.
 import argparse
 import time
 
-from goldenal.fitting import fit
-from goldenal.simulate import simulate_run
+from goldenal.stats import fit
+from goldenal.testing.simulate import simulate_run
 
 RATES = {"on": [0.8, 0.72, 0.66, 0.6, 0.55, 0.5, 0.48, 0.45],
          "off": [0.85, 0.75, 0.7, 0.65, 0.6, 0.58, 0.55, 0.5]}

@@ -26,8 +26,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from hostile.shapes import SCRIPTS, header_comment  # noqa: E402
 
-from goldenal.curvefile import parse_curve_text, parse_header  # noqa: E402
-from goldenal.lint import audit  # noqa: E402
+from goldenal.golden.curvefile import parse_curve_text, parse_header  # noqa: E402
+from goldenal.auditing import audit  # noqa: E402
 
 BASE = {"brackets": 250, "nested_ifs": 50, "extra_inputs": 2000, "arith_tower": 1,
         "header_comment": 2000}

@@ -68,7 +68,7 @@ def main():
     args = parser.parse_args()
 
     import goldenal
-    from goldenal.measuring import Prompt, load_prompts
+    from goldenal.measuring.measure import Prompt, load_prompts
 
     stub = None
     if args.url is None:

@@ -5,7 +5,7 @@
     python benchmarks/mixed_coverage.py --markdown FILE  # also write the table
     python benchmarks/mixed_coverage.py --scenario 0.3:128  # one population
 
-The population mixes two workloads of ``goldenal.simulate`` (drawn by
+The population mixes two workloads of ``goldenal.testing.simulate`` (drawn by
 ``simulate_mixture``): short requests (lognormal median 40 tokens, sigma
 0.5, cap 256) that accept every draft, and long ones (median 900 tokens,
 sigma 0.9, cap 4096) with the coverage study's realistic profile
@@ -31,9 +31,9 @@ import warnings
 
 import numpy as np
 
-from goldenal.errors import LowSampleWarning
-from goldenal.fitting import fit_cell
-from goldenal.simulate import make_workload, simulate_mixture
+from goldenal.core.errors import LowSampleWarning
+from goldenal.stats import fit_cell
+from goldenal.testing.simulate import make_workload, simulate_mixture
 
 RATES = (0.85, 0.78, 0.72, 0.66, 0.6, 0.55, 0.5)
 # (share of long requests, requests per cell)

@@ -4,7 +4,7 @@
     python benchmarks/plan_study.py --reps 20       # a smoke run
     python benchmarks/plan_study.py --markdown FILE
 
-On the coverage study's realistic workload (``goldenal.simulate.make_workload``
+On the coverage study's realistic workload (``goldenal.testing.simulate.make_workload``
 around a(1..7) = 0.85 .. 0.50, 24 profiles, lognormal lengths of median 900
 tokens up to 4096), per K in (1, 3, 7) and target half-width:
 
@@ -31,10 +31,10 @@ import warnings
 
 import numpy as np
 
-from goldenal.errors import LowSampleWarning
-from goldenal.fitting import fit_cell
-from goldenal.fitting.plan import plan_measurement
-from goldenal.simulate import make_workload, simulate_workload
+from goldenal.core.errors import LowSampleWarning
+from goldenal.stats import fit_cell
+from goldenal.stats.plan import plan_measurement
+from goldenal.testing.simulate import make_workload, simulate_workload
 
 RATES = (0.85, 0.78, 0.72, 0.66, 0.6, 0.55, 0.5)
 PILOT = 48

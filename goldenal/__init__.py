@@ -2,10 +2,10 @@
 
 The public API is imported lazily so that ``goldenal lookup`` (run inside
 ``$(...)`` in every recipe) pays only for what it uses.  Each function lives
-in a module of another name (``goldenal.fit`` in ``goldenal.fitting``,
+in a module of another name (``goldenal.fit`` in ``goldenal.stats``,
 ``goldenal.ingest`` in ``goldenal.readers``, ``goldenal.measure`` in
-``goldenal.measuring``, ``goldenal.audit`` in
-``goldenal.lint``...), so importing a module can
+``goldenal.measuring.measure``, ``goldenal.audit`` in
+``goldenal.auditing``...), so importing a module can
 never shadow the function of the same name.
 """
 
@@ -15,52 +15,52 @@ __version__ = "0.1.0"
 _EXPORTS = {
     # registry and policy
     "lookup": "goldenal.api",
-    "load_registry": "goldenal.registry",
-    "Registry": "goldenal.curves",
-    "Curve": "goldenal.curves",
-    "GoldenValue": "goldenal.policy",
-    "validate": "goldenal.validation",
-    "import_curve": "goldenal.importer",
+    "load_registry": "goldenal.golden.registry",
+    "Registry": "goldenal.golden.curves",
+    "Curve": "goldenal.golden.curves",
+    "GoldenValue": "goldenal.golden.policy",
+    "validate": "goldenal.golden.validation",
+    "import_curve": "goldenal.golden.importer",
     # engines
-    "emit": "goldenal.fragments",
-    "inject": "goldenal.rewrite",
-    "inject_files": "goldenal.rewrite",
-    "audit": "goldenal.lint",
-    "audit_report": "goldenal.lint",
-    "AuditReport": "goldenal.lint",
-    "Finding": "goldenal.lint",
+    "emit": "goldenal.apply.emit",
+    "inject": "goldenal.apply.inject",
+    "inject_files": "goldenal.apply.inject",
+    "audit": "goldenal.auditing",
+    "audit_report": "goldenal.auditing",
+    "AuditReport": "goldenal.auditing",
+    "Finding": "goldenal.auditing",
     # measurements
-    "Observation": "goldenal.observation",
+    "Observation": "goldenal.core.observation",
     "ingest": "goldenal.readers",
     "load_run": "goldenal.readers",
-    "measure": "goldenal.measuring",
-    "MeasureResult": "goldenal.measuring",
-    "measure_sweep": "goldenal.sweep",
-    "SweepResult": "goldenal.sweep",
-    "measurement_summary": "goldenal.sweep",
-    "verify": "goldenal.verification",
-    "fit": "goldenal.fitting",
-    "fit_cell": "goldenal.fitting",
-    "fit_chain": "goldenal.fitting",
-    "fit_curve_means": "goldenal.fitting",
-    "plan_measurement": "goldenal.fitting",
-    "diff_curves": "goldenal.diff",
-    "export_profile": "goldenal.interop",
-    "read_profile": "goldenal.interop",
+    "measure": "goldenal.measuring.measure",
+    "MeasureResult": "goldenal.measuring.measure",
+    "measure_sweep": "goldenal.measuring.sweep",
+    "SweepResult": "goldenal.measuring.sweep",
+    "measurement_summary": "goldenal.measuring.sweep",
+    "verify": "goldenal.measuring.verify",
+    "fit": "goldenal.stats",
+    "fit_cell": "goldenal.stats",
+    "fit_chain": "goldenal.stats",
+    "fit_curve_means": "goldenal.stats",
+    "plan_measurement": "goldenal.stats",
+    "diff_curves": "goldenal.stats.diff",
+    "export_profile": "goldenal.apply.export",
+    "read_profile": "goldenal.apply.export",
     # errors
-    "GoldenALError": "goldenal.errors",
-    "ParseError": "goldenal.errors",
-    "DuplicateKeyError": "goldenal.errors",
-    "RegistryError": "goldenal.errors",
-    "UsageError": "goldenal.errors",
-    "UnknownCurve": "goldenal.errors",
-    "PolicyError": "goldenal.errors",
-    "ConflictError": "goldenal.errors",
-    "ConvergenceError": "goldenal.errors",
-    "ServerError": "goldenal.errors",
-    "CounterReset": "goldenal.errors",
-    "RoundedCounters": "goldenal.errors",
-    "LowSampleWarning": "goldenal.errors",
+    "GoldenALError": "goldenal.core.errors",
+    "ParseError": "goldenal.core.errors",
+    "DuplicateKeyError": "goldenal.core.errors",
+    "RegistryError": "goldenal.core.errors",
+    "UsageError": "goldenal.core.errors",
+    "UnknownCurve": "goldenal.core.errors",
+    "PolicyError": "goldenal.core.errors",
+    "ConflictError": "goldenal.core.errors",
+    "ConvergenceError": "goldenal.core.errors",
+    "ServerError": "goldenal.core.errors",
+    "CounterReset": "goldenal.core.errors",
+    "RoundedCounters": "goldenal.core.errors",
+    "LowSampleWarning": "goldenal.core.errors",
 }
 
 __all__ = sorted(_EXPORTS)

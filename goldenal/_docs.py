@@ -103,7 +103,7 @@ def default_path():
 
 def write_cli_reference(path=None):
     """Write the reference atomically; return the path."""
-    from goldenal.files import write_text_atomic
+    from goldenal.core.files import write_text_atomic
 
     path = path or default_path()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

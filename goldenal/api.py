@@ -10,8 +10,8 @@ On the ``goldenal lookup`` hot path: standard-library imports only.
 """
 
 from goldenal.engines.knobs import ENGINES
-from goldenal.policy import select
-from goldenal.registry import load_registry
+from goldenal.golden.policy import select
+from goldenal.golden.registry import load_registry
 
 
 def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, engine=None,
@@ -87,8 +87,8 @@ class Adapter:
         return f"<Adapter {self._adapter.name}>"
 
     def rewrite(self, path, **options):
-        """Rewrite one file in place; see :func:`goldenal.rewrite.inject`."""
-        from goldenal.rewrite import inject
+        """Rewrite one file in place; see :func:`goldenal.apply.inject.inject`."""
+        from goldenal.apply.inject import inject
 
         return inject(path, engine=self._adapter.name, **options)
 

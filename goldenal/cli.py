@@ -9,8 +9,8 @@ interpreter start-up.
 import os
 import sys
 
-from goldenal.envflags import env_flag
-from goldenal.errors import EXIT_USAGE, GoldenALError
+from goldenal.core.envflags import env_flag
+from goldenal.core.errors import EXIT_USAGE, GoldenALError
 
 # command -> (module under goldenal.commands, one-line summary)
 COMMANDS = {

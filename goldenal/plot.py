@@ -8,7 +8,7 @@ calls ``plt.show()`` or picks a backend: a notebook shows the figure inline,
 
 The exact per-position arithmetic behind the pictures (implied survival,
 conditional rates, vLLM's minimum-variance schedule, the accepted-drafts
-distribution) lives in :mod:`goldenal.acceptance` and is re-exported here.
+distribution) lives in :mod:`goldenal.core.acceptance` and is re-exported here.
 
 Matplotlib and numpy are imported inside the functions that draw.
 """
@@ -19,10 +19,10 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-from goldenal.acceptance import (  # noqa: F401  (re-exported for plot users)
-    _exact, _k_iv, accepted_drafts_distribution, accepted_drafts_variance, conditional_rates,
+from goldenal.core.acceptance import (  # noqa: F401  (re-exported for plot users)
+    exact_fraction, positive_k, accepted_drafts_distribution, accepted_drafts_variance, conditional_rates,
     implied_survival, is_survival, min_variance_schedule)
-from goldenal.errors import UnknownCurve
+from goldenal.core.errors import UnknownCurve
 
 THINKING_MODES = ("on", "off")
 # Block-parallel drafting re-plans the whole block when K changes, so the K
@@ -581,7 +581,7 @@ def position_profile(cell_or_curve, *, k=None, thinking=None):
         curve = cell_or_curve
         if k is None or thinking is None:
             raise ValueError("`k` and `thinking` are required to pick a cell of a curve")
-        k = _k_iv(k)
+        k = positive_k(k)
         (mode,) = _modes(thinking)
         cells = curve.cells.get(mode) or {}
         try:
@@ -869,7 +869,7 @@ def diff_frame(diff_result):
     Parameters
     ----------
     diff_result : CurveDiff or object with ``to_frame()``
-        :func:`goldenal.diff.diff_curves`'s result (delta = B - A and a
+        :func:`goldenal.stats.diff.diff_curves`'s result (delta = B - A and a
         standard error ``se`` where known), or any object whose frame has
         ``thinking``, ``k``, ``delta`` and optionally ``low``/``high``
         columns.
@@ -902,7 +902,7 @@ def diff_frame(diff_result):
 
     level = getattr(diff_result, "confidence_level", 0.95)
     q = NormalDist().inv_cdf(0.5 + level / 2)
-    # the standard error of each row is goldenal.diff.combined_standard_error's, the one
+    # the standard error of each row is goldenal.stats.diff.combined_standard_error's, the one
     # rule for both the verdict and the drawing; only with none at all is the
     # +-0.01 bound of two roundings drawn
     se = (frame["se"] if "se" in frame.columns else
@@ -928,7 +928,7 @@ def plot_diff(diff_result, ax=None, *, thinking=None, colors=None):
     Parameters
     ----------
     diff_result : CurveDiff
-        :func:`goldenal.diff.diff_curves`'s result (see :func:`diff_frame`).
+        :func:`goldenal.stats.diff.diff_curves`'s result (see :func:`diff_frame`).
     ax : matplotlib.axes.Axes, optional
     thinking : {"on", "off"}, optional
         One thinking mode only.
@@ -1091,7 +1091,7 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
         The cell of ``"positions"``.
     diff : callable, optional
         ``diff(a, b) -> result``, needed for ``"diff"``:
-        :func:`goldenal.diff.diff_curves` (passed in, as drawing sits below
+        :func:`goldenal.stats.diff.diff_curves` (passed in, as drawing sits below
         the comparison that draws itself).
     golden_dir : str, optional
         Directory the curves were loaded from; a diff then also reads the
@@ -1191,7 +1191,7 @@ def save_figure(fig, path):
         raise FileNotFoundError(errno.ENOENT, "no such directory", directory)
     metadata = {"png": {"Software": None}, "svg": {"Date": None},
                 "pdf": {"CreationDate": None, "ModDate": None}}[ext]
-    from goldenal.files import atomic_open
+    from goldenal.core.files import atomic_open
 
     with atomic_open(path, "wb") as fh, matplotlib.rc_context(
             {"svg.fonttype": "none", "svg.hashsalt": "goldenal"}):

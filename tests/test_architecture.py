@@ -32,7 +32,7 @@ def test_import_linter_contracts_hold():
 
 
 def test_every_top_level_module_has_a_layer():
-    (layers,) = [c["layers"] for c in _config()["contracts"] if c["type"] == "layers"]
+    (layers,) = [c["layers"] for c in _config()["contracts"] if c["id"] == "layers"]
     named = {name.strip() for layer in layers for name in re.split(r"[|:]", layer)}
     present = {f"goldenal.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
     present |= {f"goldenal.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}

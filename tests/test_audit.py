@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from goldenal.lint import Finding, audit
-from goldenal.registry import load_registry
+from goldenal.auditing import Finding, audit
+from goldenal.golden.registry import load_registry
 
 HERE = os.path.dirname(__file__)
 REPO = os.path.join(HERE, "data", "audit", "repo")
@@ -278,7 +278,7 @@ def test_paths_relative_to_root(registry):
 
 
 def test_nothing_to_audit_raises():
-    from goldenal.errors import ParseError
+    from goldenal.core.errors import ParseError
 
     with pytest.raises(ParseError, match="nothing to audit"):
         audit(["/nonexistent/recipes"])

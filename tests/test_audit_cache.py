@@ -5,8 +5,8 @@ import os
 import shutil
 
 from goldenal.cli import main
-from goldenal.lint import audit_report
-from goldenal.lint.cache import Cache, cache_dir
+from goldenal.auditing import audit_report
+from goldenal.auditing.cache import Cache, cache_dir
 
 HERE = os.path.dirname(__file__)
 REPO = os.path.join(HERE, "data", "audit", "repo")
@@ -31,7 +31,7 @@ def test_warm_equals_cold_on_the_fixture_tree(tmp_path):
 def test_warm_run_answers_from_the_cache(tmp_path, monkeypatch):
     store = tmp_path / "cache"
     _report(REPO, str(store))
-    import goldenal.lint.shell as shell
+    import goldenal.auditing.shell as shell
 
     def boom(*a, **k):
         raise AssertionError("parsed again")
@@ -56,7 +56,7 @@ def test_an_edited_file_is_read_again(tmp_path):
 
 
 def test_a_changed_registry_is_never_answered_from_the_cache(tmp_path, golden_copy):
-    from goldenal.registry import load_registry
+    from goldenal.golden.registry import load_registry
 
     store = tmp_path / "cache"
     _report(REPO, str(store))

@@ -10,16 +10,16 @@ import jsonschema
 import pytest
 import yaml
 
-import goldenal.lint
+import goldenal.auditing
 
-from goldenal.lint import RULES, audit, explain
+from goldenal.auditing import RULES, audit, explain
 from goldenal.cli import main
-from goldenal.errors import UsageError
+from goldenal.core.errors import UsageError
 
 HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(HERE)
 REPO = os.path.join(HERE, "data", "audit", "repo")
-SCHEMAS = os.path.join(os.path.dirname(goldenal.lint.__file__), "schemas")  # as installed
+SCHEMAS = os.path.join(os.path.dirname(goldenal.auditing.__file__), "schemas")  # as installed
 # the official OASIS schema, vendored unchanged (tests/data/sarif/README.md)
 SARIF_SCHEMA = os.path.join(HERE, "data", "sarif", "sarif-schema-2.1.0.json")
 SUMMARY = ("Found 47 findings (30 errors, 5 warnings, 12 info); 11 with a suggested fix; 40 of "

@@ -27,10 +27,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from goldenal.lint import audit
-from goldenal.lint.evidence import (CLIENT_SIGNALS, agentic_from_benchmark, agentic_from_client,
+from goldenal.auditing import audit
+from goldenal.auditing.evidence import (CLIENT_SIGNALS, agentic_from_benchmark, agentic_from_client,
                                     agentic_of, client_signals)
-from goldenal.lint.markdown import fenced_code, heading_says, is_recipe, outline
+from goldenal.auditing.markdown import fenced_code, heading_says, is_recipe, outline
 
 HERE = os.path.dirname(__file__)
 ROOT = os.path.dirname(HERE)

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.lint import evidence as ev
-from goldenal.lint import master as ms
-from goldenal.lint import recipe, shell
+from goldenal.auditing import evidence as ev
+from goldenal.auditing import master as ms
+from goldenal.auditing import recipe, shell
 from goldenal.recipes import shell as shell_text
-from goldenal.errors import DuplicateKeyError
-from goldenal.lint.check import implied_al
+from goldenal.core.errors import DuplicateKeyError
+from goldenal.auditing.check import implied_al
 
 
 def configs(text, path="benchmarks/single_node/agentic/glm5.2_fp4_b200_sglang_mtp.sh"):

@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 
 from conftest import goldenal_cmd
-from goldenal.lint import audit
-from goldenal.lint.master import recipe_model_prefixes
+from goldenal.auditing import audit
+from goldenal.auditing.master import recipe_model_prefixes
 
 UPSTREAM = Path(__file__).parent / "data" / "upstream_golden"
 REL = "benchmarks/multi_node/srt-slurm-recipes/sglang/glm5.2/gb200-fp4/agentic/glm5.2-agentx.yaml"

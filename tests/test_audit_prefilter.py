@@ -1,7 +1,7 @@
 """The audit's byte prefilters change nothing but the time: findings identical with and without.
 
 Every shortcut taken before a file is decoded or parsed (the one-pass search
-for knob and setting names in :mod:`goldenal.lint.walk`) is switched off here
+for knob and setting names in :mod:`goldenal.auditing.walk`) is switched off here
 and the whole audit compared, over every test fixture and over the
 InferenceX-shaped tree that ``benchmarks/audit_vs_grep.py`` measures.
 """
@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.lint import audit_report
-from goldenal.lint import evidence as ev
-from goldenal.lint import shell as lint_shell
-from goldenal.lint import walk
+from goldenal.auditing import audit_report
+from goldenal.auditing import evidence as ev
+from goldenal.auditing import shell as lint_shell
+from goldenal.auditing import walk
 
 HERE = os.path.dirname(__file__)
 DATA = os.path.join(HERE, "data")
@@ -125,7 +125,7 @@ _LINE = st.lists(st.sampled_from(["SYNTHETIC_ACCEPTANCE_LENGTH", "SGLANG_SIMULAT
 @settings(max_examples=300)
 @given(st.lists(_LINE, max_size=8))
 def test_gal309_lines_are_every_line_a_knob_is_set_on(lines):
-    from goldenal.lint.runner import _KNOB_NAMES, _KNOB_ROWS
+    from goldenal.auditing.runner import _KNOB_NAMES, _KNOB_ROWS
     from goldenal.recipes import knobs
 
     found = knobs.lines_naming(lines, _KNOB_NAMES)
@@ -169,7 +169,7 @@ def test_gitignore_patterns_are_joined_into_one_regex():
 
 
 def _hit_lines_by_find(text):
-    from goldenal.lint.shell import _INTERESTING_WORDS
+    from goldenal.auditing.shell import _INTERESTING_WORDS
 
     out = set()
     for word in _INTERESTING_WORDS:
@@ -188,7 +188,7 @@ _SCRIPT = st.lists(st.sampled_from(["--model", "speculative", "THINK", "think", 
 @settings(max_examples=400)
 @given(_SCRIPT)
 def test_evidence_words_found_in_one_pass_as_by_each_word(text):
-    from goldenal.lint.shell import _hit_lines, _word_matches, _INTERESTING_WORDS
+    from goldenal.auditing.shell import _hit_lines, _word_matches, _INTERESTING_WORDS
 
     assert _hit_lines(text) == _hit_lines_by_find(text)
     by_find = sorted((i + len(w)) for w in _INTERESTING_WORDS
@@ -199,8 +199,8 @@ def test_evidence_words_found_in_one_pass_as_by_each_word(text):
 def test_cells_by_value_answer_as_a_scan_of_every_cell():
     from decimal import Decimal
 
-    from goldenal.lint.check import _dec, clear_cache, other_cells
-    from goldenal.registry import load_registry
+    from goldenal.auditing.check import _dec, clear_cache, other_cells
+    from goldenal.golden.registry import load_registry
 
     curves = list(load_registry().curves.values())
     clear_cache()
@@ -226,7 +226,7 @@ _YAML_LINE = st.tuples(st.integers(0, 8), st.sampled_from(["a:", "- b:", "- c", 
 @settings(max_examples=300)
 @given(st.lists(_YAML_LINE, max_size=40))
 def test_outline_first_above_is_the_nearest_shallower_line(lines):
-    from goldenal.lint.master import Outline
+    from goldenal.auditing.master import Outline
 
     def level(t):
         s = t.lstrip()
@@ -261,7 +261,7 @@ def test_config_with_is_replace():
                                  "atom serve", "llama-server", "xllama-server", "vllm", "atom",
                                  " ", "-", ".", "m", "serve"]), max_size=6).map("".join))
 def test_each_engine_pattern_contains_its_word(text):
-    from goldenal.lint.shell import _ENGINE_RES, _ENGINE_WORD
+    from goldenal.auditing.shell import _ENGINE_RES, _ENGINE_WORD
 
     for engine, rx in _ENGINE_RES:
         if rx.search(text):
@@ -273,7 +273,7 @@ def test_each_group_of_table_rows_is_gated_by_its_own_names():
     line naming none of a group's rows can match none of them."""
     import re
 
-    from goldenal.lint.shell import _TABLE_GROUPS, _groups_named
+    from goldenal.auditing.shell import _TABLE_GROUPS, _groups_named
 
     for group, rows in _TABLE_GROUPS.items():
         for row in rows:
@@ -289,7 +289,7 @@ _TABLE_NAMES = sorted({r.name for rows in lint_shell._TABLE_GROUPS.values() for 
 @given(st.lists(st.sampled_from(_TABLE_NAMES + ["-", "_", "x", " ", "=", "LLAMA_ARG_", "--spec"]),
                 max_size=6).map("".join))
 def test_groups_are_named_as_a_substring_search_finds_them(text):
-    from goldenal.lint.shell import _TABLE_GROUPS, _groups_named
+    from goldenal.auditing.shell import _TABLE_GROUPS, _groups_named
 
     assert _groups_named(text) == {group for group, rows in _TABLE_GROUPS.items()
                                    if any(r.name in text for r in rows)}
@@ -368,7 +368,7 @@ def _yaml_value(children):
 @given(st.recursive(st.sampled_from(["1", "x", "*m"]), _yaml_value, max_leaves=12))
 def test_duplicate_keys_are_those_of_each_mapping_in_turn(body):
     # the check of a mapping with no two keys alike (one set) finds what comparing key by key finds
-    from goldenal.errors import ParseError
+    from goldenal.core.errors import ParseError
     from goldenal.recipes import spans
 
     try:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from goldenal.lint import audit, audit_report
-from goldenal.lint.markdown import fenced_code
+from goldenal.auditing import audit, audit_report
+from goldenal.auditing.markdown import fenced_code
 
 ESCAPED = (
     "#!/usr/bin/env bash\n"

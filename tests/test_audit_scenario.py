@@ -18,10 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import REFERENCE_GOLDEN, goldenal_cmd
-from goldenal.errors import PolicyError
-from goldenal.lint import audit
-from goldenal.lint.evidence import agentic_from_client, agentic_from_name, agentic_of
-from goldenal.rewrite import inject
+from goldenal.core.errors import PolicyError
+from goldenal.auditing import audit
+from goldenal.auditing.evidence import agentic_from_client, agentic_from_name, agentic_of
+from goldenal.apply.inject import inject
 
 HERE = Path(__file__).parent
 DATA = HERE / "data" / "inject"
@@ -348,7 +348,7 @@ def test_a_master_configs_agentic_scenario_decides_for_a_silent_recipe(tmp_path)
 
 def test_a_master_naming_other_recipes_is_not_read_for_a_silent_one(tmp_path, monkeypatch):
     """Its scenarios are read only when one of its CONFIG_FILE items can name the recipe."""
-    from goldenal.lint import master as ms
+    from goldenal.auditing import master as ms
 
     rel = "srt-slurm-recipes/vllm/dsv4/agg-gb200.yaml"
     root, _ = repo(tmp_path, rel, RECIPE.replace("2.49", "2.27"))

@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 
-from goldenal.errors import ParseError
-from goldenal.lint import AuditReport, audit, audit_report
-from goldenal.lint.walk import is_own_report
+from goldenal.core.errors import ParseError
+from goldenal.auditing import AuditReport, audit, audit_report
+from goldenal.auditing.walk import is_own_report
 
 WRONG = ("export SGLANG_SIMULATE_ACC_LEN=2.50  # glm5.2_mtp thinking_on K=3\n"
          "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 "

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from goldenal.diff import diff_curves
-from goldenal.report import diff_markdown
-from goldenal.simulate import simulate_run
+from goldenal.stats.diff import diff_curves
+from goldenal.stats.report import diff_markdown
+from goldenal.testing.simulate import simulate_run
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGED = ROOT / "golden_al_distribution"
@@ -128,8 +128,8 @@ def test_unknown_curve_id(run_cli):
 
 
 def test_fitted_objects_compare_directly():
-    from goldenal.fitting import fit
-    from goldenal.simulate import simulate_run
+    from goldenal.stats import fit
+    from goldenal.testing.simulate import simulate_run
 
     a = simulate_run([0.8, 0.7], [1, 2], rng=1, n_requests=40, steps_per_request=200)
     b = simulate_run([0.8, 0.5], [1, 2], rng=2, n_requests=40, steps_per_request=200)
@@ -163,7 +163,7 @@ def test_a_fitted_run_keeps_its_name_in_labels_titles_and_reprs():
 
     import goldenal
     from goldenal.plot import _diff_title
-    from goldenal.report import fit_markdown
+    from goldenal.stats.report import fit_markdown
 
     run_dir = Path(__file__).resolve().parents[1] / "measurements" / "minimaxm3-eagle3-sim-2026-11"
     with warnings.catch_warnings():

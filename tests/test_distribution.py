@@ -1,4 +1,4 @@
-"""`goldenal.distribution`: per-position rates that vLLM accepts, pinned to the golden AL."""
+"""`goldenal.apply.distribution`: per-position rates that vLLM accepts, pinned to the golden AL."""
 
 from decimal import Decimal
 
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from goldenal.acceptance import pava_nonincreasing
-from goldenal.distribution import (acceptance_rates, curve_survival, project_rates,
+from goldenal.core.acceptance import pava_nonincreasing
+from goldenal.apply.distribution import (acceptance_rates, curve_survival, project_rates,
                                    validate_rates)
-from goldenal.errors import PolicyError
-from goldenal.registry import Curve, load_registry
+from goldenal.core.errors import PolicyError
+from goldenal.golden.registry import Curve, load_registry
 
 REGISTRY = load_registry()
 ALL = [(c.id, mode, k) for c in REGISTRY for mode, cells in c.cells.items() for k in cells]

@@ -1,12 +1,12 @@
-"""`goldenal emit` and `goldenal.fragments.emit`: one engine's fragment for one cell."""
+"""`goldenal emit` and `goldenal.apply.emit.emit`: one engine's fragment for one cell."""
 
 import json
 
 import pytest
 
-from goldenal.fragments import emit
-from goldenal.errors import PolicyError, UsageError
-from goldenal.registry import load_registry
+from goldenal.apply.emit import emit
+from goldenal.core.errors import PolicyError, UsageError
+from goldenal.golden.registry import load_registry
 
 MINIMAX = ["minimax-m3", "--draft", "Inferact/MiniMax-M3-EAGLE3", "--k", "3", "--thinking", "on"]
 

@@ -12,8 +12,8 @@ from goldenal.recipes import spans
 from goldenal.engines.atom import acceptance_rate, read_command_settings
 from goldenal.engines.base import SpecSetting
 from goldenal.engines.vllm import parse_speculative_config
-from goldenal.errors import ParseError, PolicyError
-from goldenal.registry import load_registry
+from goldenal.core.errors import ParseError, PolicyError
+from goldenal.golden.registry import load_registry
 
 DATA = Path(__file__).parent / "data" / "inject"
 
@@ -214,7 +214,7 @@ def test_read_settings_takes_sglangs_speculative_algo_spelling_as_the_method():
     underscored = ALGO_RECIPE.replace("speculative-algo:", "speculative_algo:")
     assert read_settings("r.yaml", underscored)[0].method == "EAGLE"
     # the audit reads the same site, through the same parser
-    from goldenal.lint.recipe import recipe_configs
+    from goldenal.auditing.recipe import recipe_configs
 
     (cfg,) = recipe_configs("sglang/dsv4/agentic/r.yaml", ALGO_RECIPE, ALGO_RECIPE.split("\n"))
     assert (cfg.role, cfg.method, cfg.k, cfg.k_line, cfg.knob, cfg.value, cfg.line, cfg.col) == (

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from goldenal.envflags import RUNNER_SPELLINGS, SPELLINGS, env_flag
-from goldenal.errors import PolicyError, UsageError
-from goldenal.rewrite import inject_runner
+from goldenal.core.envflags import RUNNER_SPELLINGS, SPELLINGS, env_flag
+from goldenal.core.errors import PolicyError, UsageError
+from goldenal.apply.inject import inject_runner
 
 from conftest import goldenal_cmd
 

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from goldenal.files import atomic_open, write_text_atomic
+from goldenal.core.files import atomic_open, write_text_atomic
 
 
 def test_failure_leaves_the_old_file_and_no_temporary(tmp_path):
@@ -34,7 +34,7 @@ def test_permissions_and_line_endings_are_kept(tmp_path):
 def test_the_writer_lock_is_re_entrant_in_a_thread_and_excludes_other_threads(tmp_path):
     import threading
 
-    from goldenal.files import locked_directory
+    from goldenal.core.files import locked_directory
 
     outcome = []
 
@@ -57,8 +57,8 @@ def test_the_writer_lock_is_re_entrant_in_a_thread_and_excludes_other_threads(tm
 
 
 def test_write_texts_atomic_refuses_a_file_changed_since_it_was_read(tmp_path):
-    from goldenal.errors import ConflictError
-    from goldenal.files import write_texts_atomic
+    from goldenal.core.errors import ConflictError
+    from goldenal.core.files import write_texts_atomic
 
     a, b, new = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "new.env"
     a.write_text("a read\n")

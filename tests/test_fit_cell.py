@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import t
 
-from goldenal.errors import LowSampleWarning, ParseError
-from goldenal.fitting import ConfidenceInterval, fit_cell, format_al
-from goldenal.observation import Observation
-from goldenal.simulate import simulate_cell
+from goldenal.core.errors import LowSampleWarning, ParseError
+from goldenal.stats import ConfidenceInterval, fit_cell, format_al
+from goldenal.core.observation import Observation
+from goldenal.testing.simulate import simulate_cell
 
 
 PLAN = ("see `goldenal plan` and docs/statistics.md, \"Planning a measurement\", for the "
@@ -190,7 +190,7 @@ def test_nine_requests_get_no_interval_whatever_they_accepted(accepted):
 
 def test_a_few_varying_requests_among_all_accepting_ones_widen_to_t():
     """Nine requests that vary among 60: the quantile is at least t with 8 df."""
-    from goldenal.fitting.cell import studentized_ratio_interval
+    from goldenal.stats.cell import studentized_ratio_interval
 
     records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(51)]
     records += [obs(400, 100 + 20 * r, (60 + 20 * r, 30, 10), request=f"long{r}")
@@ -246,7 +246,7 @@ def test_data_longer_than_the_stated_cap_refuse_the_interval():
 
 
 def test_log_windows_check_the_cap_by_their_mean_request():
-    from goldenal.fitting.cell import check_output_cap
+    from goldenal.stats.cell import check_output_cap
 
     windows = [obs(500, 300, (300,), line=i) for i in range(1, 41)]  # 32000 tokens
     assert check_output_cap(windows, k=1, output_len=1000, n_requests=16) == (
@@ -266,7 +266,7 @@ def test_log_windows_check_the_cap_by_their_mean_request():
     assert cell.interval_method == "none"
 
 
-@pytest.mark.filterwarnings("ignore::goldenal.errors.LowSampleWarning")
+@pytest.mark.filterwarnings("ignore::goldenal.core.errors.LowSampleWarning")
 @pytest.mark.parametrize("granularity", ["request", "window", "total"])
 def test_point_estimate_is_the_pooled_count_formula(granularity):
     sim = simulate_cell([0.82, 0.71, 0.64, 0.58], n_requests=50, steps_per_request=300,
@@ -379,7 +379,7 @@ def test_result_objects():
     assert d["interval"]["method"] == "bootstrap" and d["value"] == cell.text
 
 
-@pytest.mark.filterwarnings("ignore::goldenal.errors.LowSampleWarning")
+@pytest.mark.filterwarnings("ignore::goldenal.core.errors.LowSampleWarning")
 def test_every_interval_contains_the_estimate():
     sim = simulate_cell([0.9, 0.8, 0.7, 0.6, 0.5], n_requests=400, steps_per_request=200,
                         rng=9, concurrency=4)
@@ -430,8 +430,8 @@ def test_pooled_counts_property(data):
 
 
 def test_request_span_from_output_cap_and_step_rate():
-    from goldenal.fitting.cell import request_span_windows
-    from goldenal.fitting.curve import request_span
+    from goldenal.stats.cell import request_span_windows
+    from goldenal.stats.curve import request_span
 
     # 32 requests share a median of 9600 steps per window: 300 steps per request and
     # window; a 4096-token request takes at most 4096 steps: ceil(4096 / 300) = 14
@@ -447,7 +447,7 @@ def test_request_span_from_output_cap_and_step_rate():
 
 
 def test_counts_are_absent_from_the_distribution_file_intervals():
-    from goldenal.fitting import fit
+    from goldenal.stats import fit
 
     agg = {("on", k): [Observation("metrics.prom", None, "vllm", "test", k=k, drafts=1000,
                                    accepted=600 * k // 2,
@@ -474,8 +474,8 @@ def test_cli_refuses_the_count_method(run_cli, tmp_path):
 
 
 def test_fit_reads_the_stated_cap_and_request_count_from_the_run():
-    from goldenal.fitting import fit
-    from goldenal.fitting.curve import stated_cap
+    from goldenal.stats import fit
+    from goldenal.stats.curve import stated_cap
 
     assert stated_cap({"dataset": {"output_len": 1000, "num_prompts": 16}}) == (1000, 16)
     assert stated_cap({"dataset": {"output_len": "x"}, "num_prompts": 8}) == (None, 8)

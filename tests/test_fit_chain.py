@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import isotonic_regression
 
-from goldenal.errors import ConvergenceError, LowSampleWarning, ParseError
-from goldenal.acceptance import pava_nonincreasing
-from goldenal.fitting import fit, fit_cell, fit_chain, fit_curve_means, is_chain_method
-from goldenal.observation import Observation
-from goldenal.simulate import simulate_cell, simulate_run
+from goldenal.core.errors import ConvergenceError, LowSampleWarning, ParseError
+from goldenal.core.acceptance import pava_nonincreasing
+from goldenal.stats import fit, fit_cell, fit_chain, fit_curve_means, is_chain_method
+from goldenal.core.observation import Observation
+from goldenal.testing.simulate import simulate_cell, simulate_run
 
 from conftest import PACKAGED
 
@@ -159,7 +159,7 @@ def test_monotone_profile_of_published_minimax_curve():
 
 def test_published_chain_curves_flags():
     """Which published cells the monotone profile flags (tolerance 0.03)."""
-    from goldenal.registry import load_registry
+    from goldenal.golden.registry import load_registry
 
     registry = load_registry(PACKAGED)
     flagged = {}
@@ -318,7 +318,7 @@ def test_cross_k_check_re_weights_requests_by_tokens():
 
 def test_clean_heterogeneous_run_is_not_flagged():
     """Identical request profiles across K (per-step rates drift: see test_fit_coverage)."""
-    from goldenal.simulate import make_workload, simulate_workload
+    from goldenal.testing.simulate import make_workload, simulate_workload
 
     w = make_workload([0.85, 0.78, 0.72, 0.66, 0.6], heterogeneity=4.0, rng=3)
     rng = np.random.default_rng(12)

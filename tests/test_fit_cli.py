@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from goldenal.simulate import simulate_run
+from goldenal.testing.simulate import simulate_run
 
 DATA = Path(__file__).resolve().parent / "data" / "fit"
 RESULTS = DATA / "inferencex_results"  # InferenceX collector layout, K = 1..3, thinking on

@@ -7,8 +7,8 @@ check is ``benchmarks/coverage_study.py`` (its table: docs/statistics.md).
 import numpy as np
 import pytest
 
-from goldenal.simulate import Workload, coverage_study, make_workload, simulate_workload
-from goldenal.simulate import true_acceptance_length
+from goldenal.testing.simulate import Workload, coverage_study, make_workload, simulate_workload
+from goldenal.testing.simulate import true_acceptance_length
 
 RATES = [0.8, 0.7, 0.6, 0.5]
 
@@ -67,8 +67,8 @@ def test_bca_over_48_heavy_tailed_requests_covers_95_percent():
 
 def test_request_totals_of_a_draw_give_fits_interval():
     """The study's --request-only path: a draw's request totals, studentized as fit_cell does."""
-    from goldenal.fitting import fit_cell
-    from goldenal.fitting.cell import studentized_ratio_interval
+    from goldenal.stats import fit_cell
+    from goldenal.stats.cell import studentized_ratio_interval
 
     w = make_workload(RATES, rng=7)
     sim = simulate_workload(w, 3, n_requests=48, concurrency=16, rng=1)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from goldenal.errors import LowSampleWarning
-from goldenal.fitting import fit_cell
-from goldenal.observation import Observation
+from goldenal.core.errors import LowSampleWarning
+from goldenal.stats import fit_cell
+from goldenal.core.observation import Observation
 
 
 def _records(rows, k, shift=0):
@@ -65,7 +65,7 @@ def test_intervals_stay_in_the_support_and_rise_with_acceptance(data):
 
 def _mixed_study(n_requests, k, reps, seed):
     """(replicates with an interval, of them covering, all-accepting replicates)."""
-    from goldenal.simulate import make_workload, simulate_mixture
+    from goldenal.testing.simulate import make_workload, simulate_mixture
 
     short = make_workload([1.0] * 7, heterogeneity=None, medians=(40.0,), sigmas=(0.5,),
                           caps=(256,))
@@ -100,8 +100,8 @@ def test_short_all_accepting_requests_with_a_few_long_ones_seeded():
 
 
 def test_cross_k_predicted_intervals_stay_in_the_support():
-    from goldenal.fitting import fit
-    from goldenal.simulate import simulate_run
+    from goldenal.stats import fit
+    from goldenal.testing.simulate import simulate_run
 
     # acceptance near 1: the unclipped t interval of the prediction reaches above K + 1
     run = simulate_run({"on": [0.995, 0.99, 0.99]}, [1, 2, 3], rng=4, n_requests=12,

@@ -113,7 +113,7 @@ def test_malformed_upstream_file_is_one_line(tmp_path, run_cli):
 
 
 def test_header_provenance_of_each_upstream_layout():
-    from goldenal.curvefile import parse_header
+    from goldenal.golden.curvefile import parse_header
 
     prov, hints = parse_header([
         "# Source GitHub Actions run: https://github.com/SemiAnalysisAI/InferenceX/actions/runs/27317114007",
@@ -226,7 +226,7 @@ def test_a_second_curve_with_the_same_identity_is_refused(golden_copy, tmp_path,
 
 def test_an_upstream_directory_with_the_packaged_ids_audits_as_the_packaged_one():
     """InferenceX's own golden_al_distribution/ (no manifest): the same findings, no GAL101."""
-    from goldenal.lint import audit_report
+    from goldenal.auditing import audit_report
 
     repo = os.path.join(os.path.dirname(__file__), "data", "audit", "repo")
     packaged = audit_report([repo], root=repo, settings=False)
@@ -247,7 +247,7 @@ def test_deprecated_out_still_imports_and_says_so(golden_copy, run_cli):
 
 
 def test_import_never_writes_the_installed_curves_by_default(tmp_path, run_cli, monkeypatch):
-    from goldenal.registry import packaged_dir
+    from goldenal.golden.registry import packaged_dir
 
     monkeypatch.delenv("GOLDENAL_DIR", raising=False)
     monkeypatch.chdir(tmp_path)  # no golden_al_distribution/ here or above

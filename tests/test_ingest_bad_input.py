@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from goldenal.cli import main
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.readers import ingest
 
 DATA = Path(__file__).parent / "data" / "ingest"

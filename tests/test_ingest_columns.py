@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goldenal.errors import ParseError
-from goldenal.observation import Observation
+from goldenal.core.errors import ParseError
+from goldenal.core.observation import Observation
 from goldenal.readers import IngestStream, Observations, ingest
 from goldenal.readers.observations import COLUMNS, Summarizer
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.errors import RoundedCounters
+from goldenal.core.errors import RoundedCounters
 from goldenal.readers import ingest
 from goldenal.readers.prometheus import window
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.readers import MeasurementRun, load_run
 
 DATA = Path(__file__).parent / "data" / "ingest"
@@ -99,7 +99,7 @@ def test_not_a_run(tmp_path):
 @pytest.mark.parametrize("artifact", ["log", "prometheus", "requests"])
 def test_simulator_round_trip_is_exact(tmp_path, artifact):
     """The simulator's rendered logs, scrapes and responses read back to its exact counts."""
-    from goldenal.simulate import simulate_run
+    from goldenal.testing.simulate import simulate_run
 
     sim = simulate_run({"on": [0.8, 0.6, 0.5], "off": [0.85, 0.65, 0.5]}, [1, 3],
                        identity={"run": "sim", "model": "m"}, rng=np.random.default_rng(7))

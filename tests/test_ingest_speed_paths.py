@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 from goldenal.readers import _base, _io, ingest, vllm_log
 from goldenal.readers._base import Context
 from goldenal.readers.observations import CellSummary, Observations, Summarizer

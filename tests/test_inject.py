@@ -1,4 +1,4 @@
-"""`goldenal inject` and `goldenal.rewrite.inject`: exact bytes, idempotence, refusals."""
+"""`goldenal inject` and `goldenal.apply.inject.inject`: exact bytes, idempotence, refusals."""
 
 import os
 import shutil
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from goldenal.errors import ConflictError, ParseError, PolicyError, UsageError
-from goldenal.rewrite import inject, inject_runner
+from goldenal.core.errors import ConflictError, ParseError, PolicyError, UsageError
+from goldenal.apply.inject import inject, inject_runner
 from conftest import goldenal_cmd
 
 DATA = Path(__file__).parent / "data" / "inject"

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from goldenal.cli import main
-from goldenal.lint import audit
-from goldenal.registry import load_registry
-from goldenal.rewrite import inject
+from goldenal.auditing import audit
+from goldenal.golden.registry import load_registry
+from goldenal.apply.inject import inject
 
 TRTLLM = """\
 name: disagg-gb300-1p1d-tep8-mtp
@@ -229,8 +229,8 @@ def test_inject_check_and_audit_agree_at_the_precision_written(text):
 def test_runner_mode_takes_the_recipes_declaration_and_refuses_a_contradiction(tmp_path):
     import pytest
 
-    from goldenal.errors import PolicyError
-    from goldenal.rewrite import inject_runner
+    from goldenal.core.errors import PolicyError
+    from goldenal.apply.inject import inject_runner
 
     path = write(tmp_path / "repo", PINNED_ON)
     env = {"SYNTHETIC_ACCEPTANCE": "true", "FRAMEWORK": "dynamo-trtllm"}

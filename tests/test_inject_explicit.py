@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from goldenal.errors import PolicyError
-from goldenal.rewrite import inject, inject_runner
+from goldenal.core.errors import PolicyError
+from goldenal.apply.inject import inject, inject_runner
 
 DATA = Path(__file__).parent / "data" / "inject"
 ENV = {"SYNTHETIC_ACCEPTANCE": "true", "THINKING_MODE": "thinking_on",

@@ -192,14 +192,14 @@ ONE_LINE = (
 
 @pytest.mark.parametrize("distribution, knobs", [
     (None, ("2.78", "2.83")),
-    # each head's own curve (goldenal.distribution.acceptance_rates of minimaxm3_eagle3_gqa
+    # each head's own curve (goldenal.apply.distribution.acceptance_rates of minimaxm3_eagle3_gqa
     # and minimaxm3_eagle3, thinking_on K=3)
     ("curve", ("[0.79,0.6,0.39]", "[0.78,0.6,0.45]")),
 ])
 def test_each_command_on_a_line_is_written_and_reported_from_its_own_curve(
         tmp_path, distribution, knobs):
     """Keyed by line, the first command was reported with the curve of the second."""
-    from goldenal.rewrite import inject
+    from goldenal.apply.inject import inject
 
     path = tmp_path / "minimaxm3_fp4_b300_vllm_mtp.sh"
     path.write_text(ONE_LINE)

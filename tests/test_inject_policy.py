@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from goldenal.errors import PolicyError, UnknownCurve
-from goldenal.lint.check import match_curve
-from goldenal.lint.recipe import recipe_configs
-from goldenal.registry import load_registry
-from goldenal.rewrite import inject
+from goldenal.core.errors import PolicyError, UnknownCurve
+from goldenal.auditing.check import match_curve
+from goldenal.auditing.recipe import recipe_configs
+from goldenal.golden.registry import load_registry
+from goldenal.apply.inject import inject
 
 DATA = Path(__file__).parent / "data" / "inject"
 POLICY_CASES = DATA / "policy"
@@ -44,7 +44,7 @@ def test_a_draft_sample_method_without_its_curve_is_refused(tmp_path, run_cli):
 
 
 def test_served_variant_maps_the_sampling_settings():
-    from goldenal.policy import REPLACED, served_variant
+    from goldenal.golden.policy import REPLACED, served_variant
 
     assert served_variant() == {}
     assert served_variant("probabilistic", "standard") == {"draft_sample_method": "probabilistic"}
@@ -65,7 +65,7 @@ def test_served_variant_maps_the_sampling_settings():
     (None, "block", UnknownCurve),
 ])
 def test_resolver_needs_exactly_the_served_variant(dsm, rsm, expected):
-    from goldenal.policy import resolve_served
+    from goldenal.golden.policy import resolve_served
 
     registry = load_registry()
     kw = dict(models=("moonshotai/Kimi-K3",), draft="Inferact/Kimi-K3-DSpark", method="dspark",
@@ -78,7 +78,7 @@ def test_resolver_needs_exactly_the_served_variant(dsm, rsm, expected):
 
 
 def test_resolver_refuses_another_method_and_another_head():
-    from goldenal.policy import resolve_served
+    from goldenal.golden.policy import resolve_served
 
     registry = load_registry()
     with pytest.raises(UnknownCurve, match="no dspark curve for model deepseek-v4-pro"):
@@ -173,8 +173,8 @@ def test_trtllm_knob_for_al_one_is_refused_everywhere():
 
 def test_audit_expects_the_writers_rate_spelling():
     from goldenal.engines import adapter
-    from goldenal.lint import evidence as ev
-    from goldenal.lint.check import expected_knob
+    from goldenal.auditing import evidence as ev
+    from goldenal.auditing.check import expected_knob
 
     cfg = ev.Config(path="x.sh", line=1, engine="atom", knob=ev.ATOM_RATE, value="0.6", k=3)
     assert expected_knob(cfg, "2.84") == adapter("atom").convert("2.84", k=3, form="rate") \
@@ -187,7 +187,7 @@ def test_audit_expects_the_writers_rate_spelling():
 # ------------------------------------------------------------------ 4: agentic configs only
 
 def test_a_fixed_sequence_length_recipe_is_refused_unless_allowed(tmp_path, run_cli):
-    from goldenal.lint import audit
+    from goldenal.auditing import audit
 
     folder = tmp_path / "benchmarks" / "multi_node" / "dsv4_8k1k"
     folder.mkdir(parents=True)
@@ -262,8 +262,8 @@ RUNNER = {"SYNTHETIC_ACCEPTANCE": "true", "FRAMEWORK": "dynamo-vllm"}
 @pytest.mark.parametrize("al", ["+2.5", "\uff12.\uff15", "2.5e0", "2.", ".5", "nan", "inf",
                                 "2,5", "0x2", "2.5 3", ""])
 def test_an_explicit_al_must_be_a_plain_decimal(tmp_path, al):
-    from goldenal.errors import UsageError
-    from goldenal.rewrite import inject_runner
+    from goldenal.core.errors import UsageError
+    from goldenal.apply.inject import inject_runner
 
     path = _copy(tmp_path, "vllm_disagg.yaml", DATA)
     before = path.read_bytes()
@@ -299,11 +299,11 @@ def test_a_yaml_reader_error_is_one_line_with_its_line(tmp_path, run_cli):
 def test_every_yaml_reader_uses_the_one_helper(tmp_path):
     import yaml
 
-    from goldenal.curvefile import read_manifest
-    from goldenal.errors import ParseError, yaml_error
-    from goldenal.lint import audit
+    from goldenal.golden.curvefile import read_manifest
+    from goldenal.core.errors import ParseError, yaml_error
+    from goldenal.auditing import audit
     from goldenal.readers.run import load_run
-    from goldenal.registry import load_registry
+    from goldenal.golden.registry import load_registry
 
     bad = "a: 1\nb: [\n"
     try:
@@ -366,7 +366,7 @@ def test_a_read_only_file_is_refused_and_left_alone(tmp_path, run_cli):
 def test_a_recipe_and_its_env_file_are_written_all_or_nothing(tmp_path):
     import os
 
-    from goldenal.files import write_texts_atomic
+    from goldenal.core.files import write_texts_atomic
 
     recipe = tmp_path / "extra.yaml"
     env = tmp_path / "extra.env"
@@ -387,7 +387,7 @@ def test_a_recipe_and_its_env_file_are_written_all_or_nothing(tmp_path):
 # ------------------------------------------------------------------ 2: ATOM launchers
 
 def test_atom_knob_goes_to_the_benchmark_branch_never_the_eval_only_one(tmp_path, run_cli):
-    from goldenal.lint import audit
+    from goldenal.auditing import audit
 
     path = _copy(tmp_path, "atom_eval_guard.sh")
     before = path.read_text()
@@ -473,7 +473,7 @@ def test_atom_rate_given_as_a_shell_variable_is_checked_not_a_crash(tmp_path, ru
 # ------------------------------------------------------------------ 11: SGLang PD takes decode's K
 
 def test_sglang_pd_prefill_carries_the_decode_cell_in_inject_and_audit(tmp_path):
-    from goldenal.lint import audit
+    from goldenal.auditing import audit
 
     folder = tmp_path / "repo" / "agentic"
     folder.mkdir(parents=True)
@@ -500,7 +500,7 @@ def test_sglang_pd_prefill_carries_the_decode_cell_in_inject_and_audit(tmp_path)
                       "draft_sample_method=probabilistic"),
 ])
 def test_audit_refuses_what_inject_refuses(tmp_path, name, message):
-    from goldenal.lint import audit
+    from goldenal.auditing import audit
 
     agentic = tmp_path / "agentic"
     agentic.mkdir()
@@ -518,7 +518,7 @@ def test_audit_refuses_what_inject_refuses(tmp_path, name, message):
                                          ("vllm_config.json", "dsv4_mtp"),
                                          ("atom_launch.sh", "dsv4_mtp")])
 def test_audit_agrees_with_what_inject_wrote_in_serve_configs(tmp_path, name, curve):
-    from goldenal.lint import audit
+    from goldenal.auditing import audit
 
     agentic = tmp_path / "agentic"
     agentic.mkdir()

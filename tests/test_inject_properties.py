@@ -3,7 +3,7 @@
 from hypothesis import HealthCheck, given, settings, strategies as st
 from ruamel.yaml import YAML
 
-from goldenal.rewrite import inject
+from goldenal.apply.inject import inject
 
 _names = st.sampled_from(["HF_HOME", "PYTHONUNBUFFERED", "NCCL_CUMEM_ENABLE", "UCX_TLS",
                           "TLLM_LOG_LEVEL", "DYN_TOKENIZER"])

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.errors import ParseError, UnknownCurve
-from goldenal.fitting import fit, fit_cell
-from goldenal.interop import export_profile, read_profile, write_profile
-from goldenal.simulate import simulate_run
+from goldenal.core.errors import ParseError, UnknownCurve
+from goldenal.stats import fit, fit_cell
+from goldenal.apply.export import export_profile, read_profile, write_profile
+from goldenal.testing.simulate import simulate_run
 
 REQUIRED = {"schema_version", "measured", "method", "draft_checkpoint", "target_model",
             "num_speculative_tokens", "block_size", "max_supported_k", "verification_method",
@@ -39,7 +39,7 @@ def test_committed_chain_cell_exports_the_implied_survival():
 
 def test_impossible_published_cell_is_refused_and_monotone_exports_it():
     # thinking_off: S(4) = 3.41 - 2.93 = 0.48 > S(3) = 0.41, S(6) = 3.57 - 3.59 < 0
-    from goldenal.errors import PolicyError
+    from goldenal.core.errors import PolicyError
 
     with pytest.raises(PolicyError) as exc:
         export_profile("minimaxm3_eagle3", k=7, thinking="off")
@@ -107,12 +107,12 @@ def test_histogram_round_trip(tmp_path_factory, hist):
     k = len(hist) - 1
     n = sum(hist)
     c = tuple(sum(hist[i:]) for i in range(1, k + 1))
-    from goldenal.observation import Observation
+    from goldenal.core.observation import Observation
 
     cell = fit_cell([Observation("x", None, "vllm", "t", k=k, drafts=n, accepted=sum(c),
                                  accepted_per_position=c)], k=k, thinking="off",
                     n_resamples=100, rng=0)
-    from goldenal.interop import profile_from_cell
+    from goldenal.apply.export import profile_from_cell
 
     p = profile_from_cell(cell, method="eagle3")
     assert p["validation"]["mean_consistency"]["passed"]
@@ -182,8 +182,8 @@ def test_export_a_run_directory_and_a_fitted_curve(run_cli, tmp_path):
 
 
 def test_exported_target_is_an_hf_id_not_the_yaml_key():
-    from goldenal.interop import export_profile
-    from goldenal.registry import load_registry
+    from goldenal.apply.export import export_profile
+    from goldenal.golden.registry import load_registry
 
     profile = export_profile(load_registry()["minimaxm3_eagle3"], k=3, thinking="on")
     assert profile["target_model"]["id"] == "MiniMaxAI/MiniMax-M3"

@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 from goldenal.engines.atom import read_command_settings as atom_settings
 from goldenal.engines.knobs import KNOB_NAMES, KNOBS, RUNNER_VARIABLE
 from goldenal.engines.shell import read_shell_settings
-from goldenal.lint.shell import script_configs
+from goldenal.auditing.shell import script_configs
 from goldenal.recipes import knobs
 
 
@@ -157,7 +157,7 @@ def test_atom_reads_a_flag_after_a_hash_inside_quotes():
 
 
 def test_every_knob_spelling_passes_the_audits_byte_prefilter():
-    from goldenal.lint.evidence import KNOB_BYTES
+    from goldenal.auditing.evidence import KNOB_BYTES
 
     for row in knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE)):
         assert any(word in row.name.encode() for word in KNOB_BYTES), row.name
@@ -168,7 +168,7 @@ def test_the_table_compiles_a_pattern_when_first_used():
     import subprocess
     import sys
 
-    code = ("import goldenal.lint.runner, goldenal.lint.shell, goldenal.lint.recipe\n"
+    code = ("import goldenal.auditing.runner, goldenal.auditing.shell, goldenal.auditing.recipe\n"
             "from goldenal.recipes import knobs\n"
             "print(sum('pattern' in r.__dict__ or 'head' in r.__dict__ for r in knobs.SPELLINGS))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

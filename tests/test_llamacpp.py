@@ -98,7 +98,7 @@ def test_emit_default_is_the_min_variance_rates(run_cli, fmt, text):
 def test_emit_rates_forms(run_cli):
     code, out, err = run_cli("emit", *CELL, "--engine", "llamacpp", "--distribution")
     assert (code, out, err) == (0, "export LLAMA_ARG_SPEC_SYNTH_RATES=0.7,0.65,0.48\n", "")
-    from goldenal.fragments import emit
+    from goldenal.apply.emit import emit
 
     frag = emit("goldenal-tiny", engine="llamacpp", k=3, thinking="on", golden_dir=str(GOLDEN),
                 format="args", distribution=True)
@@ -303,7 +303,7 @@ def test_verify_reads_the_log_and_names_the_schedule(run_cli):
 
 @pytest.mark.parametrize("framework", ["llamacpp", "llama.cpp", "llama-cpp"])
 def test_runner_mode_maps_llamacpp(tmp_path, framework):
-    from goldenal.rewrite import inject_runner
+    from goldenal.apply.inject import inject_runner
 
     path = _script(tmp_path)
     env = {"SYNTHETIC_ACCEPTANCE": "true", "FRAMEWORK": framework,
@@ -330,6 +330,6 @@ def test_runner_mode_llamacpp_as_a_runner_runs_it(tmp_path):
 
 
 def test_master_config_framework_names_llamacpp():
-    from goldenal.lint.master import engine_of
+    from goldenal.auditing.master import engine_of
 
     assert engine_of("llamacpp") == engine_of("dynamo-llamacpp") == "llamacpp"

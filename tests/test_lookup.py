@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import goldenal
-from goldenal.errors import PolicyError, UnknownCurve, UsageError
+from goldenal.core.errors import PolicyError, UnknownCurve, UsageError
 from conftest import PACKAGED, REFERENCE_GOLDEN, goldenal_cmd, published_cells
 
 CELLS = published_cells()
@@ -254,7 +254,7 @@ def test_stale_index_is_never_served(golden_copy, run_cli):
 
 
 def test_packaged_index_is_current():
-    from goldenal.registry import _read_index
+    from goldenal.golden.registry import _read_index
 
     assert _read_index(str(PACKAGED)) is not None, "run `goldenal index golden_al_distribution`"
 
@@ -301,8 +301,8 @@ def test_a_golden_value_equals_the_number_it_holds():
 @settings(max_examples=200, deadline=None)
 @given(st.integers(100, 900), st.floats(allow_nan=True, allow_infinity=True) | st.integers())
 def test_golden_value_compares_and_hashes_as_its_float(hundredths, other):
-    from goldenal.policy import GoldenValue
-    from goldenal.registry import load_registry
+    from goldenal.golden.policy import GoldenValue
+    from goldenal.golden.registry import load_registry
 
     curve = load_registry()["qwen3.5_mtp"]
     text = f"{hundredths / 100:.2f}"

@@ -1,6 +1,6 @@
 """Master configs read as indented text: the keys above a reference, however the file is laid out.
 
-:func:`goldenal.lint.master.recipe_scenarios` reads a key only where a
+:func:`goldenal.auditing.master.recipe_scenarios` reads a key only where a
 ``CONFIG_FILE`` reference below it needs it; these tests pin it to the plain
 definition (every key line kept on a stack while it is open) on real-shaped
 and generated files.
@@ -11,7 +11,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.lint import master as ms
+from goldenal.auditing import master as ms
 
 MASTER = """\
 # header comment

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 import goldenal
-from goldenal.errors import ConflictError, CounterReset, ParseError, ServerError, UsageError
-from goldenal.measuring import MeasureError, load_prompts
+from goldenal.core.errors import ConflictError, CounterReset, ParseError, ServerError, UsageError
+from goldenal.measuring.measure import MeasureError, load_prompts
 from measure_stub import StubServer, counts, plan
 
 TEXTS = [f"write a function that returns {i} squared" for i in range(12)]
@@ -335,13 +335,13 @@ def test_retry_after_past_the_cap_fails_at_once(server, prompts, tmp_path):
                                             ("-3", None), ("Wed, 21 Oct 2015 07:28:00 GMT",
                                                            0.0)])
 def test_retry_after_values(value, seconds):
-    from goldenal.measuring import _retry_after
+    from goldenal.measuring.measure import _retry_after
 
     assert _retry_after(value) == seconds
 
 
 def test_an_error_event_in_a_stream_with_a_4xx_code_is_not_retried():
-    from goldenal.measuring import _stream_error
+    from goldenal.measuring.measure import _stream_error
 
     final = _stream_error({"code": 400, "message": "bad  grammar", "type": "x"})
     again = _stream_error({"code": 500, "message": "slot died"})
@@ -793,7 +793,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 @given(st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=20), min_size=1, max_size=8))
 def test_request_records_round_trip(tmp_path_factory, steps_per_request):
     """Records measure writes are read back with exactly the counts they hold."""
-    from goldenal.measuring import RequestRecord
+    from goldenal.measuring.measure import RequestRecord
 
     k = 4
     path = tmp_path_factory.mktemp("rt") / "requests_on_k4.jsonl"
@@ -835,7 +835,7 @@ def test_identical_requests_are_flagged_as_one_replayed_sequence(server, tmp_pat
 
 def test_distinct_or_fully_accepted_requests_are_not_flagged(server, prompts, tmp_path):
     assert run(server, tmp_path / "a", prompts).warnings == ()
-    from goldenal.measuring import RequestRecord, _replay_warning
+    from goldenal.measuring.measure import RequestRecord, _replay_warning
 
     def records(n, accepted):
         return [RequestRecord(i, f"p{i}", "ok", 1, drafts=10, draft_tokens=30,

@@ -12,8 +12,8 @@ import time
 import pytest
 
 import goldenal
-from goldenal.errors import ConflictError, ServerError, UsageError
-from goldenal.measuring import MeasureError
+from goldenal.core.errors import ConflictError, ServerError, UsageError
+from goldenal.measuring.measure import MeasureError
 from measure_stub import counts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -127,7 +127,7 @@ def test_cli_sweep_json_summary(tmp_path, prompts):
 
 
 def test_summary_percentiles_are_numpys_linear_ones():
-    from goldenal.measuring import CellResult, MeasureResult, RequestRecord, ServerInfo
+    from goldenal.measuring.measure import CellResult, MeasureResult, RequestRecord, ServerInfo
 
     reqs = tuple(RequestRecord(i, f"p{i}", "ok", 1, seconds=s, ttft=None,
                                completion_tokens=10)
@@ -312,7 +312,7 @@ def test_cli_json_summary_against_a_running_server(tmp_path, prompts):
 
 
 def test_fill_leaves_other_braces_and_log_tail_is_bounded(tmp_path):
-    from goldenal.servers import fill, log_tail
+    from goldenal.measuring.servers import fill, log_tail
 
     assert fill("""vllm serve m --speculative-config '{"num_speculative_tokens": {k}}' """
                 "--port {port}", k=3, port=81) == (

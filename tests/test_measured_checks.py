@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from goldenal.cli import main
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.readers import ingest, load_run
 
 DATA = Path(__file__).parent / "data" / "ingest"
@@ -35,11 +35,11 @@ def test_scalar_draft_is_one_head(tmp_path):
 
 
 def test_scalar_draft_fits_as_one_head(tmp_path):
-    from goldenal.fitting import fit
+    from goldenal.stats import fit
 
     d = make_run(tmp_path, "curve: c\nmodel: m\nmethod: eagle3\ndraft: Org/Head\n" + CELL)
     assert fit(load_run(d), n_resamples=100).identity["draft"] == ["Org/Head"]
-    from goldenal.fitting.output import curve_from_fit
+    from goldenal.stats.output import curve_from_fit
 
     assert curve_from_fit(fit(load_run(d), n_resamples=100)).draft == ("Org/Head",)
 
@@ -118,7 +118,7 @@ def test_library_entry_points_check_k(tmp_path):
         ingest([DATA / "run_manifest" / "server_off_k5.log"], k=0)
     with pytest.raises(ValueError, match="`k` must be a positive integer, got -2"):
         load_run(DATA / "run_manifest", k=-2)
-    from goldenal.verification import verify
+    from goldenal.measuring.verify import verify
 
     with pytest.raises(ValueError, match="`k` must be a positive integer, got 0"):
         verify(DATA / "run_manifest" / "server_off_k5.log", "2.5", k=0)
@@ -153,8 +153,8 @@ def test_fit_refuses_a_second_curve_of_the_same_identity(tmp_path, golden_copy, 
 
 
 def test_fit_replace_replaces_the_curve_of_that_identity(tmp_path, golden_copy, capsys):
-    from goldenal.registry import load_registry
-    from goldenal.validation import validate
+    from goldenal.golden.registry import load_registry
+    from goldenal.golden.validation import validate
 
     d = make_run(tmp_path, DUP)
     assert main(["fit", str(d), "--golden-dir", str(golden_copy), "--n-resamples", "100",
@@ -201,7 +201,7 @@ def test_fit_checks_summary_destination_before_writing(tmp_path, capsys):
 
 
 def test_failed_atomic_write_names_the_target(tmp_path):
-    from goldenal.files import write_text_atomic
+    from goldenal.core.files import write_text_atomic
 
     target = tmp_path / "missing" / "x.json"
     with pytest.raises(OSError) as exc:
@@ -280,8 +280,8 @@ def test_load_run_checks_identity_given_in_python():
 
 
 def test_write_fit_refuses_mean_only_in_python(tmp_path):
-    from goldenal.errors import PolicyError
-    from goldenal.fitting import fit, write_fit
+    from goldenal.core.errors import PolicyError
+    from goldenal.stats import fit, write_fit
 
     d = make_run(tmp_path, SGLANG, files=("sglang_decode_11948.log",), source=DATA)
     curvefit = fit(load_run(d))
@@ -309,7 +309,7 @@ def test_verify_with_refused_windows_is_incomplete(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"incomplete: 1 window refused (first: {log}:29: damaged spec-decode "
                           "line: unexpected text 'Drafted'); the readable windows give: hit: ")
-    from goldenal.verification import verify
+    from goldenal.measuring.verify import verify
 
     assert verify(log, "2.83", k=3).verdict == "incomplete"
 
@@ -328,13 +328,13 @@ def test_diff_adds_rounding_variance_of_a_committed_side(tmp_path):
 
     from scipy.stats import norm
 
-    from goldenal.diff import diff_curves
-    from goldenal.fitting import fit
+    from goldenal.stats.diff import diff_curves
+    from goldenal.stats import fit
     from goldenal.plot import diff_frame
 
     curve = tmp_path / "c.yaml"
     curve.write_text("m:\n  thinking_on:\n    3: 2.84\n")
-    from goldenal.simulate import simulate_cell
+    from goldenal.testing.simulate import simulate_cell
 
     # per-request records: the fitted side has a standard error (an aggregate has none)
     records = simulate_cell([0.8, 0.7, 0.6], n_requests=40, steps_per_request=100,
@@ -354,7 +354,7 @@ def test_diff_adds_rounding_variance_of_a_committed_side(tmp_path):
 
 
 def test_combined_standard_error_rule():
-    from goldenal.diff import combined_standard_error
+    from goldenal.stats.diff import combined_standard_error
 
     assert combined_standard_error(None, None, rounded_a=True, rounded_b=True) is None
     assert combined_standard_error(0.003, None, rounded_b=True) == \
@@ -438,8 +438,8 @@ def test_export_run_prints_fit_warnings_as_one_line(tmp_path, capsys):
 # -- speculation profiles are a measurement format -----------------------------------
 
 def test_ingest_reads_an_exported_profile_with_its_counts(tmp_path):
-    from goldenal.fitting import fit
-    from goldenal.interop import export_profile, write_profile
+    from goldenal.stats import fit
+    from goldenal.apply.export import export_profile, write_profile
     from goldenal.readers import sniff
 
     d = make_run(tmp_path, "curve: c\nmodel: m\nmethod: eagle3\n" + CELL)
@@ -453,7 +453,7 @@ def test_ingest_reads_an_exported_profile_with_its_counts(tmp_path):
 
 
 def test_ingest_profile_without_histogram_is_mean_only(tmp_path, capsys):
-    from goldenal.interop import export_profile, write_profile
+    from goldenal.apply.export import export_profile, write_profile
 
     path = write_profile(export_profile("kimik3_dspark", k=3, thinking="on"),
                          tmp_path / "p.json")
@@ -466,11 +466,11 @@ def test_ingest_profile_without_histogram_is_mean_only(tmp_path, capsys):
 # -- one function each -----------------------------------------------------------------
 
 def test_run_directory_detection_and_loading_have_one_home(tmp_path):
-    import goldenal.diff
-    from goldenal.fitting import output
+    import goldenal.stats.diff
+    from goldenal.stats import output
     from goldenal.readers.run import is_run_dir
 
-    assert not hasattr(goldenal.diff, "load_run_for_fit")
+    assert not hasattr(goldenal.stats.diff, "load_run_for_fit")
     assert callable(output.load_run_for_fit)
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "server_on_mtp3.log").write_text("")
@@ -481,7 +481,7 @@ def test_run_directory_detection_and_loading_have_one_home(tmp_path):
 
 
 def test_curve_side_resolution_is_shared(tmp_path):
-    from goldenal.diff import resolve_curve
+    from goldenal.stats.diff import resolve_curve
 
     curve, path, dist = resolve_curve("minimaxm3_eagle3")
     assert (curve.id, path.endswith("minimaxm3_eagle3.yaml"), dist) == (

@@ -17,7 +17,7 @@ import yaml
 
 import goldenal
 from conftest import goldenal_cmd
-from goldenal.measuring import load_prompts
+from goldenal.measuring.measure import load_prompts
 
 RUN = Path(__file__).resolve().parents[1] / "measurements" / "llamacpp-tiny-random-2026-12"
 # (steps, accepted, accepted per position) per K, as the server counted them

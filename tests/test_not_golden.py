@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import goldenal_cmd
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.readers.run import normalize_identity
 from measure_stub import StubServer
 

@@ -113,7 +113,7 @@ def test_example_run_regenerates_identically(tmp_path):
 
 def test_example_run_reads_back_as_simulated():
     from goldenal.readers import load_run
-    from goldenal.simulate import true_acceptance_length
+    from goldenal.testing.simulate import true_acceptance_length
 
     run = load_run(RUN)
     assert run.identity["simulated"] is True and run.warnings == ()

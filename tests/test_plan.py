@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy.stats import t
 
-from goldenal.fitting import fit_cell
-from goldenal.fitting.plan import plan_cell, plan_measurement, units_needed
-from goldenal.observation import Observation
+from goldenal.stats import fit_cell
+from goldenal.stats.plan import plan_cell, plan_measurement, units_needed
+from goldenal.core.observation import Observation
 
 from conftest import DATA, ROOT
 
@@ -112,8 +112,8 @@ def test_the_planned_requests_reach_the_half_width_on_simulated_serving():
     """Seeded: a 48-request pilot plans n; fits of n-request cells have about that width."""
     import warnings
 
-    from goldenal.errors import LowSampleWarning
-    from goldenal.simulate import make_workload, simulate_workload
+    from goldenal.core.errors import LowSampleWarning
+    from goldenal.testing.simulate import make_workload, simulate_workload
 
     workload = make_workload((0.85, 0.78, 0.72), rng=3)
     pilot = simulate_workload(workload, 3, n_requests=48, rng=4)

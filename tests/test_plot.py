@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from goldenal import plot  # noqa: E402
-from goldenal.registry import Curve, load_registry  # noqa: E402
+from goldenal.golden.registry import Curve, load_registry  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -221,7 +221,7 @@ def test_al_plot_bands_and_predictions_are_distinct():
 
 
 def test_al_plot_refuses_nothing():
-    from goldenal.errors import UnknownCurve
+    from goldenal.core.errors import UnknownCurve
 
     only_on = Curve("x", "m", {"on": {1: "1.5"}}, method="mtp")
     with pytest.raises(UnknownCurve, match="nothing to plot: x has no committed or fitted AL "
@@ -340,7 +340,7 @@ def test_positions_profile_frame_and_intervals():
 
 
 def test_positions_refuse_missing_cells():
-    from goldenal.errors import UnknownCurve
+    from goldenal.core.errors import UnknownCurve
 
     with pytest.raises(UnknownCurve, match=r"minimaxm3_eagle3, thinking on: no committed AL "
                        r"for K=5.*committed K: 1, 2, 3, 4"):
@@ -407,7 +407,7 @@ def test_diff_frame_from_standard_errors():
 
 
 def test_diff_plot_of_committed_heads():
-    from goldenal.diff import diff_curves
+    from goldenal.stats.diff import diff_curves
 
     result = diff_curves(MHA, GQA)
     art = plot.plot_diff(result)
@@ -554,7 +554,7 @@ def test_cli_requires_out(run_cli):
 def example_fit():
     import warnings
 
-    from goldenal.fitting import fit
+    from goldenal.stats import fit
     from goldenal.readers import load_run
 
     from conftest import ROOT

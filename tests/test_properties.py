@@ -6,9 +6,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from goldenal.commands.lookup import fast_args
-from goldenal.curvefile import parse_curve_text, render_curve
+from goldenal.golden.curvefile import parse_curve_text, render_curve
 from goldenal.engines import add_decimal, knob_value
-from goldenal.registry import Curve
+from goldenal.golden.registry import Curve
 
 two_decimals = st.decimals(min_value=Decimal("-50"), max_value=Decimal("50"), places=2,
                            allow_nan=False, allow_infinity=False)
@@ -32,7 +32,7 @@ def test_trtllm_cannot_express_al_one():
     """Regression: AL 1.00 became 0.00, which TensorRT-LLM reads as 'forcing off'."""
     import pytest
 
-    from goldenal.errors import PolicyError
+    from goldenal.core.errors import PolicyError
 
     with pytest.raises(PolicyError, match="reads as 'forcing off'"):
         knob_value("trtllm", "1.00")

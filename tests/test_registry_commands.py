@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from conftest import PACKAGED
-from goldenal.registry import packaged_dir
+from goldenal.golden.registry import packaged_dir
 
 
 def test_packaged_curves_are_found_wherever_goldenal_is_installed():

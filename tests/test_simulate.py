@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from goldenal.simulate import simulate_cell, simulate_run, true_acceptance_length
+from goldenal.testing.simulate import simulate_cell, simulate_run, true_acceptance_length
 
 from conftest import SAMPLES
 

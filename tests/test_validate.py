@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from goldenal.validation import validate
+from goldenal.golden.validation import validate
 from conftest import PACKAGED, REFERENCE_GOLDEN
 
 DECREASING = [

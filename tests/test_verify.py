@@ -1,6 +1,6 @@
 """`goldenal verify`: runs at the golden target hit, runs whose knob was ignored miss.
 
-Fixtures in tests/data/ingest/verify/ were rendered by goldenal.simulate
+Fixtures in tests/data/ingest/verify/ were rendered by goldenal.testing.simulate
 (vLLM V1 log lines and /metrics scrapes) from fixed seeds: a min-variance
 synthetic run at 2.83 (conditional rates [1, 0.83, 0]), real acceptance
 ([0.8, 0.6, 0.5]: the knob ignored), an integer-only schedule ([1, 0, 0]: the
@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from goldenal.cli import main
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.readers import Observations
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 from goldenal.api import lookup
-from goldenal.verification import Verification, schedule, verify
+from goldenal.measuring.verify import Verification, schedule, verify
 
 DATA = Path(__file__).parent / "data" / "ingest" / "verify"
 GOLDEN = dict(model="minimax-m3", draft="Inferact/MiniMax-M3-EAGLE3", k=3, thinking="on")

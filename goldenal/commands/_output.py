@@ -35,7 +35,7 @@ def check_destination(path, flag):
     UsageError
         Naming ``flag`` and the directory.
     """
-    from goldenal.errors import UsageError
+    from goldenal.core.errors import UsageError
 
     if path is None:
         return
@@ -58,7 +58,7 @@ def add_written_golden_dir(parser, help):
 
 def written_golden_dir(args):
     """The ``--golden-dir`` given (or its deprecated ``--out``, with a warning)."""
-    from goldenal.errors import UsageError
+    from goldenal.core.errors import UsageError
 
     old = getattr(args, "deprecated_out", None)
     if old is None:

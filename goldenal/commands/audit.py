@@ -59,7 +59,7 @@ exit codes:
 import os
 import sys
 
-from goldenal.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
 def configure(parser):
@@ -107,8 +107,8 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.lint import audit, audit_report, default_root, explain
-    from goldenal.lint.formatters import FORMATTERS
+    from goldenal.auditing import audit, audit_report, default_root, explain
+    from goldenal.auditing.formatters import FORMATTERS
 
     if args.explain:
         page = explain(args.explain)
@@ -130,7 +130,7 @@ def run(args):
     cache = args.cache
     if cache and args.diff:
         # --diff writes nothing, its cache included: read it, never save it
-        from goldenal.lint.cache import Cache
+        from goldenal.auditing.cache import Cache
 
         cache = Cache(root, read_only=True)
     report = audit_report(paths, root=args.root, cache=cache, **options)
@@ -138,7 +138,7 @@ def run(args):
         print(f"warning: {note}", file=sys.stderr)
     findings = list(report.findings)
     if args.fix or args.diff:
-        from goldenal.lint.fix import fix_findings
+        from goldenal.auditing.fix import fix_findings
 
         relative = [os.path.relpath(os.path.abspath(p), root) for p in paths]
         if any(r.startswith(os.pardir) for r in relative):
@@ -174,7 +174,7 @@ def _selected(select, code):
     """True when ``--select`` names ``code`` itself (or its rule name): show it in full."""
     if not select:
         return False
-    from goldenal.lint.rules import get_rule
+    from goldenal.auditing.rules import get_rule
 
     for item in select.split(","):
         rule = get_rule(item)

@@ -12,7 +12,7 @@ sits beside them; without it a committed value facing a side with an
 interval adds the variance of its two-decimal rounding (0.01^2/12).  Cells
 without an interval on either side are shown but not judged.
 
-In Python: goldenal.diff.diff_curves(a, b).
+In Python: goldenal.stats.diff.diff_curves(a, b).
 """
 
 EXIT_CODES = """\
@@ -52,7 +52,7 @@ def configure(parser):
 
 def run(args):
     from goldenal.commands._output import check_destination, warnings_to_stderr
-    from goldenal.diff import diff_curves
+    from goldenal.stats.diff import diff_curves
 
     check_destination(args.summary_md, "--summary-md")
     kwargs = fit_kwargs(args)
@@ -63,8 +63,8 @@ def run(args):
                              identity=identity_from_args(args),
                              allow_simulated=args.allow_simulated)
     if args.summary_md:
-        from goldenal.files import write_text_atomic
-        from goldenal.report import diff_markdown
+        from goldenal.core.files import write_text_atomic
+        from goldenal.stats.report import diff_markdown
 
         write_text_atomic(args.summary_md, diff_markdown(result))
     if args.format == "json":

@@ -65,7 +65,7 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.fragments import emit
+    from goldenal.apply.emit import emit
 
     fragment = emit(args.model, engine=args.engine, k=args.k, thinking=args.thinking,
                     draft=args.draft, curve=args.curve, variant=args.variant,

@@ -18,7 +18,7 @@ block-parallel cell without counts gives the constant rate that reproduces
 its mean.  Run directories are loaded and refused as `goldenal fit` does
 (simulated runs only with --allow-simulated, exported as "measured": false).
 
-In Python: goldenal.interop.export_profile(curve, k=3, thinking="on").
+In Python: goldenal.apply.export.export_profile(curve, k=3, thinking="on").
 """
 
 EXIT_CODES = """\
@@ -67,7 +67,7 @@ def configure(parser):
 
 def run(args):
     from goldenal.commands._output import check_destination, warnings_to_stderr
-    from goldenal.interop import export_profile, write_profile
+    from goldenal.apply.export import export_profile, write_profile
 
     check_destination(args.out, "--out")
     with warnings_to_stderr():

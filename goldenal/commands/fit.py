@@ -76,7 +76,7 @@ def add_identity_arguments(parser):
 
 def identity_from_args(args):
     """The identity keyword arguments given on the command line."""
-    from goldenal.errors import ParseError
+    from goldenal.core.errors import ParseError
 
     variant = None
     if args.variant:
@@ -188,9 +188,9 @@ def render_text(curvefit, paths):
 
 
 def fit_with_warnings(run, **kwargs):
-    """``goldenal.fitting.fit`` with its warnings printed once each as ``warning: ...``."""
+    """``goldenal.stats.fit`` with its warnings printed once each as ``warning: ...``."""
     from goldenal.commands._output import warnings_to_stderr
-    from goldenal.fitting import fit
+    from goldenal.stats import fit
 
     with warnings_to_stderr():
         result = fit(run, **kwargs)
@@ -201,8 +201,8 @@ def fit_with_warnings(run, **kwargs):
 
 def run(args):
     from goldenal.commands._output import check_destination, written_golden_dir
-    from goldenal.fitting.results import checks_dict
-    from goldenal.fitting.output import (
+    from goldenal.stats.results import checks_dict
+    from goldenal.stats.output import (
         check_writable,
         load_runs,
         mean_only_cells,
@@ -232,7 +232,7 @@ def run(args):
     else:
         import os
 
-        from goldenal.curves import INDEX_NAME, MANIFEST_NAME
+        from goldenal.golden.curves import INDEX_NAME, MANIFEST_NAME
 
         paths = [*write_fit(curvefit, args.out, replace_reason=args.replace,
                             allow_simulated=args.allow_simulated,
@@ -244,8 +244,8 @@ def run(args):
               f"{curvefit.cells[thinking, k].text} committed from printed means only "
               "(--allow-mean-only): no step counts, no interval", file=sys.stderr)
     if args.summary_md:
-        from goldenal.files import write_text_atomic
-        from goldenal.report import fit_markdown
+        from goldenal.core.files import write_text_atomic
+        from goldenal.stats.report import fit_markdown
 
         write_text_atomic(args.summary_md, fit_markdown(curvefit))
     if args.format == "json":

@@ -56,9 +56,9 @@ def run(args):
     import os
 
     from goldenal.commands._output import written_golden_dir, print_written
-    from goldenal.curves import INDEX_NAME, MANIFEST_NAME
-    from goldenal.errors import UsageError
-    from goldenal.importer import import_curve, import_target
+    from goldenal.golden.curves import INDEX_NAME, MANIFEST_NAME
+    from goldenal.core.errors import UsageError
+    from goldenal.golden.importer import import_curve, import_target
 
     golden_dir = import_target(written_golden_dir(args))
     if args.curve_id is not None and len(args.files) > 1:

@@ -7,7 +7,7 @@ curve file by hand.
 
     goldenal index golden_al_distribution
 
-In Python: goldenal.curvefile.write_index(directory).
+In Python: goldenal.golden.curvefile.write_index(directory).
 """
 
 EXIT_CODES = """\
@@ -24,8 +24,8 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.curvefile import write_index
-    from goldenal.registry import default_dir
+    from goldenal.golden.curvefile import write_index
+    from goldenal.golden.registry import default_dir
 
     registry = write_index(args.directory or default_dir())
     print(f"indexed {len(registry)} curves in {registry.directory}", file=sys.stderr)

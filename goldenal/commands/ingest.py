@@ -38,7 +38,7 @@ import json
 import os
 import sys
 
-from goldenal.errors import EXIT_OK, EXIT_REFUSED, ParseError
+from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, ParseError
 
 KEYS = ("source", "line", "engine", "format", "k", "drafts", "draft_tokens", "accepted",
         "accepted_per_position", "mean_al")

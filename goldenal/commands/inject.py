@@ -100,11 +100,11 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.rewrite import NothingWritten, inject_files, inject_runner
+    from goldenal.apply.inject import NothingWritten, inject_files, inject_runner
 
     if args.framework is not None:
         if len(args.files) != 1:
-            from goldenal.errors import UsageError
+            from goldenal.core.errors import UsageError
 
             raise UsageError("runner mode (--framework) takes one CONFIG_FILE")
         outcome = inject_runner(args.files[0], args.framework, golden_dir=golden_dir(args),
@@ -144,7 +144,7 @@ def _line(path, error):
 def _options(args):
     import os
 
-    from goldenal.rewrite import allow_non_agentic_from
+    from goldenal.apply.inject import allow_non_agentic_from
 
     return dict(engine=args.engine, model=args.model, k=args.k, thinking=args.thinking,
                 draft=args.draft, curve=args.curve, variant=args.variant,

@@ -47,7 +47,7 @@ def configure(parser):
 
 
 def rows(registry):
-    from goldenal.policy import k_span
+    from goldenal.golden.policy import k_span
 
     out = []
     for c in registry:
@@ -176,7 +176,7 @@ def format_tsv(records, columns):
 def run(args):
     import shutil
 
-    from goldenal.registry import default_dir_source, load_registry
+    from goldenal.golden.registry import default_dir_source, load_registry
 
     directory = golden_dir(args)
     how = "--golden-dir" if args.golden_dir else None

@@ -89,7 +89,7 @@ exit codes:
 
 import sys
 
-from goldenal.errors import EXIT_OK
+from goldenal.core.errors import EXIT_OK
 
 
 def _k_list(text):
@@ -215,9 +215,9 @@ def run(args):
     import json
     import signal
 
-    from goldenal.errors import GoldenALError, UsageError
-    from goldenal.measuring import measure
-    from goldenal.sweep import measure_sweep, measurement_summary
+    from goldenal.core.errors import GoldenALError, UsageError
+    from goldenal.measuring.measure import measure
+    from goldenal.measuring.sweep import measure_sweep, measurement_summary
 
     kwargs = None
     if args.chat_template_kwargs is not None:

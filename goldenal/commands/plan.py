@@ -33,7 +33,7 @@ import json
 import math
 import sys
 
-from goldenal.errors import EXIT_OK, EXIT_REFUSED
+from goldenal.core.errors import EXIT_OK, EXIT_REFUSED
 
 
 def _half_width(text):
@@ -105,8 +105,8 @@ def render_text(plan):
 
 def run(args):
     from goldenal.commands.fit import identity_from_args
-    from goldenal.fitting.output import load_runs
-    from goldenal.fitting.plan import plan_measurement
+    from goldenal.stats.output import load_runs
+    from goldenal.stats.plan import plan_measurement
 
     pilot = load_runs(args.pilot, identity=identity_from_args(args))
     plan = plan_measurement(pilot, half_width=args.half_width,

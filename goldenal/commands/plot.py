@@ -45,7 +45,7 @@ exit codes:
 import sys
 
 from goldenal.commands._selection import add_golden_dir_argument
-from goldenal.errors import UsageError
+from goldenal.core.errors import UsageError
 
 
 def configure(parser):
@@ -70,8 +70,8 @@ def _curve_file(path):
     """The registry curve stored in ``path``, read with its golden directory."""
     import os
 
-    from goldenal.errors import UnknownCurve
-    from goldenal.registry import load_registry
+    from goldenal.core.errors import UnknownCurve
+    from goldenal.golden.registry import load_registry
 
     directory, base = os.path.split(os.path.abspath(path))
     for curve in load_registry(directory):
@@ -83,8 +83,8 @@ def _curve_file(path):
 def _fitted_run(path, allow_simulated=False):
     """A measurement-run directory, loaded and refused as ``fit`` does, fitted (seed 0)."""
     from goldenal.commands._output import warnings_to_stderr
-    from goldenal.fitting import fit
-    from goldenal.fitting.output import load_run_for_fit
+    from goldenal.stats import fit
+    from goldenal.stats.output import load_run_for_fit
 
     with warnings_to_stderr(prefix=f"{path}: "):
         result = fit(load_run_for_fit(path, allow_simulated=allow_simulated), rng=0)
@@ -99,8 +99,8 @@ def resolve_curves(registry, names, *, allow_simulated=False):
     """
     import os
 
-    from goldenal.errors import UnknownCurve
-    from goldenal.policy import candidates
+    from goldenal.core.errors import UnknownCurve
+    from goldenal.golden.policy import candidates
 
     out = []
     for name in names:
@@ -130,8 +130,8 @@ def run(args):
     import os
 
     from goldenal import plot
-    from goldenal.diff import diff_curves
-    from goldenal.registry import load_registry
+    from goldenal.stats.diff import diff_curves
+    from goldenal.golden.registry import load_registry
 
     ext = os.path.splitext(args.out)[1].lower().lstrip(".")
     if ext not in plot.FORMATS:

@@ -8,7 +8,7 @@ NAME is a curve id or anything lookup takes as its model (a model key, an HF
 id, an alias); --draft and --variant pick one of a model's curves.
 
 In Python: goldenal.load_registry()["minimaxm3_eagle3_gqa"].to_frame(), or
-goldenal.policy.resolve_curve(registry, "minimax-m3", draft=...) for a model.
+goldenal.golden.policy.resolve_curve(registry, "minimax-m3", draft=...) for a model.
 """
 
 EXIT_CODES = """\
@@ -54,8 +54,8 @@ def render(curve):
 
 
 def run(args):
-    from goldenal.policy import resolve_curve
-    from goldenal.registry import load_registry
+    from goldenal.golden.policy import resolve_curve
+    from goldenal.golden.registry import load_registry
 
     registry = load_registry(golden_dir(args))
     curve = resolve_curve(registry, args.name, draft=args.draft, curve=args.curve,

@@ -27,7 +27,7 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.validation import validate
+    from goldenal.golden.validation import validate
 
     report = validate(args.directory)
     for problem in report.problems:

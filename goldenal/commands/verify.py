@@ -42,7 +42,7 @@ from goldenal.commands._selection import (
     golden_dir,
 )
 from goldenal.engines import ENGINES
-from goldenal.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 
 def configure(parser):
@@ -72,7 +72,7 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.verification import verify
+    from goldenal.measuring.verify import verify
 
     if args.target is not None:
         target = args.target
@@ -95,8 +95,8 @@ def run(args):
             print("error: --profile curve needs the golden cell (--model or --curve), not "
                   "--target", file=sys.stderr)
             return 2
-        from goldenal.distribution import acceptance_rates
-        from goldenal.registry import load_registry
+        from goldenal.apply.distribution import acceptance_rates
+        from goldenal.golden.registry import load_registry
 
         registry = load_registry(golden_dir(args))
         profile = acceptance_rates(registry.curves[target.curve], k=target.k,

@@ -49,7 +49,7 @@ def read_settings(path, text=None):
 
     Raises
     ------
-    goldenal.errors.ParseError
+    goldenal.core.errors.ParseError
         The file is not valid YAML/JSON, or a speculative-config JSON string
         does not parse (``path`` and ``line`` set).
     """

@@ -22,10 +22,10 @@ from goldenal.recipes import knobs, spans
 from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
                                    same_number)
 from goldenal.engines.knobs import acceptance_rate, carries_golden, knob_value  # noqa: F401 (re-export)
-from goldenal.errors import ParseError, PolicyError
+from goldenal.core.errors import ParseError, PolicyError
 from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
                                     substitute, unquote)
-from goldenal.files import read_text
+from goldenal.core.files import read_text
 
 KNOB = "--spec-decode-acceptance-length"
 RATE_KNOB = "--spec-decode-acceptance-rate"

@@ -137,7 +137,7 @@ def same_number(a, b):
 
 def check_pinned(knob, old, new, *, force, path, line):
     """Refuse to overwrite a different pinned value unless forced."""
-    from goldenal.errors import ConflictError
+    from goldenal.core.errors import ConflictError
 
     if old is None or old == new or same_number(old, new) or force:
         return
@@ -151,7 +151,7 @@ def on_both_paths(what, *, path, line):
     A knob added there would be active during eval runs too (ATOM, ``llama-server``
     and ``vllm serve`` launch scripts alike).
     """
-    from goldenal.errors import PolicyError
+    from goldenal.core.errors import PolicyError
 
     return PolicyError(f"{what} on line {line} runs on both the EVAL_ONLY=true path and the "
                        "benchmark path, so a knob added there would be active during eval "

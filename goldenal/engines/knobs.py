@@ -1,7 +1,7 @@
 """Each engine's synthetic-acceptance knob and the exact conversion of a committed AL to it.
 
 Pure data and decimal arithmetic, standard library only: ``goldenal lookup``
-and :class:`goldenal.policy.GoldenValue` use it without loading an adapter.
+and :class:`goldenal.golden.policy.GoldenValue` use it without loading an adapter.
 Sources for every knob: docs/engines.md §1-§5 (vLLM
 ``SpeculativeConfig``, SGLang ``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM
 ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, ATOM ``--spec-decode-*``, llama.cpp
@@ -52,7 +52,7 @@ def acceptance_rate(al_text, k):
     """
     from decimal import Decimal
 
-    from goldenal.errors import PolicyError
+    from goldenal.core.errors import PolicyError
 
     if isinstance(k, bool) or not k or int(k) <= 0:
         raise PolicyError("the rate form needs K (--num-speculative-tokens) > 0")
@@ -69,7 +69,7 @@ def knob_value(engine, al_text, *, k=None, form=None):
 
     Raises
     ------
-    goldenal.errors.PolicyError
+    goldenal.core.errors.PolicyError
         TensorRT-LLM would get 0 or less, which it reads as "forcing off"
         (AL 1.00 cannot be expressed there).
     """
@@ -85,7 +85,7 @@ def knob_value(engine, al_text, *, k=None, form=None):
         return al_text
     value = add_decimal(al_text, offset)
     if value.startswith("-") or not value.strip("0."):
-        from goldenal.errors import PolicyError
+        from goldenal.core.errors import PolicyError
 
         raise PolicyError(f"golden AL {al_text} would need {KNOBS[engine][0]}={value}, which "
                           "TensorRT-LLM reads as 'forcing off'; AL 1.00 cannot be "

@@ -14,7 +14,7 @@ The two forms realise different per-step distributions at the same mean
 - ``--spec-synth-rates`` takes unconditional survival probabilities, entry i
   = P(the first i+1 drafts are accepted): exactly K values, finite, in [0, 1],
   non-increasing.  Writing vLLM's minimum-variance schedule ``[1]*f, p, 0...``
-  (or the curve's own per-position profile, :mod:`goldenal.distribution`)
+  (or the curve's own per-position profile, :mod:`goldenal.apply.distribution`)
   replays that distribution.
 - ``--spec-synth-len L`` (in [1, K+1]) resolves to a **geometric** schedule:
   one conditional probability p with p + ... + p^K = L - 1 (32 bisection
@@ -31,10 +31,10 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths
-from goldenal.errors import ParseError, PolicyError, UsageError
+from goldenal.core.errors import ParseError, PolicyError, UsageError
 from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
-from goldenal.files import read_text
+from goldenal.core.files import read_text
 
 KNOB = "--spec-synth-len"
 RATES_KNOB = "--spec-synth-rates"
@@ -91,7 +91,7 @@ def geometric_rates(al, k):
 
 def min_variance_rates(al_text, k):
     """vLLM's minimum-variance survival ``[1]*f, p, 0...`` as exact decimal strings."""
-    from goldenal.acceptance import min_variance_schedule
+    from goldenal.core.acceptance import min_variance_schedule
 
     return [_plain(Decimal(r.numerator) / Decimal(r.denominator))
             for r in min_variance_schedule(str(al_text), k)]

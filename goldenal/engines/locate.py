@@ -19,7 +19,7 @@ Layouts understood (modelled on InferenceX's srt-slurm recipes, vLLM's
 The result is a list of :class:`Site` objects, one per worker role (and per
 variant section), each pointing at the nodes to read or edit.  ``inject``
 edits through these nodes and ``goldenal audit`` builds its evidence from
-them (:mod:`goldenal.lint.recipe`), so both see a file the same way.
+them (:mod:`goldenal.auditing.recipe`), so both see a file the same way.
 """
 
 import os
@@ -28,8 +28,8 @@ from functools import cached_property
 
 from goldenal.recipes import spans
 from goldenal.recipes.env import env_file_reference, resolve_env_file
-from goldenal.errors import ParseError
-from goldenal.files import read_text
+from goldenal.core.errors import ParseError
+from goldenal.core.files import read_text
 
 ROLES = ("aggregated", "prefill", "decode")
 ENGINE_CONFIG = {"vllm": "vllm_config", "sglang": "sglang_config", "trtllm": "trtllm_config"}

@@ -13,7 +13,7 @@ import os
 from goldenal.engines.base import SpecSetting
 from goldenal.recipes import knobs
 from goldenal.recipes.shell import literal_variables, resolve, unquote
-from goldenal.files import read_text
+from goldenal.core.files import read_text
 
 # the knobs read here, and the K each engine's launcher writes next to them
 _READ = knobs.spellings(engine=("sglang", "trtllm", "vllm"), setting=(knobs.LENGTH, knobs.RATES))

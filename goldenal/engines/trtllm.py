@@ -17,7 +17,7 @@ from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.knobs import knob_value
 from goldenal.engines.envblock import env_file_values, plan_env_file, plan_site_env
 from goldenal.recipes.env import read_env_file
-from goldenal.errors import PolicyError
+from goldenal.core.errors import PolicyError
 
 KNOB = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
 K_KEY = "max_draft_len"

@@ -19,7 +19,7 @@ from goldenal.recipes.shell import DQ_ESCAPE, eval_paths, literal_variables, res
 from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
                                    same_number)
 from goldenal.engines.knobs import knob_value
-from goldenal.errors import DuplicateKeyError, ParseError, PolicyError
+from goldenal.core.errors import DuplicateKeyError, ParseError, PolicyError
 
 KNOB = "synthetic_acceptance_length"
 RATES = "synthetic_acceptance_rates"
@@ -49,9 +49,9 @@ def parse_speculative_config(json_text, *, path=None, line=None):
 
     Raises
     ------
-    goldenal.errors.ParseError
+    goldenal.core.errors.ParseError
         The text is not a JSON object.
-    goldenal.errors.DuplicateKeyError
+    goldenal.core.errors.DuplicateKeyError
         An object names a key twice (vLLM's ``json.loads`` keeps the last).
 
     Example

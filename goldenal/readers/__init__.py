@@ -1,4 +1,4 @@
-"""Measurement ingestion: engine output in, :class:`~goldenal.observation.Observation` records out.
+"""Measurement ingestion: engine output in, :class:`~goldenal.core.observation.Observation` records out.
 
 One reader per source format, chosen per file by its content (a sniffer reads
 the first 256 KiB; compression is detected by magic bytes, not by name):

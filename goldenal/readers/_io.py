@@ -12,7 +12,7 @@ import gzip
 import re
 import zlib
 
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 22  # 4 MiB: large enough that per-chunk overhead is negligible
@@ -42,7 +42,7 @@ def open_binary(path):
     ParseError
         The file cannot be opened or its gzip stream is corrupt at the start.
     """
-    from goldenal.files import open_regular
+    from goldenal.core.files import open_regular
 
     try:
         raw = open_regular(path)

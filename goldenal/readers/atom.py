@@ -24,7 +24,7 @@ import re
 
 from goldenal.readers import _io
 from goldenal.readers._base import MAX_K, Context, counts_from_rates, survival_from_histogram
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 
 MARKERS = (b"[MTP Stats",)
 _STAMP = re.compile(r"\[atom (\d\d:\d\d:\d\d)\]")

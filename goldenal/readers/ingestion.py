@@ -10,7 +10,7 @@ import os
 import re
 from operator import itemgetter
 
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.readers import _io
 from goldenal.readers._base import Context
 from goldenal.readers.observations import _K, _LINE, Columns, Observations, SourceInfo, as_row

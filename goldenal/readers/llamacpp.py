@@ -36,7 +36,7 @@ import re
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, counts_from_rates, derive_drafts
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 
 MARKERS = (b"draft acceptance =", b"acc per pos =", b"#gen drafts", b"synthetic acceptance",
            b"acceptance rate per position")

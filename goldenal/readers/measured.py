@@ -24,7 +24,7 @@ import json
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 
 SCHEMA = "goldenal.measure/request-1"
 NAME = "measure-requests"

@@ -12,7 +12,7 @@ from functools import reduce
 from itertools import chain, groupby, repeat
 from operator import add, attrgetter, itemgetter
 
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 
 COLUMNS = ("source", "line", "line_end", "engine", "format", "k", "drafts", "draft_tokens",
            "accepted", "accepted_per_position", "mean_al", "timestamp", "request", "thinking")

@@ -1,14 +1,14 @@
 """``speculation_profile.json`` (schema "1.0") as measurement observations.
 
-The format is described in :mod:`goldenal.interop`, which writes it.
+The format is described in :mod:`goldenal.apply.export`, which writes it.
 """
 
 import json
 import os
 import re
 
-from goldenal.errors import ParseError
-from goldenal.observation import Observation
+from goldenal.core.errors import ParseError
+from goldenal.core.observation import Observation
 
 SCHEMA_VERSION = "1.0"
 _PROFILE_KEYS = re.compile(r'"schema_version"\s*:')
@@ -61,7 +61,7 @@ def read_profile(path):
         or inconsistent vectors/histogram.
     """
     path = os.fspath(path)
-    from goldenal.files import read_text
+    from goldenal.core.files import read_text
 
     try:
         doc = json.loads(read_text(path))

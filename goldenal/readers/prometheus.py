@@ -33,10 +33,10 @@ from __future__ import annotations
 import math
 import re
 
-from goldenal.errors import CounterReset, ParseError, RoundedCounters
+from goldenal.core.errors import CounterReset, ParseError, RoundedCounters
 from goldenal.readers import _io
 from goldenal.readers._base import MAX_K, Context, survival_from_histogram
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 
 NAME = "prometheus"
 _FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")

@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.readers.observations import Observations, Problem
 
 MANIFEST = "run.yaml"
@@ -164,8 +164,8 @@ def read_manifest(path):
     """
     import yaml
 
-    from goldenal.files import read_text
-    from goldenal.yamldoc import compose, construct
+    from goldenal.core.files import read_text
+    from goldenal.core.yamldoc import compose, construct
 
     file = os.path.join(path, MANIFEST)
     node = compose(read_text(file), file)

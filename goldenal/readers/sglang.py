@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, number
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 
 LOG_MARKERS = (b"Decode batch", b"Acceptance length:", b"num_steps=")
 _STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?\s*([^\]]*)\]")

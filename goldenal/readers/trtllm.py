@@ -17,7 +17,7 @@ import math
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 
 
 def sniff(head: str) -> bool:

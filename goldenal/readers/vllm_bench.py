@@ -22,7 +22,7 @@ import re
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, balanced, counts_from_rates, survival_from_histogram
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 
 # look-alike keys some downstream tools write; accepted as aliases only
 _ALIASES = {"spec_decode_draft_tokens": ("spec_decode_num_draft_tokens",),

@@ -35,7 +35,7 @@ import sys
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, balanced, counts_from_rates, derive_drafts
-from goldenal.observation import Observation
+from goldenal.core.observation import Observation
 from goldenal.readers.observations import Columns, as_row, make_observation
 
 try:  # the compiled scan; without it every hit is matched in Python

@@ -12,8 +12,8 @@ import os
 import re
 from collections import Counter
 
-from goldenal.errors import DuplicateKeyError, ParseError
-from goldenal.files import inside, read_regular
+from goldenal.core.errors import DuplicateKeyError, ParseError
+from goldenal.core.files import inside, read_regular
 from goldenal.recipes import spans
 from goldenal.recipes.shell import ASSIGNMENT
 
@@ -35,7 +35,7 @@ def env_file_values(text, path=None):
 
     Raises
     ------
-    goldenal.errors.DuplicateKeyError
+    goldenal.core.errors.DuplicateKeyError
         A key is assigned twice (a shell or ``docker --env-file`` keeps the
         last, a reader stopping at the first would check the wrong value).
     """
@@ -66,7 +66,7 @@ def resolve_env_file(config_path, name, line):
     ``name`` is taken relative to the directory of ``config_path``; an
     absolute path, ``..`` leading out, or a symbolic link (of the file or a
     directory on the way) leading out is refused with a
-    :class:`~goldenal.errors.ParseError` at ``config_path:line``.  The file
+    :class:`~goldenal.core.errors.ParseError` at ``config_path:line``.  The file
     need not exist yet (``inject`` creates it).
     """
     directory = os.path.dirname(os.fspath(config_path))

@@ -1,7 +1,7 @@
 """Shell scripts as text: statements, quoting, branches and the values of variables.
 
 The lowest layer of every reading of a launcher script, shared by ``inject``
-(the engine adapters) and ``audit`` (:mod:`goldenal.lint.shell`, which replays
+(the engine adapters) and ``audit`` (:mod:`goldenal.auditing.shell`, which replays
 each branch).  Nothing is executed:
 
 * splitting: logical lines (continuations joined, heredoc bodies kept), their

@@ -19,9 +19,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 # the one YAML composer, re-exported: spans are read from its located nodes
-from goldenal.yamldoc import (  # noqa: F401
+from goldenal.core.yamldoc import (  # noqa: F401
     MERGE_TAG, NULLS as _NULLS, NULL_TAG as _NULL, PLAIN_TAG as _PLAIN, col_of, compose,
     duplicate_keys, line_of, refuse_duplicate_keys, tag_of)
 

@@ -26,7 +26,7 @@ def _in_ci() -> bool:
 
 
 def _opted_out() -> bool:
-    from goldenal.envflags import env_flag
+    from goldenal.core.envflags import env_flag
 
     return env_flag(os.environ, "GOLDENAL_SKIP_E2E")
 

@@ -128,7 +128,7 @@ def test_distribution_pin_realises_the_curve_profile(start_llama, tiny_models, t
     assert done.stdout.rstrip().endswith("real acceptance with these per-position rates gives "
                                          "this profile as well, so it does not show that the "
                                          "knob took effect")
-    from goldenal.verification import verify as verify_run
+    from goldenal.measuring.verify import verify as verify_run
 
     result = verify_run(run, golden, profile=[0.7, 0.65, 0.48])
     assert result.hit and result.mean_hit and result.profile_ok and result.engine == "llamacpp"
@@ -178,7 +178,7 @@ def test_bare_length_hits_the_mean_on_another_schedule(start_llama, tiny_models,
            "per-position rate gives as well; pin --spec-synth-rates 1,0.83,0" in done.stdout
     assert "the mean matches, but the mean alone cannot tell a pinned knob from real " \
            "acceptance near the target" in done.stdout
-    from goldenal.verification import verify as verify_run
+    from goldenal.measuring.verify import verify as verify_run
 
     result = verify_run(run, golden)
     assert result.mean_hit is True and result.profile_ok is False

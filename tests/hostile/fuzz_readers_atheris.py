@@ -19,7 +19,7 @@ import warnings
 import atheris
 
 with atheris.instrument_imports():
-    from goldenal.errors import ParseError
+    from goldenal.core.errors import ParseError
     from goldenal.readers import ingest
 
 _DIR = tempfile.mkdtemp(prefix="goldenal-fuzz-")

@@ -39,13 +39,13 @@ def run_goldenal(*args, cwd):
 
 
 def failing_replace(monkeypatch, fails, err):
-    """Make ``os.replace`` in goldenal.files raise ``OSError(err)`` when ``fails(dst, n)``.
+    """Make ``os.replace`` in goldenal.core.files raise ``OSError(err)`` when ``fails(dst, n)``.
 
     ``n`` counts the calls, this one included.
 
     Returns the list of destination names it was called with, in order.
     """
-    from goldenal import files
+    from goldenal.core import files
 
     calls, real = [], os.replace
 

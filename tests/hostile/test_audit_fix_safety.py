@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, PACKAGED, goldenal_cmd
-from goldenal.files import read_beneath, replace_beneath
+from goldenal.core.files import read_beneath, replace_beneath
 
 AUDIT = DATA / "audit" / "repo"
 # vLLM --config file whose literal 3.11 should be 3.02 (minimaxm3_eagle3_gqa thinking_on K=4)
@@ -210,7 +210,7 @@ def test_replace_beneath_refuses_links_special_and_changed_files(tmp_path):
 
 def test_a_file_swapped_for_a_link_mid_write_is_left_alone(tmp_path, monkeypatch):
     """The name is checked again just before the rename: a link put there stays a link."""
-    from goldenal import files
+    from goldenal.core import files
 
     root, outside = tmp_path / "root", _write(tmp_path / "outside.yaml", SERVE)
     plain = _write(root / "f.yaml", SERVE)
@@ -349,8 +349,8 @@ def test_audit_and_fix_agree_on_the_line_whatever_surrounds_the_knob(
     characters) is reported as unparsed, never silently left.
     """
     from goldenal import audit
-    from goldenal.lint.fix import fix_findings
-    from goldenal.registry import load_registry
+    from goldenal.auditing.fix import fix_findings
+    from goldenal.golden.registry import load_registry
 
     name, template, start, end = TEMPLATES[kind]
     data = template.replace(b"{before}", before).replace(b"{after}", after)

@@ -13,10 +13,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.errors import DuplicateKeyError
-from goldenal.lint import audit
+from goldenal.core.errors import DuplicateKeyError
+from goldenal.auditing import audit
 from goldenal.recipes import spans
-from goldenal.rewrite import inject
+from goldenal.apply.inject import inject
 from hostile.hostile_support import run_goldenal
 
 SGLANG_AGG = """\
@@ -227,7 +227,7 @@ def test_a_golden_manifest_naming_a_curve_twice_is_refused(tmp_path):
 
 
 def test_yaml_documents_load_by_the_core_schema_through_the_one_composer():
-    from goldenal.yamldoc import load
+    from goldenal.core.yamldoc import load
 
     assert load("a: [on, yes, 017, 0x1f, 1.5e3, .inf, ~, 2026-12-04, '3']\n"
                 "b: &x {c: 1}\nd: {<<: *x, e: 2}\n") == {

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from goldenal import files as _files
-from goldenal.fragments import emit
+from goldenal.core import files as _files
+from goldenal.apply.emit import emit
 
 # a draft head under a local path (allowed: it ends in the HF id) with shell metacharacters
 ODD = "/models/it's a $HOME `x`/Inferact/MiniMax-M3-EAGLE3"

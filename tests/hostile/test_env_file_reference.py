@@ -12,9 +12,9 @@ import os
 import pytest
 
 from goldenal.engines import read_settings
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.recipes.env import ENV_FILE_LIMIT
-from goldenal.rewrite import inject
+from goldenal.apply.inject import inject
 from hostile.hostile_support import run_goldenal, snapshot
 
 EXTRA = """\

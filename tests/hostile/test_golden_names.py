@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from goldenal.curvefile import check_curve_id
-from goldenal.errors import UsageError
+from goldenal.golden.curvefile import check_curve_id
+from goldenal.core.errors import UsageError
 from hostile.hostile_support import snapshot
 
 FIT_RUN = Path(__file__).resolve().parents[1] / "data" / "fit" / "inferencex_results"

@@ -18,10 +18,10 @@ import time
 import pytest
 
 import goldenal
-from goldenal import files as _files
-from goldenal.curvefile import load_directory, read_manifest
-from goldenal.importer import import_curve
-from goldenal.validation import validate
+from goldenal.core import files as _files
+from goldenal.golden.curvefile import load_directory, read_manifest
+from goldenal.golden.importer import import_curve
+from goldenal.golden.validation import validate
 from hostile.hostile_support import die_at_operation, fork as _fork, snapshot, upstream
 
 # random kill instants per run (GOLDENAL_HOSTILE_KILLS=1000 for a long soak)
@@ -57,7 +57,7 @@ def _assert_consistent(golden, *, values=("2.78", "2.80", "2.85")):
     assert report.ok, [str(p) for p in report.problems]  # includes "index is current"
     assert load_directory(golden)["base"].cells["on"][3] == served
     # the index is what is served, and it says the same
-    assert goldenal.registry._read_index(golden)["base"].cells["on"][3] == served
+    assert goldenal.golden.registry._read_index(golden)["base"].cells["on"][3] == served
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_kill_9_at_random_instants_never_leaves_a_half_written_directory(golden,
         _, status = os.waitpid(pid, 0)
         assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) == 0, f"writer failed at {i}"
         _assert_consistent(golden)
-    goldenal.curvefile.write_index(golden)  # any writer clears what killed ones left
+    goldenal.golden.curvefile.write_index(golden)  # any writer clears what killed ones left
     assert not [n for n in os.listdir(golden) if n.startswith(".")]
 
 
@@ -197,8 +197,8 @@ def test_import_refuses_what_validate_rejects(golden_copy, tmp_path, run_cli):
 def test_one_identity_rule_refuses_a_curve_differing_only_in_letter_case(golden, tmp_path):
     """The writer and `validate` decide "the same curve" by one rule: a second curve of
     model Model-X / method EAGLE3 / head ORG/BASE is the first curve again, refused."""
-    from goldenal.curves import curve_identity
-    from goldenal.errors import ConflictError
+    from goldenal.golden.curves import curve_identity
+    from goldenal.core.errors import ConflictError
 
     assert curve_identity("Model-X", "EAGLE3", "ORG/Base", {"v": 1}) == curve_identity(
         "model-x", "eagle3", ["org/base"], {"v": "1"})

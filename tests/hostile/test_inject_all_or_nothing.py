@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from goldenal import files as _files
-from goldenal.rewrite import NothingWritten, inject, inject_files
+from goldenal.core import files as _files
+from goldenal.apply.inject import NothingWritten, inject, inject_files
 from hostile.hostile_support import failing_replace, run_goldenal, snapshot
 
 DATA = Path(__file__).parent.parent / "data" / "inject"

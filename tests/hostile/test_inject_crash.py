@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from goldenal import files as _files
-from goldenal.rewrite import inject_files
+from goldenal.core import files as _files
+from goldenal.apply.inject import inject_files
 from hostile.hostile_support import die_at_operation, fork, run_goldenal, snapshot
 from hostile.test_inject_all_or_nothing import DATA, EXPECTED, GOOD
 

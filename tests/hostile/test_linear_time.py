@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from goldenal.curvefile import parse_curve_text, parse_header
-from goldenal.lint import audit
+from goldenal.golden.curvefile import parse_curve_text, parse_header
+from goldenal.auditing import audit
 from goldenal.recipes import knobs
 from goldenal.recipes.shell import ROOT, arith, condition_ids, parse
 from hostile.shapes import REQUIRED, SCRIPTS, header_comment
@@ -65,9 +65,9 @@ def test_long_header_comments_parse_in_bounded_time():
 
 def _patterns():
     """Module-level patterns that search recipe, config or header text."""
-    from goldenal import curvefile
-    from goldenal.lint import evidence, markdown, runner
-    from goldenal.lint import shell as lint_shell
+    from goldenal.golden import curvefile
+    from goldenal.auditing import evidence, markdown, runner
+    from goldenal.auditing import shell as lint_shell
     from goldenal.readers import prometheus
     from goldenal.recipes import env
 
@@ -277,7 +277,7 @@ def test_ui_rows_are_what_the_row_pattern_matches(text):
 
 
 def test_a_long_prometheus_line_is_refused_in_linear_time_with_a_short_message(tmp_path):
-    from goldenal.errors import ParseError
+    from goldenal.core.errors import ParseError
     from goldenal.readers.prometheus import Scrape
 
     path = tmp_path / "m.prom"
@@ -291,7 +291,7 @@ def test_a_long_prometheus_line_is_refused_in_linear_time_with_a_short_message(t
 def test_a_logical_line_of_many_continuations_is_searched_in_linear_time():
     """The evidence words are found in one pass: no rescan of the blank lines that follow each
     line start (as ``^\\s*model:`` under ``(?m)`` once did)."""
-    from goldenal.lint.shell import _hit_lines
+    from goldenal.auditing.shell import _hit_lines
 
     for text in ("DRAFT" + "\n" * 200000, "x" + " \\\n" * 100000):
         _within(LIMIT / 10, _hit_lines, text)

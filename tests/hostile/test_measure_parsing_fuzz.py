@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal import measuring
-from goldenal.errors import ParseError
-from goldenal.measuring import (MAX_JSON_DEPTH, ResponseLimit, _engine_counts,
+from goldenal.measuring import measure
+from goldenal.core.errors import ParseError
+from goldenal.measuring.measure import (MAX_JSON_DEPTH, ResponseLimit, _engine_counts,
                                 _impossible_counts, _json, _json_depth, _public_url,
                                 _retry_after, _scrub, _server_message, _sse_lines)
 
@@ -193,7 +193,7 @@ def test_a_scrape_of_any_text_is_read_or_refused(text):
 
 def _record(i, steps, accepted, per_pos, *, attempts=1, status="ok", counts_from="engine",
             timings=None):
-    from goldenal.measuring import RequestRecord
+    from goldenal.measuring.measure import RequestRecord
 
     return RequestRecord(i, f"p{i}", status, attempts, drafts=steps,
                          draft_tokens=None if steps is None else 3 * steps, accepted=accepted,
@@ -205,7 +205,7 @@ def _record(i, steps, accepted, per_pos, *, attempts=1, status="ok", counts_from
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 3)), min_size=1, max_size=6),
        st.integers(1, 4))
 def test_requests_that_add_up_to_the_window_reconcile(rows, concurrency):
-    from goldenal.measuring import _reconcile
+    from goldenal.measuring.measure import _reconcile
 
     records = [_record(i, s, min(a * s, 3 * s), None) for i, (s, a) in enumerate(rows)]
     steps = sum(r.drafts for r in records)
@@ -221,7 +221,7 @@ def test_requests_that_add_up_to_the_window_reconcile(rows, concurrency):
 
 
 def test_attempts_without_counts_may_only_add_to_the_window():
-    from goldenal.measuring import _reconcile
+    from goldenal.measuring.measure import _reconcile
 
     records = [_record(0, 10, 20, (8, 7, 5), attempts=2),
                _record(1, None, None, None, status="failed", counts_from=None)]
@@ -250,7 +250,7 @@ def test_attempts_without_counts_may_only_add_to_the_window():
 
 
 def test_a_metrics_body_naming_the_families_too_often_is_refused():
-    from goldenal.measuring import MAX_SPEC_SERIES, _check_metrics
+    from goldenal.measuring.measure import MAX_SPEC_SERIES, _check_metrics
 
     line = 'vllm:spec_decode_num_drafts_total{engine="0"} 1\n'
     assert _check_metrics(line * MAX_SPEC_SERIES, "u") == line * MAX_SPEC_SERIES
@@ -287,7 +287,7 @@ def _answer(status, content, headers=None):
 
 
 def _outcome(call, status, content, headers=None):
-    from goldenal.measuring import _Failed
+    from goldenal.measuring.measure import _Failed
 
     async def go():
         async with _answer(status, content, headers) as client:
@@ -305,7 +305,7 @@ def _outcome(call, status, content, headers=None):
        status=st.sampled_from([200, 200, 200, 400, 429, 503]),
        retry_after=st.one_of(st.none(), st.text(max_size=6)))
 def test_a_stream_of_junk_is_read_or_refused(events, status, retry_after):
-    from goldenal.measuring import _stream_once
+    from goldenal.measuring.measure import _stream_once
 
     body = "".join(f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n" for e in events)
     # raw bytes, as a server may send them (UTF-8 in a header: "²" and the like)
@@ -322,7 +322,7 @@ def test_a_stream_of_junk_is_read_or_refused(events, status, retry_after):
 @settings(max_examples=100, deadline=None)
 @given(doc=junk, status=st.sampled_from([200, 200, 500]))
 def test_a_completion_of_junk_is_read_or_refused(doc, status):
-    from goldenal.measuring import _complete_once
+    from goldenal.measuring.measure import _complete_once
 
     got = _outcome(_complete_once, status, json.dumps(doc).encode())
     assert isinstance(got, (dict, Exception))

@@ -21,8 +21,8 @@ import yaml
 
 import goldenal
 from conftest import goldenal_cmd
-from goldenal import files as _files
-from goldenal.errors import ConflictError
+from goldenal.core import files as _files
+from goldenal.core.errors import ConflictError
 from hostile.hostile_support import snapshot
 from measure_stub import StubServer
 

@@ -1,6 +1,6 @@
 """Every measurement reader, fed mutated real samples, only ever refuses.
 
-A refusal is a :class:`~goldenal.errors.ParseError` (the file as a whole) or
+A refusal is a :class:`~goldenal.core.errors.ParseError` (the file as a whole) or
 a problem ``path:line: reason`` on the result (one window); anything else is
 a crash.  The seeds are the real captures of ``tests/data/ingest/``; the
 mutations are those that found crashes: numbers replaced by NaN, Infinity,
@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from goldenal.errors import ParseError
+from goldenal.core.errors import ParseError
 from goldenal.readers import _io, ingest
 
 HERE = Path(__file__).resolve().parent

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.lint import audit
+from goldenal.auditing import audit
 from goldenal.recipes.shell import arith, command_value
 
 LAUNCHER = """\

@@ -25,9 +25,9 @@ import pytest
 
 import goldenal
 from conftest import PACKAGED
-from goldenal import files as _files
-from goldenal.errors import ConflictError
-from goldenal.rewrite import inject_files
+from goldenal.core import files as _files
+from goldenal.core.errors import ConflictError
+from goldenal.apply.inject import inject_files
 from hostile.hostile_support import fork, run_goldenal, snapshot
 
 DATA = Path(__file__).parent.parent / "data" / "inject"
@@ -180,7 +180,7 @@ def test_concurrent_edits_lose_no_update(tree):
 
 
 def test_a_file_changed_between_injects_read_and_write_is_refused(tree, run_cli, monkeypatch):
-    from goldenal import rewrite
+    from goldenal.apply import inject
 
     target = tree / RECIPES[0]
     plan = rewrite._inject_text
@@ -227,7 +227,7 @@ def test_audit_fix_waits_for_the_lock_of_a_directory_it_writes(tmp_path, monkeyp
     try:
         assert os.read(read, 1) == b"x"
         monkeypatch.setattr(_files, "LOCK_TIMEOUT", 0.3)
-        from goldenal.lint.fix import fix_findings
+        from goldenal.auditing.fix import fix_findings
 
         def audit_with(overlay):
             return goldenal.audit([str(root)], root=str(root), settings=False,
@@ -243,7 +243,7 @@ def test_audit_fix_waits_for_the_lock_of_a_directory_it_writes(tmp_path, monkeyp
 
 
 def test_audit_fix_never_writes_a_file_changed_after_its_locked_read(tmp_path):
-    from goldenal.lint.fix import fix_findings
+    from goldenal.auditing.fix import fix_findings
 
     root, target = _wrong_value_tree(tmp_path)
     calls = []

@@ -1,0 +1,1 @@
+"""The applied side: a golden value written into serve configs (emit, inject, export)."""

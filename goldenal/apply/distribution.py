@@ -1,0 +1,163 @@
+"""Per-position acceptance rates implied by a golden curve, as vLLM accepts them.
+
+vLLM's ``synthetic_acceptance_length`` resolves to the minimum-variance
+schedule: AL 2.83 at K=3 becomes rates ``[1.0, 0.83, 0.0]``, so every step
+accepts one or two drafts, never zero or three.  A golden curve holds more
+than its mean: position i survives (the first i drafts are all accepted)
+with probability S(i) = AL(i) - AL(i-1), i = 1..K, AL(0) = 1, because the
+acceptance of a position does not depend on how many further tokens are
+drafted.  Writing those survivals as ``synthetic_acceptance_rates`` replays
+a realistic per-step distribution at the same mean.
+
+Measured curves are noisy, so the raw differences may rise with i, go
+negative (AL(7) < AL(6)) or exceed 1.  vLLM requires (docs/engines.md §1.2) a list
+of length K, each entry in [0, 1], non-increasing.  :func:`project_rates`
+returns the least-squares closest such list whose sum is the committed
+AL(K) - 1:
+
+1. pool-adjacent-violators (isotonic regression, non-increasing) of S;
+2. the sum constraint enters as a Lagrange shift lambda: the projection of S
+   onto {non-increasing, in [0, 1], sum = T} is clip(PAVA(S) + lambda, 0, 1)
+   for the lambda that makes the sum T (PAVA commutes with adding a
+   constant, and clipping a non-increasing vector keeps it non-increasing);
+   the sum is piecewise linear in lambda, so lambda is solved exactly on the
+   right segment;
+3. the rates are rounded to 6 decimals and the sum restored exactly in
+   units of 1e-6: a missing unit goes to the first entry below 1, a surplus
+   unit comes off the last entry above 0.  Both moves keep the list
+   non-increasing and inside [0, 1], so the decimal sum equals AL(K) - 1
+   exactly and 1 + the float sum is within 1e-9 of the committed AL.
+"""
+
+from goldenal.core.acceptance import implied_survival, pava_nonincreasing
+from goldenal.core.errors import PolicyError
+
+SCALE = 10 ** 6  # rates are written with 6 decimals
+
+
+def _shift_to_sum(p, total):
+    """The lambda with sum(clip(p + lambda, 0, 1)) == total (p non-increasing)."""
+    k = len(p)
+    if not 0 <= total <= k:
+        raise ValueError(f"sum {total} is outside [0, {k}]")
+    # Breakpoints of the piecewise-linear sum: where an entry hits 0 or 1.
+    points = sorted({-x for x in p} | {1 - x for x in p})
+
+    def g(lam):
+        return sum(min(1.0, max(0.0, x + lam)) for x in p)
+
+    lo = points[0]
+    for hi in points:
+        if g(hi) >= total:
+            break
+        lo = hi
+    else:
+        return points[-1]
+    g_lo, g_hi = g(lo), g(hi)
+    if g_hi == g_lo:
+        return hi
+    return lo + (total - g_lo) * (hi - lo) / (g_hi - g_lo)
+
+
+def project_rates(survival, total):
+    """Project raw per-position survivals onto vLLM's valid rate lists.
+
+    Parameters
+    ----------
+    survival : sequence of float
+        Raw S(1..K), e.g. successive differences of a golden curve.
+    total : str or float
+        Required sum, AL(K) - 1; a decimal string is honoured exactly.
+
+    Returns
+    -------
+    list of float
+        Length K, each in [0, 1], non-increasing, 6 decimals, summing to
+        ``total`` (exactly in decimal, within 1e-9 in floating point).
+
+    Example
+    -------
+    >>> project_rates([0.78, 0.60, 0.45], "1.83")
+    [0.78, 0.6, 0.45]
+    """
+    from decimal import Decimal
+
+    k = len(survival)
+    if k == 0:
+        raise ValueError("`survival` must have at least one entry")
+    target_units = int((Decimal(str(total)) * SCALE).to_integral_value())
+    target = target_units / SCALE
+    fitted = pava_nonincreasing(survival)
+    lam = _shift_to_sum(fitted, target)
+    x = [min(1.0, max(0.0, v + lam)) for v in fitted]
+    units = [int(round(v * SCALE)) for v in x]
+    # Rounding is monotone, so units stay non-increasing and inside [0, SCALE].
+    residual = target_units - sum(units)
+    while residual > 0:
+        i = next(j for j, u in enumerate(units) if u < SCALE)
+        units[i] += 1
+        residual -= 1
+    while residual < 0:
+        i = max(j for j, u in enumerate(units) if u > 0)
+        units[i] -= 1
+        residual += 1
+    return [u / SCALE for u in units]
+
+
+def validate_rates(rates, k):
+    """vLLM's checks on ``synthetic_acceptance_rates`` (docs/engines.md §1.2).
+
+    Returns a list of messages, empty when the list is valid.
+    """
+    problems = []
+    if len(rates) != k:
+        problems.append(f"synthetic_acceptance_rates must have length {k}, got {rates}.")
+    if any(not 0 <= r <= 1 for r in rates):
+        problems.append(f"synthetic_acceptance_rates entries must be in [0, 1], got {rates}.")
+    if any(b > a for a, b in zip(rates, rates[1:])):
+        problems.append(f"synthetic_acceptance_rates must be non-increasing, got {rates}.")
+    return problems
+
+
+def curve_survival(curve, *, k, thinking):
+    """Raw survivals S(1..K) = AL(i) - AL(i-1) of a registry curve, and its AL at K.
+
+    Raises
+    ------
+    PolicyError
+        A cell up to K is missing or ``N/A``.
+    """
+    cells = curve.cells.get(thinking, {})
+    try:
+        survival = implied_survival(cells, int(k))
+    except KeyError as exc:
+        i = exc.args[0]
+        raise PolicyError(f"--distribution needs every cell of curve {curve.id} up to K={k}; "
+                          f"thinking {thinking}, K={i} is {cells.get(i) or 'missing'}") from None
+    return [float(s) for s in survival], cells[int(k)]
+
+
+def acceptance_rates(curve, *, k, thinking):
+    """``synthetic_acceptance_rates`` for one cell of a golden curve.
+
+    Parameters
+    ----------
+    curve : goldenal.golden.registry.Curve
+    k : int
+    thinking : {"on", "off"}
+
+    Returns
+    -------
+    list of float
+        Valid for vLLM; ``1 + sum`` is the committed AL at K within 1e-9.
+
+    Example
+    -------
+    >>> from goldenal.golden.registry import load_registry
+    >>> acceptance_rates(load_registry().curves["minimaxm3_eagle3"], k=3, thinking="on")
+    [0.78, 0.6, 0.45]
+    """
+    from decimal import Decimal
+
+    survival, al_text = curve_survival(curve, k=k, thinking=thinking)
+    return project_rates(survival, Decimal(al_text) - 1)

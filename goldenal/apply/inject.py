@@ -1,0 +1,975 @@
+"""Rewrite serve configs in place so they carry the golden AL.
+
+:func:`inject` finds every speculative-decoding site of a file (each worker
+role of an srt-slurm recipe, every variant section of a multi-variant recipe,
+a vLLM ``--config`` file, a TensorRT-LLM extra-LLM-API YAML and the
+environment file it names), reads the identity the file itself declares
+(model, draft head, method, sampling variant, K), selects the one committed
+golden cell per site through the policy, and writes each engine's knob.
+
+Guarantees:
+
+- only the spans of changed values are rewritten (spliced into the original
+  text), so every other byte -- comments, key order, quoting -- is identical;
+- a second run changes nothing (idempotent);
+- a file that already pins a different value is refused unless ``force``;
+- a flag that contradicts the file (``--curve``, ``--draft``, ``--k``, a model
+  or a variant) is refused;
+- writes are atomic and all or nothing: every file (a recipe, the env file
+  written beside it, every file of :func:`inject_files`) is planned before
+  the first is written, then all are committed together
+  (:func:`goldenal.core.files.write_texts_atomic`); on any error no file is
+  touched.
+
+:func:`inject_runner` is the drop-in for InferenceX's runner script: it reads
+the runner's environment contract (``SYNTHETIC_ACCEPTANCE``,
+``SYNTHETIC_ACCEPTANCE_LENGTH``, ``MODEL_PREFIX``, ``NUM_SPEC_TOKENS``,
+``THINKING_MODE``, ``FRAMEWORK``, ``EVAL_ONLY``).
+"""
+
+import difflib
+import os
+from dataclasses import dataclass, field, replace
+
+from goldenal.core.files import locked_directories, read_text, write_texts_atomic
+from goldenal.engines import ENGINES, adapter
+from goldenal.recipes import knobs, spans
+from goldenal.engines.locate import find_sites, pd_decode
+from goldenal.core.envflags import RUNNER_SPELLINGS, env_flag
+from goldenal.core.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
+
+# The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors) and ours,
+# one per engine name and spelling (llama.cpp: ``llamacpp``, ``llama.cpp``, ``llama-cpp``).
+FRAMEWORKS = {
+    "dynamo-vllm": "vllm", "dynamo-sglang": "sglang", "dynamo-trtllm": "trtllm",
+    "dynamo-trt": "trtllm", "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm",
+    "atom": "atom", "llamacpp": "llamacpp", "llama.cpp": "llamacpp", "llama-cpp": "llamacpp",
+}
+COMMAND_SUFFIXES = (".sh", ".bash", ".args", ".cmd")
+
+
+@dataclass(frozen=True)
+class SiteValue:
+    """The golden value chosen for one site (worker role / variant)."""
+
+    role: "str | None"
+    section: "str | None"
+    engine: str
+    k: int
+    al: str
+    knob_value: str
+    curve: "str | None"
+    line: int
+
+
+@dataclass(frozen=True)
+class InjectResult:
+    """What :func:`inject` found and changed in one file.
+
+    Attributes
+    ----------
+    path : str
+    changed : int
+        Number of entries (speculative configs / environment blocks) changed.
+    entries : int
+        Number of entries found that carry the knob.
+    diff : str
+        Unified diff of every file touched (empty when nothing changes).
+    written : bool
+        True when the file was rewritten (not with ``check``/``diff_only``).
+    values : tuple of SiteValue
+        The golden value chosen for every site.
+    changes : tuple
+        ``(line, role, knob, old, new)`` for every setting that changes.
+    warnings : tuple of str
+    message : str
+        One line saying what happened.
+    """
+
+    path: str
+    changed: int
+    entries: int
+    diff: str
+    written: bool
+    values: tuple = ()
+    changes: tuple = ()
+    warnings: tuple = ()
+    message: str = ""
+    files: tuple = field(default=(), repr=False)
+    # ``{path: new text}`` still to write (empty once written, or with check/diff_only)
+    pending: dict = field(default_factory=dict, repr=False, compare=False)
+    # ``{path: text read}`` of the pending files inject read itself: checked before writing
+    read: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def needs_change(self):
+        return self.changed > 0
+
+    def to_frame(self):
+        """One row per changed setting."""
+        import pandas as pd
+
+        return pd.DataFrame([dict(zip(("line", "role", "knob", "old", "new"), c))
+                             for c in self.changes],
+                            columns=["line", "role", "knob", "old", "new"])
+
+
+# -- choosing the curve ------------------------------------------------------
+
+def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant=None,
+                  path=None, line=None):
+    """The one curve that applies to a site (:func:`goldenal.golden.policy.resolve_served`)."""
+    from goldenal.golden.policy import resolve_served, served_sampling
+
+    dsm, rsm = served_sampling(site)
+    if site.engine == "vllm":
+        # the knob comes with rejection_sample_method "synthetic", which replaces
+        # whichever verifier the file named: the file is resolved as it will serve
+        rsm = "synthetic"
+    try:
+        return resolve_served(registry, models=tuple(site.models), draft=site.draft,
+                              method=site.method, draft_sample_method=dsm,
+                              rejection_sample_method=rsm, model=model, draft_flag=draft,
+                              curve=curve, variant=variant)
+    except Exception as exc:  # the policy's own refusal, located in the file
+        if hasattr(exc, "path") and exc.path is None:
+            exc.path, exc.line = path, line
+        raise
+
+
+# -- the rewrite ---------------------------------------------------------------
+
+def _site_line(site):
+    node = site.k_node if site.k_node is not None else site.spec
+    return spans.line_of(node)
+
+
+def _site_k(site, k, path):
+    line = _site_line(site)
+    if site.k is None and len(set(site.k_values)) > 1:
+        raise PolicyError(f"{site.role or 'the'} worker lists several K values "
+                          f"{list(site.k_values)} in variant {site.section}; give each its "
+                          "own variant section", path=path, line=line)
+    if site.k is not None and k is not None and int(k) != site.k:
+        raise PolicyError(f"--k {k} contradicts the file: {site.role or 'the'} worker "
+                          f"drafts K={site.k}", path=path, line=line)
+    chosen = site.k if site.k is not None else k
+    if chosen is None:
+        raise ParseError(f"K is missing: the {site.role or ''} speculative settings do not "
+                         "say how many tokens are drafted (num_speculative_tokens / "
+                         "speculative-num-steps / max_draft_len); pass --k",
+                         path=path, line=line)
+    return int(chosen)
+
+
+def explicit_al(al, k, *, path=None, line=None):
+    """An explicit AL (``--al``, ``SYNTHETIC_ACCEPTANCE_LENGTH``) checked like a curve value.
+
+    A plain ASCII decimal (the curve files' rule, so ``+2.5``, ``2.5e0`` and
+    full-width digits are refused: they would be written verbatim into JSON
+    and YAML) in [1, K+1].
+    """
+    from decimal import Decimal
+
+    from goldenal.golden.curves import is_plain_decimal
+
+    text = str(al).strip()
+    if not is_plain_decimal(text):
+        raise UsageError(f"SYNTHETIC_ACCEPTANCE_LENGTH must be a plain decimal such as 2.83, "
+                         f"got {al!r}")
+    if not 1 <= Decimal(text) <= k + 1:
+        raise PolicyError(f"AL {text} is outside [1, K+1] = [1, {k + 1}]", path=path, line=line)
+    return text
+
+
+def _explicit_for(al, site, decode_role=None):
+    """The explicit AL text for a site's role: ``al`` itself, or its entry for the role.
+
+    A mapping holds per-role lengths (``{"prefill": "1.85", "decode": "2.49"}``);
+    its ``None`` entry applies to every role not named.  An SGLang prefill
+    worker carries its decode worker's value when it has none of its own.
+    """
+    if not isinstance(al, dict):
+        return al
+    for role in (site.role, None, decode_role):
+        if al.get(role) is not None:
+            return al[role]
+    raise UsageError(f"no explicit acceptance length for the {site.role or 'unnamed'} role "
+                     f"(given for: {', '.join(sorted(str(r) for r in al))})")
+
+
+def check_explicit(text, site, *, registry, k, thinking, selection, force, path, line):
+    """Check an explicit AL against the committed cell the site serves, as ``audit`` does.
+
+    Returns a list of warnings (no curve, or the cell cannot be determined:
+    the value is written with a note).  Raises :class:`PolicyError` when the
+    cell exists and holds another value, or the curve has no committed cell
+    for that thinking mode and K, unless ``force``.
+    """
+    from decimal import Decimal
+
+    from goldenal.core.errors import UnknownCurve
+
+    try:
+        curve = resolve_curve(registry, site, path=path, line=line, **selection)
+    except UnknownCurve as exc:
+        return [f"{path}:{line}: warning: no committed curve to check the explicit "
+                f"SYNTHETIC_ACCEPTANCE_LENGTH={text} against ({exc.message}); state where the "
+                "value comes from in a comment"]
+    except PolicyError as exc:
+        return [f"{path}:{line}: warning: cannot determine the golden cell to check the "
+                f"explicit SYNTHETIC_ACCEPTANCE_LENGTH={text} against: {exc.message}"]
+    mode = thinking
+    if mode is None:
+        modes = [m for m in ("on", "off") if curve.cells.get(m)]
+        # the runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
+        mode = modes[0] if len(modes) == 1 else "on"
+    cell = curve.cells.get(mode, {}).get(k)
+    label = f"{curve.id} thinking_{mode} K={k}"
+    where = f" for the {site.role} role" if site.role else ""
+    if cell is None or cell == "N/A":
+        if force:
+            return [f"{path}:{line}: warning: {label} has no committed cell; the explicit "
+                    f"SYNTHETIC_ACCEPTANCE_LENGTH={text} is written because of --force"]
+        raise PolicyError(f"explicit SYNTHETIC_ACCEPTANCE_LENGTH={text}{where}: {label} has no "
+                          "committed cell, so no value may be pinned (--force writes it "
+                          "anyway)", path=path, line=line)
+    if Decimal(cell) == Decimal(text):
+        return []
+    others = [f"{c.id} thinking_{m} K={kk}" for c in registry for m, cells in c.cells.items()
+              for kk, v in sorted(cells.items())
+              if v != "N/A" and Decimal(v) == Decimal(text) and (c.id, m, kk) != (curve.id, mode, k)]
+    also = f"; {text} is {' and '.join(others[:3])}" if others else ""
+    if force:
+        return [f"{path}:{line}: warning: explicit SYNTHETIC_ACCEPTANCE_LENGTH={text}{where} "
+                f"differs from the golden cell {label} ({cell}){also}; written because of "
+                "--force"]
+    raise PolicyError(f"explicit SYNTHETIC_ACCEPTANCE_LENGTH={text}{where} differs from the "
+                      f"golden cell {label}: expected {cell}{also}; pass --force to write it "
+                      "anyway", path=path, line=line)
+
+
+def _golden(site, *, registry, k, thinking, selection, al, path, force=False, warnings=None,
+            decode_role=None):
+    line = _site_line(site)
+    if al is not None:
+        text = explicit_al(_explicit_for(al, site, decode_role), k, path=path, line=line)
+        if registry is not None:
+            notes = check_explicit(text, site, registry=registry, k=k, thinking=thinking,
+                                   selection=selection, force=force, path=path, line=line)
+            if warnings is not None:
+                warnings.extend(notes)
+        return text, None
+    curve = resolve_curve(registry, site, path=path, line=line, **selection)
+    from goldenal.golden.policy import select
+
+    thinking = _assumed(curve, thinking, warnings, path)
+    try:
+        golden = select(registry, k=k, thinking=thinking, curve=curve.id)
+    except Exception as exc:
+        if hasattr(exc, "path") and exc.path is None:
+            exc.path, exc.line = path, line
+        raise
+    return golden.text, curve.id
+
+
+def _group_key(site):
+    if site.engine == "vllm":
+        return id(site.spec)
+    if site.env is not None:
+        node = site.env.layers[0] if isinstance(site.env, spans.Layers) else site.env
+        return id(node)
+    if site.backend is not None and not site.env_file:
+        return ("new", id(site.backend), site.role)
+    return ("file", site.env_file, id(site.spec))
+
+
+def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, curve=None,
+           variant=None, golden_dir=None, al=None, distribution=False, form=None,
+           env_file=None, force=False, check=False, diff_only=False, text=None,
+           allow_non_agentic=False, _defer=False):
+    """Rewrite one serve config so every speculative site carries its golden AL.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file: an srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a
+        TensorRT-LLM extra-LLM-API YAML, or an ATOM, ``llama-server`` or
+        ``vllm serve`` command line (``.sh``, ``.args``; the engine is the
+        server the script starts).
+    engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}, optional
+        Refuse files that configure another engine.
+    model, draft, curve, variant : optional
+        Selection flags as in :func:`goldenal.lookup`; refused when they
+        contradict the file.
+    k : int, optional
+        Only for files that do not state K; refused when it contradicts them.
+    thinking : {"on", "off"}, optional
+        Thinking mode served.  The file's own declaration (chat-template
+        kwargs, ``DYN_DEFAULT_THINKING_MODE``, ``THINKING_MODE``...) is read
+        as ``audit`` reads it (:func:`file_thinking`); ``thinking`` against it
+        is refused.  With neither, the mode ``audit`` assumes: the curve's
+        only mode, else ``on`` (a warning says so).
+    golden_dir : str, optional
+    al : str, optional
+        An explicit AL (the runner's ``SYNTHETIC_ACCEPTANCE_LENGTH``); skips
+        the registry.
+    distribution : bool or {"curve", "min-variance"}
+        vLLM and llama.cpp: write per-position rates instead of the length
+        (``synthetic_acceptance_rates``, ``--spec-synth-rates``): the curve's
+        profile (:func:`goldenal.apply.distribution.acceptance_rates`; True means
+        this) or the minimum-variance schedule.  llama.cpp realises its bare
+        length as a geometric schedule, which ``InjectResult.warnings`` notes.
+    form : {"length", "rate"}, optional
+        ATOM: which flag to write.
+    env_file : str, optional
+        TensorRT-LLM extra-LLM-API YAML: the environment file for the knob
+        (default: the file named by a ``# env-file: PATH`` comment).
+    force : bool
+        Overwrite a different value already pinned.
+    check : bool
+        Write nothing; ``result.needs_change`` says whether a change is needed.
+    diff_only : bool
+        Write nothing; ``result.diff`` holds the change.
+    text : str, optional
+        The file's content (then ``path`` only names it).
+    allow_non_agentic : bool
+        Write into a fixed-sequence-length (non-agentic) config, which the
+        policy says must measure real acceptance; refused otherwise.
+
+    Returns
+    -------
+    InjectResult
+
+    Raises
+    ------
+    ParseError
+        The file does not parse, has no speculative settings, or lacks K.
+    PolicyError, UnknownCurve
+        No single committed cell applies, or a flag contradicts the file.
+    ConflictError
+        The file pins another value and ``force`` is false.
+
+    Example
+    -------
+    >>> result = inject("recipe.yaml", thinking="on", check=True)   # doctest: +SKIP
+    >>> result.changed
+    2
+    """
+    path = os.fspath(path)
+    if engine is not None and engine not in ENGINES:
+        raise UsageError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if thinking is not None:
+        from goldenal.golden.policy import normalize_thinking
+
+        thinking = normalize_thinking(thinking)
+    options = dict(engine=engine, model=model, k=k, thinking=thinking, draft=draft, curve=curve,
+                   variant=variant, golden_dir=golden_dir, al=al, distribution=distribution,
+                   form=form, env_file=env_file, force=force, check=check,
+                   diff_only=diff_only, allow_non_agentic=allow_non_agentic)
+    if text is not None:
+        result = _plan(path, text, options)
+        # the caller read the file: only the files read here are checked before writing
+        result = replace(result, read={p: t for p, t in result.read.items() if p != path})
+        return result if _defer else commit_results([result])[0]
+    # the lock first (recovering a crashed write), then the read: no goldenal writer
+    # comes between the read and the write, and the write checks the bytes read
+    with locked_directories(_directories([path] + ([env_file] if env_file else []))):
+        result = _plan(path, read_text(path), options)
+        return result if _defer else commit_results([result])[0]
+
+
+def _plan(path, original, options):
+    # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
+    # it (marks and offsets count from the first real character), write it back.
+    bom = original[:1] if original.startswith(_BOM) else ""
+    original = original[len(bom):]
+    options = dict(options, thinking=file_thinking(path, original, options["thinking"]))
+    return _inject_text(path, original, bom=bom, **options)
+
+
+def _directories(paths):
+    """The real directories holding ``paths``, each once (a missing one: the read says so)."""
+    found = {os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths}
+    return sorted(d for d in found if os.path.isdir(d))
+
+
+def file_thinking(path, text, thinking=None):
+    """The thinking mode to inject: the file's declaration, read as ``audit`` reads it.
+
+    Returns ``thinking`` (normalised, or None) when the file declares no
+    mode, else the declared one.
+
+    Raises
+    ------
+    PolicyError
+        ``thinking`` contradicts the file's declaration, the file's signals
+        disagree, or its launch paths declare different modes.
+    """
+    import yaml
+
+    from goldenal.auditing.runner import file_configs
+
+    try:
+        configs = file_configs(path, text)
+    except (GoldenALError, ValueError, RecursionError, yaml.YAMLError):
+        return thinking         # inject's own reader reports what does not parse
+    declared = {}
+    for cfg in configs:
+        if not cfg.spec:
+            continue
+        if cfg.thinking is not None:
+            declared.setdefault(cfg.thinking, cfg.thinking_source)
+        elif cfg.thinking_source:
+            raise PolicyError(f"cannot tell which thinking mode the file serves: "
+                              f"{cfg.thinking_source}; make it declare one", path=path,
+                              line=cfg.line)
+    if len(declared) > 1:
+        said = "; ".join(f"thinking {m}: {how}" for m, how in sorted(declared.items()))
+        raise PolicyError(f"the file's launch paths declare different thinking modes ({said}); "
+                          "inject one mode per file", path=path)
+    if not declared:
+        return thinking
+    ((mode, how),) = declared.items()
+    if thinking is not None and thinking != mode:
+        raise PolicyError(f"--thinking {thinking} contradicts the file, which declares thinking "
+                          f"{mode}: {how}", path=path)
+    return mode
+
+
+def _assumed(curve, thinking, notes, path):
+    """The thinking mode of a curve's cell: the given one, else the one ``audit`` assumes."""
+    if thinking is not None:
+        return thinking
+    from goldenal.auditing.check import default_mode
+
+    mode = default_mode(curve)
+    note = (f"{path}: warning: no thinking-mode signal in the file; assumed thinking_{mode} "
+            f"for curve {curve.id}, as audit does (GAL305); pass --thinking to state it")
+    if notes is not None and note not in notes:
+        notes.append(note)
+    return mode
+
+
+def commit_results(results):
+    """Write what planned :class:`InjectResult` objects still hold, all files or none.
+
+    Every file of every result (recipes and the env files written beside
+    them) goes through one :func:`goldenal.core.files.write_texts_atomic`.
+    Returns the results, marked written.  A file planned twice with
+    different texts is refused before anything is written.
+    """
+    texts, owner, expected = {}, {}, {}
+    for result in results:
+        for p, text in result.pending.items():
+            key = os.path.realpath(p)
+            if key in owner and texts[owner[key]] != text:
+                raise UsageError(f"planned twice with different changes (also as "
+                                 f"{owner[key]}); give each file once", path=p)
+            owner.setdefault(key, p)
+            texts[owner[key]] = text
+            if p in result.read:
+                expected[owner[key]] = result.read[p]
+    if texts:
+        # a file changed since it was read is refused (ConflictError): nothing is written
+        write_texts_atomic(texts, expected=expected)
+    return [replace(r, written=True, pending={}, read={}) if r.pending else r for r in results]
+
+
+class NothingWritten(GoldenALError):
+    """Some of several files were refused, so none of them was written."""
+
+    def __init__(self, errors, results):
+        self.errors = tuple(errors)       # (path, GoldenALError or OSError)
+        self.results = tuple(results)     # the plans of the files that were not refused
+        n = len(self.errors) + len(self.results)
+        super().__init__(f"nothing written: {len(self.errors)} of {n} files refused")
+        self.exit_code = max(getattr(e, "exit_code", EXIT_USAGE) for _, e in self.errors)
+
+
+def inject_files(paths, **options):
+    """:func:`inject` on several files, all or nothing.
+
+    Every file is planned first (read, resolved against the registry,
+    checked); when any is refused nothing is written and
+    :class:`NothingWritten` lists every refusal.  Otherwise all changed
+    files, the env files written beside recipes included, are written by one
+    multi-file commit (:func:`commit_results`): a failure part-way puts every
+    file already replaced back.  ``options`` are those of :func:`inject`.
+
+    Returns
+    -------
+    list of InjectResult
+        One per path, in order.
+    """
+    results, errors = [], []
+    env_file = options.get("env_file")
+    # every directory read is locked before the first read and until the commit
+    with locked_directories(_directories(list(paths) + ([env_file] if env_file else []))):
+        for path in paths:
+            try:
+                results.append(inject(path, _defer=True, **options))
+            except (GoldenALError, OSError) as exc:
+                errors.append((os.fspath(path), exc))
+        if errors:
+            raise NothingWritten(errors, results)
+        return commit_results(results)
+
+
+_BOM = "\ufeff"
+
+
+def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, variant,
+                 golden_dir, al, distribution, form, env_file, force, check, diff_only,
+                 allow_non_agentic, bom):
+    selection = {"model": model, "draft": draft, "curve": curve, "variant": variant}
+    from goldenal.golden.registry import load_registry
+
+    # an explicit AL is checked against the committed cell too
+    registry = load_registry(golden_dir)
+
+    if path.lower().endswith(COMMAND_SUFFIXES):
+        if not allow_non_agentic:
+            _refuse_non_agentic(path)
+        if engine == "llamacpp" or (engine is None and _starts_llama_server(original)):
+            return _inject_llamacpp(path, original, k=k, thinking=thinking, registry=registry,
+                                    selection=selection, al=al, distribution=distribution,
+                                    force=force, check=check, diff_only=diff_only, bom=bom)
+        launched = knobs.launched_engines(original)
+        if engine == "vllm" or (engine is None and launched == ("vllm",)):
+            return _inject_vllm_script(path, original, k=k, thinking=thinking,
+                                       registry=registry, selection=selection, al=al,
+                                       distribution=distribution, force=force, check=check,
+                                       diff_only=diff_only, bom=bom)
+        if distribution:
+            raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
+                             "llama.cpp (--spec-synth-rates)")
+        _refuse_other_launchers(path, launched, engine)
+        return _inject_command(path, original, launched=launched, k=k, thinking=thinking,
+                               registry=registry, selection=selection, al=al, form=form,
+                               force=force, check=check, diff_only=diff_only, bom=bom)
+
+    doc, sites, layout = find_sites(path, original, env_file=env_file)
+    if not allow_non_agentic:
+        _refuse_non_agentic(path, doc)
+    if not sites:
+        raise ParseError("no speculative settings found (no speculative-config, "
+                         "sglang_config/trtllm_config speculative settings or "
+                         "speculative_config mapping)", path=path)
+    if engine is not None:
+        other = sorted({s.engine for s in sites} - {engine})
+        if other:
+            raise PolicyError(f"the file configures {', '.join(other)}, not {engine}",
+                              path=path, line=_site_line(sites[0]))
+
+    groups = {}
+    values, warnings = [], []
+    decode_k = {site.section: _site_k(site, k, path) for site in sites if pd_decode(site, sites)}
+    for site in sites:
+        if pd_decode(site, sites, role="prefill"):
+            # SGLang PD: the decode worker verifies, so its K picks the cell; the
+            # prefill worker carries the same value (docs/engines.md §2.4)
+            site_k = decode_k[site.section]
+        else:
+            site_k = _site_k(site, k, path)
+        al_text, curve_id = _golden(site, registry=registry, k=site_k, thinking=thinking,
+                                    selection=selection, al=al, path=path, force=force,
+                                    warnings=warnings,
+                                    decode_role="decode" if pd_decode(site, sites,
+                                                                      role="prefill") else None)
+        eng = adapter(site.engine)
+        knob = eng.convert(al_text, k=site_k)
+        line = _site_line(site)
+        values.append(SiteValue(site.role, site.section, site.engine, site_k, al_text, knob,
+                                curve_id, line))
+        if site.k is None:
+            warnings.append(f"{path}:{line}: warning: the file does not state K; the value "
+                            f"assumes K={site_k} (--k), which the engine must also use")
+        if (site.engine in ("sglang", "trtllm") and site.env is None and not site.env_file
+                and site.backend is None):
+            raise ParseError(f"the {site.role or ''} worker has speculative settings but no "
+                             f"{site.role}_environment block to carry {eng.knob}; add one",
+                             path=path, line=line)
+        key = _group_key(site)
+        prev = groups.get(key)
+        if (prev is not None and prev[1] != knob and site.env_inherited
+                and site.section not in (None, "base") and site.backend is not None):
+            # A variant that changes K but inherits the base environment gets its own
+            # <role>_environment (merged over the base one by srt-slurm).
+            site.env = None
+            key = _group_key(site)
+            prev = groups.get(key)
+        if prev is not None:
+            if prev[1] != knob:
+                raise PolicyError(
+                    f"roles {prev[0].role} (K={prev[2]}) and {site.role} (K={site_k}) share one "
+                    f"{'speculative-config' if site.engine == 'vllm' else 'environment block'} "
+                    f"(anchor/alias or inherited) but need different values {prev[1]} and "
+                    f"{knob}; give each role its own", path=path, line=line)
+            continue
+        groups[key] = (site, knob, site_k, al_text, curve_id)
+
+    edits, file_edits, changes = [], {}, []
+    changed = 0
+    for site, knob, site_k, al_text, curve_id in groups.values():
+        options = {}
+        if distribution:
+            if site.engine != "vllm":
+                raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
+                                 "llama.cpp (--spec-synth-rates)")
+            options["rates"] = _rates(distribution, registry, curve_id, site_k, al_text,
+                                      thinking)
+        # --check asks whether a change is needed: a different pinned value is one
+        plan = adapter(site.engine).plan(doc, site, al_text, k=site_k, force=force or check,
+                                         **options)
+        warnings.extend(f"{path}:{_site_line(site)}: warning: {w}" for w in plan.warnings)
+        if not plan.changes:
+            continue
+        changed += 1
+        for edit in plan.edits:
+            if isinstance(edit, tuple):
+                _, other_path, other_text, e = edit
+                file_edits.setdefault(other_path, [other_text, []])[1].append(e)
+            else:
+                edits.append(edit)
+        for knob_name, old, new in plan.changes:
+            changes.append((_site_line(site), site.role, knob_name, old, new))
+
+    outputs = [(path, original, spans.apply_edits(original, edits))]
+    for other_path, (other_text, other_edits) in file_edits.items():
+        outputs.append((other_path, other_text, spans.apply_edits(other_text, other_edits)))
+    return _finish(path, outputs, changed, len(groups), values, changes, warnings,
+                   check=check, diff_only=diff_only, bom=bom)
+
+
+def _rates(distribution, registry, curve_id, k, al_text, thinking):
+    """Per-position survival rates for ``--distribution`` (curve, or min-variance)."""
+    if distribution == "min-variance":
+        from goldenal.core.acceptance import min_variance_schedule
+
+        return [float(r) for r in min_variance_schedule(al_text, k)]
+    if curve_id is None:
+        raise UsageError("--distribution needs the golden curve, not an explicit AL")
+    from goldenal.apply.distribution import acceptance_rates
+
+    curve = registry.curves[curve_id]
+    return acceptance_rates(curve, k=k, thinking=_assumed(curve, thinking, None, None))
+
+
+def _refuse_non_agentic(path, doc=None):
+    """Refuse a fixed-sequence-length config (the audit's GAL302 test, one function).
+
+    The recipe's content decides first (``benchmark:`` type and lengths, its
+    name, the variant names in it), then its path within the repository.
+    """
+    from goldenal.engines.locate import scenario_facts
+    from goldenal.auditing.evidence import agentic_of, repository_path
+
+    name, benchmark, names = None, None, ()
+    if doc is not None and spans.is_map(doc.root):
+        name, benchmark, names = scenario_facts(doc.root)
+    where = repository_path(path)
+    if agentic_of(where, name, benchmark, names) is False:
+        said = ""
+        if agentic_of(where) is not False:
+            said = (f" (benchmark {benchmark['type'] or 'isl/osl'})"
+                    if benchmark and agentic_of("", None, benchmark) is False
+                    else f" (recipe name {name})" if name and agentic_of("", name) is False
+                    else " (variant names)")
+        raise PolicyError(f"a fixed-sequence-length (non-agentic) config{said} must measure "
+                          "real acceptance; synthetic acceptance is for agentic configs only "
+                          f"(pass --allow-non-agentic or set {ALLOW_NON_AGENTIC_ENV}=true to "
+                          "write it anyway)", path=path)
+
+
+def _label(path, side):
+    return path if os.path.isabs(path) else f"{side}/{path}"
+
+
+def _finish(path, outputs, changed, entries, values, changes, warnings, *, check, diff_only,
+            bom=""):
+    diff = "".join(
+        "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                     after.splitlines(keepends=True),
+                                     fromfile=_label(p, "a"), tofile=_label(p, "b")))
+        for p, before, after in outputs if before != after)
+    if diff and not diff.endswith("\n"):
+        diff += "\n"
+    needs = any(before != after for _, before, after in outputs)
+    written = needs and not (check or diff_only)    # once committed (see commit_results)
+    pending, read = {}, {}
+    if written:
+        pending = {p: (bom + after) if p == path else after
+                   for p, before, after in outputs if before != after}
+        read = {p: (bom + before) if p == path else before
+                for p, before, after in outputs if before != after}
+    if not needs:
+        message = f"{path}: already carries the golden AL in {entries} entr" \
+                  f"{'y' if entries == 1 else 'ies'}; nothing to change"
+    else:
+        verb = "changed" if written else "would change"
+        summary = ", ".join(sorted({f"{v.role or v.engine} K={v.k}: {v.knob_value}"
+                                    for v in values}))
+        message = (f"{path}: {verb} {changed} of {entries} entr"
+                   f"{'y' if entries == 1 else 'ies'} ({summary})")
+    return InjectResult(path=path, changed=changed if needs else 0, entries=entries, diff=diff,
+                        written=False, values=tuple(values), changes=tuple(changes),
+                        warnings=tuple(warnings), message=message,
+                        files=tuple(p for p, b, a in outputs if b != a), pending=pending,
+                        read=read)
+
+
+def _inject_command(path, original, *, launched, k, thinking, registry, selection, al, form,
+                    force, check, diff_only, bom=""):
+    """ATOM launchers and argument files: every launch path, never the EVAL_ONLY one.
+
+    ``launched``: the engines the script starts (:func:`recipes.knobs.launched_engines`).
+    """
+    from goldenal.engines.atom import plan_command, read_command_settings
+    from goldenal.engines.locate import Site
+
+    settings = read_command_settings(path, original)
+    if not settings:
+        starts = "atom" in launched
+        raise ParseError("no ATOM speculative flags found (--num-speculative-tokens): "
+                         + (f"the script starts {LAUNCH_WORDS['atom']} without speculative "
+                            "decoding" if starts else "the script starts no server (looked for " +
+                            ", ".join(LAUNCH_WORDS.values()) + ")"), path=path)
+    found = settings[0]
+    chosen = {}
+    notes = []
+
+    def golden_for_k(site_k, line):
+        if site_k not in chosen:
+            site = Site(engine="atom", role=None, section=None, spec=None, k=site_k,
+                        k_values=(site_k,), draft=found.draft, method=found.method,
+                        models=(found.model,) if found.model else ())
+            chosen[site_k] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
+                                          thinking=thinking, selection=selection, force=force,
+                                          notes=notes)
+        return chosen[site_k][0]
+
+    plan, targets = plan_command(path, original, golden_for_k, k=k, form=form,
+                                 force=force or check)
+    return _command_result(path, original, "atom", plan, targets,
+                           lambda target: chosen[target[1]][1], notes,
+                           check=check, diff_only=diff_only, bom=bom)
+
+
+def _command_result(path, original, engine, plan, targets, curve_of, notes, *, check,
+                    diff_only, bom):
+    """The result of a planned command-line rewrite (ATOM, ``vllm serve``, ``llama-server``).
+
+    ``targets`` are ``(line, K, AL text, knob, ...)``, as the engine's planner
+    gives them; ``curve_of(target)`` names the curve the value came from.
+    """
+    after = spans.apply_edits(original, plan.edits)
+    values = [SiteValue(None, None, engine, t[1], t[2], t[3], curve_of(t), t[0])
+              for t in targets]
+    changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
+    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
+                   values, changes, notes, check=check, diff_only=diff_only, bom=bom)
+
+
+# how a message names each engine's launch command
+LAUNCH_WORDS = {"vllm": "vllm serve", "sglang": "sglang.launch_server",
+                "trtllm": "trtllm-serve", "atom": "atom.entrypoints",
+                "llamacpp": "llama-server"}
+
+
+def _refuse_other_launchers(path, launched, engine):
+    """A launch script rewritten as ATOM's must start ATOM (or nothing goldenal can name).
+
+    The engine is the one the script launches (``recipes.knobs.LAUNCHES``, as
+    ``audit`` reads it); ``inject`` writes ATOM, ``llama-server`` and ``vllm
+    serve`` command lines only, and says what the script starts instead of
+    looking for flags it cannot contain.  ``launched``: the engines the script starts.
+    """
+    if engine not in (None, "atom"):
+        raise PolicyError(f"inject rewrites ATOM, llama-server and vllm serve launch scripts "
+                          "only, not "
+                          f"{engine}" + (f" ({_starts(launched)})" if launched else ""),
+                          path=path)
+    others = [e for e in launched if e not in ("atom", "llamacpp", "vllm")]
+    if "atom" not in launched and others:
+        raise ParseError(f"{_starts(launched)}, not ATOM, llama-server or vllm serve: inject "
+                         "rewrites the launch commands of those three only (looked for "
+                         "--num-speculative-tokens, llama-server and vllm serve); write the "
+                         f"{others[0]} knob where the script builds its speculative settings "
+                         f"(goldenal emit --engine {others[0]} prints it)", path=path)
+
+
+def _starts(launched):
+    return "the script starts " + " and ".join(LAUNCH_WORDS[e] for e in launched)
+
+
+def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection, force, notes):
+    """``(AL text, curve id)`` a command site must carry: the explicit length, checked, or the cell."""
+    if al is not None:
+        text = explicit_al(_explicit_for(al, site), site_k, path=path, line=line)
+        notes.extend(check_explicit(text, site, registry=registry, k=site_k, thinking=thinking,
+                                    selection=selection, force=force, path=path, line=line))
+        return text, None
+    curve = resolve_curve(registry, site, path=path, line=line, **selection)
+    from goldenal.golden.policy import select
+
+    thinking = _assumed(curve, thinking, notes, path)
+    try:
+        return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
+    except Exception as exc:
+        if hasattr(exc, "path") and exc.path is None:
+            exc.path, exc.line = path, line
+        raise
+
+
+def _inject_vllm_script(path, original, *, k, thinking, registry, selection, al, distribution,
+                        force, check, diff_only, bom=""):
+    """Scripts that run ``vllm serve``: every literal ``--speculative-config`` JSON."""
+    from goldenal.engines.vllm import plan_command
+
+    chosen, notes = {}, []
+    if distribution is True:
+        distribution = "curve"
+
+    def cell(site, site_k, line=None):
+        """``(AL text, curve id)`` of a site's cell: the site and K name it, nothing else."""
+        key = (site.draft, site.method, tuple(sorted(site.variant.items())), site_k)
+        if key not in chosen:
+            chosen[key] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
+                                       thinking=thinking, selection=selection, force=force,
+                                       notes=notes)
+        return chosen[key]
+
+    rates_for = None
+    if distribution:
+        def rates_for(site, site_k, al_text):
+            return _rates(distribution, registry, cell(site, site_k)[1], site_k, al_text,
+                          thinking)
+
+    def golden_for(site, site_k, line):
+        return cell(site, site_k, line)[0]
+
+    plan, targets = plan_command(path, original, golden_for, k=k, rates_for=rates_for,
+                                 force=force or check)
+    return _command_result(path, original, "vllm", plan, targets,
+                           lambda target: cell(target[4], target[1])[1], notes,
+                           check=check, diff_only=diff_only, bom=bom)
+
+
+def _starts_llama_server(text):
+    from goldenal.engines.llamacpp import commands
+
+    return bool(commands(text))
+
+
+def _inject_llamacpp(path, original, *, k, thinking, registry, selection, al, distribution,
+                     force, check, diff_only, bom=""):
+    """Scripts that start ``llama-server``: every command with speculative decoding."""
+    from goldenal.engines.llamacpp import plan_command, read_command_settings
+    from goldenal.engines.locate import Site
+
+    settings = [s for s in read_command_settings(path, original) if s.extra.get("speculative")]
+    found = settings[0] if settings else None
+    chosen = {}
+    if distribution is True:
+        distribution = "curve"
+
+    notes = []
+
+    def golden_for_k(site_k, line):
+        if site_k not in chosen:
+            site = Site(engine="llamacpp", role=None, section=None, spec=None, k=site_k,
+                        k_values=(site_k,), draft=found.draft if found else None,
+                        method=found.method if found else None,
+                        models=(found.model,) if found and found.model else ())
+            chosen[site_k] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
+                                          thinking=thinking, selection=selection, force=force,
+                                          notes=notes)
+        return chosen[site_k][0]
+
+    rates_for = None
+    if distribution:
+        def rates_for(site_k, al_text):
+            return _rates(distribution, registry, chosen[site_k][1], site_k, al_text, thinking)
+
+    plan, targets = plan_command(path, original, golden_for_k, k=k, rates_for=rates_for,
+                                 force=force or check)
+    return _command_result(path, original, "llamacpp", plan, targets,
+                           lambda target: chosen[target[1]][1], notes + list(plan.warnings),
+                           check=check, diff_only=diff_only, bom=bom)
+
+
+# -- the InferenceX runner contract -------------------------------------------
+
+@dataclass(frozen=True)
+class RunnerOutcome:
+    """What :func:`inject_runner` did: a result, or a no-op and why."""
+
+    result: "InjectResult | None"
+    message: str
+
+
+ALLOW_NON_AGENTIC_ENV = "GOLDENAL_ALLOW_NON_AGENTIC"
+ROLES = ("aggregated", "prefill", "decode")
+
+
+def allow_non_agentic_from(environ):
+    """``--allow-non-agentic`` as an environment variable a runner can set.
+
+    Read by :func:`goldenal.core.envflags.env_flag`: ``1``/``true``/``yes``/``on``,
+    ``0``/``false``/``no``/``off``, unset or empty; anything else is a
+    :class:`UsageError`.
+    """
+    return env_flag(environ, ALLOW_NON_AGENTIC_ENV)
+
+
+def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=False,
+                  diff_only=False, force=False, allow_non_agentic=False):
+    """Inject as InferenceX's runner does, driven by its environment variables.
+
+    ``EVAL_ONLY=true`` keeps the recipe untouched (accuracy runs need real
+    verification); ``SYNTHETIC_ACCEPTANCE`` other than ``true`` is a no-op;
+    otherwise ``SYNTHETIC_ACCEPTANCE_LENGTH`` wins, else the golden cell is
+    looked up from ``MODEL_PREFIX`` (or the recipe's own model),
+    ``NUM_SPEC_TOKENS`` (or the recipe's K) and ``THINKING_MODE``
+    (default: the recipe's own declaration, else ``thinking_on``).  ``framework`` (else ``FRAMEWORK``) is one of
+    ``dynamo-vllm``, ``dynamo-sglang``, ``dynamo-trtllm``, or an engine name
+    (``vllm``, ``sglang``, ``trtllm``, ``atom``, ``llamacpp``).  A recipe with
+    nothing to rewrite fails, as the runner's does.
+
+    An explicit length is checked against the committed cell of the role it
+    is written to (refused on a mismatch unless ``force``).  Roles with
+    different K take their own: ``SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL``,
+    ``_DECODE`` or ``_AGGREGATED`` win over ``SYNTHETIC_ACCEPTANCE_LENGTH``
+    for that role.  ``allow_non_agentic`` (or ``GOLDENAL_ALLOW_NON_AGENTIC=true``)
+    writes into a fixed-sequence-length recipe too.
+    """
+    environ = os.environ if environ is None else environ
+    allow_non_agentic = allow_non_agentic_from(environ) or allow_non_agentic
+    if env_flag(environ, "EVAL_ONLY", spellings=RUNNER_SPELLINGS):
+        return RunnerOutcome(None, "EVAL_ONLY=true: keeping real verification; "
+                                   f"{os.fspath(path)} left untouched")
+    if not env_flag(environ, "SYNTHETIC_ACCEPTANCE", spellings=RUNNER_SPELLINGS):
+        return RunnerOutcome(None, "SYNTHETIC_ACCEPTANCE is not 'true': nothing to do")
+    framework = framework or environ.get("FRAMEWORK", "").strip()
+    engine = FRAMEWORKS.get(framework)
+    if engine is None:
+        raise UsageError(f"no synthetic-acceptance injector for FRAMEWORK={framework!r} "
+                         f"(known: {', '.join(sorted(FRAMEWORKS))})",
+                         path=os.fspath(path))
+    explicit = environ.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None
+    per_role = {role: environ.get(f"SYNTHETIC_ACCEPTANCE_LENGTH_{role.upper()}", "").strip()
+                for role in ROLES}
+    per_role = {role: v for role, v in per_role.items() if v}
+    if per_role:
+        explicit = {None: explicit, **per_role}
+    prefix = environ.get("MODEL_PREFIX", "").strip() or None
+    nst = environ.get("NUM_SPEC_TOKENS", "").strip() or None
+    if nst is not None and not nst.isdigit():
+        raise UsageError(f"NUM_SPEC_TOKENS must be an integer, got {nst!r}")
+    # unset: the file's own declaration, else thinking_on (the runner's default)
+    thinking = environ.get("THINKING_MODE", "").strip() or None
+    result = inject(path, engine=engine, model=prefix, k=int(nst) if nst else None,
+                    thinking=thinking, golden_dir=golden_dir, al=explicit, force=force,
+                    check=check, diff_only=diff_only, allow_non_agentic=allow_non_agentic)
+    return RunnerOutcome(result, result.message)

@@ -1,0 +1,343 @@
+"""``goldenal audit``: a linter for recipe repositories against the golden curves.
+
+Walks a tree (nothing is executed), resolves every spec-decode config it can
+find (bash launch scripts, srt-slurm recipe YAMLs, master configs and any
+file carrying a synthetic knob) to its golden cell, and reports like a linter.
+See :mod:`goldenal.auditing.rules` for the rule catalogue.
+
+Example
+-------
+>>> from goldenal.auditing import audit
+>>> findings = audit(["recipes/"])                        # doctest: +SKIP
+>>> [(f.code, f.path, f.line) for f in findings]          # doctest: +SKIP
+[('GAL201', 'agentic/minimax.sh', 14)]
+"""
+
+import os
+from typing import NamedTuple
+
+from goldenal.auditing import evidence as ev
+from goldenal.auditing.markdown import MARKDOWN, fenced_code
+from goldenal.auditing.rules import RULES, Finding, explain, get_rule, make_finding
+
+__all__ = ["audit", "audit_report", "AuditReport", "Finding", "RULES", "explain", "get_rule"]
+
+
+def _codes(spec, flag="select"):
+    """Normalise ``--select``/``--ignore`` values: codes, prefixes (``GAL2``) or names.
+
+    Raises
+    ------
+    UsageError
+        An entry that is no rule's code, name or code prefix (``GAL9``).
+    """
+    if not spec:
+        return None
+    if isinstance(spec, str):
+        spec = spec.split(",")
+    out = set()
+    for item in spec:
+        item = item.strip()
+        if not item:
+            continue
+        rule = get_rule(item)
+        if rule is None and not any(code.startswith(item.upper()) for code in RULES):
+            raise _unknown_code(item, flag)
+        out.add(rule.code if rule else item.upper())
+    return out
+
+
+def _unknown_code(item, flag):
+    import difflib
+
+    from goldenal.core.errors import UsageError
+    from goldenal.auditing.rules import BY_NAME
+
+    families = sorted({code[:4] for code in RULES})
+    # a short prefix (GAL9) is answered by the list of prefixes, not a guess
+    close = difflib.get_close_matches(item.upper(), list(RULES), n=2, cutoff=0.8) \
+        if len(item) > 4 else []
+    close += difflib.get_close_matches(item.lower(), list(BY_NAME), n=1, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return UsageError(f"--{flag}: no rule code, prefix or name {item!r}{hint} (codes "
+                      f"{min(RULES)}-{max(RULES)}, prefixes {', '.join(families)}; "
+                      "`goldenal audit --explain CODE` describes one)")
+
+
+def _matches(code, codes):
+    return any(code.startswith(c) for c in codes)
+
+
+def default_root(paths):
+    """The directory finding paths are relative to: the repository root of ``paths``.
+
+    That is the nearest directory holding ``.git`` at or above the directory
+    containing every audited path, so that ``audit benchmarks/x`` reports
+    ``benchmarks/x/...`` in every format, as CI annotations and code scanning
+    read paths.  Outside any repository: the one directory given, else the
+    current directory.
+    """
+    top = git_root(paths)
+    return top if top is not None else _audited_dir(paths)
+
+
+def _audited_dir(paths):
+    return paths[0] if len(paths) == 1 and os.path.isdir(paths[0]) else os.getcwd()
+
+
+def git_root(paths):
+    """The nearest directory holding ``.git`` at or above all of ``paths``, or None."""
+    full = [os.path.abspath(os.fspath(p)) for p in paths or ["."]]
+    try:
+        here = os.path.commonpath(full)
+    except ValueError:          # paths on different drives
+        return None
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+class AuditReport(NamedTuple):
+    """What one audit read, checked, skipped and found.
+
+    ``findings`` are sorted by path, line, column and code; ``skipped`` holds
+    ``(path, reason)`` for every file that mentions a knob or a speculative
+    setting but gave no checked serve config; ``settings`` is the
+    ``pyproject.toml`` the options came from (or None); ``notes`` what holds
+    for the whole audit (a golden directory without a manifest whose curves
+    name no draft head), said once rather than per file.
+    """
+
+    findings: tuple
+    files_read: int
+    configs_checked: int
+    skipped: tuple
+    golden_dir: "str | None" = None
+    settings: "str | None" = None
+    notes: tuple = ()
+
+    @property
+    def assumptions(self):
+        """The GAL305 findings: configs whose thinking mode was assumed."""
+        return tuple(f for f in self.findings if f.code == "GAL305")
+
+    def to_frame(self):
+        """The findings as a pandas DataFrame, one row per finding."""
+        import pandas as pd
+
+        cols = list(Finding._fields)
+        return pd.DataFrame([list(f) for f in self.findings], columns=cols)
+
+    def __repr__(self):
+        return (f"<AuditReport {len(self.findings)} findings: {self.configs_checked} serve "
+                f"configs checked in {self.files_read} files read, {len(self.skipped)} "
+                "skipped>")
+
+
+def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
+                 ignore=None, exclude=None, extend_exclude=None, respect_gitignore=None,
+                 settings=True, cache=False, overlay=None):
+    """Audit files or directories; the findings with what was read, checked and skipped.
+
+    Parameters
+    ----------
+    paths : list of str, optional
+        Files or directories to audit (default: the current directory).
+    root : str, optional
+        Directory finding paths are relative to; default the repository root
+        of ``paths`` (the nearest directory holding ``.git``), else the single
+        directory given, else the current directory.
+    registry : goldenal.golden.registry.Registry, optional
+        Curves to audit against; default ``load_registry(golden_dir)``.
+    golden_dir : str, optional
+        A golden directory to load when ``registry`` is not given (default:
+        the settings' ``golden-dir``, else as :func:`goldenal.load_registry`).
+    select, ignore : iterable of str or str, optional
+        Codes, code prefixes (``"GAL2"``) or rule names to keep / drop.
+    exclude, extend_exclude : iterable of str, optional
+        gitignore-style patterns of paths never read; ``exclude`` replaces the
+        default (version-control, virtualenv and cache directories).
+    respect_gitignore : bool, optional
+        Honour ``.gitignore`` files (default true).
+    settings : bool or str
+        Read ``[tool.goldenal]`` from the nearest ``pyproject.toml`` (True), a
+        given ``pyproject.toml`` (str) or not at all (False).  Arguments
+        given here win over the file.
+    cache : bool, str or goldenal.auditing.cache.Cache
+        Keep what each file says in a persistent cache outside the tree
+        (:mod:`goldenal.auditing.cache`) so that files read before with the same
+        bytes are not parsed again: True for the user cache directory, a
+        directory path, a ``Cache`` of ``root`` (one opened with
+        ``read_only=True`` is read, never written), or False (default) for
+        none.  Findings are identical either way.
+    overlay : dict, optional
+        ``{path: bytes}``: contents audited in place of those files' (nothing
+        is written; a path is matched by its real path, so a file reached
+        through a link inside the tree reads the same bytes).  ``audit --fix``
+        checks its fixes this way before writing them.
+
+    Returns
+    -------
+    AuditReport
+
+    Raises
+    ------
+    goldenal.core.errors.ParseError
+        When none of ``paths`` can be audited, or the settings are invalid
+        (exit code 2 in the CLI).
+
+    Example
+    -------
+    >>> report = audit_report(["recipes/"])                 # doctest: +SKIP
+    >>> report.configs_checked, len(report.skipped)         # doctest: +SKIP
+    (41, 3)
+    """
+    from goldenal.core.errors import ParseError
+    from goldenal.auditing.settings import Settings, find_settings, read_settings
+    from goldenal.auditing.walk import DEFAULT_EXCLUDE
+
+    _codes(select, "select"), _codes(ignore, "ignore")     # a usage error comes first
+    paths = [os.fspath(p) for p in (paths or ["."])]
+    # settings are those of the audited directory; paths are reported from the repository root
+    settings_dir = root if root is not None else _audited_dir(paths)
+    if root is None:
+        root = default_root(paths)
+    if not any(os.path.exists(p) for p in paths):
+        raise ParseError("nothing to audit: " + ", ".join(paths) + " not found", path=paths[0])
+    if settings is True:
+        conf = find_settings(settings_dir)
+    elif settings:
+        conf = read_settings(os.fspath(settings)) or Settings(path=os.fspath(settings))
+    else:
+        conf = Settings()
+    select = select if select is not None else conf.select
+    ignore = ignore if ignore is not None else conf.ignore
+    base = tuple(exclude) if exclude is not None else (
+        conf.exclude if conf.exclude is not None else DEFAULT_EXCLUDE)
+    patterns = base + tuple(conf.extend_exclude) + tuple(extend_exclude or ())
+    if respect_gitignore is None:
+        respect_gitignore = conf.respect_gitignore
+    if registry is None:
+        from goldenal.golden.registry import load_registry
+
+        registry = load_registry(golden_dir or conf.golden_dir)
+    curves = list(registry.curves.values()) if hasattr(registry, "curves") else list(registry)
+    from goldenal.auditing.fix import place
+    from goldenal.auditing.runner import run
+
+    store = None
+    if cache is True or isinstance(cache, (str, os.PathLike)):
+        from goldenal.auditing.cache import Cache
+
+        store = Cache(root, None if cache is True else os.fspath(cache))
+    elif cache:
+        store = cache
+    if overlay:
+        overlay = {os.path.realpath(os.fspath(p)): data for p, data in overlay.items()}
+    result = run(paths, root, curves, exclude=patterns, respect_gitignore=respect_gitignore,
+                 cache=store, overlay=overlay)
+    files = result.files
+    findings = _apply_suppressions(result.findings, files)
+    sel, ign = _codes(select, "select"), _codes(ignore, "ignore")
+    if sel:
+        findings = [f for f in findings if _matches(f.code, sel)]
+    if ign:
+        findings = [f for f in findings if not _matches(f.code, ign)]
+    findings = [place(f, files.get(f.path)) for f in findings]
+    unique = sorted(set(findings), key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+    return AuditReport(tuple(unique), result.files_read, result.configs_checked,
+                       result.skipped, getattr(registry, "directory", None), conf.path,
+                       tuple(getattr(registry, "warnings", ())))
+
+
+def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None, ignore=None,
+          **options):
+    """Audit files or directories and return the findings.
+
+    The findings of :func:`audit_report` (which takes the same arguments and
+    also says what was read, checked and skipped).
+
+    Returns
+    -------
+    list of Finding
+        Sorted by path, line, column and code.
+
+    Raises
+    ------
+    goldenal.core.errors.ParseError
+        When none of ``paths`` can be audited (exit code 2 in the CLI).
+    """
+    return list(audit_report(paths, root=root, registry=registry, golden_dir=golden_dir,
+                             select=select, ignore=ignore, **options).findings)
+
+
+def _mentions(relpath, lines, table):
+    """Lines of ``table`` whose suppression is documentation, not a comment in code.
+
+    A Markdown line outside the fenced shell blocks (prose, an inline code
+    span) or a Python line whose ``# goldenal:`` sits in a string rather than
+    a comment shows the syntax; such a suppression still applies, but is
+    never reported as unused.
+    """
+    low = relpath.lower()
+    if low.endswith(MARKDOWN):
+        code = fenced_code(lines)
+        return {ln for ln in table if not code[ln - 1]}
+    if low.endswith(".py"):
+        import io
+        import tokenize
+
+        comments = set()
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines)).readline):
+                if tok.type == tokenize.COMMENT and "goldenal" in tok.string:
+                    comments.add(tok.start[0])
+        except (tokenize.TokenError, SyntaxError):
+            return set()        # not Python as written: every suppression counts
+        return {ln for ln in table if ln not in comments}
+    return set()
+
+
+def _apply_suppressions(findings, files):
+    """Drop findings named by ``# goldenal: ignore[CODE]`` on their line (or the line above)."""
+    supp = {}
+    for relpath, lines in files.items():
+        s = ev.suppressions(lines)
+        if s:
+            supp[relpath] = s
+    used = set()
+    kept = []
+    for f in findings:
+        table = supp.get(f.path, {})
+        hit = None
+        for ln in (f.line, f.line - 1):
+            codes = table.get(ln)
+            if codes and f.code in codes:
+                if ln == f.line - 1 and not files[f.path][ln - 1].lstrip().startswith("#"):
+                    continue
+                hit = (f.path, ln, f.code)
+                break
+        if hit:
+            used.add(hit)
+        else:
+            kept.append(f)
+    for relpath, table in supp.items():
+        mentions = _mentions(relpath, files[relpath], table)
+        for ln, codes in table.items():
+            if ln in mentions:
+                continue
+            for code in sorted(codes):
+                if (relpath, ln, code) in used:
+                    continue
+                why = "matches no finding" if code in RULES else "names an unknown code"
+                col = files[relpath][ln - 1].find("goldenal") + 1
+                kept.append(make_finding("GAL308", relpath, ln,
+                                         f"suppression ignore[{code}] {why}", col=max(col, 1),
+                                         fix="remove the suppression comment"))
+    return kept

@@ -1,0 +1,567 @@
+"""Turn resolved configs into findings: the AgentX rules applied to what is served."""
+
+import json
+from decimal import Decimal, InvalidOperation
+
+from goldenal.auditing import evidence as ev
+from goldenal.auditing.rules import make_finding
+from goldenal.engines import knob_value
+from goldenal.engines.knobs import carries_golden
+from goldenal.recipes import knobs
+
+# Engines with no setting that selects a draft head's sampling variant: ATOM's DSpark
+# path takes no draft_sample_method / rejection_sample_method (docs/engines.md §4.1)
+NO_VARIANT_ENGINES = ("atom",)
+
+
+def variant_siblings(curves, cfg):
+    """Curves of the served model, head and method that differ only by sampling variant."""
+    from goldenal.golden.policy import draft_matches, method_matches, model_matches
+
+    models = [m for m in cfg.model if m]
+    out = [c for c in curves
+           if any(model_matches(c, m) for m in models)
+           and (not cfg.draft or (c.draft and draft_matches(c, cfg.draft)))
+           and method_matches(c, cfg.method)]
+    return out if len({tuple(sorted(c.variant.items())) for c in out}) > 1 else []
+
+
+def match_curve(curves, cfg):
+    """The curve a config serves, by the policy's one resolver.
+
+    Returns ``(curve, problem)``: the curve, or None with ``problem`` a
+    ``(code, text)`` pair naming what is missing (GAL101) or ambiguous (GAL304).
+    On an engine that cannot select a sampling variant, the curve a comment
+    next to the knob cites (``cfg.extra["cited_curves"]``) decides among the
+    variants; with none, the cell cannot be determined.
+    """
+    if cfg.engine in NO_VARIANT_ENGINES and cfg.model:
+        siblings = variant_siblings(curves, cfg)
+        if siblings:
+            ids = {c.id: c for c in siblings}
+            cited = [i for i in cfg.extra.get("cited_curves", ()) if i in ids]
+            if len(cited) == 1:
+                return ids[cited[0]], None
+            return None, ("GAL304", f"sampling variant: {cfg.engine} has no setting that "
+                                    "selects one and no comment next to the knob cites a "
+                                    f"curve; candidates {', '.join(sorted(ids))}")
+    from goldenal.core.errors import PolicyError, UnknownCurve
+    from goldenal.golden.policy import model_matches, resolve_served, served_sampling
+
+    if not cfg.model:
+        return None, ("GAL304", "model (no served model or model prefix in the files)")
+    dsm, rsm = served_sampling(cfg)
+    models = tuple(m for m in cfg.model if m)
+    # an audit resolves the same few configs hundreds of times: one answer per key
+    key = (tuple(id(c) for c in curves), models, cfg.draft, cfg.method, dsm, rsm,
+           cfg.extra.get("name_hint"))
+    if key in _RESOLVED:
+        return _RESOLVED[key]
+    try:
+        curve = resolve_served(curves, models=models, draft=cfg.draft, method=cfg.method,
+                               draft_sample_method=dsm, rejection_sample_method=rsm)
+        answer = curve, None
+    except UnknownCurve as exc:
+        hint = cfg.extra.get("name_hint")
+        if models == (hint,) and any(model_matches(c, hint) for c in curves):
+            # the prefix names curves, but not one for the head or method served
+            answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
+                                      f"{hint!r} is only a hint, and {exc})")
+        elif models == (hint,):
+            # a file-name prefix is a hint, never reported as the served model
+            answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
+                                      f"{hint!r} names no curve)")
+        else:
+            answer = None, ("GAL101", str(exc))
+    except PolicyError as exc:
+        answer = None, ("GAL304", str(exc))
+    if len(_RESOLVED) > 4096:
+        _RESOLVED.clear()
+    _RESOLVED[key] = answer
+    return answer
+
+
+_RESOLVED = {}
+
+
+def clear_cache():
+    """Forget resolved curves (the runner calls this at the start of every audit)."""
+    _RESOLVED.clear()
+
+
+def _dec(text):
+    try:
+        return Decimal(str(text).strip().strip("'\""))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def implied_al(cfg):
+    """The acceptance length the knob asks for, as a Decimal, or None."""
+    value = cfg.value
+    if value is None:
+        return None
+    if cfg.knob == ev.VLLM_RATES:
+        try:
+            rates = json.loads(value) if isinstance(value, str) else value
+            return 1 + sum(Decimal(str(r)) for r in rates)
+        except (ValueError, TypeError, InvalidOperation):
+            return None
+    if cfg.knob == ev.LLAMA_RATES:
+        parts = [_dec(x) for x in str(value).strip("'\"").split(",")]
+        return None if any(p is None for p in parts) else 1 + sum(parts)
+    num = _dec(value)
+    if num is None:
+        return None
+    if cfg.knob == ev.TRTLLM_FORCE:
+        return num + 1
+    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+        return None if cfg.k is None else 1 + num * cfg.k
+    return num
+
+
+def expected_knob(cfg, al_text):
+    """The golden AL in the knob's own unit and spelling (the writers' one conversion).
+
+    None when the engine cannot express it (TensorRT-LLM and AL 1.00).
+    """
+    from goldenal.core.errors import PolicyError
+
+    try:
+        if cfg.knob == ev.TRTLLM_FORCE:
+            return knob_value("trtllm", al_text)
+        if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE) and cfg.k:
+            # vLLM 0.19's scalar rate has ATOM's unit, (AL - 1) / K
+            return knob_value("atom", al_text, k=cfg.k, form="rate")
+        if cfg.knob == ev.LLAMA_RATES and cfg.k:
+            from goldenal.engines.llamacpp import min_variance_rates
+
+            return ",".join(min_variance_rates(al_text, cfg.k))
+    except PolicyError:
+        return None
+    return al_text
+
+
+def _where(cfg):
+    bits = []
+    if cfg.role:
+        bits.append(f"role {cfg.role}")
+    if cfg.branch:
+        bits.append(f"branch {cfg.branch}")
+    return f" [{'; '.join(bits)}]" if bits else ""
+
+
+def other_cells(curves, al, exclude=None):
+    """Every committed cell whose value equals ``al``: ``["curve thinking_on K=3", ...]``."""
+    if al.is_nan():
+        return []           # equal to nothing (and a signalling NaN cannot be hashed)
+    key = ("cells", tuple(id(c) for c in curves))
+    index = _RESOLVED.get(key)
+    if index is None:
+        # every cell by value, in the order the curves list them: built once an audit
+        index = {}
+        for c in curves:
+            for mode, cells in c.cells.items():
+                for k, text in sorted(cells.items()):
+                    num = _dec(text)
+                    if num is not None and not num.is_nan():
+                        index.setdefault(num, []).append(((c.id, mode, k),
+                                                          f"{c.id} thinking_{mode} K={k}"))
+        _RESOLVED[key] = index
+    return [label for cell, label in index.get(al, ()) if cell != exclude]
+
+
+def quiet_expected(cfg, curves):
+    """The golden value in the knob's unit when the cell resolves without doubt, else None."""
+    if cfg.k is None or cfg.knob is None:
+        return None
+    curve, problem = match_curve(curves, cfg)
+    if curve is None:
+        return None
+    thinking = cfg.thinking
+    if thinking is None:
+        modes = [m for m in ("on", "off") if curve.cells.get(m)]
+        if len(modes) != 1:
+            return None
+        thinking = modes[0]
+    cell = curve.cells.get(thinking, {}).get(cfg.k)
+    if cell is None or cell == "N/A":
+        return None
+    return expected_knob(cfg, cell)
+
+
+def check_config(cfg, curves):
+    """Findings for one resolved config (see the rule catalogue for each code)."""
+    out = []
+
+    def add(code, message, **kw):
+        if cfg.knob is not None and code not in ("GAL305", "GAL301"):
+            kw.setdefault("found", cfg.value)
+        if code in ("GAL204", "GAL205", "GAL206") and "expected" not in kw:
+            kw["expected"] = quiet_expected(cfg, curves)
+        out.append(make_finding(code, cfg.path, kw.pop("line", cfg.line), message + _where(cfg),
+                                col=kw.pop("col", cfg.col), **kw))
+
+    if cfg.knob is None:
+        if cfg.spec and cfg.agentic and not cfg.eval_only and cfg.drafts:
+            what = cfg.engine or "engine"
+            add("GAL301", f"agentic spec-decode config ({what}, K={cfg.k if cfg.k else '?'}) "
+                          "sets no synthetic-acceptance knob")
+        elif cfg.spec and cfg.agentic is None and not cfg.eval_only and cfg.drafts:
+            what = cfg.engine or "engine"
+            add("GAL304", f"cannot determine whether this spec-decode config ({what}, "
+                          f"K={cfg.k if cfg.k else '?'}) is agentic or fixed-sequence-length: "
+                          "no benchmark type, isl/osl, recipe or variant name, or path says; "
+                          "an agentic one needs a synthetic knob")
+        return out
+    if cfg.eval_only:
+        add("GAL303", f"{cfg.said} is active on the EVAL_ONLY path; eval runs "
+                      "must keep real verification")
+        return out
+    if cfg.agentic is False:
+        add("GAL302", f"{cfg.said} set on a fixed-sequence-length (non-agentic) "
+                      "config, which must measure real acceptance")
+        return out
+    if cfg.eval_capable:
+        add("GAL303", f"{cfg.said} is not guarded by EVAL_ONLY in a file that "
+                      "runs evaluations; it stays active on the eval path")
+    if not cfg.drafts:
+        return out
+    _honour(cfg, add)
+    if any(f.code == "GAL205" for f in out):
+        return out
+    if cfg.engine == "llamacpp" and not _llamacpp_starts(cfg, add):
+        return out
+    if cfg.k is None:
+        why = ("--spec-draft-n-max is set, but not to a literal number" if cfg.engine ==
+               "llamacpp" else "no literal num_speculative_tokens / speculative-num-steps / "
+               "max_draft_len")
+        add("GAL304", f"cannot determine the golden cell for {cfg.said}: "
+                      f"K ({why} on this path)")
+        return out
+    al = implied_al(cfg)
+    if al is None:
+        add("GAL304", f"cannot determine the golden cell for {cfg.knob}: value "
+                      f"{cfg.value!r} is not a literal number")
+        return out
+    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+        rate = _dec(cfg.value)
+        if rate is not None and not (0 <= rate <= 1):
+            add("GAL204", f"{cfg.said} is outside [0, 1]", found=cfg.value)
+            return out
+    if cfg.knob == ev.TRTLLM_FORCE and al - 1 == 0:
+        return out   # reported as GAL206 (0 = off)
+    if not (1 <= al <= cfg.k + 1):
+        add("GAL204", f"{cfg.said} means AL {al.normalize()}, outside "
+                      f"[1, {cfg.k + 1}] for K={cfg.k}", found=cfg.value)
+        return out
+    context = None
+    if cfg.agentic is None and not cfg.extra.get("no_benchmark"):
+        # an agentic config must carry the golden value, a fixed-sequence-length one no
+        # knob at all (GAL302): which applies is for the files to say, never assumed
+        context = ("cannot determine whether the config is agentic or fixed-sequence-"
+                   f"length, so {cfg.said} is not checked against a golden cell: nothing "
+                   "in the files says; state it by the path (an agentic/ or fixed-seq-len "
+                   "folder), the benchmark settings (an agentic client, or isl/osl), or "
+                   "the scenario of a master config that runs it")
+    curve, problem = match_curve(curves, cfg)
+    pool = [curve] if curve is not None else []
+    undecided = []          # (in a GAL304 message, in a GAL201 message) per open question
+    if context:
+        undecided.append((context, "agentic or fixed-sequence-length: the files do not say, "
+                                   "and a fixed-sequence-length config takes no knob"))
+    if curve is None:
+        code, text = problem
+        pool = candidate_curves(curves, cfg) if code == "GAL304" else []
+        if context and not pool:
+            add("GAL304", context)
+            return out
+        heads = unknown_head_pool(curves, cfg)
+        if heads:
+            # the registry does not say which head each curve was measured with (said
+            # once, at the top): any of them may be the served one
+            _undecided(cfg, curves, heads, [(None, "the registry names no draft head for "
+                                                   "these curves")], add, quiet=True)
+            return out
+        if code == "GAL101" and cfg.source_stated:
+            return out
+        if code == "GAL101":
+            add(code, f"{text}; {cfg.said} has no stated source (add a comment "
+                      "naming where the value comes from)", found=cfg.value)
+            return out
+        if not pool:
+            add(code, f"cannot determine the golden cell for {cfg.said}: {text}")
+            return out
+        undecided.append((f"cannot determine the golden cell for {cfg.said}: {text}",
+                          text.split("; candidates ")[0]))
+    thinking, how = cfg.thinking, cfg.thinking_source
+    if thinking is None and how:    # conflicting signals
+        undecided.append((f"cannot determine the golden cell for {cfg.said}: "
+                          f"thinking mode ({how})", f"thinking mode ({how})"))
+    if undecided:
+        _undecided(cfg, curves, pool, undecided, add)
+        return out
+    if cfg.engine in NO_VARIANT_ENGINES and cfg.extra.get("cited_curves") and \
+            variant_siblings(curves, cfg):
+        add("GAL311", f"{cfg.engine} cannot select a sampling variant of {curve.method} "
+                      f"{', '.join(curve.draft) or curve.model}; the comment next to the knob "
+                      f"cites curve {curve.id}, which decides", found=None)
+    if thinking is None:
+        thinking = default_mode(curve)
+        if len([m for m in ("on", "off") if curve.cells.get(m)]) == 1:
+            why = f"the curve's only mode thinking_{thinking}"
+        else:
+            # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
+            why = "thinking_on, the documented default (THINKING_MODE=thinking_on)"
+        add("GAL305", f"no thinking-mode signal in the files; assumed {why} for curve "
+                      f"{curve.id}")
+    cell = curve.cells.get(thinking, {}).get(cfg.k)
+    if cell is None or cell == "N/A":
+        have = ", ".join(f"thinking_{m} K={','.join(map(str, sorted(c)))}"
+                         for m, c in curve.cells.items() if c)
+        add("GAL102", f"curve {curve.id} has no committed cell for thinking_{thinking} "
+                      f"K={cfg.k} (it has {have})", found=cfg.value)
+        return out
+    golden = Decimal(cell)
+    expected = expected_knob(cfg, cell)
+    label = f"{curve.id} thinking_{thinking} K={cfg.k}"
+    if value_carries(cfg, cell):
+        return out
+    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+        rate = _dec(cfg.value)
+        for k2 in range(1, 17):
+            if k2 != cfg.k and carries_golden(cfg.value, cell, unit="rate", k=k2):
+                add("GAL203", f"{cfg.said} is (AL-1)/{k2} for the golden AL "
+                              f"{cell} of {label}, but K={cfg.k} is served; it encodes AL "
+                              f"{(1 + rate * cfg.k).normalize()}",
+                    found=cfg.value, expected=expected,
+                    fix=f"use --spec-decode-acceptance-length {cell}")
+                return out
+    if cfg.knob == ev.TRTLLM_FORCE and _dec(cfg.value) == golden:
+        add("GAL202", f"{cfg.said} is the golden AL itself; TensorRT-LLM takes "
+                      f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
+            fix=f"replace {cfg.value} with {expected}")
+        return out
+    shown = al.normalize() if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE, ev.TRTLLM_FORCE,
+                                           ev.LLAMA_RATES) else None
+    msg = cfg.said
+    if shown is not None:
+        msg += f" (AL {shown:f})"
+    msg += f" differs from the golden cell {label}: expected {expected}"
+    if shown is not None and str(expected) != cell:
+        msg += f" (AL {cell})"  # the engine's own unit, and the AL it stands for
+    others = other_cells(curves, al, exclude=(curve.id, thinking, cfg.k))
+    # the likeliest mix-ups first: same model, same K
+    by_id = {c.id: c for c in curves}
+    others.sort(key=lambda h: (by_id[h.split()[0]].model != curve.model,
+                               not h.endswith(f"K={cfg.k}")))
+    if others:
+        served = cfg.draft or "native MTP" if not cfg.draft else cfg.draft
+        said = f"{al.normalize():f}" if shown is not None else cfg.value
+        msg += (f"; {said} is {' and '.join(others[:3])}, but this config serves "
+                f"{served} thinking_{thinking} K={cfg.k}")
+    add("GAL201", msg, found=cfg.value, expected=expected,
+        fix=f"replace {cfg.value} with {expected}")
+    return out
+
+
+# the unit each knob writes the AL in (docs/policy.md §2, rule 6)
+_UNITS = {ev.ATOM_RATE: "rate", ev.VLLM_RATE: "rate", ev.TRTLLM_FORCE: "accepted"}
+
+
+def value_carries(cfg, cell):
+    """Does the config's knob carry the committed cell ``cell``, at the precision written?
+
+    Per-position rates are compared by the AL they sum to, exactly; every
+    other knob by :func:`goldenal.engines.knobs.carries_golden`.
+    """
+    if cfg.knob in (ev.VLLM_RATES, ev.LLAMA_RATES):
+        al = implied_al(cfg)
+        return al is not None and al == Decimal(cell)
+    return carries_golden(cfg.value, cell, unit=_UNITS.get(cfg.knob, "length"), k=cfg.k)
+
+
+def default_mode(curve):
+    """The thinking mode assumed without a signal: the curve's only mode, else ``on``."""
+    modes = [m for m in ("on", "off") if curve.cells.get(m)]
+    # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
+    return modes[0] if len(modes) == 1 else "on"
+
+
+def candidate_curves(curves, cfg):
+    """The curves a config may serve when its identity leaves several (variant, head).
+
+    Empty when the files name no model, or nothing committed fits.
+    """
+    from goldenal.core.errors import GoldenALError
+    from goldenal.golden.policy import candidates, model_matches
+
+    for name in (m for m in cfg.model if m):
+        pool = [c for c in curves if model_matches(c, name)]
+        if not pool:
+            continue
+        try:
+            return candidates(pool, pool[0].model, draft=cfg.draft, method=cfg.method)
+        except GoldenALError:
+            return []
+    return []
+
+
+def candidate_cells(cfg, pool):
+    """``[(label, cell)]``: every committed cell at K of the readings left open."""
+    cells = []
+    for c in pool:
+        if cfg.thinking is not None:
+            modes = (cfg.thinking,)
+        elif cfg.thinking_source:
+            modes = ("on", "off")       # the signals disagree: either may be served
+        else:
+            modes = (default_mode(c),)
+        for mode in modes:
+            cell = c.cells.get(mode, {}).get(cfg.k)
+            if cell is not None and cell != "N/A":
+                cells.append((f"{c.id} thinking_{mode} K={cfg.k}", cell))
+    return cells
+
+
+def unknown_head_pool(curves, cfg):
+    """The curves of the served model and method that name no draft head (EAGLE-3).
+
+    An upstream curve directory has no manifest to name them: a config with a
+    draft head may serve any of them.
+    """
+    from goldenal.golden.curves import head_unknown
+    from goldenal.golden.policy import method_matches, model_matches
+
+    if not cfg.draft:
+        return []
+    for name in (m for m in cfg.model if m):
+        pool = [c for c in curves if model_matches(c, name)]
+        if pool:
+            return [c for c in pool if head_unknown(c) and method_matches(c, cfg.method)]
+    return []
+
+
+def _undecided(cfg, curves, pool, undecided, add, quiet=False):
+    """The cell cannot be decided: the value is checked against every reading left open.
+
+    A value no candidate cell carries is wrong whichever reading applies
+    (GAL201, naming the candidates); one that a candidate carries is info
+    (GAL304, naming which).  With no candidate cell, GAL304 says what is open.
+    ``quiet``: what is open was said once for the whole audit; only a wrong
+    value is reported.
+    """
+    cells = candidate_cells(cfg, pool)
+    first = undecided[0][0]
+    if not cells:
+        if not quiet:
+            add("GAL304", first)
+        return
+    carried = [label for label, cell in cells if value_carries(cfg, cell)]
+    if carried:
+        if not quiet:
+            add("GAL304", f"{first}; {cfg.value} is the golden value of "
+                          f"{' and '.join(carried)}")
+        return
+    why = "; ".join(short for _, short in undecided)
+    listed = ", ".join(f"{label} ({expected_knob(cfg, cell)})" for label, cell in cells)
+    single = {expected_knob(cfg, cell) for _, cell in cells}
+    add("GAL201", f"{cfg.said} matches no candidate cell: {listed}; which applies cannot be "
+                  f"decided ({why}), but the value is wrong whichever does", found=cfg.value,
+        expected=single.pop() if len(single) == 1 else None)
+
+
+def _llamacpp_starts(cfg, add):
+    """GAL207 / GAL204 / GAL206: llama-server's start-up checks of its synthetic knob.
+
+    False when the server would refuse to start (the finding says why).
+    """
+    from goldenal.engines.llamacpp import parse_rates, rates_problem
+
+    x = cfg.extra
+    if not x.get("llama_spec"):
+        add("GAL206", f"{cfg.said} on a llama-server without speculative decoding "
+                      "(no --spec-type / --spec-draft-model): the server refuses to start "
+                      "(synthetic acceptance requires an initialized speculative decoding "
+                      "context)", found=cfg.value)
+        return False
+    forms = x.get("llama_forms") or {}
+    if len(forms) > 1:
+        add("GAL207", f"{forms[knobs.LENGTH]} and {forms[knobs.RATES]} are both set: "
+                      "llama-server refuses to start (synthetic acceptance length and rates "
+                      "are mutually exclusive); keep one", found=cfg.value)
+        return False
+    if cfg.knob == ev.LLAMA_RATES:
+        try:
+            rates = parse_rates(cfg.value)
+        except ValueError as exc:
+            add("GAL207", f"{cfg.said}: {exc}; llama-server refuses to start",
+                found=cfg.value)
+            return False
+        problem = rates_problem(rates, cfg.k)
+        if problem:
+            said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
+            add("GAL207", f"{cfg.said}: {problem}{said}; llama-server refuses "
+                          "to start", found=cfg.value)
+            return False
+    elif cfg.k is not None:
+        al = _dec(cfg.value)
+        if al is not None and not 1 <= al <= cfg.k + 1:
+            said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
+            add("GAL204", f"{cfg.said} is outside [1, {cfg.k + 1}] for K={cfg.k}{said}; "
+                          "llama-server refuses to start", found=cfg.value)
+            return False
+    return True
+
+
+def _honour(cfg, add):
+    """GAL205/GAL206: knobs the served engine ignores, rejects or reads differently."""
+    version = ev.image_version(cfg.image)
+    x = cfg.extra
+    if cfg.engine == "vllm":
+        if cfg.knob in (ev.VLLM_LENGTH, ev.VLLM_RATES, ev.VLLM_RATE) and \
+                cfg.rejection_sample_method != "synthetic":
+            rsm = cfg.rejection_sample_method
+            add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
+                          f"{repr(rsm) if rsm else 'absent'}, not 'synthetic': nothing is "
+                          "simulated", found=cfg.value,
+                fix="add \"rejection_sample_method\": \"synthetic\"")
+        elif cfg.knob in (ev.VLLM_LENGTH, ev.VLLM_RATES) and version and version < (0, 20, 0):
+            add("GAL206", f"{cfg.knob} needs vLLM >= 0.20, but the image is {cfg.image}; "
+                          "0.19 knows only synthetic_acceptance_rate and older releases no "
+                          "synthetic mode", found=cfg.value)
+        elif cfg.knob == ev.VLLM_RATE and version and version >= (0, 20, 0):
+            add("GAL206", f"synthetic_acceptance_rate was replaced by "
+                          f"synthetic_acceptance_length in vLLM 0.20; image {cfg.image} "
+                          "rejects it", found=cfg.value)
+    elif cfg.engine == "trtllm":
+        num = _dec(cfg.value)
+        if num is not None and num == 0:
+            add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured",
+                found=cfg.value)
+        elif num is not None and num != num.to_integral_value() and x.get("one_model") is False:
+            add("GAL206", f"fractional {cfg.said} on the two-model path "
+                          f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
+                          "an integer and becomes 0: forcing is off", found=cfg.value)
+    elif cfg.engine == "sglang":
+        topk = x.get("eagle_topk")
+        if x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1):
+            add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token requires "
+                          f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
+                found=cfg.value)
+        elif x.get("acc_method") not in (None, "match-expected"):
+            # default and recommended is match-expected; multinomial draws a rounded,
+            # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
+            add("GAL206", f"SGLANG_SIMULATE_ACC_METHOD={x.get('acc_method')} does not "
+                          "reproduce the golden AL's two-point distribution (and can miss its "
+                          "mean); use match-expected", found=cfg.value)
+        elif x.get("token_mode") and version and version < (0, 5, 15):
+            # the token mode first ships in the 0.5.15 wheel (docs/engines.md §2.3); older
+            # servers ignore it and emit token id 100 for every accepted position
+            add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE needs SGLang >= 0.5.15, but the "
+                          f"image is {cfg.image}: accepted positions are filled with token "
+                          "id 100", found=cfg.value)
+    elif cfg.engine == "atom":
+        if not x.get("atom_method"):
+            add("GAL206", f"{cfg.knob} without --method: ATOM drops the acceptance flags "
+                          "silently and measures real acceptance", found=cfg.value)

@@ -1,0 +1,554 @@
+"""What a serve config says about its golden cell, and the signals it is read from.
+
+A :class:`Config` is one spec-decode configuration as served: engine, model,
+draft head, method, sampling variant, K, thinking mode, and the synthetic
+knob with its value, each with the line it was read from.  Readers (bash
+scripts: :mod:`goldenal.auditing.shell`; srt-slurm recipes:
+:mod:`goldenal.auditing.recipe`; master configs: :mod:`goldenal.auditing.master`)
+produce configs; :mod:`goldenal.auditing.check` turns them into findings.
+
+This module also holds the small text signals shared by every reader:
+thinking mode, agentic vs fixed-length, engine image versions.
+"""
+
+import bisect
+import re
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+# Knob names per engine (docs/engines.md §0.3).
+VLLM_LENGTH = "synthetic_acceptance_length"
+VLLM_RATES = "synthetic_acceptance_rates"
+VLLM_RATE = "synthetic_acceptance_rate"        # 0.19.x scalar, (AL-1)/K
+SGLANG_LEN = "SGLANG_SIMULATE_ACC_LEN"
+TRTLLM_FORCE = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
+ATOM_LENGTH = "--spec-decode-acceptance-length"
+ATOM_RATE = "--spec-decode-acceptance-rate"
+RUNNER_LENGTH = "SYNTHETIC_ACCEPTANCE_LENGTH"
+LLAMA_LENGTH = "--spec-synth-len"               # llama.cpp, and LLAMA_ARG_SPEC_SYNTH_LEN
+LLAMA_RATES = "--spec-synth-rates"              # llama.cpp, and LLAMA_ARG_SPEC_SYNTH_RATES
+LLAMA_ENV = {"LLAMA_ARG_SPEC_SYNTH_LEN": LLAMA_LENGTH, "LLAMA_ARG_SPEC_SYNTH_RATES": LLAMA_RATES}
+
+# Substrings that make a file worth reading at all (byte prefilter).
+KNOB_BYTES = (b"synthetic_acceptance", b"SGLANG_SIMULATE_ACC", b"TLLM_SPEC_DECODE_FORCE",
+              b"spec-decode-acceptance", b"SYNTHETIC_ACCEPTANCE", b"spec-synth-",
+              b"LLAMA_ARG_SPEC_SYNTH")
+SPEC_BYTES = (b"speculative", b"num-speculative-tokens", b"max_draft_len", b"spec-draft-",
+              b"LLAMA_ARG_SPEC_DRAFT")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One spec-decode configuration as served, with where each fact came from.
+
+    ``line``/``col`` locate the knob when there is one, else the spec setting.
+    Facts the files do not give are None; ``notes`` carries the assumptions
+    and missing pieces that the checker reports.
+    """
+
+    path: str
+    line: int
+    col: int = 1
+    engine: "str | None" = None
+    role: "str | None" = None
+    model: tuple = ()                 # candidate model names, most specific first
+    draft: "str | None" = None
+    method: "str | None" = None
+    variant: dict = field(default_factory=dict)
+    k: "int | None" = None
+    k_line: "int | None" = None
+    thinking: "str | None" = None     # "on" / "off"
+    thinking_source: "str | None" = None
+    knob: "str | None" = None
+    value: "str | None" = None
+    # (name, separator) of the knob as the file writes it, when it differs from
+    # ``knob=value``: ``("--spec-synth-len", " ")``, ``("LLAMA_ARG_SPEC_SYNTH_LEN", "=")``
+    spelling: "tuple | None" = None
+    rejection_sample_method: "str | None" = None
+    image: "str | None" = None
+    agentic: "bool | None" = None
+    eval_only: bool = False           # this branch is the EVAL_ONLY=true path
+    eval_capable: bool = False        # the file runs evaluations somewhere
+    branch: "str | None" = None       # human description of the branch taken
+    spec: bool = True                 # speculative decoding is on
+    drafts: bool = True               # this role verifies drafts (not a PD prefill)
+    source_stated: bool = False       # a comment near the knob names the value's source
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def said(self):
+        """The knob and its value as the file spells them (``knob=value`` when unknown)."""
+        name, sep = self.spelling or (self.knob, "=")
+        return f"{name}{sep}{self.value}"
+
+    def with_(self, **changes):
+        """A copy with ``changes``: :func:`dataclasses.replace` without re-running ``__init__``."""
+        if not changes.keys() <= _CONFIG_FIELDS:
+            return replace(self, **changes)     # refused as replace refuses it
+        new = object.__new__(Config)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
+
+_CONFIG_FIELDS = frozenset(Config.__dataclass_fields__)
+
+
+# ---------------------------------------------------------------- thinking mode
+
+_KW_RE = re.compile(
+    r"""["']?(enable_thinking|thinking|thinking_mode)["']?\s*[:=]\s*["']?"""
+    r"""(true|false|True|False|enabled|disabled|on|off|1|0)\b""")
+# SGLANG_ENABLE_THINKING, SGLANG_DEFAULT_THINKING, Dynamo's DYN_DEFAULT_THINKING_MODE, ...
+_ENV_THINK_RE = re.compile(
+    r"""\b((?:[A-Z0-9]+_)*(?:ENABLE|DEFAULT)_THINKING(?:_MODE)?)\b["']?\s*[:=]\s*["']?(\w+)""")
+_DYN_RE = re.compile(r"""dyn-default-thinking-mode["']?\s*[:=]?\s*["']?(enabled|disabled)""")
+# ``EXTRA_INPUTS[:=]...thinking:true`` within one quoted run, found in linear time
+# (one regex with ``[^"'\n]*`` before ``thinking`` is quadratic on a line of
+# repeated ``EXTRA_INPUTS=``): see _extra_inputs_thinking.
+_EXTRA_START = re.compile(r"""EXTRA_INPUTS["']?\s*[:=]\s*["']?""")
+_EXTRA_THINKING = re.compile(r"\bthinking:(true|false)")
+_MODE_RE = re.compile(r"""\bTHINKING_MODE["']?\s*[:=]\s*["']?(thinking_on|thinking_off|on|off)\b""")
+_TEMPLATE_RE = re.compile(r"""--chat[-_]template[ =]["']?(\S*think\S*)""", re.I)
+_TRUE = {"true", "enabled", "on", "1", "yes", "thinking_on"}
+
+
+def _extra_inputs_thinking(text):
+    """``true``/``false`` of the first ``EXTRA_INPUTS[:=]`` whose quoted run says
+    ``thinking:true|false`` (the last such mention in that run), else None.
+
+    The same answer as ``EXTRA_INPUTS["']?\\s*[:=]\\s*["']?[^"'\\n]*\\bthinking:(true|false)``
+    searched in ``text``, in O(len(text) log n): each run ends at the next
+    quote or newline, and the mentions are found once.
+    """
+    if "EXTRA_INPUTS" not in text or "thinking:" not in text:
+        return None
+    mentions = [(m.start(), m.group(1)) for m in _EXTRA_THINKING.finditer(text)]
+    starts = [start for start, _ in mentions]
+    stops = [i for i, ch in enumerate(text) if ch in "\"'\n"]
+    for m in _EXTRA_START.finditer(text):
+        at = bisect.bisect_left(stops, m.end())
+        end = stops[at] if at < len(stops) else len(text)
+        last = bisect.bisect_left(starts, end) - 1
+        if last >= 0 and starts[last] >= m.end():
+            return mentions[last][1]
+    return None
+
+
+def thinking_signals(lines, start=0, stop=None):
+    """Thinking-mode signals in ``lines[start:stop]``.
+
+    Returns a list of ``(line_number, "on"|"off", description)``; comment
+    lines are skipped.  Recognised: chat-template kwargs (``enable_thinking``,
+    ``thinking``, ``thinking_mode``) on lines that carry chat-template kwargs,
+    ``SGLANG_ENABLE_THINKING``, Dynamo's ``dyn-default-thinking-mode``, the
+    benchmark client's ``*_EXTRA_INPUTS: thinking:...``, ``THINKING_MODE`` and a
+    chat template whose file name says "thinking".
+    """
+    found = []
+    stop = len(lines) if stop is None else stop
+    for i in range(start, stop):
+        text = lines[i]
+        if "hink" not in text and "HINK" not in text:
+            continue
+        if text.lstrip().startswith("#"):
+            continue
+        lineno = i + 1
+        low = text.lower()
+        m = _DYN_RE.search(text)
+        if m:
+            found.append((lineno, "on" if m.group(1) == "enabled" else "off",
+                          f"dyn-default-thinking-mode {m.group(1)}"))
+            continue
+        value = _extra_inputs_thinking(text)
+        if value:
+            found.append((lineno, "on" if value == "true" else "off",
+                          f"benchmark client extra input thinking:{value}"))
+            continue
+        m = _ENV_THINK_RE.search(text)
+        if m:
+            found.append((lineno, "on" if m.group(2).lower() in _TRUE else "off",
+                          f"{m.group(1)}={m.group(2)}"))
+            continue
+        m = _MODE_RE.search(text)
+        if m:
+            found.append((lineno, "on" if m.group(1).endswith("on") else "off",
+                          f"THINKING_MODE={m.group(1)}"))
+            continue
+        if "template" in low and ("kwargs" in low):
+            m = _KW_RE.search(text)
+            if m:
+                found.append((lineno, "on" if m.group(2).lower() in _TRUE else "off",
+                              f"chat-template kwargs {m.group(1)}={m.group(2)}"))
+                continue
+        m = _TEMPLATE_RE.search(text)
+        if m:
+            found.append((lineno, "on", f"thinking chat template {m.group(1)}"))
+    return found
+
+
+def thinking_signals_in(text, lines):
+    """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
+    if "hink" not in text and "HINK" not in text:
+        return []
+    hits = []
+    for word in ("hink", "HINK"):
+        i = text.find(word)
+        while i >= 0:
+            hits.append(i)
+            i = text.find(word, i + 1)
+    # row of each hit: newlines counted between consecutive hits (one pass overall)
+    rows, row, prev = set(), 0, 0
+    for i in sorted(hits):
+        row += text.count("\n", prev, i)
+        rows.add(row)
+        prev = i
+    found = []
+    for row in sorted(rows):
+        found.extend(thinking_signals(lines, row, row + 1))
+    return found
+
+
+def decide_thinking(signals):
+    """One mode from signals: ``(mode, description)``; client-side signals win.
+
+    Returns ``(None, None)`` without signals and ``(None, reason)`` when the
+    signals disagree at the same level.
+    """
+    if not signals:
+        return None, None
+    client = [s for s in signals if "client" in s[2] or "THINKING_MODE" in s[2]]
+    chosen = client or signals
+    modes = {s[1] for s in chosen}
+    if len(modes) > 1:
+        where = ", ".join(f"line {s[0]}: {s[2]}" for s in chosen)
+        return None, f"conflicting thinking-mode signals ({where})"
+    s = chosen[-1]
+    return s[1], f"{s[2]} (line {s[0]})"
+
+
+# ------------------------------------------------------------- agentic or not
+
+# every spelling of a fixed sequence length: 1k1k / 8k1k, ISL1K_OSL1K (TensorRT-LLM
+# recipe directories), isl8192-osl1024, fixed-seq-len
+_FIXED_RE = re.compile(r"(^|[/_-])(\d+k\d+k|isl\d+k?[_-]?osl\d+k?|fixed-seq-len|fixed_seq_len|stp)"
+                       r"([/_.-]|$)")
+# benchmark clients that run fixed input/output lengths (srt-slurm's ``sa-bench``)
+FIXED_BENCHMARKS = ("sa-bench", "sa_bench", "random", "sharegpt")
+
+
+_EVAL_RE = re.compile(r"(^|[/_-])evals?([/_.-]|$)")
+
+
+def eval_from_path(relpath):
+    """True for recipes that exist to run accuracy evaluations (``...-eval-agentic.yaml``)."""
+    return bool(_EVAL_RE.search(relpath.lower().rsplit("/", 1)[-1]))
+
+
+def agentic_from_benchmark(benchmark):
+    """True / False / None from a recipe's ``benchmark:`` settings (the file's own content).
+
+    ``benchmark`` maps ``type``, ``isl``, ``osl`` and ``command`` (strings
+    or None).  A fixed-length client (``sa-bench``) or literal ``isl``/``osl``
+    lengths say fixed-sequence-length; a type naming the agentic workload says
+    agentic; a ``custom`` benchmark's ``command`` (run by srt-slurm with ``bash
+    -lc``, NVIDIA/srt-slurm ``src/srtctl/benchmarks/custom.py``) is read as a
+    launcher's client is (:func:`agentic_from_client`).
+    """
+    if not benchmark:
+        return None
+    kind = str(benchmark.get("type") or "").strip().lower()
+    if "agentic" in kind or "agentx" in kind:
+        return True
+    if kind in FIXED_BENCHMARKS:
+        return False
+    command = benchmark.get("command")
+    if command:
+        said = agentic_from_client(str(command))
+        if said is not None:
+            return said
+    lengths = [str(benchmark.get(key) or "").strip() for key in ("isl", "osl")]
+    if all(v.isdigit() for v in lengths):
+        return False
+    return None
+
+
+# a benchmark client run at fixed input/output lengths: vLLM's ``bench serve
+# --random-input-len``, SGLang's ``bench_serving --random-input``, InferenceX's
+# ``run_benchmark_serving --input-len``, ``--isl``/``--osl``; an agentic run replays traces
+# (the ``--`` comes first, with the character before it checked behind, so that the
+# regex engine can skip ahead to each ``--`` instead of trying every position)
+_FIXED_CLIENT_RE = re.compile(r"--(?<![\w-]--)(?:(?:random-)?(?:input|output)-len|"
+                              r"random-(?:input|output)|isl|osl)(?=[\s=\"']|$)", re.M)
+_AGENTIC_CLIENT_RE = re.compile(r"\btraces?\b|trace_source|agentic", re.I)
+# a benchmark client of any kind: vLLM's ``bench serve`` / ``benchmark_serving``, SGLang's
+# ``bench_serving``, sa-bench, genai-perf, aiperf, guidellm, InferenceX's
+# ``run_benchmark_serving`` (a server started where none runs is a serving example)
+BENCH_CLIENT = re.compile(r"bench|genai-perf|aiperf|guidellm|locust", re.I)
+# a client flag and the word after it (``--flag value``, ``--flag=value``, quoted or not);
+# the value ends at the first blank or quote, so each flag costs one scan of its word
+_CLIENT_FLAG_RE = re.compile(r"--(?<![\w-]--)(scenario|public-dataset|custom-dataset-type|"
+                             r"dataset-name)(?:=|[ \t]+)[\"']?([^\s\"']*)")
+# commands only an agentic (trace replay) client runs, as words of the code, and the
+# AgentX trace dataset chosen by an assignment (``WEKA_LOADER_OVERRIDE=...``,
+# ``DATASET="semianalysis_cc_traces_weka_062126"``): a name merely listed (a variable
+# forwarded to a container) runs nothing
+_AGENTIC_WORD_RE = re.compile(
+    r"(?<![\w-])(?:resolve_trace_source|build_replay_cmd|run_agentic_replay_and_write_outputs|"
+    r"agentic_srt\.sh)(?![\w-])|(?<![\w-])WEKA_LOADER_OVERRIDE=|"
+    r"=[\"']?semianalysis_cc_traces_weka")
+
+
+class ClientSignal(NamedTuple):
+    """One thing a benchmark client's command line says about the run it makes.
+
+    ``flag`` is the option (or, for a bare command or name, None), ``values``
+    the values that decide (a value starting with one of them), ``agentic``
+    the answer, ``source`` the upstream file that defines the option or value.
+    The table is docs/policy.md §5.
+    """
+
+    flag: "str | None"
+    values: tuple
+    agentic: bool
+    source: str
+
+
+# Verified against the upstream files named (docs/policy.md §5 lists the same rows).
+CLIENT_SIGNALS = (
+    # aiperf's scenario registry: ``inferencex-agentx-mvp`` replays InferenceX's AgentX traces
+    ClientSignal("--scenario", ("inferencex-agentx",), True,
+                 "ai-dynamo/aiperf src/aiperf/common/scenario/registry.py"),
+    # the trace loaders that scenario requires (``require_loader``)
+    ClientSignal("--public-dataset", ("semianalysis_cc_traces_weka", "weka_hf"), True,
+                 "ai-dynamo/aiperf src/aiperf/common/scenario/inferencex_agentx_mvp.py"),
+    ClientSignal("--custom-dataset-type", ("weka_trace",), True,
+                 "ai-dynamo/aiperf src/aiperf/common/scenario/inferencex_agentx_mvp.py"),
+    # InferenceX's agentic helpers and multi-node driver
+    ClientSignal(None, ("resolve_trace_source", "build_replay_cmd",
+                        "run_agentic_replay_and_write_outputs", "WEKA_LOADER_OVERRIDE"), True,
+                 "SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh"),
+    ClientSignal(None, ("agentic_srt.sh",), True,
+                 "SemiAnalysisAI/InferenceX benchmarks/multi_node/agentic_srt.sh"),
+    # a dataset of random tokens at set input/output lengths
+    ClientSignal("--dataset-name", ("random", "random-mm", "random-rerank",
+                                    "prefix_repetition"), False,
+                 "vllm-project/vllm vllm/benchmarks/datasets.py"),
+    ClientSignal("--dataset-name", ("random", "random-ids", "generated-shared-prefix"), False,
+                 "sgl-project/sglang python/sglang/bench_serving.py"),
+    ClientSignal("--random-input-len", (), False, "vllm-project/vllm vllm/benchmarks/datasets.py"),
+    ClientSignal("--input-len", (), False, "SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh"),
+    ClientSignal("--isl", (), False, "ai-dynamo/aiperf src/aiperf/common/config/prompt_config.py"),
+)
+_FLAG_ANSWERS = {}
+for _s in CLIENT_SIGNALS:
+    if _s.flag and _s.values:
+        for _v in _s.values:
+            _FLAG_ANSWERS.setdefault(_s.flag[2:], {})[_v] = _s.agentic
+
+
+def _flag_answer(flag, value):
+    """True / False / None from one client flag's value (exact names; a scenario by prefix)."""
+    value = value.lower()
+    answers = _FLAG_ANSWERS.get(flag, {})
+    if value in answers:
+        return answers[value]
+    if flag in ("scenario", "public-dataset"):
+        for prefix, answer in answers.items():
+            if value.startswith(prefix):
+                return answer
+    return None
+
+
+def client_signals(text):
+    """``(agentic, fixed)``: whether the code of ``text`` runs an agentic client, a fixed-length one.
+
+    Comment lines do not count.  Agentic: aiperf's AgentX scenario or its
+    trace datasets, InferenceX's agentic replay helpers.  Fixed: a random-token
+    dataset (``--dataset-name random``...) or input/output lengths given to
+    the client.  Both can hold (a launcher running both kinds).
+    """
+    if "--" not in text and not _AGENTIC_WORD_RE.search(text):
+        return False, False
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    agentic = bool(_AGENTIC_WORD_RE.search(code))
+    fixed = bool(_FIXED_CLIENT_RE.search(code))
+    if "--" in code:
+        for m in _CLIENT_FLAG_RE.finditer(code):
+            answer = _flag_answer(m.group(1), m.group(2))
+            if answer is True:
+                agentic = True
+            elif answer is False:
+                fixed = True
+    return agentic, fixed
+
+
+def agentic_from_client(text):
+    """True / False / None from the benchmark client a launcher (or a command block) runs.
+
+    True when the client replays agentic traces (:data:`CLIENT_SIGNALS`) and
+    nothing runs fixed lengths; False when it runs fixed lengths and nothing
+    replays traces.  Comment lines do not count.  None otherwise: a launcher
+    running both, or neither, is decided by its branches or its path.
+    """
+    agentic, fixed = client_signals(text)
+    if agentic and not fixed:
+        return True
+    if fixed and not agentic:
+        code = "\n".join(line for line in text.splitlines()
+                         if not line.lstrip().startswith("#"))
+        if not _AGENTIC_CLIENT_RE.search(code):
+            return False
+    return None
+
+
+def agentic_of(relpath, name=None, benchmark=None, names=()):
+    """Is a config agentic?  True / False / None (unknown): the file's content first.
+
+    The one test ``audit`` (GAL301/GAL302) and ``inject`` (which refuses
+    fixed-sequence-length configs) share.  In order: the recipe's
+    ``benchmark:`` settings (:func:`agentic_from_benchmark`); its ``name:``
+    and the variant or job names inside the file (``names``); the path,
+    which must be relative to the repository root (see
+    :func:`repository_path`) so that the answer does not depend on where the
+    repository sits or how the file was named on the command line.
+    """
+    agentic = agentic_from_benchmark(benchmark)
+    if agentic is not None:
+        return agentic
+    said = {agentic_from_name(n) for n in (name, *names) if n}
+    said.discard(None)
+    if len(said) == 1:
+        return said.pop()
+    return agentic_from_path(relpath)
+
+
+def agentic_from_name(name):
+    """True / False / None from a recipe, variant or job name (``dsv4-8k1k-mtp``)."""
+    low = str(name).lower()
+    if "agentic" in low or "agentx" in low:
+        return True
+    if _FIXED_RE.search(low):
+        return False
+    return None
+
+
+def repository_path(path, root=None):
+    """``path`` relative to its repository: the git root above it, else ``root``.
+
+    The scenario of a recipe is read from this path, never from the path as
+    typed: ``./agentic/x.yaml``, an absolute path and a run from another
+    directory must give the same answer.
+    """
+    import os
+
+    full = os.path.abspath(path)
+    here = os.path.dirname(full)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return os.path.relpath(full, here).replace(os.sep, "/")
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    base = os.path.abspath(root) if root else os.getcwd()
+    rel = os.path.relpath(full, base)
+    # outside any repository and outside ``root``: the whole path is all there is
+    return (full if rel.startswith("..") else rel).replace(os.sep, "/")
+
+
+def agentic_from_path(relpath):
+    """True for agentic recipe paths, False for fixed-sequence-length ones, else None."""
+    low = relpath.lower()
+    if "agentic" in low or "agentx" in low:
+        return True
+    if _FIXED_RE.search(low):
+        return False
+    # benchmark launchers outside an agentic folder run fixed-length sweeps
+    if "single_node/" in low or "multi_node/" in low:
+        return False
+    return None
+
+
+# -------------------------------------------------------------- image versions
+
+_VERSION_RE = re.compile(r"[:v-](\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def image_version(image):
+    """``(major, minor, patch)`` from a container tag like ``vllm/vllm-openai:v0.19.1``.
+
+    None for nightly or untagged images (no release number to compare).
+    """
+    if not image or "nightly" in image:
+        return None
+    tag = image.rsplit(":", 1)[-1] if ":" in image else image
+    m = _VERSION_RE.search(":" + tag)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def source_stated(lines, line, window=6):
+    """True when a comment within ``window`` lines above ``line`` names the value's source."""
+    lo = max(0, line - 1 - window)
+    for text in lines[lo:line]:
+        s = text.strip()
+        if "#" not in s:
+            continue
+        comment = s[s.index("#"):].lower()
+        if ("source" in comment or "pending" in comment or "http" in comment
+                or "golden_al_distribution" in comment or "run " in comment):
+            return True
+    return False
+
+
+def cited_curves(lines, line, value, ids, window=6, paragraph=12):
+    """Curve ids a comment next to the knob cites: by id, file name or URL.
+
+    Comments on the knob's line and the ``window`` lines above it count, and
+    so do those on a line that assigns the knob's literal ``value`` and the
+    two lines above it (a launcher sets ``AL=2.51  # <curve>`` far from the
+    flag), and the whole-line comments of that line's paragraph: the lines
+    above it up to a blank line, at most ``paragraph`` (the value is set in
+    an ``if``/``else`` under a comment citing the curve; a comment ending a
+    line further up speaks for that line only).  When one cited id contains
+    another (``kimik3_dspark_probabilistic_...`` and ``kimik3_dspark``), the
+    longer one is meant.
+    """
+    rows = set(range(max(0, line - 1 - window), min(len(lines), line)))
+    if value:
+        for i, text in enumerate(lines):
+            if value in text and "=" in text:
+                rows.update(range(max(0, i - 2), i + 1))
+                top = i
+                while top > max(0, i - paragraph) and lines[top - 1].strip():
+                    top -= 1
+                    if lines[top].lstrip().startswith("#"):
+                        rows.add(top)
+    found = set()
+    for i in sorted(rows):
+        text = lines[i]
+        if "#" not in text:
+            continue
+        comment = text[text.index("#"):]
+        found.update(c for c in ids if c in comment)
+    return tuple(sorted(c for c in found if not any(c != o and c in o for o in found)))
+
+
+# --------------------------------------------------------------- suppressions
+
+SUPPRESS_RE = re.compile(r"#\s*goldenal:\s*ignore\[([A-Za-z0-9_,\s-]+)\]")
+
+
+def suppressions(lines):
+    """``{line_number: set(codes)}`` of inline ``# goldenal: ignore[CODE,...]`` comments."""
+    out = {}
+    if "goldenal" not in "\n".join(lines):
+        return out          # the common case, found in one pass
+    for i, text in enumerate(lines):
+        if "goldenal" not in text:
+            continue
+        m = SUPPRESS_RE.search(text)
+        if m:
+            out[i + 1] = {c.strip().upper() for c in m.group(1).split(",") if c.strip()}
+    return out

@@ -1,0 +1,194 @@
+"""Output formats for audit findings: text, JSON, GitHub annotations, SARIF 2.1.0.
+
+Each formatter takes the list of findings (and, optionally, the
+:class:`~goldenal.auditing.AuditReport` they came from) and returns the whole
+output text.  The JSON output follows ``schemas/findings.schema.json``
+(shipped in the package); the SARIF output is a SARIF 2.1.0 log with one run
+that validates against the OASIS schema.  Text output counts the assumed
+thinking modes (GAL305) in one line unless asked to list them; JSON and SARIF
+keep every finding.
+"""
+
+import json
+
+from goldenal.auditing.rules import RULES
+
+# the OASIS SARIF 2.1.0 schema (errata 01), the one GitHub code scanning reads
+SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
+                "sarif-schema-2.1.0.json")
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+ASSUMED = "GAL305"
+
+
+def summary(findings, printed=None):
+    """``Found N findings (E errors, W warnings, I info)``, and ``; P of them printed`` when
+    ``printed`` says fewer were printed."""
+    n = len(findings)
+    e = sum(f.severity == "error" for f in findings)
+    w = sum(f.severity == "warning" for f in findings)
+    i = n - e - w
+    fixable = sum(f.fix is not None for f in findings)
+    tail = f"; {fixable} with a suggested fix" if fixable else ""
+    word = "finding" if n == 1 else "findings"
+    if printed is not None and printed != n:
+        tail += f"; {printed} of them printed"
+    return (f"Found {n} {word} ({e} error{'' if e == 1 else 's'}, "
+            f"{w} warning{'' if w == 1 else 's'}, {i} info){tail}.")
+
+
+def run_summary(report):
+    """``Checked C serve configs in F files read; skipped S files.`` for a report."""
+    s = len(report.skipped)
+    word = "config" if report.configs_checked == 1 else "configs"
+    return (f"Checked {report.configs_checked} serve {word} in {report.files_read} "
+            f"file{'' if report.files_read == 1 else 's'} read; skipped {s} "
+            f"file{'' if s == 1 else 's'}" + (" (--show-skipped lists them)." if s else "."))
+
+
+def format_text(findings, report=None, *, show_assumptions=True, show_skipped=False):
+    """One ``path:line:col: CODE [*] message`` line per finding, then the summary.
+
+    With ``show_assumptions=False`` the GAL305 findings (thinking mode
+    assumed) are counted in one line instead of listed.  With a ``report``,
+    a last line says how many files were read, configs checked and files
+    skipped; ``show_skipped`` lists the skipped files and why.
+    """
+    out = []
+    hidden = 0
+    for f in findings:
+        if f.code == ASSUMED and not show_assumptions:
+            hidden += 1
+            continue
+        mark = " [*]" if f.fix else ""
+        out.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
+    out.append(summary(findings, printed=len(findings) - hidden))
+    if hidden:
+        every = "it" if len(findings) == 1 else f"all {len(findings)}"
+        out.append(f"Assumed the thinking mode of {hidden} serve "
+                   f"config{'' if hidden == 1 else 's'} ({ASSUMED}, not printed; "
+                   f"--show-assumptions prints {every}).")
+    if report is not None:
+        if show_skipped:
+            out.extend(f"{path}: skipped: {reason}" for path, reason in report.skipped)
+        out.append(run_summary(report))
+    return "\n".join(out) + "\n"
+
+
+def format_json(findings, report=None, **_):
+    """A JSON array of finding objects (see the package's findings schema)."""
+    return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
+
+
+def _gh_escape(text, prop=False):
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def format_github(findings, report=None, **_):
+    """GitHub Actions workflow commands (``::error file=...,line=...::message``)."""
+    level = {"error": "error", "warning": "warning", "info": "notice"}
+    out = []
+    for f in findings:
+        props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.col},"
+                 f"title={_gh_escape(f.code + ' ' + f.name, True)}")
+        out.append(f"::{level[f.severity]} {props}::{_gh_escape(f.message)}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _region(line, col, end_col=None):
+    region = {"startLine": line, "startColumn": col}
+    if end_col is not None:
+        region["endColumn"] = end_col
+    return region
+
+
+def _location(path, line, col, end_col=None, message=None, ident=None):
+    loc = {"physicalLocation": {"artifactLocation": {"uri": path, "uriBaseId": "%SRCROOT%"},
+                                "region": _region(line, col, end_col)}}
+    if ident is not None:
+        loc["id"] = ident
+    if message:
+        loc["message"] = {"text": message}
+    return loc
+
+
+def sarif_log(findings, report=None):
+    """The SARIF 2.1.0 log as a dict.
+
+    A finding that carries an edit points at the literal (``region`` spans
+    it) and its fix carries the ``artifactChanges`` that make it; the knob's
+    use site is a ``relatedLocation``.  A suggested fix that is not one edit
+    (adding a key, say) stays in the message's ``properties``: SARIF requires
+    every fix to spell its changes.  Skipped files are tool notifications.
+    """
+    from goldenal import __version__
+
+    used = sorted({f.code for f in findings})
+    index = {code: i for i, code in enumerate(used)}
+    rules = []
+    for code in used:
+        r = RULES[code]
+        rules.append({
+            "id": r.code, "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "fullDescription": {"text": r.what},
+            "help": {"text": f"{r.why}\n\nFix: {r.use_instead}"},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+        })
+    results = []
+    for f in findings:
+        end = f.edit[2] if f.edit is not None and f.edit[0] == f.line and f.edit[1] == f.col \
+            else None
+        res = {
+            "ruleId": f.code, "ruleIndex": index[f.code], "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [_location(f.path, f.line, f.col, end)],
+        }
+        if f.related:
+            res["relatedLocations"] = [_location(f.path, ln, col, message=msg, ident=i)
+                                       for i, (ln, col, msg) in enumerate(f.related)]
+        props = {k: getattr(f, k) for k in ("found", "expected") if getattr(f, k) is not None}
+        if f.fix and f.edit is None:
+            props["suggestedFix"] = f.fix
+        if props:
+            res["properties"] = props
+        if f.fix and f.edit is not None:
+            line, col, end_col, text = f.edit
+            res["fixes"] = [{
+                "description": {"text": f.fix},
+                "artifactChanges": [{
+                    "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                    "replacements": [{"deletedRegion": _region(line, col, end_col),
+                                      "insertedContent": {"text": text}}],
+                }],
+            }]
+        results.append(res)
+    run = {"tool": {"driver": {"name": "goldenal", "version": __version__,
+                               "rules": rules}},
+           # Python string indices: one column per code point
+           "columnKind": "unicodeCodePoints",
+           "originalUriBaseIds": {"%SRCROOT%": {"description": {
+               "text": "the audited root; result paths are relative to it"}}},
+           "results": results}
+    if report is not None:
+        run["invocations"] = [{
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [
+                {"level": "note", "message": {"text": f"skipped: {reason}"},
+                 "locations": [_location(path, 1, 1)]}
+                for path, reason in report.skipped],
+        }]
+        run["properties"] = {"filesRead": report.files_read,
+                             "configsChecked": report.configs_checked,
+                             "filesSkipped": len(report.skipped)}
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def format_sarif(findings, report=None, **_):
+    return json.dumps(sarif_log(findings, report), indent=2) + "\n"
+
+
+FORMATTERS = {"text": format_text, "json": format_json, "github": format_github,
+              "sarif": format_sarif}

@@ -1,0 +1,304 @@
+"""Commands in Markdown: the fenced code blocks a README or recipe guide shows.
+
+People copy launch commands from documentation, so a knob pinned in a guide
+is audited like one in a script.  :func:`fenced_code` keeps the lines inside
+shell-like fenced blocks (```` ```bash ````, ```` ```sh ````, ```` ```console ````,
+``~~~``, or no language) and blanks every other line, so line numbers stay
+those of the document; a ``$ `` prompt is blanked too, keeping columns.
+"""
+
+import re
+from typing import NamedTuple
+
+from goldenal.recipes import knobs
+
+# CommonMark: up to three spaces, then three or more backticks or tildes, then an info string
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)")
+MARKDOWN = (".md", ".markdown")      # file-name endings of Markdown documents
+SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"}
+
+
+def fenced_code(lines):
+    """``lines`` with everything outside shell-like fenced code blocks blanked.
+
+    Parameters
+    ----------
+    lines : list of str
+        The document's lines.
+
+    Returns
+    -------
+    list of str
+        The same number of lines: code lines as written (a leading ``$ ``
+        prompt replaced by spaces), every other line empty.
+
+    Example
+    -------
+    >>> fenced_code(["# Guide", "```bash", "export X=1", "```"])
+    ['', '', 'export X=1', '']
+    """
+    out = []
+    fence = None            # the closing fence's character and length while inside a block
+    keep = False
+    for line in lines:
+        m = _FENCE.match(line)
+        if fence is None:
+            if m:
+                fence = (m.group(2)[0], len(m.group(2)))
+                keep = m.group(3).lower() in SHELL_LANGUAGES
+            out.append("")
+            continue
+        if m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1] and \
+                not line[m.end():].strip():
+            fence = None
+            out.append("")
+            continue
+        if not keep:
+            out.append("")
+            continue
+        stripped = line.lstrip()
+        if stripped.startswith("$ "):
+            line = line.replace("$ ", "  ", 1)
+        out.append(line)
+    return out
+
+
+# ATX headings (``## Title``; the closing ``#`` run is dropped by _atx_title) and setext
+# underlines (CommonMark)
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+
+
+class Block(NamedTuple):
+    """One fenced code block: its lines (0-based, the fences excluded) and its place.
+
+    ``first``/``stop`` delimit the code lines (``lines[first:stop]``); ``shell``
+    is True for shell-like blocks (:data:`SHELL_LANGUAGES`); ``section`` is
+    the index of the innermost heading above it in :func:`outline`'s headings
+    (-1 before any heading).
+    """
+
+    first: int
+    stop: int
+    shell: bool
+    section: int
+
+
+class Heading(NamedTuple):
+    """A heading: its 0-based line, level (1-6), text and the index of its parent (-1)."""
+
+    line: int
+    level: int
+    title: str
+    parent: int
+
+
+def outline(lines):
+    """The headings and fenced code blocks of a Markdown document.
+
+    Parameters
+    ----------
+    lines : list of str
+        The document's lines.
+
+    Returns
+    -------
+    tuple
+        ``(headings, blocks)``: lists of :class:`Heading` and :class:`Block`
+        in document order.  Lines inside a fenced block are never headings;
+        an unclosed block runs to the end of the document, as CommonMark says.
+
+    Example
+    -------
+    >>> heads, blocks = outline(["# Guide", "## Serve", "```bash", "vllm serve m", "```"])
+    >>> [(h.title, h.parent) for h in heads], blocks[0]
+    ([('Guide', -1), ('Serve', 0)], Block(first=3, stop=4, shell=True, section=1))
+    """
+    headings, blocks = [], []
+    fence = None
+    start = shell = None
+    prose = False           # the previous line is paragraph text (a setext heading's title)
+
+    def add_heading(i, level, title):
+        parent = len(headings) - 1
+        while parent >= 0 and headings[parent].level >= level:
+            parent = headings[parent].parent
+        headings.append(Heading(i, level, title.strip(), parent))
+
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1] and \
+                    not line[m.end():].strip():
+                blocks.append(Block(start, i, shell, len(headings) - 1))
+                fence = None
+            continue
+        if m:
+            fence = (m.group(2)[0], len(m.group(2)))
+            start, shell = i + 1, m.group(3).lower() in SHELL_LANGUAGES
+            prose = False
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            add_heading(i, len(atx.group(1)), _atx_title(line[atx.end():]))
+            prose = False
+            continue
+        setext = _SETEXT.match(line)
+        if setext and prose:
+            add_heading(i - 1, 1 if setext.group(1)[0] == "=" else 2, lines[i - 1])
+            prose = False
+            continue
+        prose = bool(line.strip()) and not line.startswith(("    ", "\t"))
+    if fence is not None:
+        blocks.append(Block(start, len(lines), shell, len(headings) - 1))
+    return headings, blocks
+
+
+def _atx_title(rest):
+    """An ATX heading's text: blanks around it and a closing run of ``#`` dropped."""
+    title = rest.strip()
+    bare = title.rstrip("#")
+    if bare != title and (not bare or bare[-1] in " \t"):
+        title = bare.rstrip()
+    return title
+
+
+def heading_chain(headings, index):
+    """The titles of heading ``index`` and its ancestors, innermost first."""
+    out = []
+    while index >= 0:
+        out.append(headings[index].title)
+        index = headings[index].parent
+    return out
+
+
+_RECIPE_FOLDERS = ("recipes", "recipe", "benchmarks", "benchmark", "bench")
+
+
+def is_recipe(relpath):
+    """True for a Markdown file that is a recipe, not documentation about one.
+
+    A recipe sits in a ``recipes`` folder or in a benchmark or scenario folder
+    (``benchmarks/``, ``agentic/``, ``8k1k/``...): the runner's people run it
+    as written.  Anything else (``docs/``, a ``README.md`` at the top, a
+    guide) is documentation, whose commands are examples.
+    """
+    from goldenal.auditing.evidence import agentic_from_path
+
+    folders = relpath.lower().replace("\\", "/").split("/")[:-1]
+    return (any(f in _RECIPE_FOLDERS for f in folders)
+            or agentic_from_path("/".join(folders) + "/") is not None)
+
+
+# the knob spellings a block can set (the audit's one table, every engine)
+_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
+                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+# a server started in a command block: an engine's own command, or a container run
+_CONTAINER_RUN = re.compile(r"\b(?:docker|podman|nerdctl)\s+run\b")
+# heading words that say fixed-sequence-length besides a recipe name's spellings
+_FIXED_HEADING = re.compile(r"\bfixed[- ]?(?:sequence|seq)[- ]?len|\bfixed[- ]length\b")
+_NOT_AGENTIC = re.compile(r"\bnon[- ]?agentic\b|\bnot agentic\b")
+
+
+def heading_says(title):
+    """True / False / None from a heading: a recipe name's words, spaced (``8k1k runs``)."""
+    from goldenal.auditing.evidence import agentic_from_name
+
+    low = title.lower()
+    if _NOT_AGENTIC.search(low):
+        return False
+    if _FIXED_HEADING.search(low) and "agentic" not in low and "agentx" not in low:
+        return False
+    return agentic_from_name("-" + re.sub(r"[^a-z0-9/]+", "-", low) + "-")
+
+
+def _sections(lines):
+    """``(headings, {section: (shell blocks, code lines of them, rest blanked)})``."""
+    heads, blocks = outline(lines)
+    code = fenced_code(lines)
+    groups = {}
+    for b in blocks:
+        if b.shell:
+            groups.setdefault(b.section, []).append(b)
+    out = {}
+    for section, group in groups.items():
+        rows = {i for b in group for i in range(b.first, b.stop)}
+        out[section] = (group, [line if i in rows else "" for i, line in enumerate(code)])
+    return heads, out
+
+
+def knob_sections(lines):
+    """``[(section, code)]``: the sections whose shell blocks set a knob, each block's lines kept."""
+    return [(section, sec_code) for section, (_, sec_code) in _sections(lines)[1].items()
+            if knobs.first_set("\n".join(sec_code), _KNOB_ROWS)]
+
+
+def markdown_configs(relpath, lines, scenario_path=None):
+    """The serve configs of a Markdown document's fenced shell blocks, section by section.
+
+    The shell blocks under one heading are read together as one script (a
+    server in one block may take its environment from the block above).
+    Whether a config is agentic comes from, in order: the benchmark client
+    those blocks run (the block's own client first when the section's blocks
+    run both kinds); the section's heading and the headings above it; for a
+    recipe (:func:`is_recipe`), the client of the page's blocks when they
+    all agree; the path.  Never from another section's prose or commands in
+    documentation.
+
+    Returns
+    -------
+    list of goldenal.auditing.evidence.Config
+        Each config's ``extra`` says ``md_section`` (the heading index, -1
+        before any), ``md_title`` (that heading), ``md_recipe`` and
+        ``md_example``: documentation that starts a server of the knob's
+        engine (or a container), runs no benchmark in the section, and says
+        nowhere whether it is agentic: a serving example (GAL313).
+    """
+    from goldenal.core.errors import GoldenALError
+    from goldenal.auditing import evidence as ev
+    from goldenal.auditing.shell import script_configs
+
+    recipe = is_recipe(scenario_path or relpath)
+    heads, sections = _sections(lines)
+    code = fenced_code(lines)
+
+    def block_text(b):
+        return "\n".join(code[b.first:b.stop])
+
+    page = None
+    if recipe:
+        said = {ev.agentic_from_client(block_text(b))
+                for group, _ in sections.values() for b in group}
+        said.discard(None)
+        page = said.pop() if len(said) == 1 else None
+    out = []
+    for section, (group, sec_code) in sections.items():
+        sec_text = "\n".join(sec_code)
+        if not knobs.first_set(sec_text, _KNOB_ROWS):
+            continue
+        named = next((a for a in map(heading_says, heading_chain(heads, section))
+                      if a is not None), None)
+        try:
+            configs = script_configs(relpath, sec_text, sec_code, scenario_path,
+                                     context=named if named is not None else page)
+        except (GoldenALError, ValueError, RecursionError):
+            continue
+        agentic, fixed = ev.client_signals(sec_text)
+        commands = "\n".join(x for x in sec_code if not x.lstrip().startswith("#"))
+        benchmarked = agentic or fixed or bool(ev.BENCH_CLIENT.search(commands))
+        launched = knobs.launched_engines(sec_text)
+        container = bool(_CONTAINER_RUN.search(commands))
+        for cfg in configs:
+            if agentic and fixed:
+                # the section runs both kinds: the block holding the knob says which
+                own = next((ev.agentic_from_client(block_text(b)) for b in group
+                            if b.first < cfg.line <= b.stop), None)
+                if own is not None:
+                    cfg = cfg.with_(agentic=own)
+            example = (not recipe and cfg.knob is not None and cfg.agentic is None
+                       and (cfg.engine in launched or container) and not benchmarked
+                       and not cfg.eval_only)
+            out.append(cfg.with_(extra={
+                **cfg.extra, "md_section": section, "md_recipe": recipe, "md_example": example,
+                "md_title": heads[section].title if section >= 0 else None}))
+    return out

@@ -1,0 +1,81 @@
+"""CI matrices: every entry's ATOM ``extra_args`` string is a launch command of its own.
+
+A workflow or sweep file lists server configurations as entries of a list
+(``strategy.matrix.include``, a sweep's ``configs``...), each with the served
+model next to an ``extra_args`` string of ATOM flags.  Each entry gives one
+:class:`~goldenal.auditing.evidence.Config`, located at the knob inside its
+string; two identical entries give two configs (each is a run).
+"""
+
+from goldenal.auditing import evidence as ev
+from goldenal.recipes import knobs, spans
+from goldenal.recipes.shell import shell_words
+
+ARG_KEYS = ("extra_args", "extra-args", "server_args", "server-args", "serve_args")
+MODEL_KEYS = ("model", "model_path", "model-path", "model_id", "hf_model")
+SCENARIO_KEYS = ("scenario", "name", "job", "config", "workload")
+# ATOM's flags, as the one knob table spells them
+_FLAGS = frozenset(row.name for row in knobs.spellings("atom", form=knobs.FLAG))
+
+
+def _walk(node):
+    if spans.is_map(node):
+        yield node
+        for _, value in spans.pairs(node):
+            yield from _walk(value)
+    elif node is not None and isinstance(getattr(node, "value", None), list):
+        for item in node.value:
+            yield from _walk(item)
+
+
+def _flags(text):
+    out, words = {}, shell_words(text)
+    for i, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        if name in _FLAGS:
+            if not eq:
+                value = words[i + 1] if i + 1 < len(words) else None
+            out[name] = value
+    return out
+
+
+def matrix_configs(relpath, text, lines, scenario_path=None):
+    """One config per list entry whose ATOM argument string sets speculative flags.
+
+    Returns an empty list for a file with no such entry (read it otherwise).
+    """
+    if not any(key in text for key in ARG_KEYS):
+        return []
+    root = spans.compose(text, relpath)
+    configs = []
+    for node in _walk(root):
+        for key, value in spans.pairs(node):
+            if key.value not in ARG_KEYS or not spans.is_scalar(value):
+                continue
+            args = spans.scalar(value) or ""
+            if "--num-speculative-tokens" not in args and "spec-decode-acceptance" not in args:
+                continue
+            flags = _flags(args)
+            knob = next((f for f in (ev.ATOM_LENGTH, ev.ATOM_RATE) if f in flags), None)
+            line, col = spans.line_of(value), spans.col_of(value)
+            raw = lines[line - 1] if 0 < line <= len(lines) else ""
+            if knob and knob in raw:
+                col = raw.index(knob) + 1
+            siblings = {k.value: spans.scalar(v) for k, v in spans.pairs(node)
+                        if spans.is_scalar(v)}
+            models = tuple(m for m in (flags.get("--model"), *(siblings.get(k)
+                                                                for k in MODEL_KEYS)) if m)
+            said = {ev.agentic_from_name(siblings[k]) for k in SCENARIO_KEYS
+                    if siblings.get(k)}
+            said.discard(None)
+            agentic = said.pop() if len(said) == 1 else ev.agentic_from_path(
+                scenario_path or relpath)
+            k = flags.get("--num-speculative-tokens")
+            configs.append(ev.Config(
+                path=relpath, line=line, col=col, engine="atom", model=models,
+                draft=flags.get("--draft-model"), method=flags.get("--method"),
+                k=int(k) if k and k.isdigit() else None, knob=knob,
+                value=flags.get(knob) if knob else None, agentic=agentic,
+                source_stated=ev.source_stated(lines, line) if knob else False,
+                extra={"atom_method": flags.get("--method")}))
+    return configs

@@ -1,0 +1,187 @@
+"""srt-slurm recipe YAMLs: the audit's evidence from the engine adapters' read-back.
+
+A recipe is read by :func:`goldenal.engines.locate.find_sites`, the parser
+``inject`` writes through, so ``audit`` and ``inject`` see the same sites:
+anchors, aliases and ``<<`` merges resolve the way srt-slurm sees them while
+every node keeps the line it was written on (a knob inherited through
+``decode_environment: *server_environment`` is reported at its definition).
+
+What is left here is the audit's own part: turning each site into a
+:class:`~goldenal.auditing.evidence.Config` with the recipe's image, model
+candidates, thinking mode and agentic/eval signals, one per worker role and
+variant.
+"""
+
+import json
+import re
+
+from goldenal.engines import adapter
+from goldenal.recipes import spans
+from goldenal.engines.locate import ENGINE_CONFIG, ROLES, find_sites, pd_decode, scenario_facts
+from goldenal.auditing import evidence as ev
+
+# a document whose top level is a block sequence (a changelog that merely says
+# "backend:" somewhere) is no recipe: known without composing it
+_TOP_LEVEL_LIST = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|---[ \t]*\n|%[^\n]*\n)*-[ \t\n]")
+
+_SGLANG_EXTRA = {"token_mode": "SGLANG_SIMULATE_ACC_TOKEN_MODE",
+                 "acc_method": "SGLANG_SIMULATE_ACC_METHOD"}
+
+
+def _text_at(section, *keys):
+    return spans.scalar(section.get(*keys))
+
+
+def _meta(section):
+    """Image, model candidates and name of one recipe (variant) section."""
+    models = [m for m in (_text_at(section, *path) for path in (
+        ("identity", "model", "repo"), ("model", "path"), ("model", "name"))) if m is not None]
+    image = None
+    for path in (("identity", "container", "image"), ("model", "container"), ("container",)):
+        value = _text_at(section, *path)
+        if value is not None and (":" in value or "/" in value):
+            image = value
+            break
+    benchmark = {key: _text_at(section, "benchmark", key)
+                 for key in ("type", "isl", "osl", "command")}
+    return {"image": image, "models": models, "name": _text_at(section, "name"),
+            "benchmark": benchmark}
+
+
+def _line(node):
+    return spans.line_of(node) if node is not None else None
+
+
+def _knob_text(value):
+    """A vLLM knob's value as the audit quotes it (lists as JSON)."""
+    return json.dumps(value) if isinstance(value, list) else str(value)
+
+
+def _int(value):
+    try:
+        return int(str(value).strip().strip("'\""))
+    except (TypeError, ValueError):
+        return None
+
+
+def _fields(doc, site):
+    """The per-role facts of one site, in the audit's terms."""
+    setting = adapter(site.engine).setting(doc, site)
+    f = {"engine": site.engine, "k": site.k, "k_line": _line(site.k_node), "draft": site.draft,
+         "method": site.method, "variant": {}, "rsm": None, "knob": setting.knob,
+         "value": setting.value, "line": setting.line if setting.knob else None,
+         "col": setting.col, "extra": {}, "spec": site.spec_on, "spec_line": None,
+         "model": None}
+    served = spans.get(site.cfg, ("served-model-name",)) if site.cfg is not None else None
+    if served is None and site.cfg is not None:
+        served = spans.get(site.cfg, "model")
+    if spans.is_scalar(served) and spans.scalar(served) is not None:
+        f["model"] = spans.scalar(served)
+    if site.engine == "vllm":
+        spec = site.extra["spec"]
+        f.update(spec_line=_line(site.spec), k=_int(spec.get("num_speculative_tokens")),
+                 draft=spec.get("model"), method=spec.get("method"),
+                 rsm=spec.get("rejection_sample_method"))
+        if spec.get("draft_sample_method"):
+            f["variant"]["draft_sample_method"] = spec["draft_sample_method"]
+        if setting.knob is not None:
+            f.update(value=_knob_text(spec[setting.knob]), line=setting.line)
+    elif site.engine == "sglang":
+        if site.spec_on:
+            f["spec_line"] = _line(site.on)
+            f["extra"]["eagle_topk"] = site.extra.get("eagle_topk")
+        for name, key in _SGLANG_EXTRA.items():
+            f["extra"][name] = (spans.scalar(spans.get(site.env, key))
+                                if site.env is not None else None)
+    elif site.engine == "trtllm" and site.spec_on:
+        f["spec_line"] = _line(site.spec)
+        for key in ("eagle3_one_model", "mtp_eagle_one_model"):
+            if key in site.extra:
+                f["extra"]["one_model"] = str(site.extra[key]).lower() == "true"
+                f["extra"]["one_model_key"] = key
+    return f
+
+
+def recipe_configs(relpath, text, lines, scenario_path=None):
+    """The :class:`~goldenal.auditing.evidence.Config` list of one srt-slurm recipe.
+
+    For a multi-variant recipe, a variant whose settings equal the base's adds
+    nothing; one that differs gives its own configs, named in ``branch``.
+    Agentic or fixed-sequence-length is decided from the recipe's content
+    first (``benchmark:``, its name, the variant names in the file), then
+    from ``scenario_path`` (the path relative to the repository root;
+    default ``relpath``).
+
+    Raises
+    ------
+    goldenal.core.errors.ParseError
+        Broken YAML, or a speculative-config string that is not JSON.
+    """
+    if _TOP_LEVEL_LIST.match(text):
+        return []
+    doc, sites, _ = find_sites(relpath, text, recipe_only=True, knob_only=True)
+    # read only for a recipe with sites (a changelog list naming a backend has none)
+    signals = ev.thinking_signals_in(text, lines) if sites else []
+    thinking, how = ev.decide_thinking(signals)
+    sections = {s.name: s for s in doc.sections or ()}
+    names = scenario_facts(doc.root, doc.sections)[2]
+    scenario_path = scenario_path or relpath
+    eval_only = ev.eval_from_path(relpath)
+    metas, disagg_of = {}, {}
+    for site in sites:
+        if site.section not in metas:
+            section = sections[site.section]
+            meta = metas[site.section] = _meta(section)
+            meta["agentic"] = ev.agentic_of(scenario_path, meta["name"], meta["benchmark"], names)
+            meta["eval_only"] = eval_only
+            # a PD prefill worker verifies no drafts, whatever the decode worker sets
+            disagg_of[site.section] = all(
+                spans.is_map(section.get("backend", ENGINE_CONFIG[site.engine], role))
+                or spans.is_map(section.get("backend", f"{role}_environment"))
+                for role in ROLES[1:])
+    configs, seen, promoted = [], set(), []
+    for site in sites:
+        meta = metas[site.section]
+        disagg = disagg_of[site.section]
+        fields = _fields(doc, site)
+        prefill_of_pair = pd_decode(site, sites, role="prefill")
+        if prefill_of_pair:
+            # SGLang PD: the decode worker's K picks the cell the prefill carries
+            decode = next(s for s in sites if s.section == site.section and pd_decode(s, sites))
+            fields.update(k=decode.k, k_line=_line(decode.k_node))
+        cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg)
+        key = (cfg.role, cfg.line, cfg.knob, cfg.value, cfg.k, cfg.draft, cfg.method,
+               cfg.image)
+        if key in seen:
+            continue
+        seen.add(key)
+        if cfg.knob is not None and not cfg.drafts and cfg.spec:
+            # a PD prefill worker's knob is checked too, as inject writes it: SGLang's
+            # against decode's K, TensorRT-LLM's and vLLM's against the worker's own
+            # (once: a knob the decode worker shares through an anchor is checked there)
+            promoted.append(len(configs))
+        configs.append(cfg.with_(branch=f"variant {site.section}") if site.section not in
+                       (None, "base") else cfg)
+    checked = {(c.line, c.col, c.knob, c.value, c.k) for c in configs if c.drafts}
+    for i in promoted:
+        cfg = configs[i]
+        place = (cfg.line, cfg.col, cfg.knob, cfg.value, cfg.k)
+        if place not in checked:
+            configs[i] = cfg.with_(drafts=True)
+            checked.add(place)
+    return configs
+
+
+def _config(relpath, lines, meta, role, r, thinking, how, disagg):
+    models = tuple(m for m in [r["model"], *meta["models"]] if m)
+    line = r["line"] or r["spec_line"] or 1
+    return ev.Config(
+        path=relpath, line=line, col=r["col"] if r["line"] else 1,
+        engine=r["engine"], role=role, model=models, draft=r["draft"],
+        method=r["method"], variant=r["variant"], k=r["k"], k_line=r["k_line"],
+        thinking=thinking, thinking_source=how, knob=r["knob"], value=r["value"],
+        rejection_sample_method=r["rsm"], image=meta["image"], agentic=meta["agentic"],
+        eval_only=meta["eval_only"],
+        spec=r["spec"], drafts=not (disagg and role == "prefill"),
+        source_stated=ev.source_stated(lines, line) if r["knob"] else False,
+        extra=r["extra"])

@@ -1,0 +1,538 @@
+"""Run one audit: walk, read each kind of file, follow master references, check."""
+
+import gc
+import json
+import re
+from typing import NamedTuple
+
+import yaml
+
+from goldenal.auditing import evidence as ev
+from goldenal.auditing import master as ms
+from goldenal.auditing.check import NO_VARIANT_ENGINES, check_config, clear_cache
+from goldenal.auditing.markdown import MARKDOWN, fenced_code, markdown_configs
+from goldenal.auditing.rules import make_finding
+from goldenal.auditing.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
+from goldenal.core.errors import DuplicateKeyError, GoldenALError, yaml_error
+from goldenal.recipes import knobs
+
+# a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
+# \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
+_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
+                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+_KNOB_NAMES = tuple(sorted({row.name for row in _KNOB_ROWS}))
+
+def _text(c):
+    text = c.data.decode("utf-8", errors="replace")
+    return text, text.split("\n")
+
+
+class RunResult(NamedTuple):
+    """One audit run before suppressions: findings, file lines and the summary counts."""
+
+    findings: list
+    files: dict            # {relpath: lines} of every file decoded
+    files_read: int
+    configs_checked: int
+    skipped: tuple         # ((relpath, reason), ...)
+
+
+def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, cache=None,
+        overlay=None):
+    """A :class:`RunResult` for the files under ``paths``.
+
+    ``cache`` (a :class:`goldenal.auditing.cache.Cache`, optional) answers the
+    per-file evidence of files read before with the same bytes; it is saved
+    at the end.  ``overlay`` (``{real path: bytes}``) is read in place of
+    those files (see :func:`goldenal.auditing.walk.walk`).
+
+    Python's cyclic garbage collector is paused for the run (and restored
+    after): an audit allocates many short-lived objects that reference
+    counting frees, and its collections would otherwise cost a tenth of the
+    run re-walking every live object, the registry included.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(paths, root, curves, exclude, respect_gitignore, cache, overlay)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
+    findings = []
+    files = {}
+    candidates = []
+    stats = WalkStats()
+    checked = {}            # relpath -> number of configs checked
+    skipped = {}            # relpath -> reason
+    _RECIPES.clear()
+    _STORE[0] = cache
+    curve_ids = tuple(c.id for c in curves)
+    clear_cache()       # the curves may differ from the last audit's (ids are reused)
+    for item in walk(paths, root, exclude=exclude, respect_gitignore=respect_gitignore,
+                     stats=stats, overlay=overlay):
+        if isinstance(item, Problem):
+            findings.append(make_finding("GAL306", item.relpath, 1, item.message,
+                                         severity=item.severity))
+            skipped.setdefault(item.relpath, item.message)
+        else:
+            candidates.append(item)
+    yaml_paths = ms.RecipeIndex(c.relpath for c in candidates if c.kind in ("recipe", "yaml"))
+    by_path = {c.relpath: c for c in candidates}
+    texts = {}
+
+    def text_of(c):
+        if c.relpath not in texts:
+            texts[c.relpath] = _text(c)
+            files[c.relpath] = texts[c.relpath][1]
+        return texts[c.relpath]
+
+    # masters first: they decide which recipes get a knob injected
+    injected = {}
+
+    def count(path, n=1):
+        checked[path] = checked.get(path, 0) + n
+
+    # what the master entries running a recipe say of it: the scenario (its sequence-length
+    # setting), read only when some recipe says nothing about its own, and the model-prefix
+    # (the curve key the runner looks up), read when a recipe's model names no curve
+    # (a master is read for them only when one of its CONFIG_FILE items can name the file)
+    master_refs = {}        # (kind, master relpath) -> {recipe: {scenario or model-prefix}}
+
+    def names(m):
+        """The audited files the CONFIG_FILE items of master ``m`` can name."""
+        _, lines = text_of(m)   # decoded either way: findings are placed in its lines
+        refs = _cached("master-references", m, lambda: ms.recipe_references(lines))
+        return {ms.resolve_recipe(ref, yaml_paths) for ref in refs}
+
+    def from_masters(kind, relpath):
+        if "named" not in master_refs:
+            master_refs["named"] = [(m, names(m)) for m in candidates
+                                    if m.kind == "master" and b"CONFIG_FILE" in m.data]
+        out = ()
+        for m, named in master_refs["named"]:
+            if relpath not in named:
+                continue
+            if (kind, m.relpath) not in master_refs:
+                found = master_refs[kind, m.relpath] = {}
+                for ref, values in _master_refs(kind, m, text_of).items():
+                    target = ms.resolve_recipe(ref, yaml_paths)
+                    if target:
+                        found.setdefault(target, set()).update(values)
+            out = set().union(out, master_refs[kind, m.relpath].get(relpath, ()))
+        return out or ()
+    for c in candidates:
+        if c.kind != "master" or not c.has_knob:
+            continue
+        _, lines = text_of(c)
+        for inj in _cached("injections", c, lambda: ms.injections(c.relpath, lines)):
+            target = ms.resolve_recipe(inj.recipe, yaml_paths)
+            if inj.enabled and target:
+                injected.setdefault(target, []).append(inj)
+            if inj.enabled:
+                count(c.relpath)
+            findings.extend(_check_injection(inj, target, by_path, text_of, curves))
+    for c in candidates:
+        if c.kind == "master":
+            if c.relpath not in checked:
+                skipped[c.relpath] = ("master config with no enabled synthetic-acceptance entry"
+                                      if c.has_knob else "master config with no synthetic-"
+                                      "acceptance entry")
+            if b"goldenal:" in c.data:
+                text_of(c)
+            continue
+        if c.kind == "doc" and c.has_knob and c.relpath.lower().endswith(MARKDOWN):
+            # a guide's fenced shell blocks are read like a launch script, section by section
+            _, lines = text_of(c)
+            code = fenced_code(lines)
+            configs = _cached("markdown", c, lambda: markdown_configs(
+                c.relpath, lines, c.scenario or None))
+            findings.extend(markdown_findings(c.relpath, lines, code, configs, curves,
+                                              curve_ids))
+            if configs:
+                count(c.relpath, len(configs))
+            else:
+                skipped[c.relpath] = "documentation: no command with a knob could be read"
+            # prose and other languages' blocks are not read, whatever the shell blocks gave
+            outside = [line if not kept else "" for line, kept in zip(lines, code)]
+            findings.extend(not_checked(c.relpath, lines, outside,
+                                        "it is outside a fenced shell code block"))
+            continue
+        if c.kind == "doc" or (not c.has_knob and b"goldenal:" in c.data and not c.has_spec):
+            if c.kind == "doc" and c.has_knob:
+                _, lines = text_of(c)
+                findings.extend(not_checked(c.relpath, lines, lines,
+                                            "documentation in this format is not read (only "
+                                            "fenced shell blocks in Markdown are)"))
+            if c.has_knob or c.has_spec:
+                skipped[c.relpath] = "documentation: commands in it are not read"
+            if b"goldenal:" in c.data:
+                text_of(c)
+            continue
+        agentic = ev.agentic_from_path(c.scenario or c.relpath)
+        # a recipe's content may say what its path does not: read it unless the path
+        # already says fixed-sequence-length (then no knob is exactly right)
+        readable = c.kind == "recipe" or (c.kind == "script" and agentic is not False)
+        if not c.has_knob and not (agentic is not False and readable):
+            skipped[c.relpath] = ("speculative settings but no synthetic knob, and not agentic"
+                                  if agentic is False or c.kind not in ("script", "recipe")
+                                  else "speculative settings but no synthetic knob")
+            if b"goldenal:" in c.data:
+                text_of(c)
+            continue
+        text, lines = text_of(c)
+        if c.kind == "script" and c.has_knob and not agentic and not knobs.first_set(text, _KNOB_ROWS):
+            # names a knob (sed, a helper's name) but never sets one
+            skipped[c.relpath] = "names a synthetic knob but never sets one"
+            continue
+        try:
+            configs = _configs(c, text, lines, text_of)
+        except (yaml.YAMLError, GoldenALError, ValueError, RecursionError) as exc:
+            line = None
+            msg = str(exc).split("\n")[0]
+            if isinstance(exc, yaml.YAMLError):
+                exc = yaml_error(exc, c.relpath, text=text)
+            if isinstance(exc, DuplicateKeyError):
+                findings.append(make_finding("GAL312", c.relpath, exc.line, exc.message,
+                                             col=exc.col))
+                skipped[c.relpath] = f"duplicate key {exc.key!r}"
+                continue
+            if isinstance(exc, GoldenALError):
+                # the shared reader's errors carry their own line
+                line = exc.line - 1 if exc.line else None
+                msg = exc.message.split("\n")[0].removeprefix("not valid YAML: ")
+            findings.append(make_finding("GAL306", c.relpath, (line or 0) + 1,
+                                         f"cannot parse {c.kind}: {msg}",
+                                         severity=unparsed_severity(c)))
+            skipped[c.relpath] = f"cannot parse {c.kind}"
+            continue
+        n = 0
+        demo = c.kind == "script" and not_a_benchmark(c.scenario or c.relpath, text)
+        measuring = c.kind == "script" and measures_acceptance(text)
+        configs = [with_citation(cfg, lines, curve_ids) for cfg in configs]
+        unknown = any(cfg.agentic is None for cfg in configs)
+        said = ({ev.agentic_from_name(x) for x in from_masters("scenarios", c.relpath)}
+                if unknown else set())
+        said.discard(None)
+        if len(said) == 1:
+            # the recipe says nothing itself: the master config's scenario for it decides
+            configs = [cfg.with_(agentic=next(iter(said))) if cfg.agentic is None else cfg
+                       for cfg in configs]
+        if c.kind == "recipe" and any(cfg.model and not _names_a_curve(cfg.model, curves)
+                                      for cfg in configs):
+            configs = _with_master_prefix(configs, from_masters("prefixes", c.relpath), curves)
+        for cfg in configs:
+            if cfg.knob is None and c.relpath in injected:
+                n += 1
+                continue   # the master config injects the knob; checked there
+            if cfg.knob is None and cfg.agentic is None and measuring:
+                n += 1
+                continue   # real acceptance measured for a curve: what it must be
+            n += 1
+            serves_users = demo and cfg.knob and cfg.engine and not cfg.eval_only
+            if serves_users and cfg.agentic is None:
+                # no benchmark runs it (GAL310 below): agentic or not is no question here
+                cfg = cfg.with_(extra={**cfg.extra, "no_benchmark": True})
+            findings.extend(check_config(cfg, curves))
+            if serves_users:
+                findings.append(make_finding(
+                    "GAL310", cfg.path, cfg.line,
+                    f"{cfg.said} is set on a {cfg.engine} server that no benchmark "
+                    "client drives: forced acceptance gives real users unverified output",
+                    col=cfg.col, found=cfg.value))
+        if n:
+            count(c.relpath, n)
+        else:
+            skipped[c.relpath] = "no serve config found in it"
+        if c.has_knob and c.kind != "other" and not any(cfg.knob for cfg in configs):
+            # a knob is set, yet no config carrying it came out: say so, never silence
+            findings.extend(not_checked(c.relpath, lines, lines,
+                                        "no serve config around it could be read"))
+    for path, reason in stats.skipped:
+        skipped.setdefault(path, reason)
+    if cache is not None:
+        cache.save()
+    _STORE[0] = None
+    return RunResult(findings, files, stats.read, sum(checked.values()),
+                     tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
+
+
+def markdown_findings(relpath, lines, code, configs, curves, curve_ids):
+    """Findings for the configs :func:`~goldenal.auditing.markdown.markdown_configs` read.
+
+    A config that is a serving example (``extra["md_example"]``) is checked as
+    a server no benchmark drives, plus GAL313; in documentation (not a
+    recipe) no finding is more than a warning.  Sections whose shell blocks
+    set a knob but gave no config carrying one get GAL309.
+    """
+    from goldenal.auditing.markdown import knob_sections
+
+    out = []
+    for cfg in configs:
+        extra = cfg.extra
+        cfg = with_citation(cfg, code, curve_ids)
+        example = extra.get("md_example", False)
+        if example:
+            cfg = cfg.with_(extra={**cfg.extra, "no_benchmark": True})
+        found = check_config(cfg, curves)
+        if example:
+            title = extra.get("md_title")
+            where = f", section {title!r}" if title else ""
+            found.append(make_finding(
+                "GAL313", cfg.path, cfg.line,
+                f"{cfg.said} is set in a {cfg.engine or 'serve'} command that no benchmark "
+                f"runs{where}: forced acceptance emits unverified tokens to real users",
+                col=cfg.col, found=cfg.value))
+        if not extra.get("md_recipe", True):
+            found = [f._replace(severity="warning") if f.severity == "error" else f
+                     for f in found]
+        out.extend(found)
+    carried = {cfg.extra.get("md_section") for cfg in configs if cfg.knob is not None}
+    for section, sec_code in knob_sections(lines):
+        if section not in carried:
+            out.extend(not_checked(relpath, lines, sec_code,
+                                   "no command in a fenced shell block around it could be read"))
+    return out
+
+
+_RECIPES = {}
+_STORE = [None]         # the persistent cache of the run in progress, if any
+
+
+def _cached(kind, c, compute):
+    """``compute()``, answered from the run's persistent cache when it holds ``c``."""
+    cache = _STORE[0]
+    if cache is None:
+        return compute()
+    hit, value = cache.get(kind, c)
+    if hit:
+        return value
+    value = compute()
+    cache.put(kind, c, value)
+    return value
+
+
+def _master_refs(kind, m, text_of):
+    """``{CONFIG_FILE: {scenario or model-prefix}}`` of one master config."""
+    _, lines = text_of(m)       # decoded either way: findings are placed in its lines
+    if kind == "scenarios":
+        return _cached("master-scenarios", m, lambda: ms.recipe_scenarios(m.relpath, lines))
+    return _cached("master-prefixes", m, lambda: ms.recipe_model_prefixes(lines))
+
+
+def _names_a_curve(models, curves):
+    from goldenal.golden.policy import model_matches
+
+    return any(name and model_matches(c, name) for name in models for c in curves)
+
+
+def _with_master_prefix(configs, prefixes, curves):
+    """Configs whose models name no curve get the one model-prefix their master entries give.
+
+    The prefix goes last among the candidates: a model the registry knows (an
+    alias in a manifest) still decides first.  Entries that disagree add nothing.
+    """
+    if len(prefixes) != 1:
+        return configs
+    (prefix,) = prefixes
+    if not _names_a_curve((prefix,), curves):
+        return configs
+    return [cfg.with_(model=cfg.model + (prefix,))
+            if cfg.model and prefix not in cfg.model and not _names_a_curve(cfg.model, curves)
+            else cfg for cfg in configs]
+
+
+# a benchmark client in the launcher (the one list, shared with Markdown sections)
+_BENCH_CLIENT = ev.BENCH_CLIENT
+# ``goldenal measure`` run as a command (not in a comment): the script measures
+# acceptance into a run directory, the step that makes a golden curve
+_MEASURE_CLIENT = re.compile(r"(?m)^[^#\n]*?(?<![\w.-])goldenal\s+measure(?![\w-])")
+
+
+def with_citation(cfg, lines, ids):
+    """A config on an engine that cannot select a sampling variant, with the curves cited near it."""
+    if cfg.knob is None or cfg.engine not in NO_VARIANT_ENGINES:
+        return cfg
+    cited = ev.cited_curves(lines, cfg.line, cfg.value, ids)
+    return cfg.with_(extra={**cfg.extra, "cited_curves": cited}) if cited else cfg
+
+
+def measures_acceptance(text):
+    """True for a launcher whose client is ``goldenal measure``.
+
+    Without a knob its server is speculative decoding measured for real,
+    which is what a golden curve needs: neither agentic nor
+    fixed-sequence-length, and nothing for GAL301/GAL304 to ask.
+    """
+    # the word first: the line-anchored pattern would try every line of every launcher
+    return "goldenal" in text and bool(_MEASURE_CLIENT.search(text))
+
+
+def not_a_benchmark(path, text):
+    """A launcher outside any benchmark or scenario directory that runs no benchmark client."""
+    return ("bench" not in path.lower() and ev.agentic_from_path(path) is None
+            and not _BENCH_CLIENT.search(text) and not any(ev.client_signals(text)))
+
+
+def not_checked(relpath, lines, code, why):
+    """GAL309 at every place ``code`` (the lines read) sets a knob; comments are not places."""
+    out = []
+    # a line naming no knob sets none: only the lines naming one are read
+    for i in knobs.lines_naming(code, _KNOB_NAMES):
+        text = code[i]
+        if not text or text.lstrip().startswith(("#", "//")):
+            continue
+        found = knobs.first_set(text, _KNOB_ROWS)
+        if found:
+            m = found[1]
+            out.append(make_finding("GAL309", relpath, i + 1,
+                                    f"{m.group('name')} is set here but not checked: {why}",
+                                    col=m.start("name") + 1))
+    return out
+
+
+def unparsed_severity(c):
+    """GAL306's severity: an error for a recipe or serve config nobody could check.
+
+    A recipe YAML (``backend:``), or a YAML/JSON/launcher that carries
+    speculative settings, is a serve config: failing to read it fails the
+    audit.  Other files that only mention a knob stay a warning.
+    """
+    if c.kind == "recipe" or any(b in c.data for b in ev.SPEC_BYTES):
+        return "error"
+    return "warning"
+
+
+def _recipe_cached(c, text_of):
+    """Recipe configs, parsed once per audit even when several entries reference it."""
+    key = (c.relpath, id(c.data))
+    if key not in _RECIPES:
+        from goldenal.auditing.recipe import recipe_configs
+
+        text, lines = text_of(c)
+        try:
+            _RECIPES[key] = _cached("recipe", c, lambda: recipe_configs(
+                c.relpath, text, lines, c.scenario or None))
+        except Exception as exc:   # re-raised on each use; reported once by the caller
+            _RECIPES[key] = exc
+    if isinstance(_RECIPES[key], Exception):
+        raise _RECIPES[key]
+    return _RECIPES[key]
+
+
+def _configs(c, text, lines, text_of=None):
+    if c.kind == "recipe" and text_of is not None:
+        return _recipe_cached(c, text_of)
+    if c.kind == "script":
+        from goldenal.auditing.shell import script_configs
+
+        return _cached("script", c, lambda: script_configs(c.relpath, text, lines,
+                                                           c.scenario or None))
+    if c.kind == "recipe":
+        from goldenal.auditing.recipe import recipe_configs
+
+        return recipe_configs(c.relpath, text, lines, c.scenario or None)
+    if c.kind in ("yaml", "json", "other"):
+        if c.kind == "json":
+            json.loads(text)   # broken JSON is reported, not guessed at
+        if c.kind == "yaml":
+            from goldenal.auditing.matrix import matrix_configs
+
+            # a CI matrix: every entry's ATOM argument string is a config of its own
+            entries = matrix_configs(c.relpath, text, lines, c.scenario or None)
+            if entries:
+                return entries
+        from goldenal.auditing.shell import text_configs
+
+        return text_configs(c.relpath, text, lines, literal_only=c.kind == "other",
+                            scenario_path=c.scenario or None)
+    return []
+
+
+def _check_injection(inj, target, by_path, text_of, curves):
+    """Findings for one master-config injection, checked against its recipe."""
+    out = []
+    if not inj.enabled:
+        return out
+    # the scenario's name says, as it does for the recipes a master config runs
+    agentic = ev.agentic_from_name(inj.scenario) if inj.scenario else None
+    header = inj.header
+    engine = ms.engine_of(header.get("framework"))
+    base = ev.Config(
+        path=inj.path, line=inj.line, col=inj.col, engine=engine,
+        model=tuple(m for m in (header.get("model"), header.get("model-prefix")) if m),
+        knob=ev.RUNNER_LENGTH if inj.value is not None else None, value=inj.value,
+        image=header.get("image"), agentic=agentic, rejection_sample_method="synthetic",
+        branch=None, extra={"injected": True})
+    if agentic is False:
+        what = f"SYNTHETIC_ACCEPTANCE=true{'' if inj.value is None else ', length ' + inj.value}"
+        out.append(make_finding("GAL302", inj.path, inj.line,
+                                f"{what} injected into {inj.recipe} under the {inj.scenario} "
+                                f"scenario of {inj.entry}; fixed-sequence-length configs must "
+                                "measure real acceptance", col=inj.col, found=inj.value))
+        return out
+    if inj.value is None:
+        return out   # the runner looks the golden value up itself
+    recipe_cfg = None
+    if target is not None:
+        try:
+            cfgs = _recipe_cached(by_path[target], text_of)
+        except (yaml.YAMLError, GoldenALError, ValueError, RecursionError):
+            cfgs = []
+        drafting = [c for c in cfgs if c.drafts and c.spec]
+        recipe_cfg = drafting[-1] if drafting else None
+    settings = inj.settings
+    k = None
+    if settings.get("NUM_SPEC_TOKENS", "").isdigit():
+        k = int(settings["NUM_SPEC_TOKENS"])
+    thinking = how = None
+    mode = settings.get("THINKING_MODE")
+    if mode:
+        thinking, how = ("on" if mode.endswith("on") else "off"), f"THINKING_MODE={mode}"
+    if recipe_cfg is None:
+        if k is None:
+            out.append(make_finding(
+                "GAL307", inj.path, inj.line,
+                f"SYNTHETIC_ACCEPTANCE_LENGTH={inj.value} for {inj.recipe}, which is not in the "
+                "audited tree: K and the draft head cannot be checked", col=inj.col,
+                found=inj.value))
+            return out
+        cfg = base.with_(k=k, thinking=thinking, thinking_source=how)
+    else:
+        cfg = base.with_(
+            engine=engine or recipe_cfg.engine, model=base.model + recipe_cfg.model,
+            draft=recipe_cfg.draft, method=recipe_cfg.method, variant=recipe_cfg.variant,
+            k=k if k is not None else recipe_cfg.k,
+            thinking=thinking or recipe_cfg.thinking,
+            thinking_source=how or recipe_cfg.thinking_source,
+            image=base.image or recipe_cfg.image, extra={**recipe_cfg.extra, "injected": True},
+            # an entry outside any scenario leaves it to what the recipe itself says
+            agentic=recipe_cfg.agentic if base.agentic is None else base.agentic,
+            branch=f"recipe {target}")
+    return out + check_config(cfg, curves)
+
+
+def file_configs(path, text):
+    """The serve configs the audit reads in one file, before any rule is applied.
+
+    The same reader :func:`run` picks for the file (launch script, recipe,
+    serve config), its scenario read from the path within the repository.
+    ``inject`` takes the thinking mode from here, so both commands read a
+    file one way.  Master configs and documentation give no configs.
+
+    Raises
+    ------
+    goldenal.core.errors.GoldenALError, yaml.YAMLError, ValueError
+        The file does not parse (as the audit reports it, GAL306/GAL312).
+    """
+    from goldenal.auditing.walk import Candidate, _kind
+
+    data = text.encode("utf-8", errors="surrogateescape")
+    relpath = ev.repository_path(path)
+    kind = _kind(relpath, data)
+    if kind in ("master", "doc"):
+        return []
+    c = Candidate(relpath, data, kind, True, True, relpath)
+    return _configs(c, text, text.split("\n"))

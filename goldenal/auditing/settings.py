@@ -1,0 +1,148 @@
+"""``[tool.goldenal]`` in ``pyproject.toml``: audit settings kept with the recipes.
+
+Found as ruff finds its settings, the nearest ``pyproject.toml`` with a
+``[tool.goldenal]`` table in the audited directory or its parents, but never
+above the repository (the nearest directory holding ``.git``): a file
+outside the repository cannot change what its audit reads.  Outside any
+repository only the audited directory's own file counts; ``--config``
+names one elsewhere.  Keys
+(kebab-case, as ruff spells them):
+
+``select``, ``ignore``
+    Lists of codes, prefixes (``"GAL2"``) or rule names.
+``exclude``, ``extend-exclude``
+    gitignore-style patterns matched against paths relative to the audited
+    root (a pattern without a slash matches at any depth); ``exclude``
+    replaces the default list, ``extend-exclude`` adds to it.
+``respect-gitignore``
+    Whether ``.gitignore`` files are honoured (default true).
+``golden-dir``
+    The golden directory, relative to ``pyproject.toml``.
+
+Command-line options win over the file, as in ruff.
+
+Example
+-------
+.. code-block:: toml
+
+    [tool.goldenal]
+    golden-dir = "golden_al_distribution"
+    extend-exclude = ["experimental/"]
+    ignore = ["GAL305"]
+"""
+
+import os
+from typing import NamedTuple
+
+from goldenal.core.errors import ParseError
+
+_KEYS = {"select", "ignore", "exclude", "extend-exclude", "respect-gitignore", "golden-dir"}
+
+
+class Settings(NamedTuple):
+    """The ``[tool.goldenal]`` table, validated; ``path`` is the file it came from (or None)."""
+
+    path: "str | None" = None
+    select: "tuple | None" = None
+    ignore: "tuple | None" = None
+    exclude: "tuple | None" = None
+    extend_exclude: tuple = ()
+    respect_gitignore: bool = True
+    golden_dir: "str | None" = None
+
+
+def _toml():
+    try:
+        import tomllib
+    except ModuleNotFoundError:           # Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+def find_settings(start):
+    """The :class:`Settings` of the nearest ``pyproject.toml`` with ``[tool.goldenal]``.
+
+    Parameters
+    ----------
+    start : str
+        A file or directory; the search goes from it up to the repository
+        root (the nearest directory holding ``.git``) and no further; when
+        there is none, only ``start``'s directory is searched.
+
+    Returns
+    -------
+    Settings
+        Empty settings when no file has the table.
+
+    Raises
+    ------
+    goldenal.core.errors.ParseError
+        For a ``pyproject.toml`` that is not valid TOML or a table with an
+        unknown key or a value of the wrong type.
+    """
+    here = os.path.abspath(start)
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    for directory in _up_to_repository_root(here):
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            settings = read_settings(candidate)
+            if settings is not None:
+                return settings
+    return Settings()
+
+
+def _up_to_repository_root(here):
+    """``here`` and its parents up to the nearest one holding ``.git``; ``[here]`` without one."""
+    chain = [here]
+    while not os.path.lexists(os.path.join(chain[-1], ".git")):
+        parent = os.path.dirname(chain[-1])
+        if parent == chain[-1]:
+            return [here]       # in no repository: its own directory only
+        chain.append(parent)
+    return chain
+
+
+def _strings(table, key, path):
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ParseError(f"[tool.goldenal] `{key}` must be a list of strings", path=path)
+    return tuple(value)
+
+
+def read_settings(path):
+    """The :class:`Settings` of one ``pyproject.toml``, or None when it has no ``[tool.goldenal]``."""
+    tomllib = _toml()
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ParseError(f"not valid TOML: {exc}", path=path) from None
+    except OSError as exc:
+        raise ParseError(f"unreadable: {exc.strerror or exc}", path=path) from None
+    table = doc.get("tool", {}).get("goldenal")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ParseError("[tool.goldenal] must be a table", path=path)
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ParseError(f"[tool.goldenal] has unknown key `{unknown[0]}`; known: "
+                         + ", ".join(sorted(_KEYS)), path=path)
+    respect = table.get("respect-gitignore", True)
+    if not isinstance(respect, bool):
+        raise ParseError("[tool.goldenal] `respect-gitignore` must be true or false", path=path)
+    golden = table.get("golden-dir")
+    if golden is not None and not isinstance(golden, str):
+        raise ParseError("[tool.goldenal] `golden-dir` must be a string", path=path)
+    base = os.path.dirname(os.path.abspath(path))
+    return Settings(
+        path=path, select=_strings(table, "select", path), ignore=_strings(table, "ignore", path),
+        exclude=_strings(table, "exclude", path),
+        extend_exclude=_strings(table, "extend-exclude", path) or (),
+        respect_gitignore=respect,
+        golden_dir=os.path.join(base, golden) if golden else None)

@@ -1,0 +1,988 @@
+"""Bash recipe scripts: the spec settings and knobs each branch of a script serves.
+
+Nothing is executed.  The script is split into logical lines (backslash
+continuations joined, heredoc bodies kept as text to scan), each tagged with
+the ``if``/``case`` arms it sits in.  For every combination of the arms that
+matter (those that set a knob, K, the draft head, or a variable feeding them,
+plus ``EVAL_ONLY`` true/false) the lines are replayed in order: assignments
+update a variable table (``${VAR:-default}``, ``printf``/``printf -v``, ``awk
+'BEGIN{print expr}'`` and ``$(( ))`` arithmetic are evaluated), ``unset``
+removes, and every active line is expanded and scanned for knobs and spec
+settings.  Identical outcomes are merged, so the result is one
+:class:`~goldenal.auditing.evidence.Config` per distinct branch outcome.
+"""
+
+import bisect
+import os
+import re
+
+from goldenal.auditing import evidence as ev
+from goldenal.recipes import knobs
+from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, condition_ids,
+                                    continues, evaluate_test, expand, parse, remembered,
+                                    remembering, unquote, vars_in)
+
+MAX_SCENARIOS = 256
+# Conditions nested deeper than this are not enumerated (their arms are
+# replayed in order, as for a condition that cannot matter): real recipes nest
+# a few levels, and enumerating hundreds of nested ifs only costs time.
+MAX_FORK_DEPTH = 16
+
+# --- what is scanned on an expanded line
+# knob spellings and K come from the one table of recipes.knobs; a knob found
+# later on a line (in table order) wins, as does the first K kind below
+_KNOB_ROWS = knobs.spellings(engine=("vllm", "atom", "llamacpp"),
+                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE),
+                             form=(knobs.KEY, knobs.FLAG))
+# llama.cpp's knobs in the environment (LLAMA_ARG_<FLAG>), read like its flags
+_LLAMA_ENV_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, knobs.RATES),
+                                  form=knobs.ENV)
+_LLAMA_KNOB_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, knobs.RATES))
+# llama.cpp's speculative settings: a type or a draft model switches it on
+_LLAMA_SPEC_ROWS = knobs.spellings(engine="llamacpp",
+                                   setting=(knobs.METHOD, knobs.DRAFT, knobs.MODEL))
+_ENV_KNOBS = (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH)
+_SGLANG_TRT = knobs.spellings(engine=("sglang", "trtllm"),
+                              setting=(knobs.LENGTH, knobs.TOKEN_MODE, knobs.ACC_METHOD))
+# ``NAME: value`` opening a YAML line, ``NAME=value`` after a blank, quote or ``=``
+_YAML_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.KEY)
+_PREFIX_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.ENV)
+_PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
+_KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
+                if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+_ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
+_K_KINDS = (  # precedence: first match kind wins
+    ("dspark", knobs.spellings("sglang", names=("--speculative-dspark-block-size",))),
+    ("steps", knobs.spellings("sglang", names=("--speculative-num-steps",))),
+    ("json", knobs.spellings("vllm", names=("num_speculative_tokens",))),
+    ("atom", knobs.spellings("atom", names=("--num-speculative-tokens",))),
+    ("spec-tokens", knobs.spellings("vllm", names=("--spec-tokens",))),
+    ("trt", knobs.spellings("trtllm", names=("max_draft_len",))),
+    # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (docs/engines.md §3.4),
+    # as the recipe reader takes it
+    ("trt-nextn", knobs.spellings("trtllm", names=("num_nextn_predict_layers",))),
+    ("llamacpp", knobs.spellings("llamacpp", setting=knobs.K)),
+)
+_K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
+# The groups of table rows _read_line tries, each only on a line naming one of its rows (every
+# row's pattern starts with its name): the gates come from the table, not from words kept
+# beside it.  llama.cpp's served model alone switches nothing on, so names no group.
+_TABLE_GROUPS = {
+    "llama": tuple(r for r in _LLAMA_SPEC_ROWS if r.setting != knobs.MODEL) + _LLAMA_ENV_ROWS
+    + _LLAMA_KNOB_ROWS,
+    "knob": _KNOB_ROWS,
+    "env": _PREFIX_ENV_ROWS + _YAML_ENV_ROWS,
+    "k": tuple(r for _, rows in _K_KINDS for r in rows),
+}
+_GROUP_NAMES = tuple(dict.fromkeys(r.name for rows in _TABLE_GROUPS.values() for r in rows))
+_NAME_GROUPS = tuple(tuple(group for group, rows in _TABLE_GROUPS.items()
+                           if any(r.name == name for r in rows)) for name in _GROUP_NAMES)
+_DIGITS = re.compile(r"\d+")
+_DRAFT_RES = [
+    re.compile(r'"model"\s*:\s*"([^"$]+)"'),
+    re.compile(r"--speculative-draft-model-path(?:\s+|=)[\"']?([^\"'\s$]+)"),
+    re.compile(r"--draft-model(?:-path)?(?:\s+|=)[\"']?([^\"'\s$]+)"),
+    re.compile(r"^\s*speculative_model(?:_dir)?\s*:\s*[\"']?([^\"'\s$]+)"),
+]
+_METHOD_RES = [
+    re.compile(r'"method"\s*:\s*"(\w+)"'),
+    re.compile(r"--speculative-algorithm(?:\s+|=)[\"']?(\w+)"),
+    re.compile(r"--spec-method(?:\s+|=)[\"']?(\w+)"),
+    re.compile(r"^\s*decoding_type\s*:\s*[\"']?(\w+)"),
+]
+_ATOM_METHOD = knobs.spelling("atom", "--method")
+_WORD_CHARS = re.compile(r"\w+")
+_RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
+_DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
+_TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
+_ONE_MODEL_RE = re.compile(r"(eagle3_one_model|mtp_eagle_one_model)\s*:\s*(true|false|True|False)")
+_ENGINE_RES = [(engine, rx) for engine, _, rx in knobs.LAUNCHES]
+# a word every alternative of each engine's pattern contains: str's search skips a long
+# line far faster than the regex's (whose \b alternatives have no literal prefix)
+_ENGINE_WORD = {engine: word for engine, word, _ in knobs.LAUNCHES}
+# every pattern _scan looks for contains one of these
+_SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
+                        r"trtllm|atom|topk|model|SPEC|llama-server")
+# a YAML speculative-config mapping: its ``model`` is the draft head
+_SPEC_BLOCK_RE = re.compile(r"^(\s*)[\"']?speculative[-_]config[\"']?\s*:\s*$")
+_NESTED_DRAFT_RE = re.compile(r"^\s*(?:model|draft_model|speculative_model(?:_dir)?)\s*:\s*"
+                              r"[\"']?([^\"'\s$#]+)")
+# a served model: a flag's value, or the positional after ``vllm serve`` / ``trtllm-serve``
+# (never a flag: ``vllm serve --model X`` names X through ``--model``)
+_MODEL_RE = re.compile(
+    r"(?:--model(?:-path)?|--served-model-name|\bvllm serve|trtllm-serve)(?:\s+|=)[\"']?(?!-)([^\"'\s$]+)"
+    r"|^\s*[\"']?(?:model|served-model-name)[\"']?\s*:\s*[\"']?([^\"'\s$,]+)")
+_HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+# ------------------------------------------------------------------ scanning
+
+def _scan(text, no, found):
+    """Record knob and spec-setting evidence from one expanded line into ``found``."""
+    flat = text.replace('\\"', '"') if '\\"' in text else text
+    said = _read_line(flat)
+    if said is not None:
+        said.record(no, found)
+
+
+@remembered
+def _read_line(flat):
+    """What one expanded line says (a :class:`_Said`), or None when it says nothing.
+
+    Pure, so remembered while a script is replayed: the branches of a script
+    read the same lines.  Each group of patterns runs only when a substring all
+    of them contain is present: most lines of a launcher mention none.
+    """
+    if not _SCAN_GATE.search(flat):
+        return None
+    said = _Said()
+    named = _groups_named(flat)
+    if "llama" in named:
+        said.llama = _read_llamacpp(flat)
+    if "knob" in named:
+        said.knobs = tuple((row.name, m.group("value"), row.start(m) + 1, _spelling(row, m))
+                           for row in _KNOB_ROWS for m in (row.search(flat),) if m)
+    if "env" in named:
+        # ``NAME=value`` inside a string or as a command's environment prefix
+        settings = [(row, m.group("value"), m.start("name") + 1, True)
+                    for row in _PREFIX_ENV_ROWS if row.name in flat
+                    for m in row.pattern.finditer(flat)
+                    if m.start() and flat[m.start() - 1] in _PREFIX_LEAD]
+        for row in _YAML_ENV_ROWS:
+            m = row.search(flat)
+            if m and not flat[:m.start()].strip():
+                settings.append((row, m.group("value"), m.start("name") + 1, False))
+                break
+        said.env_settings = tuple(settings)
+    if "k" in named:
+        ks = []
+        for kind, rows in _K_KINDS:
+            k = _k_value(flat, rows, kind in _K_AT_LINE_START)
+            if k is not None:
+                ks.append((kind, k))
+            elif kind == "llamacpp" and any(r.name in flat and r.pattern.search(flat)
+                                            for r in rows):
+                # --spec-draft-n-max "$k": K is set, to a value not known here, so
+                # llama.cpp's default K does not apply
+                said.k_unread = True
+        said.ks = tuple(ks)
+    has_spec = "spec" in flat
+    has_model = "model" in flat
+    if has_model:
+        for rx in _DRAFT_RES:
+            m = rx.search(flat)
+            if m and ('"model"' not in rx.pattern or "num_speculative_tokens" in flat
+                      or '"method"' in flat):
+                said.draft = m.group(1)
+    if "method" in flat or "algorithm" in flat or "decoding_type" in flat:
+        for rx in _METHOD_RES:
+            m = rx.search(flat)
+            if m:
+                said.method = m.group(1)
+        if "--method" in flat:
+            m = _ATOM_METHOD.search(flat)
+            m = m and _WORD_CHARS.match(unquote(m.group("value")))
+            if m:
+                said.atom_method = m.group()
+        if "sample_method" in flat:
+            m = _RSM_RE.search(flat)
+            if m:
+                said.rsm = m.group(1)
+            m = _DSM_RE.search(flat)
+            if m:
+                said.dsm = m.group(1)
+    if "topk" in flat:
+        m = _TOPK_RE.search(flat)
+        if m:
+            said.topk = m.group(1)
+    if "one_model" in flat:
+        m = _ONE_MODEL_RE.search(flat)
+        if m:
+            said.one_model = (m.group(1), m.group(2).lower() == "true")
+    if "serve" in flat or "launch_server" in flat or "entrypoints" in flat or "atom" in flat:
+        for engine, rx in _ENGINE_RES:
+            if _ENGINE_WORD[engine] in flat and rx.search(flat):
+                said.engine = engine
+    if has_spec and "config" in flat:
+        m = _SPEC_BLOCK_RE.match(flat)
+        if m:
+            said.spec_block = len(m.group(1))
+            return said
+    said.blank = not flat.strip()
+    said.indent = len(flat) - len(flat.lstrip())
+    m = _NESTED_DRAFT_RE.match(flat) if has_model else None
+    if m:
+        said.nested_draft = m.group(1)
+    if has_model or "serve" in flat:
+        m = _MODEL_RE.search(flat)
+        if m:
+            name = m.group(1) or m.group(2)
+            if _HF_ID_RE.match(name):
+                said.model = name
+    said.spec = "speculative" in flat or "--method" in flat or "max_draft_len" in flat
+    return said
+
+
+class _Said:
+    """What one line says: the knobs, K, draft, method, engine, ... its patterns matched.
+
+    :meth:`record` adds it to what a path has found so far, in the order the
+    patterns are tried (a later match wins).
+    """
+
+    __slots__ = ("llama", "knobs", "env_settings", "ks", "k_unread", "draft",
+                 "method", "atom_method", "rsm", "dsm", "topk", "one_model", "engine",
+                 "spec_block", "blank", "indent", "nested_draft", "model", "spec")
+
+    def __init__(self):
+        self.llama = self.draft = self.method = self.atom_method = None
+        self.rsm = self.dsm = self.topk = self.one_model = self.engine = None
+        self.spec_block = self.nested_draft = self.model = None
+        self.knobs = self.env_settings = self.ks = ()
+        self.k_unread = self.blank = self.spec = False
+        self.indent = 0
+
+    def record(self, no, found):
+        if self.llama is not None:
+            self.llama.record(no, found)
+        for name, value, col, spelling in self.knobs:
+            prev = found["knob"]
+            if prev is None or prev[:2] != (name, value):
+                found["knob"] = (name, value, no, col)
+                found["knob_spelling"] = spelling
+        for row, value, col, keep_first in self.env_settings:
+            _env_setting(found, row, value, no, col, keep_first)
+        for kind, k in self.ks:
+            found["k"][kind] = (k, no)
+        if self.k_unread:
+            found["k_unread"] = no
+        if self.draft is not None:
+            found["draft"] = self.draft
+        if self.method is not None:
+            found["method"] = self.method
+        if self.atom_method is not None:
+            found["atom_method"] = self.atom_method
+            found["method"] = found.get("method") or self.atom_method
+        for key in ("rsm", "dsm", "topk", "one_model", "engine"):
+            value = getattr(self, key)
+            if value is not None:
+                found[key] = value
+        if self.spec_block is not None:
+            found["spec_indent"] = self.spec_block
+            found["spec"] = True
+            _spec_at(found, no)
+            return
+        indent = found.get("spec_indent")
+        if indent is not None and not self.blank:
+            if self.indent > indent:
+                if self.nested_draft is not None:
+                    found["draft"] = self.nested_draft
+                    return
+            else:
+                found["spec_indent"] = None
+        if self.model is not None:
+            found["models"].append(self.model)
+        if self.spec:
+            found["spec"] = True
+            _spec_at(found, no)
+
+
+def _spec_at(found, no):
+    """Remember the first line that switches speculative decoding on.
+
+    A config without a knob is reported there (or at its K): not at the
+    first line replayed, which may be any assignment the command reads.
+    """
+    if found["spec_line"] is None:
+        found["spec_line"] = no
+
+
+class _LlamaSaid:
+    """What a line says of llama.cpp: speculative decoding switched on, knobs as environment."""
+
+    __slots__ = ("on", "method", "draft", "model", "env", "forms")
+
+    def record(self, no, found):
+        if self.on:
+            found["llama_spec"] = True
+            _spec_at(found, no)
+            if self.method is not None:
+                found["method"] = self.method
+            if self.draft:
+                found["draft"] = self.draft
+            # the served model is a GGUF path; curves match a local path by its file name
+            if self.model and self.model not in found["models"]:
+                found["models"].append(self.model)
+        for knob, value, col, spelling, name in self.env:
+            found["knob"] = (knob, value, no, col)
+            found["knob_spelling"] = spelling
+            found["llama_env"] = name
+        for setting, name in self.forms:
+            # both forms set: llama-server refuses to start (mutually exclusive)
+            found["llama_forms"][setting] = name
+
+
+def _read_llamacpp(flat):
+    said = _LlamaSaid()
+    settings = {}
+    for row, m in knobs.finditer(flat, _LLAMA_SPEC_ROWS, comments=True):
+        settings.setdefault(row.setting, unquote(m.group("value")))
+    said.on = knobs.METHOD in settings or knobs.DRAFT in settings
+    said.method = settings.get(knobs.METHOD)
+    draft = settings.get(knobs.DRAFT)
+    said.draft = draft if draft and "$" not in draft else None
+    model = settings.get(knobs.MODEL)
+    said.model = model if model and "$" not in model else None
+    said.env = tuple((ev.LLAMA_ENV[row.name], m.group("value"), m.start("name") + 1,
+                      _spelling(row, m), row.name)
+                     for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True))
+    said.forms = tuple((row.setting, row.name)
+                       for row, _ in knobs.finditer(flat, _LLAMA_KNOB_ROWS, comments=True))
+    return said
+
+
+def _spelling(row, m):
+    """``(name, separator)`` of a knob as the file writes it: a flag followed by its value
+    after ``=`` or after blanks (one space shown); environment variables and keys ``=``."""
+    if row.form == knobs.FLAG and m.group("sep") != "=":
+        return row.name, " "
+    return row.name, "="
+
+
+def _env_setting(found, row, value, no, col, keep_first):
+    """Record an SGLang/TensorRT-LLM environment setting read on line ``no``, column ``col``."""
+    if row.setting in _ACC_SETTING:
+        found[_ACC_SETTING[row.setting]] = value
+        return
+    prev = found["env_knobs"].get(row.name)
+    if not keep_first or prev is None or prev[0] != value:    # keep where the value is written
+        found["env_knobs"][row.name] = (value, no, col)
+
+
+def _k_value(flat, rows, at_line_start):
+    """The first K written in digits by any of ``rows`` on the line, or None."""
+    best = None
+    for row in rows:
+        if row.name not in flat:
+            continue
+        for m in row.pattern.finditer(flat):
+            if at_line_start and flat[:m.start()].strip():
+                break
+            digits = _DIGITS.match(m.group("value"))
+            if digits:
+                if best is None or m.start() < best[0]:
+                    best = (m.start(), int(digits.group()))
+                break
+    return None if best is None else best[1]
+
+
+def _new_found():
+    return {"knob": None, "env_knobs": {}, "k": {}, "draft": None, "method": None,
+            "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
+            "engine": None, "spec": False, "token_mode": None, "acc_method": None,
+            "first": None, "models": [], "llama_spec": False, "llama_env": None,
+            "spec_line": None, "k_unread": None, "llama_forms": {}, "knob_spelling": None}
+
+
+class _State:
+    """One path through the script: arms chosen so far, variables, evidence found."""
+
+    __slots__ = ("choice", "env", "found", "eval_only")
+
+    def __init__(self, choice, env, found, eval_only=False):
+        self.choice, self.env, self.found, self.eval_only = choice, env, found, eval_only
+
+    def fork(self, cid, arm, eval_only=None, extra=None):
+        f = dict(self.found)
+        f["env_knobs"] = dict(f["env_knobs"])
+        f["k"] = dict(f["k"])
+        f["models"] = list(f["models"])
+        choice = dict(self.choice)
+        if cid is not None:
+            choice[cid] = arm
+        if extra:
+            choice.update(extra)
+        return _State(choice, dict(self.env), f,
+                      self.eval_only if eval_only is None else eval_only)
+
+
+_SUBJECT_VAR_RE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+def _case_bindings(cond, arm):
+    """Values a ``case`` arm's pattern pins down, e.g. ``"${M}:${K}"`` with ``*V4*:2)`` gives K=2.
+
+    The subject must be variables joined by literal separators; a pattern part
+    without glob characters binds its variable.
+    """
+    pattern = next((t[2] for _, a, t in cond.tests if a == arm and isinstance(t, tuple)), None)
+    if pattern is None or "|" in pattern:
+        return {}
+    subject = cond.subject.rsplit(" in", 1)[0].strip().strip("\"'")
+    names = _SUBJECT_VAR_RE.findall(subject)
+    seps = [x for x in _SUBJECT_VAR_RE.split(subject)[::2]]
+    if len(names) < 1 or any(seps[0:1]) or any(seps[-1:]) or len(seps) != len(names) + 1:
+        return {}
+    parts, rest = [], pattern
+    for sep in seps[1:-1]:
+        if not sep or sep not in rest:
+            return {}
+        head, rest = rest.split(sep, 1)
+        parts.append(head)
+    parts.append(rest)
+    return {name: part for name, part in zip(names, parts)
+            if part and not any(ch in part for ch in "*?[")}
+
+
+def _feasible_arms(cond, env):
+    """``[(arm, forget)]``: arms of ``cond`` that can run given ``env``.
+
+    Tests resting on defaults (:class:`Soft` values) do not prune; but on an
+    arm that contradicts a default, the variables involved are forgotten, so
+    that arm does not go on using a value it rules out (``${N:-0}`` on the
+    ``[ "$N" -gt 0 ]`` arm).
+    """
+    arms = []
+    earlier_true = False
+    soft_before = set()        # soft variables whose defaults made an earlier test true
+    tested = {arm: test for _, arm, test in cond.tests}
+    for arm in range(len(cond.arms)):
+        if earlier_true:
+            break
+        test = tested.get(arm)
+        truth = evaluate_test(test, env) if test is not None else None
+        forget = set(soft_before)
+        if test is not None and truth is None:
+            soft_truth = evaluate_test(test, env, soft_ok=True)
+            softs = {v for v in vars_in(test if isinstance(test, str) else test[1])
+                     if isinstance(env.get(v), Soft)}
+            if soft_truth is False:
+                forget |= softs
+            elif soft_truth is True:
+                soft_before |= softs
+        if test is None or truth is not False:
+            arms.append((arm, forget))
+        if truth is True:
+            earlier_true = True
+    return arms
+
+
+def _apply(ln, st):
+    """Replay one line on one state: assignments, unsets, and evidence scanning."""
+    env, found = st.env, st.found
+    if found["first"] is None:
+        found["first"] = ln.no
+    if ln.heredoc:
+        _scan(expand(ln.text, env), ln.no, found)
+        return
+    for stmt in ln.stmts:
+        words = stmt.split(None, 1)
+        if words and words[0] in ("echo", "log", "info", "warn"):
+            continue
+        is_assign = assign(stmt, env)
+        if stmt.startswith("unset "):
+            for name in stmt.split()[1:]:
+                found["env_knobs"].pop(name, None)
+            continue
+        m = ASSIGN_RE.match(stmt) if is_assign else None
+        if m and m.group(1) in _ENV_KNOBS:
+            found["env_knobs"][m.group(1)] = (env.get(m.group(1)), ln.no,
+                                              ln.text.find(m.group(1)) + 1)
+        if m and m.group(1) == "SGLANG_SIMULATE_ACC_TOKEN_MODE":
+            found["token_mode"] = env.get(m.group(1))
+        if m and m.group(1) == "SGLANG_SIMULATE_ACC_METHOD":
+            found["acc_method"] = env.get(m.group(1))
+        # a spec config assigned to a variable is found at its assignment
+        text = (m.group(1) + "=" + (env.get(m.group(1)) or "")) if m else (
+            stmt if is_assign else expand(stmt, env))
+        _scan(text, ln.no, found)
+
+
+def _signature(st):
+    f = st.found
+    return (st.eval_only, tuple(sorted((k, v) for k, v in st.env.items() if v is not None)),
+            f["knob"], tuple(sorted(f["env_knobs"].items())), tuple(sorted(f["k"].items())),
+            f["draft"], f["method"], f["atom_method"], f["rsm"], f["dsm"], f["topk"],
+            f["one_model"], f["engine"], f["spec"], f["token_mode"], f["acc_method"],
+            f["first"], tuple(f["models"]), f.get("spec_indent"), f["llama_spec"],
+            f["llama_env"], f["spec_line"], f["k_unread"])
+
+
+def _merge_states(states, line, closes):
+    """Merge states that can no longer differ: same variables, same evidence.
+
+    Arms of conditions already closed at ``line`` cannot change what follows,
+    so states differing only in those arms are one state; the arms they agree
+    on are kept to describe the branch.
+    """
+    groups = {}
+    for st in states:
+        open_choice = tuple(sorted((cid, arm) for cid, arm in st.choice.items()
+                                   if closes.get(cid) is None or closes[cid] >= line))
+        groups.setdefault((open_choice, _signature(st)), []).append(st)
+    if len(groups) == len(states):
+        return states
+    merged = []
+    for members in groups.values():
+        first = members[0]
+        if len(members) > 1:
+            first.choice = {cid: arm for cid, arm in first.choice.items()
+                            if all(m.choice.get(cid) == arm for m in members)}
+        merged.append(first)
+    return merged
+
+
+def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
+    """Replay ``lines`` once, forking a state at each relevant condition it reaches.
+
+    Sharing the common prefix and pruning arms whose tests are decided by
+    known variables keeps this linear in practice.  ``eval_split`` is
+    ``(line, {False: choice, True: choice})``: at that line every state forks
+    into its EVAL_ONLY=false and EVAL_ONLY=true paths.
+    """
+    with remembering():
+        return _replay(lines, relevant, base_choice, forks_at, eval_split)
+
+
+def _replay(lines, relevant, base_choice, forks_at, eval_split):
+    relevant_ids = {c.id for c in relevant}
+    closes = {c.id: c.end for c in relevant}
+    # a state's choices name only these conditions: each line's test against a
+    # state looks at its enclosing conditions among them, not its whole nesting
+    chosen = relevant_ids | set(base_choice)
+    if eval_split:
+        chosen |= set(eval_split[1][False]) | set(eval_split[1][True])
+    states = [_State(dict(base_choice), {}, _new_found())]
+    split_at = eval_split[0] if eval_split else None
+    for ln in lines:
+        if split_at is not None and ln.no >= split_at:
+            states = [st.fork(None, None, flag, eval_split[1][flag])
+                      for st in states for flag in (False, True)]
+            split_at = None
+        if len(states) > 4 and ln.no in forks_at:
+            states = _merge_states(states, ln.no, closes)
+        for cond in forks_at.get(ln.no, ()):
+            nxt = []
+            for st in states:
+                if cond.id in st.choice or cond.id not in relevant_ids or any(
+                        st.choice.get(pc, pa) != pa for pc, pa in cond.path):
+                    nxt.append(st)
+                    continue
+                for arm, forget in _feasible_arms(cond, st.env):
+                    new = st.fork(cond.id, arm)
+                    for name in forget:
+                        new.env[name] = None
+                    if cond.kind == "case":
+                        new.env.update(_case_bindings(cond, arm))
+                    nxt.append(new)
+            states = nxt[:MAX_SCENARIOS]
+        path = ln.path.among(chosen)
+        for st in states:
+            choice = st.choice
+            if path and any(choice.get(cid, arm) != arm for cid, arm in path):
+                continue
+            _apply(ln, st)
+    if split_at is not None:    # the EVAL_ONLY tests come after every replayed line
+        states = [st.fork(None, None, flag, eval_split[1][flag])
+                  for st in states for flag in (False, True)]
+    for st in states:
+        st.found["env"] = st.env
+    return states
+
+
+def _closure(wanted, new, assigns, near):
+    """Add to ``wanted`` the variables that feed the ``new`` ones: all of a plain assignment's;
+    on a line that itself carries evidence, only those in value position (``near``, by line)."""
+    todo = list(new)
+    while todo:
+        name = todo.pop()
+        for ln in assigns.get(name, ()):
+            refs = near.get(id(ln))
+            for v in vars_in(ln.text) if refs is None else refs:
+                if v not in wanted:
+                    wanted.add(v)
+                    todo.append(v)
+
+
+# the words of every line that can hold evidence: a knob, K, the draft head, the method, the
+# served model or engine, thinking; one Aho-Corasick pass over a script finds them all
+_INTERESTING_WORDS = (
+    "MODEL_ID=", "MODEL_NAME=", "synthetic_acceptance", "SIMULATE_ACC", "TLLM_SPEC_DECODE_FORCE",
+    "spec-decode-acceptance", "SYNTHETIC_ACCEPTANCE", "speculative", "max_draft_len",
+    "num_nextn_predict",
+    "--method", "spec-tokens", "spec-method", "one_model", "think", "THINK", "chat-template",
+    "DRAFT", "draft-model", "decoding_type", "--model", "served-model", "model:", "vllm serve",
+    "trtllm-serve", "launch_server", "atom.entrypoints", "spec-synth", "LLAMA_ARG_SPEC",
+    "spec-draft", "spec-type", "llama-server")
+
+
+class _Words:
+    """Every occurrence of each of some words in one Aho-Corasick pass (overlapping ones
+    included), as a ``str.find`` loop per word would find them."""
+
+    __slots__ = ("words", "_automaton")
+
+    def __init__(self, words):
+        self.words, self._automaton = tuple(words), None
+
+    def matches(self, text):
+        """``(index, start, end)`` of each occurrence; the automaton is built when first asked."""
+        if self._automaton is None:
+            import ahocorasick_rs
+
+            self._automaton = ahocorasick_rs.AhoCorasick(list(self.words))
+        return self._automaton.find_matches_as_indexes(text, overlapping=True)
+
+
+_EVIDENCE_WORDS = _Words(_INTERESTING_WORDS)
+_GROUP_WORDS = _Words(_GROUP_NAMES)
+
+
+def _word_matches(text):
+    """``(index, start, end)`` of every occurrence of every :data:`_INTERESTING_WORDS` word."""
+    return _EVIDENCE_WORDS.matches(text)
+
+
+def _groups_named(flat):
+    """The groups of :data:`_TABLE_GROUPS` one of whose names ``flat`` holds."""
+    return {group for i, _, _ in _GROUP_WORDS.matches(flat) for group in _NAME_GROUPS[i]}
+
+
+def _hit_lines(text):
+    """Physical line numbers holding any of :data:`_INTERESTING_WORDS`."""
+
+    starts = sorted({start for _, start, _ in _word_matches(text)})
+    out, line, prev, i = set(), 1, 0, 0
+    while i < len(starts):
+        pos = starts[i]
+        line += text.count("\n", prev, pos)
+        prev = pos
+        out.add(line)
+        end = text.find("\n", pos)
+        if end < 0:
+            break
+        i = bisect.bisect_right(starts, end, i + 1)     # the next hit on a later line
+    return out
+
+
+_NEAR = 48    # characters after an evidence word in which a variable is its value
+
+
+def _vars_near_words(text):
+    """Variables that stand right after an evidence word (``--num-speculative-tokens "$K"``).
+
+    A long command line mentions many variables; only those in the value
+    position of a spec setting or knob can change what the audit reads.
+    """
+    ends = [end for _, _, end in _word_matches(text)]
+    if not ends:
+        return vars_in(text)
+    out = set()
+    for m in VAR_RE.finditer(text):
+        if any(0 <= m.start() - e <= _NEAR for e in ends):
+            out.add(m.group(1) or m.group(4))
+    return out
+
+
+def _relevant(lines, conds, hits):
+    """Conditions worth enumerating, and the lines worth replaying.
+
+    A condition matters when one of its arms holds knob/spec evidence or
+    assigns a variable that feeds it (transitively).  Replayed lines are those,
+    plus assignments feeding the tests of those conditions, plus the tests.
+    """
+    assigns = {}
+    assigned = []       # per line, the names its ``NAME=value`` statements assign
+    for ln in lines:
+        names = ()
+        for st in ln.stmts:
+            m = ASSIGN_RE.match(st) if "=" in st else None
+            if m:
+                names += (m.group(1),)
+                assigns.setdefault(m.group(1), []).append(ln)
+            elif st.startswith(("printf -v ", "unset ")):
+                w = st.split()
+                for name in (w[2:3] if w[0] == "printf" else w[1:]):
+                    assigns.setdefault(name, []).append(ln)
+        assigned.append(names)
+    flags = [ln.no in hits or (ln.end > ln.no and not hits.isdisjoint(range(ln.no, ln.end + 1)))
+             for ln in lines]
+    near = {id(ln): _vars_near_words(ln.text) for ln, flag in zip(lines, flags) if flag}
+    wanted = set()
+    for ln, names, flag in zip(lines, assigned, flags):
+        if flag:
+            wanted |= near[id(ln)]
+            wanted.update(names)     # an assignment that itself carries evidence
+    _closure(wanted, list(wanted), assigns, near)
+
+    def touched_lines():
+        return [flag or not wanted.isdisjoint(names) for flag, names in zip(flags, assigned)]
+
+    touched = touched_lines()
+    keep = condition_ids(ln.path for ln, t in zip(lines, touched) if t)
+    relevant = [c for c in conds if c.id in keep and all(p is None for p in c.eval_polarity)
+                and len(c.path) < MAX_FORK_DEPTH]
+    test_lines, tested = set(), set()
+    for c in relevant:
+        for no, _, test in c.tests:
+            test_lines.add(no)
+            tested |= vars_in(test if isinstance(test, str) else test[1])
+    new = tested - wanted
+    if new:     # wanted is closed already: only what feeds the new names joins it
+        wanted |= new
+        _closure(wanted, new, assigns, near)
+        touched = touched_lines()
+    replay = [ln for ln, t in zip(lines, touched) if t or ln.no in test_lines]
+    return relevant, replay
+
+
+def _model_candidates(relpath, env, found_models):
+    """Served model names: the file's content first, the file-name prefix only as a last hint.
+
+    Content is ``--model``/``--model-path``/``served-model-name`` (already in
+    ``found_models``) and the model variables, ``${MODEL_PATH:-default}``
+    defaults included; a local path counts by its last component.  The
+    prefix of ``glm5.2_fp4_b200_sglang_mtp.sh`` comes last, a hint tried only
+    when no named model has a curve (see :func:`name_hint`).
+    """
+    names = list(found_models)
+    for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME",
+                "MODEL_PATH", "MODEL_DIR"):
+        v = env.get(var)
+        if not v or "$" in v:
+            continue
+        v = str(v).strip("'\"")
+        if _HF_ID_RE.match(v) or (var in ("MODEL_PATH", "MODEL_DIR") and v.startswith("/")
+                                  and v.rstrip("/").rsplit("/", 1)[-1]):
+            names.append(v)
+    prefix = name_hint(relpath)
+    if prefix:
+        names.append(prefix)       # last: tried only when no named model has a curve
+    return tuple(dict.fromkeys(names))
+
+
+def name_hint(relpath):
+    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``).
+
+    Only a hint: documentation has none, and a prefix that names no curve
+    (``oot_...``, ``atom_...``) is never reported as a model.
+    """
+    base = os.path.basename(relpath)
+    if base.lower().endswith((".md", ".markdown")):
+        return None
+    prefix = base.split("_", 1)[0]
+    return prefix if prefix and prefix != base else None
+
+
+def script_configs(relpath, text, lines, scenario_path=None, context=None):
+    """One :class:`~goldenal.auditing.evidence.Config` per distinct branch outcome of a script.
+
+    The benchmark client it runs (:func:`~goldenal.auditing.evidence.
+    agentic_from_client`), else ``context`` (what the caller knows around
+    ``text``: a Markdown block's section headings), else ``scenario_path``
+    (the path relative to the repository root; default ``relpath``) decides
+    agentic or fixed-sequence-length where no branch of the script does.
+    """
+    hits = _hit_lines(text)
+    parsed, conds = parse(text, hits)
+    relevant, replay = _relevant(parsed, conds, hits)
+    has_eval = "EVAL_ONLY" in text
+    # the benchmark client the script runs first, its path last
+    agentic = ev.agentic_from_client(text)
+    if agentic is None:
+        agentic = context
+    if agentic is None:
+        agentic = ev.agentic_from_path(scenario_path or relpath)
+    base = os.path.basename(relpath).lower()
+    signals = ev.thinking_signals_in(text, lines)
+    starts = [ln.no for ln in parsed]
+
+    def line_at(no):
+        """The logical line holding physical line ``no``, or None."""
+        i = bisect.bisect_right(starts, no) - 1
+        return parsed[i] if i >= 0 and parsed[i].end >= no else None
+
+    holders = {}
+    for no in {sg[0] for sg in signals}:
+        ln = line_at(no)
+        if ln is not None:
+            holders[no] = ln
+    conds_by_id = {c.id: c for c in conds}
+    forks_at = {}
+    for c in relevant:
+        if c.tests:
+            forks_at.setdefault(c.tests[0][0], []).append(c)
+    eval_conds = [c for c in conds if any(p is not None for p in c.eval_polarity)]
+    outcomes = {}
+    split = None
+    if has_eval:
+        picks = {}
+        for flag in (False, True):
+            picks[flag] = {}
+            for c in eval_conds:
+                pick = next((i for i, p in enumerate(c.eval_polarity) if p is flag), None)
+                picks[flag][c.id] = pick if pick is not None else len(c.arms) - 1
+        first = min((c.tests[0][0] if c.tests else (c.start or 0) for c in eval_conds),
+                    default=0)
+        split = (first, picks)
+    for st in _run(replay, conds, relevant, {}, forks_at, split):
+        st.found["choice"] = st.choice
+        cfg = _to_config(relpath, st.found, lines, agentic, st.eval_only, base, signals,
+                         holders)
+        if cfg is None:
+            continue
+        gate = _agentic_gate(line_at(cfg.line), conds_by_id, st.choice)
+        if gate is not None:
+            cfg = cfg.with_(agentic=gate)
+        # a draft named by HF id or by its local copy is the same head
+        head = cfg.draft.rstrip("/").rsplit("/", 1)[-1].lower() if cfg.draft else None
+        key = (cfg.line, cfg.knob, cfg.value, cfg.k, head, cfg.eval_only, cfg.method)
+        desc = {c.id: c.arms[st.choice[c.id]] for c in relevant if c.id in st.choice}
+        if key in outcomes:
+            prev = outcomes[key][1]
+            outcomes[key] = (outcomes[key][0],
+                             {k: v for k, v in prev.items() if desc.get(k) == v})
+        else:
+            outcomes[key] = (cfg, desc)
+    out = []
+    distinct_noneval = {k for k in outcomes if not k[5]}
+    for key, (cfg, desc) in outcomes.items():
+        branch = "; ".join(desc.values()) if desc and len(distinct_noneval) > 1 else None
+        if cfg.eval_only:
+            branch = "EVAL_ONLY=true"
+        out.append(cfg.with_(branch=branch))
+    out.sort(key=lambda c: (c.line, c.eval_only, c.branch or ""))
+    return out
+
+
+def _agentic_gate(ln, conds, choice):
+    """True/False when logical line ``ln`` runs only on an agentic / non-agentic branch, else
+    None (also for no line).
+
+    Launchers shared by both kinds of run test a variable such as ``IS_AGENTIC``.
+    """
+    if ln is None:
+        return None
+    for cid, arm in ln.path:
+        cond = conds.get(cid)
+        if cond is None or cond.kind != "if" or "AGENTIC" not in cond.arms[0].upper():
+            continue
+        first = cond.arms[0]
+        negated = "!=" in first or first.startswith("if !") or "== \"0\"" in first
+        positive = arm == 0
+        return positive != negated
+    return None
+
+
+def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=None):
+    knob = value = spelling = None
+    line, col = None, 1
+    if f["knob"]:
+        knob, value, line, col = f["knob"]
+        spelling = f["knob_spelling"]
+    engine = f["engine"]
+    for name in (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH):
+        if name in f["env_knobs"] and f["env_knobs"][name][0] is not None:
+            value, line, col = f["env_knobs"][name]
+            knob, spelling = name, None
+            break
+    if knob and 0 < line <= len(lines):
+        # report the physical line of a continued command that names the knob
+        needle = knob.lstrip("-")
+        j = line - 1
+        while j < len(lines):
+            raw_col = lines[j].find(needle)
+            if raw_col >= 0:
+                line = j + 1
+                col = raw_col + 1 - (2 if knob.startswith("--") and raw_col >= 2 else 0)
+                break
+            if not continues(lines[j].rstrip()):
+                break
+            j += 1
+    if _KNOB_ENGINE.get(knob, "runner") != "runner":     # the runner's variable names none
+        engine = _KNOB_ENGINE[knob]
+    if engine is None:
+        for e, tok in (("trtllm", "_trt"), ("atom", "_atom"), ("sglang", "_sglang"),
+                       ("vllm", "_vllm")):
+            if tok in base:
+                engine = e
+                break
+    k = k_line = None
+    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt", "trt-nextn",
+                 "llamacpp"):
+        if kind in f["k"]:
+            k, k_line = f["k"][kind]
+            break
+    k_default = False
+    if engine == "llamacpp" and k is None and f["k_unread"] is None and (
+            f["llama_spec"] or knob):
+        # llama-server drafts at most --spec-draft-n-max tokens, default 3 (common/common.h)
+        from goldenal.engines.llamacpp import DEFAULT_K
+
+        k, k_default = DEFAULT_K, True
+    # a launch script: it starts an engine, or sets K; other scripts that merely
+    # mention speculative settings (patch helpers, docs generators) are not configs
+    spec = (k is not None and not k_default) or (f["spec"] and f["engine"] is not None) \
+        or f["llama_spec"]
+    if not spec and knob is None:
+        return None
+    draft = f["draft"]
+    if draft is None:
+        d = f["env"].get("DRAFT_MODEL") or f["env"].get("DRAFT_MODEL_ID")
+        if d and _HF_ID_RE.match(d):
+            draft = d
+    if draft and "$" in draft:
+        draft = None
+    if line is None:
+        line = k_line or f["spec_line"] or f["first"] or 1
+    # a signal counts when the logical line holding it runs on this path
+    choice = f.get("choice", {})
+    thinking, how = ev.decide_thinking([
+        s for s in signals
+        if s[0] not in holders or all(choice.get(c, a) == a for c, a in holders[s[0]].path)])
+    extra = {"eagle_topk": f["topk"], "token_mode": f["token_mode"],
+             "acc_method": f["acc_method"], "atom_method": f["atom_method"]}
+    if engine == "llamacpp":
+        extra.update(llama_spec=f["llama_spec"], k_default=k_default, llama_env=f["llama_env"],
+                     llama_forms=dict(f["llama_forms"]))
+    if f["one_model"] is not None:
+        extra["one_model_key"], extra["one_model"] = f["one_model"]
+    variant = {"draft_sample_method": f["dsm"]} if f["dsm"] else {}
+    if knob == ev.RUNNER_LENGTH and engine is None:
+        engine = "runner"
+    return ev.Config(
+        path=relpath, line=line, col=col, engine=engine,
+        model=_model_candidates(relpath, f["env"], f["models"]), draft=draft, method=f["method"],
+        variant=variant, k=k, k_line=k_line, thinking=thinking, thinking_source=how,
+        knob=knob, value=value, spelling=spelling, rejection_sample_method=f["rsm"],
+        agentic=agentic,
+        eval_only=eval_only, spec=spec,
+        source_stated=ev.source_stated(lines, line) if knob else False,
+        extra={**extra, "name_hint": name_hint(relpath)})
+
+
+# knobs a config file gives a literal number
+_LITERAL_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "atom"),
+                                setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+
+
+def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
+    """Knobs in a config file of no known layout (serve-config YAML/JSON, Python, ...).
+
+    The file is scanned line by line as one block, like a heredoc: a knob with
+    the spec settings around it.  With ``literal_only``, only files that give a
+    knob a literal number are considered (code that passes values through
+    variables is not a config).
+    """
+    if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
+        return []
+    parsed = []
+    for i, t in enumerate(lines):
+        s = t.strip()
+        if s and not s.startswith(("#", "//")):
+            parsed.append(Line(i + 1, t, (), True))
+    f = _run(parsed, [], [], {}, {})[0].found
+    base = os.path.basename(relpath).lower()
+    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False, base,
+                     ev.thinking_signals(lines), {})
+    return [cfg] if cfg is not None and cfg.knob else []

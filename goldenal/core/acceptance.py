@@ -1,0 +1,225 @@
+"""Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits.
+
+Notation (docs/formats.md §0.2; docs/engines.md §0.1-§0.2):
+
+* survival ``S(i)`` = P(the first i drafts of a step are all accepted), which
+  vLLM calls the unconditional or marginal rate; AL = 1 + sum S(i);
+* implied survival of a curve of means ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``
+  (valid for chain drafting, where the K = n draft is a prefix of the
+  K = n + 1 draft, docs/policy.md §4);
+* conditional acceptance ``a_i = S(i) / S(i-1)`` with ``S(0) = 1``;
+* vLLM's minimum-variance schedule for a length L over K positions: with
+  ``d = L - 1``, ``f = floor(d)``, rates ``[1]*f + [d - f] + [0, ...]``
+  truncated to K (vLLM ``SpeculativeConfig._acceptance_length_to_rates``;
+  ATOM and SGLang ``match-expected`` draw the same two-point distribution).
+
+Values are :class:`fractions.Fraction` built from the committed decimal
+strings, so ``min_variance_schedule("2.83", 3)`` is exactly ``(1, 83/100, 0)``.
+Standard library only.
+"""
+
+import math
+from fractions import Fraction
+
+
+def exact_fraction(value):
+    """A number as a Fraction: decimal strings and floats by their decimal spelling."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"expected a number, got {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite number, got {value!r}")
+        # the shortest repr is how the value was written (0.83, not 0.8299999...)
+        return Fraction(repr(float(value)))
+    try:
+        return Fraction(str(value).strip())
+    except ValueError:
+        raise ValueError(f"expected a number, got {value!r}") from None
+
+
+def min_variance_schedule(al, k):
+    """vLLM's minimum-variance schedule of unconditional rates for a target AL.
+
+    Parameters
+    ----------
+    al : str, float, int or Fraction
+        Target acceptance length, in [1, K + 1].  Strings are read exactly.
+    k : int
+        Number of draft positions (``num_speculative_tokens``).
+
+    Returns
+    -------
+    tuple of Fraction
+        ``r_1..r_K``; ``r_i`` = P(the first i drafts are all accepted).  With
+        ``d = AL - 1`` and ``f = floor(d)``: ``f`` ones, then ``d - f``, then
+        zeros, truncated to K.  Every step accepts ``f`` or ``f + 1`` drafts.
+
+    Raises
+    ------
+    ValueError
+        ``k`` < 1 or ``al`` outside [1, K + 1] (vLLM refuses those at start-up).
+
+    Example
+    -------
+    >>> [str(r) for r in min_variance_schedule("2.83", 3)]
+    ['1', '83/100', '0']
+    """
+    k = positive_k(k)
+    length = exact_fraction(al)
+    if not 1 <= length <= k + 1:
+        raise ValueError(f"`al` must be in [1, {k + 1}] for K={k}, got {al}")
+    d = length - 1
+    f = math.floor(d)
+    rates = [Fraction(1)] * f + [d - f]
+    rates += [Fraction(0)] * (k - len(rates))
+    return tuple(rates[:k])
+
+
+def implied_survival(cells, k):
+    """Per-position survival implied by a curve of mean ALs.
+
+    Parameters
+    ----------
+    cells : mapping
+        ``{K: AL}`` for one thinking mode (committed strings or numbers);
+        every K from 1 to ``k`` must be present and not ``"N/A"``.
+    k : int
+        Last position.
+
+    Returns
+    -------
+    tuple of Fraction
+        ``S(1)..S(k)`` with ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``.  The
+        values are what the means imply; noise can make them increase or
+        go negative (see :func:`is_survival`).
+
+    Raises
+    ------
+    KeyError
+        A K in 1..k has no committed value.
+    """
+    k = positive_k(k)
+    previous = Fraction(1)
+    out = []
+    for i in range(1, k + 1):
+        text = cells.get(i)
+        if text is None or str(text).strip().upper() == "N/A":
+            raise KeyError(i)
+        value = exact_fraction(text)
+        out.append(value - previous)
+        previous = value
+    return tuple(out)
+
+
+def conditional_rates(survival):
+    """Conditional acceptance ``a_i = S(i) / S(i-1)`` (``S(0) = 1``).
+
+    Returns a tuple with ``None`` where ``S(i-1) <= 0`` (undefined).  Exact
+    when ``survival`` holds Fractions.
+    """
+    out = []
+    previous = Fraction(1)
+    for s in survival:
+        out.append(None if previous <= 0 else s / previous)
+        previous = s
+    return tuple(out)
+
+
+def is_survival(survival):
+    """True when the values form a survival function: in [0, 1], non-increasing."""
+    previous = 1
+    for s in survival:
+        if not 0 <= s <= previous:
+            return False
+        previous = s
+    return True
+
+
+def accepted_drafts_distribution(survival):
+    """P(X = j), j = 0..K, for X = accepted drafts in one verification step.
+
+    ``P(X >= i) = S(i)``, so ``P(X = j) = S(j) - S(j+1)`` with ``S(0) = 1``
+    and ``S(K+1) = 0``.
+
+    Raises
+    ------
+    ValueError
+        ``survival`` is not a survival function (:func:`is_survival`): a
+        curve whose means imply an increasing or negative survival describes
+        no distribution.
+    """
+    values = [exact_fraction(s) if not isinstance(s, Fraction) else s for s in survival]
+    if not is_survival(values):
+        raise ValueError("`survival` must be non-increasing within [0, 1], got "
+                         + ", ".join(str(v) for v in values))
+    padded = [Fraction(1)] + values + [Fraction(0)]
+    return tuple(padded[j] - padded[j + 1] for j in range(len(values) + 1))
+
+
+def accepted_drafts_variance(survival):
+    """Variance of the accepted drafts per verification step.
+
+    ``E[X] = sum S(i)`` and ``E[X^2] = sum (2i - 1) S(i)``, so
+    ``Var X = sum (2i - 1) S(i) - (sum S(i))^2``.  Tokens emitted per step are
+    ``X + 1``: same variance.  Exact for Fraction input.
+
+    Raises
+    ------
+    ValueError
+        ``survival`` is not a survival function.
+
+    Example
+    -------
+    >>> str(accepted_drafts_variance(min_variance_schedule("2.83", 3)))
+    '1411/10000'
+    """
+    pmf = accepted_drafts_distribution(survival)
+    mean = sum(j * p for j, p in enumerate(pmf))
+    return sum(j * j * p for j, p in enumerate(pmf)) - mean * mean
+
+
+def positive_k(k):
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"`k` must be a positive integer, got {k!r}")
+    return k
+
+
+def pava_nonincreasing(values, weights=None):
+    """Weighted least-squares non-increasing fit (pool adjacent violators).
+
+    Parameters
+    ----------
+    values : sequence of float
+    weights : sequence of float, optional
+        Positive weights (default 1).
+
+    Returns
+    -------
+    list of float
+        The non-increasing sequence closest to ``values`` in weighted squared
+        error; the weighted sum is preserved.
+    """
+    weights = [1.0] * len(values) if weights is None else [float(w) for w in weights]
+    blocks = []  # [weighted mean, weight, length]; merge while a later block is higher
+    for value, weight in zip(values, weights):
+        blocks.append([float(value), weight, 1])
+        while len(blocks) > 1 and blocks[-1][0] > blocks[-2][0]:
+            m2, w2, n2 = blocks.pop()
+            m1, w1, n1 = blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
+    return [mean for mean, _, n in blocks for _ in range(n)]
+
+
+def histogram_from_survival(steps, per_position):
+    """Lengths histogram from survival counts c_1..c_K given ``D`` = steps (their inverse)."""
+    prev = steps
+    hist = []
+    for c in per_position:
+        hist.append(prev - c)
+        prev = c
+    hist.append(prev)
+    return tuple(hist)

@@ -1,0 +1,57 @@
+"""Boolean environment variables, read one way.
+
+Every on/off switch goldenal takes from the environment
+(``GOLDENAL_ALLOW_NON_AGENTIC``, ``GOLDENAL_DEBUG``, and the InferenceX
+runner's ``SYNTHETIC_ACCEPTANCE`` and ``EVAL_ONLY``) is read by
+:func:`env_flag`: unset or empty is the default, a recognised spelling is
+its value (case and surrounding blanks ignored), and anything else is a
+:class:`~goldenal.core.errors.UsageError` naming the variable and the spellings
+it accepts, never a silent ``False``.
+"""
+
+from goldenal.core.errors import UsageError
+
+#: spellings of goldenal's own switches, true ones first
+SPELLINGS = (("1", "true", "yes", "on"), ("0", "false", "no", "off"))
+
+#: the InferenceX runner's switches are on only as ``true``
+#: (``runners/inject_synthetic_acceptance.py``: ``.strip().lower() == "true"``;
+#: its launchers test ``"${EVAL_ONLY:-false}" == "true"``)
+RUNNER_SPELLINGS = (("true",), ("false",))
+
+
+def env_flag(environ, name, *, default=False, spellings=SPELLINGS):
+    """The boolean ``environ[name]`` holds.
+
+    Parameters
+    ----------
+    environ : mapping
+        The environment (``os.environ`` or a dict).
+    name : str
+        The variable.
+    default : bool
+        Its value when unset or empty.
+    spellings : (true spellings, false spellings)
+        The lower-case words accepted.
+
+    Raises
+    ------
+    UsageError
+        The value is none of the spellings (exit code 2).
+
+    Example
+    -------
+    >>> env_flag({"GOLDENAL_DEBUG": " Yes "}, "GOLDENAL_DEBUG")
+    True
+    """
+    raw = environ.get(name)
+    value = "" if raw is None else raw.strip().lower()
+    if not value:
+        return default
+    true, false = spellings
+    if value in true:
+        return True
+    if value in false:
+        return False
+    raise UsageError(f"{name}={raw!r} is not a boolean; use one of "
+                     f"{', '.join(true + false)} (or leave it unset)")

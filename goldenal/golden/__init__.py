@@ -1,0 +1,1 @@
+"""Golden curves: the committed data, its identity, and the policy that serves it."""

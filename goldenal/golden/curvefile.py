@@ -1,0 +1,703 @@
+"""Curve files: read the upstream YAML shape with line numbers, write the project's.
+
+A curve file is ``{model key: {thinking_on: {K: AL}, thinking_off: {...}}}``
+with header comments carrying provenance.  Values are read as the exact text
+committed (``3.00`` stays ``"3.00"``), every key with its line, and duplicate
+keys are reported (PyYAML's loader would silently keep the last one).
+"""
+
+import json
+import os
+import re
+import zlib
+from datetime import date
+
+import yaml
+
+from goldenal.core.files import DirectoryTransaction, locked_directory
+from goldenal.core.errors import ConflictError, ParseError, RegistryError, UsageError
+from goldenal.golden.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
+                             Registry, curve_identity, file_checksums, is_plain_decimal)
+from goldenal.core.yamldoc import compose, load
+
+_MODES = {"thinking_on": "on", "thinking_off": "off"}
+_INT = re.compile(r"[0-9]+\Z", re.ASCII)
+# Curve ids and file names: the characters upstream file names use
+# (``kimik3_dspark_...``, ``dsv4-pro-0813-dspark``, ``qwen3.5_mtp``), nothing else.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z", re.ASCII)
+_RESERVED = {"manifest", "index", "readme"} | {"con", "prn", "aux", "nul"} | {
+    f"{dev}{n}" for dev in ("com", "lpt") for n in range(10)}
+
+
+def check_curve_id(curve_id, *, path=None):
+    """Refuse a curve id that could name anything but one curve file of a golden directory.
+
+    Letters, digits, ``.``, ``_`` and ``-`` (starting with a letter or digit,
+    at most 128), no ``..``, not a reserved name (``manifest``, ``index``,
+    ...): so ``<id>.yaml`` and ``<id>.distribution.json`` stay inside the
+    directory and never replace its manifest or index.
+
+    Raises
+    ------
+    UsageError
+        Naming the id and what is allowed.
+    """
+    text = curve_id if isinstance(curve_id, str) else repr(curve_id)
+    if (not isinstance(curve_id, str) or not _NAME.match(curve_id) or ".." in curve_id
+            or curve_id.lower() in _RESERVED
+            or curve_id.lower().split(".")[0] in _RESERVED
+            or curve_id.lower().endswith((".yaml", ".yml", ".json", ".tsv"))):
+        raise UsageError(f"curve id {text!r} is not allowed: use letters, digits, '.', '_' "
+                         "and '-' (starting with a letter or digit, no '..', no path, at most "
+                         "128 characters), not a reserved name (manifest, index, readme) and "
+                         "without a file extension", path=path)
+    return curve_id
+
+
+def check_file_name(name, *, path=None):
+    """Refuse a curve file name other than ``<allowed id>.yaml`` (or ``.yml``)."""
+    stem, dot, ext = name.rpartition(".") if isinstance(name, str) else ("", "", "")
+    try:
+        if not dot or ext not in ("yaml", "yml"):
+            raise UsageError("")
+        check_curve_id(stem)
+    except UsageError:
+        raise RegistryError(f"curve file name {name!r} is not allowed: expected <curve id>.yaml "
+                            "in the golden directory itself (letters, digits, '.', '_', '-'; "
+                            "not a reserved name)", path=path) from None
+    return name
+
+
+class Problem:
+    """One defect in a golden directory: ``severity`` is error, warning or unreadable."""
+
+    __slots__ = ("severity", "path", "line", "message")
+
+    def __init__(self, severity, path, line, message):
+        self.severity, self.path, self.line, self.message = severity, path, line, message
+
+    def __str__(self):
+        where = f"{self.path}:{self.line}" if self.line else f"{self.path}"
+        return f"{where}: {self.severity}: {self.message}"
+
+    def __repr__(self):
+        return f"<Problem {self}>"
+
+
+class ParsedCurve:
+    """What a curve file says: model key, cells (exact strings), lines, header, problems."""
+
+    __slots__ = ("path", "model", "cells", "lines", "header", "problems")
+
+    def __init__(self, path, model, cells, lines, header, problems):
+        self.path, self.model, self.cells, self.lines = path, model, cells, lines
+        self.header, self.problems = header, problems
+
+    @property
+    def errors(self):
+        return [p for p in self.problems if p.severity == "error"]
+
+
+def _line(node):
+    return node.start_mark.line + 1
+
+
+def parse_curve_text(text, path="<string>"):
+    """Parse a curve file's text, collecting every problem instead of stopping at one.
+
+    Raises
+    ------
+    ParseError
+        Only when the text is not YAML at all.
+    """
+    problems = []
+
+    def error(line, message):
+        problems.append(Problem("error", path, line, message))
+
+    header = [ln for ln in text.splitlines() if ln.startswith("#")]
+    cells, lines, model = {}, {}, None
+    # a repeated thinking mode or K is reported below, each in its own words
+    root = compose(text, path, duplicates="caller")
+    if not isinstance(root, yaml.MappingNode) or len(root.value) != 1:
+        error(_line(root) if root is not None else 1,
+              "expected one top-level key, the model (e.g. 'minimax-m3:')")
+        return ParsedCurve(path, model, cells, lines, header, problems)
+    key_node, body = root.value[0]
+    model = key_node.value
+    if not isinstance(body, yaml.MappingNode):
+        error(_line(body), f"expected thinking_on/thinking_off mappings under {model!r}")
+        return ParsedCurve(path, model, cells, lines, header, problems)
+    seen_modes = {}
+    for mode_node, values in body.value:
+        mode = _MODES.get(mode_node.value)
+        if mode is None:
+            error(_line(mode_node), f"expected 'thinking_on' or 'thinking_off', "
+                                    f"got {mode_node.value!r}")
+            continue
+        if mode in seen_modes:
+            error(_line(mode_node), f"duplicate key {mode_node.value!r} "
+                                    f"(first on line {seen_modes[mode]})")
+            continue
+        seen_modes[mode] = _line(mode_node)
+        if not isinstance(values, yaml.MappingNode):
+            error(_line(values), f"expected a mapping of K to AL under {mode_node.value!r}")
+            continue
+        cells[mode], lines[mode] = {}, {}
+        for k_node, al_node in values.value:
+            where = _line(k_node)
+            raw_k = k_node.value if isinstance(k_node, yaml.ScalarNode) else None
+            if raw_k is None or not _INT.match(raw_k.strip()) or int(raw_k) < 1:
+                error(where, f"K must be a positive integer, got {raw_k!r}")
+                continue
+            k = int(raw_k)
+            if k in lines[mode]:
+                error(where, f"duplicate K={k} under {mode_node.value} "
+                             f"(first on line {lines[mode][k]})")
+                continue
+            lines[mode][k] = where
+            if not isinstance(al_node, yaml.ScalarNode):
+                error(where, f"AL for K={k} must be a number, got a collection")
+                continue
+            al = al_node.value.strip()
+            if al == NOT_AVAILABLE:
+                cells[mode][k] = al
+                continue
+            if not is_plain_decimal(al) or al_node.style in ("'", "\""):
+                error(where, f"AL for K={k} must be a plain decimal number (e.g. 2.83) or N/A, "
+                             f"got {al_node.value!r}")
+                continue
+            if not 1.0 <= float(al) <= k + 1:
+                error(where, f"AL {al} for K={k} is outside [1, {k + 1}] "
+                             "(1 <= AL <= K+1: the bonus token plus at most K drafts)")
+                continue
+            cells[mode][k] = al
+    if not seen_modes:
+        error(_line(body), f"no thinking_on/thinking_off values under {model!r}")
+    return ParsedCurve(path, model, cells, lines, header, problems)
+
+
+def read_curve_file(path):
+    """Parse one curve file; unreadable files raise :class:`ParseError`."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ParseError(f"cannot read curve file: {exc.strerror}", path=path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    return parse_curve_text(text, os.fspath(path))
+
+
+# ---------------------------------------------------------------------------
+# Header comments -> provenance and identity hints
+
+
+_URL = re.compile(r"https?://\S+")
+# Patterns that see header comments are linear in the line: a name starts at a
+# word start (the lookbehind), so a 16 KB comment is not retried from each of
+# its letters; the kwargs object is cut with rfind, not a backtracking ``.*``.
+_NUMBER_SETTING = re.compile(r"(?<![A-Za-z_])([A-Za-z_]+)\s*(?:[:=]\s*)?(-?\d+(?:\.\d+)?)(?![\w.])")
+_KWARGS_START = re.compile(r"chat_template_kwargs\s*(?::\s*)?\{")
+_SPEC_PAIR = re.compile(r"(?<![\w-])([\w-]+)\s*=\s*([\w.-]+)")
+_SETTING_NAMES = {"temp": "temperature", "temperature": "temperature", "top_p": "top_p",
+                  "top_k": "top_k", "min_p": "min_p", "presence_penalty": "presence_penalty",
+                  "frequency_penalty": "frequency_penalty",
+                  "repetition_penalty": "repetition_penalty"}
+_METHODS = {"eagle3": "eagle3", "eagle": "eagle", "mtp": "mtp", "dspark": "dspark",
+            "dflash": "dflash", "ngram": "ngram", "medusa": "medusa"}
+
+
+def _number(text):
+    return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+
+
+def _settings(text):
+    out = {}
+    for name, value in _NUMBER_SETTING.findall(text):
+        name = _SETTING_NAMES.get(name.lower())
+        if name:
+            out[name] = _number(value)
+    return out
+
+
+def parse_header(header_lines):
+    """Provenance and identity hints from a curve file's header comments.
+
+    Understands the upstream InferenceX header (``# Source GitHub Actions run:``,
+    ``# dataset: coding | temperature: 1.0 | ...``, per-mode
+    ``chat_template_kwargs``, ``# speculative-config: ...``, ``# Measured on
+    MODEL (HW, ENGINE METHOD[, draft: HEAD])``, ``# Auto-generated by SCRIPT
+    (WORKFLOW)``) and the header the project writes.
+
+    Returns
+    -------
+    (provenance, hints) : (dict, dict)
+        ``hints`` may hold ``method``, ``draft`` and ``variant``.
+    """
+    prov, hints, common, modes = {}, {}, {}, {}
+    for raw in header_lines:
+        line = raw.lstrip("#").strip()
+        low = line.lower()
+        url = _URL.search(line)
+        if url and "source_run" not in prov and ("run" in low or "source" in low):
+            prov["source_run"] = url.group(0).rstrip(".,)")
+            continue
+        if "speed-bench" in low and "dataset" not in prov:
+            prov["dataset"] = "SPEED-Bench Qualitative"
+        mode = re.match(r"thinking_(on|off)\b\s*:?\s*(.*)", line)
+        if mode:
+            settings = modes.setdefault(mode.group(1), {})
+            rest = mode.group(2)
+            kwargs = _KWARGS_START.search(rest)
+            close = rest.rfind("}")
+            if kwargs and close >= kwargs.end() - 1:
+                body = rest[kwargs.end() - 1:close + 1]  # from its "{" to the last "}"
+                try:
+                    settings["chat_template_kwargs"] = json.loads(body)
+                except ValueError:
+                    settings["chat_template_kwargs"] = body
+                rest = rest[:kwargs.start()]
+            settings.update(_settings(rest))
+            continue
+        ds = re.search(r"\b(?:dataset|category)\s*:?\s*([\w-]+)", line)
+        if (ds and "|" in line) or low.startswith(("dataset", "workload")):
+            if ds:
+                prov["category"] = ds.group(1)
+            out_len = re.search(r"output_len(?:gth)?\s*[:=]?\s*(\d+)", line)
+            if out_len:
+                prov["output_len"] = int(out_len.group(1))
+            common.update(_settings(line))
+            continue
+        if low.startswith("sampling"):
+            common.update(_settings(line))
+            continue
+        if low.startswith("speculative-config") or low.startswith("speculative config"):
+            pairs = dict(_SPEC_PAIR.findall(line.partition(":")[2]))
+            method = pairs.pop("method", None)
+            if method:
+                hints["method"] = _METHODS.get(method.lower(), method.lower())
+            if pairs:
+                hints["variant"] = pairs
+            prov["speculative_config"] = dict(pairs, **({"method": method} if method else {}))
+            continue
+        measured = re.match(r"Measured on (\S+) \(([^)]*)\)", line)
+        if measured:
+            prov["measured_model"] = measured.group(1)
+            parts = [p.strip() for p in measured.group(2).split(",")]
+            if parts:
+                prov["hardware"] = parts[0]
+            if len(parts) > 1:
+                engine, _, label = parts[1].partition(" ")
+                prov["engine"] = engine
+                if label and label.lower() in _METHODS:
+                    hints.setdefault("method", _METHODS[label.lower()])
+            for part in parts[2:]:
+                if part.lower().startswith("draft:"):
+                    hints["draft"] = [part.split(":", 1)[1].strip()]
+            continue
+        served = re.match(r"Measured with (\S+) (\S+)(?: on ([^,]+))?, target ([^,.]+)"
+                          r"(?:, draft ([^,]+?))?(?:,|\.$)", line)
+        if served:
+            prov["engine"] = served.group(1)
+            hints.setdefault("method", served.group(2).lower())
+            if served.group(3):
+                prov["hardware"] = served.group(3)
+            prov["measured_model"] = served.group(4)
+            if served.group(5):
+                hints["draft"] = [d.strip() for d in served.group(5).split(",")]
+            continue
+        gen = re.match(r"(?:Auto-generated by|Collector:)\s+(\S+)(?:\s+\(([^)]+)\))?", line)
+        if gen:
+            prov["collector"] = gen.group(1)
+            if gen.group(2):
+                prov["workflow"] = gen.group(2)
+            continue
+        level = re.search(r"num_speculative_tokens \((\w+) level\)", line)
+        if level:
+            hints.setdefault("method", _METHODS.get(level.group(1).lower(),
+                                                    level.group(1).lower()))
+    for mode in ("on", "off"):
+        if mode in modes or common:
+            modes.setdefault(mode, {})
+    sampling = {}
+    for mode, settings in modes.items():
+        merged = dict(common)
+        merged.update(settings)
+        sampling[f"thinking_{mode}"] = merged
+    if sampling:
+        prov["sampling"] = sampling
+    return prov, hints
+
+
+def prune_sampling(provenance, cells):
+    """Drop sampling settings of thinking modes the curve has no values for."""
+    sampling = provenance.get("sampling")
+    if sampling:
+        provenance["sampling"] = {m: s for m, s in sampling.items()
+                                  if cells.get(m.replace("thinking_", ""))}
+    return provenance
+
+
+def curve_from_file(parsed, *, curve_id, identity=None):
+    """A :class:`Curve` from a parsed file and manifest identity (or header hints)."""
+    prov, hints = parse_header(parsed.header)
+    identity = dict(identity or {})
+    if identity:
+        provenance = identity.get("provenance", {})
+    else:
+        provenance = prov
+        stem_prefix = curve_id.split("_", 1)[0] if "_" in curve_id else None
+        identity = {"method": hints.get("method"), "draft": hints.get("draft", []),
+                    "variant": hints.get("variant", {}),
+                    "aliases": [stem_prefix] if stem_prefix else []}
+    prune_sampling(provenance, parsed.cells)
+    return Curve(curve_id, identity.get("model") or parsed.model, parsed.cells,
+                 file=os.path.basename(parsed.path), method=identity.get("method"),
+                 draft=identity.get("draft") or (), variant=identity.get("variant"),
+                 aliases=identity.get("aliases") or (), provenance=provenance,
+                 lines=parsed.lines)
+
+
+# ---------------------------------------------------------------------------
+# Manifest
+
+
+def read_manifest(directory, *, overlay=None):
+    """The manifest's curve entries by id, or None when the directory has none.
+
+    ``overlay`` maps file names to the text they are about to have (a write
+    validates the directory as it will be before writing anything).
+    """
+    path = os.path.join(directory, MANIFEST_NAME)
+    try:
+        if overlay and MANIFEST_NAME in overlay:
+            text = overlay[MANIFEST_NAME]
+        else:
+            if not os.path.exists(path):
+                return None
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        data = load(text, path)
+    except OSError as exc:
+        raise RegistryError(f"cannot read manifest: {exc.strerror}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise RegistryError(f"manifest is not UTF-8 text (byte {exc.start})", path=path) from None
+    except ParseError as exc:
+        what = "is " if exc.message.startswith("not valid") else "has a "
+        raise ParseError("manifest " + what + exc.message, path=path, line=exc.line) from None
+    if not isinstance(data, dict) or not isinstance(data.get("curves"), dict):
+        raise RegistryError("manifest must be a mapping with a 'curves' mapping", path=path)
+    for curve_id, entry in data["curves"].items():
+        if not isinstance(entry, dict) or not entry.get("file") or not entry.get("model"):
+            raise RegistryError(f"manifest entry {curve_id!r} needs at least 'file' and "
+                                "'model'", path=path)
+        # a manifest names files inside its own directory only, under ids a writer accepts
+        try:
+            check_curve_id(curve_id)
+        except UsageError as exc:
+            raise RegistryError(str(exc), path=path) from None
+        check_file_name(entry["file"], path=path)
+    return data["curves"]
+
+
+MANIFEST_HEADER = """\
+# Identity and provenance of every golden curve in this directory.
+# Written by `goldenal import` / `goldenal fit`; the curve files beside it keep the
+# upstream InferenceX shape, so InferenceX tooling reads them unchanged.
+# draft: HF ids of the draft head(s), [] for a native MTP head or a draft inside the checkpoint.
+# variant: speculative-config settings beyond the method that change acceptance.
+# aliases: HF ids (incl. quantized checkpoints recipes serve) and InferenceX model prefixes.
+"""
+
+
+def render_manifest(entries):
+    body = yaml.safe_dump({"format": 1, "curves": entries}, sort_keys=False,
+                          default_flow_style=None, allow_unicode=True, width=100)
+    return MANIFEST_HEADER + body
+
+
+def manifest_entry(curve):
+    return {"file": curve.file or f"{curve.id}.yaml", "model": curve.model,
+            "method": curve.method, "draft": list(curve.draft), "variant": dict(curve.variant),
+            "aliases": list(curve.aliases), "provenance": curve.provenance}
+
+
+# ---------------------------------------------------------------------------
+# Loading a directory
+
+
+def load_directory(directory, *, collect=None, overlay=None):
+    """Parse every curve file of a golden directory (the slow path, no index).
+
+    With ``collect`` (a list), problems are appended to it and curves with
+    errors are skipped; otherwise the first error raises.  ``overlay`` maps
+    file names to the text they are about to have (see :func:`read_manifest`).
+    """
+    overlay = overlay or {}
+    try:
+        names = sorted({n for n in [*os.listdir(directory), *overlay]
+                        if n.endswith((".yaml", ".yml")) and n != MANIFEST_NAME})
+    except OSError as exc:
+        raise RegistryError(f"cannot read golden directory: {exc.strerror}",
+                            path=directory) from None
+    manifest = read_manifest(directory, overlay=overlay)
+    by_file = {}
+    if manifest is not None:
+        for curve_id, entry in manifest.items():
+            by_file[entry["file"]] = (curve_id, entry)
+            if entry["file"] not in names:
+                problem = Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                                  f"manifest entry {curve_id!r} names missing file "
+                                  f"{entry['file']!r}")
+                if collect is None:
+                    raise RegistryError(problem.message, path=problem.path)
+                collect.append(problem)
+    curves = {}
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            parsed = (parse_curve_text(overlay[name], path) if name in overlay
+                      else read_curve_file(path))
+        except ParseError as exc:
+            if collect is None:
+                raise
+            collect.append(Problem("unreadable", exc.path, exc.line, exc.message))
+            continue
+        if parsed.errors and collect is None:
+            first = parsed.errors[0]
+            raise ParseError(first.message, path=path, line=first.line)
+        if collect is not None:
+            collect.extend(parsed.problems)
+            if parsed.errors:
+                continue
+        if manifest is not None and name not in by_file:
+            problem = Problem("error", path, None, f"curve file is not in {MANIFEST_NAME}")
+            if collect is None:
+                raise RegistryError(problem.message, path=path)
+            collect.append(problem)
+            continue
+        curve_id, entry = by_file.get(name, (os.path.splitext(name)[0], None))
+        if entry is not None and entry["model"] != parsed.model and collect is not None:
+            collect.append(Problem("error", path, 1, f"model key {parsed.model!r} differs from "
+                                                     f"manifest entry {entry['model']!r}"))
+        curves[curve_id] = curve_from_file(parsed, curve_id=curve_id, identity=entry)
+    return Registry(curves, directory=directory)
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+
+def _format_settings(settings):
+    return ", ".join(f"{k} {v}" for k, v in settings.items() if k != "chat_template_kwargs")
+
+
+def render_curve(curve):
+    """The project's curve file: a header in its own words, then the upstream YAML shape."""
+    prov = curve.provenance
+    out = [f"# Golden acceptance length (AL) by thinking mode and K: curve {curve.id}."]
+    if prov.get("source_run"):
+        out.append(f"# Source run: {prov['source_run']}")
+    workload = [prov.get("dataset", "dataset unknown")]
+    if prov.get("category"):
+        workload.append(f"category {prov['category']}")
+    if prov.get("output_len"):
+        workload.append(f"output_len {prov['output_len']}")
+    out.append("# Workload: " + ", ".join(workload) + ".")
+    for mode, settings in prov.get("sampling", {}).items():
+        line = f"# {mode}: " + (_format_settings(settings) or "engine defaults")
+        if "chat_template_kwargs" in settings:
+            line += "; chat_template_kwargs " + json.dumps(settings["chat_template_kwargs"])
+        out.append(line)
+    served = [prov.get("engine") or "engine unknown", curve.method or "method unknown"]
+    served_line = "# Measured with " + " ".join(served)
+    if prov.get("hardware"):
+        served_line += f" on {prov['hardware']}"
+    target = prov.get("measured_model") or curve.model
+    served_line += f", target {target}"
+    if curve.draft:
+        served_line += ", draft " + ", ".join(curve.draft)
+    if curve.variant:
+        served_line += ", " + ", ".join(f"{k}={v}" for k, v in curve.variant.items())
+    out.append(served_line + ".")
+    if prov.get("collector"):
+        wf = f" ({prov['workflow']})" if prov.get("workflow") else ""
+        out.append(f"# Collector: {prov['collector']}{wf}.")
+    if prov.get("date") or prov.get("run"):
+        run = f" (run {prov['run']})" if prov.get("run") else ""
+        out.append(f"# Run date: {prov.get('date', 'unknown')}{run}.")
+    if prov.get("simulated"):
+        out.append("# SIMULATED: fitted from simulator output, not from a real server.")
+    if prov.get("not_golden"):
+        out.append("# NOT GOLDEN: " + " ".join(str(prov["not_golden"]).split()))
+    out.append("# Keys: num_speculative_tokens (K); values: mean AL over all verification "
+               "steps (bonus token included),")
+    out.append("# two decimals; N/A marks a failed measurement. Full identity: manifest.yaml.")
+    out.append(f"{curve.model}:")
+    for mode in ("on", "off"):
+        cells = curve.cells.get(mode)
+        if cells:
+            out.append(f"  thinking_{mode}:")
+            out.extend(f"    {k}: {v}" for k, v in sorted(cells.items()))
+    return "\n".join(out) + "\n"
+
+
+def render_index(directory, curves, *, overlay=None):
+    """The compiled lookup index (format described in :func:`goldenal.golden.registry.load_registry`).
+
+    ``overlay``: file names and the text they are about to have.
+    """
+    def field(text):
+        text = str(text or "")
+        if any(ch in text for ch in "\t\n,"):
+            raise RegistryError(f"{text!r} cannot be indexed (tab, newline or comma)",
+                                path=directory)
+        return text
+
+    out = []
+    out += [f"file\t{name}\t{crc}"
+            for name, crc in sorted(file_checksums(directory, overlay=overlay).items())]
+    for c in curves.values():
+        variant = ",".join(f"{field(k)}={field(v)}" for k, v in sorted(c.variant.items()))
+        prov = json.dumps(c.provenance, sort_keys=True, ensure_ascii=True)
+        out.append("\t".join(["curve", field(c.id), field(c.file), field(c.model),
+                              field(c.method), ",".join(map(field, c.draft)), variant,
+                              ",".join(map(field, c.aliases)), prov]))
+        for mode in ("on", "off"):
+            for k, value in sorted(c.cells.get(mode, {}).items()):
+                out.append(f"cell\t{c.id}\t{mode}\t{k}\t{field(value)}")
+    body = "\n".join(out) + "\n"
+    return f"{INDEX_FORMAT}\t{zlib.crc32(body.encode())}\n{body}"
+
+
+def write_index(directory):
+    """Recompile ``index.tsv`` from the curve files and manifest (after validating them).
+
+    Under the directory's writer lock, like every write of a golden directory.
+    """
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        raise RegistryError("not a directory", path=directory)
+    with locked_directory(directory):
+        txn = DirectoryTransaction(directory)
+        registry = _stage_index(txn)
+        txn.commit()
+    return registry
+
+
+def _stage_index(txn, overlay=None):
+    """Validate the directory as it will be and stage its compiled index."""
+    registry = load_directory(txn.directory, overlay=overlay)
+    if not registry.curves:
+        raise RegistryError("no curve files to index (expected *.yaml curves)",
+                            path=txn.directory)
+    txn.write(INDEX_NAME, render_index(txn.directory, registry.curves, overlay=overlay))
+    return registry
+
+
+def _changed_cells(old, new):
+    """Committed (non-N/A) cells of ``old`` that ``new`` changes or drops."""
+    changes = {}
+    for mode, cells in old.items():
+        for k, value in cells.items():
+            if value == NOT_AVAILABLE:
+                continue
+            after = new.get(mode, {}).get(k)
+            if after != value:
+                changes[f"thinking_{mode} K={k}"] = f"{value} -> {after or 'removed'}"
+    return changes
+
+
+def write_curve(directory, curve, *, replace_reason=None, extra_files=None, check=None):
+    """Write ``<id>.yaml``, its manifest entry and the compiled index, all or nothing.
+
+    A committed value is never overwritten silently: changing or dropping a
+    committed cell raises :class:`ConflictError` unless ``replace_reason`` is
+    given, and the reason is then recorded in the curve's provenance.
+
+    The curve id and file name are checked first; then, under the directory's
+    writer lock, the directory as it will be is validated and every file is
+    written through one :class:`goldenal.core.files.DirectoryTransaction`: a
+    crash, a full disk or a read-only file leaves the old directory.
+
+    Parameters
+    ----------
+    extra_files : dict, optional
+        More files (name -> text) committed in the same transaction, e.g. a
+        fit's ``<id>.distribution.json``.
+    check : callable, optional
+        ``check(directory, overlay)`` may raise to refuse the directory as it
+        will be (``overlay``: file name -> new text); called before any write.
+
+    Returns
+    -------
+    str
+        Path of the curve file written.
+    """
+    directory = os.fspath(directory)
+    check_curve_id(curve.id)
+    if curve.file is not None:
+        check_file_name(curve.file)
+    for name in extra_files or {}:
+        if not name.startswith(curve.id + ".") or ".." in name or os.sep in name:
+            raise UsageError(f"{name!r} is not a file of curve {curve.id}")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, directory) from None
+    with locked_directory(directory):
+        txn = DirectoryTransaction(directory)
+        path = _stage_curve(txn, curve, replace_reason)
+        for name, text in (extra_files or {}).items():
+            txn.write(name, text)
+        _stage_index(txn, overlay=txn.files)
+        if check is not None:
+            check(directory, dict(txn.files))
+        txn.commit()
+    return path
+
+
+def _stage_curve(txn, curve, replace_reason):
+    directory = txn.directory
+    manifest = read_manifest(directory) or {}
+    identity = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
+    for other_id, entry in manifest.items():
+        other = curve_identity(entry["model"], entry.get("method"), entry.get("draft") or (),
+                               entry.get("variant") or {})
+        if other_id != curve.id and other == identity:
+            raise ConflictError(f"curve {other_id} already holds this identity (model "
+                                f"{curve.model}, method {curve.method}, draft "
+                                f"{', '.join(curve.draft) or 'none'}, variant "
+                                f"{curve.variant or 'none'}); one identity has one curve: "
+                                f"write to curve id {other_id} instead",
+                                path=os.path.join(directory, MANIFEST_NAME))
+    file_name = (manifest.get(curve.id) or {}).get("file") or curve.file or f"{curve.id}.yaml"
+    check_file_name(file_name, path=os.path.join(directory, MANIFEST_NAME))
+    path = os.path.join(directory, file_name)
+    provenance = dict(curve.provenance)
+    if os.path.lexists(path):
+        if not os.path.isfile(path) or os.path.islink(path):
+            raise RegistryError("not a regular file; nothing written", path=path)
+        old = read_curve_file(path)
+        changes = _changed_cells(old.cells, curve.cells)
+        if changes and not replace_reason:
+            listed = "; ".join(f"{cell}: {chg}" for cell, chg in changes.items())
+            raise ConflictError(f"would overwrite committed golden values ({listed}); "
+                                "pass a reason to replace them (--replace REASON)", path=path)
+        history = list((manifest.get(curve.id) or {}).get("provenance", {})
+                       .get("replacements", []))
+        if changes:
+            history.append({"date": date.today().isoformat(), "reason": replace_reason,
+                            "cells": changes})
+        if history:
+            provenance["replacements"] = history
+    curve = Curve(curve.id, curve.model, curve.cells, file=file_name, method=curve.method,
+                  draft=curve.draft, variant=curve.variant, aliases=curve.aliases,
+                  provenance=provenance)
+    txn.write(file_name, render_curve(curve))
+    manifest[curve.id] = manifest_entry(curve)
+    txn.write(MANIFEST_NAME, render_manifest(manifest))
+    return path

@@ -1,0 +1,186 @@
+"""The value types of golden data: a committed curve, a golden directory's curves.
+
+Below both :mod:`goldenal.golden.registry` (reading a golden directory, fast) and
+:mod:`goldenal.golden.curvefile` (curve YAML in and out), so neither needs the other
+for its types.  Standard library only: ``goldenal lookup`` imports it.
+"""
+
+import os
+import zlib
+
+INDEX_NAME = "index.tsv"
+MANIFEST_NAME = "manifest.yaml"
+INDEX_FORMAT = "goldenal-index\t1"
+THINKING_MODES = ("on", "off")
+NOT_AVAILABLE = "N/A"
+
+
+# methods whose curve belongs to one separately trained draft head (EAGLE-3): a curve
+# of such a method with no head named cannot say which head it was measured with
+DRAFT_HEAD_METHODS = ("eagle3", "eagle")
+
+
+def needs_draft_head(method):
+    """True for a method whose curves are per draft head (``eagle3``)."""
+    return str(method or "").strip().lower() in DRAFT_HEAD_METHODS
+
+
+def head_unknown(curve):
+    """True for a curve of a per-head method whose draft head is not named."""
+    return needs_draft_head(curve.method) and not curve.draft
+
+
+class Curve:
+    """One committed curve: identity, provenance and its cells.
+
+    ``cells`` maps thinking mode (``"on"``/``"off"``) to ``{K: AL string}``;
+    strings are exactly as committed (``"2.83"``, or ``"N/A"`` for a failed
+    measurement).  ``lines`` maps the same keys to the line of each value in
+    the curve file, when it was parsed from YAML.
+    """
+
+    __slots__ = ("id", "file", "model", "method", "draft", "variant", "aliases",
+                 "_provenance", "cells", "lines")
+
+    def __init__(self, id, model, cells, *, file=None, method=None, draft=(), variant=None,
+                 aliases=(), provenance=None, lines=None):
+        self.id = id
+        self.file = file
+        self.model = model
+        self.method = method
+        self.draft = tuple(draft)
+        self.variant = dict(variant or {})
+        self.aliases = tuple(aliases)
+        # a dict, or its JSON text from the index, decoded on first use
+        self._provenance = provenance if isinstance(provenance, str) else dict(provenance or {})
+        self.cells = cells
+        self.lines = lines or {}
+
+    @property
+    def provenance(self):
+        """Source run, workload, sampling per thinking mode, hardware, engine."""
+        if isinstance(self._provenance, str):
+            import json
+
+            self._provenance = json.loads(self._provenance)
+        return self._provenance
+
+    def __repr__(self):
+        ks = sorted({k for mode in self.cells.values() for k in mode})
+        modes = "/".join(f"thinking_{m}" for m in THINKING_MODES if m in self.cells)
+        head = ", draft " + ", ".join(self.draft) if self.draft else ""
+        span = f"{ks[0]}-{ks[-1]}" if ks else "none"
+        return f"<Curve {self.id}: {self.model}, {self.method or '?'}{head}; {modes}; K={span}>"
+
+    @property
+    def source(self):
+        """URL of the measurement run the curve was taken from."""
+        return self.provenance.get("source_run")
+
+    @property
+    def names(self):
+        """Every name a user may give for this curve's model, as written."""
+        names = [self.model, *self.aliases]
+        names += [n.rsplit("/", 1)[-1] for n in names if "/" in n]
+        return names
+
+    def k_values(self, thinking):
+        return sorted(self.cells.get(thinking, {}))
+
+    def to_dict(self):
+        """Plain data for JSON output."""
+        return {
+            "id": self.id, "file": self.file, "model": self.model, "method": self.method,
+            "draft": list(self.draft), "variant": self.variant, "aliases": list(self.aliases),
+            "provenance": self.provenance,
+            "cells": {m: {str(k): v for k, v in sorted(c.items())} for m, c in self.cells.items()},
+        }
+
+    def to_frame(self):
+        """Tidy table: one row per committed cell."""
+        return Registry({self.id: self}, directory=None).to_frame()
+
+
+class Registry:
+    """The curves of one golden directory, by curve id."""
+
+    __slots__ = ("curves", "directory", "warnings")
+
+    def __init__(self, curves, *, directory, warnings=()):
+        self.curves = curves
+        self.directory = directory
+        self.warnings = tuple(warnings)
+
+    def __repr__(self):
+        cells = sum(len(c) for curve in self.curves.values() for c in curve.cells.values())
+        return f"<Registry {self.directory}: {len(self.curves)} curves, {cells} cells>"
+
+    def __iter__(self):
+        return iter(self.curves.values())
+
+    def __len__(self):
+        return len(self.curves)
+
+    def __getitem__(self, curve_id):
+        return self.curves[curve_id]
+
+    def to_frame(self):
+        """Tidy pandas frame: curve, model, method, head, variant, thinking, k, al, source."""
+        import pandas as pd
+
+        rows = []
+        for c in self.curves.values():
+            variant = ", ".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or None
+            for mode in THINKING_MODES:
+                for k, text in sorted(c.cells.get(mode, {}).items()):
+                    rows.append({
+                        "curve": c.id, "model": c.model, "method": c.method,
+                        "head": ", ".join(c.draft) or None, "variant": variant,
+                        "thinking": mode, "k": k,
+                        "al": float("nan") if text == NOT_AVAILABLE else float(text),
+                        "al_text": text, "source": c.source,
+                    })
+        columns = ["curve", "model", "method", "head", "variant", "thinking", "k", "al",
+                   "al_text", "source"]
+        return pd.DataFrame(rows, columns=columns)
+
+
+def file_checksums(directory, *, overlay=None):
+    """CRC32 of every YAML file of a golden directory, by file name.
+
+    ``overlay`` maps file names to the text they are about to have.
+    """
+    sums = {}
+    for entry in os.scandir(directory):
+        if entry.name.endswith((".yaml", ".yml")) and entry.is_file():
+            with open(entry.path, "rb") as fh:
+                sums[entry.name] = zlib.crc32(fh.read())
+    for name, text in (overlay or {}).items():
+        if name.endswith((".yaml", ".yml")):
+            sums[name] = zlib.crc32(text.encode("utf-8"))
+    return sums
+
+
+def is_plain_decimal(text):
+    """True for the spelling of a committed AL: ASCII digits, optionally one ``.`` and more.
+
+    Values are copied verbatim into engine configs (JSON, environment
+    variables), where ``+2.5``, ``2.5e0`` or ``２.５`` would break.
+    """
+    whole, dot, frac = text.partition(".")
+    return text.isascii() and whole.isdigit() and (not dot or frac.isdigit())
+
+
+def curve_identity(model, method, draft, variant):
+    """What makes two curves the same curve: (model, method, draft, variant).
+
+    The one rule (POLICY rule 1: one value per cell), for ``validate``, the
+    golden writer and ``fit --golden-dir`` alike.  Case-insensitive for names, as
+    ``lookup`` matches them; ``draft`` a head id or sequence of them;
+    ``variant`` a mapping (values compared as strings).
+    """
+    if isinstance(draft, str):
+        draft = (draft,)
+    return (str(model or "").lower(), str(method or "").lower(),
+            tuple(str(d).lower() for d in (draft or ())),
+            tuple(sorted((str(k), str(v)) for k, v in (variant or {}).items())))

@@ -1,0 +1,226 @@
+"""The golden-curve registry: load a golden directory fast.
+
+A golden directory holds one YAML file per curve in the upstream InferenceX
+shape (``{model: {thinking_on: {K: AL}}}``), a ``manifest.yaml`` that gives
+each curve its identity, and ``index.tsv``, a compiled copy of both that
+``goldenal lookup`` reads instead of parsing YAML.  The index records a CRC of
+every file it was compiled from and is used only while they all match, so a
+hand-edited curve can never be served from a stale index.
+
+This module is on the ``goldenal lookup`` hot path, whose budget is about one
+interpreter start-up: it imports neither YAML nor ``json`` (which pulls in
+``re``); the index is tab-separated text split with ``str.split``.
+"""
+
+import os
+import zlib
+
+from goldenal.golden.curves import (  # noqa: F401 (re-exported: the value types)
+    INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, THINKING_MODES, Curve, Registry,
+    file_checksums)
+from goldenal.core.errors import RegistryError
+
+
+def packaged_dir():
+    """The golden directory shipped with goldenal (in the wheel or the checkout)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # goldenal/
+    inside = os.path.join(here, "golden_al_distribution")
+    if os.path.isdir(inside):
+        return inside
+    return os.path.join(os.path.dirname(here), "golden_al_distribution")
+
+
+GOLDEN_DIR_NAME = "golden_al_distribution"
+
+
+def discover_dir(start=None):
+    """The nearest ``golden_al_distribution/`` in ``start`` (default the cwd) or its parents.
+
+    This is where a recipe repository such as InferenceX keeps its committed
+    curves, so running inside one uses the project's curves.  None when no
+    ancestor has one.
+    """
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(here, GOLDEN_DIR_NAME)
+        if os.path.isdir(candidate):
+            return candidate
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def default_dir_source():
+    """``(directory, how)``: the golden directory used when none is given, and why.
+
+    Order: ``$GOLDENAL_DIR``; the nearest ``golden_al_distribution/`` in the
+    current directory or its parents; the packaged curves.
+    """
+    env = os.environ.get("GOLDENAL_DIR")
+    if env:
+        return env, "$GOLDENAL_DIR"
+    found = discover_dir()
+    if found:
+        return found, "nearest golden_al_distribution/ from the current directory"
+    return packaged_dir(), "packaged curves"
+
+
+def default_dir():
+    """``$GOLDENAL_DIR`` when set, else the nearest ``golden_al_distribution/``, else packaged."""
+    return default_dir_source()[0]
+
+
+def _split_list(field):
+    return [item for item in field.split(",") if item]
+
+
+def _read_index(directory):
+    """The curves of the compiled index, or None when it is absent or out of date.
+
+    The first line is ``goldenal-index 1 CRC32`` (CRC of the rest, so a hand
+    edit of the index itself is noticed too); then, tab-separated, ``file
+    NAME CRC32``; ``curve ID FILE MODEL METHOD DRAFTS VARIANT ALIASES
+    PROVENANCE-JSON`` (lists comma-separated, variant as ``key=value``);
+    ``cell ID MODE K AL``.
+    """
+    try:
+        with open(os.path.join(directory, INDEX_NAME), "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    head, _, body = raw.partition(b"\n")
+    if head != f"{INDEX_FORMAT}\t{zlib.crc32(body)}".encode():
+        return None
+    try:
+        lines = body.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return None
+    files, curves = {}, {}
+    try:
+        for line in lines:
+            if not line:
+                continue
+            kind, *fields = line.split("\t")
+            if kind == "file":
+                files[fields[0]] = int(fields[1])
+            elif kind == "curve":
+                cid, file, model, method, drafts, variant, aliases, prov = fields
+                curves[cid] = Curve(
+                    cid, model, {}, file=file, method=method or None, draft=_split_list(drafts),
+                    variant=dict(item.split("=", 1) for item in _split_list(variant)),
+                    aliases=_split_list(aliases), provenance=prov)
+            elif kind == "cell":
+                cid, mode, k, value = fields
+                k = int(k)
+                if value != NOT_AVAILABLE and not 1 <= float(value) <= k + 1:
+                    return None  # never serve an impossible value; the YAML path reports it
+                curves[cid].cells.setdefault(mode, {})[k] = value
+            else:
+                return None
+        if files != file_checksums(directory):
+            return None
+    except (ValueError, KeyError, OSError):
+        return None
+    return curves
+
+
+def load_registry(path=None):
+    """Load a golden directory.
+
+    Parameters
+    ----------
+    path : str or os.PathLike, optional
+        The directory; default ``$GOLDENAL_DIR``, else the nearest
+        ``golden_al_distribution/`` in the current directory or its parents,
+        else the packaged curves (see :func:`default_dir_source`).  An
+        upstream InferenceX ``golden_al_distribution/`` works as it is: with no
+        manifest, a curve whose id and model are a packaged curve's takes that
+        curve's identity (draft heads, aliases); others take it from file stems
+        and header comments, and ``warnings`` names the EAGLE-3 curves left
+        without a head.
+
+    Returns
+    -------
+    Registry
+
+    Example
+    -------
+    >>> reg = load_registry()
+    >>> reg["minimaxm3_eagle3_gqa"].cells["on"][3]
+    '2.78'
+    """
+    directory = os.fspath(path) if path is not None else default_dir()
+    if not os.path.isdir(directory):
+        raise RegistryError("not a golden directory (expected a folder of curve YAML files)",
+                            path=directory)
+    if os.path.exists(os.path.join(directory, ".goldenal-journal.json")):
+        finish_interrupted_write(directory)
+    curves = _read_index(directory)
+    if curves is not None:
+        return Registry(curves, directory=directory)
+    from goldenal.golden.curvefile import load_directory
+
+    registry = load_directory(directory)
+    if not os.path.exists(os.path.join(directory, MANIFEST_NAME)):
+        registry = _packaged_identity(registry)
+    return registry
+
+
+def _packaged_identity(registry):
+    """An upstream directory (no manifest): identity from the packaged manifest where it fits.
+
+    A curve whose id and model key are those of a packaged manifest entry
+    takes that entry's method, draft heads, variant and aliases (its cells and
+    header provenance stay its own).  Curves of a per-head method (EAGLE-3)
+    left without a head are named once in ``registry.warnings``.
+    """
+    from goldenal.golden.curvefile import read_manifest
+    from goldenal.golden.curves import head_unknown
+
+    packaged = packaged_dir()
+    if os.path.realpath(packaged) == os.path.realpath(registry.directory):
+        return registry
+    try:
+        known = read_manifest(packaged) or {}
+    except (RegistryError, OSError):
+        known = {}
+    curves = {}
+    for cid, c in registry.curves.items():
+        entry = known.get(cid)
+        if entry is not None and entry.get("model") == c.model:
+            aliases = list(entry.get("aliases") or ())
+            aliases += [a for a in c.aliases if a not in aliases]
+            c = Curve(cid, c.model, c.cells, file=c.file, method=entry.get("method"),
+                      draft=entry.get("draft") or (), variant=entry.get("variant"),
+                      aliases=aliases, provenance=c.provenance, lines=c.lines)
+        curves[cid] = c
+    unknown = sorted(cid for cid, c in curves.items() if head_unknown(c))
+    warnings = list(registry.warnings)
+    if unknown:
+        warnings.append(
+            f"{registry.directory} has no {MANIFEST_NAME}, and curves {', '.join(unknown)} "
+            "do not name their draft heads: a config serving one of those models with a "
+            "draft head is checked against every such curve of its model, and is wrong only "
+            "when it matches none (`goldenal import --draft` names a head)")
+    return Registry(curves, directory=registry.directory, warnings=warnings)
+
+
+def finish_interrupted_write(directory):
+    """A write's journal is present: wait for its writer, or finish what a crash left."""
+    from goldenal.core.files import locked_directory
+
+    try:
+        with locked_directory(directory):
+            pass
+    except OSError as exc:
+        raise RegistryError(f"a write of this directory was interrupted and cannot be finished "
+                            f"here ({exc.filename}: {exc.strerror}); run `goldenal index` with "
+                            "write access to finish it", path=directory) from None
+
+
+def write_curve(directory, curve, *, replace_reason=None, **kwargs):
+    """Write a curve file and its manifest entry; see :func:`goldenal.golden.curvefile.write_curve`."""
+    from goldenal.golden.curvefile import write_curve as _write
+
+    return _write(directory, curve, replace_reason=replace_reason, **kwargs)

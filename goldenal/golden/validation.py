@@ -1,0 +1,169 @@
+"""Check a golden directory: the values, the manifest, the index, the provenance."""
+
+import os
+
+from goldenal.golden.curvefile import Problem, load_directory, read_manifest
+from goldenal.golden.curves import curve_identity
+from goldenal.core.errors import ParseError, RegistryError
+from goldenal.golden.registry import (INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, default_dir,
+                               finish_interrupted_write)
+
+
+class ValidationReport:
+    """Problems found in one golden directory; ``ok`` when none is an error."""
+
+    __slots__ = ("directory", "problems", "curves")
+
+    def __init__(self, directory, problems, curves):
+        self.directory, self.problems, self.curves = directory, tuple(problems), curves
+
+    errors = property(lambda self: [p for p in self.problems if p.severity == "error"])
+    warnings = property(lambda self: [p for p in self.problems if p.severity == "warning"])
+    unreadable = property(lambda self: [p for p in self.problems if p.severity == "unreadable"])
+    ok = property(lambda self: not self.errors and not self.unreadable)
+
+    def __repr__(self):
+        return (f"<ValidationReport {self.directory}: {self.curves} curves, "
+                f"{len(self.errors)} errors, {len(self.warnings)} warnings>")
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([{"severity": p.severity, "path": p.path, "line": p.line,
+                              "message": p.message} for p in self.problems],
+                            columns=["severity", "path", "line", "message"])
+
+
+def _index_is_current(directory, registry, overlay):
+    from goldenal.golden.curvefile import render_index
+
+    try:
+        if INDEX_NAME in overlay:
+            text = overlay[INDEX_NAME]
+        else:
+            with open(os.path.join(directory, INDEX_NAME), encoding="utf-8") as fh:
+                text = fh.read()
+        return text == render_index(directory, registry.curves, overlay=overlay)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _variant_text(variant):
+    return ", ".join(f"{k}={v}" for k, v in sorted((variant or {}).items())) or "none"
+
+
+def validate(path=None, *, overlay=None):
+    """Validate a golden directory.
+
+    Errors: K not a positive integer; AL not numeric (or ``N/A``) or outside
+    [1, K+1]; duplicate keys; manifest and files disagreeing; a missing
+    source run; an out-of-date ``index.tsv``; one name given to two models.
+    Warnings: AL decreasing in K (measured data, not a defect, but worth a
+    look), values not written with two decimals, no compiled index, a curve
+    fitted from a run marked ``not_golden`` (written with
+    ``fit --allow-not-golden``, for scratch directories only).
+
+    ``overlay`` maps file names to the text they are about to have: writers
+    (``import``, ``fit``) validate the directory as it will be, before writing.
+
+    Returns
+    -------
+    ValidationReport
+
+    Raises
+    ------
+    RegistryError
+        The directory itself cannot be read.
+    """
+    directory = os.fspath(path) if path is not None else default_dir()
+    if not os.path.isdir(directory):
+        raise RegistryError("not a directory", path=directory)
+    overlay = overlay or {}
+    if not overlay and os.path.exists(os.path.join(directory, ".goldenal-journal.json")):
+        finish_interrupted_write(directory)
+    problems = []
+    registry = load_directory(directory, collect=problems, overlay=overlay)
+    has_manifest = read_manifest(directory, overlay=overlay) is not None
+    owner = {}
+    identities = {}
+    for curve in registry:
+        where = os.path.join(directory, curve.file or curve.id)
+        ident = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
+        # without a manifest draft and variant are unknown, so identities cannot be told apart
+        if has_manifest and ident in identities:
+            problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                                    f"curves {identities[ident]} and {curve.id} have the same "
+                                    f"identity (model {curve.model}, method {curve.method}, "
+                                    f"draft {', '.join(curve.draft) or 'none'}, variant "
+                                    f"{_variant_text(curve.variant)}); lookups cannot tell "
+                                    "them apart: remove one or give them different variants"))
+        identities.setdefault(ident, curve.id)
+        if not curve.source:
+            problems.append(Problem("error", where, 1, "provenance has no source run URL"))
+        if curve.provenance.get("not_golden"):
+            problems.append(Problem("warning", where, 1,
+                                    f"curve {curve.id} was fitted from a run marked not_golden "
+                                    f"({curve.provenance['not_golden']}): keep it out of a "
+                                    "committed golden directory"))
+        if has_manifest and not curve.method:
+            problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                                    f"curve {curve.id!r} has no method"))
+        for name in curve.names:
+            key = name.lower()
+            if key in owner and owner[key][1] != curve.model:
+                problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                                        f"name {name!r} is given to models {owner[key][1]} "
+                                        f"({owner[key][0]}) and {curve.model} ({curve.id})"))
+            owner.setdefault(key, (curve.id, curve.model))
+        for mode, cells in curve.cells.items():
+            previous = None
+            for k in sorted(cells):
+                text, line = cells[k], curve.lines.get(mode, {}).get(k)
+                if text == NOT_AVAILABLE:
+                    previous = None
+                    continue
+                if len(text.partition(".")[2]) != 2:
+                    problems.append(Problem("warning", where, line,
+                                            f"thinking_{mode} K={k}: {text} is not written "
+                                            "with two decimals"))
+                if previous is not None and float(text) < float(previous[1]):
+                    problems.append(Problem("warning", where, line,
+                                            f"thinking_{mode}: AL decreases from K={previous[0]} "
+                                            f"({previous[1]}) to K={k} ({text})"))
+                previous = (k, text)
+    if not len(registry) and not problems:
+        problems.append(Problem("error", directory, None, "no curve files (expected *.yaml)"))
+    defects = any(p.severity != "warning" for p in problems)
+    index_path = os.path.join(directory, INDEX_NAME)
+    if INDEX_NAME in overlay or os.path.exists(index_path):
+        # with defects it cannot be rebuilt; else it must be exactly what `index` would write
+        if not defects and not _index_is_current(directory, registry, overlay):
+            problems.append(Problem("error", os.path.join(directory, INDEX_NAME), None,
+                                    "out of date with the curve files or manifest; rebuild it "
+                                    "with `goldenal index`"))
+    elif has_manifest:
+        problems.append(Problem("warning", os.path.join(directory, INDEX_NAME), None,
+                                "missing: lookups parse YAML on every call; build it with "
+                                "`goldenal index`"))
+    return ValidationReport(directory, problems, len(registry))
+
+
+def refuse_invalid(directory, overlay):
+    """Raise for the first error :func:`goldenal.validate` would report after a write.
+
+    The same checks as ``goldenal validate``, on the directory as it will be
+    (``overlay``: file name -> new text); an error the directory already had
+    before the write is not this write's doing and does not block it.
+    """
+    before = set()
+    if os.path.isdir(directory) and os.listdir(directory):
+        try:
+            old = validate(directory)
+            before = {str(p) for p in old.errors + old.unreadable}
+        except (RegistryError, ParseError):
+            before = set()
+    report = validate(directory, overlay=overlay)
+    for problem in report.unreadable + report.errors:
+        if str(problem) not in before:
+            raise RegistryError(f"{problem.message} (the same check as `goldenal validate`; "
+                                "nothing written)", path=problem.path, line=problem.line)

@@ -1,0 +1,1 @@
+"""The measured side's live half: drive a server (measure) and check a pinned run (verify)."""

@@ -1,0 +1,1799 @@
+"""Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
+
+:func:`measure` sends a fixed prompt set to an OpenAI-compatible server at a
+fixed concurrency (streaming, with ``httpx``), scrapes ``/metrics`` before the
+workload and after every request (so a restart shows as a counter going down
+even when later traffic would carry it past its old value), and writes a run directory whose ``run.yaml`` the
+``ingest``, ``fit``, ``diff`` and ``verify`` commands read like any other run.
+
+What a cell records
+-------------------
+* ``metrics_{on,off}_k{K}_before.prom`` / ``..._after.prom``: the two scrapes,
+  read by the Prometheus reader (every engine and data-parallel rank summed,
+  per-position counters, each engine's spelling).
+* ``requests_{on,off}_k{K}.jsonl``: one record per request (status, attempts,
+  usage, the engine's timings such as llama.cpp's ``draft_n`` /
+  ``draft_n_accepted``, latency) and, where they exist, the request's own
+  counts: the engine's per-request metrics (vLLM's
+  ``metrics.speculative_decoding``; SGLang's ``meta_info``, for which requests
+  to SGLang go out non-streaming, see ``_transport``), or at concurrency 1 the
+  counter deltas
+  around the request (one scrape between consecutive requests).  With counts
+  per request the cell lists this file, so ``fit`` resamples whole requests;
+  otherwise it lists the scrape pair (one window).
+* ``server_{on,off}_k{K}.json``: what the server said about itself; the
+  speculative settings it reports are also the cell's ``speculative`` in
+  ``run.yaml`` (llama.cpp: ``slots_speculative``, one flag per slot, and
+  ``speculative.n_max`` where a release reports it; the draft model and, in
+  the release vendored in llama-cpp-python 0.3.36, K are not reported, so
+  ``--draft`` and ``--k`` are the record of them).
+
+Every answer is bounded in bytes, seconds and JSON nesting (the ``MAX_*``
+caps and :data:`GET_DEADLINE`; past one, :class:`ResponseLimit`); counts are
+checked as they are recorded (:func:`_impossible_counts`) and, at the end of a
+cell, the requests' own counts are reconciled with the /metrics window
+(:func:`_reconcile`): a cell they contradict is written marked
+``inconsistent`` and refused.  No URL is written with its user, password or
+query.
+
+A cell whose requests all drafted and accepted exactly as many tokens is
+flagged: one replayed accept/reject sequence, not independent draws (see
+``_replay_warning``).
+
+The same prompts go out in the same order at every K (a paired design); the
+manifest records the prompt set's digest and a later ``measure`` into the same
+run refuses a different one.
+
+Engine detection (``engine="auto"``) reads, in this order of authority:
+the ``/metrics`` family prefixes (``vllm:``, ``sglang:``, ``trtllm_``,
+``atom:``, ``llamacpp:``), the ``owned_by`` of ``/v1/models`` (vLLM
+``vllm/entrypoints/openai/protocol.py`` ``"vllm"``; SGLang
+``python/sglang/srt/entrypoints/openai/protocol.py`` ``"sglang"``;
+TensorRT-LLM ``tensorrt_llm/serve/openai_protocol.py`` ``"tensorrt_llm"``;
+ATOM's OpenAI protocol module ``"atom"``; llama.cpp
+``tools/server/server-context.cpp`` ``"llamacpp"``), then the engine's own
+info endpoint for its version and speculative settings: llama.cpp ``/props``
+(``build_info``, ``model_path``, ``total_slots``, and in releases that report it
+``speculative.n_max``; ``get_res_props`` in ``server-context.cpp``) and
+``/slots`` (a ``speculative`` flag per slot: whether it has a speculative
+decoder; no release reports the draft model), SGLang ``/get_server_info``
+(alias ``/server_info``; ``version``, ``speculative_algorithm``,
+``speculative_num_steps``, ``internal_states``), vLLM ``/version``, ATOM
+``/debug/mtp_stats``.  llama.cpp facts are from the tree vendored in
+llama-cpp-python 0.3.36.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
+                             RoundedCounters, ServerError, UsageError)
+
+# the engine names observations and run manifests carry
+ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
+_OWNED_BY = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "trtllm", "atom": "atom",
+             "llamacpp": "llamacpp"}
+_METRIC_PREFIX = (("llamacpp:", "llamacpp"), ("vllm:", "vllm"), ("sglang:", "sglang"),
+                  ("trtllm_", "trtllm"), ("atom:", "atom"))
+_INFO_ENDPOINTS = {"llamacpp": ("/props",), "sglang": ("/get_server_info", "/server_info"),
+                   "vllm": ("/version",), "atom": ("/debug/mtp_stats",), "trtllm": ("/version",)}
+_PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
+
+
+class MeasureError(GoldenALError):
+    """A cell could not be measured: the server disagrees with the request, or every
+    request failed."""
+
+    exit_code = 1
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What the server said about itself.
+
+    Attributes
+    ----------
+    url : str
+    engine : str
+        One of :data:`ENGINES`.
+    detected_by : tuple of str
+        The evidence, e.g. ``("metrics prefix llamacpp:", "/v1/models owned_by llamacpp")``.
+    models : tuple of str
+        Model ids from ``/v1/models``.
+    version : str or None
+    speculative : dict
+        Speculative settings the server reports (engine spellings).
+    """
+
+    url: str
+    engine: str
+    detected_by: tuple
+    models: tuple
+    version: str | None = None
+    speculative: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request of the workload, as sent and as answered."""
+
+    index: int
+    prompt: str
+    status: str
+    attempts: int
+    seconds: float | None = None
+    ttft: float | None = None
+    completion_tokens: int | None = None
+    drafts: int | None = None
+    draft_tokens: int | None = None
+    accepted: int | None = None
+    accepted_per_position: tuple | None = None
+    counts_from: str | None = None
+    error: str | None = None
+    usage: dict | None = field(default=None, repr=False)
+    timings: dict | None = field(default=None, repr=False)
+
+    @property
+    def acceptance_length(self):
+        return 1 + self.accepted / self.drafts if self.drafts else None
+
+    def to_record(self, engine, k):
+        from goldenal.readers.measured import SCHEMA
+
+        return {"schema": SCHEMA, "request": self.index, "prompt": self.prompt,
+                "engine": engine, "k": k, "status": self.status, "attempts": self.attempts,
+                "counts_from": self.counts_from, "drafts": self.drafts,
+                "draft_tokens": self.draft_tokens, "accepted": self.accepted,
+                "accepted_per_position": (None if self.accepted_per_position is None
+                                          else list(self.accepted_per_position)),
+                "completion_tokens": self.completion_tokens, "usage": self.usage,
+                "timings": self.timings, "seconds": self.seconds, "ttft": self.ttft,
+                "error": self.error}
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """One measured cell: its window, its requests and the files written."""
+
+    thinking: str
+    k: int
+    drafts: int
+    draft_tokens: int | None
+    accepted: int
+    accepted_per_position: tuple | None
+    requests: tuple = field(repr=False)
+    files: tuple = ()
+    per_request: bool = False
+    wall_seconds: float = 0.0
+    warnings: tuple = ()
+
+    @property
+    def acceptance_length(self):
+        """AL of the whole window: 1 + accepted / steps."""
+        return 1 + self.accepted / self.drafts
+
+    @property
+    def failed(self):
+        return sum(r.status != "ok" for r in self.requests)
+
+    def __repr__(self):
+        return (f"<CellResult thinking {self.thinking}, K={self.k}: AL "
+                f"{self.acceptance_length:.4f} ({self.accepted} accepted / {self.drafts} "
+                f"steps), {len(self.requests)} requests, {self.failed} failed>")
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    """What :func:`measure` did: the server, the cells measured, the run directory.
+
+    ``to_frame()`` gives one row per request; ``run`` reads the run directory
+    back as a :class:`~goldenal.readers.MeasurementRun`.
+    """
+
+    path: str
+    server: ServerInfo
+    cells: tuple
+    warnings: tuple = ()
+
+    def __repr__(self):
+        cells = ", ".join(f"{c.thinking}/K={c.k}: AL {c.acceptance_length:.4f}"
+                          for c in self.cells)
+        return f"<MeasureResult {self.path} ({self.server.engine}): {cells}>"
+
+    @property
+    def run(self):
+        from goldenal.readers import load_run
+
+        return load_run(self.path)
+
+    def summary(self):
+        """One row per cell: thinking, k, AL, steps, accepted, requests, failed."""
+        import pandas as pd
+
+        return pd.DataFrame([{"thinking": c.thinking, "k": c.k,
+                              "acceptance_length": c.acceptance_length, "drafts": c.drafts,
+                              "accepted": c.accepted, "requests": len(c.requests),
+                              "failed": c.failed, "per_request": c.per_request,
+                              "wall_seconds": c.wall_seconds} for c in self.cells])
+
+    def to_frame(self):
+        """One row per request with its cell's thinking mode and K."""
+        import pandas as pd
+
+        rows = []
+        for c in self.cells:
+            for r in c.requests:
+                timings = r.timings or {}
+                rows.append({"thinking": c.thinking, "k": c.k, "request": r.index,
+                             "prompt": r.prompt, "status": r.status, "attempts": r.attempts,
+                             "drafts": r.drafts, "accepted": r.accepted,
+                             "acceptance_length": r.acceptance_length,
+                             "completion_tokens": r.completion_tokens,
+                             "draft_n": timings.get("draft_n"),
+                             "draft_n_accepted": timings.get("draft_n_accepted"),
+                             "seconds": r.seconds, "ttft": r.ttft, "error": r.error})
+        return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One workload item: an id and the chat messages sent."""
+
+    id: str
+    messages: tuple
+
+    def payload(self):
+        return [dict(m) for m in self.messages]
+
+
+def load_prompts(path):
+    """Read a prompt file: JSON lines, one prompt per line.
+
+    Each line is an object with ``"prompt"`` (a string: one user turn) or
+    ``"messages"`` (an OpenAI chat message list), and optionally ``"id"``
+    (default: the line number).  Blank lines and lines starting with ``#`` are
+    skipped.
+
+    Returns
+    -------
+    tuple of Prompt
+
+    Raises
+    ------
+    ParseError
+        Naming the file and line.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except UnicodeDecodeError:
+        raise ParseError("not UTF-8 text", path=path) from None
+    out, seen = [], {}
+    for number, text in enumerate(lines, 1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"not valid JSON: {exc.msg}", path=path, line=number) from None
+        if not isinstance(doc, dict):
+            raise ParseError("expected an object with \"prompt\" or \"messages\"", path=path,
+                             line=number)
+        pid = doc.get("id", f"line-{number}")
+        if not isinstance(pid, (str, int)) or isinstance(pid, bool):
+            raise ParseError(f"\"id\" must be a string, got {pid!r}", path=path, line=number)
+        pid = str(pid)
+        if pid in seen:
+            raise ParseError(f"id {pid!r} repeats line {seen[pid]}", path=path, line=number)
+        seen[pid] = number
+        if "messages" in doc:
+            messages = doc["messages"]
+            if not isinstance(messages, list) or not messages or not all(
+                    isinstance(m, dict) and isinstance(m.get("role"), str)
+                    and isinstance(m.get("content"), str) for m in messages):
+                raise ParseError("\"messages\" must be a non-empty list of {role, content} "
+                                 "strings", path=path, line=number)
+            messages = tuple(tuple(sorted(m.items())) for m in messages)
+        elif isinstance(doc.get("prompt"), str) and doc["prompt"]:
+            messages = ((("content", doc["prompt"]), ("role", "user")),)
+        else:
+            raise ParseError("expected a non-empty \"prompt\" string or a \"messages\" list",
+                             path=path, line=number)
+        out.append(Prompt(pid, messages))
+    if not out:
+        raise ParseError("no prompts in the file", path=path)
+    return tuple(out)
+
+
+def load_speedbench(category="coding"):
+    """SPEED-Bench Qualitative prompts of one category, through ``datasets``.
+
+    Needs the optional extra (``pip install 'goldenal[speedbench]'``) and
+    network access to the Hugging Face hub.  The first turn of each entry is
+    the prompt; ids are the dataset's ``question_id``.
+    """
+    try:
+        from datasets import load_dataset
+    except ImportError:
+        raise UsageError("SPEED-Bench needs the `datasets` package: pip install "
+                         "'goldenal[speedbench]', or pass --prompts FILE") from None
+    rows = load_dataset("nvidia/SPEED-Bench", "qualitative", split="test")
+    out = []
+    for row in rows:
+        if row.get("category") != category or not row.get("turns"):
+            continue
+        out.append(Prompt(str(row.get("question_id", len(out))),
+                          ((("content", str(row["turns"][0])), ("role", "user")),)))
+    if not out:
+        raise UsageError(f"SPEED-Bench Qualitative has no {category!r} prompts")
+    return tuple(out)
+
+
+def _digest(prompts):
+    h = hashlib.sha256()
+    for p in prompts:
+        h.update(json.dumps([p.id, p.payload()], sort_keys=True).encode())
+    return "sha256:" + h.hexdigest()
+
+
+# --------------------------------------------------------------------------- HTTP
+
+# What a server may send, at most (docs/cli.md, measure).  A server is input like any
+# file: an answer past a cap stops the run (ResponseLimit, exit 2), nothing is written.
+MAX_METRICS_BYTES = 64 << 20     # one /metrics body
+MAX_JSON_BYTES = 16 << 20        # one JSON answer: /v1/models, an info endpoint, a
+#                                  non-streaming completion, an error body
+MAX_SSE_LINE_BYTES = 1 << 20     # one line of a streamed completion
+MAX_STREAM_BYTES = 64 << 20      # one streamed completion, every line together
+MAX_JSON_DEPTH = 64              # nesting of any JSON document (objects and arrays)
+# mentions of the speculative-decoding families in one /metrics body: a server has a
+# few per engine and position (vLLM at DP 128, K=16: about 5,000); each is parsed
+MAX_SPEC_SERIES = 20_000
+# seconds for one GET (detection, each scrape): headers and the whole body, however
+# slowly they drip; --timeout when shorter.  A request has --timeout seconds in all.
+GET_DEADLINE = 30.0
+
+
+class ResponseLimit(ServerError):
+    """A server's answer passed one of measure's caps: bytes, seconds or JSON nesting."""
+
+
+def _size(n):
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
+
+def _check_metrics(text, what):
+    """Refuse a /metrics body naming the speculative families past MAX_SPEC_SERIES times
+    (parsing each costs time; the reader keeps only those lines)."""
+    from goldenal.readers.prometheus import spec_mentions
+
+    mentions = spec_mentions(text)
+    if mentions > MAX_SPEC_SERIES:
+        raise ResponseLimit(f"{what}: {mentions} speculative-decoding samples, past the cap "
+                            f"of {MAX_SPEC_SERIES}")
+    return text
+
+
+def _public_url(url):
+    """``url`` without what must never be written: user and password, query, fragment."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return re.sub(r"//[^/@]*@", "//", url.split("?", 1)[0].split("#", 1)[0])
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{port}" if port is not None else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _scrub(text, url, params=()):
+    """``text`` with the secret parts of ``url`` (user, password, query) and the values
+    of the query ``params`` sent with every request blanked."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        secrets = [parts.username, parts.password, parts.query, parts.fragment,
+                   parts.netloc.rpartition("@")[0], *(value for _, value in params)]
+    except ValueError:
+        return text
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _scrub_for(client, text):
+    return _scrub(text, str(client.base_url), client.params.multi_items())
+
+
+def _check_encoding(response, what):
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        # asked for identity: a compressed body could expand past every cap at once
+        raise ResponseLimit(f"{what}: the answer is compressed (Content-Encoding "
+                            f"{encoding[:40]!r}), though measure asks for identity")
+
+
+async def _read_capped(response, cap, what):
+    """The body of ``response``, refused past ``cap`` bytes."""
+    _check_encoding(response, what)
+    declared = response.headers.get("content-length", "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > cap:
+        raise ResponseLimit(f"{what}: the answer is {declared} bytes, past the cap of "
+                            f"{_size(cap)}")
+    chunks, size = [], 0
+    async for chunk in response.aiter_raw():
+        size += len(chunk)
+        if size > cap:
+            raise ResponseLimit(f"{what}: the answer is longer than the cap of {_size(cap)}")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _get(client, url, path, *, cap=MAX_JSON_BYTES, deadline=GET_DEADLINE):
+    """(status, body) of a GET; (None, reason) when the server does not answer.
+
+    The whole answer is bounded: ``cap`` bytes and ``deadline`` seconds (httpx's
+    own timeout bounds each read only, and a server dripping a byte at a time
+    would never trip it)."""
+    import httpx
+
+    async def get():
+        async with client.stream("GET", path) as r:
+            return r.status_code, (await _read_capped(r, cap, f"{url}{path}")).decode(
+                "utf-8", "replace")
+
+    try:
+        return await asyncio.wait_for(get(), deadline)
+    except asyncio.TimeoutError:
+        raise ResponseLimit(f"{url}{path}: no whole answer within {deadline:g} s (the "
+                            "deadline of one GET)") from None
+    except httpx.HTTPError as exc:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return None, _scrub_for(client, text)
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _json_depth(text):
+    """How deep arrays and objects nest in ``text`` (strings skipped), in linear time
+    and without recursion: checked before ``json.loads``, which recurses."""
+    import itertools
+
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
+
+
+def _json(text, what=None):
+    """The JSON value of ``text``, or None when it is not JSON.
+
+    Nesting deeper than :data:`MAX_JSON_DEPTH` raises ResponseLimit naming
+    ``what`` (the URL), or with no ``what`` is treated as not JSON."""
+    if not isinstance(text, str):
+        return None
+    if _json_depth(text) > MAX_JSON_DEPTH:
+        if what is None:
+            return None
+        raise ResponseLimit(f"{what}: JSON nested deeper than {MAX_JSON_DEPTH} levels (the "
+                            "cap)")
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+async def _detect(client, url, engine, deadline=GET_DEADLINE):
+    status, body = await _get(client, url, "/v1/models", deadline=deadline)
+    if status is None:
+        raise ServerError(f"cannot reach {url}: {body}")
+    models_doc = _json(body, f"{url}/v1/models") if status == 200 else None
+    if not isinstance(models_doc, dict):
+        raise ServerError(f"{url}/v1/models answered HTTP {status}: not an OpenAI-compatible "
+                          "server")
+    data = models_doc.get("data") if isinstance(models_doc.get("data"), list) else []
+    models = tuple(str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id"))
+    owners = {_OWNED_BY.get(str(m.get("owned_by", "")).lower()) for m in data
+              if isinstance(m, dict)} - {None}
+    status, metrics = await _get(client, url, "/metrics", cap=MAX_METRICS_BYTES,
+                                 deadline=deadline)
+    if status != 200:
+        raise ServerError(f"{url}/metrics answered {status or metrics}: measure reads the "
+                          "server's counters (llama-server needs --metrics)")
+    _check_metrics(metrics, f"{url}/metrics")
+    prefixes = []
+    for prefix, key in _METRIC_PREFIX:
+        if re.search(r"^" + re.escape(prefix), metrics, re.M):
+            prefixes.append(key)
+    evidence = [f"metrics prefix {p}" for p in prefixes]
+    evidence += [f"/v1/models owned_by {o}" for o in sorted(owners)]
+    found = prefixes[0] if prefixes else (sorted(owners)[0] if len(owners) == 1 else None)
+    if engine == "auto":
+        if found is None:
+            raise ServerError(f"cannot tell the engine at {url}: no known /metrics prefix "
+                              "and no known owned_by; pass --engine")
+        engine = found
+    elif found is not None and found != engine:
+        if engine not in prefixes and engine not in owners:
+            # nothing the server says supports the engine given: a run recorded under the
+            # wrong engine would be read (and verified) with that engine's semantics
+            raise UsageError(f"--engine {engine}, but nothing at {url} says {engine}: it "
+                             f"looks like {found} ({', '.join(evidence)}); pass --engine "
+                             f"{found} or --engine auto")
+        evidence.append(f"--engine {engine} given; the server looks like {found}")
+    info = {"v1/models": models_doc}
+    version, spec = None, {}
+    for path in _INFO_ENDPOINTS.get(engine, ()):
+        status, body = await _get(client, url, path, deadline=deadline)
+        doc = _json(body, f"{url}{path}") if status == 200 else None
+        if not isinstance(doc, dict):
+            continue
+        info[path.lstrip("/")] = doc
+        version, spec = _server_facts(engine, doc)
+        evidence.append(f"{path}")
+        break
+    if engine == "llamacpp":
+        # /slots (on unless --no-slots): one object per slot, with "speculative"
+        status, body = await _get(client, url, "/slots", deadline=deadline)
+        slots = _json(body, f"{url}/slots") if status == 200 else None
+        if isinstance(slots, list) and slots and all(isinstance(s, dict) for s in slots):
+            info["slots"] = slots
+            spec.update(_llamacpp_slot_facts(slots))
+            evidence.append("/slots")
+    return ServerInfo(url, engine, tuple(evidence), models, version, spec, info), metrics
+
+
+# speculative settings llama.cpp reports among a request's parameters, server defaults in
+# /props default_generation_settings.params: "speculative.n_max" (K), "n_min", "p_min" in
+# releases with --draft-max (server-task.cpp slot_params::to_json); the release vendored in
+# llama-cpp-python 0.3.36 reports only "speculative.types", as a request default ("none"
+# on a server that drafts), which is not recorded
+_LLAMACPP_SPEC_PARAMS = ("speculative.n_max", "speculative.n_min", "speculative.p_min")
+
+
+def _llamacpp_slot_facts(slots):
+    """What ``/slots`` says about speculative decoding: ``slots_speculative``, one
+    ``speculative`` flag per slot (``server_slot::to_json``: ``can_speculate()``, true
+    when the slot has a speculative decoder of any type), and the ``speculative.*``
+    parameters a busy slot reports."""
+    out = {}
+    flags = [s.get("speculative") for s in slots]
+    if all(isinstance(f, bool) for f in flags):
+        out["slots_speculative"] = flags
+    for s in slots:
+        params = s.get("params") if isinstance(s.get("params"), dict) else {}
+        for key in _LLAMACPP_SPEC_PARAMS + ("speculative.types",):
+            if key in params and f"slots.{key}" not in out:
+                out[f"slots.{key}"] = params[key]
+    return out
+
+
+def _server_facts(engine, doc):
+    """(version, speculative settings) from an engine's info endpoint."""
+    spec = {}
+    if engine == "llamacpp":
+        # no llama.cpp release reports the draft model; K only as "speculative.n_max"
+        for key in ("model_path", "total_slots"):
+            if key in doc:
+                spec[key] = doc[key]
+        defaults = doc.get("default_generation_settings")
+        params = defaults.get("params") if isinstance(defaults, dict) else None
+        for key in _LLAMACPP_SPEC_PARAMS if isinstance(params, dict) else ():
+            if key in params:
+                spec[key] = params[key]
+        return doc.get("build_info"), spec
+    if engine == "sglang":
+        for key in ("speculative_algorithm", "speculative_num_steps",
+                    "speculative_num_draft_tokens", "speculative_eagle_topk",
+                    "speculative_draft_model_path"):
+            if doc.get(key) is not None:
+                spec[key] = doc[key]
+        return doc.get("version"), spec
+    if engine == "atom":
+        return None, {k: doc[k] for k in ("enabled",) if k in doc}
+    return doc.get("version"), spec
+
+
+# HTTP statuses a second try can pass: request timeout, too early, too many requests;
+# every 5xx is retried too.  Any other 4xx (a prompt longer than the context: 400; a
+# missing or wrong API key: 401/403; a wrong path or model: 404; a body the server
+# cannot use: 422) repeats on every try and is recorded as failed at once.
+_RETRYABLE_STATUS = frozenset({408, 425, 429})
+# the longest Retry-After a retry waits for; a server asking for longer is recorded as
+# failed at once (the cell would stall), as is one answering 4xx
+RETRY_AFTER_CAP = 60.0
+# how much of a server's error message a request record keeps
+_ERROR_CHARS = 300
+
+
+class _Failed(Exception):
+    """A request that did not complete: ``retryable`` when a second try can pass;
+    ``retry_after`` the seconds the server asked to wait (Retry-After), if any."""
+
+    def __init__(self, message, *, retryable=True, retry_after=None):
+        super().__init__(message)
+        self.retryable, self.retry_after = retryable, retry_after
+
+
+def _retryable_status(status):
+    return status in _RETRYABLE_STATUS or 500 <= status <= 599
+
+
+def _retry_after(value):
+    """Seconds from a Retry-After header (delta-seconds or an HTTP-date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
+
+
+def _server_message(text):
+    """The server's own error message from an error body, whitespace folded, bounded:
+    ``error.message`` (OpenAI, vLLM, llama.cpp), ``message`` (SGLang), ``detail``
+    (FastAPI), else the body itself."""
+    doc = _json(text)
+    message = None
+    if isinstance(doc, dict):
+        error = doc.get("error")
+        if isinstance(error, dict):
+            message = error.get("message")
+        elif isinstance(error, str):
+            message = error
+        if message is None:
+            message = doc.get("message", doc.get("detail"))
+    if message is None or not isinstance(message, str):
+        message = text if message is None else json.dumps(message)
+    message = " ".join(str(message).split())
+    return message if len(message) <= _ERROR_CHARS else message[:_ERROR_CHARS - 1] + "…"
+
+
+def _http_failure(status, text, headers):
+    """The _Failed for a non-200 answer: retried or not by its status, honouring a
+    Retry-After up to RETRY_AFTER_CAP."""
+    message = f"HTTP {status}: {_server_message(text)}"
+    if not _retryable_status(status):
+        return _Failed(message, retryable=False)
+    wait = _retry_after(headers.get("retry-after"))
+    if wait is not None and wait > RETRY_AFTER_CAP:
+        return _Failed(f"{message} (Retry-After {wait:g} s is past the "
+                       f"{RETRY_AFTER_CAP:g} s cap)", retryable=False)
+    return _Failed(message, retry_after=wait)
+
+
+async def _sse_lines(response, what):
+    """The lines of a stream, each at most MAX_SSE_LINE_BYTES and all together at most
+    MAX_STREAM_BYTES (httpx's ``aiter_lines`` holds a line of any length)."""
+    _check_encoding(response, what)
+
+    def too_long():
+        return ResponseLimit(f"{what}: a line of the stream is longer than the cap of "
+                             f"{_size(MAX_SSE_LINE_BYTES)}")
+
+    pieces, held, size = [], 0, 0
+    async for chunk in response.aiter_raw():
+        size += len(chunk)
+        if size > MAX_STREAM_BYTES:
+            raise ResponseLimit(f"{what}: the stream is longer than the cap of "
+                                f"{_size(MAX_STREAM_BYTES)}")
+        if b"\n" not in chunk:
+            pieces.append(chunk)
+            held += len(chunk)
+            if held > MAX_SSE_LINE_BYTES:
+                raise too_long()
+            continue
+        first, *rest = chunk.split(b"\n")
+        lines = [b"".join(pieces) + first, *rest[:-1]]
+        pieces, held = [rest[-1]], len(rest[-1])
+        for line in lines:
+            if len(line) > MAX_SSE_LINE_BYTES:
+                raise too_long()
+            yield line.rstrip(b"\r").decode("utf-8", "replace")
+        if held > MAX_SSE_LINE_BYTES:
+            raise too_long()
+    if held:
+        yield b"".join(pieces).rstrip(b"\r").decode("utf-8", "replace")
+
+
+async def _stream_once(client, body, timeout, url=""):
+    """Send one streaming chat completion; what the stream said, or raise _Failed."""
+    import httpx
+
+    from goldenal.readers.sglang import spec_details
+
+    what = f"{url}/v1/chat/completions"
+    t0 = time.perf_counter()
+    ttft = None
+    usage = timings = spec = meta = None
+    finished = done = False
+    try:
+        async with client.stream("POST", "/v1/chat/completions", json=body,
+                                 timeout=timeout) as r:
+            if r.status_code != 200:
+                text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
+                raise _http_failure(r.status_code, text, r.headers)
+            async for line in _sse_lines(r, what):
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    done = True
+                    break
+                chunk = _json(data, f"{what} (an event of the stream)")
+                if not isinstance(chunk, dict):
+                    raise _Failed(f"not a JSON event: {data[:80]!r}")
+                if "error" in chunk:
+                    raise _stream_error(chunk["error"])
+                choices = chunk.get("choices")
+                for choice in choices if isinstance(choices, list) else ():
+                    if not isinstance(choice, dict):
+                        continue
+                    delta = choice.get("delta")
+                    delta = delta if isinstance(delta, dict) else {}
+                    if ttft is None and (delta.get("content") or delta.get("reasoning_content")):
+                        ttft = time.perf_counter() - t0
+                    if choice.get("finish_reason"):
+                        finished = True
+                if chunk.get("usage") and isinstance(chunk["usage"], dict):
+                    usage = chunk["usage"]
+                if chunk.get("timings") and isinstance(chunk["timings"], dict):
+                    timings = chunk["timings"]
+                if chunk.get("sglext"):
+                    meta = spec_details(chunk)
+                metrics = chunk.get("metrics")
+                if isinstance(metrics, dict) and isinstance(
+                        metrics.get("speculative_decoding"), dict):
+                    spec = metrics["speculative_decoding"]
+    except httpx.TimeoutException:
+        raise _Failed(f"timed out after {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
+    if not (done or finished):
+        raise _Failed("the stream ended before the completion finished")
+    return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
+            "timings": timings, "spec": spec, "meta_info": meta}
+
+
+def _stream_error(error):
+    """The _Failed for an error event inside a stream: not retried when the event
+    carries a 4xx code a retry cannot cure (llama.cpp's ``{"code": 400, ...}``)."""
+    code = error.get("code") if isinstance(error, dict) else None
+    message = f"server error: {_server_message(json.dumps({'error': error}))}"
+    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 499 \
+            and not _retryable_status(code):
+        return _Failed(f"{message} (code {code})", retryable=False)
+    return _Failed(message)
+
+
+async def _retrying(call, retries, retry_delay):
+    """``(result, None, attempts)`` of ``await call()``, or ``(None, the last _Failed,
+    attempts)``: a retryable failure is tried again up to ``retries`` times, after
+    ``retry_delay`` seconds doubling each time (or the server's Retry-After when longer)."""
+    for attempt in range(retries + 1):
+        try:
+            return await call(), None, attempt + 1
+        except _Failed as exc:
+            if not exc.retryable or attempt == retries:
+                return None, exc, attempt + 1
+            await asyncio.sleep(max(retry_delay * 2 ** attempt, exc.retry_after or 0))
+
+
+async def _send(client, body, timeout, url=""):
+    """One request, bounded by ``timeout`` seconds in all: httpx's own timeout bounds
+    each read, and a stream that keeps sending would never trip it."""
+    call = _stream_once if body["stream"] else _complete_once
+    try:
+        return await asyncio.wait_for(call(client, body, timeout, url), timeout)
+    except asyncio.TimeoutError:
+        raise _Failed(f"timed out after {timeout:g} s") from None
+
+
+def _transport(engine):
+    """How requests go out: streaming with usage, except for SGLang.
+
+    SGLang 0.5.23 returns a request's counts in ``choices[i].meta_info`` of a
+    non-streaming answer to ``return_meta_info``, which it refuses on a stream
+    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), and, asked with
+    ``return_spec_tokens_details``, in ``sglext.spec_tokens_details`` (streams
+    too, ``serving_chat.py:2703``); releases before that field send only
+    ``meta_info``, so requests ask for both without streaming.
+    """
+    if engine == "sglang":
+        from goldenal.readers.sglang import REQUEST_FIELDS
+
+        return {"stream": False, **REQUEST_FIELDS}
+    return {"stream": True, "stream_options": {"include_usage": True}}
+
+
+async def _complete_once(client, body, timeout, url=""):
+    """Send one non-streaming chat completion; what it said, or raise _Failed."""
+    import httpx
+
+    what = f"{url}/v1/chat/completions"
+    t0 = time.perf_counter()
+    try:
+        async with client.stream("POST", "/v1/chat/completions", json=body,
+                                 timeout=timeout) as r:
+            status, headers = r.status_code, r.headers
+            text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
+    except httpx.TimeoutException:
+        raise _Failed(f"timed out after {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
+    if status != 200:
+        raise _http_failure(status, text, headers)
+    doc = _json(text, what)
+    choices = doc.get("choices") if isinstance(doc, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _Failed(f"not a chat completion: {text[:80]!r}")
+    if not choices[0].get("finish_reason"):
+        raise _Failed("the completion did not finish")
+    from goldenal.readers.sglang import spec_details
+
+    usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else None
+    return {"seconds": time.perf_counter() - t0, "ttft": None, "usage": usage,
+            "timings": None, "spec": None, "meta_info": spec_details(doc)}
+
+
+def _sglang_counts(answer, k):
+    """Per-request counts of an SGLang answer through its reader, as
+    ``(steps, proposed, accepted, per_position)``, or None; a contradiction raises."""
+    from goldenal.readers.sglang import request_counts
+
+    counts = request_counts(answer, k)
+    return None if counts is None else tuple(counts[:4])
+
+
+def _engine_counts(spec, k):
+    """Per-request counts from vLLM's ``metrics.speculative_decoding``, or None."""
+    if not isinstance(spec, dict):
+        return None
+    drafts, accepted = spec.get("num_spec_steps"), spec.get("num_accepted_draft_tokens")
+    if not _is_int(drafts) or not _is_int(accepted):
+        return None
+    hist = spec.get("acceptance_histogram")
+    per_pos = None
+    if isinstance(hist, list) and hist and all(map(_is_int, hist)) and sum(hist) == drafts:
+        running, per_pos = drafts, []
+        for h in hist[:-1]:
+            running -= h
+            per_pos.append(running)
+        per_pos = tuple(per_pos)
+    return drafts, spec.get("num_draft_tokens"), accepted, per_pos
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# counts are 64-bit on every engine; a count past this is no count
+COUNT_MAX = 2 ** 63 - 1
+
+
+def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
+    """Why counts cannot be K-drafting counts, or None.
+
+    ``0 <= accepted <= K x steps`` (and ``accepted <= draft tokens <= K x
+    steps`` where draft tokens are known); per-position counts non-increasing
+    (a step accepts position i+1 only after i), at most ``steps`` and summing
+    to ``accepted``; every count an integer of 64 bits."""
+    named = [("steps", steps), ("accepted", accepted)]
+    if draft_tokens is not None:
+        named.append(("draft tokens", draft_tokens))
+    named += [(f"accepted at position {i}", v) for i, v in enumerate(per_pos or ())]
+    for name, value in named:
+        if not _is_int(value):
+            return f"{name} is {str(value)[:40]!r}, not an integer"
+        if not 0 <= value <= COUNT_MAX:
+            shown = value if value.bit_length() < 128 else f"about 2^{value.bit_length() - 1}"
+            return f"{name} {shown} is outside 0..2^63-1"
+    if accepted > k * steps:
+        return f"{accepted} accepted in {steps} steps is more than K={k} per step"
+    if draft_tokens is not None and draft_tokens > k * steps:
+        return f"{draft_tokens} draft tokens in {steps} steps is more than K={k} per step"
+    if draft_tokens is not None and accepted > draft_tokens:
+        return f"{accepted} accepted of {draft_tokens} draft tokens"
+    if per_pos is not None:
+        if per_pos and per_pos[0] > steps:
+            return f"{per_pos[0]} accepted at position 0 in {steps} steps"
+        if any(a < b for a, b in zip(per_pos, per_pos[1:])):
+            return f"per-position counts {list(per_pos)} increase"
+        if sum(per_pos) != accepted:
+            return f"per-position counts sum to {sum(per_pos)}, not {accepted} accepted"
+    return None
+
+
+# --------------------------------------------------------------------------- one cell
+
+
+class _Scraper:
+    """``/metrics`` during a cell, retried as requests are (a restarting server refuses
+    connections for a moment; what it answers afterwards shows the restart)."""
+
+    def __init__(self, client, url, label, retries=0, retry_delay=0.0,
+                 deadline=GET_DEADLINE):
+        self.client, self.url, self.label = client, url, label
+        self.retries, self.retry_delay, self.deadline = retries, retry_delay, deadline
+        self.n = 0
+
+    async def __call__(self):
+        from goldenal.readers.prometheus import Scrape
+
+        async def get():
+            status, text = await _get(self.client, self.url, "/metrics",
+                                      cap=MAX_METRICS_BYTES, deadline=self.deadline)
+            if status != 200:
+                raise _Failed(f"{status or text}")
+            return _check_metrics(text, f"{self.url}/metrics")
+
+        text, error, _ = await _retrying(get, self.retries, self.retry_delay)
+        if error is not None:
+            raise ServerError(f"{self.url}/metrics answered {error} during "
+                              f"{self.label} ({self.retries + 1} attempts): the server went "
+                              "away; nothing written for this cell")
+        self.n += 1
+        return Scrape(f"{self.url}/metrics ({self.label} scrape {self.n})", text), text
+
+
+def _check_restart(before_text, after_text, where):
+    a, b = _PROCESS_START.search(before_text or ""), _PROCESS_START.search(after_text or "")
+    if a and b and a.group(1) != b.group(1):
+        raise CounterReset(f"the server restarted during {where} (process_start_time_seconds "
+                           f"{a.group(1)} -> {b.group(1)}); this window cannot be measured")
+
+
+def _delta(before, after, k):
+    """(drafts, draft_tokens, accepted, per_pos, engine_k) between two scrapes."""
+    from goldenal.readers.prometheus import window
+
+    # K is read from the per-position labels and compared by the caller, not imposed
+    observations, _ = window(before, after)
+    counted = [o for o in observations if not o.mean_only]
+    if not counted:
+        return 0, 0, 0, None, None
+    o = counted[0]
+    return o.drafts, o.draft_tokens, o.accepted, o.accepted_per_position, o.k
+
+
+async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurrency,
+                    retries, retry_delay, timeout, progress):
+    scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}", retries, retry_delay,
+                      min(timeout, GET_DEADLINE))
+    where = f"thinking {thinking}, K={k}"
+    first, first_text = await scrape()
+    records = [None] * len(prompts)
+    per_request_scrapes = concurrency == 1
+    state = {"prev": first, "prev_text": first_text}
+    scrape_lock = asyncio.Lock()
+    bar = _progress_bar(len(prompts), f"{where}", progress)
+    queue = asyncio.Queue()
+    for i in range(len(prompts)):
+        queue.put_nowait(i)
+    t0 = time.perf_counter()
+
+    async def one(i):
+        prompt = prompts[i]
+        body = {"model": server.models[0] if server.models else "default",
+                "messages": prompt.payload(), **_transport(server.engine), **body_extra}
+        if "seed" in body:
+            body["seed"] += i
+        got, error, attempts = await _retrying(lambda: _send(client, body, timeout, server.url),
+                                               retries, retry_delay)
+        counts, counts_from = None, None
+        if got is not None and got["spec"] is not None:
+            counts = _engine_counts(got["spec"], k)
+            counts_from = "engine per-request metrics" if counts else None
+        elif got is not None and got.get("meta_info") is not None:
+            from goldenal.readers.sglang import InconsistentCounts
+
+            try:
+                counts = _sglang_counts(got["meta_info"], k)
+            except InconsistentCounts as exc:
+                raise MeasureError(f"{where}, request {i} ({prompt.id}): SGLang's counts "
+                                   f"contradict each other: {exc}; nothing written for this "
+                                   "cell") from None
+            counts_from = "SGLang per-request meta_info" if counts else None
+        # a scrape after every request: a restart shows as a counter going down even when
+        # later traffic would carry the counters past their old values by the end
+        async with scrape_lock:
+            after, after_text = await scrape()
+            _check_restart(state["prev_text"], after_text, where)
+            try:
+                d = _delta(state["prev"], after, k)
+            except CounterReset as exc:
+                raise CounterReset(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
+                                   "nothing written for this cell") from None
+            except RoundedCounters as exc:
+                raise MeasureError(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
+                                   "nothing written for this cell") from None
+            state["prev"], state["prev_text"] = after, after_text
+            if d[4] is not None and d[4] != k:
+                # the per-position counters name the server's K from the first request on
+                raise MeasureError(f"{where}: the server drafted {d[4]} positions per step "
+                                   f"(its per-position counters after request {i}, "
+                                   f"{prompt.id}), not K={k}; nothing written")
+        if per_request_scrapes and counts is None:
+            counts, counts_from = d[:4], "counter deltas around the request (concurrency 1)"
+        if counts is not None and counts[3] is not None and len(counts[3]) != k:
+            raise MeasureError(f"{where}: the server drafted {len(counts[3])} positions per "
+                               f"step (request {i}'s per-position counts), not K={k}; "
+                               "nothing written")
+        impossible = _impossible_counts(*counts, k) if counts is not None else None
+        if impossible:
+            raise MeasureError(f"{where}, request {i} ({prompt.id}): impossible counts from "
+                               f"{counts_from}: {impossible}; nothing written for this cell")
+        usage = got["usage"] if got else None
+        records[i] = RequestRecord(
+            i, prompt.id, "ok" if got is not None else "failed", attempts,
+            got["seconds"] if got else None, got["ttft"] if got else None,
+            (usage or {}).get("completion_tokens") if isinstance(usage, dict) else None,
+            *(counts if counts is not None else (None, None, None, None)),
+            counts_from if counts is not None else None,
+            None if got is not None else _failure_text(error, attempts),
+            usage, got["timings"] if got else None)
+        bar.update(1)
+
+    async def worker():
+        while True:
+            try:
+                i = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await one(i)
+
+    try:
+        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for w in workers:
+                w.cancel()
+            raise
+    finally:
+        bar.close()
+    wall = time.perf_counter() - t0
+    last, last_text = state["prev"], state["prev_text"]
+    _check_restart(first_text, last_text, where)
+    try:
+        drafts, tokens, accepted, per_pos, engine_k = _delta(first, last, k)
+    except CounterReset as exc:
+        raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
+    except RoundedCounters as exc:
+        raise MeasureError(f"{where}: {exc.message}; nothing written for this cell") from None
+    return records, (first_text, last_text), (drafts, tokens, accepted, per_pos, engine_k), wall
+
+
+# how a request record's error starts when the failure was not retried
+_NOT_RETRIED = "failed, not retried"
+
+
+def _failure_text(error, attempts):
+    if not error.retryable:
+        return f"{_NOT_RETRIED} (a retry fails the same way): {error}"
+    return f"failed after {attempts} attempt(s): {error}"
+
+
+def _progress_bar(total, desc, progress):
+    from tqdm import tqdm
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    try:
+        columns, lines = os.get_terminal_size(sys.stderr.fileno())
+    except (OSError, ValueError, AttributeError):
+        columns = lines = 0
+    # a terminal of no size (a pty nobody sized: script, docker -t) would show no bar at all
+    return tqdm(total=total, desc=desc, unit="req", disable=not progress, file=sys.stderr,
+                leave=False, ncols=columns or 80, nrows=lines or 24)
+
+
+# --------------------------------------------------------------------------- run directory
+
+
+def _load_manifest(path):
+    from goldenal.readers.run import read_manifest
+
+    file, doc, _ = read_manifest(path)
+    if not isinstance(doc.get("cells"), list):
+        raise ParseError("run.yaml must be a mapping with a `cells` list", path=file)
+    return doc
+
+
+def _dump(doc):
+    from goldenal.readers.run import manifest_text
+
+    return manifest_text(doc, header=(
+        "# Measured by `goldenal measure` against a live server; one cell per "
+        "(thinking, k).\n# Per-request records: requests_*.jsonl; scrapes: metrics_*.prom.\n"))
+
+
+def _check_existing(out, identity, workload, cells, replace):
+    doc = _load_manifest(out)
+    for key in ("model", "draft", "method"):
+        if key in identity and key in doc and doc[key] != identity[key]:
+            raise UsageError(f"{out}/run.yaml has {key} {doc[key]!r}, this measurement "
+                             f"{identity[key]!r}: measure into another run directory")
+    engine = (doc.get("engine") or {}).get("name") if isinstance(doc.get("engine"), dict) \
+        else doc.get("engine")
+    if engine and engine != identity["engine"]["name"]:
+        raise UsageError(f"{out}/run.yaml was measured on {engine}, this server is "
+                         f"{identity['engine']['name']}")
+    old = (doc.get("measure") or {}).get("workload", {}).get("digest")
+    if old and old != workload["digest"]:
+        raise UsageError(f"{out}/run.yaml was measured with another prompt set ({old}); every "
+                         "K must see the same prompts in the same order (paired design)")
+    have = {(str(c.get("thinking")), c.get("k")) for c in doc["cells"] if isinstance(c, dict)}
+    for key in cells:
+        if key in have and not replace:
+            raise ConflictError(f"{out}/run.yaml already has the cell thinking {key[0]}, "
+                                f"K={key[1]}; pass --replace to measure it again")
+    return doc
+
+
+def _with_not_golden(doc, reason):
+    """``doc`` marked ``not_golden: reason`` (placed after ``simulated``, as a new run has it)."""
+    if doc.get("not_golden") == reason:
+        return doc
+    out = {}
+    for key, value in doc.items():
+        if key != "not_golden":
+            out[key] = value
+        if key == "simulated":
+            out["not_golden"] = reason
+    out.setdefault("not_golden", reason)
+    return out
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _commit(out, doc, cell_entry, files, *, identity=None, workload=None, replace=False):
+    """Add one cell to ``out`` atomically: a reader sees the old run or the new one.
+
+    One writer at a time: the read-modify-write of ``run.yaml`` holds the run
+    directory's lock (:func:`goldenal.core.files.locked_directory`; the parent's
+    while the run is created), and ``run.yaml`` is read again under it, so a
+    cell another ``measure`` added meanwhile is kept (or, being this very
+    cell without ``replace``, refused: :class:`ConflictError`).  A lock held
+    by another writer for :data:`goldenal.core.files.LOCK_TIMEOUT` seconds is a
+    ConflictError too; nothing of the cell is written then.
+    """
+    import errno
+
+    from goldenal.core import files as _files
+
+    key = (cell_entry["thinking"], cell_entry["k"])
+    manifest = os.path.join(out, "run.yaml")
+    while True:
+        fresh = not os.path.exists(manifest)
+        where = os.path.dirname(os.path.abspath(out)) if fresh else out
+        if fresh:
+            os.makedirs(where, exist_ok=True)
+        try:
+            with _files.locked_directory(where):
+                if fresh != (not os.path.exists(manifest)):
+                    continue        # created (or removed) before the lock was ours: again
+                if not fresh and identity is not None:
+                    doc = _merged(_check_existing(out, identity, workload, [key], replace),
+                                  doc, identity, key[0])
+                return _write_cell(out, doc, cell_entry, files, fresh)
+        except OSError as exc:
+            if exc.errno == errno.EWOULDBLOCK:
+                raise ConflictError(f"{exc.strerror}; nothing written for the cell thinking "
+                                    f"{key[0]}, K={key[1]}", path=out) from None
+            raise
+
+
+def _merged(current, doc, identity, thinking):
+    """``current`` (run.yaml as it is now) with what this cell changes besides its entry."""
+    name = f"thinking_{thinking}"
+    current = {**current, "sampling": {**(current.get("sampling") or {}),
+                                       name: doc["sampling"][name]}}
+    if "not_golden" in identity:
+        current = _with_not_golden(current, identity["not_golden"])
+    return current
+
+
+def _write_cell(out, doc, cell_entry, files, fresh):
+    from goldenal.core.files import write_text_atomic
+
+    key = (cell_entry["thinking"], cell_entry["k"])
+    cells = [c for c in doc["cells"] if not isinstance(c, dict)
+             or (str(c.get("thinking")), c.get("k")) != key]
+    cells.append(cell_entry)
+    cells.sort(key=lambda c: (str(c.get("thinking")), c.get("k", 0)) if isinstance(c, dict)
+               else ("", 0))
+    doc = {**doc, "cells": cells}
+    parent = os.path.dirname(os.path.abspath(out))
+    where = parent if fresh else out
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.measure-", dir=where)
+    try:
+        if fresh:
+            # mkdtemp's directory is private (0700); the run is made as mkdir would make it
+            # (an empty --out keeps its own mode)
+            os.chmod(tmp, os.stat(out).st_mode & 0o7777 if os.path.isdir(out)
+                     else 0o777 & ~_umask())
+        for name, text in files.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        if fresh:
+            with open(os.path.join(tmp, "run.yaml"), "w", encoding="utf-8") as fh:
+                fh.write(_dump(doc))
+            if os.path.isdir(out):
+                os.rmdir(out)  # empty (checked up front); rename needs it gone or empty
+            os.rename(tmp, out)
+            tmp = None
+        else:
+            # new cell files first, under names run.yaml does not list yet; then run.yaml
+            for name in files:
+                os.replace(os.path.join(tmp, name), os.path.join(out, name))
+            write_text_atomic(os.path.join(out, "run.yaml"), _dump(doc))
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return doc
+
+
+# --------------------------------------------------------------------------- the API
+
+
+def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests, engine,
+                retries, timeout):
+    if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
+        raise UsageError("`url` must be an http(s):// URL, got "
+                         f"{_public_url(url) if isinstance(url, str) else url!r}")
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url.replace("{k}", "1")).port
+    except ValueError as exc:
+        raise UsageError(f"`url` {_public_url(url)!r} is not a valid URL: {exc}") from None
+    if not out:
+        raise UsageError("`out` (the run directory) is required")
+    if not isinstance(model, str) or not model.strip():
+        raise UsageError("`model` (the model key, as in the golden curves) is required")
+    ks = [k] if isinstance(k, int) else list(k)
+    if not ks or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in ks):
+        raise UsageError(f"`k` must be a positive integer or a list of them, got {k!r}")
+    if len(set(ks)) != len(ks):
+        raise UsageError(f"`k` repeats a value: {ks}")
+    thinking = {True: "on", False: "off"}.get(thinking, thinking)
+    if thinking not in ("on", "off"):
+        raise UsageError(f"`thinking` must be 'on' or 'off', got {thinking!r}")
+    for name, value in (("concurrency", concurrency), ("max_tokens", max_tokens)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UsageError(f"`{name}` must be a positive integer, got {value!r}")
+    if requests is not None and (isinstance(requests, bool) or not isinstance(requests, int)
+                                 or requests < 1):
+        raise UsageError(f"`requests` must be a positive integer, got {requests!r}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise UsageError(f"`retries` must be a non-negative integer, got {retries!r}")
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise UsageError(f"`timeout` must be positive seconds, got {timeout!r}")
+    if engine not in ("auto",) + ENGINES:
+        raise UsageError(f"`engine` must be auto or one of {', '.join(ENGINES)}, got {engine!r}")
+    if len(ks) > 1 and "{k}" not in url:
+        raise UsageError("a server runs one K: to measure several K in one call, give a URL "
+                         "with {k} (one server per K, e.g. http://127.0.0.1:80{k}0), or run "
+                         "one measure per K into the same run directory")
+    out = os.fspath(out)
+    if os.path.exists(out):
+        if not os.path.isdir(out):
+            raise UsageError("--out names a file, not a run directory", path=out)
+        if not os.path.isfile(os.path.join(out, "run.yaml")) and os.listdir(out):
+            raise UsageError("--out is a non-empty directory without run.yaml: not a run "
+                             "directory measure can add to", path=out)
+    else:
+        # missing parents are made when the run is written (mkdir -p): check now that they
+        # can be, so that no measurement is lost at the end
+        ancestor = os.path.dirname(os.path.abspath(out))
+        while not os.path.exists(ancestor):
+            ancestor = os.path.dirname(ancestor)
+        if not os.path.isdir(ancestor) or not os.access(ancestor, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot create --out: {ancestor} is not a writable directory",
+                             path=out)
+    return ks, thinking, out
+
+
+def _identity_iv(out, model, draft, method, curve, ks, thinking):
+    """Refuse, before any request, an identity ``fit`` could not commit.
+
+    The curve id gets ``fit``'s and ``import``'s check (:func:`check_curve_id`);
+    the model key, draft heads, method and run name (``--out``'s last part)
+    must survive what ``fit --golden-dir`` does with them: rendered into a curve file
+    and a manifest entry and read back by the registry loader, unchanged.
+    """
+    from goldenal.golden.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
+                                    manifest_entry, render_curve, render_manifest)
+    from goldenal.golden.curves import Curve
+    from goldenal.readers.run import normalize_identity
+
+    if curve is not None:
+        check_curve_id(curve)
+    try:
+        ident = normalize_identity({"model": model, "draft": draft or [],
+                                    **({"method": method} if method is not None else {})})
+    except ParseError as exc:
+        raise UsageError(exc.message) from None
+    run = os.path.basename(os.path.abspath(out))
+    probe_id = curve or "measured"
+    given = {"model": model, "draft": tuple(ident["draft"]), "method": method, "run": run}
+    with tempfile.TemporaryDirectory() as empty:
+        for name, value in given.items():
+            probe = Curve(probe_id, model if name != "model" else value,
+                          {thinking: {k: "2.00" for k in ks}},
+                          method=method if name in ("method", "run") else None,
+                          draft=given["draft"] if name in ("draft", "method", "run") else (),
+                          provenance={"run": run} if name == "run" else {})
+            files = {f"{probe_id}.yaml": render_curve(probe),
+                     MANIFEST_NAME: render_manifest({probe_id: manifest_entry(probe)})}
+            try:
+                back = load_directory(empty, overlay=files)[probe_id]
+                same = {"model": back.model, "draft": tuple(back.draft),
+                        "method": back.method}.get(name, value) == value
+            except (GoldenALError, KeyError):
+                same = False
+            if not same:
+                flag = {"run": "--out (its last part names the run)"}.get(name, f"--{name}")
+                shown = list(value) if name == "draft" else value
+                raise UsageError(f"{flag} {shown!r} does not read back unchanged from a "
+                                 "golden curve file, so fit --golden-dir would refuse the run; "
+                                 "nothing sent")
+    return ident
+
+
+def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency=1,
+            max_tokens=4096, requests=None, engine="auto", method=None, curve=None,
+            temperature=0.0, seed=None, ignore_eos=False, chat_template_kwargs=None,
+            retries=2, retry_delay=1.0, timeout=600.0, replace=False, note=None,
+            not_golden=None, progress=None):
+    """Measure acceptance on a live server into a run directory.
+
+    Parameters
+    ----------
+    url : str
+        Base URL of the OpenAI-compatible server (``http://127.0.0.1:8080``).
+        With several K, a URL containing ``{k}`` names one server per K.
+    out : path
+        Run directory: created atomically, or an existing run (``run.yaml``)
+        the cells are added to.
+    model : str
+        Model key, as in the golden curves.
+    draft : str or sequence of str
+        Draft head id(s); empty for native MTP.
+    k : int or sequence of int
+        K of the cell(s).  The server's own K (per-position counters, server
+        info) must agree.
+    thinking : {"on", "off"} or bool
+        Sent as ``chat_template_kwargs`` ``{"enable_thinking": ...}`` unless
+        ``chat_template_kwargs`` is given.
+    prompts : path or sequence of Prompt, optional
+        A prompt file (:func:`load_prompts`); default SPEED-Bench Qualitative
+        ``coding`` through ``datasets`` (:func:`load_speedbench`).
+    concurrency : int
+        Requests in flight.  At 1, the counters are scraped between requests,
+        so each request gets its own counts (what ``fit``'s request bootstrap
+        needs) whatever the engine.
+    max_tokens : int
+        Output cap per request.
+    requests : int, optional
+        Send the first ``requests`` prompts (default: all), in file order.
+    engine : {"auto", "vllm", "sglang", "trtllm", "atom", "llamacpp"}
+    method, curve, note : str, optional
+        Written into ``run.yaml``.
+    not_golden : str, optional
+        Why this run's values must never become a golden curve (a random test
+        model, a debugging run): written as ``not_golden: REASON`` into
+        ``run.yaml``, and ``fit`` then writes no golden directory from it
+        without ``--allow-not-golden``.  A run already marked keeps its mark
+        (a new reason replaces the old one).
+    temperature : float
+    seed : int, optional
+        Request ``i`` carries ``seed + i`` (the same at every K): engines that
+        seed sampling, or llama.cpp its synthetic acceptance, per request then
+        repeat a run exactly.
+    ignore_eos : bool
+        Send ``ignore_eos``: every request runs to ``max_tokens`` (a fixed
+        output length, as SPEED-Bench's golden workload; also what keeps a
+        random test model from stopping at once).
+    retries : int
+        A request that fails in a way a second try can cure (no connection, a
+        timeout, a broken stream, HTTP 408, 425, 429 or 5xx) is retried this
+        many times, then recorded as failed.  Any other HTTP 4xx (a prompt
+        longer than the context, 401/403/404/422) repeats on every try and is
+        recorded as failed at once, with the server's error message.
+    retry_delay : float
+        Seconds before the first retry (doubling after each); a Retry-After
+        the server sends is waited for instead when longer, up to
+        :data:`RETRY_AFTER_CAP` seconds (a longer one fails the request at once).
+    timeout : float
+        Seconds per request.
+    replace : bool
+        Measure a cell the run already has again (else ConflictError).
+    progress : bool, optional
+        A tqdm progress bar on stderr; default only when stderr is a terminal.
+
+    Returns
+    -------
+    MeasureResult
+
+    Raises
+    ------
+    ServerError
+        The server is unreachable or not OpenAI-compatible (exit 2).
+    ResponseLimit
+        An answer passed a cap: :data:`MAX_METRICS_BYTES`,
+        :data:`MAX_JSON_BYTES`, :data:`MAX_SSE_LINE_BYTES`,
+        :data:`MAX_STREAM_BYTES`, :data:`MAX_JSON_DEPTH` or
+        :data:`GET_DEADLINE` (exit 2); nothing of the cell is written.
+    CounterReset
+        The server restarted during a cell; that cell is not written (exit 1).
+    MeasureError
+        The server's K disagrees, every request of a cell failed, counts are
+        impossible, or the requests' counts and the /metrics counters
+        disagree beyond counting noise (the cell is then written marked
+        ``inconsistent``, which ``fit --golden-dir`` refuses) (exit 1).
+    UsageError, ConflictError, ParseError
+        Bad arguments or prompt file (an identity ``fit --golden-dir`` would refuse
+        included, before any request), a cell that exists.
+
+    Example
+    -------
+    >>> r = measure("http://127.0.0.1:8080", out="runs/tiny", model="tiny",
+    ...             draft="tiny-draft", k=3, thinking="off",
+    ...             prompts="prompts.jsonl")                      # doctest: +SKIP
+    >>> r.cells[0].acceptance_length                              # doctest: +SKIP
+    2.7
+    """
+    ks, thinking, out = _measure_iv(url, out, model, k, thinking, concurrency, max_tokens,
+                                    requests, engine, retries, timeout)
+    _identity_iv(out, model, draft, method, curve, ks, thinking)
+    if not_golden is not None and (not isinstance(not_golden, str) or not not_golden.strip()):
+        raise UsageError("`not_golden` must be the reason the run is no golden material "
+                         f"(a non-empty string), got {not_golden!r}")
+    if prompts is None:
+        prompt_set, source = load_speedbench(), {"name": "SPEED-Bench Qualitative",
+                                                  "category": "coding"}
+    elif isinstance(prompts, (str, os.PathLike)):
+        prompt_set, source = load_prompts(prompts), {"name": os.path.basename(
+            os.fspath(prompts))}
+    else:
+        prompt_set, source = tuple(prompts), {"name": "given in Python"}
+    if requests is not None:
+        if requests > len(prompt_set):
+            raise UsageError(f"`requests` is {requests} but the prompt set has only "
+                             f"{len(prompt_set)} prompts")
+        prompt_set = prompt_set[:requests]
+    workload = {**source, "requests": len(prompt_set), "digest": _digest(prompt_set),
+                "first_ids": [p.id for p in prompt_set[:3]]}
+    kwargs = chat_template_kwargs if chat_template_kwargs is not None else {
+        "enable_thinking": thinking == "on"}
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise UsageError(f"`seed` must be an integer, got {seed!r}")
+    body_extra = {"max_tokens": max_tokens, "temperature": temperature,
+                  "chat_template_kwargs": kwargs, **({"ignore_eos": True} if ignore_eos else {}),
+                  **({"seed": seed} if seed is not None else {})}
+    return asyncio.run(_measure(url, out, model, draft, ks, thinking, prompt_set, workload,
+                                body_extra, concurrency, engine, method, curve, retries,
+                                retry_delay, timeout, replace, note, not_golden, progress))
+
+
+async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body_extra,
+                   concurrency, engine, method, curve, retries, retry_delay, timeout,
+                   replace, note, not_golden, progress):
+    import httpx
+
+    from goldenal import __version__
+    from goldenal.readers.run import normalize_identity
+
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    cells, warnings, server = [], [], None
+    for k in ks:
+        # the OpenAI base URL (http://host:port/v1) names the same server; a query goes
+        # with every request, and neither it nor a user:password is ever written
+        parts = urlsplit(url.replace("{k}", str(k)))
+        base = urlunsplit((parts.scheme, parts.netloc,
+                           re.sub(r"/v1$", "", parts.path.rstrip("/")), "", ""))
+        limits = httpx.Limits(max_connections=concurrency + 2)
+        async with httpx.AsyncClient(base_url=base, timeout=min(timeout, 30.0),
+                                     limits=limits, params=parse_qsl(parts.query),
+                                     headers={"Accept-Encoding": "identity"}) as client:
+            server, first_metrics = await _detect(client, _public_url(base), engine,
+                                                  min(timeout, GET_DEADLINE))
+            identity = normalize_identity({
+                "run": os.path.basename(os.path.abspath(out)), "simulated": False,
+                **({"not_golden": not_golden} if not_golden else {}), "model": model,
+                **({"curve": curve} if curve else {}),
+                **({"method": method} if method else {}), "draft": draft or [],
+                "engine": {"name": server.engine,
+                           **({"version": server.version} if server.version else {})}})
+            doc = (_check_existing(out, identity, workload, [(thinking, k)], replace)
+                   if os.path.isfile(os.path.join(out, "run.yaml")) else None)
+            _check_server_k(server, first_metrics, k)
+            records, (before, after), (drafts, tokens, accepted, per_pos, engine_k), wall = \
+                await _run_cell(client, server, prompts, k=k, thinking=thinking,
+                                body_extra=body_extra, concurrency=concurrency,
+                                retries=retries, retry_delay=retry_delay, timeout=timeout,
+                                progress=progress)
+        where = f"thinking {thinking}, K={k}"
+        ok = [r for r in records if r.status == "ok"]
+        if not ok:
+            raise MeasureError(f"{where}: every request failed ({records[0].error}); "
+                               "nothing written for this cell")
+        if engine_k is not None and engine_k != k:
+            raise MeasureError(f"{where}: the server drafted {engine_k} positions per step "
+                               f"(its per-position counters), not K={k}; nothing written")
+        counted = [r for r in ok if r.drafts is not None]
+        per_request = len(counted) == len(ok) and any(r.drafts for r in ok)
+        window_counted = bool(drafts)
+        if not drafts and per_request:
+            # no counters on /metrics (SGLang): the cell is the sum of its requests
+            drafts = sum(r.drafts for r in ok)
+            accepted = sum(r.accepted for r in ok)
+            tokens = (sum(r.draft_tokens for r in ok)
+                      if all(r.draft_tokens is not None for r in ok) else None)
+            per_pos = (tuple(map(sum, zip(*(r.accepted_per_position for r in ok))))
+                       if all(r.accepted_per_position is not None for r in ok) else None)
+        if not drafts and server.engine == "sglang":
+            raise MeasureError(f"{where}: SGLang answered without per-request counts "
+                               "(choices[0].meta_info.spec_verify_ct) and its /metrics has "
+                               "no accepted-draft counter: speculative decoding off, or a release without "
+                               "return_meta_info; nothing written")
+        if not drafts:
+            raise MeasureError(f"{where}: the server's speculative counters did not move "
+                               "(speculative decoding off, or no counters on /metrics); "
+                               "nothing written")
+        impossible = _impossible_counts(drafts, tokens, accepted, per_pos, k)
+        if impossible:
+            source = (f"{server.url}/metrics" if window_counted
+                      else "the sum of the requests' counts")
+            raise MeasureError(f"{where}: impossible counts from {source}: {impossible}; "
+                               "nothing written for this cell")
+        inconsistent = (_reconcile(records, (drafts, tokens, accepted, per_pos), k,
+                                   concurrency=concurrency,
+                                   max_tokens=body_extra["max_tokens"])
+                        if window_counted else None)
+        cell_warnings = []
+        for r in ok:
+            drafted = (r.timings or {}).get("draft_n")
+            if r.counts_from and r.counts_from.startswith("counter deltas") \
+                    and isinstance(drafted, int) and drafted != r.draft_tokens:
+                cell_warnings.append(f"{where}, request {r.index} ({r.prompt}): the counters "
+                                     f"moved by {r.draft_tokens} draft tokens, its timings "
+                                     f"say draft_n {drafted}: other traffic reached the server")
+        replayed = _replay_warning(ok, where, seeded="seed" in body_extra)
+        if replayed:
+            cell_warnings.append(replayed)
+        failed = len(records) - len(ok)
+        if failed:
+            final = sum(r.error.startswith(_NOT_RETRIED) for r in records
+                        if r.status != "ok")
+            how = [f"{failed - final} after {retries} retries"] if failed - final else []
+            how += [f"{final} not retried, as a retry would fail the same way"] if final else []
+            cell_warnings.append(f"{where}: {failed} of {len(records)} requests failed "
+                                 f"({'; '.join(how)}); recorded as failed")
+        tag = f"{thinking}_k{k}"
+        files = {f"metrics_{tag}_before.prom": before, f"metrics_{tag}_after.prom": after,
+                 f"requests_{tag}.jsonl": "".join(
+                     json.dumps(r.to_record(server.engine, k)) + "\n"
+                     for r in records),
+                 f"server_{tag}.json": json.dumps(
+                     {"url": server.url, "engine": server.engine,
+                      "detected_by": list(server.detected_by), "models": list(server.models),
+                      "version": server.version, "speculative": server.speculative,
+                      "responses": server.raw}, indent=2, default=str) + "\n"}
+        listed = [f"requests_{tag}.jsonl"] if per_request else \
+            [f"metrics_{tag}_before.prom", f"metrics_{tag}_after.prom"]
+        entry = {"thinking": thinking, "k": k, "files": listed,
+                 "requests": len(records), "failed": failed,
+                 "counts": ("per request: " + ok[0].counts_from) if per_request
+                 else "one window: /metrics before and after",
+                 # this cell's server (one server per K) as it described itself
+                 **({"speculative": server.speculative} if server.speculative else {}),
+                 # the server's counts contradict each other: never a golden value
+                 **({"inconsistent": inconsistent} if inconsistent else {})}
+        if doc is None:
+            doc = {**identity, "dataset": {key: workload[key] for key in workload
+                                           if key in ("name", "category")},
+                   "sampling": {f"thinking_{thinking}": _sampling(body_extra)},
+                   "date": datetime.date.today().isoformat(),
+                   "source": f"goldenal measure {__version__}",
+                   **({"note": note} if note else {}),
+                   "measure": {"url": _public_url(url), "concurrency": concurrency,
+                               "detected_by": list(server.detected_by),
+                               "speculative": server.speculative, "workload": workload},
+                   "cells": []}
+        else:
+            doc.setdefault("sampling", {})[f"thinking_{thinking}"] = _sampling(body_extra)
+            if "not_golden" in identity:
+                doc = _with_not_golden(doc, identity["not_golden"])
+        _commit(out, doc, entry, files, identity=identity, workload=workload, replace=replace)
+        if inconsistent:
+            raise MeasureError(f"{where}: {inconsistent}; the cell is recorded as "
+                               f"inconsistent in {os.path.join(out, 'run.yaml')} (fit --golden-dir "
+                               "refuses it): measure it again with --replace")
+        warnings.extend(cell_warnings)
+        cells.append(CellResult(thinking, k, drafts, tokens, accepted, per_pos,
+                                tuple(records), tuple(listed), per_request, wall,
+                                tuple(cell_warnings)))
+    return MeasureResult(out, server, tuple(cells), tuple(warnings))
+
+
+def _reconcile(records, window, k, *, concurrency, max_tokens):
+    """The first disagreement beyond counting noise between what the requests say and the
+    server's /metrics window, or None.
+
+    Per-request sources: the requests' own counts (steps, accepted, draft tokens, per
+    position) and llama.cpp's ``timings`` (``draft_n``, ``draft_n_accepted``), each
+    compared where both it and the window have the figure.  Noise: one step per
+    request in flight (a counter may lag the answer by its last step).  Attempts
+    that left no count (a retried or failed request whose server-side steps the
+    window holds) may add up to ``max_tokens`` steps each, never remove any.
+    """
+    drafts, tokens, accepted, per_pos = window
+    ok = [r for r in records if r.status == "ok"]
+    checks = []
+    counted = [r for r in records if r.drafts is not None]
+    if ok and all(r.drafts is not None for r in ok):
+        # a record counted by counter deltas covers every attempt of its request
+        unreported = sum(r.attempts - (r.drafts is not None) for r in records
+                         if not (r.counts_from or "").startswith("counter deltas"))
+        source = f"its per-request counts ({ok[0].counts_from})"
+        checks += [(source, "steps", sum(r.drafts for r in counted), drafts, 1, unreported),
+                   (source, "accepted tokens", sum(r.accepted for r in counted), accepted, 1,
+                    unreported)]
+        if all(r.draft_tokens is not None for r in counted):
+            checks.append((source, "draft tokens", sum(r.draft_tokens for r in counted),
+                           tokens, k, unreported))
+        if per_pos is not None and all(r.accepted_per_position is not None
+                                       and len(r.accepted_per_position) == len(per_pos)
+                                       for r in counted):
+            sums = [sum(column) for column in zip(*(r.accepted_per_position for r in counted))]
+            checks += [(source, f"accepted at position {i}", sums[i], per_pos[i], 1,
+                        unreported) for i in range(len(per_pos))]
+    if ok and all(isinstance(r.timings, dict) and _is_int(r.timings.get("draft_n"))
+                  and _is_int(r.timings.get("draft_n_accepted")) for r in ok):
+        unreported = sum(r.attempts for r in records) - len(ok)
+        source = "its requests' timings"
+        checks += [(source, "draft tokens (draft_n)", sum(r.timings["draft_n"] for r in ok),
+                    tokens, k, unreported),
+                   (source, "accepted tokens (draft_n_accepted)",
+                    sum(r.timings["draft_n_accepted"] for r in ok), accepted, 1, unreported)]
+    for source, name, theirs_each, window_value, width, unreported in checks:
+        if window_value is None:
+            continue
+        noise = concurrency * width
+        if not theirs_each - noise <= window_value \
+                <= theirs_each + noise + unreported * width * max_tokens:
+            slack = f" and {unreported} attempt(s) without counts" if unreported else ""
+            return (f"the server contradicts itself: {name} {theirs_each} by {source}, "
+                    f"{window_value} by its /metrics counters (beyond a counting noise of "
+                    f"{noise}{slack})")
+    return None
+
+
+def _replay_warning(ok, where, *, seeded):
+    """A warning when every request drafted and accepted exactly as many tokens.
+
+    Distinct prompts practically never agree to the token, but one seeded
+    accept/reject sequence replayed for every request does: llama-server
+    seeds its synthetic acceptance per request from the request's ``seed``,
+    else from the server's ``--seed`` (``server-schema.cpp`` defaults,
+    ``server-context.cpp``), so with a fixed ``--seed`` and no seed per request
+    every request replays the same draws.  Such requests are copies, not
+    independent units, and a request bootstrap over them has no spread.
+    Cells where every draft (or none) is accepted agree by construction and
+    are not flagged.
+    """
+    counts = set()
+    for r in ok:
+        timings = r.timings or {}
+        drafted = r.draft_tokens if r.draft_tokens is not None else timings.get("draft_n")
+        accepted = r.accepted if r.accepted is not None else timings.get("draft_n_accepted")
+        counts.add((r.drafts, drafted, accepted))
+    if len(ok) < 3 or len(counts) != 1:
+        return None
+    (_, drafted, accepted), = counts
+    if not (isinstance(drafted, int) and isinstance(accepted, int) and 0 < accepted < drafted):
+        return None
+    why = ("the same prompt sent repeatedly, or a server that ignores the request's seed"
+           if seeded else "a llama-server started with a fixed --seed replays one synthetic "
+           "accept/reject sequence for every request without a seed of its own; pass --seed "
+           "N so that request i carries N+i")
+    return (f"{where}: all {len(ok)} requests drafted {drafted} tokens and accepted "
+            f"{accepted}: one replayed sequence, not independent draws ({why})")
+
+
+def _sampling(body_extra):
+    out = {key: body_extra[key] for key in ("temperature", "max_tokens", "ignore_eos",
+                                            "chat_template_kwargs") if key in body_extra}
+    if "seed" in body_extra:
+        out["seed"] = f"{body_extra['seed']} + request index"
+    return out
+
+
+def _check_server_k(server, metrics_text, k):
+    """Refuse a cell whose K the server contradicts before any load is sent."""
+    from goldenal.readers.prometheus import Scrape, rounded_counters, rounded_message
+
+    scrape = Scrape(f"{server.url}/metrics", metrics_text)
+    rounded = rounded_counters(scrape)  # the counters since start, judged as every window is
+    if rounded:
+        raise MeasureError(f"{server.url}: before any load: {rounded_message(rounded)}; "
+                           "nothing written for this cell")
+    if server.engine == "llamacpp":
+        # llama-server sizes its per-position family by the largest K it has run
+        _check_llamacpp_k(server, k)
+        return
+    positions = {dict(labels).get("position") for (name, labels) in scrape.values
+                 if name.endswith("spec_decode_num_accepted_tokens_per_pos")}
+    positions.discard(None)
+    said = len(positions) or None
+    how = "per-position counters on /metrics"
+    if said is None and server.engine == "sglang":
+        said, how = server.speculative.get("speculative_num_steps"), "speculative_num_steps"
+    if said is not None and said != k:
+        raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it with "
+                           f"K={k} or pass --k {said}")
+
+
+def _check_llamacpp_k(server, k):
+    """Refuse a K llama-server's own report contradicts: every slot without a speculative
+    decoder (``/slots`` ``speculative: false``), or, on a server whose slots draft,
+    ``speculative.n_max`` (a release that reports it) other than K.  Without ``/slots``
+    (``--no-slots``) nothing is checked: such releases report ``n_max`` (default 16)
+    whether or not the server drafts."""
+    spec = server.speculative
+    flags = spec.get("slots_speculative")
+    if not flags:
+        return  # no /slots (--no-slots): nothing the server says about its K
+    if not any(flags):
+        raise MeasureError(f"{server.url} runs no speculative decoding (/slots: speculative "
+                           f"false on every slot), so it cannot run K={k}: start llama-server "
+                           "with --spec-type and a draft (e.g. --spec-draft-model, "
+                           f"--spec-draft-n-max {k})")
+    for key in ("speculative.n_max", "slots.speculative.n_max"):
+        said = spec.get(key)
+        if isinstance(said, int) and not isinstance(said, bool) and said > 0 and said != k:
+            where = "/props" if key == "speculative.n_max" else "/slots"
+            raise MeasureError(f"{server.url} runs K={said} ({where} speculative.n_max), not "
+                               f"K={k}: restart it with K={k} or pass --k {said}")
+

@@ -1,0 +1,225 @@
+"""Server processes a measurement starts and always stops.
+
+:func:`serve` runs one server command (a shell command line, as a user types
+it) in a process group of its own, its stdout and stderr in a log file, waits
+a bounded time until a readiness URL answers HTTP 200, and on leaving the
+block (normally, on an error or on Ctrl-C) stops the whole group: SIGTERM,
+then SIGKILL after a grace period.  On Linux the server also gets SIGTERM
+when the process that started it dies (``prctl(PR_SET_PDEATHSIG)``), so not
+even a killed ``goldenal`` leaves a server holding a GPU.
+
+The readiness poll reads no body: only the status line and headers, each
+poll bounded in time.  Only the last :data:`LOG_TAIL_BYTES` of a log are read
+back, for the error of a server that exits before it is ready.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from goldenal.core.errors import ServerError, UsageError
+
+# how much of a server log an error quotes
+LOG_TAIL_BYTES = 2000
+# seconds between SIGTERM and SIGKILL of the group
+STOP_GRACE = 10.0
+# seconds one readiness poll may take
+POLL_TIMEOUT = 2.0
+
+
+@dataclass(frozen=True)
+class ServerProcess:
+    """A started server: its command, process (group) id, log file and URLs."""
+
+    command: str
+    pid: int
+    log: str
+    url: str
+    ready_url: str
+    seconds_to_ready: float = 0.0
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nothing listens on now (the kernel's choice)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fill(template, **values):
+    """``template`` with ``{name}`` placeholders replaced; other braces are left as they
+    are (a JSON argument such as ``--speculative-config '{"k": 3}'`` stays intact)."""
+    out = template
+    for name, value in values.items():
+        out = out.replace("{" + name + "}", str(value))
+    return out
+
+
+def _die_with_parent():
+    """In the child before exec: SIGTERM when the parent dies (Linux only)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def log_tail(path, limit=LOG_TAIL_BYTES):
+    """The last ``limit`` bytes of a log, as text, starting at a line."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - limit))
+            data = fh.read(limit)
+    except OSError:
+        return ""
+    text = data.decode("utf-8", "replace")
+    if size > limit and "\n" in text:
+        text = text.split("\n", 1)[1]
+    return text.rstrip()
+
+
+def _ready(url):
+    """HTTP status of a GET of ``url`` (body unread), or None when nothing answers."""
+    import httpx
+
+    try:
+        with httpx.Client(timeout=POLL_TIMEOUT) as client:
+            with client.stream("GET", url) as r:
+                return r.status_code
+    except httpx.HTTPError:
+        return None
+
+
+def _group_alive(pgid):
+    """Whether a process of group ``pgid`` still runs (a zombie does not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # fields after the command: state, ppid, pgrp, ...
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+def _stop(proc, grace=STOP_GRACE):
+    """Stop the process group of ``proc``: SIGTERM to all of it, SIGKILL to what is left
+    after ``grace`` seconds."""
+    def signal_group(sig):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    signal_group(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        proc.poll()
+        if not _group_alive(proc.pid):
+            break
+        time.sleep(0.05)
+    signal_group(signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(grace)
+
+
+@contextlib.contextmanager
+def serve(command, *, log, url, ready_url, timeout=600.0, poll=0.25):
+    """Run a server for the duration of a ``with`` block.
+
+    Parameters
+    ----------
+    command : str
+        A shell command line (run with ``/bin/sh -c``), placeholders already
+        filled in.
+    log : path
+        File that receives the server's stdout and stderr (created or
+        truncated).
+    url : str
+        Base URL the server answers at (recorded, not polled).
+    ready_url : str
+        Polled with GET until it answers HTTP 200.
+    timeout : float
+        Seconds the server has to become ready.
+    poll : float
+        Seconds between polls.
+
+    Yields
+    ------
+    ServerProcess
+
+    Raises
+    ------
+    ServerError
+        The server exited before it was ready (the end of its log is quoted),
+        or was not ready within ``timeout`` seconds.  It is stopped either way.
+    """
+    if not isinstance(command, str) or not command.strip():
+        raise UsageError("the server command is empty")
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise UsageError(f"`timeout` must be positive seconds, got {timeout!r}")
+    log = os.fspath(log)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+    try:
+        t0 = time.monotonic()
+        while True:
+            code = proc.poll()
+            if code is not None:
+                last = log_tail(log).rsplit("\n", 1)[-1].strip()
+                raise ServerError(f"the server exited (status {code}) before it was ready"
+                                  + (f"; its log ends {last[:200]!r}" if last else "")
+                                  + f" (server log: {log}; command: {command})")
+            if _ready(ready_url) == 200:
+                break
+            if time.monotonic() - t0 > timeout:
+                raise ServerError(f"the server was not ready within {timeout:g} s "
+                                  f"({ready_url} never answered 200): {command} "
+                                  f"(server log: {log})")
+            time.sleep(poll)
+        yield ServerProcess(command, proc.pid, log, url, ready_url, time.monotonic() - t0)
+    finally:
+        with _signals_held():
+            _stop(proc)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held back while a server is stopped (a second Ctrl-C must not
+    leave it running); delivered when the block ends."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

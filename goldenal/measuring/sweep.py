@@ -1,0 +1,227 @@
+"""A whole K sweep in one call: one server per K, started, measured and stopped.
+
+:func:`measure_sweep` fills ``{k}`` (and ``{port}``) into a server command,
+starts it with :func:`goldenal.measuring.servers.serve`, waits for it to answer its
+readiness URL, measures the cell with :func:`goldenal.measuring.measure` into
+the one run directory, stops the server and moves its log into the run
+(``server_{on,off}_k{K}.log``), then goes on to the next K.  The server is
+stopped on every way out of a cell, an error or Ctrl-C included; cells
+finished before a failure stay in the run.
+
+:func:`measurement_summary` turns a :class:`~goldenal.measuring.measure.MeasureResult`
+into plain data: per cell the AL, steps, requests, failures, and percentiles
+of request latency, time to first token and output tokens per second.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+from goldenal.core.errors import ConflictError, GoldenALError, UsageError
+from goldenal.measuring.measure import (MeasureResult, _load_manifest, _measure_iv, load_prompts,
+                                measure)
+
+# the percentiles the summary reports
+PERCENTILES = (50, 90, 99)
+# where a server answers when the command names only {port}
+DEFAULT_URL = "http://127.0.0.1:{port}"
+
+
+@dataclass(frozen=True)
+class SweepResult(MeasureResult):
+    """:class:`~goldenal.measuring.measure.MeasureResult` of every K, with the server logs.
+
+    ``server_logs`` lists ``(k, path)`` of each server's log, in the run
+    directory.
+    """
+
+    server_logs: tuple = ()
+
+
+def _sweep_iv(server_cmd, url, server_ready, ks):
+    if not isinstance(server_cmd, str) or not server_cmd.strip():
+        raise UsageError("`server_cmd` must be the command line that starts the server, with "
+                         "{k} where its K goes")
+    if len(ks) > 1 and "{k}" not in server_cmd:
+        raise UsageError("`server_cmd` has no {k}: every K would start the same server (write "
+                         "{k} where the command takes K, e.g. --spec-draft-n-max {k})")
+    if url is None:
+        if "{port}" not in server_cmd:
+            raise UsageError("give the URL the server answers at, or write {port} in "
+                             "`server_cmd` where it takes its port (a free one is chosen per K)")
+        url = DEFAULT_URL
+    elif "{port}" in server_cmd and "{port}" not in url:
+        raise UsageError("`server_cmd` takes {port} but the URL has none: the URL would not "
+                         "name the server started (write {port} in the URL too, or omit it)")
+    return url, server_ready
+
+
+def _move(src, dst):
+    try:
+        shutil.move(src, dst)
+    except OSError:
+        return src
+    return dst
+
+
+def measure_sweep(server_cmd, *, out, k, url=None, server_ready=None, server_timeout=600.0,
+                  thinking, prompts=None, **measure_args):
+    """Measure every K of a curve, starting and stopping one server per K.
+
+    Parameters
+    ----------
+    server_cmd : str
+        Shell command line that starts the server, with ``{k}`` where it
+        takes K (``llama-server ... --spec-draft-n-max {k}``) and optionally
+        ``{port}``, filled with a free port on 127.0.0.1 for each K.
+    out : path
+        The run directory (see :func:`~goldenal.measuring.measure`).
+    k : int or sequence of int
+        The K to measure, in order.
+    url : str, optional
+        Where the server answers (``{k}`` and ``{port}`` are filled in);
+        default ``http://127.0.0.1:{port}``.
+    server_ready : str, optional
+        URL polled until it answers HTTP 200 before any request is sent;
+        default ``URL/health`` (vLLM, SGLang, TensorRT-LLM and llama-server all
+        answer it once the model is loaded).
+    server_timeout : float
+        Seconds each server has to become ready.
+    thinking, prompts, **measure_args
+        As for :func:`~goldenal.measuring.measure` (``model``, ``draft``,
+        ``concurrency``, ``not_golden``...).
+
+    Returns
+    -------
+    SweepResult
+        The cells of every K, their warnings and the server logs.
+
+    Raises
+    ------
+    ServerError
+        A server exited before it was ready, or was not ready in time (its
+        log is named).
+    MeasureError, CounterReset, ConflictError, UsageError
+        As :func:`~goldenal.measuring.measure`; the cells measured before stay
+        in the run.  The error carries ``server_log``, the path of the log of
+        the server that was running.
+
+    Example
+    -------
+    >>> r = measure_sweep("llama-server -m t.gguf --spec-draft-model d.gguf "
+    ...                   "--spec-draft-n-max {k} --metrics --port {port}",
+    ...                   out="runs/tiny", model="tiny", k=[1, 2, 3],
+    ...                   thinking="off", prompts="prompts.jsonl")  # doctest: +SKIP
+    >>> [c.k for c in r.cells]                                   # doctest: +SKIP
+    [1, 2, 3]
+    """
+    from goldenal.measuring.servers import fill, free_port, serve
+
+    ks = [k] if isinstance(k, int) and not isinstance(k, bool) else list(k)
+    url, server_ready = _sweep_iv(server_cmd, url, server_ready, ks)
+    if not ks or len(set(ks)) != len(ks):
+        raise UsageError(f"`k` must name each K once, got {k!r}")
+    # everything measure would refuse is refused before the first server starts
+    check = {"concurrency": 1, "max_tokens": 4096, "requests": None, "engine": "auto",
+             "retries": 2, "timeout": 600.0}
+    check.update((key, measure_args[key]) for key in check if key in measure_args)
+    for k_ in ks:
+        _, thinking, out = _measure_iv(fill(url, k=k_, port=1), out, measure_args.get("model"),
+                                       k_, thinking, **check)
+    if isinstance(prompts, (str, os.PathLike)):
+        load_prompts(prompts)
+    if os.path.isfile(os.path.join(out, "run.yaml")) and not measure_args.get("replace"):
+        have = {(str(c.get("thinking")), c.get("k")) for c in _load_manifest(out)["cells"]
+                if isinstance(c, dict)}
+        for k_ in ks:
+            if (thinking, k_) in have:
+                raise ConflictError(f"{out}/run.yaml already has the cell thinking {thinking}, "
+                                    f"K={k_}; pass --replace to measure it again")
+    if not isinstance(server_timeout, (int, float)) or server_timeout <= 0:
+        raise UsageError(f"`server_timeout` must be positive seconds, got {server_timeout!r}")
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.servers-", dir=parent)
+    cells, warnings, logs, server = [], [], [], None
+    try:
+        for k_ in ks:
+            port = free_port()
+            base = fill(url, k=k_, port=port)
+            ready = fill(server_ready, k=k_, port=port) if server_ready else \
+                base.rstrip("/") + "/health"
+            name = f"server_{thinking}_k{k_}.log"
+            log = os.path.join(scratch, name)
+            try:
+                with serve(fill(server_cmd, k=k_, port=port), log=log, url=base,
+                           ready_url=ready, timeout=server_timeout):
+                    result = measure(base, out=out, k=k_, thinking=thinking, prompts=prompts,
+                                     **measure_args)
+            except (GoldenALError, KeyboardInterrupt) as exc:
+                # the log of a failed K: into the run when it exists, else beside it
+                keep = os.path.join(out, name) if os.path.isfile(
+                    os.path.join(out, "run.yaml")) else f"{out}.{name}"
+                exc.server_log = _move(log, keep)
+                raise
+            logs.append((k_, _move(log, os.path.join(out, name))))
+            server = result.server
+            cells.extend(result.cells)
+            warnings.extend(result.warnings)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return SweepResult(out, server, tuple(cells), tuple(warnings), tuple(logs))
+
+
+def _percentiles(values):
+    import numpy as np
+
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {f"p{q}": float(v) for q, v in zip(PERCENTILES, np.percentile(values, PERCENTILES))}
+
+
+def measurement_summary(result):
+    """Plain data (JSON-ready) about a measurement: per cell its counts and timings.
+
+    Parameters
+    ----------
+    result : MeasureResult or SweepResult
+
+    Returns
+    -------
+    dict
+        ``run``, ``engine``, ``cells`` and ``warnings`` (and ``server_logs``
+        for a sweep).  Each cell: ``thinking``, ``k``, ``acceptance_length``,
+        ``steps``, ``accepted``, ``requests``, ``failed``, ``per_request``,
+        ``wall_seconds``, ``output_tokens`` (of the requests that completed),
+        ``throughput_tokens_per_s`` (those tokens over the cell's wall time), and
+        the percentiles (p50, p90, p99; None without data) of
+        ``latency_s`` (a request from sending to its last byte),
+        ``ttft_s`` (to its first token; streaming only) and
+        ``tokens_per_s`` (a request's output tokens over its latency).
+    """
+    cells = []
+    for c in result.cells:
+        ok = [r for r in c.requests if r.status == "ok"]
+        tokens = [r.completion_tokens for r in ok if r.completion_tokens is not None]
+        rates = [r.completion_tokens / r.seconds for r in ok
+                 if r.completion_tokens is not None and r.seconds]
+        cells.append({
+            "thinking": c.thinking, "k": c.k, "acceptance_length": c.acceptance_length,
+            "steps": c.drafts, "accepted": c.accepted, "requests": len(c.requests),
+            "failed": c.failed, "per_request": c.per_request, "wall_seconds": c.wall_seconds,
+            "output_tokens": sum(tokens),
+            "throughput_tokens_per_s": (sum(tokens) / c.wall_seconds if c.wall_seconds
+                                        else None),
+            "latency_s": _percentiles([r.seconds for r in ok]),
+            "ttft_s": _percentiles([r.ttft for r in ok]),
+            "tokens_per_s": _percentiles(rates)})
+    out = {"run": os.fspath(result.path),
+           "engine": result.server.engine if result.server else None,
+           "cells": cells, "warnings": list(result.warnings)}
+    if isinstance(result, SweepResult):
+        out["server_logs"] = [{"k": k, "path": path} for k, path in result.server_logs]
+    return out

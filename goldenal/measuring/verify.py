@@ -1,0 +1,549 @@
+"""Did a synthetic-acceptance throughput run realize its golden AL?
+
+A run that replays a golden AL sets the engine's synthetic-acceptance knob;
+vLLM (>= 0.20), ATOM (>= #1948), SGLang ``match-expected`` and TensorRT-LLM's
+fractional knob then draw, per verification step, either ``f`` or ``f + 1``
+accepted drafts, with ``d = AL - 1``, ``f = floor(d)``, ``p = d - f``
+(docs/engines.md §0.2).  The per-step accepted count is
+``f + Bernoulli(p)``, of variance ``p (1 - p)``, so the realized mean over N
+independent steps has standard error ``sqrt(p (1 - p) / N)``.  A run hits when
+``|realized - target| <= z * sigma + 0.005`` (the target's two-decimal
+rounding; another 0.005 when the realized AL itself is a printed two-decimal
+mean).
+
+Where per-position counts exist, the profile is checked as well: the
+schedule's survival is ``[1]*f, p, 0, ...`` -- exactly one at the first ``f``
+positions, exactly zero past ``f + 1`` -- while real acceptance decays
+smoothly.  A smooth profile, or a mean near ``1 + f``, is the signature of a
+knob the engine silently ignored (docs/engines.md §6).
+
+Another expected profile may be given (``profile=``): explicit survival
+rates (vLLM ``synthetic_acceptance_rates``, llama.cpp ``--spec-synth-rates``,
+e.g. a curve's own per-position profile), ``"geometric"`` (what llama.cpp
+realises for a bare ``--spec-synth-len``) or ``"none"`` (the mean only).  The
+per-step variance then follows that profile: with survival ``S_1..S_K`` the
+accepted count X has ``E[X] = sum S_i`` and ``E[X^2] = sum (2i - 1) S_i``.
+When the observed profile is not the expected one and its per-step variance
+is larger, a mean outside the schedule's tolerance but inside the observed
+spread counts as right (sigma and tolerance then are the observed ones), so
+a run whose distribution differs is still told whether its mean is right.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from goldenal.core.errors import ParseError
+
+# docs/engines.md §6, "Silent paths", per engine
+SILENT_PATHS = {
+    "vllm": "vLLM 0.19.x under Model Runner V1 (synthetic only in MRV2), "
+            "rejection_sample_method not 'synthetic', vllm-ascend before #12256",
+    "sglang": "SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
+              "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
+    "trtllm": "a fractional TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS on the two-model path "
+              "(parsed with int(): 0 = off), the value 0 (off), the variable missing from the "
+              "worker environment, a clamp at the runtime draft length",
+    "atom": "--spec-decode-acceptance-length without --method/--num-speculative-tokens "
+            "(dropped silently), a DSpark runtime verify length below ceil(AL-1)",
+    "llamacpp": "llama-server started without --spec-synth-len/--spec-synth-rates (or "
+                "LLAMA_ARG_SPEC_SYNTH_* missing from the server's own environment), a draft "
+                "limit reduced below K by the speculative implementation",
+}
+PROFILES = ("min-variance", "geometric", "none")
+# mean-only SGLang decode lines: one draw per decode step for the whole batch,
+# and a line every --decode-log-interval (default 40) decode steps
+SGLANG_STEPS_PER_LINE = 40
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Outcome of :func:`verify`.
+
+    Attributes
+    ----------
+    verdict : {"hit", "missed", "incomplete"}
+        "incomplete" when some windows were refused (and
+        ``allow_incomplete`` was not given): the realized AL and the reason
+        cover the readable windows only.
+    realized_al : float
+        Pooled ``1 + sum accepted / sum drafts`` (or the mean of printed means).
+    target : float
+    target_text : str
+        The target as committed, e.g. ``"2.83"``.
+    tolerance : float
+        Allowed ``|realized - target|``.
+    sigma : float
+        Standard error of the realized mean under the schedule.
+    sigma_distance : float
+        ``(realized - target) / sigma`` (``inf`` when sigma is 0 and they differ).
+    steps : int or None
+        Independent draws behind the realized mean.
+    reason : str
+        One sentence: why it hit or what the miss looks like.
+    notes : tuple of str
+        What the servers' start-up lines say about the knob, where they state it.
+    mean_hit : bool
+        The mean alone is within its tolerance (a run can hit the mean and
+        still miss on its per-position profile).
+    profile : str
+        The expected profile: "min-variance", "geometric", "given" (explicit
+        rates) or "none".
+    """
+
+    verdict: str
+    realized_al: float
+    target: float
+    target_text: str
+    k: int | None
+    tolerance: float
+    sigma: float
+    sigma_distance: float
+    steps: int | None
+    windows: int
+    engine: str
+    reason: str
+    method: str = "counts"
+    z: float = 4.0
+    survival: tuple | None = field(default=None, repr=False)
+    expected_survival: tuple | None = field(default=None, repr=False)
+    profile_ok: bool | None = None
+    notes: tuple = ()
+    mean_hit: bool | None = None
+    profile: str = "min-variance"
+
+    @property
+    def hit(self):
+        return self.verdict == "hit"
+
+    def __str__(self):
+        return f"{self.verdict}: {self.reason}"
+
+    def to_dict(self):
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["notes"] = list(self.notes)
+        for key in ("survival", "expected_survival"):
+            out[key] = None if out[key] is None else list(out[key])
+        if math.isinf(out["sigma_distance"]):
+            out["sigma_distance"] = None
+        return out
+
+
+def schedule(al, k):
+    """The minimum-variance survival schedule ``[1]*f, p, 0...`` for ``al``, as floats."""
+    from goldenal.core.acceptance import min_variance_schedule
+
+    return tuple(float(r) for r in min_variance_schedule(str(al), k))
+
+
+def _target_iv(target, k):
+    text = getattr(target, "text", None)
+    if text is None:
+        if isinstance(target, bool) or not isinstance(target, (int, float, str, Decimal)):
+            raise TypeError(f"`target` must be a GoldenValue or a number, got {target!r}")
+        text = str(target).strip()
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"`target` is not a number: {text!r}") from None
+    if not value.is_finite():
+        raise ValueError(f"`target` must be a finite number, got {text!r}")
+    k = k if k is not None else getattr(target, "k", None)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ValueError(f"`k` must be a positive integer, got {k!r}")
+    if value < 1 or (k is not None and value > k + 1):
+        raise ValueError(f"`target` {text} is outside [1, K+1] for K={k}")
+    return text, float(value), k
+
+
+def _observations(run_or_paths, k, thinking):
+    from goldenal.readers import Observations, ingest, load_run
+    from goldenal.readers.run import MeasurementRun, is_run_dir
+
+    source = run_or_paths
+    if isinstance(source, (str, os.PathLike)) and is_run_dir(source):
+        source = load_run(source)
+    if isinstance(source, MeasurementRun):
+        keys = [key for key in source.cells if (k is None or key[1] == k)
+                and (thinking is None or key[0] == thinking)]
+        if not keys:
+            have = ", ".join(f"thinking {t} K={kk}" for t, kk in sorted(source.cells))
+            raise ParseError(f"the run has no cell thinking {thinking or 'any'}, K={k}; it has "
+                             f"{have}", path=source.path)
+        if len(keys) > 1:
+            raise ParseError("the run has several matching cells (" + ", ".join(
+                f"thinking {t} K={kk}" for t, kk in sorted(keys)) + "); pass thinking= and k=",
+                path=source.path)
+        return source.cells[keys[0]], keys[0][1], source.problems, source.sources
+    if isinstance(source, Observations):
+        obs = source
+    else:
+        obs = ingest(source, k=k)
+    items = tuple(o for o in obs if k is None or o.k in (None, k))
+    ks = {o.k for o in items if o.k is not None}
+    if k is None and len(ks) > 1:
+        raise ParseError(f"observations of several K ({sorted(ks)}); pass k=")
+    return (items, k if k is not None else (ks.pop() if ks else None), obs.problems,
+            obs.sources)
+
+
+def _profile_iv(profile, text, value, k):
+    """``(name, expected survival or None)`` for the ``profile`` argument."""
+    if profile is None or (isinstance(profile, str) and profile == "min-variance"):
+        return "min-variance", None
+    if isinstance(profile, str):
+        if profile == "none":
+            return "none", None
+        if profile == "geometric":
+            if k is None:
+                raise ValueError("`profile` geometric needs K")
+            from goldenal.engines.llamacpp import geometric_rates
+
+            return "geometric", tuple(geometric_rates(text, k))
+        raise ValueError(f"`profile` must be one of {', '.join(PROFILES)} or a list of "
+                         f"survival rates, got {profile!r}")
+    try:
+        rates = tuple(float(r) for r in profile)
+    except (TypeError, ValueError):
+        raise ValueError(f"`profile` rates must be numbers, got {profile!r}") from None
+    if k is not None and len(rates) != k:
+        raise ValueError(f"`profile` has {len(rates)} rates, K is {k}")
+    if any(not 0 <= r <= 1 for r in rates) or any(b > a for a, b in zip(rates, rates[1:])):
+        raise ValueError(f"`profile` rates must be non-increasing survival probabilities in "
+                         f"[0, 1], got {list(rates)}")
+    if abs(1 + sum(rates) - value) > 0.005 + 1e-9:
+        raise ValueError(f"`profile` rates give AL {1 + sum(rates):.4f}, not the target {text}")
+    return "given", rates
+
+
+def _variance(survival):
+    """Per-step variance of the accepted count X with P(X >= i) = survival[i-1]."""
+    mean = sum(survival)
+    return max(0.0, sum((2 * i + 1) * s for i, s in enumerate(survival)) - mean * mean)
+
+
+def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, slack=0.0,
+           allow_incomplete=False, profile="min-variance"):
+    """Compare a synthetic-acceptance run's realized AL with its golden target.
+
+    Parameters
+    ----------
+    run_or_paths : MeasurementRun, Observations, path or list of paths
+        The run (a directory is loaded with :func:`goldenal.readers.load_run`),
+        or measurement files.
+    target : GoldenValue or float or str
+        The golden AL the run was set to (a :func:`goldenal.lookup`
+        result carries its K).
+    k : int, optional
+        K of the cell; default the target's K.
+    thinking : {"on", "off"}, optional
+        Cell of a run with both modes.
+    engine : str, optional
+        Engine whose schedule to assume; default the observations' engine.
+    z : float
+        Allowed distance in standard errors (default 4).
+    slack : float
+        Extra absolute allowance for known systematic effects the schedule
+        does not model (default 0): requests that end inside a step (max
+        tokens, EOS) accept fewer drafts than scheduled and pull short runs
+        below the target.
+    allow_incomplete : bool
+        Judge the readable windows even when some were refused; by default
+        the verdict is then "incomplete".
+    profile : {"min-variance", "geometric", "none"} or sequence of float
+        The per-position survival the run must show: vLLM's minimum-variance
+        schedule (default, what every engine's length knob realises except
+        llama.cpp's), llama.cpp's geometric schedule for a bare
+        ``--spec-synth-len``, explicit rates as pinned (their AL must be the
+        target), or "none" to judge the mean only.
+
+    Returns
+    -------
+    Verification
+
+    Raises
+    ------
+    ParseError
+        No readable windows, or no matching cell.
+
+    Example
+    -------
+    >>> from goldenal.api import lookup                       # doctest: +SKIP
+    >>> golden = lookup("minimax-m3", draft="Inferact/MiniMax-M3-EAGLE3", k=3, thinking="on")
+    >>> verify("measurements/throughput-run/", golden).verdict     # doctest: +SKIP
+    'hit'
+    """
+    if not z > 0:
+        raise ValueError(f"`z` must be positive, got {z!r}")
+    if not slack >= 0:
+        raise ValueError(f"`slack` must be >= 0, got {slack!r}")
+    if thinking is None:
+        thinking = getattr(target, "thinking", None)
+    text, value, k = _target_iv(target, k)
+    items, k, problems, sources = _observations(run_or_paths, k, thinking)
+    profile_name, expected_profile = _profile_iv(profile, text, value, k)
+    counted = [o for o in items if not o.mean_only and o.drafts]
+    means = [o for o in items if o.mean_only and o.mean_al is not None]
+    if not counted and not means:
+        first = next((p for p in problems if p.refused), None)
+        raise ParseError("no readable windows to verify" + (f" ({first})" if first else ""))
+    engine = engine or ",".join(sorted({o.engine for o in (counted or means)}))
+    d = Decimal(text) - 1
+    frac = d - int(d)
+    var = float(frac * (1 - frac))  # exact decimal p(1-p): 0.83 -> 0.1411
+    if expected_profile is not None:
+        var = _variance(expected_profile)
+    rounding = 0.005
+    if counted:
+        steps = sum(o.drafts for o in counted)
+        realized = 1 + sum(o.accepted for o in counted) / steps
+        method, windows = "counts", len(counted)
+    else:
+        realized = sum(o.mean_al for o in means) / len(means)
+        windows = len(means)
+        rounding += 0.005  # the printed means are themselves two-decimal figures
+        sglang = [o for o in means if o.format in ("sglang-log", "tokenspeed-log")]
+        steps = SGLANG_STEPS_PER_LINE * len(sglang) if len(sglang) == len(means) else None
+        method = "printed means"
+    sigma = math.sqrt(var / steps) if steps else 0.0
+    tolerance = z * sigma + rounding + slack
+    diff = realized - value
+    if sigma > 0:
+        distance = diff / sigma
+    else:
+        distance = 0.0 if abs(diff) <= rounding else math.copysign(math.inf, diff)
+    mean_hit = abs(diff) <= tolerance
+    survival, expected, profile_ok, profile_note = (None, None, None, None) \
+        if profile_name == "none" else _profile(counted, k, text, z, slack, expected_profile)
+    if profile_ok is False and steps:
+        # another distribution: judge its mean against its own spread when wider
+        observed = _variance(survival)
+        wide = math.sqrt(observed / steps)
+        if not mean_hit and observed > var and abs(diff) <= z * wide + rounding + slack:
+            sigma, tolerance, distance = wide, z * wide + rounding + slack, diff / wide
+            mean_hit = True
+        if k is not None and profile_name != "geometric":
+            matched, geometric = _geometric_note(survival, text, k, z, steps,
+                                                 "llamacpp" in engine.split(","))
+            if geometric:
+                profile_note += "; " + geometric
+        else:
+            matched = False
+        if not matched:
+            profile_note += "; " + _OTHER_DISTRIBUTIONS
+    ok = mean_hit and profile_ok is not False
+    match = None
+    if ok and survival is not None:
+        match = _match_words(profile_name, survival, expected, steps)
+    reason = _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k,
+                     survival, expected, profile_note, engine, method, profile_name, match)
+    notes = tuple(_config_notes(sources, text))
+    if notes and not ok:
+        reason += "; " + "; ".join(notes)
+    verdict = "hit" if ok else "missed"
+    refused = [p for p in problems if p.refused]
+    if refused and not allow_incomplete:
+        # a verdict on part of the windows could hide the ones that would miss
+        verdict = "incomplete"
+        reason = (f"{len(refused)} window{'s' if len(refused) != 1 else ''} refused (first: "
+                  f"{refused[0]}); the readable windows give: {verdict_word(ok)}: {reason}")
+    return Verification(verdict, realized, value, text, k, tolerance, sigma,
+                        distance, steps, windows, engine, reason, method, z, survival, expected,
+                        profile_ok, notes, mean_hit, profile_name)
+
+
+def verdict_word(ok):
+    return "hit" if ok else "missed"
+
+
+def _config_notes(sources, text):
+    """What the servers' start-up lines say about the knob (vLLM logs state it)."""
+    out = []
+    for src in sources:
+        for cfg in src.facts.get("spec_config", []):
+            where = f"{src.path}:{cfg['line']}"
+            length = cfg.get("synthetic_acceptance_length")
+            rates = cfg.get("synthetic_acceptance_rates")
+            if cfg.get("rejection_sample_method") != "synthetic" and length is None \
+                    and rates is None:
+                out.append(f"{where}: the server started without synthetic acceptance "
+                           "(no rejection_sample_method='synthetic')")
+            elif length is not None and f"{length:.2f}" != f"{float(text):.2f}":
+                out.append(f"{where}: the server was started with "
+                           f"synthetic_acceptance_length={length:g}, not {text}")
+            elif rates is not None and abs(1 + sum(rates) - float(text)) > 0.005:
+                out.append(f"{where}: the server's synthetic_acceptance_rates give AL "
+                           f"{1 + sum(rates):.4f}, not {text}")
+        for cfg in src.facts.get("llamacpp_synthetic", []):
+            # llama-server states the schedule it resolved (common/speculative.cpp)
+            if abs(cfg["mean_length"] - float(text)) > 0.005:
+                out.append(f"{src.path}:{cfg['line']}: llama-server resolved its synthetic "
+                           f"acceptance to mean length {cfg['mean_length']:g} (rates "
+                           f"{cfg['rates']}), not {text}")
+    return out
+
+
+# what else gives a profile that is neither the expected one nor llama.cpp's geometric one
+_OTHER_DISTRIBUTIONS = ("another per-step distribution: explicit rates "
+                        "(synthetic_acceptance_rates, --spec-synth-rates), a geometric-decay "
+                        "knob such as vLLM 0.19.x synthetic_acceptance_rate or ATOM before "
+                        "#1948, or real acceptance")
+
+
+def _geometric_note(survival, text, k, z, steps, llamacpp=True):
+    """How ``survival`` compares with llama.cpp's geometric schedule for a bare length:
+    ``(matched, sentence)``, the sentence saying what else gives that profile when it
+    matches, why not when it does not and the run is llama.cpp's, else None."""
+    from goldenal.engines.llamacpp import KNOB, RATES_KNOB, geometric_rates, min_variance_rates
+
+    geo = geometric_rates(text, k)
+    i, sigmas = _deviation(survival, geo, steps)
+    if not _outside(survival, geo, steps, z):
+        return True, (f"it matches llama.cpp's geometric schedule {_fmt_list(geo)} for {KNOB} "
+                f"{text} (largest deviation {_fmt_sigmas(sigmas)}, position {i}), which a "
+                f"bare {KNOB} realises and real acceptance at a constant per-position rate "
+                f"gives as well; pin {RATES_KNOB} {','.join(min_variance_rates(text, k))} "
+                "(goldenal emit --engine llamacpp --distribution min-variance) for the "
+                "min-variance one")
+    if llamacpp:
+        return False, (f"nor is it llama.cpp's geometric schedule {_fmt_list(geo)} for a bare {KNOB} "
+                f"{text} (position {i}: {survival[i]:.3f} vs {geo[i]:.3f}, "
+                f"{_fmt_sigmas(sigmas)})")
+    return False, None
+
+
+def _outside(survival, expected, steps, z, extra=0.0):
+    """Positions where ``survival`` is off ``expected`` by more than ``z`` binomial standard
+    errors and the rounding margin (counts rebuilt from three-decimal log rates are exact
+    to +-0.0005 per window), plus ``extra``."""
+    margin = 0.0005 + 1.0 / steps + extra
+    return [i for i, (s, e) in enumerate(zip(survival, expected))
+            if abs(s - e) > z * math.sqrt(e * (1 - e) / steps) + margin]
+
+
+def _deviation(survival, expected, steps):
+    """``(position, standard errors)`` of the largest per-position deviation.
+
+    The standard error is the binomial one of the expected rate, or of the observed
+    one where the expected rate is exactly 0 or 1; the rounding margin :func:`_profile`
+    allows is taken off first.  ``inf`` where neither rate has spread and they differ.
+    """
+    margin = 0.0005 + 1.0 / steps
+    worst = (0, 0.0)
+    for i, (s, e) in enumerate(zip(survival, expected)):
+        excess = max(0.0, abs(s - e) - margin)
+        var = e * (1 - e) or s * (1 - s)
+        sigmas = excess / math.sqrt(var / steps) if var > 0 else (
+            0.0 if excess == 0 else math.inf)
+        if sigmas > worst[1]:
+            worst = (i, sigmas)
+    return worst
+
+
+def _fmt_sigmas(sigmas):
+    return "off by more than rounding where no spread is possible" if math.isinf(sigmas) \
+        else f"{sigmas:.1f} sigma"
+
+
+def _pins(expected):
+    """Whether a profile has a position no real acceptance shows (exactly 0 or 1)."""
+    return any(e in (0.0, 1.0) for e in expected)
+
+
+def _match_words(profile_name, survival, expected, steps):
+    """How strongly the observed profile matched the expected one, and what that shows."""
+    i, sigmas = _deviation(survival, expected, steps)
+    words = (f"per-position profile matches {_PROFILE_WORDS[profile_name]} (largest "
+             f"deviation {_fmt_sigmas(sigmas)}, position {i})")
+    if _pins(expected):
+        return words + (": the signature of a pinned knob (real acceptance does not accept "
+                        "exactly all or exactly none of the drafts at a position)")
+    if profile_name == "geometric":
+        return words + ("; real acceptance at a constant per-position rate gives this profile "
+                        "as well, so it does not show that the knob took effect")
+    return words + ("; real acceptance with these per-position rates gives this profile as "
+                    "well, so it does not show that the knob took effect")
+
+
+def _profile(counted, k, text, z, extra=0.0, expected=None):
+    """Observed vs schedule survival; (survival, expected, ok or None, note)."""
+    if not counted or k is None:
+        return None, None, None, None
+    rows = [o.accepted_per_position for o in counted]
+    if any(r is None or len(r) != k for r in rows):
+        return None, None, None, None
+    steps = sum(o.drafts for o in counted)
+    survival = tuple(sum(r[i] for r in rows) / steps for i in range(k))
+    name = "min-variance schedule" if expected is None else "expected profile"
+    if expected is None:
+        expected = schedule(Decimal(text), k)
+    if not _outside(survival, expected, steps, z, extra):
+        return survival, expected, True, None
+    i, sigmas = _deviation(survival, expected, steps)
+    note = (f"per-position survival {_fmt_list(survival)} is not the {name} "
+            f"{_fmt_list(expected)} (largest deviation at position {i}: {survival[i]:.3f} vs "
+            f"{expected[i]:.3f}, {_fmt_sigmas(sigmas)})")
+    return survival, expected, False, note
+
+
+def _fmt_list(values):
+    return "[" + ", ".join(f"{v:.3f}".rstrip("0").rstrip(".") if v in (0.0, 1.0) else f"{v:.3f}"
+                           for v in values) + "]"
+
+
+def _smooth(survival):
+    """Real acceptance: every position strictly inside (0, 1) and decreasing."""
+    return survival is not None and len(survival) > 1 and all(
+        0.0 < s < 1.0 for s in survival) and all(a > b for a, b in zip(survival, survival[1:]))
+
+
+_PROFILE_WORDS = {"min-variance": "the min-variance schedule", "given": "the expected profile",
+                  "geometric": "llama.cpp's geometric schedule"}
+
+
+def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, survival,
+            expected, profile_note, engine, method, profile_name="min-variance", match=None):
+    over = f"over {steps} steps" if steps else "no step count: rounding only"
+    where = (f"realized AL {realized:.4f} vs target {text} (tolerance +-{tolerance:.4f} {over}, "
+             f"{_fmt_sigma(distance)})")
+    if ok:
+        return where + (f"; {match}" if match else "")
+    parts = [where]
+    f = int(Decimal(text) - 1)
+    if not mean_hit:
+        if _smooth(survival):
+            parts.append(f"per-position survival {_fmt_list(survival)} decays smoothly like "
+                         "real acceptance: the synthetic-acceptance knob was silently ignored")
+        elif k is not None and abs(realized - (k + 1)) <= tolerance:
+            parts.append("every draft was accepted: a clamp at K+1, or a value meant for a "
+                         "larger K")
+        elif value != 1 + f and abs(realized - (1 + f)) <= tolerance:
+            parts.append(f"the realized AL is the integer part 1+{f}: the fractional part was "
+                         "dropped (an integer-only parse)")
+        else:
+            parts.append("the knob was ignored or mis-set")
+    elif profile_note:
+        # the mean cannot tell a pinned knob from real acceptance that lands near the
+        # target; only the per-position profile can, and only as far as it goes
+        parts.append("the mean matches, but the mean alone cannot tell a pinned knob from "
+                     "real acceptance near the target; the per-position profile tells them "
+                     "apart where it can: "
+                     + profile_note)
+    hints = [SILENT_PATHS[e] for e in engine.split(",") if e in SILENT_PATHS]
+    if hints and not mean_hit:
+        parts.append("check " + "; ".join(hints))
+    if "sglang" in engine.split(",") and method == "counts":
+        # SGLang draws one length per verify step for the whole batch, so
+        # request-steps are not independent and the spread is understated
+        parts.append("note: SGLang draws one length per batch step, so the tolerance "
+                     "assuming independent request-steps is too tight for batched runs")
+    return "; ".join(parts)
+
+
+def _fmt_sigma(distance):
+    if math.isinf(distance):
+        return "off the exact schedule"
+    return f"{distance:+.1f} sigma"

@@ -1,0 +1,649 @@
+"""One cell: pooled acceptance length, its interval, per-position acceptance.
+
+Counts follow docs/formats.md §0.2: N verification steps, c_i steps whose
+first i drafts were all accepted, AL = 1 + sum(accepted) / N,
+S(i) = c_i / N, a(i) = c_i / c_(i-1) with c_0 = N.
+
+The estimand is the AL of the prompt population the measured requests were
+drawn from, the ratio of expectations E[tokens] / E[steps] over that
+population (for the fixed benchmark prompt set itself, the same intervals
+are conservative).  Steps are not independent draws from it: a request's
+steps share its acceptance profile and a request can span many logging
+windows.  So an interval is built only from *independent units*:
+
+* per-request records -> the requests (studentized bootstrap of the ratio
+  of totals, resampling whole requests);
+* several independent server runs (at least ``MIN_UNITS`` files) -> the
+  runs (linearised cluster standard error, Student t with runs - 1 df);
+* log windows of a run whose longest request span is known -> batches of
+  consecutive windows at least that long (linearised standard error,
+  Student t with batches - 1 df).
+
+With fewer than ``MIN_UNITS`` units, or with log windows whose request span
+is unknown, or with one aggregate count, the cell gets its point estimate and
+no interval, and says why.  When every draft (or none) was accepted in every
+unit, or the units show no spread, there is no valid interval for the
+step-weighted AL either (an unseen request with other acceptance and more
+steps moves it by any amount), and none is given; when only a few units
+accepted some but not every draft, the interval's quantile is at least
+Student t's with that few minus one degrees of freedom.  Every interval given is
+clipped to the support [1, K + 1] (clipping never removes the truth, so
+coverage is unchanged).  When the data show a request longer than the run's
+stated output cap, the interval is refused (the cap sets the batch length
+and says what the run measured).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from goldenal.core.errors import LowSampleWarning, ParseError
+from goldenal.stats.results import Check, CellFit, ConfidenceInterval, PerPosition
+
+METHODS = ("auto", "bootstrap", "runs", "batch-means")
+
+# Fewer independent units than this give no interval (a t interval on 4 batches is
+# wider than the AL range it is meant to pin, and resampling 5 requests is not a sample).
+MIN_UNITS = 10
+# Where a cell without an interval is told how to get one.
+PLAN_POINTER = ("see `goldenal plan` and docs/statistics.md, \"Planning a measurement\", "
+                "for the requests or runs an interval needs")
+# Rows of the weight matrix generated at once (bounds memory to ~chunk x n).
+_CHUNK_CELLS = 4_000_000
+
+def _fit_cell_iv(k, confidence_level, method, n_resamples, max_request_windows):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError("`k` must be a positive integer")
+    if not 0 < confidence_level < 1:
+        raise ValueError("`confidence_level` must be between 0 and 1")
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {', '.join(METHODS)}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
+            or n_resamples < 100:
+        raise ValueError("`n_resamples` must be an integer >= 100")
+    if max_request_windows is not None and (
+            isinstance(max_request_windows, bool)
+            or not isinstance(max_request_windows, (int, np.integer))
+            or max_request_windows < 1):
+        raise ValueError("`max_request_windows` must be a positive integer or None")
+
+
+def _where(o):
+    return {"path": o.source, "line": o.line}
+
+
+def _cell_name(thinking, k):
+    return (f"thinking {thinking}, " if thinking else "") + f"K={k}"
+
+
+def _check_k(observations, k, thinking):
+    for o in observations:
+        if o.k is not None and o.k != k:
+            raise ParseError(f"observation has K={o.k} but the cell "
+                             f"({_cell_name(thinking, k)}) is K={k}: the run manifest and "
+                             "the file disagree", **_where(o))
+        pp = o.accepted_per_position
+        if pp is not None and not o.mean_only and len(pp) != k:
+            raise ParseError(f"per-position counts have {len(pp)} entries but the cell "
+                             f"({_cell_name(thinking, k)}) is K={k}", **_where(o))
+
+
+def _table(observations, k, per_position):
+    """(n, 2 [+ k]) float array: steps, accepted[, c_1..c_k] per observation."""
+    cols = 2 + (k if per_position else 0)
+    out = np.empty((len(observations), cols))
+    for j, o in enumerate(observations):
+        out[j, 0] = o.drafts
+        out[j, 1] = o.accepted
+        if per_position:
+            out[j, 2:] = o.accepted_per_position
+    return out
+
+
+def _group(observations, keyfunc):
+    groups = {}
+    for o in observations:
+        groups.setdefault(keyfunc(o), []).append(o)
+    return list(groups.values())
+
+
+def bootstrap_weights_apply(table, n_resamples, rng):
+    """Totals of ``n_resamples`` cluster-bootstrap resamples of ``table`` rows.
+
+    Each resample draws n rows with replacement; its totals are the
+    resampling counts (a multinomial weight vector) times the per-cluster
+    totals, computed as one matrix product per chunk of resamples.
+
+    Returns
+    -------
+    ndarray, shape (n_resamples, table.shape[1])
+    """
+    n = table.shape[0]
+    out = np.empty((n_resamples, table.shape[1]))
+    chunk = max(1, _CHUNK_CELLS // max(n, 1))
+    for start in range(0, n_resamples, chunk):
+        b = min(chunk, n_resamples - start)
+        idx = rng.integers(0, n, size=(b, n))
+        # counts[r, j] = how often cluster j was drawn in resample r
+        flat = idx + (np.arange(b) * n)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
+        out[start:start + b] = counts @ table
+    return out
+
+
+def batch_windows(table, size):
+    """Sums of consecutive windows in batches of ``size`` (the remainder joins the last).
+
+    A batch is near-independent of the next only when it is at least as long
+    as the longest request (a request straddles at most one boundary and
+    contributes a bounded share to each side); fewer windows than ``size``
+    form one batch.
+
+    Parameters
+    ----------
+    table : ndarray, shape (windows, columns)
+        Per-window steps, accepted[, c_1..c_K], in time order.
+    size : int
+        Windows per batch.
+
+    Returns
+    -------
+    ndarray, shape (max(1, windows // size), columns)
+    """
+    n = table.shape[0]
+    m = max(n // size, 1)
+    index = np.minimum(np.arange(n) // size, m - 1)
+    out = np.zeros((m, table.shape[1]))
+    np.add.at(out, index, table)
+    return out
+
+
+def ratio_interval(num, den, level):
+    """Ratio of totals with its linearised cluster standard error and a t interval.
+
+    ``r = sum(num) / sum(den)``; residuals ``e = num - r den`` give
+    ``var = m / (m - 1) sum(e^2) / sum(den)^2`` (the linearisation of a ratio
+    estimator over m independent clusters) and the interval uses Student t
+    with m - 1 degrees of freedom.
+
+    Returns
+    -------
+    (ratio, se, low, high)
+    """
+    from scipy.stats import t
+
+    num = np.asarray(num, float)
+    den = np.asarray(den, float)
+    m = len(num)
+    r = num.sum() / den.sum()
+    e = num - r * den
+    se = math.sqrt(m / (m - 1) * float((e ** 2).sum())) / den.sum()
+    q = t.ppf(0.5 + level / 2, m - 1)
+    return r, se, r - q * se, r + q * se
+
+
+def _conditional(c, n):
+    prev = np.concatenate([[n], c[:-1]])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(prev > 0, c / np.where(prev > 0, prev, 1), np.nan)
+
+
+def _percentile(x, level, n_clusters=None):
+    """Percentile interval of replicate rows; with ``n_clusters``, expanded.
+
+    The expanded percentile interval (Hesterberg 2015, "What teachers should
+    know about the bootstrap", sec. 4.2) widens the tail probability to
+    2 * Phi(-sqrt(n / (n - 1)) * t_(n-1)) so that the bootstrap's narrowness
+    in small samples (variance divided by n instead of n - 1, normal instead
+    of t quantiles) is undone.
+    """
+    alpha = 1 - level
+    if n_clusters is not None and n_clusters > 1:
+        from scipy.stats import norm, t
+
+        q = t.ppf(1 - alpha / 2, n_clusters - 1) * math.sqrt(n_clusters / (n_clusters - 1))
+        alpha = 2 * norm.sf(q)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
+        lo, hi = np.nanquantile(x, [alpha / 2, 1 - alpha / 2], axis=0)
+    return lo, hi
+
+
+def _replicate_stats(rep, per_position):
+    """AL, survival and conditional of every replicate row."""
+    n = rep[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        al = 1 + rep[:, 1] / n
+        if not per_position:
+            return al, None, None
+        c = rep[:, 2:]
+        surv = c / n[:, None]
+        prev = np.concatenate([n[:, None], c[:, :-1]], axis=1)
+        cond = np.where(prev > 0, c / np.where(prev > 0, prev, 1), np.nan)
+    return al, surv, cond
+
+
+def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None):
+    """Symmetric studentized (bootstrap-t) interval of AL = 1 + sum(accepted) / sum(steps).
+
+    Whole units (requests) are resampled; every resample's ratio r* is
+    studentized by its own linearised standard error,
+    t* = (r* - r) / se*, and the interval is r +- q se with q the ``level``
+    quantile of |t*| (Hall 1992, "The Bootstrap and Edgeworth Expansion",
+    sec. 3.6: the symmetric bootstrap-t is second-order accurate in
+    coverage).  On heavy-tailed request lengths it keeps 48-128 requests near
+    nominal where BCa falls short (docs/statistics.md).
+
+    Parameters
+    ----------
+    units : ndarray, shape (n, 2 + ...)
+        Per-unit steps, accepted[, c_1..c_K].
+    level : float
+    n_resamples : int
+    rng : numpy.random.Generator
+    floor_df : int, optional
+        The quantile is at least Student t's with these degrees of freedom.
+        ``fit_cell`` passes the number of units that accepted some but not
+        every draft, minus one: when a few such units sit among many that
+        accepted everything, the ratio rests on those few, and the
+        bootstrap quantile alone covers 91% (20 requests, 10% of them long,
+        K=7; docs/statistics.md).
+
+    Returns
+    -------
+    (low, high, standard_error, replicates)
+        ``replicates`` are the resampled unit totals (rows as ``units``);
+        ``low`` and ``high`` are NaN when the units show no spread or more
+        than ``1 - level`` of the resamples have none (no valid interval).
+    """
+    steps, acc = units[:, 0], units[:, 1]
+    m = units.shape[0]
+    extra = np.column_stack([acc * acc, acc * steps, steps * steps])
+    rep_all = bootstrap_weights_apply(np.column_stack([units, extra]), n_resamples, rng)
+    rep = rep_all[:, :units.shape[1]]
+    s_aa, s_an, s_nn = rep_all[:, -3], rep_all[:, -2], rep_all[:, -1]
+    r = acc.sum() / steps.sum()
+    se = math.sqrt(m / (m - 1) * float(((acc - r * steps) ** 2).sum())) / steps.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_star = rep[:, 1] / rep[:, 0]
+        # sum of w (a - r* n)^2 over the resample, expanded in the resampled sums
+        ss = s_aa - 2 * r_star * s_an + r_star ** 2 * s_nn
+        # the expansion cancels: below rounding noise of its terms it is exactly no spread
+        ss = np.where(ss <= 1e-9 * (s_aa + r_star ** 2 * s_nn), 0.0, ss)
+        se_star = np.sqrt(m / (m - 1) * ss) / rep[:, 0]
+        t_star = np.abs(r_star - r) / se_star
+    if se == 0:
+        return math.nan, math.nan, se, rep
+    # A resample without spread (se* = 0, e.g. only requests that accepted every draft)
+    # has no studentized value: it counts as infinite, never as absent, so that a
+    # sample resting on a few deviating units gets no interval rather than a narrow one.
+    t_star = np.sort(np.where(np.isfinite(t_star), t_star, np.inf))
+    if not np.isfinite(t_star[math.ceil(level * (t_star.size - 1))]):
+        return math.nan, math.nan, se, rep
+    q = float(np.quantile(t_star, level))
+    if floor_df is not None:
+        from scipy.stats import t
+
+        q = max(q, float(t.ppf(0.5 + level / 2, max(int(floor_df), 1))))
+    return 1 + r - q * se, 1 + r + q * se, se, rep
+
+
+def request_span_windows(window_steps, *, output_len, concurrency, step_rate=None):
+    """The longest request's span in logging windows, from the output cap and step rate.
+
+    A step yields at least one token, so a request capped at ``output_len``
+    tokens takes at most ``output_len`` steps.  With ``concurrency`` requests
+    running, each window's steps are shared among them; the median window
+    then gives the steps one request takes per window (or ``step_rate``,
+    steps per window per request, when known directly).
+
+    Parameters
+    ----------
+    window_steps : array_like
+        Verification steps of every logging window.
+    output_len : int
+        Output cap (``max_tokens``) of every request.
+    concurrency : int
+        Requests running at once.
+    step_rate : float, optional
+        Steps per window of one request (overrides the median estimate).
+
+    Returns
+    -------
+    int
+        Windows the longest request can span (at least 1).
+    """
+    if step_rate is None:
+        steps = np.asarray(window_steps, float)
+        steps = steps[steps > 0]
+        if steps.size == 0:
+            return 1
+        step_rate = float(np.median(steps)) / max(int(concurrency), 1)
+    return max(1, math.ceil(float(output_len) / max(step_rate, 1e-12)))
+
+
+def check_output_cap(observations, *, k, output_len, n_requests=None):
+    """Do the data show a request longer than the run's stated output cap?
+
+    A request's verification steps and accepted drafts are tokens it
+    produced, so per-request records show every request's length; its last
+    step can overshoot the cap by up to K drafts (the engine drops them from
+    the output, the counters keep them), so only more than
+    ``output_len + k`` tokens contradict the cap.  Log windows show no single
+    request: with the number of requests known, their mean length is a
+    lower bound of the longest.
+
+    Parameters
+    ----------
+    observations : sequence of Observation
+        One cell's records (mean-only records are ignored).
+    k : int
+    output_len : int or None
+        The stated cap (``dataset.output_len``).
+    n_requests : int, optional
+        Requests the cell served (``dataset.num_prompts``).
+
+    Returns
+    -------
+    Check
+        ``failed`` (the data contradict the cap; the reason names both
+        figures), ``done`` or ``skipped`` (with the reason).
+    """
+    counted = [o for o in observations if not o.mean_only]
+    if output_len is None:
+        return Check("skipped", "no output cap stated (dataset.output_len in run.yaml)")
+    cap = int(output_len)
+    if not counted:
+        return Check("skipped", "no counts to measure requests by")
+    if all(o.request is not None for o in counted):
+        longest, first = -1, None
+        for group in _group(counted, lambda o: (o.source, o.request)):
+            tokens = sum(o.drafts + o.accepted for o in group)
+            if tokens > longest:
+                longest, first = tokens, group[0]
+        if longest > cap + k:
+            return Check("failed", f"request {first.request} ({first.source}) produced "
+                                   f"{longest} tokens, more than run.yaml's dataset.output_len "
+                                   f"{cap} (plus the {k} drafts a last step may overshoot): "
+                                   "the stated cap is wrong; correct dataset.output_len")
+        return Check("done", f"longest request {longest} tokens, within dataset.output_len "
+                             f"{cap} (+{k})")
+    if n_requests:
+        total = sum(o.drafts + o.accepted for o in counted)
+        mean = total / n_requests
+        if mean > cap + k:
+            return Check("failed", f"{total} tokens over {n_requests} requests "
+                                   f"(dataset.num_prompts) is {mean:.0f} per request, more "
+                                   f"than run.yaml's dataset.output_len {cap}: some request "
+                                   "is longer than the stated cap; correct "
+                                   "dataset.output_len")
+        return Check("done", f"mean request {mean:.0f} tokens (the records show no single "
+                             f"request), within dataset.output_len {cap}")
+    return Check("skipped", "the records show no single request and the run states no "
+                            "request count (dataset.num_prompts) to bound the longest by")
+
+
+def _units(counted, k, per_position, chosen, max_request_windows):
+    """Per-unit totals (rows: steps, accepted[, c_1..c_k]) for the chosen method."""
+    if chosen == "bootstrap":
+        groups = _group(counted, lambda o: (o.source, o.request))
+        return np.array([_table(g, k, per_position).sum(axis=0) for g in groups])
+    if chosen == "runs":
+        groups = _group(counted, lambda o: o.source)
+        return np.array([_table(g, k, per_position).sum(axis=0) for g in groups])
+    # batch means: consecutive windows of each run (file) in batches of the request span
+    rows = []
+    for group in _group(counted, lambda o: o.source):
+        ordered = sorted(group, key=lambda o: o.line or 0)
+        rows.append(batch_windows(_table(ordered, k, per_position), max_request_windows))
+    return np.concatenate(rows)
+
+
+def _choose(counted, method, max_request_windows, name):
+    """(method, reason): the interval method the data allow, or None and why not."""
+    per_request = all(o.request is not None for o in counted)
+    n_sources = len({o.source for o in counted})
+    windows = all(o.request is None and o.line is not None for o in counted)
+    if method in ("auto", "bootstrap") and per_request:
+        return "bootstrap", None
+    if method == "bootstrap":
+        return None, "no per-request records to resample"
+    if method in ("auto", "runs") and n_sources >= MIN_UNITS:
+        return "runs", None
+    if method == "runs":
+        return None, f"only {n_sources} independent runs (files)"
+    if windows and max_request_windows is not None:
+        return "batch-means", None
+    if windows:
+        return None, (f"{len(counted)} log windows and no known request span: a request can "
+                      "outlast any batch of windows; give per-request records, the output cap "
+                      "and concurrency (dataset.output_len, concurrency in run.yaml), or "
+                      f"{MIN_UNITS} or more independent runs; {PLAN_POINTER}")
+    if method == "batch-means":
+        return None, "the records are not logging windows"
+    return None, (f"{len(counted)} aggregate count(s) from {n_sources} run(s): steps are not "
+                  f"independent; give per-request records or {MIN_UNITS} or more "
+                  f"independent runs; {PLAN_POINTER}")
+
+
+def _varying(units, k):
+    """Units that accepted some but not every draft (strictly inside the boundary)."""
+    return int(((units[:, 1] > 0) & (units[:, 1] < k * units[:, 0])).sum())
+
+
+def _unit_word(method):
+    return {"bootstrap": "requests", "runs": "runs", "batch-means": "batches"}[method]
+
+
+def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resamples=9999,
+             rng=None, thinking=None, max_request_windows=None, output_len=None,
+             n_requests=None):
+    """Estimate one cell's acceptance length with an interval from independent units.
+
+    Parameters
+    ----------
+    observations : sequence of Observation
+        The records of one cell (one model, head, variant, thinking mode and
+        K).  An empty sequence gives a failed cell (committed as ``N/A``).
+    k : int
+        Number of speculative tokens of the cell.
+    confidence_level : float, default 0.95
+    method : {"auto", "bootstrap", "runs", "batch-means"}
+        Interval method; "auto" picks the one the data allow: "bootstrap"
+        (studentized bootstrap over requests) for per-request records, "runs" (one unit per
+        file) with at least 10 files, "batch-means" for log windows when
+        ``max_request_windows`` is known.  Anything else, and any method
+        with fewer than 10 units, gives no interval, with the reason in
+        ``notes`` and ``interval_reason``.
+    n_resamples : int, default 9999
+        Bootstrap resamples (also used for the per-position intervals and
+        the replicates the cross-K model pools).
+    rng : numpy.random.Generator or int or None
+        Seed or generator for the resampling.
+    thinking : {"on", "off"} or None
+        Thinking mode, recorded on the result.
+    max_request_windows : int, optional
+        How many logging windows the longest request can span (see
+        :func:`request_span_windows`); batches of log windows are at least
+        this long.
+    output_len : int, optional
+        The run's stated output cap (``dataset.output_len``), checked against
+        the data (:func:`check_output_cap`): when they show a longer request,
+        the cell gets no interval and the reason names both figures.
+    n_requests : int, optional
+        Requests the cell served (``dataset.num_prompts``); lets log windows,
+        which show no single request, check the cap by their mean.
+
+    Returns
+    -------
+    CellFit
+        With ``checks``: ``interval`` and ``output_cap``, each a
+        :class:`~goldenal.stats.results.Check` (status and reason).
+
+    Raises
+    ------
+    ParseError
+        The cell has zero verification steps, or an observation's K (or
+        per-position length) disagrees with ``k``.
+
+    Warns
+    -----
+    LowSampleWarning
+        The cell gets no interval (fewer than 10 independent units, or none
+        known), naming the reason.
+
+    Examples
+    --------
+    >>> from goldenal.core.observation import Observation
+    >>> obs = [Observation("a.log", 1, "vllm", "vllm-log", k=2, drafts=100,
+    ...                    accepted=120, accepted_per_position=(70, 50))]
+    >>> fit_cell(obs, k=2, rng=0).text
+    '2.20'
+    """
+    _fit_cell_iv(k, confidence_level, method, n_resamples, max_request_windows)
+    rng = np.random.default_rng(rng)
+    observations = list(observations)
+    _check_k(observations, k, thinking)
+    sources = tuple(dict.fromkeys(o.source for o in observations))
+    nan_ci = ConfidenceInterval(math.nan, math.nan)
+    if not observations:
+        return CellFit(k=k, thinking=thinking, mean_acceptance_length=math.nan,
+                       confidence_interval=nan_ci, confidence_level=confidence_level,
+                       n_steps=None, interval_method="none", standard_error=math.nan,
+                       failed=True, notes=("no observations: the cell failed",),
+                       checks={"interval": Check("skipped", "the cell failed"),
+                               "output_cap": Check("skipped", "the cell failed")})
+
+    counted = [o for o in observations if not o.mean_only]
+    notes = []
+    if not counted:
+        means = [o.mean_al for o in observations if o.mean_al is not None]
+        if not means:
+            raise ParseError(f"cell {_cell_name(thinking, k)} has neither counts nor a mean",
+                             **_where(observations[0]))
+        if len(means) > 1:
+            notes.append(f"plain average of {len(means)} printed means (no counts to weight by)")
+        return CellFit(k=k, thinking=thinking, mean_acceptance_length=float(np.mean(means)),
+                       confidence_interval=nan_ci, confidence_level=confidence_level,
+                       n_steps=None, interval_method="none", standard_error=math.nan,
+                       sources=sources, notes=tuple(notes),
+                       interval_reason="printed means only, no counts",
+                       checks={"interval": Check("skipped", "printed means only, no counts"),
+                               "output_cap": Check("skipped", "printed means only")})
+    if len(counted) < len(observations):
+        notes.append(f"{len(observations) - len(counted)} mean-only observations ignored "
+                     "(counts present)")
+
+    per_position = all(o.accepted_per_position is not None for o in counted)
+    table = _table(counted, k, per_position)
+    totals = table.sum(axis=0)
+    n_steps = totals[0]
+    if n_steps <= 0:
+        raise ParseError(f"cell {_cell_name(thinking, k)} has zero verification steps: "
+                         "was speculative decoding enabled and did the window cover traffic?",
+                         **_where(counted[0]))
+    al = 1.0 + totals[1] / n_steps
+    name = _cell_name(thinking, k)
+    level = confidence_level
+    draft_tokens = None
+    if all(o.draft_tokens is not None for o in counted):
+        draft_tokens = int(sum(o.draft_tokens for o in counted))
+    base = dict(k=k, thinking=thinking, mean_acceptance_length=float(al),
+                confidence_level=level, n_steps=int(n_steps), accepted=int(totals[1]),
+                draft_tokens=draft_tokens, sources=sources)
+
+    chosen, reason = _choose(counted, method, max_request_windows, name)
+    units = None
+    if chosen is not None:
+        units = _units(counted, k, per_position, chosen, max_request_windows)
+    m = 0 if units is None else units.shape[0]
+    cap = check_output_cap(counted, k=k, output_len=output_len, n_requests=n_requests)
+    if cap.status == "failed":
+        reason = cap.reason
+    elif chosen is not None and m < MIN_UNITS:
+        reason = (f"only {m} independent {_unit_word(chosen)} (fewer than {MIN_UNITS}); "
+                  f"no honest interval; {PLAN_POINTER}")
+    elif chosen is not None and totals[1] in (0, k * n_steps):
+        # P(a unit accepts everything) bounds a *per-unit* mean, not the step-weighted AL:
+        # a request never sampled, with lower acceptance and many more steps, can pull the
+        # population AL down by any amount (and up, when none was accepted).
+        reason = (f"{'every' if totals[1] else 'no'} draft accepted in all {m} "
+                  f"{_unit_word(chosen)}: the step-weighted AL has no valid interval from "
+                  "units that do not vary (an unseen longer request with other acceptance "
+                  f"moves it by any amount); {PLAN_POINTER}")
+    pp_point = None
+    if per_position:
+        c = totals[2:]
+        pp_point = (c, c / n_steps, _conditional(c, n_steps))
+
+    def no_interval(reason):
+        warnings.warn(f"cell {name}: no interval: {reason}", LowSampleWarning, stacklevel=3)
+        notes.append(f"no interval: {reason}")
+        pp = None
+        if per_position:
+            c, surv, cond = pp_point
+            nan = np.full(k, np.nan)
+            pp = PerPosition(positions=tuple(range(1, k + 1)), counts=tuple(int(x) for x in c),
+                             n_steps=int(n_steps), survival=surv, conditional=cond,
+                             confidence_level=level, interval_method="none",
+                             survival_low=nan, survival_high=nan,
+                             conditional_low=nan, conditional_high=nan)
+        checks = {"interval": Check("skipped", reason), "output_cap": cap}
+        return CellFit(**base, confidence_interval=nan_ci, interval_method="none",
+                       standard_error=math.nan, n_clusters=m or None, per_position=pp,
+                       notes=tuple(notes), interval_reason=reason, units=units,
+                       unit_kind=None if chosen is None else _unit_word(chosen),
+                       checks=checks)
+
+    if reason is not None:
+        return no_interval(reason)
+
+    if chosen == "bootstrap":
+        lo, hi, se, rep = studentized_ratio_interval(units, level, n_resamples, rng,
+                                                     floor_df=_varying(units, k) - 1)
+    else:
+        rep = bootstrap_weights_apply(units, n_resamples, rng)
+        _, se, lo_r, hi_r = ratio_interval(units[:, 1], units[:, 0], level)
+        lo, hi = 1 + lo_r, 1 + hi_r
+    if not (math.isfinite(lo) and math.isfinite(hi)) or se == 0:
+        return no_interval(f"the {m} {_unit_word(chosen)} barely vary: every unit alike, or "
+                           f"more than {100 * (1 - level):g}% of the resamples without any "
+                           "spread (a few units differ from all the others); no valid "
+                           f"interval; {PLAN_POINTER}")
+    # clipped to the support: AL lies in [1, K + 1], so clipping never removes the truth
+    lo, hi = max(lo, 1.0), min(hi, k + 1.0)
+    al_r, surv_r, cond_r = _replicate_stats(rep, per_position)
+
+    pp = None
+    if per_position:
+        c, surv, cond = pp_point
+        if chosen == "bootstrap":
+            s_lo, s_hi = _percentile(surv_r, level, m)
+            c_lo, c_hi = _percentile(cond_r, level, m)
+        else:
+            s_lo, s_hi, c_lo, c_hi = (np.empty(k) for _ in range(4))
+            prev = np.concatenate([units[:, :1], units[:, 2:-1]], axis=1)
+            for i in range(k):
+                _, _, s_lo[i], s_hi[i] = ratio_interval(units[:, 2 + i], units[:, 0], level)
+                if prev[:, i].sum() > 0:
+                    _, _, c_lo[i], c_hi[i] = ratio_interval(units[:, 2 + i], prev[:, i], level)
+                else:
+                    c_lo[i] = c_hi[i] = np.nan
+            s_lo, s_hi = np.clip(s_lo, 0, 1), np.clip(s_hi, 0, 1)
+            c_lo, c_hi = np.clip(c_lo, 0, 1), np.clip(c_hi, 0, 1)
+        pp = PerPosition(positions=tuple(range(1, k + 1)), counts=tuple(int(x) for x in c),
+                         n_steps=int(n_steps), survival=surv, conditional=cond,
+                         confidence_level=level, interval_method=chosen,
+                         survival_low=s_lo, survival_high=s_hi,
+                         conditional_low=c_lo, conditional_high=c_hi)
+    if chosen == "batch-means":
+        notes.append(f"batches of {max_request_windows} windows, at least the longest "
+                     "request's span")
+    return CellFit(**base, confidence_interval=ConfidenceInterval(float(lo), float(hi)),
+                   interval_method=chosen, standard_error=float(se), n_clusters=m,
+                   per_position=pp, notes=tuple(notes), replicates=rep, units=units,
+                   unit_kind=_unit_word(chosen),
+                   checks={"interval": Check("done", None), "output_cap": cap})

@@ -1,0 +1,419 @@
+"""From measurement runs to a committed curve: load, merge, fit, write.
+
+``fit_runs`` loads one or more run directories (through
+:func:`goldenal.readers.load_run`) and fits them as one curve;
+``write_fit`` writes the curve YAML and manifest entry (through
+:func:`goldenal.golden.registry.write_curve`) and ``<curve-id>.distribution.json``
+beside it.  Nothing is written when anything fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from goldenal.core.errors import ConflictError, ParseError, PolicyError
+
+# A load warning where the server's start-up config contradicts the identity
+# ("path:line: server started with ..."; see goldenal.readers.run).
+_SERVER_CONFLICT = re.compile(r"(.+?):(\d+): (server (?:started|loaded|ran) .*)\Z")
+
+# Identity keys that must agree between runs fitted into one curve.
+_IDENTITY_KEYS = ("model", "curve", "method", "draft", "variant")
+
+
+class RunWarning(UserWarning):
+    """A disagreement found while loading a run (see ``MeasurementRun.warnings``)."""
+
+
+class _MergedRun:
+    """Duck-typed MeasurementRun: cells of several runs of one curve."""
+
+    def __init__(self, path, identity, cells, warnings, not_golden_path=None):
+        self.path, self.identity, self.cells, self.warnings = path, identity, cells, warnings
+        # the run that carries ``not_golden`` (named when a commit is refused)
+        self.not_golden_path = not_golden_path if not_golden_path is not None else path
+
+
+def draft_tuple(value):
+    """A draft identity as a tuple of head ids (a single string is one head)."""
+    if not value:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+def _norm(key, value):
+    if key == "draft":
+        return draft_tuple(value)
+    if key == "variant":
+        return tuple(sorted((value or {}).items()))
+    return value
+
+
+def merge_runs(runs):
+    """Merge runs of one curve: identities must agree; a cell measured twice pools."""
+    runs = list(runs)
+    first = runs[0]
+    identity = dict(first.identity)
+    cells = {key: tuple(obs) for key, obs in first.cells.items()}
+    warnings = list(getattr(first, "warnings", ()))
+    not_golden_path = getattr(first, "path", None)
+    for run in runs[1:]:
+        for key in _IDENTITY_KEYS:
+            a, b = identity.get(key), run.identity.get(key)
+            if a is not None and b is not None and _norm(key, a) != _norm(key, b):
+                raise ParseError(f"identity conflict: {key} is {a!r} in {first.path} but "
+                                 f"{b!r} here", path=getattr(run, "path", None))
+            if a is None and b is not None:
+                identity[key] = b
+        for key, obs in run.cells.items():
+            cells[key] = cells.get(key, ()) + tuple(obs)
+        warnings.extend(getattr(run, "warnings", ()))
+        if run.identity.get("simulated"):
+            identity["simulated"] = True
+        if run.identity.get("inconsistent"):
+            identity["inconsistent"] = [*identity.get("inconsistent", ()),
+                                        *run.identity["inconsistent"]]
+        if run.identity.get("not_golden") and not identity.get("not_golden"):
+            identity["not_golden"] = run.identity["not_golden"]
+            not_golden_path = getattr(run, "path", None)
+    return _MergedRun(getattr(first, "path", None), identity, cells, tuple(warnings),
+                      not_golden_path)
+
+
+def load_runs(paths, *, identity=None):
+    """Load run directories of one curve and merge them.
+
+    Parameters
+    ----------
+    paths : sequence of str
+        Run directories (with ``run.yaml``) or InferenceX collector results
+        directories (identity then from ``identity``).
+    identity : dict, optional
+        ``model``, ``draft``, ``method``, ``variant``, ``curve``.
+
+    Returns
+    -------
+    MeasurementRun-like object with ``path``, ``identity``, ``cells``, ``warnings``.
+    """
+    from goldenal.stats.curve import check_complete
+    from goldenal.readers.run import load_run
+
+    identity = {k: v for k, v in (identity or {}).items() if v not in (None, [], {})}
+    runs = [load_run(os.fspath(p), **identity) for p in paths]
+
+    for run in runs:
+        check_complete(run)
+        for warning in getattr(run, "warnings", ()):
+            conflict = _SERVER_CONFLICT.match(warning)
+            if conflict:
+                # the server's own start-up config contradicts the run's identity
+                raise ParseError(conflict.group(3) + "; correct run.yaml (or the flags)",
+                                 path=conflict.group(1), line=int(conflict.group(2)))
+    return merge_runs(runs)
+
+
+def load_run_for_fit(path, identity=None, *, allow_simulated=False):
+    """One run directory loaded and refused exactly as ``goldenal fit`` does.
+
+    Used wherever a run directory is fitted on the fly (``diff``, ``export``,
+    ``plot``), so those commands accept no data ``fit`` would refuse: an
+    incomplete run, a server whose start-up config contradicts the identity
+    (e.g. synthetic acceptance), or a simulated run unless
+    ``allow_simulated``.
+
+    The run's load warnings (e.g. a bench result disagreeing with the log)
+    are issued as :class:`RunWarning`.
+
+    Returns
+    -------
+    MeasurementRun-like object (see :func:`load_runs`).
+
+    Raises
+    ------
+    ParseError, PolicyError
+    """
+    import warnings
+
+    merged = load_runs([path], identity=identity)
+    if not allow_simulated:
+        refuse_simulated(merged)
+    for message in merged.warnings:
+        # what `fit` prints about the run, for callers that fit it on the fly
+        warnings.warn(message, RunWarning, stacklevel=2)
+    return merged
+
+
+def fit_runs(paths, *, identity=None, **fit_kwargs):
+    """Load run directories and fit them as one curve (see :func:`load_runs`).
+
+    Returns
+    -------
+    CurveFit
+    """
+    from goldenal.stats.curve import fit
+
+    return fit(load_runs(paths, identity=identity), **fit_kwargs)
+
+
+def refuse_simulated(run):
+    """Raise PolicyError for a simulated run (never a source of committed curves)."""
+    if run.identity.get("simulated"):
+        raise PolicyError("the run is simulated (simulated: true): simulated runs validate the "
+                          "statistics and are never committed; use --allow-simulated for a "
+                          "scratch directory", path=getattr(run, "path", None))
+
+
+def refuse_not_golden(run):
+    """Raise PolicyError for a run marked ``not_golden`` (its values are no golden curve).
+
+    Such a run is real but not golden material (a random test model, a
+    debugging run); it may be fitted and printed, and written only to a
+    scratch directory with ``--allow-not-golden``.
+    """
+    reason = run.identity.get("not_golden")
+    if reason:
+        path = (getattr(run, "not_golden_path", None) or getattr(run, "path", None)
+                or run.identity.get("run"))
+        raise PolicyError(f"the run is not golden material (not_golden: {reason}); "
+                          "use --allow-not-golden to write it to a scratch directory",
+                          path=path)
+
+
+def refuse_inconsistent(run):
+    """Raise PolicyError for a run with cells ``measure`` marked ``inconsistent``.
+
+    Such a cell's per-request counts and the server's own counters disagree
+    beyond counting noise: which of them is the AL is unknown, so no golden
+    value comes from it (there is no flag to allow it; measure the cell again).
+    """
+    cells = run.identity.get("inconsistent")
+    if cells:
+        raise PolicyError(f"{len(cells)} cell(s) marked inconsistent in run.yaml (the server's "
+                          f"per-request counts and its counters disagree): {cells[0]}; "
+                          "measure the cell again (measure --replace)",
+                          path=getattr(run, "path", None) or run.identity.get("run"))
+
+
+def provenance_of(identity):
+    prov = {}
+    if identity.get("source"):
+        prov["source_run"] = identity["source"]
+    dataset = identity.get("dataset") or {}
+    if isinstance(dataset, dict):
+        if dataset.get("name"):
+            prov["dataset"] = dataset["name"]
+        if dataset.get("category"):
+            prov["category"] = dataset["category"]
+        if dataset.get("output_len"):
+            prov["output_len"] = dataset["output_len"]
+    elif dataset:
+        prov["dataset"] = str(dataset)
+    if identity.get("sampling"):
+        prov["sampling"] = identity["sampling"]
+    engine = identity.get("engine") or {}
+    if isinstance(engine, dict):
+        name = engine.get("name")
+        if name:
+            prov["engine"] = f"{name} {engine['version']}" if engine.get("version") else name
+        if engine.get("version"):
+            prov["engine_version"] = str(engine["version"])
+    elif engine:
+        prov["engine"] = str(engine)
+    for key in ("hardware", "date", "run"):
+        if identity.get(key):
+            prov[key] = str(identity[key])
+    if identity.get("simulated"):
+        prov["simulated"] = True
+    if identity.get("not_golden"):
+        prov["not_golden"] = identity["not_golden"]
+    return prov
+
+
+def curve_from_fit(curvefit, *, curve_id=None):
+    """The registry :class:`~goldenal.golden.registry.Curve` of a fit (committed values).
+
+    Raises
+    ------
+    ParseError
+        The fit has no curve id or no model key.
+    """
+    from goldenal.golden.registry import Curve
+
+    ident = dict(curvefit.identity)
+    if curve_id:
+        ident["curve"] = curve_id
+    if not ident.get("curve"):
+        raise ParseError("no curve id: give --curve-id (curve=...) or `curve:` in run.yaml",
+                         path=ident.get("path"))
+    if not ident.get("model"):
+        raise ParseError("no model key: give --model (model=...) or `model:` in run.yaml")
+    prov = provenance_of(ident)
+    prov["fit"] = {"confidence_level": curvefit.confidence_level,
+                   "distribution": f"{ident['curve']}.distribution.json"}
+    return Curve(ident["curve"], ident["model"], curvefit.values(), method=ident.get("method"),
+                 draft=draft_tuple(ident.get("draft")), variant=ident.get("variant") or {},
+                 aliases=tuple(ident.get("aliases") or ()), provenance=prov)
+
+
+def _same_identity(directory, curve_id, identity):
+    """The id of another curve of ``directory`` with the identity of ``identity``."""
+    from goldenal.golden.curvefile import load_directory
+    from goldenal.golden.curves import curve_identity
+
+    if not identity or not os.path.isdir(directory):
+        return None
+    from goldenal.core.errors import GoldenALError
+
+    try:
+        curves = load_directory(directory, collect=[])
+    except (GoldenALError, OSError):  # an unreadable directory is refused by the write itself
+        return None
+    want = curve_identity(identity.get("model"), identity.get("method"), identity.get("draft"),
+                          identity.get("variant"))
+    for curve in curves:
+        if curve.id != curve_id and curve_identity(curve.model, curve.method, curve.draft,
+                                                   curve.variant) == want:
+            return curve.id
+    return None
+
+
+def check_writable(directory, curve_id, *, replace_reason=None, identity=None):
+    """Refuse a directory that already holds ``curve_id`` (or its identity) unless a reason
+    is given.
+
+    Parameters
+    ----------
+    directory : str
+    curve_id : str
+    replace_reason : str, optional
+    identity : dict, optional
+        ``model``, ``method``, ``draft``, ``variant`` of the curve to write: a
+        committed curve with the same identity under another id is the same
+        curve, and only ``replace_reason`` lets the write replace it.
+
+    Returns
+    -------
+    str
+        The curve id to write: ``curve_id``, or with ``replace_reason`` the id
+        of the committed curve of the same identity (replaced, not doubled).
+
+    Raises
+    ------
+    ConflictError
+        Naming the curve file found.
+    """
+    from goldenal.golden.curvefile import check_curve_id, read_manifest
+
+    check_curve_id(curve_id)
+    directory = os.fspath(directory)
+    manifest = (read_manifest(directory) if os.path.isdir(directory) else None) or {}
+    other = _same_identity(directory, curve_id, identity)
+    if other is not None:
+        other_file = (manifest.get(other) or {}).get("file") or f"{other}.yaml"
+        if not replace_reason:
+            raise ConflictError(f"the output directory already holds curve {other} with the "
+                                f"same model, method, draft and variant as {curve_id}; pass "
+                                f"--replace REASON to replace {other} (the reason is "
+                                "recorded), or give the new curve another variant",
+                                path=os.path.join(directory, other_file))
+        return other
+    file_name = (manifest.get(curve_id) or {}).get("file") or f"{curve_id}.yaml"
+    curve_path = os.path.join(directory, file_name)
+    if (os.path.exists(curve_path) or curve_id in manifest) and not replace_reason:
+        raise ConflictError(f"the output directory already holds curve {curve_id}; pass "
+                            "--replace REASON to replace it (the reason is recorded)",
+                            path=curve_path)
+    return curve_id
+
+
+def mean_only_cells(curvefit):
+    """The ``(thinking, k)`` keys of cells that rest on printed means only."""
+    return [key for key, cell in curvefit.cells.items() if cell.mean_only]
+
+
+def refuse_mean_only(curvefit):
+    """Raise PolicyError when a golden value would come from printed means only.
+
+    A printed mean (e.g. an SGLang decode line) has no step count: the
+    unweighted mean of such means is not a pooled AL and carries no interval.
+    """
+    keys = mean_only_cells(curvefit)
+    if not keys:
+        return
+    cells = ", ".join(f"thinking {t} K={k}" for t, k in keys)
+    first = curvefit.cells[keys[0]]
+    raise PolicyError(f"{len(keys)} cell(s) rest on printed means only, without step counts "
+                      f"({cells}): their average is not a pooled AL and has no interval; "
+                      "measure with counts (metrics, per-request data), or pass "
+                      "--allow-mean-only to commit them anyway",
+                      path=first.sources[0] if first.sources else None)
+
+
+def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False,
+              allow_mean_only=False, allow_not_golden=False):
+    """Write a fitted curve: ``<id>.yaml`` + manifest entry + distribution file.
+
+    Parameters
+    ----------
+    curvefit : CurveFit
+    directory : str
+        Golden directory to write into.
+    replace_reason : str, optional
+        Required when the directory already holds the curve; recorded with
+        the replaced cells.
+    allow_simulated : bool
+        Simulated runs validate the statistics and are never committed; allow
+        them only for scratch directories.
+    allow_mean_only : bool
+        Commit cells that rest on printed means only (no step counts).
+    allow_not_golden : bool
+        Write a run marked ``not_golden`` (allow it only for scratch
+        directories); the reason is recorded in the curve's provenance.
+
+    Returns
+    -------
+    (str, str)
+        Paths of the curve file and the distribution file.
+
+    Raises
+    ------
+    ConflictError
+        The directory already holds the curve and no reason was given.
+    PolicyError
+        The run is simulated and ``allow_simulated`` is false, the run is
+        marked ``not_golden`` and ``allow_not_golden`` is false, a cell is
+        mean-only and ``allow_mean_only`` is false, or a cell is marked
+        ``inconsistent`` (see :func:`refuse_inconsistent`).
+    """
+    from goldenal.golden.curvefile import check_curve_id
+    from goldenal.golden.registry import write_curve
+
+    directory = os.fspath(directory)
+    if not allow_simulated:
+        refuse_simulated(curvefit)
+    if not allow_not_golden:
+        refuse_not_golden(curvefit)
+    if not allow_mean_only:
+        refuse_mean_only(curvefit)
+    refuse_inconsistent(curvefit)
+    curve = curve_from_fit(curvefit)
+    check_curve_id(curve.id)
+    target = check_writable(directory, curve.id, replace_reason=replace_reason,
+                            identity=curvefit.identity)
+    if target != curve.id:
+        # the committed curve of this identity is replaced under its own id
+        curve = curve_from_fit(curvefit, curve_id=target)
+    dist_name = f"{curve.id}.distribution.json"
+    dist_path = os.path.join(directory, dist_name)
+    doc = curvefit.to_dict()
+    if replace_reason:
+        doc["replace_reason"] = replace_reason
+    text = json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+    # curve, manifest, distribution and index in one transaction
+    written = write_curve(directory, curve, replace_reason=replace_reason,
+                          extra_files={dist_name: text})
+    return written, dist_path

@@ -1,0 +1,146 @@
+"""Markdown reports for pull requests and CI step summaries.
+
+``diff_markdown`` renders a :class:`goldenal.stats.diff.CurveDiff`,
+``fit_markdown`` a :class:`goldenal.stats.CurveFit`: tables, flagged cells, and
+how each interval was computed (so a reviewer knows which ones are
+optimistic).
+"""
+
+from __future__ import annotations
+
+import math
+
+from goldenal.stats.results import INTERVAL_METHODS
+
+
+def _fmt(x, spec="+.3f"):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    digits = int(spec.rstrip("f").split(".")[1])
+    return format(round(x, digits) + 0.0, spec)  # no "-0.000"
+
+
+def _methods_section(methods):
+    methods = [m for m in dict.fromkeys(methods) if m]
+    if not methods:
+        return []
+    out = ["", "### How the intervals were computed", ""]
+    for m in methods:
+        out.append(f"- **{m}**: {INTERVAL_METHODS.get(m, m)}")
+    return out
+
+
+def diff_markdown(diff):
+    """Markdown report of a curve comparison.
+
+    Parameters
+    ----------
+    diff : goldenal.stats.diff.CurveDiff
+
+    Returns
+    -------
+    str
+    """
+    from scipy.stats import norm
+
+    q = norm.ppf(0.5 + diff.confidence_level / 2)
+    pct = f"{100 * diff.confidence_level:g}%"
+    out = [f"## goldenal diff: `{diff.a.label}` → `{diff.b.label}`", "",
+           f"A is {diff.a.kind}, B is {diff.b.kind}; delta = B − A; a cell is *outside* when "
+           f"|delta| exceeds the {pct} band of the combined standard error.", "",
+           f"| thinking | K | A | B | B − A | ± {pct} | z | verdict |",
+           "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in diff.rows:
+        verdict = f"**{r.status}**" if r.status == "outside" else r.status
+        band = _fmt(q * r.se, ".3f") if r.se else "–"
+        out.append(f"| {r.thinking} | {r.k} | {r.a or '–'} | {r.b or '–'} | {_fmt(r.delta)} | "
+                   f"{band} | {_fmt(r.z, '+.1f')} | {verdict} |")
+    flagged = diff.outside
+    judged = sum(r.status in ("inside", "outside") for r in diff.rows)
+    if judged:
+        chance = judged * (1 - diff.confidence_level)
+        out += ["", f"{judged} cells judged; about {chance:.1f} of them would fall outside by "
+                "chance alone."]
+    out += ["", "### Flagged cells", ""]
+    if flagged:
+        for r in flagged:
+            out.append(f"- thinking {r.thinking}, K={r.k}: {r.a} → {r.b} "
+                       f"({r.delta:+.3f}, {r.z:+.1f} SE)")
+    else:
+        out.append("None: every difference with an interval is inside it.")
+    no_int = [r for r in diff.rows if r.status == "no interval"]
+    if no_int:
+        out += ["", f"{len(no_int)} cells have no interval on either side (committed values "
+                "without a distribution file); their deltas are shown but not judged."]
+    methods = [m for r in diff.rows for m in (r.a_method, r.b_method)]
+    out += _methods_section(methods)
+    return "\n".join(out) + "\n"
+
+
+def fit_markdown(curvefit):
+    """Markdown report of a fitted curve: cells, cross-K model, flags, methods.
+
+    Parameters
+    ----------
+    curvefit : goldenal.stats.CurveFit
+
+    Returns
+    -------
+    str
+    """
+    pct = f"{100 * curvefit.confidence_level:g}%"
+    ident = curvefit.identity
+    run = getattr(curvefit, "run_id", None)
+    run = f" from run `{run}`" if run and run != curvefit.curve_id else ""
+    out = [f"## goldenal fit: `{curvefit.curve_id or '?'}`{run}", ""]
+    who = [str(ident.get("model") or "?"), str(ident.get("method") or "?")]
+    if ident.get("draft"):
+        who.append("draft " + ", ".join(ident["draft"]))
+    out.append(" · ".join(who) + ("  (simulated run)" if ident.get("simulated") else ""))
+    out += ["", f"| thinking | K | AL | estimate | {pct} interval | method | steps | "
+            "model AL | z |", "|---|---:|---:|---:|---|---|---:|---:|---:|"]
+    for (thinking, k), cell in curvefit.cells.items():
+        model = curvefit.models.get(thinking)
+        pred = model.predicted.get(k) if model is not None else None
+        z = getattr(model, "z_scores", {}).get(k) if model is not None else None
+        if cell.failed:
+            out.append(f"| {thinking} | {k} | N/A | – | – | – | – | "
+                       f"{_fmt(pred, '.3f')} | – |")
+            continue
+        lo, hi = cell.confidence_interval
+        interval = f"[{lo:.3f}, {hi:.3f}]" if math.isfinite(lo) else "–"
+        out.append(f"| {thinking} | {k} | {cell.text} | {cell.mean_acceptance_length:.4f} | "
+                   f"{interval} | {cell.interval_method} | {cell.n_steps or '–'} | "
+                   f"{_fmt(pred, '.3f')} | {_fmt(z, '+.1f')} |")
+    out += ["", "### Cross-K model", ""]
+    if not curvefit.chain:
+        if ident.get("method"):
+            out.append(f"{ident['method']}: block-parallel or tree drafting re-plans the draft "
+                       "when K changes, so every cell stands alone (no pooled model).")
+        else:
+            out.append("Drafting method unknown: every cell stands alone (give the method to "
+                       "pool the cells of a chain-drafting curve).")
+    for thinking, model in curvefit.models.items():
+        if model is None:
+            continue
+        kind = ("pooled chain model (survival censored at K)" if model.kind == "chain"
+                else "monotone survival profile of the means")
+        out.append(f"- thinking {thinking}: {kind}; {model.message}")
+        for p in model.parametric:
+            verdict = "describes the data" if p.adequate else "does not describe the data"
+            params = ", ".join(f"{k}={v:.4f}" for k, v in p.params.items())
+            stat = f"{p.statistic_name} = {p.statistic:.3g}"
+            if p.pvalue is not None:
+                stat += f", df {p.df}, p = {p.pvalue:.3g}"
+            out.append(f"  - {p.form} ({params}): {stat}; {verdict}")
+    out += ["", "### Flagged cells", ""]
+    if curvefit.flags:
+        out += [f"- {f.message}" for f in curvefit.flags]
+    else:
+        out.append("None: every cell agrees with the cross-K model within its uncertainty.")
+    out += ["", "Committed values are the measured cells (two decimals, `printf \"%.2f\"` "
+            "rounding); model values are diagnostics."]
+    out += _methods_section(c.interval_method for c in curvefit.cells.values())
+    if curvefit.warnings:
+        out += ["", "### Warnings", ""] + [f"- {w}" for w in curvefit.warnings]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,1 @@
+"""Test support shipped with the package: synthetic runs in real formats."""

@@ -1,0 +1,831 @@
+"""Simulated measurement runs, for validating the statistics.
+
+A simulated cell draws, for every request, its own conditional acceptance
+rates from a Beta distribution centred on the given rates (request-to-request
+heterogeneity), then the accepted length of every verification step, and lays
+the steps out on a timeline of concurrent requests.  From that one process it
+renders the artifacts a real run leaves behind, in the engines' real formats:
+
+* vLLM V1 server log lines, one ``SpecDecoding metrics:`` line per 10 s
+  logging window (family D of docs/formats.md §1.5, the format string of
+  vllm/v1/spec_decode/metrics.py), each preceded by its ``Engine 000:``
+  throughput line;
+* Prometheus ``/metrics`` scrapes before and after the measurement, rendered
+  by prometheus_client exactly as vLLM exposes its V1 spec-decode counters;
+* per-request records in the shape of vLLM's per-request
+  ``metrics.speculative_decoding`` object.
+
+:func:`make_workload` and :func:`simulate_workload` simulate serving more
+closely, for the coverage study (``benchmarks/coverage_study.py``): a
+population of request profiles shared across K, heavy-tailed lengths counted
+in tokens (so easy requests take fewer steps), optional reasoning and answer
+segments, and the exact population AL (``Workload.true_acceptance_length``).
+
+Simulated runs say so (``simulated: true`` and a ``truth:`` block in
+``run.yaml``); they validate the fitting and are never a source of committed
+curves.  All randomness comes from a ``numpy.random.Generator`` seeded by the
+caller.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from goldenal.core.files import write_text_atomic
+from goldenal.core.observation import Observation
+
+# vLLM V1 spec-decode counters (registered names; the exposition appends
+# _total/_created) and their help strings, per docs/formats.md §2.2.
+_PROM_FAMILIES = (
+    ("vllm:spec_decode_num_drafts", "Number of spec decoding drafts."),
+    ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens."),
+    ("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."),
+)
+_PROM_PER_POS = ("vllm:spec_decode_num_accepted_tokens_per_pos",
+                 "Accepted tokens per draft position.")
+
+_EPOCH = datetime(2026, 11, 30, 5, 0, 0, tzinfo=timezone.utc)
+
+
+def true_acceptance_length(conditional_rates, k=None):
+    """AL implied by conditional rates: 1 + sum_i prod_{j<=i} a(j), i <= K."""
+    a = np.asarray(conditional_rates, float)
+    k = len(a) if k is None else k
+    return float(1.0 + np.cumprod(a[:k]).sum())
+
+
+def _rates_iv(conditional_rates, k):
+    a = np.asarray(conditional_rates, float)
+    if a.ndim != 1 or len(a) == 0 or np.any((a < 0) | (a > 1)):
+        raise ValueError("`conditional_rates` must be a non-empty vector of values in [0, 1]")
+    k = len(a) if k is None else int(k)
+    if not 1 <= k <= len(a):
+        raise ValueError(f"`k` must be between 1 and {len(a)} (the number of rates given)")
+    return a[:k], k
+
+
+@dataclass(frozen=True)
+class SimulatedCell:
+    """One simulated cell: per-request rates, per-step accepted lengths, timeline.
+
+    ``lengths[s]`` is the number of drafts accepted at step ``s`` (bonus not
+    included), ``request_of[s]`` its request and ``time_of[s]`` its time in
+    seconds from the start of the measurement.
+    """
+
+    k: int
+    thinking: str
+    conditional_rates: tuple
+    true_al: float
+    request_rates: np.ndarray = field(repr=False)
+    lengths: np.ndarray = field(repr=False)
+    request_of: np.ndarray = field(repr=False)
+    time_of: np.ndarray = field(repr=False)
+    window_seconds: float = 10.0
+    model_name: str = "simulated/model"
+    n_engines: int = 1
+    warmup: np.ndarray = field(default=None, repr=False)
+
+    @property
+    def n_requests(self):
+        return self.request_rates.shape[0]
+
+    @property
+    def n_steps(self):
+        return int(self.lengths.size)
+
+    def _counts(self, mask=None):
+        lengths = self.lengths if mask is None else self.lengths[mask]
+        c = np.array([(lengths >= i).sum() for i in range(1, self.k + 1)], dtype=np.int64)
+        return int(lengths.size), int(lengths.sum()), c
+
+    @property
+    def totals(self):
+        """(steps, accepted, per-position counts c_1..c_K) over the whole cell."""
+        return self._counts()
+
+    @property
+    def pooled_acceptance_length(self):
+        """1 + accepted / steps, the exact pooled count formula."""
+        n, a, _ = self._counts()
+        return 1.0 + a / n
+
+    # ----- per-request -----------------------------------------------------
+    def request_records(self):
+        """One dict per request, shaped like vLLM's per-request spec-decode metrics.
+
+        Keys follow vLLM PR #48915 (``metrics.speculative_decoding``):
+        ``acceptance_histogram[j]`` = steps that accepted exactly j drafts.
+        """
+        out = []
+        k = self.k
+        hist = np.zeros((self.n_requests, k + 1), dtype=np.int64)
+        np.add.at(hist, (self.request_of, self.lengths), 1)
+        for r in range(self.n_requests):
+            steps = int(hist[r].sum())
+            acc = int((np.arange(k + 1) * hist[r]).sum())
+            out.append({
+                "id": f"chatcmpl-sim{r:05d}",
+                "object": "chat.completion",
+                "metrics": {"speculative_decoding": {
+                    "mean_acceptance_length": 1 + acc / steps if steps else None,
+                    "draft_acceptance_rate": acc / (steps * k) if steps else None,
+                    "acceptance_histogram": [int(x) for x in hist[r]],
+                    "num_spec_steps": steps,
+                    "num_accepted_draft_tokens": acc,
+                    "num_draft_tokens": steps * k,
+                    "num_spec_tokens": k,
+                }},
+            })
+        return out
+
+    def request_jsonl(self):
+        """Per-request records as JSON lines (one response body per line)."""
+        return "".join(json.dumps(r) + "\n" for r in self.request_records())
+
+    # ----- log lines -------------------------------------------------------
+    def _window_index(self):
+        return np.floor(self.time_of / self.window_seconds).astype(np.int64)
+
+    def log_lines(self, *, pid=4242, start=_EPOCH):
+        """vLLM V1 (family D) log lines, one spec-decode line per active window.
+
+        Returns
+        -------
+        list of (str, WindowCounts or None)
+            Every rendered line with the counts of its window for the
+            ``SpecDecoding metrics:`` lines (None for throughput lines).
+        """
+        w = self._window_index()
+        lines = []
+        dt = self.window_seconds
+        for win in np.unique(w):
+            mask = w == win
+            n, a, c = self._counts(mask)
+            t = n * self.k
+            stamp = (start + timedelta(seconds=float((win + 1) * dt))).strftime("%m-%d %H:%M:%S")
+            prefix = f"(APIServer pid={pid}) INFO {stamp} "
+            running = len(np.unique(self.request_of[mask]))
+            lines.append((prefix + "[loggers.py:271] Engine 000: Avg prompt throughput: 0.0 "
+                          f"tokens/s, Avg generation throughput: {(n + a) / dt:.1f} tokens/s, "
+                          f"Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: "
+                          "12.5%, Prefix cache hit rate: 0.0%", None))
+            # format string of vllm/v1/spec_decode/metrics.py (family D, docs/formats.md §1.5)
+            pos = ", ".join(f"{x / n:.3f}" for x in c)
+            lines.append((prefix + "[metrics.py:101] SpecDecoding metrics: "
+                          f"Mean acceptance length: {1 + a / n:.2f}, "
+                          f"Accepted throughput: {a / dt:.2f} tokens/s, "
+                          f"Drafted throughput: {t / dt:.2f} tokens/s, "
+                          f"Accepted: {a} tokens, Drafted: {t} tokens, "
+                          f"Per-position acceptance rate: {pos}, "
+                          f"Avg Draft acceptance rate: {100 * a / t:.1f}%",
+                          (n, a, t, tuple(int(x) for x in c))))
+        return lines
+
+    def log_text(self, **kwargs):
+        """The server log as text (see :meth:`log_lines`)."""
+        return "".join(text + "\n" for text, _ in self.log_lines(**kwargs))
+
+    # ----- Prometheus -------------------------------------------------------
+    def _engine_counts(self, lengths_by_engine):
+        out = []
+        for lengths in lengths_by_engine:
+            c = [int((lengths >= i).sum()) for i in range(1, self.k + 1)]
+            out.append((int(lengths.size), int(lengths.size) * self.k, int(lengths.sum()), c))
+        return out
+
+    def prometheus_scrapes(self, *, created=1764478800.0):
+        """Exposition text of ``/metrics`` before and after the measurement.
+
+        The "before" scrape holds the warm-up traffic; the difference of the
+        two is exactly this cell's counts.  Requests are spread over
+        ``n_engines`` data-parallel engines (one ``engine`` label each).
+        """
+        from prometheus_client import CollectorRegistry, generate_latest
+        from prometheus_client.core import CounterMetricFamily
+
+        eng = self.request_of % self.n_engines
+        warm = self.warmup if self.warmup is not None else np.zeros(0, dtype=np.int64)
+        before = self._engine_counts([warm if e == 0 else warm[:0]
+                                      for e in range(self.n_engines)])
+        delta = self._engine_counts([self.lengths[eng == e] for e in range(self.n_engines)])
+        after = [(b[0] + d[0], b[1] + d[1], b[2] + d[2], [x + y for x, y in zip(b[3], d[3])])
+                 for b, d in zip(before, delta)]
+        model = self.model_name
+        k = self.k
+
+        def render(counts):
+            class _Collector:
+                def collect(self):
+                    for j, (name, doc) in enumerate(_PROM_FAMILIES):
+                        fam = CounterMetricFamily(name, doc, labels=["engine", "model_name"])
+                        for e, row in enumerate(counts):
+                            fam.add_metric([str(e), model], float(row[j]),
+                                           created=created + e * 0.0001)
+                        yield fam
+                    fam = CounterMetricFamily(_PROM_PER_POS[0], _PROM_PER_POS[1],
+                                              labels=["engine", "model_name", "position"])
+                    for e, row in enumerate(counts):
+                        for i in range(k):
+                            fam.add_metric([str(e), model, str(i)], float(row[3][i]),
+                                           created=created + e * 0.0001)
+                    yield fam
+
+            registry = CollectorRegistry(auto_describe=False)
+            registry.register(_Collector())
+            return generate_latest(registry).decode()
+
+        return render(before), render(after)
+
+    # ----- observations ----------------------------------------------------
+    def observations(self, granularity="request", *, source=None):
+        """The cell as Observation records, exactly (no rounding).
+
+        Parameters
+        ----------
+        granularity : {"request", "window", "total"}
+            One record per request (``request`` set), per logging window
+            (``line`` = the line of the spec-decode line in :meth:`log_text`)
+            or one aggregate record.
+        source : str, optional
+            File name recorded on the records.
+        """
+        k = self.k
+        if granularity == "request":
+            src = source or f"requests_{self.thinking}_k{k}.jsonl"
+            out = []
+            for r, rec in enumerate(self.request_records()):
+                sd = rec["metrics"]["speculative_decoding"]
+                if not sd["num_spec_steps"]:
+                    continue
+                h = np.array(sd["acceptance_histogram"])
+                c = tuple(int(h[i:].sum()) for i in range(1, k + 1))
+                out.append(Observation(src, r + 1, "vllm", "simulated", k=k,
+                                       drafts=sd["num_spec_steps"],
+                                       draft_tokens=sd["num_draft_tokens"],
+                                       accepted=sd["num_accepted_draft_tokens"],
+                                       accepted_per_position=c, request=rec["id"],
+                                       thinking=self.thinking))
+            return tuple(out)
+        if granularity == "window":
+            src = source or f"server_{self.thinking}_k{k}.log"
+            out = []
+            for lineno, (_, counts) in enumerate(self.log_lines(), start=1):
+                if counts is None:
+                    continue
+                n, a, t, c = counts
+                out.append(Observation(src, lineno, "vllm", "simulated", k=k, drafts=n,
+                                       draft_tokens=t, accepted=a, accepted_per_position=c,
+                                       thinking=self.thinking))
+            return tuple(out)
+        if granularity == "total":
+            n, a, c = self._counts()
+            return (Observation(source or f"metrics_{self.thinking}_k{k}.prom", None, "vllm",
+                                "simulated", k=k, drafts=n, draft_tokens=n * k, accepted=a,
+                                accepted_per_position=tuple(int(x) for x in c),
+                                thinking=self.thinking),)
+        raise ValueError("`granularity` must be 'request', 'window' or 'total'")
+
+
+def _step_times(steps, req, concurrency, step_seconds):
+    """The time of every step: each request goes to the slot that frees first.
+
+    ``steps[r]`` is request r's number of steps, ``req`` the request of each
+    step (in request order); every step takes ``step_seconds``.
+    """
+    slot_free = np.zeros(max(1, concurrency))
+    start = np.empty(len(steps))
+    for r in range(len(steps)):
+        s = int(np.argmin(slot_free))
+        start[r] = slot_free[s]
+        slot_free[s] += steps[r] * step_seconds
+    offsets = np.arange(req.size) - np.repeat(np.cumsum(steps) - steps, steps)
+    return start[req] + offsets * step_seconds
+
+
+def simulate_cell(conditional_rates, *, k=None, n_requests=64, steps_per_request=400,
+                  heterogeneity=30.0, concurrency=8, step_seconds=0.04, window_seconds=10.0,
+                  thinking="on", model_name="simulated/model", n_engines=1,
+                  warmup_requests=2, rng=None):
+    """Simulate one cell's acceptance process.
+
+    Parameters
+    ----------
+    conditional_rates : sequence of float
+        Population conditional acceptance a(1), a(2), ...; the first ``k``
+        are used.
+    k : int, optional
+        Speculative tokens per step (default: ``len(conditional_rates)``).
+    n_requests : int
+        Requests in the measurement.
+    steps_per_request : float
+        Mean verification steps per request (Poisson); drawn independently
+        of the request's rates, so the population AL is
+        :func:`true_acceptance_length`.
+    heterogeneity : float or None
+        Concentration kappa of the per-request Beta(kappa a, kappa (1 - a))
+        rates; larger is more homogeneous, None gives identical requests.
+    concurrency : int
+        Requests running at once (slots); a slot starts its next request when
+        the previous one finishes.
+    step_seconds, window_seconds : float
+        Duration of one verification step and of one logging window.
+    rng : numpy.random.Generator or int
+        Seed or generator (required for reproducibility).
+
+    Returns
+    -------
+    SimulatedCell
+    """
+    a, k = _rates_iv(conditional_rates, k)
+    rng = np.random.default_rng(rng)
+
+    def draw(n_req):
+        if heterogeneity is None:
+            rates = np.broadcast_to(a, (n_req, k)).copy()
+        else:
+            lo = np.clip(a, 1e-9, 1 - 1e-9)
+            rates = rng.beta(heterogeneity * lo, heterogeneity * (1 - lo), size=(n_req, k))
+            rates[:, a == 0] = 0.0
+            rates[:, a == 1] = 1.0
+        steps = np.maximum(rng.poisson(steps_per_request, size=n_req), 1)
+        surv = np.cumprod(rates, axis=1)  # S_r(i)
+        req = np.repeat(np.arange(n_req), steps)
+        u = rng.random(req.size)
+        # accepted length = number of positions whose survival exceeds u
+        lengths = (u[:, None] < surv[req]).sum(axis=1)
+        return rates, steps, req, lengths
+
+    rates, steps, req, lengths = draw(n_requests)
+    times = _step_times(steps, req, concurrency, step_seconds)
+    warm = draw(warmup_requests)[3] if warmup_requests else np.zeros(0, dtype=np.int64)
+    return SimulatedCell(k=k, thinking=thinking, conditional_rates=tuple(float(x) for x in a),
+                         true_al=true_acceptance_length(a), request_rates=rates,
+                         lengths=lengths.astype(np.int64), request_of=req, time_of=times,
+                         window_seconds=window_seconds, model_name=model_name,
+                         n_engines=n_engines, warmup=warm)
+
+
+@dataclass(frozen=True)
+class SimulatedRun:
+    """Simulated cells of one curve plus the identity of the run manifest."""
+
+    identity: dict
+    cells: dict = field(repr=False)  # (thinking, k) -> SimulatedCell
+    conditional_rates: dict = field(repr=False)  # thinking -> rates
+
+    def observations(self, granularity="request"):
+        """``{(thinking, k): tuple of Observation}`` (see SimulatedCell.observations)."""
+        return {key: cell.observations(granularity) for key, cell in sorted(self.cells.items())}
+
+    def write(self, directory, *, artifact="log"):
+        """Write the run as a measurement-run directory (``run.yaml`` + files).
+
+        Parameters
+        ----------
+        directory : str
+        artifact : {"log", "prometheus", "requests"}
+            Which view of the steps the cells are written as:
+            ``server_{on,off}_k{K}.log``, ``metrics_{on,off}_k{K}_{before,after}.prom``
+            or ``requests_{on,off}_k{K}.jsonl``.  The three views hold the same
+            steps, so a run lists one of them.
+
+        Returns
+        -------
+        str
+            Path of the manifest.
+
+        Raises
+        ------
+        FileExistsError
+            The directory already holds a ``run.yaml``.
+        """
+        from goldenal.readers.run import manifest_text
+
+        if artifact not in ("log", "prometheus", "requests"):
+            raise ValueError("`artifact` must be 'log', 'prometheus' or 'requests'")
+        os.makedirs(directory, exist_ok=True)
+        manifest = os.path.join(directory, "run.yaml")
+        if os.path.exists(manifest):
+            raise FileExistsError(manifest)
+        entries = []
+        for (thinking, k), cell in sorted(self.cells.items()):
+            files = {}
+            if artifact == "log":
+                files[f"server_{thinking}_k{k}.log"] = cell.log_text()
+            elif artifact == "prometheus":
+                before, after = cell.prometheus_scrapes()
+                files[f"metrics_{thinking}_k{k}_before.prom"] = before
+                files[f"metrics_{thinking}_k{k}_after.prom"] = after
+            else:
+                files[f"requests_{thinking}_k{k}.jsonl"] = cell.request_jsonl()
+            for name, text in files.items():
+                write_text_atomic(os.path.join(directory, name), text)
+            entries.append({"thinking": thinking, "k": k, "files": list(files)})
+        doc = dict(self.identity)
+        doc["simulated"] = True
+        doc["truth"] = {
+            f"thinking_{t}": {"conditional_rates": [float(x) for x in r]}
+            for t, r in sorted(self.conditional_rates.items())}
+        doc["cells"] = entries
+        write_text_atomic(manifest, manifest_text(doc))
+        return manifest
+
+
+def simulate_run(conditional_rates, ks, *, identity=None, rng=None, **cell_kwargs):
+    """Simulate every cell of a curve.
+
+    Parameters
+    ----------
+    conditional_rates : dict or sequence
+        ``{"on": rates, "off": rates}`` or one rate vector (thinking "on").
+        Chain drafting is simulated: every K uses the same rates, so the K=n
+        cell's acceptance is a prefix of the K=n+1 cell's.
+    ks : iterable of int
+        The K of every cell.
+    identity : dict, optional
+        Manifest identity (model, curve, method, draft, ...).
+    rng : numpy.random.Generator or int
+    **cell_kwargs
+        Passed to :func:`simulate_cell`.
+
+    Returns
+    -------
+    SimulatedRun
+    """
+    if not isinstance(conditional_rates, dict):
+        conditional_rates = {"on": conditional_rates}
+    rng = np.random.default_rng(rng)
+    ident = {
+        "run": "simulated", "model": "simulated-model", "curve": "simulated_chain",
+        "method": "eagle3", "draft": ["simulated/draft"], "variant": {},
+        "engine": {"name": "vllm", "version": "0.20.1"}, "hardware": "simulated",
+        "dataset": {"name": "simulated", "category": "simulated", "output_len": 4096},
+        "sampling": {}, "date": "2026-11-30", "source": "goldenal.testing.simulate",
+    }
+    ident.update(identity or {})
+    cells = {}
+    for thinking, rates in sorted(conditional_rates.items()):
+        for k in ks:
+            cells[(thinking, int(k))] = simulate_cell(rates, k=int(k), thinking=thinking,
+                                                      rng=rng, **cell_kwargs)
+    return SimulatedRun(identity=ident, cells=cells,
+                        conditional_rates={t: tuple(r) for t, r in conditional_rates.items()})
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """A prompt population for simulated serving: request profiles and token lengths.
+
+    Every request draws one of ``profiles`` (equally likely): its conditional
+    acceptance a(1..K_max) per segment, shared across K (chain drafting).
+    A request has one segment (an answer) or, with thinking, two (reasoning,
+    then answer), each with its own profile and a heavy-tailed length in
+    *tokens*: round(lognormal(log median, sigma)) clipped to [1, cap].  A
+    segment runs verification steps until its tokens are produced, so easy
+    requests take fewer steps and the per-step acceptance of the workload
+    shifts with K even though no request's profile does.
+
+    ``true_acceptance_length(k)`` is the exact population AL, the ratio of
+    expected tokens to expected steps per request (a renewal recursion per
+    profile and segment, with Wald's identity for the tokens).
+    """
+
+    profiles: np.ndarray = field(repr=False)  # (n_profiles, segments, k_max) conditional rates
+    medians: tuple = (900.0,)  # per segment, tokens
+    sigmas: tuple = (0.9,)
+    caps: tuple = (4096,)
+
+    @property
+    def k_max(self):
+        return self.profiles.shape[2]
+
+    @property
+    def segments(self):
+        return self.profiles.shape[1]
+
+    def length_pmf(self, segment):
+        """P(T = t) for t = 0..cap of a segment (index 0 unused)."""
+        from scipy.stats import lognorm
+
+        cap = int(self.caps[segment])
+        dist = lognorm(self.sigmas[segment], scale=self.medians[segment])
+        edges = np.arange(cap + 1) + 0.5  # T = t when the draw rounds to t
+        cdf = dist.cdf(edges)
+        pmf = np.zeros(cap + 1)
+        pmf[1] = cdf[1]  # draws below 1.5 (clipped up to 1)
+        pmf[2:cap] = np.diff(cdf[1:cap])
+        pmf[cap] = 1 - cdf[cap - 1]  # the tail is clipped to the cap
+        return pmf
+
+    def _survival(self, k, shift=1.0):
+        return np.cumprod(np.clip(self.profiles[:, :, :k] * shift, 0, 1), axis=2)
+
+    def true_acceptance_length(self, k, *, shift=1.0):
+        """Exact population AL at K=k (rates multiplied by ``shift``)."""
+        tokens, steps = _workload_moments(self, int(k), float(shift))
+        return tokens / steps
+
+    def expected_per_request(self, k, *, shift=1.0):
+        """Exact (expected tokens, expected steps) of one request at K=k.
+
+        Their ratio is :meth:`true_acceptance_length`; mixtures of workloads
+        (:func:`simulate_mixture`) weight these, not the ratios.
+        """
+        return _workload_moments(self, int(k), float(shift))
+
+    def _moments(self, k, shift):
+        surv = self._survival(k, shift)  # (P, S, k)
+        full = np.concatenate([np.ones(surv.shape[:2] + (1,)), surv,
+                               np.zeros(surv.shape[:2] + (1,))], axis=2)
+        p = full[:, :, :-1] - full[:, :, 1:]  # P(L = j), j = 0..k
+        mu = 1 + surv.sum(axis=2)  # tokens per step
+        steps = np.zeros(surv.shape[:2])
+        for seg in range(self.segments):
+            pmf = self.length_pmf(seg)
+            cap = len(pmf) - 1
+            # m(t): expected steps to produce >= t tokens; m(t) = 1 + sum_j p_j m(t - 1 - j)
+            m = np.zeros((surv.shape[0], cap + 1 + k + 1))
+            off = k + 1  # m[:, off + t] holds m(t); m(t <= 0) = 0
+            pj = p[:, seg, :]
+            for tt in range(1, cap + 1):
+                m[:, off + tt] = 1 + (pj * m[:, off + tt - 1 - np.arange(k + 1)]).sum(axis=1)
+            steps[:, seg] = m[:, off:off + cap + 1] @ pmf
+        # profiles are equally likely; Wald's identity gives each segment's tokens
+        n = steps.shape[0]
+        return float((steps * mu).sum() / n), float(steps.sum() / n)
+
+    def draw(self, n_requests, k, rng, *, shift=1.0):
+        """Per-step accepted lengths of ``n_requests`` requests at K=k.
+
+        Returns
+        -------
+        (profile_of_request, steps_per_request, request_of_step, accepted_lengths)
+        """
+        surv = self._survival(k, shift)
+        prof = rng.integers(0, self.profiles.shape[0], size=n_requests)
+        req_parts, len_parts = [], []
+        for seg in range(self.segments):
+            raw = rng.lognormal(math.log(self.medians[seg]), self.sigmas[seg], size=n_requests)
+            tokens = np.clip(np.rint(raw), 1, self.caps[seg]).astype(np.int64)
+            mu = 1 + surv[prof, seg, :].sum(axis=1)  # expected tokens per step
+            remaining = tokens.astype(float)
+            active = np.arange(n_requests)
+            while active.size:
+                # a chunk of steps per unfinished request (about 1.2x the expected need);
+                # keep the steps taken before its tokens were all produced
+                m = np.ceil(remaining[active] / mu[active] * 1.2 + 5).astype(np.int64)
+                req = np.repeat(active, m)
+                u = rng.random(req.size)
+                lengths = (u[:, None] < surv[prof[req], seg, :]).sum(axis=1)
+                x = lengths + 1
+                cs = np.cumsum(x)
+                first = np.cumsum(m) - m
+                before = cs - x - (cs[first] - x[first])[np.repeat(np.arange(active.size), m)]
+                keep = before < remaining[req]
+                req_parts.append(req[keep])
+                len_parts.append(lengths[keep])
+                remaining -= np.bincount(req[keep], weights=x[keep], minlength=n_requests)
+                active = active[remaining[active] > 0]
+        req = np.concatenate(req_parts)
+        lengths = np.concatenate(len_parts)
+        order = np.argsort(req, kind="stable")  # reasoning steps before answer steps
+        req, lengths = req[order], lengths[order]
+        steps = np.bincount(req, minlength=n_requests)
+        return prof, steps, req, lengths
+
+
+@functools.lru_cache(maxsize=256)
+def _workload_moments(workload, k, shift):
+    return workload._moments(k, shift)
+
+
+def make_workload(rates, *, n_profiles=24, heterogeneity=20.0, answer_rates=None,
+                  medians=(900.0,), sigmas=(0.9,), caps=(4096,), rng=None):
+    """A :class:`Workload` whose profiles scatter around ``rates``.
+
+    Parameters
+    ----------
+    rates : sequence of float
+        Population conditional acceptance a(1..K_max) (of the reasoning
+        segment when ``answer_rates`` is given).
+    n_profiles : int
+        Distinct request profiles; each is drawn once from
+        Beta(kappa a, kappa (1 - a)) per position.
+    heterogeneity : float or None
+        Concentration kappa (smaller: more heterogeneous); None: one profile.
+    answer_rates : sequence of float, optional
+        A second segment (the answer after a reasoning segment) with these
+        rates: a thinking-on workload.
+    medians, sigmas, caps : tuple
+        Lognormal token length (median, sigma) and cap of every segment.
+    rng : numpy.random.Generator or int
+
+    Returns
+    -------
+    Workload
+    """
+    rng = np.random.default_rng(rng)
+    segs = [np.asarray(rates, float)]
+    if answer_rates is not None:
+        segs.append(np.asarray(answer_rates, float))
+    k_max = len(segs[0])
+    n = 1 if heterogeneity is None else int(n_profiles)
+    prof = np.empty((n, len(segs), k_max))
+    for s, a in enumerate(segs):
+        if heterogeneity is None:
+            prof[:, s, :] = a
+        else:
+            lo = np.clip(a, 1e-9, 1 - 1e-9)
+            prof[:, s, :] = rng.beta(heterogeneity * lo, heterogeneity * (1 - lo),
+                                     size=(n, k_max))
+    nseg = len(segs)
+    fit = lambda v: tuple(v) if len(v) == nseg else tuple(v) * nseg  # noqa: E731
+    return Workload(profiles=prof, medians=fit(medians)[:nseg], sigmas=fit(sigmas)[:nseg],
+                    caps=tuple(int(c) for c in fit(caps)[:nseg]))
+
+
+def simulate_workload(workload, k, *, n_requests=256, concurrency=32, step_seconds=0.03,
+                      window_seconds=10.0, thinking="on", shift=1.0, rng=None):
+    """Simulate one cell served from a :class:`Workload` (see :func:`make_workload`).
+
+    Requests fill ``concurrency`` slots in order; every step takes
+    ``step_seconds`` and log windows are ``window_seconds`` long, so long
+    requests span many windows.  ``shift`` multiplies every rate (a cell
+    served wrong, for the cross-K check).
+
+    Returns
+    -------
+    SimulatedCell
+        With ``true_al`` the exact population AL of the (shifted) workload.
+    """
+    rng = np.random.default_rng(rng)
+    prof, steps, req, lengths = workload.draw(n_requests, k, rng, shift=shift)
+    times = _step_times(steps, req, concurrency, step_seconds)
+    rates = workload.profiles[prof, 0, :k]
+    return SimulatedCell(k=k, thinking=thinking,
+                         conditional_rates=tuple(float(x) for x in rates.mean(axis=0)),
+                         true_al=workload.true_acceptance_length(k, shift=shift),
+                         request_rates=rates, lengths=lengths.astype(np.int64), request_of=req,
+                         time_of=times, window_seconds=window_seconds)
+
+
+def mixture_true_acceptance_length(components, k):
+    """Exact AL at K=k of a population mixing workloads: sum w T / sum w W.
+
+    Parameters
+    ----------
+    components : sequence of (float, Workload)
+        Each workload with the share of requests drawn from it.
+    """
+    weights = np.array([w for w, _ in components], float)
+    moments = np.array([wl.expected_per_request(k) for _, wl in components])
+    return float(weights @ moments[:, 0] / (weights @ moments[:, 1]))
+
+
+def simulate_mixture(components, k, *, n_requests=64, concurrency=32, step_seconds=0.03,
+                     window_seconds=10.0, thinking="on", rng=None):
+    """Simulate one cell whose requests come from several workloads.
+
+    Every request draws its workload with the given shares (e.g. many short
+    requests accepting every draft and a few long ones that do not), then
+    its profile and length from that workload; requests are served in a
+    random order.  ``true_al`` is :func:`mixture_true_acceptance_length`.
+
+    Parameters
+    ----------
+    components : sequence of (float, Workload)
+        Shares (normalised to sum 1) and workloads.
+    k : int
+    n_requests, concurrency, step_seconds, window_seconds, thinking, rng
+        As in :func:`simulate_workload`.
+
+    Returns
+    -------
+    SimulatedCell
+    """
+    rng = np.random.default_rng(rng)
+    shares = np.array([w for w, _ in components], float)
+    counts = rng.multinomial(n_requests, shares / shares.sum())
+    rates, steps, reqs, lengths = [], [], [], []
+    offset = 0
+    for (_, workload), n in zip(components, counts):
+        if n == 0:
+            continue
+        prof, st, rq, ln = workload.draw(int(n), k, rng)
+        rates.append(workload.profiles[prof, 0, :k])
+        steps.append(st)
+        reqs.append(rq + offset)
+        lengths.append(ln)
+        offset += int(n)
+    order = rng.permutation(n_requests)  # serving order; request r becomes order[r]
+    req = order[np.concatenate(reqs)]
+    lengths = np.concatenate(lengths)
+    sort = np.argsort(req, kind="stable")
+    req, lengths = req[sort], lengths[sort]
+    steps_of = np.bincount(req, minlength=n_requests)
+    request_rates = np.empty((n_requests, k))
+    request_rates[order] = np.concatenate(rates)
+    times = _step_times(steps_of, req, concurrency, step_seconds)
+    return SimulatedCell(k=k, thinking=thinking,
+                         conditional_rates=tuple(float(x) for x in request_rates.mean(axis=0)),
+                         true_al=mixture_true_acceptance_length(components, k),
+                         request_rates=request_rates, lengths=lengths.astype(np.int64),
+                         request_of=req, time_of=times, window_seconds=window_seconds)
+
+
+@dataclass(frozen=True)
+class CoverageResult:
+    """How often the intervals ``fit`` reports contained the true AL, per method.
+
+    ``reported[m]`` counts the runs that got an interval from method ``m``
+    (the others got a point estimate only); coverage is over those.
+    """
+
+    confidence_level: float
+    n_runs: int
+    hits: dict  # method -> runs whose interval contained the truth
+    widths: dict = field(repr=False)  # method -> mean interval width (of reported runs)
+    reported: dict = field(default_factory=dict, repr=False)  # method -> runs with an interval
+
+    @property
+    def coverage(self):
+        """``{method: fraction of reported runs covered}`` (NaN when none reported)."""
+        return {m: (h / self.reported[m] if self.reported.get(m) else math.nan)
+                for m, h in self.hits.items()}
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame({"coverage": self.coverage, "runs": self.n_runs,
+                             "with interval": self.reported,
+                             "mean width": self.widths}).rename_axis("method")
+
+
+def coverage_study(workload, k, *, n_runs=400, confidence_level=0.95, n_resamples=999,
+                   rng=None, **sim_kwargs):
+    """Coverage of ``fit``'s default intervals on runs simulated from ``workload``.
+
+    Every run simulates one cell (:func:`simulate_workload`) and fits it
+    twice as :func:`goldenal.stats.fit_cell` does by default: from its
+    per-request records ("bootstrap") and from its log windows
+    ("batch-means", batches at least the longest request span from the
+    output cap and concurrency; runs with fewer than 10 batches get no
+    interval and are not counted).
+
+    Parameters
+    ----------
+    workload : Workload
+    k : int
+    n_runs : int
+    confidence_level : float
+    n_resamples : int
+        Bootstrap resamples per fit.
+    rng : numpy.random.Generator or int
+    **sim_kwargs
+        Passed to :func:`simulate_workload` (``n_requests``, ``concurrency``, ...).
+
+    Returns
+    -------
+    CoverageResult
+    """
+    import warnings
+
+    from goldenal.core.errors import LowSampleWarning
+    from goldenal.stats.cell import fit_cell, request_span_windows
+
+    rng = np.random.default_rng(rng)
+    views = (("request", "bootstrap"), ("window", "batch-means"))
+    hits = {m: 0 for _, m in views}
+    widths = {m: 0.0 for _, m in views}
+    reported = {m: 0 for _, m in views}
+    concurrency = sim_kwargs.get("concurrency", 32)
+    for _ in range(n_runs):
+        cell = simulate_workload(workload, k, rng=rng, **sim_kwargs)
+        for granularity, method in views:
+            obs = cell.observations(granularity)
+            span = None
+            if granularity == "window":
+                span = request_span_windows([o.drafts for o in obs],
+                                            output_len=sum(workload.caps),
+                                            concurrency=concurrency)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LowSampleWarning)
+                fitted = fit_cell(obs, k=k, confidence_level=confidence_level,
+                                  n_resamples=n_resamples, rng=rng, max_request_windows=span)
+            lo, hi = fitted.confidence_interval
+            if not math.isfinite(lo):
+                continue
+            reported[method] += 1
+            hits[method] += bool(lo <= cell.true_al <= hi)
+            widths[method] += hi - lo
+    widths = {m: (w / reported[m] if reported[m] else math.nan) for m, w in widths.items()}
+    return CoverageResult(confidence_level=confidence_level, n_runs=n_runs, hits=hits,
+                          widths=widths, reported=reported)
