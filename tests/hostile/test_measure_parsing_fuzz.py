@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.measuring.measure import measure
+from goldenal.measuring import measure as measuring
 from goldenal.core.errors import ParseError
 from goldenal.measuring.measure import (MAX_JSON_DEPTH, ResponseLimit, _engine_counts,
                                 _impossible_counts, _json, _json_depth, _public_url,
