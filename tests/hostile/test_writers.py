@@ -180,10 +180,10 @@ def test_concurrent_edits_lose_no_update(tree):
 
 
 def test_a_file_changed_between_injects_read_and_write_is_refused(tree, run_cli, monkeypatch):
-    from goldenal.apply import inject
+    from goldenal.apply import inject as inject_module
 
     target = tree / RECIPES[0]
-    plan = rewrite._inject_text
+    plan = inject_module._inject_text
 
     def plan_then_someone_edits(path, *args, **kw):
         result = plan(path, *args, **kw)
@@ -191,7 +191,7 @@ def test_a_file_changed_between_injects_read_and_write_is_refused(tree, run_cli,
             with open(target, "a") as fh:    # an editor that takes no lock
                 fh.write("# saved by an editor\n")
         return result
-    monkeypatch.setattr(rewrite, "_inject_text", plan_then_someone_edits)
+    monkeypatch.setattr(inject_module, "_inject_text", plan_then_someone_edits)
     with pytest.raises(ConflictError, match="changed since it was read"):
         _inject(tree, 2)
     edited = target.read_text()
