@@ -94,13 +94,9 @@ def git_root(paths):
         return None
     if not os.path.isdir(here):
         here = os.path.dirname(here)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    from goldenal.core.files import repository_root
+
+    return repository_root(here)
 
 
 class AuditReport(NamedTuple):

@@ -441,15 +441,12 @@ def repository_path(path, root=None):
     """
     import os
 
+    from goldenal.core.files import repository_root
+
     full = os.path.abspath(path)
-    here = os.path.dirname(full)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return os.path.relpath(full, here).replace(os.sep, "/")
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
+    top = repository_root(os.path.dirname(full))
+    if top is not None:
+        return os.path.relpath(full, top).replace(os.sep, "/")
     base = os.path.abspath(root) if root else os.getcwd()
     rel = os.path.relpath(full, base)
     # outside any repository and outside ``root``: the whole path is all there is

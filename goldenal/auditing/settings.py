@@ -94,13 +94,14 @@ def find_settings(start):
 
 def _up_to_repository_root(here):
     """``here`` and its parents up to the nearest one holding ``.git``; ``[here]`` without one."""
+    from goldenal.core.files import repository_root
+
+    here = os.path.abspath(here)
+    top = repository_root(here)
     chain = [here]
-    while not os.path.lexists(os.path.join(chain[-1], ".git")):
-        parent = os.path.dirname(chain[-1])
-        if parent == chain[-1]:
-            return [here]       # in no repository: its own directory only
-        chain.append(parent)
-    return chain
+    while top is not None and chain[-1] != top:
+        chain.append(os.path.dirname(chain[-1]))
+    return chain                # in no repository: its own directory only
 
 
 def _strings(table, key, path):

@@ -22,7 +22,8 @@ import re
 import stat
 from dataclasses import dataclass, field
 
-from goldenal.core.files import JOURNAL_NAME, LOCK_NAME, is_transaction_file, settle_directories
+from goldenal.core.files import (JOURNAL_NAME, LOCK_NAME, is_transaction_file, repository_root,
+                                 settle_directories)
 from goldenal.auditing import evidence as ev
 
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
@@ -151,17 +152,6 @@ def _read_gitignore(directory):
     # lines end at \n, a CR before it dropped, as git reads them (dir.c)
     text = data.decode("utf-8", errors="replace")
     return _Ignore(line.removesuffix("\r") for line in text.split("\n"))
-
-
-def _git_root(start):
-    here = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
 
 
 @dataclass
@@ -398,7 +388,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
 
     def outer_ignores(directory):
         """The .gitignore files between the repository root and ``directory`` (exclusive)."""
-        top = _git_root(directory)
+        top = repository_root(directory)
         if top is None:
             return []
         chain, here = [], os.path.dirname(directory)

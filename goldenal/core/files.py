@@ -333,6 +333,20 @@ def _size(n):
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
 
 
+def repository_root(path):
+    """The nearest directory at or above ``path`` holding ``.git`` (a directory, or the
+    file of a worktree), or None outside any repository: the one place goldenal
+    climbs to a repository root (audit's paths, its settings, its ``.gitignore``s)."""
+    here = os.path.abspath(os.fspath(path))
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def inside(directory, path):
     """True when ``path``, every symbolic link followed, lies in ``directory`` (also resolved)."""
     root = os.path.realpath(directory)
