@@ -75,6 +75,9 @@ def found(root):
     'run_agentic_replay_and_write_outputs "$RESULT_DIR"\n',
     "export WEKA_LOADER_OVERRIDE=semianalysis_cc_traces_weka_062126_256k\n",
     "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh\n",
+    # SGLang 0.5.23's trace replay (sglang/benchmark/serving.py:2332)
+    "python -m sglang.bench_serving --backend sglang --dataset-name agentic-trace "
+    "--dataset-path traces.jsonl\n",
 ])
 def test_an_agentic_client_says_agentic(client):
     assert agentic_from_client(client) is True

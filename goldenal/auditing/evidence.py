@@ -329,6 +329,9 @@ CLIENT_SIGNALS = (
                  "SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh"),
     ClientSignal(None, ("agentic_srt.sh",), True,
                  "SemiAnalysisAI/InferenceX benchmarks/multi_node/agentic_srt.sh"),
+    # SGLang 0.5.23's trace replay (``sglang/benchmark/serving.py:2332``)
+    ClientSignal("--dataset-name", ("agentic-trace",), True,
+                 "sgl-project/sglang python/sglang/benchmark/serving.py"),
     # a dataset of random tokens at set input/output lengths
     ClientSignal("--dataset-name", ("random", "random-mm", "random-rerank",
                                     "prefix_repetition"), False,

@@ -41,7 +41,8 @@ from goldenal.core.errors import ParseError
 # docs/engines.md §6, "Silent paths", per engine
 SILENT_PATHS = {
     "vllm": "vLLM 0.19.x under Model Runner V1 (synthetic only in MRV2), "
-            "rejection_sample_method not 'synthetic', vllm-ascend before #12256",
+            "rejection_sample_method not 'synthetic', vllm-ascend before #12256 (Model Runner "
+            "V1) or #15556 (Model Runner V2)",
     "sglang": "SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
               "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
     "trtllm": "a fractional TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS on the two-model path "
