@@ -47,6 +47,14 @@ def counts(text, k):
     return len(accepted), k * len(accepted), sum(accepted), per_pos
 
 
+def write_prompts(path, texts, *, prefix="p", head=""):
+    """A prompts file as ``measure --prompts`` reads it: one ``{id, prompt}`` line a text.
+    Returns its path as a string."""
+    path.write_text(head + "".join(json.dumps({"id": f"{prefix}{i}", "prompt": t}) + "\n"
+                                   for i, t in enumerate(texts)))
+    return str(path)
+
+
 class StubServer:
     def __init__(self, engine="llamacpp", k=3, dp=1, port=0):
         self.engine, self.k, self.dp = engine, k, dp

@@ -15,17 +15,14 @@ import pytest
 import goldenal
 from goldenal.core.errors import ConflictError, CounterReset, ParseError, ServerError, UsageError
 from goldenal.measuring.measure import MeasureError, load_prompts
-from measure_stub import StubServer, counts, plan
+from measure_stub import StubServer, counts, plan, write_prompts
 
 TEXTS = [f"write a function that returns {i} squared" for i in range(12)]
 
 
 @pytest.fixture
 def prompts(tmp_path):
-    path = tmp_path / "prompts.jsonl"
-    path.write_text("# a comment line\n" + "".join(
-        json.dumps({"id": f"p{i}", "prompt": t}) + "\n" for i, t in enumerate(TEXTS)))
-    return str(path)
+    return write_prompts(tmp_path / "prompts.jsonl", TEXTS, head="# a comment line\n")
 
 
 @pytest.fixture
@@ -858,10 +855,8 @@ def test_sglang_per_request_meta_info(server, prompts, tmp_path, concurrency):
     short = [t for t in (f"short {i}" for i in range(200)) if max(plan(t, 3)) < 3][:4]
     texts = TEXTS + short
     assert len(short) == 4 and min(max(plan(t, 3)) for t in short) < 3
-    path = tmp_path / "prompts.jsonl"
-    path.write_text("".join(json.dumps({"id": f"p{i}", "prompt": t}) + "\n"
-                            for i, t in enumerate(texts)))
-    result = run(server, tmp_path / "run", str(path), concurrency=concurrency)
+    path = write_prompts(tmp_path / "prompts.jsonl", texts)
+    result = run(server, tmp_path / "run", path, concurrency=concurrency)
     assert result.server.engine == "sglang" and result.server.version == "0.5.23"
     assert result.server.speculative["speculative_num_steps"] == 3
     assert all(not b["stream"] and b["return_meta_info"] and b["return_spec_tokens_details"]
@@ -885,13 +880,11 @@ def test_sglang_per_request_meta_info(server, prompts, tmp_path, concurrency):
 def test_sglang_request_that_accepted_nothing(server, tmp_path, concurrency):
     """A request whose every step accepted no draft: histogram [steps], per-position
     counts all zero, and the cell keeps its per-position counts."""
-    path = tmp_path / "zero.jsonl"
     texts = [t for t in (f"zero {i}" for i in range(20000)) if max(plan(t, 3)) == 0][:1]
     assert texts
     texts += TEXTS[:3]
-    path.write_text("".join(json.dumps({"id": f"z{i}", "prompt": t}) + "\n"
-                            for i, t in enumerate(texts)))
-    cell, = run(server, tmp_path / "run", str(path), concurrency=concurrency).cells
+    path = write_prompts(tmp_path / "zero.jsonl", texts, prefix="z")
+    cell, = run(server, tmp_path / "run", path, concurrency=concurrency).cells
     first = cell.requests[0]
     assert (first.accepted, first.accepted_per_position) == (0, (0, 0, 0))
     assert cell.accepted_per_position == expected(texts, 3)[2]

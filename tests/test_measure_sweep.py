@@ -14,7 +14,7 @@ import pytest
 import goldenal
 from goldenal.core.errors import ConflictError, ServerError, UsageError
 from goldenal.measuring.measure import MeasureError
-from measure_stub import counts
+from measure_stub import counts, write_prompts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STUB = os.path.join(HERE, "measure_stub_server.py")
@@ -23,10 +23,7 @@ TEXTS = [f"write a function that returns {i} squared" for i in range(6)]
 
 @pytest.fixture
 def prompts(tmp_path):
-    path = tmp_path / "prompts.jsonl"
-    path.write_text("".join(json.dumps({"id": f"p{i}", "prompt": t}) + "\n"
-                            for i, t in enumerate(TEXTS)))
-    return str(path)
+    return write_prompts(tmp_path / "prompts.jsonl", TEXTS)
 
 
 def stub_cmd(tmp_path, *extra, k="{k}"):

@@ -615,16 +615,6 @@ def pending_journal(directory):
     return os.path.exists(os.path.join(directory, JOURNAL_NAME))
 
 
-def settle(paths):
-    """Before ``paths`` are read to be rewritten: recover their directories that hold a journal.
-
-    A write a crash interrupted is rolled back (or its leftovers removed)
-    under the directory's lock, so what is read is whole (see
-    :func:`write_texts_atomic`).
-    """
-    settle_directories({os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths})
-
-
 def settle_directories(directories):
     """Recover every directory of ``directories`` a write left a journal or a temporary in.
 

@@ -24,7 +24,7 @@ from conftest import goldenal_cmd
 from goldenal.core import files as _files
 from goldenal.core.errors import ConflictError
 from hostile.hostile_support import snapshot
-from measure_stub import StubServer
+from measure_stub import StubServer, write_prompts
 
 TEXTS = [f"write a function that returns {i} squared" for i in range(6)]
 ROUNDS = 3
@@ -32,12 +32,7 @@ ROUNDS = 3
 
 @pytest.fixture
 def prompts(tmp_path):
-    import json
-
-    path = tmp_path / "prompts.jsonl"
-    path.write_text("".join(json.dumps({"id": f"p{i}", "prompt": t}) + "\n"
-                            for i, t in enumerate(TEXTS)))
-    return str(path)
+    return write_prompts(tmp_path / "prompts.jsonl", TEXTS)
 
 
 @pytest.fixture
