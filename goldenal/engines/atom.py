@@ -18,10 +18,7 @@ import re
 import shlex
 from decimal import Decimal
 
-from goldenal.recipes import knobs, spans
-from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
-                                   same_number)
-from goldenal.engines.knobs import acceptance_rate, carries_golden, knob_value  # noqa: F401 (re-export)
+from goldenal.engines.base import EngineAdapter, check_pinned, on_both_paths, same_number
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
                                     substitute, unquote)
@@ -55,9 +52,6 @@ RATE_KNOB = "--spec-decode-acceptance-rate"
 K_FLAG = "--num-speculative-tokens"
 FORMS = ("length", "rate")
 
-# the flags read and rewritten here, as the one knob table spells them
-_FLAGS = knobs.spellings(engine="atom")
-
 
 def _dspark_confidence(raw):
     if raw is None:
@@ -76,11 +70,36 @@ class AtomAdapter(EngineAdapter):
 
     name = "atom"
     knob = KNOB
+    record = RECORD
 
-    def convert(self, al_text, *, k=None, form=None):
-        if form not in (None, *FORMS):
-            raise ValueError(f"`form` must be one of {', '.join(FORMS)}, got {form!r}")
-        return knob_value(self.name, al_text, k=k, form=form)
+    script_name, script_sign = "ATOM", K_FLAG
+
+    def read_script(self, path, text, variables):
+        return read_command_settings(path, text)
+
+    def script_claim(self, text, launched):
+        return 1            # its flags are read wherever the script writes them
+
+    def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
+                    force=False, launched=(), known=()):
+        from goldenal.engines.setting import command_site
+
+        settings = read_command_settings(path, text)
+        if not settings:
+            if RECORD.name in launched:
+                said = f"the script starts {RECORD.launch_word} without speculative decoding"
+            else:
+                said = f"the script starts no server (looked for {', '.join(known)})"
+            raise ParseError(f"no ATOM speculative flags found ({K_FLAG}): {said}", path=path)
+
+        def site(site_k):
+            return command_site(self.name, settings[0], site_k)
+
+        plan, targets = plan_command(path, text, lambda site_k, line: golden_for(
+            site(site_k), site_k, line), k=k, form=form, force=force)
+        return plan, [(*t, site(t[1])) for t in targets]
+    forms = FORMS
+    emit_options = ("dspark_config",)
 
     def fragment(self, al_text, *, k, fmt, form=None, dspark_config=None, **options):
         if _dspark_confidence(dspark_config):
@@ -117,6 +136,8 @@ def _col(text, index):
 
 def read_command_settings(path, text=None):
     """ATOM settings written as literal flags in a script or argument file."""
+    from goldenal.engines.setting import SpecSetting
+
     path = os.fspath(path)
     if text is None:
         text = read_text(path, universal=True)
@@ -162,8 +183,10 @@ def _literal(flags, flag, variables):
 
 def _all_flags(text):
     """Every uncommented occurrence of each flag, in file order."""
+    from goldenal.recipes import knobs
+
     found = {}
-    for row, m in knobs.finditer(text, _FLAGS):
+    for row, m in knobs.finditer(text, RECORD.rows()):
         found.setdefault(row.name, []).append(m)
     return found
 
@@ -195,6 +218,9 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
     -------
     (Plan, list of (line, k, al_text, knob_value))
     """
+    from goldenal.engines.setting import Plan
+    from goldenal.recipes import spans
+
     flags = _all_flags(text)
     k_flags = flags.get(K_FLAG, [])
     if not k_flags:
@@ -308,6 +334,8 @@ def _as_al(name, text, k):
 
 def _carries(name, written, al_text, k):
     """Does a written length or rate carry the golden AL at its precision (docs/policy.md §2)?"""
+    from goldenal.engines.values import carries_golden
+
     return carries_golden(written, al_text, unit="length" if name == KNOB else "rate", k=k)
 
 
@@ -328,6 +356,8 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
     Returns None (nothing to change) or ``(edit, line, old)``.  Refused when
     the variable is computed (``$(awk ...)``) or assigned more than once.
     """
+    from goldenal.recipes import spans
+
     raw = m.group("value").strip("'\"")
     match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", raw)
     line = _line(text, m.start())

@@ -30,9 +30,8 @@ import os
 import re
 from decimal import Decimal, InvalidOperation
 
-from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths
+from goldenal.engines.base import EngineAdapter, check_pinned, on_both_paths
 from goldenal.core.errors import ParseError, PolicyError, UsageError
-from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
 from goldenal.core.files import read_text
 from goldenal.engines.record import Engine
@@ -198,13 +197,40 @@ class LlamaCppAdapter(EngineAdapter):
 
     name = "llamacpp"
     knob = KNOB
+    record = RECORD
 
-    def convert(self, al_text, *, k=None, form=None):
-        if form not in (None, "length"):
-            raise ValueError(f"`form` must be length for llama.cpp, got {form!r}")
-        from goldenal.engines.knobs import knob_value
+    script_name = script_sign = SERVER
 
-        return knob_value(self.name, al_text)
+    def read_script(self, path, text, variables):
+        return read_command_settings(path, text)
+
+    def script_claim(self, text, launched):
+        return 3 if commands(text) else 0
+
+    def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
+                    force=False, launched=(), known=()):
+        from goldenal.engines.setting import command_site
+
+        found = next((s for s in read_command_settings(path, text)
+                      if s.extra.get("speculative")), None)
+
+        def site(site_k):
+            return command_site(self.name, found, site_k)
+
+        plan, targets = plan_command(
+            path, text, lambda site_k, line: golden_for(site(site_k), site_k, line), k=k,
+            rates_for=rates_for and (lambda site_k, al: rates_for(site(site_k), site_k, al)),
+            force=force)
+        return plan, [(*t, site(t[1])) for t in targets]
+    forms = ("length",)
+    default_form = "rates"      # the length flag realises a geometric schedule
+
+    def rates_value(self, rates):
+        return rates_text(rates)
+
+    def emit(self, al_text, *, k, fmt, rates=None, form=None, **options):
+        text, knob, value, _ = super().emit(al_text, k=k, fmt=fmt, rates=rates, **options)
+        return text, knob, value, (() if rates is not None else (length_note(al_text, k),))
 
     def rates(self, al_text, *, k, distribution, curve_rates=None):
         """The rates for one cell: ``distribution`` "curve" (needs ``curve_rates``) or
@@ -244,9 +270,6 @@ ADAPTER = LlamaCppAdapter()
 
 # -- reading command lines ------------------------------------------------------
 
-# flags and environment names of llama-server, as the one knob table spells them
-_FLAGS = knobs.spellings(engine="llamacpp", form=knobs.FLAG)
-_ENVS = knobs.spellings(engine="llamacpp", form=knobs.ENV)
 # ``llama-server`` as a command word, with any path before it: the spans
 # ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds; :func:`server_spans` finds
 # them in linear time (that pattern retries ``\S*`` from every position of a word)
@@ -356,13 +379,17 @@ def commands(text):
     LLAMA_ARG_...=v`` or ``LLAMA_ARG_...=v`` on its own line) plus assignments
     prefixed to the command itself.
     """
+    from goldenal.recipes import knobs as table
+
+    flag_rows = RECORD.rows(form=table.FLAG)
+    env_rows = RECORD.rows(form=table.ENV)
     exported = {}
     out = []
     pos = 0
     # (start, env match or None, end of the server word), in text order
     events = [(start, None, word_end) for start, word_end in server_spans(text)
-              if not knobs.commented(text, start)]
-    events += [(m.start(), m, None) for _, m in knobs.finditer(text, _ENVS)]
+              if not table.commented(text, start)]
+    events += [(m.start(), m, None) for _, m in table.finditer(text, env_rows)]
     events.sort(key=lambda e: e[0])
     for start, m, word_end in events:
         if start < pos:
@@ -375,10 +402,10 @@ def commands(text):
             continue
         end = _command_end(text, start)
         flags = {}
-        for _, f in knobs.finditer(text, _FLAGS, word_end, end):
+        for _, f in table.finditer(text, flag_rows, word_end, end):
             flags.setdefault(f.group("name"), []).append(f)
         env = dict(exported)
-        for _, e in knobs.finditer(text, _ENVS, line_start, start):
+        for _, e in table.finditer(text, env_rows, line_start, start):
             env[e.group("name")] = (_unq(e.group("value")), e)
         out.append(Command(text, start, end, flags, env))
         pos = end
@@ -414,6 +441,8 @@ def command_k(cmd, variables):
 
 def read_command_settings(path, text=None):
     """llama.cpp settings of every ``llama-server`` command in a script or argument file."""
+    from goldenal.engines.setting import SpecSetting
+
     path = os.fspath(path)
     if text is None:
         text = read_text(path, universal=True)
@@ -504,6 +533,9 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
     -------
     (Plan, list of (line, k, al_text, knob value))
     """
+    from goldenal.engines.setting import Plan
+    from goldenal.recipes import spans
+
     cmds = commands(text)
     if not cmds:
         raise ParseError(f"no {SERVER} command found", path=path)

@@ -12,13 +12,11 @@ are mutually exclusive.
 import json
 import re
 import shlex
-from dataclasses import dataclass
+from collections import namedtuple
 
-from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import DQ_ESCAPE, eval_paths, literal_variables, resolve
-from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
+from goldenal.engines.base import (EngineAdapter, check_pinned, on_both_paths,
                                    same_number)
-from goldenal.engines.knobs import knob_value
 from goldenal.core.errors import DuplicateKeyError, ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -132,7 +130,7 @@ def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
     ``node`` is where a recipe or config holds it (:meth:`VLLMAdapter._site`);
     a launch script's JSON (:class:`CommandSpec`) has none.
     """
-    from goldenal.engines.locate import Site
+    from goldenal.engines.setting import Site
 
     k = _as_int(spec.get("num_speculative_tokens"))
     draft = spec.get("model")
@@ -157,9 +155,25 @@ class VLLMAdapter(EngineAdapter):
 
     name = "vllm"
     knob = KNOB
+    record = RECORD
+    emit_options = ("spec_config",)
+    verifier = SYNTHETIC
+    backend_types = ("vllm",)
 
-    def convert(self, al_text, *, k=None, form=None):
-        return knob_value(self.name, al_text)
+    script_name = script_sign = "vllm serve"
+
+    def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
+                    force=False, launched=(), known=()):
+        return plan_command(path, text, golden_for, k=k, rates_for=rates_for, force=force)
+
+    def config_claim(self, spec):
+        return 1            # a speculative-config of any other shape is vLLM's
+
+    def rates_value(self, rates):
+        return "[" + ", ".join(repr(r) for r in rates) + "]"
+
+    def parse_spec_config(self, text):
+        return parse_speculative_config(text)
 
     def fragment(self, al_text, *, k, fmt, spec_config=None, rates=None, **options):
         """Render the vLLM spelling.
@@ -169,6 +183,8 @@ class VLLMAdapter(EngineAdapter):
         ``--speculative-config '<json>'`` argument; ``shell``/``env`` a
         ``SPEC_CONFIG`` variable holding the JSON.
         """
+        from goldenal.recipes import spans
+
         base = "{}" if spec_config is None else spec_config
         parse_speculative_config(base)
         updates = {METHOD_KEY: json.dumps(SYNTHETIC)}
@@ -202,6 +218,8 @@ class VLLMAdapter(EngineAdapter):
 
     def _spec(self, doc, node):
         """(spec dict, members-with-raw-text) of a JSON-string or mapping node."""
+        from goldenal.recipes import spans
+
         if spans.is_scalar(node):
             text = node.value
             spec = parse_speculative_config(text, path=doc.path, line=spans.line_of(node))
@@ -225,6 +243,8 @@ class VLLMAdapter(EngineAdapter):
                           extra={"spec": spec, "raw": raw})
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
+        from goldenal.recipes import spans
+
         pair = spans.get_pair(cfg, SPEC_KEYS)
         if pair is None:
             return None
@@ -237,7 +257,9 @@ class VLLMAdapter(EngineAdapter):
         site.extra["_own"] = cfg_own is not None and spans.get_pair(cfg_own, SPEC_KEYS) is not None
         return site
 
-    def site_from_config(self, doc, root, spec):
+    def site_from_config(self, doc, root, spec, env_file=None):
+        from goldenal.recipes import spans
+
         names = []
         for key in ("model", "served-model-name", "served_model_name"):
             node = spans.get(root, key)
@@ -247,6 +269,9 @@ class VLLMAdapter(EngineAdapter):
         return self._site(doc, None, None, spec, names)
 
     def setting(self, doc, site):
+        from goldenal.engines.setting import SpecSetting
+        from goldenal.recipes import spans
+
         spec, raw = site.extra["spec"], site.extra["raw"]
         knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
         value = None
@@ -264,6 +289,9 @@ class VLLMAdapter(EngineAdapter):
     # -- writing -------------------------------------------------------------
 
     def plan(self, doc, site, al_text, *, k, force=False, rates=None, **options):
+        from goldenal.engines.setting import Plan
+        from goldenal.recipes import spans
+
         spec, raw = site.extra["spec"], site.extra["raw"]
         line = spans.line_of(site.spec)
         # JSON strings keep their own separators; YAML flow lists read better spaced.
@@ -282,6 +310,8 @@ class VLLMAdapter(EngineAdapter):
         return Plan(edits=edits, changes=tuple(changes))
 
     def _mapping_edits(self, doc, node, desired):
+        from goldenal.recipes import spans
+
         json_style = any(spans.is_scalar(key) and key.style == '"' for key, _ in node.value)
         edits, missing = [], []
         for key, raw in desired.items():
@@ -384,17 +414,13 @@ _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
                      r"""(?P<word>'[^']*'|"[^"]*"|(?!-)[^\s\\;|&]+)""")
 
 
-@dataclass(frozen=True)
-class CommandSpec:
-    """One literal ``--speculative-config`` JSON of a launch script."""
+class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")):
+    """One literal ``--speculative-config`` JSON of a launch script.
 
-    line: int
-    start: int              # the JSON text's offsets in the script (inside its quotes)
-    end: int
-    json_text: str          # as vLLM reads it (double-quoted escapes undone)
-    double_quoted: bool
-    spec: dict
-    raw: dict               # the written keys' text as written
+    ``start``/``end``: the JSON text's offsets in the script (inside its quotes);
+    ``json_text`` as the engine reads it (double-quoted escapes undone); ``raw``:
+    the written keys' text as written.
+    """
 
     def site(self, models):
         """The site's identity for the curve resolver: K, draft head, method, variant."""
@@ -408,16 +434,19 @@ def command_specs(path, text):
     JSON (a ``$VARIABLE``, a ``printf`` result) is refused with the place
     where it is written: the knob belongs where the script builds it.
     """
+    from goldenal.recipes import knobs as table
+    from goldenal.recipes import spans
+
     variables = literal_variables(text)
     models = []
     for m in _SERVED.finditer(text):
-        if not knobs.commented(text, m.start()):
+        if not table.commented(text, m.start()):
             name = resolve(m.group("word"), variables)
             if name and name not in models:
                 models.append(name)
     out = []
     for m in _SPEC_FLAG.finditer(text):
-        if knobs.commented(text, m.start()):
+        if table.commented(text, m.start()):
             continue
         line = text.count("\n", 0, m.start()) + 1
         word = m.group("word")
@@ -459,6 +488,9 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
         One target per site written, with the :class:`Site` it was asked for (two
         launch commands on one line are told apart by it, not by the line).
     """
+    from goldenal.engines.setting import Plan
+    from goldenal.recipes import spans
+
     specs, models = command_specs(path, text)
     if not specs:
         raise ParseError("no --speculative-config on the vllm serve command line", path=path)
