@@ -313,7 +313,7 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         the registry.
     distribution : bool or {"curve", "min-variance"}
         vLLM and llama.cpp: write per-position rates instead of the length
-        (``synthetic_acceptance_rates``, ``--spec-synth-rates``): the curve's
+        (the engine's rates knob): the curve's
         profile (:func:`goldenal.apply.distribution.acceptance_rates`; True means
         this) or the minimum-variance schedule.  llama.cpp realises its bare
         length as a geometric schedule, which ``InjectResult.warnings`` notes.

@@ -99,6 +99,7 @@ class AtomAdapter(EngineAdapter):
             site(site_k), site_k, line), k=k, form=form, force=force)
         return plan, [(*t, site(t[1])) for t in targets]
     forms = FORMS
+    emit_help = f"{KNOB} AL (--rate: {RATE_KNOB} (AL-1)/K)"
     emit_options = ("dspark_config",)
 
     def fragment(self, al_text, *, k, fmt, form=None, dspark_config=None, **options):

@@ -27,6 +27,8 @@ class EngineAdapter:
     default_form = "length"
     # keyword options of :meth:`fragment` beyond ``rates`` and ``form`` (``emit``'s flags)
     emit_options = ()
+    # one line (or a few) for ``goldenal emit --help``: what the fragment sets
+    emit_help = ""
     # the verifier a written knob puts in place (``rejection_sample_method``), if any
     verifier = None
     # words of an srt-slurm ``backend.type`` naming the engine (empty: not in recipes)

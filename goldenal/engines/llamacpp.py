@@ -223,6 +223,12 @@ class LlamaCppAdapter(EngineAdapter):
             force=force)
         return plan, [(*t, site(t[1])) for t in targets]
     forms = ("length",)
+    emit_help = (f"{RATES_KNOB} (env {ENV_RATES}) with the min-variance\n"
+                 "schedule [1]*f, p, 0... that the other engines' length knobs realise, so\n"
+                 "`goldenal verify` confirms it as it is; --distribution: the curve's own\n"
+                 f"per-position profile; --length: {KNOB} AL ({ENV_KNOB}),\n"
+                 "which llama.cpp realises as a GEOMETRIC schedule (constant conditional p,\n"
+                 "p+...+p^K = AL-1): verify it with --profile geometric")
     default_form = "rates"      # the length flag realises a geometric schedule
 
     def rates_value(self, rates):

@@ -66,6 +66,7 @@ class SGLangAdapter(EngineAdapter):
     knob = KNOB
     record = RECORD
     backend_types = ("sglang",)
+    emit_help = f"{KNOB}=AL, _METHOD=match-expected, _TOKEN_MODE=real-draft-token"
     decode_sets_k = True
 
     def desired(self, al_text):

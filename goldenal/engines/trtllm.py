@@ -50,6 +50,7 @@ class TRTLLMAdapter(EngineAdapter):
     knob = KNOB
     record = RECORD
     backend_types = ("trt",)
+    emit_help = f"{KNOB}=AL-1"
 
     def config_claim(self, spec):
         return 2 if spec and ("decoding_type" in spec or K_KEY in spec) else 0

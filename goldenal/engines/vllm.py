@@ -157,6 +157,8 @@ class VLLMAdapter(EngineAdapter):
     knob = KNOB
     record = RECORD
     emit_options = ("spec_config",)
+    emit_help = (f'{METHOD_KEY} "{SYNTHETIC}" + {KNOB} AL\n'
+                 f"(--distribution: {RATES} from the whole curve)")
     verifier = SYNTHETIC
     backend_types = ("vllm",)
 
@@ -335,6 +337,18 @@ class VLLMAdapter(EngineAdapter):
         if missing:
             edits.append(spans.add_to_mapping(doc.text, node, missing, path=doc.path))
         return edits
+
+
+def validate_rates(rates, k):
+    """vLLM's checks on its rates knob (docs/engines.md §1.2): messages, empty when valid."""
+    problems = []
+    if len(rates) != k:
+        problems.append(f"{RATES} must have length {k}, got {rates}.")
+    if any(not 0 <= r <= 1 for r in rates):
+        problems.append(f"{RATES} entries must be in [0, 1], got {rates}.")
+    if any(b > a for a, b in zip(rates, rates[1:])):
+        problems.append(f"{RATES} must be non-increasing, got {rates}.")
+    return problems
 
 
 def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True, path=None,
