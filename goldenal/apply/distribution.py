@@ -60,25 +60,11 @@ def _shift_to_sum(p, total):
 
 
 def project_rates(survival, total):
-    """Project raw per-position survivals onto vLLM's valid rate lists.
+    """Project raw survivals S(1..K) onto vLLM's valid rate lists, summing to ``total``.
 
-    Parameters
-    ----------
-    survival : sequence of float
-        Raw S(1..K), e.g. successive differences of a golden curve.
-    total : str or float
-        Required sum, AL(K) - 1; a decimal string is honoured exactly.
-
-    Returns
-    -------
-    list of float
-        Length K, each in [0, 1], non-increasing, 6 decimals, summing to
-        ``total`` (exactly in decimal, within 1e-9 in floating point).
-
-    Example
-    -------
-    >>> project_rates([0.78, 0.60, 0.45], "1.83")
-    [0.78, 0.6, 0.45]
+    ``total`` = AL(K) - 1, honoured exactly when a decimal string.  Returns K values in
+    [0, 1], non-increasing, 6 decimals.  ``project_rates([0.78, 0.60, 0.45], "1.83")``
+    is ``[0.78, 0.6, 0.45]``.
     """
     from decimal import Decimal
 
@@ -123,24 +109,10 @@ def curve_survival(curve, *, k, thinking):
 
 
 def acceptance_rates(curve, *, k, thinking):
-    """The rates knob's value for one cell of a golden curve (vLLM, llama.cpp).
+    """The rates knob's value for one cell of a golden curve: 1 + sum is the committed AL.
 
-    Parameters
-    ----------
-    curve : goldenal.golden.registry.Curve
-    k : int
-    thinking : {"on", "off"}
-
-    Returns
-    -------
-    list of float
-        Valid for vLLM; ``1 + sum`` is the committed AL at K within 1e-9.
-
-    Example
-    -------
-    >>> from goldenal.golden.registry import load_registry
-    >>> acceptance_rates(load_registry().curves["minimaxm3_eagle3"], k=3, thinking="on")
-    [0.78, 0.6, 0.45]
+    ``acceptance_rates(load_registry().curves["minimaxm3_eagle3"], k=3, thinking="on")``
+    is ``[0.78, 0.6, 0.45]``.
     """
     from decimal import Decimal
 

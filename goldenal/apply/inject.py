@@ -246,28 +246,24 @@ def check_explicit(text, site, *, registry, k, thinking, selection, force, path,
                       "anyway", path=path, line=line)
 
 
-def _golden(site, *, registry, k, thinking, selection, al, path, force=False, warnings=None,
-            decode_role=None):
-    line = _site_line(site)
+def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection, force, notes,
+                 decode_role=None):
+    """``(AL text, curve id)`` a site must carry: the explicit length, checked, or the cell."""
     if al is not None:
-        text = explicit_al(_explicit_for(al, site, decode_role), k, path=path, line=line)
-        if registry is not None:
-            notes = check_explicit(text, site, registry=registry, k=k, thinking=thinking,
-                                   selection=selection, force=force, path=path, line=line)
-            if warnings is not None:
-                warnings.extend(notes)
+        text = explicit_al(_explicit_for(al, site, decode_role), site_k, path=path, line=line)
+        notes.extend(check_explicit(text, site, registry=registry, k=site_k, thinking=thinking,
+                                    selection=selection, force=force, path=path, line=line))
         return text, None
     curve = resolve_curve(registry, site, path=path, line=line, **selection)
     from goldenal.golden.policy import select
 
-    thinking = _assumed(curve, thinking, warnings, path)
+    thinking = _assumed(curve, thinking, notes, path)
     try:
-        golden = select(registry, k=k, thinking=thinking, curve=curve.id)
+        return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
     except Exception as exc:
         if hasattr(exc, "path") and exc.path is None:
             exc.path, exc.line = path, line
         raise
-    return golden.text, curve.id
 
 
 def _group_key(site):
@@ -551,20 +547,17 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
     values, warnings = [], []
     decode_k = {site.section: _site_k(site, k, path) for site in sites if pd_decode(site, sites)}
     for site in sites:
-        if pd_decode(site, sites, role="prefill"):
-            # SGLang PD: the decode worker verifies, so its K picks the cell; the
-            # prefill worker carries the same value (docs/engines.md §2.4)
-            site_k = decode_k[site.section]
-        else:
-            site_k = _site_k(site, k, path)
-        al_text, curve_id = _golden(site, registry=registry, k=site_k, thinking=thinking,
-                                    selection=selection, al=al, path=path, force=force,
-                                    warnings=warnings,
-                                    decode_role="decode" if pd_decode(site, sites,
-                                                                      role="prefill") else None)
+        line = _site_line(site)
+        prefill = pd_decode(site, sites, role="prefill")
+        # disaggregated (SGLang): the decode worker verifies, so its K picks the cell;
+        # the prefill worker carries the same value (docs/engines.md §2.4)
+        site_k = decode_k[site.section] if prefill else _site_k(site, k, path)
+        al_text, curve_id = _golden_cell(site, site_k, line, path=path, al=al,
+                                         registry=registry, thinking=thinking,
+                                         selection=selection, force=force, notes=warnings,
+                                         decode_role="decode" if prefill else None)
         eng = adapter(site.engine)
         knob = eng.convert(al_text, k=site_k)
-        line = _site_line(site)
         values.append(SiteValue(site.role, site.section, site.engine, site_k, al_text, knob,
                                 curve_id, line))
         if site.k is None:
@@ -738,25 +731,6 @@ def _script_adapter(path, text, engine):
 
 def _starts(launched):
     return "the script starts " + " and ".join(adapter(e).record.launch_word for e in launched)
-
-
-def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection, force, notes):
-    """``(AL text, curve id)`` a command site must carry: the explicit length, checked, or the cell."""
-    if al is not None:
-        text = explicit_al(_explicit_for(al, site), site_k, path=path, line=line)
-        notes.extend(check_explicit(text, site, registry=registry, k=site_k, thinking=thinking,
-                                    selection=selection, force=force, path=path, line=line))
-        return text, None
-    curve = resolve_curve(registry, site, path=path, line=line, **selection)
-    from goldenal.golden.policy import select
-
-    thinking = _assumed(curve, thinking, notes, path)
-    try:
-        return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
-    except Exception as exc:
-        if hasattr(exc, "path") and exc.path is None:
-            exc.path, exc.line = path, line
-        raise
 
 
 def _inject_script(eng, path, original, *, k, thinking, registry, selection, al,

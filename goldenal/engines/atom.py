@@ -203,21 +203,10 @@ def _literal_k(raw, variables):
 def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
     """Edits that make every launch path of a script carry the golden AL.
 
-    Every ``--num-speculative-tokens`` occurrence is a launch path.  Paths on
-    the ``EVAL_ONLY=true`` branch never get a knob (eval runs keep real
-    verification); a path that runs on both branches is refused when the
-    file has an EVAL_ONLY branch (the knob would be active on it).  Knobs
-    already present are updated in place; a knob whose value is a shell
-    variable is checked through the variable's one literal assignment.
-
-    Parameters
-    ----------
-    golden_for_k : callable
-        ``golden_for_k(k, line) -> al_text`` for a path drafting K tokens.
-
-    Returns
-    -------
-    (Plan, list of (line, k, al_text, knob_value))
+    Every K flag is a launch path, handled as :func:`goldenal.engines.vllm.plan_command`
+    does; a knob whose value is a shell variable is checked through the variable's one
+    literal assignment.  ``golden_for_k(k, line)``; returns
+    ``(Plan, [(line, k, al_text, knob_value)])``.
     """
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans

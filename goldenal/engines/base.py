@@ -125,6 +125,27 @@ class EngineAdapter:
         raise NotImplementedError
 
 
+def env_fragment(items, fmt, *, args=None):
+    """``items`` (``{name: value}``) as environment settings in one output format.
+
+    ``args``: the command-line form when the engine reads flags (default: the
+    ``NAME=value`` words).
+    """
+    import json
+    import shlex
+
+    if fmt == "json":
+        return json.dumps(items)
+    if fmt == "args" and args is not None:
+        return args
+    spelled = {"shell": "export {}={}", "env": "{}={}", "args": "{}={}", "yaml": '{}: "{}"'}
+    if fmt not in spelled:
+        raise ValueError(f"unknown format {fmt!r}")
+    return (" " if fmt == "args" else "\n").join(
+        spelled[fmt].format(key, value if fmt == "yaml" else shlex.quote(value))
+        for key, value in items.items())
+
+
 def same_number(a, b):
     """True when two decimal strings spell the same number (``2.5`` and ``2.50``)."""
     from decimal import Decimal, InvalidOperation

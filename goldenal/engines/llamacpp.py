@@ -30,8 +30,8 @@ import os
 import re
 from decimal import Decimal, InvalidOperation
 
-from goldenal.engines.base import EngineAdapter, check_pinned, on_both_paths
-from goldenal.core.errors import ParseError, PolicyError, UsageError
+from goldenal.engines.base import EngineAdapter, check_pinned, env_fragment, on_both_paths
+from goldenal.core.errors import ParseError, PolicyError
 from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
 from goldenal.core.files import read_text
 from goldenal.engines.record import Engine
@@ -86,9 +86,6 @@ SERVER = "llama-server"
 DEFAULT_K = 3  # common_params_speculative draft n_max (common/common.h)
 FLAG_OF_ENV = {ENV_KNOB: KNOB, ENV_RATES: RATES_KNOB}
 ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
-# Which schedule a rates fragment writes: the curve's per-position profile, or
-# the minimum-variance schedule every other engine's length knob realises.
-DISTRIBUTIONS = ("curve", "min-variance")
 
 
 # -- schedules -----------------------------------------------------------------
@@ -177,11 +174,6 @@ def rates_problem(rates, k):
     return None
 
 
-def rates_al(rates):
-    """The mean acceptance length a rates list realises: 1 + sum of survivals."""
-    return 1.0 + sum(rates)
-
-
 def length_note(al_text, k):
     """The one sentence every writer says about the bare length form."""
     geo = ", ".join(f"{r:.3f}" for r in geometric_rates(al_text, k))
@@ -238,37 +230,12 @@ class LlamaCppAdapter(EngineAdapter):
         text, knob, value, _ = super().emit(al_text, k=k, fmt=fmt, rates=rates, **options)
         return text, knob, value, (() if rates is not None else (length_note(al_text, k),))
 
-    def rates(self, al_text, *, k, distribution, curve_rates=None):
-        """The rates for one cell: ``distribution`` "curve" (needs ``curve_rates``) or
-        "min-variance"."""
-        if distribution == "min-variance":
-            return min_variance_rates(al_text, k)
-        if distribution == "curve":
-            if curve_rates is None:
-                raise UsageError("the curve's per-position rates need the golden curve")
-            return [rates_text([r]) for r in curve_rates]
-        raise UsageError(f"`distribution` must be one of {', '.join(DISTRIBUTIONS)}, "
-                         f"got {distribution!r}")
-
     def fragment(self, al_text, *, k, fmt, rates=None, **options):
         if rates is not None:
             flag, value = RATES_KNOB, rates_text(rates)
         else:
             flag, value = KNOB, self.convert(al_text)
-        env = ENV_OF_FLAG[flag]
-        if fmt == "args":
-            return f"{flag} {value}"
-        if fmt == "shell":
-            return f"export {env}={value}"
-        if fmt == "env":
-            return f"{env}={value}"
-        if fmt == "yaml":
-            return f'{env}: "{value}"'
-        if fmt == "json":
-            import json
-
-            return json.dumps({env: value})
-        raise ValueError(f"unknown format {fmt!r}")
+        return env_fragment({ENV_OF_FLAG[flag]: value}, fmt, args=f"{flag} {value}")
 
 
 ADAPTER = LlamaCppAdapter()
@@ -520,24 +487,11 @@ def _kept_rates(knobs, al_text, k, variables):
 def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
     """Edits that make every ``llama-server`` command of a script carry the golden AL.
 
-    Every command with speculative decoding is a launch path; paths on the
-    ``EVAL_ONLY=true`` branch get no knob, a path on both branches is refused
-    when the script has an ``EVAL_ONLY`` branch.  A knob already written (a
-    flag, or an exported ``LLAMA_ARG_SPEC_SYNTH_*``) is updated in place; the
-    other form of the knob is replaced when ``rates_for`` switches forms.
-
-    Parameters
-    ----------
-    golden_for_k : callable
-        ``golden_for_k(k, line) -> al_text``.
-    k : int, optional
-        K for commands that do not state it; refused when it contradicts them.
-    rates_for : callable, optional
-        ``rates_for(k, al_text) -> list of rate strings``: write the rates form.
-
-    Returns
-    -------
-    (Plan, list of (line, k, al_text, knob value))
+    Every command with speculative decoding is a launch path, handled as
+    :func:`goldenal.engines.vllm.plan_command` does; a knob already written (a flag
+    or its exported environment name) is updated in place, the other form replaced
+    when ``rates_for(k, al_text)`` switches forms.  ``golden_for_k(k, line)``;
+    returns ``(Plan, [(line, k, al_text, knob value)])``.
     """
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans

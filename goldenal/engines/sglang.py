@@ -10,9 +10,8 @@ role.  K is ``speculative-num-steps`` (DSpark: ``speculative-dspark-block-size``
 Source: docs/engines.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
 """
 
-import shlex
 
-from goldenal.engines.base import EngineAdapter
+from goldenal.engines.base import EngineAdapter, env_fragment
 from goldenal.engines.record import Engine
 
 RECORD = Engine(
@@ -73,22 +72,7 @@ class SGLangAdapter(EngineAdapter):
         return {KNOB: al_text, **COMPANIONS}
 
     def fragment(self, al_text, *, k, fmt, **options):
-        from goldenal.recipes import spans
-
-        items = self.desired(al_text)
-        if fmt == "shell":
-            return "\n".join(f"export {key}={shlex.quote(value)}" for key, value in items.items())
-        if fmt == "env":
-            return "\n".join(f"{key}={shlex.quote(value)}" for key, value in items.items())
-        if fmt == "yaml":
-            return "\n".join(f"{key}: {spans.quote(value, chr(34))}" for key, value in items.items())
-        if fmt == "json":
-            import json
-
-            return json.dumps(items)
-        if fmt == "args":
-            return " ".join(shlex.quote(f"{key}={value}") for key, value in items.items())
-        raise ValueError(f"unknown format {fmt!r}")
+        return env_fragment(self.desired(al_text), fmt)
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
         from goldenal.recipes import spans

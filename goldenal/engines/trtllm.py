@@ -10,9 +10,8 @@ disables forcing for ``"1.83"``.  K is ``speculative_config.max_draft_len``.
 Source: docs/engines.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
 """
 
-import shlex
 
-from goldenal.engines.base import EngineAdapter
+from goldenal.engines.base import EngineAdapter, env_fragment
 from goldenal.core.errors import PolicyError
 from goldenal.engines.record import Engine
 
@@ -56,18 +55,7 @@ class TRTLLMAdapter(EngineAdapter):
         return 2 if spec and ("decoding_type" in spec or K_KEY in spec) else 0
 
     def fragment(self, al_text, *, k, fmt, **options):
-        value = self.convert(al_text)
-        if fmt == "shell":
-            return f"export {KNOB}={shlex.quote(value)}"
-        if fmt in ("env", "args"):
-            return shlex.quote(f"{KNOB}={value}")
-        if fmt == "yaml":
-            return f'{KNOB}: "{value}"'
-        if fmt == "json":
-            import json
-
-            return json.dumps({KNOB: value})
-        raise ValueError(f"unknown format {fmt!r}")
+        return env_fragment({KNOB: self.convert(al_text)}, fmt)
 
     def _site(self, doc, role, section, spec, models, own=True):
         from goldenal.recipes import spans

@@ -69,31 +69,13 @@ def record_value(rec, al_text, *, k=None, form=None, forms=()):
 
 
 def carries_golden(written, al_text, *, unit="length", k=None):
-    """Does a knob's written value carry the golden AL ``al_text``, at the precision written?
+    """Does a knob's ``written`` value carry the golden AL ``al_text`` at its precision?
 
-    The value is compared at the number of decimals it is written with
-    (docs/policy.md §2, rule 7): it carries the cell when it is the golden
-    value in the knob's unit, or that value rounded (half up or half to
-    even) to the decimals written, with at least as many decimals as the
-    committed cell has.  ``0.6633`` and ``0.663333`` carry AL 2.99 at K=3
-    as a rate ((AL - 1) / K = 0.66333...); ``0.6634`` and ``3.0`` for 2.99
-    do not.
-
-    Parameters
-    ----------
-    written : str
-        The value as the file writes it (quotes around it are ignored).
-    al_text : str
-        The committed cell.
-    unit : {"length", "rate", "accepted"}
-        The knob's unit: the AL itself, (AL - 1) / K, or AL - 1 (accepted drafts).
-    k : int, optional
-        K, for the rate.
-
-    Returns
-    -------
-    bool
-        False as well when ``written`` is not a decimal number.
+    docs/policy.md §2, rule 7: the golden value in the knob's ``unit`` (``length``,
+    ``rate`` = (AL - 1) / K, ``accepted`` = AL - 1), or that value rounded half up or
+    half to even to the decimals written, with at least the committed cell's decimals:
+    ``0.6633`` carries AL 2.99 at K=3 as a rate, ``0.6634`` and ``3.0`` for 2.99 do not.
+    False when ``written`` is not a decimal number.
     """
     from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 

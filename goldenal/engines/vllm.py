@@ -59,30 +59,10 @@ _DEFAULT_METHODS = (None, SYNTHETIC, "strict", "standard")
 
 
 def parse_speculative_config(json_text, *, path=None, line=None):
-    """Parse a ``--speculative-config`` JSON string into a dict.
+    """Parse a ``--speculative-config`` JSON string into a dict (``path``, ``line``: for errors).
 
-    Parameters
-    ----------
-    json_text : str
-        The JSON text, e.g. ``'{"method":"eagle3","num_speculative_tokens":3}'``.
-    path, line : optional
-        Where it was read, for the error message.
-
-    Returns
-    -------
-    dict
-
-    Raises
-    ------
-    goldenal.core.errors.ParseError
-        The text is not a JSON object.
-    goldenal.core.errors.DuplicateKeyError
-        An object names a key twice (vLLM's ``json.loads`` keeps the last).
-
-    Example
-    -------
-    >>> parse_speculative_config('{"method":"mtp","num_speculative_tokens":3}')["method"]
-    'mtp'
+    Raises ParseError when the text is not a JSON object, DuplicateKeyError when an
+    object names a key twice (vLLM's ``json.loads`` keeps the last).
     """
     def unique(pairs):
         out = {}
@@ -483,24 +463,13 @@ def command_specs(path, text):
 def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False):
     """Edits that make every ``--speculative-config`` of a launch script carry the golden AL.
 
-    Each literal JSON is a launch path; one on the ``EVAL_ONLY=true`` branch
-    gets no knob (and is refused if it has one), one on both branches is
-    refused when the script has an ``EVAL_ONLY`` branch.  Only the changed
-    members are spliced in; the JSON keeps its separators and quoting.
-
-    Parameters
-    ----------
-    golden_for : callable
-        ``golden_for(site, k, line) -> al_text`` for a site (:class:`Site`) drafting K.
-    rates_for : callable, optional
-        ``rates_for(site, k, al_text) -> rates`` to write rates instead of the length:
-        the rates of the same site's cell, whatever was asked before it.
-
-    Returns
-    -------
-    (Plan, list of (line, k, al_text, knob_value, site))
-        One target per site written, with the :class:`Site` it was asked for (two
-        launch commands on one line are told apart by it, not by the line).
+    Each literal JSON is a launch path; one on the ``EVAL_ONLY=true`` branch gets no
+    knob (refused if it has one), one on both branches is refused when the script has
+    an ``EVAL_ONLY`` branch.  Only the changed members are spliced in.
+    ``golden_for(site, k, line)`` and ``rates_for(site, k, al_text)`` as in
+    :meth:`~goldenal.engines.base.EngineAdapter.plan_script`; returns ``(Plan, targets)``,
+    a target ``(line, k, al_text, knob_value, site)`` per site written (two commands on
+    one line are told apart by their site).
     """
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans
