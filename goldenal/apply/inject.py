@@ -1,30 +1,15 @@
 """Rewrite serve configs in place so they carry the golden AL.
 
-:func:`inject` finds every speculative-decoding site of a file (each worker
-role of an srt-slurm recipe, every variant section of a multi-variant recipe,
-a vLLM ``--config`` file, a TensorRT-LLM extra-LLM-API YAML and the
-environment file it names), reads the identity the file itself declares
-(model, draft head, method, sampling variant, K), selects the one committed
-golden cell per site through the policy, and writes each engine's knob.
-
-Guarantees:
-
-- only the spans of changed values are rewritten (spliced into the original
-  text), so every other byte -- comments, key order, quoting -- is identical;
-- a second run changes nothing (idempotent);
-- a file that already pins a different value is refused unless ``force``;
-- a flag that contradicts the file (``--curve``, ``--draft``, ``--k``, a model
-  or a variant) is refused;
-- writes are atomic and all or nothing: every file (a recipe, the env file
-  written beside it, every file of :func:`inject_files`) is planned before
-  the first is written, then all are committed together
-  (:func:`goldenal.core.files.write_texts_atomic`); on any error no file is
-  touched.
-
-:func:`inject_runner` is the drop-in for InferenceX's runner script: it reads
-the runner's environment contract (``SYNTHETIC_ACCEPTANCE``,
-``SYNTHETIC_ACCEPTANCE_LENGTH``, ``MODEL_PREFIX``, ``NUM_SPEC_TOKENS``,
-``THINKING_MODE``, ``FRAMEWORK``, ``EVAL_ONLY``).
+:func:`inject` finds every speculative-decoding site of a file (worker roles,
+variant sections, serve configs and the environment files they name, launch
+scripts), reads the identity the file declares (model, draft head, method,
+variant, K), selects one committed cell per site through the policy and writes
+each engine's knob.  Only the changed spans are spliced in (every other byte
+stays), a second run changes nothing, a different pinned value or a flag that
+contradicts the file is refused, and every file is planned before the first is
+written, then all are committed together or none
+(:func:`goldenal.core.files.write_texts_atomic`).  :func:`inject_runner` is the
+drop-in for InferenceX's runner script and its environment contract.
 """
 
 import difflib
@@ -64,24 +49,11 @@ class SiteValue:
 class InjectResult:
     """What :func:`inject` found and changed in one file.
 
-    Attributes
-    ----------
-    path : str
-    changed : int
-        Number of entries (speculative configs / environment blocks) changed.
-    entries : int
-        Number of entries found that carry the knob.
-    diff : str
-        Unified diff of every file touched (empty when nothing changes).
-    written : bool
-        True when the file was rewritten (not with ``check``/``diff_only``).
-    values : tuple of SiteValue
-        The golden value chosen for every site.
-    changes : tuple
-        ``(line, role, knob, old, new)`` for every setting that changes.
-    warnings : tuple of str
-    message : str
-        One line saying what happened.
+    ``changed``/``entries``: entries (speculative configs, environment blocks)
+    changed / found; ``diff``: unified diff of every file touched; ``written``: False
+    with ``check``/``diff_only``; ``values``: the :class:`SiteValue` of every site;
+    ``changes``: ``(line, role, knob, old, new)`` per changed setting; ``message``:
+    one line saying what happened.
     """
 
     path: str

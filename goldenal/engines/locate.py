@@ -1,25 +1,17 @@
 """Find every speculative-decoding site in a serve config file.
 
-Layouts understood (modelled on InferenceX's srt-slurm recipes, vLLM's
-``serve --config`` files and TensorRT-LLM's extra-LLM-API YAML):
+Layouts (InferenceX's srt-slurm recipes, serve ``--config`` files, extra-LLM-API
+YAML): a recipe's ``backend.type`` selects the engine, worker settings live in
+``backend.<engine>_config.<role>`` and environments in ``backend.<role>_environment``
+at any indentation, shared through anchors, aliases or ``<<`` merges; a
+multi-variant recipe has a ``base:`` section and override sections read over it.
+A config has a top-level ``speculative-config``/``speculative_config``, claimed by
+the engine whose settings it holds (:meth:`~goldenal.engines.base.EngineAdapter.config_claim`),
+its knob possibly in an environment file named by ``# env-file: PATH``.
 
-- srt-slurm recipe: ``backend.type`` selects the engine; worker settings
-  live in ``backend.<engine>_config.{aggregated,prefill,decode}`` and worker
-  environments in ``backend.{aggregated,prefill,decode}_environment``, at any
-  indentation, possibly shared through anchors/aliases or ``<<`` merges.  A
-  multi-variant recipe has a ``base:`` section plus override sections whose
-  keys are merged over it; each override is read with the base as fallback.
-- vLLM config: a top-level ``speculative-config`` / ``speculative_config``
-  holding a JSON string or a mapping (YAML or JSON file).
-- TensorRT-LLM extra-LLM-API YAML: a top-level ``speculative_config`` with
-  ``decoding_type`` / ``max_draft_len``; its knob lives in an environment
-  file (``KEY=value`` lines) named by a ``# env-file: PATH`` comment or given
-  by the caller.
-
-The result is a list of :class:`Site` objects, one per worker role (and per
-variant section), each pointing at the nodes to read or edit.  ``inject``
-edits through these nodes and ``goldenal audit`` builds its evidence from
-them (:mod:`goldenal.auditing.recipe`), so both see a file the same way.
+One :class:`Site` per worker role and variant section points at the nodes to read
+or edit: ``inject`` edits through them and ``audit`` builds its evidence from them,
+so both see a file the same way.
 """
 
 import os

@@ -18,38 +18,15 @@ from goldenal.recipes import spans
 class SpecSetting:
     """One speculative-decoding setting found in a file.
 
-    Attributes
-    ----------
-    path : str
-        File the setting was read from.
-    line, col : int
-        1-based position of the knob, or of the spec config when no knob is set.
-    engine : str
-        One of :data:`goldenal.engines.ENGINES`.
-    role : str or None
-        ``"aggregated"``, ``"prefill"``, ``"decode"``, or None when the file
-        has no worker roles.
-    knob : str or None
-        Name of the synthetic-acceptance knob found (one of the record's
-        ``knobs``), None when none is set.
-    value : str or None
-        The knob's value exactly as written (without quotes).
-    k : int or None
-        Drafted tokens per step as configured, None when the file omits it.
-    draft : str or None
-        Draft head (HF id or path) when named, None for native MTP or unknown.
-    method : str or None
-        Speculative method as written (``eagle3``, ``mtp``, ``EAGLE``, ...).
-    variant : dict
-        Sampling-variant settings (``draft_sample_method`` ...) that name a curve.
-    rejection_sample_method : str or None
-        The verifier a config names, where the engine has one; None elsewhere.
-    model : str or None
-        Served model path or id when the file names it.
-    extra : dict
-        Engine-specific companions (the other knobs set beside the value
-        knob, ...); ``section`` names the variant section of a multi-variant
-        recipe (``"base"``, ``"zip_override_..."``).
+    ``line``/``col``: 1-based position of the knob, else of the spec config; ``role``:
+    ``aggregated``, ``prefill``, ``decode`` or None; ``knob``: the synthetic-acceptance
+    knob found (one of the record's ``knobs``) and ``value`` as written, None when
+    unset; ``k``: drafted tokens per step as configured; ``draft``: the draft head when
+    named; ``method`` as written; ``variant``: the sampling-variant settings that name a
+    curve; ``rejection_sample_method``: the verifier a config names, where the engine
+    has one; ``model``: the served model when named; ``extra``: engine companions (the
+    other knobs set beside the value knob...), ``section`` the variant section of a
+    multi-variant recipe.
     """
 
     path: str
@@ -85,15 +62,12 @@ class Plan:
 class Site:
     """One worker role's speculative settings and where they are written.
 
-    ``spec`` is the node holding the spec settings (vLLM: the
-    ``speculative-config`` value; SGLang: the role's ``sglang_config``
-    mapping; TensorRT-LLM: its ``speculative_config`` mapping).  ``env`` is
-    the environment mapping that carries the SGLang/TensorRT-LLM knobs
-    (None when the role has none); ``env_file`` a separate ``KEY=value`` file.
-    ``cfg`` is the role's settings mapping in a recipe; ``on`` the setting
-    that turns speculative decoding on (the method, or the first speculative
-    key); ``spec_on`` is False for a role that sets a knob in its environment
-    but configures no speculative decoding (found only with ``knob_only``).
+    ``spec``: the node holding the spec settings (a config value or the role's
+    settings mapping); ``env``: the environment mapping carrying an environment knob
+    (None when the role has none); ``env_file``: a separate ``KEY=value`` file;
+    ``cfg``: the role's settings mapping; ``on``: the setting that turns speculative
+    decoding on; ``spec_on``: False for a role that sets a knob but configures no
+    speculative decoding (found only with ``knob_only``).
     """
 
     engine: str
