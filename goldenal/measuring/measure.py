@@ -44,23 +44,11 @@ The same prompts go out in the same order at every K (a paired design); the
 manifest records the prompt set's digest and a later ``measure`` into the same
 run refuses a different one.
 
-Engine detection (``engine="auto"``) reads, in this order of authority:
-the ``/metrics`` family prefixes (``vllm:``, ``sglang:``, ``trtllm_``,
-``atom:``, ``llamacpp:``), the ``owned_by`` of ``/v1/models`` (vLLM
-``vllm/entrypoints/openai/protocol.py`` ``"vllm"``; SGLang
-``python/sglang/srt/entrypoints/openai/protocol.py`` ``"sglang"``;
-TensorRT-LLM ``tensorrt_llm/serve/openai_protocol.py`` ``"tensorrt_llm"``;
-ATOM's OpenAI protocol module ``"atom"``; llama.cpp
-``tools/server/server-context.cpp`` ``"llamacpp"``), then the engine's own
-info endpoint for its version and speculative settings: llama.cpp ``/props``
-(``build_info``, ``model_path``, ``total_slots``, and in releases that report it
-``speculative.n_max``; ``get_res_props`` in ``server-context.cpp``) and
-``/slots`` (a ``speculative`` flag per slot: whether it has a speculative
-decoder; no release reports the draft model), SGLang ``/get_server_info``
-(alias ``/server_info``; ``version``, ``speculative_algorithm``,
-``speculative_num_steps``, ``internal_states``), vLLM ``/version``, ATOM
-``/debug/mtp_stats``.  llama.cpp facts are from the tree vendored in
-llama-cpp-python 0.3.36.
+Engine detection (``engine="auto"``) reads, in this order of authority, what
+the engine records say a server shows: the prefix of its ``/metrics``
+families, the ``owned_by`` of ``/v1/models`` (``server_owner``), then its
+info endpoints for its version and speculative settings (``info_endpoints``,
+``info_keys``, ``slots_endpoint``).
 """
 
 from __future__ import annotations
@@ -80,14 +68,9 @@ from dataclasses import dataclass, field
 from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
                              RoundedCounters, ServerError, UsageError)
 
-# the engine names observations and run manifests carry
-ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
-_OWNED_BY = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "trtllm", "atom": "atom",
-             "llamacpp": "llamacpp"}
-_METRIC_PREFIX = (("llamacpp:", "llamacpp"), ("vllm:", "vllm"), ("sglang:", "sglang"),
-                  ("trtllm_", "trtllm"), ("atom:", "atom"))
-_INFO_ENDPOINTS = {"llamacpp": ("/props",), "sglang": ("/get_server_info", "/server_info"),
-                   "vllm": ("/version",), "atom": ("/debug/mtp_stats",), "trtllm": ("/version",)}
+from goldenal.engines import ENGINES  # noqa: F401 (the engine names run manifests carry)
+from goldenal.readers.records import record, records
+
 _PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
 
 
@@ -518,7 +501,8 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
                           "server")
     data = models_doc.get("data") if isinstance(models_doc.get("data"), list) else []
     models = tuple(str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id"))
-    owners = {_OWNED_BY.get(str(m.get("owned_by", "")).lower()) for m in data
+    owned_by = {rec.server_owner: name for name, rec in records().items()}
+    owners = {owned_by.get(str(m.get("owned_by", "")).lower()) for m in data
               if isinstance(m, dict)} - {None}
     status, metrics = await _get(client, url, "/metrics", cap=MAX_METRICS_BYTES,
                                  deadline=deadline)
@@ -526,10 +510,9 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
         raise ServerError(f"{url}/metrics answered {status or metrics}: measure reads the "
                           "server's counters (llama-server needs --metrics)")
     _check_metrics(metrics, f"{url}/metrics")
-    prefixes = []
-    for prefix, key in _METRIC_PREFIX:
-        if re.search(r"^" + re.escape(prefix), metrics, re.M):
-            prefixes.append(key)
+    prefixes = [name for name, rec in records().items() if rec.metrics and re.search(
+        "^" + re.escape(re.match(r"[^:_]*[:_]", next(iter(rec.metrics.values()))).group()),
+        metrics, re.M)]
     evidence = [f"metrics prefix {p}" for p in prefixes]
     evidence += [f"/v1/models owned_by {o}" for o in sorted(owners)]
     found = prefixes[0] if prefixes else (sorted(owners)[0] if len(owners) == 1 else None)
@@ -548,75 +531,56 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
         evidence.append(f"--engine {engine} given; the server looks like {found}")
     info = {"v1/models": models_doc}
     version, spec = None, {}
-    for path in _INFO_ENDPOINTS.get(engine, ()):
+    rec = record(engine)
+    for path in rec.info_endpoints:
         status, body = await _get(client, url, path, deadline=deadline)
         doc = _json(body, f"{url}{path}") if status == 200 else None
         if not isinstance(doc, dict):
             continue
         info[path.lstrip("/")] = doc
-        version, spec = _server_facts(engine, doc)
+        version, spec = doc.get(rec.version_key) if rec.version_key else None, _facts(rec, doc)
         evidence.append(f"{path}")
         break
-    if engine == "llamacpp":
-        # /slots (on unless --no-slots): one object per slot, with "speculative"
-        status, body = await _get(client, url, "/slots", deadline=deadline)
-        slots = _json(body, f"{url}/slots") if status == 200 else None
+    if rec.slots_endpoint:
+        # one object per slot (unless the server hides them), with "speculative"
+        path = rec.slots_endpoint
+        status, body = await _get(client, url, path, deadline=deadline)
+        slots = _json(body, f"{url}{path}") if status == 200 else None
         if isinstance(slots, list) and slots and all(isinstance(s, dict) for s in slots):
-            info["slots"] = slots
-            spec.update(_llamacpp_slot_facts(slots))
-            evidence.append("/slots")
+            info[path.lstrip("/")] = slots
+            spec.update(_slot_facts(slots))
+            evidence.append(path)
     return ServerInfo(url, engine, tuple(evidence), models, version, spec, info), metrics
 
 
-# speculative settings llama.cpp reports among a request's parameters, server defaults in
-# /props default_generation_settings.params: "speculative.n_max" (K), "n_min", "p_min" in
-# releases with --draft-max (server-task.cpp slot_params::to_json); the release vendored in
-# llama-cpp-python 0.3.36 reports only "speculative.types", as a request default ("none"
-# on a server that drafts), which is not recorded
-_LLAMACPP_SPEC_PARAMS = ("speculative.n_max", "speculative.n_min", "speculative.p_min")
+def _facts(rec, doc):
+    """The speculative settings an info endpoint reports: the record's ``info_keys``,
+    each a key or a path of keys whose last part names the value."""
+    spec = {}
+    for path in rec.info_keys:
+        value = doc
+        for key in (path,) if isinstance(path, str) else path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None:
+            spec[path if isinstance(path, str) else path[-1]] = value
+    return spec
 
 
-def _llamacpp_slot_facts(slots):
-    """What ``/slots`` says about speculative decoding: ``slots_speculative``, one
-    ``speculative`` flag per slot (``server_slot::to_json``: ``can_speculate()``, true
-    when the slot has a speculative decoder of any type), and the ``speculative.*``
-    parameters a busy slot reports."""
+def _slot_facts(slots):
+    """What the slots say about speculative decoding: ``slots_speculative``, one
+    ``speculative`` flag per slot (llama.cpp ``server_slot::to_json``: whether the slot
+    has a speculative decoder of any type), and the ``speculative.*`` parameters a busy
+    slot reports."""
     out = {}
     flags = [s.get("speculative") for s in slots]
     if all(isinstance(f, bool) for f in flags):
         out["slots_speculative"] = flags
     for s in slots:
         params = s.get("params") if isinstance(s.get("params"), dict) else {}
-        for key in _LLAMACPP_SPEC_PARAMS + ("speculative.types",):
-            if key in params and f"slots.{key}" not in out:
+        for key in params:
+            if str(key).startswith("speculative.") and f"slots.{key}" not in out:
                 out[f"slots.{key}"] = params[key]
     return out
-
-
-def _server_facts(engine, doc):
-    """(version, speculative settings) from an engine's info endpoint."""
-    spec = {}
-    if engine == "llamacpp":
-        # no llama.cpp release reports the draft model; K only as "speculative.n_max"
-        for key in ("model_path", "total_slots"):
-            if key in doc:
-                spec[key] = doc[key]
-        defaults = doc.get("default_generation_settings")
-        params = defaults.get("params") if isinstance(defaults, dict) else None
-        for key in _LLAMACPP_SPEC_PARAMS if isinstance(params, dict) else ():
-            if key in params:
-                spec[key] = params[key]
-        return doc.get("build_info"), spec
-    if engine == "sglang":
-        for key in ("speculative_algorithm", "speculative_num_steps",
-                    "speculative_num_draft_tokens", "speculative_eagle_topk",
-                    "speculative_draft_model_path"):
-            if doc.get(key) is not None:
-                spec[key] = doc[key]
-        return doc.get("version"), spec
-    if engine == "atom":
-        return None, {k: doc[k] for k in ("enabled",) if k in doc}
-    return doc.get("version"), spec
 
 
 # HTTP statuses a second try can pass: request timeout, too early, too many requests;
@@ -734,6 +698,7 @@ async def _stream_once(client, body, timeout, url=""):
     import httpx
 
     from goldenal.readers.sglang import spec_details
+    from goldenal.readers.vllm_bench import request_metrics
 
     what = f"{url}/v1/chat/completions"
     t0 = time.perf_counter()
@@ -774,10 +739,7 @@ async def _stream_once(client, body, timeout, url=""):
                     timings = chunk["timings"]
                 if chunk.get("sglext"):
                     meta = spec_details(chunk)
-                metrics = chunk.get("metrics")
-                if isinstance(metrics, dict) and isinstance(
-                        metrics.get("speculative_decoding"), dict):
-                    spec = metrics["speculative_decoding"]
+                spec = request_metrics(chunk) or spec
     except httpx.TimeoutException:
         raise _Failed(f"timed out after {timeout:g} s") from None
     except httpx.HTTPError as exc:
@@ -822,21 +784,16 @@ async def _send(client, body, timeout, url=""):
         raise _Failed(f"timed out after {timeout:g} s") from None
 
 
-def _transport(engine):
-    """How requests go out: streaming with usage, except for SGLang.
+def _transport(rec):
+    """How requests go out: the record's ``transport``, with its ``request_fields``.
 
-    SGLang 0.5.23 returns a request's counts in ``choices[i].meta_info`` of a
-    non-streaming answer to ``return_meta_info``, which it refuses on a stream
-    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), and, asked with
-    ``return_spec_tokens_details``, in ``sglext.spec_tokens_details`` (streams
-    too, ``serving_chat.py:2703``); releases before that field send only
-    ``meta_info``, so requests ask for both without streaming.
+    A field such as SGLang's ``return_meta_info`` is refused on a stream
+    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), so such an
+    engine's requests go out whole (``transport="complete"``).
     """
-    if engine == "sglang":
-        from goldenal.readers.sglang import REQUEST_FIELDS
-
-        return {"stream": False, **REQUEST_FIELDS}
-    return {"stream": True, "stream_options": {"include_usage": True}}
+    if rec.transport == "complete":
+        return {"stream": False, **rec.request_fields}
+    return {"stream": True, "stream_options": {"include_usage": True}, **rec.request_fields}
 
 
 async def _complete_once(client, body, timeout, url=""):
@@ -876,24 +833,6 @@ def _sglang_counts(answer, k):
 
     counts = request_counts(answer, k)
     return None if counts is None else tuple(counts[:4])
-
-
-def _engine_counts(spec, k):
-    """Per-request counts from vLLM's ``metrics.speculative_decoding``, or None."""
-    if not isinstance(spec, dict):
-        return None
-    drafts, accepted = spec.get("num_spec_steps"), spec.get("num_accepted_draft_tokens")
-    if not _is_int(drafts) or not _is_int(accepted):
-        return None
-    hist = spec.get("acceptance_histogram")
-    per_pos = None
-    if isinstance(hist, list) and hist and all(map(_is_int, hist)) and sum(hist) == drafts:
-        running, per_pos = drafts, []
-        for h in hist[:-1]:
-            running -= h
-            per_pos.append(running)
-        per_pos = tuple(per_pos)
-    return drafts, spec.get("num_draft_tokens"), accepted, per_pos
 
 
 def _is_int(value):
@@ -1005,17 +944,22 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         queue.put_nowait(i)
     t0 = time.perf_counter()
 
+    from goldenal.readers.vllm_bench import request_counts
+
+    title = record(server.engine).title
+
     async def one(i):
         prompt = prompts[i]
         body = {"model": server.models[0] if server.models else "default",
-                "messages": prompt.payload(), **_transport(server.engine), **body_extra}
+                "messages": prompt.payload(), **_transport(record(server.engine)),
+                **body_extra}
         if "seed" in body:
             body["seed"] += i
         got, error, attempts = await _retrying(lambda: _send(client, body, timeout, server.url),
                                                retries, retry_delay)
         counts, counts_from = None, None
         if got is not None and got["spec"] is not None:
-            counts = _engine_counts(got["spec"], k)
+            counts = request_counts(got["spec"])
             counts_from = "engine per-request metrics" if counts else None
         elif got is not None and got.get("meta_info") is not None:
             from goldenal.readers.sglang import InconsistentCounts
@@ -1023,10 +967,10 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
             try:
                 counts = _sglang_counts(got["meta_info"], k)
             except InconsistentCounts as exc:
-                raise MeasureError(f"{where}, request {i} ({prompt.id}): SGLang's counts "
+                raise MeasureError(f"{where}, request {i} ({prompt.id}): {title}'s counts "
                                    f"contradict each other: {exc}; nothing written for this "
                                    "cell") from None
-            counts_from = "SGLang per-request meta_info" if counts else None
+            counts_from = f"{title} per-request meta_info" if counts else None
         # a scrape after every request: a restart shows as a counter going down even when
         # later traffic would carry the counters past their old values by the end
         async with scrape_lock:
@@ -1572,11 +1516,12 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                       if all(r.draft_tokens is not None for r in ok) else None)
             per_pos = (tuple(map(sum, zip(*(r.accepted_per_position for r in ok))))
                        if all(r.accepted_per_position is not None for r in ok) else None)
-        if not drafts and server.engine == "sglang":
-            raise MeasureError(f"{where}: SGLang answered without per-request counts "
-                               "(choices[0].meta_info.spec_verify_ct) and its /metrics has "
-                               "no accepted-draft counter: speculative decoding off, or a release without "
-                               "return_meta_info; nothing written")
+        rec = record(server.engine)
+        if not drafts and rec.request_fields:
+            raise MeasureError(f"{where}: {rec.title} answered without per-request counts "
+                               f"(asked with {', '.join(rec.request_fields)}) and its /metrics "
+                               "has no accepted-draft counter: speculative decoding off, or a "
+                               "release without them; nothing written")
         if not drafts:
             raise MeasureError(f"{where}: the server's speculative counters did not move "
                                "(speculative decoding off, or no counters on /metrics); "
@@ -1759,41 +1704,34 @@ def _check_server_k(server, metrics_text, k):
     if rounded:
         raise MeasureError(f"{server.url}: before any load: {rounded_message(rounded)}; "
                            "nothing written for this cell")
-    if server.engine == "llamacpp":
-        # llama-server sizes its per-position family by the largest K it has run
-        _check_llamacpp_k(server, k)
-        return
-    positions = {dict(labels).get("position") for (name, labels) in scrape.values
-                 if name.endswith("spec_decode_num_accepted_tokens_per_pos")}
-    positions.discard(None)
-    said = len(positions) or None
-    how = "per-position counters on /metrics"
-    if said is None and server.engine == "sglang":
-        said, how = server.speculative.get("speculative_num_steps"), "speculative_num_steps"
-    if said is not None and said != k:
-        raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it with "
-                           f"K={k} or pass --k {said}")
-
-
-def _check_llamacpp_k(server, k):
-    """Refuse a K llama-server's own report contradicts: every slot without a speculative
-    decoder (``/slots`` ``speculative: false``), or, on a server whose slots draft,
-    ``speculative.n_max`` (a release that reports it) other than K.  Without ``/slots``
-    (``--no-slots``) nothing is checked: such releases report ``n_max`` (default 16)
-    whether or not the server drafts."""
+    rec = record(server.engine)
     spec = server.speculative
-    flags = spec.get("slots_speculative")
-    if not flags:
-        return  # no /slots (--no-slots): nothing the server says about its K
-    if not any(flags):
-        raise MeasureError(f"{server.url} runs no speculative decoding (/slots: speculative "
-                           f"false on every slot), so it cannot run K={k}: start llama-server "
-                           "with --spec-type and a draft (e.g. --spec-draft-model, "
-                           f"--spec-draft-n-max {k})")
-    for key in ("speculative.n_max", "slots.speculative.n_max"):
+    if rec.slots_endpoint:
+        flags = spec.get("slots_speculative")
+        if not flags:
+            return  # no slots listed (hidden): nothing the server says about its K
+        if not any(flags):
+            raise MeasureError(f"{server.url} runs no speculative decoding "
+                               f"({rec.slots_endpoint}: speculative false on every slot), so "
+                               f"it cannot run K={k}: start {rec.launch_word} with "
+                               f"{_spelling(rec, 'method')} and a draft (e.g. "
+                               f"{_spelling(rec, 'draft')}, {_spelling(rec, 'k')} {k})")
+    claims = []
+    per_position = rec.metrics.get("per_position")
+    if per_position and not rec.per_position_grows:
+        positions = {dict(labels).get("position") for (name, labels) in scrape.values
+                     if name == per_position} - {None}
+        claims += [(len(positions), "per-position counters on /metrics")] if positions else []
+    for key in rec.k_keys:
         said = spec.get(key)
-        if isinstance(said, int) and not isinstance(said, bool) and said > 0 and said != k:
-            where = "/props" if key == "speculative.n_max" else "/slots"
-            raise MeasureError(f"{server.url} runs K={said} ({where} speculative.n_max), not "
-                               f"K={k}: restart it with K={k} or pass --k {said}")
+        if isinstance(said, int) and not isinstance(said, bool) and said > 0:
+            where = rec.slots_endpoint if key.startswith("slots.") else rec.info_endpoints[0]
+            claims.append((said, f"{where} {key.removeprefix('slots.')}"))
+    for said, how in claims:
+        if said != k:
+            raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it "
+                               f"with K={k} or pass --k {said}")
 
+
+def _spelling(rec, setting):
+    return next(sp[0] for sp in rec.spellings if sp[1] == setting)

@@ -43,10 +43,7 @@ DRAFT_KEYS = (("spec_num_correct_drafts", "spec_num_proposed_drafts"),
 # steps by drafts accepted in the step; 0.5.23's name, then the alias #24081 kept
 HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
 STEPS_KEY = "spec_verify_ct"
-# request fields asking for the counts (entrypoints/openai/protocol.py:961
-# return_spec_tokens_details, :964 return_meta_info); return_meta_info is refused on a
-# stream (serving_chat.py:1321)
-REQUEST_FIELDS = {"return_meta_info": True, "return_spec_tokens_details": True}
+# the request fields asking for these counts are the engine record's ``request_fields``
 
 
 class InconsistentCounts(ValueError):

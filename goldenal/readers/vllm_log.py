@@ -187,14 +187,22 @@ _CFG_STR = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*['"]([^'"]+)['"]"""
 _CFG_NUM = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*([0-9.]+)"""
 
 
+def knob_names():
+    """``(length, rates, rejection method)``: the knob names a start-up config states, from
+    the engine's record (the keys :func:`parse_spec_config` gives them under)."""
+    from goldenal.readers.records import record
+
+    length, rates, _, method = record(ENGINE).knobs
+    return length, rates, method
+
+
 def parse_spec_config(text):
     """Speculative settings stated at start-up, from ``non-default args`` or engine init.
 
     Reads ``'speculative_config': {...}`` (a Python dict repr) and
     ``speculative_config=SpeculativeConfig(...)``.  Returns a dict with some of
-    ``k``, ``method``, ``draft``, ``rejection_sample_method``,
-    ``synthetic_acceptance_length``, ``synthetic_acceptance_rates``; empty
-    when the line states none.
+    ``k``, ``method``, ``draft`` and the :func:`knob_names`; empty when the line
+    states none.
     """
     pos = text.find("speculative_config")
     if pos < 0:
@@ -211,44 +219,44 @@ def parse_spec_config(text):
             value = None  # TypeError: a literal that cannot be built, e.g. {{}: 1}
         if isinstance(value, dict):
             return _from_mapping(value)
+    length, rates, rejection = knob_names()
     out = {}
     m = _CFG_K.search(body)
     if m:
         out["k"] = int(m.group(1))
-    for key, name in (("method", "method"), ("draft", "model"),
-                      ("rejection_sample_method", "rejection_sample_method")):
+    for key, name in (("method", "method"), ("draft", "model"), (rejection, rejection)):
         m = re.search(_CFG_STR.format(name), body)
         if m:
             out[key] = m.group(1)
-    m = re.search(_CFG_NUM.format("synthetic_acceptance_length"), body)
+    m = re.search(_CFG_NUM.format(length), body)
     if m:
         try:
-            out["synthetic_acceptance_length"] = float(m.group(1))
+            out[length] = float(m.group(1))
         except ValueError:
             pass  # not a number: the knob is not set to anything usable
-    m = re.search(r"synthetic_acceptance_rates['\"]?\s*[:=]\s*(\[[^\]]*\])", body)
+    m = re.search(rates + r"['\"]?\s*[:=]\s*(\[[^\]]*\])", body)
     if m:
         try:
-            out["synthetic_acceptance_rates"] = [float(x) for x in ast.literal_eval(m.group(1))]
+            out[rates] = [float(x) for x in ast.literal_eval(m.group(1))]
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             pass
     return out
 
 
 def _from_mapping(cfg):
+    length, rates, rejection = knob_names()
     out = {}
     k = cfg.get("num_speculative_tokens", cfg.get("num_spec_tokens"))
     if isinstance(k, int):
         out["k"] = k
-    for key, name in (("method", "method"), ("draft", "model"),
-                      ("rejection_sample_method", "rejection_sample_method"),
+    for key, name in (("method", "method"), ("draft", "model"), (rejection, rejection),
                       ("draft_sample_method", "draft_sample_method")):
         if isinstance(cfg.get(name), str):
             out[key] = cfg[name]
-    if isinstance(cfg.get("synthetic_acceptance_length"), (int, float)):
-        out["synthetic_acceptance_length"] = float(cfg["synthetic_acceptance_length"])
-    if isinstance(cfg.get("synthetic_acceptance_rates"), list):
-        out["synthetic_acceptance_rates"] = [float(x) for x in cfg["synthetic_acceptance_rates"]]
+    if isinstance(cfg.get(length), (int, float)):
+        out[length] = float(cfg[length])
+    if isinstance(cfg.get(rates), list):
+        out[rates] = [float(x) for x in cfg[rates]]
     return out
 
 
