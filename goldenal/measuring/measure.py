@@ -1,54 +1,20 @@
 """Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
 
-:func:`measure` sends a fixed prompt set to an OpenAI-compatible server at a
-fixed concurrency (streaming, with ``httpx``), scrapes ``/metrics`` before the
-workload and after every request (so a restart shows as a counter going down
-even when later traffic would carry it past its old value), and writes a run directory whose ``run.yaml`` the
-``ingest``, ``fit``, ``diff`` and ``verify`` commands read like any other run.
-
-What a cell records
--------------------
-* ``metrics_{on,off}_k{K}_before.prom`` / ``..._after.prom``: the two scrapes,
-  read by the Prometheus reader (every engine and data-parallel rank summed,
-  per-position counters, each engine's spelling).
-* ``requests_{on,off}_k{K}.jsonl``: one record per request (status, attempts,
-  usage, the engine's timings such as llama.cpp's ``draft_n`` /
-  ``draft_n_accepted``, latency) and, where they exist, the request's own
-  counts: the engine's per-request metrics (vLLM's
-  ``metrics.speculative_decoding``; SGLang's ``meta_info``, for which requests
-  to SGLang go out non-streaming, see ``_transport``), or at concurrency 1 the
-  counter deltas
-  around the request (one scrape between consecutive requests).  With counts
-  per request the cell lists this file, so ``fit`` resamples whole requests;
-  otherwise it lists the scrape pair (one window).
-* ``server_{on,off}_k{K}.json``: what the server said about itself; the
-  speculative settings it reports are also the cell's ``speculative`` in
-  ``run.yaml`` (llama.cpp: ``slots_speculative``, one flag per slot, and
-  ``speculative.n_max`` where a release reports it; the draft model and, in
-  the release vendored in llama-cpp-python 0.3.36, K are not reported, so
-  ``--draft`` and ``--k`` are the record of them).
-
-Every answer is bounded in bytes, seconds and JSON nesting (the ``MAX_*``
-caps and :data:`GET_DEADLINE`; past one, :class:`ResponseLimit`); counts are
-checked as they are recorded (:func:`_impossible_counts`) and, at the end of a
-cell, the requests' own counts are reconciled with the /metrics window
-(:func:`_reconcile`): a cell they contradict is written marked
-``inconsistent`` and refused.  No URL is written with its user, password or
-query.
-
-A cell whose requests all drafted and accepted exactly as many tokens is
-flagged: one replayed accept/reject sequence, not independent draws (see
-``_replay_warning``).
-
-The same prompts go out in the same order at every K (a paired design); the
-manifest records the prompt set's digest and a later ``measure`` into the same
-run refuses a different one.
-
-Engine detection (``engine="auto"``) reads, in this order of authority, what
-the engine records say a server shows: the prefix of its ``/metrics``
-families, the ``owned_by`` of ``/v1/models`` (``server_owner``), then its
-info endpoints for its version and speculative settings (``info_endpoints``,
-``info_keys``, ``slots_endpoint``).
+:func:`measure` sends a fixed prompt set (the same, in the same order, at every
+K: a paired design, checked by the prompts' digest) to an OpenAI-compatible
+server, scrapes ``/metrics`` before the workload and after every request (a
+restart shows as a counter going down even when later traffic would carry it
+past its old value), and writes a run directory that ``ingest``, ``fit``,
+``diff`` and ``verify`` read like any other.  A cell records the two scrapes
+(``metrics_*.prom``), one record per request (``requests_*.jsonl``, with the
+request's own counts where the engine gives them, or at concurrency 1 the
+counter deltas around it) and what the server said about itself
+(``server_*.json``).  Every answer is bounded in bytes, seconds and JSON
+nesting (:class:`ResponseLimit`); counts are checked as recorded and, per
+cell, reconciled with the /metrics window; no URL is written with its user,
+password or query.  The engine is told by what its record says a server
+shows: its ``/metrics`` prefix, the ``owned_by`` of ``/v1/models``, its info
+endpoints.
 """
 
 from __future__ import annotations
@@ -86,21 +52,8 @@ class MeasureError(GoldenALError):
 
 @dataclass(frozen=True)
 class ServerInfo:
-    """What the server said about itself.
-
-    Attributes
-    ----------
-    url : str
-    engine : str
-        One of :data:`ENGINES`.
-    detected_by : tuple of str
-        The evidence, e.g. ``("metrics prefix llamacpp:", "/v1/models owned_by llamacpp")``.
-    models : tuple of str
-        Model ids from ``/v1/models``.
-    version : str or None
-    speculative : dict
-        Speculative settings the server reports (engine spellings).
-    """
+    """What the server said about itself: the engine, the evidence for it
+    (``detected_by``), model ids, version and speculative settings (engine spellings)."""
 
     url: str
     engine: str
@@ -182,11 +135,7 @@ class CellResult:
 
 @dataclass(frozen=True)
 class MeasureResult:
-    """What :func:`measure` did: the server, the cells measured, the run directory.
-
-    ``to_frame()`` gives one row per request; ``run`` reads the run directory
-    back as a :class:`~goldenal.readers.MeasurementRun`.
-    """
+    """What :func:`measure` did: the server, the cells measured, the run directory."""
 
     path: str
     server: ServerInfo
@@ -248,22 +197,9 @@ class Prompt:
 
 
 def load_prompts(path):
-    """Read a prompt file: JSON lines, one prompt per line.
-
-    Each line is an object with ``"prompt"`` (a string: one user turn) or
-    ``"messages"`` (an OpenAI chat message list), and optionally ``"id"``
-    (default: the line number).  Blank lines and lines starting with ``#`` are
-    skipped.
-
-    Returns
-    -------
-    tuple of Prompt
-
-    Raises
-    ------
-    ParseError
-        Naming the file and line.
-    """
+    """Prompts from JSON lines: ``{"prompt": str}`` (one user turn) or ``{"messages":
+    [...]}``, optionally ``"id"`` (default: the line number); blank and ``#`` lines skipped.
+    A bad line raises ParseError naming it."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -308,12 +244,8 @@ def load_prompts(path):
 
 
 def load_speedbench(category="coding"):
-    """SPEED-Bench Qualitative prompts of one category, through ``datasets``.
-
-    Needs the optional extra (``pip install 'goldenal[speedbench]'``) and
-    network access to the Hugging Face hub.  The first turn of each entry is
-    the prompt; ids are the dataset's ``question_id``.
-    """
+    """SPEED-Bench Qualitative prompts of one category (first turns, ids the dataset's
+    ``question_id``), through the optional ``datasets`` and the Hugging Face hub."""
     try:
         from datasets import load_dataset
     except ImportError:
@@ -437,11 +369,8 @@ async def _read_capped(response, cap, what):
 
 
 async def _get(client, url, path, *, cap=MAX_JSON_BYTES, deadline=GET_DEADLINE):
-    """(status, body) of a GET; (None, reason) when the server does not answer.
-
-    The whole answer is bounded: ``cap`` bytes and ``deadline`` seconds (httpx's
-    own timeout bounds each read only, and a server dripping a byte at a time
-    would never trip it)."""
+    """(status, body) of a GET, or (None, reason); bounded by ``cap`` bytes and ``deadline``
+    seconds in all (httpx bounds each read only: a drip would never trip it)."""
     import httpx
 
     async def get():
@@ -474,10 +403,8 @@ def _json_depth(text):
 
 
 def _json(text, what=None):
-    """The JSON value of ``text``, or None when it is not JSON.
-
-    Nesting deeper than :data:`MAX_JSON_DEPTH` raises ResponseLimit naming
-    ``what`` (the URL), or with no ``what`` is treated as not JSON."""
+    """The JSON value of ``text``, or None; nesting past :data:`MAX_JSON_DEPTH` raises
+    ResponseLimit naming ``what``, or without ``what`` counts as not JSON."""
     if not isinstance(text, str):
         return None
     if _json_depth(text) > MAX_JSON_DEPTH:
@@ -627,9 +554,8 @@ def _retry_after(value):
 
 
 def _server_message(text):
-    """The server's own error message from an error body, whitespace folded, bounded:
-    ``error.message`` (OpenAI, vLLM, llama.cpp), ``message`` (SGLang), ``detail``
-    (FastAPI), else the body itself."""
+    """The server's message from an error body (``error.message``, ``message``,
+    ``detail``, else the body), whitespace folded, bounded."""
     doc = _json(text)
     message = None
     if isinstance(doc, dict):
@@ -647,8 +573,7 @@ def _server_message(text):
 
 
 def _http_failure(status, text, headers):
-    """The _Failed for a non-200 answer: retried or not by its status, honouring a
-    Retry-After up to RETRY_AFTER_CAP."""
+    """The _Failed for a non-200 answer, honouring a Retry-After up to RETRY_AFTER_CAP."""
     message = f"HTTP {status}: {_server_message(text)}"
     if not _retryable_status(status):
         return _Failed(message, retryable=False)
@@ -660,8 +585,7 @@ def _http_failure(status, text, headers):
 
 
 async def _sse_lines(response, what):
-    """The lines of a stream, each at most MAX_SSE_LINE_BYTES and all together at most
-    MAX_STREAM_BYTES (httpx's ``aiter_lines`` holds a line of any length)."""
+    """The lines of a stream, bounded each and together (httpx's ``aiter_lines`` is not)."""
     _check_encoding(response, what)
 
     def too_long():
@@ -751,8 +675,7 @@ async def _stream_once(client, body, timeout, url=""):
 
 
 def _stream_error(error):
-    """The _Failed for an error event inside a stream: not retried when the event
-    carries a 4xx code a retry cannot cure (llama.cpp's ``{"code": 400, ...}``)."""
+    """The _Failed for an error event in a stream; a 4xx ``code`` is not retried."""
     code = error.get("code") if isinstance(error, dict) else None
     message = f"server error: {_server_message(json.dumps({'error': error}))}"
     if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 499 \
@@ -762,9 +685,8 @@ def _stream_error(error):
 
 
 async def _retrying(call, retries, retry_delay):
-    """``(result, None, attempts)`` of ``await call()``, or ``(None, the last _Failed,
-    attempts)``: a retryable failure is tried again up to ``retries`` times, after
-    ``retry_delay`` seconds doubling each time (or the server's Retry-After when longer)."""
+    """``(result, None, attempts)`` or ``(None, last _Failed, attempts)``; retries wait
+    ``retry_delay`` doubling (or the server's Retry-After when longer)."""
     for attempt in range(retries + 1):
         try:
             return await call(), None, attempt + 1
@@ -775,8 +697,8 @@ async def _retrying(call, retries, retry_delay):
 
 
 async def _send(client, body, timeout, url=""):
-    """One request, bounded by ``timeout`` seconds in all: httpx's own timeout bounds
-    each read, and a stream that keeps sending would never trip it."""
+    """One request, bounded by ``timeout`` seconds in all (a stream that keeps sending
+    never trips httpx's per-read timeout)."""
     call = _stream_once if body["stream"] else _complete_once
     try:
         return await asyncio.wait_for(call(client, body, timeout, url), timeout)
@@ -787,9 +709,9 @@ async def _send(client, body, timeout, url=""):
 def _transport(rec):
     """How requests go out: the record's ``transport``, with its ``request_fields``.
 
-    A field such as SGLang's ``return_meta_info`` is refused on a stream
-    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), so such an
-    engine's requests go out whole (``transport="complete"``).
+    SGLang refuses its meta_info field on a stream
+    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), so its requests go
+    out whole (``transport="complete"``).
     """
     if rec.transport == "complete":
         return {"stream": False, **rec.request_fields}
@@ -844,12 +766,9 @@ COUNT_MAX = 2 ** 63 - 1
 
 
 def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
-    """Why counts cannot be K-drafting counts, or None.
-
-    ``0 <= accepted <= K x steps`` (and ``accepted <= draft tokens <= K x
-    steps`` where draft tokens are known); per-position counts non-increasing
-    (a step accepts position i+1 only after i), at most ``steps`` and summing
-    to ``accepted``; every count an integer of 64 bits."""
+    """Why counts cannot be K-drafting counts, or None: each a 64-bit integer,
+    ``accepted <= draft tokens <= K x steps``, per-position counts non-increasing
+    (position i+1 only after i), at most ``steps`` and summing to ``accepted``."""
     named = [("steps", steps), ("accepted", accepted)]
     if draft_tokens is not None:
         named.append(("draft tokens", draft_tokens))
@@ -880,8 +799,7 @@ def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
 
 
 class _Scraper:
-    """``/metrics`` during a cell, retried as requests are (a restarting server refuses
-    connections for a moment; what it answers afterwards shows the restart)."""
+    """``/metrics`` during a cell, retried as requests are (a restart then shows)."""
 
     def __init__(self, client, url, label, retries=0, retry_delay=0.0,
                  deadline=GET_DEADLINE):
@@ -1129,16 +1047,9 @@ def _umask():
 
 
 def _commit(out, doc, cell_entry, files, *, identity=None, workload=None, replace=False):
-    """Add one cell to ``out`` atomically: a reader sees the old run or the new one.
-
-    One writer at a time: the read-modify-write of ``run.yaml`` holds the run
-    directory's lock (:func:`goldenal.core.files.locked_directory`; the parent's
-    while the run is created), and ``run.yaml`` is read again under it, so a
-    cell another ``measure`` added meanwhile is kept (or, being this very
-    cell without ``replace``, refused: :class:`ConflictError`).  A lock held
-    by another writer for :data:`goldenal.core.files.LOCK_TIMEOUT` seconds is a
-    ConflictError too; nothing of the cell is written then.
-    """
+    """Add one cell to ``out`` atomically, under the run directory's lock (the parent's
+    while the run is created); ``run.yaml`` is read again under it, so a cell another
+    ``measure`` added meanwhile is kept.  A lock held too long is a ConflictError."""
     import errno
 
     from goldenal.core import files as _files
@@ -1277,13 +1188,8 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
 
 
 def _identity_iv(out, model, draft, method, curve, ks, thinking):
-    """Refuse, before any request, an identity ``fit`` could not commit.
-
-    The curve id gets ``fit``'s and ``import``'s check (:func:`check_curve_id`);
-    the model key, draft heads, method and run name (``--out``'s last part)
-    must survive what ``fit --golden-dir`` does with them: rendered into a curve file
-    and a manifest entry and read back by the registry loader, unchanged.
-    """
+    """Refuse, before any request, an identity ``fit --golden-dir`` could not commit:
+    the model, drafts, method and run name must read back unchanged from a curve file."""
     from goldenal.golden.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
                                     manifest_entry, render_curve, render_manifest)
     from goldenal.golden.curves import Curve
@@ -1333,66 +1239,53 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     Parameters
     ----------
     url : str
-        Base URL of the OpenAI-compatible server (``http://127.0.0.1:8080``).
-        With several K, a URL containing ``{k}`` names one server per K.
+        Base URL of the OpenAI-compatible server; with several K, a URL with
+        ``{k}`` names one server per K.
     out : path
-        Run directory: created atomically, or an existing run (``run.yaml``)
-        the cells are added to.
+        Run directory: created atomically, or an existing run the cells join.
     model : str
         Model key, as in the golden curves.
     draft : str or sequence of str
         Draft head id(s); empty for native MTP.
     k : int or sequence of int
-        K of the cell(s).  The server's own K (per-position counters, server
-        info) must agree.
+        K of the cell(s); the server's own K must agree.
     thinking : {"on", "off"} or bool
         Sent as ``chat_template_kwargs`` ``{"enable_thinking": ...}`` unless
         ``chat_template_kwargs`` is given.
     prompts : path or sequence of Prompt, optional
         A prompt file (:func:`load_prompts`); default SPEED-Bench Qualitative
-        ``coding`` through ``datasets`` (:func:`load_speedbench`).
+        ``coding`` (:func:`load_speedbench`).
     concurrency : int
-        Requests in flight.  At 1, the counters are scraped between requests,
-        so each request gets its own counts (what ``fit``'s request bootstrap
-        needs) whatever the engine.
+        Requests in flight.  At 1 the counters are scraped between requests,
+        so each request gets its own counts whatever the engine.
     max_tokens : int
         Output cap per request.
     requests : int, optional
-        Send the first ``requests`` prompts (default: all), in file order.
-    engine : {"auto", "vllm", "sglang", "trtllm", "atom", "llamacpp"}
+        Send only the first ``requests`` prompts.
+    engine : {"auto", *ENGINES}
     method, curve, note : str, optional
         Written into ``run.yaml``.
     not_golden : str, optional
-        Why this run's values must never become a golden curve (a random test
-        model, a debugging run): written as ``not_golden: REASON`` into
-        ``run.yaml``, and ``fit`` then writes no golden directory from it
-        without ``--allow-not-golden``.  A run already marked keeps its mark
-        (a new reason replaces the old one).
+        Why this run must never become a golden curve: ``fit`` then writes no
+        golden directory from it without ``--allow-not-golden``.
     temperature : float
     seed : int, optional
-        Request ``i`` carries ``seed + i`` (the same at every K): engines that
-        seed sampling, or llama.cpp its synthetic acceptance, per request then
-        repeat a run exactly.
+        Request ``i`` carries ``seed + i`` (the same at every K).
     ignore_eos : bool
-        Send ``ignore_eos``: every request runs to ``max_tokens`` (a fixed
-        output length, as SPEED-Bench's golden workload; also what keeps a
-        random test model from stopping at once).
+        Every request runs to ``max_tokens``.
     retries : int
-        A request that fails in a way a second try can cure (no connection, a
-        timeout, a broken stream, HTTP 408, 425, 429 or 5xx) is retried this
-        many times, then recorded as failed.  Any other HTTP 4xx (a prompt
-        longer than the context, 401/403/404/422) repeats on every try and is
-        recorded as failed at once, with the server's error message.
+        Retries of a failure a second try can cure (no connection, a timeout,
+        a broken stream, HTTP 408, 425, 429, 5xx); any other 4xx is recorded
+        as failed at once, with the server's message.
     retry_delay : float
-        Seconds before the first retry (doubling after each); a Retry-After
-        the server sends is waited for instead when longer, up to
-        :data:`RETRY_AFTER_CAP` seconds (a longer one fails the request at once).
+        Seconds before the first retry, doubling; a longer Retry-After up to
+        :data:`RETRY_AFTER_CAP` is waited for instead.
     timeout : float
         Seconds per request.
     replace : bool
         Measure a cell the run already has again (else ConflictError).
     progress : bool, optional
-        A tqdm progress bar on stderr; default only when stderr is a terminal.
+        A progress bar on stderr; default only when stderr is a terminal.
 
     Returns
     -------
@@ -1403,20 +1296,16 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     ServerError
         The server is unreachable or not OpenAI-compatible (exit 2).
     ResponseLimit
-        An answer passed a cap: :data:`MAX_METRICS_BYTES`,
-        :data:`MAX_JSON_BYTES`, :data:`MAX_SSE_LINE_BYTES`,
-        :data:`MAX_STREAM_BYTES`, :data:`MAX_JSON_DEPTH` or
-        :data:`GET_DEADLINE` (exit 2); nothing of the cell is written.
+        An answer passed a cap (``MAX_*``, :data:`GET_DEADLINE`; exit 2).
     CounterReset
-        The server restarted during a cell; that cell is not written (exit 1).
+        The server restarted during a cell (exit 1).
     MeasureError
-        The server's K disagrees, every request of a cell failed, counts are
-        impossible, or the requests' counts and the /metrics counters
-        disagree beyond counting noise (the cell is then written marked
-        ``inconsistent``, which ``fit --golden-dir`` refuses) (exit 1).
+        The server's K disagrees, every request failed, counts are impossible,
+        or they contradict the /metrics counters (the cell is then written
+        marked ``inconsistent``) (exit 1).
     UsageError, ConflictError, ParseError
-        Bad arguments or prompt file (an identity ``fit --golden-dir`` would refuse
-        included, before any request), a cell that exists.
+        Bad arguments or prompt file, an identity ``fit --golden-dir`` would
+        refuse, a cell that exists; nothing of the cell is written.
 
     Example
     -------
@@ -1603,16 +1492,9 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
 
 
 def _reconcile(records, window, k, *, concurrency, max_tokens):
-    """The first disagreement beyond counting noise between what the requests say and the
-    server's /metrics window, or None.
-
-    Per-request sources: the requests' own counts (steps, accepted, draft tokens, per
-    position) and llama.cpp's ``timings`` (``draft_n``, ``draft_n_accepted``), each
-    compared where both it and the window have the figure.  Noise: one step per
-    request in flight (a counter may lag the answer by its last step).  Attempts
-    that left no count (a retried or failed request whose server-side steps the
-    window holds) may add up to ``max_tokens`` steps each, never remove any.
-    """
+    """The first disagreement beyond counting noise between the requests' counts (or
+    ``timings``) and the /metrics window, or None.  Noise: one step per request in
+    flight; an attempt that left no count may add up to ``max_tokens`` steps."""
     drafts, tokens, accepted, per_pos = window
     ok = [r for r in records if r.status == "ok"]
     checks = []
@@ -1658,15 +1540,10 @@ def _reconcile(records, window, k, *, concurrency, max_tokens):
 def _replay_warning(ok, where, *, seeded):
     """A warning when every request drafted and accepted exactly as many tokens.
 
-    Distinct prompts practically never agree to the token, but one seeded
-    accept/reject sequence replayed for every request does: llama-server
-    seeds its synthetic acceptance per request from the request's ``seed``,
-    else from the server's ``--seed`` (``server-schema.cpp`` defaults,
-    ``server-context.cpp``), so with a fixed ``--seed`` and no seed per request
-    every request replays the same draws.  Such requests are copies, not
-    independent units, and a request bootstrap over them has no spread.
-    Cells where every draft (or none) is accepted agree by construction and
-    are not flagged.
+    Distinct prompts practically never agree to the token, but one seeded sequence
+    replayed does (llama-server seeds its synthetic acceptance from the request's
+    ``seed``, else the server's ``--seed``: ``server-context.cpp``): copies, not
+    independent units.  All or none accepted agrees by construction: not flagged.
     """
     counts = set()
     for r in ok:

@@ -45,35 +45,14 @@ PROFILES = ("min-variance", "geometric", "none")
 class Verification:
     """Outcome of :func:`verify`.
 
-    Attributes
-    ----------
-    verdict : {"hit", "missed", "incomplete"}
-        "incomplete" when some windows were refused (and
-        ``allow_incomplete`` was not given): the realized AL and the reason
-        cover the readable windows only.
-    realized_al : float
-        Pooled ``1 + sum accepted / sum drafts`` (or the mean of printed means).
-    target : float
-    target_text : str
-        The target as committed, e.g. ``"2.83"``.
-    tolerance : float
-        Allowed ``|realized - target|``.
-    sigma : float
-        Standard error of the realized mean under the schedule.
-    sigma_distance : float
-        ``(realized - target) / sigma`` (``inf`` when sigma is 0 and they differ).
-    steps : int or None
-        Independent draws behind the realized mean.
-    reason : str
-        One sentence: why it hit or what the miss looks like.
-    notes : tuple of str
-        What the servers' start-up lines say about the knob, where they state it.
-    mean_hit : bool
-        The mean alone is within its tolerance (a run can hit the mean and
-        still miss on its per-position profile).
-    profile : str
-        The expected profile: "min-variance", "geometric", "given" (explicit
-        rates) or "none".
+    ``verdict`` is "hit", "missed" or "incomplete" (some windows refused without
+    ``allow_incomplete``: the figures cover the readable ones).  ``realized_al``
+    pools counts (or averages printed means); ``tolerance`` bounds
+    ``|realized - target|``; ``sigma`` is the standard error under the schedule
+    and ``sigma_distance`` the miss in sigmas (``inf`` when sigma is 0);
+    ``steps`` the independent draws; ``reason`` one sentence; ``notes`` what the
+    servers' start-up lines say about the knob; ``mean_hit`` whether the mean
+    alone is within tolerance; ``profile`` the expected profile.
     """
 
     verdict: str
@@ -226,19 +205,16 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     z : float
         Allowed distance in standard errors (default 4).
     slack : float
-        Extra absolute allowance for known systematic effects the schedule
-        does not model (default 0): requests that end inside a step (max
-        tokens, EOS) accept fewer drafts than scheduled and pull short runs
-        below the target.
+        Extra absolute allowance for effects the schedule does not model
+        (requests ending inside a step accept fewer drafts than scheduled).
     allow_incomplete : bool
         Judge the readable windows even when some were refused; by default
         the verdict is then "incomplete".
     profile : {"min-variance", "geometric", "none"} or sequence of float
-        The per-position survival the run must show: vLLM's minimum-variance
-        schedule (default, what every engine's length knob realises except
-        llama.cpp's), llama.cpp's geometric schedule for a bare
-        ``--spec-synth-len``, explicit rates as pinned (their AL must be the
-        target), or "none" to judge the mean only.
+        The per-position survival the run must show: the minimum-variance
+        schedule (default, what a length knob realises), the geometric one
+        (llama.cpp's bare length knob), explicit rates as pinned (their AL must
+        be the target), or "none" to judge the mean only.
 
     Returns
     -------

@@ -38,6 +38,7 @@ from goldenal.readers import _io
 from goldenal.readers._base import Context, counts_from_rates, derive_drafts
 from goldenal.core.observation import Observation
 
+NAME = "llamacpp"
 MARKERS = (b"draft acceptance =", b"acc per pos =", b"#gen drafts", b"synthetic acceptance",
            b"acceptance rate per position")
 _SLOT = re.compile(r"\bid\s+(\d+) \| task (-?\d+)")

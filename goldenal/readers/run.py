@@ -338,7 +338,9 @@ def _from_collector(path, given, only_k):
     if not keys:
         raise ParseError("no run.yaml and no collector files (server_{on,off}_mtp{K}.log, "
                          "speedbench_{on,off}_mtp{K}*.json)", path=path)
-    identity = {"engine": {"name": "vllm"}, **given}
+    from goldenal.readers import vllm_log
+
+    identity = {"engine": {"name": vllm_log.ENGINE}, **given}
     plan = [(key, logs.get(key, []), benches.get(key, [])) for key in keys
             if only_k is None or key[1] == only_k]
     return _assemble(path, identity, plan, [], "collector")

@@ -9,9 +9,9 @@ docs/engines.md §2.7.
   the bonus **already included**.  The step count is not printed, so each line
   is a mean-only window.  TokenSpeed prints ``avg_accept_len`` the same way.
 * Per-request counts (:func:`request_counts`, the one reader of them, used by
-  ``measure`` too) come in ``choices[i].meta_info`` of a non-streaming answer to
-  ``return_meta_info`` and, for ``return_spec_tokens_details``, in
-  ``sglext.spec_tokens_details`` (streaming too, in the final chunk).
+  ``measure`` too) come in ``choices[i].meta_info`` of a non-streaming answer
+  and in ``sglext.spec_tokens_details`` (streaming too, in the final chunk),
+  when the request asks with the record's ``request_fields``.
 * ``/server_info`` ``internal_states[*].avg_spec_accept_length``: lifetime
   mean per scheduler (nulls for idle DP ranks): mean-only, never differenced.
 * bench scripts: ``Acceptance length: X.XX`` (bonus included), mean-only.

@@ -19,6 +19,8 @@ from goldenal.readers import _io
 from goldenal.readers._base import Context
 from goldenal.core.observation import Observation
 
+NAME = "trtllm"
+
 
 def sniff(head: str) -> bool:
     return '"specDecodingStats"' in head or ('"iterLatencyMS"' in head
