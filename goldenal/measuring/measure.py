@@ -748,15 +748,6 @@ async def _complete_once(client, body, timeout, url=""):
             "timings": None, "spec": None, "meta_info": spec_details(doc)}
 
 
-def _sglang_counts(answer, k):
-    """Per-request counts of an SGLang answer through its reader, as
-    ``(steps, proposed, accepted, per_position)``, or None; a contradiction raises."""
-    from goldenal.readers.sglang import request_counts
-
-    counts = request_counts(answer, k)
-    return None if counts is None else tuple(counts[:4])
-
-
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -880,10 +871,11 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
             counts = request_counts(got["spec"])
             counts_from = "engine per-request metrics" if counts else None
         elif got is not None and got.get("meta_info") is not None:
-            from goldenal.readers.sglang import InconsistentCounts
+            from goldenal.readers.sglang import InconsistentCounts, request_counts as meta_counts
 
             try:
-                counts = _sglang_counts(got["meta_info"], k)
+                counts = meta_counts(got["meta_info"], k)
+                counts = None if counts is None else tuple(counts[:4])
             except InconsistentCounts as exc:
                 raise MeasureError(f"{where}, request {i} ({prompt.id}): {title}'s counts "
                                    f"contradict each other: {exc}; nothing written for this "

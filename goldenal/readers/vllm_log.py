@@ -1,28 +1,14 @@
 """vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family.
 
-Families (docs/formats.md §1; letters as there):
-
-* **A** V0 engine ``Speculative metrics: Draft acceptance rate: .., System
-  efficiency: .., Number of speculative tokens: K, ..`` -- cumulative since
-  engine start, differenced per process; ``Number of accepted tokens`` is not
-  prefix-truncated, so AL comes from emitted tokens: ``AL = emitted / (draft/K)``
-  (vllm/engine/metrics.py@f0afa0c2, vllm/spec_decode/metrics.py@a225d2a5).
-* **B** early V1 (0.8.3-0.8.4) ``Draft acceptance rate: x%, Accepted: A tokens,
-  Drafted: T tokens`` and the first V1 build's fraction form -- per interval, no
-  ``D``, no K: steps only under the "every draft had K tokens" assumption.
-* **C** V1 ``Draft acceptance rate`` first, then ``Mean acceptance length``,
-  optional throughputs, counts and ``Per-position acceptance rate``.
-* **D** V1 current: mean first, throughputs, counts, per-position survival,
-  ``Avg Draft acceptance rate`` (vllm/v1/spec_decode/metrics.py@ee4ceaae).
-
-C and D print survival ``s_i = a_i / D`` to three decimals but not ``D``; ``D``
-and ``a_i`` are rebuilt as the integers that reproduce every printed figure.
-Lines are found by a byte scan, so the rest of the log costs almost nothing,
-and a family D line in vLLM's logger layout is read straight from the raw
-bytes: on a large log by the compiled scan (``_logscan.c``) with the count
-arithmetic done column-wise (``_blockwise.py``), else by one match per line.
-Every other line takes the decoded, field-by-field path; all paths give the
-same records (tests/test_ingest_speed_paths.py, tests/test_ingest_kernel.py).
+Families A (V0, cumulative: AL from emitted tokens), B (0.8.3-0.8.4: no steps,
+no K), C and D (V1: survival ``s_i = a_i / D`` to three decimals, D and a_i
+rebuilt as the integers that reproduce every printed figure) as in
+docs/formats.md §1 (vllm/engine/metrics.py@f0afa0c2,
+vllm/v1/spec_decode/metrics.py@ee4ceaae).  Lines are found by a byte scan; a
+family D line in vLLM's logger layout is read straight from the raw bytes (on a
+large log by the compiled ``_logscan.c``, arithmetic column-wise in
+``_blockwise.py``); every path gives the same records
+(tests/test_ingest_speed_paths.py, tests/test_ingest_kernel.py).
 """
 
 from __future__ import annotations
@@ -219,28 +205,27 @@ def parse_spec_config(text):
             value = None  # TypeError: a literal that cannot be built, e.g. {{}: 1}
         if isinstance(value, dict):
             return _from_mapping(value)
+    # a repr: each setting by its own pattern, then read as the mapping would be
     length, rates, rejection = knob_names()
-    out = {}
+    found = {}
     m = _CFG_K.search(body)
     if m:
-        out["k"] = int(m.group(1))
-    for key, name in (("method", "method"), ("draft", "model"), (rejection, rejection)):
+        found["num_speculative_tokens"] = int(m.group(1))
+    for name in ("method", "model", rejection):
         m = re.search(_CFG_STR.format(name), body)
         if m:
-            out[key] = m.group(1)
+            found[name] = m.group(1)
     m = re.search(_CFG_NUM.format(length), body)
-    if m:
-        try:
-            out[length] = float(m.group(1))
-        except ValueError:
-            pass  # not a number: the knob is not set to anything usable
+    try:
+        found[length] = float(m.group(1)) if m else None
+    except ValueError:
+        pass  # not a number: the knob is not set to anything usable
     m = re.search(rates + r"['\"]?\s*[:=]\s*(\[[^\]]*\])", body)
-    if m:
-        try:
-            out[rates] = [float(x) for x in ast.literal_eval(m.group(1))]
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            pass
-    return out
+    try:
+        found[rates] = ast.literal_eval(m.group(1)) if m else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return _from_mapping(found)
 
 
 def _from_mapping(cfg):
@@ -256,7 +241,10 @@ def _from_mapping(cfg):
     if isinstance(cfg.get(length), (int, float)):
         out[length] = float(cfg[length])
     if isinstance(cfg.get(rates), list):
-        out[rates] = [float(x) for x in cfg[rates]]
+        try:
+            out[rates] = [float(x) for x in cfg[rates]]
+        except (TypeError, ValueError):
+            pass  # not numbers: no usable rates
     return out
 
 
