@@ -155,7 +155,7 @@ def test_llamacpp_totals_printed_rounded_are_refused(tmp_path):
     (problem,) = [p for p in obs.problems if p.refused]
     assert problem.message == (
         "llamacpp:spec_decode_num_draft_tokens_total is 2.00006e+06: llama-server prints its "
-        "counters with six significant digits, so from 1,000,000 on their differences are "
+        "counters with 6 significant digits, so from 1,000,000 on their differences are "
         "rounded; restart the server (its counters start at zero) to measure from exact counts")
     # a client scraping as it goes is stopped with the same words, not a second check's
     with pytest.raises(RoundedCounters) as err:

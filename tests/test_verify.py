@@ -260,8 +260,8 @@ MEAN_ONLY = ("realized AL 2.8300 vs target 2.83 (tolerance +-{tol} over {steps} 
              "acceptance near the target; the per-position profile tells them apart where it "
              "can: ")
 OTHER = ("; another per-step distribution: explicit rates (synthetic_acceptance_rates, "
-         "--spec-synth-rates), a geometric-decay knob such as vLLM 0.19.x "
-         "synthetic_acceptance_rate or ATOM before #1948, or real acceptance")
+         "--spec-synth-rates), a geometric-decay knob (vLLM 0.19.x's rate knob, or ATOM "
+         "before #1948), or real acceptance")
 
 
 def test_real_acceptance_near_the_target_is_not_called_the_geometric_knob():

@@ -45,6 +45,7 @@ RECORD = Engine(
              "steps_by_accepted": "atom:mtp_decode_steps"},
     silent_paths="--spec-decode-acceptance-length without --method/--num-speculative-tokens "
                  "(dropped silently), a DSpark runtime verify length below ceil(AL-1)",
+    info_keys=("enabled",), version_key=None,
 )
 
 KNOB = "--spec-decode-acceptance-length"

@@ -69,6 +69,18 @@ RECORD = Engine(
     silent_paths="llama-server started without --spec-synth-len/--spec-synth-rates (or "
                  "LLAMA_ARG_SPEC_SYNTH_* missing from the server's own environment), a draft "
                  "limit reduced below K by the speculative implementation",
+    # tools/server/server-task.cpp to_metrics: doubles on a default stream
+    counter_digits=6,
+    per_position_grows=True,
+    # get_res_props (server-context.cpp); speculative.* only in releases with --draft-max
+    info_keys=("model_path", "total_slots",
+               ("default_generation_settings", "params", "speculative.n_max"),
+               ("default_generation_settings", "params", "speculative.n_min"),
+               ("default_generation_settings", "params", "speculative.p_min")),
+    version_key="build_info",
+    slots_endpoint="/slots",
+    k_keys=("speculative.n_max", "slots.speculative.n_max"),
+    geometric_length=True,
 )
 
 KNOB = "--spec-synth-len"

@@ -47,11 +47,40 @@ class Engine:
         Fields added to a request so the answer carries per-request counts.
     silent_paths : str
         The ways a set knob is silently not applied (docs/engines.md §6).
+    transport : {"stream", "complete"}
+        How ``measure`` sends a request: streamed with usage, or whole (``request_fields``
+        refused on a stream).
+    old_metrics : dict
+        Metric families of older releases the readers still read, by meaning.
+    counter_digits : int or None
+        Significant digits the server prints its counters with, when it rounds them.
+    per_position_grows : bool
+        The per-position family appears with the first speculative request and grows to
+        the largest K run, so its size is not the server's K.
+    info_keys : tuple
+        What the info endpoint reports about speculative decoding: keys, or key paths
+        whose last part names the value.
+    version_key : str or None
+        The info endpoint's key for the release.
+    slots_endpoint : str or None
+        The endpoint listing slots, each with a ``speculative`` flag.
+    k_keys : tuple of str
+        Reported settings (``info_keys`` names) that state K.
+    batch_draw : bool
+        One synthetic draw per batch step, shared by every request in it.
+    log_steps : int or None
+        Decode steps per printed mean-only log line.
+    geometric_length : bool
+        A bare length knob realises a geometric per-position schedule.
     """
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
                  knobs=(), spellings=(), launches=(), launch_word, aliases=(), server_owner=None,
-                 info_endpoints=(), metrics=None, request_fields=None, silent_paths=""):
+                 info_endpoints=(), metrics=None, request_fields=None, silent_paths="",
+                 transport="stream", old_metrics=None, counter_digits=None,
+                 per_position_grows=False, info_keys=(), version_key="version",
+                 slots_endpoint=None, k_keys=(), batch_draw=False, log_steps=None,
+                 geometric_length=False):
         if unit not in ("length", "accepted"):
             raise ValueError(f"`unit` must be length or accepted, got {unit!r}")
         self.name, self.title, self.release = name, title, release
@@ -64,6 +93,14 @@ class Engine:
         self.info_endpoints = tuple(info_endpoints)
         self.metrics, self.request_fields = dict(metrics or {}), dict(request_fields or {})
         self.silent_paths = silent_paths
+        if transport not in ("stream", "complete"):
+            raise ValueError(f"`transport` must be stream or complete, got {transport!r}")
+        self.transport, self.old_metrics = transport, dict(old_metrics or {})
+        self.counter_digits, self.per_position_grows = counter_digits, per_position_grows
+        self.info_keys, self.version_key = tuple(info_keys), version_key
+        self.slots_endpoint, self.k_keys = slots_endpoint, tuple(k_keys)
+        self.batch_draw, self.log_steps = batch_draw, log_steps
+        self.geometric_length = geometric_length
 
     @property
     def offset(self):

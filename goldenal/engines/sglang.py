@@ -38,6 +38,13 @@ RECORD = Engine(
     request_fields={"return_meta_info": True, "return_spec_tokens_details": True},
     silent_paths="SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
                  "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
+    # io_struct.py: return_meta_info is refused on a stream (serving_chat.py:1321)
+    transport="complete",
+    info_keys=("speculative_algorithm", "speculative_num_steps", "speculative_num_draft_tokens",
+               "speculative_eagle_topk", "speculative_draft_model_path"),
+    k_keys=("speculative_num_steps",),
+    batch_draw=True,
+    log_steps=40,  # --decode-log-interval's default
 )
 
 KNOB = "SGLANG_SIMULATE_ACC_LEN"

@@ -44,6 +44,7 @@ RECORD = Engine(
     silent_paths="vLLM 0.19.x under Model Runner V1 (synthetic only in MRV2), "
                  "rejection_sample_method not 'synthetic', vllm-ascend before #12256 (Model "
                  "Runner V1) or #15556 (Model Runner V2)",
+    old_metrics={"efficiency": "vllm:spec_decode_efficiency"},  # V0's only usable figure
 )
 
 KNOB = "synthetic_acceptance_length"

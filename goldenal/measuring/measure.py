@@ -1,66 +1,20 @@
 """Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
 
-:func:`measure` sends a fixed prompt set to an OpenAI-compatible server at a
-fixed concurrency (streaming, with ``httpx``), scrapes ``/metrics`` before the
-workload and after every request (so a restart shows as a counter going down
-even when later traffic would carry it past its old value), and writes a run directory whose ``run.yaml`` the
-``ingest``, ``fit``, ``diff`` and ``verify`` commands read like any other run.
-
-What a cell records
--------------------
-* ``metrics_{on,off}_k{K}_before.prom`` / ``..._after.prom``: the two scrapes,
-  read by the Prometheus reader (every engine and data-parallel rank summed,
-  per-position counters, each engine's spelling).
-* ``requests_{on,off}_k{K}.jsonl``: one record per request (status, attempts,
-  usage, the engine's timings such as llama.cpp's ``draft_n`` /
-  ``draft_n_accepted``, latency) and, where they exist, the request's own
-  counts: the engine's per-request metrics (vLLM's
-  ``metrics.speculative_decoding``; SGLang's ``meta_info``, for which requests
-  to SGLang go out non-streaming, see ``_transport``), or at concurrency 1 the
-  counter deltas
-  around the request (one scrape between consecutive requests).  With counts
-  per request the cell lists this file, so ``fit`` resamples whole requests;
-  otherwise it lists the scrape pair (one window).
-* ``server_{on,off}_k{K}.json``: what the server said about itself; the
-  speculative settings it reports are also the cell's ``speculative`` in
-  ``run.yaml`` (llama.cpp: ``slots_speculative``, one flag per slot, and
-  ``speculative.n_max`` where a release reports it; the draft model and, in
-  the release vendored in llama-cpp-python 0.3.36, K are not reported, so
-  ``--draft`` and ``--k`` are the record of them).
-
-Every answer is bounded in bytes, seconds and JSON nesting (the ``MAX_*``
-caps and :data:`GET_DEADLINE`; past one, :class:`ResponseLimit`); counts are
-checked as they are recorded (:func:`_impossible_counts`) and, at the end of a
-cell, the requests' own counts are reconciled with the /metrics window
-(:func:`_reconcile`): a cell they contradict is written marked
-``inconsistent`` and refused.  No URL is written with its user, password or
-query.
-
-A cell whose requests all drafted and accepted exactly as many tokens is
-flagged: one replayed accept/reject sequence, not independent draws (see
-``_replay_warning``).
-
-The same prompts go out in the same order at every K (a paired design); the
-manifest records the prompt set's digest and a later ``measure`` into the same
-run refuses a different one.
-
-Engine detection (``engine="auto"``) reads, in this order of authority:
-the ``/metrics`` family prefixes (``vllm:``, ``sglang:``, ``trtllm_``,
-``atom:``, ``llamacpp:``), the ``owned_by`` of ``/v1/models`` (vLLM
-``vllm/entrypoints/openai/protocol.py`` ``"vllm"``; SGLang
-``python/sglang/srt/entrypoints/openai/protocol.py`` ``"sglang"``;
-TensorRT-LLM ``tensorrt_llm/serve/openai_protocol.py`` ``"tensorrt_llm"``;
-ATOM's OpenAI protocol module ``"atom"``; llama.cpp
-``tools/server/server-context.cpp`` ``"llamacpp"``), then the engine's own
-info endpoint for its version and speculative settings: llama.cpp ``/props``
-(``build_info``, ``model_path``, ``total_slots``, and in releases that report it
-``speculative.n_max``; ``get_res_props`` in ``server-context.cpp``) and
-``/slots`` (a ``speculative`` flag per slot: whether it has a speculative
-decoder; no release reports the draft model), SGLang ``/get_server_info``
-(alias ``/server_info``; ``version``, ``speculative_algorithm``,
-``speculative_num_steps``, ``internal_states``), vLLM ``/version``, ATOM
-``/debug/mtp_stats``.  llama.cpp facts are from the tree vendored in
-llama-cpp-python 0.3.36.
+:func:`measure` sends a fixed prompt set (the same, in the same order, at every
+K: a paired design, checked by the prompts' digest) to an OpenAI-compatible
+server, scrapes ``/metrics`` before the workload and after every request (a
+restart shows as a counter going down even when later traffic would carry it
+past its old value), and writes a run directory that ``ingest``, ``fit``,
+``diff`` and ``verify`` read like any other.  A cell records the two scrapes
+(``metrics_*.prom``), one record per request (``requests_*.jsonl``, with the
+request's own counts where the engine gives them, or at concurrency 1 the
+counter deltas around it) and what the server said about itself
+(``server_*.json``).  Every answer is bounded in bytes, seconds and JSON
+nesting (:class:`ResponseLimit`); counts are checked as recorded and, per
+cell, reconciled with the /metrics window; no URL is written with its user,
+password or query.  The engine is told by what its record says a server
+shows: its ``/metrics`` prefix, the ``owned_by`` of ``/v1/models``, its info
+endpoints.
 """
 
 from __future__ import annotations
@@ -80,14 +34,9 @@ from dataclasses import dataclass, field
 from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
                              RoundedCounters, ServerError, UsageError)
 
-# the engine names observations and run manifests carry
-ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
-_OWNED_BY = {"vllm": "vllm", "sglang": "sglang", "tensorrt_llm": "trtllm", "atom": "atom",
-             "llamacpp": "llamacpp"}
-_METRIC_PREFIX = (("llamacpp:", "llamacpp"), ("vllm:", "vllm"), ("sglang:", "sglang"),
-                  ("trtllm_", "trtllm"), ("atom:", "atom"))
-_INFO_ENDPOINTS = {"llamacpp": ("/props",), "sglang": ("/get_server_info", "/server_info"),
-                   "vllm": ("/version",), "atom": ("/debug/mtp_stats",), "trtllm": ("/version",)}
+from goldenal.engines import ENGINES  # noqa: F401 (the engine names run manifests carry)
+from goldenal.readers.records import record, records
+
 _PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
 
 
@@ -103,21 +52,8 @@ class MeasureError(GoldenALError):
 
 @dataclass(frozen=True)
 class ServerInfo:
-    """What the server said about itself.
-
-    Attributes
-    ----------
-    url : str
-    engine : str
-        One of :data:`ENGINES`.
-    detected_by : tuple of str
-        The evidence, e.g. ``("metrics prefix llamacpp:", "/v1/models owned_by llamacpp")``.
-    models : tuple of str
-        Model ids from ``/v1/models``.
-    version : str or None
-    speculative : dict
-        Speculative settings the server reports (engine spellings).
-    """
+    """What the server said about itself: the engine, the evidence for it
+    (``detected_by``), model ids, version and speculative settings (engine spellings)."""
 
     url: str
     engine: str
@@ -199,11 +135,7 @@ class CellResult:
 
 @dataclass(frozen=True)
 class MeasureResult:
-    """What :func:`measure` did: the server, the cells measured, the run directory.
-
-    ``to_frame()`` gives one row per request; ``run`` reads the run directory
-    back as a :class:`~goldenal.readers.MeasurementRun`.
-    """
+    """What :func:`measure` did: the server, the cells measured, the run directory."""
 
     path: str
     server: ServerInfo
@@ -265,22 +197,9 @@ class Prompt:
 
 
 def load_prompts(path):
-    """Read a prompt file: JSON lines, one prompt per line.
-
-    Each line is an object with ``"prompt"`` (a string: one user turn) or
-    ``"messages"`` (an OpenAI chat message list), and optionally ``"id"``
-    (default: the line number).  Blank lines and lines starting with ``#`` are
-    skipped.
-
-    Returns
-    -------
-    tuple of Prompt
-
-    Raises
-    ------
-    ParseError
-        Naming the file and line.
-    """
+    """Prompts from JSON lines: ``{"prompt": str}`` (one user turn) or ``{"messages":
+    [...]}``, optionally ``"id"`` (default: the line number); blank and ``#`` lines skipped.
+    A bad line raises ParseError naming it."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -325,12 +244,8 @@ def load_prompts(path):
 
 
 def load_speedbench(category="coding"):
-    """SPEED-Bench Qualitative prompts of one category, through ``datasets``.
-
-    Needs the optional extra (``pip install 'goldenal[speedbench]'``) and
-    network access to the Hugging Face hub.  The first turn of each entry is
-    the prompt; ids are the dataset's ``question_id``.
-    """
+    """SPEED-Bench Qualitative prompts of one category (first turns, ids the dataset's
+    ``question_id``), through the optional ``datasets`` and the Hugging Face hub."""
     try:
         from datasets import load_dataset
     except ImportError:
@@ -454,11 +369,8 @@ async def _read_capped(response, cap, what):
 
 
 async def _get(client, url, path, *, cap=MAX_JSON_BYTES, deadline=GET_DEADLINE):
-    """(status, body) of a GET; (None, reason) when the server does not answer.
-
-    The whole answer is bounded: ``cap`` bytes and ``deadline`` seconds (httpx's
-    own timeout bounds each read only, and a server dripping a byte at a time
-    would never trip it)."""
+    """(status, body) of a GET, or (None, reason); bounded by ``cap`` bytes and ``deadline``
+    seconds in all (httpx bounds each read only: a drip would never trip it)."""
     import httpx
 
     async def get():
@@ -491,10 +403,8 @@ def _json_depth(text):
 
 
 def _json(text, what=None):
-    """The JSON value of ``text``, or None when it is not JSON.
-
-    Nesting deeper than :data:`MAX_JSON_DEPTH` raises ResponseLimit naming
-    ``what`` (the URL), or with no ``what`` is treated as not JSON."""
+    """The JSON value of ``text``, or None; nesting past :data:`MAX_JSON_DEPTH` raises
+    ResponseLimit naming ``what``, or without ``what`` counts as not JSON."""
     if not isinstance(text, str):
         return None
     if _json_depth(text) > MAX_JSON_DEPTH:
@@ -518,7 +428,8 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
                           "server")
     data = models_doc.get("data") if isinstance(models_doc.get("data"), list) else []
     models = tuple(str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id"))
-    owners = {_OWNED_BY.get(str(m.get("owned_by", "")).lower()) for m in data
+    owned_by = {rec.server_owner: name for name, rec in records().items()}
+    owners = {owned_by.get(str(m.get("owned_by", "")).lower()) for m in data
               if isinstance(m, dict)} - {None}
     status, metrics = await _get(client, url, "/metrics", cap=MAX_METRICS_BYTES,
                                  deadline=deadline)
@@ -526,10 +437,9 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
         raise ServerError(f"{url}/metrics answered {status or metrics}: measure reads the "
                           "server's counters (llama-server needs --metrics)")
     _check_metrics(metrics, f"{url}/metrics")
-    prefixes = []
-    for prefix, key in _METRIC_PREFIX:
-        if re.search(r"^" + re.escape(prefix), metrics, re.M):
-            prefixes.append(key)
+    prefixes = [name for name, rec in records().items() if rec.metrics and re.search(
+        "^" + re.escape(re.match(r"[^:_]*[:_]", next(iter(rec.metrics.values()))).group()),
+        metrics, re.M)]
     evidence = [f"metrics prefix {p}" for p in prefixes]
     evidence += [f"/v1/models owned_by {o}" for o in sorted(owners)]
     found = prefixes[0] if prefixes else (sorted(owners)[0] if len(owners) == 1 else None)
@@ -548,75 +458,56 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
         evidence.append(f"--engine {engine} given; the server looks like {found}")
     info = {"v1/models": models_doc}
     version, spec = None, {}
-    for path in _INFO_ENDPOINTS.get(engine, ()):
+    rec = record(engine)
+    for path in rec.info_endpoints:
         status, body = await _get(client, url, path, deadline=deadline)
         doc = _json(body, f"{url}{path}") if status == 200 else None
         if not isinstance(doc, dict):
             continue
         info[path.lstrip("/")] = doc
-        version, spec = _server_facts(engine, doc)
+        version, spec = doc.get(rec.version_key) if rec.version_key else None, _facts(rec, doc)
         evidence.append(f"{path}")
         break
-    if engine == "llamacpp":
-        # /slots (on unless --no-slots): one object per slot, with "speculative"
-        status, body = await _get(client, url, "/slots", deadline=deadline)
-        slots = _json(body, f"{url}/slots") if status == 200 else None
+    if rec.slots_endpoint:
+        # one object per slot (unless the server hides them), with "speculative"
+        path = rec.slots_endpoint
+        status, body = await _get(client, url, path, deadline=deadline)
+        slots = _json(body, f"{url}{path}") if status == 200 else None
         if isinstance(slots, list) and slots and all(isinstance(s, dict) for s in slots):
-            info["slots"] = slots
-            spec.update(_llamacpp_slot_facts(slots))
-            evidence.append("/slots")
+            info[path.lstrip("/")] = slots
+            spec.update(_slot_facts(slots))
+            evidence.append(path)
     return ServerInfo(url, engine, tuple(evidence), models, version, spec, info), metrics
 
 
-# speculative settings llama.cpp reports among a request's parameters, server defaults in
-# /props default_generation_settings.params: "speculative.n_max" (K), "n_min", "p_min" in
-# releases with --draft-max (server-task.cpp slot_params::to_json); the release vendored in
-# llama-cpp-python 0.3.36 reports only "speculative.types", as a request default ("none"
-# on a server that drafts), which is not recorded
-_LLAMACPP_SPEC_PARAMS = ("speculative.n_max", "speculative.n_min", "speculative.p_min")
+def _facts(rec, doc):
+    """The speculative settings an info endpoint reports: the record's ``info_keys``,
+    each a key or a path of keys whose last part names the value."""
+    spec = {}
+    for path in rec.info_keys:
+        value = doc
+        for key in (path,) if isinstance(path, str) else path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None:
+            spec[path if isinstance(path, str) else path[-1]] = value
+    return spec
 
 
-def _llamacpp_slot_facts(slots):
-    """What ``/slots`` says about speculative decoding: ``slots_speculative``, one
-    ``speculative`` flag per slot (``server_slot::to_json``: ``can_speculate()``, true
-    when the slot has a speculative decoder of any type), and the ``speculative.*``
-    parameters a busy slot reports."""
+def _slot_facts(slots):
+    """What the slots say about speculative decoding: ``slots_speculative``, one
+    ``speculative`` flag per slot (llama.cpp ``server_slot::to_json``: whether the slot
+    has a speculative decoder of any type), and the ``speculative.*`` parameters a busy
+    slot reports."""
     out = {}
     flags = [s.get("speculative") for s in slots]
     if all(isinstance(f, bool) for f in flags):
         out["slots_speculative"] = flags
     for s in slots:
         params = s.get("params") if isinstance(s.get("params"), dict) else {}
-        for key in _LLAMACPP_SPEC_PARAMS + ("speculative.types",):
-            if key in params and f"slots.{key}" not in out:
+        for key in params:
+            if str(key).startswith("speculative.") and f"slots.{key}" not in out:
                 out[f"slots.{key}"] = params[key]
     return out
-
-
-def _server_facts(engine, doc):
-    """(version, speculative settings) from an engine's info endpoint."""
-    spec = {}
-    if engine == "llamacpp":
-        # no llama.cpp release reports the draft model; K only as "speculative.n_max"
-        for key in ("model_path", "total_slots"):
-            if key in doc:
-                spec[key] = doc[key]
-        defaults = doc.get("default_generation_settings")
-        params = defaults.get("params") if isinstance(defaults, dict) else None
-        for key in _LLAMACPP_SPEC_PARAMS if isinstance(params, dict) else ():
-            if key in params:
-                spec[key] = params[key]
-        return doc.get("build_info"), spec
-    if engine == "sglang":
-        for key in ("speculative_algorithm", "speculative_num_steps",
-                    "speculative_num_draft_tokens", "speculative_eagle_topk",
-                    "speculative_draft_model_path"):
-            if doc.get(key) is not None:
-                spec[key] = doc[key]
-        return doc.get("version"), spec
-    if engine == "atom":
-        return None, {k: doc[k] for k in ("enabled",) if k in doc}
-    return doc.get("version"), spec
 
 
 # HTTP statuses a second try can pass: request timeout, too early, too many requests;
@@ -663,9 +554,8 @@ def _retry_after(value):
 
 
 def _server_message(text):
-    """The server's own error message from an error body, whitespace folded, bounded:
-    ``error.message`` (OpenAI, vLLM, llama.cpp), ``message`` (SGLang), ``detail``
-    (FastAPI), else the body itself."""
+    """The server's message from an error body (``error.message``, ``message``,
+    ``detail``, else the body), whitespace folded, bounded."""
     doc = _json(text)
     message = None
     if isinstance(doc, dict):
@@ -683,8 +573,7 @@ def _server_message(text):
 
 
 def _http_failure(status, text, headers):
-    """The _Failed for a non-200 answer: retried or not by its status, honouring a
-    Retry-After up to RETRY_AFTER_CAP."""
+    """The _Failed for a non-200 answer, honouring a Retry-After up to RETRY_AFTER_CAP."""
     message = f"HTTP {status}: {_server_message(text)}"
     if not _retryable_status(status):
         return _Failed(message, retryable=False)
@@ -696,8 +585,7 @@ def _http_failure(status, text, headers):
 
 
 async def _sse_lines(response, what):
-    """The lines of a stream, each at most MAX_SSE_LINE_BYTES and all together at most
-    MAX_STREAM_BYTES (httpx's ``aiter_lines`` holds a line of any length)."""
+    """The lines of a stream, bounded each and together (httpx's ``aiter_lines`` is not)."""
     _check_encoding(response, what)
 
     def too_long():
@@ -734,6 +622,7 @@ async def _stream_once(client, body, timeout, url=""):
     import httpx
 
     from goldenal.readers.sglang import spec_details
+    from goldenal.readers.vllm_bench import request_metrics
 
     what = f"{url}/v1/chat/completions"
     t0 = time.perf_counter()
@@ -774,10 +663,7 @@ async def _stream_once(client, body, timeout, url=""):
                     timings = chunk["timings"]
                 if chunk.get("sglext"):
                     meta = spec_details(chunk)
-                metrics = chunk.get("metrics")
-                if isinstance(metrics, dict) and isinstance(
-                        metrics.get("speculative_decoding"), dict):
-                    spec = metrics["speculative_decoding"]
+                spec = request_metrics(chunk) or spec
     except httpx.TimeoutException:
         raise _Failed(f"timed out after {timeout:g} s") from None
     except httpx.HTTPError as exc:
@@ -789,8 +675,7 @@ async def _stream_once(client, body, timeout, url=""):
 
 
 def _stream_error(error):
-    """The _Failed for an error event inside a stream: not retried when the event
-    carries a 4xx code a retry cannot cure (llama.cpp's ``{"code": 400, ...}``)."""
+    """The _Failed for an error event in a stream; a 4xx ``code`` is not retried."""
     code = error.get("code") if isinstance(error, dict) else None
     message = f"server error: {_server_message(json.dumps({'error': error}))}"
     if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 499 \
@@ -800,9 +685,8 @@ def _stream_error(error):
 
 
 async def _retrying(call, retries, retry_delay):
-    """``(result, None, attempts)`` of ``await call()``, or ``(None, the last _Failed,
-    attempts)``: a retryable failure is tried again up to ``retries`` times, after
-    ``retry_delay`` seconds doubling each time (or the server's Retry-After when longer)."""
+    """``(result, None, attempts)`` or ``(None, last _Failed, attempts)``; retries wait
+    ``retry_delay`` doubling (or the server's Retry-After when longer)."""
     for attempt in range(retries + 1):
         try:
             return await call(), None, attempt + 1
@@ -813,8 +697,8 @@ async def _retrying(call, retries, retry_delay):
 
 
 async def _send(client, body, timeout, url=""):
-    """One request, bounded by ``timeout`` seconds in all: httpx's own timeout bounds
-    each read, and a stream that keeps sending would never trip it."""
+    """One request, bounded by ``timeout`` seconds in all (a stream that keeps sending
+    never trips httpx's per-read timeout)."""
     call = _stream_once if body["stream"] else _complete_once
     try:
         return await asyncio.wait_for(call(client, body, timeout, url), timeout)
@@ -822,21 +706,16 @@ async def _send(client, body, timeout, url=""):
         raise _Failed(f"timed out after {timeout:g} s") from None
 
 
-def _transport(engine):
-    """How requests go out: streaming with usage, except for SGLang.
+def _transport(rec):
+    """How requests go out: the record's ``transport``, with its ``request_fields``.
 
-    SGLang 0.5.23 returns a request's counts in ``choices[i].meta_info`` of a
-    non-streaming answer to ``return_meta_info``, which it refuses on a stream
-    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), and, asked with
-    ``return_spec_tokens_details``, in ``sglext.spec_tokens_details`` (streams
-    too, ``serving_chat.py:2703``); releases before that field send only
-    ``meta_info``, so requests ask for both without streaming.
+    SGLang refuses its meta_info field on a stream
+    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), so its requests go
+    out whole (``transport="complete"``).
     """
-    if engine == "sglang":
-        from goldenal.readers.sglang import REQUEST_FIELDS
-
-        return {"stream": False, **REQUEST_FIELDS}
-    return {"stream": True, "stream_options": {"include_usage": True}}
+    if rec.transport == "complete":
+        return {"stream": False, **rec.request_fields}
+    return {"stream": True, "stream_options": {"include_usage": True}, **rec.request_fields}
 
 
 async def _complete_once(client, body, timeout, url=""):
@@ -869,33 +748,6 @@ async def _complete_once(client, body, timeout, url=""):
             "timings": None, "spec": None, "meta_info": spec_details(doc)}
 
 
-def _sglang_counts(answer, k):
-    """Per-request counts of an SGLang answer through its reader, as
-    ``(steps, proposed, accepted, per_position)``, or None; a contradiction raises."""
-    from goldenal.readers.sglang import request_counts
-
-    counts = request_counts(answer, k)
-    return None if counts is None else tuple(counts[:4])
-
-
-def _engine_counts(spec, k):
-    """Per-request counts from vLLM's ``metrics.speculative_decoding``, or None."""
-    if not isinstance(spec, dict):
-        return None
-    drafts, accepted = spec.get("num_spec_steps"), spec.get("num_accepted_draft_tokens")
-    if not _is_int(drafts) or not _is_int(accepted):
-        return None
-    hist = spec.get("acceptance_histogram")
-    per_pos = None
-    if isinstance(hist, list) and hist and all(map(_is_int, hist)) and sum(hist) == drafts:
-        running, per_pos = drafts, []
-        for h in hist[:-1]:
-            running -= h
-            per_pos.append(running)
-        per_pos = tuple(per_pos)
-    return drafts, spec.get("num_draft_tokens"), accepted, per_pos
-
-
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -905,12 +757,9 @@ COUNT_MAX = 2 ** 63 - 1
 
 
 def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
-    """Why counts cannot be K-drafting counts, or None.
-
-    ``0 <= accepted <= K x steps`` (and ``accepted <= draft tokens <= K x
-    steps`` where draft tokens are known); per-position counts non-increasing
-    (a step accepts position i+1 only after i), at most ``steps`` and summing
-    to ``accepted``; every count an integer of 64 bits."""
+    """Why counts cannot be K-drafting counts, or None: each a 64-bit integer,
+    ``accepted <= draft tokens <= K x steps``, per-position counts non-increasing
+    (position i+1 only after i), at most ``steps`` and summing to ``accepted``."""
     named = [("steps", steps), ("accepted", accepted)]
     if draft_tokens is not None:
         named.append(("draft tokens", draft_tokens))
@@ -941,8 +790,7 @@ def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
 
 
 class _Scraper:
-    """``/metrics`` during a cell, retried as requests are (a restarting server refuses
-    connections for a moment; what it answers afterwards shows the restart)."""
+    """``/metrics`` during a cell, retried as requests are (a restart then shows)."""
 
     def __init__(self, client, url, label, retries=0, retry_delay=0.0,
                  deadline=GET_DEADLINE):
@@ -1005,28 +853,34 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         queue.put_nowait(i)
     t0 = time.perf_counter()
 
+    from goldenal.readers.vllm_bench import request_counts
+
+    title = record(server.engine).title
+
     async def one(i):
         prompt = prompts[i]
         body = {"model": server.models[0] if server.models else "default",
-                "messages": prompt.payload(), **_transport(server.engine), **body_extra}
+                "messages": prompt.payload(), **_transport(record(server.engine)),
+                **body_extra}
         if "seed" in body:
             body["seed"] += i
         got, error, attempts = await _retrying(lambda: _send(client, body, timeout, server.url),
                                                retries, retry_delay)
         counts, counts_from = None, None
         if got is not None and got["spec"] is not None:
-            counts = _engine_counts(got["spec"], k)
+            counts = request_counts(got["spec"])
             counts_from = "engine per-request metrics" if counts else None
         elif got is not None and got.get("meta_info") is not None:
-            from goldenal.readers.sglang import InconsistentCounts
+            from goldenal.readers.sglang import InconsistentCounts, request_counts as meta_counts
 
             try:
-                counts = _sglang_counts(got["meta_info"], k)
+                counts = meta_counts(got["meta_info"], k)
+                counts = None if counts is None else tuple(counts[:4])
             except InconsistentCounts as exc:
-                raise MeasureError(f"{where}, request {i} ({prompt.id}): SGLang's counts "
+                raise MeasureError(f"{where}, request {i} ({prompt.id}): {title}'s counts "
                                    f"contradict each other: {exc}; nothing written for this "
                                    "cell") from None
-            counts_from = "SGLang per-request meta_info" if counts else None
+            counts_from = f"{title} per-request meta_info" if counts else None
         # a scrape after every request: a restart shows as a counter going down even when
         # later traffic would carry the counters past their old values by the end
         async with scrape_lock:
@@ -1185,16 +1039,9 @@ def _umask():
 
 
 def _commit(out, doc, cell_entry, files, *, identity=None, workload=None, replace=False):
-    """Add one cell to ``out`` atomically: a reader sees the old run or the new one.
-
-    One writer at a time: the read-modify-write of ``run.yaml`` holds the run
-    directory's lock (:func:`goldenal.core.files.locked_directory`; the parent's
-    while the run is created), and ``run.yaml`` is read again under it, so a
-    cell another ``measure`` added meanwhile is kept (or, being this very
-    cell without ``replace``, refused: :class:`ConflictError`).  A lock held
-    by another writer for :data:`goldenal.core.files.LOCK_TIMEOUT` seconds is a
-    ConflictError too; nothing of the cell is written then.
-    """
+    """Add one cell to ``out`` atomically, under the run directory's lock (the parent's
+    while the run is created); ``run.yaml`` is read again under it, so a cell another
+    ``measure`` added meanwhile is kept.  A lock held too long is a ConflictError."""
     import errno
 
     from goldenal.core import files as _files
@@ -1333,13 +1180,8 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
 
 
 def _identity_iv(out, model, draft, method, curve, ks, thinking):
-    """Refuse, before any request, an identity ``fit`` could not commit.
-
-    The curve id gets ``fit``'s and ``import``'s check (:func:`check_curve_id`);
-    the model key, draft heads, method and run name (``--out``'s last part)
-    must survive what ``fit --golden-dir`` does with them: rendered into a curve file
-    and a manifest entry and read back by the registry loader, unchanged.
-    """
+    """Refuse, before any request, an identity ``fit --golden-dir`` could not commit:
+    the model, drafts, method and run name must read back unchanged from a curve file."""
     from goldenal.golden.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
                                     manifest_entry, render_curve, render_manifest)
     from goldenal.golden.curves import Curve
@@ -1389,66 +1231,53 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     Parameters
     ----------
     url : str
-        Base URL of the OpenAI-compatible server (``http://127.0.0.1:8080``).
-        With several K, a URL containing ``{k}`` names one server per K.
+        Base URL of the OpenAI-compatible server; with several K, a URL with
+        ``{k}`` names one server per K.
     out : path
-        Run directory: created atomically, or an existing run (``run.yaml``)
-        the cells are added to.
+        Run directory: created atomically, or an existing run the cells join.
     model : str
         Model key, as in the golden curves.
     draft : str or sequence of str
         Draft head id(s); empty for native MTP.
     k : int or sequence of int
-        K of the cell(s).  The server's own K (per-position counters, server
-        info) must agree.
+        K of the cell(s); the server's own K must agree.
     thinking : {"on", "off"} or bool
         Sent as ``chat_template_kwargs`` ``{"enable_thinking": ...}`` unless
         ``chat_template_kwargs`` is given.
     prompts : path or sequence of Prompt, optional
         A prompt file (:func:`load_prompts`); default SPEED-Bench Qualitative
-        ``coding`` through ``datasets`` (:func:`load_speedbench`).
+        ``coding`` (:func:`load_speedbench`).
     concurrency : int
-        Requests in flight.  At 1, the counters are scraped between requests,
-        so each request gets its own counts (what ``fit``'s request bootstrap
-        needs) whatever the engine.
+        Requests in flight.  At 1 the counters are scraped between requests,
+        so each request gets its own counts whatever the engine.
     max_tokens : int
         Output cap per request.
     requests : int, optional
-        Send the first ``requests`` prompts (default: all), in file order.
-    engine : {"auto", "vllm", "sglang", "trtllm", "atom", "llamacpp"}
+        Send only the first ``requests`` prompts.
+    engine : {"auto", *ENGINES}
     method, curve, note : str, optional
         Written into ``run.yaml``.
     not_golden : str, optional
-        Why this run's values must never become a golden curve (a random test
-        model, a debugging run): written as ``not_golden: REASON`` into
-        ``run.yaml``, and ``fit`` then writes no golden directory from it
-        without ``--allow-not-golden``.  A run already marked keeps its mark
-        (a new reason replaces the old one).
+        Why this run must never become a golden curve: ``fit`` then writes no
+        golden directory from it without ``--allow-not-golden``.
     temperature : float
     seed : int, optional
-        Request ``i`` carries ``seed + i`` (the same at every K): engines that
-        seed sampling, or llama.cpp its synthetic acceptance, per request then
-        repeat a run exactly.
+        Request ``i`` carries ``seed + i`` (the same at every K).
     ignore_eos : bool
-        Send ``ignore_eos``: every request runs to ``max_tokens`` (a fixed
-        output length, as SPEED-Bench's golden workload; also what keeps a
-        random test model from stopping at once).
+        Every request runs to ``max_tokens``.
     retries : int
-        A request that fails in a way a second try can cure (no connection, a
-        timeout, a broken stream, HTTP 408, 425, 429 or 5xx) is retried this
-        many times, then recorded as failed.  Any other HTTP 4xx (a prompt
-        longer than the context, 401/403/404/422) repeats on every try and is
-        recorded as failed at once, with the server's error message.
+        Retries of a failure a second try can cure (no connection, a timeout,
+        a broken stream, HTTP 408, 425, 429, 5xx); any other 4xx is recorded
+        as failed at once, with the server's message.
     retry_delay : float
-        Seconds before the first retry (doubling after each); a Retry-After
-        the server sends is waited for instead when longer, up to
-        :data:`RETRY_AFTER_CAP` seconds (a longer one fails the request at once).
+        Seconds before the first retry, doubling; a longer Retry-After up to
+        :data:`RETRY_AFTER_CAP` is waited for instead.
     timeout : float
         Seconds per request.
     replace : bool
         Measure a cell the run already has again (else ConflictError).
     progress : bool, optional
-        A tqdm progress bar on stderr; default only when stderr is a terminal.
+        A progress bar on stderr; default only when stderr is a terminal.
 
     Returns
     -------
@@ -1459,20 +1288,16 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     ServerError
         The server is unreachable or not OpenAI-compatible (exit 2).
     ResponseLimit
-        An answer passed a cap: :data:`MAX_METRICS_BYTES`,
-        :data:`MAX_JSON_BYTES`, :data:`MAX_SSE_LINE_BYTES`,
-        :data:`MAX_STREAM_BYTES`, :data:`MAX_JSON_DEPTH` or
-        :data:`GET_DEADLINE` (exit 2); nothing of the cell is written.
+        An answer passed a cap (``MAX_*``, :data:`GET_DEADLINE`; exit 2).
     CounterReset
-        The server restarted during a cell; that cell is not written (exit 1).
+        The server restarted during a cell (exit 1).
     MeasureError
-        The server's K disagrees, every request of a cell failed, counts are
-        impossible, or the requests' counts and the /metrics counters
-        disagree beyond counting noise (the cell is then written marked
-        ``inconsistent``, which ``fit --golden-dir`` refuses) (exit 1).
+        The server's K disagrees, every request failed, counts are impossible,
+        or they contradict the /metrics counters (the cell is then written
+        marked ``inconsistent``) (exit 1).
     UsageError, ConflictError, ParseError
-        Bad arguments or prompt file (an identity ``fit --golden-dir`` would refuse
-        included, before any request), a cell that exists.
+        Bad arguments or prompt file, an identity ``fit --golden-dir`` would
+        refuse, a cell that exists; nothing of the cell is written.
 
     Example
     -------
@@ -1572,11 +1397,12 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                       if all(r.draft_tokens is not None for r in ok) else None)
             per_pos = (tuple(map(sum, zip(*(r.accepted_per_position for r in ok))))
                        if all(r.accepted_per_position is not None for r in ok) else None)
-        if not drafts and server.engine == "sglang":
-            raise MeasureError(f"{where}: SGLang answered without per-request counts "
-                               "(choices[0].meta_info.spec_verify_ct) and its /metrics has "
-                               "no accepted-draft counter: speculative decoding off, or a release without "
-                               "return_meta_info; nothing written")
+        rec = record(server.engine)
+        if not drafts and rec.request_fields:
+            raise MeasureError(f"{where}: {rec.title} answered without per-request counts "
+                               f"(asked with {', '.join(rec.request_fields)}) and its /metrics "
+                               "has no accepted-draft counter: speculative decoding off, or a "
+                               "release without them; nothing written")
         if not drafts:
             raise MeasureError(f"{where}: the server's speculative counters did not move "
                                "(speculative decoding off, or no counters on /metrics); "
@@ -1658,16 +1484,9 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
 
 
 def _reconcile(records, window, k, *, concurrency, max_tokens):
-    """The first disagreement beyond counting noise between what the requests say and the
-    server's /metrics window, or None.
-
-    Per-request sources: the requests' own counts (steps, accepted, draft tokens, per
-    position) and llama.cpp's ``timings`` (``draft_n``, ``draft_n_accepted``), each
-    compared where both it and the window have the figure.  Noise: one step per
-    request in flight (a counter may lag the answer by its last step).  Attempts
-    that left no count (a retried or failed request whose server-side steps the
-    window holds) may add up to ``max_tokens`` steps each, never remove any.
-    """
+    """The first disagreement beyond counting noise between the requests' counts (or
+    ``timings``) and the /metrics window, or None.  Noise: one step per request in
+    flight; an attempt that left no count may add up to ``max_tokens`` steps."""
     drafts, tokens, accepted, per_pos = window
     ok = [r for r in records if r.status == "ok"]
     checks = []
@@ -1713,15 +1532,10 @@ def _reconcile(records, window, k, *, concurrency, max_tokens):
 def _replay_warning(ok, where, *, seeded):
     """A warning when every request drafted and accepted exactly as many tokens.
 
-    Distinct prompts practically never agree to the token, but one seeded
-    accept/reject sequence replayed for every request does: llama-server
-    seeds its synthetic acceptance per request from the request's ``seed``,
-    else from the server's ``--seed`` (``server-schema.cpp`` defaults,
-    ``server-context.cpp``), so with a fixed ``--seed`` and no seed per request
-    every request replays the same draws.  Such requests are copies, not
-    independent units, and a request bootstrap over them has no spread.
-    Cells where every draft (or none) is accepted agree by construction and
-    are not flagged.
+    Distinct prompts practically never agree to the token, but one seeded sequence
+    replayed does (llama-server seeds its synthetic acceptance from the request's
+    ``seed``, else the server's ``--seed``: ``server-context.cpp``): copies, not
+    independent units.  All or none accepted agrees by construction: not flagged.
     """
     counts = set()
     for r in ok:
@@ -1759,41 +1573,34 @@ def _check_server_k(server, metrics_text, k):
     if rounded:
         raise MeasureError(f"{server.url}: before any load: {rounded_message(rounded)}; "
                            "nothing written for this cell")
-    if server.engine == "llamacpp":
-        # llama-server sizes its per-position family by the largest K it has run
-        _check_llamacpp_k(server, k)
-        return
-    positions = {dict(labels).get("position") for (name, labels) in scrape.values
-                 if name.endswith("spec_decode_num_accepted_tokens_per_pos")}
-    positions.discard(None)
-    said = len(positions) or None
-    how = "per-position counters on /metrics"
-    if said is None and server.engine == "sglang":
-        said, how = server.speculative.get("speculative_num_steps"), "speculative_num_steps"
-    if said is not None and said != k:
-        raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it with "
-                           f"K={k} or pass --k {said}")
-
-
-def _check_llamacpp_k(server, k):
-    """Refuse a K llama-server's own report contradicts: every slot without a speculative
-    decoder (``/slots`` ``speculative: false``), or, on a server whose slots draft,
-    ``speculative.n_max`` (a release that reports it) other than K.  Without ``/slots``
-    (``--no-slots``) nothing is checked: such releases report ``n_max`` (default 16)
-    whether or not the server drafts."""
+    rec = record(server.engine)
     spec = server.speculative
-    flags = spec.get("slots_speculative")
-    if not flags:
-        return  # no /slots (--no-slots): nothing the server says about its K
-    if not any(flags):
-        raise MeasureError(f"{server.url} runs no speculative decoding (/slots: speculative "
-                           f"false on every slot), so it cannot run K={k}: start llama-server "
-                           "with --spec-type and a draft (e.g. --spec-draft-model, "
-                           f"--spec-draft-n-max {k})")
-    for key in ("speculative.n_max", "slots.speculative.n_max"):
+    if rec.slots_endpoint:
+        flags = spec.get("slots_speculative")
+        if not flags:
+            return  # no slots listed (hidden): nothing the server says about its K
+        if not any(flags):
+            raise MeasureError(f"{server.url} runs no speculative decoding "
+                               f"({rec.slots_endpoint}: speculative false on every slot), so "
+                               f"it cannot run K={k}: start {rec.launch_word} with "
+                               f"{_spelling(rec, 'method')} and a draft (e.g. "
+                               f"{_spelling(rec, 'draft')}, {_spelling(rec, 'k')} {k})")
+    claims = []
+    per_position = rec.metrics.get("per_position")
+    if per_position and not rec.per_position_grows:
+        positions = {dict(labels).get("position") for (name, labels) in scrape.values
+                     if name == per_position} - {None}
+        claims += [(len(positions), "per-position counters on /metrics")] if positions else []
+    for key in rec.k_keys:
         said = spec.get(key)
-        if isinstance(said, int) and not isinstance(said, bool) and said > 0 and said != k:
-            where = "/props" if key == "speculative.n_max" else "/slots"
-            raise MeasureError(f"{server.url} runs K={said} ({where} speculative.n_max), not "
-                               f"K={k}: restart it with K={k} or pass --k {said}")
+        if isinstance(said, int) and not isinstance(said, bool) and said > 0:
+            where = rec.slots_endpoint if key.startswith("slots.") else rec.info_endpoints[0]
+            claims.append((said, f"{where} {key.removeprefix('slots.')}"))
+    for said, how in claims:
+        if said != k:
+            raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it "
+                               f"with K={k} or pass --k {said}")
 
+
+def _spelling(rec, setting):
+    return next(sp[0] for sp in rec.spellings if sp[1] == setting)

@@ -1,16 +1,10 @@
 """Server processes a measurement starts and always stops.
 
-:func:`serve` runs one server command (a shell command line, as a user types
-it) in a process group of its own, its stdout and stderr in a log file, waits
-a bounded time until a readiness URL answers HTTP 200, and on leaving the
-block (normally, on an error or on Ctrl-C) stops the whole group: SIGTERM,
-then SIGKILL after a grace period.  On Linux the server also gets SIGTERM
-when the process that started it dies (``prctl(PR_SET_PDEATHSIG)``), so not
-even a killed ``goldenal`` leaves a server holding a GPU.
-
-The readiness poll reads no body: only the status line and headers, each
-poll bounded in time.  Only the last :data:`LOG_TAIL_BYTES` of a log are read
-back, for the error of a server that exits before it is ready.
+A server runs in a process group of its own and the whole group is stopped
+on every way out (SIGTERM, then SIGKILL after a grace period); on Linux it
+also gets SIGTERM when its parent dies (``PR_SET_PDEATHSIG``), so not even a
+killed ``goldenal`` leaves a server holding a GPU.  Readiness polls read no
+body, and only a log's tail is read back.
 """
 
 from __future__ import annotations
@@ -146,35 +140,10 @@ def _stop(proc, grace=STOP_GRACE):
 
 @contextlib.contextmanager
 def serve(command, *, log, url, ready_url, timeout=600.0, poll=0.25):
-    """Run a server for the duration of a ``with`` block.
-
-    Parameters
-    ----------
-    command : str
-        A shell command line (run with ``/bin/sh -c``), placeholders already
-        filled in.
-    log : path
-        File that receives the server's stdout and stderr (created or
-        truncated).
-    url : str
-        Base URL the server answers at (recorded, not polled).
-    ready_url : str
-        Polled with GET until it answers HTTP 200.
-    timeout : float
-        Seconds the server has to become ready.
-    poll : float
-        Seconds between polls.
-
-    Yields
-    ------
-    ServerProcess
-
-    Raises
-    ------
-    ServerError
-        The server exited before it was ready (the end of its log is quoted),
-        or was not ready within ``timeout`` seconds.  It is stopped either way.
-    """
+    """Run ``command`` (``/bin/sh -c``, output into ``log``) for a ``with`` block,
+    yielding a :class:`ServerProcess` once ``ready_url`` answers 200.  ServerError
+    when it exits first (its log's end quoted) or is not ready within ``timeout``
+    seconds; it is stopped either way."""
     if not isinstance(command, str) or not command.strip():
         raise UsageError("the server command is empty")
     if not isinstance(timeout, (int, float)) or timeout <= 0:

@@ -1,16 +1,7 @@
 """A whole K sweep in one call: one server per K, started, measured and stopped.
 
-:func:`measure_sweep` fills ``{k}`` (and ``{port}``) into a server command,
-starts it with :func:`goldenal.measuring.servers.serve`, waits for it to answer its
-readiness URL, measures the cell with :func:`goldenal.measuring.measure` into
-the one run directory, stops the server and moves its log into the run
-(``server_{on,off}_k{K}.log``), then goes on to the next K.  The server is
-stopped on every way out of a cell, an error or Ctrl-C included; cells
+Each server's log moves into the run (``server_{on,off}_k{K}.log``); cells
 finished before a failure stay in the run.
-
-:func:`measurement_summary` turns a :class:`~goldenal.measuring.measure.MeasureResult`
-into plain data: per cell the AL, steps, requests, failures, and percentiles
-of request latency, time to first token and output tokens per second.
 """
 
 from __future__ import annotations
@@ -32,11 +23,8 @@ DEFAULT_URL = "http://127.0.0.1:{port}"
 
 @dataclass(frozen=True)
 class SweepResult(MeasureResult):
-    """:class:`~goldenal.measuring.measure.MeasureResult` of every K, with the server logs.
-
-    ``server_logs`` lists ``(k, path)`` of each server's log, in the run
-    directory.
-    """
+    """:class:`~goldenal.measuring.measure.MeasureResult` of every K, with ``server_logs``
+    (``(k, path)`` in the run directory)."""
 
     server_logs: tuple = ()
 

@@ -18,15 +18,14 @@ smoothly.  A smooth profile, or a mean near ``1 + f``, is the signature of a
 knob the engine silently ignored (docs/engines.md §6).
 
 Another expected profile may be given (``profile=``): explicit survival
-rates (vLLM ``synthetic_acceptance_rates``, llama.cpp ``--spec-synth-rates``,
-e.g. a curve's own per-position profile), ``"geometric"`` (what llama.cpp
-realises for a bare ``--spec-synth-len``) or ``"none"`` (the mean only).  The
-per-step variance then follows that profile: with survival ``S_1..S_K`` the
-accepted count X has ``E[X] = sum S_i`` and ``E[X^2] = sum (2i - 1) S_i``.
-When the observed profile is not the expected one and its per-step variance
-is larger, a mean outside the schedule's tolerance but inside the observed
-spread counts as right (sigma and tolerance then are the observed ones), so
-a run whose distribution differs is still told whether its mean is right.
+rates (vLLM's or llama.cpp's rates knob, e.g. a curve's own per-position
+profile), ``"geometric"`` (what llama.cpp realises for a bare length knob)
+or ``"none"`` (the mean only).  The per-step variance then follows that
+profile: with survival ``S_1..S_K`` the accepted count X has
+``E[X] = sum S_i`` and ``E[X^2] = sum (2i - 1) S_i``.  When the observed
+profile is not the expected one and its per-step variance is larger, a mean
+outside the schedule's tolerance but inside the observed spread counts as
+right (sigma and tolerance then are the observed ones).
 """
 
 from __future__ import annotations
@@ -37,62 +36,23 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from goldenal.core.errors import ParseError
+from goldenal.readers.records import record as _record, records
 
-# docs/engines.md §6, "Silent paths", per engine
-SILENT_PATHS = {
-    "vllm": "vLLM 0.19.x under Model Runner V1 (synthetic only in MRV2), "
-            "rejection_sample_method not 'synthetic', vllm-ascend before #12256 (Model Runner "
-            "V1) or #15556 (Model Runner V2)",
-    "sglang": "SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
-              "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
-    "trtllm": "a fractional TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS on the two-model path "
-              "(parsed with int(): 0 = off), the value 0 (off), the variable missing from the "
-              "worker environment, a clamp at the runtime draft length",
-    "atom": "--spec-decode-acceptance-length without --method/--num-speculative-tokens "
-            "(dropped silently), a DSpark runtime verify length below ceil(AL-1)",
-    "llamacpp": "llama-server started without --spec-synth-len/--spec-synth-rates (or "
-                "LLAMA_ARG_SPEC_SYNTH_* missing from the server's own environment), a draft "
-                "limit reduced below K by the speculative implementation",
-}
 PROFILES = ("min-variance", "geometric", "none")
-# mean-only SGLang decode lines: one draw per decode step for the whole batch,
-# and a line every --decode-log-interval (default 40) decode steps
-SGLANG_STEPS_PER_LINE = 40
 
 
 @dataclass(frozen=True)
 class Verification:
     """Outcome of :func:`verify`.
 
-    Attributes
-    ----------
-    verdict : {"hit", "missed", "incomplete"}
-        "incomplete" when some windows were refused (and
-        ``allow_incomplete`` was not given): the realized AL and the reason
-        cover the readable windows only.
-    realized_al : float
-        Pooled ``1 + sum accepted / sum drafts`` (or the mean of printed means).
-    target : float
-    target_text : str
-        The target as committed, e.g. ``"2.83"``.
-    tolerance : float
-        Allowed ``|realized - target|``.
-    sigma : float
-        Standard error of the realized mean under the schedule.
-    sigma_distance : float
-        ``(realized - target) / sigma`` (``inf`` when sigma is 0 and they differ).
-    steps : int or None
-        Independent draws behind the realized mean.
-    reason : str
-        One sentence: why it hit or what the miss looks like.
-    notes : tuple of str
-        What the servers' start-up lines say about the knob, where they state it.
-    mean_hit : bool
-        The mean alone is within its tolerance (a run can hit the mean and
-        still miss on its per-position profile).
-    profile : str
-        The expected profile: "min-variance", "geometric", "given" (explicit
-        rates) or "none".
+    ``verdict`` is "hit", "missed" or "incomplete" (some windows refused without
+    ``allow_incomplete``: the figures cover the readable ones).  ``realized_al``
+    pools counts (or averages printed means); ``tolerance`` bounds
+    ``|realized - target|``; ``sigma`` is the standard error under the schedule
+    and ``sigma_distance`` the miss in sigmas (``inf`` when sigma is 0);
+    ``steps`` the independent draws; ``reason`` one sentence; ``notes`` what the
+    servers' start-up lines say about the knob; ``mean_hit`` whether the mean
+    alone is within tolerance; ``profile`` the expected profile.
     """
 
     verdict: str
@@ -201,9 +161,7 @@ def _profile_iv(profile, text, value, k):
         if profile == "geometric":
             if k is None:
                 raise ValueError("`profile` geometric needs K")
-            from goldenal.engines.llamacpp import geometric_rates
-
-            return "geometric", tuple(geometric_rates(text, k))
+            return "geometric", tuple(_geometric_engine()[1].geometric_rates(text, k))
         raise ValueError(f"`profile` must be one of {', '.join(PROFILES)} or a list of "
                          f"survival rates, got {profile!r}")
     try:
@@ -247,19 +205,16 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     z : float
         Allowed distance in standard errors (default 4).
     slack : float
-        Extra absolute allowance for known systematic effects the schedule
-        does not model (default 0): requests that end inside a step (max
-        tokens, EOS) accept fewer drafts than scheduled and pull short runs
-        below the target.
+        Extra absolute allowance for effects the schedule does not model
+        (requests ending inside a step accept fewer drafts than scheduled).
     allow_incomplete : bool
         Judge the readable windows even when some were refused; by default
         the verdict is then "incomplete".
     profile : {"min-variance", "geometric", "none"} or sequence of float
-        The per-position survival the run must show: vLLM's minimum-variance
-        schedule (default, what every engine's length knob realises except
-        llama.cpp's), llama.cpp's geometric schedule for a bare
-        ``--spec-synth-len``, explicit rates as pinned (their AL must be the
-        target), or "none" to judge the mean only.
+        The per-position survival the run must show: the minimum-variance
+        schedule (default, what a length knob realises), the geometric one
+        (llama.cpp's bare length knob), explicit rates as pinned (their AL must
+        be the target), or "none" to judge the mean only.
 
     Returns
     -------
@@ -306,8 +261,10 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
         realized = sum(o.mean_al for o in means) / len(means)
         windows = len(means)
         rounding += 0.005  # the printed means are themselves two-decimal figures
-        sglang = [o for o in means if o.format in ("sglang-log", "tokenspeed-log")]
-        steps = SGLANG_STEPS_PER_LINE * len(sglang) if len(sglang) == len(means) else None
+        # decode-log lines a fixed number of steps apart (the record's log_steps)
+        per_line = [_record(o.engine).log_steps if o.format.endswith("-log") else None
+                    for o in means]
+        steps = None if None in per_line else sum(per_line)
         method = "printed means"
     sigma = math.sqrt(var / steps) if steps else 0.0
     tolerance = z * sigma + rounding + slack
@@ -327,14 +284,14 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
             sigma, tolerance, distance = wide, z * wide + rounding + slack, diff / wide
             mean_hit = True
         if k is not None and profile_name != "geometric":
-            matched, geometric = _geometric_note(survival, text, k, z, steps,
-                                                 "llamacpp" in engine.split(","))
+            matched, geometric = _geometric_note(survival, text, k, z, steps, any(
+                _record(e).geometric_length for e in engine.split(",")))
             if geometric:
                 profile_note += "; " + geometric
         else:
             matched = False
         if not matched:
-            profile_note += "; " + _OTHER_DISTRIBUTIONS
+            profile_note += "; " + _other_distributions()
     ok = mean_hit and profile_ok is not False
     match = None
     if ok and survival is not None:
@@ -362,21 +319,22 @@ def verdict_word(ok):
 
 def _config_notes(sources, text):
     """What the servers' start-up lines say about the knob (vLLM logs state it)."""
+    from goldenal.readers.vllm_log import knob_names
+
+    length_knob, rates_knob, rejection = knob_names()
     out = []
     for src in sources:
         for cfg in src.facts.get("spec_config", []):
             where = f"{src.path}:{cfg['line']}"
-            length = cfg.get("synthetic_acceptance_length")
-            rates = cfg.get("synthetic_acceptance_rates")
-            if cfg.get("rejection_sample_method") != "synthetic" and length is None \
-                    and rates is None:
+            length, rates = cfg.get(length_knob), cfg.get(rates_knob)
+            if cfg.get(rejection) != "synthetic" and length is None and rates is None:
                 out.append(f"{where}: the server started without synthetic acceptance "
-                           "(no rejection_sample_method='synthetic')")
+                           f"(no {rejection}='synthetic')")
             elif length is not None and f"{length:.2f}" != f"{float(text):.2f}":
                 out.append(f"{where}: the server was started with "
-                           f"synthetic_acceptance_length={length:g}, not {text}")
+                           f"{length_knob}={length:g}, not {text}")
             elif rates is not None and abs(1 + sum(rates) - float(text)) > 0.005:
-                out.append(f"{where}: the server's synthetic_acceptance_rates give AL "
+                out.append(f"{where}: the server's {rates_knob} give AL "
                            f"{1 + sum(rates):.4f}, not {text}")
         for cfg in src.facts.get("llamacpp_synthetic", []):
             # llama-server states the schedule it resolved (common/speculative.cpp)
@@ -387,31 +345,48 @@ def _config_notes(sources, text):
     return out
 
 
-# what else gives a profile that is neither the expected one nor llama.cpp's geometric one
-_OTHER_DISTRIBUTIONS = ("another per-step distribution: explicit rates "
-                        "(synthetic_acceptance_rates, --spec-synth-rates), a geometric-decay "
-                        "knob such as vLLM 0.19.x synthetic_acceptance_rate or ATOM before "
-                        "#1948, or real acceptance")
+def _spelled(setting):
+    """The first spelling of ``setting`` in each engine record that has one."""
+    names = (next((sp[0] for sp in rec.spellings if sp[1] == setting), None)
+             for rec in records().values())
+    return [name for name in names if name]
 
 
-def _geometric_note(survival, text, k, z, steps, llamacpp=True):
-    """How ``survival`` compares with llama.cpp's geometric schedule for a bare length:
-    ``(matched, sentence)``, the sentence saying what else gives that profile when it
-    matches, why not when it does not and the run is llama.cpp's, else None."""
-    from goldenal.engines.llamacpp import KNOB, RATES_KNOB, geometric_rates, min_variance_rates
+def _other_distributions():
+    """What else gives a profile neither the expected one nor the geometric one."""
+    return (f"another per-step distribution: explicit rates ({', '.join(_spelled('rates'))}), "
+            "a geometric-decay knob (vLLM 0.19.x's rate knob, or ATOM before #1948), or "
+            "real acceptance")
 
-    geo = geometric_rates(text, k)
+
+def _geometric_engine():
+    """The record and module of the engine whose bare length knob is geometric."""
+    import importlib
+
+    rec = next(r for r in records().values() if r.geometric_length)
+    return rec, importlib.import_module(f"goldenal.engines.{rec.name}")
+
+
+def _geometric_note(survival, text, k, z, steps, geometric_engine=True):
+    """How ``survival`` compares with the geometric schedule a bare length realises where
+    the record says so: ``(matched, sentence)``, the sentence saying what else gives that
+    profile when it matches, why not when it does not and the run is such an engine's,
+    else None."""
+    rec, engine = _geometric_engine()
+    knob = rec.value_knob
+    rates_knob = next(sp[0] for sp in rec.spellings if sp[1] == "rates")
+    geo = engine.geometric_rates(text, k)
     i, sigmas = _deviation(survival, geo, steps)
     if not _outside(survival, geo, steps, z):
-        return True, (f"it matches llama.cpp's geometric schedule {_fmt_list(geo)} for {KNOB} "
+        return True, (f"it matches {rec.title}'s geometric schedule {_fmt_list(geo)} for {knob} "
                 f"{text} (largest deviation {_fmt_sigmas(sigmas)}, position {i}), which a "
-                f"bare {KNOB} realises and real acceptance at a constant per-position rate "
-                f"gives as well; pin {RATES_KNOB} {','.join(min_variance_rates(text, k))} "
-                "(goldenal emit --engine llamacpp --distribution min-variance) for the "
-                "min-variance one")
-    if llamacpp:
-        return False, (f"nor is it llama.cpp's geometric schedule {_fmt_list(geo)} for a bare {KNOB} "
-                f"{text} (position {i}: {survival[i]:.3f} vs {geo[i]:.3f}, "
+                f"bare {knob} realises and real acceptance at a constant per-position rate "
+                f"gives as well; pin {rates_knob} "
+                f"{','.join(engine.min_variance_rates(text, k))} (goldenal emit --engine "
+                f"{rec.name} --distribution min-variance) for the min-variance one")
+    if geometric_engine:
+        return False, (f"nor is it {rec.title}'s geometric schedule {_fmt_list(geo)} for a bare "
+                f"{knob} {text} (position {i}: {survival[i]:.3f} vs {geo[i]:.3f}, "
                 f"{_fmt_sigmas(sigmas)})")
     return False, None
 
@@ -533,14 +508,16 @@ def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, 
                      "real acceptance near the target; the per-position profile tells them "
                      "apart where it can: "
                      + profile_note)
-    hints = [SILENT_PATHS[e] for e in engine.split(",") if e in SILENT_PATHS]
+    recs = [_record(e) for e in engine.split(",") if e in records()]
+    hints = [rec.silent_paths for rec in recs if rec.silent_paths]
     if hints and not mean_hit:
         parts.append("check " + "; ".join(hints))
-    if "sglang" in engine.split(",") and method == "counts":
-        # SGLang draws one length per verify step for the whole batch, so
-        # request-steps are not independent and the spread is understated
-        parts.append("note: SGLang draws one length per batch step, so the tolerance "
-                     "assuming independent request-steps is too tight for batched runs")
+    for rec in recs:
+        if rec.batch_draw and method == "counts":
+            # one draw per batch step: request-steps are not independent
+            parts.append(f"note: {rec.title} draws one length per batch step, so the "
+                         "tolerance assuming independent request-steps is too tight for "
+                         "batched runs")
     return "; ".join(parts)
 
 

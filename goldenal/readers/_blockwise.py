@@ -1,14 +1,8 @@
 """Family D windows of a log block, read column-wise from the compiled scan's records.
 
-:func:`goldenal.readers._logscan.scan` matches every family D line of a block
-in vLLM's logger layout and hands back its figures as integers.  Here they
-become :class:`~goldenal.readers.observations.Columns` through the arithmetic
-of :func:`~goldenal.readers.vllm_log.fast_counts` and
-:func:`~goldenal.readers._base.counts_from_rates`, done on whole columns.  A
-window that arithmetic cannot settle with certainty (a figure on a rounding
-edge, a solve with no answer, a line that contradicts the K the file states)
-is read by the per-line reader instead, in its place in the file, so every
-window comes out as the per-line reader would read it.
+The arithmetic of :func:`~goldenal.readers.vllm_log.fast_counts` on whole
+columns; a window it cannot settle with certainty is read by the per-line
+reader instead, in its place, so every window comes out as that reader's.
 """
 
 from __future__ import annotations

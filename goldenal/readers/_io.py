@@ -115,18 +115,11 @@ def iter_lines(path):
 
 
 def blocks(path, where=None):
-    """Yield ``(buf, cut, before)`` over ``path`` in whole-line blocks.
-
-    ``buf[:cut]`` holds complete lines (at the end of the file the last one may
-    lack its newline) and ``before`` is the raw last line of the previous block
-    (``b""`` at the start), so a reader can look one line back across a block
-    boundary.  Line numbers are the caller's: it counts newlines only once,
-    and ``where()``, when given, says the current line for an error message.
-
-    ``buf`` is one reused ``bytearray`` filled with ``readinto``: a fresh 4 MiB
-    object per read costs more (page faults on new memory) than searching it.
-    Consume a block before asking for the next; slices are copies and safe.
-    """
+    """Yield ``(buf, cut, before)`` over ``path`` in whole-line blocks: ``buf[:cut]``
+    complete lines, ``before`` the previous block's last line; ``where()`` names the
+    caller's line in errors.  ``buf`` is one reused ``bytearray`` (a fresh 4 MiB
+    object per read costs more in page faults than searching it): consume a block
+    before asking for the next."""
     with open_binary(path) as fh:
         buf = bytearray(CHUNK)
         have = 0          # bytes of buf filled (the carry comes first)
@@ -181,23 +174,10 @@ def marked_line_starts(buf, cut, markers):
 
 
 def scan(path, markers, previous=False):
-    """Yield ``(line_number, text, terminated)`` for the lines containing any marker.
-
-    The hot loop never touches the other lines: each block is searched with
-    ``bytes.find`` per marker (a C ``memchr``/two-way search), and line numbers
-    come from ``bytes.count(b"\\n")`` between hits.  Lines are yielded in file
-    order, each once even when it holds several markers.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Plain or gzip file.
-    markers : sequence of bytes
-        Substrings to look for (case-sensitive).
-    previous : bool
-        Also yield the raw bytes of the line before each hit (``b""`` before
-        the first line), as a fourth item.
-    """
+    """Yield ``(line_number, text, terminated)`` for the lines (plain or gzip file)
+    holding any of the byte ``markers``, in file order, each once; with ``previous``,
+    also the raw line before each hit.  The hot loop never touches the other lines:
+    ``bytes.find`` per marker, line numbers by ``bytes.count`` between hits."""
     line = 1
     for buf, cut, before in blocks(path, lambda: line):
         prev = 0

@@ -1,19 +1,11 @@
 """ATOM (ROCm/ATOM) MTP statistics: ``[MTP Stats ...]`` log lines and ``/debug/mtp_stats``.
 
-Facts (docs/formats.md §7; ROCm/ATOM:atom/model_engine/scheduler.py and
-llm_engine.py @ffdf3bb5ddf8a15a64d521a2eeb3bc7438f9ac21):
-
-* ``[MTP Stats Interval] Average toks/fwd: X, Accepted/Total Draft tokens: A/T,
-  Acceptance rate: P%, Accepted tokens distribution: {0: 'p0%', ...}`` -- one
-  interval (every 1000 request-steps); ``Average toks/fwd`` is the AL (bonus
-  included), ``T = steps x K``, K = largest key of the distribution, and the
-  distribution is percent of steps with exactly j accepted drafts.
-* ``[MTP Stats         ]`` -- the same fields cumulative since start; used
-  (differenced) only when a file has no interval lines.
-* ``[MTP Stats] Total draft tokens: T, Accepted: A, ...`` (Feb 2026): no K, no AL.
-* ``/debug/mtp_stats`` JSON: ``total_draft_tokens``, ``total_accepted_tokens``,
-  ``distribution`` {"j": steps} (zero buckets may be missing, so K = T / D),
-  cumulative since start; a before/after pair gives a window.
+Facts in docs/formats.md §7 (ROCm/ATOM:atom/model_engine/scheduler.py and
+llm_engine.py @ffdf3bb5ddf8a15a64d521a2eeb3bc7438f9ac21): interval lines (AL
+as ``Average toks/fwd``, ``T = steps x K``, a distribution of steps by accepted
+drafts in percent), cumulative lines (differenced, only without interval
+lines), the Feb 2026 totals line (no K, no AL), and the JSON endpoint's
+cumulative counts (a before/after pair gives a window).
 """
 
 from __future__ import annotations

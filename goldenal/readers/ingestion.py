@@ -28,7 +28,7 @@ def _readers():
         # (a logged request body can hold "spec_verify_ct" or "specDecodingStats")
         "vllm-log!": (vllm_log.sniff_metrics, vllm_log.read, False),
         "vllm-request": (vllm_bench.sniff_request, vllm_bench.read_requests, False),
-        "trtllm": (trtllm.sniff, trtllm.read, False),
+        trtllm.NAME: (trtllm.sniff, trtllm.read, False),
         "atom-json": (atom.sniff_json, atom.read_pair, True),
         "sglang-json": (sglang.sniff_json, sglang.read_json, False),
         "vllm-bench-json": (vllm_bench.sniff_json, vllm_bench.read_json, False),
@@ -37,7 +37,7 @@ def _readers():
         "vllm-offline": (vllm_bench.sniff_offline, vllm_bench.read_offline, False),
         "atom-log": (atom.sniff_log, atom.read_log, False),
         "sglang-log": (sglang.sniff_log, sglang.read_log, False),
-        "llamacpp": (llamacpp.sniff, llamacpp.read, False),
+        llamacpp.NAME: (llamacpp.sniff, llamacpp.read, False),
         "vllm-log": (vllm_log.sniff, vllm_log.read, False),
     }
 
@@ -65,8 +65,8 @@ def sniff(path):
             return name.rstrip("!")
     if head.lstrip().startswith("{") and any(h in head for h in _BENCH_HINTS):
         return "vllm-bench-json"  # spec_decode_* keys may sit past the sniffed head
-    raise ParseError("not a recognised measurement format (no vLLM/SGLang/TRT-LLM/ATOM "
-                     "speculative-decoding metrics in the first 256 KiB)", path=path)
+    raise ParseError("not a recognised measurement format (no speculative-decoding metrics "
+                     "in the first 256 KiB)", path=path)
 
 
 _PAIR = re.compile(r"(?i)(before|after)")

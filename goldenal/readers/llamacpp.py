@@ -1,32 +1,14 @@
-"""llama.cpp server (``llama-server``) speculative statistics in its log.
+"""llama.cpp server (``llama-server``) speculative statistics in its log (docs/formats.md §8).
 
-Lines as the llama.cpp tree vendored in llama-cpp-python 0.3.36 prints them
-(``tools/server/server-context.cpp`` ``print_timings``,
-``common/speculative.cpp``):
-
-* per finished task, at INFO::
-
-    slot print_timing: id  0 | task 5 | draft acceptance = 0.56667 (  187 accepted /   330 generated), mean len =  2.70
-
-  ``accepted`` is A, ``generated`` the draft tokens T; ``mean len`` is
-  1 + A / D with D the task's verification steps, to two decimals.  At trace
-  verbosity (``-lv 4``) the next line of the same slot adds the per-position
-  survival ``acc per pos = (0.736, 0.518, 0.445)`` (a_i / D, three decimals).
-  D is rebuilt as the integer that reproduces every printed figure (and T / K
-  when consistent); a line whose D stays ambiguous is a mean-only window.
-* at trace verbosity, after each task, one cumulative line per speculative
-  implementation: ``statistics draft-simple: #calls(b,g,a) = B G S, #gen drafts =
-  ..., #acc tokens = A, #mean acc len = L, #acc rate/pos = (...)``, where S
-  (accept calls) is D.  The counters run from server start, so only the last
-  line of a log is read, and only when the log has no per-task lines (they
-  count the same steps).
-* at start-up with a synthetic knob: ``synthetic acceptance: n_max = K, mean
-  length = L, rates = [r_0, ...]`` -- the schedule the server realises, kept as
-  a fact for ``verify``.
-
-Older servers (ggml-org/llama.cpp PR #24536, docs/formats.md §8) printed
-``mean acceptance length = X, acceptance rate per position = (s_0, ...)`` on
-the per-request line and ``#gen drafts`` as the step count; both are still read.
+Lines as the tree vendored in llama-cpp-python 0.3.36 prints them
+(``tools/server/server-context.cpp`` ``print_timings``, ``common/speculative.cpp``):
+per finished task ``draft acceptance = .. (A accepted / T generated), mean len = ..``
+(with ``acc per pos = (...)`` at trace verbosity), whose step count D is rebuilt
+as the integer that reproduces every printed figure (else a mean-only window);
+the cumulative ``statistics <impl>: #calls(b,g,a) = ..`` lines (only the last
+one, and only without per-task lines); and at start-up ``synthetic acceptance:
+n_max = K, mean length = L, rates = [...]``, kept as a fact for ``verify``.
+Older servers' (PR #24536) ``mean acceptance length = ..`` lines are still read.
 """
 
 from __future__ import annotations
@@ -38,6 +20,7 @@ from goldenal.readers import _io
 from goldenal.readers._base import Context, counts_from_rates, derive_drafts
 from goldenal.core.observation import Observation
 
+NAME = "llamacpp"
 MARKERS = (b"draft acceptance =", b"acc per pos =", b"#gen drafts", b"synthetic acceptance",
            b"acceptance rate per position")
 _SLOT = re.compile(r"\bid\s+(\d+) \| task (-?\d+)")

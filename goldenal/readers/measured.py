@@ -1,21 +1,10 @@
 """Per-request records written by ``goldenal measure`` (``requests_{on,off}_k{K}.jsonl``).
 
-One JSON object per line, one line per request of the workload, in the order
-the prompts were sent::
-
-    {"schema": "goldenal.measure/request-1", "request": 0, "prompt": "p-000",
-     "engine": "llamacpp", "k": 3, "status": "ok", "attempts": 1,
-     "counts_from": "counter deltas around the request (concurrency 1)",
-     "drafts": 110, "draft_tokens": 330, "accepted": 187,
-     "accepted_per_position": [81, 57, 49], "usage": {...}, "timings": {...},
-     "seconds": 1.93, "error": null}
-
-``drafts``/``draft_tokens``/``accepted``/``accepted_per_position`` follow the
-Observation definitions (steps, drafted tokens, accepted drafts, steps whose
-first i drafts were accepted).  They are null when the engine gave no
-per-request counts (``measure`` at concurrency > 1 against an engine without
-per-request metrics); such a file is a record of the workload, not a source of
-windows.  A request whose ``status`` is not ``"ok"`` is skipped with a remark.
+One JSON object per request, in the order sent (``schema``, ``request``,
+``prompt``, ``engine``, ``k``, ``status``, ``attempts``, ``counts_from``, the
+Observation counts, ``usage``, ``timings``, ``seconds``, ``error``).  Counts are
+null where the engine gave none per request: such a file records the workload,
+not windows.  A request whose ``status`` is not ``"ok"`` is skipped with a remark.
 """
 
 from __future__ import annotations

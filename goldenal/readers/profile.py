@@ -39,27 +39,10 @@ def _int_key(key, path):
 
 
 def read_profile(path):
-    """Read a ``speculation_profile.json`` as measurement observations.
-
-    A profile with ``acceptance_length_histogram`` gives one counted
-    observation (steps N, accepted drafts, c_1..c_K); otherwise it is
-    mean-only.  Further ``accept_length_by_k`` entries become mean-only
-    observations of their own K.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-
-    Returns
-    -------
-    list of Observation
-
-    Raises
-    ------
-    ParseError
-        Not JSON, another schema version, a placeholder (``measured: false``),
-        or inconsistent vectors/histogram.
-    """
+    """A ``speculation_profile.json`` as observations: counted from its
+    ``acceptance_length_histogram``, else mean-only; ``accept_length_by_k`` entries
+    are mean-only observations of their own K.  ParseError for anything else (not
+    JSON, another schema, a placeholder, inconsistent vectors)."""
     path = os.fspath(path)
     from goldenal.core.files import read_text
 

@@ -1,28 +1,19 @@
-"""Prometheus text exposition: vLLM's spec-decode counters (and ATOM's, TRT-LLM's, SGLang's).
+"""Prometheus text exposition: the speculative-decoding families the engine records name.
 
 One scrape gives counts since each engine started; a before/after pair gives
-the window between them (docs/formats.md §2.3).  Samples are parsed with
-prometheus_client's ``text_string_to_metric_families``; only the lines of the
-speculative-decoding families are handed to it, so a scrape of any size is
-read in one streaming pass.
+the window between them (docs/formats.md §2.3).  Only the lines of the
+families in the records (``metrics``, ``old_metrics``) go to
+prometheus_client's ``text_string_to_metric_families``, so a scrape of any
+size is read in one streaming pass.  The metrics a record names choose the reading:
 
-* vLLM V1 (0.8.5+): ``vllm:spec_decode_num_drafts_total`` (D),
-  ``..._num_draft_tokens_total`` (T), ``..._num_accepted_tokens_total`` (A),
-  ``..._num_accepted_tokens_per_pos_total{position="i"}`` (a_i); summed over
-  ``engine`` and every other label but ``position``; K = number of positions.
-  Bare names (``LLM.get_metrics()``) are accepted as the same series.
-* vLLM 0.8.3-0.8.4: no drafts counter, so steps only with a known K.
-* vLLM V0: the counters over-count (vllm/engine/metrics.py@f0afa0c2); only the
-  efficiency gauge is usable, as ``efficiency x (K+1)`` when K is known.
-* ATOM: ``atom:mtp_draft_tokens_total``, ``atom:mtp_accepted_tokens_total``,
-  ``atom:mtp_decode_steps_total{accepted_tokens="k"}`` (a histogram).
-* llama.cpp ``llama-server --metrics``: vLLM's four counter names under a
-  ``llamacpp:`` prefix, no ``engine`` label (one server, one engine;
-  ``tools/server/server-task.cpp`` ``to_metrics``, llama.cpp vendored in
-  llama-cpp-python 0.3.36).  The per-position family appears only once a
-  request has speculated.
-* TensorRT-LLM / SGLang: gauges only (``trtllm_spec_decode_acceptance_length``,
-  ``sglang:spec_accept_length``): mean-only windows.
+* counters of drafts, accepted tokens and accepts per position (vLLM V1
+  0.8.5+; llama-server ``--metrics`` under its own prefix, no ``engine``
+  label): summed over every label but ``position``; K = number of positions.
+  Without a drafts counter (vLLM 0.8.3-0.8.4), steps only with a known K.
+  vLLM V0's counters over-count (vllm/engine/metrics.py@f0afa0c2): only its
+  efficiency gauge is used, as ``efficiency x (K+1)`` when K is known;
+* decode steps by accepted tokens, a histogram (ATOM);
+* an acceptance-length gauge only (TensorRT-LLM, SGLang): mean-only windows.
 
 A counter that went down, or a changed ``_created`` time, means a restart
 between the scrapes: the window is refused, never differenced into nonsense.
@@ -31,16 +22,36 @@ between the scrapes: the window is refused, never differenced into nonsense.
 from __future__ import annotations
 
 import math
+import os
 import re
+from functools import lru_cache
 
 from goldenal.core.errors import CounterReset, ParseError, RoundedCounters
 from goldenal.readers import _io
 from goldenal.readers._base import MAX_K, Context, survival_from_histogram
+from goldenal.readers.records import records
 from goldenal.core.observation import Observation
 
 NAME = "prometheus"
-_FAMILIES = (b"spec_decode", b"atom:mtp_", b"sglang:spec_accept")
 _SERIES_HEAD = re.compile(r"(?<!\S)\S[^\s{]*\{")  # matched at 0; linear when searched too
+
+
+@lru_cache(maxsize=None)
+def _families():
+    """``(record, family prefix)`` of every engine record that names metrics."""
+    out = []
+    for rec in records().values():
+        names = [*rec.metrics.values(), *rec.old_metrics.values()]
+        if names:
+            out.append((rec, os.path.commonprefix(names)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _sample():
+    prefixes = "|".join(re.escape(prefix) for _, prefix in _families())
+    return re.compile(rf"^(?:{prefixes})[A-Za-z0-9_:]*(?:\{{.*\}})?\s+"
+                      r"(?:\|\s*)?[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
 
 
 def ui_row(text):
@@ -72,40 +83,27 @@ def ui_row(text):
     return text[:end + 1], value
 
 
-_SAMPLE = re.compile(r"^(?:vllm|llamacpp|atom|trtllm|sglang)[:_][A-Za-z0-9_:]*(?:\{.*\})?\s+"
-                     r"(?:\|\s*)?[-+0-9.eEnaNIif]+(?:\s+\d+)?\s*$", re.M)
-
-_VLLM = "vllm:spec_decode_"
-# engines exposing vLLM's counter family under their own prefix: prefix -> (engine, format)
-_VLLM_LIKE = {_VLLM: ("vllm", "vllm-prometheus"),
-              "llamacpp:spec_decode_": ("llamacpp", "llamacpp-prometheus")}
-_COUNTERS = {"num_drafts": "drafts", "num_draft_tokens": "draft_tokens",
-             "num_accepted_tokens": "accepted", "num_accepted_tokens_per_pos": "per_pos",
-             "num_emitted_tokens": "emitted"}
-
-
 def spec_mentions(text: str) -> int:
     """How often ``text`` names a speculative-decoding family: an upper bound of the
     lines :class:`Scrape` parses (a client can refuse a body before paying for them)."""
-    return sum(text.count(family.decode()) for family in _FAMILIES)
+    return sum(text.count(prefix) for _, prefix in _families())
 
 
 def sniff(head: str) -> bool:
     """True for a Prometheus text exposition (or a Prometheus-UI table) of spec metrics."""
-    if ("# TYPE " in head or "# HELP " in head) and ("spec_decode" in head or "mtp_" in head
-                                                     or "spec_accept" in head):
+    if ("# TYPE " in head or "# HELP " in head) and any(p in head for _, p in _families()):
         return True
-    return _SAMPLE.search(head) is not None
+    return _sample().search(head) is not None
 
 
 def _relevant_text(path, text=None):
     """The exposition lines of the spec families, UI table rows rewritten as samples."""
-    keep = []
+    prefixes = [prefix for _, prefix in _families()]
     if text is None:
-        lines = (line for _, line, _ in _io.scan(path, _FAMILIES))
+        lines = (line for _, line, _ in _io.scan(path, [p.encode() for p in prefixes]))
     else:
-        lines = (line for line in text.splitlines()
-                 if any(f.decode() in line for f in _FAMILIES))
+        lines = (line for line in text.splitlines() if any(p in line for p in prefixes))
+    keep = []
     for text in lines:
         text = text.strip()
         row = ui_row(text)
@@ -170,10 +168,8 @@ def _delta(before, after, ctx):
             continue
         old = before.values.get(key)
         name, labels = key
-        if old is None and name == "llamacpp:spec_decode_num_accepted_tokens_per_pos" \
-                and not any(n == name for n, _ in before.values):
-            # llama-server prints this family only after its first speculative request
-            old = 0
+        if old is None and name in _growing() and not any(n == name for n, _ in before.values):
+            old = 0  # a family that appears with the first speculative request
         label_text = ",".join(f'{k}="{v}"' for k, v in labels)
         where = after.sample_names.get(key, name) + "{" + label_text + "}"
         if old is None:
@@ -194,29 +190,39 @@ class _Reset(Exception):
     pass
 
 
-def rounded_counters(scrape):
-    """``(series, value)`` of llama.cpp speculative counters the server printed rounded.
+@lru_cache(maxsize=None)
+def _growing():
+    return {rec.metrics["per_position"] for rec in records().values()
+            if rec.per_position_grows and "per_position" in rec.metrics}
 
-    llama-server writes its counters as C++ doubles to a default stream, six
-    significant digits (``tools/server/server-task.cpp``, ``to_metrics``:
-    ``(double) metrics.n_draft_tokens`` and the other totals; the per-position
-    family is ``uint64_t``, printed exactly), so from 1,000,000 on a total
-    reads as ``1.23457e+06`` and a difference of two scrapes can be off by
-    several tokens.
+
+def rounded_counters(scrape):
+    """``(series, value, record)`` of speculative counters the server printed rounded.
+
+    A server that prints its totals with a few significant digits (the record's
+    ``counter_digits``: llama-server's ``to_metrics`` writes C++ doubles to a
+    default stream) reads ``1.23457e+06`` from 1,000,000 on, and a difference
+    of two scrapes can be off by several tokens; the per-position family is
+    ``uint64_t``, printed exactly.
     """
-    return sorted((scrape.sample_names.get(key, key[0]), value)
-                  for key, value in scrape.values.items()
-                  if key[0].startswith("llamacpp:spec_decode_")
-                  and key[0] != "llamacpp:spec_decode_num_accepted_tokens_per_pos"
-                  and value >= 1e6)
+    out = []
+    for rec in records().values():
+        if rec.counter_digits is None:
+            continue
+        totals = set(rec.metrics.values()) - {rec.metrics.get("per_position")}
+        out += [(scrape.sample_names.get(key, key[0]), value, rec)
+                for key, value in scrape.values.items()
+                if key[0] in totals and value >= 10 ** rec.counter_digits]
+    return sorted(out, key=lambda item: item[:2])
 
 
 def rounded_message(rounded):
     """Why a window with :func:`rounded_counters` is not counted, and what to do."""
-    name, value = rounded[0]
-    return (f"{name} is {value:g}: llama-server prints its counters with six significant "
-            "digits, so from 1,000,000 on their differences are rounded; restart the server "
-            "(its counters start at zero) to measure from exact counts")
+    name, value, rec = rounded[0]
+    return (f"{name} is {value:g}: {rec.launch_word} prints its counters with "
+            f"{rec.counter_digits} significant digits, so from {10 ** rec.counter_digits:,} on "
+            "their differences are rounded; restart the server (its counters start at zero) "
+            "to measure from exact counts")
 
 
 def _inexact(before, after):
@@ -244,24 +250,24 @@ def read_pair(before, after, ctx: Context):
         if inexact:
             raise _Reset(inexact)
         deltas = _delta(before_s, after_s, ctx)
-        for prefix, (engine, fmt) in _VLLM_LIKE.items():
-            yield from _vllm(deltas, after_s, before_s, ctx, prefix, engine, fmt)
-        yield from _atom(deltas, ctx, before)
+        for rec, prefix in _families():
+            if "steps_by_accepted" in rec.metrics:
+                yield from _histogram(deltas, ctx, before, rec)
+            elif "accepted" in rec.metrics:
+                yield from _counters(deltas, after_s, before_s, ctx, rec, prefix)
         yield from _gauges(after_s, ctx)
     except _Reset as exc:
         ctx.refuse(None, str(exc))
 
 
-def _sum_by(deltas, prefix):
-    totals, per_pos, series = {}, {}, {}
+def _sum_by(deltas, rec):
+    kinds = {name: kind for kind, name in rec.metrics.items()}
+    totals, per_pos = {}, {}
     for (name, labels), value in deltas.items():
-        if not name.startswith(prefix):
-            continue
-        kind = _COUNTERS.get(name[len(prefix):])
+        kind = kinds.get(name)
         if kind is None:
             continue
-        series[kind] = series.get(kind, 0) + 1
-        if kind == "per_pos":
+        if kind == "per_position":
             position = dict(labels).get("position")
             if position is None or not (position.isascii() and position.isdigit()) \
                     or int(position) >= MAX_K:
@@ -270,7 +276,7 @@ def _sum_by(deltas, prefix):
             per_pos[int(position)] = per_pos.get(int(position), 0) + value
         else:
             totals[kind] = totals.get(kind, 0) + value
-    return totals, per_pos, series
+    return totals, per_pos
 
 
 def window(before, after, *, k=None):
@@ -310,16 +316,15 @@ def window(before, after, *, k=None):
     return list(read_pair(before, after, ctx)), list(ctx.problems)
 
 
-def _vllm(deltas, after, before, ctx, prefix=_VLLM, engine="vllm", fmt="vllm-prometheus"):
-    totals, per_pos, _ = _sum_by(deltas, prefix)
-    if not totals and not per_pos:
-        gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(prefix)}
-        if gauge and prefix == _VLLM:
-            yield from _vllm_v0(gauge, ctx)
+def _counters(deltas, after, before, ctx, rec, prefix):
+    totals, per_pos = _sum_by(deltas, rec)
+    efficiency = rec.old_metrics.get("efficiency")
+    if efficiency and ("emitted" in totals or not totals and not per_pos):
+        # V0 (its emitted counter, or its gauges alone)
+        if "emitted" in totals or any(n.startswith(prefix) for n, _ in after.gauges):
+            yield from _efficiency(after, ctx, rec)
         return
-    if "emitted" in totals and prefix == _VLLM:
-        gauge = {n: v for (n, _), v in after.gauges.items() if n.startswith(_VLLM)}
-        yield from _vllm_v0(gauge, ctx)
+    if not totals and not per_pos:
         return
     engines = {dict(labels).get("engine") for (name, labels) in deltas if name.startswith(prefix)}
     engines.discard(None)
@@ -329,7 +334,7 @@ def _vllm(deltas, after, before, ctx, prefix=_VLLM, engine="vllm", fmt="vllm-pro
         extra["before"] = before.path
     drafts = _as_int(totals["drafts"], "drafts", ctx) if "drafts" in totals else None
     if "accepted" not in totals:
-        raise _Reset(f"no {prefix}num_accepted_tokens_total samples in the scrape "
+        raise _Reset(f"no {rec.metrics['accepted']}_total samples in the scrape "
                      "(a partial export?): AL needs accepted tokens")
     accepted = _as_int(totals["accepted"], "accepted tokens", ctx)
     tokens = (_as_int(totals["draft_tokens"], "draft tokens", ctx)
@@ -363,42 +368,43 @@ def _vllm(deltas, after, before, ctx, prefix=_VLLM, engine="vllm", fmt="vllm-pro
     if drafts == 0:
         ctx.refuse(None, "no drafts in the window (num_drafts did not move): nothing measured")
         return
-    yield Observation(ctx.path, None, engine, fmt, k, drafts, tokens, accepted,
-                      positions, None, None, None, None, None, extra)
+    yield Observation(ctx.path, None, rec.name, f"{rec.name}-prometheus", k, drafts, tokens,
+                      accepted, positions, None, None, None, None, None, extra)
 
 
-def _vllm_v0(gauge, ctx):
-    eff = gauge.get(_VLLM + "efficiency")
+def _efficiency(after, ctx, rec):
+    eff = next((v for (n, _), v in after.gauges.items()
+                if n == rec.old_metrics["efficiency"]), None)
     k = ctx.k_hint
     if eff is None or k is None:
         ctx.refuse(None, "V0 spec-decode metrics: the V0 counters over-count, and the "
                          "efficiency gauge needs K (pass k=) to give AL = efficiency x (K+1)")
         return
-    yield Observation(ctx.path, None, "vllm", "vllm-prometheus-v0", k, None, None, None,
+    yield Observation(ctx.path, None, rec.name, f"{rec.name}-prometheus-v0", k, None, None, None,
                       None, eff * (k + 1), None, None, None, None,
                       {"window": "since-start", "cumulative": True})
 
 
-def _atom(deltas, ctx, before):
+def _histogram(deltas, ctx, before, rec):
+    steps_name, accepted_name = rec.metrics["steps_by_accepted"], rec.metrics["accepted"]
+    tokens_name = rec.metrics.get("draft_tokens")
     hist, totals = {}, {}
     for (name, labels), value in deltas.items():
-        if not name.startswith("atom:mtp_"):
-            continue
-        if name == "atom:mtp_decode_steps":
+        if name == steps_name:
             key = dict(labels).get("accepted_tokens", "")
             if not (key.isascii() and key.isdigit()) or int(key) > MAX_K:
-                raise _Reset(f"atom:mtp_decode_steps sample without an accepted_tokens label "
+                raise _Reset(f"{steps_name} sample without an accepted_tokens label "
                              f"of 0..{MAX_K}: {labels}")
             hist[int(key)] = hist.get(int(key), 0) + value
-        elif name in ("atom:mtp_draft_tokens", "atom:mtp_accepted_tokens"):
+        elif name in (accepted_name, tokens_name):
             totals[name] = totals.get(name, 0) + value
     if not hist:
         return
     width = max(hist) + 1
     h = [_as_int(hist.get(j, 0), f"decode steps with {j} accepted", ctx) for j in range(width)]
     drafts = sum(h)
-    accepted = _as_int(totals.get("atom:mtp_accepted_tokens", math.nan), "accepted tokens", ctx)
-    tokens = totals.get("atom:mtp_draft_tokens")
+    accepted = _as_int(totals.get(accepted_name, math.nan), "accepted tokens", ctx)
+    tokens = totals.get(tokens_name)
     tokens = None if tokens is None else _as_int(tokens, "draft tokens", ctx)
     if drafts == 0:
         ctx.refuse(None, "no decode steps in the window")
@@ -408,28 +414,23 @@ def _atom(deltas, ctx, before):
         ctx.refuse(None, f"draft tokens / decode steps = {k} is not a number of draft tokens")
         return
     if sum(j * n for j, n in enumerate(h)) != accepted:
-        ctx.refuse(None, "atom:mtp_decode_steps histogram disagrees with "
-                         "atom:mtp_accepted_tokens_total")
+        ctx.refuse(None, f"{steps_name} histogram disagrees with {accepted_name}_total")
         return
     per_pos = survival_from_histogram(h + [0] * max(0, (k or 0) + 1 - len(h)))
-    yield Observation(ctx.path, None, "atom", "atom-prometheus", k, drafts, tokens, accepted,
-                      per_pos, None, None, None, None, None,
+    yield Observation(ctx.path, None, rec.name, f"{rec.name}-prometheus", k, drafts, tokens,
+                      accepted, per_pos, None, None, None, None, None,
                       {"window": "since-start" if before is None else "between scrapes"})
 
 
 def _gauges(after, ctx):
     """Mean-only windows from gauge-only engines (one per scrape; TP rank 0 only)."""
+    gauges = {rec.metrics["acceptance_length"]: rec for rec, _ in _families()
+              if "acceptance_length" in rec.metrics and "accepted" not in rec.metrics}
     for (name, labels), value in sorted(after.gauges.items()):
         labels = dict(labels)
-        if name == "trtllm_spec_decode_acceptance_length":
-            engine, fmt = "trtllm", "trtllm-prometheus"
-        elif name == "sglang:spec_accept_length":
-            if labels.get("tp_rank", "0") != "0":
-                continue
-            engine, fmt = "sglang", "sglang-prometheus"
-        else:
+        rec = gauges.get(name)
+        if rec is None or labels.get("tp_rank", "0") != "0" or value != value:
             continue
-        if value != value:
-            continue
-        yield Observation(ctx.path, None, engine, fmt, ctx.k_hint, None, None, None, None,
-                          value, None, None, None, None, {"gauge": name, "labels": labels})
+        yield Observation(ctx.path, None, rec.name, f"{rec.name}-prometheus", ctx.k_hint, None,
+                          None, None, None, value, None, None, None, None,
+                          {"gauge": name, "labels": labels})

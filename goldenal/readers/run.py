@@ -338,7 +338,9 @@ def _from_collector(path, given, only_k):
     if not keys:
         raise ParseError("no run.yaml and no collector files (server_{on,off}_mtp{K}.log, "
                          "speedbench_{on,off}_mtp{K}*.json)", path=path)
-    identity = {"engine": {"name": "vllm"}, **given}
+    from goldenal.readers import vllm_log
+
+    identity = {"engine": {"name": vllm_log.ENGINE}, **given}
     plan = [(key, logs.get(key, []), benches.get(key, [])) for key in keys
             if only_k is None or key[1] == only_k]
     return _assemble(path, identity, plan, [], "collector")
@@ -399,7 +401,10 @@ def _basename(text):
 
 
 def _config_warnings(src, thinking, k, identity):
+    from goldenal.readers.vllm_log import knob_names
+
     out = []
+    length, rates, rejection = knob_names()
     for cfg in src.facts.get("spec_config", []):
         where = f"{src.path}:{cfg['line']}"
         if cfg.get("k") is not None and cfg["k"] != k:
@@ -417,16 +422,15 @@ def _config_warnings(src, thinking, k, identity):
             out.append(f"{where}: server loaded draft {cfg['draft']!r}, the run names "
                        f"{', '.join(map(str, drafts))}")
         variant = identity.get("variant") or {}
-        for key in ("draft_sample_method", "rejection_sample_method"):
+        for key in ("draft_sample_method", rejection):
             want = variant.get(key) if isinstance(variant, dict) else None
             have = cfg.get(key)
             if want and have and str(want) != str(have):
                 out.append(f"{where}: server ran {key}={have!r}, the run's variant says "
                            f"{want!r}")
-        synthetic = cfg.get("rejection_sample_method") == "synthetic" or \
-            "synthetic_acceptance_length" in cfg or "synthetic_acceptance_rates" in cfg
+        synthetic = cfg.get(rejection) == "synthetic" or length in cfg or rates in cfg
         if synthetic and not identity.get("simulated"):
-            value = cfg.get("synthetic_acceptance_length", cfg.get("synthetic_acceptance_rates"))
+            value = cfg.get(length, cfg.get(rates))
             out.append(f"{where}: server ran with synthetic acceptance ({value}); its AL is an "
                        "input, not a measurement of the draft head")
     return out

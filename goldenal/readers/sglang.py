@@ -9,9 +9,9 @@ docs/engines.md §2.7.
   the bonus **already included**.  The step count is not printed, so each line
   is a mean-only window.  TokenSpeed prints ``avg_accept_len`` the same way.
 * Per-request counts (:func:`request_counts`, the one reader of them, used by
-  ``measure`` too) come in ``choices[i].meta_info`` of a non-streaming answer to
-  ``return_meta_info`` and, for ``return_spec_tokens_details``, in
-  ``sglext.spec_tokens_details`` (streaming too, in the final chunk).
+  ``measure`` too) come in ``choices[i].meta_info`` of a non-streaming answer
+  and in ``sglext.spec_tokens_details`` (streaming too, in the final chunk),
+  when the request asks with the record's ``request_fields``.
 * ``/server_info`` ``internal_states[*].avg_spec_accept_length``: lifetime
   mean per scheduler (nulls for idle DP ranks): mean-only, never differenced.
 * bench scripts: ``Acceptance length: X.XX`` (bonus included), mean-only.
@@ -43,10 +43,7 @@ DRAFT_KEYS = (("spec_num_correct_drafts", "spec_num_proposed_drafts"),
 # steps by drafts accepted in the step; 0.5.23's name, then the alias #24081 kept
 HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
 STEPS_KEY = "spec_verify_ct"
-# request fields asking for the counts (entrypoints/openai/protocol.py:961
-# return_spec_tokens_details, :964 return_meta_info); return_meta_info is refused on a
-# stream (serving_chat.py:1321)
-REQUEST_FIELDS = {"return_meta_info": True, "return_spec_tokens_details": True}
+# the request fields asking for these counts are the engine record's ``request_fields``
 
 
 class InconsistentCounts(ValueError):

@@ -1,13 +1,9 @@
 """TensorRT-LLM iteration statistics (``trtllm-serve`` ``GET /metrics``, a JSON list).
 
-Each iteration record may carry ``specDecodingStats`` (docs/formats.md §6;
-field names from NVIDIA/TensorRT-LLM:cpp/include/tensorrt_llm/executor/types.h
-@a98a9061d72f6fd39f5d055ebdd2c6878a100e2c): ``numRequestsWithDraftTokens`` (D),
-``numAcceptedTokens`` (A, bonus not included), ``numDraftTokens`` (T) and
-``acceptanceLength`` (the iteration's AL, bonus included).  It is ``null``
-when not speculating (and in one-model flows before TensorRT-LLM PR #9855);
-those iterations are skipped and counted.  Accepted forms: one JSON array,
-JSON lines, or records pasted one per line with trailing commas.
+``specDecodingStats`` per iteration (docs/formats.md §6; field names from
+NVIDIA/TensorRT-LLM:cpp/include/tensorrt_llm/executor/types.h
+@a98a9061d72f6fd39f5d055ebdd2c6878a100e2c); ``null`` ones (not speculating) are
+skipped and counted.  One JSON array, JSON lines, or records with trailing commas.
 """
 
 from __future__ import annotations
@@ -18,6 +14,8 @@ import math
 from goldenal.readers import _io
 from goldenal.readers._base import Context
 from goldenal.core.observation import Observation
+
+NAME = "trtllm"
 
 
 def sniff(head: str) -> bool:

@@ -340,6 +340,32 @@ def read_requests(path, ctx: Context):
             yield obs
 
 
+def request_metrics(answer):
+    """The ``metrics.speculative_decoding`` mapping of an answer or stream chunk, or None."""
+    metrics = answer.get("metrics")
+    spec = metrics.get("speculative_decoding") if isinstance(metrics, dict) else None
+    return spec if isinstance(spec, dict) else None
+
+
+def request_counts(spec):
+    """``(steps, draft tokens, accepted, per position)`` of one request's
+    ``speculative_decoding`` mapping (``measure`` checks them), or None; per position
+    only from a histogram that adds up to the steps."""
+    def count(value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not isinstance(spec, dict):
+        return None
+    drafts, accepted = spec.get("num_spec_steps"), spec.get("num_accepted_draft_tokens")
+    if not count(drafts) or not count(accepted):
+        return None
+    hist = spec.get("acceptance_histogram")
+    per_pos = None
+    if isinstance(hist, list) and hist and all(map(count, hist)) and sum(hist) == drafts:
+        per_pos = tuple(drafts - sum(hist[:i + 1]) for i in range(len(hist) - 1))
+    return drafts, spec.get("num_draft_tokens"), accepted, per_pos
+
+
 def _request(spec, rid, line, ctx):
     drafts = spec.get("num_spec_steps")
     accepted = spec.get("num_accepted_draft_tokens")

@@ -1,28 +1,14 @@
 """vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family.
 
-Families (docs/formats.md §1; letters as there):
-
-* **A** V0 engine ``Speculative metrics: Draft acceptance rate: .., System
-  efficiency: .., Number of speculative tokens: K, ..`` -- cumulative since
-  engine start, differenced per process; ``Number of accepted tokens`` is not
-  prefix-truncated, so AL comes from emitted tokens: ``AL = emitted / (draft/K)``
-  (vllm/engine/metrics.py@f0afa0c2, vllm/spec_decode/metrics.py@a225d2a5).
-* **B** early V1 (0.8.3-0.8.4) ``Draft acceptance rate: x%, Accepted: A tokens,
-  Drafted: T tokens`` and the first V1 build's fraction form -- per interval, no
-  ``D``, no K: steps only under the "every draft had K tokens" assumption.
-* **C** V1 ``Draft acceptance rate`` first, then ``Mean acceptance length``,
-  optional throughputs, counts and ``Per-position acceptance rate``.
-* **D** V1 current: mean first, throughputs, counts, per-position survival,
-  ``Avg Draft acceptance rate`` (vllm/v1/spec_decode/metrics.py@ee4ceaae).
-
-C and D print survival ``s_i = a_i / D`` to three decimals but not ``D``; ``D``
-and ``a_i`` are rebuilt as the integers that reproduce every printed figure.
-Lines are found by a byte scan, so the rest of the log costs almost nothing,
-and a family D line in vLLM's logger layout is read straight from the raw
-bytes: on a large log by the compiled scan (``_logscan.c``) with the count
-arithmetic done column-wise (``_blockwise.py``), else by one match per line.
-Every other line takes the decoded, field-by-field path; all paths give the
-same records (tests/test_ingest_speed_paths.py, tests/test_ingest_kernel.py).
+Families A (V0, cumulative: AL from emitted tokens), B (0.8.3-0.8.4: no steps,
+no K), C and D (V1: survival ``s_i = a_i / D`` to three decimals, D and a_i
+rebuilt as the integers that reproduce every printed figure) as in
+docs/formats.md §1 (vllm/engine/metrics.py@f0afa0c2,
+vllm/v1/spec_decode/metrics.py@ee4ceaae).  Lines are found by a byte scan; a
+family D line in vLLM's logger layout is read straight from the raw bytes (on a
+large log by the compiled ``_logscan.c``, arithmetic column-wise in
+``_blockwise.py``); every path gives the same records
+(tests/test_ingest_speed_paths.py, tests/test_ingest_kernel.py).
 """
 
 from __future__ import annotations
@@ -187,14 +173,22 @@ _CFG_STR = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*['"]([^'"]+)['"]"""
 _CFG_NUM = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*([0-9.]+)"""
 
 
+def knob_names():
+    """``(length, rates, rejection method)``: the knob names a start-up config states, from
+    the engine's record (the keys :func:`parse_spec_config` gives them under)."""
+    from goldenal.readers.records import record
+
+    length, rates, _, method = record(ENGINE).knobs
+    return length, rates, method
+
+
 def parse_spec_config(text):
     """Speculative settings stated at start-up, from ``non-default args`` or engine init.
 
     Reads ``'speculative_config': {...}`` (a Python dict repr) and
     ``speculative_config=SpeculativeConfig(...)``.  Returns a dict with some of
-    ``k``, ``method``, ``draft``, ``rejection_sample_method``,
-    ``synthetic_acceptance_length``, ``synthetic_acceptance_rates``; empty
-    when the line states none.
+    ``k``, ``method``, ``draft`` and the :func:`knob_names`; empty when the line
+    states none.
     """
     pos = text.find("speculative_config")
     if pos < 0:
@@ -211,44 +205,46 @@ def parse_spec_config(text):
             value = None  # TypeError: a literal that cannot be built, e.g. {{}: 1}
         if isinstance(value, dict):
             return _from_mapping(value)
-    out = {}
+    # a repr: each setting by its own pattern, then read as the mapping would be
+    length, rates, rejection = knob_names()
+    found = {}
     m = _CFG_K.search(body)
     if m:
-        out["k"] = int(m.group(1))
-    for key, name in (("method", "method"), ("draft", "model"),
-                      ("rejection_sample_method", "rejection_sample_method")):
+        found["num_speculative_tokens"] = int(m.group(1))
+    for name in ("method", "model", rejection):
         m = re.search(_CFG_STR.format(name), body)
         if m:
-            out[key] = m.group(1)
-    m = re.search(_CFG_NUM.format("synthetic_acceptance_length"), body)
-    if m:
-        try:
-            out["synthetic_acceptance_length"] = float(m.group(1))
-        except ValueError:
-            pass  # not a number: the knob is not set to anything usable
-    m = re.search(r"synthetic_acceptance_rates['\"]?\s*[:=]\s*(\[[^\]]*\])", body)
-    if m:
-        try:
-            out["synthetic_acceptance_rates"] = [float(x) for x in ast.literal_eval(m.group(1))]
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            pass
-    return out
+            found[name] = m.group(1)
+    m = re.search(_CFG_NUM.format(length), body)
+    try:
+        found[length] = float(m.group(1)) if m else None
+    except ValueError:
+        pass  # not a number: the knob is not set to anything usable
+    m = re.search(rates + r"['\"]?\s*[:=]\s*(\[[^\]]*\])", body)
+    try:
+        found[rates] = ast.literal_eval(m.group(1)) if m else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return _from_mapping(found)
 
 
 def _from_mapping(cfg):
+    length, rates, rejection = knob_names()
     out = {}
     k = cfg.get("num_speculative_tokens", cfg.get("num_spec_tokens"))
     if isinstance(k, int):
         out["k"] = k
-    for key, name in (("method", "method"), ("draft", "model"),
-                      ("rejection_sample_method", "rejection_sample_method"),
+    for key, name in (("method", "method"), ("draft", "model"), (rejection, rejection),
                       ("draft_sample_method", "draft_sample_method")):
         if isinstance(cfg.get(name), str):
             out[key] = cfg[name]
-    if isinstance(cfg.get("synthetic_acceptance_length"), (int, float)):
-        out["synthetic_acceptance_length"] = float(cfg["synthetic_acceptance_length"])
-    if isinstance(cfg.get("synthetic_acceptance_rates"), list):
-        out["synthetic_acceptance_rates"] = [float(x) for x in cfg["synthetic_acceptance_rates"]]
+    if isinstance(cfg.get(length), (int, float)):
+        out[length] = float(cfg[length])
+    if isinstance(cfg.get(rates), list):
+        try:
+            out[rates] = [float(x) for x in cfg[rates]]
+        except (TypeError, ValueError):
+            pass  # not numbers: no usable rates
     return out
 
 

@@ -40,16 +40,14 @@ import numpy as np
 
 from goldenal.core.files import write_text_atomic
 from goldenal.core.observation import Observation
+from goldenal.readers.records import record
 
-# vLLM V1 spec-decode counters (registered names; the exposition appends
-# _total/_created) and their help strings, per docs/formats.md §2.2.
-_PROM_FAMILIES = (
-    ("vllm:spec_decode_num_drafts", "Number of spec decoding drafts."),
-    ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens."),
-    ("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."),
-)
-_PROM_PER_POS = ("vllm:spec_decode_num_accepted_tokens_per_pos",
-                 "Accepted tokens per draft position.")
+# vLLM V1 spec-decode counters by meaning (names in the engine record; the exposition
+# appends _total/_created) and their help strings, per docs/formats.md §2.2.
+_PROM_FAMILIES = (("drafts", "Number of spec decoding drafts."),
+                  ("draft_tokens", "Number of draft tokens."),
+                  ("accepted", "Number of accepted tokens."))
+_PROM_PER_POS = ("per_position", "Accepted tokens per draft position.")
 
 _EPOCH = datetime(2026, 11, 30, 5, 0, 0, tzinfo=timezone.utc)
 
@@ -220,17 +218,18 @@ class SimulatedCell:
                  for b, d in zip(before, delta)]
         model = self.model_name
         k = self.k
+        metrics = record("vllm").metrics
 
         def render(counts):
             class _Collector:
                 def collect(self):
-                    for j, (name, doc) in enumerate(_PROM_FAMILIES):
-                        fam = CounterMetricFamily(name, doc, labels=["engine", "model_name"])
+                    for j, (kind, doc) in enumerate(_PROM_FAMILIES):
+                        fam = CounterMetricFamily(metrics[kind], doc, labels=["engine", "model_name"])
                         for e, row in enumerate(counts):
                             fam.add_metric([str(e), model], float(row[j]),
                                            created=created + e * 0.0001)
                         yield fam
-                    fam = CounterMetricFamily(_PROM_PER_POS[0], _PROM_PER_POS[1],
+                    fam = CounterMetricFamily(metrics[_PROM_PER_POS[0]], _PROM_PER_POS[1],
                                               labels=["engine", "model_name", "position"])
                     for e, row in enumerate(counts):
                         for i in range(k):

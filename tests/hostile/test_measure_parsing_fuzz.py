@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from goldenal.measuring import measure as measuring
 from goldenal.core.errors import ParseError
-from goldenal.measuring.measure import (MAX_JSON_DEPTH, ResponseLimit, _engine_counts,
+from goldenal.readers.vllm_bench import request_counts
+from goldenal.measuring.measure import (MAX_JSON_DEPTH, ResponseLimit,
                                 _impossible_counts, _json, _json_depth, _public_url,
                                 _retry_after, _scrub, _server_message, _sse_lines)
 
@@ -132,10 +133,9 @@ def test_counts_of_a_real_histogram_are_possible(k, data):
     accepted = sum(i * h for i, h in enumerate(hist))
     per_pos = tuple(sum(hist[i + 1:]) for i in range(k))
     assert _impossible_counts(steps, k * steps, accepted, per_pos, k) is None
-    assert _engine_counts({"num_spec_steps": steps, "num_draft_tokens": k * steps,
+    assert request_counts({"num_spec_steps": steps, "num_draft_tokens": k * steps,
                            "num_accepted_draft_tokens": accepted,
-                           "acceptance_histogram": hist}, k) == (steps, k * steps, accepted,
-                                                                 per_pos)
+                           "acceptance_histogram": hist}) == (steps, k * steps, accepted, per_pos)
 
 
 @pytest.mark.parametrize("counts, why", [
@@ -163,7 +163,7 @@ def test_impossible_counts_say_why(counts, why):
               st.lists(st.one_of(st.integers(-2, 9), st.floats(), st.text(max_size=2)),
                        max_size=5))), k=st.integers(1, 4))
 def test_engine_counts_and_their_check_never_raise_on_junk(spec, k):
-    counts = _engine_counts(spec, k)
+    counts = request_counts(spec)
     if counts is not None:
         _impossible_counts(*counts, k)
 
@@ -314,7 +314,7 @@ def test_a_stream_of_junk_is_read_or_refused(events, status, retry_after):
     if isinstance(got, dict):
         assert got["usage"] is None or isinstance(got["usage"], dict)
         assert got["timings"] is None or isinstance(got["timings"], dict)
-        counts = _engine_counts(got["spec"], 3)
+        counts = request_counts(got["spec"])
         if counts is not None:
             _impossible_counts(*counts, 3)
 
