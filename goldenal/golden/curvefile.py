@@ -14,7 +14,7 @@ from datetime import date
 
 import yaml
 
-from goldenal.core.files import DirectoryTransaction, locked_directory
+from goldenal.core.files import locked_directory, read_regular, write_texts_atomic
 from goldenal.core.errors import ConflictError, ParseError, RegistryError, UsageError
 from goldenal.golden.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
                              Registry, curve_identity, file_checksums, is_plain_decimal)
@@ -180,8 +180,7 @@ def parse_curve_text(text, path="<string>"):
 def read_curve_file(path):
     """Parse one curve file; unreadable files raise :class:`ParseError`."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = read_regular(path)
     except OSError as exc:
         raise ParseError(f"cannot read curve file: {exc.strerror}", path=path) from None
     try:
@@ -378,8 +377,7 @@ def read_manifest(directory, *, overlay=None):
         else:
             if not os.path.exists(path):
                 return None
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_regular(path).decode("utf-8")
         data = load(text, path)
     except OSError as exc:
         raise RegistryError(f"cannot read manifest: {exc.strerror}", path=path) from None
@@ -582,20 +580,25 @@ def write_index(directory):
     if not os.path.isdir(directory):
         raise RegistryError("not a directory", path=directory)
     with locked_directory(directory):
-        txn = DirectoryTransaction(directory)
-        registry = _stage_index(txn)
-        txn.commit()
+        files = {}
+        registry = _stage_index(directory, files)
+        _commit(directory, files)
     return registry
 
 
-def _stage_index(txn, overlay=None):
-    """Validate the directory as it will be and stage its compiled index."""
-    registry = load_directory(txn.directory, overlay=overlay)
+def _stage_index(directory, files):
+    """Validate the directory as ``files`` (name -> new text) will make it; add its index."""
+    registry = load_directory(directory, overlay=files)
     if not registry.curves:
-        raise RegistryError("no curve files to index (expected *.yaml curves)",
-                            path=txn.directory)
-    txn.write(INDEX_NAME, render_index(txn.directory, registry.curves, overlay=overlay))
+        raise RegistryError("no curve files to index (expected *.yaml curves)", path=directory)
+    files[INDEX_NAME] = render_index(directory, registry.curves, overlay=files)
     return registry
+
+
+def _commit(directory, files):
+    """All of ``files`` or none, never through a link (a golden file is itself)."""
+    write_texts_atomic({os.path.join(directory, name): text for name, text in files.items()},
+                       links=False)
 
 
 def _changed_cells(old, new):
@@ -620,7 +623,7 @@ def write_curve(directory, curve, *, replace_reason=None, extra_files=None, chec
 
     The curve id and file name are checked first; then, under the directory's
     writer lock, the directory as it will be is validated and every file is
-    written through one :class:`goldenal.core.files.DirectoryTransaction`: a
+    written through one :func:`goldenal.core.files.write_texts_atomic`: a
     crash, a full disk or a read-only file leaves the old directory.
 
     Parameters
@@ -649,19 +652,17 @@ def write_curve(directory, curve, *, replace_reason=None, extra_files=None, chec
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, directory) from None
     with locked_directory(directory):
-        txn = DirectoryTransaction(directory)
-        path = _stage_curve(txn, curve, replace_reason)
-        for name, text in (extra_files or {}).items():
-            txn.write(name, text)
-        _stage_index(txn, overlay=txn.files)
+        files = {}
+        path = _stage_curve(directory, files, curve, replace_reason)
+        files.update(extra_files or {})
+        _stage_index(directory, files)
         if check is not None:
-            check(directory, dict(txn.files))
-        txn.commit()
+            check(directory, dict(files))
+        _commit(directory, files)
     return path
 
 
-def _stage_curve(txn, curve, replace_reason):
-    directory = txn.directory
+def _stage_curve(directory, files, curve, replace_reason):
     manifest = read_manifest(directory) or {}
     identity = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
     for other_id, entry in manifest.items():
@@ -697,7 +698,7 @@ def _stage_curve(txn, curve, replace_reason):
     curve = Curve(curve.id, curve.model, curve.cells, file=file_name, method=curve.method,
                   draft=curve.draft, variant=curve.variant, aliases=curve.aliases,
                   provenance=provenance)
-    txn.write(file_name, render_curve(curve))
+    files[file_name] = render_curve(curve)
     manifest[curve.id] = manifest_entry(curve)
-    txn.write(MANIFEST_NAME, render_manifest(manifest))
+    files[MANIFEST_NAME] = render_manifest(manifest)
     return path

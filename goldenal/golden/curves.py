@@ -150,11 +150,12 @@ def file_checksums(directory, *, overlay=None):
 
     ``overlay`` maps file names to the text they are about to have.
     """
+    from goldenal.core.files import read_regular
+
     sums = {}
     for entry in os.scandir(directory):
         if entry.name.endswith((".yaml", ".yml")) and entry.is_file():
-            with open(entry.path, "rb") as fh:
-                sums[entry.name] = zlib.crc32(fh.read())
+            sums[entry.name] = zlib.crc32(read_regular(entry.path))
     for name, text in (overlay or {}).items():
         if name.endswith((".yaml", ".yml")):
             sums[name] = zlib.crc32(text.encode("utf-8"))

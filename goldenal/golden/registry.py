@@ -84,9 +84,10 @@ def _read_index(directory):
     PROVENANCE-JSON`` (lists comma-separated, variant as ``key=value``);
     ``cell ID MODE K AL``.
     """
+    from goldenal.core.files import read_regular
+
     try:
-        with open(os.path.join(directory, INDEX_NAME), "rb") as fh:
-            raw = fh.read()
+        raw = read_regular(os.path.join(directory, INDEX_NAME))
     except OSError:
         return None
     head, _, body = raw.partition(b"\n")

@@ -35,14 +35,14 @@ class ValidationReport:
 
 
 def _index_is_current(directory, registry, overlay):
+    from goldenal.core.files import read_regular
     from goldenal.golden.curvefile import render_index
 
     try:
         if INDEX_NAME in overlay:
             text = overlay[INDEX_NAME]
         else:
-            with open(os.path.join(directory, INDEX_NAME), encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_regular(os.path.join(directory, INDEX_NAME)).decode("utf-8")
         return text == render_index(directory, registry.curves, overlay=overlay)
     except (OSError, UnicodeDecodeError):
         return False
