@@ -21,26 +21,9 @@ RUNNER_SPELLINGS = (("true",), ("false",))
 
 
 def env_flag(environ, name, *, default=False, spellings=SPELLINGS):
-    """The boolean ``environ[name]`` holds.
+    """The boolean ``environ[name]`` holds: ``default`` when unset or empty, else one of
+    ``spellings`` (true ones, false ones), else a UsageError (exit code 2).
 
-    Parameters
-    ----------
-    environ : mapping
-        The environment (``os.environ`` or a dict).
-    name : str
-        The variable.
-    default : bool
-        Its value when unset or empty.
-    spellings : (true spellings, false spellings)
-        The lower-case words accepted.
-
-    Raises
-    ------
-    UsageError
-        The value is none of the spellings (exit code 2).
-
-    Example
-    -------
     >>> env_flag({"GOLDENAL_DEBUG": " Yes "}, "GOLDENAL_DEBUG")
     True
     """

@@ -11,6 +11,7 @@ directories' writer locks, with one journal format and one recovery
 import contextlib
 import errno
 import os
+import re
 import stat
 
 MAX_READ = 64 * 1024 * 1024
@@ -18,6 +19,8 @@ LOCK_NAME = ".goldenal.lock"
 JOURNAL_NAME = ".goldenal-journal.json"
 LOCK_TIMEOUT = 60.0
 _STAGED_PREFIX = ".goldenal-staged-"
+# a staged new file or a kept old one (``.goldenal-fix-*``: what earlier releases' fixes staged)
+_is_temp = re.compile(r"\.goldenal-(?:staged-\w+|fix-[0-9a-f]+)\.tmp\Z", re.ASCII).match
 _NOFOLLOW = (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
              and hasattr(os, "O_DIRECTORY"))
 
@@ -70,10 +73,8 @@ def read_regular(path, limit=MAX_READ, *, beneath=None):
 
 
 def read_text(path, *, limit=MAX_READ, universal=False):
-    """A UTF-8 file read by :func:`read_regular`; ParseError for other bytes.
-
-    ``universal`` translates CRLF and a lone CR to LF as Python's text mode does.
-    """
+    """A UTF-8 file read by :func:`read_regular` (ParseError for other bytes); ``universal``
+    translates CRLF and a lone CR to LF as Python's text mode does."""
     from goldenal.core.errors import ParseError
 
     try:
@@ -145,9 +146,14 @@ def repository_root(path):
     """The nearest directory at or above ``path`` holding ``.git`` (a directory, or the
     file of a worktree), or None outside any repository: the one place goldenal
     climbs to a repository root (audit's paths, its settings, its ``.gitignore``s)."""
+    return nearest_holding(path, ".git")
+
+
+def nearest_holding(path, name, test=os.path.lexists):
+    """The nearest directory at or above ``path`` whose ``name`` passes ``test``, or None."""
     here = os.path.abspath(os.fspath(path))
     while True:
-        if os.path.lexists(os.path.join(here, ".git")):
+        if test(os.path.join(here, name)):
             return here
         parent = os.path.dirname(here)
         if parent == here:
@@ -165,47 +171,37 @@ def inside(directory, path):
 
 @contextlib.contextmanager
 def locked_directory(directory, *, timeout=None):
-    """Hold ``directory``'s writer lock; on entry, recover an interrupted transaction first.
+    """Hold ``directory``'s writer lock; on entry, recover an interrupted write first.
 
-    On POSIX the lock is ``flock`` on the directory itself: it leaves no file
-    behind in a version-controlled directory (a refused write changes
-    nothing), and the kernel drops it when its holder dies, even by kill -9.
-    Elsewhere a ``.goldenal.lock`` file held with :mod:`filelock`.  Raises
-    OSError naming the directory when another writer holds it for
-    ``timeout`` seconds (default :data:`LOCK_TIMEOUT`).
-
-    Re-entrant within a thread: a writer that locked a directory before
-    reading its files (``inject``, ``audit --fix``) enters it again to write
-    them, without waiting for itself and without a second recovery.
+    ``flock`` on the directory itself: no file left behind in a
+    version-controlled directory, and dropped by the kernel when its holder
+    dies, even by kill -9 (elsewhere a ``.goldenal.lock`` file held with
+    :mod:`filelock`).  OSError naming the directory when another writer holds
+    it for ``timeout`` seconds (default :data:`LOCK_TIMEOUT`).  Re-entrant
+    within a thread: a writer that locked a directory before reading its files
+    enters it again to write them, without waiting for itself.
     """
     try:
         st = os.stat(directory)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, directory) from None
-    key = (st.st_dev, st.st_ino)
-    held = _held()
-    if key in held:
-        held[key] += 1
+    key, held = (st.st_dev, st.st_ino), _held()
+    with contextlib.ExitStack() as stack:
+        if key not in held:
+            stack.enter_context(_locked(directory, LOCK_TIMEOUT if timeout is None else timeout))
+        held[key] = held.get(key, 0) + 1
         try:
             yield
         finally:
             held[key] -= 1
-        return
-    with _locked(directory, LOCK_TIMEOUT if timeout is None else timeout):
-        held[key] = 1
-        try:
-            yield
-        finally:
-            del held[key]
+            if not held[key]:
+                del held[key]
 
 
 @contextlib.contextmanager
 def locked_directories(directories, *, timeout=None):
-    """Hold the lock of every directory of ``directories``, taken in sorted order.
-
-    One order for every writer, so two writers of overlapping sets never
-    wait for each other in a cycle.  Each is :func:`locked_directory`.
-    """
+    """:func:`locked_directory` of each of ``directories``, in sorted order: one order for
+    every writer, so two writers of overlapping sets never wait for each other in a cycle."""
     with contextlib.ExitStack() as stack:
         for directory in sorted(set(map(os.fspath, directories))):
             stack.enter_context(locked_directory(directory, timeout=timeout))
@@ -221,82 +217,70 @@ def _held():
         import threading
 
         _HELD.append(threading.local())
-    held = getattr(_HELD[0], "dirs", None)
-    if held is None:
-        held = _HELD[0].dirs = {}
-    return held
+    if not hasattr(_HELD[0], "dirs"):
+        _HELD[0].dirs = {}
+    return _HELD[0].dirs
 
 
 @contextlib.contextmanager
 def _locked(directory, timeout):
-    import time
-
+    busy = OSError(errno.EWOULDBLOCK, f"another writer has held the lock for {timeout:g} s",
+                   directory)
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
-        fcntl = None
-    if fcntl is None:  # pragma: no cover - Windows
         from filelock import FileLock, Timeout
 
         lock = FileLock(os.path.join(directory, LOCK_NAME), timeout=timeout)
         try:
             lock.acquire()
         except Timeout:
-            raise OSError(errno.EWOULDBLOCK, f"another writer has held the lock for "
-                          f"{timeout:g} s", directory) from None
-        try:
-            recover(directory)
-            yield
-        finally:
-            lock.release()
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, directory) from None
-    try:
+            raise busy from None
+        release = lock.release
+    else:
+        import time
+
+        fd = _open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), directory)
+
+        def release():      # closing the descriptor releases the lock
+            os.close(fd)
+
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise OSError(errno.EWOULDBLOCK, f"another writer has held the lock for "
-                                  f"{timeout:g} s", directory) from None
-                time.sleep(0.005)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise busy from None
+                    time.sleep(0.005)
+        except BaseException:
+            release()
+            raise
+    try:
         recover(directory)
         yield
     finally:
-        os.close(fd)  # releases the lock
-
+        release()
 
 
 def write_texts_atomic(texts, *, expected=None, beneath=None, links=True):
     """The one writer: ``{path: text or bytes}``, anywhere, all or nothing, even across a crash.
 
-    The directories holding the files are locked (:func:`locked_directories`;
-    each recovers an interrupted write first).  Every new text is staged as
-    a flushed temporary beside its file (with the old file's permission
-    bits) and each old file kept under a hard link; an undo journal in each
-    directory lists its renames, the first directory's (the *primary*)
-    written first and naming the others.  Then the files are replaced, and
-    removing the primary journal is the commit point.  A failure puts every
-    old file back at once; after a crash :func:`recover` does.  Raises
-    OSError naming the file concerned, and refuses a read-only file before
-    writing anything.
+    Under the lock of every directory written, each new text is staged as a
+    flushed temporary beside its file and each old file kept under a hard
+    link; an undo journal goes in each directory, the first (*primary*) one
+    first; then the renames, and removing the primary journal is the commit
+    point.  A failure puts every old file back at once, :func:`recover` after
+    a crash.  OSError names the file concerned; a read-only file is refused
+    before anything is written.  See docs/architecture.md, "One writer".
 
-    Writes go through a symbolic link to the file it names, unless ``links``
-    is False (a link is then refused).  ``beneath``: the paths are relative
-    to that directory and no link below it is followed; a file swapped for
-    another (a link, say) before the renames is left alone (``EAGAIN``).
-
-    ``expected`` (``{path: text}``) holds what each file held when it was
-    read (``""`` for none): a file that differs once the locks are held was
-    changed by someone else, and nothing is written
-    (:class:`goldenal.core.errors.ConflictError`).  Hold the locks from the
-    read on (re-entering them in the same thread is free) and no goldenal
-    writer can come between.
+    ``links=False`` refuses a symbolic link (by default a write goes through
+    it); ``beneath``: paths relative to that directory, no link below it
+    followed, and a file swapped before the renames left alone (``EAGAIN``).
+    ``expected`` (``{path: text}``, ``""`` for none): what each file held when
+    read; one that differs under the locks is a ConflictError, nothing written.
     """
     groups = {}
     for path, data in texts.items():
@@ -356,10 +340,8 @@ def _target(path, beneath, links):
 
 
 def _refuse_read_only(target, shown, why="file is read-only; nothing written"):
-    """PermissionError naming ``shown`` when an existing ``target`` is not writable.
-
-    The mode bits count too, since ``os.access`` says yes to root.
-    """
+    """PermissionError naming ``shown`` when an existing ``target`` is not writable (the
+    mode bits count too: ``os.access`` says yes to root)."""
     with contextlib.suppress(FileNotFoundError):
         if not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK):
             raise PermissionError(errno.EACCES, why, shown)
@@ -462,10 +444,8 @@ class _Transaction:
 
 
 def _stage(path, target, data):
-    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits.
-
-    OSError names ``path`` (the name asked for); nothing is left on failure.
-    """
+    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits;
+    OSError naming ``path``, nothing left, on failure."""
     import tempfile
 
     try:
@@ -589,20 +569,10 @@ def _read_journal(journal):
                       " restore the directory from version control", journal) from None
 
 
-def _is_temp(name):
-    """A staged new file or a kept old one (``.goldenal-fix-*``: what earlier releases'
-    fixes staged); no ``re`` here, which ``lookup`` does not import."""
-    for prefix in (_STAGED_PREFIX, ".goldenal-fix-"):
-        if name.startswith(prefix) and name.endswith(".tmp"):
-            middle = name[len(prefix):-4].replace("_", "a")
-            return middle.isascii() and middle.isalnum()
-    return False
-
-
 def is_transaction_file(name):
     """True for the lock file, a journal, a staged temporary or a kept old file: what
     goldenal's writer keeps beside the files it writes, never content (``audit`` skips it)."""
-    return name in (LOCK_NAME, JOURNAL_NAME) or _is_temp(name)
+    return name in (LOCK_NAME, JOURNAL_NAME) or bool(_is_temp(name))
 
 
 def pending_journal(directory):
@@ -613,9 +583,8 @@ def pending_journal(directory):
 def settle_directories(directories):
     """Recover every directory of ``directories`` a write left a journal or a temporary in.
 
-    What a reader of a tree (``audit``) runs before it reads a file there:
-    the directory then holds the whole old or the whole new state of an
-    interrupted write, and nothing beside it (a write under way is waited for).
+    Run by a reader of a tree (``audit``) before it reads there (a write under
+    way is waited for): the directory then holds a whole state, nothing beside it.
     """
     for directory in sorted(directories):
         if pending_journal(directory) or any(map(_is_temp, os.listdir(directory))):
@@ -626,13 +595,12 @@ def settle_directories(directories):
 def recover(directory):
     """Finish a write a crash interrupted; call only while holding the directory's lock.
 
-    While the primary journal of a write exists the write never committed:
-    every directory of it gets its old files back (the primary first has the
-    others rolled back, each under its own lock, then its own files).  A
-    journal whose primary is gone belongs to a committed write: only its
-    backups and the journal go.  Then every staged leftover is removed.
-    A journal of format 1 (a redo journal of earlier releases, written once
-    its new files were complete) is finished by replaying its renames.
+    While a write's primary journal exists it never committed: every
+    directory of it gets its old files back (the primary's recovery rolls
+    the others back first, each under its own lock).  A journal whose primary
+    is gone only loses its backups.  A format-1 journal (the redo journal of
+    earlier releases, written once its new files were staged) is finished by
+    replaying its renames.  Then every staged leftover goes.
     """
     journal = os.path.join(directory, JOURNAL_NAME)
     doc = _read_journal(journal)
@@ -643,8 +611,7 @@ def recover(directory):
                 raise ValueError(f"format {doc.get('format')!r}, not one this goldenal knows")
             moves = [_move(*move, None) if legacy else _move(*move) for move in doc["moves"]]
             txn = None if legacy else doc["txn"]
-            if not legacy and not (isinstance(txn, str) and len(txn) == 32
-                                   and not txn.strip("0123456789abcdef")):
+            if not legacy and not (isinstance(txn, str) and re.fullmatch(r"[0-9a-f]{32}", txn)):
                 raise ValueError("not a journal of goldenal's")
             others = [str(o) for o in doc.get("others", ())]
             primary = doc.get("primary")

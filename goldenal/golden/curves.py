@@ -15,19 +15,10 @@ THINKING_MODES = ("on", "off")
 NOT_AVAILABLE = "N/A"
 
 
-# methods whose curve belongs to one separately trained draft head (EAGLE-3): a curve
-# of such a method with no head named cannot say which head it was measured with
-DRAFT_HEAD_METHODS = ("eagle3", "eagle")
-
-
-def needs_draft_head(method):
-    """True for a method whose curves are per draft head (``eagle3``)."""
-    return str(method or "").strip().lower() in DRAFT_HEAD_METHODS
-
-
 def head_unknown(curve):
-    """True for a curve of a per-head method whose draft head is not named."""
-    return needs_draft_head(curve.method) and not curve.draft
+    """True for a curve of a per-head method (EAGLE-3: one separately trained head) whose
+    head is not named: it cannot say which head it was measured with."""
+    return str(curve.method or "").strip().lower() in ("eagle3", "eagle") and not curve.draft
 
 
 class Curve:
@@ -146,10 +137,7 @@ class Registry:
 
 
 def file_checksums(directory, *, overlay=None):
-    """CRC32 of every YAML file of a golden directory, by file name.
-
-    ``overlay`` maps file names to the text they are about to have.
-    """
+    """CRC32 of every YAML file of a golden directory (``overlay``: name -> new text)."""
     from goldenal.core.files import read_regular
 
     sums = {}
@@ -163,11 +151,8 @@ def file_checksums(directory, *, overlay=None):
 
 
 def is_plain_decimal(text):
-    """True for the spelling of a committed AL: ASCII digits, optionally one ``.`` and more.
-
-    Values are copied verbatim into engine configs (JSON, environment
-    variables), where ``+2.5``, ``2.5e0`` or ``２.５`` would break.
-    """
+    """True for the spelling of a committed AL: ASCII digits, optionally one ``.`` and more
+    (copied verbatim into engine configs, where ``+2.5``, ``2.5e0`` or ``２.５`` would break)."""
     whole, dot, frac = text.partition(".")
     return text.isascii() and whole.isdigit() and (not dot or frac.isdigit())
 

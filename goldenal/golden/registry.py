@@ -34,29 +34,17 @@ GOLDEN_DIR_NAME = "golden_al_distribution"
 
 
 def discover_dir(start=None):
-    """The nearest ``golden_al_distribution/`` in ``start`` (default the cwd) or its parents.
+    """The nearest ``golden_al_distribution/`` in ``start`` (default the cwd) or its parents
+    (where a recipe repository such as InferenceX keeps its curves), or None."""
+    from goldenal.core.files import nearest_holding
 
-    This is where a recipe repository such as InferenceX keeps its committed
-    curves, so running inside one uses the project's curves.  None when no
-    ancestor has one.
-    """
-    here = os.path.abspath(start or os.getcwd())
-    while True:
-        candidate = os.path.join(here, GOLDEN_DIR_NAME)
-        if os.path.isdir(candidate):
-            return candidate
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    found = nearest_holding(start or os.getcwd(), GOLDEN_DIR_NAME, os.path.isdir)
+    return found and os.path.join(found, GOLDEN_DIR_NAME)
 
 
 def default_dir_source():
-    """``(directory, how)``: the golden directory used when none is given, and why.
-
-    Order: ``$GOLDENAL_DIR``; the nearest ``golden_al_distribution/`` in the
-    current directory or its parents; the packaged curves.
-    """
+    """``(directory, how)``: the golden directory used when none is given, and why
+    (``$GOLDENAL_DIR``, else :func:`discover_dir`, else the packaged curves)."""
     env = os.environ.get("GOLDENAL_DIR")
     if env:
         return env, "$GOLDENAL_DIR"
@@ -169,13 +157,9 @@ def load_registry(path=None):
 
 
 def _packaged_identity(registry):
-    """An upstream directory (no manifest): identity from the packaged manifest where it fits.
-
-    A curve whose id and model key are those of a packaged manifest entry
-    takes that entry's method, draft heads, variant and aliases (its cells and
-    header provenance stay its own).  Curves of a per-head method (EAGLE-3)
-    left without a head are named once in ``registry.warnings``.
-    """
+    """An upstream directory (no manifest): a curve whose id and model are a packaged
+    entry's takes its method, heads, variant and aliases (its cells and provenance stay);
+    curves of a per-head method (EAGLE-3) left without a head are named in ``warnings``."""
     from goldenal.golden.curvefile import read_manifest
     from goldenal.golden.curves import head_unknown
 

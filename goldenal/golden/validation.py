@@ -2,6 +2,7 @@
 
 import os
 
+from goldenal.core.files import pending_journal
 from goldenal.golden.curvefile import Problem, load_directory, read_manifest
 from goldenal.golden.curves import curve_identity
 from goldenal.core.errors import ParseError, RegistryError
@@ -79,13 +80,12 @@ def validate(path=None, *, overlay=None):
     if not os.path.isdir(directory):
         raise RegistryError("not a directory", path=directory)
     overlay = overlay or {}
-    if not overlay and os.path.exists(os.path.join(directory, ".goldenal-journal.json")):
+    if not overlay and pending_journal(directory):
         finish_interrupted_write(directory)
     problems = []
     registry = load_directory(directory, collect=problems, overlay=overlay)
     has_manifest = read_manifest(directory, overlay=overlay) is not None
-    owner = {}
-    identities = {}
+    owner, identities = {}, {}
     for curve in registry:
         where = os.path.join(directory, curve.file or curve.id)
         ident = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
