@@ -8,9 +8,7 @@ Notation (docs/formats.md §0.2; docs/engines.md §0.1-§0.2):
   (valid for chain drafting, where the K = n draft is a prefix of the
   K = n + 1 draft, docs/policy.md §4);
 * conditional acceptance ``a_i = S(i) / S(i-1)`` with ``S(0) = 1``;
-* vLLM's minimum-variance schedule for a length L over K positions: with
-  ``d = L - 1``, ``f = floor(d)``, rates ``[1]*f + [d - f] + [0, ...]``
-  truncated to K (vLLM ``SpeculativeConfig._acceptance_length_to_rates``;
+* vLLM's minimum-variance schedule (``SpeculativeConfig._acceptance_length_to_rates``;
   ATOM and SGLang ``match-expected`` draw the same two-point distribution).
 
 Values are :class:`fractions.Fraction` built from the committed decimal
@@ -84,22 +82,13 @@ def implied_survival(cells, k):
 
 def conditional_rates(survival):
     """Conditional acceptance ``a_i = S(i) / S(i-1)`` (``S(0) = 1``), None where undefined."""
-    out = []
-    previous = Fraction(1)
-    for s in survival:
-        out.append(None if previous <= 0 else s / previous)
-        previous = s
-    return tuple(out)
+    return tuple(None if previous <= 0 else s / previous
+                 for previous, s in zip((Fraction(1), *survival), survival))
 
 
 def is_survival(survival):
     """True when the values form a survival function: in [0, 1], non-increasing."""
-    previous = 1
-    for s in survival:
-        if not 0 <= s <= previous:
-            return False
-        previous = s
-    return True
+    return all(0 <= s <= previous for previous, s in zip((1, *survival), survival))
 
 
 def accepted_drafts_distribution(survival):
@@ -151,10 +140,5 @@ def pava_nonincreasing(values, weights=None):
 
 def histogram_from_survival(steps, per_position):
     """Lengths histogram from survival counts c_1..c_K given ``D`` = steps (their inverse)."""
-    prev = steps
-    hist = []
-    for c in per_position:
-        hist.append(prev - c)
-        prev = c
-    hist.append(prev)
-    return tuple(hist)
+    counts = (steps, *per_position)
+    return (*(a - b for a, b in zip(counts, counts[1:])), counts[-1])

@@ -32,9 +32,8 @@ def open_regular(path, *, limit=None, beneath=None):
     """The one way goldenal opens a file it reads: binary, never blocking on the open.
 
     OSError naming ``path`` unless it is a regular file (not a named pipe, a
-    device or a directory) of at most ``limit`` bytes.  With ``beneath``,
-    ``path`` is relative to that directory and no symbolic link below it is
-    followed (``ELOOP``).
+    device or a directory) of at most ``limit`` bytes.  ``beneath``: ``path`` is
+    relative to that directory and no link below it is followed (``ELOOP``).
     """
     path = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
@@ -325,8 +324,7 @@ def replace_beneath(root, relpath, data, *, expected):
 def _target(path, beneath, links):
     """The real path a write of ``path`` renames over, once refusals are checked."""
     if beneath is not None:
-        with open_regular(path, beneath=beneath):     # no link on the way, a regular file
-            pass
+        open_regular(path, beneath=beneath).close()     # no link on the way, a regular file
         target = os.path.join(os.path.realpath(beneath), path)
         _refuse_read_only(target, path, "file is read-only")
         return target
@@ -499,12 +497,9 @@ def _keep(path, target):
 
 
 def _roll_back(directory, moves):
-    """Put back the old files of ``moves`` (``[staged, name, backup]``); idempotent.
-
-    A staged temporary still there was never renamed: it goes, with its
-    backup.  Otherwise the backup (the old inode) is renamed back over the
-    name, or the name, created by the write, is removed.
-    """
+    """Put back the old files of ``moves`` (``[staged, name, backup]``); idempotent: a
+    staged file still there was never renamed; otherwise the backup (the old inode) goes
+    back over the name, or the name the write created is removed."""
     for staged, name, backup in reversed(moves):
         staged_path = os.path.join(directory, staged)
         with contextlib.suppress(FileNotFoundError):
@@ -541,18 +536,13 @@ def _write_journal(directory, doc):
     import json
 
     journal = os.path.join(directory, JOURNAL_NAME)
+    tmp = _stage(journal, journal, (json.dumps(doc) + "\n").encode())
     try:
-        tmp = _stage(journal, journal, (json.dumps(doc) + "\n").encode())
-        try:
-            _fsync_directory(directory)
-            os.replace(tmp, journal)
-            _fsync_directory(directory)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        _fsync_directory(directory)
+        os.replace(tmp, journal)
+        _fsync_directory(directory)
     except OSError as exc:
-        raise OSError(exc.errno, exc.strerror or str(exc), journal) from None
+        raise _naming(exc, journal, tmp) from None
 
 
 def _read_journal(journal):

@@ -6,6 +6,7 @@ committed (``3.00`` stays ``"3.00"``), every key with its line, and duplicate
 keys are reported (PyYAML's loader would silently keep the last one).
 """
 
+import contextlib
 import json
 import os
 import re
@@ -49,15 +50,12 @@ def check_curve_id(curve_id, *, path=None):
 def check_file_name(name, *, path=None):
     """Refuse a curve file name other than ``<allowed id>.yaml`` (or ``.yml``)."""
     stem, dot, ext = name.rpartition(".") if isinstance(name, str) else ("", "", "")
-    try:
-        if not dot or ext not in ("yaml", "yml"):
-            raise UsageError("")
-        check_curve_id(stem)
-    except UsageError:
-        raise RegistryError(f"curve file name {name!r} is not allowed: expected <curve id>.yaml "
-                            "in the golden directory itself (letters, digits, '.', '_', '-'; "
-                            "not a reserved name)", path=path) from None
-    return name
+    with contextlib.suppress(UsageError):
+        if dot and ext in ("yaml", "yml") and check_curve_id(stem):
+            return name
+    raise RegistryError(f"curve file name {name!r} is not allowed: expected <curve id>.yaml "
+                        "in the golden directory itself (letters, digits, '.', '_', '-'; "
+                        "not a reserved name)", path=path)
 
 
 @dataclass(slots=True)
@@ -175,10 +173,6 @@ def read_curve_file(path):
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 text (byte {exc.start})", path=path) from None
     return parse_curve_text(text, os.fspath(path))
-
-
-# ---------------------------------------------------------------------------
-# Header comments -> provenance and identity hints
 
 
 _URL = re.compile(r"https?://\S+")
@@ -322,10 +316,6 @@ def curve_from_file(parsed, *, curve_id, identity=None):
                  lines=parsed.lines)
 
 
-# ---------------------------------------------------------------------------
-# Manifest
-
-
 def read_manifest(directory, *, overlay=None):
     """The manifest's curve entries by id, or None when the directory has none.
 
@@ -385,10 +375,6 @@ def manifest_entry(curve):
             "aliases": list(curve.aliases), "provenance": curve.provenance}
 
 
-# ---------------------------------------------------------------------------
-# Loading a directory
-
-
 def load_directory(directory, *, collect=None, overlay=None):
     """Parse every curve file of a golden directory (the slow path, no index).
 
@@ -445,22 +431,16 @@ def load_directory(directory, *, collect=None, overlay=None):
     return Registry(curves, directory=directory)
 
 
-# ---------------------------------------------------------------------------
-# Writing
-
-
 def render_curve(curve):
     """The project's curve file: a header in its own words, then the upstream YAML shape."""
     prov = curve.provenance
     out = [f"# Golden acceptance length (AL) by thinking mode and K: curve {curve.id}."]
     if prov.get("source_run"):
         out.append(f"# Source run: {prov['source_run']}")
-    workload = [prov.get("dataset", "dataset unknown")]
-    if prov.get("category"):
-        workload.append(f"category {prov['category']}")
-    if prov.get("output_len"):
-        workload.append(f"output_len {prov['output_len']}")
-    out.append("# Workload: " + ", ".join(workload) + ".")
+    workload = [prov.get("dataset", "dataset unknown"),
+                prov.get("category") and f"category {prov['category']}",
+                prov.get("output_len") and f"output_len {prov['output_len']}"]
+    out.append("# Workload: " + ", ".join(w for w in workload if w) + ".")
     for mode, settings in prov.get("sampling", {}).items():
         shown = ", ".join(f"{k} {v}" for k, v in settings.items() if k != "chat_template_kwargs")
         line = f"# {mode}: " + (shown or "engine defaults")
@@ -501,10 +481,7 @@ def render_curve(curve):
 
 
 def render_index(directory, curves, *, overlay=None):
-    """The compiled lookup index (format described in :func:`goldenal.golden.registry.load_registry`).
-
-    ``overlay``: file names and the text they are about to have.
-    """
+    """The compiled lookup index (format: :func:`goldenal.golden.registry._read_index`)."""
     def field(text):
         text = str(text or "")
         if any(ch in text for ch in "\t\n,"):
@@ -512,9 +489,8 @@ def render_index(directory, curves, *, overlay=None):
                                 path=directory)
         return text
 
-    out = []
-    out += [f"file\t{name}\t{crc}"
-            for name, crc in sorted(file_checksums(directory, overlay=overlay).items())]
+    out = [f"file\t{name}\t{crc}"
+           for name, crc in sorted(file_checksums(directory, overlay=overlay).items())]
     for c in curves.values():
         variant = ",".join(f"{field(k)}={field(v)}" for k, v in sorted(c.variant.items()))
         prov = json.dumps(c.provenance, sort_keys=True, ensure_ascii=True)

@@ -24,10 +24,8 @@ def head_unknown(curve):
 class Curve:
     """One committed curve: identity, provenance and its cells.
 
-    ``cells`` maps thinking mode (``"on"``/``"off"``) to ``{K: AL string}``;
-    strings are exactly as committed (``"2.83"``, or ``"N/A"`` for a failed
-    measurement).  ``lines`` maps the same keys to the line of each value in
-    the curve file, when it was parsed from YAML.
+    ``cells``: thinking mode (``"on"``/``"off"``) -> ``{K: AL}``, the AL exactly as
+    committed (``"2.83"``, ``"N/A"``); ``lines``: the same keys -> line in the file.
     """
 
     __slots__ = ("id", "file", "model", "method", "draft", "variant", "aliases",
@@ -124,13 +122,9 @@ class Registry:
             variant = ", ".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or None
             for mode in THINKING_MODES:
                 for k, text in sorted(c.cells.get(mode, {}).items()):
-                    rows.append({
-                        "curve": c.id, "model": c.model, "method": c.method,
-                        "head": ", ".join(c.draft) or None, "variant": variant,
-                        "thinking": mode, "k": k,
-                        "al": float("nan") if text == NOT_AVAILABLE else float(text),
-                        "al_text": text, "source": c.source,
-                    })
+                    al = float("nan") if text == NOT_AVAILABLE else float(text)
+                    rows.append((c.id, c.model, c.method, ", ".join(c.draft) or None, variant,
+                                 mode, k, al, text, c.source))
         columns = ["curve", "model", "method", "head", "variant", "thinking", "k", "al",
                    "al_text", "source"]
         return pd.DataFrame(rows, columns=columns)
@@ -158,13 +152,8 @@ def is_plain_decimal(text):
 
 
 def curve_identity(model, method, draft, variant):
-    """What makes two curves the same curve: (model, method, draft, variant).
-
-    The one rule (POLICY rule 1: one value per cell), for ``validate``, the
-    golden writer and ``fit --golden-dir`` alike.  Case-insensitive for names, as
-    ``lookup`` matches them; ``draft`` a head id or sequence of them;
-    ``variant`` a mapping (values compared as strings).
-    """
+    """What makes two curves the same curve (POLICY rule 1: one value per cell), for
+    ``validate`` and every writer: names case-insensitive, as ``lookup`` matches them."""
     if isinstance(draft, str):
         draft = (draft,)
     return (str(model or "").lower(), str(method or "").lower(),

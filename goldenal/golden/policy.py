@@ -187,17 +187,13 @@ def draft_matches(curve, draft):
 
 def k_span(ks):
     """``1-8`` or ``1-3, 5`` for a sorted list of K."""
-    if not ks:
-        return "none"
-    parts, start, prev = [], ks[0], ks[0]
-    for k in ks[1:] + [None]:
-        if k is not None and k == prev + 1:
-            prev = k
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if k is not None:
-            start = prev = k
-    return ", ".join(parts)
+    runs = []       # [first, last] of each run of consecutive K
+    for k in ks:
+        if runs and k == runs[-1][1] + 1:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"
 
 
 def _describe(curve):
@@ -321,7 +317,7 @@ def method_matches(curve, method):
 
 def served_variant(draft_sample_method=None, rejection_sample_method=None):
     """The curve variant a served speculative config runs; engine defaults are absent, and
-    ``synthetic`` rejection is :data:`REPLACED` (it replaces the verifier: any measured one fits)."""
+    ``synthetic`` rejection is :data:`REPLACED` (it replaces the verifier: any one fits)."""
     out = {}
     if draft_sample_method is not None and str(draft_sample_method).strip():
         out["draft_sample_method"] = str(draft_sample_method).strip()
@@ -529,7 +525,11 @@ def resolve_curve(registry, name=None, *, draft=None, curve=None, variant=None):
         raise UsageError("give a curve id or a model")
     if name is not None and curve is None and not any(model_matches(c, name) for c in registry):
         raise _unknown_name(registry, name)
-    found = candidates(registry, name, draft=draft, curve=curve, variant=variant)
+    return _one(candidates(registry, name, draft=draft, curve=curve, variant=variant))
+
+
+def _one(found):
+    """The only curve of ``found``; PolicyError naming what picks each of several."""
     if len(found) > 1:
         raise PolicyError(f"{len(found)} curves match model {found[0].model}; "
                           + _choose_among(found))
@@ -556,11 +556,7 @@ def select(registry, model=None, *, k, thinking, draft=None, curve=None, variant
     k = normalize_k(k)
     thinking = normalize_thinking(thinking)
     variant = normalize_variant(variant)
-    found = candidates(registry, model, draft=draft, curve=curve, variant=variant)
-    if len(found) > 1:
-        raise PolicyError(f"{len(found)} curves match model {found[0].model}; "
-                          + _choose_among(found))
-    chosen = found[0]
+    chosen = _one(candidates(registry, model, draft=draft, curve=curve, variant=variant))
     cells = chosen.cells.get(thinking)
     if not cells:
         have = ", ".join(f"thinking_{m}" for m in ("on", "off") if chosen.cells.get(m))

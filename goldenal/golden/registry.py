@@ -1,15 +1,10 @@
 """The golden-curve registry: load a golden directory fast.
 
-A golden directory holds one YAML file per curve in the upstream InferenceX
-shape (``{model: {thinking_on: {K: AL}}}``), a ``manifest.yaml`` that gives
-each curve its identity, and ``index.tsv``, a compiled copy of both that
-``goldenal lookup`` reads instead of parsing YAML.  The index records a CRC of
-every file it was compiled from and is used only while they all match, so a
-hand-edited curve can never be served from a stale index.
-
-This module is on the ``goldenal lookup`` hot path, whose budget is about one
-interpreter start-up: it imports neither YAML nor ``json`` (which pulls in
-``re``); the index is tab-separated text split with ``str.split``.
+A golden directory holds one curve file per curve in the upstream InferenceX
+shape, ``manifest.yaml`` (each curve's identity) and ``index.tsv``, a compiled
+copy of both that ``goldenal lookup`` reads instead of YAML, used only while
+the CRC of every file it was compiled from matches, so a hand-edited curve is
+never served from a stale index.  On the ``lookup`` hot path: no YAML, no ``json``.
 """
 
 import os
@@ -120,14 +115,10 @@ def load_registry(path=None):
     Parameters
     ----------
     path : str or os.PathLike, optional
-        The directory; default ``$GOLDENAL_DIR``, else the nearest
-        ``golden_al_distribution/`` in the current directory or its parents,
-        else the packaged curves (see :func:`default_dir_source`).  An
-        upstream InferenceX ``golden_al_distribution/`` works as it is: with no
-        manifest, a curve whose id and model are a packaged curve's takes that
-        curve's identity (draft heads, aliases); others take it from file stems
-        and header comments, and ``warnings`` names the EAGLE-3 curves left
-        without a head.
+        Default :func:`default_dir_source`.  An upstream InferenceX directory
+        works as it is: without a manifest, a curve whose id and model are a
+        packaged curve's takes that identity, others take it from file stems
+        and headers, and ``warnings`` names EAGLE-3 curves left without a head.
 
     Returns
     -------
@@ -203,9 +194,3 @@ def finish_interrupted_write(directory):
                             f"here ({exc.filename}: {exc.strerror}); run `goldenal index` with "
                             "write access to finish it", path=directory) from None
 
-
-def write_curve(directory, curve, *, replace_reason=None, **kwargs):
-    """Write a curve file and its manifest entry; see :func:`goldenal.golden.curvefile.write_curve`."""
-    from goldenal.golden.curvefile import write_curve as _write
-
-    return _write(directory, curve, replace_reason=replace_reason, **kwargs)

@@ -1,5 +1,6 @@
 """Check a golden directory: the values, the manifest, the index, the provenance."""
 
+import contextlib
 import os
 
 from goldenal.core.files import pending_journal
@@ -157,11 +158,9 @@ def refuse_invalid(directory, overlay):
     """
     before = set()
     if os.path.isdir(directory) and os.listdir(directory):
-        try:
+        with contextlib.suppress(RegistryError, ParseError):
             old = validate(directory)
             before = {str(p) for p in old.errors + old.unreadable}
-        except (RegistryError, ParseError):
-            before = set()
     report = validate(directory, overlay=overlay)
     for problem in report.unreadable + report.errors:
         if str(problem) not in before:
