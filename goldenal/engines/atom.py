@@ -12,7 +12,6 @@ command lines in shell scripts and argument files where the flags are
 written with literal values.
 """
 
-import json
 import os
 import re
 import shlex
@@ -20,9 +19,6 @@ from decimal import Decimal
 
 from goldenal.engines.base import EngineAdapter, check_pinned, on_both_paths, same_number
 from goldenal.core.errors import ParseError, PolicyError
-from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
-                                    substitute, unquote)
-from goldenal.core.files import read_text
 from goldenal.engines.record import Engine
 
 RECORD = Engine(
@@ -55,6 +51,8 @@ FORMS = ("length", "rate")
 
 
 def _dspark_confidence(raw):
+    import json
+
     if raw is None:
         return False
     text = raw.strip("'\"")
@@ -104,6 +102,8 @@ class AtomAdapter(EngineAdapter):
     emit_options = ("dspark_config",)
 
     def fragment(self, al_text, *, k, fmt, form=None, dspark_config=None, **options):
+        import json
+
         if _dspark_confidence(dspark_config):
             raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
                               "confidence scheduler (confidence_schedule/ragged)")
@@ -138,6 +138,8 @@ def _col(text, index):
 
 def read_command_settings(path, text=None):
     """ATOM settings written as literal flags in a script or argument file."""
+    from goldenal.core.files import read_text
+    from goldenal.recipes.shell import literal_variables, resolve
     from goldenal.engines.setting import SpecSetting
 
     path = os.fspath(path)
@@ -174,6 +176,8 @@ def read_command_settings(path, text=None):
 
 def _literal(flags, flag, variables):
     """A flag's value, through a ``$VAR`` with one literal assignment; None when unknown."""
+    from goldenal.recipes.shell import resolve
+
     m = flags.get(flag)
     if m is None:
         return None
@@ -195,6 +199,8 @@ def _all_flags(text):
 
 def _literal_k(raw, variables):
     """K from a flag's value: a literal, or a ``$VAR`` with one literal assignment."""
+    from goldenal.recipes.shell import resolve
+
     value = raw.strip("'\"")
     if not value.isdigit():
         value = resolve(raw, variables) or ""
@@ -209,6 +215,7 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
     literal assignment.  ``golden_for_k(k, line)``; returns
     ``(Plan, [(line, k, al_text, knob_value)])``.
     """
+    from goldenal.recipes.shell import ASSIGNMENT, eval_paths, unquote
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans
 
@@ -331,6 +338,8 @@ def _carries(name, written, al_text, k):
 
 
 def _check_same_al(path, text, m, name, al_text, k, variables, force):
+    from goldenal.recipes.shell import resolve
+
     raw = m.group("value")
     shown = raw.strip("'\"")
     value = resolve(raw, variables) if shown.startswith("$") else shown
@@ -347,6 +356,7 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
     Returns None (nothing to change) or ``(edit, line, old)``.  Refused when
     the variable is computed (``$(awk ...)``) or assigned more than once.
     """
+    from goldenal.recipes.shell import substitute, unquote
     from goldenal.recipes import spans
 
     raw = m.group("value").strip("'\"")

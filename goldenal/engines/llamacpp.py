@@ -32,8 +32,6 @@ from decimal import Decimal, InvalidOperation
 
 from goldenal.engines.base import EngineAdapter, check_pinned, env_fragment, on_both_paths
 from goldenal.core.errors import ParseError, PolicyError
-from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
-from goldenal.core.files import read_text
 from goldenal.engines.record import Engine
 
 RECORD = Engine(
@@ -297,6 +295,8 @@ def server_spans(text):
 
 
 def _unq(text):
+    from goldenal.recipes.shell import unquote
+
     return unquote(text or "")
 
 
@@ -403,6 +403,8 @@ def _path_value(raw, variables):
     ``"$MODELS/target.gguf"`` with ``MODELS`` set at run time still names the
     file ``target.gguf``, which is what curves match local paths by.
     """
+    from goldenal.recipes.shell import resolve
+
     if not raw or "$" not in raw:
         return raw or None
     resolved = resolve(raw, variables)
@@ -414,6 +416,8 @@ def _path_value(raw, variables):
 
 def command_k(cmd, variables):
     """``(K, how)``: ``how`` is "flag", "env" or "default" (llama.cpp's n_max of 3)."""
+    from goldenal.recipes.shell import resolve
+
     raw = cmd.value(K_FLAG)
     how = "flag"
     if raw is None and K_ENV in cmd.env:
@@ -426,6 +430,8 @@ def command_k(cmd, variables):
 
 def read_command_settings(path, text=None):
     """llama.cpp settings of every ``llama-server`` command in a script or argument file."""
+    from goldenal.core.files import read_text
+    from goldenal.recipes.shell import literal_variables, resolve
     from goldenal.engines.setting import SpecSetting
 
     path = os.fspath(path)
@@ -481,6 +487,8 @@ def _knob_al(name, value, k):
 
 def _kept_rates(knobs, al_text, k, variables):
     """The literal rates of the one rates knob when they are valid and realise ``al_text``."""
+    from goldenal.recipes.shell import resolve
+
     if len(knobs) != 1 or FLAG_OF_ENV.get(knobs[0][0], knobs[0][0]) != RATES_KNOB:
         return None
     value = resolve(knobs[0][1], variables)
@@ -505,6 +513,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
     when ``rates_for(k, al_text)`` switches forms.  ``golden_for_k(k, line)``;
     returns ``(Plan, [(line, k, al_text, knob value)])``.
     """
+    from goldenal.recipes.shell import eval_paths, literal_variables, resolve
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans
 

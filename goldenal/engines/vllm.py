@@ -9,12 +9,10 @@ unconditional rate per position) is the distributional alternative; the two
 are mutually exclusive.
 """
 
-import json
 import re
 import shlex
 from collections import namedtuple
 
-from goldenal.recipes.shell import DQ_ESCAPE, eval_paths, literal_variables, resolve
 from goldenal.engines.base import (EngineAdapter, check_pinned, on_both_paths,
                                    same_number)
 from goldenal.core.errors import DuplicateKeyError, ParseError, PolicyError
@@ -65,6 +63,8 @@ def parse_speculative_config(json_text, *, path=None, line=None):
     Raises ParseError when the text is not a JSON object, DuplicateKeyError when an
     object names a key twice (vLLM's ``json.loads`` keeps the last).
     """
+    import json
+
     def unique(pairs):
         out = {}
         for key, value in pairs:
@@ -166,6 +166,8 @@ class VLLMAdapter(EngineAdapter):
         ``--speculative-config '<json>'`` argument; ``shell``/``env`` a
         ``SPEC_CONFIG`` variable holding the JSON.
         """
+        import json
+
         from goldenal.recipes import spans
 
         base = "{}" if spec_config is None else spec_config
@@ -252,6 +254,8 @@ class VLLMAdapter(EngineAdapter):
         return self._site(doc, None, None, spec, names)
 
     def setting(self, doc, site):
+        import json
+
         from goldenal.engines.setting import SpecSetting
         from goldenal.recipes import spans
 
@@ -293,6 +297,8 @@ class VLLMAdapter(EngineAdapter):
         return Plan(edits=edits, changes=tuple(changes))
 
     def _mapping_edits(self, doc, node, desired):
+        import json
+
         from goldenal.recipes import spans
 
         json_style = any(spans.is_scalar(key) and key.style == '"' for key, _ in node.value)
@@ -342,6 +348,8 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
     ``force``.  Shared by configs (:meth:`VLLMAdapter.plan`) and launch
     scripts (:func:`plan_command`).
     """
+    import json
+
     changes = []
     if KNOB in spec:
         check_pinned(KNOB, raw[KNOB], al_text, force=force, path=path, line=line)
@@ -429,6 +437,7 @@ def command_specs(path, text):
     JSON (a ``$VARIABLE``, a ``printf`` result) is refused with the place
     where it is written: the knob belongs where the script builds it.
     """
+    from goldenal.recipes.shell import DQ_ESCAPE, literal_variables, resolve
     from goldenal.recipes import knobs as table
     from goldenal.recipes import spans
 
@@ -472,6 +481,7 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
     a target ``(line, k, al_text, knob_value, site)`` per site written (two commands on
     one line are told apart by their site).
     """
+    from goldenal.recipes.shell import eval_paths
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans
 
