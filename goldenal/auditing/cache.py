@@ -67,7 +67,19 @@ def cache_dir():
 
 
 def code_stamp():
-    """goldenal's version, the Python version and every package module's size and mtime."""
+    """goldenal's version, the Python version and every package module's size and mtime.
+
+    Taken once a process: the code that runs is the code imported then.
+    """
+    if not _STAMP:
+        _STAMP.append(_code_stamp())
+    return _STAMP[0]
+
+
+_STAMP = []
+
+
+def _code_stamp():
     import goldenal
 
     package = os.path.dirname(os.path.abspath(goldenal.__file__))
@@ -87,7 +99,15 @@ def _pack(cls, records):
 
 
 def _unpack(cls, rows):
-    return [cls(**dict(zip(_FIELDS[cls], row))) for row in rows]
+    # the fields as stored, without running a frozen dataclass's __init__ (as Config.with_)
+    names, out = _FIELDS[cls], []
+    for row in rows:
+        if len(row) != len(names):
+            raise ValueError("a record of another shape")
+        record = object.__new__(cls)
+        record.__dict__.update(zip(names, row))
+        out.append(record)
+    return out
 
 
 def usable_directory(path):

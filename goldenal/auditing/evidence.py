@@ -296,6 +296,14 @@ _AGENTIC_WORD_RE = re.compile(
     r"(?<![\w-])(?:resolve_trace_source|build_replay_cmd|run_agentic_replay_and_write_outputs|"
     r"agentic_srt\.sh)(?![\w-])|(?<![\w-])WEKA_LOADER_OVERRIDE=|"
     r"=[\"']?semianalysis_cc_traces_weka")
+# a word each of its alternatives holds: a substring test skips a launcher naming none
+# far faster than the pattern, whose look-behinds give the regex engine no literal to seek
+_AGENTIC_WORDS = ("resolve_trace_source", "build_replay_cmd", "run_agentic_replay",
+                  "agentic_srt.sh", "WEKA_LOADER_OVERRIDE=", "semianalysis_cc_traces_weka")
+
+
+def _runs_agentic_words(text):
+    return any(w in text for w in _AGENTIC_WORDS) and bool(_AGENTIC_WORD_RE.search(text))
 
 
 class ClientSignal(NamedTuple):
@@ -362,6 +370,17 @@ def _flag_answer(flag, value):
     return None
 
 
+def code_of(text):
+    """``text`` without its comment lines (the last answer kept: a launcher asks thrice)."""
+    if _CODE[0] is not text:
+        code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+        _CODE[:] = [text, code]
+    return _CODE[1]
+
+
+_CODE = [None, ""]
+
+
 def client_signals(text):
     """``(agentic, fixed)``: whether the code of ``text`` runs an agentic client, a fixed-length one.
 
@@ -370,10 +389,10 @@ def client_signals(text):
     dataset (``--dataset-name random``...) or input/output lengths given to
     the client.  Both can hold (a launcher running both kinds).
     """
-    if "--" not in text and not _AGENTIC_WORD_RE.search(text):
+    if "--" not in text and not _runs_agentic_words(text):
         return False, False
-    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    agentic = bool(_AGENTIC_WORD_RE.search(code))
+    code = code_of(text)
+    agentic = _runs_agentic_words(code)
     fixed = bool(_FIXED_CLIENT_RE.search(code))
     if "--" in code:
         for m in _CLIENT_FLAG_RE.finditer(code):
@@ -397,9 +416,7 @@ def agentic_from_client(text):
     if agentic and not fixed:
         return True
     if fixed and not agentic:
-        code = "\n".join(line for line in text.splitlines()
-                         if not line.lstrip().startswith("#"))
-        if not _AGENTIC_CLIENT_RE.search(code):
+        if not _AGENTIC_CLIENT_RE.search(code_of(text)):
             return False
     return None
 

@@ -68,6 +68,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     checked = {}            # relpath -> number of configs checked
     skipped = {}            # relpath -> reason
     _RECIPES.clear()
+    _SAME.clear()
     _STORE[0] = cache
     curve_ids = tuple(c.id for c in curves)
     clear_cache()       # the curves may differ from the last audit's (ids are reused)
@@ -255,6 +256,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     if cache is not None:
         cache.save()
     _STORE[0] = None
+    _SAME.clear()
     return RunResult(findings, files, stats.read, sum(checked.values()),
                      tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
@@ -299,6 +301,31 @@ def markdown_findings(relpath, lines, code, configs, curves, curve_ids):
 
 _RECIPES = {}
 _STORE = [None]         # the persistent cache of the run in progress, if any
+# the configs read from each distinct text in this run: a repository keeps copies of one
+# launcher or recipe (one per GPU), and a copy is read once
+_SAME = {}
+
+
+def _by_content(c, text, compute):
+    """``compute()`` for ``c``, or the configs of an earlier file with the same text.
+
+    A reading depends on the path only through the facts in the key (agentic
+    from the path, an evaluation recipe's name, the model and engine in the
+    file name); the copy's configs take its own path.  Errors are never
+    kept: each copy reports its own.
+    """
+    from goldenal.auditing.shell import name_hint
+
+    path = c.scenario or c.relpath
+    base = c.relpath.rsplit("/", 1)[-1].lower()
+    key = (c.kind, text, ev.agentic_from_path(path), ev.eval_from_path(c.relpath),
+           name_hint(c.relpath), tuple(tok in base for tok in ("_trt", "_atom", "_sglang",
+                                                               "_vllm")))
+    hit = _SAME.get(key)
+    if hit is None:
+        hit = _SAME[key] = (c.relpath, compute())
+    first, configs = hit
+    return configs if first == c.relpath else [cfg.with_(path=c.relpath) for cfg in configs]
 
 
 def _cached(kind, c, compute):
@@ -323,9 +350,12 @@ def _master_refs(kind, m, text_of):
 
 
 def _names_a_curve(models, curves):
-    from goldenal.golden.policy import model_matches
+    key = ("names a curve", models)
+    if key not in _SAME:        # (cleared with the run, as the curves may change)
+        from goldenal.golden.policy import model_matches
 
-    return any(name and model_matches(c, name) for name in models for c in curves)
+        _SAME[key] = any(name and model_matches(c, name) for name in models for c in curves)
+    return _SAME[key]
 
 
 def _with_master_prefix(configs, prefixes, curves):
@@ -413,8 +443,8 @@ def _recipe_cached(c, text_of):
 
         text, lines = text_of(c)
         try:
-            _RECIPES[key] = _cached("recipe", c, lambda: recipe_configs(
-                c.relpath, text, lines, c.scenario or None))
+            _RECIPES[key] = _cached("recipe", c, lambda: _by_content(c, text, lambda: (
+                recipe_configs(c.relpath, text, lines, c.scenario or None))))
         except Exception as exc:   # re-raised on each use; reported once by the caller
             _RECIPES[key] = exc
     if isinstance(_RECIPES[key], Exception):
@@ -428,8 +458,8 @@ def _configs(c, text, lines, text_of=None):
     if c.kind == "script":
         from goldenal.auditing.shell import script_configs
 
-        return _cached("script", c, lambda: script_configs(c.relpath, text, lines,
-                                                           c.scenario or None))
+        return _cached("script", c, lambda: _by_content(c, text, lambda: script_configs(
+            c.relpath, text, lines, c.scenario or None)))
     if c.kind == "recipe":
         from goldenal.auditing.recipe import recipe_configs
 

@@ -30,6 +30,8 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv"
                    ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache")
 DOC_EXTS = (".md", ".rst", ".txt", ".html", ".htm", ".ipynb", ".adoc")
 MAX_BYTES = 8 * 1024 * 1024
+_OWN_PREFIX = ".goldenal"   # every name is_transaction_file knows starts so
+_FIRST_READ = 64 * 1024     # below malloc's mmap threshold
 SKIP_EXTS = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".ico", ".lock")
 
 # goldenal's own output, in each format (audit never reads its reports)
@@ -127,7 +129,8 @@ class _Ignore:
 
     def check(self, path):
         """True (ignored), False (re-included by a negation) or None (no pattern matches)."""
-        path = self.normalize(path)
+        if os.sep != "/" or path.startswith(("./", "/")):
+            path = self.normalize(path)     # else already as pathspec would make it
         if self.any is not None and not self.any.search(path):
             return None
         return self.spec.check_file(path).include
@@ -257,9 +260,12 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         try:
             fd = os.open(p, os.O_RDONLY)
             try:
-                # sized to the file: a buffer of MAX_BYTES per file costs more than the read
-                size = os.fstat(fd).st_size
-                data = os.read(fd, min(size, MAX_BYTES) + 1)
+                # a short read is the whole of most files; a longer one is sized to the
+                # file (a buffer of MAX_BYTES per file costs more than the read)
+                data = os.read(fd, _FIRST_READ)
+                if len(data) == _FIRST_READ:
+                    size = os.fstat(fd).st_size
+                    data += os.read(fd, max(min(size, MAX_BYTES) + 1 - len(data), 1))
             finally:
                 os.close(fd)
         except OSError as exc:
@@ -323,7 +329,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         except OSError as exc:
             yield Problem(rel(d), f"unreadable directory: {exc.strerror or exc}")
             return
-        if any(e.name != LOCK_NAME and is_transaction_file(e.name) for e in entries):
+        if any(e.name.startswith(_OWN_PREFIX) and e.name != LOCK_NAME
+               and is_transaction_file(e.name) for e in entries):
             problem = recovered(d)
             if problem is not None:
                 yield problem
@@ -360,7 +367,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
     def visit_entries(entries):
         for e in entries:
             p = e.path
-            if is_transaction_file(e.name):
+            if e.name.startswith(_OWN_PREFIX) and is_transaction_file(e.name):
                 continue    # a journal or temporary of goldenal's writers: never content
             try:
                 is_dir = e.is_dir()
