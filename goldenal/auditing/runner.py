@@ -15,6 +15,7 @@ from goldenal.auditing.rules import make_finding
 from goldenal.auditing.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.core.errors import DuplicateKeyError, GoldenALError, yaml_error
 from goldenal.recipes import knobs
+from goldenal.recipes.shell import remembering
 
 # a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
 # \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
@@ -54,7 +55,8 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True,
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _run(paths, root, curves, exclude, respect_gitignore, cache, overlay)
+        with remembering():     # launchers share lines: each is read once per audit
+            return _run(paths, root, curves, exclude, respect_gitignore, cache, overlay)
     finally:
         if paused:
             gc.enable()

@@ -60,15 +60,20 @@ class _Names:
 
         groups = (ev.KNOB_BYTES, ev.SPEC_BYTES, (b"goldenal:",))
         self.any = automaton(name for group in groups for name in group)
+        self.group_of = [i for i, group in enumerate(groups) for _ in group]
         # one automaton a group: leftmost-first matches never overlap, so one name
         # can hide another behind it, but never every name of its own group
         self.groups = [automaton(group) for group in groups]
 
     def named(self, data):
         """``(knob, setting, suppression)`` named in ``data``, or None when none is."""
-        if not self.any.find_matches_as_indexes(data):
+        hits = self.any.find_matches_as_indexes(data)
+        if not hits:
             return None
-        return tuple(bool(a.find_matches_as_indexes(data)) for a in self.groups)
+        seen = {self.group_of[i] for i, _, _ in hits}
+        # a group the first pass saw is named; only the others need their own pass
+        return tuple(g in seen or bool(a.find_matches_as_indexes(data))
+                     for g, a in enumerate(self.groups))
 
 
 _NAMES = []
