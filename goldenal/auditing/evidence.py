@@ -371,14 +371,26 @@ def _flag_answer(flag, value):
 
 
 def code_of(text):
-    """``text`` without its comment lines (the last answer kept: a launcher asks thrice)."""
+    """``text`` without its comment lines (the last answer kept: a launcher asks thrice).
+
+    The lines are those of :meth:`str.splitlines`; in a text whose only line
+    break is ``\n`` one substitution drops them (the patterns searched in the
+    result match alike at its end, with or without a last newline).
+    """
     if _CODE[0] is not text:
-        code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+        if _OTHER_BREAKS.search(text):
+            code = "\n".join([line for line in text.splitlines()
+                              if not line.lstrip().startswith("#")])
+        else:
+            code = _COMMENT_LINE.sub("", text)
         _CODE[:] = [text, code]
     return _CODE[1]
 
 
 _CODE = [None, ""]
+# str.splitlines' other line breaks; \s is str.isspace's whitespace, as lstrip's
+_OTHER_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_COMMENT_LINE = re.compile(r"^[^\S\n]*#[^\n]*(?:\n|\Z)", re.M)
 
 
 def client_signals(text):
