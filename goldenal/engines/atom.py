@@ -26,6 +26,29 @@ from goldenal.core.errors import ParseError, PolicyError
 from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
                                     substitute, unquote)
 from goldenal.core.files import read_text
+from goldenal.engines.record import Engine
+
+RECORD = Engine(
+    name="atom", title="ATOM",
+    release="ROCm/ATOM ffdf3bb5 (flags as of the merge of ROCm/ATOM#1948, fc318638)",
+    value_knob="--spec-decode-acceptance-length",
+    knobs=("--spec-decode-acceptance-length", "--spec-decode-acceptance-rate"),
+    spellings=(("--spec-decode-acceptance-length", "length", "flag"),
+               ("--spec-decode-acceptance-rate", "rate", "flag"),
+               ("--num-speculative-tokens", "k", "flag"),
+               ("--method", "method", "flag"),
+               ("--draft-model", "draft", "flag"),
+               ("--model", "model", "flag"),
+               ("--dspark-config", "dspark", "flag")),
+    launches=(("atom", r"\batom\.entrypoints|-m atom\b|\batom serve\b"),),
+    launch_word="atom.entrypoints",
+    info_endpoints=("/debug/mtp_stats",),
+    metrics={"draft_tokens": "atom:mtp_draft_tokens",
+             "accepted": "atom:mtp_accepted_tokens",
+             "steps_by_accepted": "atom:mtp_decode_steps"},
+    silent_paths="--spec-decode-acceptance-length without --method/--num-speculative-tokens "
+                 "(dropped silently), a DSpark runtime verify length below ceil(AL-1)",
+)
 
 KNOB = "--spec-decode-acceptance-length"
 RATE_KNOB = "--spec-decode-acceptance-rate"

@@ -35,6 +35,42 @@ from goldenal.core.errors import ParseError, PolicyError, UsageError
 from goldenal.recipes import knobs, spans
 from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
 from goldenal.core.files import read_text
+from goldenal.engines.record import Engine
+
+RECORD = Engine(
+    name="llamacpp", title="llama.cpp",
+    release="ggml-org/llama.cpp as vendored in the llama-cpp-python 0.3.36 sdist",
+    value_knob="--spec-synth-len", env_knob="LLAMA_ARG_SPEC_SYNTH_LEN",
+    knobs=("--spec-synth-len", "--spec-synth-rates", "LLAMA_ARG_SPEC_SYNTH_LEN",
+           "LLAMA_ARG_SPEC_SYNTH_RATES"),
+    # llama-server flags and their LLAMA_ARG_* environment names (common/arg.cpp)
+    spellings=(("--spec-synth-len", "length", "flag"),
+               ("LLAMA_ARG_SPEC_SYNTH_LEN", "length", "env"),
+               ("--spec-synth-rates", "rates", "flag"),
+               ("LLAMA_ARG_SPEC_SYNTH_RATES", "rates", "env"),
+               ("--spec-draft-n-max", "k", "flag"),
+               ("LLAMA_ARG_SPEC_DRAFT_N_MAX", "k", "env"),
+               ("--spec-type", "method", "flag"),
+               ("LLAMA_ARG_SPEC_TYPE", "method", "env"),
+               ("--spec-draft-model", "draft", "flag"),
+               ("-md", "draft", "flag"),
+               ("--model-draft", "draft", "flag"),
+               ("LLAMA_ARG_SPEC_DRAFT_MODEL", "draft", "env"),
+               ("-m", "model", "flag"),
+               ("--model", "model", "flag")),
+    launches=(("llama-server", r"(?<![\w.-])llama-server(?![\w.-])"),),
+    launch_word="llama-server",
+    aliases=("llama.cpp", "llama-cpp"),
+    info_endpoints=("/props",),
+    metrics={"drafts": "llamacpp:spec_decode_num_drafts",
+             "draft_tokens": "llamacpp:spec_decode_num_draft_tokens",
+             "accepted": "llamacpp:spec_decode_num_accepted_tokens",
+             "per_position": "llamacpp:spec_decode_num_accepted_tokens_per_pos",
+             "emitted": "llamacpp:spec_decode_num_emitted_tokens"},
+    silent_paths="llama-server started without --spec-synth-len/--spec-synth-rates (or "
+                 "LLAMA_ARG_SPEC_SYNTH_* missing from the server's own environment), a draft "
+                 "limit reduced below K by the speculative implementation",
+)
 
 KNOB = "--spec-synth-len"
 RATES_KNOB = "--spec-synth-rates"

@@ -16,6 +16,33 @@ from goldenal.recipes import spans
 from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
 from goldenal.engines.knobs import knob_value
 from goldenal.engines.envblock import plan_site_env
+from goldenal.engines.record import Engine
+
+RECORD = Engine(
+    name="sglang", title="SGLang",
+    release="SGLang 0.5.23 (PyPI wheel sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64)",
+    value_knob="SGLANG_SIMULATE_ACC_LEN", env_knob="SGLANG_SIMULATE_ACC_LEN",
+    knobs=("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD",
+           "SGLANG_SIMULATE_ACC_TOKEN_MODE"),
+    # environment (a shell assignment or a YAML env mapping), K on the CLI
+    spellings=(("SGLANG_SIMULATE_ACC_LEN", "length", "env"),
+               ("SGLANG_SIMULATE_ACC_LEN", "length", "key"),
+               ("SGLANG_SIMULATE_ACC_TOKEN_MODE", "token_mode", "env"),
+               ("SGLANG_SIMULATE_ACC_TOKEN_MODE", "token_mode", "key"),
+               ("SGLANG_SIMULATE_ACC_METHOD", "acc_method", "env"),
+               ("SGLANG_SIMULATE_ACC_METHOD", "acc_method", "key"),
+               ("--speculative-num-steps", "k", "flag"),
+               ("--speculative-dspark-block-size", "k", "flag")),
+    launches=(("sglang", r"sglang\.launch_server|\bsglang serve\b"),),
+    launch_word="sglang.launch_server",
+    info_endpoints=("/get_server_info", "/server_info"),
+    metrics={"acceptance_length": "sglang:spec_accept_length",
+             "steps": "sglang:spec_verify_calls_total"},
+    # io_struct.py / entrypoints/openai/utils.py: per-request counts in meta_info
+    request_fields={"return_meta_info": True, "return_spec_tokens_details": True},
+    silent_paths="SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
+                 "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
+)
 
 KNOB = "SGLANG_SIMULATE_ACC_LEN"
 METHOD = "SGLANG_SIMULATE_ACC_METHOD"

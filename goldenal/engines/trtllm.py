@@ -18,6 +18,29 @@ from goldenal.engines.knobs import knob_value
 from goldenal.engines.envblock import env_file_values, plan_env_file, plan_site_env
 from goldenal.recipes.env import read_env_file
 from goldenal.core.errors import PolicyError
+from goldenal.engines.record import Engine
+
+RECORD = Engine(
+    name="trtllm", title="TensorRT-LLM",
+    release="NVIDIA/TensorRT-LLM (speculative/interface.py at 00b6d5a2, metrics/collector.py "
+            "at 050f80de)",
+    value_knob="TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", unit="accepted",
+    env_knob="TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
+    # environment; K in the extra-options YAML
+    spellings=(("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", "length", "env"),
+               ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", "length", "key"),
+               ("max_draft_len", "k", "key"),
+               ("num_nextn_predict_layers", "k", "key")),
+    launches=(("trtllm-serve", r"\btrtllm-serve\b"),),
+    launch_word="trtllm-serve",
+    aliases=("dynamo-trt", "tensorrt_llm", "tensorrt-llm"),
+    server_owner="tensorrt_llm",
+    info_endpoints=("/version",),
+    metrics={"acceptance_length": "trtllm_spec_decode_acceptance_length"},
+    silent_paths="a fractional TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS on the two-model path "
+                 "(parsed with int(): 0 = off), the value 0 (off), the variable missing from the "
+                 "worker environment, a clamp at the runtime draft length",
+)
 
 KNOB = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
 K_KEY = "max_draft_len"

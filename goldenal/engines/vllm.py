@@ -20,6 +20,33 @@ from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinne
                                    same_number)
 from goldenal.engines.knobs import knob_value
 from goldenal.core.errors import DuplicateKeyError, ParseError, PolicyError
+from goldenal.engines.record import Engine
+
+RECORD = Engine(
+    name="vllm", title="vLLM",
+    release="vllm-project/vllm 0.33.0 (vllm/config/speculative.py at 002e77c1, "
+            "vllm/v1/spec_decode/metrics.py at ee4ceaae)",
+    value_knob="synthetic_acceptance_length",
+    knobs=("synthetic_acceptance_length", "synthetic_acceptance_rates",
+           "synthetic_acceptance_rate", "rejection_sample_method"),
+    # keys of --speculative-config (JSON, YAML) and 0.33's shorthands; keys also take ``=``
+    spellings=(("synthetic_acceptance_length", "length", "key", ":="),
+               ("synthetic_acceptance_rates", "rates", "key", ":="),
+               ("synthetic_acceptance_rate", "rate", "key", ":="),
+               ("num_speculative_tokens", "k", "key", ":="),
+               ("--spec-tokens", "k", "flag")),
+    launches=(("vllm", r"\bvllm serve\b|vllm\.entrypoints"),),
+    launch_word="vllm serve",
+    info_endpoints=("/version",),
+    metrics={"drafts": "vllm:spec_decode_num_drafts",
+             "draft_tokens": "vllm:spec_decode_num_draft_tokens",
+             "accepted": "vllm:spec_decode_num_accepted_tokens",
+             "per_position": "vllm:spec_decode_num_accepted_tokens_per_pos",
+             "emitted": "vllm:spec_decode_num_emitted_tokens"},
+    silent_paths="vLLM 0.19.x under Model Runner V1 (synthetic only in MRV2), "
+                 "rejection_sample_method not 'synthetic', vllm-ascend before #12256 (Model "
+                 "Runner V1) or #15556 (Model Runner V2)",
+)
 
 KNOB = "synthetic_acceptance_length"
 RATES = "synthetic_acceptance_rates"
