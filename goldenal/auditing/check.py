@@ -27,13 +27,9 @@ def variant_siblings(curves, cfg):
 
 
 def match_curve(curves, cfg):
-    """The curve a config serves, by the policy's one resolver.
-
-    Returns ``(curve, problem)``: the curve, or None with ``problem`` a
-    ``(code, text)`` pair naming what is missing (GAL101) or ambiguous (GAL304).
-    On an engine that cannot select a sampling variant, the curve a comment
-    next to the knob cites (``cfg.extra["cited_curves"]``) decides among the
-    variants; with none, the cell cannot be determined.
+    """``(curve, None)`` or ``(None, (code, text))`` (GAL101 missing, GAL304 ambiguous)
+    by the policy's resolver; on an engine with no variant setting, the curve a
+    comment next to the knob cites decides among the variants.
     """
     if cfg.engine in NO_VARIANT_ENGINES and cfg.model:
         siblings = variant_siblings(curves, cfg)
@@ -443,13 +439,9 @@ def unknown_head_pool(curves, cfg):
 
 
 def _undecided(cfg, curves, pool, undecided, add, quiet=False):
-    """The cell cannot be decided: the value is checked against every reading left open.
-
-    A value no candidate cell carries is wrong whichever reading applies
-    (GAL201, naming the candidates); one that a candidate carries is info
-    (GAL304, naming which).  With no candidate cell, GAL304 says what is open.
-    ``quiet``: what is open was said once for the whole audit; only a wrong
-    value is reported.
+    """The cell is undecided: a value no candidate cell carries is GAL201 (naming
+    them), one a candidate carries is GAL304 info (naming it).  ``quiet``: only a
+    wrong value is reported.
     """
     cells = candidate_cells(cfg, pool)
     first = undecided[0][0]

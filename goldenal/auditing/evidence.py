@@ -1,14 +1,9 @@
 """What a serve config says about its golden cell, and the signals it is read from.
 
-A :class:`Config` is one spec-decode configuration as served: engine, model,
-draft head, method, sampling variant, K, thinking mode, and the synthetic
-knob with its value, each with the line it was read from.  Readers (bash
-scripts: :mod:`goldenal.auditing.shell`; srt-slurm recipes:
-:mod:`goldenal.auditing.recipe`; master configs: :mod:`goldenal.auditing.master`)
-produce configs; :mod:`goldenal.auditing.check` turns them into findings.
-
-This module also holds the small text signals shared by every reader:
-thinking mode, agentic vs fixed-length, engine image versions.
+Readers (:mod:`~goldenal.auditing.shell`, :mod:`~goldenal.auditing.recipe`,
+:mod:`~goldenal.auditing.master`) produce :class:`Config` objects;
+:mod:`goldenal.auditing.check` turns them into findings.  Also the text
+signals they share: thinking mode, agentic or fixed-length, image versions.
 """
 
 import bisect
@@ -39,11 +34,8 @@ SPEC_BYTES = (b"speculative", b"num-speculative-tokens", b"max_draft_len", b"spe
 
 @dataclass(frozen=True)
 class Config:
-    """One spec-decode configuration as served, with where each fact came from.
-
-    ``line``/``col`` locate the knob when there is one, else the spec setting.
-    Facts the files do not give are None; ``notes`` carries the assumptions
-    and missing pieces that the checker reports.
+    """One spec-decode configuration as served; ``line``/``col`` locate the knob, else
+    the spec setting.  Facts the files do not give are None.
     """
 
     path: str
@@ -113,12 +105,8 @@ _TRUE = {"true", "enabled", "on", "1", "yes", "thinking_on"}
 
 
 def _extra_inputs_thinking(text):
-    """``true``/``false`` of the first ``EXTRA_INPUTS[:=]`` whose quoted run says
-    ``thinking:true|false`` (the last such mention in that run), else None.
-
-    The same answer as ``EXTRA_INPUTS["']?\\s*[:=]\\s*["']?[^"'\\n]*\\bthinking:(true|false)``
-    searched in ``text``, in O(len(text) log n): each run ends at the next
-    quote or newline, and the mentions are found once.
+    """``true``/``false`` as ``EXTRA_INPUTS["']?\\s*[:=]\\s*["']?[^"'\\n]*\\bthinking:(true|false)``
+    would find it, in O(n log n): each quoted run's mentions are found once.
     """
     if "EXTRA_INPUTS" not in text or "thinking:" not in text:
         return None
@@ -135,14 +123,10 @@ def _extra_inputs_thinking(text):
 
 
 def thinking_signals(lines, start=0, stop=None):
-    """Thinking-mode signals in ``lines[start:stop]``.
-
-    Returns a list of ``(line_number, "on"|"off", description)``; comment
-    lines are skipped.  Recognised: chat-template kwargs (``enable_thinking``,
-    ``thinking``, ``thinking_mode``) on lines that carry chat-template kwargs,
-    ``SGLANG_ENABLE_THINKING``, Dynamo's ``dyn-default-thinking-mode``, the
-    benchmark client's ``*_EXTRA_INPUTS: thinking:...``, ``THINKING_MODE`` and a
-    chat template whose file name says "thinking".
+    """``(line_number, "on"|"off", description)`` for each thinking-mode signal in
+    ``lines[start:stop]`` outside comments: chat-template kwargs, the engine's
+    thinking switch, Dynamo's default mode, the client's ``EXTRA_INPUTS``,
+    ``THINKING_MODE`` and a chat template whose file name says "thinking".
     """
     found = []
     stop = len(lines) if stop is None else stop
@@ -245,14 +229,11 @@ def eval_from_path(relpath):
 
 
 def agentic_from_benchmark(benchmark):
-    """True / False / None from a recipe's ``benchmark:`` settings (the file's own content).
-
-    ``benchmark`` maps ``type``, ``isl``, ``osl`` and ``command`` (strings
-    or None).  A fixed-length client (``sa-bench``) or literal ``isl``/``osl``
-    lengths say fixed-sequence-length; a type naming the agentic workload says
-    agentic; a ``custom`` benchmark's ``command`` (run by srt-slurm with ``bash
-    -lc``, NVIDIA/srt-slurm ``src/srtctl/benchmarks/custom.py``) is read as a
-    launcher's client is (:func:`agentic_from_client`).
+    """True / False / None from a recipe's ``benchmark:`` (``type``, ``isl``, ``osl``,
+    ``command``): a fixed-length client or literal lengths say fixed, an agentic
+    type says agentic, a ``custom`` command (run with ``bash -lc``,
+    NVIDIA/srt-slurm ``src/srtctl/benchmarks/custom.py``) is read as a
+    launcher's client.
     """
     if not benchmark:
         return None
@@ -307,12 +288,8 @@ def _runs_agentic_words(text):
 
 
 class ClientSignal(NamedTuple):
-    """One thing a benchmark client's command line says about the run it makes.
-
-    ``flag`` is the option (or, for a bare command or name, None), ``values``
-    the values that decide (a value starting with one of them), ``agentic``
-    the answer, ``source`` the upstream file that defines the option or value.
-    The table is docs/policy.md §5.
+    """One row of docs/policy.md §5: a client ``flag`` (None for a bare command), the
+    ``values`` that decide (by prefix), the ``agentic`` answer and the upstream ``source``.
     """
 
     flag: "str | None"
@@ -394,12 +371,9 @@ _COMMENT_LINE = re.compile(r"^[^\S\n]*#[^\n]*(?:\n|\Z)", re.M)
 
 
 def client_signals(text):
-    """``(agentic, fixed)``: whether the code of ``text`` runs an agentic client, a fixed-length one.
-
-    Comment lines do not count.  Agentic: aiperf's AgentX scenario or its
-    trace datasets, InferenceX's agentic replay helpers.  Fixed: a random-token
-    dataset (``--dataset-name random``...) or input/output lengths given to
-    the client.  Both can hold (a launcher running both kinds).
+    """``(agentic, fixed)``: whether the code of ``text`` (comments dropped) runs an
+    agentic client (AgentX scenario, trace datasets, replay helpers) and a
+    fixed-length one (random-token dataset, input/output lengths); both may hold.
     """
     if "--" not in text and not _runs_agentic_words(text):
         return False, False
@@ -417,12 +391,8 @@ def client_signals(text):
 
 
 def agentic_from_client(text):
-    """True / False / None from the benchmark client a launcher (or a command block) runs.
-
-    True when the client replays agentic traces (:data:`CLIENT_SIGNALS`) and
-    nothing runs fixed lengths; False when it runs fixed lengths and nothing
-    replays traces.  Comment lines do not count.  None otherwise: a launcher
-    running both, or neither, is decided by its branches or its path.
+    """True / False from the benchmark client ``text`` runs when only one kind of
+    client runs; None for both or neither (left to branches or the path).
     """
     agentic, fixed = client_signals(text)
     if agentic and not fixed:
@@ -434,15 +404,9 @@ def agentic_from_client(text):
 
 
 def agentic_of(relpath, name=None, benchmark=None, names=()):
-    """Is a config agentic?  True / False / None (unknown): the file's content first.
-
-    The one test ``audit`` (GAL301/GAL302) and ``inject`` (which refuses
-    fixed-sequence-length configs) share.  In order: the recipe's
-    ``benchmark:`` settings (:func:`agentic_from_benchmark`); its ``name:``
-    and the variant or job names inside the file (``names``); the path,
-    which must be relative to the repository root (see
-    :func:`repository_path`) so that the answer does not depend on where the
-    repository sits or how the file was named on the command line.
+    """Agentic (True / False / None), the one test ``audit`` and ``inject`` share: the
+    ``benchmark:`` settings, then the recipe's and variants' ``names``, then the
+    path relative to the repository root (:func:`repository_path`).
     """
     agentic = agentic_from_benchmark(benchmark)
     if agentic is not None:
@@ -465,11 +429,8 @@ def agentic_from_name(name):
 
 
 def repository_path(path, root=None):
-    """``path`` relative to its repository: the git root above it, else ``root``.
-
-    The scenario of a recipe is read from this path, never from the path as
-    typed: ``./agentic/x.yaml``, an absolute path and a run from another
-    directory must give the same answer.
+    """``path`` relative to its git root, else ``root``: the scenario read from it does
+    not depend on how the file was named on the command line.
     """
     import os
 
@@ -532,17 +493,12 @@ def source_stated(lines, line, window=6):
 
 
 def cited_curves(lines, line, value, ids, window=6, paragraph=12):
-    """Curve ids a comment next to the knob cites: by id, file name or URL.
+    """Curve ids (by id, file name or URL) that comments next to the knob cite.
 
-    Comments on the knob's line and the ``window`` lines above it count, and
-    so do those on a line that assigns the knob's literal ``value`` and the
-    two lines above it (a launcher sets ``AL=2.51  # <curve>`` far from the
-    flag), and the whole-line comments of that line's paragraph: the lines
-    above it up to a blank line, at most ``paragraph`` (the value is set in
-    an ``if``/``else`` under a comment citing the curve; a comment ending a
-    line further up speaks for that line only).  When one cited id contains
-    another (``kimik3_dspark_probabilistic_...`` and ``kimik3_dspark``), the
-    longer one is meant.
+    Comments on the knob's line and ``window`` lines above count, and those near
+    a line assigning the literal ``value`` (two lines above, and the whole-line
+    comments of its paragraph, at most ``paragraph`` lines).  Of two ids one of
+    which contains the other, the longer is meant.
     """
     rows = set(range(max(0, line - 1 - window), min(len(lines), line)))
     if value:

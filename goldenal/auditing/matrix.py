@@ -1,10 +1,5 @@
-"""CI matrices: every entry's ATOM ``extra_args`` string is a launch command of its own.
-
-A workflow or sweep file lists server configurations as entries of a list
-(``strategy.matrix.include``, a sweep's ``configs``...), each with the served
-model next to an ``extra_args`` string of ATOM flags.  Each entry gives one
-:class:`~goldenal.auditing.evidence.Config`, located at the knob inside its
-string; two identical entries give two configs (each is a run).
+"""CI matrices: each list entry's ATOM ``extra_args`` string (next to its served model)
+is a launch command of its own, giving one config located inside the string.
 """
 
 from goldenal.auditing import evidence as ev

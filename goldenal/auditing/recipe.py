@@ -1,15 +1,9 @@
 """srt-slurm recipe YAMLs: the audit's evidence from the engine adapters' read-back.
 
-A recipe is read by :func:`goldenal.engines.locate.find_sites`, the parser
-``inject`` writes through, so ``audit`` and ``inject`` see the same sites:
-anchors, aliases and ``<<`` merges resolve the way srt-slurm sees them while
-every node keeps the line it was written on (a knob inherited through
-``decode_environment: *server_environment`` is reported at its definition).
-
-What is left here is the audit's own part: turning each site into a
-:class:`~goldenal.auditing.evidence.Config` with the recipe's image, model
-candidates, thinking mode and agentic/eval signals, one per worker role and
-variant.
+:func:`goldenal.engines.locate.find_sites` reads the recipe as ``inject``
+does (anchors, aliases and merges resolved, every node keeping its line);
+here each site becomes a :class:`~goldenal.auditing.evidence.Config` per
+worker role and variant.
 """
 
 import json
@@ -103,19 +97,11 @@ def _fields(doc, site):
 
 
 def recipe_configs(relpath, text, lines, scenario_path=None):
-    """The :class:`~goldenal.auditing.evidence.Config` list of one srt-slurm recipe.
+    """The configs of one srt-slurm recipe; a variant equal to the base adds nothing.
 
-    For a multi-variant recipe, a variant whose settings equal the base's adds
-    nothing; one that differs gives its own configs, named in ``branch``.
-    Agentic or fixed-sequence-length is decided from the recipe's content
-    first (``benchmark:``, its name, the variant names in the file), then
-    from ``scenario_path`` (the path relative to the repository root;
-    default ``relpath``).
-
-    Raises
-    ------
-    goldenal.core.errors.ParseError
-        Broken YAML, or a speculative-config string that is not JSON.
+    Agentic or not comes from the content first (``benchmark:``, names), then
+    ``scenario_path`` (default ``relpath``).  Raises ParseError for broken YAML
+    or a speculative-config string that is not JSON.
     """
     if _TOP_LEVEL_LIST.match(text):
         return []

@@ -1,11 +1,5 @@
-"""The audit rule catalogue: one entry per code, each with its documentation page.
-
-Codes have a family prefix and three digits: ``GAL1xx`` registry (is there a
-committed cell for what is served), ``GAL2xx`` policy and config values (is
-the knob's value the golden one, in the engine's unit, honoured by the
-engine), ``GAL3xx`` recipes and evidence (is the knob where it must be, and
-could the audit read the files).  ``goldenal audit --explain CODE`` prints a
-rule's page.
+"""The audit rule catalogue: one entry per code (``GAL1xx`` registry, ``GAL2xx``
+values, ``GAL3xx`` recipes and evidence), each with its ``--explain`` page.
 """
 
 from typing import NamedTuple
@@ -354,14 +348,11 @@ def explain(code_or_name):
 
 
 class Finding(NamedTuple):
-    """One audit finding, located in a file relative to the audited root.
+    """One audit finding, its path relative to the audited root.
 
-    ``found``/``expected`` are the knob values (engine spelling) for value
-    findings, else None; ``fix`` is a one-line description of a safe rewrite,
-    or None.  ``related`` holds further places, ``(line, col, message)`` (the
-    knob's use site when the finding points at the literal to edit); ``edit``
-    is the fix as a byte-exact replacement ``(line, col, end_col, text)``
-    (columns 1-based, end exclusive) when the fix is one.
+    ``found``/``expected`` are knob values for value findings; ``fix`` a one-line
+    safe rewrite; ``related`` further ``(line, col, message)`` places; ``edit``
+    the fix as a replacement ``(line, col, end_col, text)`` (1-based, end exclusive).
     """
 
     code: str

@@ -40,17 +40,12 @@ class RunResult(NamedTuple):
 
 def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, cache=None,
         overlay=None):
-    """A :class:`RunResult` for the files under ``paths``.
+    """A :class:`RunResult` for the files under ``paths``; ``cache`` answers the evidence
+    of files read before, ``overlay`` is read in place of those files.
 
-    ``cache`` (a :class:`goldenal.auditing.cache.Cache`, optional) answers the
-    per-file evidence of files read before with the same bytes; it is saved
-    at the end.  ``overlay`` (``{real path: bytes}``) is read in place of
-    those files (see :func:`goldenal.auditing.walk.walk`).
-
-    Python's cyclic garbage collector is paused for the run (and restored
-    after): an audit allocates many short-lived objects that reference
-    counting frees, and its collections would otherwise cost a tenth of the
-    run re-walking every live object, the registry included.
+    The cyclic garbage collector is paused for the run: its collections would
+    re-walk every live object, the registry included, for objects that reference
+    counting frees anyway.
     """
     paused = gc.isenabled()
     gc.disable()
@@ -264,12 +259,9 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
 
 
 def markdown_findings(relpath, lines, code, configs, curves, curve_ids):
-    """Findings for the configs :func:`~goldenal.auditing.markdown.markdown_configs` read.
-
-    A config that is a serving example (``extra["md_example"]``) is checked as
-    a server no benchmark drives, plus GAL313; in documentation (not a
-    recipe) no finding is more than a warning.  Sections whose shell blocks
-    set a knob but gave no config carrying one get GAL309.
+    """Findings for :func:`~goldenal.auditing.markdown.markdown_configs`: a serving
+    example is checked as an unbenchmarked server plus GAL313; documentation
+    gets at most warnings; a section setting a knob no config carries, GAL309.
     """
     from goldenal.auditing.markdown import knob_sections
 
@@ -309,12 +301,8 @@ _SAME = {}
 
 
 def _by_content(c, text, compute):
-    """``compute()`` for ``c``, or the configs of an earlier file with the same text.
-
-    A reading depends on the path only through the facts in the key (agentic
-    from the path, an evaluation recipe's name, the model and engine in the
-    file name); the copy's configs take its own path.  Errors are never
-    kept: each copy reports its own.
+    """``compute()``, or the configs of an earlier file with the same text and the same
+    path facts in the key, each copy given its own path.  Errors are never kept.
     """
     from goldenal.auditing.shell import name_hint
 
@@ -392,11 +380,8 @@ def with_citation(cfg, lines, ids):
 
 
 def measures_acceptance(text):
-    """True for a launcher whose client is ``goldenal measure``.
-
-    Without a knob its server is speculative decoding measured for real,
-    which is what a golden curve needs: neither agentic nor
-    fixed-sequence-length, and nothing for GAL301/GAL304 to ask.
+    """True for a launcher whose client is ``goldenal measure``: real acceptance measured
+    for a curve, neither agentic nor fixed, nothing for GAL301/GAL304 to ask.
     """
     # the word first: the line-anchored pattern would try every line of every launcher
     return "goldenal" in text and bool(_MEASURE_CLIENT.search(text))
@@ -426,11 +411,8 @@ def not_checked(relpath, lines, code, why):
 
 
 def unparsed_severity(c):
-    """GAL306's severity: an error for a recipe or serve config nobody could check.
-
-    A recipe YAML (``backend:``), or a YAML/JSON/launcher that carries
-    speculative settings, is a serve config: failing to read it fails the
-    audit.  Other files that only mention a knob stay a warning.
+    """GAL306's severity: an error for a recipe or a file with speculative settings
+    (a serve config nobody could check), else a warning.
     """
     if c.kind == "recipe" or any(b in c.data for b in ev.SPEC_BYTES):
         return "error"
@@ -547,17 +529,9 @@ def _check_injection(inj, target, by_path, text_of, curves):
 
 
 def file_configs(path, text):
-    """The serve configs the audit reads in one file, before any rule is applied.
-
-    The same reader :func:`run` picks for the file (launch script, recipe,
-    serve config), its scenario read from the path within the repository.
-    ``inject`` takes the thinking mode from here, so both commands read a
-    file one way.  Master configs and documentation give no configs.
-
-    Raises
-    ------
-    goldenal.core.errors.GoldenALError, yaml.YAMLError, ValueError
-        The file does not parse (as the audit reports it, GAL306/GAL312).
+    """The serve configs the audit reads in one file, before any rule (none for master
+    configs and docs); ``inject`` reads the thinking mode here, so both commands
+    read a file one way.  Raises what the audit reports as GAL306/GAL312.
     """
     from goldenal.auditing.walk import Candidate, _kind
 

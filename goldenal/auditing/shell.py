@@ -1,15 +1,11 @@
 """Bash recipe scripts: the spec settings and knobs each branch of a script serves.
 
-Nothing is executed.  The script is split into logical lines (backslash
-continuations joined, heredoc bodies kept as text to scan), each tagged with
-the ``if``/``case`` arms it sits in.  For every combination of the arms that
-matter (those that set a knob, K, the draft head, or a variable feeding them,
-plus ``EVAL_ONLY`` true/false) the lines are replayed in order: assignments
-update a variable table (``${VAR:-default}``, ``printf``/``printf -v``, ``awk
-'BEGIN{print expr}'`` and ``$(( ))`` arithmetic are evaluated), ``unset``
-removes, and every active line is expanded and scanned for knobs and spec
-settings.  Identical outcomes are merged, so the result is one
-:class:`~goldenal.auditing.evidence.Config` per distinct branch outcome.
+Nothing is executed.  The script's logical lines are tagged with the
+``if``/``case`` arms they sit in; for every combination of the arms that
+matter (those feeding a knob, K or the draft head, plus ``EVAL_ONLY``) the
+lines are replayed in order with a variable table, and every line is
+expanded and scanned.  One :class:`~goldenal.auditing.evidence.Config` per
+distinct outcome.
 """
 
 import bisect
@@ -127,11 +123,8 @@ def _scan(text, no, found):
 
 @remembered
 def _read_line(flat):
-    """What one expanded line says (a :class:`_Said`), or None when it says nothing.
-
-    Pure, so remembered while a script is replayed: the branches of a script
-    read the same lines.  Each group of patterns runs only when a substring all
-    of them contain is present: most lines of a launcher mention none.
+    """What one expanded line says (a :class:`_Said`), or None.  Pure, so remembered;
+    each group of patterns runs only on a line holding a word they all contain.
     """
     if not _SCAN_GATE.search(flat):
         return None
@@ -435,12 +428,9 @@ def _case_bindings(cond, arm):
 
 
 def _feasible_arms(cond, env):
-    """``[(arm, forget)]``: arms of ``cond`` that can run given ``env``.
-
-    Tests resting on defaults (:class:`Soft` values) do not prune; but on an
-    arm that contradicts a default, the variables involved are forgotten, so
-    that arm does not go on using a value it rules out (``${N:-0}`` on the
-    ``[ "$N" -gt 0 ]`` arm).
+    """``[(arm, forget)]``: the arms of ``cond`` that can run given ``env``.  Tests on
+    defaults (:class:`Soft`) do not prune, but an arm contradicting a default
+    forgets the variables involved (``${N:-0}`` on the ``[ "$N" -gt 0 ]`` arm).
     """
     arms = []
     earlier_true = False
@@ -509,11 +499,8 @@ def _signature(st):
 
 
 def _merge_states(states, line, closes):
-    """Merge states that can no longer differ: same variables, same evidence.
-
-    Arms of conditions already closed at ``line`` cannot change what follows,
-    so states differing only in those arms are one state; the arms they agree
-    on are kept to describe the branch.
+    """Merge states that can no longer differ (same variables and evidence, differing
+    only in arms of closed conditions), keeping the arms they agree on.
     """
     groups = {}
     for st in states:
@@ -533,12 +520,9 @@ def _merge_states(states, line, closes):
 
 
 def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
-    """Replay ``lines`` once, forking a state at each relevant condition it reaches.
-
-    Sharing the common prefix and pruning arms whose tests are decided by
-    known variables keeps this linear in practice.  ``eval_split`` is
-    ``(line, {False: choice, True: choice})``: at that line every state forks
-    into its EVAL_ONLY=false and EVAL_ONLY=true paths.
+    """Replay ``lines`` once, forking a state at each relevant condition; ``eval_split``
+    ``(line, {False: choice, True: choice})`` forks every state there into its
+    EVAL_ONLY paths.
     """
     with remembering():
         return _replay(lines, relevant, base_choice, forks_at, eval_split)
@@ -685,11 +669,8 @@ def _vars_near_words(text):
 
 
 def _relevant(lines, conds, hits):
-    """Conditions worth enumerating, and the lines worth replaying.
-
-    A condition matters when one of its arms holds knob/spec evidence or
-    assigns a variable that feeds it (transitively).  Replayed lines are those,
-    plus assignments feeding the tests of those conditions, plus the tests.
+    """``(conditions worth enumerating, lines worth replaying)``: conditions whose arms
+    hold evidence or feed it (transitively), and the lines that do or feed their tests.
     """
     assigns = {}
     assigned = []       # per line, the names its ``NAME=value`` statements assign
@@ -737,13 +718,8 @@ def _relevant(lines, conds, hits):
 
 
 def _model_candidates(relpath, env, found_models):
-    """Served model names: the file's content first, the file-name prefix only as a last hint.
-
-    Content is ``--model``/``--model-path``/``served-model-name`` (already in
-    ``found_models``) and the model variables, ``${MODEL_PATH:-default}``
-    defaults included; a local path counts by its last component.  The
-    prefix of ``glm5.2_fp4_b200_sglang_mtp.sh`` comes last, a hint tried only
-    when no named model has a curve (see :func:`name_hint`).
+    """Served model names: flags and model variables (defaults included; a local path
+    by its last component), then the file-name prefix as a last hint.
     """
     names = list(found_models)
     for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME",
@@ -775,13 +751,11 @@ def name_hint(relpath):
 
 
 def script_configs(relpath, text, lines, scenario_path=None, context=None):
-    """One :class:`~goldenal.auditing.evidence.Config` per distinct branch outcome of a script.
+    """One :class:`~goldenal.auditing.evidence.Config` per distinct branch outcome.
 
-    The benchmark client it runs (:func:`~goldenal.auditing.evidence.
-    agentic_from_client`), else ``context`` (what the caller knows around
-    ``text``: a Markdown block's section headings), else ``scenario_path``
-    (the path relative to the repository root; default ``relpath``) decides
-    agentic or fixed-sequence-length where no branch of the script does.
+    Agentic or not where no branch says: the benchmark client the script runs,
+    else ``context`` (a Markdown block's headings), else ``scenario_path``
+    (default ``relpath``).
     """
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
@@ -967,12 +941,8 @@ _LITERAL_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "atom"),
 
 
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
-    """Knobs in a config file of no known layout (serve-config YAML/JSON, Python, ...).
-
-    The file is scanned line by line as one block, like a heredoc: a knob with
-    the spec settings around it.  With ``literal_only``, only files that give a
-    knob a literal number are considered (code that passes values through
-    variables is not a config).
+    """Knobs in a config file of no known layout, scanned as one block like a heredoc;
+    with ``literal_only``, only a file giving a knob a literal number counts.
     """
     if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
         return []

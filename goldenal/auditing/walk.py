@@ -1,20 +1,13 @@
 """Find the files worth auditing: a byte prefilter over a directory walk.
 
-Files are chosen as ruff chooses them: directories and files matching the
-``exclude`` patterns (gitignore syntax, relative to the audited root; by
-default version-control, virtualenv and cache directories) and everything a
-``.gitignore`` on the way ignores (matched by :mod:`pathspec`) are never read.
-A file named on the command line is always read.  Every other regular file is
-read as bytes once and kept only if it mentions a synthetic knob, a
-speculative setting or a suppression comment; goldenal's own reports (text,
-JSON, SARIF, GitHub annotations) are recognised and skipped.  A directory
-holding the journal or temporaries of a write a crash interrupted is
-recovered first (:func:`goldenal.core.files.settle_directories`: the whole old or
-the whole new state, never a mix), and the files goldenal's writers keep
-beside the files they write (journals, staged temporaries, kept old files)
-are never read.  Symlinks are followed only while they stay inside the
-audited root; loops and links leading outside are reported, never followed.
-Nothing is executed.
+As ruff does, ``exclude`` patterns and every ``.gitignore`` on the way
+(:mod:`pathspec`) decide what is never read; a file named on the command line
+is always read.  Every other regular file is read once and kept only if it
+names a synthetic knob, a speculative setting or a suppression; goldenal's
+own reports are skipped.  A directory holding an interrupted write's journal
+is settled first, and the files goldenal's writers keep beside their files
+are never read.  Symlinks are followed only inside the audited root; loops
+and links leading out are reported.  Nothing is executed.
 """
 
 import os
@@ -80,12 +73,8 @@ _NAMES = []
 
 
 def names_in(data):
-    """``(has_knob, has_setting, has_suppression)`` for ``data``, or None when it names none.
-
-    One Aho-Corasick pass (:mod:`ahocorasick_rs`, SIMD-accelerated) over the
-    bytes for every synthetic knob, speculative setting and suppression name
-    at once: the same answer as testing each name in turn, several times
-    faster on the bulk of a tree that mentions none.
+    """``(has_knob, has_setting, has_suppression)`` for ``data``, or None when it names
+    none: one SIMD Aho-Corasick pass (:mod:`ahocorasick_rs`) for every name.
     """
     if not _NAMES:
         _NAMES.append(_Names())
@@ -104,12 +93,8 @@ _GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_]\w*>")
 
 
 class _Ignore:
-    """A gitignore spec (:mod:`pathspec`) behind one regex of all its patterns.
-
-    Most paths match no pattern of a ``.gitignore``; one search of the
-    patterns joined answers that, and only a path some pattern matches is
-    checked by pathspec itself (which decides among them, negations and
-    directory patterns included).
+    """A gitignore spec (:mod:`pathspec`) behind one regex of all its patterns:
+    only a path some pattern matches goes to pathspec, which decides.
     """
 
     def __init__(self, lines):
@@ -206,12 +191,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
          overlay=None):
     """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``.
 
-    ``exclude`` holds gitignore-style patterns matched against paths relative
-    to ``root``; ``respect_gitignore`` applies every ``.gitignore`` from the
-    repository root down; ``stats`` (a :class:`WalkStats`) counts the files read
-    and records the ones skipped with the reason.  ``overlay`` maps real paths
-    (``os.path.realpath``) to bytes read in place of those files' contents,
-    under every name that reaches them.
+    ``stats`` (a :class:`WalkStats`) counts the files read and the skipped ones;
+    ``overlay`` maps real paths to bytes read in place of those files.
     """
     stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
