@@ -56,9 +56,8 @@ def _matches(code, codes):
 
 
 def default_root(paths):
-    """The directory finding paths are relative to: the repository root of ``paths``
-    (nearest ``.git`` above them all), so CI annotations name real files; else the
-    one directory given, else the current one.
+    """The repository root of ``paths`` (so CI annotations name real files), else the
+    one directory given, else the current one: what finding paths are relative to.
     """
     top = git_root(paths)
     return top if top is not None else _audited_dir(paths)
@@ -83,12 +82,8 @@ def git_root(paths):
 
 
 class AuditReport(NamedTuple):
-    """What one audit read, checked, skipped and found.
-
-    ``findings`` sorted by path, line, column and code; ``skipped`` holds
-    ``(path, reason)`` per file naming a knob or setting but giving no checked
-    config; ``settings`` the ``pyproject.toml`` used; ``notes`` what holds for
-    the whole audit, said once.
+    """What one audit read, checked, skipped (``(path, reason)``) and found, the
+    settings file used and ``notes`` said once for the whole audit.
     """
 
     findings: tuple

@@ -40,10 +40,7 @@ def cache_dir():
 
 
 def code_stamp():
-    """goldenal's version, the Python version and every package module's size and mtime.
-
-    Taken once a process: the code that runs is the code imported then.
-    """
+    """goldenal's and Python's versions and every module's size and mtime, once a process."""
     if not _STAMP:
         _STAMP.append(_code_stamp())
     return _STAMP[0]
@@ -99,10 +96,7 @@ def _checksum(key, payload):
 
 
 class Cache:
-    """Per-file evidence of one audited root; :meth:`save` writes what this run used.
-
-    With ``read_only=True`` the file is read and never written (``audit --diff``).
-    """
+    """Per-file evidence of one audited root; ``read_only`` (``audit --diff``) never writes."""
 
     def __init__(self, root, directory=None, *, read_only=False):
         self.directory = directory or cache_dir()
@@ -171,10 +165,8 @@ class Cache:
         self.changed = True
 
     def save(self):
-        """Write the entries this run used (stale ones drop out), atomically; errors ignored.
-
-        Nothing is written unless the directory is the user's own (created
-        ``0700`` when missing) and the cache path is a regular file or free.
+        """Write the entries this run used, atomically, only into the user's own directory
+        and over a regular file; errors are ignored.
         """
         import tempfile
 

@@ -117,10 +117,7 @@ def implied_al(cfg):
 
 
 def expected_knob(cfg, al_text):
-    """The golden AL in the knob's own unit and spelling (the writers' one conversion).
-
-    None when the engine cannot express it (TensorRT-LLM and AL 1.00).
-    """
+    """The golden AL in the knob's unit and spelling; None when the engine cannot say it."""
     from goldenal.core.errors import PolicyError
 
     try:
@@ -366,11 +363,7 @@ _UNITS = {ev.ATOM_RATE: "rate", ev.VLLM_RATE: "rate", ev.TRTLLM_FORCE: "accepted
 
 
 def value_carries(cfg, cell):
-    """Does the config's knob carry the committed cell ``cell``, at the precision written?
-
-    Per-position rates are compared by the AL they sum to, exactly; every
-    other knob by :func:`goldenal.engines.knobs.carries_golden`.
-    """
+    """Does the knob carry ``cell`` at the precision written (per-position rates: by their sum)?"""
     if cfg.knob in (ev.VLLM_RATES, ev.LLAMA_RATES):
         al = implied_al(cfg)
         return al is not None and al == Decimal(cell)
@@ -385,10 +378,7 @@ def default_mode(curve):
 
 
 def candidate_curves(curves, cfg):
-    """The curves a config may serve when its identity leaves several (variant, head).
-
-    Empty when the files name no model, or nothing committed fits.
-    """
+    """The curves a config may serve when variant or head is left open (or none)."""
     from goldenal.core.errors import GoldenALError
     from goldenal.golden.policy import candidates, model_matches
 
@@ -421,10 +411,8 @@ def candidate_cells(cfg, pool):
 
 
 def unknown_head_pool(curves, cfg):
-    """The curves of the served model and method that name no draft head (EAGLE-3).
-
-    An upstream curve directory has no manifest to name them: a config with a
-    draft head may serve any of them.
+    """The served model's curves that name no draft head (an upstream directory
+    without a manifest): a config with a head may serve any.
     """
     from goldenal.golden.curves import head_unknown
     from goldenal.golden.policy import method_matches, model_matches
@@ -464,10 +452,7 @@ def _undecided(cfg, curves, pool, undecided, add, quiet=False):
 
 
 def _llamacpp_starts(cfg, add):
-    """GAL207 / GAL204 / GAL206: llama-server's start-up checks of its synthetic knob.
-
-    False when the server would refuse to start (the finding says why).
-    """
+    """GAL207 / GAL204 / GAL206: llama-server's start-up checks; False when it would not start."""
     from goldenal.engines.llamacpp import parse_rates, rates_problem
 
     x = cfg.extra

@@ -193,10 +193,8 @@ def thinking_signals_in(text, lines):
 
 
 def decide_thinking(signals):
-    """One mode from signals: ``(mode, description)``; client-side signals win.
-
-    Returns ``(None, None)`` without signals and ``(None, reason)`` when the
-    signals disagree at the same level.
+    """``(mode, description)`` from signals, client-side ones first; ``(None, None)``
+    without any, ``(None, reason)`` when they disagree.
     """
     if not signals:
         return None, None
@@ -348,11 +346,8 @@ def _flag_answer(flag, value):
 
 
 def code_of(text):
-    """``text`` without its comment lines (the last answer kept: a launcher asks thrice).
-
-    The lines are those of :meth:`str.splitlines`; in a text whose only line
-    break is ``\n`` one substitution drops them (the patterns searched in the
-    result match alike at its end, with or without a last newline).
+    """``text`` without comment lines (the last answer kept: a launcher asks thrice); with
+    ``\\n`` its only line break, one substitution does what :meth:`str.splitlines` would.
     """
     if _CODE[0] is not text:
         if _OTHER_BREAKS.search(text):
@@ -465,10 +460,7 @@ _VERSION_RE = re.compile(r"[:v-](\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def image_version(image):
-    """``(major, minor, patch)`` from a container tag like ``vllm/vllm-openai:v0.19.1``.
-
-    None for nightly or untagged images (no release number to compare).
-    """
+    """``(major, minor, patch)`` of a container tag; None for nightly or untagged images."""
     if not image or "nightly" in image:
         return None
     tag = image.rsplit(":", 1)[-1] if ":" in image else image

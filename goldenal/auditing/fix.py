@@ -55,13 +55,8 @@ def _indirect(found, count):
 
 
 def place(finding, lines):
-    """Point a value finding at the literal a person edits, with the fix as an edit.
-
-    When ``finding.found`` occurs exactly once on its line as a whole number,
-    the finding's column moves to it, the knob's use site goes into
-    ``related`` (when it is elsewhere on the line) and ``edit`` holds the
-    replacement by ``expected``.  A GAL308 finding's edit removes the
-    suppression comment.  Other findings are returned unchanged.
+    """Point a value finding at the literal to edit (when ``found`` occurs once on the
+    line as a whole number), the knob's site in ``related``, the fix in ``edit``.
     """
     if not lines or not 0 < finding.line <= len(lines):
         return finding
@@ -94,10 +89,7 @@ def _number(text):
 
 
 def plan_fixes(findings):
-    """``{(path, line): (found, expected, [findings])}`` for the safe fixes, and the rest.
-
-    The rest is a list of ``(finding, reason)``.
-    """
+    """``{(path, line): (found, expected, [findings])}`` of safe fixes, and ``[(finding, reason)]``."""
     by_line, blocked = {}, {}
     for f in findings:
         if f.code in ASSUMPTIONS:
@@ -129,11 +121,8 @@ def _lines(data):
 
 
 def _replace_once(line, found, expected):
-    """``(count, new line)``: the whole-number occurrences of ``found`` in the line's bytes.
-
-    The line is decoded with ``surrogateescape`` (every byte that is not UTF-8
-    stands for itself), so the match is the one :func:`place` sees in the
-    audit's text and the bytes around it come back unchanged.
+    """``(count, new line)`` for whole-number ``found`` in the line's bytes, decoded with
+    ``surrogateescape`` so the bytes around it come back unchanged.
     """
     text = line.decode("utf-8", "surrogateescape")
     pattern = _number(found)
@@ -151,10 +140,7 @@ def _not_written(exc):
 
 
 def _apply(plans, root, read=None):
-    """``{path: (before, after, fixed findings)}`` for the plans, plus the findings skipped.
-
-    ``read`` (``{path: bytes}``) holds files already read; others are read now.
-    """
+    """``{path: (before, after, fixed findings)}`` and the findings skipped; ``read`` holds bytes read."""
     by_file, skipped = {}, []
     for (path, line), plan in plans.items():
         by_file.setdefault(path, {})[line] = plan
@@ -181,11 +167,7 @@ def _apply(plans, root, read=None):
 
 
 def _rejected(changes, root, audit_tree):
-    """The fixed ``(path, line)`` at which auditing with the fixed texts finds values wrong.
-
-    A line is matched by its file's real path, so a finding reported under
-    another name of the same file (a link inside the tree) counts too.
-    """
+    """The fixed ``(path, line)`` where auditing the fixed texts finds values wrong (by real path)."""
     def real(path):
         return os.path.realpath(os.path.join(root, path))
 

@@ -73,10 +73,8 @@ class Heading(NamedTuple):
 
 
 def outline(lines):
-    """``(headings, blocks)`` of a Markdown document, in order.
-
-    Lines inside a fenced block are never headings; an unclosed block runs to
-    the end of the document, as CommonMark says.
+    """``(headings, blocks)`` of a document; fenced lines are never headings, and an
+    unclosed block runs to the end (CommonMark).
     """
     headings, blocks = [], []
     fence = None

@@ -35,10 +35,7 @@ def _flags(text):
 
 
 def matrix_configs(relpath, text, lines, scenario_path=None):
-    """One config per list entry whose ATOM argument string sets speculative flags.
-
-    Returns an empty list for a file with no such entry (read it otherwise).
-    """
+    """One config per list entry whose ATOM argument string sets speculative flags."""
     if not any(key in text for key in ARG_KEYS):
         return []
     root = spans.compose(text, relpath)

@@ -40,12 +40,8 @@ class RunResult(NamedTuple):
 
 def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, cache=None,
         overlay=None):
-    """A :class:`RunResult` for the files under ``paths``; ``cache`` answers the evidence
-    of files read before, ``overlay`` is read in place of those files.
-
-    The cyclic garbage collector is paused for the run: its collections would
-    re-walk every live object, the registry included, for objects that reference
-    counting frees anyway.
+    """A :class:`RunResult` for ``paths``, with the cyclic GC paused (it would re-walk
+    the registry for objects reference counting frees anyway).
     """
     paused = gc.isenabled()
     gc.disable()
@@ -349,11 +345,7 @@ def _names_a_curve(models, curves):
 
 
 def _with_master_prefix(configs, prefixes, curves):
-    """Configs whose models name no curve get the one model-prefix their master entries give.
-
-    The prefix goes last among the candidates: a model the registry knows (an
-    alias in a manifest) still decides first.  Entries that disagree add nothing.
-    """
+    """Configs naming no curve's model get their master entries' one model-prefix, last."""
     if len(prefixes) != 1:
         return configs
     (prefix,) = prefixes

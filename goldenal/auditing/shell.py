@@ -217,11 +217,7 @@ def _read_line(flat):
 
 
 class _Said:
-    """What one line says: the knobs, K, draft, method, engine, ... its patterns matched.
-
-    :meth:`record` adds it to what a path has found so far, in the order the
-    patterns are tried (a later match wins).
-    """
+    """What one line's patterns matched; :meth:`record` adds it to a path's findings."""
 
     __slots__ = ("llama", "knobs", "env_settings", "ks", "k_unread", "draft",
                  "method", "atom_method", "rsm", "dsm", "topk", "one_model", "engine",
@@ -281,10 +277,8 @@ class _Said:
 
 
 def _spec_at(found, no):
-    """Remember the first line that switches speculative decoding on.
-
-    A config without a knob is reported there (or at its K): not at the
-    first line replayed, which may be any assignment the command reads.
+    """Remember the first line switching speculative decoding on (where a config
+    without a knob is reported).
     """
     if found["spec_line"] is None:
         found["spec_line"] = no
@@ -403,11 +397,7 @@ _SUBJECT_VAR_RE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 
 
 def _case_bindings(cond, arm):
-    """Values a ``case`` arm's pattern pins down, e.g. ``"${M}:${K}"`` with ``*V4*:2)`` gives K=2.
-
-    The subject must be variables joined by literal separators; a pattern part
-    without glob characters binds its variable.
-    """
+    """Values a ``case`` arm's pattern pins down (``"${M}:${K}"`` with ``*V4*:2)``: K=2)."""
     pattern = next((t[2] for _, a, t in cond.tests if a == arm and isinstance(t, tuple)), None)
     if pattern is None or "|" in pattern:
         return {}
@@ -653,11 +643,7 @@ _NEAR = 48    # characters after an evidence word in which a variable is its val
 
 
 def _vars_near_words(text):
-    """Variables that stand right after an evidence word (``--num-speculative-tokens "$K"``).
-
-    A long command line mentions many variables; only those in the value
-    position of a spec setting or knob can change what the audit reads.
-    """
+    """Variables in the value position right after an evidence word (``--num-speculative-tokens "$K"``)."""
     ends = [end for _, _, end in _word_matches(text)]
     if not ends:
         return vars_in(text)
@@ -738,10 +724,8 @@ def _model_candidates(relpath, env, found_models):
 
 
 def name_hint(relpath):
-    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``).
-
-    Only a hint: documentation has none, and a prefix that names no curve
-    (``oot_...``, ``atom_...``) is never reported as a model.
+    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``):
+    only a hint, never reported as a model.
     """
     base = os.path.basename(relpath)
     if base.lower().endswith((".md", ".markdown")):
@@ -830,10 +814,8 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
 
 
 def _agentic_gate(ln, conds, choice):
-    """True/False when logical line ``ln`` runs only on an agentic / non-agentic branch, else
-    None (also for no line).
-
-    Launchers shared by both kinds of run test a variable such as ``IS_AGENTIC``.
+    """True/False when line ``ln`` runs only on an agentic / non-agentic branch (a test
+    of ``IS_AGENTIC``), else None.
     """
     if ln is None:
         return None

@@ -189,10 +189,8 @@ def _kind(relpath, data):
 
 def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=None,
          overlay=None):
-    """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``.
-
-    ``stats`` (a :class:`WalkStats`) counts the files read and the skipped ones;
-    ``overlay`` maps real paths to bytes read in place of those files.
+    """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``;
+    ``overlay`` maps real paths to bytes read in their place.
     """
     stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
