@@ -353,8 +353,8 @@ def code_of(text):
         if _OTHER_BREAKS.search(text):
             code = "\n".join([line for line in text.splitlines()
                               if not line.lstrip().startswith("#")])
-        else:
-            code = _COMMENT_LINE.sub("", text)
+        else:       # (each comment line with the newline before it)
+            code = _COMMENT_LINE.sub("", "\n" + text)[1:]
         _CODE[:] = [text, code]
     return _CODE[1]
 
@@ -362,7 +362,7 @@ def code_of(text):
 _CODE = [None, ""]
 # str.splitlines' other line breaks; \s is str.isspace's whitespace, as lstrip's
 _OTHER_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_COMMENT_LINE = re.compile(r"^[^\S\n]*#[^\n]*(?:\n|\Z)", re.M)
+_COMMENT_LINE = re.compile(r"\n[^\S\n]*#[^\n]*")
 
 
 def client_signals(text):
@@ -393,7 +393,10 @@ def agentic_from_client(text):
     if agentic and not fixed:
         return True
     if fixed and not agentic:
-        if not _AGENTIC_CLIENT_RE.search(code_of(text)):
+        code = code_of(text)
+        # every match holds "trace" or "agent", letters re.I folds as lower() does
+        low = code.lower()
+        if not (("trace" in low or "agent" in low) and _AGENTIC_CLIENT_RE.search(code)):
             return False
     return None
 
