@@ -47,11 +47,15 @@ class Engine:
         Fields added to a request so the answer carries per-request counts.
     silent_paths : str
         The ways a set knob is silently not applied (docs/engines.md §6).
+    selects_variant : bool
+        Whether a setting selects the draft head's sampling variant (ATOM's DSpark
+        path takes none, docs/engines.md §4.1).
     """
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
                  knobs=(), spellings=(), launches=(), launch_word, aliases=(), server_owner=None,
-                 info_endpoints=(), metrics=None, request_fields=None, silent_paths=""):
+                 info_endpoints=(), metrics=None, request_fields=None, silent_paths="",
+                 selects_variant=True):
         if unit not in ("length", "accepted"):
             raise ValueError(f"`unit` must be length or accepted, got {unit!r}")
         self.name, self.title, self.release = name, title, release
@@ -63,7 +67,7 @@ class Engine:
         self.aliases, self.server_owner = tuple(aliases), server_owner or name
         self.info_endpoints = tuple(info_endpoints)
         self.metrics, self.request_fields = dict(metrics or {}), dict(request_fields or {})
-        self.silent_paths = silent_paths
+        self.silent_paths, self.selects_variant = silent_paths, selects_variant
 
     @property
     def offset(self):
