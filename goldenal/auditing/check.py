@@ -6,12 +6,19 @@ from decimal import Decimal, InvalidOperation
 from goldenal.auditing import evidence as ev
 from goldenal.auditing.rules import make_finding
 from goldenal.engines import knob_value
-from goldenal.engines.knobs import carries_golden
+from goldenal.engines.knobs import ENGINES, KNOBS, acceptance_rate, carries_golden
 from goldenal.recipes import knobs
 
-# Engines with no setting that selects a draft head's sampling variant: ATOM's DSpark
-# path takes no draft_sample_method / rejection_sample_method (docs/engines.md §4.1)
-NO_VARIANT_ENGINES = ("atom",)
+
+def record(engine):
+    """The engine's :class:`~goldenal.engines.record.Engine` record."""
+    from importlib import import_module
+
+    return import_module(f"goldenal.engines.{engine}").RECORD
+
+
+# engines with no setting that selects a draft head's sampling variant
+NO_VARIANT_ENGINES = tuple(e for e in ENGINES if not record(e).selects_variant)
 
 
 def variant_siblings(curves, cfg):
@@ -92,26 +99,45 @@ def _dec(text):
         return None
 
 
+# what each knob writes, from the engines' spellings: the AL, per-position rates (a JSON
+# list in a config key, comma-separated on a command line) or (AL - 1) / K
+_VALUE_ROWS = {r.name: r for r in knobs.SPELLINGS
+               if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+
+
+def unit(knob):
+    """``"length"``, ``"accepted"`` (AL - 1), ``"rate"`` ((AL - 1) / K), ``"rates"``
+    (one rate per position, a JSON list) or ``"csv-rates"`` (comma-separated)."""
+    row = _VALUE_ROWS.get(knob)
+    if row is None or row.setting == knobs.LENGTH:
+        offset = KNOBS.get(row.engine, (None, 0))[1] if row else 0
+        return "accepted" if offset == -1 else "length"
+    if row.setting == knobs.RATE:
+        return "rate"
+    return "rates" if row.form == knobs.KEY else "csv-rates"
+
+
 def implied_al(cfg):
     """The acceptance length the knob asks for, as a Decimal, or None."""
     value = cfg.value
     if value is None:
         return None
-    if cfg.knob == ev.VLLM_RATES:
+    kind = unit(cfg.knob)
+    if kind == "rates":
         try:
             rates = json.loads(value) if isinstance(value, str) else value
             return 1 + sum(Decimal(str(r)) for r in rates)
         except (ValueError, TypeError, InvalidOperation):
             return None
-    if cfg.knob == ev.LLAMA_RATES:
+    if kind == "csv-rates":
         parts = [_dec(x) for x in str(value).strip("'\"").split(",")]
         return None if any(p is None for p in parts) else 1 + sum(parts)
     num = _dec(value)
     if num is None:
         return None
-    if cfg.knob == ev.TRTLLM_FORCE:
+    if kind == "accepted":
         return num + 1
-    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+    if kind == "rate":
         return None if cfg.k is None else 1 + num * cfg.k
     return num
 
@@ -120,13 +146,13 @@ def expected_knob(cfg, al_text):
     """The golden AL in the knob's unit and spelling; None when the engine cannot say it."""
     from goldenal.core.errors import PolicyError
 
+    kind = unit(cfg.knob)
     try:
-        if cfg.knob == ev.TRTLLM_FORCE:
-            return knob_value("trtllm", al_text)
-        if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE) and cfg.k:
-            # vLLM 0.19's scalar rate has ATOM's unit, (AL - 1) / K
-            return knob_value("atom", al_text, k=cfg.k, form="rate")
-        if cfg.knob == ev.LLAMA_RATES and cfg.k:
+        if kind == "accepted":
+            return knob_value(_VALUE_ROWS[cfg.knob].engine, al_text)
+        if kind == "rate" and cfg.k:
+            return acceptance_rate(al_text, cfg.k)
+        if kind == "csv-rates" and cfg.k:
             from goldenal.engines.llamacpp import min_variance_rates
 
             return ",".join(min_variance_rates(al_text, cfg.k))
@@ -237,12 +263,13 @@ def check_config(cfg, curves):
         add("GAL304", f"cannot determine the golden cell for {cfg.knob}: value "
                       f"{cfg.value!r} is not a literal number")
         return out
-    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+    kind = unit(cfg.knob)
+    if kind == "rate":
         rate = _dec(cfg.value)
         if rate is not None and not (0 <= rate <= 1):
             add("GAL204", f"{cfg.said} is outside [0, 1]", found=cfg.value)
             return out
-    if cfg.knob == ev.TRTLLM_FORCE and al - 1 == 0:
+    if kind == "accepted" and al - 1 == 0:
         return out   # reported as GAL206 (0 = off)
     if not (1 <= al <= cfg.k + 1):
         add("GAL204", f"{cfg.said} means AL {al.normalize()}, outside "
@@ -320,7 +347,7 @@ def check_config(cfg, curves):
     label = f"{curve.id} thinking_{thinking} K={cfg.k}"
     if value_carries(cfg, cell):
         return out
-    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+    if kind == "rate":
         rate = _dec(cfg.value)
         for k2 in range(1, 17):
             if k2 != cfg.k and carries_golden(cfg.value, cell, unit="rate", k=k2):
@@ -328,15 +355,15 @@ def check_config(cfg, curves):
                               f"{cell} of {label}, but K={cfg.k} is served; it encodes AL "
                               f"{(1 + rate * cfg.k).normalize()}",
                     found=cfg.value, expected=expected,
-                    fix=f"use --spec-decode-acceptance-length {cell}")
+                    fix=f"use {KNOBS[_VALUE_ROWS[cfg.knob].engine][0]} {cell}")
                 return out
-    if cfg.knob == ev.TRTLLM_FORCE and _dec(cfg.value) == golden:
-        add("GAL202", f"{cfg.said} is the golden AL itself; TensorRT-LLM takes "
+    if kind == "accepted" and _dec(cfg.value) == golden:
+        title = record(_VALUE_ROWS[cfg.knob].engine).title
+        add("GAL202", f"{cfg.said} is the golden AL itself; {title} takes "
                       f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
             fix=f"replace {cfg.value} with {expected}")
         return out
-    shown = al.normalize() if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE, ev.TRTLLM_FORCE,
-                                           ev.LLAMA_RATES) else None
+    shown = al.normalize() if kind != "length" and kind != "rates" else None
     msg = cfg.said
     if shown is not None:
         msg += f" (AL {shown:f})"
@@ -358,16 +385,13 @@ def check_config(cfg, curves):
     return out
 
 
-# the unit each knob writes the AL in (docs/policy.md §2, rule 6)
-_UNITS = {ev.ATOM_RATE: "rate", ev.VLLM_RATE: "rate", ev.TRTLLM_FORCE: "accepted"}
-
-
 def value_carries(cfg, cell):
     """Does the knob carry ``cell`` at the precision written (per-position rates: by their sum)?"""
-    if cfg.knob in (ev.VLLM_RATES, ev.LLAMA_RATES):
+    kind = unit(cfg.knob)
+    if kind in ("rates", "csv-rates"):
         al = implied_al(cfg)
         return al is not None and al == Decimal(cell)
-    return carries_golden(cfg.value, cell, unit=_UNITS.get(cfg.knob, "length"), k=cfg.k)
+    return carries_golden(cfg.value, cell, unit=kind, k=cfg.k)
 
 
 def default_mode(curve):
@@ -468,7 +492,7 @@ def _llamacpp_starts(cfg, add):
                       "llama-server refuses to start (synthetic acceptance length and rates "
                       "are mutually exclusive); keep one", found=cfg.value)
         return False
-    if cfg.knob == ev.LLAMA_RATES:
+    if unit(cfg.knob) == "csv-rates":
         try:
             rates = parse_rates(cfg.value)
         except ValueError as exc:
