@@ -515,26 +515,30 @@ def _llamacpp_starts(cfg, add):
     return True
 
 
+def _named(engine, setting):
+    return next(r.name for r in _VALUE_ROWS.values() if (r.engine, r.setting) == (engine, setting))
+
+
 def _honour(cfg, add):
     """GAL205/GAL206: knobs the served engine ignores, rejects or reads differently."""
     version = ev.image_version(cfg.image)
     x = cfg.extra
     if cfg.engine == "vllm":
-        if cfg.knob in (ev.VLLM_LENGTH, ev.VLLM_RATES, ev.VLLM_RATE) and \
-                cfg.rejection_sample_method != "synthetic":
+        row = _VALUE_ROWS.get(cfg.knob)
+        setting = row.setting if row is not None and row.engine == cfg.engine else None
+        if setting and cfg.rejection_sample_method != "synthetic":
             rsm = cfg.rejection_sample_method
             add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
                           f"{repr(rsm) if rsm else 'absent'}, not 'synthetic': nothing is "
                           "simulated", found=cfg.value,
                 fix="add \"rejection_sample_method\": \"synthetic\"")
-        elif cfg.knob in (ev.VLLM_LENGTH, ev.VLLM_RATES) and version and version < (0, 20, 0):
+        elif setting in (knobs.LENGTH, knobs.RATES) and version and version < (0, 20, 0):
             add("GAL206", f"{cfg.knob} needs vLLM >= 0.20, but the image is {cfg.image}; "
-                          "0.19 knows only synthetic_acceptance_rate and older releases no "
-                          "synthetic mode", found=cfg.value)
-        elif cfg.knob == ev.VLLM_RATE and version and version >= (0, 20, 0):
-            add("GAL206", f"synthetic_acceptance_rate was replaced by "
-                          f"synthetic_acceptance_length in vLLM 0.20; image {cfg.image} "
-                          "rejects it", found=cfg.value)
+                          f"0.19 knows only {_named(cfg.engine, knobs.RATE)} and older releases "
+                          "no synthetic mode", found=cfg.value)
+        elif setting == knobs.RATE and version and version >= (0, 20, 0):
+            add("GAL206", f"{cfg.knob} was replaced by {_named(cfg.engine, knobs.LENGTH)} "
+                          f"in vLLM 0.20; image {cfg.image} rejects it", found=cfg.value)
     elif cfg.engine == "trtllm":
         num = _dec(cfg.value)
         if num is not None and num == 0:

@@ -11,23 +11,33 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-# Knob names per engine (docs/engines.md §0.3).
-VLLM_LENGTH = "synthetic_acceptance_length"
-VLLM_RATES = "synthetic_acceptance_rates"
-VLLM_RATE = "synthetic_acceptance_rate"        # 0.19.x scalar, (AL-1)/K
-SGLANG_LEN = "SGLANG_SIMULATE_ACC_LEN"
-TRTLLM_FORCE = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
-ATOM_LENGTH = "--spec-decode-acceptance-length"
-ATOM_RATE = "--spec-decode-acceptance-rate"
-RUNNER_LENGTH = "SYNTHETIC_ACCEPTANCE_LENGTH"
-LLAMA_LENGTH = "--spec-synth-len"               # llama.cpp, and LLAMA_ARG_SPEC_SYNTH_LEN
-LLAMA_RATES = "--spec-synth-rates"              # llama.cpp, and LLAMA_ARG_SPEC_SYNTH_RATES
-LLAMA_ENV = {"LLAMA_ARG_SPEC_SYNTH_LEN": LLAMA_LENGTH, "LLAMA_ARG_SPEC_SYNTH_RATES": LLAMA_RATES}
+from goldenal.engines.knobs import RUNNER_VARIABLE as RUNNER_LENGTH
+from goldenal.recipes import knobs as _knobs
 
-# Substrings that make a file worth reading at all (byte prefilter).
-KNOB_BYTES = (b"synthetic_acceptance", b"SGLANG_SIMULATE_ACC", b"TLLM_SPEC_DECODE_FORCE",
-              b"spec-decode-acceptance", b"SYNTHETIC_ACCEPTANCE", b"spec-synth-",
-              b"LLAMA_ARG_SPEC_SYNTH")
+_VALUE_SETTINGS = (_knobs.LENGTH, _knobs.RATES, _knobs.RATE)
+# an environment spelling of a knob that is also a flag (``LLAMA_ARG_<FLAG>``) reads as the flag
+FLAG_OF_ENV = {env.name: flag.name for env in _knobs.SPELLINGS for flag in _knobs.SPELLINGS
+               if env.form == _knobs.ENV and flag.form == _knobs.FLAG
+               and env.setting in _VALUE_SETTINGS and (flag.engine, flag.setting)
+               == (env.engine, env.setting)}
+# the value knobs only the environment carries, in table order (the runner's last)
+ENV_KNOBS = tuple(dict.fromkeys(r.name for r in _knobs.SPELLINGS if r.form == _knobs.ENV
+                                and r.setting == _knobs.LENGTH and r.name not in FLAG_OF_ENV))
+
+# Substrings that make a file worth reading at all (byte prefilter): the common stem of each
+# engine's synthetic-acceptance settings in each form, and the runner's switch
+def _stems():
+    from os.path import commonprefix
+
+    groups = {}
+    for r in _knobs.SPELLINGS:
+        if r.setting in _VALUE_SETTINGS + (_knobs.TOKEN_MODE, _knobs.ACC_METHOD):
+            groups.setdefault((r.engine, r.form), []).append(r.name.lstrip("-"))
+    stems = [commonprefix(names).rstrip("_-") for names in groups.values()]
+    return tuple(dict.fromkeys(s.encode() for s in stems + [RUNNER_LENGTH.rsplit("_", 1)[0]]))
+
+
+KNOB_BYTES = _stems()
 SPEC_BYTES = (b"speculative", b"num-speculative-tokens", b"max_draft_len", b"spec-draft-",
               b"LLAMA_ARG_SPEC_DRAFT")
 

@@ -37,7 +37,6 @@ _LLAMA_KNOB_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, kno
 # llama.cpp's speculative settings: a type or a draft model switches it on
 _LLAMA_SPEC_ROWS = knobs.spellings(engine="llamacpp",
                                    setting=(knobs.METHOD, knobs.DRAFT, knobs.MODEL))
-_ENV_KNOBS = (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH)
 _SGLANG_TRT = knobs.spellings(engine=("sglang", "trtllm"),
                               setting=(knobs.LENGTH, knobs.TOKEN_MODE, knobs.ACC_METHOD))
 # ``NAME: value`` opening a YAML line, ``NAME=value`` after a blank, quote or ``=``
@@ -47,6 +46,7 @@ _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
 _KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
                 if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
+_ACC_NAMES = {r.name: _ACC_SETTING[r.setting] for r in knobs.SPELLINGS if r.setting in _ACC_SETTING}
 _K_KINDS = (  # precedence: first match kind wins
     ("dspark", knobs.spellings("sglang", names=("--speculative-dspark-block-size",))),
     ("steps", knobs.spellings("sglang", names=("--speculative-num-steps",))),
@@ -320,7 +320,7 @@ def _read_llamacpp(flat):
     said.draft = draft if draft and "$" not in draft else None
     model = settings.get(knobs.MODEL)
     said.model = model if model and "$" not in model else None
-    said.env = tuple((ev.LLAMA_ENV[row.name], m.group("value"), m.start("name") + 1,
+    said.env = tuple((ev.FLAG_OF_ENV[row.name], m.group("value"), m.start("name") + 1,
                       _spelling(row, m), row.name)
                      for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True))
     said.forms = tuple((row.setting, row.name)
@@ -465,13 +465,11 @@ def _apply(ln, st):
                 found["env_knobs"].pop(name, None)
             continue
         m = ASSIGN_RE.match(stmt) if is_assign else None
-        if m and m.group(1) in _ENV_KNOBS:
+        if m and m.group(1) in ev.ENV_KNOBS:
             found["env_knobs"][m.group(1)] = (env.get(m.group(1)), ln.no,
                                               ln.text.find(m.group(1)) + 1)
-        if m and m.group(1) == "SGLANG_SIMULATE_ACC_TOKEN_MODE":
-            found["token_mode"] = env.get(m.group(1))
-        if m and m.group(1) == "SGLANG_SIMULATE_ACC_METHOD":
-            found["acc_method"] = env.get(m.group(1))
+        if m and m.group(1) in _ACC_NAMES:
+            found[_ACC_NAMES[m.group(1)]] = env.get(m.group(1))
         # a spec config assigned to a variable is found at its assignment
         text = (m.group(1) + "=" + (env.get(m.group(1)) or "")) if m else (
             stmt if is_assign else expand(stmt, env))
@@ -837,7 +835,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         knob, value, line, col = f["knob"]
         spelling = f["knob_spelling"]
     engine = f["engine"]
-    for name in (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH):
+    for name in ev.ENV_KNOBS:
         if name in f["env_knobs"] and f["env_knobs"][name][0] is not None:
             value, line, col = f["env_knobs"][name]
             knob, spelling = name, None
