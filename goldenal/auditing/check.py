@@ -10,15 +10,8 @@ from goldenal.engines.knobs import ENGINES, KNOBS, acceptance_rate, carries_gold
 from goldenal.recipes import knobs
 
 
-def record(engine):
-    """The engine's :class:`~goldenal.engines.record.Engine` record."""
-    from importlib import import_module
-
-    return import_module(f"goldenal.engines.{engine}").RECORD
-
-
 # engines with no setting that selects a draft head's sampling variant
-NO_VARIANT_ENGINES = tuple(e for e in ENGINES if not record(e).selects_variant)
+NO_VARIANT_ENGINES = tuple(e for e in ENGINES if not ev.record(e).selects_variant)
 
 
 def variant_siblings(curves, cfg):
@@ -358,7 +351,7 @@ def check_config(cfg, curves):
                     fix=f"use {KNOBS[_VALUE_ROWS[cfg.knob].engine][0]} {cell}")
                 return out
     if kind == "accepted" and _dec(cfg.value) == golden:
-        title = record(_VALUE_ROWS[cfg.knob].engine).title
+        title = ev.record(_VALUE_ROWS[cfg.knob].engine).title
         add("GAL202", f"{cfg.said} is the golden AL itself; {title} takes "
                       f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
             fix=f"replace {cfg.value} with {expected}")

@@ -14,8 +14,16 @@ from typing import NamedTuple
 from goldenal.engines.knobs import RUNNER_VARIABLE as RUNNER_LENGTH
 from goldenal.recipes import knobs as _knobs
 
+
+def record(engine):
+    """The engine's :class:`~goldenal.engines.record.Engine` record."""
+    from importlib import import_module
+
+    return import_module(f"goldenal.engines.{engine}").RECORD
+
+
 _VALUE_SETTINGS = (_knobs.LENGTH, _knobs.RATES, _knobs.RATE)
-# an environment spelling of a knob that is also a flag (``LLAMA_ARG_<FLAG>``) reads as the flag
+# an environment spelling of a knob that is also a flag (llama.cpp's) reads as the flag
 FLAG_OF_ENV = {env.name: flag.name for env in _knobs.SPELLINGS for flag in _knobs.SPELLINGS
                if env.form == _knobs.ENV and flag.form == _knobs.FLAG
                and env.setting in _VALUE_SETTINGS and (flag.engine, flag.setting)

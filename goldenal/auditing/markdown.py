@@ -149,8 +149,7 @@ def is_recipe(relpath):
 
 
 # the knob spellings a block can set (the audit's one table, every engine)
-_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
-                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+_KNOB_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 # a server started in a command block: an engine's own command, or a container run
 _CONTAINER_RUN = re.compile(r"\b(?:docker|podman|nerdctl)\s+run\b")
 # heading words that say fixed-sequence-length besides a recipe name's spellings

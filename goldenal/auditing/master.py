@@ -15,8 +15,6 @@ from goldenal.recipes import knobs
 _KEY_RE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z0-9_.-]+):(?:\s|$)")
 _ITEM_RE = re.compile(r"""^(\s*)-\s+["']?([A-Z][A-Z0-9_]*)=([^"'#]*)["']?\s*(?:#.*)?$""")
 _HEADER_RE = re.compile(r"^  ([a-z-]+):\s*(.*?)\s*(?:#.*)?$")
-_FRAMEWORK_ENGINE = {"vllm": "vllm", "sglang": "sglang", "trt": "trtllm", "trtllm": "trtllm",
-                     "atom": "atom", "llamacpp": "llamacpp", "llama.cpp": "llamacpp"}
 
 
 @dataclass(frozen=True)
@@ -263,8 +261,18 @@ def engine_of(framework):
     """Engine name for a master ``framework`` (``dynamo-vllm`` -> ``vllm``)."""
     if not framework:
         return None
-    tail = framework.split("-")[-1].lower()
-    return _FRAMEWORK_ENGINE.get(tail)
+    if not _FRAMEWORK_ENGINE:
+        from goldenal.auditing.evidence import record
+        from goldenal.engines.knobs import ENGINES
+
+        for name in ENGINES:
+            for alias in (name, *record(name).aliases):
+                _FRAMEWORK_ENGINE[alias] = name
+    low = framework.lower()
+    return _FRAMEWORK_ENGINE.get(low) or _FRAMEWORK_ENGINE.get(low.split("-")[-1])
+
+
+_FRAMEWORK_ENGINE = {}      # an engine's name and aliases (the records') -> the engine
 
 
 class RecipeIndex:

@@ -19,8 +19,7 @@ from goldenal.recipes.shell import remembering
 
 # a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
 # \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
-_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
-                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+_KNOB_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 _KNOB_NAMES = tuple(sorted({row.name for row in _KNOB_ROWS}))
 
 def _text(c):
