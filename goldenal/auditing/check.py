@@ -508,8 +508,9 @@ def _llamacpp_starts(cfg, add):
     return True
 
 
-def _named(engine, setting):
-    return next(r.name for r in _VALUE_ROWS.values() if (r.engine, r.setting) == (engine, setting))
+def _named(engine, setting, form=None):
+    """The engine's spelling of a setting (the first of the table, or of ``form``)."""
+    return knobs.spellings(engine, setting=setting, form=form)[0].name
 
 
 def _honour(cfg, add):
@@ -544,19 +545,19 @@ def _honour(cfg, add):
     elif cfg.engine == "sglang":
         topk = x.get("eagle_topk")
         if x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1):
-            add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token requires "
+            add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
                           f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
                 found=cfg.value)
         elif x.get("acc_method") not in (None, "match-expected"):
             # default and recommended is match-expected; multinomial draws a rounded,
             # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
-            add("GAL206", f"SGLANG_SIMULATE_ACC_METHOD={x.get('acc_method')} does not "
+            add("GAL206", f"{_named(cfg.engine, knobs.ACC_METHOD)}={x.get('acc_method')} does not "
                           "reproduce the golden AL's two-point distribution (and can miss its "
                           "mean); use match-expected", found=cfg.value)
         elif x.get("token_mode") and version and version < (0, 5, 15):
             # the token mode first ships in the 0.5.15 wheel (docs/engines.md §2.3); older
             # servers ignore it and emit token id 100 for every accepted position
-            add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE needs SGLang >= 0.5.15, but the "
+            add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)} needs SGLang >= 0.5.15, but the "
                           f"image is {cfg.image}: accepted positions are filled with token "
                           "id 100", found=cfg.value)
     elif cfg.engine == "atom":

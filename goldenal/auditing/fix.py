@@ -89,7 +89,8 @@ def _number(text):
 
 
 def plan_fixes(findings):
-    """``{(path, line): (found, expected, [findings])}`` of safe fixes, and ``[(finding, reason)]``."""
+    """``{(path, line): (found, expected, [findings])}`` of safe fixes, and
+    ``[(finding, reason)]``."""
     by_line, blocked = {}, {}
     for f in findings:
         if f.code in ASSUMPTIONS:
@@ -140,7 +141,8 @@ def _not_written(exc):
 
 
 def _apply(plans, root, read=None):
-    """``{path: (before, after, fixed findings)}`` and the findings skipped; ``read`` holds bytes read."""
+    """``{path: (before, after, fixed findings)}`` and the findings skipped; ``read``
+    holds bytes already read."""
     by_file, skipped = {}, []
     for (path, line), plan in plans.items():
         by_file.setdefault(path, {})[line] = plan
@@ -167,7 +169,7 @@ def _apply(plans, root, read=None):
 
 
 def _rejected(changes, root, audit_tree):
-    """The fixed ``(path, line)`` where auditing the fixed texts finds values wrong (by real path)."""
+    """The fixed ``(path, line)`` where auditing the fixed texts finds wrong values."""
     def real(path):
         return os.path.realpath(os.path.join(root, path))
 

@@ -641,7 +641,7 @@ _NEAR = 48    # characters after an evidence word in which a variable is its val
 
 
 def _vars_near_words(text):
-    """Variables in the value position right after an evidence word (``--num-speculative-tokens "$K"``)."""
+    """Variables in the value position right after an evidence word (``--flag "$K"``)."""
     ends = [end for _, _, end in _word_matches(text)]
     if not ends:
         return vars_in(text)
