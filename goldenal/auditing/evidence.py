@@ -72,7 +72,7 @@ class Config:
     knob: "str | None" = None
     value: "str | None" = None
     # (name, separator) of the knob as the file writes it, when it differs from
-    # ``knob=value``: ``("--spec-synth-len", " ")``, ``("LLAMA_ARG_SPEC_SYNTH_LEN", "=")``
+    # ``knob=value``: a flag and a blank before its value, an environment twin of a flag
     spelling: "tuple | None" = None
     rejection_sample_method: "str | None" = None
     image: "str | None" = None

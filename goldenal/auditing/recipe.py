@@ -10,7 +10,7 @@ import json
 import re
 
 from goldenal.engines import adapter
-from goldenal.recipes import spans
+from goldenal.recipes import knobs, spans
 from goldenal.engines.locate import ENGINE_CONFIG, ROLES, find_sites, pd_decode, scenario_facts
 from goldenal.auditing import evidence as ev
 
@@ -18,8 +18,8 @@ from goldenal.auditing import evidence as ev
 # "backend:" somewhere) is no recipe: known without composing it
 _TOP_LEVEL_LIST = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|---[ \t]*\n|%[^\n]*\n)*-[ \t\n]")
 
-_SGLANG_EXTRA = {"token_mode": "SGLANG_SIMULATE_ACC_TOKEN_MODE",
-                 "acc_method": "SGLANG_SIMULATE_ACC_METHOD"}
+# the companion settings of a knob read from its environment mapping, by the audit's name
+_EXTRA = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
 
 
 def _text_at(section, *keys):
@@ -84,9 +84,9 @@ def _fields(doc, site):
         if site.spec_on:
             f["spec_line"] = _line(site.on)
             f["extra"]["eagle_topk"] = site.extra.get("eagle_topk")
-        for name, key in _SGLANG_EXTRA.items():
-            f["extra"][name] = (spans.scalar(spans.get(site.env, key))
-                                if site.env is not None else None)
+        for row in knobs.spellings(site.engine, setting=tuple(_EXTRA), form=knobs.KEY):
+            f["extra"][_EXTRA[row.setting]] = (spans.scalar(spans.get(site.env, row.name))
+                                               if site.env is not None else None)
     elif site.engine == "trtllm" and site.spec_on:
         f["spec_line"] = _line(site.spec)
         for key in ("eagle3_one_model", "mtp_eagle_one_model"):
