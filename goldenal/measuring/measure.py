@@ -817,19 +817,21 @@ class _Scraper:
         return Scrape(f"{self.url}/metrics ({self.label} scrape {self.n})", text), text
 
 
-def _check_restart(before_text, after_text, where):
-    a, b = _PROCESS_START.search(before_text or ""), _PROCESS_START.search(after_text or "")
+def _delta(before, after, where):
+    """(drafts, draft_tokens, accepted, per_pos, engine_k) between two ``(Scrape, text)``
+    scrapes; a restart between them stops the cell (K is read, not imposed)."""
+    from goldenal.readers.prometheus import window
+
+    a, b = _PROCESS_START.search(before[1] or ""), _PROCESS_START.search(after[1] or "")
     if a and b and a.group(1) != b.group(1):
         raise CounterReset(f"the server restarted during {where} (process_start_time_seconds "
                            f"{a.group(1)} -> {b.group(1)}); this window cannot be measured")
-
-
-def _delta(before, after, k):
-    """(drafts, draft_tokens, accepted, per_pos, engine_k) between two scrapes."""
-    from goldenal.readers.prometheus import window
-
-    # K is read from the per-position labels and compared by the caller, not imposed
-    observations, _ = window(before, after)
+    try:
+        observations, _ = window(before[0], after[0])
+    except CounterReset as exc:
+        raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
+    except RoundedCounters as exc:
+        raise MeasureError(f"{where}: {exc.message}; nothing written for this cell") from None
     counted = [o for o in observations if not o.mean_only]
     if not counted:
         return 0, 0, 0, None, None
@@ -842,10 +844,10 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}", retries, retry_delay,
                       min(timeout, GET_DEADLINE))
     where = f"thinking {thinking}, K={k}"
-    first, first_text = await scrape()
+    first = await scrape()
     records = [None] * len(prompts)
     per_request_scrapes = concurrency == 1
-    state = {"prev": first, "prev_text": first_text}
+    state = {"prev": first}
     scrape_lock = asyncio.Lock()
     bar = _progress_bar(len(prompts), f"{where}", progress)
     queue = asyncio.Queue()
@@ -884,17 +886,9 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         # a scrape after every request: a restart shows as a counter going down even when
         # later traffic would carry the counters past their old values by the end
         async with scrape_lock:
-            after, after_text = await scrape()
-            _check_restart(state["prev_text"], after_text, where)
-            try:
-                d = _delta(state["prev"], after, k)
-            except CounterReset as exc:
-                raise CounterReset(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
-                                   "nothing written for this cell") from None
-            except RoundedCounters as exc:
-                raise MeasureError(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
-                                   "nothing written for this cell") from None
-            state["prev"], state["prev_text"] = after, after_text
+            after = await scrape()
+            d = _delta(state["prev"], after, f"{where}, after request {i} ({prompt.id})")
+            state["prev"] = after
             if d[4] is not None and d[4] != k:
                 # the per-position counters name the server's K from the first request on
                 raise MeasureError(f"{where}: the server drafted {d[4]} positions per step "
@@ -940,15 +934,8 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     finally:
         bar.close()
     wall = time.perf_counter() - t0
-    last, last_text = state["prev"], state["prev_text"]
-    _check_restart(first_text, last_text, where)
-    try:
-        drafts, tokens, accepted, per_pos, engine_k = _delta(first, last, k)
-    except CounterReset as exc:
-        raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
-    except RoundedCounters as exc:
-        raise MeasureError(f"{where}: {exc.message}; nothing written for this cell") from None
-    return records, (first_text, last_text), (drafts, tokens, accepted, per_pos, engine_k), wall
+    last = state["prev"]
+    return records, (first[1], last[1]), _delta(first, last, where), wall
 
 
 # how a request record's error starts when the failure was not retried
@@ -1397,11 +1384,11 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                       if all(r.draft_tokens is not None for r in ok) else None)
             per_pos = (tuple(map(sum, zip(*(r.accepted_per_position for r in ok))))
                        if all(r.accepted_per_position is not None for r in ok) else None)
-        rec = record(server.engine)
-        if not drafts and rec.request_fields:
-            raise MeasureError(f"{where}: {rec.title} answered without per-request counts "
-                               f"(asked with {', '.join(rec.request_fields)}) and its /metrics "
-                               "has no accepted-draft counter: speculative decoding off, or a "
+        asked = ", ".join(record(server.engine).request_fields)
+        if not drafts and asked:
+            raise MeasureError(f"{where}: {record(server.engine).title} answered without "
+                               f"per-request counts (asked with {asked}) and its /metrics has "
+                               "no accepted-draft counter: speculative decoding off, or a "
                                "release without them; nothing written")
         if not drafts:
             raise MeasureError(f"{where}: the server's speculative counters did not move "
