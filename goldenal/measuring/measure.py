@@ -47,9 +47,6 @@ class MeasureError(GoldenALError):
     exit_code = 1
 
 
-# --------------------------------------------------------------------------- results
-
-
 @dataclass(frozen=True)
 class ServerInfo:
     """What the server said about itself: the engine, the evidence for it
@@ -182,9 +179,6 @@ class MeasureResult:
         return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------- prompts
-
-
 @dataclass(frozen=True)
 class Prompt:
     """One workload item: an id and the chat messages sent."""
@@ -269,8 +263,6 @@ def _digest(prompts):
         h.update(json.dumps([p.id, p.payload()], sort_keys=True).encode())
     return "sha256:" + h.hexdigest()
 
-
-# --------------------------------------------------------------------------- HTTP
 
 # What a server may send, at most (docs/cli.md, measure).  A server is input like any
 # file: an answer past a cap stops the run (ResponseLimit, exit 2), nothing is written.
@@ -786,37 +778,6 @@ def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
     return None
 
 
-# --------------------------------------------------------------------------- one cell
-
-
-class _Scraper:
-    """``/metrics`` during a cell, retried as requests are (a restart then shows)."""
-
-    def __init__(self, client, url, label, retries=0, retry_delay=0.0,
-                 deadline=GET_DEADLINE):
-        self.client, self.url, self.label = client, url, label
-        self.retries, self.retry_delay, self.deadline = retries, retry_delay, deadline
-        self.n = 0
-
-    async def __call__(self):
-        from goldenal.readers.prometheus import Scrape
-
-        async def get():
-            status, text = await _get(self.client, self.url, "/metrics",
-                                      cap=MAX_METRICS_BYTES, deadline=self.deadline)
-            if status != 200:
-                raise _Failed(f"{status or text}")
-            return _check_metrics(text, f"{self.url}/metrics")
-
-        text, error, _ = await _retrying(get, self.retries, self.retry_delay)
-        if error is not None:
-            raise ServerError(f"{self.url}/metrics answered {error} during "
-                              f"{self.label} ({self.retries + 1} attempts): the server went "
-                              "away; nothing written for this cell")
-        self.n += 1
-        return Scrape(f"{self.url}/metrics ({self.label} scrape {self.n})", text), text
-
-
 def _delta(before, after, where):
     """(drafts, draft_tokens, accepted, per_pos, engine_k) between two ``(Scrape, text)``
     scrapes; a restart between them stops the cell (K is read, not imposed)."""
@@ -841,9 +802,30 @@ def _delta(before, after, where):
 
 async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurrency,
                     retries, retry_delay, timeout, progress):
-    scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}", retries, retry_delay,
-                      min(timeout, GET_DEADLINE))
+    from goldenal.readers.prometheus import Scrape
+
     where = f"thinking {thinking}, K={k}"
+    scrapes = 0
+
+    async def scrape():
+        """``/metrics`` now, retried as requests are (a restart then shows)."""
+        nonlocal scrapes
+
+        async def get():
+            status, text = await _get(client, server.url, "/metrics", cap=MAX_METRICS_BYTES,
+                                      deadline=min(timeout, GET_DEADLINE))
+            if status != 200:
+                raise _Failed(f"{status or text}")
+            return _check_metrics(text, f"{server.url}/metrics")
+
+        text, error, _ = await _retrying(get, retries, retry_delay)
+        if error is not None:
+            raise ServerError(f"{server.url}/metrics answered {error} during {where} "
+                              f"({retries + 1} attempts): the server went away; nothing "
+                              "written for this cell")
+        scrapes += 1
+        return Scrape(f"{server.url}/metrics ({where} scrape {scrapes})", text), text
+
     first = await scrape()
     records = [None] * len(prompts)
     per_request_scrapes = concurrency == 1
@@ -916,12 +898,9 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         bar.update(1)
 
     async def worker():
-        while True:
-            try:
-                i = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            await one(i)
+        # a worker stops with its request's error: no other request is started after it
+        while not queue.empty():
+            await one(queue.get_nowait())
 
     try:
         workers = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
@@ -960,9 +939,6 @@ def _progress_bar(total, desc, progress):
     # a terminal of no size (a pty nobody sized: script, docker -t) would show no bar at all
     return tqdm(total=total, desc=desc, unit="req", disable=not progress, file=sys.stderr,
                 leave=False, ncols=columns or 80, nrows=lines or 24)
-
-
-# --------------------------------------------------------------------------- run directory
 
 
 def _load_manifest(path):
@@ -1103,9 +1079,6 @@ def _write_cell(out, doc, cell_entry, files, fresh):
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return doc
-
-
-# --------------------------------------------------------------------------- the API
 
 
 def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests, engine,
