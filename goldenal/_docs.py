@@ -123,9 +123,10 @@ def main(argv=None):
     if args.write:
         print(write_cli_reference(path))
         return 0
+    from goldenal.core.files import read_regular
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            current = fh.read()
+        current = read_regular(path).decode("utf-8")
     except FileNotFoundError:
         current = None
     if current != render_cli_reference():

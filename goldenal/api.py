@@ -76,7 +76,7 @@ class Adapter:
     __slots__ = ("_adapter",)
 
     def __init__(self, engine):
-        from goldenal.engines.base import adapter as engine_adapter
+        from goldenal.engines import adapter as engine_adapter
 
         self._adapter = engine_adapter(engine)
 

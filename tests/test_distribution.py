@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from goldenal.core.acceptance import pava_nonincreasing
-from goldenal.apply.distribution import (acceptance_rates, curve_survival, project_rates,
-                                   validate_rates)
+from goldenal.apply.distribution import acceptance_rates, curve_survival, project_rates
+from goldenal.engines.vllm import validate_rates
 from goldenal.core.errors import PolicyError
 from goldenal.golden.registry import Curve, load_registry
 

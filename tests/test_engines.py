@@ -9,8 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 from goldenal.engines import ENGINES, KNOB_NAMES, adapter, add_decimal, read_settings
 from goldenal.recipes import spans
-from goldenal.engines.atom import acceptance_rate, read_command_settings
-from goldenal.engines.base import SpecSetting
+from goldenal.engines.atom import read_command_settings
+from goldenal.engines.knobs import acceptance_rate
+from goldenal.engines.setting import SpecSetting
 from goldenal.engines.vllm import parse_speculative_config
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.golden.registry import load_registry

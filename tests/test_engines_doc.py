@@ -7,7 +7,7 @@ import re
 import pytest
 
 from goldenal.engines.knobs import KNOB_NAMES
-from goldenal.recipes.knobs import SPELLINGS
+from goldenal.engines.table import SPELLINGS
 
 from conftest import ROOT
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from conftest import goldenal_cmd
 from goldenal.engines.vllm import plan_command
-from goldenal.recipes.knobs import launched_engines
+from goldenal.engines.table import launched_engines
 from goldenal.recipes.spans import apply_edits
 
 VLLM_SCRIPT = """\
@@ -126,7 +126,7 @@ def test_a_launcher_of_another_engine_is_named_as_such(tmp_path):
     path = tmp_path / "glm5.2_fp4_b200_sglang_mtp.sh"
     refused(path, SGLANG_SCRIPT, 2,
             ": the script starts sglang.launch_server, not ATOM, llama-server or vllm serve: "
-            "inject rewrites the launch commands of those three only (looked for "
+            "inject rewrites the launch commands of those only (looked for "
             "--num-speculative-tokens, llama-server and vllm serve); write the sglang knob "
             "where the script builds its speculative settings (goldenal emit --engine sglang "
             "prints it)")

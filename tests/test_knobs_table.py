@@ -7,7 +7,7 @@ from goldenal.engines.atom import read_command_settings as atom_settings
 from goldenal.engines.knobs import KNOB_NAMES, KNOBS, RUNNER_VARIABLE
 from goldenal.engines.shell import read_shell_settings
 from goldenal.auditing.shell import script_configs
-from goldenal.recipes import knobs
+from goldenal.engines import table as knobs
 
 
 def _one(text, engine, name):
@@ -169,7 +169,7 @@ def test_the_table_compiles_a_pattern_when_first_used():
     import sys
 
     code = ("import goldenal.auditing.runner, goldenal.auditing.shell, goldenal.auditing.recipe\n"
-            "from goldenal.recipes import knobs\n"
+            "from goldenal.engines import table as knobs\n"
             "print(sum('pattern' in r.__dict__ or 'head' in r.__dict__ for r in knobs.SPELLINGS))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "0\n"

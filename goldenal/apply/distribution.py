@@ -1,12 +1,12 @@
 """Per-position acceptance rates implied by a golden curve, as vLLM accepts them.
 
-vLLM's ``synthetic_acceptance_length`` resolves to the minimum-variance
+vLLM's length knob resolves to the minimum-variance
 schedule: AL 2.83 at K=3 becomes rates ``[1.0, 0.83, 0.0]``, so every step
 accepts one or two drafts, never zero or three.  A golden curve holds more
 than its mean: position i survives (the first i drafts are all accepted)
 with probability S(i) = AL(i) - AL(i-1), i = 1..K, AL(0) = 1, because the
 acceptance of a position does not depend on how many further tokens are
-drafted.  Writing those survivals as ``synthetic_acceptance_rates`` replays
+drafted.  Writing those survivals as its rates knob replays
 a realistic per-step distribution at the same mean.
 
 Measured curves are noisy, so the raw differences may rise with i, go
@@ -60,25 +60,11 @@ def _shift_to_sum(p, total):
 
 
 def project_rates(survival, total):
-    """Project raw per-position survivals onto vLLM's valid rate lists.
+    """Project raw survivals S(1..K) onto vLLM's valid rate lists, summing to ``total``.
 
-    Parameters
-    ----------
-    survival : sequence of float
-        Raw S(1..K), e.g. successive differences of a golden curve.
-    total : str or float
-        Required sum, AL(K) - 1; a decimal string is honoured exactly.
-
-    Returns
-    -------
-    list of float
-        Length K, each in [0, 1], non-increasing, 6 decimals, summing to
-        ``total`` (exactly in decimal, within 1e-9 in floating point).
-
-    Example
-    -------
-    >>> project_rates([0.78, 0.60, 0.45], "1.83")
-    [0.78, 0.6, 0.45]
+    ``total`` = AL(K) - 1, honoured exactly when a decimal string.  Returns K values in
+    [0, 1], non-increasing, 6 decimals.  ``project_rates([0.78, 0.60, 0.45], "1.83")``
+    is ``[0.78, 0.6, 0.45]``.
     """
     from decimal import Decimal
 
@@ -104,21 +90,6 @@ def project_rates(survival, total):
     return [u / SCALE for u in units]
 
 
-def validate_rates(rates, k):
-    """vLLM's checks on ``synthetic_acceptance_rates`` (docs/engines.md §1.2).
-
-    Returns a list of messages, empty when the list is valid.
-    """
-    problems = []
-    if len(rates) != k:
-        problems.append(f"synthetic_acceptance_rates must have length {k}, got {rates}.")
-    if any(not 0 <= r <= 1 for r in rates):
-        problems.append(f"synthetic_acceptance_rates entries must be in [0, 1], got {rates}.")
-    if any(b > a for a, b in zip(rates, rates[1:])):
-        problems.append(f"synthetic_acceptance_rates must be non-increasing, got {rates}.")
-    return problems
-
-
 def curve_survival(curve, *, k, thinking):
     """Raw survivals S(1..K) = AL(i) - AL(i-1) of a registry curve, and its AL at K.
 
@@ -138,24 +109,10 @@ def curve_survival(curve, *, k, thinking):
 
 
 def acceptance_rates(curve, *, k, thinking):
-    """``synthetic_acceptance_rates`` for one cell of a golden curve.
+    """The rates knob's value for one cell of a golden curve: 1 + sum is the committed AL.
 
-    Parameters
-    ----------
-    curve : goldenal.golden.registry.Curve
-    k : int
-    thinking : {"on", "off"}
-
-    Returns
-    -------
-    list of float
-        Valid for vLLM; ``1 + sum`` is the committed AL at K within 1e-9.
-
-    Example
-    -------
-    >>> from goldenal.golden.registry import load_registry
-    >>> acceptance_rates(load_registry().curves["minimaxm3_eagle3"], k=3, thinking="on")
-    [0.78, 0.6, 0.45]
+    ``acceptance_rates(load_registry().curves["minimaxm3_eagle3"], k=3, thinking="on")``
+    is ``[0.78, 0.6, 0.45]``.
     """
     from decimal import Decimal
 

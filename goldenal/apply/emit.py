@@ -3,27 +3,19 @@
 :func:`emit` looks one committed cell up (same selection as
 :func:`goldenal.lookup`) and spells it for an engine in one of five formats:
 
-========  ==============================================================
-shell     ``export NAME=value`` lines (vLLM: ``SPEC_CONFIG`` holding the JSON)
-env       ``NAME=value`` lines for a ``.env`` file
-json      vLLM: the speculative-config JSON (merged into ``spec_config``);
-          others: a JSON object of the variables
-yaml      an srt-slurm environment mapping, or ``speculative-config: '<json>'``
-args      command-line arguments (``--speculative-config '<json>'``,
-          ``--spec-decode-acceptance-length 2.83``, ``--spec-synth-rates 1,0.83,0``)
-========  ==============================================================
-
-Every default is a knob whose per-position schedule ``goldenal verify``
-confirms without extra flags: the minimum-variance one of every engine's
-length knob.  llama.cpp's length flag realises a geometric schedule instead
-(:mod:`goldenal.engines.llamacpp`), so its default is the rates form with the
-minimum-variance rates; ``form="length"`` writes the length flag, with a note
-saying so.
+``shell`` (``export`` lines), ``env`` (``NAME=value`` lines), ``json``,
+``yaml`` (an srt-slurm environment mapping or a config key) and ``args``
+(command-line arguments); each engine's adapter renders them
+(``fragment``).  Every default is a knob whose per-position schedule
+``goldenal verify`` confirms without extra flags: the minimum-variance one.
+An engine whose length knob realises another schedule (``default_form =
+"rates"``) writes the minimum-variance rates by default; ``form="length"``
+writes its length knob, with a note saying so.
 """
 
 from dataclasses import dataclass
 
-from goldenal.engines import ENGINES, adapter
+from goldenal.engines import MODULES, adapter
 from goldenal.engines.base import FORMATS
 from goldenal.core.errors import UsageError
 
@@ -57,22 +49,23 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     ----------
     model, k, thinking, draft, curve, variant, golden_dir
         Cell selection, as in :func:`goldenal.lookup`.
-    engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}
+    engine : str
+        One of :data:`goldenal.engines.ENGINES`.
     format : {"shell", "env", "json", "yaml", "args"}
     spec_config : str, optional
         vLLM: the rest of the speculative-config JSON to merge the knobs into.
     distribution : bool or {"curve", "min-variance"}
-        vLLM and llama.cpp: per-position rates instead of the length
-        (``synthetic_acceptance_rates``, ``--spec-synth-rates``).  True or
-        ``"curve"``: the curve's own per-position profile (see
-        :mod:`goldenal.apply.distribution`); ``"min-variance"``: the schedule
-        ``[1]*f, p, 0...`` that the other engines' length knobs realise.
+        Engines with a rates knob (vLLM, llama.cpp): per-position rates
+        instead of the length.  True or ``"curve"``: the curve's own
+        per-position profile (:mod:`goldenal.apply.distribution`);
+        ``"min-variance"``: the schedule ``[1]*f, p, 0...`` that the length
+        knobs realise.
     form : {"length", "rate"}, optional
-        ATOM: ``"rate"``, the rate flag ``(AL - 1) / K`` instead of the length.
-        llama.cpp: ``"length"``, ``--spec-synth-len AL`` (a geometric schedule)
-        instead of the minimum-variance ``--spec-synth-rates``.
+        ATOM: ``"rate"``, its rate knob ``(AL - 1) / K`` instead of the length.
+        llama.cpp: ``"length"``, its length knob (a geometric schedule)
+        instead of the minimum-variance rates.
     dspark_config : str, optional
-        ATOM: the ``--dspark-config`` JSON served; refused with the confidence
+        ATOM: the DSpark config JSON served; refused with the confidence
         scheduler.
 
     Returns
@@ -83,12 +76,14 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
 
     Example
     -------
-    >>> print(emit("minimax-m3", engine="trtllm", k=3, thinking="on",
-    ...            draft="Inferact/MiniMax-M3-EAGLE3"))
-    export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.83
+    >>> emit("minimax-m3", engine="trtllm", k=3, thinking="on",
+    ...      draft="Inferact/MiniMax-M3-EAGLE3").value
+    '1.83'
     """
-    if engine not in ENGINES:
-        raise UsageError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
+    try:
+        eng = adapter(engine)
+    except ValueError:
+        raise UsageError(f"`engine` must be one of {', '.join(MODULES)}, got {engine!r}") from None
     if format not in FORMATS:
         raise UsageError(f"`format` must be one of {', '.join(FORMATS)}, got {format!r}")
     if distribution is True:
@@ -96,62 +91,55 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     if distribution not in (False, None, "curve", "min-variance"):
         raise UsageError("`distribution` must be curve or min-variance, got "
                          f"{distribution!r}")
-    if distribution and engine not in ("vllm", "llamacpp"):
-        raise UsageError("`distribution` is for vLLM (synthetic_acceptance_rates) and "
-                         "llama.cpp (--spec-synth-rates)")
-    if spec_config is not None and engine != "vllm":
-        raise UsageError("`spec_config` is for vLLM's speculative-config JSON")
-    if form is not None and engine not in ("atom", "llamacpp"):
-        raise UsageError("`form` is for ATOM (rate: --spec-decode-acceptance-rate) and "
-                         "llama.cpp (length: --spec-synth-len)")
-    if engine == "llamacpp" and form not in (None, "length"):
-        raise UsageError(f"`form` for llama.cpp must be length, got {form!r}")
-    if engine == "llamacpp" and form == "length" and distribution:
-        raise UsageError("`distribution` writes llama.cpp's rates form, not --spec-synth-len")
+    rec = eng.record
+    if distribution and not rec.knob_for("rates"):
+        raise UsageError(f"`distribution` is for {_takers(lambda a: a.record.knob_for('rates'))}")
+    options = {"spec_config": spec_config, "dspark_config": dspark_config}
+    for name, given in options.items():
+        if given is not None and name not in eng.emit_options:
+            raise UsageError(f"`{name}` is for "
+                             f"{_takers(lambda a: name in a.emit_options, name=False)}")
+    if form is not None and not eng.forms:
+        raise UsageError(f"`form` is for {_takers(lambda a: a.forms, forms=True)}")
+    if form is not None and form not in eng.forms:
+        raise UsageError(f"`form` for {rec.title} must be {' or '.join(eng.forms)}, got {form!r}")
+    if form == "length" and distribution and eng.default_form == "rates":
+        raise UsageError(f"`distribution` writes {rec.title}'s rates form, not {rec.value_knob}")
     from goldenal.golden.policy import select
     from goldenal.golden.registry import load_registry
 
     registry = load_registry(golden_dir)
     golden = select(registry, model, k=k, thinking=thinking, draft=draft, curve=curve,
                     variant=variant)
-    eng = adapter(engine)
-    options = {}
+    if spec_config is not None:
+        _check_spec_config(eng.parse_spec_config(spec_config), golden, registry)
     rates = None
-    if engine == "vllm":
-        if spec_config is not None:
-            _check_spec_config(spec_config, golden, registry)
-        options["spec_config"] = spec_config
-        if distribution:
-            rates = _rates(distribution, golden, registry)
-            options["rates"] = rates
-    notes = ()
-    if engine == "llamacpp":
-        from goldenal.engines.llamacpp import length_note
-
-        if form == "length":
-            notes = (length_note(golden.text, golden.k),)
-        else:
-            rates = _rates(distribution or "min-variance", golden, registry)
-            options["rates"] = rates
-    if engine == "atom":
-        options["form"] = form
-        options["dspark_config"] = dspark_config
-    text = eng.fragment(golden.text, k=golden.k, fmt=format, **options)
-    value = eng.convert(golden.text, k=golden.k, form=form)
-    knob = eng.knob
-    if engine == "vllm" and rates is not None:
-        knob, value = "synthetic_acceptance_rates", "[" + ", ".join(repr(r) for r in rates) + "]"
-    if engine == "llamacpp" and rates is not None:
-        from goldenal.engines.llamacpp import RATES_KNOB, rates_text
-
-        knob, value = RATES_KNOB, rates_text(rates)
-    if engine == "atom" and form == "rate":
-        from goldenal.engines.atom import RATE_KNOB
-
-        knob = RATE_KNOB
+    if distribution or (eng.default_form == "rates" and form != "length"):
+        rates = _rates(distribution or "min-variance", golden, registry)
+    options = {name: value for name, value in options.items() if name in eng.emit_options}
+    text, knob, value, notes = eng.emit(golden.text, k=golden.k, fmt=format, rates=rates,
+                                        form=form, **options)
     return Fragment(text=text, engine=engine, format=format, knob=knob, value=value,
                     al=golden.text, k=golden.k, thinking=golden.thinking, curve=golden.curve,
                     rates=rates, notes=notes)
+
+
+def _takers(takes, *, name=True, forms=False):
+    """The engines whose adapter ``takes`` an option, as a message names them."""
+    out = []
+    for engine in MODULES:
+        eng = adapter(engine)
+        if not takes(eng):
+            continue
+        rec, said = eng.record, eng.record.title
+        if forms:
+            alt = [f for f in eng.forms if f != eng.default_form]
+            said += " (" + ", ".join(f"{f}: {rec.value_knob if f == 'length' else rec.knob_for(f)}"
+                                     for f in alt) + ")"
+        elif name:
+            said += f" ({rec.knob_for('rates')})"
+        out.append(said)
+    return " and ".join(out)
 
 
 def _rates(distribution, golden, registry):
@@ -166,17 +154,15 @@ def _rates(distribution, golden, registry):
                                   thinking=golden.thinking))
 
 
-def _check_spec_config(spec_config, golden, registry):
+def _check_spec_config(spec, golden, registry):
     """Refuse a speculative-config whose K, method, head or variant contradicts the cell.
 
     The curve must be the one the JSON serves, by the resolver inject and
     audit use (:func:`goldenal.golden.policy.resolve_served`).
     """
-    from goldenal.engines.vllm import parse_speculative_config
     from goldenal.core.errors import PolicyError
     from goldenal.golden.policy import resolve_served
 
-    spec = parse_speculative_config(spec_config)
     n = spec.get("num_speculative_tokens")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
         raise UsageError(f"--spec-config num_speculative_tokens must be an integer, got "

@@ -87,28 +87,10 @@ def _histogram(steps, per_position):
 def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=None,
                   accept_length_by_k=None, histogram=None, chain=None,
                   measurement_conditions=None, mean_per_request=None, measured=True):
-    """Assemble a schema-1.0 profile from a per-step mean and a survival vector.
+    """A schema-1.0 profile from a per-step mean and the survival S(1..K) (``marginal``).
 
-    Parameters
-    ----------
-    k : int
-        K of the measurement; the vectors have exactly K entries.
-    mean : float
-        Per-step mean acceptance length (bonus included).
-    marginal : sequence of float
-        S(1..K).
-    method, model, draft, variant
-        Identity of the curve (draft ids as ``org/model``).
-    accept_length_by_k : dict, optional
-        ``{K: AL}`` measured values (default ``{k: mean}``).
-    histogram : dict, optional
-        ``{length: steps}``, length 1 = no draft accepted.
-    measured : bool
-        False for simulated data (the profile then says ``"measured": false``).
-
-    Returns
-    -------
-    dict
+    ``accept_length_by_k`` defaults to ``{k: mean}``; ``histogram`` is ``{length:
+    steps}`` (length 1 = no draft accepted); ``measured=False`` for simulated data.
     """
     marginal = [float(x) for x in marginal]
     if len(marginal) != k:
@@ -203,17 +185,9 @@ def _impossible(survival):
 
 
 def monotone_survival(curve, committed, *, k, thinking):
-    """The isotonic survival profile of a chain curve up to K, rescaled to its AL(K).
+    """The isotonic survival of a chain curve up to K, rescaled so 1 + sum is AL(K).
 
-    :func:`goldenal.stats.fit_curve_means` fits a non-increasing,
-    non-negative profile to the committed means 1..K; it is scaled so that
-    1 + sum S(i) equals the committed AL(K) (the value the profile stands
-    for).
-
-    Raises
-    ------
-    PolicyError
-        The rescaled profile is not a survival function (a value above 1).
+    Raises PolicyError when the rescaled profile exceeds 1 somewhere.
     """
     from goldenal.stats import fit_curve_means
 
@@ -235,21 +209,10 @@ def monotone_survival(curve, committed, *, k, thinking):
 def profile_from_curve(curve, *, k, thinking, monotone=False):
     """Profile of a committed cell of a :class:`goldenal.golden.registry.Curve`.
 
-    Chain drafting: the marginals are the implied survival
-    S(i) = AL(i) - AL(i-1) of the committed values up to K (so 1 + sum equals
-    the committed AL(K) exactly); with ``monotone=True`` the isotonic profile
-    of :func:`goldenal.stats.fit_curve_means`, rescaled so 1 + sum equals
-    the committed AL(K) (vLLM requires non-increasing marginals).
-    Block-parallel methods: the constant conditional rate that reproduces
-    AL(K).
-
-    Raises
-    ------
-    UnknownCurve
-        The cell (or, for chain methods, a cell below it) is not committed.
-    PolicyError
-        The implied survival is impossible (a negative marginal, or a
-        conditional rate above 1) and ``monotone`` is false.
+    Chain drafting: the implied survival S(i) = AL(i) - AL(i-1) up to K (with
+    ``monotone``, :func:`monotone_survival`); block-parallel methods: the constant
+    conditional rate that reproduces AL(K).  Raises UnknownCurve for a missing cell,
+    PolicyError for an impossible survival without ``monotone``.
     """
     from goldenal.core.errors import UnknownCurve
     from goldenal.stats.curve import is_chain_method

@@ -1,30 +1,15 @@
 """Rewrite serve configs in place so they carry the golden AL.
 
-:func:`inject` finds every speculative-decoding site of a file (each worker
-role of an srt-slurm recipe, every variant section of a multi-variant recipe,
-a vLLM ``--config`` file, a TensorRT-LLM extra-LLM-API YAML and the
-environment file it names), reads the identity the file itself declares
-(model, draft head, method, sampling variant, K), selects the one committed
-golden cell per site through the policy, and writes each engine's knob.
-
-Guarantees:
-
-- only the spans of changed values are rewritten (spliced into the original
-  text), so every other byte -- comments, key order, quoting -- is identical;
-- a second run changes nothing (idempotent);
-- a file that already pins a different value is refused unless ``force``;
-- a flag that contradicts the file (``--curve``, ``--draft``, ``--k``, a model
-  or a variant) is refused;
-- writes are atomic and all or nothing: every file (a recipe, the env file
-  written beside it, every file of :func:`inject_files`) is planned before
-  the first is written, then all are committed together
-  (:func:`goldenal.core.files.write_texts_atomic`); on any error no file is
-  touched.
-
-:func:`inject_runner` is the drop-in for InferenceX's runner script: it reads
-the runner's environment contract (``SYNTHETIC_ACCEPTANCE``,
-``SYNTHETIC_ACCEPTANCE_LENGTH``, ``MODEL_PREFIX``, ``NUM_SPEC_TOKENS``,
-``THINKING_MODE``, ``FRAMEWORK``, ``EVAL_ONLY``).
+:func:`inject` finds every speculative-decoding site of a file (worker roles,
+variant sections, serve configs and the environment files they name, launch
+scripts), reads the identity the file declares (model, draft head, method,
+variant, K), selects one committed cell per site through the policy and writes
+each engine's knob.  Only the changed spans are spliced in (every other byte
+stays), a second run changes nothing, a different pinned value or a flag that
+contradicts the file is refused, and every file is planned before the first is
+written, then all are committed together or none
+(:func:`goldenal.core.files.write_texts_atomic`).  :func:`inject_runner` is the
+drop-in for InferenceX's runner script and its environment contract.
 """
 
 import difflib
@@ -32,19 +17,17 @@ import os
 from dataclasses import dataclass, field, replace
 
 from goldenal.core.files import locked_directories, read_text, write_texts_atomic
-from goldenal.engines import ENGINES, adapter
-from goldenal.recipes import knobs, spans
+from goldenal.apply.emit import _takers
+from goldenal.engines import MODULES, adapter, table
+from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
 from goldenal.core.envflags import RUNNER_SPELLINGS, env_flag
 from goldenal.core.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
 
-# The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors) and ours,
-# one per engine name and spelling (llama.cpp: ``llamacpp``, ``llama.cpp``, ``llama-cpp``).
-FRAMEWORKS = {
-    "dynamo-vllm": "vllm", "dynamo-sglang": "sglang", "dynamo-trtllm": "trtllm",
-    "dynamo-trt": "trtllm", "vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm",
-    "atom": "atom", "llamacpp": "llamacpp", "llama.cpp": "llamacpp", "llama-cpp": "llamacpp",
-}
+# The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors: ``dynamo-<engine>``)
+# and ours: every engine's name and the other names its record gives it.
+FRAMEWORKS = {word: m.RECORD.name for m in MODULES.values()
+              for word in (m.RECORD.name, f"dynamo-{m.RECORD.name}", *m.RECORD.aliases)}
 COMMAND_SUFFIXES = (".sh", ".bash", ".args", ".cmd")
 
 
@@ -66,24 +49,11 @@ class SiteValue:
 class InjectResult:
     """What :func:`inject` found and changed in one file.
 
-    Attributes
-    ----------
-    path : str
-    changed : int
-        Number of entries (speculative configs / environment blocks) changed.
-    entries : int
-        Number of entries found that carry the knob.
-    diff : str
-        Unified diff of every file touched (empty when nothing changes).
-    written : bool
-        True when the file was rewritten (not with ``check``/``diff_only``).
-    values : tuple of SiteValue
-        The golden value chosen for every site.
-    changes : tuple
-        ``(line, role, knob, old, new)`` for every setting that changes.
-    warnings : tuple of str
-    message : str
-        One line saying what happened.
+    ``changed``/``entries``: entries (speculative configs, environment blocks)
+    changed / found; ``diff``: unified diff of every file touched; ``written``: False
+    with ``check``/``diff_only``; ``values``: the :class:`SiteValue` of every site;
+    ``changes``: ``(line, role, knob, old, new)`` per changed setting; ``message``:
+    one line saying what happened.
     """
 
     path: str
@@ -122,10 +92,9 @@ def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant
     from goldenal.golden.policy import resolve_served, served_sampling
 
     dsm, rsm = served_sampling(site)
-    if site.engine == "vllm":
-        # the knob comes with rejection_sample_method "synthetic", which replaces
-        # whichever verifier the file named: the file is resolved as it will serve
-        rsm = "synthetic"
+    # a knob that comes with its own verifier replaces whichever one the file
+    # named: the file is resolved as it will serve
+    rsm = adapter(site.engine).verifier or rsm
     try:
         return resolve_served(registry, models=tuple(site.models), draft=site.draft,
                               method=site.method, draft_sample_method=dsm,
@@ -249,32 +218,28 @@ def check_explicit(text, site, *, registry, k, thinking, selection, force, path,
                       "anyway", path=path, line=line)
 
 
-def _golden(site, *, registry, k, thinking, selection, al, path, force=False, warnings=None,
-            decode_role=None):
-    line = _site_line(site)
+def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection, force, notes,
+                 decode_role=None):
+    """``(AL text, curve id)`` a site must carry: the explicit length, checked, or the cell."""
     if al is not None:
-        text = explicit_al(_explicit_for(al, site, decode_role), k, path=path, line=line)
-        if registry is not None:
-            notes = check_explicit(text, site, registry=registry, k=k, thinking=thinking,
-                                   selection=selection, force=force, path=path, line=line)
-            if warnings is not None:
-                warnings.extend(notes)
+        text = explicit_al(_explicit_for(al, site, decode_role), site_k, path=path, line=line)
+        notes.extend(check_explicit(text, site, registry=registry, k=site_k, thinking=thinking,
+                                    selection=selection, force=force, path=path, line=line))
         return text, None
     curve = resolve_curve(registry, site, path=path, line=line, **selection)
     from goldenal.golden.policy import select
 
-    thinking = _assumed(curve, thinking, warnings, path)
+    thinking = _assumed(curve, thinking, notes, path)
     try:
-        golden = select(registry, k=k, thinking=thinking, curve=curve.id)
+        return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
     except Exception as exc:
         if hasattr(exc, "path") and exc.path is None:
             exc.path, exc.line = path, line
         raise
-    return golden.text, curve.id
 
 
 def _group_key(site):
-    if site.engine == "vllm":
+    if not adapter(site.engine).record.env_knob:       # the knob lives in the spec config
         return id(site.spec)
     if site.env is not None:
         node = site.env.layers[0] if isinstance(site.env, spans.Layers) else site.env
@@ -316,7 +281,7 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         the registry.
     distribution : bool or {"curve", "min-variance"}
         vLLM and llama.cpp: write per-position rates instead of the length
-        (``synthetic_acceptance_rates``, ``--spec-synth-rates``): the curve's
+        (the engine's rates knob): the curve's
         profile (:func:`goldenal.apply.distribution.acceptance_rates`; True means
         this) or the minimum-variance schedule.  llama.cpp realises its bare
         length as a geometric schedule, which ``InjectResult.warnings`` notes.
@@ -357,8 +322,8 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     2
     """
     path = os.fspath(path)
-    if engine is not None and engine not in ENGINES:
-        raise UsageError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine is not None and engine not in MODULES:
+        raise UsageError(f"`engine` must be one of {', '.join(MODULES)}, got {engine!r}")
     if thinking is not None:
         from goldenal.golden.policy import normalize_thinking
 
@@ -531,23 +496,11 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
     if path.lower().endswith(COMMAND_SUFFIXES):
         if not allow_non_agentic:
             _refuse_non_agentic(path)
-        if engine == "llamacpp" or (engine is None and _starts_llama_server(original)):
-            return _inject_llamacpp(path, original, k=k, thinking=thinking, registry=registry,
-                                    selection=selection, al=al, distribution=distribution,
-                                    force=force, check=check, diff_only=diff_only, bom=bom)
-        launched = knobs.launched_engines(original)
-        if engine == "vllm" or (engine is None and launched == ("vllm",)):
-            return _inject_vllm_script(path, original, k=k, thinking=thinking,
-                                       registry=registry, selection=selection, al=al,
-                                       distribution=distribution, force=force, check=check,
-                                       diff_only=diff_only, bom=bom)
-        if distribution:
-            raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
-                             "llama.cpp (--spec-synth-rates)")
-        _refuse_other_launchers(path, launched, engine)
-        return _inject_command(path, original, launched=launched, k=k, thinking=thinking,
-                               registry=registry, selection=selection, al=al, form=form,
-                               force=force, check=check, diff_only=diff_only, bom=bom)
+        eng = _script_adapter(path, original, engine)
+        _check_distribution(distribution, eng)
+        return _inject_script(eng, path, original, k=k, thinking=thinking, registry=registry,
+                              selection=selection, al=al, distribution=distribution, form=form,
+                              force=force, check=check, diff_only=diff_only, bom=bom)
 
     doc, sites, layout = find_sites(path, original, env_file=env_file)
     if not allow_non_agentic:
@@ -566,26 +519,23 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
     values, warnings = [], []
     decode_k = {site.section: _site_k(site, k, path) for site in sites if pd_decode(site, sites)}
     for site in sites:
-        if pd_decode(site, sites, role="prefill"):
-            # SGLang PD: the decode worker verifies, so its K picks the cell; the
-            # prefill worker carries the same value (docs/engines.md §2.4)
-            site_k = decode_k[site.section]
-        else:
-            site_k = _site_k(site, k, path)
-        al_text, curve_id = _golden(site, registry=registry, k=site_k, thinking=thinking,
-                                    selection=selection, al=al, path=path, force=force,
-                                    warnings=warnings,
-                                    decode_role="decode" if pd_decode(site, sites,
-                                                                      role="prefill") else None)
+        line = _site_line(site)
+        prefill = pd_decode(site, sites, role="prefill")
+        # disaggregated (SGLang): the decode worker verifies, so its K picks the cell;
+        # the prefill worker carries the same value (docs/engines.md §2.4)
+        site_k = decode_k[site.section] if prefill else _site_k(site, k, path)
+        al_text, curve_id = _golden_cell(site, site_k, line, path=path, al=al,
+                                         registry=registry, thinking=thinking,
+                                         selection=selection, force=force, notes=warnings,
+                                         decode_role="decode" if prefill else None)
         eng = adapter(site.engine)
         knob = eng.convert(al_text, k=site_k)
-        line = _site_line(site)
         values.append(SiteValue(site.role, site.section, site.engine, site_k, al_text, knob,
                                 curve_id, line))
         if site.k is None:
             warnings.append(f"{path}:{line}: warning: the file does not state K; the value "
                             f"assumes K={site_k} (--k), which the engine must also use")
-        if (site.engine in ("sglang", "trtllm") and site.env is None and not site.env_file
+        if (eng.record.env_knob and site.env is None and not site.env_file
                 and site.backend is None):
             raise ParseError(f"the {site.role or ''} worker has speculative settings but no "
                              f"{site.role}_environment block to carry {eng.knob}; add one",
@@ -603,7 +553,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
             if prev[1] != knob:
                 raise PolicyError(
                     f"roles {prev[0].role} (K={prev[2]}) and {site.role} (K={site_k}) share one "
-                    f"{'speculative-config' if site.engine == 'vllm' else 'environment block'} "
+                    f"{'environment block' if eng.record.env_knob else 'speculative-config'} "
                     f"(anchor/alias or inherited) but need different values {prev[1]} and "
                     f"{knob}; give each role its own", path=path, line=line)
             continue
@@ -614,9 +564,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
     for site, knob, site_k, al_text, curve_id in groups.values():
         options = {}
         if distribution:
-            if site.engine != "vllm":
-                raise UsageError("--distribution is for vLLM (synthetic_acceptance_rates) and "
-                                 "llama.cpp (--spec-synth-rates)")
+            _check_distribution(distribution, adapter(site.engine))
             options["rates"] = _rates(distribution, registry, curve_id, site_k, al_text,
                                       thinking)
         # --check asks whether a change is needed: a different pinned value is one
@@ -640,6 +588,11 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         outputs.append((other_path, other_text, spans.apply_edits(other_text, other_edits)))
     return _finish(path, outputs, changed, len(groups), values, changes, warnings,
                    check=check, diff_only=diff_only, bom=bom)
+
+
+def _check_distribution(distribution, eng):
+    if distribution and not eng.record.knob_for("rates"):
+        raise UsageError(f"--distribution is for {_takers(lambda a: a.record.knob_for('rates'))}")
 
 
 def _rates(distribution, registry, curve_id, k, al_text, thinking):
@@ -719,114 +672,42 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
                         read=read)
 
 
-def _inject_command(path, original, *, launched, k, thinking, registry, selection, al, form,
-                    force, check, diff_only, bom=""):
-    """ATOM launchers and argument files: every launch path, never the EVAL_ONLY one.
+def _script_adapter(path, text, engine):
+    """The adapter that rewrites a launch script: ``engine``'s, else the one that claims it.
 
-    ``launched``: the engines the script starts (:func:`recipes.knobs.launched_engines`).
+    The engines the script starts are read as ``audit`` reads them
+    (:func:`goldenal.engines.table.launched_engines`); a script that starts only
+    engines whose launch commands inject cannot rewrite is refused with what it
+    starts instead of looking for flags it cannot contain.
     """
-    from goldenal.engines.atom import plan_command, read_command_settings
-    from goldenal.engines.locate import Site
-
-    settings = read_command_settings(path, original)
-    if not settings:
-        starts = "atom" in launched
-        raise ParseError("no ATOM speculative flags found (--num-speculative-tokens): "
-                         + (f"the script starts {LAUNCH_WORDS['atom']} without speculative "
-                            "decoding" if starts else "the script starts no server (looked for " +
-                            ", ".join(LAUNCH_WORDS.values()) + ")"), path=path)
-    found = settings[0]
-    chosen = {}
-    notes = []
-
-    def golden_for_k(site_k, line):
-        if site_k not in chosen:
-            site = Site(engine="atom", role=None, section=None, spec=None, k=site_k,
-                        k_values=(site_k,), draft=found.draft, method=found.method,
-                        models=(found.model,) if found.model else ())
-            chosen[site_k] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
-                                          thinking=thinking, selection=selection, force=force,
-                                          notes=notes)
-        return chosen[site_k][0]
-
-    plan, targets = plan_command(path, original, golden_for_k, k=k, form=form,
-                                 force=force or check)
-    return _command_result(path, original, "atom", plan, targets,
-                           lambda target: chosen[target[1]][1], notes,
-                           check=check, diff_only=diff_only, bom=bom)
-
-
-def _command_result(path, original, engine, plan, targets, curve_of, notes, *, check,
-                    diff_only, bom):
-    """The result of a planned command-line rewrite (ATOM, ``vllm serve``, ``llama-server``).
-
-    ``targets`` are ``(line, K, AL text, knob, ...)``, as the engine's planner
-    gives them; ``curve_of(target)`` names the curve the value came from.
-    """
-    after = spans.apply_edits(original, plan.edits)
-    values = [SiteValue(None, None, engine, t[1], t[2], t[3], curve_of(t), t[0])
-              for t in targets]
-    changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
-    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
-                   values, changes, notes, check=check, diff_only=diff_only, bom=bom)
-
-
-# how a message names each engine's launch command
-LAUNCH_WORDS = {"vllm": "vllm serve", "sglang": "sglang.launch_server",
-                "trtllm": "trtllm-serve", "atom": "atom.entrypoints",
-                "llamacpp": "llama-server"}
-
-
-def _refuse_other_launchers(path, launched, engine):
-    """A launch script rewritten as ATOM's must start ATOM (or nothing goldenal can name).
-
-    The engine is the one the script launches (``recipes.knobs.LAUNCHES``, as
-    ``audit`` reads it); ``inject`` writes ATOM, ``llama-server`` and ``vllm
-    serve`` command lines only, and says what the script starts instead of
-    looking for flags it cannot contain.  ``launched``: the engines the script starts.
-    """
-    if engine not in (None, "atom"):
-        raise PolicyError(f"inject rewrites ATOM, llama-server and vllm serve launch scripts "
-                          "only, not "
-                          f"{engine}" + (f" ({_starts(launched)})" if launched else ""),
-                          path=path)
-    others = [e for e in launched if e not in ("atom", "llamacpp", "vllm")]
-    if "atom" not in launched and others:
-        raise ParseError(f"{_starts(launched)}, not ATOM, llama-server or vllm serve: inject "
-                         "rewrites the launch commands of those three only (looked for "
-                         "--num-speculative-tokens, llama-server and vllm serve); write the "
-                         f"{others[0]} knob where the script builds its speculative settings "
-                         f"(goldenal emit --engine {others[0]} prints it)", path=path)
+    launched = table.launched_engines(text)
+    writers = sorted((m.ADAPTER for m in MODULES.values() if m.ADAPTER.script_name),
+                     key=lambda a: a.name)
+    names = [a.script_name for a in writers]
+    if engine is not None and not adapter(engine).script_name:
+        raise PolicyError(f"inject rewrites {', '.join(names[:-1])} and {names[-1]} launch "
+                          f"scripts only, not {engine}"
+                          + (f" ({_starts(launched)})" if launched else ""), path=path)
+    eng = adapter(engine) if engine else max(writers,
+                                             key=lambda a: a.script_claim(text, launched))
+    others = [e for e in launched if not adapter(e).script_name]
+    if eng.name not in launched and others:
+        raise ParseError(f"{_starts(launched)}, not {', '.join(names[:-1])} or {names[-1]}: "
+                         "inject rewrites the launch commands of those only (looked for "
+                         f"{', '.join(a.script_sign for a in writers[:-1])} and "
+                         f"{writers[-1].script_sign}); write the {others[0]} knob where the "
+                         "script builds its speculative settings (goldenal emit --engine "
+                         f"{others[0]} prints it)", path=path)
+    return eng
 
 
 def _starts(launched):
-    return "the script starts " + " and ".join(LAUNCH_WORDS[e] for e in launched)
+    return "the script starts " + " and ".join(adapter(e).record.launch_word for e in launched)
 
 
-def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection, force, notes):
-    """``(AL text, curve id)`` a command site must carry: the explicit length, checked, or the cell."""
-    if al is not None:
-        text = explicit_al(_explicit_for(al, site), site_k, path=path, line=line)
-        notes.extend(check_explicit(text, site, registry=registry, k=site_k, thinking=thinking,
-                                    selection=selection, force=force, path=path, line=line))
-        return text, None
-    curve = resolve_curve(registry, site, path=path, line=line, **selection)
-    from goldenal.golden.policy import select
-
-    thinking = _assumed(curve, thinking, notes, path)
-    try:
-        return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
-    except Exception as exc:
-        if hasattr(exc, "path") and exc.path is None:
-            exc.path, exc.line = path, line
-        raise
-
-
-def _inject_vllm_script(path, original, *, k, thinking, registry, selection, al, distribution,
-                        force, check, diff_only, bom=""):
-    """Scripts that run ``vllm serve``: every literal ``--speculative-config`` JSON."""
-    from goldenal.engines.vllm import plan_command
-
+def _inject_script(eng, path, original, *, k, thinking, registry, selection, al,
+                   distribution, form, force, check, diff_only, bom=""):
+    """Launch scripts and argument files: every launch path, never the EVAL_ONLY one."""
     chosen, notes = {}, []
     if distribution is True:
         distribution = "curve"
@@ -846,57 +727,17 @@ def _inject_vllm_script(path, original, *, k, thinking, registry, selection, al,
             return _rates(distribution, registry, cell(site, site_k)[1], site_k, al_text,
                           thinking)
 
-    def golden_for(site, site_k, line):
-        return cell(site, site_k, line)[0]
-
-    plan, targets = plan_command(path, original, golden_for, k=k, rates_for=rates_for,
-                                 force=force or check)
-    return _command_result(path, original, "vllm", plan, targets,
-                           lambda target: cell(target[4], target[1])[1], notes,
-                           check=check, diff_only=diff_only, bom=bom)
-
-
-def _starts_llama_server(text):
-    from goldenal.engines.llamacpp import commands
-
-    return bool(commands(text))
-
-
-def _inject_llamacpp(path, original, *, k, thinking, registry, selection, al, distribution,
-                     force, check, diff_only, bom=""):
-    """Scripts that start ``llama-server``: every command with speculative decoding."""
-    from goldenal.engines.llamacpp import plan_command, read_command_settings
-    from goldenal.engines.locate import Site
-
-    settings = [s for s in read_command_settings(path, original) if s.extra.get("speculative")]
-    found = settings[0] if settings else None
-    chosen = {}
-    if distribution is True:
-        distribution = "curve"
-
-    notes = []
-
-    def golden_for_k(site_k, line):
-        if site_k not in chosen:
-            site = Site(engine="llamacpp", role=None, section=None, spec=None, k=site_k,
-                        k_values=(site_k,), draft=found.draft if found else None,
-                        method=found.method if found else None,
-                        models=(found.model,) if found and found.model else ())
-            chosen[site_k] = _golden_cell(site, site_k, line, path=path, al=al, registry=registry,
-                                          thinking=thinking, selection=selection, force=force,
-                                          notes=notes)
-        return chosen[site_k][0]
-
-    rates_for = None
-    if distribution:
-        def rates_for(site_k, al_text):
-            return _rates(distribution, registry, chosen[site_k][1], site_k, al_text, thinking)
-
-    plan, targets = plan_command(path, original, golden_for_k, k=k, rates_for=rates_for,
-                                 force=force or check)
-    return _command_result(path, original, "llamacpp", plan, targets,
-                           lambda target: chosen[target[1]][1], notes + list(plan.warnings),
-                           check=check, diff_only=diff_only, bom=bom)
+    plan, targets = eng.plan_script(path, original, lambda site, site_k, line: cell(
+        site, site_k, line)[0], k=k, rates_for=rates_for, form=form, force=force or check,
+        launched=table.launched_engines(original),
+        known=[m.RECORD.launch_word for m in MODULES.values()])
+    after = spans.apply_edits(original, plan.edits)
+    values = [SiteValue(None, None, eng.name, t[1], t[2], t[3], cell(t[4], t[1])[1], t[0])
+              for t in targets]
+    changes = [(line, None, name, old, new) for line, name, old, new in plan.changes]
+    return _finish(path, [(path, original, after)], 1 if plan.changes else 0, len(values),
+                   values, changes, notes + list(plan.warnings), check=check,
+                   diff_only=diff_only, bom=bom)
 
 
 # -- the InferenceX runner contract -------------------------------------------

@@ -124,13 +124,13 @@ class Cache:
 
     def _load(self):
         """The entries of the cache file, or ``{}`` (none, unusable, foreign or stale)."""
-        from goldenal.core.files import read_beneath
+        from goldenal.core.files import read_regular
 
         if not usable_directory(self.directory):
             return {}
         try:
             # no link followed, no waiting on a pipe, a regular file only, bounded
-            data = marshal.loads(read_beneath(self.directory, self.name, limit=MAX_BYTES))
+            data = marshal.loads(read_regular(self.name, MAX_BYTES, beneath=self.directory))
         except (OSError, ValueError, EOFError, TypeError):
             return {}
         if not isinstance(data, dict) or data.get("stamp") != self.stamp:
@@ -183,11 +183,10 @@ class Cache:
         Nothing is written unless the directory is the user's own (created
         ``0700`` when missing) and the cache path is a regular file or free.
         """
-        import tempfile
+        from goldenal.core.files import write_texts_atomic
 
         if self.read_only or (not self.changed and len(self.new) == len(self.old)):
             return
-        tmp = None
         try:
             if not os.path.lexists(self.directory):
                 os.makedirs(self.directory, mode=0o700)
@@ -196,18 +195,10 @@ class Cache:
             with _suppressed():
                 if not stat.S_ISREG(os.lstat(self.path).st_mode):
                     return      # a link, a pipe, a directory: left alone
-            fd, tmp = tempfile.mkstemp(prefix=self.name + ".", suffix=".tmp",
-                                       dir=self.directory)
-            with os.fdopen(fd, "wb") as fh:
-                marshal.dump({"stamp": self.stamp, "entries": self.new}, fh)
-            os.replace(tmp, self.path)
-            tmp = None
+            write_texts_atomic({self.path: marshal.dumps({"stamp": self.stamp,
+                                                          "entries": self.new})}, links=False)
         except OSError:
             pass
-        finally:
-            if tmp is not None:
-                with _suppressed(OSError):
-                    os.unlink(tmp)
 
 
 def _suppressed(*errors):

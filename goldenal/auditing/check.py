@@ -7,7 +7,7 @@ from goldenal.auditing import evidence as ev
 from goldenal.auditing.rules import make_finding
 from goldenal.engines import knob_value
 from goldenal.engines.knobs import carries_golden
-from goldenal.recipes import knobs
+from goldenal.engines import table as knobs
 
 # Engines with no setting that selects a draft head's sampling variant: ATOM's DSpark
 # path takes no draft_sample_method / rejection_sample_method (docs/engines.md §4.1)

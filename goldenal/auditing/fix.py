@@ -33,7 +33,7 @@ import os
 import re
 from typing import NamedTuple
 
-from goldenal.core.files import locked_directories, read_beneath, replace_beneath
+from goldenal.core.files import locked_directories, read_regular, replace_beneath
 
 FIXABLE = ("GAL201", "GAL202")
 ASSUMPTIONS = ("GAL304", "GAL305")
@@ -181,7 +181,7 @@ def _apply(plans, root, read=None):
     out = {}
     for path, per_line in by_file.items():
         try:
-            before = read[path] if read and path in read else read_beneath(root, path)
+            before = read[path] if read and path in read else read_regular(path, beneath=root)
         except (OSError, ValueError) as exc:
             why = _not_written(exc)
             skipped.extend((f, why) for _, _, group in per_line.values() for f in group)
@@ -262,7 +262,7 @@ def fix_findings(findings, root, audit_tree, *, write=True):
         read, unreadable = {}, {}
         for path in sorted({path for path, _ in plans}):
             try:
-                read[path] = read_beneath(root, path)
+                read[path] = read_regular(path, beneath=root)
             except (OSError, ValueError) as exc:
                 unreadable[path] = exc
         fresh = audit_tree({os.path.join(root, path): data for path, data in read.items()})

@@ -10,7 +10,7 @@ those of the document; a ``$ `` prompt is blanked too, keeping columns.
 import re
 from typing import NamedTuple
 
-from goldenal.recipes import knobs
+from goldenal.engines import table as knobs
 
 # CommonMark: up to three spaces, then three or more backticks or tildes, then an info string
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)")

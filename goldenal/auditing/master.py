@@ -16,7 +16,7 @@ indentation.  No YAML parse of the whole file is needed.
 import re
 from dataclasses import dataclass, field
 
-from goldenal.recipes import knobs
+from goldenal.engines import table as knobs
 
 _KEY_RE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z0-9_.-]+):(?:\s|$)")
 _ITEM_RE = re.compile(r"""^(\s*)-\s+["']?([A-Z][A-Z0-9_]*)=([^"'#]*)["']?\s*(?:#.*)?$""")

@@ -8,7 +8,8 @@ string; two identical entries give two configs (each is a run).
 """
 
 from goldenal.auditing import evidence as ev
-from goldenal.recipes import knobs, spans
+from goldenal.engines import table as knobs
+from goldenal.recipes import spans
 from goldenal.recipes.shell import shell_words
 
 ARG_KEYS = ("extra_args", "extra-args", "server_args", "server-args", "serve_args")

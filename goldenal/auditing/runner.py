@@ -14,7 +14,7 @@ from goldenal.auditing.markdown import MARKDOWN, fenced_code, markdown_configs
 from goldenal.auditing.rules import make_finding
 from goldenal.auditing.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.core.errors import DuplicateKeyError, GoldenALError, yaml_error
-from goldenal.recipes import knobs
+from goldenal.engines import table as knobs
 
 # a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
 # \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value

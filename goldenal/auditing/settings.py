@@ -35,6 +35,7 @@ import os
 from typing import NamedTuple
 
 from goldenal.core.errors import ParseError
+from goldenal.core.files import open_regular
 
 _KEYS = {"select", "ignore", "exclude", "extend-exclude", "respect-gitignore", "golden-dir"}
 
@@ -119,7 +120,7 @@ def read_settings(path):
     """The :class:`Settings` of one ``pyproject.toml``, or None when it has no ``[tool.goldenal]``."""
     tomllib = _toml()
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             doc = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ParseError(f"not valid TOML: {exc}", path=path) from None

@@ -17,7 +17,7 @@ import os
 import re
 
 from goldenal.auditing import evidence as ev
-from goldenal.recipes import knobs
+from goldenal.engines import table as knobs
 from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, condition_ids,
                                     continues, evaluate_test, expand, parse, remembered,
                                     remembering, unquote, vars_in)

@@ -19,11 +19,10 @@ Nothing is executed.
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 
-from goldenal.core.files import (JOURNAL_NAME, LOCK_NAME, is_transaction_file, repository_root,
-                                 settle_directories)
+from goldenal.core.files import (JOURNAL_NAME, LOCK_NAME, is_transaction_file, open_regular,
+                                 repository_root, settle_directories)
 from goldenal.auditing import evidence as ev
 
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
@@ -137,18 +136,10 @@ def _read_gitignore(directory):
     # a regular file only, opened without blocking: a named pipe called .gitignore
     # would hang a plain open() for ever
     try:
-        fd = os.open(os.path.join(directory, ".gitignore"),
-                     os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open_regular(os.path.join(directory, ".gitignore")) as fh:
+            data = fh.read(MAX_BYTES)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, MAX_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     # lines end at \n, a CR before it dropped, as git reads them (dir.c)
     text = data.decode("utf-8", errors="replace")
     return _Ignore(line.removesuffix("\r") for line in text.split("\n"))
@@ -255,13 +246,9 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
     def visit_file(p):
         """The file's Candidate or Problem, or None (nothing to audit in it)."""
         try:
-            fd = os.open(p, os.O_RDONLY)
-            try:
+            with open_regular(p) as fh:
                 # sized to the file: a buffer of MAX_BYTES per file costs more than the read
-                size = os.fstat(fd).st_size
-                data = os.read(fd, min(size, MAX_BYTES) + 1)
-            finally:
-                os.close(fd)
+                data = fh.read(min(os.fstat(fh.fileno()).st_size, MAX_BYTES) + 1)
         except OSError as exc:
             return Problem(rel(p), f"unreadable: {exc.strerror or exc}")
         if overlay:

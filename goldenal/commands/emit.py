@@ -4,22 +4,12 @@ Looks one committed cell up (same selection flags as `goldenal lookup`) and
 writes it the way the engine reads it:
 
     goldenal emit minimax-m3 --draft Inferact/MiniMax-M3-EAGLE3 --k 3 --thinking on \\
-        --engine trtllm                 # export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.83
+        --engine trtllm                 # AL - 1 = 1.83 in TensorRT-LLM's knob
     goldenal emit dsv4 --k 3 --thinking on --engine vllm --format json \\
         --spec-config '{"method":"mtp","num_speculative_tokens":3}'
     goldenal emit glm5.2 --k 3 --thinking on --engine sglang --format yaml
 
-  vllm    rejection_sample_method "synthetic" + synthetic_acceptance_length AL
-          (--distribution: synthetic_acceptance_rates from the whole curve)
-  sglang  SGLANG_SIMULATE_ACC_LEN=AL, _METHOD=match-expected, _TOKEN_MODE=real-draft-token
-  trtllm  TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=AL-1
-  atom    --spec-decode-acceptance-length AL (--rate: --spec-decode-acceptance-rate (AL-1)/K)
-  llamacpp  --spec-synth-rates (env LLAMA_ARG_SPEC_SYNTH_RATES) with the min-variance
-          schedule [1]*f, p, 0... that the other engines' length knobs realise, so
-          `goldenal verify` confirms it as it is; --distribution: the curve's own
-          per-position profile; --length: --spec-synth-len AL (LLAMA_ARG_SPEC_SYNTH_LEN),
-          which llama.cpp realises as a GEOMETRIC schedule (constant conditional p,
-          p+...+p^K = AL-1): verify it with --profile geometric
+ENGINE_TABLE
 
 Formats: shell (export lines), env (.env lines), json, yaml (an environment
 mapping, or speculative-config: '<json>'), args (command-line arguments).
@@ -39,8 +29,15 @@ exit codes:
 import sys
 
 from goldenal.commands._selection import add_selection_arguments, golden_dir
-from goldenal.engines import ENGINES
+from goldenal.engines import ENGINES, MODULES
 from goldenal.engines.base import FORMATS
+
+# what each engine's fragment sets, as its adapter says (``emit_help``)
+__doc__ = __doc__.replace("ENGINE_TABLE", "\n".join(
+    f"  {name}: " + m.ADAPTER.emit_help.replace("\n", "\n      ")
+    for name, m in MODULES.items()))
+_RATE = [m.ADAPTER for m in MODULES.values() if "rate" in m.ADAPTER.forms]
+_LENGTH = [m.ADAPTER for m in MODULES.values() if m.ADAPTER.default_form == "rates"]
 
 
 def configure(parser):
@@ -55,11 +52,12 @@ def configure(parser):
                         help="vLLM and llama.cpp: per-position rates instead of the length; "
                              "curve (the default): the curve's own profile; min-variance: "
                              "the schedule vLLM's length realises (llama.cpp's default)")
-    parser.add_argument("--rate", action="store_true",
-                        help="ATOM: --spec-decode-acceptance-rate (AL-1)/K instead of the length")
-    parser.add_argument("--length", action="store_true",
-                        help="llama.cpp: --spec-synth-len AL (a geometric schedule) instead "
-                             "of the min-variance --spec-synth-rates")
+    parser.add_argument("--rate", action="store_true", help="; ".join(
+        f"{a.record.title}: {a.record.knob_for('rate')} (AL-1)/K instead of the length"
+        for a in _RATE))
+    parser.add_argument("--length", action="store_true", help="; ".join(
+        f"{a.record.title}: {a.knob} AL (a geometric schedule) instead of the min-variance "
+        f"{a.record.knob_for('rates')}" for a in _LENGTH))
     parser.add_argument("--dspark-config", metavar="JSON",
                         help="ATOM: the --dspark-config served (refused with confidence_schedule)")
 

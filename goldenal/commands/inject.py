@@ -7,8 +7,8 @@ multi-variant base/override files included), a TensorRT-LLM extra-LLM-API
 YAML with the env file it names (# env-file: PATH), ATOM command lines,
 scripts that run vllm serve (each literal --speculative-config JSON; one built
 in a variable is refused where it is used), and
-scripts that start llama-server (--spec-synth-len after the speculative flags;
-with --distribution, --spec-synth-rates: llama.cpp realises a bare length as a
+scripts that start llama-server (its length knob after the speculative flags;
+with --distribution, its rates knob: llama.cpp realises a bare length as a
 geometric schedule, not the min-variance one, and says so on stderr).
 The engine of a script is the server it starts (vllm serve, sglang.launch_server,
 trtllm-serve, atom.entrypoints, llama-server), as audit reads it.
@@ -83,7 +83,7 @@ def configure(parser):
                              "length; curve (the default): the curve's own profile; "
                              "min-variance: the schedule vLLM's length realises")
     parser.add_argument("--rate", action="store_true",
-                        help="ATOM: write --spec-decode-acceptance-rate (AL-1)/K")
+                        help="ATOM: write the rate knob (AL-1)/K")
     parser.add_argument("--env-file", metavar="PATH",
                         help="TensorRT-LLM extra-LLM-API YAML: the environment file to write")
     mode = parser.add_mutually_exclusive_group()

@@ -9,9 +9,9 @@ The policy is exact: only committed cells, no interpolation, extrapolation or
 fallback to another head, variant or thinking mode.  A refusal goes to stderr
 and names what exists (exit 1); malformed flags exit 2.
 
-  --engine trtllm      prints AL - 1 (TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS)
-  --format env         NAME=value: SGLANG_SIMULATE_ACC_LEN, TLLM_SPEC_DECODE_FORCE_NUM_
-                       ACCEPTED_TOKENS, else SYNTHETIC_ACCEPTANCE_LENGTH (InferenceX runner)
+  --engine trtllm      prints the value its knob takes (AL - 1: accepted drafts)
+  --format env         NAME=value of the engine's environment knob, else
+                       SYNTHETIC_ACCEPTANCE_LENGTH (InferenceX runner)
   --format json        the value with the cell's identity and provenance
 
 In Python: goldenal.lookup(model, k=3, thinking="on", draft=...).

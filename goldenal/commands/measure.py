@@ -118,6 +118,7 @@ def _non_negative_int(text):
 
 def configure(parser):
     from goldenal.commands._selection import _positive_float, _positive_int
+    from goldenal.engines import ENGINES
 
     parser.add_argument("url", metavar="URL", nargs="?",
                         help="server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is "
@@ -154,8 +155,7 @@ def configure(parser):
                         help="output cap per request (default 4096)")
     parser.add_argument("--requests", type=_positive_int, metavar="N",
                         help="send the first N prompts (default: all)")
-    parser.add_argument("--engine", default="auto",
-                        choices=["auto", "vllm", "sglang", "trtllm", "atom", "llamacpp"],
+    parser.add_argument("--engine", default="auto", choices=["auto", *ENGINES],
                         help="engine (default: detected from the server; one nothing on the "
                              "server supports is refused)")
     parser.add_argument("--method", metavar="NAME", help="mtp | eagle3 | draft | ... "

@@ -9,7 +9,7 @@ counts, where present, must follow the min-variance schedule [1]*f, p, 0...;
 a smooth decaying profile is real acceptance: the knob was silently ignored.
 --profile names another expected profile: "curve" (the curve's own
 per-position profile, as emit/inject --distribution write it), "geometric"
-(what llama.cpp realises for a bare --spec-synth-len), explicit rates
+(what llama.cpp realises for its bare length knob), explicit rates
 P0,P1,... as pinned, or "none" (the mean only).  A run that hits the mean but
 not the profile is a miss that says so (e.g. llama.cpp's geometric schedule).
 
@@ -62,7 +62,7 @@ def configure(parser):
     parser.add_argument("--profile", metavar="P", default="min-variance",
                         help="expected per-position survival: min-variance (default), curve "
                              "(the curve's own profile; needs --model/--curve), geometric "
-                             "(llama.cpp's --spec-synth-len), none (mean only), or rates "
+                             "(llama.cpp's length knob), none (mean only), or rates "
                              "P0,P1,...")
     parser.add_argument("--allow-incomplete", action="store_true",
                         help="judge the readable windows even when some were refused "

@@ -8,9 +8,7 @@ Notation (docs/formats.md §0.2; docs/engines.md §0.1-§0.2):
   (valid for chain drafting, where the K = n draft is a prefix of the
   K = n + 1 draft, docs/policy.md §4);
 * conditional acceptance ``a_i = S(i) / S(i-1)`` with ``S(0) = 1``;
-* vLLM's minimum-variance schedule for a length L over K positions: with
-  ``d = L - 1``, ``f = floor(d)``, rates ``[1]*f + [d - f] + [0, ...]``
-  truncated to K (vLLM ``SpeculativeConfig._acceptance_length_to_rates``;
+* vLLM's minimum-variance schedule (``SpeculativeConfig._acceptance_length_to_rates``;
   ATOM and SGLang ``match-expected`` draw the same two-point distribution).
 
 Values are :class:`fractions.Fraction` built from the committed decimal
@@ -42,29 +40,13 @@ def exact_fraction(value):
 
 
 def min_variance_schedule(al, k):
-    """vLLM's minimum-variance schedule of unconditional rates for a target AL.
+    """vLLM's minimum-variance schedule ``r_1..r_K`` (Fractions) for a target AL.
 
-    Parameters
-    ----------
-    al : str, float, int or Fraction
-        Target acceptance length, in [1, K + 1].  Strings are read exactly.
-    k : int
-        Number of draft positions (``num_speculative_tokens``).
+    ``r_i`` = P(the first i drafts are all accepted): with ``d = AL - 1`` and
+    ``f = floor(d)``, ``f`` ones, then ``d - f``, then zeros, truncated to K,
+    so every step accepts ``f`` or ``f + 1`` drafts.  ValueError for ``k`` < 1
+    or ``al`` outside [1, K + 1] (vLLM refuses those at start-up).
 
-    Returns
-    -------
-    tuple of Fraction
-        ``r_1..r_K``; ``r_i`` = P(the first i drafts are all accepted).  With
-        ``d = AL - 1`` and ``f = floor(d)``: ``f`` ones, then ``d - f``, then
-        zeros, truncated to K.  Every step accepts ``f`` or ``f + 1`` drafts.
-
-    Raises
-    ------
-    ValueError
-        ``k`` < 1 or ``al`` outside [1, K + 1] (vLLM refuses those at start-up).
-
-    Example
-    -------
     >>> [str(r) for r in min_variance_schedule("2.83", 3)]
     ['1', '83/100', '0']
     """
@@ -80,27 +62,10 @@ def min_variance_schedule(al, k):
 
 
 def implied_survival(cells, k):
-    """Per-position survival implied by a curve of mean ALs.
+    """``S(1)..S(k)``, ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``, from ``cells``
+    (``{K: AL}`` of one thinking mode); KeyError for a K in 1..k without a value.
 
-    Parameters
-    ----------
-    cells : mapping
-        ``{K: AL}`` for one thinking mode (committed strings or numbers);
-        every K from 1 to ``k`` must be present and not ``"N/A"``.
-    k : int
-        Last position.
-
-    Returns
-    -------
-    tuple of Fraction
-        ``S(1)..S(k)`` with ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``.  The
-        values are what the means imply; noise can make them increase or
-        go negative (see :func:`is_survival`).
-
-    Raises
-    ------
-    KeyError
-        A K in 1..k has no committed value.
+    What the means imply: noise can make it increase or go negative (:func:`is_survival`).
     """
     k = positive_k(k)
     previous = Fraction(1)
@@ -116,41 +81,21 @@ def implied_survival(cells, k):
 
 
 def conditional_rates(survival):
-    """Conditional acceptance ``a_i = S(i) / S(i-1)`` (``S(0) = 1``).
-
-    Returns a tuple with ``None`` where ``S(i-1) <= 0`` (undefined).  Exact
-    when ``survival`` holds Fractions.
-    """
-    out = []
-    previous = Fraction(1)
-    for s in survival:
-        out.append(None if previous <= 0 else s / previous)
-        previous = s
-    return tuple(out)
+    """Conditional acceptance ``a_i = S(i) / S(i-1)`` (``S(0) = 1``), None where undefined."""
+    return tuple(None if previous <= 0 else s / previous
+                 for previous, s in zip((Fraction(1), *survival), survival))
 
 
 def is_survival(survival):
     """True when the values form a survival function: in [0, 1], non-increasing."""
-    previous = 1
-    for s in survival:
-        if not 0 <= s <= previous:
-            return False
-        previous = s
-    return True
+    return all(0 <= s <= previous for previous, s in zip((1, *survival), survival))
 
 
 def accepted_drafts_distribution(survival):
     """P(X = j), j = 0..K, for X = accepted drafts in one verification step.
 
-    ``P(X >= i) = S(i)``, so ``P(X = j) = S(j) - S(j+1)`` with ``S(0) = 1``
-    and ``S(K+1) = 0``.
-
-    Raises
-    ------
-    ValueError
-        ``survival`` is not a survival function (:func:`is_survival`): a
-        curve whose means imply an increasing or negative survival describes
-        no distribution.
+    ``P(X = j) = S(j) - S(j+1)`` with ``S(0) = 1`` and ``S(K+1) = 0``;
+    ValueError unless ``survival`` is a survival function (:func:`is_survival`).
     """
     values = [exact_fraction(s) if not isinstance(s, Fraction) else s for s in survival]
     if not is_survival(values):
@@ -161,19 +106,10 @@ def accepted_drafts_distribution(survival):
 
 
 def accepted_drafts_variance(survival):
-    """Variance of the accepted drafts per verification step.
+    """Variance of the accepted drafts (and of the tokens, ``X + 1``) per verification step.
 
-    ``E[X] = sum S(i)`` and ``E[X^2] = sum (2i - 1) S(i)``, so
-    ``Var X = sum (2i - 1) S(i) - (sum S(i))^2``.  Tokens emitted per step are
-    ``X + 1``: same variance.  Exact for Fraction input.
+    ``Var X = sum (2i - 1) S(i) - (sum S(i))^2``; exact for Fraction input.
 
-    Raises
-    ------
-    ValueError
-        ``survival`` is not a survival function.
-
-    Example
-    -------
     >>> str(accepted_drafts_variance(min_variance_schedule("2.83", 3)))
     '1411/10000'
     """
@@ -189,20 +125,8 @@ def positive_k(k):
 
 
 def pava_nonincreasing(values, weights=None):
-    """Weighted least-squares non-increasing fit (pool adjacent violators).
-
-    Parameters
-    ----------
-    values : sequence of float
-    weights : sequence of float, optional
-        Positive weights (default 1).
-
-    Returns
-    -------
-    list of float
-        The non-increasing sequence closest to ``values`` in weighted squared
-        error; the weighted sum is preserved.
-    """
+    """The non-increasing sequence closest to ``values`` in squared error weighted by
+    ``weights`` (default 1), by pool adjacent violators; the weighted sum is kept."""
     weights = [1.0] * len(values) if weights is None else [float(w) for w in weights]
     blocks = []  # [weighted mean, weight, length]; merge while a later block is higher
     for value, weight in zip(values, weights):
@@ -216,10 +140,5 @@ def pava_nonincreasing(values, weights=None):
 
 def histogram_from_survival(steps, per_position):
     """Lengths histogram from survival counts c_1..c_K given ``D`` = steps (their inverse)."""
-    prev = steps
-    hist = []
-    for c in per_position:
-        hist.append(prev - c)
-        prev = c
-    hist.append(prev)
-    return tuple(hist)
+    counts = (steps, *per_position)
+    return (*(a - b for a, b in zip(counts, counts[1:])), counts[-1])

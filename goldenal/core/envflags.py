@@ -1,13 +1,6 @@
-"""Boolean environment variables, read one way.
-
-Every on/off switch goldenal takes from the environment
-(``GOLDENAL_ALLOW_NON_AGENTIC``, ``GOLDENAL_DEBUG``, and the InferenceX
-runner's ``SYNTHETIC_ACCEPTANCE`` and ``EVAL_ONLY``) is read by
-:func:`env_flag`: unset or empty is the default, a recognised spelling is
-its value (case and surrounding blanks ignored), and anything else is a
-:class:`~goldenal.core.errors.UsageError` naming the variable and the spellings
-it accepts, never a silent ``False``.
-"""
+"""Boolean environment variables, read one way: every on/off switch goldenal takes
+(``GOLDENAL_DEBUG``, the InferenceX runner's ``EVAL_ONLY``...) goes through :func:`env_flag`,
+so an unknown spelling is an error naming the variable, never a silent ``False``."""
 
 from goldenal.core.errors import UsageError
 
@@ -21,26 +14,9 @@ RUNNER_SPELLINGS = (("true",), ("false",))
 
 
 def env_flag(environ, name, *, default=False, spellings=SPELLINGS):
-    """The boolean ``environ[name]`` holds.
+    """The boolean ``environ[name]`` holds: ``default`` when unset or empty, else one of
+    ``spellings`` (true ones, false ones), else a UsageError (exit code 2).
 
-    Parameters
-    ----------
-    environ : mapping
-        The environment (``os.environ`` or a dict).
-    name : str
-        The variable.
-    default : bool
-        Its value when unset or empty.
-    spellings : (true spellings, false spellings)
-        The lower-case words accepted.
-
-    Raises
-    ------
-    UsageError
-        The value is none of the spellings (exit code 2).
-
-    Example
-    -------
     >>> env_flag({"GOLDENAL_DEBUG": " Yes "}, "GOLDENAL_DEBUG")
     True
     """

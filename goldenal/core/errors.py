@@ -106,25 +106,11 @@ class LowSampleWarning(RuntimeWarning):
 
 
 def yaml_error(exc, path=None, *, text=None, prefix="not valid YAML"):
-    """The one-line :class:`ParseError` for a PyYAML error, with its line where known.
+    """``prefix: problem`` as one :class:`ParseError` line for a PyYAML error, with its line.
 
-    Parameters
-    ----------
-    exc : yaml.YAMLError
-        A marked error (scanner, parser, composer, constructor: its problem
-        and mark) or a reader error (a control character or an undecodable
-        byte: its reason and character position).
-    path : str, optional
-    text : str, optional
-        The text parsed, to turn a reader error's character position into a
-        line number.
-    prefix : str
-        What the message starts with (``"not valid YAML"``).
-
-    Returns
-    -------
-    ParseError
-        ``prefix: problem`` on one line (PyYAML's own text spans several).
+    A marked error gives its problem and mark; a reader error (a control
+    character, an undecodable byte) its reason and character position, which
+    ``text`` turns into a line.
     """
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else None

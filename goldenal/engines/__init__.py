@@ -1,33 +1,26 @@
 """Engine adapters: how each serving engine spells the golden AL.
 
-This module holds only the light, table-driven part that ``goldenal lookup``
-needs (no heavy imports); the per-engine modules add rendering, rewriting and
-reading back.
+Each engine is one module, ``goldenal/engines/<engine>.py``, holding its
+``RECORD`` (:class:`goldenal.engines.record.Engine`) and its ``ADAPTER``;
+:data:`MODULES` in :mod:`goldenal.engines.knobs` is the one registry.  The
+modules import only the standard library at load time, so ``goldenal lookup``
+reads the records without the heavy parts.
 
 Public API (stable):
 
-- ``ENGINES``, ``KNOBS`` (engine -> (value knob, offset)), ``KNOB_NAMES``
-  (engine -> every knob name it reads), ``add_decimal``, ``knob_value``,
-  ``acceptance_rate``,
-  ``env_assignment``;
+- ``ENGINES``, ``MODULES``, ``record(engine)``, ``KNOBS`` (engine -> (value
+  knob, offset)), ``KNOB_NAMES`` (engine -> every knob name it reads),
+  ``add_decimal``, ``knob_value``, ``acceptance_rate``, ``env_assignment``;
 - ``adapter(engine)`` -> :class:`goldenal.engines.base.EngineAdapter` with
-  ``convert``, ``fragment``, ``plan`` (edits for one site), ``rewrite`` and
-  ``read``;
+  ``convert``, ``fragment``, ``plan`` (edits for one site) and ``setting``;
 - ``read_settings(path, text=None)`` -> list of
-  :class:`goldenal.engines.base.SpecSetting`, one per worker role (srt-slurm
-  recipes, vLLM ``--config`` YAML/JSON, TensorRT-LLM extra-LLM-API YAML and
-  the environment file it names, launcher scripts ``.sh``/``.args`` with
-  SGLang/TensorRT-LLM exports, vLLM JSON strings and ATOM flags);
-- ``goldenal.engines.vllm.parse_speculative_config(json_text) -> dict``.
-
-Sources for every knob: docs/engines.md §1-§5 (vLLM ``SpeculativeConfig``, SGLang
-``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``,
-ATOM ``--spec-decode-*``, llama.cpp ``--spec-synth-len`` / ``--spec-synth-rates``).
+  :class:`goldenal.engines.setting.SpecSetting`, one per worker role;
+- the spellings of every knob in recipe text: :mod:`goldenal.engines.table`.
 """
 
 from goldenal.engines.knobs import (  # noqa: F401 (the public table, re-exported)
-    ENGINES, KNOB_NAMES, KNOBS, RUNNER_VARIABLE, acceptance_rate, add_decimal, env_assignment,
-    knob_value)
+    ENGINES, KNOB_NAMES, KNOBS, MODULES, RUNNER_VARIABLE, acceptance_rate, adapter, add_decimal,
+    env_assignment, knob_value, record)
 
 
 def read_settings(path, text=None):
@@ -36,14 +29,13 @@ def read_settings(path, text=None):
     Parameters
     ----------
     path : str or os.PathLike
-        The file (an srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a
-        TensorRT-LLM extra-LLM-API YAML ...).
+        The file (an srt-slurm recipe, a serve config YAML/JSON, a launch script ...).
     text : str, optional
         The file's content, when already read.
 
     Returns
     -------
-    list of goldenal.engines.base.SpecSetting
+    list of goldenal.engines.setting.SpecSetting
         One record per worker role and engine, in file order; empty when the
         file configures no speculative decoding.
 
@@ -56,10 +48,3 @@ def read_settings(path, text=None):
     from goldenal.engines.locate import read_settings as _read
 
     return _read(path, text)
-
-
-def adapter(engine):
-    """The adapter object of one engine (imports its module on first use)."""
-    from goldenal.engines.base import adapter as _adapter
-
-    return _adapter(engine)

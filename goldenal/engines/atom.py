@@ -12,20 +12,13 @@ command lines in shell scripts and argument files where the flags are
 written with literal values.
 """
 
-import json
 import os
 import re
 import shlex
 from decimal import Decimal
 
-from goldenal.recipes import knobs, spans
-from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
-                                   same_number)
-from goldenal.engines.knobs import acceptance_rate, carries_golden, knob_value  # noqa: F401 (re-export)
+from goldenal.engines.base import EngineAdapter, check_pinned, on_both_paths, same_number
 from goldenal.core.errors import ParseError, PolicyError
-from goldenal.recipes.shell import (ASSIGNMENT, eval_paths, literal_variables, resolve,
-                                    substitute, unquote)
-from goldenal.core.files import read_text
 from goldenal.engines.record import Engine
 
 RECORD = Engine(
@@ -56,11 +49,10 @@ RATE_KNOB = "--spec-decode-acceptance-rate"
 K_FLAG = "--num-speculative-tokens"
 FORMS = ("length", "rate")
 
-# the flags read and rewritten here, as the one knob table spells them
-_FLAGS = knobs.spellings(engine="atom")
-
 
 def _dspark_confidence(raw):
+    import json
+
     if raw is None:
         return False
     text = raw.strip("'\"")
@@ -77,13 +69,41 @@ class AtomAdapter(EngineAdapter):
 
     name = "atom"
     knob = KNOB
+    record = RECORD
 
-    def convert(self, al_text, *, k=None, form=None):
-        if form not in (None, *FORMS):
-            raise ValueError(f"`form` must be one of {', '.join(FORMS)}, got {form!r}")
-        return knob_value(self.name, al_text, k=k, form=form)
+    script_name, script_sign = "ATOM", K_FLAG
+
+    def read_script(self, path, text, variables):
+        return read_command_settings(path, text)
+
+    def script_claim(self, text, launched):
+        return 1            # its flags are read wherever the script writes them
+
+    def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
+                    force=False, launched=(), known=()):
+        from goldenal.engines.setting import command_site
+
+        settings = read_command_settings(path, text)
+        if not settings:
+            if RECORD.name in launched:
+                said = f"the script starts {RECORD.launch_word} without speculative decoding"
+            else:
+                said = f"the script starts no server (looked for {', '.join(known)})"
+            raise ParseError(f"no ATOM speculative flags found ({K_FLAG}): {said}", path=path)
+
+        def site(site_k):
+            return command_site(self.name, settings[0], site_k)
+
+        plan, targets = plan_command(path, text, lambda site_k, line: golden_for(
+            site(site_k), site_k, line), k=k, form=form, force=force)
+        return plan, [(*t, site(t[1])) for t in targets]
+    forms = FORMS
+    emit_help = f"{KNOB} AL (--rate: {RATE_KNOB} (AL-1)/K)"
+    emit_options = ("dspark_config",)
 
     def fragment(self, al_text, *, k, fmt, form=None, dspark_config=None, **options):
+        import json
+
         if _dspark_confidence(dspark_config):
             raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
                               "confidence scheduler (confidence_schedule/ragged)")
@@ -118,6 +138,10 @@ def _col(text, index):
 
 def read_command_settings(path, text=None):
     """ATOM settings written as literal flags in a script or argument file."""
+    from goldenal.core.files import read_text
+    from goldenal.recipes.shell import literal_variables, resolve
+    from goldenal.engines.setting import SpecSetting
+
     path = os.fspath(path)
     if text is None:
         text = read_text(path, universal=True)
@@ -152,6 +176,8 @@ def read_command_settings(path, text=None):
 
 def _literal(flags, flag, variables):
     """A flag's value, through a ``$VAR`` with one literal assignment; None when unknown."""
+    from goldenal.recipes.shell import resolve
+
     m = flags.get(flag)
     if m is None:
         return None
@@ -163,14 +189,18 @@ def _literal(flags, flag, variables):
 
 def _all_flags(text):
     """Every uncommented occurrence of each flag, in file order."""
+    from goldenal.recipes import knobs
+
     found = {}
-    for row, m in knobs.finditer(text, _FLAGS):
+    for row, m in knobs.finditer(text, RECORD.rows()):
         found.setdefault(row.name, []).append(m)
     return found
 
 
 def _literal_k(raw, variables):
     """K from a flag's value: a literal, or a ``$VAR`` with one literal assignment."""
+    from goldenal.recipes.shell import resolve
+
     value = raw.strip("'\"")
     if not value.isdigit():
         value = resolve(raw, variables) or ""
@@ -180,22 +210,15 @@ def _literal_k(raw, variables):
 def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
     """Edits that make every launch path of a script carry the golden AL.
 
-    Every ``--num-speculative-tokens`` occurrence is a launch path.  Paths on
-    the ``EVAL_ONLY=true`` branch never get a knob (eval runs keep real
-    verification); a path that runs on both branches is refused when the
-    file has an EVAL_ONLY branch (the knob would be active on it).  Knobs
-    already present are updated in place; a knob whose value is a shell
-    variable is checked through the variable's one literal assignment.
-
-    Parameters
-    ----------
-    golden_for_k : callable
-        ``golden_for_k(k, line) -> al_text`` for a path drafting K tokens.
-
-    Returns
-    -------
-    (Plan, list of (line, k, al_text, knob_value))
+    Every K flag is a launch path, handled as :func:`goldenal.engines.vllm.plan_command`
+    does; a knob whose value is a shell variable is checked through the variable's one
+    literal assignment.  ``golden_for_k(k, line)``; returns
+    ``(Plan, [(line, k, al_text, knob_value)])``.
     """
+    from goldenal.recipes.shell import ASSIGNMENT, eval_paths, unquote
+    from goldenal.engines.setting import Plan
+    from goldenal.recipes import spans
+
     flags = _all_flags(text)
     k_flags = flags.get(K_FLAG, [])
     if not k_flags:
@@ -309,10 +332,14 @@ def _as_al(name, text, k):
 
 def _carries(name, written, al_text, k):
     """Does a written length or rate carry the golden AL at its precision (docs/policy.md §2)?"""
+    from goldenal.engines.values import carries_golden
+
     return carries_golden(written, al_text, unit="length" if name == KNOB else "rate", k=k)
 
 
 def _check_same_al(path, text, m, name, al_text, k, variables, force):
+    from goldenal.recipes.shell import resolve
+
     raw = m.group("value")
     shown = raw.strip("'\"")
     value = resolve(raw, variables) if shown.startswith("$") else shown
@@ -329,6 +356,9 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
     Returns None (nothing to change) or ``(edit, line, old)``.  Refused when
     the variable is computed (``$(awk ...)``) or assigned more than once.
     """
+    from goldenal.recipes.shell import substitute, unquote
+    from goldenal.recipes import spans
+
     raw = m.group("value").strip("'\"")
     match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", raw)
     line = _line(text, m.start())

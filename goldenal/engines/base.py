@@ -1,101 +1,21 @@
-"""The shared shape of every engine adapter, and the read-back record.
+"""The shared shape of every engine adapter.
 
-A :class:`SpecSetting` is one place in a file where an engine's speculative
-decoding is configured: the synthetic-acceptance knob (when present) and the
-settings around it (K, draft head, method, sampling variant).  Readers yield
-one record per worker role, so a disaggregated recipe gives one for prefill
-and one for decode.
-
-Stable API (also used by ``goldenal audit``):
-
-- :class:`SpecSetting` (frozen dataclass);
-- :func:`adapter` ``(engine) -> EngineAdapter``;
-- :func:`goldenal.engines.read_settings` ``(path, text=None) -> list[SpecSetting]``;
-- :func:`goldenal.engines.vllm.parse_speculative_config` ``(json_text) -> dict``;
-- the knob names per engine in :data:`goldenal.engines.KNOB_NAMES`.
+Standard library only at load time: every engine module subclasses
+:class:`EngineAdapter`, and ``goldenal lookup`` loads the engine modules for
+their records.  The read-back record and the edit plan are in
+:mod:`goldenal.engines.setting`.
 """
-
-from dataclasses import dataclass, field
-
-
-@dataclass(frozen=True)
-class SpecSetting:
-    """One speculative-decoding setting found in a file.
-
-    Attributes
-    ----------
-    path : str
-        File the setting was read from.
-    line, col : int
-        1-based position of the knob, or of the spec config when no knob is set.
-    engine : str
-        ``"vllm"``, ``"sglang"``, ``"trtllm"``, ``"atom"`` or ``"llamacpp"``.
-    role : str or None
-        ``"aggregated"``, ``"prefill"``, ``"decode"``, or None when the file
-        has no worker roles.
-    knob : str or None
-        Name of the synthetic-acceptance knob found (e.g.
-        ``"synthetic_acceptance_length"``, ``"SGLANG_SIMULATE_ACC_LEN"``),
-        None when none is set.
-    value : str or None
-        The knob's value exactly as written (without quotes).
-    k : int or None
-        Drafted tokens per step as configured, None when the file omits it.
-    draft : str or None
-        Draft head (HF id or path) when named, None for native MTP or unknown.
-    method : str or None
-        Speculative method as written (``eagle3``, ``mtp``, ``EAGLE``, ...).
-    variant : dict
-        Sampling-variant settings (``draft_sample_method`` ...) that name a curve.
-    rejection_sample_method : str or None
-        vLLM's ``rejection_sample_method``; None elsewhere.
-    model : str or None
-        Served model path or id when the file names it.
-    extra : dict
-        Engine-specific companions (e.g. SGLang ``SGLANG_SIMULATE_ACC_METHOD``,
-        vLLM ``synthetic_acceptance_rates``, TensorRT-LLM
-        ``num_nextn_predict_layers``); ``section`` names the variant section of a
-        multi-variant recipe (``"base"``, ``"zip_override_..."``).
-    """
-
-    path: str
-    line: int
-    col: int
-    engine: str
-    role: "str | None" = None
-    knob: "str | None" = None
-    value: "str | None" = None
-    k: "int | None" = None
-    draft: "str | None" = None
-    method: "str | None" = None
-    variant: dict = field(default_factory=dict)
-    rejection_sample_method: "str | None" = None
-    model: "str | None" = None
-    extra: dict = field(default_factory=dict)
-
 
 # -- the adapter interface ----------------------------------------------------
 
 FORMATS = ("shell", "env", "json", "yaml", "args")
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What writing one site needs: the edits and what they change.
-
-    ``changes`` lists ``(knob, old, new)`` for every setting that differs
-    (``old`` None when the setting is added); ``warnings`` are one-line notes.
-    """
-
-    edits: tuple = ()
-    changes: tuple = ()
-    warnings: tuple = ()
-
-
 class EngineAdapter:
     """One engine's spelling of the golden AL: convert, render, rewrite, read back.
 
-    Subclasses set ``name`` and ``knob`` and implement :meth:`convert`,
+    Subclasses set ``name``, ``knob`` and ``forms`` (the ``form`` values
+    ``emit`` accepts, e.g. ``("length", "rate")``) and implement :meth:`convert`,
     :meth:`fragment`, :meth:`site_from_recipe` / :meth:`site_from_config`
     (reading), :meth:`setting` (the :class:`SpecSetting` of a site) and
     :meth:`plan` (the edits that make a site carry a value).
@@ -103,10 +23,90 @@ class EngineAdapter:
 
     name = None
     knob = None
+    forms = ()
+    default_form = "length"
+    # keyword options of :meth:`fragment` beyond ``rates`` and ``form`` (``emit``'s flags)
+    emit_options = ()
+    # one line (or a few) for ``goldenal emit --help``: what the fragment sets
+    emit_help = ""
+    # the verifier a written knob puts in place (``rejection_sample_method``), if any
+    verifier = None
+    # words of an srt-slurm ``backend.type`` naming the engine (empty: not in recipes)
+    backend_types = ()
+    # disaggregated serving: the decode worker's K picks the cell of the pair
+    decode_sets_k = False
+
+    # launch scripts: how messages name the ones this adapter rewrites (None: it does not),
+    # and what it looks for in them
+    script_name = None
+    script_sign = None
+
+    def script_claim(self, text, launched):
+        """How surely a launch script (``launched``: the engines it starts) is this engine's."""
+        return 2 if launched == (self.name,) else 0
+
+    def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
+                    force=False, launched=(), known=()):
+        """``(Plan, targets)`` making every launch command of a script carry its golden AL.
+
+        ``golden_for(site, k, line) -> al_text``; ``rates_for(site, k, al_text)`` gives
+        rates to write instead.  Targets are ``(line, k, al_text, knob_value, site)``.
+        ``launched``: the engines the script starts; ``known``: every engine's launch
+        word, for a message saying what was looked for.
+        """
+        raise NotImplementedError
+
+    def config_claim(self, spec):
+        """How surely a serve config's speculative settings (a dict, or None) are this engine's."""
+        return 0
+
+    record = None           # the engine's :class:`~goldenal.engines.record.Engine`
+
+    def emit(self, al_text, *, k, fmt, rates=None, form=None, **options):
+        """``(text, knob, value, notes)``: the fragment, the knob it sets and its value."""
+        text = self.fragment(al_text, k=k, fmt=fmt, rates=rates, form=form, **options)
+        if rates is not None:
+            return text, self.record.knob_for("rates"), self.rates_value(rates), ()
+        knob = self.knob if form in (None, "length") else self.record.knob_for(form)
+        return text, knob, self.convert(al_text, k=k, form=form), ()
+
+    def rates_value(self, rates):
+        """The rates knob's value as written."""
+        raise NotImplementedError
+
+    def read_script(self, path, text, variables):
+        """This engine's length and rates knobs in a launch script, each with the K set near.
+
+        ``variables``: the script's literal assignments, through which ``$VAR``
+        values resolve (``extra["resolved"]``).
+        """
+        from goldenal.engines.setting import SpecSetting
+        from goldenal.recipes import knobs
+        from goldenal.recipes.shell import resolve, unquote
+
+        k = None
+        out = []
+        for row, m in knobs.finditer(text, self.record.rows(setting=(knobs.LENGTH,
+                                                                      knobs.RATES))):
+            at = row.start(m)
+            raw = m.group("value").rstrip("\\").strip()
+            if not out:
+                k = _script_k(text, self.record.rows(setting=knobs.K)[:1], variables)
+            extra = {}
+            resolved = resolve(raw, variables)
+            if resolved is not None and resolved != unquote(raw):
+                extra["resolved"] = resolved
+            out.append(SpecSetting(
+                path=path, line=text.count("\n", 0, at) + 1,
+                col=at - text.rfind("\n", 0, at), engine=self.name, role=None,
+                knob=row.name, value=unquote(raw), k=k, extra=extra))
+        return out
 
     def convert(self, al_text, *, k=None, form=None):
         """The knob value for a committed AL string (exact decimal arithmetic)."""
-        raise NotImplementedError
+        from goldenal.engines.values import record_value
+
+        return record_value(self.record, al_text, k=k, form=form, forms=self.forms)
 
     def fragment(self, al_text, *, k, fmt, **options):
         """The config fragment that carries the AL, in one output format."""
@@ -115,7 +115,7 @@ class EngineAdapter:
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
         return None
 
-    def site_from_config(self, doc, root, spec):
+    def site_from_config(self, doc, root, spec, env_file=None):
         raise NotImplementedError
 
     def setting(self, doc, site):
@@ -123,6 +123,27 @@ class EngineAdapter:
 
     def plan(self, doc, site, al_text, *, k, force=False, **options):
         raise NotImplementedError
+
+
+def env_fragment(items, fmt, *, args=None):
+    """``items`` (``{name: value}``) as environment settings in one output format.
+
+    ``args``: the command-line form when the engine reads flags (default: the
+    ``NAME=value`` words).
+    """
+    import json
+    import shlex
+
+    if fmt == "json":
+        return json.dumps(items)
+    if fmt == "args" and args is not None:
+        return args
+    spelled = {"shell": "export {}={}", "env": "{}={}", "args": "{}={}", "yaml": '{}: "{}"'}
+    if fmt not in spelled:
+        raise ValueError(f"unknown format {fmt!r}")
+    return (" " if fmt == "args" else "\n").join(
+        spelled[fmt].format(key, value if fmt == "yaml" else shlex.quote(value))
+        for key, value in items.items())
 
 
 def same_number(a, b):
@@ -158,19 +179,13 @@ def on_both_paths(what, *, path, line):
                        "runs; add it under an EVAL_ONLY guard by hand", path=path, line=line)
 
 
-def adapter(engine):
-    """The adapter object of one engine (imports its module on first use)."""
-    found = _ADAPTERS.get(engine)
-    if found is None:
-        import importlib
+def _script_k(text, rows, variables):
+    """K as the first uncommented of ``rows`` sets it (else ``NUM_SPEC_TOKENS``), or None."""
+    from goldenal.recipes import knobs
+    from goldenal.recipes.shell import resolve
 
-        from goldenal.engines.knobs import ENGINES
-
-        if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
-        # each adapter module imports this one: named here, imported by name
-        found = _ADAPTERS[engine] = importlib.import_module(f"goldenal.engines.{engine}").ADAPTER
-    return found
-
-
-_ADAPTERS = {}
+    k_match = next((km for _, km in knobs.finditer(text, rows)), None)
+    k_text = resolve(k_match.group("value").rstrip(",\\"), variables) if k_match else None
+    if k_text is None:
+        k_text = variables.get("NUM_SPEC_TOKENS")
+    return int(k_text) if k_text and k_text.isdigit() else None

@@ -2,173 +2,55 @@
 
 Pure data and decimal arithmetic, standard library only: ``goldenal lookup``
 and :class:`goldenal.golden.policy.GoldenValue` use it without loading an adapter.
-Sources for every knob: docs/engines.md §1-§5 (vLLM
-``SpeculativeConfig``, SGLang ``SGLANG_SIMULATE_ACC_*``, TensorRT-LLM
-``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS``, ATOM ``--spec-decode-*``, llama.cpp
-``--spec-synth-len`` / ``--spec-synth-rates``).  How recipe text spells them:
-:mod:`goldenal.recipes.knobs`.
+Every table here is derived from the engines' records
+(:mod:`goldenal.engines.record`); how recipe text spells the knobs:
+:mod:`goldenal.engines.table`.
 """
 
-ENGINES = ("vllm", "sglang", "trtllm", "atom", "llamacpp")
+from goldenal.engines.values import (  # noqa: F401 (re-exported)
+    acceptance_rate, add_decimal, carries_golden, record_value)
 
-# engine -> (name of the knob that carries the value, offset added to AL)
-# TensorRT-LLM counts forced *accepted drafts*, so it takes AL - 1.
-KNOBS = {
-    "vllm": ("synthetic_acceptance_length", 0),
-    "sglang": ("SGLANG_SIMULATE_ACC_LEN", 0),
-    "trtllm": ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", -1),
-    "atom": ("--spec-decode-acceptance-length", 0),
-    "llamacpp": ("--spec-synth-len", 0),
-}
+# The one registry of engines: adding one is adding its module here (docs/architecture.md).
+from goldenal.engines import atom, llamacpp, sglang, trtllm, vllm  # noqa: E402
+
+MODULES = {m.RECORD.name: m for m in (vllm, sglang, trtllm, atom, llamacpp)}
+ENGINES = tuple(MODULES)
+# engine -> (the knob that carries the value, offset added to AL): derived from the records
+KNOBS = {name: (m.RECORD.value_knob, m.RECORD.offset) for name, m in MODULES.items()}
+# engine -> every knob name it reads for synthetic acceptance (value knob first)
+KNOB_NAMES = {name: m.RECORD.knobs for name, m in MODULES.items()}
 
 # The variable InferenceX's runner reads when no engine is named.
 RUNNER_VARIABLE = "SYNTHETIC_ACCEPTANCE_LENGTH"
 
 
-def add_decimal(text, delta):
-    """Add the integer ``delta`` to a decimal string, keeping its decimals.
-
-    Exact string arithmetic, so ``add_decimal("2.83", -1) == "1.83"`` (float
-    arithmetic would give ``1.8299999999999998``).
-    """
-    text = text.strip()
-    sign = -1 if text.startswith("-") else 1
-    whole, _, frac = text.lstrip("+-").partition(".")
-    scale = 10 ** len(frac)
-    units = sign * int((whole or "0") + frac) + delta * scale
-    magnitude = abs(units)
-    out = str(magnitude // scale)
-    if frac:
-        out += "." + str(magnitude % scale).zfill(len(frac))
-    return ("-" if units < 0 else "") + out
-
-
-def acceptance_rate(al_text, k):
-    """(AL - 1) / K as a decimal string, exact when it terminates.
-
-    ``acceptance_rate("2.83", 3) == "0.61"``.  A repeating quotient is given
-    to 12 decimals, so 1 + K * rate is within 1e-11 of the AL (ATOM's
-    ``--spec-decode-acceptance-rate``, vLLM 0.19's ``synthetic_acceptance_rate``).
-    """
-    from decimal import Decimal
-
-    from goldenal.core.errors import PolicyError
-
-    if isinstance(k, bool) or not k or int(k) <= 0:
-        raise PolicyError("the rate form needs K (--num-speculative-tokens) > 0")
-    q = (Decimal(al_text) - 1) / Decimal(int(k))
-    text = format(q.quantize(Decimal("1e-12")), "f").rstrip("0").rstrip(".")
-    return text or "0"
+def record(engine):
+    """The :class:`~goldenal.engines.record.Engine` of ``engine`` (ValueError when unknown)."""
+    try:
+        return MODULES[engine].RECORD
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown engine {engine!r}; expected one of "
+                         f"{', '.join(MODULES)}") from None
 
 
 def knob_value(engine, al_text, *, k=None, form=None):
     """The engine's knob value for a committed AL string (exact decimals).
 
-    The one conversion every writer and the audit use.  ``form="rate"``
-    (ATOM) gives (AL - 1) / K.
-
-    Raises
-    ------
-    goldenal.core.errors.PolicyError
-        TensorRT-LLM would get 0 or less, which it reads as "forcing off"
-        (AL 1.00 cannot be expressed there).
+    The one conversion every writer and the audit use
+    (:func:`goldenal.engines.values.record_value`).
     """
-    try:
-        _, offset = KNOBS[engine]
-    except KeyError:
-        raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}") from None
-    if form not in (None, "length"):
-        if engine != "atom" or form != "rate":
-            raise ValueError(f"`form` must be one of length, rate (ATOM only), got {form!r}")
-        return acceptance_rate(al_text, k)
-    if not offset:
-        return al_text
-    value = add_decimal(al_text, offset)
-    if value.startswith("-") or not value.strip("0."):
-        from goldenal.core.errors import PolicyError
-
-        raise PolicyError(f"golden AL {al_text} would need {KNOBS[engine][0]}={value}, which "
-                          "TensorRT-LLM reads as 'forcing off'; AL 1.00 cannot be "
-                          "expressed on this engine")
-    return value
+    rec = record(engine)
+    return record_value(rec, al_text, k=k, form=form, forms=MODULES[rec.name].ADAPTER.forms)
 
 
-def carries_golden(written, al_text, *, unit="length", k=None):
-    """Does a knob's written value carry the golden AL ``al_text``, at the precision written?
-
-    The value is compared at the number of decimals it is written with
-    (docs/policy.md §2, rule 7): it carries the cell when it is the golden
-    value in the knob's unit, or that value rounded (half up or half to
-    even) to the decimals written, with at least as many decimals as the
-    committed cell has.  ``0.6633`` and ``0.663333`` carry AL 2.99 at K=3
-    as a rate ((AL - 1) / K = 0.66333...); ``0.6634`` and ``3.0`` for 2.99
-    do not.
-
-    Parameters
-    ----------
-    written : str
-        The value as the file writes it (quotes around it are ignored).
-    al_text : str
-        The committed cell.
-    unit : {"length", "rate", "accepted"}
-        The knob's unit: the AL itself, (AL - 1) / K, or AL - 1 (TensorRT-LLM).
-    k : int, optional
-        K, for the rate.
-
-    Returns
-    -------
-    bool
-        False as well when ``written`` is not a decimal number.
-    """
-    from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
-
-    try:
-        value = Decimal(str(written).strip().strip("'\""))
-        golden = Decimal(str(al_text).strip())
-    except (InvalidOperation, ValueError):
-        return False
-    if not value.is_finite() or not golden.is_finite():
-        return False
-    if unit == "rate":
-        if not k or int(k) <= 0:
-            return False
-        golden = (golden - 1) / Decimal(int(k))
-    elif unit == "accepted":
-        golden -= 1
-    elif unit != "length":
-        raise ValueError(f"`unit` must be one of length, rate, accepted, got {unit!r}")
-    if value == golden:
-        return True
-    places = max(0, -value.as_tuple().exponent)
-    if places < max(0, -Decimal(str(al_text).strip()).as_tuple().exponent):
-        return False        # coarser than the committed cell: 3.0 is not 2.99
-    step = Decimal(1).scaleb(-places)
-    try:
-        return any(golden.quantize(step, rounding=r) == value
-                   for r in (ROUND_HALF_UP, ROUND_HALF_EVEN))
-    except InvalidOperation:        # more decimals than the context holds: not a rounding
-        return False
+def adapter(engine):
+    """The adapter object of one engine."""
+    return MODULES[record(engine).name].ADAPTER
 
 
 def env_assignment(engine, al_text):
     """``NAME=value`` for the engine's environment knob, or the runner's variable."""
-    if engine in ("sglang", "trtllm"):
-        return f"{KNOBS[engine][0]}={knob_value(engine, al_text)}"
-    if engine == "llamacpp":
-        return f"LLAMA_ARG_SPEC_SYNTH_LEN={knob_value(engine, al_text)}"
+    env_knob = record(engine).env_knob if engine is not None else None
+    if env_knob:
+        return f"{env_knob}={knob_value(engine, al_text)}"
     return f"{RUNNER_VARIABLE}={al_text}"
-
-
-# Every knob name each engine reads for synthetic acceptance (value knob first).
-# Sources: docs/engines.md §1.1 (vLLM), §2.1 (SGLang), §3.1 (TensorRT-LLM), §4.1 (ATOM), §5.1
-# (llama.cpp: flags and their LLAMA_ARG_* environment spellings).
-KNOB_NAMES = {
-    "vllm": ("synthetic_acceptance_length", "synthetic_acceptance_rates",
-             "synthetic_acceptance_rate", "rejection_sample_method"),
-    "sglang": ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD",
-               "SGLANG_SIMULATE_ACC_TOKEN_MODE"),
-    "trtllm": ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",),
-    "atom": ("--spec-decode-acceptance-length", "--spec-decode-acceptance-rate"),
-    "llamacpp": ("--spec-synth-len", "--spec-synth-rates", "LLAMA_ARG_SPEC_SYNTH_LEN",
-                 "LLAMA_ARG_SPEC_SYNTH_RATES"),
-}

@@ -30,11 +30,8 @@ import os
 import re
 from decimal import Decimal, InvalidOperation
 
-from goldenal.engines.base import EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths
-from goldenal.core.errors import ParseError, PolicyError, UsageError
-from goldenal.recipes import knobs, spans
-from goldenal.recipes.shell import eval_paths, literal_variables, resolve, unquote
-from goldenal.core.files import read_text
+from goldenal.engines.base import EngineAdapter, check_pinned, env_fragment, on_both_paths
+from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
 RECORD = Engine(
@@ -99,9 +96,6 @@ SERVER = "llama-server"
 DEFAULT_K = 3  # common_params_speculative draft n_max (common/common.h)
 FLAG_OF_ENV = {ENV_KNOB: KNOB, ENV_RATES: RATES_KNOB}
 ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
-# Which schedule a rates fragment writes: the curve's per-position profile, or
-# the minimum-variance schedule every other engine's length knob realises.
-DISTRIBUTIONS = ("curve", "min-variance")
 
 
 # -- schedules -----------------------------------------------------------------
@@ -190,11 +184,6 @@ def rates_problem(rates, k):
     return None
 
 
-def rates_al(rates):
-    """The mean acceptance length a rates list realises: 1 + sum of survivals."""
-    return 1.0 + sum(rates)
-
-
 def length_note(al_text, k):
     """The one sentence every writer says about the bare length form."""
     geo = ", ".join(f"{r:.3f}" for r in geometric_rates(al_text, k))
@@ -210,45 +199,53 @@ class LlamaCppAdapter(EngineAdapter):
 
     name = "llamacpp"
     knob = KNOB
+    record = RECORD
 
-    def convert(self, al_text, *, k=None, form=None):
-        if form not in (None, "length"):
-            raise ValueError(f"`form` must be length for llama.cpp, got {form!r}")
-        from goldenal.engines.knobs import knob_value
+    script_name = script_sign = SERVER
 
-        return knob_value(self.name, al_text)
+    def read_script(self, path, text, variables):
+        return read_command_settings(path, text)
 
-    def rates(self, al_text, *, k, distribution, curve_rates=None):
-        """The rates for one cell: ``distribution`` "curve" (needs ``curve_rates``) or
-        "min-variance"."""
-        if distribution == "min-variance":
-            return min_variance_rates(al_text, k)
-        if distribution == "curve":
-            if curve_rates is None:
-                raise UsageError("the curve's per-position rates need the golden curve")
-            return [rates_text([r]) for r in curve_rates]
-        raise UsageError(f"`distribution` must be one of {', '.join(DISTRIBUTIONS)}, "
-                         f"got {distribution!r}")
+    def script_claim(self, text, launched):
+        return 3 if commands(text) else 0
+
+    def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
+                    force=False, launched=(), known=()):
+        from goldenal.engines.setting import command_site
+
+        found = next((s for s in read_command_settings(path, text)
+                      if s.extra.get("speculative")), None)
+
+        def site(site_k):
+            return command_site(self.name, found, site_k)
+
+        plan, targets = plan_command(
+            path, text, lambda site_k, line: golden_for(site(site_k), site_k, line), k=k,
+            rates_for=rates_for and (lambda site_k, al: rates_for(site(site_k), site_k, al)),
+            force=force)
+        return plan, [(*t, site(t[1])) for t in targets]
+    forms = ("length",)
+    emit_help = (f"{RATES_KNOB} (env {ENV_RATES}) with the min-variance\n"
+                 "schedule [1]*f, p, 0... that the other engines' length knobs realise, so\n"
+                 "`goldenal verify` confirms it as it is; --distribution: the curve's own\n"
+                 f"per-position profile; --length: {KNOB} AL ({ENV_KNOB}),\n"
+                 "which llama.cpp realises as a GEOMETRIC schedule (constant conditional p,\n"
+                 "p+...+p^K = AL-1): verify it with --profile geometric")
+    default_form = "rates"      # the length flag realises a geometric schedule
+
+    def rates_value(self, rates):
+        return rates_text(rates)
+
+    def emit(self, al_text, *, k, fmt, rates=None, form=None, **options):
+        text, knob, value, _ = super().emit(al_text, k=k, fmt=fmt, rates=rates, **options)
+        return text, knob, value, (() if rates is not None else (length_note(al_text, k),))
 
     def fragment(self, al_text, *, k, fmt, rates=None, **options):
         if rates is not None:
             flag, value = RATES_KNOB, rates_text(rates)
         else:
             flag, value = KNOB, self.convert(al_text)
-        env = ENV_OF_FLAG[flag]
-        if fmt == "args":
-            return f"{flag} {value}"
-        if fmt == "shell":
-            return f"export {env}={value}"
-        if fmt == "env":
-            return f"{env}={value}"
-        if fmt == "yaml":
-            return f'{env}: "{value}"'
-        if fmt == "json":
-            import json
-
-            return json.dumps({env: value})
-        raise ValueError(f"unknown format {fmt!r}")
+        return env_fragment({ENV_OF_FLAG[flag]: value}, fmt, args=f"{flag} {value}")
 
 
 ADAPTER = LlamaCppAdapter()
@@ -256,9 +253,6 @@ ADAPTER = LlamaCppAdapter()
 
 # -- reading command lines ------------------------------------------------------
 
-# flags and environment names of llama-server, as the one knob table spells them
-_FLAGS = knobs.spellings(engine="llamacpp", form=knobs.FLAG)
-_ENVS = knobs.spellings(engine="llamacpp", form=knobs.ENV)
 # ``llama-server`` as a command word, with any path before it: the spans
 # ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds; :func:`server_spans` finds
 # them in linear time (that pattern retries ``\S*`` from every position of a word)
@@ -301,6 +295,8 @@ def server_spans(text):
 
 
 def _unq(text):
+    from goldenal.recipes.shell import unquote
+
     return unquote(text or "")
 
 
@@ -368,13 +364,17 @@ def commands(text):
     LLAMA_ARG_...=v`` or ``LLAMA_ARG_...=v`` on its own line) plus assignments
     prefixed to the command itself.
     """
+    from goldenal.recipes import knobs as table
+
+    flag_rows = RECORD.rows(form=table.FLAG)
+    env_rows = RECORD.rows(form=table.ENV)
     exported = {}
     out = []
     pos = 0
     # (start, env match or None, end of the server word), in text order
     events = [(start, None, word_end) for start, word_end in server_spans(text)
-              if not knobs.commented(text, start)]
-    events += [(m.start(), m, None) for _, m in knobs.finditer(text, _ENVS)]
+              if not table.commented(text, start)]
+    events += [(m.start(), m, None) for _, m in table.finditer(text, env_rows)]
     events.sort(key=lambda e: e[0])
     for start, m, word_end in events:
         if start < pos:
@@ -387,10 +387,10 @@ def commands(text):
             continue
         end = _command_end(text, start)
         flags = {}
-        for _, f in knobs.finditer(text, _FLAGS, word_end, end):
+        for _, f in table.finditer(text, flag_rows, word_end, end):
             flags.setdefault(f.group("name"), []).append(f)
         env = dict(exported)
-        for _, e in knobs.finditer(text, _ENVS, line_start, start):
+        for _, e in table.finditer(text, env_rows, line_start, start):
             env[e.group("name")] = (_unq(e.group("value")), e)
         out.append(Command(text, start, end, flags, env))
         pos = end
@@ -403,6 +403,8 @@ def _path_value(raw, variables):
     ``"$MODELS/target.gguf"`` with ``MODELS`` set at run time still names the
     file ``target.gguf``, which is what curves match local paths by.
     """
+    from goldenal.recipes.shell import resolve
+
     if not raw or "$" not in raw:
         return raw or None
     resolved = resolve(raw, variables)
@@ -414,6 +416,8 @@ def _path_value(raw, variables):
 
 def command_k(cmd, variables):
     """``(K, how)``: ``how`` is "flag", "env" or "default" (llama.cpp's n_max of 3)."""
+    from goldenal.recipes.shell import resolve
+
     raw = cmd.value(K_FLAG)
     how = "flag"
     if raw is None and K_ENV in cmd.env:
@@ -426,6 +430,10 @@ def command_k(cmd, variables):
 
 def read_command_settings(path, text=None):
     """llama.cpp settings of every ``llama-server`` command in a script or argument file."""
+    from goldenal.core.files import read_text
+    from goldenal.recipes.shell import literal_variables, resolve
+    from goldenal.engines.setting import SpecSetting
+
     path = os.fspath(path)
     if text is None:
         text = read_text(path, universal=True)
@@ -479,6 +487,8 @@ def _knob_al(name, value, k):
 
 def _kept_rates(knobs, al_text, k, variables):
     """The literal rates of the one rates knob when they are valid and realise ``al_text``."""
+    from goldenal.recipes.shell import resolve
+
     if len(knobs) != 1 or FLAG_OF_ENV.get(knobs[0][0], knobs[0][0]) != RATES_KNOB:
         return None
     value = resolve(knobs[0][1], variables)
@@ -497,25 +507,16 @@ def _kept_rates(knobs, al_text, k, variables):
 def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
     """Edits that make every ``llama-server`` command of a script carry the golden AL.
 
-    Every command with speculative decoding is a launch path; paths on the
-    ``EVAL_ONLY=true`` branch get no knob, a path on both branches is refused
-    when the script has an ``EVAL_ONLY`` branch.  A knob already written (a
-    flag, or an exported ``LLAMA_ARG_SPEC_SYNTH_*``) is updated in place; the
-    other form of the knob is replaced when ``rates_for`` switches forms.
-
-    Parameters
-    ----------
-    golden_for_k : callable
-        ``golden_for_k(k, line) -> al_text``.
-    k : int, optional
-        K for commands that do not state it; refused when it contradicts them.
-    rates_for : callable, optional
-        ``rates_for(k, al_text) -> list of rate strings``: write the rates form.
-
-    Returns
-    -------
-    (Plan, list of (line, k, al_text, knob value))
+    Every command with speculative decoding is a launch path, handled as
+    :func:`goldenal.engines.vllm.plan_command` does; a knob already written (a flag
+    or its exported environment name) is updated in place, the other form replaced
+    when ``rates_for(k, al_text)`` switches forms.  ``golden_for_k(k, line)``;
+    returns ``(Plan, [(line, k, al_text, knob value)])``.
     """
+    from goldenal.recipes.shell import eval_paths, literal_variables, resolve
+    from goldenal.engines.setting import Plan
+    from goldenal.recipes import spans
+
     cmds = commands(text)
     if not cmds:
         raise ParseError(f"no {SERVER} command found", path=path)

@@ -1,39 +1,41 @@
 """Find every speculative-decoding site in a serve config file.
 
-Layouts understood (modelled on InferenceX's srt-slurm recipes, vLLM's
-``serve --config`` files and TensorRT-LLM's extra-LLM-API YAML):
+Layouts (InferenceX's srt-slurm recipes, serve ``--config`` files, extra-LLM-API
+YAML): a recipe's ``backend.type`` selects the engine, worker settings live in
+``backend.<engine>_config.<role>`` and environments in ``backend.<role>_environment``
+at any indentation, shared through anchors, aliases or ``<<`` merges; a
+multi-variant recipe has a ``base:`` section and override sections read over it.
+A config has a top-level ``speculative-config``/``speculative_config``, claimed by
+the engine whose settings it holds (:meth:`~goldenal.engines.base.EngineAdapter.config_claim`),
+its knob possibly in an environment file named by ``# env-file: PATH``.
 
-- srt-slurm recipe: ``backend.type`` selects the engine; worker settings
-  live in ``backend.<engine>_config.{aggregated,prefill,decode}`` and worker
-  environments in ``backend.{aggregated,prefill,decode}_environment``, at any
-  indentation, possibly shared through anchors/aliases or ``<<`` merges.  A
-  multi-variant recipe has a ``base:`` section plus override sections whose
-  keys are merged over it; each override is read with the base as fallback.
-- vLLM config: a top-level ``speculative-config`` / ``speculative_config``
-  holding a JSON string or a mapping (YAML or JSON file).
-- TensorRT-LLM extra-LLM-API YAML: a top-level ``speculative_config`` with
-  ``decoding_type`` / ``max_draft_len``; its knob lives in an environment
-  file (``KEY=value`` lines) named by a ``# env-file: PATH`` comment or given
-  by the caller.
-
-The result is a list of :class:`Site` objects, one per worker role (and per
-variant section), each pointing at the nodes to read or edit.  ``inject``
-edits through these nodes and ``goldenal audit`` builds its evidence from
-them (:mod:`goldenal.auditing.recipe`), so both see a file the same way.
+One :class:`Site` per worker role and variant section points at the nodes to read
+or edit: ``inject`` edits through them and ``audit`` builds its evidence from them,
+so both see a file the same way.
 """
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from goldenal.recipes import spans
-from goldenal.recipes.env import env_file_reference, resolve_env_file
 from goldenal.core.errors import ParseError
 from goldenal.core.files import read_text
+from goldenal.engines.setting import Site
 
 ROLES = ("aggregated", "prefill", "decode")
-ENGINE_CONFIG = {"vllm": "vllm_config", "sglang": "sglang_config", "trtllm": "trtllm_config"}
-VLLM_SPEC_KEYS = ("speculative-config", "speculative_config")
+SPEC_KEYS = ("speculative-config", "speculative_config")
+
+
+def recipe_adapters():
+    """The adapters of the engines srt-slurm recipes configure (``backend_types`` set), in order."""
+    from goldenal.engines.knobs import MODULES
+
+    return [m.ADAPTER for m in MODULES.values() if m.ADAPTER.backend_types]
+
+
+# engine -> the key of its worker settings in a recipe's ``backend``
+ENGINE_CONFIG = {a.name: f"{a.name}_config" for a in recipe_adapters()}
 
 
 @dataclass
@@ -74,42 +76,6 @@ class Document:
     def sections(self):
         """:func:`sections_of` the root, found once."""
         return sections_of(self.root)
-
-
-@dataclass
-class Site:
-    """One worker role's speculative settings and where they are written.
-
-    ``spec`` is the node holding the spec settings (vLLM: the
-    ``speculative-config`` value; SGLang: the role's ``sglang_config``
-    mapping; TensorRT-LLM: its ``speculative_config`` mapping).  ``env`` is
-    the environment mapping that carries the SGLang/TensorRT-LLM knobs
-    (None when the role has none); ``env_file`` a separate ``KEY=value`` file.
-    ``cfg`` is the role's settings mapping in a recipe; ``on`` the setting
-    that turns speculative decoding on (the method, or the first speculative
-    key); ``spec_on`` is False for a role that sets a knob in its environment
-    but configures no speculative decoding (found only with ``knob_only``).
-    """
-
-    engine: str
-    role: "str | None"
-    section: "str | None"
-    spec: object
-    k: "int | None" = None
-    k_node: object = None
-    k_values: tuple = ()
-    draft: "str | None" = None
-    method: "str | None" = None
-    variant: dict = field(default_factory=dict)
-    models: tuple = ()
-    env: object = None
-    env_inherited: bool = False
-    env_file: "str | None" = None
-    backend: object = None
-    extra: dict = field(default_factory=dict)
-    cfg: object = None
-    on: object = None
-    spec_on: bool = True
 
 
 @dataclass
@@ -178,25 +144,6 @@ def scenario_facts(root, sections=None):
     return name, benchmark, tuple(n for n in names if n)
 
 
-def _int_k(node, path):
-    """K from a scalar or a zip-override list; returns (k, values)."""
-    if node is None:
-        return None, ()
-    if node.id == "sequence":
-        values = tuple(_int_k(v, path)[0] for v in node.value)
-        uniq = set(values)
-        return (values[0] if len(uniq) == 1 else None), values
-    text = spans.scalar(node)
-    if text is None:
-        return None, ()
-    try:
-        k = int(text.strip().strip("'\""))
-    except ValueError:
-        raise ParseError(f"K must be an integer, got {text!r}", path=path,
-                         line=spans.line_of(node)) from None
-    return k, (k,)
-
-
 def _model_names(section):
     names = []
     for keys in (("model", "path"), ("identity", "model", "repo"), ("model", "repo")):
@@ -207,15 +154,13 @@ def _model_names(section):
 
 
 def _engine_of(section):
-    kind = spans.scalar(section.get("backend", "type"))
-    if kind:
-        kind = kind.lower()
-        for engine in ENGINE_CONFIG:
-            if engine in kind or (engine == "trtllm" and "trt" in kind):
-                return engine
-    for engine, key in ENGINE_CONFIG.items():
-        if section.get("backend", key) is not None:
-            return engine
+    kind = (spans.scalar(section.get("backend", "type")) or "").lower()
+    for eng in recipe_adapters():
+        if kind and any(word in kind for word in eng.backend_types):
+            return eng
+    for eng in recipe_adapters():
+        if section.get("backend", f"{eng.name}_config") is not None:
+            return eng
     return None
 
 
@@ -230,33 +175,31 @@ def recipe_sites(doc, *, knob_only=False):
     without configuring speculative decoding gives a site too
     (``spec_on=False``).
     """
-    from goldenal.engines.base import adapter
-
     sections = doc.sections
     if sections is None:
         return None
     sites = []
     for section in sections:
-        engine = _engine_of(section)
-        if engine is None:
+        eng = _engine_of(section)
+        if eng is None:
             continue
-        eng = adapter(engine)
+        engine, env_knob = eng.name, eng.record.env_knob
         models = _model_names(section)
         for role in ROLES:
-            cfg_own = section.own("backend", ENGINE_CONFIG[engine], role)
+            cfg_own = section.own("backend", f"{engine}_config", role)
             env_own = section.own("backend", f"{role}_environment")
             if section.base is None:    # a plain recipe: nothing is layered
                 cfg, env = cfg_own, env_own
             elif cfg_own is None and env_own is None:
                 continue  # nothing of this role is written in the override
             else:
-                cfg = section.get("backend", ENGINE_CONFIG[engine], role)
+                cfg = section.get("backend", f"{engine}_config", role)
                 env = section.get("backend", f"{role}_environment")
             site = None
             if cfg is not None:
                 site = eng.site_from_recipe(doc, section, role, cfg, cfg_own, models)
-            if (site is None and knob_only and engine in ("sglang", "trtllm")
-                    and spans.is_map(env) and spans.get(env, eng.knob) is not None):
+            if (site is None and knob_only and env_knob
+                    and spans.is_map(env) and spans.get(env, env_knob) is not None):
                 site = Site(engine=engine, role=role, section=section.name,
                             spec=env if cfg is None else cfg, models=tuple(models),
                             spec_on=False)
@@ -273,27 +216,17 @@ def recipe_sites(doc, *, knob_only=False):
 
 
 def config_sites(doc, env_file=None):
-    """Sites of a vLLM ``--config`` file or a TensorRT-LLM extra-LLM-API YAML."""
-    from goldenal.engines.base import adapter
-
+    """Sites of a serve config file: the engine that claims its speculative config most."""
     root = doc.root
     if not spans.is_map(root):
         return []
-    spec_pair = spans.get_pair(root, VLLM_SPEC_KEYS)
+    spec_pair = spans.get_pair(root, SPEC_KEYS)
     if spec_pair is None:
         return []
     value = spec_pair[1]
-    as_map = spans.to_python(value) if spans.is_map(value) else {}
-    if spans.is_map(value) and ("decoding_type" in as_map or "max_draft_len" in as_map):
-        site = adapter("trtllm").site_from_config(doc, root, value)
-        if env_file is None:
-            ref = env_file_reference(doc.text)
-            if ref is not None:
-                env_file = resolve_env_file(doc.path, *ref)
-                site.extra["_env_ref"] = (doc.path, ref[1])
-        site.env_file = env_file
-        return [site]
-    return [adapter("vllm").site_from_config(doc, root, value)]
+    as_map = spans.to_python(value) if spans.is_map(value) else None
+    eng = max(recipe_adapters(), key=lambda a: a.config_claim(as_map))
+    return [eng.site_from_config(doc, root, value, env_file=env_file)]
 
 
 def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=False):
@@ -326,7 +259,7 @@ def read_settings(path, text=None):
 
         return read_shell_settings(path, text)
     doc, sites, _ = find_sites(path, text)
-    from goldenal.engines.base import adapter
+    from goldenal.engines.knobs import adapter
 
     import dataclasses
 
@@ -344,12 +277,14 @@ def read_settings(path, text=None):
 def pd_decode(site, sites, role="decode"):
     """Is ``site`` the ``role`` worker of an SGLang prefill/decode pair (same section)?
 
-    In SGLang disaggregated serving the decode worker's settings determine K
-    (docs/engines.md §2.4): the pair's prefill worker carries the decode cell.  The
-    one rule inject and audit share.
+    In an engine whose decode worker's settings determine K (``decode_sets_k``,
+    SGLang: docs/engines.md §2.4), the pair's prefill worker carries the decode
+    cell.  The one rule inject and audit share.
     """
-    if site.engine != "sglang" or site.role != role:
+    from goldenal.engines.knobs import adapter
+
+    if site.role != role or not adapter(site.engine).decode_sets_k:
         return False
     other = "prefill" if role == "decode" else "decode"
-    return any(s.engine == "sglang" and s.role == other and s.section == site.section
+    return any(s.engine == site.engine and s.role == other and s.section == site.section
                for s in sites)

@@ -107,5 +107,18 @@ class Engine:
         """What is added to the AL to give the value knob (-1 for accepted drafts)."""
         return -1 if self.unit == "accepted" else 0
 
+    def knob_for(self, setting):
+        """The first knob spelled as carrying ``setting`` (``"rates"``, ``"rate"``), or None."""
+        return next((row[0] for row in self.spellings
+                     if row[1] == setting and row[0] in self.knobs), None)
+
+    def rows(self, setting=None, form=None):
+        """The :class:`goldenal.recipes.knobs.Spelling` rows of :attr:`spellings` (filtered)."""
+        from goldenal.recipes import knobs
+
+        if "_rows" not in self.__dict__:
+            self._rows = tuple(knobs.row(self.name, *spelled) for spelled in self.spellings)
+        return knobs.select(self._rows, setting=setting, form=form)
+
     def __repr__(self):
         return f"Engine({self.name!r}, {self.value_knob!r}, release={self.release!r})"

@@ -10,12 +10,8 @@ role.  K is ``speculative-num-steps`` (DSpark: ``speculative-dspark-block-size``
 Source: docs/engines.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
 """
 
-import shlex
 
-from goldenal.recipes import spans
-from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
-from goldenal.engines.knobs import knob_value
-from goldenal.engines.envblock import plan_site_env
+from goldenal.engines.base import EngineAdapter, env_fragment
 from goldenal.engines.record import Engine
 
 RECORD = Engine(
@@ -74,31 +70,20 @@ class SGLangAdapter(EngineAdapter):
 
     name = "sglang"
     knob = KNOB
-
-    def convert(self, al_text, *, k=None, form=None):
-        return knob_value(self.name, al_text)
+    record = RECORD
+    backend_types = ("sglang",)
+    emit_help = f"{KNOB}=AL, _METHOD=match-expected, _TOKEN_MODE=real-draft-token"
+    decode_sets_k = True
 
     def desired(self, al_text):
         return {KNOB: al_text, **COMPANIONS}
 
     def fragment(self, al_text, *, k, fmt, **options):
-        items = self.desired(al_text)
-        if fmt == "shell":
-            return "\n".join(f"export {key}={shlex.quote(value)}" for key, value in items.items())
-        if fmt == "env":
-            return "\n".join(f"{key}={shlex.quote(value)}" for key, value in items.items())
-        if fmt == "yaml":
-            return "\n".join(f"{key}: {spans.quote(value, chr(34))}" for key, value in items.items())
-        if fmt == "json":
-            import json
-
-            return json.dumps(items)
-        if fmt == "args":
-            return " ".join(shlex.quote(f"{key}={value}") for key, value in items.items())
-        raise ValueError(f"unknown format {fmt!r}")
+        return env_fragment(self.desired(al_text), fmt)
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
-        from goldenal.engines.locate import Site, _int_k
+        from goldenal.recipes import spans
+        from goldenal.engines.setting import Site, int_k
 
         on = spans.get(cfg, ALGORITHM_KEYS)
         algorithm = spans.scalar(on)
@@ -113,7 +98,7 @@ class SGLangAdapter(EngineAdapter):
         if k_node is None and k_name == K_KEY:
             k_name = DSPARK_K_KEY
             k_node = spans.get(cfg, _key(k_name))
-        k, k_values = _int_k(k_node, doc.path)
+        k, k_values = int_k(k_node, doc.path)
         draft = spans.scalar(spans.get(cfg, _key("speculative-draft-model-path")))
         names = list(models)
         for key in ("model-path", "served-model-name"):
@@ -128,6 +113,9 @@ class SGLangAdapter(EngineAdapter):
                     models=tuple(names), extra=extra, on=on)
 
     def setting(self, doc, site):
+        from goldenal.engines.setting import SpecSetting
+        from goldenal.recipes import spans
+
         env = site.env
         knob_node = spans.get(env, KNOB) if env is not None else None
         anchor = knob_node if knob_node is not None else (site.k_node or site.spec)
@@ -147,6 +135,9 @@ class SGLangAdapter(EngineAdapter):
             extra=extra)
 
     def plan(self, doc, site, al_text, *, k, force=False, **options):
+        from goldenal.engines.envblock import plan_site_env
+        from goldenal.engines.setting import Plan
+
         warnings = []
         topk = site.extra.get("eagle_topk")
         if topk not in (None, "1"):

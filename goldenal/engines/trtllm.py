@@ -10,13 +10,8 @@ disables forcing for ``"1.83"``.  K is ``speculative_config.max_draft_len``.
 Source: docs/engines.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
 """
 
-import shlex
 
-from goldenal.recipes import spans
-from goldenal.engines.base import EngineAdapter, Plan, SpecSetting
-from goldenal.engines.knobs import knob_value
-from goldenal.engines.envblock import env_file_values, plan_env_file, plan_site_env
-from goldenal.recipes.env import read_env_file
+from goldenal.engines.base import EngineAdapter, env_fragment
 from goldenal.core.errors import PolicyError
 from goldenal.engines.record import Engine
 
@@ -52,26 +47,19 @@ class TRTLLMAdapter(EngineAdapter):
 
     name = "trtllm"
     knob = KNOB
+    record = RECORD
+    backend_types = ("trt",)
+    emit_help = f"{KNOB}=AL-1"
 
-    def convert(self, al_text, *, k=None, form=None):
-        return knob_value(self.name, al_text)
+    def config_claim(self, spec):
+        return 2 if spec and ("decoding_type" in spec or K_KEY in spec) else 0
 
     def fragment(self, al_text, *, k, fmt, **options):
-        value = self.convert(al_text)
-        if fmt == "shell":
-            return f"export {KNOB}={shlex.quote(value)}"
-        if fmt in ("env", "args"):
-            return shlex.quote(f"{KNOB}={value}")
-        if fmt == "yaml":
-            return f'{KNOB}: "{value}"'
-        if fmt == "json":
-            import json
-
-            return json.dumps({KNOB: value})
-        raise ValueError(f"unknown format {fmt!r}")
+        return env_fragment({KNOB: self.convert(al_text)}, fmt)
 
     def _site(self, doc, role, section, spec, models, own=True):
-        from goldenal.engines.locate import Site, _int_k
+        from goldenal.recipes import spans
+        from goldenal.engines.setting import Site, int_k
 
         k_node = spans.get(spec, K_KEY)
         layers = spans.scalar(spans.get(spec, "num_nextn_predict_layers"))
@@ -81,7 +69,7 @@ class TRTLLMAdapter(EngineAdapter):
             # (docs/engines.md §3.4); newer ones read it from the checkpoint.
             k_node = spans.get(spec, "num_nextn_predict_layers")
             extra["k_from"] = "num_nextn_predict_layers"
-        k, k_values = _int_k(k_node, doc.path)
+        k, k_values = int_k(k_node, doc.path)
         draft = (spans.scalar(spans.get(spec, "speculative_model"))
                  or spans.scalar(spans.get(spec, "speculative_model_dir")))
         if layers is not None:
@@ -96,17 +84,34 @@ class TRTLLMAdapter(EngineAdapter):
                     models=tuple(models), extra=extra)
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
+        from goldenal.recipes import spans
+
         spec = spans.get(cfg, "speculative_config")
         if not spans.is_map(spec):
             return None
         own = cfg_own is not None and spans.get(cfg_own, "speculative_config") is not None
         return self._site(doc, role, section.name, spec, models, own)
 
-    def site_from_config(self, doc, root, spec):
+    def site_from_config(self, doc, root, spec, env_file=None):
+        from goldenal.recipes import spans
+        from goldenal.recipes.env import env_file_reference, resolve_env_file
+
         names = [t for t in (spans.scalar(spans.get(root, "model")),) if t]
-        return self._site(doc, None, None, spec, names)
+        site = self._site(doc, None, None, spec, names)
+        if env_file is None:
+            ref = env_file_reference(doc.text)
+            if ref is not None:
+                env_file = resolve_env_file(doc.path, *ref)
+                site.extra["_env_ref"] = (doc.path, ref[1])
+        site.env_file = env_file
+        return site
 
     def setting(self, doc, site):
+        from goldenal.engines.envblock import env_file_values
+        from goldenal.engines.setting import SpecSetting
+        from goldenal.recipes import spans
+        from goldenal.recipes.env import read_env_file
+
         value = knob = None
         anchor = site.k_node or site.spec
         line, col = spans.line_of(anchor), spans.col_of(anchor)
@@ -134,6 +139,8 @@ class TRTLLMAdapter(EngineAdapter):
         An integral AL - 1 is written as a plain integer; a fractional one would
         silently disable forcing there, so it is refused.
         """
+        from goldenal.recipes import spans
+
         flag = next((f for f in TWO_MODEL_FLAGS
                      if str(site.extra.get(f, "")).strip().lower() == "false"), None)
         if flag is None:
@@ -159,6 +166,9 @@ class TRTLLMAdapter(EngineAdapter):
         return out
 
     def plan(self, doc, site, al_text, *, k, force=False, **options):
+        from goldenal.engines.envblock import plan_env_file, plan_site_env
+        from goldenal.engines.setting import Plan
+
         value = self.two_model_value(doc, site, self.convert(al_text))
         warnings = self.warnings(site, value)
         if site.env is None and site.env_file:

@@ -9,16 +9,12 @@ unconditional rate per position) is the distributional alternative; the two
 are mutually exclusive.
 """
 
-import json
 import re
 import shlex
-from dataclasses import dataclass
+from collections import namedtuple
 
-from goldenal.recipes import knobs, spans
-from goldenal.recipes.shell import DQ_ESCAPE, eval_paths, literal_variables, resolve
-from goldenal.engines.base import (EngineAdapter, Plan, SpecSetting, check_pinned, on_both_paths,
+from goldenal.engines.base import (EngineAdapter, check_pinned, on_both_paths,
                                    same_number)
-from goldenal.engines.knobs import knob_value
 from goldenal.core.errors import DuplicateKeyError, ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -62,31 +58,13 @@ _DEFAULT_METHODS = (None, SYNTHETIC, "strict", "standard")
 
 
 def parse_speculative_config(json_text, *, path=None, line=None):
-    """Parse a ``--speculative-config`` JSON string into a dict.
+    """Parse a ``--speculative-config`` JSON string into a dict (``path``, ``line``: for errors).
 
-    Parameters
-    ----------
-    json_text : str
-        The JSON text, e.g. ``'{"method":"eagle3","num_speculative_tokens":3}'``.
-    path, line : optional
-        Where it was read, for the error message.
-
-    Returns
-    -------
-    dict
-
-    Raises
-    ------
-    goldenal.core.errors.ParseError
-        The text is not a JSON object.
-    goldenal.core.errors.DuplicateKeyError
-        An object names a key twice (vLLM's ``json.loads`` keeps the last).
-
-    Example
-    -------
-    >>> parse_speculative_config('{"method":"mtp","num_speculative_tokens":3}')["method"]
-    'mtp'
+    Raises ParseError when the text is not a JSON object, DuplicateKeyError when an
+    object names a key twice (vLLM's ``json.loads`` keeps the last).
     """
+    import json
+
     def unique(pairs):
         out = {}
         for key, value in pairs:
@@ -133,7 +111,7 @@ def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
     ``node`` is where a recipe or config holds it (:meth:`VLLMAdapter._site`);
     a launch script's JSON (:class:`CommandSpec`) has none.
     """
-    from goldenal.engines.locate import Site
+    from goldenal.engines.setting import Site
 
     k = _as_int(spec.get("num_speculative_tokens"))
     draft = spec.get("model")
@@ -158,9 +136,27 @@ class VLLMAdapter(EngineAdapter):
 
     name = "vllm"
     knob = KNOB
+    record = RECORD
+    emit_options = ("spec_config",)
+    emit_help = (f'{METHOD_KEY} "{SYNTHETIC}" + {KNOB} AL\n'
+                 f"(--distribution: {RATES} from the whole curve)")
+    verifier = SYNTHETIC
+    backend_types = ("vllm",)
 
-    def convert(self, al_text, *, k=None, form=None):
-        return knob_value(self.name, al_text)
+    script_name = script_sign = "vllm serve"
+
+    def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
+                    force=False, launched=(), known=()):
+        return plan_command(path, text, golden_for, k=k, rates_for=rates_for, force=force)
+
+    def config_claim(self, spec):
+        return 1            # a speculative-config of any other shape is vLLM's
+
+    def rates_value(self, rates):
+        return "[" + ", ".join(repr(r) for r in rates) + "]"
+
+    def parse_spec_config(self, text):
+        return parse_speculative_config(text)
 
     def fragment(self, al_text, *, k, fmt, spec_config=None, rates=None, **options):
         """Render the vLLM spelling.
@@ -170,6 +166,10 @@ class VLLMAdapter(EngineAdapter):
         ``--speculative-config '<json>'`` argument; ``shell``/``env`` a
         ``SPEC_CONFIG`` variable holding the JSON.
         """
+        import json
+
+        from goldenal.recipes import spans
+
         base = "{}" if spec_config is None else spec_config
         parse_speculative_config(base)
         updates = {METHOD_KEY: json.dumps(SYNTHETIC)}
@@ -203,6 +203,8 @@ class VLLMAdapter(EngineAdapter):
 
     def _spec(self, doc, node):
         """(spec dict, members-with-raw-text) of a JSON-string or mapping node."""
+        from goldenal.recipes import spans
+
         if spans.is_scalar(node):
             text = node.value
             spec = parse_speculative_config(text, path=doc.path, line=spans.line_of(node))
@@ -226,6 +228,8 @@ class VLLMAdapter(EngineAdapter):
                           extra={"spec": spec, "raw": raw})
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
+        from goldenal.recipes import spans
+
         pair = spans.get_pair(cfg, SPEC_KEYS)
         if pair is None:
             return None
@@ -238,7 +242,9 @@ class VLLMAdapter(EngineAdapter):
         site.extra["_own"] = cfg_own is not None and spans.get_pair(cfg_own, SPEC_KEYS) is not None
         return site
 
-    def site_from_config(self, doc, root, spec):
+    def site_from_config(self, doc, root, spec, env_file=None):
+        from goldenal.recipes import spans
+
         names = []
         for key in ("model", "served-model-name", "served_model_name"):
             node = spans.get(root, key)
@@ -248,6 +254,11 @@ class VLLMAdapter(EngineAdapter):
         return self._site(doc, None, None, spec, names)
 
     def setting(self, doc, site):
+        import json
+
+        from goldenal.engines.setting import SpecSetting
+        from goldenal.recipes import spans
+
         spec, raw = site.extra["spec"], site.extra["raw"]
         knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
         value = None
@@ -265,6 +276,9 @@ class VLLMAdapter(EngineAdapter):
     # -- writing -------------------------------------------------------------
 
     def plan(self, doc, site, al_text, *, k, force=False, rates=None, **options):
+        from goldenal.engines.setting import Plan
+        from goldenal.recipes import spans
+
         spec, raw = site.extra["spec"], site.extra["raw"]
         line = spans.line_of(site.spec)
         # JSON strings keep their own separators; YAML flow lists read better spaced.
@@ -283,6 +297,10 @@ class VLLMAdapter(EngineAdapter):
         return Plan(edits=edits, changes=tuple(changes))
 
     def _mapping_edits(self, doc, node, desired):
+        import json
+
+        from goldenal.recipes import spans
+
         json_style = any(spans.is_scalar(key) and key.style == '"' for key, _ in node.value)
         edits, missing = [], []
         for key, raw in desired.items():
@@ -308,6 +326,18 @@ class VLLMAdapter(EngineAdapter):
         return edits
 
 
+def validate_rates(rates, k):
+    """vLLM's checks on its rates knob (docs/engines.md §1.2): messages, empty when valid."""
+    problems = []
+    if len(rates) != k:
+        problems.append(f"{RATES} must have length {k}, got {rates}.")
+    if any(not 0 <= r <= 1 for r in rates):
+        problems.append(f"{RATES} entries must be in [0, 1], got {rates}.")
+    if any(b > a for a, b in zip(rates, rates[1:])):
+        problems.append(f"{RATES} must be non-increasing, got {rates}.")
+    return problems
+
+
 def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True, path=None,
                  line=None):
     """What a speculative config must hold to carry ``al_text`` (or ``rates``).
@@ -318,6 +348,8 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
     ``force``.  Shared by configs (:meth:`VLLMAdapter.plan`) and launch
     scripts (:func:`plan_command`).
     """
+    import json
+
     changes = []
     if KNOB in spec:
         check_pinned(KNOB, raw[KNOB], al_text, force=force, path=path, line=line)
@@ -385,17 +417,13 @@ _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
                      r"""(?P<word>'[^']*'|"[^"]*"|(?!-)[^\s\\;|&]+)""")
 
 
-@dataclass(frozen=True)
-class CommandSpec:
-    """One literal ``--speculative-config`` JSON of a launch script."""
+class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")):
+    """One literal ``--speculative-config`` JSON of a launch script.
 
-    line: int
-    start: int              # the JSON text's offsets in the script (inside its quotes)
-    end: int
-    json_text: str          # as vLLM reads it (double-quoted escapes undone)
-    double_quoted: bool
-    spec: dict
-    raw: dict               # the written keys' text as written
+    ``start``/``end``: the JSON text's offsets in the script (inside its quotes);
+    ``json_text`` as the engine reads it (double-quoted escapes undone); ``raw``:
+    the written keys' text as written.
+    """
 
     def site(self, models):
         """The site's identity for the curve resolver: K, draft head, method, variant."""
@@ -409,16 +437,20 @@ def command_specs(path, text):
     JSON (a ``$VARIABLE``, a ``printf`` result) is refused with the place
     where it is written: the knob belongs where the script builds it.
     """
+    from goldenal.recipes.shell import DQ_ESCAPE, literal_variables, resolve
+    from goldenal.recipes import knobs as table
+    from goldenal.recipes import spans
+
     variables = literal_variables(text)
     models = []
     for m in _SERVED.finditer(text):
-        if not knobs.commented(text, m.start()):
+        if not table.commented(text, m.start()):
             name = resolve(m.group("word"), variables)
             if name and name not in models:
                 models.append(name)
     out = []
     for m in _SPEC_FLAG.finditer(text):
-        if knobs.commented(text, m.start()):
+        if table.commented(text, m.start()):
             continue
         line = text.count("\n", 0, m.start()) + 1
         word = m.group("word")
@@ -441,25 +473,18 @@ def command_specs(path, text):
 def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False):
     """Edits that make every ``--speculative-config`` of a launch script carry the golden AL.
 
-    Each literal JSON is a launch path; one on the ``EVAL_ONLY=true`` branch
-    gets no knob (and is refused if it has one), one on both branches is
-    refused when the script has an ``EVAL_ONLY`` branch.  Only the changed
-    members are spliced in; the JSON keeps its separators and quoting.
-
-    Parameters
-    ----------
-    golden_for : callable
-        ``golden_for(site, k, line) -> al_text`` for a site (:class:`Site`) drafting K.
-    rates_for : callable, optional
-        ``rates_for(site, k, al_text) -> rates`` to write rates instead of the length:
-        the rates of the same site's cell, whatever was asked before it.
-
-    Returns
-    -------
-    (Plan, list of (line, k, al_text, knob_value, site))
-        One target per site written, with the :class:`Site` it was asked for (two
-        launch commands on one line are told apart by it, not by the line).
+    Each literal JSON is a launch path; one on the ``EVAL_ONLY=true`` branch gets no
+    knob (refused if it has one), one on both branches is refused when the script has
+    an ``EVAL_ONLY`` branch.  Only the changed members are spliced in.
+    ``golden_for(site, k, line)`` and ``rates_for(site, k, al_text)`` as in
+    :meth:`~goldenal.engines.base.EngineAdapter.plan_script`; returns ``(Plan, targets)``,
+    a target ``(line, k, al_text, knob_value, site)`` per site written (two commands on
+    one line are told apart by their site).
     """
+    from goldenal.recipes.shell import eval_paths
+    from goldenal.engines.setting import Plan
+    from goldenal.recipes import spans
+
     specs, models = command_specs(path, text)
     if not specs:
         raise ParseError("no --speculative-config on the vllm serve command line", path=path)

@@ -6,15 +6,17 @@ committed (``3.00`` stays ``"3.00"``), every key with its line, and duplicate
 keys are reported (PyYAML's loader would silently keep the last one).
 """
 
+import contextlib
 import json
 import os
 import re
 import zlib
+from dataclasses import dataclass
 from datetime import date
 
 import yaml
 
-from goldenal.core.files import DirectoryTransaction, locked_directory
+from goldenal.core.files import locked_directory, read_regular, write_texts_atomic
 from goldenal.core.errors import ConflictError, ParseError, RegistryError, UsageError
 from goldenal.golden.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
                              Registry, curve_identity, file_checksums, is_plain_decimal)
@@ -30,18 +32,9 @@ _RESERVED = {"manifest", "index", "readme"} | {"con", "prn", "aux", "nul"} | {
 
 
 def check_curve_id(curve_id, *, path=None):
-    """Refuse a curve id that could name anything but one curve file of a golden directory.
-
-    Letters, digits, ``.``, ``_`` and ``-`` (starting with a letter or digit,
-    at most 128), no ``..``, not a reserved name (``manifest``, ``index``,
-    ...): so ``<id>.yaml`` and ``<id>.distribution.json`` stay inside the
-    directory and never replace its manifest or index.
-
-    Raises
-    ------
-    UsageError
-        Naming the id and what is allowed.
-    """
+    """UsageError for a curve id that could name anything but one curve file of a golden
+    directory: ``<id>.yaml`` and ``<id>.distribution.json`` stay inside it and never
+    replace its manifest or index."""
     text = curve_id if isinstance(curve_id, str) else repr(curve_id)
     if (not isinstance(curve_id, str) or not _NAME.match(curve_id) or ".." in curve_id
             or curve_id.lower() in _RESERVED
@@ -57,24 +50,22 @@ def check_curve_id(curve_id, *, path=None):
 def check_file_name(name, *, path=None):
     """Refuse a curve file name other than ``<allowed id>.yaml`` (or ``.yml``)."""
     stem, dot, ext = name.rpartition(".") if isinstance(name, str) else ("", "", "")
-    try:
-        if not dot or ext not in ("yaml", "yml"):
-            raise UsageError("")
-        check_curve_id(stem)
-    except UsageError:
-        raise RegistryError(f"curve file name {name!r} is not allowed: expected <curve id>.yaml "
-                            "in the golden directory itself (letters, digits, '.', '_', '-'; "
-                            "not a reserved name)", path=path) from None
-    return name
+    with contextlib.suppress(UsageError):
+        if dot and ext in ("yaml", "yml") and check_curve_id(stem):
+            return name
+    raise RegistryError(f"curve file name {name!r} is not allowed: expected <curve id>.yaml "
+                        "in the golden directory itself (letters, digits, '.', '_', '-'; "
+                        "not a reserved name)", path=path)
 
 
+@dataclass(slots=True)
 class Problem:
     """One defect in a golden directory: ``severity`` is error, warning or unreadable."""
 
-    __slots__ = ("severity", "path", "line", "message")
-
-    def __init__(self, severity, path, line, message):
-        self.severity, self.path, self.line, self.message = severity, path, line, message
+    severity: str
+    path: str
+    line: int
+    message: str
 
     def __str__(self):
         where = f"{self.path}:{self.line}" if self.line else f"{self.path}"
@@ -84,14 +75,16 @@ class Problem:
         return f"<Problem {self}>"
 
 
+@dataclass(slots=True)
 class ParsedCurve:
     """What a curve file says: model key, cells (exact strings), lines, header, problems."""
 
-    __slots__ = ("path", "model", "cells", "lines", "header", "problems")
-
-    def __init__(self, path, model, cells, lines, header, problems):
-        self.path, self.model, self.cells, self.lines = path, model, cells, lines
-        self.header, self.problems = header, problems
+    path: str
+    model: str
+    cells: dict
+    lines: dict
+    header: list
+    problems: list
 
     @property
     def errors(self):
@@ -103,13 +96,7 @@ def _line(node):
 
 
 def parse_curve_text(text, path="<string>"):
-    """Parse a curve file's text, collecting every problem instead of stopping at one.
-
-    Raises
-    ------
-    ParseError
-        Only when the text is not YAML at all.
-    """
+    """Parse a curve file's text, collecting every problem (ParseError only for no YAML)."""
     problems = []
 
     def error(line, message):
@@ -180,19 +167,12 @@ def parse_curve_text(text, path="<string>"):
 def read_curve_file(path):
     """Parse one curve file; unreadable files raise :class:`ParseError`."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        text = read_regular(path).decode("utf-8")
     except OSError as exc:
         raise ParseError(f"cannot read curve file: {exc.strerror}", path=path) from None
-    try:
-        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 text (byte {exc.start})", path=path) from None
     return parse_curve_text(text, os.fspath(path))
-
-
-# ---------------------------------------------------------------------------
-# Header comments -> provenance and identity hints
 
 
 _URL = re.compile(r"https?://\S+")
@@ -210,32 +190,24 @@ _METHODS = {"eagle3": "eagle3", "eagle": "eagle", "mtp": "mtp", "dspark": "dspar
             "dflash": "dflash", "ngram": "ngram", "medusa": "medusa"}
 
 
-def _number(text):
-    return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
-
-
 def _settings(text):
     out = {}
     for name, value in _NUMBER_SETTING.findall(text):
         name = _SETTING_NAMES.get(name.lower())
         if name:
-            out[name] = _number(value)
+            out[name] = int(value) if re.fullmatch(r"-?\d+", value) else float(value)
     return out
 
 
 def parse_header(header_lines):
-    """Provenance and identity hints from a curve file's header comments.
+    """``(provenance, hints)`` from a curve file's header comments; ``hints`` may hold
+    ``method``, ``draft`` and ``variant``.
 
-    Understands the upstream InferenceX header (``# Source GitHub Actions run:``,
+    Reads the upstream InferenceX header (``# Source GitHub Actions run:``,
     ``# dataset: coding | temperature: 1.0 | ...``, per-mode
     ``chat_template_kwargs``, ``# speculative-config: ...``, ``# Measured on
     MODEL (HW, ENGINE METHOD[, draft: HEAD])``, ``# Auto-generated by SCRIPT
     (WORKFLOW)``) and the header the project writes.
-
-    Returns
-    -------
-    (provenance, hints) : (dict, dict)
-        ``hints`` may hold ``method``, ``draft`` and ``variant``.
     """
     prov, hints, common, modes = {}, {}, {}, {}
     for raw in header_lines:
@@ -247,8 +219,7 @@ def parse_header(header_lines):
             continue
         if "speed-bench" in low and "dataset" not in prov:
             prov["dataset"] = "SPEED-Bench Qualitative"
-        mode = re.match(r"thinking_(on|off)\b\s*:?\s*(.*)", line)
-        if mode:
+        if mode := re.match(r"thinking_(on|off)\b\s*:?\s*(.*)", line):
             settings = modes.setdefault(mode.group(1), {})
             rest = mode.group(2)
             kwargs = _KWARGS_START.search(rest)
@@ -261,20 +232,17 @@ def parse_header(header_lines):
                     settings["chat_template_kwargs"] = body
                 rest = rest[:kwargs.start()]
             settings.update(_settings(rest))
-            continue
-        ds = re.search(r"\b(?:dataset|category)\s*:?\s*([\w-]+)", line)
-        if (ds and "|" in line) or low.startswith(("dataset", "workload")):
+        elif (((ds := re.search(r"\b(?:dataset|category)\s*:?\s*([\w-]+)", line)) and "|" in line)
+              or low.startswith(("dataset", "workload"))):
             if ds:
                 prov["category"] = ds.group(1)
             out_len = re.search(r"output_len(?:gth)?\s*[:=]?\s*(\d+)", line)
             if out_len:
                 prov["output_len"] = int(out_len.group(1))
             common.update(_settings(line))
-            continue
-        if low.startswith("sampling"):
+        elif low.startswith("sampling"):
             common.update(_settings(line))
-            continue
-        if low.startswith("speculative-config") or low.startswith("speculative config"):
+        elif low.startswith(("speculative-config", "speculative config")):
             pairs = dict(_SPEC_PAIR.findall(line.partition(":")[2]))
             method = pairs.pop("method", None)
             if method:
@@ -282,13 +250,10 @@ def parse_header(header_lines):
             if pairs:
                 hints["variant"] = pairs
             prov["speculative_config"] = dict(pairs, **({"method": method} if method else {}))
-            continue
-        measured = re.match(r"Measured on (\S+) \(([^)]*)\)", line)
-        if measured:
+        elif measured := re.match(r"Measured on (\S+) \(([^)]*)\)", line):
             prov["measured_model"] = measured.group(1)
             parts = [p.strip() for p in measured.group(2).split(",")]
-            if parts:
-                prov["hardware"] = parts[0]
+            prov["hardware"] = parts[0]
             if len(parts) > 1:
                 engine, _, label = parts[1].partition(" ")
                 prov["engine"] = engine
@@ -297,10 +262,8 @@ def parse_header(header_lines):
             for part in parts[2:]:
                 if part.lower().startswith("draft:"):
                     hints["draft"] = [part.split(":", 1)[1].strip()]
-            continue
-        served = re.match(r"Measured with (\S+) (\S+)(?: on ([^,]+))?, target ([^,.]+)"
-                          r"(?:, draft ([^,]+?))?(?:,|\.$)", line)
-        if served:
+        elif served := re.match(r"Measured with (\S+) (\S+)(?: on ([^,]+))?, target ([^,.]+)"
+                                r"(?:, draft ([^,]+?))?(?:,|\.$)", line):
             prov["engine"] = served.group(1)
             hints.setdefault("method", served.group(2).lower())
             if served.group(3):
@@ -308,27 +271,19 @@ def parse_header(header_lines):
             prov["measured_model"] = served.group(4)
             if served.group(5):
                 hints["draft"] = [d.strip() for d in served.group(5).split(",")]
-            continue
-        gen = re.match(r"(?:Auto-generated by|Collector:)\s+(\S+)(?:\s+\(([^)]+)\))?", line)
-        if gen:
+        elif gen := re.match(r"(?:Auto-generated by|Collector:)\s+(\S+)(?:\s+\(([^)]+)\))?", line):
             prov["collector"] = gen.group(1)
             if gen.group(2):
                 prov["workflow"] = gen.group(2)
-            continue
-        level = re.search(r"num_speculative_tokens \((\w+) level\)", line)
-        if level:
+        elif level := re.search(r"num_speculative_tokens \((\w+) level\)", line):
             hints.setdefault("method", _METHODS.get(level.group(1).lower(),
                                                     level.group(1).lower()))
-    for mode in ("on", "off"):
-        if mode in modes or common:
+    if common:
+        for mode in ("on", "off"):
             modes.setdefault(mode, {})
-    sampling = {}
-    for mode, settings in modes.items():
-        merged = dict(common)
-        merged.update(settings)
-        sampling[f"thinking_{mode}"] = merged
-    if sampling:
-        prov["sampling"] = sampling
+    if modes:
+        prov["sampling"] = {f"thinking_{m}": {**common, **settings}
+                            for m, settings in modes.items()}
     return prov, hints
 
 
@@ -361,10 +316,6 @@ def curve_from_file(parsed, *, curve_id, identity=None):
                  lines=parsed.lines)
 
 
-# ---------------------------------------------------------------------------
-# Manifest
-
-
 def read_manifest(directory, *, overlay=None):
     """The manifest's curve entries by id, or None when the directory has none.
 
@@ -378,8 +329,7 @@ def read_manifest(directory, *, overlay=None):
         else:
             if not os.path.exists(path):
                 return None
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_regular(path).decode("utf-8")
         data = load(text, path)
     except OSError as exc:
         raise RegistryError(f"cannot read manifest: {exc.strerror}", path=path) from None
@@ -425,10 +375,6 @@ def manifest_entry(curve):
             "aliases": list(curve.aliases), "provenance": curve.provenance}
 
 
-# ---------------------------------------------------------------------------
-# Loading a directory
-
-
 def load_directory(directory, *, collect=None, overlay=None):
     """Parse every curve file of a golden directory (the slow path, no index).
 
@@ -443,18 +389,19 @@ def load_directory(directory, *, collect=None, overlay=None):
     except OSError as exc:
         raise RegistryError(f"cannot read golden directory: {exc.strerror}",
                             path=directory) from None
+
+    def report(problem):
+        if collect is None:
+            raise RegistryError(problem.message, path=problem.path)
+        collect.append(problem)
+
     manifest = read_manifest(directory, overlay=overlay)
     by_file = {}
-    if manifest is not None:
-        for curve_id, entry in manifest.items():
-            by_file[entry["file"]] = (curve_id, entry)
-            if entry["file"] not in names:
-                problem = Problem("error", os.path.join(directory, MANIFEST_NAME), None,
-                                  f"manifest entry {curve_id!r} names missing file "
-                                  f"{entry['file']!r}")
-                if collect is None:
-                    raise RegistryError(problem.message, path=problem.path)
-                collect.append(problem)
+    for curve_id, entry in (manifest or {}).items():
+        by_file[entry["file"]] = (curve_id, entry)
+        if entry["file"] not in names:
+            report(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                           f"manifest entry {curve_id!r} names missing file {entry['file']!r}"))
     curves = {}
     for name in names:
         path = os.path.join(directory, name)
@@ -474,10 +421,7 @@ def load_directory(directory, *, collect=None, overlay=None):
             if parsed.errors:
                 continue
         if manifest is not None and name not in by_file:
-            problem = Problem("error", path, None, f"curve file is not in {MANIFEST_NAME}")
-            if collect is None:
-                raise RegistryError(problem.message, path=path)
-            collect.append(problem)
+            report(Problem("error", path, None, f"curve file is not in {MANIFEST_NAME}"))
             continue
         curve_id, entry = by_file.get(name, (os.path.splitext(name)[0], None))
         if entry is not None and entry["model"] != parsed.model and collect is not None:
@@ -487,28 +431,19 @@ def load_directory(directory, *, collect=None, overlay=None):
     return Registry(curves, directory=directory)
 
 
-# ---------------------------------------------------------------------------
-# Writing
-
-
-def _format_settings(settings):
-    return ", ".join(f"{k} {v}" for k, v in settings.items() if k != "chat_template_kwargs")
-
-
 def render_curve(curve):
     """The project's curve file: a header in its own words, then the upstream YAML shape."""
     prov = curve.provenance
     out = [f"# Golden acceptance length (AL) by thinking mode and K: curve {curve.id}."]
     if prov.get("source_run"):
         out.append(f"# Source run: {prov['source_run']}")
-    workload = [prov.get("dataset", "dataset unknown")]
-    if prov.get("category"):
-        workload.append(f"category {prov['category']}")
-    if prov.get("output_len"):
-        workload.append(f"output_len {prov['output_len']}")
-    out.append("# Workload: " + ", ".join(workload) + ".")
+    workload = [prov.get("dataset", "dataset unknown"),
+                prov.get("category") and f"category {prov['category']}",
+                prov.get("output_len") and f"output_len {prov['output_len']}"]
+    out.append("# Workload: " + ", ".join(w for w in workload if w) + ".")
     for mode, settings in prov.get("sampling", {}).items():
-        line = f"# {mode}: " + (_format_settings(settings) or "engine defaults")
+        shown = ", ".join(f"{k} {v}" for k, v in settings.items() if k != "chat_template_kwargs")
+        line = f"# {mode}: " + (shown or "engine defaults")
         if "chat_template_kwargs" in settings:
             line += "; chat_template_kwargs " + json.dumps(settings["chat_template_kwargs"])
         out.append(line)
@@ -546,10 +481,7 @@ def render_curve(curve):
 
 
 def render_index(directory, curves, *, overlay=None):
-    """The compiled lookup index (format described in :func:`goldenal.golden.registry.load_registry`).
-
-    ``overlay``: file names and the text they are about to have.
-    """
+    """The compiled lookup index (format: :func:`goldenal.golden.registry._read_index`)."""
     def field(text):
         text = str(text or "")
         if any(ch in text for ch in "\t\n,"):
@@ -557,9 +489,8 @@ def render_index(directory, curves, *, overlay=None):
                                 path=directory)
         return text
 
-    out = []
-    out += [f"file\t{name}\t{crc}"
-            for name, crc in sorted(file_checksums(directory, overlay=overlay).items())]
+    out = [f"file\t{name}\t{crc}"
+           for name, crc in sorted(file_checksums(directory, overlay=overlay).items())]
     for c in curves.values():
         variant = ",".join(f"{field(k)}={field(v)}" for k, v in sorted(c.variant.items()))
         prov = json.dumps(c.provenance, sort_keys=True, ensure_ascii=True)
@@ -582,20 +513,25 @@ def write_index(directory):
     if not os.path.isdir(directory):
         raise RegistryError("not a directory", path=directory)
     with locked_directory(directory):
-        txn = DirectoryTransaction(directory)
-        registry = _stage_index(txn)
-        txn.commit()
+        files = {}
+        registry = _stage_index(directory, files)
+        _commit(directory, files)
     return registry
 
 
-def _stage_index(txn, overlay=None):
-    """Validate the directory as it will be and stage its compiled index."""
-    registry = load_directory(txn.directory, overlay=overlay)
+def _stage_index(directory, files):
+    """Validate the directory as ``files`` (name -> new text) will make it; add its index."""
+    registry = load_directory(directory, overlay=files)
     if not registry.curves:
-        raise RegistryError("no curve files to index (expected *.yaml curves)",
-                            path=txn.directory)
-    txn.write(INDEX_NAME, render_index(txn.directory, registry.curves, overlay=overlay))
+        raise RegistryError("no curve files to index (expected *.yaml curves)", path=directory)
+    files[INDEX_NAME] = render_index(directory, registry.curves, overlay=files)
     return registry
+
+
+def _commit(directory, files):
+    """All of ``files`` or none, never through a link (a golden file is itself)."""
+    write_texts_atomic({os.path.join(directory, name): text for name, text in files.items()},
+                       links=False)
 
 
 def _changed_cells(old, new):
@@ -612,30 +548,15 @@ def _changed_cells(old, new):
 
 
 def write_curve(directory, curve, *, replace_reason=None, extra_files=None, check=None):
-    """Write ``<id>.yaml``, its manifest entry and the compiled index, all or nothing.
+    """Write ``<id>.yaml``, its manifest entry and the compiled index, all or nothing;
+    returns the curve file's path.
 
-    A committed value is never overwritten silently: changing or dropping a
-    committed cell raises :class:`ConflictError` unless ``replace_reason`` is
-    given, and the reason is then recorded in the curve's provenance.
-
-    The curve id and file name are checked first; then, under the directory's
-    writer lock, the directory as it will be is validated and every file is
-    written through one :class:`goldenal.core.files.DirectoryTransaction`: a
-    crash, a full disk or a read-only file leaves the old directory.
-
-    Parameters
-    ----------
-    extra_files : dict, optional
-        More files (name -> text) committed in the same transaction, e.g. a
-        fit's ``<id>.distribution.json``.
-    check : callable, optional
-        ``check(directory, overlay)`` may raise to refuse the directory as it
-        will be (``overlay``: file name -> new text); called before any write.
-
-    Returns
-    -------
-    str
-        Path of the curve file written.
+    Changing or dropping a committed cell is a :class:`ConflictError` unless
+    ``replace_reason`` is given (then recorded in the provenance).  Under the
+    directory's lock the directory as it will be is validated, and
+    ``check(directory, overlay)`` may refuse it; then every file, with
+    ``extra_files`` (name -> text, e.g. ``<id>.distribution.json``), goes
+    through one :func:`goldenal.core.files.write_texts_atomic`.
     """
     directory = os.fspath(directory)
     check_curve_id(curve.id)
@@ -649,19 +570,17 @@ def write_curve(directory, curve, *, replace_reason=None, extra_files=None, chec
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, directory) from None
     with locked_directory(directory):
-        txn = DirectoryTransaction(directory)
-        path = _stage_curve(txn, curve, replace_reason)
-        for name, text in (extra_files or {}).items():
-            txn.write(name, text)
-        _stage_index(txn, overlay=txn.files)
+        files = {}
+        path = _stage_curve(directory, files, curve, replace_reason)
+        files.update(extra_files or {})
+        _stage_index(directory, files)
         if check is not None:
-            check(directory, dict(txn.files))
-        txn.commit()
+            check(directory, dict(files))
+        _commit(directory, files)
     return path
 
 
-def _stage_curve(txn, curve, replace_reason):
-    directory = txn.directory
+def _stage_curve(directory, files, curve, replace_reason):
     manifest = read_manifest(directory) or {}
     identity = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
     for other_id, entry in manifest.items():
@@ -697,7 +616,7 @@ def _stage_curve(txn, curve, replace_reason):
     curve = Curve(curve.id, curve.model, curve.cells, file=file_name, method=curve.method,
                   draft=curve.draft, variant=curve.variant, aliases=curve.aliases,
                   provenance=provenance)
-    txn.write(file_name, render_curve(curve))
+    files[file_name] = render_curve(curve)
     manifest[curve.id] = manifest_entry(curve)
-    txn.write(MANIFEST_NAME, render_manifest(manifest))
+    files[MANIFEST_NAME] = render_manifest(manifest)
     return path

@@ -15,28 +15,17 @@ THINKING_MODES = ("on", "off")
 NOT_AVAILABLE = "N/A"
 
 
-# methods whose curve belongs to one separately trained draft head (EAGLE-3): a curve
-# of such a method with no head named cannot say which head it was measured with
-DRAFT_HEAD_METHODS = ("eagle3", "eagle")
-
-
-def needs_draft_head(method):
-    """True for a method whose curves are per draft head (``eagle3``)."""
-    return str(method or "").strip().lower() in DRAFT_HEAD_METHODS
-
-
 def head_unknown(curve):
-    """True for a curve of a per-head method whose draft head is not named."""
-    return needs_draft_head(curve.method) and not curve.draft
+    """True for a curve of a per-head method (EAGLE-3: one separately trained head) whose
+    head is not named: it cannot say which head it was measured with."""
+    return str(curve.method or "").strip().lower() in ("eagle3", "eagle") and not curve.draft
 
 
 class Curve:
     """One committed curve: identity, provenance and its cells.
 
-    ``cells`` maps thinking mode (``"on"``/``"off"``) to ``{K: AL string}``;
-    strings are exactly as committed (``"2.83"``, or ``"N/A"`` for a failed
-    measurement).  ``lines`` maps the same keys to the line of each value in
-    the curve file, when it was parsed from YAML.
+    ``cells``: thinking mode (``"on"``/``"off"``) -> ``{K: AL}``, the AL exactly as
+    committed (``"2.83"``, ``"N/A"``); ``lines``: the same keys -> line in the file.
     """
 
     __slots__ = ("id", "file", "model", "method", "draft", "variant", "aliases",
@@ -133,28 +122,22 @@ class Registry:
             variant = ", ".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or None
             for mode in THINKING_MODES:
                 for k, text in sorted(c.cells.get(mode, {}).items()):
-                    rows.append({
-                        "curve": c.id, "model": c.model, "method": c.method,
-                        "head": ", ".join(c.draft) or None, "variant": variant,
-                        "thinking": mode, "k": k,
-                        "al": float("nan") if text == NOT_AVAILABLE else float(text),
-                        "al_text": text, "source": c.source,
-                    })
+                    al = float("nan") if text == NOT_AVAILABLE else float(text)
+                    rows.append((c.id, c.model, c.method, ", ".join(c.draft) or None, variant,
+                                 mode, k, al, text, c.source))
         columns = ["curve", "model", "method", "head", "variant", "thinking", "k", "al",
                    "al_text", "source"]
         return pd.DataFrame(rows, columns=columns)
 
 
 def file_checksums(directory, *, overlay=None):
-    """CRC32 of every YAML file of a golden directory, by file name.
+    """CRC32 of every YAML file of a golden directory (``overlay``: name -> new text)."""
+    from goldenal.core.files import read_regular
 
-    ``overlay`` maps file names to the text they are about to have.
-    """
     sums = {}
     for entry in os.scandir(directory):
         if entry.name.endswith((".yaml", ".yml")) and entry.is_file():
-            with open(entry.path, "rb") as fh:
-                sums[entry.name] = zlib.crc32(fh.read())
+            sums[entry.name] = zlib.crc32(read_regular(entry.path))
     for name, text in (overlay or {}).items():
         if name.endswith((".yaml", ".yml")):
             sums[name] = zlib.crc32(text.encode("utf-8"))
@@ -162,23 +145,15 @@ def file_checksums(directory, *, overlay=None):
 
 
 def is_plain_decimal(text):
-    """True for the spelling of a committed AL: ASCII digits, optionally one ``.`` and more.
-
-    Values are copied verbatim into engine configs (JSON, environment
-    variables), where ``+2.5``, ``2.5e0`` or ``２.５`` would break.
-    """
+    """True for the spelling of a committed AL: ASCII digits, optionally one ``.`` and more
+    (copied verbatim into engine configs, where ``+2.5``, ``2.5e0`` or ``２.５`` would break)."""
     whole, dot, frac = text.partition(".")
     return text.isascii() and whole.isdigit() and (not dot or frac.isdigit())
 
 
 def curve_identity(model, method, draft, variant):
-    """What makes two curves the same curve: (model, method, draft, variant).
-
-    The one rule (POLICY rule 1: one value per cell), for ``validate``, the
-    golden writer and ``fit --golden-dir`` alike.  Case-insensitive for names, as
-    ``lookup`` matches them; ``draft`` a head id or sequence of them;
-    ``variant`` a mapping (values compared as strings).
-    """
+    """What makes two curves the same curve (POLICY rule 1: one value per cell), for
+    ``validate`` and every writer: names case-insensitive, as ``lookup`` matches them."""
     if isinstance(draft, str):
         draft = (draft,)
     return (str(model or "").lower(), str(method or "").lower(),

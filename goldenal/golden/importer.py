@@ -14,13 +14,7 @@ from goldenal.golden.validation import refuse_invalid
 def import_target(out_dir=None):
     """The golden directory an import writes: ``out_dir``, else ``$GOLDENAL_DIR``, else the
     nearest ``golden_al_distribution/`` from the current directory; never the curves
-    installed with the package.
-
-    Raises
-    ------
-    UsageError
-        When nothing but the installed curves would be found.
-    """
+    installed with the package (a UsageError when only those are found)."""
     if out_dir is not None:
         return os.fspath(out_dir)
     directory, how = default_dir_source()
@@ -36,9 +30,9 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     """Import one upstream curve file (values and header provenance).
 
     The model key stays the file's top-level key, so InferenceX tooling reads
-    the written file unchanged.  Identity the header lacks is given by keyword; an existing manifest entry
-    of the same curve id supplies whatever is not given, so re-importing a
-    republished file needs no flags.  Aliases are merged.
+    the written file unchanged.  Identity the header lacks is given by
+    keyword; an existing manifest entry of the same curve id supplies whatever
+    is not given, so re-importing a republished file needs no flags.
 
     Parameters
     ----------
@@ -81,9 +75,7 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     base = curve_from_file(parsed, curve_id=curve_id)
 
     def pick(given, key, fallback):
-        if given is not None:
-            return given
-        return existing.get(key, fallback)
+        return given if given is not None else existing.get(key, fallback)
 
     if isinstance(draft, str):
         draft = [draft]
@@ -92,17 +84,12 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     for name in [*base.aliases, *aliases]:
         if name not in merged_aliases and name != parsed.model:
             merged_aliases.append(name)
-    curve = Curve(
-        curve_id,
-        parsed.model,
-        parsed.cells,
-        file=existing.get("file") or f"{curve_id}.yaml",
-        method=pick(method, "method", hints.get("method")),
-        draft=pick(draft, "draft", hints.get("draft", [])),
-        variant=pick(variant, "variant", hints.get("variant", {})),
-        aliases=merged_aliases,
-        provenance=prune_sampling(provenance, parsed.cells),
-    )
+    curve = Curve(curve_id, parsed.model, parsed.cells,
+                  file=existing.get("file") or f"{curve_id}.yaml",
+                  method=pick(method, "method", hints.get("method")),
+                  draft=pick(draft, "draft", hints.get("draft", [])),
+                  variant=pick(variant, "variant", hints.get("variant", {})),
+                  aliases=merged_aliases, provenance=prune_sampling(provenance, parsed.cells))
     if head_unknown(curve):
         # an EAGLE-3 curve belongs to one trained head; without it the audit cannot tell
         # which served head the values are for (docs/policy.md §2, rule 2)

@@ -21,14 +21,10 @@ from goldenal.core.errors import PolicyError, UnknownCurve, UsageError
 class GoldenValue:
     """One golden AL with the identity of the cell it came from.
 
-    ``str()`` is the committed spelling (``"2.83"``); ``float()`` the number;
-    ``engine_value(engine)`` the engine's knob value (``"1.83"`` for trtllm);
-    ``knob_value`` that value for the engine the lookup named, if any.
-
-    It compares, orders and hashes exactly as ``float(value)`` does, so
-    ``lookup(...) == 2.83`` holds and values sort among plain numbers; two
-    values of different cells are equal when their ALs are.  To compare
-    cells, compare ``(v.curve, v.thinking, v.k)``.
+    ``str()`` is the committed spelling (``"2.83"``), ``engine_value(engine)``
+    the engine's knob value (``"1.83"`` for trtllm).  It compares, orders and
+    hashes as ``float(value)`` does, so ``lookup(...) == 2.83`` holds; to
+    compare cells, compare ``(v.curve, v.thinking, v.k)``.
     """
 
     __slots__ = ("text", "k", "thinking", "_curve", "golden_dir", "engine")
@@ -59,32 +55,6 @@ class GoldenValue:
         return (f"<GoldenValue {self.text}: curve {self.curve}, thinking {self.thinking}, "
                 f"K={self.k}>")
 
-    # Numeric protocol: float's own comparisons, so equality, ordering and
-    # hashing agree with each other and with every number float agrees with
-    # (a Decimal compares exactly, hence unequal to the float 2.83, as it is).
-    def _compare(self, other, op):
-        if isinstance(other, GoldenValue):
-            other = float(other.text)
-        return getattr(float(self.text), op)(other)
-
-    def __eq__(self, other):
-        return self._compare(other, "__eq__")
-
-    def __ne__(self, other):
-        return self._compare(other, "__ne__")
-
-    def __lt__(self, other):
-        return self._compare(other, "__lt__")
-
-    def __le__(self, other):
-        return self._compare(other, "__le__")
-
-    def __gt__(self, other):
-        return self._compare(other, "__gt__")
-
-    def __ge__(self, other):
-        return self._compare(other, "__ge__")
-
     def __hash__(self):
         return hash(float(self.text))
 
@@ -114,6 +84,21 @@ class GoldenValue:
         return out
 
 
+def _float_comparison(op):
+    # float's own comparisons, so equality, ordering and hashing agree with each other
+    # and with every number float agrees with (a Decimal compares exactly, hence unequal
+    # to the float 2.83, as it is)
+    def compare(self, other):
+        if isinstance(other, GoldenValue):
+            other = float(other.text)
+        return getattr(float(self.text), op)(other)
+    return compare
+
+
+for _op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(GoldenValue, _op, _float_comparison(_op))
+
+
 _THINKING = {"on": "on", "off": "off", "thinking_on": "on", "thinking_off": "off",
              "true": "on", "false": "off", "enabled": "on", "disabled": "off"}
 
@@ -130,11 +115,9 @@ def normalize_thinking(thinking):
 
 def normalize_k(k):
     """K as a positive int; ``"3"`` is accepted, ``3.5``, ``0`` and ``True`` are not."""
-    if isinstance(k, bool):
-        raise UsageError(f"`k` must be a positive integer, got {k!r}")
     if isinstance(k, str) and k.strip().isdigit():
         k = int(k)
-    if not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise UsageError(f"`k` must be a positive integer, got {k!r}")
     return k
 
@@ -147,9 +130,7 @@ BY_VALUE = object()
 def normalize_variant(variant, *, by_value=True):
     """A variant as a dict; ``None`` means "not specified", ``"none"`` means no variant.
 
-    Entries are ``KEY=VALUE``; with ``by_value`` a bare ``VALUE`` (say
-    ``probabilistic``) names the curve whose variant holds that value, and
-    maps to :data:`BY_VALUE`.
+    Entries are ``KEY=VALUE``; with ``by_value`` a bare ``VALUE`` maps to :data:`BY_VALUE`.
     """
     if variant is None or isinstance(variant, dict):
         return variant
@@ -185,21 +166,16 @@ def model_matches(curve, model):
     return any(_squash(name) in wanted for name in curve.names)
 
 
-def _is_local_path(name):
-    """A filesystem path (``/models/X``, ``./X``, ``a/b/X``), not an ``org/name`` HF id."""
-    return name.startswith(("/", ".", "~")) or name.count("/") > 1
-
-
 def draft_matches(curve, draft):
     """True when ``draft`` names one of the curve's heads.
 
-    An HF id (``org/name``) must match exactly (case-insensitive): another
-    organisation's head of the same name is another head.  A local path or a
-    bare name matches by its last component, the way recipes stage heads
-    (``/models/MiniMax-M3-EAGLE3-GQA``).
+    An HF id (``org/name``) must match exactly (case-insensitive: another
+    organisation's head is another head); a local path or a bare name
+    matches by its last component, as recipes stage heads.
     """
     given = draft.strip().rstrip("/")
-    exact = "/" in given and not _is_local_path(given)
+    # an ``org/name`` HF id, not a path (``/models/X``, ``./X``, ``a/b/X``)
+    exact = given.count("/") == 1 and not given.startswith(("/", ".", "~"))
     base = given.rsplit("/", 1)[-1].lower()
     for head in curve.draft:
         if given.lower() == head.lower():
@@ -211,17 +187,13 @@ def draft_matches(curve, draft):
 
 def k_span(ks):
     """``1-8`` or ``1-3, 5`` for a sorted list of K."""
-    if not ks:
-        return "none"
-    parts, start, prev = [], ks[0], ks[0]
-    for k in ks[1:] + [None]:
-        if k is not None and k == prev + 1:
-            prev = k
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if k is not None:
-            start = prev = k
-    return ", ".join(parts)
+    runs = []       # [first, last] of each run of consecutive K
+    for k in ks:
+        if runs and k == runs[-1][1] + 1:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"
 
 
 def _describe(curve):
@@ -257,33 +229,44 @@ def _flag_for(curve, others):
     return f"--curve {curve.id}"
 
 
+def _variant_choice(found):
+    """``--variant A|B (A: k=v; B: k=w)`` when variants alone tell ``found`` apart, else None."""
+    flags = [_flag_for(c, found) for c in found]
+    if not all(f.startswith("--variant ") for f in flags):
+        return None
+    values = [f[len("--variant "):] for f in flags]
+    shown = "; ".join(f"{v}: {_show_variant(c.variant)}" for v, c in zip(values, found)
+                      if c.variant)
+    return f"--variant {'|'.join(values)} ({shown})"
+
+
 def _choose_among(found):
     """What to add to pick one of several curves, for a refusal."""
-    flags = [_flag_for(c, found) for c in found]
-    if all(f.startswith("--variant ") for f in flags):
-        shown = "; ".join(f"{f[len('--variant '):]}: {_show_variant(c.variant)}"
-                          for f, c in zip(flags, found) if c.variant)
-        return ("the sampling variant served decides which applies: --variant "
-                + "|".join(f[len("--variant "):] for f in flags) + f" ({shown})")
-    options = "; ".join(f"{f} for {_describe(c)}" for f, c in zip(flags, found))
+    choice = _variant_choice(found)
+    if choice:
+        return f"the sampling variant served decides which applies: {choice}"
+    options = "; ".join(f"{_flag_for(c, found)} for {_describe(c)}" for c in found)
     return f"the draft head (and variant) served decides which applies: {options}"
 
 
-def _unknown_model(registry, model):
+def _close_names(pool, name, n, cutoff):
+    """The values of ``pool`` (lower-case name -> shown) whose names are close to ``name``."""
     import difflib
 
-    names = sorted({c.model for c in registry})
+    return [pool[c] for c in difflib.get_close_matches(name.lower(), list(pool), n=n,
+                                                        cutoff=cutoff)]
+
+
+def _unknown_model(registry, model):
     pool = {}
     for c in registry:
         for name in c.names:
             pool.setdefault(name.lower(), c.model)
-    close = difflib.get_close_matches(model.lower(), list(pool), n=3, cutoff=0.5)
-    hint = sorted({pool[c] for c in close})
-    msg = f"no curve for model {model!r}"
-    if hint:
-        msg += f"; did you mean {', '.join(hint)}?"
-    msg += f" (models in {getattr(registry, 'directory', 'the registry')}: {', '.join(names)})"
-    return UnknownCurve(msg)
+    hint = sorted(set(_close_names(pool, model, 3, 0.5)))
+    msg = f"no curve for model {model!r}" + (f"; did you mean {', '.join(hint)}?" if hint else "")
+    names = ", ".join(sorted({c.model for c in registry}))
+    return UnknownCurve(msg + f" (models in {getattr(registry, 'directory', 'the registry')}: "
+                        f"{names})")
 
 
 # -- the served identity -------------------------------------------------------
@@ -311,22 +294,14 @@ REPLACED = object()
 
 
 def method_class(method):
-    """The curve family a served method names, or None when the file gives none.
-
-    ``"mtp"``, ``"eagle3"``, ``"dspark"``; ``"chain"`` for SGLang's ``EAGLE``,
-    which runs either MTP layers or an EAGLE-3 head; an unknown method is its
-    own lower-case name (and matches no curve).
-    """
+    """``"mtp"``, ``"eagle3"``, ``"dspark"``, ``"chain"`` (SGLang's ``EAGLE``: MTP layers
+    or an EAGLE-3 head), an unknown method's own lower-case name, or None (no method)."""
     if method is None or not str(method).strip():
         return None
     name = str(method).strip().lower()
     if name in _CHAIN_NAMES:
         return _CHAIN
-    if name in _METHOD_CLASSES:
-        return _METHOD_CLASSES[name]
-    if name.endswith("_mtp"):
-        return "mtp"
-    return name
+    return _METHOD_CLASSES.get(name, "mtp" if name.endswith("_mtp") else name)
 
 
 def method_matches(curve, method):
@@ -341,12 +316,8 @@ def method_matches(curve, method):
 
 
 def served_variant(draft_sample_method=None, rejection_sample_method=None):
-    """The curve variant a served speculative config runs.
-
-    Keys the config leaves at the engine default are absent; a
-    ``rejection_sample_method`` of ``synthetic`` becomes :data:`REPLACED`
-    (the synthetic knob replaces the verifier, so any measured one fits).
-    """
+    """The curve variant a served speculative config runs; engine defaults are absent, and
+    ``synthetic`` rejection is :data:`REPLACED` (it replaces the verifier: any one fits)."""
     out = {}
     if draft_sample_method is not None and str(draft_sample_method).strip():
         out["draft_sample_method"] = str(draft_sample_method).strip()
@@ -361,10 +332,8 @@ def served_variant(draft_sample_method=None, rejection_sample_method=None):
 def variant_matches(curve, variant):
     """True when ``variant`` is exactly the curve's variant.
 
-    A key set to :data:`REPLACED` matches whatever the curve records for it
-    (including nothing); every other key must be equal, and neither side may
-    have a key the other lacks.  A value given alone (:data:`BY_VALUE`) must
-    be one of the curve's variant values and stands for the keys not named.
+    :data:`REPLACED` matches anything (nothing included); a value given alone
+    (:data:`BY_VALUE`) must be one of the curve's and stands for the keys not named.
     """
     own = curve.variant
     by_value = {k.lower() for k, v in variant.items() if v is BY_VALUE}
@@ -389,12 +358,8 @@ def _show_variant(variant):
 
 
 def _head_fits(curve, draft, method):
-    """Does a served draft path belong to the curve?
-
-    A native-MTP curve has no head: a draft path there stages the model's own
-    MTP layers (SGLang ``--speculative-draft-model-path``), so it fits when the
-    method is MTP-like or the path names the model itself.
-    """
+    """Does a served draft path belong to the curve?  A native-MTP curve's draft path
+    stages the model's own MTP layers (SGLang): it fits an MTP-like method or the model."""
     if draft_matches(curve, draft):
         return True
     if curve.draft:
@@ -405,32 +370,17 @@ def _head_fits(curve, draft, method):
 def candidates(registry, model=None, *, draft=None, curve=None, variant=None, method=None):
     """The curves that fit a request, before K and thinking mode are checked.
 
-    Parameters
-    ----------
-    registry : Registry or iterable of Curve
-    model, draft, curve : str, optional
-        As for :func:`goldenal.lookup`.
-    variant : dict, optional
-        Must equal the curve's variant exactly (see :func:`variant_matches`);
-        None leaves the variant open.
-    method : str, optional
-        A served method in any engine's spelling (``mtp``, ``EAGLE``,
-        ``NEXTN``, ``dspark``...); only curves of that method fit.
-
-    Raises
-    ------
-    UnknownCurve
-        Nothing committed fits; no other head, method or variant is offered.
-    PolicyError
-        ``curve`` contradicts ``model``, ``draft``, ``variant`` or ``method``.
+    ``model``, ``draft`` and ``curve`` as for :func:`goldenal.lookup`;
+    ``variant`` must equal the curve's exactly (None leaves it open);
+    ``method`` in any engine's spelling.  UnknownCurve when nothing
+    committed fits (no other head, method or variant is offered);
+    PolicyError when ``curve`` contradicts the rest.
     """
     if curve is not None:
         found = [c for c in registry if c.id.lower() == curve.lower()]
         if not found:
-            import difflib
-
             ids = sorted(c.id for c in registry)
-            close = difflib.get_close_matches(curve, ids, n=3, cutoff=0.75)
+            close = _close_names({i.lower(): i for i in ids}, curve, 3, 0.75)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise UnknownCurve(f"no curve {curve!r}{hint} (curves: {', '.join(ids)})")
         chosen = found[0]
@@ -468,13 +418,8 @@ def candidates(registry, model=None, *, draft=None, curve=None, variant=None, me
     if variant is not None:
         same = [c for c in found if variant_matches(c, variant)]
         if not same:
-            flags = [_flag_for(c, found) for c in found]
-            if all(f.startswith("--variant ") for f in flags):
-                have = "--variant " + "|".join(f[len("--variant "):] for f in flags) + " (" + \
-                    "; ".join(f"{f[len('--variant '):]}: {_show_variant(c.variant)}"
-                              for f, c in zip(flags, found) if c.variant) + ")"
-            else:
-                have = "; ".join(f"{c.id}: {_show_variant(c.variant)}" for c in found)
+            have = _variant_choice(found) or "; ".join(f"{c.id}: {_show_variant(c.variant)}"
+                                                       for c in found)
             raise UnknownCurve(f"no curve for model {found[0].model} with variant "
                                f"{_show_variant(variant)}; committed: {have}")
         found = same
@@ -494,22 +439,12 @@ def served_sampling(site_or_cfg):
     return dsm, rsm
 
 
-def served_identity(*, models=(), draft=None, method=None, draft_sample_method=None,
-                    rejection_sample_method=None):
+def _served_text(models, draft, method, served):
     """A one-line description of what a config serves, for messages."""
-    parts = []
-    if models:
-        parts.append(f"model {models[0]}")
-    if draft:
-        parts.append(f"draft {draft}")
-    if method:
-        parts.append(f"method {method}")
-    variant = {k: v for k, v in served_variant(draft_sample_method,
-                                                rejection_sample_method).items()
-               if v is not REPLACED}
-    if variant:
-        parts.append("variant " + _show_variant(variant))
-    return ", ".join(parts) or "no identity"
+    variant = _show_variant(served) if any(v is not REPLACED for v in served.values()) else ""
+    parts = [models and f"model {models[0]}", draft and f"draft {draft}",
+             method and f"method {method}", variant and f"variant {variant}"]
+    return ", ".join(p for p in parts if p) or "no identity"
 
 
 def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample_method=None,
@@ -517,40 +452,17 @@ def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample
                    variant=None):
     """The one curve a served config must carry: used by inject, emit and audit alike.
 
-    The config's own identity (its model names, most specific first; draft
-    head; method; sampling settings) must name exactly one committed curve:
-    same model, same head, same method, exactly the same variant.  Selection
-    flags (``model``, ``draft_flag``, ``curve``, ``variant``) narrow further
-    and are refused when they contradict the config.  A model name the
-    registry does not know may be supplied by ``model`` or ``curve``.
-
-    Parameters
-    ----------
-    registry : Registry or iterable of Curve
-    models : sequence of str
-        Model names the config serves (path, served name, prefix key...).
-    draft, method : str, optional
-        The served draft head and method, in the engine's own spelling.
-    draft_sample_method, rejection_sample_method : str, optional
-        vLLM's sampling settings as served (see :func:`served_variant`).
-    model, draft_flag, curve, variant : optional
-        Selection flags as for :func:`goldenal.lookup`.
-
-    Returns
-    -------
-    Curve
-
-    Raises
-    ------
-    UnknownCurve
-        No committed curve has the served identity (exit 1).
-    PolicyError
-        Several curves fit, or a flag contradicts the config (exit 1).
+    The config's own identity (``models``: its model names, most specific
+    first; draft head; method; sampling settings) must name exactly one
+    committed curve: same model, head and method, exactly the same variant.
+    Selection flags (``model``, ``draft_flag``, ``curve``, ``variant``, as for
+    :func:`goldenal.lookup`) narrow further and are refused when they
+    contradict the config; they may also name a model the registry does not
+    know.  UnknownCurve when no curve has the served identity, PolicyError
+    when several fit or a flag contradicts the config.
     """
     served = served_variant(draft_sample_method, rejection_sample_method)
-    ident = served_identity(models=models, draft=draft, method=method,
-                            draft_sample_method=draft_sample_method,
-                            rejection_sample_method=rejection_sample_method)
+    ident = _served_text(models, draft, method, served)
     pool = None
     for name in models:
         if name and any(model_matches(c, name) for c in registry):
@@ -601,26 +513,9 @@ def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample
 def resolve_curve(registry, name=None, *, draft=None, curve=None, variant=None):
     """The one curve a name and the selection flags pick, as ``goldenal show`` reads them.
 
-    Parameters
-    ----------
-    registry : Registry or iterable of Curve
-    name : str, optional
-        A curve id, or what :func:`goldenal.lookup` takes as its model: a model
-        key, an HF id (or a local path ending in one), an alias or prefix.
-    draft, curve, variant : optional
-        As for :func:`goldenal.lookup`.
-
-    Returns
-    -------
-    Curve
-
-    Raises
-    ------
-    UnknownCurve
-        Neither a curve nor a model of that name; close names are suggested.
-    PolicyError
-        Several curves fit (the flags that pick each are named), or a flag
-        contradicts the curve.
+    ``name`` is a curve id or a model as :func:`goldenal.lookup` takes it.
+    UnknownCurve (close names suggested) or PolicyError (several fit: the
+    flags that pick each are named; or a flag contradicts the curve).
     """
     variant = normalize_variant(variant)
     if name is not None and curve is None and any(c.id.lower() == name.lower()
@@ -630,7 +525,11 @@ def resolve_curve(registry, name=None, *, draft=None, curve=None, variant=None):
         raise UsageError("give a curve id or a model")
     if name is not None and curve is None and not any(model_matches(c, name) for c in registry):
         raise _unknown_name(registry, name)
-    found = candidates(registry, name, draft=draft, curve=curve, variant=variant)
+    return _one(candidates(registry, name, draft=draft, curve=curve, variant=variant))
+
+
+def _one(found):
+    """The only curve of ``found``; PolicyError naming what picks each of several."""
     if len(found) > 1:
         raise PolicyError(f"{len(found)} curves match model {found[0].model}; "
                           + _choose_among(found))
@@ -639,16 +538,13 @@ def resolve_curve(registry, name=None, *, draft=None, curve=None, variant=None):
 
 def _unknown_name(registry, name):
     """Neither a curve id nor a model name: suggest the closest of either."""
-    import difflib
-
     pool = {}
     for c in registry:
         pool.setdefault(c.id.lower(), c.id)
     for c in registry:
         for alias in c.names:
             pool.setdefault(alias.lower(), c.model)
-    close = difflib.get_close_matches(name.lower(), list(pool), n=4, cutoff=0.6)
-    hint = list(dict.fromkeys(pool[c] for c in close))
+    hint = list(dict.fromkeys(_close_names(pool, name, 4, 0.6)))
     ids = sorted(c.id for c in registry)
     models = sorted({c.model for c in registry})
     msg = f"no curve {name!r}" + (f"; did you mean {', '.join(hint)}?" if hint else "")
@@ -660,11 +556,7 @@ def select(registry, model=None, *, k, thinking, draft=None, curve=None, variant
     k = normalize_k(k)
     thinking = normalize_thinking(thinking)
     variant = normalize_variant(variant)
-    found = candidates(registry, model, draft=draft, curve=curve, variant=variant)
-    if len(found) > 1:
-        raise PolicyError(f"{len(found)} curves match model {found[0].model}; "
-                          + _choose_among(found))
-    chosen = found[0]
+    chosen = _one(candidates(registry, model, draft=draft, curve=curve, variant=variant))
     cells = chosen.cells.get(thinking)
     if not cells:
         have = ", ".join(f"thinking_{m}" for m in ("on", "off") if chosen.cells.get(m))

@@ -1,15 +1,10 @@
 """The golden-curve registry: load a golden directory fast.
 
-A golden directory holds one YAML file per curve in the upstream InferenceX
-shape (``{model: {thinking_on: {K: AL}}}``), a ``manifest.yaml`` that gives
-each curve its identity, and ``index.tsv``, a compiled copy of both that
-``goldenal lookup`` reads instead of parsing YAML.  The index records a CRC of
-every file it was compiled from and is used only while they all match, so a
-hand-edited curve can never be served from a stale index.
-
-This module is on the ``goldenal lookup`` hot path, whose budget is about one
-interpreter start-up: it imports neither YAML nor ``json`` (which pulls in
-``re``); the index is tab-separated text split with ``str.split``.
+A golden directory holds one curve file per curve in the upstream InferenceX
+shape, ``manifest.yaml`` (each curve's identity) and ``index.tsv``, a compiled
+copy of both that ``goldenal lookup`` reads instead of YAML, used only while
+the CRC of every file it was compiled from matches, so a hand-edited curve is
+never served from a stale index.  On the ``lookup`` hot path: no YAML, no ``json``.
 """
 
 import os
@@ -34,29 +29,17 @@ GOLDEN_DIR_NAME = "golden_al_distribution"
 
 
 def discover_dir(start=None):
-    """The nearest ``golden_al_distribution/`` in ``start`` (default the cwd) or its parents.
+    """The nearest ``golden_al_distribution/`` in ``start`` (default the cwd) or its parents
+    (where a recipe repository such as InferenceX keeps its curves), or None."""
+    from goldenal.core.files import nearest_holding
 
-    This is where a recipe repository such as InferenceX keeps its committed
-    curves, so running inside one uses the project's curves.  None when no
-    ancestor has one.
-    """
-    here = os.path.abspath(start or os.getcwd())
-    while True:
-        candidate = os.path.join(here, GOLDEN_DIR_NAME)
-        if os.path.isdir(candidate):
-            return candidate
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    found = nearest_holding(start or os.getcwd(), GOLDEN_DIR_NAME, os.path.isdir)
+    return found and os.path.join(found, GOLDEN_DIR_NAME)
 
 
 def default_dir_source():
-    """``(directory, how)``: the golden directory used when none is given, and why.
-
-    Order: ``$GOLDENAL_DIR``; the nearest ``golden_al_distribution/`` in the
-    current directory or its parents; the packaged curves.
-    """
+    """``(directory, how)``: the golden directory used when none is given, and why
+    (``$GOLDENAL_DIR``, else :func:`discover_dir`, else the packaged curves)."""
     env = os.environ.get("GOLDENAL_DIR")
     if env:
         return env, "$GOLDENAL_DIR"
@@ -84,9 +67,10 @@ def _read_index(directory):
     PROVENANCE-JSON`` (lists comma-separated, variant as ``key=value``);
     ``cell ID MODE K AL``.
     """
+    from goldenal.core.files import read_regular
+
     try:
-        with open(os.path.join(directory, INDEX_NAME), "rb") as fh:
-            raw = fh.read()
+        raw = read_regular(os.path.join(directory, INDEX_NAME))
     except OSError:
         return None
     head, _, body = raw.partition(b"\n")
@@ -131,14 +115,10 @@ def load_registry(path=None):
     Parameters
     ----------
     path : str or os.PathLike, optional
-        The directory; default ``$GOLDENAL_DIR``, else the nearest
-        ``golden_al_distribution/`` in the current directory or its parents,
-        else the packaged curves (see :func:`default_dir_source`).  An
-        upstream InferenceX ``golden_al_distribution/`` works as it is: with no
-        manifest, a curve whose id and model are a packaged curve's takes that
-        curve's identity (draft heads, aliases); others take it from file stems
-        and header comments, and ``warnings`` names the EAGLE-3 curves left
-        without a head.
+        Default :func:`default_dir_source`.  An upstream InferenceX directory
+        works as it is: without a manifest, a curve whose id and model are a
+        packaged curve's takes that identity, others take it from file stems
+        and headers, and ``warnings`` names EAGLE-3 curves left without a head.
 
     Returns
     -------
@@ -168,13 +148,9 @@ def load_registry(path=None):
 
 
 def _packaged_identity(registry):
-    """An upstream directory (no manifest): identity from the packaged manifest where it fits.
-
-    A curve whose id and model key are those of a packaged manifest entry
-    takes that entry's method, draft heads, variant and aliases (its cells and
-    header provenance stay its own).  Curves of a per-head method (EAGLE-3)
-    left without a head are named once in ``registry.warnings``.
-    """
+    """An upstream directory (no manifest): a curve whose id and model are a packaged
+    entry's takes its method, heads, variant and aliases (its cells and provenance stay);
+    curves of a per-head method (EAGLE-3) left without a head are named in ``warnings``."""
     from goldenal.golden.curvefile import read_manifest
     from goldenal.golden.curves import head_unknown
 
@@ -218,9 +194,3 @@ def finish_interrupted_write(directory):
                             f"here ({exc.filename}: {exc.strerror}); run `goldenal index` with "
                             "write access to finish it", path=directory) from None
 
-
-def write_curve(directory, curve, *, replace_reason=None, **kwargs):
-    """Write a curve file and its manifest entry; see :func:`goldenal.golden.curvefile.write_curve`."""
-    from goldenal.golden.curvefile import write_curve as _write
-
-    return _write(directory, curve, replace_reason=replace_reason, **kwargs)

@@ -1,7 +1,9 @@
 """Check a golden directory: the values, the manifest, the index, the provenance."""
 
+import contextlib
 import os
 
+from goldenal.core.files import pending_journal
 from goldenal.golden.curvefile import Problem, load_directory, read_manifest
 from goldenal.golden.curves import curve_identity
 from goldenal.core.errors import ParseError, RegistryError
@@ -35,14 +37,14 @@ class ValidationReport:
 
 
 def _index_is_current(directory, registry, overlay):
+    from goldenal.core.files import read_regular
     from goldenal.golden.curvefile import render_index
 
     try:
         if INDEX_NAME in overlay:
             text = overlay[INDEX_NAME]
         else:
-            with open(os.path.join(directory, INDEX_NAME), encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_regular(os.path.join(directory, INDEX_NAME)).decode("utf-8")
         return text == render_index(directory, registry.curves, overlay=overlay)
     except (OSError, UnicodeDecodeError):
         return False
@@ -79,13 +81,12 @@ def validate(path=None, *, overlay=None):
     if not os.path.isdir(directory):
         raise RegistryError("not a directory", path=directory)
     overlay = overlay or {}
-    if not overlay and os.path.exists(os.path.join(directory, ".goldenal-journal.json")):
+    if not overlay and pending_journal(directory):
         finish_interrupted_write(directory)
     problems = []
     registry = load_directory(directory, collect=problems, overlay=overlay)
     has_manifest = read_manifest(directory, overlay=overlay) is not None
-    owner = {}
-    identities = {}
+    owner, identities = {}, {}
     for curve in registry:
         where = os.path.join(directory, curve.file or curve.id)
         ident = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
@@ -157,11 +158,9 @@ def refuse_invalid(directory, overlay):
     """
     before = set()
     if os.path.isdir(directory) and os.listdir(directory):
-        try:
+        with contextlib.suppress(RegistryError, ParseError):
             old = validate(directory)
             before = {str(p) for p in old.errors + old.unreadable}
-        except (RegistryError, ParseError):
-            before = set()
     report = validate(directory, overlay=overlay)
     for problem in report.unreadable + report.errors:
         if str(problem) not in before:

@@ -195,9 +195,10 @@ def load_prompts(path):
     [...]}``, optionally ``"id"`` (default: the line number); blank and ``#`` lines skipped.
     A bad line raises ParseError naming it."""
     path = os.fspath(path)
+    from goldenal.core.files import read_regular
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+        lines = read_regular(path).decode("utf-8").splitlines()
     except UnicodeDecodeError:
         raise ParseError("not UTF-8 text", path=path) from None
     out, seen = [], {}
@@ -1042,7 +1043,7 @@ def _merged(current, doc, identity, thinking):
 
 
 def _write_cell(out, doc, cell_entry, files, fresh):
-    from goldenal.core.files import write_text_atomic
+    from goldenal.core.files import write_texts_atomic
 
     key = (cell_entry["thinking"], cell_entry["k"])
     cells = [c for c in doc["cells"] if not isinstance(c, dict)
@@ -1051,30 +1052,26 @@ def _write_cell(out, doc, cell_entry, files, fresh):
     cells.sort(key=lambda c: (str(c.get("thinking")), c.get("k", 0)) if isinstance(c, dict)
                else ("", 0))
     doc = {**doc, "cells": cells}
-    parent = os.path.dirname(os.path.abspath(out))
-    where = parent if fresh else out
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.measure-", dir=where)
+    if not fresh:
+        # the cell's files and run.yaml listing them, all or nothing
+        write_texts_atomic({**{os.path.join(out, name): text for name, text in files.items()},
+                            os.path.join(out, "run.yaml"): _dump(doc)})
+        return doc
+    # a new run appears whole: filled privately, then renamed into place
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.measure-",
+                           dir=os.path.dirname(os.path.abspath(out)))
     try:
-        if fresh:
-            # mkdtemp's directory is private (0700); the run is made as mkdir would make it
-            # (an empty --out keeps its own mode)
-            os.chmod(tmp, os.stat(out).st_mode & 0o7777 if os.path.isdir(out)
-                     else 0o777 & ~_umask())
-        for name, text in files.items():
+        # mkdtemp's directory is private (0700); the run is made as mkdir would make it
+        # (an empty --out keeps its own mode)
+        os.chmod(tmp, os.stat(out).st_mode & 0o7777 if os.path.isdir(out)
+                 else 0o777 & ~_umask())
+        for name, text in {**files, "run.yaml": _dump(doc)}.items():
             with open(os.path.join(tmp, name), "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
-        if fresh:
-            with open(os.path.join(tmp, "run.yaml"), "w", encoding="utf-8") as fh:
-                fh.write(_dump(doc))
-            if os.path.isdir(out):
-                os.rmdir(out)  # empty (checked up front); rename needs it gone or empty
-            os.rename(tmp, out)
-            tmp = None
-        else:
-            # new cell files first, under names run.yaml does not list yet; then run.yaml
-            for name in files:
-                os.replace(os.path.join(tmp, name), os.path.join(out, name))
-            write_text_atomic(os.path.join(out, "run.yaml"), _dump(doc))
+        if os.path.isdir(out):
+            os.rmdir(out)  # empty (checked up front); rename needs it gone or empty
+        os.rename(tmp, out)
+        tmp = None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

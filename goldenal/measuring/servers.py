@@ -70,7 +70,9 @@ def _die_with_parent():
 def log_tail(path, limit=LOG_TAIL_BYTES):
     """The last ``limit`` bytes of a log, as text, starting at a line."""
     try:
-        with open(path, "rb") as fh:
+        from goldenal.core.files import open_regular
+
+        with open_regular(path) as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             fh.seek(max(0, size - limit))

@@ -1,5 +1,6 @@
-"""Every engine's knob spellings as recipe text writes them: the one table ``inject`` and ``audit`` match.
+"""How recipe text spells a knob: the machinery of the one table ``inject`` and ``audit`` match.
 
+The table itself is built from the engines' records (:mod:`goldenal.engines.table`).
 A :class:`Spelling` is one name as it appears in a recipe (a CLI flag, an
 environment name, a YAML or JSON key), the engine and the setting it carries,
 and a compiled pattern with named captures:
@@ -13,8 +14,8 @@ and a compiled pattern with named captures:
     its own quotes);
 ``value``
     the value as written: a scalar without its quotes (``2.49``, ``$AL``,
-    ``${AL}``, ``%.2f``), a list (``[0.9,0.6]`` for vLLM, ``1,0.83`` for
-    llama.cpp), or a whole shell word with its quotes (models, methods,
+    ``${AL}``, ``%.2f``), a list (``[0.9,0.6]`` as a key's value, ``1,0.83``
+    after a flag or ``=``), or a whole shell word with its quotes (models, methods,
     JSON configs).
 
 A match ends after a scalar's closing quote, so replacing
@@ -30,12 +31,11 @@ Forms:
   string of them);
 - ``key``: ``name: value`` (YAML), ``"name": value`` (JSON), ``\\"name\\": value``
   (JSON inside a double-quoted bash string), ``'name': value`` (a Python
-  mapping); vLLM's keys also ``name=value`` (keyword arguments, dotted CLI
-  keys).
+  mapping); with ``key_seps=":="`` also ``name=value`` (keyword arguments,
+  dotted CLI keys).
 
 Whether a match sits in a ``#`` comment is read by :func:`commented` over the
-lexer of :mod:`goldenal.recipes.shell`.  Sources of every spelling: docs/engines.md
-(vLLM §1, SGLang §2, TensorRT-LLM §3, ATOM §4, llama.cpp §5.1).
+lexer of :mod:`goldenal.recipes.shell`.
 """
 
 import re
@@ -55,9 +55,9 @@ FLAG, ENV, KEY = "flag", "env", "key"
 # what ends a JSON or YAML flow value (``,``, ``}``) and at ``;``.  A ``${``
 # looks for its ``}`` no further than the next ``$`` (linear on ``${${${...``).
 _SCALAR = r"""(?P<q>["']?)(?P<value>(?:\$\{[^}\s$]*\}|[^"'\s,;}])+)(?P=q)?"""
-# llama.cpp's comma-separated rates (``1,0.83,0``)
+# comma-separated rates after a flag or ``=`` (``1,0.83,0``)
 _CSV = r"""(?P<q>["']?)(?P<value>[^"'\s;}]+)(?P=q)?"""
-# vLLM's JSON/YAML list of rates
+# a JSON/YAML list of rates, as a key's value
 _LIST = r"(?P<q>)(?P<value>\[[^\]]*\])"
 # a shell word, quotes kept: paths, methods, JSON configs
 _WORD = r"""(?P<q>)(?P<value>'[^']*'|"[^"]*"|[^\s\\;|&]+)"""
@@ -72,8 +72,8 @@ _VALUES = {LENGTH: _SCALAR, RATE: _SCALAR, K: _SCALAR, TOKEN_MODE: _SCALAR,
 class Spelling:
     """One knob or spec setting as recipe text spells it."""
 
-    engine: str       # vllm, sglang, trtllm, atom, llamacpp, runner
-    name: str         # as written: ``--spec-synth-len``, ``SGLANG_SIMULATE_ACC_LEN``
+    engine: str       # an engine's name, or ``runner``
+    name: str         # as written: ``--flag``, ``ENV_NAME``, ``key``
     setting: str      # what it carries: length, rates, rate, k, method, draft, model, ...
     form: str         # flag, env or key
     head_source: str  # the regex of the spelling up to its value
@@ -119,114 +119,27 @@ def _head(name, form, key_seps=":"):
     return head + rf"(?![\w-])(?:\\?[\"'])?[ \t]*(?P<sep>[{key_seps}])[ \t]*"
 
 
-def _rows():
-    vllm_key = ":="
-    rows = [
-        # vLLM: keys of --speculative-config (JSON, YAML), and its 0.33 shorthands
-        ("vllm", "synthetic_acceptance_length", LENGTH, KEY, vllm_key),
-        ("vllm", "synthetic_acceptance_rates", RATES, KEY, vllm_key),
-        ("vllm", "synthetic_acceptance_rate", RATE, KEY, vllm_key),
-        ("vllm", "num_speculative_tokens", K, KEY, vllm_key),
-        ("vllm", "--spec-tokens", K, FLAG, None),
-        # SGLang: environment (a shell assignment or a YAML env mapping), K on the CLI
-        ("sglang", "SGLANG_SIMULATE_ACC_LEN", LENGTH, ENV, None),
-        ("sglang", "SGLANG_SIMULATE_ACC_LEN", LENGTH, KEY, None),
-        ("sglang", "SGLANG_SIMULATE_ACC_TOKEN_MODE", TOKEN_MODE, ENV, None),
-        ("sglang", "SGLANG_SIMULATE_ACC_TOKEN_MODE", TOKEN_MODE, KEY, None),
-        ("sglang", "SGLANG_SIMULATE_ACC_METHOD", ACC_METHOD, ENV, None),
-        ("sglang", "SGLANG_SIMULATE_ACC_METHOD", ACC_METHOD, KEY, None),
-        ("sglang", "--speculative-num-steps", K, FLAG, None),
-        ("sglang", "--speculative-dspark-block-size", K, FLAG, None),
-        # TensorRT-LLM: environment; K in the extra-options YAML
-        ("trtllm", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", LENGTH, ENV, None),
-        ("trtllm", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", LENGTH, KEY, None),
-        ("trtllm", "max_draft_len", K, KEY, None),
-        ("trtllm", "num_nextn_predict_layers", K, KEY, None),
-        # ATOM: server flags
-        ("atom", "--spec-decode-acceptance-length", LENGTH, FLAG, None),
-        ("atom", "--spec-decode-acceptance-rate", RATE, FLAG, None),
-        ("atom", "--num-speculative-tokens", K, FLAG, None),
-        ("atom", "--method", METHOD, FLAG, None),
-        ("atom", "--draft-model", DRAFT, FLAG, None),
-        ("atom", "--model", MODEL, FLAG, None),
-        ("atom", "--dspark-config", DSPARK, FLAG, None),
-        # llama.cpp: llama-server flags and their LLAMA_ARG_* environment names
-        ("llamacpp", "--spec-synth-len", LENGTH, FLAG, None),
-        ("llamacpp", "LLAMA_ARG_SPEC_SYNTH_LEN", LENGTH, ENV, None),
-        ("llamacpp", "--spec-synth-rates", RATES, FLAG, None),
-        ("llamacpp", "LLAMA_ARG_SPEC_SYNTH_RATES", RATES, ENV, None),
-        ("llamacpp", "--spec-draft-n-max", K, FLAG, None),
-        ("llamacpp", "LLAMA_ARG_SPEC_DRAFT_N_MAX", K, ENV, None),
-        ("llamacpp", "--spec-type", METHOD, FLAG, None),
-        ("llamacpp", "LLAMA_ARG_SPEC_TYPE", METHOD, ENV, None),
-        ("llamacpp", "--spec-draft-model", DRAFT, FLAG, None),
-        ("llamacpp", "-md", DRAFT, FLAG, None),
-        ("llamacpp", "--model-draft", DRAFT, FLAG, None),
-        ("llamacpp", "LLAMA_ARG_SPEC_DRAFT_MODEL", DRAFT, ENV, None),
-        ("llamacpp", "-m", MODEL, FLAG, None),
-        ("llamacpp", "--model", MODEL, FLAG, None),
-        # InferenceX's runner: one variable when no engine is named
-        ("runner", "SYNTHETIC_ACCEPTANCE_LENGTH", LENGTH, ENV, None),
-        ("runner", "SYNTHETIC_ACCEPTANCE_LENGTH", LENGTH, KEY, None),
-    ]
-    out = []
-    for engine, name, setting, form, seps in rows:
-        head = _head(name, form, seps or ":")
-        value = _LIST if (setting == RATES and form == KEY) else _VALUES[setting]
-        out.append(Spelling(engine, name, setting, form, head, value))
-    return tuple(out)
+def row(engine, name, setting, form, key_seps=":"):
+    """The :class:`Spelling` of one row of an engine record's ``spellings``."""
+    value = _LIST if (setting == RATES and form == KEY) else _VALUES[setting]
+    return Spelling(engine, name, setting, form, _head(name, form, key_seps), value)
 
 
-SPELLINGS = _rows()
+def select(rows, engine=None, setting=None, form=None, names=None):
+    """The ``rows`` that match every criterion given, in order.
 
-
-def spellings(engine=None, setting=None, form=None, names=None):
-    """The rows of :data:`SPELLINGS` that match every criterion given, in table order.
-
-    ``setting`` and ``form`` may be one value or a tuple of them; ``names``
-    keeps the rows spelled so, in the order of ``names``.
+    ``engine``, ``setting`` and ``form`` may be one value or a tuple of them;
+    ``names`` keeps the rows spelled so, in the order of ``names``.
     """
     def ok(value, wanted):
         return wanted is None or value == wanted or (isinstance(wanted, tuple)
                                                      and value in wanted)
 
-    rows = [s for s in SPELLINGS if ok(s.engine, engine) and ok(s.setting, setting)
+    rows = [s for s in rows if ok(s.engine, engine) and ok(s.setting, setting)
             and ok(s.form, form)]
     if names is not None:
         rows = [s for n in names for s in rows if s.name == n]
     return tuple(rows)
-
-
-def spelling(engine, name, form=None):
-    """The first row of ``engine`` spelled ``name`` (in ``form``, when given)."""
-    rows = spellings(engine, form=form, names=(name,))
-    if not rows:
-        raise KeyError(f"no {engine} spelling {name!r}")
-    return rows[0]
-
-
-# The command that starts each engine's server: ``(engine, word, pattern)``; ``word``
-# is a substring every match contains (a cheap test before the regex).
-# Sources: docs/engines.md §7 (server command).
-LAUNCHES = (
-    ("vllm", "vllm", re.compile(r"\bvllm serve\b|vllm\.entrypoints")),
-    ("sglang", "sglang", re.compile(r"sglang\.launch_server|\bsglang serve\b")),
-    ("trtllm", "trtllm-serve", re.compile(r"\btrtllm-serve\b")),
-    ("atom", "atom", re.compile(r"\batom\.entrypoints|-m atom\b|\batom serve\b")),
-    ("llamacpp", "llama-server", re.compile(r"(?<![\w.-])llama-server(?![\w.-])")),
-)
-
-
-def launched_engines(text):
-    """The engines whose server ``text`` starts outside comments, in order of first launch."""
-    found = []
-    for engine, word, pattern in LAUNCHES:
-        if word in text:
-            at = next((m.start() for m in pattern.finditer(text)
-                       if not commented(text, m.start())), None)
-            if at is not None:
-                found.append((at, engine))
-    return tuple(engine for _, engine in sorted(found))
 
 
 def _comment_start(text, line_start):

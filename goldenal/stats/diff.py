@@ -86,9 +86,10 @@ def _distribution_beside(curve_path):
     path = stem + ".distribution.json"
     if not os.path.exists(path):
         return None
+    from goldenal.core.files import read_regular
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        return json.loads(read_regular(path))
     except ValueError as exc:
         raise ParseError(f"distribution file is not JSON: {exc}", path=path) from None
 

@@ -3,7 +3,7 @@
 ``fit_runs`` loads one or more run directories (through
 :func:`goldenal.readers.load_run`) and fits them as one curve;
 ``write_fit`` writes the curve YAML and manifest entry (through
-:func:`goldenal.golden.registry.write_curve`) and ``<curve-id>.distribution.json``
+:func:`goldenal.golden.curvefile.write_curve`) and ``<curve-id>.distribution.json``
 beside it.  Nothing is written when anything fails.
 """
 
@@ -389,8 +389,7 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
         mean-only and ``allow_mean_only`` is false, or a cell is marked
         ``inconsistent`` (see :func:`refuse_inconsistent`).
     """
-    from goldenal.golden.curvefile import check_curve_id
-    from goldenal.golden.registry import write_curve
+    from goldenal.golden.curvefile import check_curve_id, write_curve
 
     directory = os.fspath(directory)
     if not allow_simulated:

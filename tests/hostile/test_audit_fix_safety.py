@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, PACKAGED, goldenal_cmd
-from goldenal.core.files import read_beneath, replace_beneath
+from goldenal.core.files import read_regular, replace_beneath
 
 AUDIT = DATA / "audit" / "repo"
 # vLLM --config file whose literal 3.11 should be 3.02 (minimaxm3_eagle3_gqa thinking_on K=4)
@@ -187,14 +187,15 @@ def test_replace_beneath_refuses_links_special_and_changed_files(tmp_path):
     (root / "dlink").symlink_to("d", target_is_directory=True)
     os.mkfifo(root / "pipe")
     for rel in ("link.yaml", "dlink/f.yaml"):
-        for call in (lambda r: read_beneath(root, r),
+        for call in (lambda r: read_regular(r, beneath=root),
                      lambda r: replace_beneath(root, r, b"x", expected=SERVE)):
             with pytest.raises(OSError) as info:
                 call(rel)
             assert (info.value.errno, info.value.filename) == (errno.ELOOP, rel)
     with pytest.raises(OSError) as info:
-        read_beneath(root, "pipe")                    # returns at once: never blocks
-    assert (info.value.errno, info.value.strerror) == (errno.EINVAL, "not a regular file")
+        read_regular("pipe", beneath=root)            # returns at once: never blocks
+    assert (info.value.errno, info.value.strerror) == (
+        errno.EINVAL, "is a device, pipe or socket, not a regular file")
     with pytest.raises(OSError) as info:
         replace_beneath(root, "d/f.yaml", FIXED, expected=b"something else")
     assert info.value.errno == errno.EAGAIN

@@ -135,7 +135,9 @@ def test_full_disk_leaves_everything_as_it_was_and_names_the_file(golden, upstre
                                                                   monkeypatch, where):
     source = upstream_file("base", value="2.80")
     before = snapshot(golden)
-    real_mkstemp, calls = _files.tempfile.mkstemp, [0]
+    import tempfile
+
+    real_mkstemp, calls = tempfile.mkstemp, [0]
 
     def no_space(*args, **kwargs):
         calls[0] += 1
@@ -146,7 +148,7 @@ def test_full_disk_leaves_everything_as_it_was_and_names_the_file(golden, upstre
     if where == "fsync":
         monkeypatch.setattr(_files.os, "fsync", no_space)
     else:
-        monkeypatch.setattr(_files.tempfile, "mkstemp", no_space)
+        monkeypatch.setattr(tempfile, "mkstemp", no_space)
     code, out, err = run_cli("import", source, "--golden-dir", golden, "--replace", "re-measured")
     monkeypatch.undo()
     assert (code, out) == (2, "")

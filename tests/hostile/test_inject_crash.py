@@ -135,7 +135,7 @@ def test_an_interrupted_inject_is_put_back_by_the_next_inject(tmp_path, monkeypa
             raise KeyboardInterrupt     # stands for kill -9: nothing after it runs
     real = os.replace
     monkeypatch.setattr(_files.os, "replace", crash_after_first_file)
-    monkeypatch.setattr(_files._UndoTransaction, "_abort", lambda self: None)
+    monkeypatch.setattr(_files._Transaction, "_abort", lambda self: None)
     with pytest.raises(KeyboardInterrupt):
         inject_files(paths, thinking="on")
     monkeypatch.undo()

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from goldenal.golden.curvefile import parse_curve_text, parse_header
 from goldenal.auditing import audit
-from goldenal.recipes import knobs
+from goldenal.engines import table as knobs
 from goldenal.recipes.shell import ROOT, arith, condition_ids, parse
 from hostile.shapes import REQUIRED, SCRIPTS, header_comment
 

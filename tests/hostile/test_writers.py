@@ -116,7 +116,7 @@ def test_audit_as_a_user_runs_it_recovers_a_crashed_inject_first(tree, monkeypat
         if os.path.basename(dst) == "vllm_disagg.yaml":
             raise KeyboardInterrupt     # stands for kill -9: nothing after it runs
     monkeypatch.setattr(_files.os, "replace", crash_after_first_file)
-    monkeypatch.setattr(_files._UndoTransaction, "_abort", lambda self: None)
+    monkeypatch.setattr(_files._Transaction, "_abort", lambda self: None)
     with pytest.raises(KeyboardInterrupt):
         _inject(tree, 2)
     monkeypatch.undo()

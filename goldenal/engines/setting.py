@@ -1,0 +1,117 @@
+"""What reading a file gives back (:class:`SpecSetting`) and what writing a site needs (:class:`Plan`).
+
+A :class:`SpecSetting` is one place in a file where an engine's speculative
+decoding is configured: the synthetic-acceptance knob (when present) and the
+settings around it (K, draft head, method, sampling variant).  Readers yield
+one record per worker role, so a disaggregated recipe gives one for prefill
+and one for decode; a :class:`Site` is where one is written.  Loaded only by
+the functions that read or write files.
+"""
+
+from dataclasses import dataclass, field
+
+from goldenal.core.errors import ParseError
+from goldenal.recipes import spans
+
+
+@dataclass(frozen=True)
+class SpecSetting:
+    """One speculative-decoding setting found in a file.
+
+    ``line``/``col``: 1-based position of the knob, else of the spec config; ``role``:
+    ``aggregated``, ``prefill``, ``decode`` or None; ``knob``: the synthetic-acceptance
+    knob found (one of the record's ``knobs``) and ``value`` as written, None when
+    unset; ``k``: drafted tokens per step as configured; ``draft``: the draft head when
+    named; ``method`` as written; ``variant``: the sampling-variant settings that name a
+    curve; ``rejection_sample_method``: the verifier a config names, where the engine
+    has one; ``model``: the served model when named; ``extra``: engine companions (the
+    other knobs set beside the value knob...), ``section`` the variant section of a
+    multi-variant recipe.
+    """
+
+    path: str
+    line: int
+    col: int
+    engine: str
+    role: "str | None" = None
+    knob: "str | None" = None
+    value: "str | None" = None
+    k: "int | None" = None
+    draft: "str | None" = None
+    method: "str | None" = None
+    variant: dict = field(default_factory=dict)
+    rejection_sample_method: "str | None" = None
+    model: "str | None" = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What writing one site needs: the edits and what they change.
+
+    ``changes`` lists ``(knob, old, new)`` for every setting that differs
+    (``old`` None when the setting is added); ``warnings`` are one-line notes.
+    """
+
+    edits: tuple = ()
+    changes: tuple = ()
+    warnings: tuple = ()
+
+
+@dataclass
+class Site:
+    """One worker role's speculative settings and where they are written.
+
+    ``spec``: the node holding the spec settings (a config value or the role's
+    settings mapping); ``env``: the environment mapping carrying an environment knob
+    (None when the role has none); ``env_file``: a separate ``KEY=value`` file;
+    ``cfg``: the role's settings mapping; ``on``: the setting that turns speculative
+    decoding on; ``spec_on``: False for a role that sets a knob but configures no
+    speculative decoding (found only with ``knob_only``).
+    """
+
+    engine: str
+    role: "str | None"
+    section: "str | None"
+    spec: object
+    k: "int | None" = None
+    k_node: object = None
+    k_values: tuple = ()
+    draft: "str | None" = None
+    method: "str | None" = None
+    variant: dict = field(default_factory=dict)
+    models: tuple = ()
+    env: object = None
+    env_inherited: bool = False
+    env_file: "str | None" = None
+    backend: object = None
+    extra: dict = field(default_factory=dict)
+    cfg: object = None
+    on: object = None
+    spec_on: bool = True
+
+
+def command_site(engine, found, k):
+    """The site of a launch command read back as ``found`` (a SpecSetting or None), drafting K."""
+    return Site(engine=engine, role=None, section=None, spec=None, k=k, k_values=(k,),
+                draft=found.draft if found else None, method=found.method if found else None,
+                models=(found.model,) if found and found.model else ())
+
+
+def int_k(node, path):
+    """K from a scalar or a zip-override list; returns (k, values)."""
+    if node is None:
+        return None, ()
+    if node.id == "sequence":
+        values = tuple(int_k(v, path)[0] for v in node.value)
+        uniq = set(values)
+        return (values[0] if len(uniq) == 1 else None), values
+    text = spans.scalar(node)
+    if text is None:
+        return None, ()
+    try:
+        k = int(text.strip().strip("'\""))
+    except ValueError:
+        raise ParseError(f"K must be an integer, got {text!r}", path=path,
+                         line=spans.line_of(node)) from None
+    return k, (k,)

@@ -1,0 +1,99 @@
+"""The records are the one source of each engine's facts.
+
+(a) every knob and metric name of a record is spelled in exactly one module under
+goldenal/, the engine's own; (b) an engine made of a record (tests/toy_engine.py),
+added to the registry as docs/architecture.md ("Adding an engine") says, is looked up,
+emitted, spelled in the recipe table and read back from a script that launches it.
+"""
+
+import pathlib
+import re
+
+import pytest
+
+import goldenal
+from goldenal.engines import knobs, table
+from goldenal.engines.knobs import MODULES
+
+ROOT = pathlib.Path(goldenal.__file__).parent
+# a curve's sampling-variant key (golden files, the policy) that vLLM also reads as a knob
+VARIANT_KEYS = {"rejection_sample_method"}
+
+
+def record_names(rec):
+    """Every knob and metric name of a record."""
+    carriers = ("length", "rates", "rate", "token_mode", "acc_method")
+    names = set(rec.knobs) | {row[0] for row in rec.spellings if row[1] in carriers}
+    names |= set(rec.metrics.values()) | ({rec.env_knob} if rec.env_knob else set())
+    return names - VARIANT_KEYS
+
+
+def modules_naming(name, folders=None):
+    pattern = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
+    files = [p for p in sorted(ROOT.rglob("*")) if p.suffix in (".py", ".c")]
+    if folders is not None:
+        files = [p for p in files if any(str(p.relative_to(ROOT)).startswith(f) for f in folders)]
+    return [str(p.relative_to(ROOT)) for p in files if pattern.search(p.read_text())]
+
+
+@pytest.mark.parametrize("engine", list(MODULES))
+def test_every_name_of_a_record_is_spelled_only_in_its_engine_module(engine):
+    own = f"engines/{engine}.py"
+    elsewhere = {name: [m for m in modules_naming(name) if m != own]
+                 for name in sorted(record_names(MODULES[engine].RECORD))}
+    assert {n: m for n, m in elsewhere.items() if m} == {}
+    assert all(own in modules_naming(name, ("engines/",)) for name in elsewhere)
+
+
+def test_the_tables_are_the_records():
+    for engine, module in MODULES.items():
+        rec = module.RECORD
+        assert knobs.KNOBS[engine] == (rec.value_knob, rec.offset)
+        assert knobs.KNOB_NAMES[engine] == rec.knobs
+        assert [(s.name, s.setting, s.form) for s in table.spellings(engine)] == \
+            [row[:3] for row in rec.spellings]
+        assert [(w, p.pattern) for e, w, p in table.LAUNCHES if e == engine] == \
+            list(rec.launches)
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """The toy engine in the registry: one entry of MODULES (the tuple in engines/knobs.py)."""
+    import toy_engine
+
+    monkeypatch.setitem(MODULES, "toy", toy_engine)
+    monkeypatch.setattr(table, "SPELLINGS", table._rows())
+    monkeypatch.setattr(table, "LAUNCHES", table.LAUNCHES + (
+        ("toy", "toy-serve", re.compile(toy_engine.RECORD.launches[0][1])),))
+    return toy_engine
+
+
+def test_a_toy_engine_gets_a_lookup_value_through_its_knob_and_unit(toy):
+    assert goldenal.engines.knob_value("toy", "2.83") == "1.83"
+    assert goldenal.engines.env_assignment("toy", "2.83") == "TOY_FORCE_ACCEPTED=1.83"
+    with pytest.raises(goldenal.PolicyError, match="TOY_FORCE_ACCEPTED=0.00, which Toy reads"):
+        goldenal.engines.knob_value("toy", "1.00")
+    with pytest.raises(ValueError, match="must be length or rate"):
+        goldenal.engines.knob_value("toy", "2.83", k=3, form="rate")
+
+
+def test_a_toy_engine_gets_an_emit_fragment(toy):
+    frag = goldenal.emit("minimax-m3", engine="toy", k=3, thinking="on",
+                         draft="Inferact/MiniMax-M3-EAGLE3")
+    assert (frag.text, frag.knob, frag.value, frag.al) == (
+        "export TOY_FORCE_ACCEPTED=1.83", "TOY_FORCE_ACCEPTED", "1.83", "2.83")
+    with pytest.raises(goldenal.UsageError, match="`distribution` is for vLLM"):
+        goldenal.emit("minimax-m3", engine="toy", k=3, thinking="on",
+                      draft="Inferact/MiniMax-M3-EAGLE3", distribution=True)
+
+
+def test_a_toy_engine_is_spelled_in_the_recipe_table_and_read_back(toy, tmp_path):
+    row = table.spelling("toy", "TOY_FORCE_ACCEPTED")
+    assert (row.setting, row.form) == ("length", "env")
+    script = tmp_path / "serve_toy.sh"
+    script.write_text("export TOY_FORCE_ACCEPTED=1.83\n# toy-serve --old\n"
+                      "toy-serve --model m --toy-draft-len 3\n")
+    assert table.launched_engines(script.read_text()) == ("toy",)
+    (found,) = goldenal.engines.read_settings(script)
+    assert (found.engine, found.knob, found.value, found.k, found.line) == (
+        "toy", "TOY_FORCE_ACCEPTED", "1.83", 3, 1)
