@@ -227,30 +227,23 @@ def _replicate_stats(rep, per_position):
 
 
 def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None):
-    """Symmetric studentized (bootstrap-t) interval of AL = 1 + sum(accepted) / sum(steps).
+    """Bootstrap-t interval of AL = 1 + sum(accepted) / sum(steps), widened on its skewed side.
 
-    Whole units (requests) are resampled; every resample's ratio r* is
-    studentized by its own linearised standard error,
-    t* = (r* - r) / se*, and the interval is r +- q se with q the ``level``
-    quantile of |t*| (Hall 1992, "The Bootstrap and Edgeworth Expansion",
-    sec. 3.6: the symmetric bootstrap-t is second-order accurate in
-    coverage).  On heavy-tailed request lengths it keeps 48-128 requests near
-    nominal where BCa falls short (docs/statistics.md).
+    Whole units (requests) are resampled and every resample's ratio r* is
+    studentized by its own linearised standard error; q is the ``level``
+    quantile of |r* - r| / se* (the symmetric bootstrap-t; Hall 1992, "The
+    Bootstrap and Edgeworth Expansion", sec. 3.6), at least Student t's
+    with ``floor_df`` degrees of freedom.  On the side the residuals
+    e = a - r n skew towards (the lower side when sum e^3 < 0), the quantile
+    is at least Student t's with the Satterthwaite degrees of freedom of the
+    variance estimate, (sum e^2)^2 / sum e^4: the standard error rests on the
+    few large residuals of long requests, and a sample short of them has a
+    high estimate and a small standard error at once, which its resamples
+    cannot show (docs/statistics.md, "Short requests that accept everything").
 
-    Parameters
-    ----------
-    units : ndarray, shape (n, 2 + ...)
-        Per-unit steps, accepted[, c_1..c_K].
-    level : float
-    n_resamples : int
-    rng : numpy.random.Generator
-    floor_df : int, optional
-        The quantile is at least Student t's with these degrees of freedom.
-        ``fit_cell`` passes the number of units that accepted some but not
-        every draft, minus one: when a few such units sit among many that
-        accepted everything, the ratio rests on those few, and the
-        bootstrap quantile alone covers 91% (20 requests, 10% of them long,
-        K=7; docs/statistics.md).
+    ``floor_df``: ``fit_cell`` passes the units that accepted some but not
+    every draft, minus one; when a few of them sit among many that accepted
+    everything, the ratio rests on those few.
 
     Returns
     -------
@@ -259,6 +252,8 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
         ``low`` and ``high`` are NaN when the units show no spread or more
         than ``1 - level`` of the resamples have none (no valid interval).
     """
+    from scipy.stats import t
+
     steps, acc = units[:, 0], units[:, 1]
     m = units.shape[0]
     extra = np.column_stack([acc * acc, acc * steps, steps * steps])
@@ -266,7 +261,8 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
     rep = rep_all[:, :units.shape[1]]
     s_aa, s_an, s_nn = rep_all[:, -3], rep_all[:, -2], rep_all[:, -1]
     r = acc.sum() / steps.sum()
-    se = math.sqrt(m / (m - 1) * float(((acc - r * steps) ** 2).sum())) / steps.sum()
+    e = acc - r * steps
+    se = math.sqrt(m / (m - 1) * float((e ** 2).sum())) / steps.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
         r_star = rep[:, 1] / rep[:, 0]
         # sum of w (a - r* n)^2 over the resample, expanded in the resampled sums
@@ -285,10 +281,12 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
         return math.nan, math.nan, se, rep
     q = float(np.quantile(t_star, level))
     if floor_df is not None:
-        from scipy.stats import t
-
         q = max(q, float(t.ppf(0.5 + level / 2, max(int(floor_df), 1))))
-    return 1 + r - q * se, 1 + r + q * se, se, rep
+    e2 = e ** 2
+    skewed = max(q, float(t.ppf(0.5 + level / 2, e2.sum() ** 2 / (e2 ** 2).sum())))
+    third = float((e ** 3).sum())
+    q_low, q_high = (skewed, q) if third < 0 else (q, skewed) if third > 0 else (q, q)
+    return 1 + r - q_low * se, 1 + r + q_high * se, se, rep
 
 
 def request_span_windows(window_steps, *, output_len, concurrency, step_rate=None):
