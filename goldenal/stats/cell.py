@@ -111,16 +111,7 @@ def _group(observations, keyfunc):
 
 
 def bootstrap_weights_apply(table, n_resamples, rng):
-    """Totals of ``n_resamples`` cluster-bootstrap resamples of ``table`` rows.
-
-    Each resample draws n rows with replacement; its totals are the
-    resampling counts (a multinomial weight vector) times the per-cluster
-    totals, computed as one matrix product per chunk of resamples.
-
-    Returns
-    -------
-    ndarray, shape (n_resamples, table.shape[1])
-    """
+    """Totals of ``n_resamples`` cluster-bootstrap resamples of ``table`` rows."""
     n = table.shape[0]
     out = np.empty((n_resamples, table.shape[1]))
     chunk = max(1, _CHUNK_CELLS // max(n, 1))
@@ -135,24 +126,7 @@ def bootstrap_weights_apply(table, n_resamples, rng):
 
 
 def batch_windows(table, size):
-    """Sums of consecutive windows in batches of ``size`` (the remainder joins the last).
-
-    A batch is near-independent of the next only when it is at least as long
-    as the longest request (a request straddles at most one boundary and
-    contributes a bounded share to each side); fewer windows than ``size``
-    form one batch.
-
-    Parameters
-    ----------
-    table : ndarray, shape (windows, columns)
-        Per-window steps, accepted[, c_1..c_K], in time order.
-    size : int
-        Windows per batch.
-
-    Returns
-    -------
-    ndarray, shape (max(1, windows // size), columns)
-    """
+    """Sums of consecutive windows in batches of ``size`` (the remainder joins the last)."""
     n = table.shape[0]
     m = max(n // size, 1)
     index = np.minimum(np.arange(n) // size, m - 1)
@@ -162,17 +136,7 @@ def batch_windows(table, size):
 
 
 def ratio_interval(num, den, level):
-    """Ratio of totals with its linearised cluster standard error and a t interval.
-
-    ``r = sum(num) / sum(den)``; residuals ``e = num - r den`` give
-    ``var = m / (m - 1) sum(e^2) / sum(den)^2`` (the linearisation of a ratio
-    estimator over m independent clusters) and the interval uses Student t
-    with m - 1 degrees of freedom.
-
-    Returns
-    -------
-    (ratio, se, low, high)
-    """
+    """Ratio of totals with its linearised cluster standard error and a t interval."""
     from scipy.stats import t
 
     num = np.asarray(num, float)
@@ -244,13 +208,6 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
     ``floor_df``: ``fit_cell`` passes the units that accepted some but not
     every draft, minus one; when a few of them sit among many that accepted
     everything, the ratio rests on those few.
-
-    Returns
-    -------
-    (low, high, standard_error, replicates)
-        ``replicates`` are the resampled unit totals (rows as ``units``);
-        ``low`` and ``high`` are NaN when the units show no spread or more
-        than ``1 - level`` of the resamples have none (no valid interval).
     """
     from scipy.stats import t
 
@@ -290,30 +247,7 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
 
 
 def request_span_windows(window_steps, *, output_len, concurrency, step_rate=None):
-    """The longest request's span in logging windows, from the output cap and step rate.
-
-    A step yields at least one token, so a request capped at ``output_len``
-    tokens takes at most ``output_len`` steps.  With ``concurrency`` requests
-    running, each window's steps are shared among them; the median window
-    then gives the steps one request takes per window (or ``step_rate``,
-    steps per window per request, when known directly).
-
-    Parameters
-    ----------
-    window_steps : array_like
-        Verification steps of every logging window.
-    output_len : int
-        Output cap (``max_tokens``) of every request.
-    concurrency : int
-        Requests running at once.
-    step_rate : float, optional
-        Steps per window of one request (overrides the median estimate).
-
-    Returns
-    -------
-    int
-        Windows the longest request can span (at least 1).
-    """
+    """The longest request's span in logging windows, from the output cap and step rate."""
     if step_rate is None:
         steps = np.asarray(window_steps, float)
         steps = steps[steps > 0]
@@ -333,22 +267,6 @@ def check_output_cap(observations, *, k, output_len, n_requests=None):
     ``output_len + k`` tokens contradict the cap.  Log windows show no single
     request: with the number of requests known, their mean length is a
     lower bound of the longest.
-
-    Parameters
-    ----------
-    observations : sequence of Observation
-        One cell's records (mean-only records are ignored).
-    k : int
-    output_len : int or None
-        The stated cap (``dataset.output_len``).
-    n_requests : int, optional
-        Requests the cell served (``dataset.num_prompts``).
-
-    Returns
-    -------
-    Check
-        ``failed`` (the data contradict the cap; the reason names both
-        figures), ``done`` or ``skipped`` (with the reason).
     """
     counted = [o for o in observations if not o.mean_only]
     if output_len is None:

@@ -56,11 +56,7 @@ DEFAULT_POWER = 0.9
 
 
 def _pooled(counts_by_cell, kmax):
-    """Pooled numerator c_i and denominator c_(i-1) per position.
-
-    ``counts_by_cell`` is a list of (k, array[..., k + 1]) with columns
-    N, c_1..c_k; leading axes (replicates) broadcast.
-    """
+    """Pooled numerator c_i and denominator c_(i-1) per position."""
     shape = counts_by_cell[0][1].shape[:-1]
     num = np.zeros(shape + (kmax,))
     den = np.zeros(shape + (kmax,))
@@ -81,12 +77,7 @@ def _is_request_cell(c):
 
 
 def reweighted_terms(cell, j):
-    """Tokens T and steps W_j at K=j of every request of a request cell with K >= j.
-
-    Returns
-    -------
-    (ndarray, ndarray)
-    """
+    """Tokens T and steps W_j at K=j of every request of a request cell with K >= j."""
     u = cell.units
     n, acc = u[:, 0], u[:, 1]
     tokens = n + acc
@@ -99,11 +90,7 @@ def reweighted_terms(cell, j):
 
 
 def _estimate(parts):
-    """Ratio sum T / sum W over independent cells, its variance and effective units.
-
-    ``parts`` is a list of (T, W) arrays, one per cell; the variance is the
-    linearised cluster variance, summed over the independent cells.
-    """
+    """Ratio sum T / sum W over independent cells, its variance and effective units."""
     t_all = sum(float(t.sum()) for t, _ in parts)
     w_all = sum(float(w.sum()) for _, w in parts)
     r = t_all / w_all

@@ -60,22 +60,7 @@ def _bounds(form):
 
 
 def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
-    """Fit both forms to pooled per-position counts.
-
-    Parameters
-    ----------
-    num, den : array_like
-        Pooled c_i and c_(i-1) per position (so a(i) = num / den).
-    replicates : ndarray, optional
-        Resampled a(i), shape (B, positions); their covariance weights the
-        minimum-distance fit.
-    alpha : float
-        Significance level of the adequacy test.
-
-    Returns
-    -------
-    tuple of ParametricFit
-    """
+    """Fit both forms to pooled per-position counts."""
     from scipy.optimize import minimize
     from scipy.stats import chi2
 
@@ -126,19 +111,7 @@ def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
 
 
 def fit_parametric_means(means, *, tolerance=0.03):
-    """Fit both forms to a curve of means AL(K) by least squares.
-
-    Parameters
-    ----------
-    means : dict
-        ``{K: AL}``.
-    tolerance : float
-        Largest residual (in AL) for the form to count as describing the data.
-
-    Returns
-    -------
-    tuple of ParametricFit
-    """
+    """Fit both forms to a curve of means AL(K) by least squares."""
     from scipy.optimize import least_squares
 
     ks = np.array(sorted(means))

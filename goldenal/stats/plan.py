@@ -41,13 +41,7 @@ def _plan_iv(half_width, confidence_level, runs):
 
 @dataclass(frozen=True)
 class CellPlan:
-    """The plan of one cell: units needed for the target half-width, or why none.
-
-    ``unit_kind`` is the pilot's unit ("requests", "runs" or "batches");
-    ``units_needed`` how many such units give the target (None when the
-    pilot cannot tell, with ``reason``); with ``runs``, ``per_run`` the
-    requests each of the N runs needs.
-    """
+    """The plan of one cell: units needed for the target half-width, or why none."""
 
     thinking: str | None
     k: int
@@ -72,13 +66,7 @@ class CellPlan:
 
 @dataclass(frozen=True)
 class MeasurementPlan:
-    """Units needed per cell for an interval of ``half_width`` at ``confidence_level``.
-
-    ``needed`` is the largest need over the cells that could be planned
-    (a cell count every cell of the run must reach), ``unit_kind`` its unit;
-    ``runs`` the number of independent runs the requests are split into,
-    if asked.
-    """
+    """Units needed per cell for an interval of ``half_width`` at ``confidence_level``."""
 
     half_width: float
     confidence_level: float
@@ -113,27 +101,7 @@ class MeasurementPlan:
 
 
 def units_needed(spread, mean_steps, half_width, *, confidence_level=0.95, runs=None):
-    """Smallest number of units whose interval half-width is at most ``half_width``.
-
-    Parameters
-    ----------
-    spread : float
-        s, the standard deviation of a unit's residual ``a - r n``.
-    mean_steps : float
-        Mean verification steps per unit.
-    half_width : float
-        Target half-width in AL.
-    confidence_level : float
-    runs : int, optional
-        Split the units (requests) into this many independent runs: the
-        quantile then has ``runs - 1`` degrees of freedom.
-
-    Returns
-    -------
-    (int, float)
-        Units needed (at least 10) and the half-width they give; None and
-        NaN beyond ten million units.
-    """
+    """Smallest number of units whose interval half-width is at most ``half_width``."""
     from scipy.stats import t
 
     p = 0.5 + confidence_level / 2

@@ -31,16 +31,7 @@ def _methods_section(methods):
 
 
 def diff_markdown(diff):
-    """Markdown report of a curve comparison.
-
-    Parameters
-    ----------
-    diff : goldenal.stats.diff.CurveDiff
-
-    Returns
-    -------
-    str
-    """
+    """Markdown report of a curve comparison."""
     from scipy.stats import norm
 
     q = norm.ppf(0.5 + diff.confidence_level / 2)
@@ -78,16 +69,7 @@ def diff_markdown(diff):
 
 
 def fit_markdown(curvefit):
-    """Markdown report of a fitted curve: cells, cross-K model, flags, methods.
-
-    Parameters
-    ----------
-    curvefit : goldenal.stats.CurveFit
-
-    Returns
-    -------
-    str
-    """
+    """Markdown report of a fitted curve: cells, cross-K model, flags, methods."""
     pct = f"{100 * curvefit.confidence_level:g}%"
     ident = curvefit.identity
     run = getattr(curvefit, "run_id", None)
