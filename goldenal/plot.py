@@ -1,16 +1,9 @@
 """Pictures of golden curves: AL against K, per-position acceptance, diffs.
 
-Every plot function takes what it draws (a registry curve, a fit or a diff
-result), an optional matplotlib ``ax`` and returns a :class:`PlotArtists`
-holding the axes and the artists it added, grouped by role.  Nothing here
-calls ``plt.show()`` or picks a backend: a notebook shows the figure inline,
-``goldenal plot`` draws on an Agg canvas and saves it.
-
-The exact per-position arithmetic behind the pictures (implied survival,
-conditional rates, vLLM's minimum-variance schedule, the accepted-drafts
-distribution) lives in :mod:`goldenal.core.acceptance` and is re-exported here.
-
-Matplotlib and numpy are imported inside the functions that draw.
+Plot functions take a curve, fit or diff, an optional ``ax``, and return a
+:class:`PlotArtists`; none calls ``plt.show()`` or picks a backend.  The
+per-position arithmetic lives in :mod:`goldenal.core.acceptance` (re-exported
+here).  Matplotlib and numpy are imported inside the functions that draw.
 """
 
 from __future__ import annotations

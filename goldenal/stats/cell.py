@@ -4,33 +4,14 @@ Counts follow docs/formats.md §0.2: N verification steps, c_i steps whose
 first i drafts were all accepted, AL = 1 + sum(accepted) / N,
 S(i) = c_i / N, a(i) = c_i / c_(i-1) with c_0 = N.
 
-The estimand is the AL of the prompt population the measured requests were
-drawn from, the ratio of expectations E[tokens] / E[steps] over that
-population (for the fixed benchmark prompt set itself, the same intervals
-are conservative).  Steps are not independent draws from it: a request's
-steps share its acceptance profile and a request can span many logging
-windows.  So an interval is built only from *independent units*:
-
-* per-request records -> the requests (studentized bootstrap of the ratio
-  of totals, resampling whole requests);
-* several independent server runs (at least ``MIN_UNITS`` files) -> the
-  runs (linearised cluster standard error, Student t with runs - 1 df);
-* log windows of a run whose longest request span is known -> batches of
-  consecutive windows at least that long (linearised standard error,
-  Student t with batches - 1 df).
-
-With fewer than ``MIN_UNITS`` units, or with log windows whose request span
-is unknown, or with one aggregate count, the cell gets its point estimate and
-no interval, and says why.  When every draft (or none) was accepted in every
-unit, or the units show no spread, there is no valid interval for the
-step-weighted AL either (an unseen request with other acceptance and more
-steps moves it by any amount), and none is given; when only a few units
-accepted some but not every draft, the interval's quantile is at least
-Student t's with that few minus one degrees of freedom.  Every interval given is
-clipped to the support [1, K + 1] (clipping never removes the truth, so
-coverage is unchanged).  When the data show a request longer than the run's
-stated output cap, the interval is refused (the cap sets the batch length
-and says what the run measured).
+The estimand is the AL of the prompt population, E[tokens] / E[steps].  A
+request's steps share its profile and a request can span many log windows,
+so intervals come only from independent units: requests (bootstrap-t of the
+ratio of totals), at least ``MIN_UNITS`` runs, or batches of log windows at
+least one request span long (linearised SE, Student t).  Otherwise, or when
+every unit accepted every draft (or none), or the data contradict the stated
+output cap, the cell gets its value, no interval, and the reason.  Intervals
+are clipped to [1, K + 1].  Why each rule: docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -531,7 +512,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
                            f"interval; {PLAN_POINTER}")
     # clipped to the support: AL lies in [1, K + 1], so clipping never removes the truth
     lo, hi = max(lo, 1.0), min(hi, k + 1.0)
-    al_r, surv_r, cond_r = _replicate_stats(rep, per_position)
+    _, surv_r, cond_r = _replicate_stats(rep, per_position)
 
     pp = None
     if per_position:

@@ -1,11 +1,9 @@
 """Compare two curves cell by cell: delta, and whether it is inside the uncertainty.
 
-Each side is a committed curve (by id in a golden directory, or a curve
-file), a measurement run (fitted on the fly), or an already fitted
-:class:`~goldenal.stats.CurveFit`.  A committed curve carries uncertainty when
-its distribution file (``<curve-id>.distribution.json``, written by
-``goldenal fit``) sits beside it; otherwise only its two-decimal values are
-known and the verdict for that cell is "no interval".
+A side is a committed curve (id or file), a run (fitted on the fly) or a
+:class:`~goldenal.stats.CurveFit`.  A committed curve has uncertainty only
+with its ``<curve-id>.distribution.json`` beside it; otherwise the cell's
+verdict is "no interval".
 """
 
 from __future__ import annotations

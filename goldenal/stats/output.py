@@ -1,10 +1,8 @@
 """From measurement runs to a committed curve: load, merge, fit, write.
 
-``fit_runs`` loads one or more run directories (through
-:func:`goldenal.readers.load_run`) and fits them as one curve;
-``write_fit`` writes the curve YAML and manifest entry (through
-:func:`goldenal.golden.registry.write_curve`) and ``<curve-id>.distribution.json``
-beside it.  Nothing is written when anything fails.
+``fit_runs`` fits one or more run directories as one curve; ``write_fit``
+writes the curve YAML, its manifest entry and ``<curve-id>.distribution.json``,
+and nothing when anything fails.
 """
 
 from __future__ import annotations

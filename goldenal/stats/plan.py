@@ -1,19 +1,10 @@
 """How many requests (or runs) give an interval of a stated half-width, from a pilot.
 
-A cell's interval is the ratio of totals r = sum(accepted) / sum(steps) over
-independent units, with the linearised standard error
-
-    SE(m) = s / (mean steps per unit * sqrt(m)),  s^2 = sum (a - r n)^2 / (m - 1)
-
-(docs/statistics.md).  A pilot run estimates s and the mean steps per unit;
-the plan is the smallest m >= 10 with q(m) SE(m) <= the target half-width,
-q(m) the Student t quantile with m - 1 degrees of freedom.  With per-request
-units the same requests can also be split into N independent runs (the
-interval of a log-only collector): the runs' residuals add up, so the
-standard error is that of the N x R requests pooled, with t on N - 1 degrees
-of freedom.  The studentized bootstrap's quantile runs a little above t
-with few requests (2.25-2.29 against 2.01 at 48 requests in the coverage
-study), so a plan near 50 requests gives a slightly wider interval.
+The interval's linearised SE over m units is s / (mean steps * sqrt(m)),
+s^2 = sum (a - r n)^2 / (m - 1) (docs/statistics.md); the plan is the
+smallest m >= 10 with t(m - 1) SE(m) <= the half-width.  Split into N
+independent runs, the runs' residuals add up: the same SE, t on N - 1 df.
+The bootstrap-t runs a little wider than t near 50 requests.
 """
 
 from __future__ import annotations

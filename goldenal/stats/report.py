@@ -1,9 +1,6 @@
-"""Markdown reports for pull requests and CI step summaries.
+"""Markdown reports (``diff_markdown``, ``fit_markdown``) for pull requests and CI.
 
-``diff_markdown`` renders a :class:`goldenal.stats.diff.CurveDiff`,
-``fit_markdown`` a :class:`goldenal.stats.CurveFit`: tables, flagged cells, and
-how each interval was computed (so a reviewer knows which ones are
-optimistic).
+They say how each interval was computed, so a reviewer knows which are optimistic.
 """
 
 from __future__ import annotations

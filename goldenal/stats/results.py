@@ -1,9 +1,8 @@
-"""Result objects of the fits: small, immutable, printable.
+"""Result objects of the fits: frozen dataclasses, small and printable.
 
-Every result is a frozen dataclass.  Bulky internals (bootstrap replicates)
-are hidden from ``repr`` with ``field(repr=False)``; tables come from
-``.to_frame()`` / ``.summary`` (pandas imported inside the method) and plots
-from ``.plot(ax=None)``, which only delegates to :mod:`goldenal.plot`.
+Bulky internals (replicates) are ``field(repr=False)``; tables come from
+``.to_frame()`` / ``.summary`` and plots from ``.plot(ax=None)``, which
+delegates to :mod:`goldenal.plot`.
 """
 
 from __future__ import annotations

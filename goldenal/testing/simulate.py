@@ -1,30 +1,16 @@
 """Simulated measurement runs, for validating the statistics.
 
-A simulated cell draws, for every request, its own conditional acceptance
-rates from a Beta distribution centred on the given rates (request-to-request
-heterogeneity), then the accepted length of every verification step, and lays
-the steps out on a timeline of concurrent requests.  From that one process it
-renders the artifacts a real run leaves behind, in the engines' real formats:
-
-* vLLM V1 server log lines, one ``SpecDecoding metrics:`` line per 10 s
-  logging window (family D of docs/formats.md §1.5, the format string of
-  vllm/v1/spec_decode/metrics.py), each preceded by its ``Engine 000:``
-  throughput line;
-* Prometheus ``/metrics`` scrapes before and after the measurement, rendered
-  by prometheus_client exactly as vLLM exposes its V1 spec-decode counters;
-* per-request records in the shape of vLLM's per-request
-  ``metrics.speculative_decoding`` object.
-
-:func:`make_workload` and :func:`simulate_workload` simulate serving more
-closely, for the coverage study (``benchmarks/coverage_study.py``): a
-population of request profiles shared across K, heavy-tailed lengths counted
-in tokens (so easy requests take fewer steps), optional reasoning and answer
-segments, and the exact population AL (``Workload.true_acceptance_length``).
-
-Simulated runs say so (``simulated: true`` and a ``truth:`` block in
-``run.yaml``); they validate the fitting and are never a source of committed
-curves.  All randomness comes from a ``numpy.random.Generator`` seeded by the
-caller.
+A simulated cell draws every request's conditional rates from a Beta around
+the given rates, then every step's accepted length, lays the steps out on a
+timeline of concurrent requests, and renders what a real run leaves: vLLM V1
+log lines (family D of docs/formats.md §1.5, vllm/v1/spec_decode/metrics.py),
+Prometheus ``/metrics`` scrapes (prometheus_client, as vLLM exposes its V1
+counters) and per-request ``metrics.speculative_decoding`` records.
+:func:`make_workload` and :func:`simulate_workload` serve a population of
+profiles shared across K with heavy-tailed lengths in tokens, and its exact
+AL, for ``benchmarks/coverage_study.py``.  Simulated runs say so
+(``simulated: true`` and ``truth:`` in ``run.yaml``) and never become
+committed curves.  Randomness comes from a caller-seeded Generator.
 """
 
 from __future__ import annotations
