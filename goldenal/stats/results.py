@@ -19,7 +19,7 @@ from goldenal.core.tables import Tabular
 INTERVAL_METHODS = {
     "bootstrap": "studentized bootstrap over requests (resamples whole requests, takes the "
                  "ratio of totals and studentizes it by its linearised standard error; "
-                 "symmetric bootstrap-t interval, accurate from about 50 requests)",
+                 "bootstrap-t interval, widened on the side the residuals skew to)",
     "runs": "independent server runs as clusters (ratio of totals, linearised cluster "
             "standard error, Student t with runs - 1 degrees of freedom)",
     "batch-means": "batch means over logging windows, batches at least as long as the "
