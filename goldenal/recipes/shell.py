@@ -1,19 +1,11 @@
 """Shell scripts as text: statements, quoting, branches and the values of variables.
 
-The lowest layer of every reading of a launcher script, shared by ``inject``
-(the engine adapters) and ``audit`` (:mod:`goldenal.auditing.shell`, which replays
-each branch).  Nothing is executed:
-
-* splitting: logical lines (continuations joined, heredoc bodies kept), their
-  statements, and the ``if``/``case`` arm each sits in (:func:`parse`);
-  words as the shell splits them (:func:`shell_words`);
-* expansion: ``$VAR``, ``${VAR:-default}`` and the ``$(...)`` forms recipes
-  compute values with (``printf``, ``awk 'BEGIN{print ...}'``, ``$(( ))``),
-  evaluated symbolically (:func:`expand`, :func:`substitute`);
-* tests: ``[ a OP b ]`` and ``case`` patterns under known variables
-  (:func:`evaluate_test`), and which side of an ``EVAL_ONLY`` test a line is
-  on (:func:`eval_polarity`, :func:`eval_paths`);
-* literal assignments, first one wins (:func:`literal_variables`, :func:`resolve`).
+The lowest layer of every reading of a launcher, shared by ``inject`` and
+``audit``; nothing is executed.  Logical lines, statements and ``if``/``case``
+arms (:func:`parse`), words (:func:`shell_words`), symbolic expansion of
+``$VAR``, defaults and the ``$(...)`` forms recipes compute with
+(:func:`expand`), tests under known variables (:func:`evaluate_test`) and
+``EVAL_ONLY`` sides (:func:`eval_paths`), literal assignments (:func:`resolve`).
 """
 
 import ast
@@ -793,16 +785,10 @@ def _with_operand(chain, operand):
 
 
 def arith(expr, *, integer=False):
-    """Evaluate ``+ - * / %`` and ``**`` on numbers only; None otherwise.
-
-    ``integer``: as bash's ``$(( ))`` does, on integers only, ``/``
-    truncating toward zero, ``%`` with the sign of the dividend, division by
-    zero and negative exponents refused (None).  Otherwise as awk does, in
-    floating point (``%`` is ``fmod``).
-
-    Bounded: at most ARITH_MAX_LENGTH characters and ARITH_MAX_DEPTH levels,
-    every intermediate value within 64 bits (``$(( 9**9**9**9 ))`` is None
-    at once, not a computation that never returns).
+    """``+ - * / %`` and ``**`` on numbers only, else None: as awk (floats, ``fmod``),
+    or with ``integer`` as bash's ``$(( ))`` (``/`` toward zero, ``%`` with the
+    dividend's sign, x/0 and negative exponents None).  Bounded in length, depth
+    and 64-bit values, so ``$(( 9**9**9**9 ))`` is None at once.
     """
     expr = expr.strip()
     if (not expr or len(expr) > ARITH_MAX_LENGTH
@@ -1055,12 +1041,8 @@ def vars_in(text):
 
 
 def eval_paths(text):
-    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both.
-
-    Read from :func:`parse`'s ``if`` arms whose condition tests ``EVAL_ONLY``
-    (the condition's polarity as the audit reads it; after such a test every
-    later arm runs on the other path).  An ``if`` opened and closed on one
-    line opens nothing.
+    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both,
+    from :func:`parse`'s ``if`` arms testing ``EVAL_ONLY`` (a one-line ``if`` opens nothing).
     """
     lines, conds = parse(text)
     arm_polarity = {}
