@@ -45,12 +45,12 @@ def _plain_tag(value):
 
 
 def tag_of(node):
-    """A node's tag; a plain scalar's by the YAML 1.2 core schema (null, bool, int, merge, else str)."""
+    """A node's tag; a plain scalar's by the YAML 1.2 core schema (null, bool, int, merge, str)."""
     return _plain_tag(node.value) if node.tag == _PLAIN else node.tag
 
 
 class _Loader(_BaseLoader):
-    """Compose-only; plain scalars tagged lazily (:func:`tag_of`): PyYAML's resolver costs a parse."""
+    """Compose-only; plain scalars tagged by :func:`tag_of` (PyYAML's resolver costs a parse)."""
 
     def __init__(self, stream):
         super().__init__(stream)

@@ -84,19 +84,14 @@ _LEX_SPECIAL = frozenset("\\'\"$`()#;")      # the first characters of every oth
 def lex(text, stack=(), pos=0, closing=False):
     """Tokens of shell ``text``: the one place quoting and nesting are read.
 
-    Returns ``(tokens, stack, end)``; a token is ``(kind, start, end, depth)``,
-    ``depth`` the contexts open around it (an opener and its closer share the
-    depth of the text around them).  Kinds: ``blank``, ``word``, ``esc``
-    (``\\x``), ``sq`` (``'...'``; ``sq+`` unclosed to the end of ``text``,
-    ``sq)`` the end of one opened before it), ``dq`` (a double-quoted string
-    nesting nothing), ``"`` (opening or closing one that nests), ``$(``/``$)``,
-    ``` ` ```/```` `) ````, ``(``/``)`` (bare: nesting inside a substitution,
-    ordinary at the top level), ``;``/``;;`` and ``#`` (a top-level comment).
-
-    ``stack`` holds the contexts open where ``text`` starts (``'``, ``"``, ``$``
-    for ``$(``, `````, ``(``) and comes back with those open at the end, so text
-    spanning lines is read once, line by line.  With ``closing``, stop after the
-    token that closes the outermost context.
+    Returns ``(tokens, stack, end)``, a token ``(kind, start, end, depth)`` with
+    ``depth`` the contexts open around it (an opener and its closer outside).
+    Kinds: ``blank``, ``word``, ``esc``, ``sq`` (``sq+`` unclosed, ``sq)`` the end
+    of one opened before ``text``), ``dq`` (nesting nothing), ``"`` (of a string
+    that nests), ``$(``/``$)``, ``` ` ```/```` `) ````, bare ``(``/``)``, ``;``,
+    ``;;`` and ``#`` (a top-level comment).  ``stack`` holds the contexts open
+    (``'``, ``"``, ``$``, `````, ``(``) before and after ``text``, so text spanning
+    lines is read once, line by line; ``closing`` stops after the outermost closes.
     """
     stack = list(stack)
     toks = []
@@ -800,15 +795,10 @@ def printf(fmt, args):
         if spec == "%%":
             return "%"
         arg = args.pop(0) if args else ""
-        conv = spec[-1]
-        if "$" in arg:
-            return arg    # unresolved: keep the reference so it reads as not a number
+        if "$" in arg or spec[-1] == "s":
+            return arg    # an unresolved reference stays, so it reads as not a number
         try:
-            if conv == "s":
-                return arg
-            if conv in "di":
-                return spec % int(float(arg))
-            return spec % float(arg)
+            return spec % (int(float(arg)) if spec[-1] in "di" else float(arg))
         except (ValueError, TypeError):
             raise ValueError(spec)
 

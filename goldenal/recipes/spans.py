@@ -116,8 +116,7 @@ def pairs(node):
     own, merged = [], []
     for key, value in node.value:
         if key.value == "<<" and tag_of(key) == MERGE_TAG:
-            sources = value.value if value.id == "sequence" else [value]
-            for src in sources:
+            for src in value.value if value.id == "sequence" else [value]:
                 merged.extend(pairs(src))
         else:
             own.append((key, value))
@@ -172,7 +171,7 @@ def get(node, *keys):
 
 
 def get_pair(node, key):
-    """``(key_node, value_node)`` for one key (a tuple of spellings: the one written first), or None."""
+    """``(key_node, value_node)`` of one key (of a tuple, the one written first), or None."""
     index = getattr(node, "_index", None)
     if index is None:
         if isinstance(node, Layers):
@@ -261,9 +260,7 @@ def replace_scalar(text, node, value, *, path=None):
                          "one line", path=path, line=line_of(node))
     rendered = quote(value, node.style)
     start, end = node.start_mark.index, node.end_mark.index
-    if text[start:end] == rendered:
-        return None
-    return Edit(start, end, rendered)
+    return None if text[start:end] == rendered else Edit(start, end, rendered)
 
 
 def _line_end(text, index):
@@ -278,11 +275,8 @@ def add_to_mapping(text, node, items, *, value_style=None, path=None):
     """
     if not is_map(node):
         raise ParseError("expected a mapping here", path=path, line=line_of(node))
-    key_style = None
-    for k, _ in node.value:
-        if is_scalar(k) and tag_of(k) != MERGE_TAG:
-            key_style = k.style
-            break
+    key_style = next((k.style for k, _ in node.value if is_scalar(k) and tag_of(k) != MERGE_TAG),
+                     None)
     rendered = [f"{quote(k, key_style)}: {quote(v, value_style)}" for k, v in items]
     if node.flow_style:
         close = node.end_mark.index - 1
@@ -308,7 +302,7 @@ def add_to_mapping(text, node, items, *, value_style=None, path=None):
 
 
 def _after_last_line(text, node):
-    """Where the line of a block's last value ends (a trailing comment kept), and its newline."""
+    """Where the line of a block's last value ends (its comment stays), and its newline."""
     last = last_scalar(node)
     at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
     return (at - 1, "\r\n") if text[at - 1:at] == "\r" else (at, "\n")
@@ -338,7 +332,7 @@ def add_block(text, node, key, items, *, value_style=None, path=None):
 # -- JSON inside a string -----------------------------------------------------
 
 def json_members(json_text, *, path=None, line=None):
-    """``({key: (value, start, end)}, offset of the closing brace)`` of a JSON object, in file order."""
+    """``({key: (value, start, end)}, offset of its closing brace)`` of a JSON object."""
     decoder = json.JSONDecoder()
     ws = " \t\r\n"
 
