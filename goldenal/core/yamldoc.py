@@ -19,8 +19,7 @@ NULL_TAG = _NULL
 PLAIN_TAG = _PLAIN = "tag:goldenal:plain"
 _COLLECTION_TAGS = {yaml.SequenceNode: "tag:yaml.org,2002:seq",
                     yaml.MappingNode: "tag:yaml.org,2002:map"}
-# YAML 1.2 core schema, the only plain-scalar types the readers distinguish
-# (YAML 1.2 spec §10.3.2): ``on``/``yes`` stay strings, ``0o17`` is an int.
+# the YAML 1.2 core schema (spec §10.3.2): ``on``/``yes`` stay strings, ``0o17`` is an int
 NULLS = _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 _FLOAT_RE = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"

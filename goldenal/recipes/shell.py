@@ -64,9 +64,8 @@ def remembered(fn):
 
 # ------------------------------------------------------------------ the lexer
 
-# Top level and inside ``$(...)`` / backticks.  A single-quoted string, and a
-# double-quoted one holding no ``$(`` or backtick, are one token each; a
-# double-quoted string that does hold one is read in its own context.
+# Top level and inside ``$(...)`` / backticks: a quoted string nesting no ``$(`` or backtick
+# is one token; a double-quoted one that does is read in its own context.
 _LEX_CODE = re.compile(r"""
     [ \t\n]+                                # blanks
   | [^\\'"$`()#; \t\n]+                     # a run of ordinary characters
@@ -855,8 +854,7 @@ def assign(stmt, env):
         _, name, plus, value, names = said
         text = expand(value, env)
         text = (env.get(name) or "") + " " + text if plus else text
-        # a value resting on the environment (``${X:-default}`` with X unset, or on
-        # another such value) is only a default: branch tests must not rely on it
+        # a value resting on the environment (``${X:-d}``, X unset) is a default tests must not use
         if any(env.get(v) is None or isinstance(env.get(v), Soft) for v in names):
             text = Soft(text)
         env[name] = text

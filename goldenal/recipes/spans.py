@@ -45,11 +45,9 @@ _TOP_KEY = re.compile(r"\n([A-Za-z_][\w.-]*)\s*:")
 
 
 def keep_sections(text, keep):
-    """``text`` with top-level sections not in ``keep`` cut down to their newlines, or None.
-
-    Kept lines keep their numbers.  None when nothing would be dropped, or with a
-    ``base:`` section (a multi-variant recipe: any section may override any key).
-    """
+    """``text`` with top-level sections not in ``keep`` cut down to their newlines (so kept
+    lines keep their numbers); None when nothing is dropped, or with a ``base:`` section
+    (a multi-variant recipe: any section may override any key)."""
     keys = list(_TOP_KEY.finditer("\n" + text))
     names = [m.group(1) for m in keys]
     if not keys or "base" in names or all(name in keep for name in names):
@@ -395,8 +393,7 @@ def json_set(json_text, updates, *, path=None, line=None):
     if new:
         keys = [k for k in keys if updates.get(k, "") is not None]
         if keys:
-            # separators as written: between the last two members (else compact), and
-            # from the last key's closing quote to its value
+            # separators as written: between the last two members, and the last key and value
             item_sep = ","
             _, vstart, vend = members[keys[-1]]
             colon = json_text.rindex(":", 0, vstart)
