@@ -798,7 +798,7 @@ def printf(fmt, args):
             return arg    # an unresolved reference stays, so it reads as not a number
         try:
             return spec % (int(float(arg)) if spec[-1] in "di" else float(arg))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             raise ValueError(spec)
 
     try:
