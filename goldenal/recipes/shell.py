@@ -135,11 +135,9 @@ def lex(text, stack=(), pos=0, closing=False):
                     stack.append("'")
                     kind, end = "sq+", n
             elif c == '"':
-                if len(tok) == 1:
+                kind = '"' if len(tok) == 1 else "dq"
+                if kind == '"':
                     stack.append('"')
-                    kind = '"'
-                else:
-                    kind = "dq"
             elif c == "\\":
                 kind = "esc"
             elif tok == "$(":
@@ -759,9 +757,10 @@ def _lexed_words(text):
             i += 1
         elif kind == '"':
             level, has = 1 - level, True
-        elif level:
-            piece = text[start:end]
+        elif level or kind == "dq":     # inside a nesting string every token is text
+            piece = text[start:end] if level else text[start + 1:end - 1]
             cur.append(DQ_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
+            has = True
         elif kind == "blank" or kind == "#":
             if cur or has:
                 words.append("".join(cur))
@@ -770,10 +769,6 @@ def _lexed_words(text):
                 break
         elif kind == "sq" or kind == "sq+":
             cur.append(text[start + 1:end - 1] if kind == "sq" else text[start + 1:end])
-            has = True
-        elif kind == "dq":
-            piece = text[start + 1:end - 1]
-            cur.append(DQ_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
             has = True
         elif kind == "esc":
             cur.append(text[start + 1:end])
