@@ -306,21 +306,15 @@ def _after_last_line(text, node):
     return (at - 1, "\r\n") if text[at - 1:at] == "\r" else (at, "\n")
 
 
-def _indent_step(node):
-    """Indentation step a block mapping uses for its nested blocks (default 2)."""
-    for _, value in getattr(node, "value", []):
-        if is_map(value) and not value.flow_style and value.value:
-            return value.value[0][0].start_mark.column - node.value[0][0].start_mark.column
-    return 2
-
-
 def add_block(text, node, key, items, *, value_style=None, path=None):
     """Edit that appends ``key:`` with a nested block mapping of ``items`` to a mapping."""
     if not is_map(node) or node.flow_style or not node.value:
         raise ParseError(f"cannot add {key} here: expected a block mapping", path=path,
                          line=line_of(node) if node is not None else None)
     indent = node.value[0][0].start_mark.column
-    step = _indent_step(node) or 2
+    # the indentation step of the mapping's nested blocks, else 2
+    step = next((v.value[0][0].start_mark.column - indent for _, v in node.value
+                 if is_map(v) and not v.flow_style and v.value), 2) or 2
     at, newline = _after_last_line(text, node)
     body = "".join(f"{newline}{' ' * (indent + step)}{k}: {quote(v, value_style)}"
                    for k, v in items)
