@@ -31,14 +31,19 @@ ASSIGNMENT = re.compile(r"^(?P<lead>[ \t]*(?:export[ \t]+)?)(?P<key>[A-Za-z_][A-
 _MEMO = contextvars.ContextVar("goldenal_shell_memo", default=None)
 
 
+# entries one memo holds at most (then it starts afresh): bounds a long audit's memory
+MEMO_LIMIT = 1 << 18
+
+
 @contextlib.contextmanager
 def remembering():
-    """While open, the pure readings of text (words, the end of a ``$(...)``) are remembered.
-
-    Replaying a script along each of its branches reads the same lines again
-    and again; inside this block each distinct text is read once.  Nothing is
-    kept after the block: a long-lived process holds no memo between scripts.
+    """While open, pure readings of text are remembered: branches replay the same
+    lines, and launchers made from one template share most of theirs.  A block
+    inside another shares its memo; nothing outlives the outermost block.
     """
+    if _MEMO.get() is not None:
+        yield
+        return
     token = _MEMO.set({})
     try:
         yield
@@ -47,7 +52,10 @@ def remembering():
 
 
 def remembered(fn):
-    """``fn``, a pure function of hashable arguments, answered from the open memo if any."""
+    """``fn``, a pure function of hashable arguments, answered from the open memo if any.
+
+    The answer is shared: callers never change it.
+    """
     @functools.wraps(fn)
     def answer(*args):
         memo = _MEMO.get()
@@ -57,6 +65,8 @@ def remembered(fn):
         try:
             return memo[key]
         except KeyError:
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
             value = memo[key] = fn(*args)
             return value
     return answer
@@ -180,6 +190,7 @@ def lex(text, stack=(), pos=0, closing=False):
     return toks, stack, pos
 
 
+@remembered
 def strip_comment(text):
     """Drop a trailing ``# comment`` that is outside quotes."""
     if "#" not in text:
@@ -234,6 +245,7 @@ def _lexed_split_points(text):
     return out
 
 
+@remembered
 def split_statements(text):
     """Split on ``;`` / ``;;`` outside quotes and parentheses; ``;;`` kept as a statement."""
     if ";" not in text:
@@ -259,6 +271,7 @@ def quote_stack(text, stack):
     return lex(text, stack)[1]
 
 
+@remembered
 def open_quote(text):
     """True when ``text`` ends inside a quoted string, a ``$( ... )`` or backticks."""
     even = (text.count("'") % 2 == 0 and (text.count('"') - text.count('\\"')) % 2 == 0
