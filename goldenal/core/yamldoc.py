@@ -15,33 +15,19 @@ from goldenal.core.errors import DuplicateKeyError, ParseError, yaml_error
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR, _INT, _BOOL, _NULL = ("tag:yaml.org,2002:" + t for t in ("str", "int", "bool", "null"))
 NULL_TAG = _NULL
-# Placeholder tag of a plain scalar with no explicit tag; :func:`tag_of` resolves it
-# when (rarely) asked, so composing never runs a resolver.
+# a plain scalar's tag until :func:`tag_of` resolves it (rarely): composing runs no resolver
 PLAIN_TAG = _PLAIN = "tag:goldenal:plain"
 _COLLECTION_TAGS = {yaml.SequenceNode: "tag:yaml.org,2002:seq",
                     yaml.MappingNode: "tag:yaml.org,2002:map"}
-# YAML 1.2 core schema, the only plain-scalar types the readers distinguish
-# (YAML 1.2 spec §10.3.2): ``on``/``yes`` stay strings, ``0o17`` is an int.
+# the YAML 1.2 core schema (spec §10.3.2): ``on``/``yes`` stay strings, ``0o17`` is an int
 NULLS = _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _BOOLS = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 _FLOAT_RE = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
                        r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)")
 _INT_RE = re.compile(r"[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+")
 
-try:  # libyaml is an order of magnitude faster than the pure-Python parser
-    from yaml.cyaml import CParser as _Parser
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, Parser, Composer):
-        def __init__(self, stream):
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
+# libyaml is an order of magnitude faster than the pure-Python parser
+_BaseLoader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
 def _plain_tag(value):
@@ -58,25 +44,16 @@ def _plain_tag(value):
 
 
 def tag_of(node):
-    """A node's tag, a plain scalar's resolved by the YAML 1.2 core schema.
-
-    Only null, bool, int and the merge key are told apart; every other plain
-    scalar is a string.
-    """
+    """A node's tag; a plain scalar's by the YAML 1.2 core schema (null, bool, int, merge, str)."""
     return _plain_tag(node.value) if node.tag == _PLAIN else node.tag
 
 
-class _Loader(_Parser, yaml.resolver.BaseResolver):
-    """Compose-only loader: plain scalars are tagged lazily (see :func:`tag_of`).
-
-    PyYAML's regex-table resolver costs as much as the parse itself.
-    """
+class _Loader(_BaseLoader):
+    """Compose-only; plain scalars tagged by :func:`tag_of` (PyYAML's resolver costs a parse)."""
 
     def __init__(self, stream):
-        _Parser.__init__(self, stream)
-        yaml.resolver.BaseResolver.__init__(self)
-        # The composer calls these once per node; path resolvers are never used,
-        # so builtins that ignore their arguments save two Python calls a node.
+        super().__init__(stream)
+        # called once per node, never with path resolvers: builtins save two calls a node
         self.descend_resolver = {}.get
         self.ascend_resolver = ().__len__
 
@@ -87,16 +64,12 @@ class _Loader(_Parser, yaml.resolver.BaseResolver):
 
 
 def _compose(text, first):
-    if not first:
-        return yaml.compose(text, Loader=_Loader)
     try:
         return yaml.compose(text, Loader=_Loader)
     except yaml.composer.ComposerError as exc:
-        if "single document" not in str(exc):
+        if not first or "single document" not in str(exc):
             raise
-    for root in yaml.compose_all(text, Loader=_Loader):
-        return root
-    return None
+    return next(yaml.compose_all(text, Loader=_Loader), None)
 
 
 def compose(text, path=None, *, first=False, duplicates="refuse"):
@@ -118,14 +91,11 @@ def compose(text, path=None, *, first=False, duplicates="refuse"):
 
 
 def duplicate_keys(root, *, tree=False):
-    """``(key_node, first_key_node)`` for every key a mapping under ``root`` repeats.
+    """``(key_node, first_key_node)`` for every key a mapping under ``root`` repeats, in text order.
 
-    In text order.  Scalar keys are compared by their text, as the readers
-    look them up; ``<<`` merge keys may repeat (each merges its sources).
-    Every node is visited once, aliases included, without recursion; with
-    ``tree`` (a document without anchors, so without aliases) no visited set
-    is kept.  On the way, a mapping whose keys are distinct scalars and
-    holds no ``<<`` gets the index :func:`get_pair` looks keys up in.
+    Keys compare by text, as lookups do; ``<<`` merge keys may repeat.  Without
+    recursion; ``tree`` (no anchors, so no aliases) keeps no visited set.  Gives
+    each mapping of distinct scalar keys without ``<<`` the index :func:`get_pair` uses.
     """
     # a document that is one scalar has no mapping to check
     found, stack = [], [root] if root is not None and root.id != "scalar" else []
@@ -243,8 +213,8 @@ def _scalar_value(node):
         except ValueError:
             return text
     if node.tag == _PLAIN:
-        if text in _SPECIAL_FLOATS or text.lower() in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS.get(text, _SPECIAL_FLOATS.get(text.lower()))
+        if text.lower() in _SPECIAL_FLOATS:
+            return _SPECIAL_FLOATS[text.lower()]
         if _FLOAT_RE.fullmatch(text):
             return float(text.replace("_", ""))
     return text

@@ -74,9 +74,8 @@ def remembered(fn):
 
 # ------------------------------------------------------------------ the lexer
 
-# Top level and inside ``$(...)`` / backticks.  A single-quoted string, and a
-# double-quoted one holding no ``$(`` or backtick, are one token each; a
-# double-quoted string that does hold one is read in its own context.
+# Top level and inside ``$(...)`` / backticks: a quoted string nesting no ``$(`` or backtick
+# is one token; a double-quoted one that does is read in its own context.
 _LEX_CODE = re.compile(r"""
     [ \t\n]+                                # blanks
   | [^\\'"$`()#; \t\n]+                     # a run of ordinary characters
@@ -94,23 +93,14 @@ _LEX_SPECIAL = frozenset("\\'\"$`()#;")      # the first characters of every oth
 def lex(text, stack=(), pos=0, closing=False):
     """Tokens of shell ``text``: the one place quoting and nesting are read.
 
-    Returns ``(tokens, stack, end)``.  A token is ``(kind, start, end,
-    depth)``: ``depth`` is how many contexts are open around it (an opener
-    and its closer share the depth of the text they sit in).  Kinds:
-    ``blank``, ``word`` (ordinary characters), ``esc`` (``\\x``), ``sq``
-    (``'...'``; ``sq+`` unclosed, to the end of ``text``; ``sq)`` the end of
-    one opened before ``text``), ``dq`` (a
-    double-quoted string with nothing nested), ``"`` (opening or closing
-    one that nests), ``$(``/``$)``, ``` ` ```/```` `) ````, ``(``/``)``
-    (a bare parenthesis: nesting inside a substitution, an ordinary token at
-    the top level, where arrays, subshells and ``case`` patterns use it),
-    ``;``/``;;`` and ``#`` (a comment at the top level, to the end of its
-    line).
-
-    ``stack`` holds the contexts open where ``text`` starts (``'``, ``"``,
-    ``$`` for ``$(``, `````, ``(``) and comes back with those open at the
-    end, so a string spanning lines is read once, line by line.  With
-    ``closing``, stop after the token that closes the outermost context.
+    Returns ``(tokens, stack, end)``, a token ``(kind, start, end, depth)`` with
+    ``depth`` the contexts open around it (an opener and its closer outside).
+    Kinds: ``blank``, ``word``, ``esc``, ``sq`` (``sq+`` unclosed, ``sq)`` the end
+    of one opened before ``text``), ``dq`` (nesting nothing), ``"`` (of a string
+    that nests), ``$(``/``$)``, ``` ` ```/```` `) ````, bare ``(``/``)``, ``;``,
+    ``;;`` and ``#`` (a top-level comment).  ``stack`` holds the contexts open
+    (``'``, ``"``, ``$``, `````, ``(``) before and after ``text``, so text spanning
+    lines is read once, line by line; ``closing`` stops after the outermost closes.
     """
     stack = list(stack)
     toks = []
@@ -119,96 +109,77 @@ def lex(text, stack=(), pos=0, closing=False):
     while pos < n:
         top = stack[-1] if stack else None
         depth = len(stack)
+        closed = False
         if top == "'":                         # the rest of a string from an earlier line
             j = text.find("'", pos)
-            end = n if j < 0 else j + 1
-            toks.append(("sq+" if j < 0 else "sq)", pos, end, depth - 1))
-            pos = end
+            depth -= 1
             if j < 0:
-                break
-            stack.pop()
-            prev = "sq)"
-            if closing and not stack:
-                break
-            continue
-        if top == '"':
+                kind, end = "sq+", n
+            else:
+                stack.pop()
+                kind, end, closed = "sq)", j + 1, True
+        elif top == '"':
             m = _LEX_DQ.match(text, pos)
-            tok = m.group()
+            tok, end = m.group(), m.end()
             if tok == '"':
                 stack.pop()
-                toks.append(('"', pos, m.end(), depth - 1))
-                pos = m.end()
-                prev = '"'
-                if closing and not stack:
-                    break
-                continue
-            if tok == "$(":
-                stack.append("$")
-                kind = "$("
-            elif tok == "`":
-                stack.append("`")
-                kind = "`"
+                depth -= 1
+                kind, closed = '"', True
+            elif tok == "$(" or tok == "`":
+                stack.append("$" if tok == "$(" else "`")
+                kind = tok
             else:
                 kind = "word"
-            toks.append((kind, pos, m.end(), depth))
-            pos = m.end()
-            prev = kind
-            continue
-        m = _LEX_CODE.match(text, pos)
-        tok = m.group()
-        end = m.end()
-        c = tok[0]
-        closed = False
-        if c in " \t\n":
-            kind = "blank"
-        elif c not in _LEX_SPECIAL:             # a run of ordinary characters
-            kind = "word"
-        elif c == "'":
-            kind = "sq"
-            if len(tok) == 1:                  # unclosed: the rest is quoted
-                stack.append("'")
-                kind, end = "sq+", n
-        elif c == '"':
-            if len(tok) == 1:
-                stack.append('"')
-                kind = '"'
-            else:
-                kind = "dq"
-        elif c == "\\":
-            kind = "esc"
-        elif tok == "$(":
-            stack.append("$")
-            kind = "$("
-        elif c == "`":
-            if top == "`":
-                stack.pop()
-                depth -= 1
-                kind, closed = "`)", True
-            else:
-                stack.append("`")
-                kind = "`"
-        elif c == "(":
-            if stack:
-                stack.append("(")
-            kind = "("
-        elif c == ")":
-            if top == "$":
-                stack.pop()
-                depth -= 1
-                kind, closed = "$)", True
-            else:
-                if top == "(":
+        else:
+            m = _LEX_CODE.match(text, pos)
+            tok = m.group()
+            end = m.end()
+            c = tok[0]
+            if c in " \t\n":
+                kind = "blank"
+            elif c not in _LEX_SPECIAL:             # a run of ordinary characters
+                kind = "word"
+            elif c == "'":
+                kind = "sq"
+                if len(tok) == 1:                  # unclosed: the rest is quoted
+                    stack.append("'")
+                    kind, end = "sq+", n
+            elif c == '"':
+                kind = '"' if len(tok) == 1 else "dq"
+                if kind == '"':
+                    stack.append('"')
+            elif c == "\\":
+                kind = "esc"
+            elif tok == "$(":
+                stack.append("$")
+                kind = "$("
+            elif c == "`":
+                if top == "`":
                     stack.pop()
                     depth -= 1
+                    kind, closed = "`)", True
+                else:
+                    stack.append("`")
+                    kind = "`"
+            elif c == "(":
+                if stack:
+                    stack.append("(")
+                kind = "("
+            elif c == ")":
                 kind = ")"
-        elif c == "#" and not stack and prev in _WORD_END:
-            j = text.find("\n", pos)
-            end = n if j < 0 else j
-            kind = "#"
-        elif tok == ";" or tok == ";;":
-            kind = tok
-        else:
-            kind = "word"
+                if top == "$" or top == "(":
+                    stack.pop()
+                    depth -= 1
+                    if top == "$":
+                        kind, closed = "$)", True
+            elif c == "#" and not stack and prev in _WORD_END:
+                j = text.find("\n", pos)
+                end = n if j < 0 else j
+                kind = "#"
+            elif tok == ";" or tok == ";;":
+                kind = tok
+            else:
+                kind = "word"
         toks.append((kind, pos, end, depth))
         pos = end
         # a line continuation reads as the blank :func:`parse` joins the lines with, so the
@@ -231,32 +202,21 @@ def strip_comment(text):
 
 
 def continues(body):
-    """True when a line ends in a ``\\`` that joins the next one.
-
-    A backslash inside a comment is part of the comment: ``# old flags \\``
-    ends where the line ends, and the command after it stands alone.
-    """
+    """True when a line ends in a ``\\`` that joins the next one (``# old flags \\`` does not)."""
     if not body.endswith("\\") or body.lstrip().startswith("#"):
         return False
     return strip_comment(body).endswith("\\")
 
 
-# What :func:`lex` reads without opening a context or a comment: ordinary text, escapes,
-# ``$`` not starting ``$(``, closed quoted strings nesting nothing; ``;``/``;;`` and bare
-# parentheses apart (at the top level the lexer opens no context for those).  Anything else
-# (backticks, ``$(``, ``#``, an unclosed quote) is group 3.
+# What :func:`lex` reads opening no context: ordinary text, escapes, ``$`` not starting
+# ``$(``, closed strings nesting nothing; ``;``/``;;`` and bare parentheses apart.
 _FLAT_TOKEN = re.compile(r"""(?:[^\\'"$`()#;]+|\\.|\$(?!\()|'[^']*'"""
                          r"""|"(?:[^"\\$`]|\\.|\$(?!\())*")+|(;;?)|([()])|(.)""", re.S)
 
 
 def _flat_split_points(text):
-    """``(start, end, token)`` of each ``;``/``;;`` of a text :func:`lex` reads flat, else None.
-
-    Flat: no backtick, ``$(``, ``#`` or unclosed quote outside a closed quoted
-    string, so the lexer opens no context and every ``;`` outside quotes and
-    escapes is at the top level, split at unless inside bare parentheses (as
-    :func:`_lexed_split_points` counts them); the common statement line splits
-    without a token per word.
+    """``(start, end, token)`` of each ``;``/``;;`` outside parentheses, or None unless
+    :func:`lex` would open no context: the common line splits without a token per word.
     """
     out, parens = [], 0
     for m in _FLAT_TOKEN.finditer(text):
@@ -307,10 +267,7 @@ HEREDOC_RE = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
 
 
 def quote_stack(text, stack):
-    """The contexts (quotes, ``$(``, backticks) still open after ``text``, from ``stack``.
-
-    Incremental, so a string spanning many lines is read once.
-    """
+    """The contexts (quotes, ``$(``, backticks) open after ``text``, from those open before."""
     return lex(text, stack)[1]
 
 
@@ -324,17 +281,14 @@ def open_quote(text):
     return bool(lex(text)[1])
 
 
-# the inside of a ``$( )`` up to its ``)`` when it opens nothing: no quote, backtick,
-# parenthesis or escape, and no ``$(``
+# the inside of a ``$( )`` to its ``)`` opening nothing: no quote, backtick, parenthesis, escape
 _FLAT_INSIDE = re.compile(r"[^()'\"`\\$]*(?:\$(?!\()[^()'\"`\\$]*)*\)")
 
 
 def closing_paren(text, start):
     """Index just past the ``)`` closing the ``$(`` whose ``(`` is at ``start - 1``."""
     m = _FLAT_INSIDE.match(text, start)
-    if m:
-        return m.end()
-    return _lexed_closing_paren(text, start)
+    return m.end() if m else _lexed_closing_paren(text, start)
 
 
 @remembered
@@ -355,16 +309,16 @@ class Line:
 
 
 class Cond:
+    """An ``if`` or ``case``.  Per arm: its description, its tests ``(line, arm, test)``
+    and its polarity (True on the EVAL_ONLY path, False off it, None unrelated)."""
+
     __slots__ = ("id", "kind", "arms", "eval_polarity", "parent", "subject", "tests", "start",
                  "path", "end")
 
-    def __init__(self, id, kind, parent):
-        self.id, self.kind, self.parent, self.subject = id, kind, parent, ""
-        self.start = None
-        self.end = None          # line of the closing fi/esac (None: never closed)
-        self.tests = []              # (line number, arm index, test text) per if/elif/pattern
-        self.arms = []               # arm descriptions
-        self.eval_polarity = []      # per arm: True eval, False non-eval, None unrelated
+    def __init__(self, id, kind, parent, path):
+        self.id, self.kind, self.parent, self.path, self.subject = id, kind, parent, path, ""
+        self.start = self.end = None      # end: the line of its fi/esac, None if never closed
+        self.tests, self.arms, self.eval_polarity = [], [], []
 
 
 def eval_polarity(cond_text):
@@ -389,12 +343,9 @@ KEYWORDS = {"if", "elif", "else", "fi", "case", "esac", "then", "do", "done", "f
 class Path:
     """The ``(condition id, arm)`` steps enclosing a line, outermost first.
 
-    A path extends its parent by one step and shares everything else with
-    it, so the paths of every line of a script take time and memory linear
-    in the script, however deeply its ``if``s nest.  Iterating a path costs
-    its length; :meth:`among` (the steps on a set of conditions) and
-    :func:`condition_ids` cost, over all the lines of a script, time linear
-    in the script.
+    A path extends its parent by one step and shares the rest, so the paths of
+    a script, and :meth:`among` and :func:`condition_ids` over them, take time
+    and memory linear in the script however deeply its ``if``s nest.
     """
 
     __slots__ = ("parent", "step", "length", "_among")
@@ -467,11 +418,8 @@ def condition_ids(paths):
 def _join_continued(raw, i):
     """The logical line from ``raw[i]`` (which :func:`continues`) on, and its last index.
 
-    Each next line, stripped, replaces the backslash before it with a blank, as
-    long as the text so far still :func:`continues`: up to a line whose backslash
-    ends a comment.  Only a line holding a ``#`` can start one; it is lexed with
-    the lines since the last one lexed, from the contexts open there, so the whole
-    line is read at most once and joined once.
+    Lines join, stripped, with a blank for the backslash, up to one whose backslash
+    ends a comment; only lines holding a ``#`` are lexed, each text at most once.
     """
     pieces = [raw[i][:-1]]
     toks, stack, done = (), (), 0       # the last text lexed, the contexts open after it
@@ -485,8 +433,7 @@ def _join_continued(raw, i):
         if "#" in piece:
             chunk = " ".join(pieces[done:])
             if done:    # after the blank joining the lines, or the escape it completes
-                last = toks[-1] if toks else None
-                lone_escape = last is not None and last[0] == "esc" and last[2] - last[1] == 1
+                lone_escape = toks and toks[-1][0] == "esc" and toks[-1][2] - toks[-1][1] == 1
                 chunk = ("\\ " if lone_escape else " ") + chunk
             toks, stack, _ = lex(chunk, stack)
             done = len(pieces)
@@ -500,28 +447,27 @@ def parse(text, hits=None):
     """Logical lines with their branch paths, and the conditions seen.
 
     With ``hits`` (physical line numbers worth scanning, see :func:`_hit_lines`),
-    lines that can neither hold evidence nor change a variable or a branch
-    are dropped on the way: they cannot change any outcome.
+    lines that can neither hold evidence nor change a variable or a branch are
+    dropped on the way.
     """
     raw = text.split("\n")
     lines, conds, stack = [], [], []     # stack of [Cond, arm index or None, path before it]
     here = ROOT                          # the path of the lines read now
 
-    def push(cond, arm):
+    def push(kind, arm):
         nonlocal here
+        cond = Cond(len(conds), kind, stack[-1][0].id if stack else None, here)
+        conds.append(cond)
         stack.append([cond, arm, here])
         if arm is not None:
             here = Path(here, (cond.id, arm))
+        return cond
 
     def choose(arm):        # the innermost condition's arm changes
         nonlocal here
         top = stack[-1]
         top[1] = arm
         here = top[2] if arm is None else Path(top[2], (top[0].id, arm))
-
-    def pop():
-        nonlocal here
-        here = stack.pop()[2]
 
     i, count = 0, len(raw)
     heredoc_end = None
@@ -532,8 +478,7 @@ def parse(text, hits=None):
             if body.strip() == heredoc_end:
                 heredoc_end = None
             elif hits is None or i + 1 in hits:
-                ln = Line(i + 1, body, here, True)
-                lines.append(ln)
+                lines.append(Line(i + 1, body, here, True))
             i += 1
             continue
         if body.endswith("\\") and i + 1 < count and continues(body):
@@ -570,35 +515,31 @@ def parse(text, hits=None):
         for st in split_statements(whole) if ";" in whole else (whole,) if whole else ():
             head = st.split(None, 1)
             word = head[0] if head else ""
-            top = stack[-1] if stack else None
-            if word not in _STATEMENT_WORDS and st != ";;" and not (
-                    top and top[0].kind == "case" and top[1] is None):
+            top = stack[-1][0] if stack else None
+            in_patterns = top is not None and top.kind == "case" and stack[-1][1] is None
+            if word not in _STATEMENT_WORDS and st != ";;" and not in_patterns:
                 if line_path is None:       # a command: the common case
                     line_path = here
                 stmts.append(st)
                 continue
             rest = head[1] if len(head) > 1 else ""
             if word == "if":
-                c = Cond(len(conds), "if", top[0].id if top else None)
-                c.path = here
-                conds.append(c)
+                c = push("if", 0)
                 c.arms.append("if " + rest)
                 c.tests.append((start + 1, 0, rest))
                 c.eval_polarity.append(eval_polarity(rest))
-                push(c, 0)
                 continue
-            if word == "elif" and top and top[0].kind == "if":
-                top[0].arms.append("elif " + rest)
-                top[0].tests.append((top[0].tests[0][0] if top[0].tests else start + 1,
-                                     len(top[0].arms) - 1, rest))
-                top[0].eval_polarity.append(eval_polarity(rest))
-                choose(len(top[0].arms) - 1)
+            if word == "elif" and top and top.kind == "if":
+                top.arms.append("elif " + rest)
+                top.tests.append((top.tests[0][0] if top.tests else start + 1,
+                                  len(top.arms) - 1, rest))
+                top.eval_polarity.append(eval_polarity(rest))
+                choose(len(top.arms) - 1)
                 continue
-            if word == "else" and top and top[0].kind == "if":
-                top[0].arms.append("else of " + top[0].arms[0])
-                pol = [p for p in top[0].eval_polarity if p is not None]
-                top[0].eval_polarity.append((not pol[0]) if pol else None)
-                choose(len(top[0].arms) - 1)
+            if word == "else" and top and top.kind == "if":
+                top.arms.append("else of " + top.arms[0])
+                top.eval_polarity.append(_other_side(top.eval_polarity))
+                choose(len(top.arms) - 1)
                 st = rest
                 if not st:
                     continue
@@ -607,38 +548,25 @@ def parse(text, hits=None):
                 st = rest
                 if not st:
                     continue
-            if word == "fi" and top and top[0].kind == "if":
-                top[0].end = start + 1
-                pop()
+            if top and (word, top.kind) in (("fi", "if"), ("esac", "case")):
+                top.end = start + 1
+                here = stack.pop()[2]
                 continue
             if word == "case":
-                c = Cond(len(conds), "case", top[0].id if top else None)
-                c.path = here
-                c.arms = []
-                conds.append(c)
-                push(c, None)
-                c.subject = rest
-                c.start = start + 1
+                c = push("case", None)
+                c.subject, c.start = rest, start + 1
                 continue
-            if word == "esac" and top and top[0].kind == "case":
-                top[0].end = start + 1
-                pop()
-                continue
-            if st == ";;" and top and top[0].kind == "case":
+            if st == ";;" and top and top.kind == "case":
                 choose(None)
                 continue
-            if top and top[0].kind == "case" and top[1] is None:
+            if in_patterns:
                 m2 = re.match(r"^\(?([^()]*)\)\s*(.*)$", st)
                 if m2:
-                    c = top[0]
                     pat = m2.group(1).strip()
-                    c.arms.append(f"case {getattr(c, 'subject', '').replace(' in', '')} {pat})")
-                    c.tests.append((c.start, len(c.arms) - 1, ("case", c.subject, pat)))
-                    pol = None
-                    if "EVAL_ONLY" in getattr(c, "subject", ""):
-                        pol = "true" in pat
-                    c.eval_polarity.append(pol)
-                    choose(len(c.arms) - 1)
+                    top.arms.append(f"case {top.subject.replace(' in', '')} {pat})")
+                    top.tests.append((top.start, len(top.arms) - 1, ("case", top.subject, pat)))
+                    top.eval_polarity.append("true" in pat if "EVAL_ONLY" in top.subject else None)
+                    choose(len(top.arms) - 1)
                     st = m2.group(2).strip()
                     if not st:
                         continue
@@ -652,12 +580,16 @@ def parse(text, hits=None):
     for c in conds:
         if c.kind == "if" and not c.arms[-1].startswith("else"):
             c.arms.append("no arm of " + c.arms[0])
-            pol = [p for p in c.eval_polarity if p is not None]
-            c.eval_polarity.append((not pol[0]) if pol else None)
+            c.eval_polarity.append(_other_side(c.eval_polarity))
         elif c.kind == "case" and not any(a.rstrip(")").endswith("*") for a in c.arms):
-            c.arms.append(f"no pattern of case {getattr(c, 'subject', '')}")
+            c.arms.append(f"no pattern of case {c.subject}")
             c.eval_polarity.append(None)
     return lines, conds
+
+
+def _other_side(polarities):
+    """An else arm's polarity: the opposite of the first arm that has one."""
+    return next((not p for p in polarities if p is not None), None)
 
 
 # ------------------------------------------------------------------ expansion
@@ -679,9 +611,7 @@ def expand(text, env, depth=0):
         op = m.group(2)
         have = name in env and env[name] is not None
         if op in ("#", "##", "%", "%%"):
-            if not have:
-                return m.group(0)
-            return _trim(env[name], op, m.group(3) or "")
+            return _trim(env[name], op, m.group(3) or "") if have else m.group(0)
         if op and op.endswith("+"):
             return expand(unquote(m.group(3) or ""), env, depth + 1) if have and env[name] else ""
         if have and (env[name] != "" or not op):
@@ -698,16 +628,12 @@ def _trim(value, op, pattern):
     """``${VAR#pat}``-style trimming for the glob patterns recipes use (``*/``, ``/*``)."""
     import fnmatch
 
-    if op.startswith("#"):
-        spans = range(len(value), -1, -1) if op == "##" else range(0, len(value) + 1)
-        for i in spans:
-            if fnmatch.fnmatchcase(value[:i], pattern):
-                return value[i:]
-    else:
-        spans = range(0, len(value) + 1) if op == "%%" else range(len(value), -1, -1)
-        for i in spans:
-            if fnmatch.fnmatchcase(value[i:], pattern):
-                return value[:i]
+    prefix = op[0] == "#"
+    cuts = range(len(value) + 1)    # shortest prefix first, or longest suffix first
+    for i in cuts if op in ("#", "%%") else reversed(cuts):
+        head, tail = value[:i], value[i:]
+        if fnmatch.fnmatchcase(head if prefix else tail, pattern):
+            return tail if prefix else head
     return value
 
 
@@ -723,17 +649,14 @@ def substitute(text, env, depth):
             break
         out.append(text[i:j])
         k = closing_paren(text, j + 2)
-        inner = text[j + 2:k - 1]
-        val = command_value(inner, env, depth)
+        val = command_value(text[j + 2:k - 1], env, depth)
         out.append(val if val is not None else text[j:k])
         i = k
     return "".join(out)
 
 
-# Bounds of the arithmetic evaluator: bash's own integers are 64-bit, so any
-# value beyond them is not what the shell would compute either; an exponent
-# tower such as 9**9**9**9 is refused at its first oversized step instead of
-# being computed, and so is deep nesting.
+# Bounds of the arithmetic evaluator: bash's integers are 64-bit, so nothing beyond is what
+# the shell computes; 9**9**9**9 is refused at its first oversized step, as is deep nesting.
 ARITH_MAX = 2 ** 63
 ARITH_MAX_DEPTH = 64
 ARITH_MAX_LENGTH = 4096
@@ -749,9 +672,8 @@ def _int_div(a, b):
     return -q if (a < 0) != (b < 0) else q
 
 
-# bash's $(( )): integers only; / truncates toward zero and % takes the sign of
-# the dividend (bash manual, "Shell Arithmetic": C semantics), x/0 and a
-# negative exponent are errors
+# bash's $(( )): integers only, / toward zero, % with the dividend's sign (bash manual,
+# "Shell Arithmetic": C semantics); x/0 and a negative exponent are errors
 _INT_OPS = {**_ARITH_OPS, ast.Div: _int_div, ast.Mod: lambda a, b: a - b * _int_div(a, b)}
 
 
@@ -814,20 +736,13 @@ def arith(expr, *, integer=False):
         return None
 
 
-def _fmt_g(x):
-    return "%.6g" % x   # awk's default OFMT
-
-
 # what bash unescapes inside double quotes: \\ \" \$ \`
 DQ_ESCAPE = re.compile(r'\\([\\"$`])')
 _BLANKS = re.compile(r"[ \t\n]+")
 
 
 def shell_words(text):
-    """Split like the shell: quotes removed, backslash escapes resolved, ``$`` kept.
-
-    ``$(...)`` and backquoted commands stay as written, inside a word.
-    """
+    """Split like the shell: quotes removed, escapes resolved, ``$`` forms (``$(...)`` too) kept."""
     if not any(ch in text for ch in "'\"\\`#"):
         if "$" not in text:
             return text.split()
@@ -855,9 +770,10 @@ def _lexed_words(text):
             i += 1
         elif kind == '"':
             level, has = 1 - level, True
-        elif level:
-            piece = text[start:end]
+        elif level or kind == "dq":     # inside a nesting string every token is text
+            piece = text[start:end] if level else text[start + 1:end - 1]
             cur.append(DQ_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
+            has = True
         elif kind == "blank" or kind == "#":
             if cur or has:
                 words.append("".join(cur))
@@ -866,10 +782,6 @@ def _lexed_words(text):
                 break
         elif kind == "sq" or kind == "sq+":
             cur.append(text[start + 1:end - 1] if kind == "sq" else text[start + 1:end])
-            has = True
-        elif kind == "dq":
-            piece = text[start + 1:end - 1]
-            cur.append(DQ_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece)
             has = True
         elif kind == "esc":
             cur.append(text[start + 1:end])
@@ -890,16 +802,11 @@ def printf(fmt, args):
         if spec == "%%":
             return "%"
         arg = args.pop(0) if args else ""
-        conv = spec[-1]
-        if "$" in arg:
-            return arg    # unresolved: keep the reference so it reads as not a number
+        if "$" in arg or spec[-1] == "s":
+            return arg    # an unresolved reference stays, so it reads as not a number
         try:
-            if conv == "s":
-                return arg
-            if conv in "di":
-                return spec % int(float(arg))
-            return spec % float(arg)
-        except (ValueError, TypeError):
+            return spec % (int(float(arg)) if spec[-1] in "di" else float(arg))
+        except (ValueError, TypeError, OverflowError):
             raise ValueError(spec)
 
     try:
@@ -932,7 +839,7 @@ def command_value(inner, env, depth=0):
         if m:
             val = arith(m.group(1))
             if val is not None:
-                return _fmt_g(val)
+                return "%.6g" % val     # awk's default OFMT
     if words[0] == "echo" and len(words) == 2:
         return words[1]
     return None
@@ -950,14 +857,12 @@ def assign(stmt, env):
     elif kind == "printf":
         words = said[1]
         if len(words) >= 4:
-            val = printf(expand(words[3], env), [expand(w, env) for w in words[4:]])
-            env[words[2]] = val
+            env[words[2]] = printf(expand(words[3], env), [expand(w, env) for w in words[4:]])
     elif kind == "=":
         _, name, plus, value, names = said
         text = expand(value, env)
         text = (env.get(name) or "") + " " + text if plus else text
-        # a value resting on the environment (``${X:-default}`` with X unset, or on
-        # another such value) is only a default: branch tests must not rely on it
+        # a value resting on the environment (``${X:-d}``, X unset) is a default tests must not use
         if any(env.get(v) is None or isinstance(env.get(v), Soft) for v in names):
             text = Soft(text)
         env[name] = text
@@ -975,9 +880,7 @@ def _assignment(stmt):
         return "printf", tuple(shell_words(stmt))
     m = ASSIGN_RE.match(stmt)
     if not m:
-        if stmt.startswith("export ") or stmt.startswith("declare "):
-            return ("declare",)
-        return None
+        return ("declare",) if stmt.startswith(("export ", "declare ")) else None
     name, plus, value = m.groups()
     value = value.strip()
     if value.startswith("(") and not value.startswith("$("):
@@ -994,12 +897,13 @@ class Soft(str):
 def dequote_all(value):
     """Shell-unquote a single word value, keeping ``$`` forms for expansion."""
     words = shell_words(value)
-    if len(words) == 1:
-        return words[0]
-    return value.strip()
+    return words[0] if len(words) == 1 else value.strip()
 
 
 _TEST_RE = re.compile(r"^\[\[?\s+(.*?)\s+\]\]?$")
+_TEST_OPS = {"=": operator.eq, "==": operator.eq, "!=": operator.ne, "-eq": operator.eq,
+             "-ne": operator.ne, "-gt": operator.gt, "-ge": operator.ge, "-lt": operator.lt,
+             "-le": operator.le}
 
 
 def evaluate_test(test, env, soft_ok=False):
@@ -1028,23 +932,17 @@ def evaluate_test(test, env, soft_ok=False):
     words = shell_words(expand(m.group(1), env))
     if any("$" in w for w in words):
         return None
-    result = None
     if len(words) == 2 and words[0] in ("-n", "-z"):
         result = bool(words[1]) == (words[0] == "-n")
-    elif len(words) == 3:
+    elif len(words) == 3 and words[1] in _TEST_OPS:
         a, op, b = words
-        if op in ("=", "=="):
-            result = a == b
-        elif op == "!=":
-            result = a != b
-        elif op in ("-eq", "-ne", "-gt", "-ge", "-lt", "-le"):
+        if op[0] == "-":
             try:
-                x, y = int(a), int(b)
+                a, b = int(a), int(b)
             except ValueError:
                 return None
-            result = {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-ge": x >= y,
-                      "-lt": x < y, "-le": x <= y}[op]
-    if result is None:
+        result = _TEST_OPS[op](a, b)
+    else:
         return None
     return not result if negate else result
 
@@ -1073,9 +971,7 @@ def eval_paths(text):
             else:
                 pol = None
             arm_polarity[c.id, arm] = pol
-    out = {}
-    status = None
-    number = 1
+    out, status, number = {}, None, 1
     deciding = {cid for (cid, _), pol in arm_polarity.items() if pol is not None}
     for ln in lines:
         while number < ln.no:           # blank and comment lines: as the line before

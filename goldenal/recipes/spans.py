@@ -29,10 +29,8 @@ class Edit:
 def apply_edits(text, edits):
     """Splice non-overlapping edits into ``text`` (identical edits are merged)."""
     out, pos = [], 0
-    # Identical edits (one node reached twice) count once; insertions at the same
-    # offset keep the order they were planned in.
-    unique = list(dict.fromkeys(edits))
-    for edit in sorted(unique, key=lambda e: (e.start, e.end)):
+    # one node reached twice edits once; insertions at one offset keep their planned order
+    for edit in sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end)):
         if edit.start < pos:
             raise ValueError(f"overlapping edits at offset {edit.start}")
         out.append(text[pos:edit.start])
@@ -47,13 +45,9 @@ _TOP_KEY = re.compile(r"\n([A-Za-z_][\w.-]*)\s*:")
 
 
 def keep_sections(text, keep):
-    """``text`` with top-level sections not in ``keep`` cut down to their newlines, or None.
-
-    Lines (so line and column numbers) of what is kept are those of
-    ``text``; character offsets are those of the returned text.  None when
-    nothing would be dropped, or when the file has a ``base:`` section (a
-    multi-variant recipe, where any section may override any key).
-    """
+    """``text`` with top-level sections not in ``keep`` cut down to their newlines (so kept
+    lines keep their numbers); None when nothing is dropped, or with a ``base:`` section
+    (a multi-variant recipe: any section may override any key)."""
     keys = list(_TOP_KEY.finditer("\n" + text))
     names = [m.group(1) for m in keys]
     if not keys or "base" in names or all(name in keep for name in names):
@@ -70,11 +64,8 @@ def keep_sections(text, keep):
 # -- node helpers -----------------------------------------------------------
 
 class Layers:
-    """Several mappings read as one: the first that has a key wins, recursively.
-
-    A multi-variant recipe's override section is merged over ``base:`` key
-    by key; reading it through ``Layers(override, base)`` gives the values
-    the variant really runs with.
+    """Several mappings read as one, the first that has a key winning, recursively:
+    ``Layers(override, base)`` is what a multi-variant recipe's variant runs with.
     """
 
     id = "mapping"
@@ -89,23 +80,15 @@ class Layers:
     def pairs(self):
         seen, out = set(), []
         for layer in self.layers:
-            for key, value in pairs(layer):
-                if is_scalar(key) and key.value not in seen:
-                    seen.add(key.value)
-                    out.append((key, value))
+            _add_unseen(out, pairs(layer), seen)
         return out
 
     def lookup(self, names):
-        found = []
-        for layer in self.layers:
-            pair = get_pair(layer, names)
-            if pair is not None:
-                found.append(pair[1])
-        if not found:
-            return None
+        found = [pair[1] for pair in (get_pair(layer, names) for layer in self.layers)
+                 if pair is not None]
         if len(found) > 1 and all(is_map(v) for v in found):
             return Layers(*found)
-        return found[0]
+        return found[0] if found else None
 
 
 def is_map(node):
@@ -131,31 +114,29 @@ def pairs(node):
     own, merged = [], []
     for key, value in node.value:
         if key.value == "<<" and tag_of(key) == MERGE_TAG:
-            sources = value.value if value.id == "sequence" else [value]
-            for src in sources:
+            for src in value.value if value.id == "sequence" else [value]:
                 merged.extend(pairs(src))
         else:
             own.append((key, value))
-    if not merged:
-        node._pairs = own
-        return own
-    seen = {k.value for k, _ in own if is_scalar(k)}
-    out = own
-    for key, value in merged:
+    if merged:
+        _add_unseen(own, merged, {k.value for k, _ in own if is_scalar(k)})
+    node._pairs = own
+    return own
+
+
+def _add_unseen(out, more, seen):
+    for key, value in more:
         if is_scalar(key) and key.value not in seen:
             seen.add(key.value)
             out.append((key, value))
-    node._pairs = out
-    return out
 
 
 def _index(node):
     """``{key text: (key_node, value_node)}`` of a mapping's first pair per key."""
     index = {}
     for pair in pairs(node):
-        key = pair[0]
-        if key.id == "scalar" and key.value not in index:
-            index[key.value] = pair
+        if pair[0].id == "scalar":
+            index.setdefault(pair[0].value, pair)
     node._index = index
     return index
 
@@ -188,10 +169,7 @@ def get(node, *keys):
 
 
 def get_pair(node, key):
-    """``(key_node, value_node)`` for one key (tuple of spellings allowed), or None.
-
-    With several spellings present, the one written first wins.
-    """
+    """``(key_node, value_node)`` of one key (of a tuple, the one written first), or None."""
     index = getattr(node, "_index", None)
     if index is None:
         if isinstance(node, Layers):
@@ -263,7 +241,7 @@ def last_scalar(node):
 # -- rendering --------------------------------------------------------------
 
 def quote(value, style):
-    """Render a string as a YAML scalar in a given quoting style."""
+    """A string as a YAML scalar in quoting ``style``."""
     if style == "'":
         return "'" + value.replace("'", "''") + "'"
     if style == '"':
@@ -280,9 +258,7 @@ def replace_scalar(text, node, value, *, path=None):
                          "one line", path=path, line=line_of(node))
     rendered = quote(value, node.style)
     start, end = node.start_mark.index, node.end_mark.index
-    if text[start:end] == rendered:
-        return None
-    return Edit(start, end, rendered)
+    return None if text[start:end] == rendered else Edit(start, end, rendered)
 
 
 def _line_end(text, index):
@@ -297,11 +273,8 @@ def add_to_mapping(text, node, items, *, value_style=None, path=None):
     """
     if not is_map(node):
         raise ParseError("expected a mapping here", path=path, line=line_of(node))
-    key_style = None
-    for k, _ in node.value:
-        if is_scalar(k) and tag_of(k) != MERGE_TAG:
-            key_style = k.style
-            break
+    key_style = next((k.style for k, _ in node.value if is_scalar(k) and tag_of(k) != MERGE_TAG),
+                     None)
     rendered = [f"{quote(k, key_style)}: {quote(v, value_style)}" for k, v in items]
     if node.flow_style:
         close = node.end_mark.index - 1
@@ -322,20 +295,15 @@ def add_to_mapping(text, node, items, *, value_style=None, path=None):
     if not node.value:
         raise ParseError("empty mapping", path=path, line=line_of(node))
     indent = node.value[0][0].start_mark.column
-    last = last_scalar(node)
-    at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
-    newline = "\r\n" if text[at - 1:at] == "\r" else "\n"
-    if newline == "\r\n":
-        at -= 1
+    at, newline = _after_last_line(text, node)
     return Edit(at, at, "".join(newline + " " * indent + r for r in rendered))
 
 
-def _indent_step(node):
-    """Indentation step a block mapping uses for its nested blocks (default 2)."""
-    for _, value in getattr(node, "value", []):
-        if is_map(value) and not value.flow_style and value.value:
-            return value.value[0][0].start_mark.column - node.value[0][0].start_mark.column
-    return 2
+def _after_last_line(text, node):
+    """Where the line of a block's last value ends (its comment stays), and its newline."""
+    last = last_scalar(node)
+    at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
+    return (at - 1, "\r\n") if text[at - 1:at] == "\r" else (at, "\n")
 
 
 def add_block(text, node, key, items, *, value_style=None, path=None):
@@ -344,12 +312,10 @@ def add_block(text, node, key, items, *, value_style=None, path=None):
         raise ParseError(f"cannot add {key} here: expected a block mapping", path=path,
                          line=line_of(node) if node is not None else None)
     indent = node.value[0][0].start_mark.column
-    step = _indent_step(node) or 2
-    last = last_scalar(node)
-    at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
-    newline = "\r\n" if text[at - 1:at] == "\r" else "\n"
-    if newline == "\r\n":
-        at -= 1
+    # the indentation step of the mapping's nested blocks, else 2
+    step = next((v.value[0][0].start_mark.column - indent for _, v in node.value
+                 if is_map(v) and not v.flow_style and v.value), 2) or 2
+    at, newline = _after_last_line(text, node)
     body = "".join(f"{newline}{' ' * (indent + step)}{k}: {quote(v, value_style)}"
                    for k, v in items)
     return Edit(at, at, f"{newline}{' ' * indent}{key}:{body}")
@@ -358,11 +324,7 @@ def add_block(text, node, key, items, *, value_style=None, path=None):
 # -- JSON inside a string -----------------------------------------------------
 
 def json_members(json_text, *, path=None, line=None):
-    """Top-level members of a JSON object with the span of every value.
-
-    Returns ``(members, close)``: ``members`` maps key -> ``(value, start,
-    end)`` in file order, ``close`` is the offset of the closing brace.
-    """
+    """``({key: (value, start, end)}, offset of its closing brace)`` of a JSON object."""
     decoder = json.JSONDecoder()
     ws = " \t\r\n"
 
@@ -376,40 +338,33 @@ def json_members(json_text, *, path=None, line=None):
                          path=path, line=line)
 
     i = skip(0)
-    if i >= len(json_text) or json_text[i] != "{":
+    if json_text[i:i + 1] != "{":
         fail("expected '{'", i)
-    members = {}
-    i = skip(i + 1)
-    if i < len(json_text) and json_text[i] == "}":
-        close = i
-    else:
-        while True:
-            if i >= len(json_text) or json_text[i] != '"':
-                fail("expected a key", i)
-            try:
-                key, i = json.decoder.scanstring(json_text, i + 1)
-            except ValueError as exc:
-                fail(str(exc).split(":")[0], i)
-            i = skip(i)
-            if i >= len(json_text) or json_text[i] != ":":
-                fail("expected ':'", i)
+    members, i = {}, skip(i + 1)
+    while json_text[i:i + 1] != "}":
+        if members:
+            if json_text[i:i + 1] != ",":
+                fail("expected ',' or '}'", i)
             i = skip(i + 1)
-            try:
-                value, end = decoder.raw_decode(json_text, i)
-            except ValueError as exc:
-                fail(str(exc).split(":")[0], i)
-            members[key] = (value, i, end)
-            i = skip(end)
-            if i < len(json_text) and json_text[i] == ",":
-                i = skip(i + 1)
-                continue
-            if i < len(json_text) and json_text[i] == "}":
-                close = i
-                break
-            fail("expected ',' or '}'", i)
-    if skip(close + 1) != len(json_text):
-        fail("extra data after the object", skip(close + 1))
-    return members, close
+        if json_text[i:i + 1] != '"':
+            fail("expected a key", i)
+        try:
+            key, i = json.decoder.scanstring(json_text, i + 1)
+        except ValueError as exc:
+            fail(str(exc).split(":")[0], i)
+        i = skip(i)
+        if json_text[i:i + 1] != ":":
+            fail("expected ':'", i)
+        i = skip(i + 1)
+        try:
+            value, end = decoder.raw_decode(json_text, i)
+        except ValueError as exc:
+            fail(str(exc).split(":")[0], i)
+        members[key] = (value, i, end)
+        i = skip(end)
+    if skip(i + 1) != len(json_text):
+        fail("extra data after the object", skip(i + 1))
+    return members, i
 
 
 def json_set(json_text, updates, *, path=None, line=None):
@@ -417,11 +372,9 @@ def json_set(json_text, updates, *, path=None, line=None):
     existing keys keep their place, new ones use the object's separators.
     """
     members, close = json_members(json_text, path=path, line=line)
-    edits = []
-    new = []
-    keys = list(members)
+    new, keys = [], list(members)
     doomed = {key for key, raw in updates.items() if raw is None and key in members}
-    edits += _json_deletions(json_text, members, keys, doomed)
+    edits = _json_deletions(json_text, members, keys, doomed)
     for key, raw in updates.items():
         if raw is None:
             continue
@@ -434,14 +387,11 @@ def json_set(json_text, updates, *, path=None, line=None):
     if new:
         keys = [k for k in keys if updates.get(k, "") is not None]
         if keys:
-            # Separators as written: between the last two members, else compact.
+            # separators as written: between the last two members, and the last key and value
             item_sep = ","
-            last_key = keys[-1]
-            _, vstart, vend = members[last_key]
-            # key_sep runs from the closing quote of the last key to its value.
+            _, vstart, vend = members[keys[-1]]
             colon = json_text.rindex(":", 0, vstart)
-            quote_end = json_text.rindex('"', 0, colon)
-            key_sep = json_text[quote_end + 1:vstart]
+            key_sep = json_text[json_text.rindex('"', 0, colon) + 1:vstart]
             if len(keys) >= 2:
                 prev_end = members[keys[-2]][2]
                 item_sep = json_text[prev_end:json_text.index('"', prev_end)]
@@ -455,11 +405,8 @@ def json_set(json_text, updates, *, path=None, line=None):
 
 
 def _json_deletions(json_text, members, keys, doomed):
-    """Edits removing the ``doomed`` members and the separators that joined them.
-
-    Each run of adjacent doomed members is removed by one edit, so deleting
-    neighbours never produces overlapping edits.
-    """
+    """Edits removing the ``doomed`` members and their separators, one per run of
+    neighbours, so that no two edits overlap."""
     def key_start(key):
         return json_text.rindex(json.dumps(key), 0, members[key][1])
 

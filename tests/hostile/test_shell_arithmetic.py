@@ -60,6 +60,16 @@ def test_dollar_double_paren_uses_integer_division_and_awk_keeps_floats():
     assert command_value("awk 'BEGIN{print -7%3}'", env) == "-1"
 
 
+def test_printf_of_an_infinite_integer_is_unknown(tmp_path):
+    # regression: ``$(printf '%d' inf)`` raised OverflowError out of the audit
+    assert command_value("printf '%d' inf", {}) is None
+    assert command_value("printf '%.1f' inf", {}) == "inf"
+    script = tmp_path / "run.sh"
+    script.write_text('N=$(printf "%d" -inf)\nvllm serve m --speculative-config '
+                      '"{\\"num_speculative_tokens\\": $N}"\n')
+    audit([str(script)])
+
+
 def test_the_launcher_serves_k3_so_its_golden_value_is_not_flagged(tmp_path):
     path = tmp_path / "benchmarks" / "single_node" / "agentic"
     path.mkdir(parents=True)
