@@ -1,28 +1,12 @@
 """llama.cpp (``llama-server``): ``--spec-synth-len L`` or ``--spec-synth-rates P0,...``.
 
-Both flags (environment ``LLAMA_ARG_SPEC_SYNTH_LEN`` / ``LLAMA_ARG_SPEC_SYNTH_RATES``)
-are mutually exclusive and need speculative decoding (``--spec-type`` /
-``--spec-draft-model``): without it the server refuses to start ("synthetic
-acceptance requires an initialized speculative decoding context",
-``tools/server/server-context.cpp``).  K is the effective maximum draft length,
-``--spec-draft-n-max`` (``LLAMA_ARG_SPEC_DRAFT_N_MAX``), default 3
-(``common/common.h``).
-
-The two forms realise different per-step distributions at the same mean
-(``common_speculative_synth_rates_resolve`` in ``common/speculative.cpp``):
-
-- ``--spec-synth-rates`` takes unconditional survival probabilities, entry i
-  = P(the first i+1 drafts are accepted): exactly K values, finite, in [0, 1],
-  non-increasing.  Writing vLLM's minimum-variance schedule ``[1]*f, p, 0...``
-  (or the curve's own per-position profile, :mod:`goldenal.apply.distribution`)
-  replays that distribution.
-- ``--spec-synth-len L`` (in [1, K+1]) resolves to a **geometric** schedule:
-  one conditional probability p with p + ... + p^K = L - 1 (32 bisection
-  steps), survival p^(i+1).  Its mean is L, but the steps spread over 0..K
-  accepted drafts, unlike every other engine's length knob.
-
-Source: docs/engines.md §5.1, the llama.cpp tree vendored in the llama-cpp-python
-0.3.36 source distribution (``common/arg.cpp``, ``common/speculative.cpp``).
+The two flags (or their ``LLAMA_ARG_*`` environment names) are mutually
+exclusive and need speculative decoding, else the server refuses to start.  K is
+``--spec-draft-n-max``, default 3.  The rates are unconditional survivals, so
+vLLM's minimum-variance schedule (or a curve's own profile) replays as written;
+the length resolves to a geometric schedule (one conditional p with
+p + ... + p^K = L - 1), whose steps spread over 0..K accepted drafts, unlike
+every other engine's length knob.  Source: docs/engines.md §5.1.
 """
 
 import math
@@ -30,7 +14,8 @@ import os
 import re
 from decimal import Decimal, InvalidOperation
 
-from goldenal.engines.base import EngineAdapter, check_pinned, env_fragment, on_both_paths
+from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, env_fragment,
+                                   line_at, on_both_paths, on_eval_path)
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -211,19 +196,11 @@ class LlamaCppAdapter(EngineAdapter):
 
     def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
                     force=False, launched=(), known=()):
-        from goldenal.engines.setting import command_site
-
         found = next((s for s in read_command_settings(path, text)
                       if s.extra.get("speculative")), None)
+        return self.plan_commands(plan_command, found, path, text, golden_for, rates_for, k=k,
+                                  force=force)
 
-        def site(site_k):
-            return command_site(self.name, found, site_k)
-
-        plan, targets = plan_command(
-            path, text, lambda site_k, line: golden_for(site(site_k), site_k, line), k=k,
-            rates_for=rates_for and (lambda site_k, al: rates_for(site(site_k), site_k, al)),
-            force=force)
-        return plan, [(*t, site(t[1])) for t in targets]
     forms = ("length",)
     emit_help = (f"{RATES_KNOB} (env {ENV_RATES}) with the min-variance\n"
                  "schedule [1]*f, p, 0... that the other engines' length knobs realise, so\n"
@@ -300,14 +277,6 @@ def _unq(text):
     return unquote(text or "")
 
 
-def _line(text, index):
-    return text.count("\n", 0, index) + 1
-
-
-def _col(text, index):
-    return index - (text.rfind("\n", 0, index) + 1) + 1
-
-
 def _command_end(text, start):
     """End of the logical line starting at ``start`` (backslash continuations joined)."""
     end = start
@@ -328,7 +297,7 @@ class Command:
         self.start, self.end = start, end
         self.flags = flags              # flag -> [match]
         self.env = env                  # name -> (value, match or None)
-        self.line = _line(text, start)
+        self.line = line_at(text, start)
 
     def value(self, flag):
         found = self.flags.get(flag)
@@ -467,7 +436,7 @@ def read_command_settings(path, text=None):
         method = cmd.value(TYPE_FLAG) or (cmd.env.get(TYPE_ENV) or (None,))[0]
         draft, model = _path_value(draft, variables), _path_value(model, variables)
         out.append(SpecSetting(
-            path=path, line=_line(text, anchor), col=_col(text, anchor), engine="llamacpp",
+            path=path, line=line_at(text, anchor), col=col_at(text, anchor), engine="llamacpp",
             knob=knob, value=value, k=k, draft=draft, method=method, model=model or None,
             extra=extra))
     return out
@@ -532,10 +501,8 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
         knobs = cmd.knobs()
         if where is True:
             for name, _, m, kind in knobs:
-                if kind == "flag" or (m is not None and paths.get(_line(text, m.start())) is True):
-                    raise PolicyError(f"{name} is set on the EVAL_ONLY=true path, which must "
-                                      "keep real verification; remove it there first",
-                                      path=path, line=_line(text, m.start()))
+                if kind == "flag" or (m is not None and paths.get(line_at(text, m.start())) is True):
+                    raise on_eval_path(name, path=path, line=line_at(text, m.start()))
             continue
         if not cmd.speculative:
             if knobs:
@@ -548,16 +515,11 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
         if where is None and guarded and not knobs:
             raise on_both_paths(SERVER, path=path, line=line)
         site_k, how = command_k(cmd, variables)
-        if site_k is None:
-            if k is None:
-                raise ParseError(f"K is missing: {K_FLAG} is not a literal integer (nor a "
-                                 "variable with one literal assignment); pass --k",
-                                 path=path, line=line)
-            site_k = int(k)
-        elif k is not None and int(k) != site_k:
-            said = (f"{K_FLAG} {site_k}" if how != "default" else
-                    f"no {K_FLAG}, so llama.cpp drafts its default K={DEFAULT_K}")
-            raise PolicyError(f"--k {k} contradicts the file: {said}", path=path, line=line)
+        site_k = chosen_k(site_k, k, path=path, line=line,
+                          said=(f"{K_FLAG} {site_k}" if how != "default" else
+                                f"no {K_FLAG}, so llama.cpp drafts its default K={DEFAULT_K}"),
+                          missing=f"{K_FLAG} is not a literal integer (nor a variable with one "
+                                  "literal assignment)")
         if how == "default":
             warnings.append(f"{path}:{line}: warning: no {K_FLAG}: the value is for "
                             f"llama.cpp's default K={DEFAULT_K}")
@@ -583,7 +545,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
         for name, raw, m, kind in knobs:
             flag = FLAG_OF_ENV.get(name, name)
             shown = _unq(raw)
-            kline = _line(text, m.start()) if m is not None else line
+            kline = line_at(text, m.start()) if m is not None else line
             if kind == "env" and id(m) in env_done:
                 if env_done[id(m)] != want:
                     raise PolicyError(f"{name} (line {kline}) is shared by {SERVER} commands "
