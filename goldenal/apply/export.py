@@ -1,13 +1,10 @@
 """``speculation_profile.json`` (schema "1.0"): export cells, read profiles back.
 
-The profile convention (NVIDIA Model-Optimizer's specdec_bench, summarised
-in docs/policy.md §4) carries both per-position vectors so neither
-consumer misreads the other's: ``marginal_accept_rates[i]`` = S(i+1), the
-probability that the first i+1 drafts are all accepted (what vLLM's synthetic
-sampler wants), and ``conditional_accept_rates[i]`` = a(i+1) (what Dynamo's
-mocker and AIConfigurator want).  ``mean_accept_length`` is the per-step mean;
-the ``validation`` block checks 1 + sum(marginals) against it and that the
-marginals do not increase.
+The convention (docs/policy.md §4) carries both per-position vectors, so
+neither consumer misreads the other's: ``marginal_accept_rates[i]`` = S(i+1)
+(vLLM's synthetic sampler) and ``conditional_accept_rates[i]`` = a(i+1)
+(Dynamo's mocker, AIConfigurator); ``validation`` checks 1 + sum(marginals)
+against the mean and that the marginals do not increase.
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ from goldenal.core.errors import PolicyError
 from goldenal.readers.profile import SCHEMA_VERSION, read_profile  # noqa: F401 (re-export)
 # Tolerance of the mean-consistency check (the convention's default).
 CONSISTENCY_TOLERANCE = 0.02
-_CHAIN = ("chain_analytic", "measured_per_k")
 
 
 def _accept_length_model(method, chain=None):
@@ -64,6 +60,11 @@ def validation_block(mean, marginal, tolerance=CONSISTENCY_TOLERANCE):
     }
 
 
+def _constant_survival(al, k):
+    p = constant_rate_for_mean(al, k)
+    return [p ** i for i in range(1, k + 1)]
+
+
 def constant_rate_for_mean(al, k):
     """The constant conditional rate p with 1 + p + ... + p^K = AL."""
     from scipy.optimize import brentq
@@ -89,8 +90,7 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
                   measurement_conditions=None, mean_per_request=None, measured=True):
     """A schema-1.0 profile from a per-step mean and the survival S(1..K) (``marginal``).
 
-    ``accept_length_by_k`` defaults to ``{k: mean}``; ``histogram`` is ``{length:
-    steps}`` (length 1 = no draft accepted); ``measured=False`` for simulated data.
+    ``histogram``: ``{length: steps}``; ``measured=False`` for simulated data.
     """
     marginal = [float(x) for x in marginal]
     if len(marginal) != k:
@@ -141,12 +141,7 @@ def _conditions(provenance, thinking, extra=None):
 
 def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
                       provenance=None, accept_length_by_k=None, chain=None, measured=True):
-    """Profile of a fitted cell (:class:`goldenal.stats.CellFit`).
-
-    With per-position counts the vectors and the histogram are the measured
-    ones; without, the vectors come from the constant conditional rate that
-    reproduces the mean (recorded in ``measurement_conditions``).
-    """
+    """Profile of a fitted cell: the measured vectors, else the constant rate reproducing the mean."""
     if cell.failed:
         raise ValueError(f"cell thinking {cell.thinking} K={cell.k} failed (N/A); "
                          "nothing to export")
@@ -159,8 +154,7 @@ def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
         marginal = list(cell.per_position.survival)
         histogram = _histogram(cell.n_steps, cell.per_position.counts)
     else:
-        p = constant_rate_for_mean(cell.mean_acceptance_length, cell.k)
-        marginal = [p ** i for i in range(1, cell.k + 1)]
+        marginal = _constant_survival(cell.mean_acceptance_length, cell.k)
         extra["rates"] = "constant conditional rate solved from the mean (no per-position data)"
     by_k = dict(accept_length_by_k or {})
     by_k[cell.k] = cell.mean_acceptance_length
@@ -185,10 +179,7 @@ def _impossible(survival):
 
 
 def monotone_survival(curve, committed, *, k, thinking):
-    """The isotonic survival of a chain curve up to K, rescaled so 1 + sum is AL(K).
-
-    Raises PolicyError when the rescaled profile exceeds 1 somewhere.
-    """
+    """The isotonic survival of a chain curve up to K, rescaled so 1 + sum is AL(K) (refused above 1)."""
     from goldenal.stats import fit_curve_means
 
     fitted = fit_curve_means({i: committed[i] for i in range(1, k + 1)}, thinking=thinking,
@@ -207,12 +198,11 @@ def monotone_survival(curve, committed, *, k, thinking):
 
 
 def profile_from_curve(curve, *, k, thinking, monotone=False):
-    """Profile of a committed cell of a :class:`goldenal.golden.registry.Curve`.
+    """Profile of a committed cell of a registry curve.
 
-    Chain drafting: the implied survival S(i) = AL(i) - AL(i-1) up to K (with
-    ``monotone``, :func:`monotone_survival`); block-parallel methods: the constant
-    conditional rate that reproduces AL(K).  Raises UnknownCurve for a missing cell,
-    PolicyError for an impossible survival without ``monotone``.
+    Chain drafting: the implied survival S(i) = AL(i) - AL(i-1) (or
+    :func:`monotone_survival`), refused when impossible; block-parallel methods:
+    the constant conditional rate reproducing AL(K).
     """
     from goldenal.core.errors import UnknownCurve
     from goldenal.stats.curve import is_chain_method
@@ -249,8 +239,7 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
             marginal = [float(x) for x in implied]
             extra["rates"] = "implied survival S(i) = AL(i) - AL(i-1) of the committed values"
     else:
-        p = constant_rate_for_mean(mean, k)
-        marginal = [p ** i for i in range(1, k + 1)]
+        marginal = _constant_survival(mean, k)
         extra["rates"] = "constant conditional rate solved from the committed mean"
     by_k = committed if chain else {k: mean}
     return build_profile(k=k, mean=mean, marginal=marginal, method=curve.method,
@@ -260,12 +249,7 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
 
 
 def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
-    """Profile of a committed cell whose distribution file holds its counts.
-
-    ``cell`` is one entry of ``<curve-id>.distribution.json`` ``cells``; the
-    vectors and histogram are the measured ones, the mean the unrounded
-    per-step estimate.
-    """
+    """Profile of a committed cell from its distribution-file entry: the measured vectors and mean."""
     from goldenal.stats.curve import is_chain_method
 
     pp = cell.get("per_position") or {}
@@ -311,17 +295,15 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
     source : str, os.PathLike, CurveFit or Curve
         A curve id (of ``golden_dir``), a curve file, a measurement-run
         directory (fitted first), a :class:`~goldenal.stats.CurveFit` or a
-        registry ``Curve``.  A committed curve whose distribution file sits
-        beside it exports the measured vectors.
+        registry ``Curve``.  A committed curve with a distribution file beside
+        it exports the measured vectors.
     k : int
     thinking : {"on", "off"}
     monotone : bool
-        For committed chain curves without counts: use the isotonic survival
-        profile (rescaled to the committed AL) instead of the raw implied
-        survival, which is refused when it is impossible.
+        Committed chain curves without counts: export the isotonic survival
+        (rescaled to the committed AL) instead of refusing an impossible one.
     allow_simulated : bool
-        Accept a simulated run directory (refused by default, as by ``fit``);
-        its profile says ``"measured": false``.
+        Accept a simulated run directory (its profile says ``"measured": false``).
 
     Returns
     -------

@@ -1,16 +1,10 @@
 """Find every speculative-decoding site in a serve config file.
 
-Layouts (InferenceX's srt-slurm recipes, serve ``--config`` files, extra-LLM-API
-YAML): a recipe's ``backend.type`` selects the engine, worker settings live in
-``backend.<engine>_config.<role>`` and environments in ``backend.<role>_environment``
-at any indentation, shared through anchors, aliases or ``<<`` merges; a
-multi-variant recipe has a ``base:`` section and override sections read over it.
-A config has a top-level ``speculative-config``/``speculative_config``, claimed by
-the engine whose settings it holds (:meth:`~goldenal.engines.base.EngineAdapter.config_claim`),
-its knob possibly in an environment file named by ``# env-file: PATH``.
-
-One :class:`Site` per worker role and variant section points at the nodes to read
-or edit: ``inject`` edits through them and ``audit`` builds its evidence from them,
+A recipe's ``backend.type`` selects the engine; worker settings live in
+``backend.<engine>_config.<role>`` and environments in ``backend.<role>_environment``,
+shared through anchors, aliases or merges, with variant sections read over a
+``base:``.  A serve config's ``speculative-config`` is claimed by the engine whose
+settings it holds.  ``inject`` edits through the sites and ``audit`` reads them,
 so both see a file the same way.
 """
 
@@ -40,11 +34,7 @@ ENGINE_CONFIG = {a.name: f"{a.name}_config" for a in recipe_adapters()}
 
 @dataclass
 class Document:
-    """A composed YAML/JSON file: its path, the text composed and its root node.
-
-    Node offsets index ``text``; a document read with ``keep`` holds the
-    file's text with the skipped sections cut down to their newlines.
-    """
+    """A composed YAML/JSON file; node offsets index ``text``."""
 
     path: str
     text: str
@@ -54,11 +44,9 @@ class Document:
     def parse(cls, path, text=None, *, keep=None, first=False):
         """Read (unless ``text`` is given) and compose a file.
 
-        ``keep`` names the top-level sections worth reading (see
-        :func:`goldenal.recipes.spans.keep_sections`; the whole file is read
-        when that breaks the document, e.g. an alias whose anchor sits in a
-        skipped section); ``first`` reads a multi-document stream's first
-        document.  Read-back only: edits need the offsets of the whole text.
+        ``keep`` names the top-level sections worth reading (the whole file is read
+        when cutting the rest breaks it); ``first``: a stream's first document.
+        Read-back only: edits need the offsets of the whole text.
         """
         path = os.fspath(path)
         if text is None:
@@ -111,14 +99,11 @@ def sections_of(root):
 
 
 def scenario_facts(root, sections=None):
-    """What a recipe says about its own scenario: ``(name, benchmark, names)``.
+    """``(name, benchmark, names)``: what a recipe says about its own scenario.
 
-    ``name`` is the top-level (or base) ``name:``; ``benchmark`` maps the
-    ``benchmark:`` ``type``, ``isl``, ``osl`` and ``command`` (strings or None); ``names``
-    are every variant section key and every ``name:`` in the file, lists
-    included (``name: [8k1k-1p1d_dep16, ...]``).  ``inject`` and ``audit``
-    decide agentic or fixed-sequence-length from these before the path.
-    ``sections``: :func:`sections_of` the root, when already known.
+    ``benchmark`` maps ``type``, ``isl``, ``osl`` and ``command``; ``names`` are
+    every variant section key and every ``name:`` (lists included).  ``inject``
+    and ``audit`` tell agentic from fixed-length by these before the path.
     """
     def text(node):
         return spans.scalar(node) if spans.is_scalar(node) else None
@@ -169,11 +154,10 @@ RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container"
 
 
 def recipe_sites(doc, *, knob_only=False):
-    """Sites of an srt-slurm recipe; None when the file is not a recipe.
+    """Sites of an srt-slurm recipe, None when the file is not one.
 
-    With ``knob_only``, a role whose environment sets the engine's knob
-    without configuring speculative decoding gives a site too
-    (``spec_on=False``).
+    ``knob_only``: a role whose environment sets the knob without speculative
+    decoding gives a site too (``spec_on=False``).
     """
     sections = doc.sections
     if sections is None:
@@ -230,13 +214,10 @@ def config_sites(doc, env_file=None):
 
 
 def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=False):
-    """Parse a file and return ``(document, sites, layout)``.
+    """Parse a file and return ``(document, sites, layout)``, layout ``"recipe"``, ``"config"`` or None.
 
-    ``layout`` is ``"recipe"``, ``"config"`` or None (nothing speculative).
-    ``recipe_only`` reads the file as an srt-slurm recipe and nothing else
-    (read-back only): just its serving sections (:data:`RECIPE_SECTIONS`)
-    are parsed, and a multi-document stream is read to its first document.
-    ``knob_only``: see :func:`recipe_sites`.
+    ``recipe_only`` (read-back only) parses just a recipe's serving sections, to
+    its first document.
     """
     if recipe_only:
         doc = Document.parse(path, text, keep=RECIPE_SECTIONS, first=True)
@@ -251,7 +232,7 @@ def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=F
 
 
 def read_settings(path, text=None):
-    """Every :class:`~goldenal.engines.base.SpecSetting` in a serve config file."""
+    """Every :class:`~goldenal.engines.setting.SpecSetting` in a serve config file."""
     path = os.fspath(path)
     lowered = path.lower()
     if lowered.endswith((".sh", ".bash", ".args", ".cmd")):
@@ -275,11 +256,10 @@ def read_settings(path, text=None):
 
 
 def pd_decode(site, sites, role="decode"):
-    """Is ``site`` the ``role`` worker of an SGLang prefill/decode pair (same section)?
+    """Is ``site`` the ``role`` worker of a prefill/decode pair whose decode worker sets K?
 
-    In an engine whose decode worker's settings determine K (``decode_sets_k``,
-    SGLang: docs/engines.md §2.4), the pair's prefill worker carries the decode
-    cell.  The one rule inject and audit share.
+    The prefill worker then carries the decode cell (``decode_sets_k``,
+    docs/engines.md §2.4); the one rule inject and audit share.
     """
     from goldenal.engines.knobs import adapter
 
