@@ -8,11 +8,13 @@ planned before any is written, then all are committed together or none.
 
 import difflib
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from goldenal.core.files import locked_directories, read_text, write_texts_atomic
 from goldenal.apply.emit import _takers
 from goldenal.engines import MODULES, adapter, table
+from goldenal.engines.base import chosen_k
 from goldenal.recipes import spans
 from goldenal.engines.locate import find_sites, pd_decode
 from goldenal.core.envflags import RUNNER_SPELLINGS, env_flag
@@ -71,9 +73,7 @@ class InjectResult:
         """One row per changed setting."""
         import pandas as pd
 
-        return pd.DataFrame([dict(zip(("line", "role", "knob", "old", "new"), c))
-                             for c in self.changes],
-                            columns=["line", "role", "knob", "old", "new"])
+        return pd.DataFrame(list(self.changes), columns=["line", "role", "knob", "old", "new"])
 
 
 # -- choosing the curve ------------------------------------------------------
@@ -87,12 +87,19 @@ def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant
     # a knob that comes with its own verifier replaces whichever one the file
     # named: the file is resolved as it will serve
     rsm = adapter(site.engine).verifier or rsm
-    try:
+    with _located(path, line):
         return resolve_served(registry, models=tuple(site.models), draft=site.draft,
                               method=site.method, draft_sample_method=dsm,
                               rejection_sample_method=rsm, model=model, draft_flag=draft,
                               curve=curve, variant=variant)
-    except Exception as exc:  # the policy's own refusal, located in the file
+
+
+@contextmanager
+def _located(path, line):
+    """The policy's own refusal, located in the file."""
+    try:
+        yield
+    except Exception as exc:
         if hasattr(exc, "path") and exc.path is None:
             exc.path, exc.line = path, line
         raise
@@ -111,16 +118,10 @@ def _site_k(site, k, path):
         raise PolicyError(f"{site.role or 'the'} worker lists several K values "
                           f"{list(site.k_values)} in variant {site.section}; give each its "
                           "own variant section", path=path, line=line)
-    if site.k is not None and k is not None and int(k) != site.k:
-        raise PolicyError(f"--k {k} contradicts the file: {site.role or 'the'} worker "
-                          f"drafts K={site.k}", path=path, line=line)
-    chosen = site.k if site.k is not None else k
-    if chosen is None:
-        raise ParseError(f"K is missing: the {site.role or ''} speculative settings do not "
-                         "say how many tokens are drafted (num_speculative_tokens / "
-                         "speculative-num-steps / max_draft_len); pass --k",
-                         path=path, line=line)
-    return int(chosen)
+    return chosen_k(site.k, k, said=f"{site.role or 'the'} worker drafts K={site.k}",
+                    missing=f"the {site.role or ''} speculative settings do not say how many "
+                            "tokens are drafted (num_speculative_tokens / "
+                            "speculative-num-steps / max_draft_len)", path=path, line=line)
 
 
 def explicit_al(al, k, *, path=None, line=None):
@@ -216,12 +217,8 @@ def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection,
     from goldenal.golden.policy import select
 
     thinking = _assumed(curve, thinking, notes, path)
-    try:
+    with _located(path, line):
         return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
-    except Exception as exc:
-        if hasattr(exc, "path") and exc.path is None:
-            exc.path, exc.line = path, line
-        raise
 
 
 def _group_key(site):
@@ -607,28 +604,24 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
         for p, before, after in outputs if before != after)
     if diff and not diff.endswith("\n"):
         diff += "\n"
-    needs = any(before != after for _, before, after in outputs)
-    written = needs and not (check or diff_only)    # once committed (see commit_results)
+    touched = [(p, before, after) for p, before, after in outputs if before != after]
+    written = touched and not (check or diff_only)    # once committed (see commit_results)
     pending, read = {}, {}
     if written:
-        pending = {p: (bom + after) if p == path else after
-                   for p, before, after in outputs if before != after}
-        read = {p: (bom + before) if p == path else before
-                for p, before, after in outputs if before != after}
-    if not needs:
-        message = f"{path}: already carries the golden AL in {entries} entr" \
-                  f"{'y' if entries == 1 else 'ies'}; nothing to change"
+        pending = {p: (bom + after) if p == path else after for p, _, after in touched}
+        read = {p: (bom + before) if p == path else before for p, before, _ in touched}
+    noun = "entry" if entries == 1 else "entries"
+    if not touched:
+        message = f"{path}: already carries the golden AL in {entries} {noun}; nothing to change"
     else:
         verb = "changed" if written else "would change"
         summary = ", ".join(sorted({f"{v.role or v.engine} K={v.k}: {v.knob_value}"
                                     for v in values}))
-        message = (f"{path}: {verb} {changed} of {entries} entr"
-                   f"{'y' if entries == 1 else 'ies'} ({summary})")
-    return InjectResult(path=path, changed=changed if needs else 0, entries=entries, diff=diff,
-                        written=False, values=tuple(values), changes=tuple(changes),
+        message = f"{path}: {verb} {changed} of {entries} {noun} ({summary})"
+    return InjectResult(path=path, changed=changed if touched else 0, entries=entries,
+                        diff=diff, written=False, values=tuple(values), changes=tuple(changes),
                         warnings=tuple(warnings), message=message,
-                        files=tuple(p for p, b, a in outputs if b != a), pending=pending,
-                        read=read)
+                        files=tuple(p for p, _, _ in touched), pending=pending, read=read)
 
 
 def _script_adapter(path, text, engine):

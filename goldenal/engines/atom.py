@@ -136,9 +136,7 @@ def read_command_settings(path, text=None):
     value_of = {f: m.group("value").strip("'\"") for f, m in flags.items()}
     knob = KNOB if KNOB in flags else (RATE_KNOB if RATE_KNOB in flags else None)
     at = flags.get(knob) or flags.get(K_FLAG)
-    k = value_of.get(K_FLAG)
-    if k is not None and not k.isdigit():
-        k = resolve(k, variables)
+    k = _literal_k(value_of[K_FLAG], variables) if K_FLAG in flags else None
     extra = {}
     if knob is not None:
         resolved = resolve(value_of[knob], variables)
@@ -151,7 +149,7 @@ def read_command_settings(path, text=None):
     return [SpecSetting(
         path=path, line=line_at(text, at.start()), col=col_at(text, at.start()), engine="atom",
         role=None, knob=knob, value=value_of.get(knob) if knob else None,
-        k=int(k) if k and k.isdigit() else None, draft=value_of.get("--draft-model"),
+        k=k, draft=value_of.get("--draft-model"),
         method=value_of.get("--method"), variant={}, model=_literal(flags, "--model", variables),
         extra=extra)]
 
@@ -190,12 +188,10 @@ def _literal_k(raw, variables):
 
 
 def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
-    """Edits that make every launch path of a script carry the golden AL.
+    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ATOM's flags, by K alone.
 
-    Every K flag is a launch path, handled as :func:`goldenal.engines.vllm.plan_command`
-    does; a knob whose value is a shell variable is checked through the variable's one
-    literal assignment.  ``golden_for_k(k, line)``; returns
-    ``(Plan, [(line, k, al_text, knob_value)])``.
+    Every K flag is a launch path, as in :func:`goldenal.engines.vllm.plan_command`;
+    a knob given as a shell variable is checked through its one literal assignment.
     """
     from goldenal.recipes.shell import ASSIGNMENT, eval_paths, unquote
     from goldenal.engines.setting import Plan

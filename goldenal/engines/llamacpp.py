@@ -88,10 +88,9 @@ ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
 def geometric_rates(al, k):
     """The survival schedule llama.cpp realises for ``--spec-synth-len al`` at K = ``k``.
 
-    The same computation as ``common_speculative_synth_rates_resolve``: p by
-    32 bisection steps on ``p + ... + p^K = al - 1``, then ``p^(i+1)``.
-    ``geometric_rates(3.4, 4)`` gives ``[0.80581, 0.64933, 0.52323, 0.42163]``
-    to five decimals (llama.cpp's own test).
+    As ``common_speculative_synth_rates_resolve``: p by 32 bisection steps on
+    ``p + ... + p^K = al - 1``, then ``p^(i+1)``; ``geometric_rates(3.4, 4)`` is
+    ``[0.80581, 0.64933, 0.52323, 0.42163]`` to five decimals (llama.cpp's test).
     """
     length = float(al)
     if not math.isfinite(length) or not 1.0 <= length <= k + 1:
@@ -142,10 +141,7 @@ def rates_text(rates):
 
 
 def parse_rates(text):
-    """The rates of a ``--spec-synth-rates`` value, as llama.cpp splits them (``std::stod``).
-
-    Raises ValueError naming the first entry that is not a number.
-    """
+    """The rates of a ``--spec-synth-rates`` value as llama.cpp splits them; ValueError names a bad entry."""
     values = []
     for raw in str(text).strip().strip("'\"").split(","):
         item = raw.strip()
@@ -230,9 +226,7 @@ ADAPTER = LlamaCppAdapter()
 
 # -- reading command lines ------------------------------------------------------
 
-# ``llama-server`` as a command word, with any path before it: the spans
-# ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds; :func:`server_spans` finds
-# them in linear time (that pattern retries ``\S*`` from every position of a word)
+# :func:`server_spans` replaces a pattern that retries ``\S*`` from every position of a word
 _SERVER_WORD = re.compile(r"llama-server(?![\w.-])")
 _WORD_CHAR = re.compile(r"[\w.-]")
 _NON_SPACE = re.compile(r"\S*")
@@ -240,14 +234,12 @@ _SPACE_BEFORE = re.compile(r"\s")
 
 
 def server_spans(text):
-    r"""``(start, end)`` of every ``llama-server`` command word of ``text``, path included.
+    r"""``(start, end)`` of every ``llama-server`` command word, path included, in linear time.
 
-    The spans, in order, that ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])``
-    finds, in time linear in ``text``.  Within one word (a run of
-    non-blanks): when some ``llama-server`` follows a ``/``, the first span runs
-    from the word's start to the last such one (the greedy ``\S*/``); every
-    later ``llama-server`` (or, without one after a ``/``, every one) not
-    preceded by a word character, ``.`` or ``-`` is a span of its own.
+    The spans ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds: in a word, the
+    greedy ``\S*/`` runs to the last ``llama-server`` after a ``/``; every later one
+    (or every one, without a ``/``) not after a word character, ``.`` or ``-`` is
+    its own span.
     """
     found = [m.start() for m in _SERVER_WORD.finditer(text)]
     out, i = [], 0
@@ -329,9 +321,8 @@ class Command:
 def commands(text):
     """Every uncommented ``llama-server`` command of a script, with its environment.
 
-    The environment of a command is what the script exports before it (``export
-    LLAMA_ARG_...=v`` or ``LLAMA_ARG_...=v`` on its own line) plus assignments
-    prefixed to the command itself.
+    The environment is what the script exports before it plus the assignments
+    prefixed to the command.
     """
     from goldenal.recipes import knobs as table
 
@@ -369,8 +360,7 @@ def commands(text):
 def _path_value(raw, variables):
     """A model path as far as the script says: resolved, else its literal file name.
 
-    ``"$MODELS/target.gguf"`` with ``MODELS`` set at run time still names the
-    file ``target.gguf``, which is what curves match local paths by.
+    ``"$MODELS/target.gguf"`` still names ``target.gguf``, which curves match local paths by.
     """
     from goldenal.recipes.shell import resolve
 
@@ -474,13 +464,11 @@ def _kept_rates(knobs, al_text, k, variables):
 
 
 def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
-    """Edits that make every ``llama-server`` command of a script carry the golden AL.
+    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``llama-server`` commands.
 
-    Every command with speculative decoding is a launch path, handled as
-    :func:`goldenal.engines.vllm.plan_command` does; a knob already written (a flag
-    or its exported environment name) is updated in place, the other form replaced
-    when ``rates_for(k, al_text)`` switches forms.  ``golden_for_k(k, line)``;
-    returns ``(Plan, [(line, k, al_text, knob value)])``.
+    Every command with speculative decoding is a launch path; a knob already
+    written (a flag or its exported environment name) is updated in place, the
+    other form replaced when ``rates_for`` switches forms.
     """
     from goldenal.recipes.shell import eval_paths, literal_variables, resolve
     from goldenal.engines.setting import Plan

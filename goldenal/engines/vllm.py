@@ -110,6 +110,14 @@ def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
                 variant=variant_of(spec), models=tuple(models), extra=extra or {})
 
 
+def _raw_members(json_text, path, line):
+    """Each top-level member's value as written in a JSON object's text."""
+    from goldenal.recipes import spans
+
+    members, _ = spans.json_members(json_text, path=path, line=line)
+    return {key: json_text[s:e] for key, (_, s, e) in members.items()}
+
+
 def _as_int(value):
     if isinstance(value, bool):
         return None
@@ -191,9 +199,7 @@ class VLLMAdapter(EngineAdapter):
             spec = parse_speculative_config(text, path=doc.path, line=spans.line_of(node))
             if not spec.keys() & _WRITTEN:
                 return spec, {}     # raw text is only read for the keys inject writes
-            members, _ = spans.json_members(text, path=doc.path, line=spans.line_of(node))
-            raw = {key: text[s:e] for key, (_, s, e) in members.items()}
-            return spec, raw
+            return spec, _raw_members(text, doc.path, spans.line_of(node))
         if spans.is_map(node):
             spec = spans.to_python(node)
             raw = {}
@@ -417,8 +423,7 @@ def command_specs(path, text):
                              "where the script builds it (goldenal emit --engine vllm prints "
                              "it)", path=path, line=line)
         spec = parse_speculative_config(json_text, path=path, line=line)
-        members, _ = spans.json_members(json_text, path=path, line=line)
-        raw = {key: json_text[s:e] for key, (_, s, e) in members.items()}
+        raw = _raw_members(json_text, path, line)
         start = m.start("word") + len(quote)
         out.append(CommandSpec(line, start, start + len(inner), json_text, quote == '"',
                                spec, raw))
