@@ -103,7 +103,8 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
         _check_spec_config(eng.parse_spec_config(spec_config), golden, registry)
     rates = None
     if distribution or (eng.default_form == "rates" and form != "length"):
-        rates = _rates(distribution or "min-variance", golden, registry)
+        rates = tuple(survival_rates(distribution or "min-variance", registry, golden.curve,
+                                     golden.k, golden.text, golden.thinking))
     options = {name: value for name, value in options.items() if name in eng.emit_options}
     text, knob, value, notes = eng.emit(golden.text, k=golden.k, fmt=format, rates=rates,
                                         form=form, **options)
@@ -130,20 +131,22 @@ def _takers(takes, *, name=True, forms=False):
     return " and ".join(out)
 
 
-def _rates(distribution, golden, registry):
+def survival_rates(distribution, registry, curve_id, k, al_text, thinking):
     """Per-position survival rates of one cell: the curve's profile or min-variance."""
     if distribution == "min-variance":
         from goldenal.core.acceptance import min_variance_schedule
 
-        return tuple(float(r) for r in min_variance_schedule(golden.text, golden.k))
+        return [float(r) for r in min_variance_schedule(al_text, k)]
+    if curve_id is None:
+        raise UsageError("--distribution needs the golden curve, not an explicit AL")
     from goldenal.apply.distribution import acceptance_rates
 
-    return tuple(acceptance_rates(registry.curves[golden.curve], k=golden.k,
-                                  thinking=golden.thinking))
+    return acceptance_rates(registry.curves[curve_id], k=k, thinking=thinking)
 
 
 def _check_spec_config(spec, golden, registry):
-    """Refuse a speculative-config whose K, method, head or variant serves another curve than the cell's."""
+    """Refuse a speculative-config whose K, method, head or variant serves another curve than the
+    cell's."""
     from goldenal.core.errors import PolicyError
     from goldenal.golden.policy import resolve_served
 

@@ -88,10 +88,7 @@ def _histogram(steps, per_position):
 def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=None,
                   accept_length_by_k=None, histogram=None, chain=None,
                   measurement_conditions=None, mean_per_request=None, measured=True):
-    """A schema-1.0 profile from a per-step mean and the survival S(1..K) (``marginal``).
-
-    ``histogram``: ``{length: steps}``; ``measured=False`` for simulated data.
-    """
+    """A schema-1.0 profile from a per-step mean and the survival S(1..K) (``marginal``)."""
     marginal = [float(x) for x in marginal]
     if len(marginal) != k:
         raise ValueError(f"`marginal` must have K={k} entries, got {len(marginal)}")
@@ -141,7 +138,8 @@ def _conditions(provenance, thinking, extra=None):
 
 def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
                       provenance=None, accept_length_by_k=None, chain=None, measured=True):
-    """Profile of a fitted cell: the measured vectors, else the constant rate reproducing the mean."""
+    """Profile of a fitted cell: the measured vectors, else the constant rate reproducing the mean.
+    """
     if cell.failed:
         raise ValueError(f"cell thinking {cell.thinking} K={cell.k} failed (N/A); "
                          "nothing to export")
@@ -179,7 +177,8 @@ def _impossible(survival):
 
 
 def monotone_survival(curve, committed, *, k, thinking):
-    """The isotonic survival of a chain curve up to K, rescaled so 1 + sum is AL(K) (refused above 1)."""
+    """The isotonic survival of a chain curve up to K, rescaled so 1 + sum is AL(K) (refused above
+    1)."""
     from goldenal.stats import fit_curve_means
 
     fitted = fit_curve_means({i: committed[i] for i in range(1, k + 1)}, thinking=thinking,
@@ -198,12 +197,8 @@ def monotone_survival(curve, committed, *, k, thinking):
 
 
 def profile_from_curve(curve, *, k, thinking, monotone=False):
-    """Profile of a committed cell of a registry curve.
-
-    Chain drafting: the implied survival S(i) = AL(i) - AL(i-1) (or
-    :func:`monotone_survival`), refused when impossible; block-parallel methods:
-    the constant conditional rate reproducing AL(K).
-    """
+    """Profile of a committed cell: the implied (or monotone) survival of a chain, else a constant
+    rate."""
     from goldenal.core.errors import UnknownCurve
     from goldenal.stats.curve import is_chain_method
 
@@ -249,7 +244,8 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
 
 
 def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
-    """Profile of a committed cell from its distribution-file entry: the measured vectors and mean."""
+    """Profile of a committed cell from its distribution-file entry: the measured vectors and mean.
+    """
     from goldenal.stats.curve import is_chain_method
 
     pp = cell.get("per_position") or {}

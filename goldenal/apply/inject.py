@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from goldenal.core.files import locked_directories, read_text, write_texts_atomic
-from goldenal.apply.emit import _takers
+from goldenal.apply.emit import _takers, survival_rates
 from goldenal.engines import MODULES, adapter, table
 from goldenal.engines.base import chosen_k
 from goldenal.recipes import spans
@@ -43,12 +43,8 @@ class SiteValue:
 
 @dataclass(frozen=True)
 class InjectResult:
-    """What :func:`inject` found and changed in one file.
-
-    ``changed``/``entries``: entries (speculative configs, environment blocks)
-    changed / found; ``changes``: ``(line, role, knob, old, new)``; ``written``:
-    False with ``check``/``diff_only``.
-    """
+    """What :func:`inject` found and changed in one file; ``changes``: ``(line, role, knob, old,
+    new)``."""
 
     path: str
     changed: int
@@ -157,11 +153,8 @@ def _explicit_for(al, site, decode_role=None):
 
 
 def check_explicit(text, site, *, registry, k, thinking, selection, force, path, line):
-    """Warnings about an explicit AL checked against the cell the site serves, as ``audit`` does.
-
-    A cell holding another value, or none for that mode and K, is refused unless
-    ``force``; no curve, or no way to tell the cell, is a warning.
-    """
+    """Warnings about an explicit AL checked against the site's cell; another value is refused
+    unless ``force``."""
     from decimal import Decimal
 
     from goldenal.core.errors import UnknownCurve
@@ -332,11 +325,8 @@ def _directories(paths):
 
 
 def file_thinking(path, text, thinking=None):
-    """The thinking mode to inject: the file's declaration (read as ``audit`` reads it), else ``thinking``.
-
-    A contradicting ``thinking``, disagreeing signals or launch paths declaring
-    different modes are refused.
-    """
+    """The thinking mode to inject: the file's declaration, else ``thinking``; contradictions are
+    refused."""
     import yaml
 
     from goldenal.auditing.runner import file_configs
@@ -383,7 +373,8 @@ def _assumed(curve, thinking, notes, path):
 
 
 def commit_results(results):
-    """Write what planned results still hold, every file of every result or none, and mark them written.
+    """Write what planned results still hold, every file of every result or none, and mark them
+    written.
 
     A file planned twice with different texts is refused before anything is written.
     """
@@ -556,17 +547,10 @@ def _check_distribution(distribution, eng):
 
 
 def _rates(distribution, registry, curve_id, k, al_text, thinking):
-    """Per-position survival rates for ``--distribution`` (curve, or min-variance)."""
-    if distribution == "min-variance":
-        from goldenal.core.acceptance import min_variance_schedule
-
-        return [float(r) for r in min_variance_schedule(al_text, k)]
-    if curve_id is None:
-        raise UsageError("--distribution needs the golden curve, not an explicit AL")
-    from goldenal.apply.distribution import acceptance_rates
-
-    curve = registry.curves[curve_id]
-    return acceptance_rates(curve, k=k, thinking=_assumed(curve, thinking, None, None))
+    """Per-position survival rates for ``--distribution``, in the mode ``audit`` assumes."""
+    if curve_id is not None and distribution != "min-variance":
+        thinking = _assumed(registry.curves[curve_id], thinking, None, None)
+    return survival_rates(distribution, registry, curve_id, k, al_text, thinking)
 
 
 def _refuse_non_agentic(path, doc=None):
@@ -625,11 +609,7 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
 
 
 def _script_adapter(path, text, engine):
-    """The adapter that rewrites a launch script: ``engine``'s, else the one that claims it.
-
-    A script starting only engines whose launch commands inject cannot rewrite
-    is refused with what it starts.
-    """
+    """The adapter rewriting a launch script: ``engine``'s, else the one that claims it most."""
     launched = table.launched_engines(text)
     writers = sorted((m.ADAPTER for m in MODULES.values() if m.ADAPTER.script_name),
                      key=lambda a: a.name)
@@ -705,7 +685,8 @@ ROLES = ("aggregated", "prefill", "decode")
 
 
 def allow_non_agentic_from(environ):
-    """``--allow-non-agentic`` as an environment variable a runner can set (:func:`env_flag` values)."""
+    """``--allow-non-agentic`` as an environment variable a runner can set (:func:`env_flag`
+    values)."""
     return env_flag(environ, ALLOW_NON_AGENTIC_ENV)
 
 

@@ -12,8 +12,8 @@ import re
 import shlex
 from decimal import Decimal
 
-from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, line_at,
-                                   on_both_paths, on_eval_path, same_number)
+from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, env_fragment,
+                                   line_at, on_both_paths, on_eval_path, same_number)
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -104,12 +104,9 @@ class AtomAdapter(EngineAdapter):
         _refuse_dspark(dspark_config)
         flag = RATE_KNOB if form == "rate" else KNOB
         value = self.convert(al_text, k=k, form=form)
-        if fmt == "args":
-            return f"{flag} {shlex.quote(value)}"
-        if fmt == "shell":
-            return "export SPEC_DECODE_ARGS=" + shlex.quote(f"{flag} {value}")
-        if fmt == "env":
-            return "SPEC_DECODE_ARGS=" + shlex.quote(f"{flag} {value}")
+        if fmt in ("args", "shell", "env"):
+            return env_fragment({"SPEC_DECODE_ARGS": f"{flag} {value}"}, fmt,
+                                args=f"{flag} {shlex.quote(value)}")
         if fmt == "json":
             # The committed spelling as a bare JSON number (2.50, not 2.5).
             return "{" + json.dumps(flag.lstrip("-").replace("-", "_")) + ": " + value + "}"
@@ -317,10 +314,10 @@ def _check_same_al(path, text, m, name, al_text, k, variables, force):
 
 
 def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, force):
-    """A knob given as ``"$VAR"``: fine when the variable holds the value; else edit it.
+    """A knob given as ``"$VAR"``: None when the variable holds the value, else ``(edit, line,
+    old)``.
 
-    Returns None (nothing to change) or ``(edit, line, old)``.  Refused when
-    the variable is computed (``$(awk ...)``) or assigned more than once.
+    A computed variable or one assigned more than once is refused.
     """
     from goldenal.recipes.shell import substitute, unquote
     from goldenal.recipes import spans

@@ -1,17 +1,13 @@
-"""The shared shape of every engine adapter, and the helpers the engines share.
-
-Standard library only at load time: ``goldenal lookup`` loads every engine
-module for its record.
-"""
+"""The shared shape of every engine adapter and the helpers the engines share (standard library at
+load)."""
 
 FORMATS = ("shell", "env", "json", "yaml", "args")
 
 
 class EngineAdapter:
-    """One engine's spelling of the golden AL: convert, render, rewrite, read back.
+    """One engine's spelling of the golden AL; the class attributes say what it supports.
 
-    The class attributes switch on what the engine supports; docs/architecture.md
-    ("Adding an engine") says which to set.
+    Which to set: docs/architecture.md, "Adding an engine".
     """
 
     name = None
@@ -39,20 +35,17 @@ class EngineAdapter:
 
     def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
                     force=False, launched=(), known=()):
-        """``(Plan, targets)`` making every launch command of a script carry its golden AL.
+        """``(Plan, targets)``: every launch command of a script carrying its golden AL.
 
-        ``golden_for(site, k, line) -> al_text``; ``rates_for(site, k, al_text)`` gives
-        rates to write instead.  Targets are ``(line, k, al_text, knob_value, site)``;
-        ``known``: every engine's launch word, for a message saying what was looked for.
+        ``golden_for(site, k, line) -> al_text``; ``rates_for(site, k, al_text)``: rates to
+        write instead; a target is ``(line, k, al_text, knob_value, site)``.
         """
         raise NotImplementedError
 
     def plan_commands(self, plan_command, found, path, text, golden_for, rates_for=None,
                       **options):
-        """:meth:`plan_script` over a module's ``plan_command``, which works by K alone.
-
-        Every launch path serves the site of ``found`` (a SpecSetting read back, or None).
-        """
+        """:meth:`plan_script` over a ``plan_command`` that works by K alone, every path serving
+        ``found``."""
         from goldenal.engines.setting import command_site
 
         def site(site_k):
@@ -80,11 +73,7 @@ class EngineAdapter:
         raise NotImplementedError
 
     def read_script(self, path, text, variables):
-        """This engine's length and rates knobs in a launch script, each with the K set near.
-
-        ``variables``: the script's literal assignments, through which ``$VAR``
-        values resolve (``extra["resolved"]``).
-        """
+        """This engine's length and rates knobs in a launch script, each with the K set near it."""
         from goldenal.engines.setting import SpecSetting
         from goldenal.recipes import knobs
         from goldenal.recipes.shell import resolve, unquote
@@ -162,11 +151,8 @@ def model_names(node, keys, names=()):
 
 
 def env_fragment(items, fmt, *, args=None):
-    """``items`` (``{name: value}``) as environment settings in one output format.
-
-    ``args``: the command-line form when the engine reads flags (default: the
-    ``NAME=value`` words).
-    """
+    """``items`` (``{name: value}``) as environment settings in one format (``args``: the flags
+    form)."""
     import json
     import shlex
 
@@ -203,10 +189,7 @@ def check_pinned(knob, old, new, *, force, path, line):
 
 
 def chosen_k(found, k, *, said, missing, path, line):
-    """K of a site: what the file says (``found``), else ``--k``; refused when they differ.
-
-    ``said``: how the file states K, ``missing``: why it does not.
-    """
+    """K of a site: the file's (``found``, stated as ``said``), else ``--k``, which must agree."""
     from goldenal.core.errors import ParseError, PolicyError
 
     if found is not None and k is not None and int(k) != found:
@@ -218,10 +201,7 @@ def chosen_k(found, k, *, said, missing, path, line):
 
 
 def on_both_paths(what, *, path, line):
-    """The refusal of a launch ``what`` on ``line`` that runs on both sides of ``EVAL_ONLY``.
-
-    A knob added there would be active during eval runs too.
-    """
+    """The refusal of a launch on ``line`` that runs on both sides of ``EVAL_ONLY``."""
     from goldenal.core.errors import PolicyError
 
     return PolicyError(f"{what} on line {line} runs on both the EVAL_ONLY=true path and the "

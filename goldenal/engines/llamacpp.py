@@ -141,7 +141,8 @@ def rates_text(rates):
 
 
 def parse_rates(text):
-    """The rates of a ``--spec-synth-rates`` value as llama.cpp splits them; ValueError names a bad entry."""
+    """The rates of a ``--spec-synth-rates`` value as llama.cpp splits them; ValueError names a bad
+    entry."""
     values = []
     for raw in str(text).strip().strip("'\"").split(","):
         item = raw.strip()
@@ -319,11 +320,8 @@ class Command:
 
 
 def commands(text):
-    """Every uncommented ``llama-server`` command of a script, with its environment.
-
-    The environment is what the script exports before it plus the assignments
-    prefixed to the command.
-    """
+    """Every uncommented ``llama-server`` command, with what the script exports before it and its
+    prefix."""
     from goldenal.recipes import knobs as table
 
     flag_rows = RECORD.rows(form=table.FLAG)
@@ -358,10 +356,8 @@ def commands(text):
 
 
 def _path_value(raw, variables):
-    """A model path as far as the script says: resolved, else its literal file name.
-
-    ``"$MODELS/target.gguf"`` still names ``target.gguf``, which curves match local paths by.
-    """
+    """A model path resolved, else its literal file name (``$MODELS/t.gguf``: ``t.gguf``, as curves
+    match)."""
     from goldenal.recipes.shell import resolve
 
     if not raw or "$" not in raw:

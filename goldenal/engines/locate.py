@@ -1,11 +1,9 @@
 """Find every speculative-decoding site in a serve config file.
 
-A recipe's ``backend.type`` selects the engine; worker settings live in
-``backend.<engine>_config.<role>`` and environments in ``backend.<role>_environment``,
-shared through anchors, aliases or merges, with variant sections read over a
-``base:``.  A serve config's ``speculative-config`` is claimed by the engine whose
-settings it holds.  ``inject`` edits through the sites and ``audit`` reads them,
-so both see a file the same way.
+A recipe's ``backend.type`` selects the engine, its roles' settings and
+environments may be shared or layered over a ``base:``; a serve config's
+``speculative-config`` is claimed by the engine whose settings it holds.
+``inject`` edits through the sites and ``audit`` reads them alike.
 """
 
 import os
@@ -42,11 +40,10 @@ class Document:
 
     @classmethod
     def parse(cls, path, text=None, *, keep=None, first=False):
-        """Read (unless ``text`` is given) and compose a file.
+        """Read (unless ``text`` is given) and compose a file; ``keep``: the top-level sections to
+        read.
 
-        ``keep`` names the top-level sections worth reading (the whole file is read
-        when cutting the rest breaks it); ``first``: a stream's first document.
-        Read-back only: edits need the offsets of the whole text.
+        ``first``: a stream's first document.  Read-back only with ``keep``.
         """
         path = os.fspath(path)
         if text is None:
@@ -99,12 +96,8 @@ def sections_of(root):
 
 
 def scenario_facts(root, sections=None):
-    """``(name, benchmark, names)``: what a recipe says about its own scenario.
-
-    ``benchmark`` maps ``type``, ``isl``, ``osl`` and ``command``; ``names`` are
-    every variant section key and every ``name:`` (lists included).  ``inject``
-    and ``audit`` tell agentic from fixed-length by these before the path.
-    """
+    """``(name, benchmark, names)``: what a recipe says of its scenario, which decides agentic
+    first."""
     def text(node):
         return spans.scalar(node) if spans.is_scalar(node) else None
 
@@ -214,10 +207,9 @@ def config_sites(doc, env_file=None):
 
 
 def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=False):
-    """Parse a file and return ``(document, sites, layout)``, layout ``"recipe"``, ``"config"`` or None.
+    """``(document, sites, layout)``, layout ``"recipe"``, ``"config"`` or None.
 
-    ``recipe_only`` (read-back only) parses just a recipe's serving sections, to
-    its first document.
+    ``recipe_only`` (read-back) parses just a recipe's serving sections.
     """
     if recipe_only:
         doc = Document.parse(path, text, keep=RECIPE_SECTIONS, first=True)
@@ -256,11 +248,7 @@ def read_settings(path, text=None):
 
 
 def pd_decode(site, sites, role="decode"):
-    """Is ``site`` the ``role`` worker of a prefill/decode pair whose decode worker sets K?
-
-    The prefill worker then carries the decode cell (``decode_sets_k``,
-    docs/engines.md §2.4); the one rule inject and audit share.
-    """
+    """Is ``site`` the ``role`` worker of a pair whose decode worker sets K (docs/engines.md §2.4)?"""
     from goldenal.engines.knobs import adapter
 
     if site.role != role or not adapter(site.engine).decode_sets_k:

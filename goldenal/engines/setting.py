@@ -1,4 +1,5 @@
-"""What reading a file gives back (:class:`SpecSetting`) and what writing a site needs (:class:`Plan`).
+"""What reading a file gives back (:class:`SpecSetting`) and what writing a site needs
+(:class:`Plan`).
 
 Readers yield one setting per worker role; a :class:`Site` is where one is written.
 """
@@ -13,11 +14,9 @@ from goldenal.recipes import spans
 class SpecSetting:
     """One speculative-decoding setting found in a file.
 
-    ``line``/``col``: 1-based, of the knob, else of the spec config; ``knob``: the
-    record's knob found and ``value`` as written (None when unset); ``variant``:
-    the sampling settings that name a curve; ``rejection_sample_method``: the
-    verifier a config names; ``extra``: engine companions, and ``section``, the
-    variant section of a multi-variant recipe.
+    ``line``/``col``: of the knob, else of the spec config; ``value``: as written,
+    None when unset; ``variant``: the sampling settings naming a curve; ``extra``:
+    engine companions and the variant ``section`` of a multi-variant recipe.
     """
 
     path: str
@@ -38,7 +37,8 @@ class SpecSetting:
 
 @dataclass(frozen=True)
 class Plan:
-    """The edits writing one site needs; ``changes``: ``(knob, old or None, new)``, ``warnings``: notes."""
+    """The edits writing one site needs; ``changes``: ``(knob, old or None, new)``, ``warnings``:
+    notes."""
 
     edits: tuple = ()
     changes: tuple = ()
@@ -47,12 +47,9 @@ class Plan:
 
 @dataclass
 class Site:
-    """One worker role's speculative settings and where they are written.
+    """One worker role's speculative settings and where they are written (``env``: its environment).
 
-    ``spec``: the node of the spec settings; ``env``: the environment mapping
-    (None if none); ``env_file``: a ``KEY=value`` file; ``cfg``: the role's
-    settings; ``on``: what turns speculation on; ``spec_on``: False for a role
-    that sets a knob but no speculative decoding (found with ``knob_only``).
+    ``spec_on``: False for a role setting a knob but no speculative decoding.
     """
 
     engine: str

@@ -1,11 +1,10 @@
-"""The exact conversion of a committed AL to an engine's knob value, from its record alone.
-
-Decimal string arithmetic, standard library only (``goldenal lookup``).
-"""
+"""The exact conversion of a committed AL to an engine's knob value (decimal strings, standard
+library)."""
 
 
 def add_decimal(text, delta):
-    """Add the integer ``delta`` to a decimal string, keeping its decimals (``"2.83"``, -1: ``"1.83"``)."""
+    """Add the integer ``delta`` to a decimal string, keeping its decimals (``"2.83"``, -1:
+    ``"1.83"``)."""
     text = text.strip()
     sign = -1 if text.startswith("-") else 1
     whole, _, frac = text.lstrip("+-").partition(".")
@@ -19,7 +18,8 @@ def add_decimal(text, delta):
 
 
 def acceptance_rate(al_text, k):
-    """(AL - 1) / K as a decimal string: exact when it terminates, else 12 decimals (1e-11 of the AL)."""
+    """(AL - 1) / K as a decimal string: exact when it terminates, else 12 decimals (1e-11 of the
+    AL)."""
     from decimal import Decimal
     from goldenal.core.errors import PolicyError
 
@@ -31,10 +31,9 @@ def acceptance_rate(al_text, k):
 
 
 def record_value(rec, al_text, *, k=None, form=None, forms=()):
-    """The knob value of record ``rec`` for a committed AL string; ``form="rate"``: (AL - 1) / K.
+    """The knob value of record ``rec`` for a committed AL; ``form="rate"``: (AL - 1) / K.
 
-    An engine counting accepted drafts reads 0 as "forcing off", so AL 1.00 is
-    refused there (PolicyError).
+    An engine counting accepted drafts reads 0 as "off": AL 1.00 is refused there.
     """
     if form not in (None, "length"):
         if form != "rate" or form not in forms:

@@ -11,8 +11,8 @@ import re
 import shlex
 from collections import namedtuple
 
-from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, model_names,
-                                   on_both_paths, same_number)
+from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, env_fragment,
+                                   model_names, on_both_paths, same_number)
 from goldenal.core.errors import DuplicateKeyError, ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -57,10 +57,8 @@ _DEFAULT_METHODS = (None, SYNTHETIC, "strict", "standard")
 
 
 def parse_speculative_config(json_text, *, path=None, line=None):
-    """A ``--speculative-config`` JSON object as a dict; a duplicate key is refused.
-
-    (vLLM's ``json.loads`` keeps the last of two.)
-    """
+    """A ``--speculative-config`` JSON object as a dict; a duplicate key (vLLM keeps the last) is
+    refused."""
     import json
 
     def unique(pairs):
@@ -182,11 +180,8 @@ class VLLMAdapter(EngineAdapter):
         # the shell formats quote for the shell (a ' inside is '"'"'), yaml for YAML ('')
         if fmt == "yaml":
             return "speculative-config: " + spans.quote(body, "'")
-        lead = {"args": "--speculative-config ", "shell": "export SPEC_CONFIG=",
-                "env": "SPEC_CONFIG="}
-        if fmt not in lead:
-            raise ValueError(f"unknown format {fmt!r}")
-        return lead[fmt] + shlex.quote(body)
+        return env_fragment({"SPEC_CONFIG": body}, fmt,
+                            args="--speculative-config " + shlex.quote(body))
 
     # -- reading -------------------------------------------------------------
 
@@ -381,10 +376,7 @@ _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
 
 
 class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")):
-    """One literal ``--speculative-config`` JSON of a launch script.
-
-    ``start``/``end``: its offsets inside the quotes; ``json_text`` as the engine
-    reads it; ``raw``: the written keys' text.
+    """One literal ``--speculative-config`` JSON of a script; ``start``/``end`` inside its quotes.
     """
 
     def site(self, models):
@@ -393,11 +385,7 @@ class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quo
 
 
 def command_specs(path, text):
-    """``(list of CommandSpec, models served)`` of a script's uncommented ``--speculative-config``.
-
-    A value that is not literal JSON is refused: the knob belongs where the
-    script builds it.
-    """
+    """``(specs, models served)`` of a script; a value that is not literal JSON is refused."""
     from goldenal.recipes.shell import DQ_ESCAPE, literal_variables, resolve
     from goldenal.recipes import knobs as table
     from goldenal.recipes import spans

@@ -28,11 +28,8 @@ def quote_style(env):
 
 
 def env_file_values(text, path=None):
-    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` file's text.
-
-    A key assigned twice is refused: the shell keeps the last, a reader
-    stopping at the first would check the wrong value.
-    """
+    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` text; a key set twice is
+    refused."""
     out = {}
     for m in ASSIGNMENT.finditer(text):
         raw = m.group("raw")
@@ -55,11 +52,7 @@ def env_file_reference(text):
 
 
 def resolve_env_file(config_path, name, line):
-    """The path of the env file a config names (relative to its directory), refused outside it.
-
-    Absolute paths, ``..`` and symbolic links leading out are refused at
-    ``config_path:line``; the file need not exist yet (``inject`` creates it).
-    """
+    """The env file a config names, relative to its directory; a path leading out is refused."""
     directory = os.path.dirname(os.fspath(config_path))
     shown = directory or "."
     if os.path.isabs(name):
@@ -75,10 +68,7 @@ def resolve_env_file(config_path, name, line):
 
 
 def read_env_file(path, *, ref=None, missing_ok=True):
-    """The text of a ``KEY=value`` file, read only when regular and at most :data:`ENV_FILE_LIMIT` bytes.
-
-    ``ref``: ``(config path, line)`` that named it, where a refusal is reported;
-    a missing file reads as ``""`` when ``missing_ok``.
+    """A ``KEY=value`` file's text, if regular and small; ``ref``: where it was named (for errors).
     """
     path = os.fspath(path)
     where = dict(zip(("path", "line"), ref)) if ref else {"path": path}

@@ -95,7 +95,8 @@ def row(engine, name, setting, form, key_seps=":"):
 
 
 def select(rows, engine=None, setting=None, form=None, names=None):
-    """The ``rows`` that match every criterion given (one value or a tuple), in order; ``names`` orders them."""
+    """The ``rows`` that match every criterion given (one value or a tuple), in order; ``names``
+    orders them."""
     def ok(value, wanted):
         return wanted is None or value == wanted or (isinstance(wanted, tuple)
                                                      and value in wanted)
@@ -119,12 +120,14 @@ def _comment_start(text, line_start):
 
 
 def commented(text, index):
-    """True when ``index`` of ``text`` sits in a ``#`` comment, as the shell lexer reads its line."""
+    """True when ``index`` of ``text`` sits in a ``#`` comment, as the shell lexer reads its line.
+    """
     return index >= _comment_start(text, text.rfind("\n", 0, index) + 1)
 
 
 def finditer(text, rows, pos=0, endpos=None, *, comments=False):
-    """``(row, match)`` of every match of ``rows`` in ``text``, in file order, outside ``#`` comments unless ``comments``.
+    """``(row, match)`` of every match of ``rows`` in ``text``, in file order, outside ``#``
+    comments unless ``comments``.
 
     Each line is lexed once, however many matches it holds.
     """
@@ -172,7 +175,8 @@ def first_set(text, rows, *, number=False):
 
 
 def lines_naming(lines, names):
-    """Indexes of the lines holding one of ``names``: most lines name none, so the joined text is searched."""
+    """Indexes of the lines holding one of ``names``: most lines name none, so the joined text is
+    searched."""
     text = "\n".join(lines)
     found = set()
     for name in names:
