@@ -78,8 +78,7 @@ def project_rates(survival, total):
 
 
 def curve_survival(curve, *, k, thinking):
-    """Raw survivals S(1..K) = AL(i) - AL(i-1) of a registry curve and its AL at K; a missing cell
-    is refused."""
+    """Survivals S(1..K) = AL(i) - AL(i-1) of a registry curve and its AL at K."""
     cells = curve.cells.get(thinking, {})
     try:
         survival = implied_survival(cells, int(k))

@@ -145,8 +145,7 @@ def survival_rates(distribution, registry, curve_id, k, al_text, thinking):
 
 
 def _check_spec_config(spec, golden, registry):
-    """Refuse a speculative-config whose K, method, head or variant serves another curve than the
-    cell's."""
+    """Refuse a speculative-config that serves another curve or K than the cell's."""
     from goldenal.core.errors import PolicyError
     from goldenal.golden.policy import resolve_served
 

@@ -138,8 +138,7 @@ def _conditions(provenance, thinking, extra=None):
 
 def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
                       provenance=None, accept_length_by_k=None, chain=None, measured=True):
-    """Profile of a fitted cell: the measured vectors, else the constant rate reproducing the mean.
-    """
+    """Profile of a fitted cell: measured vectors, else the constant rate giving the mean."""
     if cell.failed:
         raise ValueError(f"cell thinking {cell.thinking} K={cell.k} failed (N/A); "
                          "nothing to export")
@@ -177,8 +176,7 @@ def _impossible(survival):
 
 
 def monotone_survival(curve, committed, *, k, thinking):
-    """The isotonic survival of a chain curve up to K, rescaled so 1 + sum is AL(K) (refused above
-    1)."""
+    """The isotonic survival of a chain curve up to K, rescaled to AL(K); refused above 1."""
     from goldenal.stats import fit_curve_means
 
     fitted = fit_curve_means({i: committed[i] for i in range(1, k + 1)}, thinking=thinking,
@@ -197,8 +195,7 @@ def monotone_survival(curve, committed, *, k, thinking):
 
 
 def profile_from_curve(curve, *, k, thinking, monotone=False):
-    """Profile of a committed cell: the implied (or monotone) survival of a chain, else a constant
-    rate."""
+    """Profile of a committed cell: a chain's implied survival, else a constant rate."""
     from goldenal.core.errors import UnknownCurve
     from goldenal.stats.curve import is_chain_method
 
@@ -236,16 +233,20 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
     else:
         marginal = _constant_survival(mean, k)
         extra["rates"] = "constant conditional rate solved from the committed mean"
-    by_k = committed if chain else {k: mean}
-    return build_profile(k=k, mean=mean, marginal=marginal, method=curve.method,
-                         model=_target_id(curve), draft=curve.draft, variant=curve.variant,
-                         accept_length_by_k=by_k, chain=chain,
-                         measurement_conditions=_conditions(curve.provenance, thinking, extra))
+    return _curve_profile(curve, thinking, extra, k=k, mean=mean, marginal=marginal,
+                          accept_length_by_k=committed if chain else {k: mean}, chain=chain)
+
+
+def _curve_profile(curve, thinking, extra, **fields):
+    """:func:`build_profile` of a committed curve's cell."""
+    return build_profile(method=curve.method, model=_target_id(curve), draft=curve.draft,
+                         variant=curve.variant,
+                         measurement_conditions=_conditions(curve.provenance, thinking, extra),
+                         **fields)
 
 
 def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
-    """Profile of a committed cell from its distribution-file entry: the measured vectors and mean.
-    """
+    """Profile of a committed cell from its distribution-file entry: the measured vectors."""
     from goldenal.stats.curve import is_chain_method
 
     pp = cell.get("per_position") or {}
@@ -261,12 +262,9 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
              "interval": {key: interval.get(key) for key in ("low", "high", "level", "method")}}
     by_k = dict(accept_length_by_k or {})
     by_k[k] = cell["estimate"]
-    return build_profile(k=k, mean=cell["estimate"], marginal=marginal, method=curve.method,
-                         model=_target_id(curve), draft=curve.draft, variant=curve.variant,
-                         accept_length_by_k=by_k, histogram=histogram,
-                         chain=is_chain_method(curve.method),
-                         measurement_conditions=_conditions(curve.provenance, cell["thinking"],
-                                                            extra))
+    return _curve_profile(curve, cell["thinking"], extra, k=k, mean=cell["estimate"],
+                          marginal=marginal, accept_length_by_k=by_k, histogram=histogram,
+                          chain=is_chain_method(curve.method))
 
 
 def write_profile(profile, path):

@@ -43,8 +43,7 @@ class SiteValue:
 
 @dataclass(frozen=True)
 class InjectResult:
-    """What :func:`inject` found and changed in one file; ``changes``: ``(line, role, knob, old,
-    new)``."""
+    """What :func:`inject` found and changed in one file."""
 
     path: str
     changed: int
@@ -153,8 +152,7 @@ def _explicit_for(al, site, decode_role=None):
 
 
 def check_explicit(text, site, *, registry, k, thinking, selection, force, path, line):
-    """Warnings about an explicit AL checked against the site's cell; another value is refused
-    unless ``force``."""
+    """Warnings about an explicit AL checked against the site's cell (refused unless ``force``)."""
     from decimal import Decimal
 
     from goldenal.core.errors import UnknownCurve
@@ -325,8 +323,7 @@ def _directories(paths):
 
 
 def file_thinking(path, text, thinking=None):
-    """The thinking mode to inject: the file's declaration, else ``thinking``; contradictions are
-    refused."""
+    """The thinking mode to inject: the file's declaration, else ``thinking``."""
     import yaml
 
     from goldenal.auditing.runner import file_configs
@@ -685,8 +682,7 @@ ROLES = ("aggregated", "prefill", "decode")
 
 
 def allow_non_agentic_from(environ):
-    """``--allow-non-agentic`` as an environment variable a runner can set (:func:`env_flag`
-    values)."""
+    """``--allow-non-agentic`` as an environment variable a runner can set."""
     return env_flag(environ, ALLOW_NON_AGENTIC_ENV)
 
 

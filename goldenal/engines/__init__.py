@@ -14,8 +14,7 @@ from goldenal.engines.knobs import (  # noqa: F401 (the public table, re-exporte
 
 
 def read_settings(path, text=None):
-    """Every speculative-decoding setting (:class:`~goldenal.engines.setting.SpecSetting`) of one
-    file, in file order."""
+    """Every speculative-decoding setting of one file (SpecSetting), in file order."""
     from goldenal.engines.locate import read_settings as _read
 
     return _read(path, text)

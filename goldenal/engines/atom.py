@@ -147,21 +147,17 @@ def read_command_settings(path, text=None):
         path=path, line=line_at(text, at.start()), col=col_at(text, at.start()), engine="atom",
         role=None, knob=knob, value=value_of.get(knob) if knob else None,
         k=k, draft=value_of.get("--draft-model"),
-        method=value_of.get("--method"), variant={}, model=_literal(flags, "--model", variables),
+        method=value_of.get("--method"), variant={},
+        model=_resolved(flags["--model"].group("value"), variables) if "--model" in flags else None,
         extra=extra)]
 
 
-def _literal(flags, flag, variables):
+def _resolved(raw, variables):
     """A flag's value, through a ``$VAR`` with one literal assignment; None when unknown."""
     from goldenal.recipes.shell import resolve
 
-    m = flags.get(flag)
-    if m is None:
-        return None
-    value = m.group("value").strip("'\"")
-    if "$" in value:
-        value = resolve(m.group("value"), variables)
-    return value or None
+    value = raw.strip("'\"")
+    return (resolve(raw, variables) if "$" in value else value) or None
 
 
 def _all_flags(text):
@@ -176,12 +172,8 @@ def _all_flags(text):
 
 def _literal_k(raw, variables):
     """K from a flag's value: a literal, or a ``$VAR`` with one literal assignment."""
-    from goldenal.recipes.shell import resolve
-
-    value = raw.strip("'\"")
-    if not value.isdigit():
-        value = resolve(raw, variables) or ""
-    return int(value) if value.isdigit() else None
+    value = _resolved(raw, variables)
+    return int(value) if value and value.isdigit() else None
 
 
 def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):

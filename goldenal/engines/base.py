@@ -1,5 +1,4 @@
-"""The shared shape of every engine adapter and the helpers the engines share (standard library at
-load)."""
+"""The shared shape of every engine adapter, and the helpers the engines share."""
 
 FORMATS = ("shell", "env", "json", "yaml", "args")
 
@@ -44,8 +43,7 @@ class EngineAdapter:
 
     def plan_commands(self, plan_command, found, path, text, golden_for, rates_for=None,
                       **options):
-        """:meth:`plan_script` over a ``plan_command`` that works by K alone, every path serving
-        ``found``."""
+        """:meth:`plan_script` by a ``plan_command`` working by K; every path serves ``found``."""
         from goldenal.engines.setting import command_site
 
         def site(site_k):
@@ -151,8 +149,7 @@ def model_names(node, keys, names=()):
 
 
 def env_fragment(items, fmt, *, args=None):
-    """``items`` (``{name: value}``) as environment settings in one format (``args``: the flags
-    form)."""
+    """``{name: value}`` as environment settings in one format (``args``: the flags form)."""
     import json
     import shlex
 

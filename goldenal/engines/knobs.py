@@ -30,8 +30,7 @@ def record(engine):
 
 
 def knob_value(engine, al_text, *, k=None, form=None):
-    """The engine's knob value for a committed AL string (exact decimals), as every writer and the
-    audit use it."""
+    """The engine's knob value for a committed AL string, as every writer and the audit use it."""
     rec = record(engine)
     return record_value(rec, al_text, k=k, form=form, forms=MODULES[rec.name].ADAPTER.forms)
 

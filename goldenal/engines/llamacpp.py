@@ -141,8 +141,7 @@ def rates_text(rates):
 
 
 def parse_rates(text):
-    """The rates of a ``--spec-synth-rates`` value as llama.cpp splits them; ValueError names a bad
-    entry."""
+    """A ``--spec-synth-rates`` value split as llama.cpp does; ValueError names a bad entry."""
     values = []
     for raw in str(text).strip().strip("'\"").split(","):
         item = raw.strip()
@@ -297,11 +296,7 @@ class Command:
         return _unq(found[-1].group("value")) if found else None
 
     def any_value(self, flags):
-        for flag in flags:
-            value = self.value(flag)
-            if value is not None:
-                return value
-        return None
+        return next((v for v in map(self.value, flags) if v is not None), None)
 
     @property
     def speculative(self):
@@ -320,8 +315,7 @@ class Command:
 
 
 def commands(text):
-    """Every uncommented ``llama-server`` command, with what the script exports before it and its
-    prefix."""
+    """Every uncommented ``llama-server`` command, with its exported and prefixed environment."""
     from goldenal.recipes import knobs as table
 
     flag_rows = RECORD.rows(form=table.FLAG)
@@ -356,8 +350,7 @@ def commands(text):
 
 
 def _path_value(raw, variables):
-    """A model path resolved, else its literal file name (``$MODELS/t.gguf``: ``t.gguf``, as curves
-    match)."""
+    """A model path resolved, else its literal file name (``$MODELS/t.gguf``: ``t.gguf``)."""
     from goldenal.recipes.shell import resolve
 
     if not raw or "$" not in raw:

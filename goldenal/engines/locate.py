@@ -96,8 +96,7 @@ def sections_of(root):
 
 
 def scenario_facts(root, sections=None):
-    """``(name, benchmark, names)``: what a recipe says of its scenario, which decides agentic
-    first."""
+    """``(name, benchmark, names)``: what a recipe says of its scenario (agentic or not)."""
     def text(node):
         return spans.scalar(node) if spans.is_scalar(node) else None
 
@@ -225,17 +224,16 @@ def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=F
 
 def read_settings(path, text=None):
     """Every :class:`~goldenal.engines.setting.SpecSetting` in a serve config file."""
+    import dataclasses
+
+    from goldenal.engines.knobs import adapter
+
     path = os.fspath(path)
-    lowered = path.lower()
-    if lowered.endswith((".sh", ".bash", ".args", ".cmd")):
+    if path.lower().endswith((".sh", ".bash", ".args", ".cmd")):
         from goldenal.engines.shell import read_shell_settings
 
         return read_shell_settings(path, text)
     doc, sites, _ = find_sites(path, text)
-    from goldenal.engines.knobs import adapter
-
-    import dataclasses
-
     out = []
     for site in sites:
         setting = adapter(site.engine).setting(doc, site)
@@ -248,7 +246,7 @@ def read_settings(path, text=None):
 
 
 def pd_decode(site, sites, role="decode"):
-    """Is ``site`` the ``role`` worker of a pair whose decode worker sets K (docs/engines.md §2.4)?"""
+    """Is ``site`` the ``role`` of a pair whose decode worker sets K (docs/engines.md §2.4)?"""
     from goldenal.engines.knobs import adapter
 
     if site.role != role or not adapter(site.engine).decode_sets_k:

@@ -37,8 +37,7 @@ class SpecSetting:
 
 @dataclass(frozen=True)
 class Plan:
-    """The edits writing one site needs; ``changes``: ``(knob, old or None, new)``, ``warnings``:
-    notes."""
+    """The edits writing one site; ``changes``: ``(knob, old or None, new)``."""
 
     edits: tuple = ()
     changes: tuple = ()

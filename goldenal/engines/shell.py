@@ -11,8 +11,7 @@ from goldenal.core.files import read_text
 
 
 def read_shell_settings(path, text=None):
-    """Every synthetic-acceptance knob of a shell script; ``extra["resolved"]``: its literal value.
-    """
+    """Every synthetic-acceptance knob of a shell script (``extra["resolved"]``: its literal)."""
     path = os.fspath(path)
     if text is None:
         text = read_text(path, universal=True)

@@ -1,10 +1,8 @@
-"""The exact conversion of a committed AL to an engine's knob value (decimal strings, standard
-library)."""
+"""The exact conversion of a committed AL to an engine's knob value, in decimal strings."""
 
 
 def add_decimal(text, delta):
-    """Add the integer ``delta`` to a decimal string, keeping its decimals (``"2.83"``, -1:
-    ``"1.83"``)."""
+    """Add the integer ``delta`` to a decimal string exactly (``"2.83"``, -1: ``"1.83"``)."""
     text = text.strip()
     sign = -1 if text.startswith("-") else 1
     whole, _, frac = text.lstrip("+-").partition(".")
@@ -18,8 +16,7 @@ def add_decimal(text, delta):
 
 
 def acceptance_rate(al_text, k):
-    """(AL - 1) / K as a decimal string: exact when it terminates, else 12 decimals (1e-11 of the
-    AL)."""
+    """(AL - 1) / K as a decimal string: exact when it terminates, else to 12 decimals."""
     from decimal import Decimal
     from goldenal.core.errors import PolicyError
 

@@ -57,8 +57,7 @@ _DEFAULT_METHODS = (None, SYNTHETIC, "strict", "standard")
 
 
 def parse_speculative_config(json_text, *, path=None, line=None):
-    """A ``--speculative-config`` JSON object as a dict; a duplicate key (vLLM keeps the last) is
-    refused."""
+    """A ``--speculative-config`` JSON object as a dict; a duplicate key (vLLM: the last) refused."""
     import json
 
     def unique(pairs):
@@ -376,8 +375,7 @@ _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
 
 
 class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")):
-    """One literal ``--speculative-config`` JSON of a script; ``start``/``end`` inside its quotes.
-    """
+    """One literal ``--speculative-config`` JSON of a script; ``start``/``end`` inside its quotes."""
 
     def site(self, models):
         """The site's identity for the curve resolver: K, draft head, method, variant."""

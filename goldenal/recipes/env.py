@@ -28,8 +28,7 @@ def quote_style(env):
 
 
 def env_file_values(text, path=None):
-    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` text; a key set twice is
-    refused."""
+    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` text; no key twice."""
     out = {}
     for m in ASSIGNMENT.finditer(text):
         raw = m.group("raw")
@@ -68,8 +67,7 @@ def resolve_env_file(config_path, name, line):
 
 
 def read_env_file(path, *, ref=None, missing_ok=True):
-    """A ``KEY=value`` file's text, if regular and small; ``ref``: where it was named (for errors).
-    """
+    """A ``KEY=value`` file's text, if regular and small; ``ref``: where it was named."""
     path = os.fspath(path)
     where = dict(zip(("path", "line"), ref)) if ref else {"path": path}
     try:

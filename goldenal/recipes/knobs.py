@@ -95,8 +95,7 @@ def row(engine, name, setting, form, key_seps=":"):
 
 
 def select(rows, engine=None, setting=None, form=None, names=None):
-    """The ``rows`` that match every criterion given (one value or a tuple), in order; ``names``
-    orders them."""
+    """The ``rows`` matching every criterion given (a value or a tuple), ordered by ``names``."""
     def ok(value, wanted):
         return wanted is None or value == wanted or (isinstance(wanted, tuple)
                                                      and value in wanted)
@@ -120,8 +119,7 @@ def _comment_start(text, line_start):
 
 
 def commented(text, index):
-    """True when ``index`` of ``text`` sits in a ``#`` comment, as the shell lexer reads its line.
-    """
+    """True when ``index`` sits in a ``#`` comment, as the shell lexer reads its line."""
     return index >= _comment_start(text, text.rfind("\n", 0, index) + 1)
 
 
@@ -175,8 +173,7 @@ def first_set(text, rows, *, number=False):
 
 
 def lines_naming(lines, names):
-    """Indexes of the lines holding one of ``names``: most lines name none, so the joined text is
-    searched."""
+    """Indexes of the lines holding one of ``names``, searching the joined text."""
     text = "\n".join(lines)
     found = set()
     for name in names:
