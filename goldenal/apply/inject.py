@@ -16,7 +16,7 @@ from goldenal.apply.emit import _takers, survival_rates
 from goldenal.engines import MODULES, adapter, table
 from goldenal.engines.base import chosen_k
 from goldenal.recipes import spans
-from goldenal.engines.locate import find_sites, pd_decode
+from goldenal.engines.locate import ROLES, find_sites, pd_decode
 from goldenal.core.envflags import RUNNER_SPELLINGS, env_flag
 from goldenal.core.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
 
@@ -166,11 +166,7 @@ def check_explicit(text, site, *, registry, k, thinking, selection, force, path,
     except PolicyError as exc:
         return [f"{path}:{line}: warning: cannot determine the golden cell to check the "
                 f"explicit SYNTHETIC_ACCEPTANCE_LENGTH={text} against: {exc.message}"]
-    mode = thinking
-    if mode is None:
-        modes = [m for m in ("on", "off") if curve.cells.get(m)]
-        # the runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
-        mode = modes[0] if len(modes) == 1 else "on"
+    mode = _assumed(curve, thinking, None, path)
     cell = curve.cells.get(mode, {}).get(k)
     label = f"{curve.id} thinking_{mode} K={k}"
     where = f" for the {site.role} role" if site.role else ""
@@ -678,7 +674,6 @@ class RunnerOutcome:
 
 
 ALLOW_NON_AGENTIC_ENV = "GOLDENAL_ALLOW_NON_AGENTIC"
-ROLES = ("aggregated", "prefill", "decode")
 
 
 def allow_non_agentic_from(environ):
@@ -710,19 +705,20 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
         raise UsageError(f"no synthetic-acceptance injector for FRAMEWORK={framework!r} "
                          f"(known: {', '.join(sorted(FRAMEWORKS))})",
                          path=os.fspath(path))
-    explicit = environ.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None
-    per_role = {role: environ.get(f"SYNTHETIC_ACCEPTANCE_LENGTH_{role.upper()}", "").strip()
-                for role in ROLES}
-    per_role = {role: v for role, v in per_role.items() if v}
+    def var(name):
+        return environ.get(name, "").strip() or None
+
+    explicit = var("SYNTHETIC_ACCEPTANCE_LENGTH")
+    per_role = {role: v for role in ROLES
+                if (v := var(f"SYNTHETIC_ACCEPTANCE_LENGTH_{role.upper()}"))}
     if per_role:
         explicit = {None: explicit, **per_role}
-    prefix = environ.get("MODEL_PREFIX", "").strip() or None
-    nst = environ.get("NUM_SPEC_TOKENS", "").strip() or None
+    nst = var("NUM_SPEC_TOKENS")
     if nst is not None and not nst.isdigit():
         raise UsageError(f"NUM_SPEC_TOKENS must be an integer, got {nst!r}")
     # unset: the file's own declaration, else thinking_on (the runner's default)
-    thinking = environ.get("THINKING_MODE", "").strip() or None
-    result = inject(path, engine=engine, model=prefix, k=int(nst) if nst else None,
+    thinking = var("THINKING_MODE")
+    result = inject(path, engine=engine, model=var("MODEL_PREFIX"), k=int(nst) if nst else None,
                     thinking=thinking, golden_dir=golden_dir, al=explicit, force=force,
                     check=check, diff_only=diff_only, allow_non_agentic=allow_non_agentic)
     return RunnerOutcome(result, result.message)

@@ -57,7 +57,7 @@ _DEFAULT_METHODS = (None, SYNTHETIC, "strict", "standard")
 
 
 def parse_speculative_config(json_text, *, path=None, line=None):
-    """A ``--speculative-config`` JSON object as a dict; a duplicate key (vLLM: the last) refused."""
+    """A ``--speculative-config`` JSON object as a dict, a duplicate key refused."""
     import json
 
     def unique(pairs):
@@ -375,7 +375,7 @@ _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
 
 
 class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")):
-    """One literal ``--speculative-config`` JSON of a script; ``start``/``end`` inside its quotes."""
+    """One literal ``--speculative-config`` JSON of a script, offsets inside its quotes."""
 
     def site(self, models):
         """The site's identity for the curve resolver: K, draft head, method, variant."""
@@ -386,7 +386,6 @@ def command_specs(path, text):
     """``(specs, models served)`` of a script; a value that is not literal JSON is refused."""
     from goldenal.recipes.shell import DQ_ESCAPE, literal_variables, resolve
     from goldenal.recipes import knobs as table
-    from goldenal.recipes import spans
 
     variables = literal_variables(text)
     models = []
