@@ -111,11 +111,8 @@ class SGLangAdapter(EngineAdapter):
         env = site.env
         knob_node = spans.get(env, KNOB) if env is not None else None
         anchor = knob_node if knob_node is not None else (site.k_node or site.spec)
-        extra = {}
-        for key in (METHOD, TOKEN_MODE):
-            value = spans.scalar(spans.get(env, key)) if env is not None else None
-            if value is not None:
-                extra[key] = value
+        extra = {key: v for key in (METHOD, TOKEN_MODE)
+                 if env is not None and (v := spans.scalar(spans.get(env, key))) is not None}
         if site.extra.get("eagle_topk") is not None:
             extra["speculative-eagle-topk"] = site.extra["eagle_topk"]
         return self.site_setting(doc, site, anchor, knob=KNOB if knob_node is not None else None,

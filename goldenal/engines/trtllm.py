@@ -8,7 +8,7 @@ docs/engines.md §3.
 """
 
 
-from goldenal.engines.base import EngineAdapter, env_fragment
+from goldenal.engines.base import EngineAdapter, env_fragment, model_names
 from goldenal.core.errors import PolicyError
 from goldenal.engines.record import Engine
 
@@ -71,10 +71,8 @@ class TRTLLMAdapter(EngineAdapter):
                  or spans.scalar(spans.get(spec, "speculative_model_dir")))
         if layers is not None:
             extra["num_nextn_predict_layers"] = layers
-        for flag in TWO_MODEL_FLAGS:
-            value = spans.scalar(spans.get(spec, flag))
-            if value is not None:
-                extra[flag] = value
+        extra.update({flag: v for flag in TWO_MODEL_FLAGS
+                      if (v := spans.scalar(spans.get(spec, flag))) is not None})
         return Site(engine=self.name, role=role, section=section, spec=spec, k=k,
                     k_node=k_node, k_values=k_values, draft=draft,
                     method=spans.scalar(spans.get(spec, "decoding_type")),
@@ -90,11 +88,9 @@ class TRTLLMAdapter(EngineAdapter):
         return self._site(doc, role, section.name, spec, models, own)
 
     def site_from_config(self, doc, root, spec, env_file=None):
-        from goldenal.recipes import spans
         from goldenal.recipes.env import env_file_reference, resolve_env_file
 
-        names = [t for t in (spans.scalar(spans.get(root, "model")),) if t]
-        site = self._site(doc, None, None, spec, names)
+        site = self._site(doc, None, None, spec, model_names(root, ("model",)))
         if env_file is None:
             ref = env_file_reference(doc.text)
             if ref is not None:
