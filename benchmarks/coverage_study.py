@@ -19,8 +19,8 @@ Per scenario and K in (1, 3, 7), every replicate is fitted from its
 per-request records and from its log windows, by the methods ``fit`` uses
 by default and by the ones it used before (for comparison):
 
-* request studentized -- fit's default for per-request records (symmetric
-  bootstrap-t, each resample studentized by its linearised SE);
+* request studentized -- fit's default for per-request records (bootstrap-t,
+  each resample studentized by its linearised SE, widened on the skewed side);
 * request BCa -- scipy.stats.bootstrap's BCa, for comparison;
 * request percentile (expanded) -- the previous default;
 * request linearised t -- the linearised cluster SE with t(n - 1);

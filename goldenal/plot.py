@@ -1,16 +1,9 @@
 """Pictures of golden curves: AL against K, per-position acceptance, diffs.
 
-Every plot function takes what it draws (a registry curve, a fit or a diff
-result), an optional matplotlib ``ax`` and returns a :class:`PlotArtists`
-holding the axes and the artists it added, grouped by role.  Nothing here
-calls ``plt.show()`` or picks a backend: a notebook shows the figure inline,
-``goldenal plot`` draws on an Agg canvas and saves it.
-
-The exact per-position arithmetic behind the pictures (implied survival,
-conditional rates, vLLM's minimum-variance schedule, the accepted-drafts
-distribution) lives in :mod:`goldenal.core.acceptance` and is re-exported here.
-
-Matplotlib and numpy are imported inside the functions that draw.
+Plot functions take a curve, fit or diff, an optional ``ax``, and return a
+:class:`PlotArtists`; none calls ``plt.show()`` or picks a backend.  The
+per-position arithmetic lives in :mod:`goldenal.core.acceptance` (re-exported
+here).  Matplotlib and numpy are imported inside the functions that draw.
 """
 
 from __future__ import annotations
@@ -41,28 +34,7 @@ DIFF_YLABEL = "AL difference (tokens per verification step)"
 
 @dataclass(frozen=True)
 class PositionProfile:
-    """Per-position acceptance of one cell, beside vLLM's schedule for its AL.
-
-    Attributes
-    ----------
-    curve, label, thinking, k, al :
-        The cell: curve id, head description, thinking mode, K and its AL
-        (committed string or a float estimate).
-    survival, conditional :
-        ``S(1..K)`` and ``a_1..a_K`` (``None`` where undefined).
-    survival_low, survival_high :
-        Interval bounds of ``S(i)``, or ``None`` when unknown (a committed
-        curve of means has none).
-    schedule :
-        vLLM's minimum-variance rates for the same AL.
-    source :
-        ``"implied"`` (AL differences of a chain-drafting curve),
-        ``"implied, block-parallel"`` (the same differences for a method that
-        re-plans its block per K: not a survival, shown for orientation only)
-        or ``"measured"`` (counts).
-    note :
-        A line the figure's title adds, e.g. why this K was chosen.
-    """
+    """Per-position acceptance of one cell, beside vLLM's schedule for its AL."""
 
     curve: str
     label: str
@@ -126,12 +98,7 @@ def _float_or_nan(seq, i):
 
 @dataclass(frozen=True)
 class ALSeries:
-    """One line of an AL-vs-K plot: one curve (or fit), one thinking mode.
-
-    ``committed[j]`` tells a committed value (filled marker) from a fitted
-    prediction (open marker); ``low``/``high`` are interval bounds (NaN where
-    unknown), drawn as a band.
-    """
+    """One line of an AL-vs-K plot: one curve (or fit), one thinking mode."""
 
     curve: str
     label: str
@@ -146,13 +113,7 @@ class ALSeries:
 
 
 def head_label(curve):
-    """Short name of a curve's draft head, with its sampling variant.
-
-    ``MiniMax-M3-EAGLE3``; ``deepseek-v4-pro native MTP`` for a head inside
-    the checkpoint; ``Kimi-K3-DSpark [draft_sample_method=probabilistic]``
-    for a variant.  Works on any object with ``draft``, ``method``,
-    ``model`` and ``variant`` attributes (registry curves, fits).
-    """
+    """Short name of a curve's draft head, with its sampling variant."""
     draft = tuple(getattr(curve, "draft", ()) or ())
     method = getattr(curve, "method", None)
     model = getattr(curve, "model", None)
@@ -208,23 +169,7 @@ def _modes(thinking):
 
 
 def al_series(obj, *, thinking=None):
-    """The AL-vs-K lines an object contributes, one per thinking mode.
-
-    Parameters
-    ----------
-    obj : Curve, fit result or ALSeries
-        A registry curve (committed values, no intervals); an object with an
-        ``al_series(thinking=None)`` method (fits provide one, with intervals
-        and predictions); or an :class:`ALSeries` as it is.
-    thinking : {"on", "off"}, optional
-        Keep one thinking mode only.
-
-    Returns
-    -------
-    list of ALSeries
-        Modes without any committed number are left out; ``N/A`` cells are
-        skipped.
-    """
+    """The AL-vs-K lines an object contributes, one per thinking mode."""
     modes = _modes(thinking)
     if isinstance(obj, ALSeries):
         return [obj] if obj.thinking in modes else []
@@ -322,12 +267,7 @@ def _float_or_none(value):
 
 
 def curve_colors(curve_ids):
-    """A colour per curve id, in order of first appearance.
-
-    The tab10 palette without its grey, which stays reserved for the ceiling
-    and vLLM's schedule.  Pass every id of a registry in a fixed order (e.g.
-    sorted) to give each curve the same colour in every figure.
-    """
+    """A colour per curve id, in order of first appearance."""
     import matplotlib
 
     palette = [c for i, c in enumerate(matplotlib.colormaps["tab10"].colors) if i != 7]
@@ -339,12 +279,7 @@ def curve_colors(curve_ids):
 
 
 def stable_colors(known_ids, shown_ids):
-    """Colours for the ids of one figure, stable across figures.
-
-    Ids in ``known_ids`` (e.g. every curve of a registry, sorted) keep the
-    colour :func:`curve_colors` gives them there; other ids (fitted runs) get
-    the first colours no shown curve uses.
-    """
+    """Colours for the ids of one figure, stable across figures."""
     known = curve_colors(list(known_ids))
     out = {cid: known[cid] for cid in shown_ids if cid in known}
     spare = [c for c in curve_colors(range(9)).values() if c not in out.values()]
@@ -361,11 +296,7 @@ def stable_colors(known_ids, shown_ids):
 
 @dataclass(frozen=True)
 class PlotArtists:
-    """What a plot function drew: the axes and its artists by role.
-
-    ``artists["lines"]``, ``artists["ceiling"]`` and so on; ``list(result)``
-    gives every artist.
-    """
+    """What a plot function drew: the axes and its artists by role."""
 
     ax: object
     artists: dict
@@ -412,26 +343,6 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
     Committed values get filled markers, fitted predictions open ones;
     intervals, when known, are shaded bands; the dotted line ``AL = K + 1`` is
     the ceiling (every draft accepted).
-
-    Parameters
-    ----------
-    curves_or_fits : Curve, fit result, ALSeries, or a list of them
-        What to draw (see :func:`al_series`).
-    thinking : {"on", "off"}, optional
-        One thinking mode only; default both (solid = on, dashed = off).
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; default a new figure.
-    colors : dict, optional
-        Curve id -> colour, to keep colours consistent across figures;
-        default :func:`curve_colors` in the order given.
-
-    Returns
-    -------
-    PlotArtists
-        Roles ``lines`` (one Line2D per curve and thinking mode),
-        ``committed`` and ``predicted`` (markers; a fit's model line is in
-        ``predicted``), ``bands``, ``flags`` (cells a fit flagged) and
-        ``ceiling``.
 
     Raises
     ------
@@ -553,28 +464,7 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
 
 
 def position_profile(cell_or_curve, *, k=None, thinking=None):
-    """The per-position profile of one cell and vLLM's schedule for its AL.
-
-    Parameters
-    ----------
-    cell_or_curve : Curve, CurveFit, CellFit or PositionProfile
-        A registry curve (survival implied by AL differences, needs ``k`` and
-        ``thinking``); a fitted curve (needs ``k`` and ``thinking``) or cell
-        (measured survival with its interval); or a :class:`PositionProfile`.
-    k : int
-        K of the cell.
-    thinking : {"on", "off"}
-        Thinking mode of the cell.
-
-    Returns
-    -------
-    PositionProfile
-
-    Raises
-    ------
-    UnknownCurve
-        The curve lacks a committed value for some K in 1..k.
-    """
+    """The per-position profile of one cell and vLLM's schedule for its AL."""
     if isinstance(cell_or_curve, PositionProfile):
         return cell_or_curve
     if _is_registry_curve(cell_or_curve):
@@ -620,11 +510,7 @@ def position_profile(cell_or_curve, *, k=None, thinking=None):
 
 
 def impossible_positions(survival, conditional=None):
-    """What a profile claims that no acceptance process can, one text per position.
-
-    ``S(i)`` outside [0, 1] or a conditional acceptance ``a_i`` outside
-    [0, 1] (a survival that rises), e.g. ``["S(6) = -0.02 < 0", "a_4 = 1.17 > 1"]``.
-    """
+    """What a profile claims that no acceptance process can, one text per position."""
     if conditional is None:
         conditional = conditional_rates(survival)
     out = []
@@ -642,11 +528,7 @@ def impossible_positions(survival, conditional=None):
 
 
 def meaningful_k(cells):
-    """Largest K whose implied profile is a possible one (at least 1).
-
-    Every K from 1 up must be committed; the profile of AL differences must
-    stay in [0, 1] and not rise (see :func:`impossible_positions`).
-    """
+    """Largest K whose implied profile is a possible one (at least 1)."""
     last = _last_complete_k(cells)
     if last <= 1:
         return max(last, 1)
@@ -681,30 +563,17 @@ def _cell_profile(cell, *, name="fitted cell", label="measured"):
 
 
 def plot_cell(cell, ax=None, **kwargs):
-    """Per-position picture of one fitted cell; what ``CellFit.plot()`` draws.
-
-    Same as :func:`plot_positions`.
-    """
+    """Per-position picture of one fitted cell; what ``CellFit.plot()`` draws."""
     return plot_positions(cell, ax=ax, **kwargs)
 
 
 def plot_curve(fit, ax=None, **kwargs):
-    """AL vs K of a fitted curve; what ``CurveFit.plot()`` draws.
-
-    Measured cells with their intervals as bands, the cross-K model's
-    predictions as open markers, flagged cells ringed.  Same as
-    :func:`plot_al_curve`.
-    """
+    """AL vs K of a fitted curve; what ``CurveFit.plot()`` draws."""
     return plot_al_curve(fit, ax=ax, **kwargs)
 
 
 def plot_chain(model, ax=None, *, color=None):
-    """A cross-K model of one thinking mode: predictions, band, flagged cells.
-
-    What ``ChainFit.plot()`` and ``MonotoneFit.plot()`` draw.  Means the
-    model was fitted to (``measured``, when the model carries them) get
-    filled markers; flagged cells are ringed.
-    """
+    """A cross-K model of one thinking mode: predictions, band, flagged cells."""
     predicted = getattr(model, "predicted", None) or {}
     if not predicted:
         raise ValueError("the model has no predictions to plot")
@@ -742,23 +611,6 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
     interval when known), its conditional acceptance ``a_i`` (hatched), and
     vLLM's minimum-variance schedule ``r_i`` for the same AL (grey), the
     survival a synthetic-acceptance run would realise.
-
-    Parameters
-    ----------
-    cell_or_curve, k, thinking :
-        See :func:`position_profile`.
-    ax : matplotlib.axes.Axes, optional
-    color : colour, optional
-        Colour of the cell's bars (keep it equal to the curve's AL line).
-
-    Returns
-    -------
-    PlotArtists
-        Roles ``survival``, ``conditional``, ``schedule`` (BarContainers),
-        ``errorbars``, ``notes`` (what the figure says about the profile) and
-        ``impossible`` (the marks of values not drawn: a survival outside
-        [0, 1] or a conditional acceptance outside [0, 1], which noisy means
-        can imply).
 
     Example
     -------
@@ -864,24 +716,7 @@ ROUNDING_BOUND = 0.01
 
 
 def diff_frame(diff_result):
-    """One row per cell of a diff: delta, interval bounds, verdict.
-
-    Parameters
-    ----------
-    diff_result : CurveDiff or object with ``to_frame()``
-        :func:`goldenal.stats.diff.diff_curves`'s result (delta = B - A and a
-        standard error ``se`` where known), or any object whose frame has
-        ``thinking``, ``k``, ``delta`` and optionally ``low``/``high``
-        columns.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``thinking``, ``k``, ``delta``, ``low``, ``high``,
-        ``interval`` (``"se"``: delta +- z * se at the diff's confidence
-        level; ``"rounding"``: ±0.01 from two-decimal rounding, when no
-        standard error is known; ``"given"``) and ``status``.
-    """
+    """One row per cell of a diff: delta, interval bounds, verdict."""
     import numpy as np
     import pandas as pd
 
@@ -918,29 +753,7 @@ def diff_frame(diff_result):
 
 
 def plot_diff(diff_result, ax=None, *, thinking=None, colors=None):
-    """Plot a cell-by-cell difference of two curves, with its uncertainty.
-
-    Markers at B - A per K, one line per thinking mode; error bars are the
-    interval of the difference at the diff's confidence level where a side
-    has a standard error, else the ±0.01 two-decimal rounding bound (grey,
-    dashed caps); cells outside their interval are ringed.
-
-    Parameters
-    ----------
-    diff_result : CurveDiff
-        :func:`goldenal.stats.diff.diff_curves`'s result (see :func:`diff_frame`).
-    ax : matplotlib.axes.Axes, optional
-    thinking : {"on", "off"}, optional
-        One thinking mode only.
-    colors : dict, optional
-        Thinking mode -> colour.
-
-    Returns
-    -------
-    PlotArtists
-        Roles ``lines`` (one per thinking mode), ``errorbars``, ``outside``
-        and ``zero``.
-    """
+    """Plot a cell-by-cell difference of two curves, with its uncertainty."""
     frame = diff_frame(diff_result)
     level = getattr(diff_result, "confidence_level", None)
     return _plot_diff_frame(frame, ax=ax, title=_diff_title(diff_result), colors=colors,
@@ -1073,37 +886,7 @@ def _last_complete_k(cells):
 
 def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=None,
            colors=None):
-    """Draw a whole figure of one kind, as ``goldenal plot`` saves it.
-
-    Parameters
-    ----------
-    curves : list of Curve or CurveFit
-        What to draw; colours follow this order in every kind.
-    kind : {"al", "positions", "diff"}
-        ``"al"``: AL vs K, all curves on one axes.  ``"positions"``: one
-        panel per curve and thinking mode, for cell ``k`` (default: the
-        largest K whose implied profile is possible, see :func:`meaningful_k`;
-        for a fit, its largest K).  ``"diff"``: the second
-        curve minus the first, cell by cell (exactly two curves).
-    thinking : {"on", "off"}, optional
-        One thinking mode only.
-    k : int, optional
-        The cell of ``"positions"``.
-    diff : callable, optional
-        ``diff(a, b) -> result``, needed for ``"diff"``:
-        :func:`goldenal.stats.diff.diff_curves` (passed in, as drawing sits below
-        the comparison that draws itself).
-    golden_dir : str, optional
-        Directory the curves were loaded from; a diff then also reads the
-        distribution files (intervals) committed beside them.
-    colors : dict, optional
-        Curve or run id -> colour (see :func:`curve_colors`); default the
-        order of ``curves``.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
+    """Draw a whole figure of one kind, as ``goldenal plot`` saves it."""
     if kind not in KINDS:
         raise ValueError(f"`kind` must be one of {', '.join(KINDS)}, got {kind!r}")
     curves = _as_list(curves)
@@ -1164,18 +947,7 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
 
 
 def save_figure(fig, path):
-    """Save a figure atomically; the format follows the extension (png, svg, pdf).
-
-    SVG text stays text (searchable, small) and SVG/PDF carry no date, so
-    the same figure saves to the same bytes.
-
-    Raises
-    ------
-    ValueError
-        Unknown extension.
-    FileNotFoundError
-        The directory of ``path`` does not exist.
-    """
+    """Save a figure atomically; the format follows the extension (png, svg, pdf)."""
     import os
 
     import matplotlib

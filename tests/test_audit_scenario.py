@@ -70,6 +70,16 @@ def test_the_answer_does_not_depend_on_how_the_file_is_named(tmp_path, monkeypat
         (os.path.relpath(path).replace(os.sep, "/"), expected)]
 
 
+def test_copies_of_one_file_are_judged_each_by_its_own_path(tmp_path):
+    # an audit reads a text once; each copy keeps its path and what its path says
+    fixed = "benchmarks/multi_node/srt-slurm-recipes/vllm/dsv4/8k1k/agg-gb200.yaml"
+    agentic = "benchmarks/multi_node/srt-slurm-recipes/vllm/dsv4/agentic/agg-gb200.yaml"
+    plain = "recipes/agg-gb200.yaml"
+    for rel in (fixed, agentic, plain):
+        root, _ = repo(tmp_path, rel, RECIPE)
+    assert codes(audit([root])) == [(fixed, "GAL302"), (plain, "GAL304")]
+
+
 def test_the_benchmark_settings_decide_before_the_path(tmp_path):
     """sa-bench with isl 8192 / osl 1024 is fixed-length under any directory."""
     for folder in ("agentic", "other"):

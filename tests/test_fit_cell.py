@@ -84,7 +84,8 @@ def test_four_windows_give_no_interval_even_with_a_known_span():
 
 
 def test_bootstrap_is_studentized_over_requests_like_a_naive_loop():
-    """Replicates equal a per-resample loop; the interval is the symmetric bootstrap-t."""
+    """Replicates equal a per-resample loop; the interval is the bootstrap-t, widened on
+    the side the residuals skew to."""
     sim = simulate_cell([0.8, 0.6, 0.5], n_requests=37, steps_per_request=50, rng=11)
     records = sim.observations("request")
     cell = fit_cell(records, k=3, n_resamples=500, rng=np.random.default_rng(5))
@@ -107,10 +108,14 @@ def test_bootstrap_is_studentized_over_requests_like_a_naive_loop():
         tabs.append(abs(r_star - r) / se_star)
     np.testing.assert_allclose(1 + cell.replicates[:, 1] / cell.replicates[:, 0], stats,
                                rtol=1e-12)
-    q = np.quantile(tabs, 0.95)
+    q = max(np.quantile(tabs, 0.95), t.ppf(0.975, 36))
+    # the side the residuals skew to: at least t with Satterthwaite's df (sum e^2)^2 / sum e^4
+    e = a - r * n
+    skewed = max(q, t.ppf(0.975, (e ** 2).sum() ** 2 / (e ** 4).sum()))
+    assert (e ** 3).sum() > 0 and skewed > q  # here the upper side
     assert cell.standard_error == pytest.approx(se, rel=1e-12)
     assert cell.confidence_interval == (pytest.approx(1 + r - q * se, rel=1e-9),
-                                        pytest.approx(1 + r + q * se, rel=1e-9))
+                                        pytest.approx(1 + r + skewed * se, rel=1e-9))
 
 
 def test_batch_means_matches_hand_computation():
@@ -197,9 +202,12 @@ def test_a_few_varying_requests_among_all_accepting_ones_widen_to_t():
                 for r in range(9)]
     cell = fit_cell(records, k=3, rng=0, n_resamples=999)
     assert cell.interval_method == "bootstrap"
-    # the same resamples without the floor: the bootstrap quantile is 2.087, t_8's 2.306
+    # the same resamples without the floor: the bootstrap quantile is 2.087 above; below,
+    # where the residuals skew, t with Satterthwaite's 12.0 df, 2.179; t_8's is 2.306
     lo, hi, se, _ = studentized_ratio_interval(cell.units, 0.95, 999, np.random.default_rng(0))
-    assert (hi - lo) / 2 / se == pytest.approx(2.0873, abs=1e-4)
+    al = cell.mean_acceptance_length
+    assert (hi - al) / se == pytest.approx(2.0873, abs=1e-4)
+    assert (al - lo) / se == pytest.approx(2.1789, abs=1e-4)
     assert se == cell.standard_error
     assert cell.confidence_interval == (
         pytest.approx(cell.mean_acceptance_length - t.ppf(0.975, 8) * se, rel=1e-12),

@@ -176,10 +176,12 @@ def test_audit_expects_the_writers_rate_spelling():
     from goldenal.auditing import evidence as ev
     from goldenal.auditing.check import expected_knob
 
-    cfg = ev.Config(path="x.sh", line=1, engine="atom", knob=ev.ATOM_RATE, value="0.6", k=3)
+    cfg = ev.Config(path="x.sh", line=1, engine="atom", knob="--spec-decode-acceptance-rate",
+                    value="0.6", k=3)
     assert expected_knob(cfg, "2.84") == adapter("atom").convert("2.84", k=3, form="rate") \
         == "0.613333333333"
-    trt = ev.Config(path="x.yaml", line=1, engine="trtllm", knob=ev.TRTLLM_FORCE, value="0", k=3)
+    trt = ev.Config(path="x.yaml", line=1, engine="trtllm",
+                    knob="TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", value="0", k=3)
     assert expected_knob(trt, "2.83") == "1.83"
     assert expected_knob(trt, "1.00") is None
 

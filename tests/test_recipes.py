@@ -151,7 +151,7 @@ def test_remembered_readings_answer_as_fresh_ones(texts):
                 words.append("changed")
 
 
-def test_remembering_lasts_for_its_block_only():
+def test_remembering_lasts_for_the_outermost_block_only():
     asked = []
 
     @remembered
@@ -162,12 +162,15 @@ def test_remembering_lasts_for_its_block_only():
     assert [length("ab"), length("ab")] == [2, 2] and asked == ["ab", "ab"]   # no block, no memo
     with remembering():
         assert [length("ab"), length("ab"), length("c")] == [2, 2, 1]
-        with remembering():             # a block of its own
+        with remembering():             # shares the open block's memo (an audit's scripts)
             length("ab")
         length("ab")
-    assert asked == ["ab", "ab", "ab", "c", "ab"]
+    assert asked == ["ab", "ab", "ab", "c"]
     length("ab")
-    assert asked[-1:] == ["ab"] and len(asked) == 6
+    assert asked[-1:] == ["ab"] and len(asked) == 5
+    with remembering():                 # a new outermost block starts afresh
+        length("ab")
+    assert len(asked) == 6
 
 
 def test_lexer_nesting_and_escapes_examples():

@@ -1,16 +1,7 @@
 """``goldenal audit``: a linter for recipe repositories against the golden curves.
 
-Walks a tree (nothing is executed), resolves every spec-decode config it can
-find (bash launch scripts, srt-slurm recipe YAMLs, master configs and any
-file carrying a synthetic knob) to its golden cell, and reports like a linter.
-See :mod:`goldenal.auditing.rules` for the rule catalogue.
-
-Example
--------
->>> from goldenal.auditing import audit
->>> findings = audit(["recipes/"])                        # doctest: +SKIP
->>> [(f.code, f.path, f.line) for f in findings]          # doctest: +SKIP
-[('GAL201', 'agentic/minimax.sh', 14)]
+Walks a tree (nothing is executed), resolves every spec-decode config found
+to its golden cell and reports like a linter; rules in :mod:`goldenal.auditing.rules`.
 """
 
 import os
@@ -24,12 +15,8 @@ __all__ = ["audit", "audit_report", "AuditReport", "Finding", "RULES", "explain"
 
 
 def _codes(spec, flag="select"):
-    """Normalise ``--select``/``--ignore`` values: codes, prefixes (``GAL2``) or names.
-
-    Raises
-    ------
-    UsageError
-        An entry that is no rule's code, name or code prefix (``GAL9``).
+    """``--select``/``--ignore`` values (codes, prefixes such as ``GAL2``, or names) as a set;
+    UsageError for anything else.
     """
     if not spec:
         return None
@@ -69,13 +56,8 @@ def _matches(code, codes):
 
 
 def default_root(paths):
-    """The directory finding paths are relative to: the repository root of ``paths``.
-
-    That is the nearest directory holding ``.git`` at or above the directory
-    containing every audited path, so that ``audit benchmarks/x`` reports
-    ``benchmarks/x/...`` in every format, as CI annotations and code scanning
-    read paths.  Outside any repository: the one directory given, else the
-    current directory.
+    """The repository root of ``paths`` (so CI annotations name real files), else the
+    one directory given, else the current one: what finding paths are relative to.
     """
     top = git_root(paths)
     return top if top is not None else _audited_dir(paths)
@@ -100,14 +82,8 @@ def git_root(paths):
 
 
 class AuditReport(NamedTuple):
-    """What one audit read, checked, skipped and found.
-
-    ``findings`` are sorted by path, line, column and code; ``skipped`` holds
-    ``(path, reason)`` for every file that mentions a knob or a speculative
-    setting but gave no checked serve config; ``settings`` is the
-    ``pyproject.toml`` the options came from (or None); ``notes`` what holds
-    for the whole audit (a golden directory without a manifest whose curves
-    name no draft head), said once rather than per file.
+    """What one audit read, checked, skipped (``(path, reason)``) and found, the
+    settings file used and ``notes`` said once for the whole audit.
     """
 
     findings: tuple
@@ -144,39 +120,28 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
     Parameters
     ----------
     paths : list of str, optional
-        Files or directories to audit (default: the current directory).
+        Files or directories (default: the current directory).
     root : str, optional
-        Directory finding paths are relative to; default the repository root
-        of ``paths`` (the nearest directory holding ``.git``), else the single
-        directory given, else the current directory.
+        Directory finding paths are relative to (default :func:`default_root`).
     registry : goldenal.golden.registry.Registry, optional
         Curves to audit against; default ``load_registry(golden_dir)``.
     golden_dir : str, optional
-        A golden directory to load when ``registry`` is not given (default:
-        the settings' ``golden-dir``, else as :func:`goldenal.load_registry`).
+        Golden directory when ``registry`` is not given (default: the settings').
     select, ignore : iterable of str or str, optional
         Codes, code prefixes (``"GAL2"``) or rule names to keep / drop.
     exclude, extend_exclude : iterable of str, optional
-        gitignore-style patterns of paths never read; ``exclude`` replaces the
-        default (version-control, virtualenv and cache directories).
+        gitignore-style patterns never read; ``exclude`` replaces the default.
     respect_gitignore : bool, optional
         Honour ``.gitignore`` files (default true).
     settings : bool or str
         Read ``[tool.goldenal]`` from the nearest ``pyproject.toml`` (True), a
-        given ``pyproject.toml`` (str) or not at all (False).  Arguments
-        given here win over the file.
+        given one (str) or none (False); arguments given here win.
     cache : bool, str or goldenal.auditing.cache.Cache
-        Keep what each file says in a persistent cache outside the tree
-        (:mod:`goldenal.auditing.cache`) so that files read before with the same
-        bytes are not parsed again: True for the user cache directory, a
-        directory path, a ``Cache`` of ``root`` (one opened with
-        ``read_only=True`` is read, never written), or False (default) for
-        none.  Findings are identical either way.
+        The per-file cache: True (user cache directory), a directory, a ``Cache``
+        or False (default).  Findings are identical either way.
     overlay : dict, optional
-        ``{path: bytes}``: contents audited in place of those files' (nothing
-        is written; a path is matched by its real path, so a file reached
-        through a link inside the tree reads the same bytes).  ``audit --fix``
-        checks its fixes this way before writing them.
+        ``{path: bytes}`` audited in place of those files (matched by real path);
+        nothing is written.
 
     Returns
     -------
@@ -185,14 +150,7 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
     Raises
     ------
     goldenal.core.errors.ParseError
-        When none of ``paths`` can be audited, or the settings are invalid
-        (exit code 2 in the CLI).
-
-    Example
-    -------
-    >>> report = audit_report(["recipes/"])                 # doctest: +SKIP
-    >>> report.configs_checked, len(report.skipped)         # doctest: +SKIP
-    (41, 3)
+        None of ``paths`` exists, or invalid settings (exit code 2 in the CLI).
     """
     from goldenal.core.errors import ParseError
     from goldenal.auditing.settings import Settings, find_settings, read_settings
@@ -254,32 +212,20 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
 
 def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None, ignore=None,
           **options):
-    """Audit files or directories and return the findings.
-
-    The findings of :func:`audit_report` (which takes the same arguments and
-    also says what was read, checked and skipped).
+    """Audit files or directories: the findings of :func:`audit_report` (same arguments).
 
     Returns
     -------
     list of Finding
         Sorted by path, line, column and code.
-
-    Raises
-    ------
-    goldenal.core.errors.ParseError
-        When none of ``paths`` can be audited (exit code 2 in the CLI).
     """
     return list(audit_report(paths, root=root, registry=registry, golden_dir=golden_dir,
                              select=select, ignore=ignore, **options).findings)
 
 
 def _mentions(relpath, lines, table):
-    """Lines of ``table`` whose suppression is documentation, not a comment in code.
-
-    A Markdown line outside the fenced shell blocks (prose, an inline code
-    span) or a Python line whose ``# goldenal:`` sits in a string rather than
-    a comment shows the syntax; such a suppression still applies, but is
-    never reported as unused.
+    """Lines of ``table`` whose suppression shows the syntax (Markdown prose, a Python
+    string): it still applies, but is never reported unused.
     """
     low = relpath.lower()
     if low.endswith(MARKDOWN):

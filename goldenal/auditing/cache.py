@@ -1,42 +1,15 @@
-"""A persistent cache of what each file says, as ruff keeps one: warm audits re-read nothing.
+"""A persistent cache of what each file says, as ruff keeps one.
 
-What is cached is the per-file evidence only: the serve configs a launcher
-script or an srt-slurm recipe holds (:func:`goldenal.auditing.shell.script_configs`,
-:func:`goldenal.auditing.recipe.recipe_configs`) and the sequence-length scenarios
-a master config runs its recipes under.  Each is a function of three things:
-the file's bytes, its path within the repository (which decides agentic or
-fixed-sequence-length) and goldenal's own code; so are the injection
-requests of a master config (:func:`goldenal.auditing.master.injections`).  The key holds all three:
-
-* a BLAKE2 digest of the path, the repository path, the kind and the bytes;
-* a stamp of the code: goldenal's version, the Python version and the size
-  and modification time of every module of the package.
-
-Nothing that involves the curves or another file is cached: matching a
-config to its golden cell, master-config injections, citations, suppressions
-and fixes are computed afresh on every run, so a changed registry or master
-config can never be answered from the cache.  A file that fails to parse is
-never cached.
-
-The cache lives outside the audited tree, in the user cache directory
-(``$GOLDENAL_CACHE_DIR``, else ``$XDG_CACHE_HOME/goldenal``, else
-``~/.cache/goldenal``), one file per audited root, written atomically.
-Values are stored with :mod:`marshal` (plain values only: nothing in the file
-can run code when it is read); an unreadable, foreign or stale file is an
-empty cache.  ``goldenal audit --no-cache`` neither reads nor writes it.
-
-The cache can make an audit faster, never change its verdict:
-
-* every entry carries a BLAKE2 checksum of its key and its own payload (the
-  marshalled bytes): an entry edited, truncated or moved to another key is a
-  miss, and the file is parsed afresh;
-* the directory is used only when it is a real directory (not a link) owned
-  by the user and writable by no one else; the temporary a save writes is
-  created with ``O_EXCL`` there (:func:`tempfile.mkstemp`), so a name planted
-  in advance is never followed;
-* the cache file is read without following a link or waiting (a named pipe),
-  only when it is a regular file of at most :data:`MAX_BYTES`; anything else
-  at its path is an empty cache and is never replaced.
+Only per-file evidence is kept (a launcher's or recipe's configs, a master
+config's scenarios and injections), keyed by a BLAKE2 digest of the path,
+the repository path, the kind and the bytes, under a stamp of goldenal's
+code.  Nothing involving the curves or another file is cached, nor a file
+that fails to parse.  One :mod:`marshal` file per audited root in the user
+cache directory, written atomically.  It can never change a verdict: every
+entry carries a checksum of its key and payload (a bad one is a miss); the
+directory is used only when it is the user's own and writable by no one
+else; the file is read without following a link or waiting, bounded by
+:data:`MAX_BYTES`, and anything but a regular file there is left alone.
 """
 
 import hashlib
@@ -67,7 +40,16 @@ def cache_dir():
 
 
 def code_stamp():
-    """goldenal's version, the Python version and every package module's size and mtime."""
+    """goldenal's and Python's versions and every module's size and mtime, once a process."""
+    if not _STAMP:
+        _STAMP.append(_code_stamp())
+    return _STAMP[0]
+
+
+_STAMP = []
+
+
+def _code_stamp():
     import goldenal
 
     package = os.path.dirname(os.path.abspath(goldenal.__file__))
@@ -87,7 +69,15 @@ def _pack(cls, records):
 
 
 def _unpack(cls, rows):
-    return [cls(**dict(zip(_FIELDS[cls], row))) for row in rows]
+    # the fields as stored, without running a frozen dataclass's __init__ (as Config.with_)
+    names, out = _FIELDS[cls], []
+    for row in rows:
+        if len(row) != len(names):
+            raise ValueError("a record of another shape")
+        record = object.__new__(cls)
+        record.__dict__.update(zip(names, row))
+        out.append(record)
+    return out
 
 
 def usable_directory(path):
@@ -106,10 +96,7 @@ def _checksum(key, payload):
 
 
 class Cache:
-    """Per-file evidence of one audited root; :meth:`save` writes what this run used.
-
-    With ``read_only=True`` the file is read and never written (``audit --diff``).
-    """
+    """Per-file evidence of one audited root; ``read_only`` (``audit --diff``) never writes."""
 
     def __init__(self, root, directory=None, *, read_only=False):
         self.directory = directory or cache_dir()
@@ -178,10 +165,8 @@ class Cache:
         self.changed = True
 
     def save(self):
-        """Write the entries this run used (stale ones drop out), atomically; errors ignored.
-
-        Nothing is written unless the directory is the user's own (created
-        ``0700`` when missing) and the cache path is a regular file or free.
+        """Write the entries this run used, atomically, only into the user's own directory
+        and over a regular file; errors are ignored.
         """
         from goldenal.core.files import write_texts_atomic
 

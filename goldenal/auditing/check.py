@@ -6,12 +6,12 @@ from decimal import Decimal, InvalidOperation
 from goldenal.auditing import evidence as ev
 from goldenal.auditing.rules import make_finding
 from goldenal.engines import knob_value
-from goldenal.engines.knobs import carries_golden
+from goldenal.engines.knobs import ENGINES, KNOBS, acceptance_rate, carries_golden
 from goldenal.engines import table as knobs
 
-# Engines with no setting that selects a draft head's sampling variant: ATOM's DSpark
-# path takes no draft_sample_method / rejection_sample_method (docs/engines.md §4.1)
-NO_VARIANT_ENGINES = ("atom",)
+
+# engines with no setting that selects a draft head's sampling variant
+NO_VARIANT_ENGINES = tuple(e for e in ENGINES if not ev.record(e).selects_variant)
 
 
 def variant_siblings(curves, cfg):
@@ -27,13 +27,9 @@ def variant_siblings(curves, cfg):
 
 
 def match_curve(curves, cfg):
-    """The curve a config serves, by the policy's one resolver.
-
-    Returns ``(curve, problem)``: the curve, or None with ``problem`` a
-    ``(code, text)`` pair naming what is missing (GAL101) or ambiguous (GAL304).
-    On an engine that cannot select a sampling variant, the curve a comment
-    next to the knob cites (``cfg.extra["cited_curves"]``) decides among the
-    variants; with none, the cell cannot be determined.
+    """``(curve, None)`` or ``(None, (code, text))`` (GAL101 missing, GAL304 ambiguous)
+    by the policy's resolver; on an engine with no variant setting, the curve a
+    comment next to the knob cites decides among the variants.
     """
     if cfg.engine in NO_VARIANT_ENGINES and cfg.model:
         siblings = variant_siblings(curves, cfg)
@@ -96,44 +92,60 @@ def _dec(text):
         return None
 
 
+# what each knob writes, from the engines' spellings: the AL, per-position rates (a JSON
+# list in a config key, comma-separated on a command line) or (AL - 1) / K
+_VALUE_ROWS = {r.name: r for r in knobs.SPELLINGS
+               if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+
+
+def unit(knob):
+    """``"length"``, ``"accepted"`` (AL - 1), ``"rate"`` ((AL - 1) / K), ``"rates"``
+    (one rate per position, a JSON list) or ``"csv-rates"`` (comma-separated)."""
+    row = _VALUE_ROWS.get(knob)
+    if row is None or row.setting == knobs.LENGTH:
+        offset = KNOBS.get(row.engine, (None, 0))[1] if row else 0
+        return "accepted" if offset == -1 else "length"
+    if row.setting == knobs.RATE:
+        return "rate"
+    return "rates" if row.form == knobs.KEY else "csv-rates"
+
+
 def implied_al(cfg):
     """The acceptance length the knob asks for, as a Decimal, or None."""
     value = cfg.value
     if value is None:
         return None
-    if cfg.knob == ev.VLLM_RATES:
+    kind = unit(cfg.knob)
+    if kind == "rates":
         try:
             rates = json.loads(value) if isinstance(value, str) else value
             return 1 + sum(Decimal(str(r)) for r in rates)
         except (ValueError, TypeError, InvalidOperation):
             return None
-    if cfg.knob == ev.LLAMA_RATES:
+    if kind == "csv-rates":
         parts = [_dec(x) for x in str(value).strip("'\"").split(",")]
         return None if any(p is None for p in parts) else 1 + sum(parts)
     num = _dec(value)
     if num is None:
         return None
-    if cfg.knob == ev.TRTLLM_FORCE:
+    if kind == "accepted":
         return num + 1
-    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+    if kind == "rate":
         return None if cfg.k is None else 1 + num * cfg.k
     return num
 
 
 def expected_knob(cfg, al_text):
-    """The golden AL in the knob's own unit and spelling (the writers' one conversion).
-
-    None when the engine cannot express it (TensorRT-LLM and AL 1.00).
-    """
+    """The golden AL in the knob's unit and spelling; None when the engine cannot say it."""
     from goldenal.core.errors import PolicyError
 
+    kind = unit(cfg.knob)
     try:
-        if cfg.knob == ev.TRTLLM_FORCE:
-            return knob_value("trtllm", al_text)
-        if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE) and cfg.k:
-            # vLLM 0.19's scalar rate has ATOM's unit, (AL - 1) / K
-            return knob_value("atom", al_text, k=cfg.k, form="rate")
-        if cfg.knob == ev.LLAMA_RATES and cfg.k:
+        if kind == "accepted":
+            return knob_value(_VALUE_ROWS[cfg.knob].engine, al_text)
+        if kind == "rate" and cfg.k:
+            return acceptance_rate(al_text, cfg.k)
+        if kind == "csv-rates" and cfg.k:
             from goldenal.engines.llamacpp import min_variance_rates
 
             return ",".join(min_variance_rates(al_text, cfg.k))
@@ -244,12 +256,13 @@ def check_config(cfg, curves):
         add("GAL304", f"cannot determine the golden cell for {cfg.knob}: value "
                       f"{cfg.value!r} is not a literal number")
         return out
-    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+    kind = unit(cfg.knob)
+    if kind == "rate":
         rate = _dec(cfg.value)
         if rate is not None and not (0 <= rate <= 1):
             add("GAL204", f"{cfg.said} is outside [0, 1]", found=cfg.value)
             return out
-    if cfg.knob == ev.TRTLLM_FORCE and al - 1 == 0:
+    if kind == "accepted" and al - 1 == 0:
         return out   # reported as GAL206 (0 = off)
     if not (1 <= al <= cfg.k + 1):
         add("GAL204", f"{cfg.said} means AL {al.normalize()}, outside "
@@ -327,7 +340,7 @@ def check_config(cfg, curves):
     label = f"{curve.id} thinking_{thinking} K={cfg.k}"
     if value_carries(cfg, cell):
         return out
-    if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE):
+    if kind == "rate":
         rate = _dec(cfg.value)
         for k2 in range(1, 17):
             if k2 != cfg.k and carries_golden(cfg.value, cell, unit="rate", k=k2):
@@ -335,15 +348,15 @@ def check_config(cfg, curves):
                               f"{cell} of {label}, but K={cfg.k} is served; it encodes AL "
                               f"{(1 + rate * cfg.k).normalize()}",
                     found=cfg.value, expected=expected,
-                    fix=f"use --spec-decode-acceptance-length {cell}")
+                    fix=f"use {KNOBS[_VALUE_ROWS[cfg.knob].engine][0]} {cell}")
                 return out
-    if cfg.knob == ev.TRTLLM_FORCE and _dec(cfg.value) == golden:
-        add("GAL202", f"{cfg.said} is the golden AL itself; TensorRT-LLM takes "
+    if kind == "accepted" and _dec(cfg.value) == golden:
+        title = ev.record(_VALUE_ROWS[cfg.knob].engine).title
+        add("GAL202", f"{cfg.said} is the golden AL itself; {title} takes "
                       f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
             fix=f"replace {cfg.value} with {expected}")
         return out
-    shown = al.normalize() if cfg.knob in (ev.ATOM_RATE, ev.VLLM_RATE, ev.TRTLLM_FORCE,
-                                           ev.LLAMA_RATES) else None
+    shown = al.normalize() if kind != "length" and kind != "rates" else None
     msg = cfg.said
     if shown is not None:
         msg += f" (AL {shown:f})"
@@ -365,20 +378,13 @@ def check_config(cfg, curves):
     return out
 
 
-# the unit each knob writes the AL in (docs/policy.md §2, rule 6)
-_UNITS = {ev.ATOM_RATE: "rate", ev.VLLM_RATE: "rate", ev.TRTLLM_FORCE: "accepted"}
-
-
 def value_carries(cfg, cell):
-    """Does the config's knob carry the committed cell ``cell``, at the precision written?
-
-    Per-position rates are compared by the AL they sum to, exactly; every
-    other knob by :func:`goldenal.engines.knobs.carries_golden`.
-    """
-    if cfg.knob in (ev.VLLM_RATES, ev.LLAMA_RATES):
+    """Does the knob carry ``cell`` at the precision written (per-position rates: by their sum)?"""
+    kind = unit(cfg.knob)
+    if kind in ("rates", "csv-rates"):
         al = implied_al(cfg)
         return al is not None and al == Decimal(cell)
-    return carries_golden(cfg.value, cell, unit=_UNITS.get(cfg.knob, "length"), k=cfg.k)
+    return carries_golden(cfg.value, cell, unit=kind, k=cfg.k)
 
 
 def default_mode(curve):
@@ -389,10 +395,7 @@ def default_mode(curve):
 
 
 def candidate_curves(curves, cfg):
-    """The curves a config may serve when its identity leaves several (variant, head).
-
-    Empty when the files name no model, or nothing committed fits.
-    """
+    """The curves a config may serve when variant or head is left open (or none)."""
     from goldenal.core.errors import GoldenALError
     from goldenal.golden.policy import candidates, model_matches
 
@@ -425,10 +428,8 @@ def candidate_cells(cfg, pool):
 
 
 def unknown_head_pool(curves, cfg):
-    """The curves of the served model and method that name no draft head (EAGLE-3).
-
-    An upstream curve directory has no manifest to name them: a config with a
-    draft head may serve any of them.
+    """The served model's curves that name no draft head (an upstream directory
+    without a manifest): a config with a head may serve any.
     """
     from goldenal.golden.curves import head_unknown
     from goldenal.golden.policy import method_matches, model_matches
@@ -443,13 +444,9 @@ def unknown_head_pool(curves, cfg):
 
 
 def _undecided(cfg, curves, pool, undecided, add, quiet=False):
-    """The cell cannot be decided: the value is checked against every reading left open.
-
-    A value no candidate cell carries is wrong whichever reading applies
-    (GAL201, naming the candidates); one that a candidate carries is info
-    (GAL304, naming which).  With no candidate cell, GAL304 says what is open.
-    ``quiet``: what is open was said once for the whole audit; only a wrong
-    value is reported.
+    """The cell is undecided: a value no candidate cell carries is GAL201 (naming
+    them), one a candidate carries is GAL304 info (naming it).  ``quiet``: only a
+    wrong value is reported.
     """
     cells = candidate_cells(cfg, pool)
     first = undecided[0][0]
@@ -472,10 +469,7 @@ def _undecided(cfg, curves, pool, undecided, add, quiet=False):
 
 
 def _llamacpp_starts(cfg, add):
-    """GAL207 / GAL204 / GAL206: llama-server's start-up checks of its synthetic knob.
-
-    False when the server would refuse to start (the finding says why).
-    """
+    """GAL207 / GAL204 / GAL206: llama-server's start-up checks; False when it would not start."""
     from goldenal.engines.llamacpp import parse_rates, rates_problem
 
     x = cfg.extra
@@ -491,7 +485,7 @@ def _llamacpp_starts(cfg, add):
                       "llama-server refuses to start (synthetic acceptance length and rates "
                       "are mutually exclusive); keep one", found=cfg.value)
         return False
-    if cfg.knob == ev.LLAMA_RATES:
+    if unit(cfg.knob) == "csv-rates":
         try:
             rates = parse_rates(cfg.value)
         except ValueError as exc:
@@ -514,26 +508,31 @@ def _llamacpp_starts(cfg, add):
     return True
 
 
+def _named(engine, setting, form=None):
+    """The engine's spelling of a setting (the first of the table, or of ``form``)."""
+    return knobs.spellings(engine, setting=setting, form=form)[0].name
+
+
 def _honour(cfg, add):
     """GAL205/GAL206: knobs the served engine ignores, rejects or reads differently."""
     version = ev.image_version(cfg.image)
     x = cfg.extra
     if cfg.engine == "vllm":
-        if cfg.knob in (ev.VLLM_LENGTH, ev.VLLM_RATES, ev.VLLM_RATE) and \
-                cfg.rejection_sample_method != "synthetic":
+        row = _VALUE_ROWS.get(cfg.knob)
+        setting = row.setting if row is not None and row.engine == cfg.engine else None
+        if setting and cfg.rejection_sample_method != "synthetic":
             rsm = cfg.rejection_sample_method
             add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
                           f"{repr(rsm) if rsm else 'absent'}, not 'synthetic': nothing is "
                           "simulated", found=cfg.value,
                 fix="add \"rejection_sample_method\": \"synthetic\"")
-        elif cfg.knob in (ev.VLLM_LENGTH, ev.VLLM_RATES) and version and version < (0, 20, 0):
+        elif setting in (knobs.LENGTH, knobs.RATES) and version and version < (0, 20, 0):
             add("GAL206", f"{cfg.knob} needs vLLM >= 0.20, but the image is {cfg.image}; "
-                          "0.19 knows only synthetic_acceptance_rate and older releases no "
-                          "synthetic mode", found=cfg.value)
-        elif cfg.knob == ev.VLLM_RATE and version and version >= (0, 20, 0):
-            add("GAL206", f"synthetic_acceptance_rate was replaced by "
-                          f"synthetic_acceptance_length in vLLM 0.20; image {cfg.image} "
-                          "rejects it", found=cfg.value)
+                          f"0.19 knows only {_named(cfg.engine, knobs.RATE)} and older releases "
+                          "no synthetic mode", found=cfg.value)
+        elif setting == knobs.RATE and version and version >= (0, 20, 0):
+            add("GAL206", f"{cfg.knob} was replaced by {_named(cfg.engine, knobs.LENGTH)} "
+                          f"in vLLM 0.20; image {cfg.image} rejects it", found=cfg.value)
     elif cfg.engine == "trtllm":
         num = _dec(cfg.value)
         if num is not None and num == 0:
@@ -546,19 +545,19 @@ def _honour(cfg, add):
     elif cfg.engine == "sglang":
         topk = x.get("eagle_topk")
         if x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1):
-            add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token requires "
+            add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
                           f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
                 found=cfg.value)
         elif x.get("acc_method") not in (None, "match-expected"):
             # default and recommended is match-expected; multinomial draws a rounded,
             # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
-            add("GAL206", f"SGLANG_SIMULATE_ACC_METHOD={x.get('acc_method')} does not "
+            add("GAL206", f"{_named(cfg.engine, knobs.ACC_METHOD)}={x.get('acc_method')} does not "
                           "reproduce the golden AL's two-point distribution (and can miss its "
                           "mean); use match-expected", found=cfg.value)
         elif x.get("token_mode") and version and version < (0, 5, 15):
             # the token mode first ships in the 0.5.15 wheel (docs/engines.md §2.3); older
             # servers ignore it and emit token id 100 for every accepted position
-            add("GAL206", f"SGLANG_SIMULATE_ACC_TOKEN_MODE needs SGLang >= 0.5.15, but the "
+            add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)} needs SGLang >= 0.5.15, but the "
                           f"image is {cfg.image}: accepted positions are filled with token "
                           "id 100", found=cfg.value)
     elif cfg.engine == "atom":

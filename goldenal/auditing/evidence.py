@@ -1,14 +1,9 @@
 """What a serve config says about its golden cell, and the signals it is read from.
 
-A :class:`Config` is one spec-decode configuration as served: engine, model,
-draft head, method, sampling variant, K, thinking mode, and the synthetic
-knob with its value, each with the line it was read from.  Readers (bash
-scripts: :mod:`goldenal.auditing.shell`; srt-slurm recipes:
-:mod:`goldenal.auditing.recipe`; master configs: :mod:`goldenal.auditing.master`)
-produce configs; :mod:`goldenal.auditing.check` turns them into findings.
-
-This module also holds the small text signals shared by every reader:
-thinking mode, agentic vs fixed-length, engine image versions.
+Readers (:mod:`~goldenal.auditing.shell`, :mod:`~goldenal.auditing.recipe`,
+:mod:`~goldenal.auditing.master`) produce :class:`Config` objects;
+:mod:`goldenal.auditing.check` turns them into findings.  Also the text
+signals they share: thinking mode, agentic or fixed-length, image versions.
 """
 
 import bisect
@@ -16,34 +11,42 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-# Knob names per engine (docs/engines.md §0.3).
-VLLM_LENGTH = "synthetic_acceptance_length"
-VLLM_RATES = "synthetic_acceptance_rates"
-VLLM_RATE = "synthetic_acceptance_rate"        # 0.19.x scalar, (AL-1)/K
-SGLANG_LEN = "SGLANG_SIMULATE_ACC_LEN"
-TRTLLM_FORCE = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
-ATOM_LENGTH = "--spec-decode-acceptance-length"
-ATOM_RATE = "--spec-decode-acceptance-rate"
-RUNNER_LENGTH = "SYNTHETIC_ACCEPTANCE_LENGTH"
-LLAMA_LENGTH = "--spec-synth-len"               # llama.cpp, and LLAMA_ARG_SPEC_SYNTH_LEN
-LLAMA_RATES = "--spec-synth-rates"              # llama.cpp, and LLAMA_ARG_SPEC_SYNTH_RATES
-LLAMA_ENV = {"LLAMA_ARG_SPEC_SYNTH_LEN": LLAMA_LENGTH, "LLAMA_ARG_SPEC_SYNTH_RATES": LLAMA_RATES}
+from goldenal.engines.knobs import RUNNER_VARIABLE as RUNNER_LENGTH, record
+from goldenal.engines import table as _knobs
 
-# Substrings that make a file worth reading at all (byte prefilter).
-KNOB_BYTES = (b"synthetic_acceptance", b"SGLANG_SIMULATE_ACC", b"TLLM_SPEC_DECODE_FORCE",
-              b"spec-decode-acceptance", b"SYNTHETIC_ACCEPTANCE", b"spec-synth-",
-              b"LLAMA_ARG_SPEC_SYNTH")
+
+_VALUE_SETTINGS = (_knobs.LENGTH, _knobs.RATES, _knobs.RATE)
+# an environment spelling of a knob that is also a flag (llama.cpp's) reads as the flag
+FLAG_OF_ENV = {env.name: flag.name for env in _knobs.SPELLINGS for flag in _knobs.SPELLINGS
+               if env.form == _knobs.ENV and flag.form == _knobs.FLAG
+               and env.setting in _VALUE_SETTINGS and (flag.engine, flag.setting)
+               == (env.engine, env.setting)}
+# the value knobs only the environment carries, in table order (the runner's last)
+ENV_KNOBS = tuple(dict.fromkeys(r.name for r in _knobs.SPELLINGS if r.form == _knobs.ENV
+                                and r.setting == _knobs.LENGTH and r.name not in FLAG_OF_ENV))
+
+# Substrings that make a file worth reading at all (byte prefilter): the common stem of each
+# engine's synthetic-acceptance settings in each form, and the runner's switch
+def _stems():
+    from os.path import commonprefix
+
+    groups = {}
+    for r in _knobs.SPELLINGS:
+        if r.setting in _VALUE_SETTINGS + (_knobs.TOKEN_MODE, _knobs.ACC_METHOD):
+            groups.setdefault((r.engine, r.form), []).append(r.name.lstrip("-"))
+    stems = [commonprefix(names).rstrip("_-") for names in groups.values()]
+    return tuple(dict.fromkeys(s.encode() for s in stems + [RUNNER_LENGTH.rsplit("_", 1)[0]]))
+
+
+KNOB_BYTES = _stems()
 SPEC_BYTES = (b"speculative", b"num-speculative-tokens", b"max_draft_len", b"spec-draft-",
               b"LLAMA_ARG_SPEC_DRAFT")
 
 
 @dataclass(frozen=True)
 class Config:
-    """One spec-decode configuration as served, with where each fact came from.
-
-    ``line``/``col`` locate the knob when there is one, else the spec setting.
-    Facts the files do not give are None; ``notes`` carries the assumptions
-    and missing pieces that the checker reports.
+    """One spec-decode configuration as served; ``line``/``col`` locate the knob, else
+    the spec setting.  Facts the files do not give are None.
     """
 
     path: str
@@ -62,7 +65,7 @@ class Config:
     knob: "str | None" = None
     value: "str | None" = None
     # (name, separator) of the knob as the file writes it, when it differs from
-    # ``knob=value``: ``("--spec-synth-len", " ")``, ``("LLAMA_ARG_SPEC_SYNTH_LEN", "=")``
+    # ``knob=value``: a flag and a blank before its value, an environment twin of a flag
     spelling: "tuple | None" = None
     rejection_sample_method: "str | None" = None
     image: "str | None" = None
@@ -113,12 +116,8 @@ _TRUE = {"true", "enabled", "on", "1", "yes", "thinking_on"}
 
 
 def _extra_inputs_thinking(text):
-    """``true``/``false`` of the first ``EXTRA_INPUTS[:=]`` whose quoted run says
-    ``thinking:true|false`` (the last such mention in that run), else None.
-
-    The same answer as ``EXTRA_INPUTS["']?\\s*[:=]\\s*["']?[^"'\\n]*\\bthinking:(true|false)``
-    searched in ``text``, in O(len(text) log n): each run ends at the next
-    quote or newline, and the mentions are found once.
+    """``true``/``false`` as ``EXTRA_INPUTS["']?\\s*[:=]\\s*["']?[^"'\\n]*\\bthinking:(true|false)``
+    would find it, in O(n log n): each quoted run's mentions are found once.
     """
     if "EXTRA_INPUTS" not in text or "thinking:" not in text:
         return None
@@ -135,14 +134,10 @@ def _extra_inputs_thinking(text):
 
 
 def thinking_signals(lines, start=0, stop=None):
-    """Thinking-mode signals in ``lines[start:stop]``.
-
-    Returns a list of ``(line_number, "on"|"off", description)``; comment
-    lines are skipped.  Recognised: chat-template kwargs (``enable_thinking``,
-    ``thinking``, ``thinking_mode``) on lines that carry chat-template kwargs,
-    ``SGLANG_ENABLE_THINKING``, Dynamo's ``dyn-default-thinking-mode``, the
-    benchmark client's ``*_EXTRA_INPUTS: thinking:...``, ``THINKING_MODE`` and a
-    chat template whose file name says "thinking".
+    """``(line_number, "on"|"off", description)`` for each thinking-mode signal in
+    ``lines[start:stop]`` outside comments: chat-template kwargs, the engine's
+    thinking switch, Dynamo's default mode, the client's ``EXTRA_INPUTS``,
+    ``THINKING_MODE`` and a chat template whose file name says "thinking".
     """
     found = []
     stop = len(lines) if stop is None else stop
@@ -209,10 +204,8 @@ def thinking_signals_in(text, lines):
 
 
 def decide_thinking(signals):
-    """One mode from signals: ``(mode, description)``; client-side signals win.
-
-    Returns ``(None, None)`` without signals and ``(None, reason)`` when the
-    signals disagree at the same level.
+    """``(mode, description)`` from signals, client-side ones first; ``(None, None)``
+    without any, ``(None, reason)`` when they disagree.
     """
     if not signals:
         return None, None
@@ -245,14 +238,11 @@ def eval_from_path(relpath):
 
 
 def agentic_from_benchmark(benchmark):
-    """True / False / None from a recipe's ``benchmark:`` settings (the file's own content).
-
-    ``benchmark`` maps ``type``, ``isl``, ``osl`` and ``command`` (strings
-    or None).  A fixed-length client (``sa-bench``) or literal ``isl``/``osl``
-    lengths say fixed-sequence-length; a type naming the agentic workload says
-    agentic; a ``custom`` benchmark's ``command`` (run by srt-slurm with ``bash
-    -lc``, NVIDIA/srt-slurm ``src/srtctl/benchmarks/custom.py``) is read as a
-    launcher's client is (:func:`agentic_from_client`).
+    """True / False / None from a recipe's ``benchmark:`` (``type``, ``isl``, ``osl``,
+    ``command``): a fixed-length client or literal lengths say fixed, an agentic
+    type says agentic, a ``custom`` command (run with ``bash -lc``,
+    NVIDIA/srt-slurm ``src/srtctl/benchmarks/custom.py``) is read as a
+    launcher's client.
     """
     if not benchmark:
         return None
@@ -296,15 +286,19 @@ _AGENTIC_WORD_RE = re.compile(
     r"(?<![\w-])(?:resolve_trace_source|build_replay_cmd|run_agentic_replay_and_write_outputs|"
     r"agentic_srt\.sh)(?![\w-])|(?<![\w-])WEKA_LOADER_OVERRIDE=|"
     r"=[\"']?semianalysis_cc_traces_weka")
+# a word each of its alternatives holds: a substring test skips a launcher naming none
+# far faster than the pattern, whose look-behinds give the regex engine no literal to seek
+_AGENTIC_WORDS = ("resolve_trace_source", "build_replay_cmd", "run_agentic_replay",
+                  "agentic_srt.sh", "WEKA_LOADER_OVERRIDE=", "semianalysis_cc_traces_weka")
+
+
+def _runs_agentic_words(text):
+    return any(w in text for w in _AGENTIC_WORDS) and bool(_AGENTIC_WORD_RE.search(text))
 
 
 class ClientSignal(NamedTuple):
-    """One thing a benchmark client's command line says about the run it makes.
-
-    ``flag`` is the option (or, for a bare command or name, None), ``values``
-    the values that decide (a value starting with one of them), ``agentic``
-    the answer, ``source`` the upstream file that defines the option or value.
-    The table is docs/policy.md §5.
+    """One row of docs/policy.md §5: a client ``flag`` (None for a bare command), the
+    ``values`` that decide (by prefix), the ``agentic`` answer and the upstream ``source``.
     """
 
     flag: "str | None"
@@ -362,18 +356,35 @@ def _flag_answer(flag, value):
     return None
 
 
-def client_signals(text):
-    """``(agentic, fixed)``: whether the code of ``text`` runs an agentic client, a fixed-length one.
-
-    Comment lines do not count.  Agentic: aiperf's AgentX scenario or its
-    trace datasets, InferenceX's agentic replay helpers.  Fixed: a random-token
-    dataset (``--dataset-name random``...) or input/output lengths given to
-    the client.  Both can hold (a launcher running both kinds).
+def code_of(text):
+    """``text`` without comment lines (the last answer kept: a launcher asks thrice); with
+    ``\\n`` its only line break, one substitution does what :meth:`str.splitlines` would.
     """
-    if "--" not in text and not _AGENTIC_WORD_RE.search(text):
+    if _CODE[0] is not text:
+        if _OTHER_BREAKS.search(text):
+            code = "\n".join([line for line in text.splitlines()
+                              if not line.lstrip().startswith("#")])
+        else:       # (each comment line with the newline before it)
+            code = _COMMENT_LINE.sub("", "\n" + text)[1:]
+        _CODE[:] = [text, code]
+    return _CODE[1]
+
+
+_CODE = [None, ""]
+# str.splitlines' other line breaks; \s is str.isspace's whitespace, as lstrip's
+_OTHER_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_COMMENT_LINE = re.compile(r"\n[^\S\n]*#[^\n]*")
+
+
+def client_signals(text):
+    """``(agentic, fixed)``: whether the code of ``text`` (comments dropped) runs an
+    agentic client (AgentX scenario, trace datasets, replay helpers) and a
+    fixed-length one (random-token dataset, input/output lengths); both may hold.
+    """
+    if "--" not in text and not _runs_agentic_words(text):
         return False, False
-    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    agentic = bool(_AGENTIC_WORD_RE.search(code))
+    code = code_of(text)
+    agentic = _runs_agentic_words(code)
     fixed = bool(_FIXED_CLIENT_RE.search(code))
     if "--" in code:
         for m in _CLIENT_FLAG_RE.finditer(code):
@@ -386,34 +397,25 @@ def client_signals(text):
 
 
 def agentic_from_client(text):
-    """True / False / None from the benchmark client a launcher (or a command block) runs.
-
-    True when the client replays agentic traces (:data:`CLIENT_SIGNALS`) and
-    nothing runs fixed lengths; False when it runs fixed lengths and nothing
-    replays traces.  Comment lines do not count.  None otherwise: a launcher
-    running both, or neither, is decided by its branches or its path.
+    """True / False from the benchmark client ``text`` runs when only one kind of
+    client runs; None for both or neither (left to branches or the path).
     """
     agentic, fixed = client_signals(text)
     if agentic and not fixed:
         return True
     if fixed and not agentic:
-        code = "\n".join(line for line in text.splitlines()
-                         if not line.lstrip().startswith("#"))
-        if not _AGENTIC_CLIENT_RE.search(code):
+        code = code_of(text)
+        # every match holds "trace" or "agent", letters re.I folds as lower() does
+        low = code.lower()
+        if not (("trace" in low or "agent" in low) and _AGENTIC_CLIENT_RE.search(code)):
             return False
     return None
 
 
 def agentic_of(relpath, name=None, benchmark=None, names=()):
-    """Is a config agentic?  True / False / None (unknown): the file's content first.
-
-    The one test ``audit`` (GAL301/GAL302) and ``inject`` (which refuses
-    fixed-sequence-length configs) share.  In order: the recipe's
-    ``benchmark:`` settings (:func:`agentic_from_benchmark`); its ``name:``
-    and the variant or job names inside the file (``names``); the path,
-    which must be relative to the repository root (see
-    :func:`repository_path`) so that the answer does not depend on where the
-    repository sits or how the file was named on the command line.
+    """Agentic (True / False / None), the one test ``audit`` and ``inject`` share: the
+    ``benchmark:`` settings, then the recipe's and variants' ``names``, then the
+    path relative to the repository root (:func:`repository_path`).
     """
     agentic = agentic_from_benchmark(benchmark)
     if agentic is not None:
@@ -436,11 +438,8 @@ def agentic_from_name(name):
 
 
 def repository_path(path, root=None):
-    """``path`` relative to its repository: the git root above it, else ``root``.
-
-    The scenario of a recipe is read from this path, never from the path as
-    typed: ``./agentic/x.yaml``, an absolute path and a run from another
-    directory must give the same answer.
+    """``path`` relative to its git root, else ``root``: the scenario read from it does
+    not depend on how the file was named on the command line.
     """
     import os
 
@@ -475,10 +474,7 @@ _VERSION_RE = re.compile(r"[:v-](\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def image_version(image):
-    """``(major, minor, patch)`` from a container tag like ``vllm/vllm-openai:v0.19.1``.
-
-    None for nightly or untagged images (no release number to compare).
-    """
+    """``(major, minor, patch)`` of a container tag; None for nightly or untagged images."""
     if not image or "nightly" in image:
         return None
     tag = image.rsplit(":", 1)[-1] if ":" in image else image
@@ -503,17 +499,12 @@ def source_stated(lines, line, window=6):
 
 
 def cited_curves(lines, line, value, ids, window=6, paragraph=12):
-    """Curve ids a comment next to the knob cites: by id, file name or URL.
+    """Curve ids (by id, file name or URL) that comments next to the knob cite.
 
-    Comments on the knob's line and the ``window`` lines above it count, and
-    so do those on a line that assigns the knob's literal ``value`` and the
-    two lines above it (a launcher sets ``AL=2.51  # <curve>`` far from the
-    flag), and the whole-line comments of that line's paragraph: the lines
-    above it up to a blank line, at most ``paragraph`` (the value is set in
-    an ``if``/``else`` under a comment citing the curve; a comment ending a
-    line further up speaks for that line only).  When one cited id contains
-    another (``kimik3_dspark_probabilistic_...`` and ``kimik3_dspark``), the
-    longer one is meant.
+    Comments on the knob's line and ``window`` lines above count, and those near
+    a line assigning the literal ``value`` (two lines above, and the whole-line
+    comments of its paragraph, at most ``paragraph`` lines).  Of two ids one of
+    which contains the other, the longer is meant.
     """
     rows = set(range(max(0, line - 1 - window), min(len(lines), line)))
     if value:

@@ -1,30 +1,13 @@
 r"""``audit --fix`` / ``--diff``: apply the safe fixes, the replacement of a literal value.
 
-A fix is applied only when it cannot change what the config means beyond the
-knob: the finding replaces a value (GAL201 wrong cell, GAL202 TensorRT-LLM
-value not AL - 1); nothing at that line was assumed (no GAL304/GAL305 there);
-every finding on that line asks for the same replacement; the old value
-occurs exactly once on the line as a whole number; and auditing the tree with
-the fixed texts read in their place (in memory: nothing is copied or written)
-raises no new finding on any fixed line (a literal shared through an anchor
-by a variant that needs another cell).  Fixes that check rejects are dropped
-and the rest checked again, until what is left passes.
-
-Files are edited as bytes: a line is what ends at ``\n`` (``\r\n`` counts
-once), the rule :func:`goldenal.audit` numbers lines by, whatever else the
-file holds (``\r``, ``\f``, ``\x85``, U+2028, a BOM, bytes that are not
-UTF-8); every byte but the replaced number stays as it was.  A file reached
-through a symbolic link, or anything but a regular file, is never written;
-a fixed file replaces the old one atomically (a temporary in the same
-directory, with its permission bits, renamed over it).
-
-One writer at a time: before it reads a file to fix, ``--fix`` takes the
-writer lock of every directory it may write (:func:`goldenal.core.files.locked_directory`,
-the lock ``inject`` takes; a crash's leftovers there are recovered first),
-reads those files and audits again with exactly those bytes, so the fixes
-are planned on what will be edited.  A file whose bytes changed between
-that read and the write (a writer that does not take the lock) is not
-written, and named.
+A fix (GAL201, GAL202) is applied only when nothing on its line was assumed
+(GAL304/GAL305), every finding there asks for the same value, the old value
+occurs once on the line as a whole number, and auditing with the fixed texts
+in place (in memory) raises nothing new on a fixed line; rejected fixes are
+dropped and the rest checked again.  Files are edited as bytes (a line ends
+at ``\n``, as audit numbers lines; every other byte stays), never through a
+link, replaced atomically under the writer lock of their directories, and
+not written when their bytes changed since the fixes were planned.
 """
 
 import difflib
@@ -40,11 +23,8 @@ ASSUMPTIONS = ("GAL304", "GAL305")
 
 
 class FixResult(NamedTuple):
-    """What ``fix_findings`` changed (or would change): per-file diffs and counts.
-
-    ``diff`` is a unified diff as bytes (the files' own bytes, whatever their
-    encoding).  ``skipped`` holds ``(finding, reason)`` for every finding with
-    a suggested fix that was not applied.
+    """What :func:`fix_findings` changed: a unified diff (bytes), and ``(finding, reason)``
+    for each fix not applied.
     """
 
     diff: str
@@ -75,13 +55,8 @@ def _indirect(found, count):
 
 
 def place(finding, lines):
-    """Point a value finding at the literal a person edits, with the fix as an edit.
-
-    When ``finding.found`` occurs exactly once on its line as a whole number,
-    the finding's column moves to it, the knob's use site goes into
-    ``related`` (when it is elsewhere on the line) and ``edit`` holds the
-    replacement by ``expected``.  A GAL308 finding's edit removes the
-    suppression comment.  Other findings are returned unchanged.
+    """Point a value finding at the literal to edit (when ``found`` occurs once on the
+    line as a whole number), the knob's site in ``related``, the fix in ``edit``.
     """
     if not lines or not 0 < finding.line <= len(lines):
         return finding
@@ -114,10 +89,8 @@ def _number(text):
 
 
 def plan_fixes(findings):
-    """``{(path, line): (found, expected, [findings])}`` for the safe fixes, and the rest.
-
-    The rest is a list of ``(finding, reason)``.
-    """
+    """``{(path, line): (found, expected, [findings])}`` of safe fixes, and
+    ``[(finding, reason)]``."""
     by_line, blocked = {}, {}
     for f in findings:
         if f.code in ASSUMPTIONS:
@@ -149,11 +122,8 @@ def _lines(data):
 
 
 def _replace_once(line, found, expected):
-    """``(count, new line)``: the whole-number occurrences of ``found`` in the line's bytes.
-
-    The line is decoded with ``surrogateescape`` (every byte that is not UTF-8
-    stands for itself), so the match is the one :func:`place` sees in the
-    audit's text and the bytes around it come back unchanged.
+    """``(count, new line)`` for whole-number ``found`` in the line's bytes, decoded with
+    ``surrogateescape`` so the bytes around it come back unchanged.
     """
     text = line.decode("utf-8", "surrogateescape")
     pattern = _number(found)
@@ -171,10 +141,8 @@ def _not_written(exc):
 
 
 def _apply(plans, root, read=None):
-    """``{path: (before, after, fixed findings)}`` for the plans, plus the findings skipped.
-
-    ``read`` (``{path: bytes}``) holds files already read; others are read now.
-    """
+    """``{path: (before, after, fixed findings)}`` and the findings skipped; ``read``
+    holds bytes already read."""
     by_file, skipped = {}, []
     for (path, line), plan in plans.items():
         by_file.setdefault(path, {})[line] = plan
@@ -201,11 +169,7 @@ def _apply(plans, root, read=None):
 
 
 def _rejected(changes, root, audit_tree):
-    """The fixed ``(path, line)`` at which auditing with the fixed texts finds values wrong.
-
-    A line is matched by its file's real path, so a finding reported under
-    another name of the same file (a link inside the tree) counts too.
-    """
+    """The fixed ``(path, line)`` where auditing the fixed texts finds wrong values."""
     def real(path):
         return os.path.realpath(os.path.join(root, path))
 
@@ -226,31 +190,10 @@ def _diff(path, before, after):
 
 
 def fix_findings(findings, root, audit_tree, *, write=True):
-    """Apply (or, with ``write=False``, only diff) the safe fixes of ``findings``.
+    """Apply (``write=False``: only diff) the safe fixes of ``findings``.
 
-    Parameters
-    ----------
-    findings : list of Finding
-        As :func:`goldenal.audit` returned them (paths relative to ``root``).
-    root : str
-        The audited root.
-    audit_tree : callable
-        ``audit_tree(overlay) -> list[Finding]``: the same audit with
-        ``overlay`` (``{path: bytes}``, the fixed files) read in place of
-        those files, to check that a fix raises nothing new (see the
-        ``overlay`` argument of :func:`goldenal.audit`).
-    write : bool
-        Write the files (atomically, never through a link); else write nothing
-        and only compute the diff.
-
-    Returns
-    -------
-    FixResult
-
-    Raises
-    ------
-    OSError
-        Naming a directory whose lock another writer held too long.
+    ``audit_tree(overlay)`` audits again with ``{path: bytes}`` read in place of
+    those files.  Raises OSError naming a directory whose lock was held too long.
     """
     plans, skipped = plan_fixes(findings)
     if not write or not plans:

@@ -1,12 +1,5 @@
-"""Output formats for audit findings: text, JSON, GitHub annotations, SARIF 2.1.0.
-
-Each formatter takes the list of findings (and, optionally, the
-:class:`~goldenal.auditing.AuditReport` they came from) and returns the whole
-output text.  The JSON output follows ``schemas/findings.schema.json``
-(shipped in the package); the SARIF output is a SARIF 2.1.0 log with one run
-that validates against the OASIS schema.  Text output counts the assumed
-thinking modes (GAL305) in one line unless asked to list them; JSON and SARIF
-keep every finding.
+"""Output formats for audit findings: text, JSON (``schemas/findings.schema.json``),
+GitHub annotations and SARIF 2.1.0; each returns the whole output text.
 """
 
 import json
@@ -46,12 +39,8 @@ def run_summary(report):
 
 
 def format_text(findings, report=None, *, show_assumptions=True, show_skipped=False):
-    """One ``path:line:col: CODE [*] message`` line per finding, then the summary.
-
-    With ``show_assumptions=False`` the GAL305 findings (thinking mode
-    assumed) are counted in one line instead of listed.  With a ``report``,
-    a last line says how many files were read, configs checked and files
-    skipped; ``show_skipped`` lists the skipped files and why.
+    """One ``path:line:col: CODE [*] message`` line per finding, then the summary; GAL305
+    counted in one line unless ``show_assumptions``; ``show_skipped`` lists skipped files.
     """
     out = []
     hidden = 0
@@ -115,13 +104,9 @@ def _location(path, line, col, end_col=None, message=None, ident=None):
 
 
 def sarif_log(findings, report=None):
-    """The SARIF 2.1.0 log as a dict.
-
-    A finding that carries an edit points at the literal (``region`` spans
-    it) and its fix carries the ``artifactChanges`` that make it; the knob's
-    use site is a ``relatedLocation``.  A suggested fix that is not one edit
-    (adding a key, say) stays in the message's ``properties``: SARIF requires
-    every fix to spell its changes.  Skipped files are tool notifications.
+    """The SARIF 2.1.0 log as a dict.  A fix that is one edit carries its
+    ``artifactChanges`` (SARIF requires every fix to spell them); any other
+    suggestion stays in the message's ``properties``.
     """
     from goldenal import __version__
 

@@ -1,10 +1,7 @@
 """Commands in Markdown: the fenced code blocks a README or recipe guide shows.
 
 People copy launch commands from documentation, so a knob pinned in a guide
-is audited like one in a script.  :func:`fenced_code` keeps the lines inside
-shell-like fenced blocks (```` ```bash ````, ```` ```sh ````, ```` ```console ````,
-``~~~``, or no language) and blanks every other line, so line numbers stay
-those of the document; a ``$ `` prompt is blanked too, keeping columns.
+is audited like one in a script.
 """
 
 import re
@@ -19,23 +16,9 @@ SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console", "zsh", "shell-session",
 
 
 def fenced_code(lines):
-    """``lines`` with everything outside shell-like fenced code blocks blanked.
-
-    Parameters
-    ----------
-    lines : list of str
-        The document's lines.
-
-    Returns
-    -------
-    list of str
-        The same number of lines: code lines as written (a leading ``$ ``
-        prompt replaced by spaces), every other line empty.
-
-    Example
-    -------
-    >>> fenced_code(["# Guide", "```bash", "export X=1", "```"])
-    ['', '', 'export X=1', '']
+    """``lines`` with every line outside shell-like fenced blocks (```` ```bash ````,
+    ``sh``, ``console``, ``~~~``, no language) blanked, and a ``$ `` prompt turned
+    to spaces: line and column numbers stay the document's.
     """
     out = []
     fence = None            # the closing fence's character and length while inside a block
@@ -70,12 +53,8 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
 
 class Block(NamedTuple):
-    """One fenced code block: its lines (0-based, the fences excluded) and its place.
-
-    ``first``/``stop`` delimit the code lines (``lines[first:stop]``); ``shell``
-    is True for shell-like blocks (:data:`SHELL_LANGUAGES`); ``section`` is
-    the index of the innermost heading above it in :func:`outline`'s headings
-    (-1 before any heading).
+    """One fenced block: code lines ``lines[first:stop]``, shell-like or not, and the
+    index of the innermost heading above it (-1 before any).
     """
 
     first: int
@@ -94,25 +73,8 @@ class Heading(NamedTuple):
 
 
 def outline(lines):
-    """The headings and fenced code blocks of a Markdown document.
-
-    Parameters
-    ----------
-    lines : list of str
-        The document's lines.
-
-    Returns
-    -------
-    tuple
-        ``(headings, blocks)``: lists of :class:`Heading` and :class:`Block`
-        in document order.  Lines inside a fenced block are never headings;
-        an unclosed block runs to the end of the document, as CommonMark says.
-
-    Example
-    -------
-    >>> heads, blocks = outline(["# Guide", "## Serve", "```bash", "vllm serve m", "```"])
-    >>> [(h.title, h.parent) for h in heads], blocks[0]
-    ([('Guide', -1), ('Serve', 0)], Block(first=3, stop=4, shell=True, section=1))
+    """``(headings, blocks)`` of a document; fenced lines are never headings, and an
+    unclosed block runs to the end (CommonMark).
     """
     headings, blocks = [], []
     fence = None
@@ -176,12 +138,8 @@ _RECIPE_FOLDERS = ("recipes", "recipe", "benchmarks", "benchmark", "bench")
 
 
 def is_recipe(relpath):
-    """True for a Markdown file that is a recipe, not documentation about one.
-
-    A recipe sits in a ``recipes`` folder or in a benchmark or scenario folder
-    (``benchmarks/``, ``agentic/``, ``8k1k/``...): the runner's people run it
-    as written.  Anything else (``docs/``, a ``README.md`` at the top, a
-    guide) is documentation, whose commands are examples.
+    """True for a Markdown recipe (in a recipes, benchmark or scenario folder: run as
+    written); anything else is documentation, whose commands are examples.
     """
     from goldenal.auditing.evidence import agentic_from_path
 
@@ -191,8 +149,7 @@ def is_recipe(relpath):
 
 
 # the knob spellings a block can set (the audit's one table, every engine)
-_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
-                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+_KNOB_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 # a server started in a command block: an engine's own command, or a container run
 _CONTAINER_RUN = re.compile(r"\b(?:docker|podman|nerdctl)\s+run\b")
 # heading words that say fixed-sequence-length besides a recipe name's spellings
@@ -234,25 +191,14 @@ def knob_sections(lines):
 
 
 def markdown_configs(relpath, lines, scenario_path=None):
-    """The serve configs of a Markdown document's fenced shell blocks, section by section.
+    """The serve configs of a document's fenced shell blocks, section by section.
 
-    The shell blocks under one heading are read together as one script (a
-    server in one block may take its environment from the block above).
-    Whether a config is agentic comes from, in order: the benchmark client
-    those blocks run (the block's own client first when the section's blocks
-    run both kinds); the section's heading and the headings above it; for a
-    recipe (:func:`is_recipe`), the client of the page's blocks when they
-    all agree; the path.  Never from another section's prose or commands in
-    documentation.
-
-    Returns
-    -------
-    list of goldenal.auditing.evidence.Config
-        Each config's ``extra`` says ``md_section`` (the heading index, -1
-        before any), ``md_title`` (that heading), ``md_recipe`` and
-        ``md_example``: documentation that starts a server of the knob's
-        engine (or a container), runs no benchmark in the section, and says
-        nowhere whether it is agentic: a serving example (GAL313).
+    The shell blocks under one heading are read as one script.  Agentic or not
+    comes from the client those blocks run (a block's own first), then the
+    headings above, then (a recipe only) the page's clients when they agree,
+    then the path: never from another section.  Each config's ``extra`` holds
+    ``md_section``, ``md_title``, ``md_recipe`` and ``md_example`` (a serving
+    example: a server started, no benchmark, nothing saying agentic; GAL313).
     """
     from goldenal.core.errors import GoldenALError
     from goldenal.auditing import evidence as ev

@@ -1,16 +1,10 @@
 """Master configs (InferenceX ``configs/*-master.yaml``): synthetic injections and their recipes.
 
-A master entry asks the runner to inject synthetic acceptance into an
-srt-slurm recipe through ``additional-settings`` strings
-(``SYNTHETIC_ACCEPTANCE=true``, ``SYNTHETIC_ACCEPTANCE_LENGTH=2.27``,
-``CONFIG_FILE=recipes/...``, optionally ``NUM_SPEC_TOKENS`` and
-``THINKING_MODE``).  K and the draft head live in the referenced recipe, so
-the injection is checked against that recipe's decode (or aggregated) role.
-
-Master files are large and only a few lines matter, so they are read as
-indented text: each ``SYNTHETIC_ACCEPTANCE`` line is placed in its list, and
-the keys above it (scenario, role, entry) are found by walking up the
-indentation.  No YAML parse of the whole file is needed.
+A master entry asks the runner to inject synthetic acceptance into the
+srt-slurm recipe its ``CONFIG_FILE`` names, through ``additional-settings``
+strings; K and the draft head come from that recipe.  Master files are large
+and few lines matter, so they are read as indented text, walking up the
+indentation from each injection to its scenario, role and entry.
 """
 
 import re
@@ -21,8 +15,6 @@ from goldenal.engines import table as knobs
 _KEY_RE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z0-9_.-]+):(?:\s|$)")
 _ITEM_RE = re.compile(r"""^(\s*)-\s+["']?([A-Z][A-Z0-9_]*)=([^"'#]*)["']?\s*(?:#.*)?$""")
 _HEADER_RE = re.compile(r"^  ([a-z-]+):\s*(.*?)\s*(?:#.*)?$")
-_FRAMEWORK_ENGINE = {"vllm": "vllm", "sglang": "sglang", "trt": "trtllm", "trtllm": "trtllm",
-                     "atom": "atom", "llamacpp": "llamacpp", "llama.cpp": "llamacpp"}
 
 
 @dataclass(frozen=True)
@@ -55,14 +47,9 @@ def _indent(text):
 
 
 class Outline:
-    """The lines of an indented text read upward, by level.
-
-    A line's level is its indentation, two columns more for a ``- `` item (a
-    YAML sequence may sit at its parent key's indentation); blank and
-    comment lines have none.  :meth:`first_above` finds the nearest line
-    above with a smaller level, jumping over whole blocks by the parents
-    found before, so walking up from every entry of a long list costs about
-    one pass, not one pass an entry.
+    """The lines of an indented text read upward, by level (indentation; two more for
+    a ``- `` item).  :meth:`first_above` jumps over whole blocks, so walking up
+    from every entry of a long list costs about one pass.
     """
 
     def __init__(self, lines):
@@ -178,12 +165,7 @@ def injections(relpath, lines):
 
 
 def recipe_references(lines):
-    """Every ``CONFIG_FILE`` item value of a master config as written, once each, in file order.
-
-    What :func:`recipe_scenarios` and :func:`recipe_model_prefixes` report
-    is about these recipes only (a ``:variant`` selector left on), so a
-    recipe none of them names needs neither read.
-    """
+    """Every ``CONFIG_FILE`` item value as written, once each, in file order."""
     out = {}
     for i in knobs.lines_naming(lines, ("CONFIG_FILE",)):
         item = _ITEM_RE.match(lines[i])
@@ -193,14 +175,8 @@ def recipe_references(lines):
 
 
 def recipe_scenarios(relpath, lines):
-    """``{CONFIG_FILE as written: {scenario, ...}}`` for every recipe a master entry runs.
-
-    The scenario is the key under ``scenarios:`` the reference sits in
-    (``fixed-seq-len``, ``agentic-coding``...), with or without synthetic
-    settings: a master config is where a recipe's sequence lengths are set.
-    One pass down the file with a stack of the lines open above the current
-    one (master configs run to tens of thousands of lines); a line's key is
-    read only when a reference below it needs it.
+    """``{CONFIG_FILE as written: {scenario, ...}}``: the ``scenarios:`` key each
+    reference sits under (where a recipe's sequence lengths are set), in one pass.
     """
     out = {}
     keys = {}           # line -> its key (None: no key), read on demand
@@ -233,13 +209,8 @@ def recipe_scenarios(relpath, lines):
 
 
 def recipe_model_prefixes(lines):
-    """``{CONFIG_FILE as written: {model-prefix, ...}}`` of the entries that reference a recipe.
-
-    An entry's ``model-prefix`` (``glm5.2``, ``qwen3.5``...) is the key
-    InferenceX's runner looks the golden curve up by, whatever checkpoint the
-    recipe serves (``nvidia/GLM-5.2-NVFP4``).  One pass: a top-level key opens
-    an entry, its ``model-prefix`` header and every ``CONFIG_FILE`` item under
-    it belong to it (a reference without the ``:variant`` selector after its path).
+    """``{CONFIG_FILE as written: {model-prefix, ...}}``: the key the runner looks the
+    golden curve up by, whatever checkpoint the recipe serves; one pass.
     """
     out = {}
     prefix, refs = None, []
@@ -290,8 +261,18 @@ def engine_of(framework):
     """Engine name for a master ``framework`` (``dynamo-vllm`` -> ``vllm``)."""
     if not framework:
         return None
-    tail = framework.split("-")[-1].lower()
-    return _FRAMEWORK_ENGINE.get(tail)
+    if not _FRAMEWORK_ENGINE:
+        from goldenal.auditing.evidence import record
+        from goldenal.engines.knobs import ENGINES
+
+        for name in ENGINES:
+            for alias in (name, *record(name).aliases):
+                _FRAMEWORK_ENGINE[alias] = name
+    low = framework.lower()
+    return _FRAMEWORK_ENGINE.get(low) or _FRAMEWORK_ENGINE.get(low.split("-")[-1])
+
+
+_FRAMEWORK_ENGINE = {}      # an engine's name and aliases (the records') -> the engine
 
 
 class RecipeIndex:
@@ -307,13 +288,8 @@ class RecipeIndex:
 
 
 def resolve_recipe(recipe, yaml_paths):
-    """The audited relpath a ``CONFIG_FILE`` value refers to, or None.
-
-    The runner copies ``benchmarks/multi_node/srt-slurm-recipes/<engine>/...``
-    into ``recipes/``, so a reference is matched by its longest trailing path
-    (at least the directory and the file name).  ``yaml_paths`` is a list of
-    relpaths or a :class:`RecipeIndex` of them (one per audit: constant-time
-    lookups).
+    """The audited relpath a ``CONFIG_FILE`` value names (by its longest trailing path,
+    at least directory and file name: the runner copies recipes elsewhere), or None.
     """
     if not recipe:
         return None

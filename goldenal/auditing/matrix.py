@@ -1,10 +1,5 @@
-"""CI matrices: every entry's ATOM ``extra_args`` string is a launch command of its own.
-
-A workflow or sweep file lists server configurations as entries of a list
-(``strategy.matrix.include``, a sweep's ``configs``...), each with the served
-model next to an ``extra_args`` string of ATOM flags.  Each entry gives one
-:class:`~goldenal.auditing.evidence.Config`, located at the knob inside its
-string; two identical entries give two configs (each is a run).
+"""CI matrices: each list entry's ATOM ``extra_args`` string (next to its served model)
+is a launch command of its own, giving one config located inside the string.
 """
 
 from goldenal.auditing import evidence as ev
@@ -15,8 +10,15 @@ from goldenal.recipes.shell import shell_words
 ARG_KEYS = ("extra_args", "extra-args", "server_args", "server-args", "serve_args")
 MODEL_KEYS = ("model", "model_path", "model-path", "model_id", "hf_model")
 SCENARIO_KEYS = ("scenario", "name", "job", "config", "workload")
-# ATOM's flags, as the one knob table spells them
-_FLAGS = frozenset(row.name for row in knobs.spellings("atom", form=knobs.FLAG))
+ENGINE = "atom"      # whose argument strings CI matrices list
+# its flags, as the one knob table spells them, by setting
+_BY_SETTING = {}
+for _row in knobs.spellings(ENGINE, form=knobs.FLAG):
+    _BY_SETTING.setdefault(_row.setting, _row.name)
+_FLAGS = frozenset(row.name for row in knobs.spellings(ENGINE, form=knobs.FLAG))
+_K, _METHOD, _DRAFT, _MODEL = (_BY_SETTING[s] for s in (knobs.K, knobs.METHOD, knobs.DRAFT,
+                                                          knobs.MODEL))
+_KNOBS = tuple(_BY_SETTING[s] for s in (knobs.LENGTH, knobs.RATE))
 
 
 def _walk(node):
@@ -41,10 +43,7 @@ def _flags(text):
 
 
 def matrix_configs(relpath, text, lines, scenario_path=None):
-    """One config per list entry whose ATOM argument string sets speculative flags.
-
-    Returns an empty list for a file with no such entry (read it otherwise).
-    """
+    """One config per list entry whose ATOM argument string sets speculative flags."""
     if not any(key in text for key in ARG_KEYS):
         return []
     root = spans.compose(text, relpath)
@@ -54,29 +53,29 @@ def matrix_configs(relpath, text, lines, scenario_path=None):
             if key.value not in ARG_KEYS or not spans.is_scalar(value):
                 continue
             args = spans.scalar(value) or ""
-            if "--num-speculative-tokens" not in args and "spec-decode-acceptance" not in args:
+            if _K not in args and not any(name in args for name in _KNOBS):
                 continue
             flags = _flags(args)
-            knob = next((f for f in (ev.ATOM_LENGTH, ev.ATOM_RATE) if f in flags), None)
+            knob = next((f for f in _KNOBS if f in flags), None)
             line, col = spans.line_of(value), spans.col_of(value)
             raw = lines[line - 1] if 0 < line <= len(lines) else ""
             if knob and knob in raw:
                 col = raw.index(knob) + 1
             siblings = {k.value: spans.scalar(v) for k, v in spans.pairs(node)
                         if spans.is_scalar(v)}
-            models = tuple(m for m in (flags.get("--model"), *(siblings.get(k)
+            models = tuple(m for m in (flags.get(_MODEL), *(siblings.get(k)
                                                                 for k in MODEL_KEYS)) if m)
             said = {ev.agentic_from_name(siblings[k]) for k in SCENARIO_KEYS
                     if siblings.get(k)}
             said.discard(None)
             agentic = said.pop() if len(said) == 1 else ev.agentic_from_path(
                 scenario_path or relpath)
-            k = flags.get("--num-speculative-tokens")
+            k = flags.get(_K)
             configs.append(ev.Config(
-                path=relpath, line=line, col=col, engine="atom", model=models,
-                draft=flags.get("--draft-model"), method=flags.get("--method"),
+                path=relpath, line=line, col=col, engine=ENGINE, model=models,
+                draft=flags.get(_DRAFT), method=flags.get(_METHOD),
                 k=int(k) if k and k.isdigit() else None, knob=knob,
                 value=flags.get(knob) if knob else None, agentic=agentic,
                 source_stated=ev.source_stated(lines, line) if knob else False,
-                extra={"atom_method": flags.get("--method")}))
+                extra={"atom_method": flags.get(_METHOD)}))
     return configs

@@ -1,21 +1,16 @@
 """srt-slurm recipe YAMLs: the audit's evidence from the engine adapters' read-back.
 
-A recipe is read by :func:`goldenal.engines.locate.find_sites`, the parser
-``inject`` writes through, so ``audit`` and ``inject`` see the same sites:
-anchors, aliases and ``<<`` merges resolve the way srt-slurm sees them while
-every node keeps the line it was written on (a knob inherited through
-``decode_environment: *server_environment`` is reported at its definition).
-
-What is left here is the audit's own part: turning each site into a
-:class:`~goldenal.auditing.evidence.Config` with the recipe's image, model
-candidates, thinking mode and agentic/eval signals, one per worker role and
-variant.
+:func:`goldenal.engines.locate.find_sites` reads the recipe as ``inject``
+does (anchors, aliases and merges resolved, every node keeping its line);
+here each site becomes a :class:`~goldenal.auditing.evidence.Config` per
+worker role and variant.
 """
 
 import json
 import re
 
 from goldenal.engines import adapter
+from goldenal.engines import table as knobs
 from goldenal.recipes import spans
 from goldenal.engines.locate import ENGINE_CONFIG, ROLES, find_sites, pd_decode, scenario_facts
 from goldenal.auditing import evidence as ev
@@ -24,8 +19,8 @@ from goldenal.auditing import evidence as ev
 # "backend:" somewhere) is no recipe: known without composing it
 _TOP_LEVEL_LIST = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|---[ \t]*\n|%[^\n]*\n)*-[ \t\n]")
 
-_SGLANG_EXTRA = {"token_mode": "SGLANG_SIMULATE_ACC_TOKEN_MODE",
-                 "acc_method": "SGLANG_SIMULATE_ACC_METHOD"}
+# the companion settings of a knob read from its environment mapping, by the audit's name
+_EXTRA = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
 
 
 def _text_at(section, *keys):
@@ -90,9 +85,9 @@ def _fields(doc, site):
         if site.spec_on:
             f["spec_line"] = _line(site.on)
             f["extra"]["eagle_topk"] = site.extra.get("eagle_topk")
-        for name, key in _SGLANG_EXTRA.items():
-            f["extra"][name] = (spans.scalar(spans.get(site.env, key))
-                                if site.env is not None else None)
+        for row in knobs.spellings(site.engine, setting=tuple(_EXTRA), form=knobs.KEY):
+            f["extra"][_EXTRA[row.setting]] = (spans.scalar(spans.get(site.env, row.name))
+                                               if site.env is not None else None)
     elif site.engine == "trtllm" and site.spec_on:
         f["spec_line"] = _line(site.spec)
         for key in ("eagle3_one_model", "mtp_eagle_one_model"):
@@ -103,19 +98,11 @@ def _fields(doc, site):
 
 
 def recipe_configs(relpath, text, lines, scenario_path=None):
-    """The :class:`~goldenal.auditing.evidence.Config` list of one srt-slurm recipe.
+    """The configs of one srt-slurm recipe; a variant equal to the base adds nothing.
 
-    For a multi-variant recipe, a variant whose settings equal the base's adds
-    nothing; one that differs gives its own configs, named in ``branch``.
-    Agentic or fixed-sequence-length is decided from the recipe's content
-    first (``benchmark:``, its name, the variant names in the file), then
-    from ``scenario_path`` (the path relative to the repository root;
-    default ``relpath``).
-
-    Raises
-    ------
-    goldenal.core.errors.ParseError
-        Broken YAML, or a speculative-config string that is not JSON.
+    Agentic or not comes from the content first (``benchmark:``, names), then
+    ``scenario_path`` (default ``relpath``).  Raises ParseError for broken YAML
+    or a speculative-config string that is not JSON.
     """
     if _TOP_LEVEL_LIST.match(text):
         return []

@@ -1,14 +1,11 @@
-"""The audit rule catalogue: one entry per code, each with its documentation page.
-
-Codes have a family prefix and three digits: ``GAL1xx`` registry (is there a
-committed cell for what is served), ``GAL2xx`` policy and config values (is
-the knob's value the golden one, in the engine's unit, honoured by the
-engine), ``GAL3xx`` recipes and evidence (is the knob where it must be, and
-could the audit read the files).  ``goldenal audit --explain CODE`` prints a
-rule's page.
+"""The audit rule catalogue: one entry per code (``GAL1xx`` registry, ``GAL2xx``
+values, ``GAL3xx`` recipes and evidence), each with its ``--explain`` page.
 """
 
+import re
 from typing import NamedTuple
+
+from goldenal.engines import table as knobs
 
 
 class Rule(NamedTuple):
@@ -38,7 +35,7 @@ _RULES = [
         "# vLLM, model with no curve\n"
         "--speculative-config '{\"method\":\"eagle3\",\"model\":\"acme/Foo-EAGLE3\","
         "\"num_speculative_tokens\":3,\"rejection_sample_method\":\"synthetic\","
-        "\"synthetic_acceptance_length\":2.8}'",
+        "\"<vllm:length>\":2.8}'",
         "# AL source: pending collection run (link), measured with real verification\n"
         "...same config...",
         "No automatic fix: the value's source must be supplied by a person.",
@@ -52,7 +49,7 @@ _RULES = [
         "fallback to another thinking mode.",
         "# glm-5.2 curve has only thinking_on\n"
         "--default-chat-template-kwargs '{\"enable_thinking\": false}'\n"
-        "export SGLANG_SIMULATE_ACC_LEN=2.99",
+        "export <sglang:length>=2.99",
         "Serve a thinking mode and K the curve covers, or collect the missing cell first.",
         "No automatic fix.",
     ),
@@ -71,30 +68,30 @@ _RULES = [
         "head changes the acceptance target and makes results incomparable.",
         "# serves the GQA head at K=3\n"
         "\"model\":\"Inferact/MiniMax-M3-EAGLE3-GQA\",\"num_speculative_tokens\":3,\n"
-        "\"synthetic_acceptance_length\":2.83   # minimaxm3_eagle3 (non-GQA) thinking_on K=3",
-        "\"synthetic_acceptance_length\":2.78   # minimaxm3_eagle3_gqa thinking_on K=3",
+        "\"<vllm:length>\":2.83   # minimaxm3_eagle3 (non-GQA) thinking_on K=3",
+        "\"<vllm:length>\":2.78   # minimaxm3_eagle3_gqa thinking_on K=3",
         "Safe when the served config was resolved without assumptions: the fix replaces the "
         "literal with the expected value.",
     ),
     Rule(
         "GAL202", "trtllm-not-al-minus-one", "error",
         "A TensorRT-LLM forced-acceptance value equals the golden AL instead of AL - 1.",
-        "Flags `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS` set to the golden AL itself.",
+        "Flags `<trtllm:length>` set to the golden AL itself.",
         "TensorRT-LLM counts forced accepted drafts, excluding the target's own token, so "
         "the knob takes AL - 1. The AL itself overshoots the target by one token per step.",
-        "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"2.78\"   # golden AL 2.78",
-        "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
+        "<trtllm:length>: \"2.78\"   # golden AL 2.78",
+        "<trtllm:length>: \"1.78\"",
         "Safe: the fix writes AL - 1 with exact decimal arithmetic.",
     ),
     Rule(
         "GAL203", "atom-rate-inconsistent-with-k", "error",
         "An ATOM acceptance rate was computed for another K than the one served.",
-        "Flags `--spec-decode-acceptance-rate` whose implied length 1 + K*rate misses the "
+        "Flags `<atom:rate>` whose implied length 1 + K*rate misses the "
         "golden cell while (AL - 1)/K' for another K' matches it.",
         "ATOM converts the rate with the served K; a rate derived with another K encodes a "
         "different acceptance length.",
-        "--num-speculative-tokens 2 --spec-decode-acceptance-rate 0.663333   # (2.99-1)/3",
-        "--num-speculative-tokens 2 --spec-decode-acceptance-length 2.50",
+        "--num-speculative-tokens 2 <atom:rate> 0.663333   # (2.99-1)/3",
+        "--num-speculative-tokens 2 <atom:length> 2.50",
         "Safe: the fix writes the length form, which needs no conversion.",
     ),
     Rule(
@@ -104,50 +101,50 @@ _RULES = [
         "served (or an ATOM/vLLM rate outside [0, 1]).",
         "vLLM and ATOM refuse to start; SGLang and TensorRT-LLM clamp silently, so the run "
         "measures K+1 (or real acceptance) instead of the target.",
-        "--speculative-num-steps 1\nSGLANG_SIMULATE_ACC_LEN: '2.5'",
-        "--speculative-num-steps 2\nSGLANG_SIMULATE_ACC_LEN: '2.5'",
+        "--speculative-num-steps 1\n<sglang:length>: '2.5'",
+        "--speculative-num-steps 2\n<sglang:length>: '2.5'",
         "No automatic fix: either K or the value is wrong.",
     ),
     Rule(
         "GAL205", "synthetic-method-missing", "error",
         "A vLLM synthetic length or rates are set without `rejection_sample_method: synthetic`.",
-        "Flags `synthetic_acceptance_length`/`synthetic_acceptance_rates` in a speculative "
+        "Flags `<vllm:length>`/`<vllm:rates>` in a speculative "
         "config whose `rejection_sample_method` is absent or not `synthetic`.",
         "vLLM only uses the synthetic fields with the synthetic rejection sampler; without it "
         "the run refuses to start or simulates nothing.",
-        "'{\"method\":\"mtp\",\"num_speculative_tokens\":3,\"synthetic_acceptance_length\":2.49}'",
+        "'{\"method\":\"mtp\",\"num_speculative_tokens\":3,\"<vllm:length>\":2.49}'",
         "'{\"method\":\"mtp\",\"num_speculative_tokens\":3,\"rejection_sample_method\":"
-        "\"synthetic\",\"synthetic_acceptance_length\":2.49}'",
+        "\"synthetic\",\"<vllm:length>\":2.49}'",
         "Safe: the fix adds the key.",
     ),
     Rule(
         "GAL206", "knob-not-honoured", "error",
         "The served engine cannot honour the knob as written, so the run measures something else.",
-        "Flags knobs the engine version or path ignores or rejects: `synthetic_acceptance_length` "
+        "Flags knobs the engine version or path ignores or rejects: `<vllm:length>` "
         "on a vLLM image older than 0.20 (or the 0.19 scalar rate on a newer one); a fractional "
         "TensorRT-LLM value on the two-model path (parsed as an integer: off); a TensorRT-LLM "
         "value of 0 (off); SGLang `real-draft-token` with `speculative-eagle-topk` other than 1; "
-        "ATOM acceptance flags without `--method`; llama.cpp `--spec-synth-len`/`-rates` on a "
+        "ATOM acceptance flags without `--method`; llama.cpp `<llamacpp:length>`/`-rates` on a "
         "`llama-server` without speculative decoding (it refuses to start).",
         "Each of these silently disables or distorts forced acceptance (engine facts in "
         "docs/engines.md §6), so the benchmark reports real or wrong acceptance as if it were golden.",
-        "eagle3_one_model: false\nTLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
-        "eagle3_one_model: true\nTLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: \"1.78\"",
+        "eagle3_one_model: false\n<trtllm:length>: \"1.78\"",
+        "eagle3_one_model: true\n<trtllm:length>: \"1.78\"",
         "No automatic fix: the engine image or launch path must change.",
     ),
     Rule(
         "GAL207", "synthetic-rates-invalid", "error",
         "llama.cpp synthetic acceptance rates that llama-server refuses at start-up.",
-        "Flags `--spec-synth-rates` (or `LLAMA_ARG_SPEC_SYNTH_RATES`) whose list does not "
+        "Flags `<llamacpp:rates>` (or `<llamacpp:rates:env>`) whose list does not "
         "hold exactly K values (K = `--spec-draft-n-max`, default 3), or holds a value "
         "outside [0, 1], or rises from one position to the next; and rates set beside a "
-        "length (`--spec-synth-len` / `LLAMA_ARG_SPEC_SYNTH_LEN`), which llama-server "
+        "length (`<llamacpp:length>` / `<llamacpp:length:env>`), which llama-server "
         "refuses as mutually exclusive.",
         "The rates are unconditional survival probabilities, one per draft position; "
         "llama-server checks them when it initialises speculative decoding and exits, so "
         "the benchmark never starts (or starts from another launch path than intended).",
-        "--spec-draft-n-max 3 --spec-synth-rates 1,0.83",
-        "--spec-draft-n-max 3 --spec-synth-rates 1,0.83,0   # goldenal emit --engine llamacpp "
+        "--spec-draft-n-max 3 <llamacpp:rates> 1,0.83",
+        "--spec-draft-n-max 3 <llamacpp:rates> 1,0.83,0   # goldenal emit --engine llamacpp "
         "--distribution min-variance",
         "No automatic fix: K or the rates are wrong.",
     ),
@@ -159,7 +156,7 @@ _RULES = [
         "Policy rule 3: agentic spec-decode results are compared at the golden AL; real "
         "acceptance makes them depend on draft-head quality and dataset luck.",
         "--speculative-algorithm EAGLE --speculative-num-steps 3   # agentic, no knob",
-        "export SGLANG_SIMULATE_ACC_LEN=2.99   # glm-5.2 thinking_on K=3",
+        "export <sglang:length>=2.99   # glm-5.2 thinking_on K=3",
         "No automatic fix (use `goldenal inject`).",
     ),
     Rule(
@@ -181,9 +178,9 @@ _RULES = [
         "unguarded in a script that runs evaluations.",
         "Policy rule 4: forced acceptance emits tokens regardless of the target, so accuracy "
         "evaluations score near zero.",
-        "export SGLANG_SIMULATE_ACC_LEN=2.99\n...\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi",
+        "export <sglang:length>=2.99\n...\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi",
         "if [ \"${EVAL_ONLY:-false}\" != \"true\" ]; then\n"
-        "    export SGLANG_SIMULATE_ACC_LEN=2.99\nfi",
+        "    export <sglang:length>=2.99\nfi",
         "No automatic fix.",
     ),
     Rule(
@@ -234,10 +231,10 @@ _RULES = [
     Rule(
         "GAL307", "referenced-recipe-missing", "info",
         "A master-config entry sets synthetic acceptance for a recipe that is not in the tree.",
-        "Reports `SYNTHETIC_ACCEPTANCE_LENGTH` entries whose `CONFIG_FILE` recipe cannot be "
+        "Reports `<runner:length>` entries whose `CONFIG_FILE` recipe cannot be "
         "found, so K and the draft head cannot be checked.",
         "The value can only be checked against the K and head the recipe serves.",
-        "- \"SYNTHETIC_ACCEPTANCE_LENGTH=2.27\"\n- \"CONFIG_FILE=recipes/vllm/x/missing.yaml\"",
+        "- \"<runner:length>=2.27\"\n- \"CONFIG_FILE=recipes/vllm/x/missing.yaml\"",
         "Commit the recipe next to the master config.",
         "No fix.",
     ),
@@ -248,7 +245,7 @@ _RULES = [
         "check it against there: the command around it could not be read (built at run time, "
         "in a documentation format the audit does not read), or the file's layout is unknown.",
         "A knob nobody checked may pin a value no curve has; silence would read as a pass.",
-        "<!-- docs/guide.rst -->\n.. code-block:: bash\n\n   --spec-decode-acceptance-rate 0.77",
+        "<!-- docs/guide.rst -->\n.. code-block:: bash\n\n   <atom:rate> 0.77",
         "Keep launch commands in scripts or fenced Markdown blocks the audit reads, or "
         "suppress with `# goldenal: ignore[GAL309]` after checking the value by hand.",
         "No fix.",
@@ -260,7 +257,7 @@ _RULES = [
         "directory nor runs a benchmark client (a demo, chat or playground server).",
         "Forced acceptance emits tokens the target never verified: a server real users talk "
         "to answers with invalid output.",
-        "# demo/chat_server.sh\nexport SGLANG_SIMULATE_ACC_LEN=2.99\n"
+        "# demo/chat_server.sh\nexport <sglang:length>=2.99\n"
         "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 ...",
         "Remove the knob from servers that are not benchmarked, or keep the launcher with the "
         "benchmark that drives it.",
@@ -275,7 +272,7 @@ _RULES = [
         "The value's source is stated, not served: a reviewer should know the variant came "
         "from a comment. Without such a comment the cell cannot be determined (GAL304).",
         "# kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method K=2\n"
-        "--spec-decode-acceptance-length 2.51",
+        "<atom:length> 2.51",
         "Keep the citation next to the knob.",
         "No fix.",
     ),
@@ -290,9 +287,9 @@ _RULES = [
         "value served is the one further down, while a reader that stops at the first (a "
         "person, a grep) checks the wrong value. `inject` refuses such a file for the same "
         "reason: it would write the value for the K it read, not the K the engine runs.",
-        "decode_environment:\n  SGLANG_SIMULATE_ACC_LEN: '2.99'\n  SGLANG_REASONING_EFFORT: "
-        "high\n  SGLANG_SIMULATE_ACC_LEN: '3.50'   # the one SGLang reads",
-        "decode_environment:\n  SGLANG_SIMULATE_ACC_LEN: '2.99'\n  SGLANG_REASONING_EFFORT: "
+        "decode_environment:\n  <sglang:length>: '2.99'\n  SGLANG_REASONING_EFFORT: "
+        "high\n  <sglang:length>: '3.50'   # the one SGLang reads",
+        "decode_environment:\n  <sglang:length>: '2.99'\n  SGLANG_REASONING_EFFORT: "
         "high",
         "No fix: which of the two values was meant is for a person to decide.",
     ),
@@ -308,7 +305,7 @@ _RULES = [
         "Forced acceptance emits unverified tokens: the server accepts draft tokens whatever "
         "the target model says, so real users copying the command get output nobody verified.",
         "# docs/chatbot.md, section \"Serve the chatbot\"\n"
-        "export SGLANG_SIMULATE_ACC_LEN=2.99\n"
+        "export <sglang:length>=2.99\n"
         "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2 ...",
         "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2 ...   # no knob\n"
         "# or a benchmark recipe: the agentic client in the same section as the server",
@@ -321,11 +318,21 @@ _RULES = [
         "quoted in documentation (Markdown outside fenced shell blocks, a Python string) "
         "still suppresses but is never reported unused.",
         "Stale suppressions hide future mistakes on that line.",
-        "SGLANG_SIMULATE_ACC_LEN: '2.99'   # goldenal: ignore[GAL201]   (value is golden)",
-        "SGLANG_SIMULATE_ACC_LEN: '2.99'",
+        "<sglang:length>: '2.99'   # goldenal: ignore[GAL201]   (value is golden)",
+        "<sglang:length>: '2.99'",
         "Safe: the fix removes the comment.",
     ),
 ]
+
+
+def _spelled(text):
+    # knob names in the pages come from the engines' spellings table
+    return _PLACEHOLDER.sub(lambda m: knobs.spellings(m[1], setting=m[2], form=m[3])[0].name,
+                            text)
+
+
+_PLACEHOLDER = re.compile(r"<(\w+):(\w+)(?::(\w+))?>")
+_RULES = [Rule(*(_spelled(field) for field in rule)) for rule in _RULES]
 
 RULES = {rule.code: rule for rule in sorted(_RULES)}
 BY_NAME = {rule.name: rule for rule in _RULES}
@@ -354,14 +361,11 @@ def explain(code_or_name):
 
 
 class Finding(NamedTuple):
-    """One audit finding, located in a file relative to the audited root.
+    """One audit finding, its path relative to the audited root.
 
-    ``found``/``expected`` are the knob values (engine spelling) for value
-    findings, else None; ``fix`` is a one-line description of a safe rewrite,
-    or None.  ``related`` holds further places, ``(line, col, message)`` (the
-    knob's use site when the finding points at the literal to edit); ``edit``
-    is the fix as a byte-exact replacement ``(line, col, end_col, text)``
-    (columns 1-based, end exclusive) when the fix is one.
+    ``found``/``expected`` are knob values for value findings; ``fix`` a one-line
+    safe rewrite; ``related`` further ``(line, col, message)`` places; ``edit``
+    the fix as a replacement ``(line, col, end_col, text)`` (1-based, end exclusive).
     """
 
     code: str

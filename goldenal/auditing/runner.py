@@ -15,11 +15,11 @@ from goldenal.auditing.rules import make_finding
 from goldenal.auditing.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.core.errors import DuplicateKeyError, GoldenALError, yaml_error
 from goldenal.engines import table as knobs
+from goldenal.recipes.shell import remembering
 
 # a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
 # \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
-_KNOB_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "runner", "atom", "llamacpp"),
-                             setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+_KNOB_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 _KNOB_NAMES = tuple(sorted({row.name for row in _KNOB_ROWS}))
 
 def _text(c):
@@ -39,22 +39,14 @@ class RunResult(NamedTuple):
 
 def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, cache=None,
         overlay=None):
-    """A :class:`RunResult` for the files under ``paths``.
-
-    ``cache`` (a :class:`goldenal.auditing.cache.Cache`, optional) answers the
-    per-file evidence of files read before with the same bytes; it is saved
-    at the end.  ``overlay`` (``{real path: bytes}``) is read in place of
-    those files (see :func:`goldenal.auditing.walk.walk`).
-
-    Python's cyclic garbage collector is paused for the run (and restored
-    after): an audit allocates many short-lived objects that reference
-    counting frees, and its collections would otherwise cost a tenth of the
-    run re-walking every live object, the registry included.
+    """A :class:`RunResult` for ``paths``, with the cyclic GC paused (it would re-walk
+    the registry for objects reference counting frees anyway).
     """
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _run(paths, root, curves, exclude, respect_gitignore, cache, overlay)
+        with remembering():     # launchers share lines: each is read once per audit
+            return _run(paths, root, curves, exclude, respect_gitignore, cache, overlay)
     finally:
         if paused:
             gc.enable()
@@ -68,6 +60,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     checked = {}            # relpath -> number of configs checked
     skipped = {}            # relpath -> reason
     _RECIPES.clear()
+    _SAME.clear()
     _STORE[0] = cache
     curve_ids = tuple(c.id for c in curves)
     clear_cache()       # the curves may differ from the last audit's (ids are reused)
@@ -255,17 +248,15 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     if cache is not None:
         cache.save()
     _STORE[0] = None
+    _SAME.clear()
     return RunResult(findings, files, stats.read, sum(checked.values()),
                      tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
 
 def markdown_findings(relpath, lines, code, configs, curves, curve_ids):
-    """Findings for the configs :func:`~goldenal.auditing.markdown.markdown_configs` read.
-
-    A config that is a serving example (``extra["md_example"]``) is checked as
-    a server no benchmark drives, plus GAL313; in documentation (not a
-    recipe) no finding is more than a warning.  Sections whose shell blocks
-    set a knob but gave no config carrying one get GAL309.
+    """Findings for :func:`~goldenal.auditing.markdown.markdown_configs`: a serving
+    example is checked as an unbenchmarked server plus GAL313; documentation
+    gets at most warnings; a section setting a knob no config carries, GAL309.
     """
     from goldenal.auditing.markdown import knob_sections
 
@@ -299,6 +290,27 @@ def markdown_findings(relpath, lines, code, configs, curves, curve_ids):
 
 _RECIPES = {}
 _STORE = [None]         # the persistent cache of the run in progress, if any
+# the configs read from each distinct text in this run: a repository keeps copies of one
+# launcher or recipe (one per GPU), and a copy is read once
+_SAME = {}
+
+
+def _by_content(c, text, compute):
+    """``compute()``, or the configs of an earlier file with the same text and the same
+    path facts in the key, each copy given its own path.  Errors are never kept.
+    """
+    from goldenal.auditing.shell import name_hint
+
+    path = c.scenario or c.relpath
+    base = c.relpath.rsplit("/", 1)[-1].lower()
+    key = (c.kind, text, ev.agentic_from_path(path), ev.eval_from_path(c.relpath),
+           name_hint(c.relpath), tuple(tok in base for tok in ("_trt", "_atom", "_sglang",
+                                                               "_vllm")))
+    hit = _SAME.get(key)
+    if hit is None:
+        hit = _SAME[key] = (c.relpath, compute())
+    first, configs = hit
+    return configs if first == c.relpath else [cfg.with_(path=c.relpath) for cfg in configs]
 
 
 def _cached(kind, c, compute):
@@ -323,17 +335,16 @@ def _master_refs(kind, m, text_of):
 
 
 def _names_a_curve(models, curves):
-    from goldenal.golden.policy import model_matches
+    key = ("names a curve", models)
+    if key not in _SAME:        # (cleared with the run, as the curves may change)
+        from goldenal.golden.policy import model_matches
 
-    return any(name and model_matches(c, name) for name in models for c in curves)
+        _SAME[key] = any(name and model_matches(c, name) for name in models for c in curves)
+    return _SAME[key]
 
 
 def _with_master_prefix(configs, prefixes, curves):
-    """Configs whose models name no curve get the one model-prefix their master entries give.
-
-    The prefix goes last among the candidates: a model the registry knows (an
-    alias in a manifest) still decides first.  Entries that disagree add nothing.
-    """
+    """Configs naming no curve's model get their master entries' one model-prefix, last."""
     if len(prefixes) != 1:
         return configs
     (prefix,) = prefixes
@@ -360,11 +371,8 @@ def with_citation(cfg, lines, ids):
 
 
 def measures_acceptance(text):
-    """True for a launcher whose client is ``goldenal measure``.
-
-    Without a knob its server is speculative decoding measured for real,
-    which is what a golden curve needs: neither agentic nor
-    fixed-sequence-length, and nothing for GAL301/GAL304 to ask.
+    """True for a launcher whose client is ``goldenal measure``: real acceptance measured
+    for a curve, neither agentic nor fixed, nothing for GAL301/GAL304 to ask.
     """
     # the word first: the line-anchored pattern would try every line of every launcher
     return "goldenal" in text and bool(_MEASURE_CLIENT.search(text))
@@ -394,11 +402,8 @@ def not_checked(relpath, lines, code, why):
 
 
 def unparsed_severity(c):
-    """GAL306's severity: an error for a recipe or serve config nobody could check.
-
-    A recipe YAML (``backend:``), or a YAML/JSON/launcher that carries
-    speculative settings, is a serve config: failing to read it fails the
-    audit.  Other files that only mention a knob stay a warning.
+    """GAL306's severity: an error for a recipe or a file with speculative settings
+    (a serve config nobody could check), else a warning.
     """
     if c.kind == "recipe" or any(b in c.data for b in ev.SPEC_BYTES):
         return "error"
@@ -413,8 +418,8 @@ def _recipe_cached(c, text_of):
 
         text, lines = text_of(c)
         try:
-            _RECIPES[key] = _cached("recipe", c, lambda: recipe_configs(
-                c.relpath, text, lines, c.scenario or None))
+            _RECIPES[key] = _cached("recipe", c, lambda: _by_content(c, text, lambda: (
+                recipe_configs(c.relpath, text, lines, c.scenario or None))))
         except Exception as exc:   # re-raised on each use; reported once by the caller
             _RECIPES[key] = exc
     if isinstance(_RECIPES[key], Exception):
@@ -428,8 +433,8 @@ def _configs(c, text, lines, text_of=None):
     if c.kind == "script":
         from goldenal.auditing.shell import script_configs
 
-        return _cached("script", c, lambda: script_configs(c.relpath, text, lines,
-                                                           c.scenario or None))
+        return _cached("script", c, lambda: _by_content(c, text, lambda: script_configs(
+            c.relpath, text, lines, c.scenario or None)))
     if c.kind == "recipe":
         from goldenal.auditing.recipe import recipe_configs
 
@@ -515,17 +520,9 @@ def _check_injection(inj, target, by_path, text_of, curves):
 
 
 def file_configs(path, text):
-    """The serve configs the audit reads in one file, before any rule is applied.
-
-    The same reader :func:`run` picks for the file (launch script, recipe,
-    serve config), its scenario read from the path within the repository.
-    ``inject`` takes the thinking mode from here, so both commands read a
-    file one way.  Master configs and documentation give no configs.
-
-    Raises
-    ------
-    goldenal.core.errors.GoldenALError, yaml.YAMLError, ValueError
-        The file does not parse (as the audit reports it, GAL306/GAL312).
+    """The serve configs the audit reads in one file, before any rule (none for master
+    configs and docs); ``inject`` reads the thinking mode here, so both commands
+    read a file one way.  Raises what the audit reports as GAL306/GAL312.
     """
     from goldenal.auditing.walk import Candidate, _kind
 

@@ -1,34 +1,11 @@
 """``[tool.goldenal]`` in ``pyproject.toml``: audit settings kept with the recipes.
 
-Found as ruff finds its settings, the nearest ``pyproject.toml`` with a
-``[tool.goldenal]`` table in the audited directory or its parents, but never
-above the repository (the nearest directory holding ``.git``): a file
-outside the repository cannot change what its audit reads.  Outside any
-repository only the audited directory's own file counts; ``--config``
-names one elsewhere.  Keys
-(kebab-case, as ruff spells them):
-
-``select``, ``ignore``
-    Lists of codes, prefixes (``"GAL2"``) or rule names.
-``exclude``, ``extend-exclude``
-    gitignore-style patterns matched against paths relative to the audited
-    root (a pattern without a slash matches at any depth); ``exclude``
-    replaces the default list, ``extend-exclude`` adds to it.
-``respect-gitignore``
-    Whether ``.gitignore`` files are honoured (default true).
-``golden-dir``
-    The golden directory, relative to ``pyproject.toml``.
-
-Command-line options win over the file, as in ruff.
-
-Example
--------
-.. code-block:: toml
-
-    [tool.goldenal]
-    golden-dir = "golden_al_distribution"
-    extend-exclude = ["experimental/"]
-    ignore = ["GAL305"]
+Found as ruff finds its settings (the nearest ``pyproject.toml`` with the
+table, never above the repository root; outside a repository only the
+audited directory's); keys in kebab-case: ``select``, ``ignore``,
+``exclude``, ``extend-exclude`` (gitignore patterns relative to the audited
+root), ``respect-gitignore`` and ``golden-dir`` (relative to the file).
+Command-line options win over the file.
 """
 
 import os
@@ -61,25 +38,10 @@ def _toml():
 
 
 def find_settings(start):
-    """The :class:`Settings` of the nearest ``pyproject.toml`` with ``[tool.goldenal]``.
+    """The :class:`Settings` of the nearest ``pyproject.toml`` with ``[tool.goldenal]``
+    from ``start`` up to its repository root (empty when none has the table).
 
-    Parameters
-    ----------
-    start : str
-        A file or directory; the search goes from it up to the repository
-        root (the nearest directory holding ``.git``) and no further; when
-        there is none, only ``start``'s directory is searched.
-
-    Returns
-    -------
-    Settings
-        Empty settings when no file has the table.
-
-    Raises
-    ------
-    goldenal.core.errors.ParseError
-        For a ``pyproject.toml`` that is not valid TOML or a table with an
-        unknown key or a value of the wrong type.
+    Raises ParseError for invalid TOML, an unknown key or a value of the wrong type.
     """
     here = os.path.abspath(start)
     if not os.path.isdir(here):

@@ -1,15 +1,11 @@
 """Bash recipe scripts: the spec settings and knobs each branch of a script serves.
 
-Nothing is executed.  The script is split into logical lines (backslash
-continuations joined, heredoc bodies kept as text to scan), each tagged with
-the ``if``/``case`` arms it sits in.  For every combination of the arms that
-matter (those that set a knob, K, the draft head, or a variable feeding them,
-plus ``EVAL_ONLY`` true/false) the lines are replayed in order: assignments
-update a variable table (``${VAR:-default}``, ``printf``/``printf -v``, ``awk
-'BEGIN{print expr}'`` and ``$(( ))`` arithmetic are evaluated), ``unset``
-removes, and every active line is expanded and scanned for knobs and spec
-settings.  Identical outcomes are merged, so the result is one
-:class:`~goldenal.auditing.evidence.Config` per distinct branch outcome.
+Nothing is executed.  The script's logical lines are tagged with the
+``if``/``case`` arms they sit in; for every combination of the arms that
+matter (those feeding a knob, K or the draft head, plus ``EVAL_ONLY``) the
+lines are replayed in order with a variable table, and every line is
+expanded and scanned.  One :class:`~goldenal.auditing.evidence.Config` per
+distinct outcome.
 """
 
 import bisect
@@ -41,7 +37,6 @@ _LLAMA_KNOB_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, kno
 # llama.cpp's speculative settings: a type or a draft model switches it on
 _LLAMA_SPEC_ROWS = knobs.spellings(engine="llamacpp",
                                    setting=(knobs.METHOD, knobs.DRAFT, knobs.MODEL))
-_ENV_KNOBS = (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH)
 _SGLANG_TRT = knobs.spellings(engine=("sglang", "trtllm"),
                               setting=(knobs.LENGTH, knobs.TOKEN_MODE, knobs.ACC_METHOD))
 # ``NAME: value`` opening a YAML line, ``NAME=value`` after a blank, quote or ``=``
@@ -51,6 +46,7 @@ _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
 _KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
                 if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
+_ACC_NAMES = {r.name: _ACC_SETTING[r.setting] for r in knobs.SPELLINGS if r.setting in _ACC_SETTING}
 _K_KINDS = (  # precedence: first match kind wins
     ("dspark", knobs.spellings("sglang", names=("--speculative-dspark-block-size",))),
     ("steps", knobs.spellings("sglang", names=("--speculative-num-steps",))),
@@ -127,11 +123,8 @@ def _scan(text, no, found):
 
 @remembered
 def _read_line(flat):
-    """What one expanded line says (a :class:`_Said`), or None when it says nothing.
-
-    Pure, so remembered while a script is replayed: the branches of a script
-    read the same lines.  Each group of patterns runs only when a substring all
-    of them contain is present: most lines of a launcher mention none.
+    """What one expanded line says (a :class:`_Said`), or None.  Pure, so remembered;
+    each group of patterns runs only on a line holding a word they all contain.
     """
     if not _SCAN_GATE.search(flat):
         return None
@@ -224,11 +217,7 @@ def _read_line(flat):
 
 
 class _Said:
-    """What one line says: the knobs, K, draft, method, engine, ... its patterns matched.
-
-    :meth:`record` adds it to what a path has found so far, in the order the
-    patterns are tried (a later match wins).
-    """
+    """What one line's patterns matched; :meth:`record` adds it to a path's findings."""
 
     __slots__ = ("llama", "knobs", "env_settings", "ks", "k_unread", "draft",
                  "method", "atom_method", "rsm", "dsm", "topk", "one_model", "engine",
@@ -288,10 +277,8 @@ class _Said:
 
 
 def _spec_at(found, no):
-    """Remember the first line that switches speculative decoding on.
-
-    A config without a knob is reported there (or at its K): not at the
-    first line replayed, which may be any assignment the command reads.
+    """Remember the first line switching speculative decoding on (where a config
+    without a knob is reported).
     """
     if found["spec_line"] is None:
         found["spec_line"] = no
@@ -333,7 +320,7 @@ def _read_llamacpp(flat):
     said.draft = draft if draft and "$" not in draft else None
     model = settings.get(knobs.MODEL)
     said.model = model if model and "$" not in model else None
-    said.env = tuple((ev.LLAMA_ENV[row.name], m.group("value"), m.start("name") + 1,
+    said.env = tuple((ev.FLAG_OF_ENV[row.name], m.group("value"), m.start("name") + 1,
                       _spelling(row, m), row.name)
                      for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True))
     said.forms = tuple((row.setting, row.name)
@@ -410,11 +397,7 @@ _SUBJECT_VAR_RE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 
 
 def _case_bindings(cond, arm):
-    """Values a ``case`` arm's pattern pins down, e.g. ``"${M}:${K}"`` with ``*V4*:2)`` gives K=2.
-
-    The subject must be variables joined by literal separators; a pattern part
-    without glob characters binds its variable.
-    """
+    """Values a ``case`` arm's pattern pins down (``"${M}:${K}"`` with ``*V4*:2)``: K=2)."""
     pattern = next((t[2] for _, a, t in cond.tests if a == arm and isinstance(t, tuple)), None)
     if pattern is None or "|" in pattern:
         return {}
@@ -435,12 +418,9 @@ def _case_bindings(cond, arm):
 
 
 def _feasible_arms(cond, env):
-    """``[(arm, forget)]``: arms of ``cond`` that can run given ``env``.
-
-    Tests resting on defaults (:class:`Soft` values) do not prune; but on an
-    arm that contradicts a default, the variables involved are forgotten, so
-    that arm does not go on using a value it rules out (``${N:-0}`` on the
-    ``[ "$N" -gt 0 ]`` arm).
+    """``[(arm, forget)]``: the arms of ``cond`` that can run given ``env``.  Tests on
+    defaults (:class:`Soft`) do not prune, but an arm contradicting a default
+    forgets the variables involved (``${N:-0}`` on the ``[ "$N" -gt 0 ]`` arm).
     """
     arms = []
     earlier_true = False
@@ -485,13 +465,11 @@ def _apply(ln, st):
                 found["env_knobs"].pop(name, None)
             continue
         m = ASSIGN_RE.match(stmt) if is_assign else None
-        if m and m.group(1) in _ENV_KNOBS:
+        if m and m.group(1) in ev.ENV_KNOBS:
             found["env_knobs"][m.group(1)] = (env.get(m.group(1)), ln.no,
                                               ln.text.find(m.group(1)) + 1)
-        if m and m.group(1) == "SGLANG_SIMULATE_ACC_TOKEN_MODE":
-            found["token_mode"] = env.get(m.group(1))
-        if m and m.group(1) == "SGLANG_SIMULATE_ACC_METHOD":
-            found["acc_method"] = env.get(m.group(1))
+        if m and m.group(1) in _ACC_NAMES:
+            found[_ACC_NAMES[m.group(1)]] = env.get(m.group(1))
         # a spec config assigned to a variable is found at its assignment
         text = (m.group(1) + "=" + (env.get(m.group(1)) or "")) if m else (
             stmt if is_assign else expand(stmt, env))
@@ -509,11 +487,8 @@ def _signature(st):
 
 
 def _merge_states(states, line, closes):
-    """Merge states that can no longer differ: same variables, same evidence.
-
-    Arms of conditions already closed at ``line`` cannot change what follows,
-    so states differing only in those arms are one state; the arms they agree
-    on are kept to describe the branch.
+    """Merge states that can no longer differ (same variables and evidence, differing
+    only in arms of closed conditions), keeping the arms they agree on.
     """
     groups = {}
     for st in states:
@@ -533,12 +508,9 @@ def _merge_states(states, line, closes):
 
 
 def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
-    """Replay ``lines`` once, forking a state at each relevant condition it reaches.
-
-    Sharing the common prefix and pruning arms whose tests are decided by
-    known variables keeps this linear in practice.  ``eval_split`` is
-    ``(line, {False: choice, True: choice})``: at that line every state forks
-    into its EVAL_ONLY=false and EVAL_ONLY=true paths.
+    """Replay ``lines`` once, forking a state at each relevant condition; ``eval_split``
+    ``(line, {False: choice, True: choice})`` forks every state there into its
+    EVAL_ONLY paths.
     """
     with remembering():
         return _replay(lines, relevant, base_choice, forks_at, eval_split)
@@ -669,11 +641,7 @@ _NEAR = 48    # characters after an evidence word in which a variable is its val
 
 
 def _vars_near_words(text):
-    """Variables that stand right after an evidence word (``--num-speculative-tokens "$K"``).
-
-    A long command line mentions many variables; only those in the value
-    position of a spec setting or knob can change what the audit reads.
-    """
+    """Variables in the value position right after an evidence word (``--flag "$K"``)."""
     ends = [end for _, _, end in _word_matches(text)]
     if not ends:
         return vars_in(text)
@@ -685,11 +653,8 @@ def _vars_near_words(text):
 
 
 def _relevant(lines, conds, hits):
-    """Conditions worth enumerating, and the lines worth replaying.
-
-    A condition matters when one of its arms holds knob/spec evidence or
-    assigns a variable that feeds it (transitively).  Replayed lines are those,
-    plus assignments feeding the tests of those conditions, plus the tests.
+    """``(conditions worth enumerating, lines worth replaying)``: conditions whose arms
+    hold evidence or feed it (transitively), and the lines that do or feed their tests.
     """
     assigns = {}
     assigned = []       # per line, the names its ``NAME=value`` statements assign
@@ -737,13 +702,8 @@ def _relevant(lines, conds, hits):
 
 
 def _model_candidates(relpath, env, found_models):
-    """Served model names: the file's content first, the file-name prefix only as a last hint.
-
-    Content is ``--model``/``--model-path``/``served-model-name`` (already in
-    ``found_models``) and the model variables, ``${MODEL_PATH:-default}``
-    defaults included; a local path counts by its last component.  The
-    prefix of ``glm5.2_fp4_b200_sglang_mtp.sh`` comes last, a hint tried only
-    when no named model has a curve (see :func:`name_hint`).
+    """Served model names: flags and model variables (defaults included; a local path
+    by its last component), then the file-name prefix as a last hint.
     """
     names = list(found_models)
     for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME",
@@ -762,10 +722,8 @@ def _model_candidates(relpath, env, found_models):
 
 
 def name_hint(relpath):
-    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``).
-
-    Only a hint: documentation has none, and a prefix that names no curve
-    (``oot_...``, ``atom_...``) is never reported as a model.
+    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``):
+    only a hint, never reported as a model.
     """
     base = os.path.basename(relpath)
     if base.lower().endswith((".md", ".markdown")):
@@ -775,13 +733,11 @@ def name_hint(relpath):
 
 
 def script_configs(relpath, text, lines, scenario_path=None, context=None):
-    """One :class:`~goldenal.auditing.evidence.Config` per distinct branch outcome of a script.
+    """One :class:`~goldenal.auditing.evidence.Config` per distinct branch outcome.
 
-    The benchmark client it runs (:func:`~goldenal.auditing.evidence.
-    agentic_from_client`), else ``context`` (what the caller knows around
-    ``text``: a Markdown block's section headings), else ``scenario_path``
-    (the path relative to the repository root; default ``relpath``) decides
-    agentic or fixed-sequence-length where no branch of the script does.
+    Agentic or not where no branch says: the benchmark client the script runs,
+    else ``context`` (a Markdown block's headings), else ``scenario_path``
+    (default ``relpath``).
     """
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
@@ -856,10 +812,8 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
 
 
 def _agentic_gate(ln, conds, choice):
-    """True/False when logical line ``ln`` runs only on an agentic / non-agentic branch, else
-    None (also for no line).
-
-    Launchers shared by both kinds of run test a variable such as ``IS_AGENTIC``.
+    """True/False when line ``ln`` runs only on an agentic / non-agentic branch (a test
+    of ``IS_AGENTIC``), else None.
     """
     if ln is None:
         return None
@@ -881,7 +835,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         knob, value, line, col = f["knob"]
         spelling = f["knob_spelling"]
     engine = f["engine"]
-    for name in (ev.SGLANG_LEN, ev.TRTLLM_FORCE, ev.RUNNER_LENGTH):
+    for name in ev.ENV_KNOBS:
         if name in f["env_knobs"] and f["env_knobs"][name][0] is not None:
             value, line, col = f["env_knobs"][name]
             knob, spelling = name, None
@@ -967,12 +921,8 @@ _LITERAL_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "atom"),
 
 
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
-    """Knobs in a config file of no known layout (serve-config YAML/JSON, Python, ...).
-
-    The file is scanned line by line as one block, like a heredoc: a knob with
-    the spec settings around it.  With ``literal_only``, only files that give a
-    knob a literal number are considered (code that passes values through
-    variables is not a config).
+    """Knobs in a config file of no known layout, scanned as one block like a heredoc;
+    with ``literal_only``, only a file giving a knob a literal number counts.
     """
     if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
         return []

@@ -1,20 +1,13 @@
 """Find the files worth auditing: a byte prefilter over a directory walk.
 
-Files are chosen as ruff chooses them: directories and files matching the
-``exclude`` patterns (gitignore syntax, relative to the audited root; by
-default version-control, virtualenv and cache directories) and everything a
-``.gitignore`` on the way ignores (matched by :mod:`pathspec`) are never read.
-A file named on the command line is always read.  Every other regular file is
-read as bytes once and kept only if it mentions a synthetic knob, a
-speculative setting or a suppression comment; goldenal's own reports (text,
-JSON, SARIF, GitHub annotations) are recognised and skipped.  A directory
-holding the journal or temporaries of a write a crash interrupted is
-recovered first (:func:`goldenal.core.files.settle_directories`: the whole old or
-the whole new state, never a mix), and the files goldenal's writers keep
-beside the files they write (journals, staged temporaries, kept old files)
-are never read.  Symlinks are followed only while they stay inside the
-audited root; loops and links leading outside are reported, never followed.
-Nothing is executed.
+As ruff does, ``exclude`` patterns and every ``.gitignore`` on the way
+(:mod:`pathspec`) decide what is never read; a file named on the command line
+is always read.  Every other regular file is read once and kept only if it
+names a synthetic knob, a speculative setting or a suppression; goldenal's
+own reports are skipped.  A directory holding an interrupted write's journal
+is settled first, and the files goldenal's writers keep beside their files
+are never read.  Symlinks are followed only inside the audited root; loops
+and links leading out are reported.  Nothing is executed.
 """
 
 import os
@@ -29,6 +22,7 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv"
                    ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache")
 DOC_EXTS = (".md", ".rst", ".txt", ".html", ".htm", ".ipynb", ".adoc")
 MAX_BYTES = 8 * 1024 * 1024
+_OWN_PREFIX = ".goldenal"   # every name is_transaction_file knows starts so
 SKIP_EXTS = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".ico", ".lock")
 
 # goldenal's own output, in each format (audit never reads its reports)
@@ -57,27 +51,28 @@ class _Names:
 
         groups = (ev.KNOB_BYTES, ev.SPEC_BYTES, (b"goldenal:",))
         self.any = automaton(name for group in groups for name in group)
+        self.group_of = [i for i, group in enumerate(groups) for _ in group]
         # one automaton a group: leftmost-first matches never overlap, so one name
         # can hide another behind it, but never every name of its own group
         self.groups = [automaton(group) for group in groups]
 
     def named(self, data):
         """``(knob, setting, suppression)`` named in ``data``, or None when none is."""
-        if not self.any.find_matches_as_indexes(data):
+        hits = self.any.find_matches_as_indexes(data)
+        if not hits:
             return None
-        return tuple(bool(a.find_matches_as_indexes(data)) for a in self.groups)
+        seen = {self.group_of[i] for i, _, _ in hits}
+        # a group the first pass saw is named; only the others need their own pass
+        return tuple(g in seen or bool(a.find_matches_as_indexes(data))
+                     for g, a in enumerate(self.groups))
 
 
 _NAMES = []
 
 
 def names_in(data):
-    """``(has_knob, has_setting, has_suppression)`` for ``data``, or None when it names none.
-
-    One Aho-Corasick pass (:mod:`ahocorasick_rs`, SIMD-accelerated) over the
-    bytes for every synthetic knob, speculative setting and suppression name
-    at once: the same answer as testing each name in turn, several times
-    faster on the bulk of a tree that mentions none.
+    """``(has_knob, has_setting, has_suppression)`` for ``data``, or None when it names
+    none: one SIMD Aho-Corasick pass (:mod:`ahocorasick_rs`) for every name.
     """
     if not _NAMES:
         _NAMES.append(_Names())
@@ -96,12 +91,8 @@ _GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_]\w*>")
 
 
 class _Ignore:
-    """A gitignore spec (:mod:`pathspec`) behind one regex of all its patterns.
-
-    Most paths match no pattern of a ``.gitignore``; one search of the
-    patterns joined answers that, and only a path some pattern matches is
-    checked by pathspec itself (which decides among them, negations and
-    directory patterns included).
+    """A gitignore spec (:mod:`pathspec`) behind one regex of all its patterns:
+    only a path some pattern matches goes to pathspec, which decides.
     """
 
     def __init__(self, lines):
@@ -126,7 +117,8 @@ class _Ignore:
 
     def check(self, path):
         """True (ignored), False (re-included by a negation) or None (no pattern matches)."""
-        path = self.normalize(path)
+        if os.sep != "/" or path.startswith(("./", "/")):
+            path = self.normalize(path)     # else already as pathspec would make it
         if self.any is not None and not self.any.search(path):
             return None
         return self.spec.check_file(path).include
@@ -187,14 +179,8 @@ def _kind(relpath, data):
 
 def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=None,
          overlay=None):
-    """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``.
-
-    ``exclude`` holds gitignore-style patterns matched against paths relative
-    to ``root``; ``respect_gitignore`` applies every ``.gitignore`` from the
-    repository root down; ``stats`` (a :class:`WalkStats`) counts the files read
-    and records the ones skipped with the reason.  ``overlay`` maps real paths
-    (``os.path.realpath``) to bytes read in place of those files' contents,
-    under every name that reaches them.
+    """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``;
+    ``overlay`` maps real paths to bytes read in their place.
     """
     stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
@@ -310,7 +296,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         except OSError as exc:
             yield Problem(rel(d), f"unreadable directory: {exc.strerror or exc}")
             return
-        if any(e.name != LOCK_NAME and is_transaction_file(e.name) for e in entries):
+        if any(e.name.startswith(_OWN_PREFIX) and e.name != LOCK_NAME
+               and is_transaction_file(e.name) for e in entries):
             problem = recovered(d)
             if problem is not None:
                 yield problem
@@ -347,7 +334,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
     def visit_entries(entries):
         for e in entries:
             p = e.path
-            if is_transaction_file(e.name):
+            if e.name.startswith(_OWN_PREFIX) and is_transaction_file(e.name):
                 continue    # a journal or temporary of goldenal's writers: never content
             try:
                 is_dir = e.is_dir()

@@ -1,13 +1,8 @@
 """The one YAML composer of goldenal: located nodes, duplicate keys refused.
 
-Every reader of YAML (recipes and configs for ``inject`` and ``audit``, golden
-curve files and their manifest, run manifests) composes through
-:func:`compose`, so a key repeated in a mapping is refused everywhere alike:
-PyYAML and the engines' loaders keep the last of two equal keys, a lookup by
-key finds the first, and the two would silently disagree.  :func:`load`
-constructs plain Python values from the composed nodes with the YAML 1.2 core
-schema (``on``/``yes`` and dates stay strings), each node built once, so an
-alias is shared rather than copied.
+Every YAML reader composes through :func:`compose`, so a repeated key is
+refused everywhere alike (loaders keep the last, a lookup finds the first).
+:func:`load` builds plain values by the YAML 1.2 core schema, each node once.
 """
 
 import math
@@ -105,26 +100,11 @@ def _compose(text, first):
 
 
 def compose(text, path=None, *, first=False, duplicates="refuse"):
-    """Compose YAML (or JSON) text into located nodes; None for an empty file.
+    """Located nodes of YAML (or JSON) text; None for an empty file.
 
-    Parameters
-    ----------
-    text : str
-        The file's content.
-    path : str, optional
-        For error messages.
-    first : bool
-        Read the first document of a multi-document stream instead of
-        refusing the file.
-    duplicates : {"refuse", "caller"}
-        ``"caller"``: the caller reports every repeated key itself, in its
-        own terms (the curve reader: "duplicate K=3 under thinking_on").
-
-    Raises
-    ------
-    goldenal.core.errors.ParseError
-        The text is not valid YAML/JSON (``line`` set where known), or
-        (:class:`~goldenal.core.errors.DuplicateKeyError`) repeats a key.
+    ``first`` reads a multi-document stream's first document; ``duplicates``
+    ``"caller"`` leaves repeated keys for the caller to report in its own terms.
+    Raises ParseError (``line`` set where known) or DuplicateKeyError.
     """
     try:
         root = _compose(text, first)
@@ -184,14 +164,8 @@ def duplicate_keys(root, *, tree=False):
 
 
 def refuse_duplicate_keys(root, path=None, *, tree=False):
-    """Raise :class:`~goldenal.core.errors.DuplicateKeyError` for the first repeated key under ``root``.
-
-    YAML loaders (PyYAML, which vLLM, SGLang, TensorRT-LLM and srt-slurm use)
-    keep the last of two equal keys while a lookup by key here finds the
-    first, so a file with one would be checked or rewritten at the value its
-    engine never reads: it is refused instead, by ``inject`` and ``audit``
-    alike (both compose through :func:`compose`).  ``tree``: see
-    :func:`duplicate_keys`.
+    """Raise DuplicateKeyError for the first repeated key under ``root``: engines' loaders
+    keep the last of two, a lookup here the first, so such a file is refused.
     """
     dups = duplicate_keys(root, tree=tree)
     if dups:
@@ -213,17 +187,9 @@ _SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".na
 
 
 def load(text, path=None):
-    """Plain Python values of a YAML (or JSON) text; None for an empty one.
-
-    Composed by :func:`compose` (a repeated key raises
-    :class:`~goldenal.core.errors.DuplicateKeyError`); scalars by the YAML 1.2 core
-    schema: null, bool, int, float, else the string as written.  ``<<`` merge
-    keys merge their mappings, explicit keys winning.
-
-    Raises
-    ------
-    goldenal.core.errors.ParseError
-        Not YAML, a repeated key, or nesting too deep to construct.
+    """Plain Python values of YAML (or JSON) text by the YAML 1.2 core schema (null,
+    bool, int, float, else the string), ``<<`` merges applied; None when empty.
+    Raises ParseError (a repeated key, or nesting too deep).
     """
     return construct(compose(text, path), path)
 

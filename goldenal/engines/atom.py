@@ -38,6 +38,8 @@ RECORD = Engine(
     silent_paths="--spec-decode-acceptance-length without --method/--num-speculative-tokens "
                  "(dropped silently), a DSpark runtime verify length below ceil(AL-1)",
     info_keys=("enabled",), version_key=None,
+    # the DSpark path takes no draft_sample_method / rejection_sample_method (docs/engines.md §4.1)
+    selects_variant=False,
 )
 
 KNOB = "--spec-decode-acceptance-length"

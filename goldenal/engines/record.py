@@ -29,7 +29,9 @@ class Engine:
     digits of rounded counters; ``per_position_grows``: the per-position family
     grows to the largest K run, so its size is not K; ``batch_draw``: one synthetic
     draw per batch step; ``log_steps``: decode steps per mean-only log line;
-    ``geometric_length``: a bare length knob realises a geometric schedule.
+    ``geometric_length``: a bare length knob realises a geometric schedule;
+    ``selects_variant``: a setting selects the draft head's sampling variant (ATOM's
+    DSpark path takes none, docs/engines.md §4.1).
     """
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
@@ -38,7 +40,7 @@ class Engine:
                  transport="stream", old_metrics=None, counter_digits=None,
                  per_position_grows=False, info_keys=(), version_key="version",
                  slots_endpoint=None, k_keys=(), batch_draw=False, log_steps=None,
-                 geometric_length=False):
+                 geometric_length=False, selects_variant=True):
         if unit not in ("length", "accepted"):
             raise ValueError(f"`unit` must be length or accepted, got {unit!r}")
         self.name, self.title, self.release = name, title, release
@@ -58,7 +60,7 @@ class Engine:
         self.info_keys, self.version_key = tuple(info_keys), version_key
         self.slots_endpoint, self.k_keys = slots_endpoint, tuple(k_keys)
         self.batch_draw, self.log_steps = batch_draw, log_steps
-        self.geometric_length = geometric_length
+        self.geometric_length, self.selects_variant = geometric_length, selects_variant
 
     @property
     def offset(self):

@@ -25,7 +25,7 @@ RECORD = Engine(
                ("num_nextn_predict_layers", "k", "key")),
     launches=(("trtllm-serve", r"\btrtllm-serve\b"),),
     launch_word="trtllm-serve",
-    aliases=("dynamo-trt", "tensorrt_llm", "tensorrt-llm"),
+    aliases=("trt", "dynamo-trt", "tensorrt_llm", "tensorrt-llm"),
     server_owner="tensorrt_llm",
     info_endpoints=("/version",),
     metrics={"acceptance_length": "trtllm_spec_decode_acceptance_length"},

@@ -47,9 +47,6 @@ class MeasureError(GoldenALError):
     exit_code = 1
 
 
-# --------------------------------------------------------------------------- results
-
-
 @dataclass(frozen=True)
 class ServerInfo:
     """What the server said about itself: the engine, the evidence for it
@@ -182,9 +179,6 @@ class MeasureResult:
         return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------- prompts
-
-
 @dataclass(frozen=True)
 class Prompt:
     """One workload item: an id and the chat messages sent."""
@@ -270,8 +264,6 @@ def _digest(prompts):
         h.update(json.dumps([p.id, p.payload()], sort_keys=True).encode())
     return "sha256:" + h.hexdigest()
 
-
-# --------------------------------------------------------------------------- HTTP
 
 # What a server may send, at most (docs/cli.md, measure).  A server is input like any
 # file: an answer past a cap stops the run (ResponseLimit, exit 2), nothing is written.
@@ -787,50 +779,21 @@ def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
     return None
 
 
-# --------------------------------------------------------------------------- one cell
+def _delta(before, after, where):
+    """(drafts, draft_tokens, accepted, per_pos, engine_k) between two ``(Scrape, text)``
+    scrapes; a restart between them stops the cell (K is read, not imposed)."""
+    from goldenal.readers.prometheus import window
 
-
-class _Scraper:
-    """``/metrics`` during a cell, retried as requests are (a restart then shows)."""
-
-    def __init__(self, client, url, label, retries=0, retry_delay=0.0,
-                 deadline=GET_DEADLINE):
-        self.client, self.url, self.label = client, url, label
-        self.retries, self.retry_delay, self.deadline = retries, retry_delay, deadline
-        self.n = 0
-
-    async def __call__(self):
-        from goldenal.readers.prometheus import Scrape
-
-        async def get():
-            status, text = await _get(self.client, self.url, "/metrics",
-                                      cap=MAX_METRICS_BYTES, deadline=self.deadline)
-            if status != 200:
-                raise _Failed(f"{status or text}")
-            return _check_metrics(text, f"{self.url}/metrics")
-
-        text, error, _ = await _retrying(get, self.retries, self.retry_delay)
-        if error is not None:
-            raise ServerError(f"{self.url}/metrics answered {error} during "
-                              f"{self.label} ({self.retries + 1} attempts): the server went "
-                              "away; nothing written for this cell")
-        self.n += 1
-        return Scrape(f"{self.url}/metrics ({self.label} scrape {self.n})", text), text
-
-
-def _check_restart(before_text, after_text, where):
-    a, b = _PROCESS_START.search(before_text or ""), _PROCESS_START.search(after_text or "")
+    a, b = _PROCESS_START.search(before[1] or ""), _PROCESS_START.search(after[1] or "")
     if a and b and a.group(1) != b.group(1):
         raise CounterReset(f"the server restarted during {where} (process_start_time_seconds "
                            f"{a.group(1)} -> {b.group(1)}); this window cannot be measured")
-
-
-def _delta(before, after, k):
-    """(drafts, draft_tokens, accepted, per_pos, engine_k) between two scrapes."""
-    from goldenal.readers.prometheus import window
-
-    # K is read from the per-position labels and compared by the caller, not imposed
-    observations, _ = window(before, after)
+    try:
+        observations, _ = window(before[0], after[0])
+    except CounterReset as exc:
+        raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
+    except RoundedCounters as exc:
+        raise MeasureError(f"{where}: {exc.message}; nothing written for this cell") from None
     counted = [o for o in observations if not o.mean_only]
     if not counted:
         return 0, 0, 0, None, None
@@ -840,13 +803,34 @@ def _delta(before, after, k):
 
 async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurrency,
                     retries, retry_delay, timeout, progress):
-    scrape = _Scraper(client, server.url, f"thinking {thinking}, K={k}", retries, retry_delay,
-                      min(timeout, GET_DEADLINE))
+    from goldenal.readers.prometheus import Scrape
+
     where = f"thinking {thinking}, K={k}"
-    first, first_text = await scrape()
+    scrapes = 0
+
+    async def scrape():
+        """``/metrics`` now, retried as requests are (a restart then shows)."""
+        nonlocal scrapes
+
+        async def get():
+            status, text = await _get(client, server.url, "/metrics", cap=MAX_METRICS_BYTES,
+                                      deadline=min(timeout, GET_DEADLINE))
+            if status != 200:
+                raise _Failed(f"{status or text}")
+            return _check_metrics(text, f"{server.url}/metrics")
+
+        text, error, _ = await _retrying(get, retries, retry_delay)
+        if error is not None:
+            raise ServerError(f"{server.url}/metrics answered {error} during {where} "
+                              f"({retries + 1} attempts): the server went away; nothing "
+                              "written for this cell")
+        scrapes += 1
+        return Scrape(f"{server.url}/metrics ({where} scrape {scrapes})", text), text
+
+    first = await scrape()
     records = [None] * len(prompts)
     per_request_scrapes = concurrency == 1
-    state = {"prev": first, "prev_text": first_text}
+    state = {"prev": first}
     scrape_lock = asyncio.Lock()
     bar = _progress_bar(len(prompts), f"{where}", progress)
     queue = asyncio.Queue()
@@ -885,17 +869,9 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         # a scrape after every request: a restart shows as a counter going down even when
         # later traffic would carry the counters past their old values by the end
         async with scrape_lock:
-            after, after_text = await scrape()
-            _check_restart(state["prev_text"], after_text, where)
-            try:
-                d = _delta(state["prev"], after, k)
-            except CounterReset as exc:
-                raise CounterReset(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
-                                   "nothing written for this cell") from None
-            except RoundedCounters as exc:
-                raise MeasureError(f"{where}, after request {i} ({prompt.id}): {exc.message}; "
-                                   "nothing written for this cell") from None
-            state["prev"], state["prev_text"] = after, after_text
+            after = await scrape()
+            d = _delta(state["prev"], after, f"{where}, after request {i} ({prompt.id})")
+            state["prev"] = after
             if d[4] is not None and d[4] != k:
                 # the per-position counters name the server's K from the first request on
                 raise MeasureError(f"{where}: the server drafted {d[4]} positions per step "
@@ -923,12 +899,9 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         bar.update(1)
 
     async def worker():
-        while True:
-            try:
-                i = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            await one(i)
+        # a worker stops with its request's error: no other request is started after it
+        while not queue.empty():
+            await one(queue.get_nowait())
 
     try:
         workers = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
@@ -941,15 +914,8 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     finally:
         bar.close()
     wall = time.perf_counter() - t0
-    last, last_text = state["prev"], state["prev_text"]
-    _check_restart(first_text, last_text, where)
-    try:
-        drafts, tokens, accepted, per_pos, engine_k = _delta(first, last, k)
-    except CounterReset as exc:
-        raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
-    except RoundedCounters as exc:
-        raise MeasureError(f"{where}: {exc.message}; nothing written for this cell") from None
-    return records, (first_text, last_text), (drafts, tokens, accepted, per_pos, engine_k), wall
+    last = state["prev"]
+    return records, (first[1], last[1]), _delta(first, last, where), wall
 
 
 # how a request record's error starts when the failure was not retried
@@ -974,9 +940,6 @@ def _progress_bar(total, desc, progress):
     # a terminal of no size (a pty nobody sized: script, docker -t) would show no bar at all
     return tqdm(total=total, desc=desc, unit="req", disable=not progress, file=sys.stderr,
                 leave=False, ncols=columns or 80, nrows=lines or 24)
-
-
-# --------------------------------------------------------------------------- run directory
 
 
 def _load_manifest(path):
@@ -1113,9 +1076,6 @@ def _write_cell(out, doc, cell_entry, files, fresh):
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return doc
-
-
-# --------------------------------------------------------------------------- the API
 
 
 def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests, engine,
@@ -1394,11 +1354,11 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                       if all(r.draft_tokens is not None for r in ok) else None)
             per_pos = (tuple(map(sum, zip(*(r.accepted_per_position for r in ok))))
                        if all(r.accepted_per_position is not None for r in ok) else None)
-        rec = record(server.engine)
-        if not drafts and rec.request_fields:
-            raise MeasureError(f"{where}: {rec.title} answered without per-request counts "
-                               f"(asked with {', '.join(rec.request_fields)}) and its /metrics "
-                               "has no accepted-draft counter: speculative decoding off, or a "
+        asked = ", ".join(record(server.engine).request_fields)
+        if not drafts and asked:
+            raise MeasureError(f"{where}: {record(server.engine).title} answered without "
+                               f"per-request counts (asked with {asked}) and its /metrics has "
+                               "no accepted-draft counter: speculative decoding off, or a "
                                "release without them; nothing written")
         if not drafts:
             raise MeasureError(f"{where}: the server's speculative counters did not move "

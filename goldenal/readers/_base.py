@@ -206,15 +206,10 @@ def _nearest(centre, low, high, count):
 def derive_drafts(accepted, rates, *, half, mean=None, mean_half=0.005, drafted=None, k=None):
     """Rebuild ``D`` and per-position counts from a window that does not print ``D``.
 
-    ``D = A / sum_i s_i`` up to rounding (docs/formats.md §1.5); ``drafted / K`` is
-    preferred when it is consistent, because it is exact whenever every step
-    drafted K tokens.
-
-    Returns
-    -------
-    (drafts, per_position, how) or None
-        ``how`` is ``"drafted/k"`` or ``"per-position"``; None when no integer
-        ``D`` reproduces the printed figures.
+    ``D = A / sum_i s_i`` up to rounding (docs/formats.md §1.5); ``drafted / K`` first
+    when consistent (exact whenever every step drafted K tokens).  Gives ``(drafts,
+    per_position, how)``, ``how`` ``"drafted/k"`` or ``"per-position"``, or None when no
+    integer ``D`` reproduces the printed figures.
     """
     total = sum(rates)
     width = half * len(rates)

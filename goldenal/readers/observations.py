@@ -173,25 +173,11 @@ def make_observation(row):
 class Columns:
     """A run of counted windows of one source, engine, format and K, held as arrays.
 
-    What the vectorised reading of a large log yields instead of a row per
-    window: the summary adds whole columns, and rows (see :func:`as_row`) are
-    built only when the windows are iterated, indexed or tabled.  Every array
-    is the column's own copy (never a view of a reader's buffer).
-
-    Parameters
-    ----------
-    source, engine, format : str
-    k : int
-    line, drafts, draft_tokens, accepted : numpy int64 arrays
-    per_position : numpy int64 array of shape (n, k)
-    mean_al : numpy float64 array
-    timestamp : numpy int64 array, or None when no window has one
-        vLLM's logger stamp ``MM-DD hh:mm:ss`` as the number ``MMDDhhmmss``,
-        formatted back when rows are built.
-    extra_code : numpy int array
-        Index of each window's ``extra`` in ``extras``.
-    extras : tuple
-        Distinct flat ``extra`` tuples (see :func:`as_row`).
+    What the vectorised reading of a large log yields instead of a row per window:
+    the summary adds whole columns; rows (:func:`as_row`) are built only when the
+    windows are iterated, indexed or tabled.  Arrays are the columns' own copies
+    (int64; ``per_position`` n x k; ``timestamp`` ``MMDDhhmmss`` or None); each
+    window's ``extra`` is ``extras[extra_code[i]]``, a flat tuple.
     """
 
     __slots__ = ("source", "engine", "format", "k", "line", "drafts", "draft_tokens",

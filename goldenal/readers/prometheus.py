@@ -280,29 +280,10 @@ def _sum_by(deltas, rec):
 
 
 def window(before, after, *, k=None):
-    """The counted window between two scrapes, for a client that scrapes as it goes.
-
-    Parameters
-    ----------
-    before, after : Scrape or path
-        ``before`` may be None (counts since the server started).
-    k : int, optional
-        K when the scrape does not state it (checked where it does).
-
-    Returns
-    -------
-    (list of Observation, list of Problem)
-        A refused window (no drafts, inconsistent counters) gives no
-        observation and a refusing problem that says why.
-
-    Raises
-    ------
-    CounterReset
-        A counter went down, or was re-created, between the scrapes.
-    RoundedCounters
-        A scrape holds a counter the server printed rounded (llama-server
-        from 1,000,000 on): no later window of that server is exact either.
-    """
+    """``(observations, problems)`` of the window between two scrapes (``before`` None:
+    since start), for a client that scrapes as it goes; a refused window gives a
+    refusing problem instead.  A restart between them raises CounterReset, a counter
+    printed rounded RoundedCounters (no later window of that server is exact either)."""
     after = after if isinstance(after, Scrape) else Scrape(after)
     before = before if isinstance(before, Scrape) or before is None else Scrape(before)
     try:

@@ -208,17 +208,9 @@ def normalize_identity(identity, *, path=None, lines=None):
     """Validate and normalise identity keys: ``draft`` a list of str, ``variant`` a dict,
     ``simulated`` a bool, ``not_golden`` a reason.
 
-    A scalar string ``draft`` is one head; ``simulated`` must be a YAML boolean
-    (a string such as ``"no"`` is refused: it would read as true).
-    ``not_golden`` marks a real run whose values must never become a golden
-    curve (a random test model, a debugging run): its value is the reason, a
-    non-empty string, kept on one line (whitespace runs collapse to one
-    space); ``null`` is the same as no key.
-
-    Raises
-    ------
-    ParseError
-        Naming ``path`` and the key's line (``lines``: key -> line).
+    A string ``simulated`` such as ``"no"`` is refused (it would read as true);
+    ``not_golden`` is the reason on one line (``null``: no key).  ParseError names
+    ``path`` and the key's line (``lines``: key -> line).
     """
     lines = lines or {}
     out = dict(identity)

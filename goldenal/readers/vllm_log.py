@@ -103,20 +103,10 @@ def sniff(head: str) -> bool:
 
 
 def split_fields(message):
-    """Parse ``Key: value, Key: value, ...`` by name; the per-position list as a run.
-
-    Returns
-    -------
-    (fields, order, positions)
-        ``fields`` maps a lower-case key to its raw value; ``positions`` is the
-        list of raw numbers after ``Per-position acceptance rate:`` or None.
-
-    Raises
-    ------
-    ValueError
-        A token is neither ``Key: value`` nor a continuation of the list, or a
-        known field's value does not have that field's syntax.
-    """
+    """``(fields, order, positions)`` of ``Key: value, ...``: lower-case keys to raw
+    values, and the raw numbers after ``Per-position acceptance rate:`` (or None).
+    ValueError for a token that is neither, or a known field off its syntax (damage,
+    never a number to guess)."""
     fields, order, positions, current = {}, [], None, None
     message = message.strip()
     if message.endswith("."):  # V0 lines end with a full stop

@@ -1,19 +1,11 @@
 """Shell scripts as text: statements, quoting, branches and the values of variables.
 
-The lowest layer of every reading of a launcher script, shared by ``inject``
-(the engine adapters) and ``audit`` (:mod:`goldenal.auditing.shell`, which replays
-each branch).  Nothing is executed:
-
-* splitting: logical lines (continuations joined, heredoc bodies kept), their
-  statements, and the ``if``/``case`` arm each sits in (:func:`parse`);
-  words as the shell splits them (:func:`shell_words`);
-* expansion: ``$VAR``, ``${VAR:-default}`` and the ``$(...)`` forms recipes
-  compute values with (``printf``, ``awk 'BEGIN{print ...}'``, ``$(( ))``),
-  evaluated symbolically (:func:`expand`, :func:`substitute`);
-* tests: ``[ a OP b ]`` and ``case`` patterns under known variables
-  (:func:`evaluate_test`), and which side of an ``EVAL_ONLY`` test a line is
-  on (:func:`eval_polarity`, :func:`eval_paths`);
-* literal assignments, first one wins (:func:`literal_variables`, :func:`resolve`).
+The lowest layer of every reading of a launcher, shared by ``inject`` and
+``audit``; nothing is executed.  Logical lines, statements and ``if``/``case``
+arms (:func:`parse`), words (:func:`shell_words`), symbolic expansion of
+``$VAR``, defaults and the ``$(...)`` forms recipes compute with
+(:func:`expand`), tests under known variables (:func:`evaluate_test`) and
+``EVAL_ONLY`` sides (:func:`eval_paths`), literal assignments (:func:`resolve`).
 """
 
 import ast
@@ -39,14 +31,19 @@ ASSIGNMENT = re.compile(r"^(?P<lead>[ \t]*(?:export[ \t]+)?)(?P<key>[A-Za-z_][A-
 _MEMO = contextvars.ContextVar("goldenal_shell_memo", default=None)
 
 
+# entries one memo holds at most (then it starts afresh): bounds a long audit's memory
+MEMO_LIMIT = 1 << 18
+
+
 @contextlib.contextmanager
 def remembering():
-    """While open, the pure readings of text (words, the end of a ``$(...)``) are remembered.
-
-    Replaying a script along each of its branches reads the same lines again
-    and again; inside this block each distinct text is read once.  Nothing is
-    kept after the block: a long-lived process holds no memo between scripts.
+    """While open, pure readings of text are remembered: branches replay the same
+    lines, and launchers made from one template share most of theirs.  A block
+    inside another shares its memo; nothing outlives the outermost block.
     """
+    if _MEMO.get() is not None:
+        yield
+        return
     token = _MEMO.set({})
     try:
         yield
@@ -55,7 +52,10 @@ def remembering():
 
 
 def remembered(fn):
-    """``fn``, a pure function of hashable arguments, answered from the open memo if any."""
+    """``fn``, a pure function of hashable arguments, answered from the open memo if any.
+
+    The answer is shared: callers never change it.
+    """
     @functools.wraps(fn)
     def answer(*args):
         memo = _MEMO.get()
@@ -65,6 +65,8 @@ def remembered(fn):
         try:
             return memo[key]
         except KeyError:
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
             value = memo[key] = fn(*args)
             return value
     return answer
@@ -217,6 +219,7 @@ def lex(text, stack=(), pos=0, closing=False):
     return toks, stack, pos
 
 
+@remembered
 def strip_comment(text):
     """Drop a trailing ``# comment`` that is outside quotes."""
     if "#" not in text:
@@ -282,6 +285,7 @@ def _lexed_split_points(text):
     return out
 
 
+@remembered
 def split_statements(text):
     """Split on ``;`` / ``;;`` outside quotes and parentheses; ``;;`` kept as a statement."""
     if ";" not in text:
@@ -310,6 +314,7 @@ def quote_stack(text, stack):
     return lex(text, stack)[1]
 
 
+@remembered
 def open_quote(text):
     """True when ``text`` ends inside a quoted string, a ``$( ... )`` or backticks."""
     even = (text.count("'") % 2 == 0 and (text.count('"') - text.count('\\"')) % 2 == 0
@@ -793,16 +798,10 @@ def _with_operand(chain, operand):
 
 
 def arith(expr, *, integer=False):
-    """Evaluate ``+ - * / %`` and ``**`` on numbers only; None otherwise.
-
-    ``integer``: as bash's ``$(( ))`` does, on integers only, ``/``
-    truncating toward zero, ``%`` with the sign of the dividend, division by
-    zero and negative exponents refused (None).  Otherwise as awk does, in
-    floating point (``%`` is ``fmod``).
-
-    Bounded: at most ARITH_MAX_LENGTH characters and ARITH_MAX_DEPTH levels,
-    every intermediate value within 64 bits (``$(( 9**9**9**9 ))`` is None
-    at once, not a computation that never returns).
+    """``+ - * / %`` and ``**`` on numbers only, else None: as awk (floats, ``fmod``),
+    or with ``integer`` as bash's ``$(( ))`` (``/`` toward zero, ``%`` with the
+    dividend's sign, x/0 and negative exponents None).  Bounded in length, depth
+    and 64-bit values, so ``$(( 9**9**9**9 ))`` is None at once.
     """
     expr = expr.strip()
     if (not expr or len(expr) > ARITH_MAX_LENGTH
@@ -1055,12 +1054,8 @@ def vars_in(text):
 
 
 def eval_paths(text):
-    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both.
-
-    Read from :func:`parse`'s ``if`` arms whose condition tests ``EVAL_ONLY``
-    (the condition's polarity as the audit reads it; after such a test every
-    later arm runs on the other path).  An ``if`` opened and closed on one
-    line opens nothing.
+    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both,
+    from :func:`parse`'s ``if`` arms testing ``EVAL_ONLY`` (a one-line ``if`` opens nothing).
     """
     lines, conds = parse(text)
     arm_polarity = {}

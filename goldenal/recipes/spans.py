@@ -1,18 +1,10 @@
 """Byte-exact editing of YAML and JSON text through located spans.
 
-The document is composed (never constructed) with PyYAML's libyaml parser into
-a node graph whose every node carries its start and end offset in the text
-(``start_mark.index`` / ``end_mark.index``, counted in characters) and whose
-aliases point at the very node their anchor defines.  Reading back takes
-values and positions from these nodes; edits are computed as ``(start, end,
-replacement)`` spans over the original text and spliced in, so every byte
-outside a changed span is guaranteed identical: the document is never
-re-dumped.
-
-JSON is YAML's flow subset, so a vLLM ``--config`` JSON file goes through the
-same composer.  JSON text held *inside* a YAML string (vLLM's
-``speculative-config: '{...}'``) is edited by :func:`json_set`, which splices
-that string the same way.
+Documents are composed (never constructed) with libyaml into nodes carrying
+their offsets, aliases pointing at their anchor's node; edits are
+``(start, end, replacement)`` spans spliced into the original text, so every
+byte outside them stays: nothing is re-dumped.  JSON inside a YAML string
+(vLLM's speculative config) is spliced the same way (:func:`json_set`).
 """
 
 import json
@@ -125,11 +117,8 @@ def is_scalar(node):
 
 
 def pairs(node):
-    """Effective ``(key_node, value_node)`` pairs of a mapping, merges (``<<``) resolved.
-
-    Explicit keys win over merged ones, and earlier merge sources over later
-    ones, as YAML's merge-key rule says.  Computed once per node (composed
-    nodes are never changed: an edit gives a new text and a new compose).
+    """Effective ``(key_node, value_node)`` pairs of a mapping, ``<<`` merges resolved
+    (explicit keys first, then earlier sources), computed once per node.
     """
     if isinstance(node, Layers):
         return node.pairs()
@@ -302,13 +291,9 @@ def _line_end(text, index):
 
 
 def add_to_mapping(text, node, items, *, value_style=None, path=None):
-    """Edit that appends ``items`` (``[(key, value_text)]``) to a mapping.
-
-    Block mappings get new lines at the indentation of their first key, after
-    the line of their last value (so a trailing comment stays where it is);
-    flow mappings get ``, key: value`` before the closing brace.  Keys are
-    quoted like the mapping's existing keys (a JSON object gets ``"key"``).
-    ``value_style`` is the quoting of new values (None: plain).
+    """Edit appending ``items`` (``[(key, value_text)]``) to a mapping: block mappings
+    get lines at their first key's indentation after their last value, flow
+    mappings ``, key: value`` before the brace; keys quoted like the existing ones.
     """
     if not is_map(node):
         raise ParseError("expected a mapping here", path=path, line=line_of(node))
@@ -428,11 +413,8 @@ def json_members(json_text, *, path=None, line=None):
 
 
 def json_set(json_text, updates, *, path=None, line=None):
-    """Set top-level keys of a JSON object text by splicing, keeping its style.
-
-    ``updates`` maps key -> raw JSON text of the value (``"2.83"``,
-    ``'"synthetic"'``).  Existing keys keep their place; new keys are appended
-    with the separators the object already uses.
+    """Set top-level keys of a JSON object text (``{key: raw JSON}``) by splicing:
+    existing keys keep their place, new ones use the object's separators.
     """
     members, close = json_members(json_text, path=path, line=line)
     edits = []

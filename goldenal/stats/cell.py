@@ -4,33 +4,14 @@ Counts follow docs/formats.md §0.2: N verification steps, c_i steps whose
 first i drafts were all accepted, AL = 1 + sum(accepted) / N,
 S(i) = c_i / N, a(i) = c_i / c_(i-1) with c_0 = N.
 
-The estimand is the AL of the prompt population the measured requests were
-drawn from, the ratio of expectations E[tokens] / E[steps] over that
-population (for the fixed benchmark prompt set itself, the same intervals
-are conservative).  Steps are not independent draws from it: a request's
-steps share its acceptance profile and a request can span many logging
-windows.  So an interval is built only from *independent units*:
-
-* per-request records -> the requests (studentized bootstrap of the ratio
-  of totals, resampling whole requests);
-* several independent server runs (at least ``MIN_UNITS`` files) -> the
-  runs (linearised cluster standard error, Student t with runs - 1 df);
-* log windows of a run whose longest request span is known -> batches of
-  consecutive windows at least that long (linearised standard error,
-  Student t with batches - 1 df).
-
-With fewer than ``MIN_UNITS`` units, or with log windows whose request span
-is unknown, or with one aggregate count, the cell gets its point estimate and
-no interval, and says why.  When every draft (or none) was accepted in every
-unit, or the units show no spread, there is no valid interval for the
-step-weighted AL either (an unseen request with other acceptance and more
-steps moves it by any amount), and none is given; when only a few units
-accepted some but not every draft, the interval's quantile is at least
-Student t's with that few minus one degrees of freedom.  Every interval given is
-clipped to the support [1, K + 1] (clipping never removes the truth, so
-coverage is unchanged).  When the data show a request longer than the run's
-stated output cap, the interval is refused (the cap sets the batch length
-and says what the run measured).
+The estimand is the AL of the prompt population, E[tokens] / E[steps].  A
+request's steps share its profile and a request can span many log windows,
+so intervals come only from independent units: requests (bootstrap-t of the
+ratio of totals), at least ``MIN_UNITS`` runs, or batches of log windows at
+least one request span long (linearised SE, Student t).  Otherwise, or when
+every unit accepted every draft (or none), or the data contradict the stated
+output cap, the cell gets its value, no interval, and the reason.  Intervals
+are clipped to [1, K + 1].  Why each rule: docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -111,16 +92,7 @@ def _group(observations, keyfunc):
 
 
 def bootstrap_weights_apply(table, n_resamples, rng):
-    """Totals of ``n_resamples`` cluster-bootstrap resamples of ``table`` rows.
-
-    Each resample draws n rows with replacement; its totals are the
-    resampling counts (a multinomial weight vector) times the per-cluster
-    totals, computed as one matrix product per chunk of resamples.
-
-    Returns
-    -------
-    ndarray, shape (n_resamples, table.shape[1])
-    """
+    """Totals of ``n_resamples`` cluster-bootstrap resamples of ``table`` rows."""
     n = table.shape[0]
     out = np.empty((n_resamples, table.shape[1]))
     chunk = max(1, _CHUNK_CELLS // max(n, 1))
@@ -135,24 +107,7 @@ def bootstrap_weights_apply(table, n_resamples, rng):
 
 
 def batch_windows(table, size):
-    """Sums of consecutive windows in batches of ``size`` (the remainder joins the last).
-
-    A batch is near-independent of the next only when it is at least as long
-    as the longest request (a request straddles at most one boundary and
-    contributes a bounded share to each side); fewer windows than ``size``
-    form one batch.
-
-    Parameters
-    ----------
-    table : ndarray, shape (windows, columns)
-        Per-window steps, accepted[, c_1..c_K], in time order.
-    size : int
-        Windows per batch.
-
-    Returns
-    -------
-    ndarray, shape (max(1, windows // size), columns)
-    """
+    """Sums of consecutive windows in batches of ``size`` (the remainder joins the last)."""
     n = table.shape[0]
     m = max(n // size, 1)
     index = np.minimum(np.arange(n) // size, m - 1)
@@ -162,17 +117,7 @@ def batch_windows(table, size):
 
 
 def ratio_interval(num, den, level):
-    """Ratio of totals with its linearised cluster standard error and a t interval.
-
-    ``r = sum(num) / sum(den)``; residuals ``e = num - r den`` give
-    ``var = m / (m - 1) sum(e^2) / sum(den)^2`` (the linearisation of a ratio
-    estimator over m independent clusters) and the interval uses Student t
-    with m - 1 degrees of freedom.
-
-    Returns
-    -------
-    (ratio, se, low, high)
-    """
+    """Ratio of totals with its linearised cluster standard error and a t interval."""
     from scipy.stats import t
 
     num = np.asarray(num, float)
@@ -227,38 +172,26 @@ def _replicate_stats(rep, per_position):
 
 
 def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None):
-    """Symmetric studentized (bootstrap-t) interval of AL = 1 + sum(accepted) / sum(steps).
+    """Bootstrap-t interval of AL = 1 + sum(accepted) / sum(steps), widened on its skewed side.
 
-    Whole units (requests) are resampled; every resample's ratio r* is
-    studentized by its own linearised standard error,
-    t* = (r* - r) / se*, and the interval is r +- q se with q the ``level``
-    quantile of |t*| (Hall 1992, "The Bootstrap and Edgeworth Expansion",
-    sec. 3.6: the symmetric bootstrap-t is second-order accurate in
-    coverage).  On heavy-tailed request lengths it keeps 48-128 requests near
-    nominal where BCa falls short (docs/statistics.md).
+    Whole units (requests) are resampled and every resample's ratio r* is
+    studentized by its own linearised standard error; q is the ``level``
+    quantile of |r* - r| / se* (the symmetric bootstrap-t; Hall 1992, "The
+    Bootstrap and Edgeworth Expansion", sec. 3.6), at least Student t's
+    with ``floor_df`` degrees of freedom.  On the side the residuals
+    e = a - r n skew towards (the lower side when sum e^3 < 0), the quantile
+    is at least Student t's with the Satterthwaite degrees of freedom of the
+    variance estimate, (sum e^2)^2 / sum e^4: the standard error rests on the
+    few large residuals of long requests, and a sample short of them has a
+    high estimate and a small standard error at once, which its resamples
+    cannot show (docs/statistics.md, "Short requests that accept everything").
 
-    Parameters
-    ----------
-    units : ndarray, shape (n, 2 + ...)
-        Per-unit steps, accepted[, c_1..c_K].
-    level : float
-    n_resamples : int
-    rng : numpy.random.Generator
-    floor_df : int, optional
-        The quantile is at least Student t's with these degrees of freedom.
-        ``fit_cell`` passes the number of units that accepted some but not
-        every draft, minus one: when a few such units sit among many that
-        accepted everything, the ratio rests on those few, and the
-        bootstrap quantile alone covers 91% (20 requests, 10% of them long,
-        K=7; docs/statistics.md).
-
-    Returns
-    -------
-    (low, high, standard_error, replicates)
-        ``replicates`` are the resampled unit totals (rows as ``units``);
-        ``low`` and ``high`` are NaN when the units show no spread or more
-        than ``1 - level`` of the resamples have none (no valid interval).
+    ``floor_df``: ``fit_cell`` passes the units that accepted some but not
+    every draft, minus one; when a few of them sit among many that accepted
+    everything, the ratio rests on those few.
     """
+    from scipy.stats import t
+
     steps, acc = units[:, 0], units[:, 1]
     m = units.shape[0]
     extra = np.column_stack([acc * acc, acc * steps, steps * steps])
@@ -266,7 +199,8 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
     rep = rep_all[:, :units.shape[1]]
     s_aa, s_an, s_nn = rep_all[:, -3], rep_all[:, -2], rep_all[:, -1]
     r = acc.sum() / steps.sum()
-    se = math.sqrt(m / (m - 1) * float(((acc - r * steps) ** 2).sum())) / steps.sum()
+    e = acc - r * steps
+    se = math.sqrt(m / (m - 1) * float((e ** 2).sum())) / steps.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
         r_star = rep[:, 1] / rep[:, 0]
         # sum of w (a - r* n)^2 over the resample, expanded in the resampled sums
@@ -285,37 +219,16 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
         return math.nan, math.nan, se, rep
     q = float(np.quantile(t_star, level))
     if floor_df is not None:
-        from scipy.stats import t
-
         q = max(q, float(t.ppf(0.5 + level / 2, max(int(floor_df), 1))))
-    return 1 + r - q * se, 1 + r + q * se, se, rep
+    e2 = e ** 2
+    skewed = max(q, float(t.ppf(0.5 + level / 2, e2.sum() ** 2 / (e2 ** 2).sum())))
+    third = float((e ** 3).sum())
+    q_low, q_high = (skewed, q) if third < 0 else (q, skewed) if third > 0 else (q, q)
+    return 1 + r - q_low * se, 1 + r + q_high * se, se, rep
 
 
 def request_span_windows(window_steps, *, output_len, concurrency, step_rate=None):
-    """The longest request's span in logging windows, from the output cap and step rate.
-
-    A step yields at least one token, so a request capped at ``output_len``
-    tokens takes at most ``output_len`` steps.  With ``concurrency`` requests
-    running, each window's steps are shared among them; the median window
-    then gives the steps one request takes per window (or ``step_rate``,
-    steps per window per request, when known directly).
-
-    Parameters
-    ----------
-    window_steps : array_like
-        Verification steps of every logging window.
-    output_len : int
-        Output cap (``max_tokens``) of every request.
-    concurrency : int
-        Requests running at once.
-    step_rate : float, optional
-        Steps per window of one request (overrides the median estimate).
-
-    Returns
-    -------
-    int
-        Windows the longest request can span (at least 1).
-    """
+    """The longest request's span in logging windows, from the output cap and step rate."""
     if step_rate is None:
         steps = np.asarray(window_steps, float)
         steps = steps[steps > 0]
@@ -335,22 +248,6 @@ def check_output_cap(observations, *, k, output_len, n_requests=None):
     ``output_len + k`` tokens contradict the cap.  Log windows show no single
     request: with the number of requests known, their mean length is a
     lower bound of the longest.
-
-    Parameters
-    ----------
-    observations : sequence of Observation
-        One cell's records (mean-only records are ignored).
-    k : int
-    output_len : int or None
-        The stated cap (``dataset.output_len``).
-    n_requests : int, optional
-        Requests the cell served (``dataset.num_prompts``).
-
-    Returns
-    -------
-    Check
-        ``failed`` (the data contradict the cap; the reason names both
-        figures), ``done`` or ``skipped`` (with the reason).
     """
     counted = [o for o in observations if not o.mean_only]
     if output_len is None:
@@ -615,7 +512,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
                            f"interval; {PLAN_POINTER}")
     # clipped to the support: AL lies in [1, K + 1], so clipping never removes the truth
     lo, hi = max(lo, 1.0), min(hi, k + 1.0)
-    al_r, surv_r, cond_r = _replicate_stats(rep, per_position)
+    _, surv_r, cond_r = _replicate_stats(rep, per_position)
 
     pp = None
     if per_position:

@@ -1,36 +1,18 @@
 """Across K for chain drafting: the pooled profile and a cross-K check that re-weights.
 
-With chain drafting (EAGLE/EAGLE3, a separate draft model, MTP heads run as a
-chain) the K=n draft is a prefix of the K=n+1 draft, so *one request's*
-conditional acceptance a(i) is the same in every cell with K >= i.  Per
-*step* it is not: a request's output is a fixed number of tokens, so hard
-requests take relatively more steps at larger K and the per-step a(i) of a
-workload drifts with K even when every request's profile is the same
-(docs/formats.md §0.2).  Pooling per-step counts across K and comparing
-cells with that pool flags clean runs.
-
-The check therefore works request by request.  A request observed at K
-with n steps, accepted drafts A and survival counts c_1..c_K produced
-T = n + A tokens; at any j <= K its per-step AL is
-AL_j = 1 + (c_1 + .. + c_j) / n (the prefix property), so it would have
-taken W_j = T / AL_j steps.  The cells with K >= j together estimate
-
-    AL(j) = sum T / sum W_j
-
-the ratio of expected tokens to expected steps at j, which is the
-population AL the cell j measures.  Each cell is compared with the other
-cells' estimate at its own K (or, for the largest K, its requests' estimate
-at the largest K the others reach): the difference D has a linearised
-standard error over the requests of independent cells and a Student t
-reference distribution with Welch-Satterthwaite degrees of freedom.  A cell
-is flagged when |D| exceeds the stated margin by more than the
-Bonferroni-corrected t quantile times its standard error, and the minimum
-detectable shift of every cell (the shift flagged with probability
-``power``) is reported.
-
-``params`` (the pooled per-step a(i), the censored-survival MLE
-sum c_i / sum c_(i-1) over the cells with K >= i) remain a description of
-the curve's shape; they do not decide flags.
+With chain drafting one request's conditional acceptance a(i) is the same in
+every cell with K >= i, but per step it is not: hard requests take relatively
+more steps at larger K, so per-step counts pooled across K flag clean runs
+(docs/formats.md §0.2).  The check therefore works request by request: a
+request with n steps, T = n + A tokens and survival counts c_1..c_K would
+have taken W_j = T / AL_j steps at j <= K, AL_j = 1 + (c_1 + .. + c_j) / n,
+so the cells with K >= j estimate AL(j) = sum T / sum W_j.  Each cell is
+compared with the other cells' estimate at its K: the difference has a
+linearised SE over requests of independent cells and Welch-Satterthwaite t
+degrees of freedom; it is flagged beyond the margin plus the
+Bonferroni-corrected t quantile, and every cell's minimum detectable shift
+(at ``power``) is reported.  ``params`` (the censored-survival MLE
+sum c_i / sum c_(i-1)) describe the curve's shape and decide no flag.
 """
 
 from __future__ import annotations
@@ -56,11 +38,7 @@ DEFAULT_POWER = 0.9
 
 
 def _pooled(counts_by_cell, kmax):
-    """Pooled numerator c_i and denominator c_(i-1) per position.
-
-    ``counts_by_cell`` is a list of (k, array[..., k + 1]) with columns
-    N, c_1..c_k; leading axes (replicates) broadcast.
-    """
+    """Pooled numerator c_i and denominator c_(i-1) per position."""
     shape = counts_by_cell[0][1].shape[:-1]
     num = np.zeros(shape + (kmax,))
     den = np.zeros(shape + (kmax,))
@@ -81,12 +59,7 @@ def _is_request_cell(c):
 
 
 def reweighted_terms(cell, j):
-    """Tokens T and steps W_j at K=j of every request of a request cell with K >= j.
-
-    Returns
-    -------
-    (ndarray, ndarray)
-    """
+    """Tokens T and steps W_j at K=j of every request of a request cell with K >= j."""
     u = cell.units
     n, acc = u[:, 0], u[:, 1]
     tokens = n + acc
@@ -99,11 +72,7 @@ def reweighted_terms(cell, j):
 
 
 def _estimate(parts):
-    """Ratio sum T / sum W over independent cells, its variance and effective units.
-
-    ``parts`` is a list of (T, W) arrays, one per cell; the variance is the
-    linearised cluster variance, summed over the independent cells.
-    """
+    """Ratio sum T / sum W over independent cells, its variance and effective units."""
     t_all = sum(float(t.sum()) for t, _ in parts)
     w_all = sum(float(w.sum()) for _, w in parts)
     r = t_all / w_all

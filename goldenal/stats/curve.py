@@ -26,11 +26,7 @@ THINKING = ("on", "off")
 
 
 def is_chain_method(method):
-    """True for chain drafting (cells share a(i)); False for block/tree methods.
-
-    Unknown methods are treated as not chained (every cell stands alone),
-    which never pools cells that must not be pooled.
-    """
+    """True for chain drafting (cells share a(i)); False for block/tree methods."""
     return method is not None and str(method).lower() in CHAIN_METHODS
 
 
@@ -56,13 +52,7 @@ def _group_observations(data):
 
 
 def check_complete(run):
-    """Refuse a run whose reading refused windows (they would bias their cells).
-
-    Raises
-    ------
-    ParseError
-        At the first refused window's file and line.
-    """
+    """Refuse a run whose reading refused windows (they would bias their cells)."""
     refused = [p for p in getattr(run, "problems", ()) if getattr(p, "refused", False)]
     if refused:
         first = refused[0]
@@ -72,16 +62,7 @@ def check_complete(run):
 
 
 def check_cells(cells, *, path=None):
-    """Refuse a run with missing cells.
-
-    Within a thinking mode the K must run without gaps from the smallest to
-    the largest, and two thinking modes must cover the same K.
-
-    Raises
-    ------
-    ParseError
-        Naming the run and the missing cells.
-    """
+    """Refuse a run with missing cells."""
     where = {"path": path} if path else {}
     if not cells:
         raise ParseError("the run has no cells", **where)
@@ -116,12 +97,7 @@ def _positive_number(value):
 
 
 def request_span(identity, observations):
-    """Longest request span in logging windows from a run's identity, or None.
-
-    Needs the output cap (``dataset.output_len``) and the number of requests
-    run at once (``concurrency``, top level or under ``dataset``); see
-    :func:`goldenal.stats.cell.request_span_windows`.
-    """
+    """Longest request span in logging windows from a run's identity, or None."""
     dataset = identity.get("dataset")
     dataset = dataset if isinstance(dataset, Mapping) else {}
     cap = _positive_number(dataset.get("output_len"))
@@ -274,11 +250,7 @@ def _cell_check(cell, model, mode):
 
 
 def stated_cap(identity):
-    """(output cap, requests per cell) the run states, each None when not stated.
-
-    ``dataset.output_len`` and ``dataset.num_prompts`` (vLLM bench's name for
-    the requests of a run; also read at the top level).
-    """
+    """(output cap, requests per cell) the run states, each None when not stated."""
     dataset = identity.get("dataset")
     dataset = dataset if isinstance(dataset, Mapping) else {}
     cap = _positive_number(dataset.get("output_len"))

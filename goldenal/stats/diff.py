@@ -1,11 +1,9 @@
 """Compare two curves cell by cell: delta, and whether it is inside the uncertainty.
 
-Each side is a committed curve (by id in a golden directory, or a curve
-file), a measurement run (fitted on the fly), or an already fitted
-:class:`~goldenal.stats.CurveFit`.  A committed curve carries uncertainty when
-its distribution file (``<curve-id>.distribution.json``, written by
-``goldenal fit``) sits beside it; otherwise only its two-decimal values are
-known and the verdict for that cell is "no interval".
+A side is a committed curve (id or file), a run (fitted on the fly) or a
+:class:`~goldenal.stats.CurveFit`.  A committed curve has uncertainty only
+with its ``<curve-id>.distribution.json`` beside it; otherwise the cell's
+verdict is "no interval".
 """
 
 from __future__ import annotations
@@ -24,13 +22,7 @@ ROUNDING_VARIANCE = 0.01 ** 2 / 12
 
 
 def combined_standard_error(se_a, se_b, *, rounded_a=False, rounded_b=False):
-    """Standard error of B - A, or None when neither side has one.
-
-    A side known only by its committed two-decimal value (``rounded_*``, no
-    standard error) contributes the rounding variance 0.01^2 / 12 when the
-    other side has a standard error; two rounded values alone give None
-    (their difference is then only bounded, by +-0.01).
-    """
+    """Standard error of B - A, or None when neither side has one."""
     if se_a is None and se_b is None:
         return None
     var = 0.0
@@ -115,27 +107,7 @@ def _side_from_cells(cells, label, curve_id, distribution=None):
 
 
 def resolve_curve(spec, *, golden_dir=None):
-    """A committed curve named by a curve file or a curve id, with its distribution.
-
-    Parameters
-    ----------
-    spec : str or os.PathLike
-        A curve file (``.yaml``) or a curve id of ``golden_dir`` (default:
-        the packaged curves).
-
-    Returns
-    -------
-    (Curve, str or None, dict or None)
-        The registry curve, the path of its file, and its
-        ``<curve-id>.distribution.json`` when one sits beside it.
-
-    Raises
-    ------
-    ParseError
-        The curve file is malformed.
-    UnknownCurve
-        ``spec`` is neither a file nor a curve id of the directory.
-    """
+    """A committed curve named by a curve file or a curve id, with its distribution."""
     spec = os.fspath(spec)
     if os.path.isfile(spec):
         from goldenal.golden.curvefile import curve_from_file, read_curve_file
@@ -161,13 +133,7 @@ def resolve_curve(spec, *, golden_dir=None):
 
 def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None,
                  allow_simulated=False):
-    """Turn a CLI/library argument into a :class:`Side`.
-
-    ``spec`` may be a CurveFit, a registry Curve, a path to a curve file
-    (``.yaml``), a measurement-run directory (loaded and refused as ``fit``
-    does: see :func:`goldenal.stats.output.load_run_for_fit`), or a curve
-    id of ``golden_dir`` (default: the packaged curves).
-    """
+    """Turn a CLI/library argument into a :class:`Side`."""
     from goldenal.stats.results import CurveFit
 
     if isinstance(spec, CurveFit):
@@ -187,14 +153,7 @@ def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None,
 
 @dataclass(frozen=True)
 class CurveDiff(Tabular):
-    """Cell-by-cell comparison of two curves (delta = B - A).
-
-    A cell is "inside" when |delta| <= z * se for the two-sided normal
-    quantile z of ``confidence_level``, "outside" when beyond it, and "no
-    interval" when neither side carries a standard error; se is
-    :func:`combined_standard_error` (a committed side without one adds its
-    rounding variance 0.01^2 / 12).
-    """
+    """Cell-by-cell comparison of two curves (delta = B - A)."""
 
     a: Side = field(repr=False)
     b: Side = field(repr=False)

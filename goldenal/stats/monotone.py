@@ -1,10 +1,8 @@
 """Monotone survival profile for curves known only by their means.
 
-For chain drafting, S(i) = AL(i) - AL(i-1) (AL(0) = 1) is the implied
-survival of position i; it must be non-increasing and non-negative.  Its
-least-squares projection onto that set is the isotonic (non-increasing)
-regression clipped at zero; cells whose mean sits far from the projected
-curve are flagged.
+For chain drafting S(i) = AL(i) - AL(i-1) must be non-increasing and
+non-negative; its least-squares projection is the isotonic regression
+clipped at zero, and cells far from it are flagged.
 """
 
 from __future__ import annotations

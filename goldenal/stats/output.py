@@ -1,10 +1,8 @@
 """From measurement runs to a committed curve: load, merge, fit, write.
 
-``fit_runs`` loads one or more run directories (through
-:func:`goldenal.readers.load_run`) and fits them as one curve;
-``write_fit`` writes the curve YAML and manifest entry (through
-:func:`goldenal.golden.curvefile.write_curve`) and ``<curve-id>.distribution.json``
-beside it.  Nothing is written when anything fails.
+``fit_runs`` fits one or more run directories as one curve; ``write_fit``
+writes the curve YAML, its manifest entry and ``<curve-id>.distribution.json``,
+and nothing when anything fails.
 """
 
 from __future__ import annotations
@@ -85,20 +83,7 @@ def merge_runs(runs):
 
 
 def load_runs(paths, *, identity=None):
-    """Load run directories of one curve and merge them.
-
-    Parameters
-    ----------
-    paths : sequence of str
-        Run directories (with ``run.yaml``) or InferenceX collector results
-        directories (identity then from ``identity``).
-    identity : dict, optional
-        ``model``, ``draft``, ``method``, ``variant``, ``curve``.
-
-    Returns
-    -------
-    MeasurementRun-like object with ``path``, ``identity``, ``cells``, ``warnings``.
-    """
+    """Load run directories of one curve and merge them."""
     from goldenal.stats.curve import check_complete
     from goldenal.readers.run import load_run
 
@@ -117,25 +102,7 @@ def load_runs(paths, *, identity=None):
 
 
 def load_run_for_fit(path, identity=None, *, allow_simulated=False):
-    """One run directory loaded and refused exactly as ``goldenal fit`` does.
-
-    Used wherever a run directory is fitted on the fly (``diff``, ``export``,
-    ``plot``), so those commands accept no data ``fit`` would refuse: an
-    incomplete run, a server whose start-up config contradicts the identity
-    (e.g. synthetic acceptance), or a simulated run unless
-    ``allow_simulated``.
-
-    The run's load warnings (e.g. a bench result disagreeing with the log)
-    are issued as :class:`RunWarning`.
-
-    Returns
-    -------
-    MeasurementRun-like object (see :func:`load_runs`).
-
-    Raises
-    ------
-    ParseError, PolicyError
-    """
+    """One run directory loaded and refused exactly as ``goldenal fit`` does."""
     import warnings
 
     merged = load_runs([path], identity=identity)
@@ -148,12 +115,7 @@ def load_run_for_fit(path, identity=None, *, allow_simulated=False):
 
 
 def fit_runs(paths, *, identity=None, **fit_kwargs):
-    """Load run directories and fit them as one curve (see :func:`load_runs`).
-
-    Returns
-    -------
-    CurveFit
-    """
+    """Load run directories and fit them as one curve (see :func:`load_runs`)."""
     from goldenal.stats.curve import fit
 
     return fit(load_runs(paths, identity=identity), **fit_kwargs)
@@ -168,12 +130,7 @@ def refuse_simulated(run):
 
 
 def refuse_not_golden(run):
-    """Raise PolicyError for a run marked ``not_golden`` (its values are no golden curve).
-
-    Such a run is real but not golden material (a random test model, a
-    debugging run); it may be fitted and printed, and written only to a
-    scratch directory with ``--allow-not-golden``.
-    """
+    """Raise PolicyError for a run marked ``not_golden`` (its values are no golden curve)."""
     reason = run.identity.get("not_golden")
     if reason:
         path = (getattr(run, "not_golden_path", None) or getattr(run, "path", None)
@@ -184,12 +141,7 @@ def refuse_not_golden(run):
 
 
 def refuse_inconsistent(run):
-    """Raise PolicyError for a run with cells ``measure`` marked ``inconsistent``.
-
-    Such a cell's per-request counts and the server's own counters disagree
-    beyond counting noise: which of them is the AL is unknown, so no golden
-    value comes from it (there is no flag to allow it; measure the cell again).
-    """
+    """Raise PolicyError for a run with cells ``measure`` marked ``inconsistent``."""
     cells = run.identity.get("inconsistent")
     if cells:
         raise PolicyError(f"{len(cells)} cell(s) marked inconsistent in run.yaml (the server's "
@@ -234,13 +186,7 @@ def provenance_of(identity):
 
 
 def curve_from_fit(curvefit, *, curve_id=None):
-    """The registry :class:`~goldenal.golden.registry.Curve` of a fit (committed values).
-
-    Raises
-    ------
-    ParseError
-        The fit has no curve id or no model key.
-    """
+    """The registry :class:`~goldenal.golden.registry.Curve` of a fit (committed values)."""
     from goldenal.golden.registry import Curve
 
     ident = dict(curvefit.identity)
@@ -284,27 +230,6 @@ def _same_identity(directory, curve_id, identity):
 def check_writable(directory, curve_id, *, replace_reason=None, identity=None):
     """Refuse a directory that already holds ``curve_id`` (or its identity) unless a reason
     is given.
-
-    Parameters
-    ----------
-    directory : str
-    curve_id : str
-    replace_reason : str, optional
-    identity : dict, optional
-        ``model``, ``method``, ``draft``, ``variant`` of the curve to write: a
-        committed curve with the same identity under another id is the same
-        curve, and only ``replace_reason`` lets the write replace it.
-
-    Returns
-    -------
-    str
-        The curve id to write: ``curve_id``, or with ``replace_reason`` the id
-        of the committed curve of the same identity (replaced, not doubled).
-
-    Raises
-    ------
-    ConflictError
-        Naming the curve file found.
     """
     from goldenal.golden.curvefile import check_curve_id, read_manifest
 
@@ -336,11 +261,7 @@ def mean_only_cells(curvefit):
 
 
 def refuse_mean_only(curvefit):
-    """Raise PolicyError when a golden value would come from printed means only.
-
-    A printed mean (e.g. an SGLang decode line) has no step count: the
-    unweighted mean of such means is not a pooled AL and carries no interval.
-    """
+    """Raise PolicyError when a golden value would come from printed means only."""
     keys = mean_only_cells(curvefit)
     if not keys:
         return
@@ -355,40 +276,7 @@ def refuse_mean_only(curvefit):
 
 def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False,
               allow_mean_only=False, allow_not_golden=False):
-    """Write a fitted curve: ``<id>.yaml`` + manifest entry + distribution file.
-
-    Parameters
-    ----------
-    curvefit : CurveFit
-    directory : str
-        Golden directory to write into.
-    replace_reason : str, optional
-        Required when the directory already holds the curve; recorded with
-        the replaced cells.
-    allow_simulated : bool
-        Simulated runs validate the statistics and are never committed; allow
-        them only for scratch directories.
-    allow_mean_only : bool
-        Commit cells that rest on printed means only (no step counts).
-    allow_not_golden : bool
-        Write a run marked ``not_golden`` (allow it only for scratch
-        directories); the reason is recorded in the curve's provenance.
-
-    Returns
-    -------
-    (str, str)
-        Paths of the curve file and the distribution file.
-
-    Raises
-    ------
-    ConflictError
-        The directory already holds the curve and no reason was given.
-    PolicyError
-        The run is simulated and ``allow_simulated`` is false, the run is
-        marked ``not_golden`` and ``allow_not_golden`` is false, a cell is
-        mean-only and ``allow_mean_only`` is false, or a cell is marked
-        ``inconsistent`` (see :func:`refuse_inconsistent`).
-    """
+    """Write a fitted curve: ``<id>.yaml`` + manifest entry + distribution file."""
     from goldenal.golden.curvefile import check_curve_id, write_curve
 
     directory = os.fspath(directory)

@@ -1,19 +1,11 @@
-"""Parametric conditional-acceptance profiles.
+"""Parametric conditional-acceptance profiles for chain drafting.
 
-Two forms, both for chain drafting where a(i) is shared across K:
-
-* ``constant``: a(i) = p (every further draft is accepted with the same
-  probability; AL(K) = 1 + p + p^2 + ... + p^K);
-* ``geometric``: a(i) = p * r**(i - 1) (acceptance decays by a factor r per
-  position; r = 1 is the constant form).
-
-With counts the form is fitted by minimum distance to the pooled a(i)
-(weighted by the inverse of their resampling covariance, which carries the
-correlation within requests), so the minimised distance is a chi-square
-goodness-of-fit statistic with (positions - parameters) degrees of freedom.
-Without resampling covariance, the binomial likelihood and the G statistic
-are used.  With means only, the form is fitted to AL(K) by least squares and
-judged by its largest residual.
+``constant`` a(i) = p, or ``geometric`` a(i) = p r**(i - 1).  With counts,
+fitted by minimum distance to the pooled a(i), weighted by the inverse of
+their resampling covariance (which carries the correlation within requests),
+so the distance is a chi-square goodness-of-fit statistic; without that
+covariance, binomial likelihood and G.  With means only, least squares on
+AL(K), judged by the largest residual.
 """
 
 from __future__ import annotations
@@ -60,22 +52,7 @@ def _bounds(form):
 
 
 def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
-    """Fit both forms to pooled per-position counts.
-
-    Parameters
-    ----------
-    num, den : array_like
-        Pooled c_i and c_(i-1) per position (so a(i) = num / den).
-    replicates : ndarray, optional
-        Resampled a(i), shape (B, positions); their covariance weights the
-        minimum-distance fit.
-    alpha : float
-        Significance level of the adequacy test.
-
-    Returns
-    -------
-    tuple of ParametricFit
-    """
+    """Fit both forms to pooled per-position counts."""
     from scipy.optimize import minimize
     from scipy.stats import chi2
 
@@ -126,19 +103,7 @@ def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
 
 
 def fit_parametric_means(means, *, tolerance=0.03):
-    """Fit both forms to a curve of means AL(K) by least squares.
-
-    Parameters
-    ----------
-    means : dict
-        ``{K: AL}``.
-    tolerance : float
-        Largest residual (in AL) for the form to count as describing the data.
-
-    Returns
-    -------
-    tuple of ParametricFit
-    """
+    """Fit both forms to a curve of means AL(K) by least squares."""
     from scipy.optimize import least_squares
 
     ks = np.array(sorted(means))

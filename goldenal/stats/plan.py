@@ -1,19 +1,10 @@
 """How many requests (or runs) give an interval of a stated half-width, from a pilot.
 
-A cell's interval is the ratio of totals r = sum(accepted) / sum(steps) over
-independent units, with the linearised standard error
-
-    SE(m) = s / (mean steps per unit * sqrt(m)),  s^2 = sum (a - r n)^2 / (m - 1)
-
-(docs/statistics.md).  A pilot run estimates s and the mean steps per unit;
-the plan is the smallest m >= 10 with q(m) SE(m) <= the target half-width,
-q(m) the Student t quantile with m - 1 degrees of freedom.  With per-request
-units the same requests can also be split into N independent runs (the
-interval of a log-only collector): the runs' residuals add up, so the
-standard error is that of the N x R requests pooled, with t on N - 1 degrees
-of freedom.  The studentized bootstrap's quantile runs a little above t
-with few requests (2.25-2.29 against 2.01 at 48 requests in the coverage
-study), so a plan near 50 requests gives a slightly wider interval.
+The interval's linearised SE over m units is s / (mean steps * sqrt(m)),
+s^2 = sum (a - r n)^2 / (m - 1) (docs/statistics.md); the plan is the
+smallest m >= 10 with t(m - 1) SE(m) <= the half-width.  Split into N
+independent runs, the runs' residuals add up: the same SE, t on N - 1 df.
+The bootstrap-t runs a little wider than t near 50 requests.
 """
 
 from __future__ import annotations
@@ -41,13 +32,7 @@ def _plan_iv(half_width, confidence_level, runs):
 
 @dataclass(frozen=True)
 class CellPlan:
-    """The plan of one cell: units needed for the target half-width, or why none.
-
-    ``unit_kind`` is the pilot's unit ("requests", "runs" or "batches");
-    ``units_needed`` how many such units give the target (None when the
-    pilot cannot tell, with ``reason``); with ``runs``, ``per_run`` the
-    requests each of the N runs needs.
-    """
+    """The plan of one cell: units needed for the target half-width, or why none."""
 
     thinking: str | None
     k: int
@@ -72,13 +57,7 @@ class CellPlan:
 
 @dataclass(frozen=True)
 class MeasurementPlan:
-    """Units needed per cell for an interval of ``half_width`` at ``confidence_level``.
-
-    ``needed`` is the largest need over the cells that could be planned
-    (a cell count every cell of the run must reach), ``unit_kind`` its unit;
-    ``runs`` the number of independent runs the requests are split into,
-    if asked.
-    """
+    """Units needed per cell for an interval of ``half_width`` at ``confidence_level``."""
 
     half_width: float
     confidence_level: float
@@ -113,27 +92,7 @@ class MeasurementPlan:
 
 
 def units_needed(spread, mean_steps, half_width, *, confidence_level=0.95, runs=None):
-    """Smallest number of units whose interval half-width is at most ``half_width``.
-
-    Parameters
-    ----------
-    spread : float
-        s, the standard deviation of a unit's residual ``a - r n``.
-    mean_steps : float
-        Mean verification steps per unit.
-    half_width : float
-        Target half-width in AL.
-    confidence_level : float
-    runs : int, optional
-        Split the units (requests) into this many independent runs: the
-        quantile then has ``runs - 1`` degrees of freedom.
-
-    Returns
-    -------
-    (int, float)
-        Units needed (at least 10) and the half-width they give; None and
-        NaN beyond ten million units.
-    """
+    """Smallest number of units whose interval half-width is at most ``half_width``."""
     from scipy.stats import t
 
     p = 0.5 + confidence_level / 2

@@ -1,9 +1,6 @@
-"""Markdown reports for pull requests and CI step summaries.
+"""Markdown reports (``diff_markdown``, ``fit_markdown``) for pull requests and CI.
 
-``diff_markdown`` renders a :class:`goldenal.stats.diff.CurveDiff`,
-``fit_markdown`` a :class:`goldenal.stats.CurveFit`: tables, flagged cells, and
-how each interval was computed (so a reviewer knows which ones are
-optimistic).
+They say how each interval was computed, so a reviewer knows which are optimistic.
 """
 
 from __future__ import annotations
@@ -31,16 +28,7 @@ def _methods_section(methods):
 
 
 def diff_markdown(diff):
-    """Markdown report of a curve comparison.
-
-    Parameters
-    ----------
-    diff : goldenal.stats.diff.CurveDiff
-
-    Returns
-    -------
-    str
-    """
+    """Markdown report of a curve comparison."""
     from scipy.stats import norm
 
     q = norm.ppf(0.5 + diff.confidence_level / 2)
@@ -78,16 +66,7 @@ def diff_markdown(diff):
 
 
 def fit_markdown(curvefit):
-    """Markdown report of a fitted curve: cells, cross-K model, flags, methods.
-
-    Parameters
-    ----------
-    curvefit : goldenal.stats.CurveFit
-
-    Returns
-    -------
-    str
-    """
+    """Markdown report of a fitted curve: cells, cross-K model, flags, methods."""
     pct = f"{100 * curvefit.confidence_level:g}%"
     ident = curvefit.identity
     run = getattr(curvefit, "run_id", None)

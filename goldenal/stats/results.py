@@ -1,9 +1,8 @@
-"""Result objects of the fits: small, immutable, printable.
+"""Result objects of the fits: frozen dataclasses, small and printable.
 
-Every result is a frozen dataclass.  Bulky internals (bootstrap replicates)
-are hidden from ``repr`` with ``field(repr=False)``; tables come from
-``.to_frame()`` / ``.summary`` (pandas imported inside the method) and plots
-from ``.plot(ax=None)``, which only delegates to :mod:`goldenal.plot`.
+Bulky internals (replicates) are ``field(repr=False)``; tables come from
+``.to_frame()`` / ``.summary`` and plots from ``.plot(ax=None)``, which
+delegates to :mod:`goldenal.plot`.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from goldenal.core.tables import Tabular
 INTERVAL_METHODS = {
     "bootstrap": "studentized bootstrap over requests (resamples whole requests, takes the "
                  "ratio of totals and studentizes it by its linearised standard error; "
-                 "symmetric bootstrap-t interval, accurate from about 50 requests)",
+                 "bootstrap-t interval, widened on the side the residuals skew to)",
     "runs": "independent server runs as clusters (ratio of totals, linearised cluster "
             "standard error, Student t with runs - 1 degrees of freedom)",
     "batch-means": "batch means over logging windows, batches at least as long as the "
@@ -39,24 +38,14 @@ ESTIMAND = ("AL of the prompt population the measured requests were drawn from: 
 
 
 def format_al(value):
-    """Round an AL for a curve exactly as C ``printf("%.2f")`` does.
-
-    Python's ``%`` formatting rounds the binary double half-to-even, which is
-    what glibc's printf does, so ``format_al(2.675) == "2.67"``.
-    """
+    """Round an AL for a curve exactly as C ``printf("%.2f")`` does."""
     if value is None or not math.isfinite(value):
         return "N/A"
     return "%.2f" % value
 
 
 class Check(NamedTuple):
-    """The outcome of one check of a fit: ``status`` and, unless plain, why.
-
-    ``status`` is "done" (the check ran), "flagged" (it ran and found
-    something), "failed" (the data contradict what the run states; the
-    dependent result is refused) or "skipped" (it could not run; ``reason``
-    says why).
-    """
+    """The outcome of one check of a fit: ``status`` and, unless plain, why."""
 
     status: str
     reason: str | None = None
@@ -95,12 +84,7 @@ def _plot(name, obj, ax, **kwargs):
 
 @dataclass(frozen=True)
 class PerPosition:
-    """Per-position acceptance of one cell: survival S(i) and conditional a(i).
-
-    ``survival[i-1]`` is S(i) = c_i / N, the probability that the first i
-    drafts of a step are all accepted; ``conditional[i-1]`` is
-    a(i) = c_i / c_(i-1) with c_0 = N.
-    """
+    """Per-position acceptance of one cell: survival S(i) and conditional a(i)."""
 
     positions: tuple
     counts: tuple
@@ -178,11 +162,7 @@ def _num(v, nd=6):
 
 @dataclass(frozen=True)
 class CellFit(Tabular):
-    """Estimate of one cell (model, head, variant, thinking mode, K).
-
-    ``mean_acceptance_length`` is the pooled per-step mean
-    1 + sum(accepted) / sum(steps); ``text`` is its committed spelling.
-    """
+    """Estimate of one cell (model, head, variant, thinking mode, K)."""
 
     k: int
     thinking: str | None
@@ -276,13 +256,7 @@ class CellFit(Tabular):
 
 @dataclass(frozen=True)
 class ParametricFit:
-    """A parametric conditional-acceptance profile and how well it fits.
-
-    ``form`` is "constant" (a(i) = p) or "geometric" (a(i) = p * r**(i-1)).
-    ``adequate`` is True when the goodness-of-fit statistic does not reject
-    the form (p-value >= 0.05, or for means the largest residual within the
-    tolerance).
-    """
+    """A parametric conditional-acceptance profile and how well it fits."""
 
     form: str
     params: dict
@@ -321,18 +295,7 @@ class CellFlag(NamedTuple):
 
 @dataclass(frozen=True)
 class ChainFit(Tabular):
-    """Pooled chain-drafting model of one thinking mode (censored survival).
-
-    ``params`` holds the per-step conditional acceptance a(i) (MLE pooled
-    over the cells with K >= i; a description: per step it drifts with K).
-    ``predicted`` maps K to the model AL (with per-request records, the
-    requests of the cells with K' >= K re-weighted to K; otherwise the
-    pooled a(i)) and ``predicted_interval`` to its interval.  ``z_scores``,
-    ``flags``, ``detectable`` and ``margin`` come from the cross-K check
-    (see :func:`goldenal.stats.fit_chain`): a cell is flagged only beyond
-    ``margin``, and ``detectable[K]`` is the shift it would flag with
-    probability ``power``.
-    """
+    """Pooled chain-drafting model of one thinking mode (censored survival)."""
 
     thinking: str
     params: np.ndarray = field(compare=False)
@@ -411,12 +374,7 @@ class ChainFit(Tabular):
 
 @dataclass(frozen=True)
 class MonotoneFit(Tabular):
-    """Monotone survival profile fitted to a curve of means (no counts).
-
-    ``implied_survival[i-1]`` = AL(i) - AL(i-1) (AL(0) = 1);
-    ``fitted_survival`` is its isotonic (non-increasing, non-negative)
-    regression and ``fitted`` the implied AL per K.
-    """
+    """Monotone survival profile fitted to a curve of means (no counts)."""
 
     thinking: str
     ks: tuple
@@ -475,14 +433,7 @@ class MonotoneFit(Tabular):
 
 @dataclass(frozen=True)
 class CurveFit(Tabular):
-    """A fitted curve: every cell, plus the cross-K model per thinking mode.
-
-    ``cells`` maps ``(thinking, K)`` to :class:`CellFit`; ``models`` maps a
-    thinking mode to a :class:`ChainFit` (chain drafting with counts), a
-    :class:`MonotoneFit` (means only) or None (block-parallel methods, whose
-    cells stand alone).  The committed value of a cell is always the
-    measured ``CellFit.text``; model values are diagnostics.
-    """
+    """A fitted curve: every cell, plus the cross-K model per thinking mode."""
 
     identity: dict
     cells: dict = field(repr=False)

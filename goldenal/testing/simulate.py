@@ -1,30 +1,16 @@
 """Simulated measurement runs, for validating the statistics.
 
-A simulated cell draws, for every request, its own conditional acceptance
-rates from a Beta distribution centred on the given rates (request-to-request
-heterogeneity), then the accepted length of every verification step, and lays
-the steps out on a timeline of concurrent requests.  From that one process it
-renders the artifacts a real run leaves behind, in the engines' real formats:
-
-* vLLM V1 server log lines, one ``SpecDecoding metrics:`` line per 10 s
-  logging window (family D of docs/formats.md §1.5, the format string of
-  vllm/v1/spec_decode/metrics.py), each preceded by its ``Engine 000:``
-  throughput line;
-* Prometheus ``/metrics`` scrapes before and after the measurement, rendered
-  by prometheus_client exactly as vLLM exposes its V1 spec-decode counters;
-* per-request records in the shape of vLLM's per-request
-  ``metrics.speculative_decoding`` object.
-
-:func:`make_workload` and :func:`simulate_workload` simulate serving more
-closely, for the coverage study (``benchmarks/coverage_study.py``): a
-population of request profiles shared across K, heavy-tailed lengths counted
-in tokens (so easy requests take fewer steps), optional reasoning and answer
-segments, and the exact population AL (``Workload.true_acceptance_length``).
-
-Simulated runs say so (``simulated: true`` and a ``truth:`` block in
-``run.yaml``); they validate the fitting and are never a source of committed
-curves.  All randomness comes from a ``numpy.random.Generator`` seeded by the
-caller.
+A simulated cell draws every request's conditional rates from a Beta around
+the given rates, then every step's accepted length, lays the steps out on a
+timeline of concurrent requests, and renders what a real run leaves: vLLM V1
+log lines (family D of docs/formats.md §1.5, vllm/v1/spec_decode/metrics.py),
+Prometheus ``/metrics`` scrapes (prometheus_client, as vLLM exposes its V1
+counters) and per-request ``metrics.speculative_decoding`` records.
+:func:`make_workload` and :func:`simulate_workload` serve a population of
+profiles shared across K with heavy-tailed lengths in tokens, and its exact
+AL, for ``benchmarks/coverage_study.py``.  Simulated runs say so
+(``simulated: true`` and ``truth:`` in ``run.yaml``) and never become
+committed curves.  Randomness comes from a caller-seeded Generator.
 """
 
 from __future__ import annotations
@@ -71,12 +57,7 @@ def _rates_iv(conditional_rates, k):
 
 @dataclass(frozen=True)
 class SimulatedCell:
-    """One simulated cell: per-request rates, per-step accepted lengths, timeline.
-
-    ``lengths[s]`` is the number of drafts accepted at step ``s`` (bonus not
-    included), ``request_of[s]`` its request and ``time_of[s]`` its time in
-    seconds from the start of the measurement.
-    """
+    """One simulated cell: per-request rates, per-step accepted lengths, timeline."""
 
     k: int
     thinking: str
@@ -117,11 +98,7 @@ class SimulatedCell:
 
     # ----- per-request -----------------------------------------------------
     def request_records(self):
-        """One dict per request, shaped like vLLM's per-request spec-decode metrics.
-
-        Keys follow vLLM PR #48915 (``metrics.speculative_decoding``):
-        ``acceptance_histogram[j]`` = steps that accepted exactly j drafts.
-        """
+        """One dict per request, shaped like vLLM PR #48915's ``metrics.speculative_decoding``."""
         out = []
         k = self.k
         hist = np.zeros((self.n_requests, k + 1), dtype=np.int64)
@@ -153,14 +130,7 @@ class SimulatedCell:
         return np.floor(self.time_of / self.window_seconds).astype(np.int64)
 
     def log_lines(self, *, pid=4242, start=_EPOCH):
-        """vLLM V1 (family D) log lines, one spec-decode line per active window.
-
-        Returns
-        -------
-        list of (str, WindowCounts or None)
-            Every rendered line with the counts of its window for the
-            ``SpecDecoding metrics:`` lines (None for throughput lines).
-        """
+        """vLLM V1 (family D) log lines, one spec-decode line per active window."""
         w = self._window_index()
         lines = []
         dt = self.window_seconds
@@ -200,12 +170,7 @@ class SimulatedCell:
         return out
 
     def prometheus_scrapes(self, *, created=1764478800.0):
-        """Exposition text of ``/metrics`` before and after the measurement.
-
-        The "before" scrape holds the warm-up traffic; the difference of the
-        two is exactly this cell's counts.  Requests are spread over
-        ``n_engines`` data-parallel engines (one ``engine`` label each).
-        """
+        """Exposition text of ``/metrics`` before and after the measurement."""
         from prometheus_client import CollectorRegistry, generate_latest
         from prometheus_client.core import CounterMetricFamily
 
@@ -245,17 +210,7 @@ class SimulatedCell:
 
     # ----- observations ----------------------------------------------------
     def observations(self, granularity="request", *, source=None):
-        """The cell as Observation records, exactly (no rounding).
-
-        Parameters
-        ----------
-        granularity : {"request", "window", "total"}
-            One record per request (``request`` set), per logging window
-            (``line`` = the line of the spec-decode line in :meth:`log_text`)
-            or one aggregate record.
-        source : str, optional
-            File name recorded on the records.
-        """
+        """The cell as Observation records, exactly (no rounding)."""
         k = self.k
         if granularity == "request":
             src = source or f"requests_{self.thinking}_k{k}.jsonl"
@@ -294,11 +249,7 @@ class SimulatedCell:
 
 
 def _step_times(steps, req, concurrency, step_seconds):
-    """The time of every step: each request goes to the slot that frees first.
-
-    ``steps[r]`` is request r's number of steps, ``req`` the request of each
-    step (in request order); every step takes ``step_seconds``.
-    """
+    """The time of every step: each request goes to the slot that frees first."""
     slot_free = np.zeros(max(1, concurrency))
     start = np.empty(len(steps))
     for r in range(len(steps)):
@@ -313,36 +264,7 @@ def simulate_cell(conditional_rates, *, k=None, n_requests=64, steps_per_request
                   heterogeneity=30.0, concurrency=8, step_seconds=0.04, window_seconds=10.0,
                   thinking="on", model_name="simulated/model", n_engines=1,
                   warmup_requests=2, rng=None):
-    """Simulate one cell's acceptance process.
-
-    Parameters
-    ----------
-    conditional_rates : sequence of float
-        Population conditional acceptance a(1), a(2), ...; the first ``k``
-        are used.
-    k : int, optional
-        Speculative tokens per step (default: ``len(conditional_rates)``).
-    n_requests : int
-        Requests in the measurement.
-    steps_per_request : float
-        Mean verification steps per request (Poisson); drawn independently
-        of the request's rates, so the population AL is
-        :func:`true_acceptance_length`.
-    heterogeneity : float or None
-        Concentration kappa of the per-request Beta(kappa a, kappa (1 - a))
-        rates; larger is more homogeneous, None gives identical requests.
-    concurrency : int
-        Requests running at once (slots); a slot starts its next request when
-        the previous one finishes.
-    step_seconds, window_seconds : float
-        Duration of one verification step and of one logging window.
-    rng : numpy.random.Generator or int
-        Seed or generator (required for reproducibility).
-
-    Returns
-    -------
-    SimulatedCell
-    """
+    """Simulate one cell's acceptance process."""
     a, k = _rates_iv(conditional_rates, k)
     rng = np.random.default_rng(rng)
 
@@ -385,27 +307,7 @@ class SimulatedRun:
         return {key: cell.observations(granularity) for key, cell in sorted(self.cells.items())}
 
     def write(self, directory, *, artifact="log"):
-        """Write the run as a measurement-run directory (``run.yaml`` + files).
-
-        Parameters
-        ----------
-        directory : str
-        artifact : {"log", "prometheus", "requests"}
-            Which view of the steps the cells are written as:
-            ``server_{on,off}_k{K}.log``, ``metrics_{on,off}_k{K}_{before,after}.prom``
-            or ``requests_{on,off}_k{K}.jsonl``.  The three views hold the same
-            steps, so a run lists one of them.
-
-        Returns
-        -------
-        str
-            Path of the manifest.
-
-        Raises
-        ------
-        FileExistsError
-            The directory already holds a ``run.yaml``.
-        """
+        """Write the run as a measurement-run directory (``run.yaml`` + files)."""
         from goldenal.readers.run import manifest_text
 
         if artifact not in ("log", "prometheus", "requests"):
@@ -439,26 +341,7 @@ class SimulatedRun:
 
 
 def simulate_run(conditional_rates, ks, *, identity=None, rng=None, **cell_kwargs):
-    """Simulate every cell of a curve.
-
-    Parameters
-    ----------
-    conditional_rates : dict or sequence
-        ``{"on": rates, "off": rates}`` or one rate vector (thinking "on").
-        Chain drafting is simulated: every K uses the same rates, so the K=n
-        cell's acceptance is a prefix of the K=n+1 cell's.
-    ks : iterable of int
-        The K of every cell.
-    identity : dict, optional
-        Manifest identity (model, curve, method, draft, ...).
-    rng : numpy.random.Generator or int
-    **cell_kwargs
-        Passed to :func:`simulate_cell`.
-
-    Returns
-    -------
-    SimulatedRun
-    """
+    """Simulate every cell of a curve."""
     if not isinstance(conditional_rates, dict):
         conditional_rates = {"on": conditional_rates}
     rng = np.random.default_rng(rng)
@@ -481,21 +364,7 @@ def simulate_run(conditional_rates, ks, *, identity=None, rng=None, **cell_kwarg
 
 @dataclass(frozen=True, eq=False)
 class Workload:
-    """A prompt population for simulated serving: request profiles and token lengths.
-
-    Every request draws one of ``profiles`` (equally likely): its conditional
-    acceptance a(1..K_max) per segment, shared across K (chain drafting).
-    A request has one segment (an answer) or, with thinking, two (reasoning,
-    then answer), each with its own profile and a heavy-tailed length in
-    *tokens*: round(lognormal(log median, sigma)) clipped to [1, cap].  A
-    segment runs verification steps until its tokens are produced, so easy
-    requests take fewer steps and the per-step acceptance of the workload
-    shifts with K even though no request's profile does.
-
-    ``true_acceptance_length(k)`` is the exact population AL, the ratio of
-    expected tokens to expected steps per request (a renewal recursion per
-    profile and segment, with Wald's identity for the tokens).
-    """
+    """A prompt population for simulated serving: request profiles and token lengths."""
 
     profiles: np.ndarray = field(repr=False)  # (n_profiles, segments, k_max) conditional rates
     medians: tuple = (900.0,)  # per segment, tokens
@@ -533,11 +402,7 @@ class Workload:
         return tokens / steps
 
     def expected_per_request(self, k, *, shift=1.0):
-        """Exact (expected tokens, expected steps) of one request at K=k.
-
-        Their ratio is :meth:`true_acceptance_length`; mixtures of workloads
-        (:func:`simulate_mixture`) weight these, not the ratios.
-        """
+        """Exact (expected tokens, expected steps) of one request at K=k."""
         return _workload_moments(self, int(k), float(shift))
 
     def _moments(self, k, shift):
@@ -562,12 +427,7 @@ class Workload:
         return float((steps * mu).sum() / n), float(steps.sum() / n)
 
     def draw(self, n_requests, k, rng, *, shift=1.0):
-        """Per-step accepted lengths of ``n_requests`` requests at K=k.
-
-        Returns
-        -------
-        (profile_of_request, steps_per_request, request_of_step, accepted_lengths)
-        """
+        """Per-step accepted lengths of ``n_requests`` requests at K=k."""
         surv = self._survival(k, shift)
         prof = rng.integers(0, self.profiles.shape[0], size=n_requests)
         req_parts, len_parts = [], []
@@ -608,29 +468,7 @@ def _workload_moments(workload, k, shift):
 
 def make_workload(rates, *, n_profiles=24, heterogeneity=20.0, answer_rates=None,
                   medians=(900.0,), sigmas=(0.9,), caps=(4096,), rng=None):
-    """A :class:`Workload` whose profiles scatter around ``rates``.
-
-    Parameters
-    ----------
-    rates : sequence of float
-        Population conditional acceptance a(1..K_max) (of the reasoning
-        segment when ``answer_rates`` is given).
-    n_profiles : int
-        Distinct request profiles; each is drawn once from
-        Beta(kappa a, kappa (1 - a)) per position.
-    heterogeneity : float or None
-        Concentration kappa (smaller: more heterogeneous); None: one profile.
-    answer_rates : sequence of float, optional
-        A second segment (the answer after a reasoning segment) with these
-        rates: a thinking-on workload.
-    medians, sigmas, caps : tuple
-        Lognormal token length (median, sigma) and cap of every segment.
-    rng : numpy.random.Generator or int
-
-    Returns
-    -------
-    Workload
-    """
+    """A :class:`Workload` whose profiles scatter around ``rates``."""
     rng = np.random.default_rng(rng)
     segs = [np.asarray(rates, float)]
     if answer_rates is not None:
@@ -653,18 +491,7 @@ def make_workload(rates, *, n_profiles=24, heterogeneity=20.0, answer_rates=None
 
 def simulate_workload(workload, k, *, n_requests=256, concurrency=32, step_seconds=0.03,
                       window_seconds=10.0, thinking="on", shift=1.0, rng=None):
-    """Simulate one cell served from a :class:`Workload` (see :func:`make_workload`).
-
-    Requests fill ``concurrency`` slots in order; every step takes
-    ``step_seconds`` and log windows are ``window_seconds`` long, so long
-    requests span many windows.  ``shift`` multiplies every rate (a cell
-    served wrong, for the cross-K check).
-
-    Returns
-    -------
-    SimulatedCell
-        With ``true_al`` the exact population AL of the (shifted) workload.
-    """
+    """Simulate one cell served from a :class:`Workload` (see :func:`make_workload`)."""
     rng = np.random.default_rng(rng)
     prof, steps, req, lengths = workload.draw(n_requests, k, rng, shift=shift)
     times = _step_times(steps, req, concurrency, step_seconds)
@@ -677,13 +504,7 @@ def simulate_workload(workload, k, *, n_requests=256, concurrency=32, step_secon
 
 
 def mixture_true_acceptance_length(components, k):
-    """Exact AL at K=k of a population mixing workloads: sum w T / sum w W.
-
-    Parameters
-    ----------
-    components : sequence of (float, Workload)
-        Each workload with the share of requests drawn from it.
-    """
+    """Exact AL at K=k of a population mixing workloads: sum w T / sum w W."""
     weights = np.array([w for w, _ in components], float)
     moments = np.array([wl.expected_per_request(k) for _, wl in components])
     return float(weights @ moments[:, 0] / (weights @ moments[:, 1]))
@@ -691,25 +512,7 @@ def mixture_true_acceptance_length(components, k):
 
 def simulate_mixture(components, k, *, n_requests=64, concurrency=32, step_seconds=0.03,
                      window_seconds=10.0, thinking="on", rng=None):
-    """Simulate one cell whose requests come from several workloads.
-
-    Every request draws its workload with the given shares (e.g. many short
-    requests accepting every draft and a few long ones that do not), then
-    its profile and length from that workload; requests are served in a
-    random order.  ``true_al`` is :func:`mixture_true_acceptance_length`.
-
-    Parameters
-    ----------
-    components : sequence of (float, Workload)
-        Shares (normalised to sum 1) and workloads.
-    k : int
-    n_requests, concurrency, step_seconds, window_seconds, thinking, rng
-        As in :func:`simulate_workload`.
-
-    Returns
-    -------
-    SimulatedCell
-    """
+    """Simulate one cell whose requests come from several workloads."""
     rng = np.random.default_rng(rng)
     shares = np.array([w for w, _ in components], float)
     counts = rng.multinomial(n_requests, shares / shares.sum())
@@ -742,11 +545,7 @@ def simulate_mixture(components, k, *, n_requests=64, concurrency=32, step_secon
 
 @dataclass(frozen=True)
 class CoverageResult:
-    """How often the intervals ``fit`` reports contained the true AL, per method.
-
-    ``reported[m]`` counts the runs that got an interval from method ``m``
-    (the others got a point estimate only); coverage is over those.
-    """
+    """How often the intervals ``fit`` reports contained the true AL, per method."""
 
     confidence_level: float
     n_runs: int
@@ -770,31 +569,7 @@ class CoverageResult:
 
 def coverage_study(workload, k, *, n_runs=400, confidence_level=0.95, n_resamples=999,
                    rng=None, **sim_kwargs):
-    """Coverage of ``fit``'s default intervals on runs simulated from ``workload``.
-
-    Every run simulates one cell (:func:`simulate_workload`) and fits it
-    twice as :func:`goldenal.stats.fit_cell` does by default: from its
-    per-request records ("bootstrap") and from its log windows
-    ("batch-means", batches at least the longest request span from the
-    output cap and concurrency; runs with fewer than 10 batches get no
-    interval and are not counted).
-
-    Parameters
-    ----------
-    workload : Workload
-    k : int
-    n_runs : int
-    confidence_level : float
-    n_resamples : int
-        Bootstrap resamples per fit.
-    rng : numpy.random.Generator or int
-    **sim_kwargs
-        Passed to :func:`simulate_workload` (``n_requests``, ``concurrency``, ...).
-
-    Returns
-    -------
-    CoverageResult
-    """
+    """Coverage of ``fit``'s default intervals on runs simulated from ``workload``."""
     import warnings
 
     from goldenal.core.errors import LowSampleWarning
