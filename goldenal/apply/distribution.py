@@ -1,19 +1,12 @@
 """Per-position acceptance rates implied by a golden curve, as vLLM accepts them.
 
-vLLM's length knob realises the minimum-variance schedule (AL 2.83 at K=3:
-rates ``[1.0, 0.83, 0.0]``).  A curve holds more: position i survives with
-probability S(i) = AL(i) - AL(i-1), AL(0) = 1, since a position's acceptance
-does not depend on how many further tokens are drafted; writing those as the
-rates knob replays a realistic distribution at the same mean.
-
-Measured curves are noisy, and vLLM requires K rates in [0, 1],
-non-increasing (docs/engines.md §1.2).  :func:`project_rates` returns the
-least-squares closest such list summing to AL(K) - 1: the projection is
-clip(PAVA(S) + lambda, 0, 1) (PAVA commutes with adding a constant, clipping
-keeps the order), lambda solved exactly on the right linear segment; the
-rates are rounded to 6 decimals and the sum restored in units of 1e-6 (a
-missing unit to the first entry below 1, a surplus one off the last above 0),
-which keeps them valid and the decimal sum exact.
+Position i survives with probability S(i) = AL(i) - AL(i-1) (a position's
+acceptance does not depend on how many more are drafted), so writing those as
+the rates knob replays a realistic distribution at the curve's mean.  Noisy
+curves are projected onto vLLM's valid lists (K rates in [0, 1],
+non-increasing, docs/engines.md §1.2) summing to AL(K) - 1: clip(PAVA(S) +
+lambda, 0, 1), lambda exact on its linear segment, then rounded to 6 decimals
+with the sum restored unit by unit, keeping the list valid.
 """
 
 from goldenal.core.acceptance import implied_survival, pava_nonincreasing

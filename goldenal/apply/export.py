@@ -1,10 +1,7 @@
 """``speculation_profile.json`` (schema "1.0"): export cells, read profiles back.
 
-The convention (docs/policy.md §4) carries both per-position vectors, so
-neither consumer misreads the other's: ``marginal_accept_rates[i]`` = S(i+1)
-(vLLM's synthetic sampler) and ``conditional_accept_rates[i]`` = a(i+1)
-(Dynamo's mocker, AIConfigurator); ``validation`` checks 1 + sum(marginals)
-against the mean and that the marginals do not increase.
+Both vectors (docs/policy.md §4): ``marginal_accept_rates[i]`` = S(i+1) for
+vLLM, ``conditional_accept_rates[i]`` = a(i+1) for Dynamo's mocker.
 """
 
 from __future__ import annotations

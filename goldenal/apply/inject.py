@@ -1,9 +1,7 @@
 """Rewrite serve configs in place so they carry the golden AL (``goldenal inject``).
 
-Only the changed spans are spliced in, a second run changes nothing, a
-different pinned value or a contradicting flag is refused, and every file is
-planned before any is written, then all are committed together or none.
-:func:`inject_runner` is the drop-in for InferenceX's runner and its environment.
+Only changed spans are spliced in, a pinned value or a contradicting flag is
+refused, and every file is planned before any is written, all or none.
 """
 
 import difflib

@@ -1,12 +1,10 @@
 """llama.cpp (``llama-server``): ``--spec-synth-len L`` or ``--spec-synth-rates P0,...``.
 
-The two flags (or their ``LLAMA_ARG_*`` environment names) are mutually
-exclusive and need speculative decoding, else the server refuses to start.  K is
-``--spec-draft-n-max``, default 3.  The rates are unconditional survivals, so
-vLLM's minimum-variance schedule (or a curve's own profile) replays as written;
-the length resolves to a geometric schedule (one conditional p with
-p + ... + p^K = L - 1), whose steps spread over 0..K accepted drafts, unlike
-every other engine's length knob.  Source: docs/engines.md §5.1.
+The flags (or their ``LLAMA_ARG_*`` names) are exclusive and need speculative
+decoding; K is ``--spec-draft-n-max``, default 3.  The rates are unconditional
+survivals, so a minimum-variance or curve schedule replays as written; the
+length resolves to a geometric schedule, unlike every other engine's length
+knob.  Source: docs/engines.md §5.1.
 """
 
 import math
@@ -455,8 +453,7 @@ def _kept_rates(knobs, al_text, k, variables):
 def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
     """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``llama-server`` commands.
 
-    Every command with speculative decoding is a launch path; a knob already
-    written (a flag or its exported environment name) is updated in place, the
+    A knob already written (flag or exported name) is updated in place, the
     other form replaced when ``rates_for`` switches forms.
     """
     from goldenal.recipes.shell import eval_paths, literal_variables, resolve

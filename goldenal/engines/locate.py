@@ -1,9 +1,7 @@
-"""Find every speculative-decoding site in a serve config file.
+"""Find every speculative-decoding site of a serve config file or srt-slurm recipe.
 
-A recipe's ``backend.type`` selects the engine, its roles' settings and
-environments may be shared or layered over a ``base:``; a serve config's
-``speculative-config`` is claimed by the engine whose settings it holds.
-``inject`` edits through the sites and ``audit`` reads them alike.
+``inject`` edits through the sites and ``audit`` reads them, so both see a
+file alike.
 """
 
 import os

@@ -418,9 +418,8 @@ def command_specs(path, text):
 def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False):
     """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``vllm serve`` lines.
 
-    Each literal JSON is a launch path: one on the ``EVAL_ONLY=true`` branch gets
-    no knob (refused if it has one), one on both branches is refused when the
-    script has that branch.  Only the changed members are spliced in.
+    Each literal JSON is a launch path, none on the ``EVAL_ONLY=true`` branch;
+    only the changed members are spliced in.
     """
     from goldenal.recipes.shell import eval_paths
     from goldenal.engines.setting import Plan
