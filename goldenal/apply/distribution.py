@@ -1,32 +1,12 @@
 """Per-position acceptance rates implied by a golden curve, as vLLM accepts them.
 
-vLLM's length knob resolves to the minimum-variance
-schedule: AL 2.83 at K=3 becomes rates ``[1.0, 0.83, 0.0]``, so every step
-accepts one or two drafts, never zero or three.  A golden curve holds more
-than its mean: position i survives (the first i drafts are all accepted)
-with probability S(i) = AL(i) - AL(i-1), i = 1..K, AL(0) = 1, because the
-acceptance of a position does not depend on how many further tokens are
-drafted.  Writing those survivals as its rates knob replays
-a realistic per-step distribution at the same mean.
-
-Measured curves are noisy, so the raw differences may rise with i, go
-negative (AL(7) < AL(6)) or exceed 1.  vLLM requires (docs/engines.md §1.2) a list
-of length K, each entry in [0, 1], non-increasing.  :func:`project_rates`
-returns the least-squares closest such list whose sum is the committed
-AL(K) - 1:
-
-1. pool-adjacent-violators (isotonic regression, non-increasing) of S;
-2. the sum constraint enters as a Lagrange shift lambda: the projection of S
-   onto {non-increasing, in [0, 1], sum = T} is clip(PAVA(S) + lambda, 0, 1)
-   for the lambda that makes the sum T (PAVA commutes with adding a
-   constant, and clipping a non-increasing vector keeps it non-increasing);
-   the sum is piecewise linear in lambda, so lambda is solved exactly on the
-   right segment;
-3. the rates are rounded to 6 decimals and the sum restored exactly in
-   units of 1e-6: a missing unit goes to the first entry below 1, a surplus
-   unit comes off the last entry above 0.  Both moves keep the list
-   non-increasing and inside [0, 1], so the decimal sum equals AL(K) - 1
-   exactly and 1 + the float sum is within 1e-9 of the committed AL.
+Position i survives with probability S(i) = AL(i) - AL(i-1) (a position's
+acceptance does not depend on how many more are drafted), so writing those as
+the rates knob replays a realistic distribution at the curve's mean.  Noisy
+curves are projected onto vLLM's valid lists (K rates in [0, 1],
+non-increasing, docs/engines.md §1.2) summing to AL(K) - 1: clip(PAVA(S) +
+lambda, 0, 1), lambda exact on its linear segment, then rounded to 6 decimals
+with the sum restored unit by unit, keeping the list valid.
 """
 
 from goldenal.core.acceptance import implied_survival, pava_nonincreasing
@@ -91,13 +71,7 @@ def project_rates(survival, total):
 
 
 def curve_survival(curve, *, k, thinking):
-    """Raw survivals S(1..K) = AL(i) - AL(i-1) of a registry curve, and its AL at K.
-
-    Raises
-    ------
-    PolicyError
-        A cell up to K is missing or ``N/A``.
-    """
+    """Survivals S(1..K) = AL(i) - AL(i-1) of a registry curve and its AL at K."""
     cells = curve.cells.get(thinking, {})
     try:
         survival = implied_survival(cells, int(k))

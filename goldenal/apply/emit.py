@@ -1,16 +1,9 @@
-"""Render the golden AL as one engine's configuration fragment.
+"""Render the golden AL as one engine's configuration fragment (``goldenal emit``).
 
-:func:`emit` looks one committed cell up (same selection as
-:func:`goldenal.lookup`) and spells it for an engine in one of five formats:
-
-``shell`` (``export`` lines), ``env`` (``NAME=value`` lines), ``json``,
-``yaml`` (an srt-slurm environment mapping or a config key) and ``args``
-(command-line arguments); each engine's adapter renders them
-(``fragment``).  Every default is a knob whose per-position schedule
-``goldenal verify`` confirms without extra flags: the minimum-variance one.
-An engine whose length knob realises another schedule (``default_form =
-"rates"``) writes the minimum-variance rates by default; ``form="length"``
-writes its length knob, with a note saying so.
+Every default is a knob whose per-position schedule ``goldenal verify`` confirms
+without extra flags, the minimum-variance one: an engine whose length knob
+realises another schedule (``default_form = "rates"``) writes the
+minimum-variance rates unless ``form="length"``.
 """
 
 from dataclasses import dataclass
@@ -55,24 +48,19 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     spec_config : str, optional
         vLLM: the rest of the speculative-config JSON to merge the knobs into.
     distribution : bool or {"curve", "min-variance"}
-        Engines with a rates knob (vLLM, llama.cpp): per-position rates
-        instead of the length.  True or ``"curve"``: the curve's own
-        per-position profile (:mod:`goldenal.apply.distribution`);
-        ``"min-variance"``: the schedule ``[1]*f, p, 0...`` that the length
-        knobs realise.
+        Engines with a rates knob: per-position rates instead of the length, the
+        curve's own profile (True or ``"curve"``) or the schedule
+        ``[1]*f, p, 0...`` the length knobs realise.
     form : {"length", "rate"}, optional
-        ATOM: ``"rate"``, its rate knob ``(AL - 1) / K`` instead of the length.
-        llama.cpp: ``"length"``, its length knob (a geometric schedule)
-        instead of the minimum-variance rates.
+        ATOM: ``"rate"``, its (AL - 1) / K knob; llama.cpp: ``"length"``, its
+        length knob (a geometric schedule) instead of the rates.
     dspark_config : str, optional
-        ATOM: the DSpark config JSON served; refused with the confidence
-        scheduler.
+        ATOM: the DSpark config JSON served; refused with the confidence scheduler.
 
     Returns
     -------
     Fragment
-        ``str(fragment)`` is the text to paste; ``notes`` are sentences for
-        the reader (llama.cpp's length form: the schedule it realises).
+        ``str(fragment)`` is the text to paste; ``notes`` are sentences for the reader.
 
     Example
     -------
@@ -115,7 +103,8 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
         _check_spec_config(eng.parse_spec_config(spec_config), golden, registry)
     rates = None
     if distribution or (eng.default_form == "rates" and form != "length"):
-        rates = _rates(distribution or "min-variance", golden, registry)
+        rates = tuple(survival_rates(distribution or "min-variance", registry, golden.curve,
+                                     golden.k, golden.text, golden.thinking))
     options = {name: value for name, value in options.items() if name in eng.emit_options}
     text, knob, value, notes = eng.emit(golden.text, k=golden.k, fmt=format, rates=rates,
                                         form=form, **options)
@@ -142,24 +131,21 @@ def _takers(takes, *, name=True, forms=False):
     return " and ".join(out)
 
 
-def _rates(distribution, golden, registry):
+def survival_rates(distribution, registry, curve_id, k, al_text, thinking):
     """Per-position survival rates of one cell: the curve's profile or min-variance."""
     if distribution == "min-variance":
         from goldenal.core.acceptance import min_variance_schedule
 
-        return tuple(float(r) for r in min_variance_schedule(golden.text, golden.k))
+        return [float(r) for r in min_variance_schedule(al_text, k)]
+    if curve_id is None:
+        raise UsageError("--distribution needs the golden curve, not an explicit AL")
     from goldenal.apply.distribution import acceptance_rates
 
-    return tuple(acceptance_rates(registry.curves[golden.curve], k=golden.k,
-                                  thinking=golden.thinking))
+    return acceptance_rates(registry.curves[curve_id], k=k, thinking=thinking)
 
 
 def _check_spec_config(spec, golden, registry):
-    """Refuse a speculative-config whose K, method, head or variant contradicts the cell.
-
-    The curve must be the one the JSON serves, by the resolver inject and
-    audit use (:func:`goldenal.golden.policy.resolve_served`).
-    """
+    """Refuse a speculative-config that serves another curve or K than the cell's."""
     from goldenal.core.errors import PolicyError
     from goldenal.golden.policy import resolve_served
 

@@ -1,13 +1,7 @@
 """``speculation_profile.json`` (schema "1.0"): export cells, read profiles back.
 
-The profile convention (NVIDIA Model-Optimizer's specdec_bench, summarised
-in docs/policy.md §4) carries both per-position vectors so neither
-consumer misreads the other's: ``marginal_accept_rates[i]`` = S(i+1), the
-probability that the first i+1 drafts are all accepted (what vLLM's synthetic
-sampler wants), and ``conditional_accept_rates[i]`` = a(i+1) (what Dynamo's
-mocker and AIConfigurator want).  ``mean_accept_length`` is the per-step mean;
-the ``validation`` block checks 1 + sum(marginals) against it and that the
-marginals do not increase.
+Both vectors (docs/policy.md §4): ``marginal_accept_rates[i]`` = S(i+1) for
+vLLM, ``conditional_accept_rates[i]`` = a(i+1) for Dynamo's mocker.
 """
 
 from __future__ import annotations
@@ -20,7 +14,6 @@ from goldenal.core.errors import PolicyError
 from goldenal.readers.profile import SCHEMA_VERSION, read_profile  # noqa: F401 (re-export)
 # Tolerance of the mean-consistency check (the convention's default).
 CONSISTENCY_TOLERANCE = 0.02
-_CHAIN = ("chain_analytic", "measured_per_k")
 
 
 def _accept_length_model(method, chain=None):
@@ -64,6 +57,11 @@ def validation_block(mean, marginal, tolerance=CONSISTENCY_TOLERANCE):
     }
 
 
+def _constant_survival(al, k):
+    p = constant_rate_for_mean(al, k)
+    return [p ** i for i in range(1, k + 1)]
+
+
 def constant_rate_for_mean(al, k):
     """The constant conditional rate p with 1 + p + ... + p^K = AL."""
     from scipy.optimize import brentq
@@ -87,11 +85,7 @@ def _histogram(steps, per_position):
 def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=None,
                   accept_length_by_k=None, histogram=None, chain=None,
                   measurement_conditions=None, mean_per_request=None, measured=True):
-    """A schema-1.0 profile from a per-step mean and the survival S(1..K) (``marginal``).
-
-    ``accept_length_by_k`` defaults to ``{k: mean}``; ``histogram`` is ``{length:
-    steps}`` (length 1 = no draft accepted); ``measured=False`` for simulated data.
-    """
+    """A schema-1.0 profile from a per-step mean and the survival S(1..K) (``marginal``)."""
     marginal = [float(x) for x in marginal]
     if len(marginal) != k:
         raise ValueError(f"`marginal` must have K={k} entries, got {len(marginal)}")
@@ -141,12 +135,7 @@ def _conditions(provenance, thinking, extra=None):
 
 def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
                       provenance=None, accept_length_by_k=None, chain=None, measured=True):
-    """Profile of a fitted cell (:class:`goldenal.stats.CellFit`).
-
-    With per-position counts the vectors and the histogram are the measured
-    ones; without, the vectors come from the constant conditional rate that
-    reproduces the mean (recorded in ``measurement_conditions``).
-    """
+    """Profile of a fitted cell: measured vectors, else the constant rate giving the mean."""
     if cell.failed:
         raise ValueError(f"cell thinking {cell.thinking} K={cell.k} failed (N/A); "
                          "nothing to export")
@@ -159,8 +148,7 @@ def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
         marginal = list(cell.per_position.survival)
         histogram = _histogram(cell.n_steps, cell.per_position.counts)
     else:
-        p = constant_rate_for_mean(cell.mean_acceptance_length, cell.k)
-        marginal = [p ** i for i in range(1, cell.k + 1)]
+        marginal = _constant_survival(cell.mean_acceptance_length, cell.k)
         extra["rates"] = "constant conditional rate solved from the mean (no per-position data)"
     by_k = dict(accept_length_by_k or {})
     by_k[cell.k] = cell.mean_acceptance_length
@@ -185,10 +173,7 @@ def _impossible(survival):
 
 
 def monotone_survival(curve, committed, *, k, thinking):
-    """The isotonic survival of a chain curve up to K, rescaled so 1 + sum is AL(K).
-
-    Raises PolicyError when the rescaled profile exceeds 1 somewhere.
-    """
+    """The isotonic survival of a chain curve up to K, rescaled to AL(K); refused above 1."""
     from goldenal.stats import fit_curve_means
 
     fitted = fit_curve_means({i: committed[i] for i in range(1, k + 1)}, thinking=thinking,
@@ -207,13 +192,7 @@ def monotone_survival(curve, committed, *, k, thinking):
 
 
 def profile_from_curve(curve, *, k, thinking, monotone=False):
-    """Profile of a committed cell of a :class:`goldenal.golden.registry.Curve`.
-
-    Chain drafting: the implied survival S(i) = AL(i) - AL(i-1) up to K (with
-    ``monotone``, :func:`monotone_survival`); block-parallel methods: the constant
-    conditional rate that reproduces AL(K).  Raises UnknownCurve for a missing cell,
-    PolicyError for an impossible survival without ``monotone``.
-    """
+    """Profile of a committed cell: a chain's implied survival, else a constant rate."""
     from goldenal.core.errors import UnknownCurve
     from goldenal.stats.curve import is_chain_method
 
@@ -249,23 +228,22 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
             marginal = [float(x) for x in implied]
             extra["rates"] = "implied survival S(i) = AL(i) - AL(i-1) of the committed values"
     else:
-        p = constant_rate_for_mean(mean, k)
-        marginal = [p ** i for i in range(1, k + 1)]
+        marginal = _constant_survival(mean, k)
         extra["rates"] = "constant conditional rate solved from the committed mean"
-    by_k = committed if chain else {k: mean}
-    return build_profile(k=k, mean=mean, marginal=marginal, method=curve.method,
-                         model=_target_id(curve), draft=curve.draft, variant=curve.variant,
-                         accept_length_by_k=by_k, chain=chain,
-                         measurement_conditions=_conditions(curve.provenance, thinking, extra))
+    return _curve_profile(curve, thinking, extra, k=k, mean=mean, marginal=marginal,
+                          accept_length_by_k=committed if chain else {k: mean}, chain=chain)
+
+
+def _curve_profile(curve, thinking, extra, **fields):
+    """:func:`build_profile` of a committed curve's cell."""
+    return build_profile(method=curve.method, model=_target_id(curve), draft=curve.draft,
+                         variant=curve.variant,
+                         measurement_conditions=_conditions(curve.provenance, thinking, extra),
+                         **fields)
 
 
 def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
-    """Profile of a committed cell whose distribution file holds its counts.
-
-    ``cell`` is one entry of ``<curve-id>.distribution.json`` ``cells``; the
-    vectors and histogram are the measured ones, the mean the unrounded
-    per-step estimate.
-    """
+    """Profile of a committed cell from its distribution-file entry: the measured vectors."""
     from goldenal.stats.curve import is_chain_method
 
     pp = cell.get("per_position") or {}
@@ -281,12 +259,9 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
              "interval": {key: interval.get(key) for key in ("low", "high", "level", "method")}}
     by_k = dict(accept_length_by_k or {})
     by_k[k] = cell["estimate"]
-    return build_profile(k=k, mean=cell["estimate"], marginal=marginal, method=curve.method,
-                         model=_target_id(curve), draft=curve.draft, variant=curve.variant,
-                         accept_length_by_k=by_k, histogram=histogram,
-                         chain=is_chain_method(curve.method),
-                         measurement_conditions=_conditions(curve.provenance, cell["thinking"],
-                                                            extra))
+    return _curve_profile(curve, cell["thinking"], extra, k=k, mean=cell["estimate"],
+                          marginal=marginal, accept_length_by_k=by_k, histogram=histogram,
+                          chain=is_chain_method(curve.method))
 
 
 def write_profile(profile, path):
@@ -311,17 +286,15 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
     source : str, os.PathLike, CurveFit or Curve
         A curve id (of ``golden_dir``), a curve file, a measurement-run
         directory (fitted first), a :class:`~goldenal.stats.CurveFit` or a
-        registry ``Curve``.  A committed curve whose distribution file sits
-        beside it exports the measured vectors.
+        registry ``Curve``.  A committed curve with a distribution file beside
+        it exports the measured vectors.
     k : int
     thinking : {"on", "off"}
     monotone : bool
-        For committed chain curves without counts: use the isotonic survival
-        profile (rescaled to the committed AL) instead of the raw implied
-        survival, which is refused when it is impossible.
+        Committed chain curves without counts: export the isotonic survival
+        (rescaled to the committed AL) instead of refusing an impossible one.
     allow_simulated : bool
-        Accept a simulated run directory (refused by default, as by ``fit``);
-        its profile says ``"measured": false``.
+        Accept a simulated run directory (its profile says ``"measured": false``).
 
     Returns
     -------

@@ -1,26 +1,20 @@
-"""Rewrite serve configs in place so they carry the golden AL.
+"""Rewrite serve configs in place so they carry the golden AL (``goldenal inject``).
 
-:func:`inject` finds every speculative-decoding site of a file (worker roles,
-variant sections, serve configs and the environment files they name, launch
-scripts), reads the identity the file declares (model, draft head, method,
-variant, K), selects one committed cell per site through the policy and writes
-each engine's knob.  Only the changed spans are spliced in (every other byte
-stays), a second run changes nothing, a different pinned value or a flag that
-contradicts the file is refused, and every file is planned before the first is
-written, then all are committed together or none
-(:func:`goldenal.core.files.write_texts_atomic`).  :func:`inject_runner` is the
-drop-in for InferenceX's runner script and its environment contract.
+Only changed spans are spliced in, a pinned value or a contradicting flag is
+refused, and every file is planned before any is written, all or none.
 """
 
 import difflib
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from goldenal.core.files import locked_directories, read_text, write_texts_atomic
-from goldenal.apply.emit import _takers
+from goldenal.apply.emit import _takers, survival_rates
 from goldenal.engines import MODULES, adapter, table
+from goldenal.engines.base import chosen_k
 from goldenal.recipes import spans
-from goldenal.engines.locate import find_sites, pd_decode
+from goldenal.engines.locate import ROLES, find_sites, pd_decode
 from goldenal.core.envflags import RUNNER_SPELLINGS, env_flag
 from goldenal.core.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
 
@@ -47,14 +41,7 @@ class SiteValue:
 
 @dataclass(frozen=True)
 class InjectResult:
-    """What :func:`inject` found and changed in one file.
-
-    ``changed``/``entries``: entries (speculative configs, environment blocks)
-    changed / found; ``diff``: unified diff of every file touched; ``written``: False
-    with ``check``/``diff_only``; ``values``: the :class:`SiteValue` of every site;
-    ``changes``: ``(line, role, knob, old, new)`` per changed setting; ``message``:
-    one line saying what happened.
-    """
+    """What :func:`inject` found and changed in one file."""
 
     path: str
     changed: int
@@ -79,9 +66,7 @@ class InjectResult:
         """One row per changed setting."""
         import pandas as pd
 
-        return pd.DataFrame([dict(zip(("line", "role", "knob", "old", "new"), c))
-                             for c in self.changes],
-                            columns=["line", "role", "knob", "old", "new"])
+        return pd.DataFrame(list(self.changes), columns=["line", "role", "knob", "old", "new"])
 
 
 # -- choosing the curve ------------------------------------------------------
@@ -95,12 +80,19 @@ def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant
     # a knob that comes with its own verifier replaces whichever one the file
     # named: the file is resolved as it will serve
     rsm = adapter(site.engine).verifier or rsm
-    try:
+    with _located(path, line):
         return resolve_served(registry, models=tuple(site.models), draft=site.draft,
                               method=site.method, draft_sample_method=dsm,
                               rejection_sample_method=rsm, model=model, draft_flag=draft,
                               curve=curve, variant=variant)
-    except Exception as exc:  # the policy's own refusal, located in the file
+
+
+@contextmanager
+def _located(path, line):
+    """The policy's own refusal, located in the file."""
+    try:
+        yield
+    except Exception as exc:
         if hasattr(exc, "path") and exc.path is None:
             exc.path, exc.line = path, line
         raise
@@ -119,24 +111,16 @@ def _site_k(site, k, path):
         raise PolicyError(f"{site.role or 'the'} worker lists several K values "
                           f"{list(site.k_values)} in variant {site.section}; give each its "
                           "own variant section", path=path, line=line)
-    if site.k is not None and k is not None and int(k) != site.k:
-        raise PolicyError(f"--k {k} contradicts the file: {site.role or 'the'} worker "
-                          f"drafts K={site.k}", path=path, line=line)
-    chosen = site.k if site.k is not None else k
-    if chosen is None:
-        raise ParseError(f"K is missing: the {site.role or ''} speculative settings do not "
-                         "say how many tokens are drafted (num_speculative_tokens / "
-                         "speculative-num-steps / max_draft_len); pass --k",
-                         path=path, line=line)
-    return int(chosen)
+    return chosen_k(site.k, k, said=f"{site.role or 'the'} worker drafts K={site.k}",
+                    missing=f"the {site.role or ''} speculative settings do not say how many "
+                            "tokens are drafted (num_speculative_tokens / "
+                            "speculative-num-steps / max_draft_len)", path=path, line=line)
 
 
 def explicit_al(al, k, *, path=None, line=None):
-    """An explicit AL (``--al``, ``SYNTHETIC_ACCEPTANCE_LENGTH``) checked like a curve value.
+    """An explicit AL checked like a curve value: a plain ASCII decimal in [1, K+1].
 
-    A plain ASCII decimal (the curve files' rule, so ``+2.5``, ``2.5e0`` and
-    full-width digits are refused: they would be written verbatim into JSON
-    and YAML) in [1, K+1].
+    Anything else (``+2.5``, ``2.5e0``) would be written verbatim into JSON and YAML.
     """
     from decimal import Decimal
 
@@ -152,11 +136,9 @@ def explicit_al(al, k, *, path=None, line=None):
 
 
 def _explicit_for(al, site, decode_role=None):
-    """The explicit AL text for a site's role: ``al`` itself, or its entry for the role.
+    """The explicit AL for a site's role: ``al``, or its entry for the role (``None``: every other).
 
-    A mapping holds per-role lengths (``{"prefill": "1.85", "decode": "2.49"}``);
-    its ``None`` entry applies to every role not named.  An SGLang prefill
-    worker carries its decode worker's value when it has none of its own.
+    An SGLang prefill worker carries its decode worker's value when it has none.
     """
     if not isinstance(al, dict):
         return al
@@ -168,13 +150,7 @@ def _explicit_for(al, site, decode_role=None):
 
 
 def check_explicit(text, site, *, registry, k, thinking, selection, force, path, line):
-    """Check an explicit AL against the committed cell the site serves, as ``audit`` does.
-
-    Returns a list of warnings (no curve, or the cell cannot be determined:
-    the value is written with a note).  Raises :class:`PolicyError` when the
-    cell exists and holds another value, or the curve has no committed cell
-    for that thinking mode and K, unless ``force``.
-    """
+    """Warnings about an explicit AL checked against the site's cell (refused unless ``force``)."""
     from decimal import Decimal
 
     from goldenal.core.errors import UnknownCurve
@@ -188,11 +164,7 @@ def check_explicit(text, site, *, registry, k, thinking, selection, force, path,
     except PolicyError as exc:
         return [f"{path}:{line}: warning: cannot determine the golden cell to check the "
                 f"explicit SYNTHETIC_ACCEPTANCE_LENGTH={text} against: {exc.message}"]
-    mode = thinking
-    if mode is None:
-        modes = [m for m in ("on", "off") if curve.cells.get(m)]
-        # the runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
-        mode = modes[0] if len(modes) == 1 else "on"
+    mode = _assumed(curve, thinking, None, path)
     cell = curve.cells.get(mode, {}).get(k)
     label = f"{curve.id} thinking_{mode} K={k}"
     where = f" for the {site.role} role" if site.role else ""
@@ -230,12 +202,8 @@ def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection,
     from goldenal.golden.policy import select
 
     thinking = _assumed(curve, thinking, notes, path)
-    try:
+    with _located(path, line):
         return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
-    except Exception as exc:
-        if hasattr(exc, "path") and exc.path is None:
-            exc.path, exc.line = path, line
-        raise
 
 
 def _group_key(site):
@@ -258,49 +226,38 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     Parameters
     ----------
     path : str or os.PathLike
-        The file: an srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a
-        TensorRT-LLM extra-LLM-API YAML, or an ATOM, ``llama-server`` or
-        ``vllm serve`` command line (``.sh``, ``.args``; the engine is the
-        server the script starts).
+        An srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a TensorRT-LLM
+        extra-LLM-API YAML, or a launch script or argument file (``.sh``,
+        ``.args``; the engine is the server it starts).
     engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}, optional
         Refuse files that configure another engine.
     model, draft, curve, variant : optional
-        Selection flags as in :func:`goldenal.lookup`; refused when they
-        contradict the file.
+        Selection as in :func:`goldenal.lookup`; refused when they contradict the file.
     k : int, optional
         Only for files that do not state K; refused when it contradicts them.
     thinking : {"on", "off"}, optional
-        Thinking mode served.  The file's own declaration (chat-template
-        kwargs, ``DYN_DEFAULT_THINKING_MODE``, ``THINKING_MODE``...) is read
-        as ``audit`` reads it (:func:`file_thinking`); ``thinking`` against it
-        is refused.  With neither, the mode ``audit`` assumes: the curve's
-        only mode, else ``on`` (a warning says so).
+        The mode served.  The file's own declaration is read as ``audit`` reads
+        it and contradicting it is refused; with neither, the curve's only mode,
+        else ``on`` (with a warning).
     golden_dir : str, optional
     al : str, optional
-        An explicit AL (the runner's ``SYNTHETIC_ACCEPTANCE_LENGTH``); skips
-        the registry.
+        An explicit AL (the runner's ``SYNTHETIC_ACCEPTANCE_LENGTH``).
     distribution : bool or {"curve", "min-variance"}
-        vLLM and llama.cpp: write per-position rates instead of the length
-        (the engine's rates knob): the curve's
-        profile (:func:`goldenal.apply.distribution.acceptance_rates`; True means
-        this) or the minimum-variance schedule.  llama.cpp realises its bare
-        length as a geometric schedule, which ``InjectResult.warnings`` notes.
+        Engines with a rates knob: write per-position rates, the curve's
+        profile (True) or the minimum-variance schedule.
     form : {"length", "rate"}, optional
         ATOM: which flag to write.
     env_file : str, optional
-        TensorRT-LLM extra-LLM-API YAML: the environment file for the knob
-        (default: the file named by a ``# env-file: PATH`` comment).
+        TensorRT-LLM: the environment file for the knob (default: the one a
+        ``# env-file: PATH`` comment names).
     force : bool
         Overwrite a different value already pinned.
-    check : bool
-        Write nothing; ``result.needs_change`` says whether a change is needed.
-    diff_only : bool
-        Write nothing; ``result.diff`` holds the change.
+    check, diff_only : bool
+        Write nothing; ``result.needs_change`` / ``result.diff`` tell the change.
     text : str, optional
         The file's content (then ``path`` only names it).
     allow_non_agentic : bool
-        Write into a fixed-sequence-length (non-agentic) config, which the
-        policy says must measure real acceptance; refused otherwise.
+        Write into a fixed-sequence-length config too (refused otherwise).
 
     Returns
     -------
@@ -360,17 +317,7 @@ def _directories(paths):
 
 
 def file_thinking(path, text, thinking=None):
-    """The thinking mode to inject: the file's declaration, read as ``audit`` reads it.
-
-    Returns ``thinking`` (normalised, or None) when the file declares no
-    mode, else the declared one.
-
-    Raises
-    ------
-    PolicyError
-        ``thinking`` contradicts the file's declaration, the file's signals
-        disagree, or its launch paths declare different modes.
-    """
+    """The thinking mode to inject: the file's declaration, else ``thinking``."""
     import yaml
 
     from goldenal.auditing.runner import file_configs
@@ -417,12 +364,10 @@ def _assumed(curve, thinking, notes, path):
 
 
 def commit_results(results):
-    """Write what planned :class:`InjectResult` objects still hold, all files or none.
+    """Write what planned results still hold, every file of every result or none, and mark them
+    written.
 
-    Every file of every result (recipes and the env files written beside
-    them) goes through one :func:`goldenal.core.files.write_texts_atomic`.
-    Returns the results, marked written.  A file planned twice with
-    different texts is refused before anything is written.
+    A file planned twice with different texts is refused before anything is written.
     """
     texts, owner, expected = {}, {}, {}
     for result in results:
@@ -455,12 +400,9 @@ class NothingWritten(GoldenALError):
 def inject_files(paths, **options):
     """:func:`inject` on several files, all or nothing.
 
-    Every file is planned first (read, resolved against the registry,
-    checked); when any is refused nothing is written and
-    :class:`NothingWritten` lists every refusal.  Otherwise all changed
-    files, the env files written beside recipes included, are written by one
-    multi-file commit (:func:`commit_results`): a failure part-way puts every
-    file already replaced back.  ``options`` are those of :func:`inject`.
+    Every file is planned first; when any is refused nothing is written and
+    :class:`NothingWritten` lists every refusal.  Otherwise one multi-file
+    commit writes them all.  ``options`` are those of :func:`inject`.
 
     Returns
     -------
@@ -596,25 +538,14 @@ def _check_distribution(distribution, eng):
 
 
 def _rates(distribution, registry, curve_id, k, al_text, thinking):
-    """Per-position survival rates for ``--distribution`` (curve, or min-variance)."""
-    if distribution == "min-variance":
-        from goldenal.core.acceptance import min_variance_schedule
-
-        return [float(r) for r in min_variance_schedule(al_text, k)]
-    if curve_id is None:
-        raise UsageError("--distribution needs the golden curve, not an explicit AL")
-    from goldenal.apply.distribution import acceptance_rates
-
-    curve = registry.curves[curve_id]
-    return acceptance_rates(curve, k=k, thinking=_assumed(curve, thinking, None, None))
+    """Per-position survival rates for ``--distribution``, in the mode ``audit`` assumes."""
+    if curve_id is not None and distribution != "min-variance":
+        thinking = _assumed(registry.curves[curve_id], thinking, None, None)
+    return survival_rates(distribution, registry, curve_id, k, al_text, thinking)
 
 
 def _refuse_non_agentic(path, doc=None):
-    """Refuse a fixed-sequence-length config (the audit's GAL302 test, one function).
-
-    The recipe's content decides first (``benchmark:`` type and lengths, its
-    name, the variant names in it), then its path within the repository.
-    """
+    """Refuse a fixed-sequence-length config (the audit's GAL302 test): content first, then path."""
     from goldenal.engines.locate import scenario_facts
     from goldenal.auditing.evidence import agentic_of, repository_path
 
@@ -648,38 +579,28 @@ def _finish(path, outputs, changed, entries, values, changes, warnings, *, check
         for p, before, after in outputs if before != after)
     if diff and not diff.endswith("\n"):
         diff += "\n"
-    needs = any(before != after for _, before, after in outputs)
-    written = needs and not (check or diff_only)    # once committed (see commit_results)
+    touched = [(p, before, after) for p, before, after in outputs if before != after]
+    written = touched and not (check or diff_only)    # once committed (see commit_results)
     pending, read = {}, {}
     if written:
-        pending = {p: (bom + after) if p == path else after
-                   for p, before, after in outputs if before != after}
-        read = {p: (bom + before) if p == path else before
-                for p, before, after in outputs if before != after}
-    if not needs:
-        message = f"{path}: already carries the golden AL in {entries} entr" \
-                  f"{'y' if entries == 1 else 'ies'}; nothing to change"
+        pending = {p: (bom + after) if p == path else after for p, _, after in touched}
+        read = {p: (bom + before) if p == path else before for p, before, _ in touched}
+    noun = "entry" if entries == 1 else "entries"
+    if not touched:
+        message = f"{path}: already carries the golden AL in {entries} {noun}; nothing to change"
     else:
         verb = "changed" if written else "would change"
         summary = ", ".join(sorted({f"{v.role or v.engine} K={v.k}: {v.knob_value}"
                                     for v in values}))
-        message = (f"{path}: {verb} {changed} of {entries} entr"
-                   f"{'y' if entries == 1 else 'ies'} ({summary})")
-    return InjectResult(path=path, changed=changed if needs else 0, entries=entries, diff=diff,
-                        written=False, values=tuple(values), changes=tuple(changes),
+        message = f"{path}: {verb} {changed} of {entries} {noun} ({summary})"
+    return InjectResult(path=path, changed=changed if touched else 0, entries=entries,
+                        diff=diff, written=False, values=tuple(values), changes=tuple(changes),
                         warnings=tuple(warnings), message=message,
-                        files=tuple(p for p, b, a in outputs if b != a), pending=pending,
-                        read=read)
+                        files=tuple(p for p, _, _ in touched), pending=pending, read=read)
 
 
 def _script_adapter(path, text, engine):
-    """The adapter that rewrites a launch script: ``engine``'s, else the one that claims it.
-
-    The engines the script starts are read as ``audit`` reads them
-    (:func:`goldenal.engines.table.launched_engines`); a script that starts only
-    engines whose launch commands inject cannot rewrite is refused with what it
-    starts instead of looking for flags it cannot contain.
-    """
+    """The adapter rewriting a launch script: ``engine``'s, else the one that claims it most."""
     launched = table.launched_engines(text)
     writers = sorted((m.ADAPTER for m in MODULES.values() if m.ADAPTER.script_name),
                      key=lambda a: a.name)
@@ -751,16 +672,10 @@ class RunnerOutcome:
 
 
 ALLOW_NON_AGENTIC_ENV = "GOLDENAL_ALLOW_NON_AGENTIC"
-ROLES = ("aggregated", "prefill", "decode")
 
 
 def allow_non_agentic_from(environ):
-    """``--allow-non-agentic`` as an environment variable a runner can set.
-
-    Read by :func:`goldenal.core.envflags.env_flag`: ``1``/``true``/``yes``/``on``,
-    ``0``/``false``/``no``/``off``, unset or empty; anything else is a
-    :class:`UsageError`.
-    """
+    """``--allow-non-agentic`` as an environment variable a runner can set."""
     return env_flag(environ, ALLOW_NON_AGENTIC_ENV)
 
 
@@ -768,22 +683,12 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
                   diff_only=False, force=False, allow_non_agentic=False):
     """Inject as InferenceX's runner does, driven by its environment variables.
 
-    ``EVAL_ONLY=true`` keeps the recipe untouched (accuracy runs need real
-    verification); ``SYNTHETIC_ACCEPTANCE`` other than ``true`` is a no-op;
-    otherwise ``SYNTHETIC_ACCEPTANCE_LENGTH`` wins, else the golden cell is
-    looked up from ``MODEL_PREFIX`` (or the recipe's own model),
-    ``NUM_SPEC_TOKENS`` (or the recipe's K) and ``THINKING_MODE``
-    (default: the recipe's own declaration, else ``thinking_on``).  ``framework`` (else ``FRAMEWORK``) is one of
-    ``dynamo-vllm``, ``dynamo-sglang``, ``dynamo-trtllm``, or an engine name
-    (``vllm``, ``sglang``, ``trtllm``, ``atom``, ``llamacpp``).  A recipe with
-    nothing to rewrite fails, as the runner's does.
-
-    An explicit length is checked against the committed cell of the role it
-    is written to (refused on a mismatch unless ``force``).  Roles with
-    different K take their own: ``SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL``,
-    ``_DECODE`` or ``_AGGREGATED`` win over ``SYNTHETIC_ACCEPTANCE_LENGTH``
-    for that role.  ``allow_non_agentic`` (or ``GOLDENAL_ALLOW_NON_AGENTIC=true``)
-    writes into a fixed-sequence-length recipe too.
+    ``EVAL_ONLY=true`` or ``SYNTHETIC_ACCEPTANCE`` not ``true``: a no-op.  Else
+    ``SYNTHETIC_ACCEPTANCE_LENGTH`` (per role: ``_PREFILL``, ``_DECODE``,
+    ``_AGGREGATED``), checked against the cell, wins over the cell looked up from
+    ``MODEL_PREFIX``, ``NUM_SPEC_TOKENS`` and ``THINKING_MODE`` (each defaulting to
+    the recipe's own).  ``framework`` (else ``FRAMEWORK``): ``dynamo-<engine>`` or
+    an engine name.  A recipe with nothing to rewrite fails, as the runner's does.
     """
     environ = os.environ if environ is None else environ
     allow_non_agentic = allow_non_agentic_from(environ) or allow_non_agentic
@@ -798,19 +703,20 @@ def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=
         raise UsageError(f"no synthetic-acceptance injector for FRAMEWORK={framework!r} "
                          f"(known: {', '.join(sorted(FRAMEWORKS))})",
                          path=os.fspath(path))
-    explicit = environ.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None
-    per_role = {role: environ.get(f"SYNTHETIC_ACCEPTANCE_LENGTH_{role.upper()}", "").strip()
-                for role in ROLES}
-    per_role = {role: v for role, v in per_role.items() if v}
+    def var(name):
+        return environ.get(name, "").strip() or None
+
+    explicit = var("SYNTHETIC_ACCEPTANCE_LENGTH")
+    per_role = {role: v for role in ROLES
+                if (v := var(f"SYNTHETIC_ACCEPTANCE_LENGTH_{role.upper()}"))}
     if per_role:
         explicit = {None: explicit, **per_role}
-    prefix = environ.get("MODEL_PREFIX", "").strip() or None
-    nst = environ.get("NUM_SPEC_TOKENS", "").strip() or None
+    nst = var("NUM_SPEC_TOKENS")
     if nst is not None and not nst.isdigit():
         raise UsageError(f"NUM_SPEC_TOKENS must be an integer, got {nst!r}")
     # unset: the file's own declaration, else thinking_on (the runner's default)
-    thinking = environ.get("THINKING_MODE", "").strip() or None
-    result = inject(path, engine=engine, model=prefix, k=int(nst) if nst else None,
+    thinking = var("THINKING_MODE")
+    result = inject(path, engine=engine, model=var("MODEL_PREFIX"), k=int(nst) if nst else None,
                     thinking=thinking, golden_dir=golden_dir, al=explicit, force=force,
                     check=check, diff_only=diff_only, allow_non_agentic=allow_non_agentic)
     return RunnerOutcome(result, result.message)

@@ -1,15 +1,10 @@
 """ATOM (ROCm): ``--spec-decode-acceptance-length AL`` or ``--spec-decode-acceptance-rate``.
 
-The length flag takes the AL itself, in [1, K+1] with K =
-``--num-speculative-tokens``; the rate flag takes (AL - 1) / K in [0, 1].  The
-two are mutually exclusive, and ATOM refuses either together with the DSpark
-confidence scheduler (``--dspark-config '{"confidence_schedule": true}'``,
-and ``ragged``, which needs it).  Source: docs/engines.md §4.1-§4.4 (``atom/config.py``,
-``atom/model_engine/arg_utils.py`` as of ROCm/ATOM#1948).
-
-ATOM is configured on the command line, so this adapter reads and rewrites
-command lines in shell scripts and argument files where the flags are
-written with literal values.
+The length flag takes the AL in [1, K+1] (K = ``--num-speculative-tokens``), the
+rate flag (AL - 1) / K; they are mutually exclusive, and ATOM refuses either with
+the DSpark confidence scheduler.  ATOM is configured on the command line, so the
+adapter reads and rewrites launch scripts and argument files.  Source:
+docs/engines.md §4.1-§4.4.
 """
 
 import os
@@ -17,7 +12,8 @@ import re
 import shlex
 from decimal import Decimal
 
-from goldenal.engines.base import EngineAdapter, check_pinned, on_both_paths, same_number
+from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, env_fragment,
+                                   line_at, on_both_paths, on_eval_path, same_number)
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -52,6 +48,13 @@ K_FLAG = "--num-speculative-tokens"
 FORMS = ("length", "rate")
 
 
+def _refuse_dspark(raw, **where):
+    """ATOM refuses forced acceptance with the DSpark confidence scheduler (or ``ragged``)."""
+    if _dspark_confidence(raw):
+        raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
+                          "confidence scheduler (confidence_schedule/ragged)", **where)
+
+
 def _dspark_confidence(raw):
     import json
 
@@ -83,8 +86,6 @@ class AtomAdapter(EngineAdapter):
 
     def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
                     force=False, launched=(), known=()):
-        from goldenal.engines.setting import command_site
-
         settings = read_command_settings(path, text)
         if not settings:
             if RECORD.name in launched:
@@ -92,13 +93,9 @@ class AtomAdapter(EngineAdapter):
             else:
                 said = f"the script starts no server (looked for {', '.join(known)})"
             raise ParseError(f"no ATOM speculative flags found ({K_FLAG}): {said}", path=path)
+        return self.plan_commands(plan_command, settings[0], path, text, golden_for, k=k,
+                                  form=form, force=force)
 
-        def site(site_k):
-            return command_site(self.name, settings[0], site_k)
-
-        plan, targets = plan_command(path, text, lambda site_k, line: golden_for(
-            site(site_k), site_k, line), k=k, form=form, force=force)
-        return plan, [(*t, site(t[1])) for t in targets]
     forms = FORMS
     emit_help = f"{KNOB} AL (--rate: {RATE_KNOB} (AL-1)/K)"
     emit_options = ("dspark_config",)
@@ -106,36 +103,18 @@ class AtomAdapter(EngineAdapter):
     def fragment(self, al_text, *, k, fmt, form=None, dspark_config=None, **options):
         import json
 
-        if _dspark_confidence(dspark_config):
-            raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
-                              "confidence scheduler (confidence_schedule/ragged)")
+        _refuse_dspark(dspark_config)
         flag = RATE_KNOB if form == "rate" else KNOB
         value = self.convert(al_text, k=k, form=form)
-        if fmt == "args":
-            return f"{flag} {shlex.quote(value)}"
-        if fmt == "shell":
-            return "export SPEC_DECODE_ARGS=" + shlex.quote(f"{flag} {value}")
-        if fmt == "env":
-            return "SPEC_DECODE_ARGS=" + shlex.quote(f"{flag} {value}")
+        if fmt in ("args", "shell", "env"):
+            return env_fragment({"SPEC_DECODE_ARGS": f"{flag} {value}"}, fmt,
+                                args=f"{flag} {shlex.quote(value)}")
         if fmt == "json":
             # The committed spelling as a bare JSON number (2.50, not 2.5).
             return "{" + json.dumps(flag.lstrip("-").replace("-", "_")) + ": " + value + "}"
         if fmt == "yaml":
             return f"{flag.lstrip('-')}: {value}"
         raise ValueError(f"unknown format {fmt!r}")
-
-
-def _flags(text):
-    """First uncommented occurrence of each flag."""
-    return {flag: ms[0] for flag, ms in _all_flags(text).items()}
-
-
-def _line(text, index):
-    return text.count("\n", 0, index) + 1
-
-
-def _col(text, index):
-    return index - (text.rfind("\n", 0, index) + 1) + 1
 
 
 def read_command_settings(path, text=None):
@@ -147,7 +126,7 @@ def read_command_settings(path, text=None):
     path = os.fspath(path)
     if text is None:
         text = read_text(path, universal=True)
-    flags = _flags(text)
+    flags = {flag: ms[0] for flag, ms in _all_flags(text).items()}     # the first of each
     if K_FLAG not in flags and KNOB not in flags and RATE_KNOB not in flags:
         return []
     if "atom" not in text.lower() and KNOB not in flags and RATE_KNOB not in flags:
@@ -156,9 +135,7 @@ def read_command_settings(path, text=None):
     value_of = {f: m.group("value").strip("'\"") for f, m in flags.items()}
     knob = KNOB if KNOB in flags else (RATE_KNOB if RATE_KNOB in flags else None)
     at = flags.get(knob) or flags.get(K_FLAG)
-    k = value_of.get(K_FLAG)
-    if k is not None and not k.isdigit():
-        k = resolve(k, variables)
+    k = _literal_k(value_of[K_FLAG], variables) if K_FLAG in flags else None
     extra = {}
     if knob is not None:
         resolved = resolve(value_of[knob], variables)
@@ -169,24 +146,20 @@ def read_command_settings(path, text=None):
     if KNOB in flags and RATE_KNOB in flags:
         extra[RATE_KNOB] = value_of[RATE_KNOB]
     return [SpecSetting(
-        path=path, line=_line(text, at.start()), col=_col(text, at.start()), engine="atom",
+        path=path, line=line_at(text, at.start()), col=col_at(text, at.start()), engine="atom",
         role=None, knob=knob, value=value_of.get(knob) if knob else None,
-        k=int(k) if k and k.isdigit() else None, draft=value_of.get("--draft-model"),
-        method=value_of.get("--method"), variant={}, model=_literal(flags, "--model", variables),
+        k=k, draft=value_of.get("--draft-model"),
+        method=value_of.get("--method"), variant={},
+        model=_resolved(flags["--model"].group("value"), variables) if "--model" in flags else None,
         extra=extra)]
 
 
-def _literal(flags, flag, variables):
+def _resolved(raw, variables):
     """A flag's value, through a ``$VAR`` with one literal assignment; None when unknown."""
     from goldenal.recipes.shell import resolve
 
-    m = flags.get(flag)
-    if m is None:
-        return None
-    value = m.group("value").strip("'\"")
-    if "$" in value:
-        value = resolve(m.group("value"), variables)
-    return value or None
+    value = raw.strip("'\"")
+    return (resolve(raw, variables) if "$" in value else value) or None
 
 
 def _all_flags(text):
@@ -201,21 +174,15 @@ def _all_flags(text):
 
 def _literal_k(raw, variables):
     """K from a flag's value: a literal, or a ``$VAR`` with one literal assignment."""
-    from goldenal.recipes.shell import resolve
-
-    value = raw.strip("'\"")
-    if not value.isdigit():
-        value = resolve(raw, variables) or ""
-    return int(value) if value.isdigit() else None
+    value = _resolved(raw, variables)
+    return int(value) if value and value.isdigit() else None
 
 
 def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
-    """Edits that make every launch path of a script carry the golden AL.
+    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ATOM's flags, by K alone.
 
-    Every K flag is a launch path, handled as :func:`goldenal.engines.vllm.plan_command`
-    does; a knob whose value is a shell variable is checked through the variable's one
-    literal assignment.  ``golden_for_k(k, line)``; returns
-    ``(Plan, [(line, k, al_text, knob_value)])``.
+    Every K flag is a launch path, as in :func:`goldenal.engines.vllm.plan_command`;
+    a knob given as a shell variable is checked through its one literal assignment.
     """
     from goldenal.recipes.shell import ASSIGNMENT, eval_paths, unquote
     from goldenal.engines.setting import Plan
@@ -229,52 +196,40 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
     for m in ASSIGNMENT.finditer(text):
         variables.setdefault(m.group("key"), unquote(m.group("raw")))
         assigned.setdefault(m.group("key"), []).append(m)
-    if "--dspark-config" in flags:
-        for m in flags["--dspark-config"]:
-            if _dspark_confidence(m.group("value")):
-                raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
-                                  "confidence scheduler (confidence_schedule/ragged)",
-                                  path=path, line=_line(text, m.start()))
+    for m in flags.get("--dspark-config", ()):
+        _refuse_dspark(m.group("value"), path=path, line=line_at(text, m.start()))
     paths = eval_paths(text)
     guarded = "EVAL_ONLY" in text
     flag = RATE_KNOB if form == "rate" else KNOB
     other = KNOB if flag == RATE_KNOB else RATE_KNOB
 
     def k_of(m):
-        line = _line(text, m.start())
         found = _literal_k(m.group("value"), variables)
-        if found is not None and k is not None and int(k) != found:
-            raise PolicyError(f"--k {k} contradicts the file: {K_FLAG} {found}", path=path,
-                              line=line)
-        chosen = found if found is not None else k
-        if chosen is None:
-            raise ParseError(f"K is missing: {K_FLAG} {m.group('value')} is not a literal "
-                             "integer (nor a variable with one literal assignment); pass --k",
-                             path=path, line=line)
-        return int(chosen)
+        return chosen_k(found, k, said=f"{K_FLAG} {found}", path=path,
+                        line=line_at(text, m.start()),
+                        missing=f"{K_FLAG} {m.group('value')} is not a literal integer (nor a "
+                                "variable with one literal assignment)")
 
-    serving = [m for m in k_flags if paths.get(_line(text, m.start())) is not True]
+    serving = [m for m in k_flags if paths.get(line_at(text, m.start())) is not True]
     if not serving:
         raise PolicyError(f"every {K_FLAG} is on the EVAL_ONLY=true path, which keeps real "
                           "verification; there is no benchmark path to carry the knob",
-                          path=path, line=_line(text, k_flags[0].start()))
+                          path=path, line=line_at(text, k_flags[0].start()))
     knobs = [(name, m) for name in (KNOB, RATE_KNOB) for m in flags.get(name, [])]
     knobs.sort(key=lambda item: item[1].start())
     for name, m in knobs:
-        if paths.get(_line(text, m.start())) is True:
-            raise PolicyError(f"{name} is set on the EVAL_ONLY=true path, which must keep "
-                              "real verification; remove it there first", path=path,
-                              line=_line(text, m.start()))
+        if paths.get(line_at(text, m.start())) is True:
+            raise on_eval_path(name, path=path, line=line_at(text, m.start()))
     edits, changes, targets = [], [], []
     if knobs:
         ks = sorted({k_of(m) for m in serving})
         if len(ks) != 1:
             raise PolicyError(f"the launch paths draft K={', '.join(map(str, ks))} but share "
                               f"one {knobs[0][0]}; give each path its own knob", path=path,
-                              line=_line(text, knobs[0][1].start()))
+                              line=line_at(text, knobs[0][1].start()))
         (k_value,) = ks
         for name, m in knobs:
-            line = _line(text, m.start())
+            line = line_at(text, m.start())
             al_text = golden_for_k(k_value, line)
             want = ADAPTER.convert(al_text, k=k_value, form="rate" if name == RATE_KNOB
                                    else None)
@@ -308,7 +263,7 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                 changes.append((line, name, literal, want))
         return Plan(edits=tuple(edits), changes=tuple(changes)), targets
     for m in k_flags:
-        line = _line(text, m.start())
+        line = line_at(text, m.start())
         where = paths.get(line)
         if where is True:
             continue
@@ -349,21 +304,21 @@ def _check_same_al(path, text, m, name, al_text, k, variables, force):
     if pinned is None or (not _carries(name, value, al_text, k) and not force):
         check_pinned(name, shown, al_text if name == KNOB else
                      ADAPTER.convert(al_text, k=k, form="rate"), force=force, path=path,
-                     line=_line(text, m.start()))
+                     line=line_at(text, m.start()))
 
 
 def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, force):
-    """A knob given as ``"$VAR"``: fine when the variable holds the value; else edit it.
+    """A knob given as ``"$VAR"``: None when the variable holds the value, else ``(edit, line,
+    old)``.
 
-    Returns None (nothing to change) or ``(edit, line, old)``.  Refused when
-    the variable is computed (``$(awk ...)``) or assigned more than once.
+    A computed variable or one assigned more than once is refused.
     """
     from goldenal.recipes.shell import substitute, unquote
     from goldenal.recipes import spans
 
     raw = m.group("value").strip("'\"")
     match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", raw)
-    line = _line(text, m.start())
+    line = line_at(text, m.start())
     holders = assigned.get(match.group(1), []) if match else []
     current = unquote(holders[0].group("raw")) if len(holders) == 1 else None
     pinned = _as_al(name, current, k) if current is not None else None
@@ -387,8 +342,8 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
                           path=path, line=line)
     held = holders[0]
     check_pinned(name, current, want, force=force, path=path,
-                 line=_line(text, held.start("raw")))
-    return spans.Edit(held.start("raw"), held.end("raw"), want), _line(text, held.start("raw")), current
+                 line=line_at(text, held.start("raw")))
+    return spans.Edit(held.start("raw"), held.end("raw"), want), line_at(text, held.start("raw")), current
 
 
 ADAPTER = AtomAdapter()

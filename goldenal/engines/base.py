@@ -1,43 +1,30 @@
-"""The shared shape of every engine adapter.
-
-Standard library only at load time: every engine module subclasses
-:class:`EngineAdapter`, and ``goldenal lookup`` loads the engine modules for
-their records.  The read-back record and the edit plan are in
-:mod:`goldenal.engines.setting`.
-"""
-
-# -- the adapter interface ----------------------------------------------------
+"""The shared shape of every engine adapter, and the helpers the engines share."""
 
 FORMATS = ("shell", "env", "json", "yaml", "args")
 
 
 class EngineAdapter:
-    """One engine's spelling of the golden AL: convert, render, rewrite, read back.
+    """One engine's spelling of the golden AL; the class attributes say what it supports.
 
-    Subclasses set ``name``, ``knob`` and ``forms`` (the ``form`` values
-    ``emit`` accepts, e.g. ``("length", "rate")``) and implement :meth:`convert`,
-    :meth:`fragment`, :meth:`site_from_recipe` / :meth:`site_from_config`
-    (reading), :meth:`setting` (the :class:`SpecSetting` of a site) and
-    :meth:`plan` (the edits that make a site carry a value).
+    Which to set: docs/architecture.md, "Adding an engine".
     """
 
     name = None
     knob = None
-    forms = ()
+    record = None           # the engine's :class:`~goldenal.engines.record.Engine`
+    forms = ()              # the ``form`` values ``emit`` accepts
     default_form = "length"
     # keyword options of :meth:`fragment` beyond ``rates`` and ``form`` (``emit``'s flags)
     emit_options = ()
-    # one line (or a few) for ``goldenal emit --help``: what the fragment sets
-    emit_help = ""
+    emit_help = ""          # for ``goldenal emit --help``: what the fragment sets
     # the verifier a written knob puts in place (``rejection_sample_method``), if any
     verifier = None
     # words of an srt-slurm ``backend.type`` naming the engine (empty: not in recipes)
     backend_types = ()
     # disaggregated serving: the decode worker's K picks the cell of the pair
     decode_sets_k = False
-
-    # launch scripts: how messages name the ones this adapter rewrites (None: it does not),
-    # and what it looks for in them
+    # launch scripts: how messages name the ones this adapter rewrites (None: it does
+    # not), and what it looks for in them
     script_name = None
     script_sign = None
 
@@ -47,20 +34,30 @@ class EngineAdapter:
 
     def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
                     force=False, launched=(), known=()):
-        """``(Plan, targets)`` making every launch command of a script carry its golden AL.
+        """``(Plan, targets)``: every launch command of a script carrying its golden AL.
 
-        ``golden_for(site, k, line) -> al_text``; ``rates_for(site, k, al_text)`` gives
-        rates to write instead.  Targets are ``(line, k, al_text, knob_value, site)``.
-        ``launched``: the engines the script starts; ``known``: every engine's launch
-        word, for a message saying what was looked for.
+        ``golden_for(site, k, line) -> al_text``; ``rates_for(site, k, al_text)``: rates to
+        write instead; a target is ``(line, k, al_text, knob_value, site)``.
         """
         raise NotImplementedError
+
+    def plan_commands(self, plan_command, found, path, text, golden_for, rates_for=None,
+                      **options):
+        """:meth:`plan_script` by a ``plan_command`` working by K; every path serves ``found``."""
+        from goldenal.engines.setting import command_site
+
+        def site(site_k):
+            return command_site(self.name, found, site_k)
+
+        if rates_for is not None:
+            options["rates_for"] = lambda site_k, al: rates_for(site(site_k), site_k, al)
+        plan, targets = plan_command(path, text, lambda site_k, line: golden_for(
+            site(site_k), site_k, line), **options)
+        return plan, [(*t, site(t[1])) for t in targets]
 
     def config_claim(self, spec):
         """How surely a serve config's speculative settings (a dict, or None) are this engine's."""
         return 0
-
-    record = None           # the engine's :class:`~goldenal.engines.record.Engine`
 
     def emit(self, al_text, *, k, fmt, rates=None, form=None, **options):
         """``(text, knob, value, notes)``: the fragment, the knob it sets and its value."""
@@ -71,15 +68,10 @@ class EngineAdapter:
         return text, knob, self.convert(al_text, k=k, form=form), ()
 
     def rates_value(self, rates):
-        """The rates knob's value as written."""
         raise NotImplementedError
 
     def read_script(self, path, text, variables):
-        """This engine's length and rates knobs in a launch script, each with the K set near.
-
-        ``variables``: the script's literal assignments, through which ``$VAR``
-        values resolve (``extra["resolved"]``).
-        """
+        """This engine's length and rates knobs in a launch script, each with the K set near it."""
         from goldenal.engines.setting import SpecSetting
         from goldenal.recipes import knobs
         from goldenal.recipes.shell import resolve, unquote
@@ -97,9 +89,8 @@ class EngineAdapter:
             if resolved is not None and resolved != unquote(raw):
                 extra["resolved"] = resolved
             out.append(SpecSetting(
-                path=path, line=text.count("\n", 0, at) + 1,
-                col=at - text.rfind("\n", 0, at), engine=self.name, role=None,
-                knob=row.name, value=unquote(raw), k=k, extra=extra))
+                path=path, line=line_at(text, at), col=col_at(text, at), engine=self.name,
+                role=None, knob=row.name, value=unquote(raw), k=k, extra=extra))
         return out
 
     def convert(self, al_text, *, k=None, form=None):
@@ -109,7 +100,6 @@ class EngineAdapter:
         return record_value(self.record, al_text, k=k, form=form, forms=self.forms)
 
     def fragment(self, al_text, *, k, fmt, **options):
-        """The config fragment that carries the AL, in one output format."""
         raise NotImplementedError
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
@@ -121,16 +111,45 @@ class EngineAdapter:
     def setting(self, doc, site):
         raise NotImplementedError
 
+    def site_setting(self, doc, site, anchor, **fields):
+        """The SpecSetting of a recipe or config site, placed at node ``anchor``."""
+        from goldenal.engines.setting import SpecSetting
+        from goldenal.recipes import spans
+
+        return SpecSetting(**{
+            "path": doc.path, "line": spans.line_of(anchor), "col": spans.col_of(anchor),
+            "engine": self.name, "role": site.role, "k": site.k, "draft": site.draft,
+            "method": site.method, "variant": dict(site.variant),
+            "model": site.models[0] if site.models else None, **fields})
+
     def plan(self, doc, site, al_text, *, k, force=False, **options):
         raise NotImplementedError
 
 
-def env_fragment(items, fmt, *, args=None):
-    """``items`` (``{name: value}``) as environment settings in one output format.
+def line_at(text, index):
+    """The 1-based line of ``text`` holding ``index``."""
+    return text.count("\n", 0, index) + 1
 
-    ``args``: the command-line form when the engine reads flags (default: the
-    ``NAME=value`` words).
-    """
+
+def col_at(text, index):
+    """The 1-based column of ``index`` in its line."""
+    return index - text.rfind("\n", 0, index)
+
+
+def model_names(node, keys, names=()):
+    """``names`` followed by the non-empty scalars of ``keys`` in a mapping node."""
+    from goldenal.recipes import spans
+
+    out = list(names)
+    for key in keys:
+        text = spans.scalar(spans.get(node, key))
+        if text:
+            out.append(text)
+    return out
+
+
+def env_fragment(items, fmt, *, args=None):
+    """``{name: value}`` as environment settings in one format (``args``: the flags form)."""
     import json
     import shlex
 
@@ -166,17 +185,33 @@ def check_pinned(knob, old, new, *, force, path, line):
                         "use --force to overwrite", path=path, line=line)
 
 
-def on_both_paths(what, *, path, line):
-    """The refusal of a launch ``what`` on ``line`` that runs on both sides of ``EVAL_ONLY``.
+def chosen_k(found, k, *, said, missing, path, line):
+    """K of a site: the file's (``found``, stated as ``said``), else ``--k``, which must agree."""
+    from goldenal.core.errors import ParseError, PolicyError
 
-    A knob added there would be active during eval runs too (ATOM, ``llama-server``
-    and ``vllm serve`` launch scripts alike).
-    """
+    if found is not None and k is not None and int(k) != found:
+        raise PolicyError(f"--k {k} contradicts the file: {said}", path=path, line=line)
+    chosen = found if found is not None else k
+    if chosen is None:
+        raise ParseError(f"K is missing: {missing}; pass --k", path=path, line=line)
+    return int(chosen)
+
+
+def on_both_paths(what, *, path, line):
+    """The refusal of a launch on ``line`` that runs on both sides of ``EVAL_ONLY``."""
     from goldenal.core.errors import PolicyError
 
     return PolicyError(f"{what} on line {line} runs on both the EVAL_ONLY=true path and the "
                        "benchmark path, so a knob added there would be active during eval "
                        "runs; add it under an EVAL_ONLY guard by hand", path=path, line=line)
+
+
+def on_eval_path(name, *, path, line):
+    """The refusal of a knob set on the ``EVAL_ONLY=true`` path (real verification there)."""
+    from goldenal.core.errors import PolicyError
+
+    return PolicyError(f"{name} is set on the EVAL_ONLY=true path, which must keep real "
+                       "verification; remove it there first", path=path, line=line)
 
 
 def _script_k(text, rows, variables):

@@ -1,10 +1,6 @@
-"""Each engine's synthetic-acceptance knob and the exact conversion of a committed AL to it.
+"""The one registry of engines and the knob tables derived from their records.
 
-Pure data and decimal arithmetic, standard library only: ``goldenal lookup``
-and :class:`goldenal.golden.policy.GoldenValue` use it without loading an adapter.
-Every table here is derived from the engines' records
-(:mod:`goldenal.engines.record`); how recipe text spells the knobs:
-:mod:`goldenal.engines.table`.
+Standard library only: ``goldenal lookup`` converts a value without loading an adapter.
 """
 
 from goldenal.engines.values import (  # noqa: F401 (re-exported)
@@ -34,11 +30,7 @@ def record(engine):
 
 
 def knob_value(engine, al_text, *, k=None, form=None):
-    """The engine's knob value for a committed AL string (exact decimals).
-
-    The one conversion every writer and the audit use
-    (:func:`goldenal.engines.values.record_value`).
-    """
+    """The engine's knob value for a committed AL string, as every writer and the audit use it."""
     rec = record(engine)
     return record_value(rec, al_text, k=k, form=form, forms=MODULES[rec.name].ADAPTER.forms)
 

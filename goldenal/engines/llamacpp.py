@@ -1,28 +1,10 @@
 """llama.cpp (``llama-server``): ``--spec-synth-len L`` or ``--spec-synth-rates P0,...``.
 
-Both flags (environment ``LLAMA_ARG_SPEC_SYNTH_LEN`` / ``LLAMA_ARG_SPEC_SYNTH_RATES``)
-are mutually exclusive and need speculative decoding (``--spec-type`` /
-``--spec-draft-model``): without it the server refuses to start ("synthetic
-acceptance requires an initialized speculative decoding context",
-``tools/server/server-context.cpp``).  K is the effective maximum draft length,
-``--spec-draft-n-max`` (``LLAMA_ARG_SPEC_DRAFT_N_MAX``), default 3
-(``common/common.h``).
-
-The two forms realise different per-step distributions at the same mean
-(``common_speculative_synth_rates_resolve`` in ``common/speculative.cpp``):
-
-- ``--spec-synth-rates`` takes unconditional survival probabilities, entry i
-  = P(the first i+1 drafts are accepted): exactly K values, finite, in [0, 1],
-  non-increasing.  Writing vLLM's minimum-variance schedule ``[1]*f, p, 0...``
-  (or the curve's own per-position profile, :mod:`goldenal.apply.distribution`)
-  replays that distribution.
-- ``--spec-synth-len L`` (in [1, K+1]) resolves to a **geometric** schedule:
-  one conditional probability p with p + ... + p^K = L - 1 (32 bisection
-  steps), survival p^(i+1).  Its mean is L, but the steps spread over 0..K
-  accepted drafts, unlike every other engine's length knob.
-
-Source: docs/engines.md §5.1, the llama.cpp tree vendored in the llama-cpp-python
-0.3.36 source distribution (``common/arg.cpp``, ``common/speculative.cpp``).
+The flags (or their ``LLAMA_ARG_*`` names) are exclusive and need speculative
+decoding; K is ``--spec-draft-n-max``, default 3.  The rates are unconditional
+survivals, so a minimum-variance or curve schedule replays as written; the
+length resolves to a geometric schedule, unlike every other engine's length
+knob.  Source: docs/engines.md §5.1.
 """
 
 import math
@@ -30,7 +12,8 @@ import os
 import re
 from decimal import Decimal, InvalidOperation
 
-from goldenal.engines.base import EngineAdapter, check_pinned, env_fragment, on_both_paths
+from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, env_fragment,
+                                   line_at, on_both_paths, on_eval_path)
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -103,10 +86,9 @@ ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
 def geometric_rates(al, k):
     """The survival schedule llama.cpp realises for ``--spec-synth-len al`` at K = ``k``.
 
-    The same computation as ``common_speculative_synth_rates_resolve``: p by
-    32 bisection steps on ``p + ... + p^K = al - 1``, then ``p^(i+1)``.
-    ``geometric_rates(3.4, 4)`` gives ``[0.80581, 0.64933, 0.52323, 0.42163]``
-    to five decimals (llama.cpp's own test).
+    As ``common_speculative_synth_rates_resolve``: p by 32 bisection steps on
+    ``p + ... + p^K = al - 1``, then ``p^(i+1)``; ``geometric_rates(3.4, 4)`` is
+    ``[0.80581, 0.64933, 0.52323, 0.42163]`` to five decimals (llama.cpp's test).
     """
     length = float(al)
     if not math.isfinite(length) or not 1.0 <= length <= k + 1:
@@ -157,10 +139,7 @@ def rates_text(rates):
 
 
 def parse_rates(text):
-    """The rates of a ``--spec-synth-rates`` value, as llama.cpp splits them (``std::stod``).
-
-    Raises ValueError naming the first entry that is not a number.
-    """
+    """A ``--spec-synth-rates`` value split as llama.cpp does; ValueError names a bad entry."""
     values = []
     for raw in str(text).strip().strip("'\"").split(","):
         item = raw.strip()
@@ -211,19 +190,11 @@ class LlamaCppAdapter(EngineAdapter):
 
     def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
                     force=False, launched=(), known=()):
-        from goldenal.engines.setting import command_site
-
         found = next((s for s in read_command_settings(path, text)
                       if s.extra.get("speculative")), None)
+        return self.plan_commands(plan_command, found, path, text, golden_for, rates_for, k=k,
+                                  force=force)
 
-        def site(site_k):
-            return command_site(self.name, found, site_k)
-
-        plan, targets = plan_command(
-            path, text, lambda site_k, line: golden_for(site(site_k), site_k, line), k=k,
-            rates_for=rates_for and (lambda site_k, al: rates_for(site(site_k), site_k, al)),
-            force=force)
-        return plan, [(*t, site(t[1])) for t in targets]
     forms = ("length",)
     emit_help = (f"{RATES_KNOB} (env {ENV_RATES}) with the min-variance\n"
                  "schedule [1]*f, p, 0... that the other engines' length knobs realise, so\n"
@@ -253,9 +224,7 @@ ADAPTER = LlamaCppAdapter()
 
 # -- reading command lines ------------------------------------------------------
 
-# ``llama-server`` as a command word, with any path before it: the spans
-# ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds; :func:`server_spans` finds
-# them in linear time (that pattern retries ``\S*`` from every position of a word)
+# :func:`server_spans` replaces a pattern that retries ``\S*`` from every position of a word
 _SERVER_WORD = re.compile(r"llama-server(?![\w.-])")
 _WORD_CHAR = re.compile(r"[\w.-]")
 _NON_SPACE = re.compile(r"\S*")
@@ -263,14 +232,12 @@ _SPACE_BEFORE = re.compile(r"\s")
 
 
 def server_spans(text):
-    r"""``(start, end)`` of every ``llama-server`` command word of ``text``, path included.
+    r"""``(start, end)`` of every ``llama-server`` command word, path included, in linear time.
 
-    The spans, in order, that ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])``
-    finds, in time linear in ``text``.  Within one word (a run of
-    non-blanks): when some ``llama-server`` follows a ``/``, the first span runs
-    from the word's start to the last such one (the greedy ``\S*/``); every
-    later ``llama-server`` (or, without one after a ``/``, every one) not
-    preceded by a word character, ``.`` or ``-`` is a span of its own.
+    The spans ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds: in a word, the
+    greedy ``\S*/`` runs to the last ``llama-server`` after a ``/``; every later one
+    (or every one, without a ``/``) not after a word character, ``.`` or ``-`` is
+    its own span.
     """
     found = [m.start() for m in _SERVER_WORD.finditer(text)]
     out, i = [], 0
@@ -300,14 +267,6 @@ def _unq(text):
     return unquote(text or "")
 
 
-def _line(text, index):
-    return text.count("\n", 0, index) + 1
-
-
-def _col(text, index):
-    return index - (text.rfind("\n", 0, index) + 1) + 1
-
-
 def _command_end(text, start):
     """End of the logical line starting at ``start`` (backslash continuations joined)."""
     end = start
@@ -328,18 +287,14 @@ class Command:
         self.start, self.end = start, end
         self.flags = flags              # flag -> [match]
         self.env = env                  # name -> (value, match or None)
-        self.line = _line(text, start)
+        self.line = line_at(text, start)
 
     def value(self, flag):
         found = self.flags.get(flag)
         return _unq(found[-1].group("value")) if found else None
 
     def any_value(self, flags):
-        for flag in flags:
-            value = self.value(flag)
-            if value is not None:
-                return value
-        return None
+        return next((v for v in map(self.value, flags) if v is not None), None)
 
     @property
     def speculative(self):
@@ -358,12 +313,7 @@ class Command:
 
 
 def commands(text):
-    """Every uncommented ``llama-server`` command of a script, with its environment.
-
-    The environment of a command is what the script exports before it (``export
-    LLAMA_ARG_...=v`` or ``LLAMA_ARG_...=v`` on its own line) plus assignments
-    prefixed to the command itself.
-    """
+    """Every uncommented ``llama-server`` command, with its exported and prefixed environment."""
     from goldenal.recipes import knobs as table
 
     flag_rows = RECORD.rows(form=table.FLAG)
@@ -398,11 +348,7 @@ def commands(text):
 
 
 def _path_value(raw, variables):
-    """A model path as far as the script says: resolved, else its literal file name.
-
-    ``"$MODELS/target.gguf"`` with ``MODELS`` set at run time still names the
-    file ``target.gguf``, which is what curves match local paths by.
-    """
+    """A model path resolved, else its literal file name (``$MODELS/t.gguf``: ``t.gguf``)."""
     from goldenal.recipes.shell import resolve
 
     if not raw or "$" not in raw:
@@ -467,7 +413,7 @@ def read_command_settings(path, text=None):
         method = cmd.value(TYPE_FLAG) or (cmd.env.get(TYPE_ENV) or (None,))[0]
         draft, model = _path_value(draft, variables), _path_value(model, variables)
         out.append(SpecSetting(
-            path=path, line=_line(text, anchor), col=_col(text, anchor), engine="llamacpp",
+            path=path, line=line_at(text, anchor), col=col_at(text, anchor), engine="llamacpp",
             knob=knob, value=value, k=k, draft=draft, method=method, model=model or None,
             extra=extra))
     return out
@@ -505,13 +451,10 @@ def _kept_rates(knobs, al_text, k, variables):
 
 
 def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
-    """Edits that make every ``llama-server`` command of a script carry the golden AL.
+    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``llama-server`` commands.
 
-    Every command with speculative decoding is a launch path, handled as
-    :func:`goldenal.engines.vllm.plan_command` does; a knob already written (a flag
-    or its exported environment name) is updated in place, the other form replaced
-    when ``rates_for(k, al_text)`` switches forms.  ``golden_for_k(k, line)``;
-    returns ``(Plan, [(line, k, al_text, knob value)])``.
+    A knob already written (flag or exported name) is updated in place, the
+    other form replaced when ``rates_for`` switches forms.
     """
     from goldenal.recipes.shell import eval_paths, literal_variables, resolve
     from goldenal.engines.setting import Plan
@@ -532,10 +475,8 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
         knobs = cmd.knobs()
         if where is True:
             for name, _, m, kind in knobs:
-                if kind == "flag" or (m is not None and paths.get(_line(text, m.start())) is True):
-                    raise PolicyError(f"{name} is set on the EVAL_ONLY=true path, which must "
-                                      "keep real verification; remove it there first",
-                                      path=path, line=_line(text, m.start()))
+                if kind == "flag" or (m is not None and paths.get(line_at(text, m.start())) is True):
+                    raise on_eval_path(name, path=path, line=line_at(text, m.start()))
             continue
         if not cmd.speculative:
             if knobs:
@@ -548,16 +489,11 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
         if where is None and guarded and not knobs:
             raise on_both_paths(SERVER, path=path, line=line)
         site_k, how = command_k(cmd, variables)
-        if site_k is None:
-            if k is None:
-                raise ParseError(f"K is missing: {K_FLAG} is not a literal integer (nor a "
-                                 "variable with one literal assignment); pass --k",
-                                 path=path, line=line)
-            site_k = int(k)
-        elif k is not None and int(k) != site_k:
-            said = (f"{K_FLAG} {site_k}" if how != "default" else
-                    f"no {K_FLAG}, so llama.cpp drafts its default K={DEFAULT_K}")
-            raise PolicyError(f"--k {k} contradicts the file: {said}", path=path, line=line)
+        site_k = chosen_k(site_k, k, path=path, line=line,
+                          said=(f"{K_FLAG} {site_k}" if how != "default" else
+                                f"no {K_FLAG}, so llama.cpp drafts its default K={DEFAULT_K}"),
+                          missing=f"{K_FLAG} is not a literal integer (nor a variable with one "
+                                  "literal assignment)")
         if how == "default":
             warnings.append(f"{path}:{line}: warning: no {K_FLAG}: the value is for "
                             f"llama.cpp's default K={DEFAULT_K}")
@@ -583,7 +519,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
         for name, raw, m, kind in knobs:
             flag = FLAG_OF_ENV.get(name, name)
             shown = _unq(raw)
-            kline = _line(text, m.start()) if m is not None else line
+            kline = line_at(text, m.start()) if m is not None else line
             if kind == "env" and id(m) in env_done:
                 if env_done[id(m)] != want:
                     raise PolicyError(f"{name} (line {kline}) is shared by {SERVER} commands "

@@ -1,17 +1,7 @@
-"""Find every speculative-decoding site in a serve config file.
+"""Find every speculative-decoding site of a serve config file or srt-slurm recipe.
 
-Layouts (InferenceX's srt-slurm recipes, serve ``--config`` files, extra-LLM-API
-YAML): a recipe's ``backend.type`` selects the engine, worker settings live in
-``backend.<engine>_config.<role>`` and environments in ``backend.<role>_environment``
-at any indentation, shared through anchors, aliases or ``<<`` merges; a
-multi-variant recipe has a ``base:`` section and override sections read over it.
-A config has a top-level ``speculative-config``/``speculative_config``, claimed by
-the engine whose settings it holds (:meth:`~goldenal.engines.base.EngineAdapter.config_claim`),
-its knob possibly in an environment file named by ``# env-file: PATH``.
-
-One :class:`Site` per worker role and variant section points at the nodes to read
-or edit: ``inject`` edits through them and ``audit`` builds its evidence from them,
-so both see a file the same way.
+``inject`` edits through the sites and ``audit`` reads them, so both see a
+file alike.
 """
 
 import os
@@ -40,11 +30,7 @@ ENGINE_CONFIG = {a.name: f"{a.name}_config" for a in recipe_adapters()}
 
 @dataclass
 class Document:
-    """A composed YAML/JSON file: its path, the text composed and its root node.
-
-    Node offsets index ``text``; a document read with ``keep`` holds the
-    file's text with the skipped sections cut down to their newlines.
-    """
+    """A composed YAML/JSON file; node offsets index ``text``."""
 
     path: str
     text: str
@@ -52,13 +38,10 @@ class Document:
 
     @classmethod
     def parse(cls, path, text=None, *, keep=None, first=False):
-        """Read (unless ``text`` is given) and compose a file.
+        """Read (unless ``text`` is given) and compose a file; ``keep``: the top-level sections to
+        read.
 
-        ``keep`` names the top-level sections worth reading (see
-        :func:`goldenal.recipes.spans.keep_sections`; the whole file is read
-        when that breaks the document, e.g. an alias whose anchor sits in a
-        skipped section); ``first`` reads a multi-document stream's first
-        document.  Read-back only: edits need the offsets of the whole text.
+        ``first``: a stream's first document.  Read-back only with ``keep``.
         """
         path = os.fspath(path)
         if text is None:
@@ -111,15 +94,7 @@ def sections_of(root):
 
 
 def scenario_facts(root, sections=None):
-    """What a recipe says about its own scenario: ``(name, benchmark, names)``.
-
-    ``name`` is the top-level (or base) ``name:``; ``benchmark`` maps the
-    ``benchmark:`` ``type``, ``isl``, ``osl`` and ``command`` (strings or None); ``names``
-    are every variant section key and every ``name:`` in the file, lists
-    included (``name: [8k1k-1p1d_dep16, ...]``).  ``inject`` and ``audit``
-    decide agentic or fixed-sequence-length from these before the path.
-    ``sections``: :func:`sections_of` the root, when already known.
-    """
+    """``(name, benchmark, names)``: what a recipe says of its scenario (agentic or not)."""
     def text(node):
         return spans.scalar(node) if spans.is_scalar(node) else None
 
@@ -169,11 +144,10 @@ RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container"
 
 
 def recipe_sites(doc, *, knob_only=False):
-    """Sites of an srt-slurm recipe; None when the file is not a recipe.
+    """Sites of an srt-slurm recipe, None when the file is not one.
 
-    With ``knob_only``, a role whose environment sets the engine's knob
-    without configuring speculative decoding gives a site too
-    (``spec_on=False``).
+    ``knob_only``: a role whose environment sets the knob without speculative
+    decoding gives a site too (``spec_on=False``).
     """
     sections = doc.sections
     if sections is None:
@@ -230,13 +204,9 @@ def config_sites(doc, env_file=None):
 
 
 def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=False):
-    """Parse a file and return ``(document, sites, layout)``.
+    """``(document, sites, layout)``, layout ``"recipe"``, ``"config"`` or None.
 
-    ``layout`` is ``"recipe"``, ``"config"`` or None (nothing speculative).
-    ``recipe_only`` reads the file as an srt-slurm recipe and nothing else
-    (read-back only): just its serving sections (:data:`RECIPE_SECTIONS`)
-    are parsed, and a multi-document stream is read to its first document.
-    ``knob_only``: see :func:`recipe_sites`.
+    ``recipe_only`` (read-back) parses just a recipe's serving sections.
     """
     if recipe_only:
         doc = Document.parse(path, text, keep=RECIPE_SECTIONS, first=True)
@@ -251,18 +221,17 @@ def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=F
 
 
 def read_settings(path, text=None):
-    """Every :class:`~goldenal.engines.base.SpecSetting` in a serve config file."""
+    """Every :class:`~goldenal.engines.setting.SpecSetting` in a serve config file."""
+    import dataclasses
+
+    from goldenal.engines.knobs import adapter
+
     path = os.fspath(path)
-    lowered = path.lower()
-    if lowered.endswith((".sh", ".bash", ".args", ".cmd")):
+    if path.lower().endswith((".sh", ".bash", ".args", ".cmd")):
         from goldenal.engines.shell import read_shell_settings
 
         return read_shell_settings(path, text)
     doc, sites, _ = find_sites(path, text)
-    from goldenal.engines.knobs import adapter
-
-    import dataclasses
-
     out = []
     for site in sites:
         setting = adapter(site.engine).setting(doc, site)
@@ -275,12 +244,7 @@ def read_settings(path, text=None):
 
 
 def pd_decode(site, sites, role="decode"):
-    """Is ``site`` the ``role`` worker of an SGLang prefill/decode pair (same section)?
-
-    In an engine whose decode worker's settings determine K (``decode_sets_k``,
-    SGLang: docs/engines.md §2.4), the pair's prefill worker carries the decode
-    cell.  The one rule inject and audit share.
-    """
+    """Is ``site`` the ``role`` of a pair whose decode worker sets K (docs/engines.md §2.4)?"""
     from goldenal.engines.knobs import adapter
 
     if site.role != role or not adapter(site.engine).decode_sets_k:

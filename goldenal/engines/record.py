@@ -1,80 +1,37 @@
 """The shape of an engine's record: every fact goldenal knows about one serving engine.
 
-Each engine module (``goldenal/engines/<engine>.py``) holds one :class:`Engine`
-as ``RECORD``; the knob tables, the recipe spellings, the audit's prefilter,
-``measure``'s transport and the readers' field and metric names are derived
-from the five records, so a fact is written once, next to the upstream
-release it was checked against.
-
-Standard library only and no dataclasses: ``goldenal lookup`` reads records.
+The knob tables, recipe spellings, audit prefilter, ``measure``'s transport and
+the readers' field and metric names are derived from the records, so each fact
+is written once, beside the release it was checked against.  Standard library
+only (``goldenal lookup`` reads records).
 """
 
 
 class Engine:
-    """One serving engine, as its pinned upstream release behaves.
+    """One serving engine, as its pinned upstream ``release`` behaves.
 
-    Attributes
-    ----------
-    name, title : str
-        The id goldenal uses (``"trtllm"``) and the name people write (``"TensorRT-LLM"``).
-    release : str
-        The upstream release (or commit) every fact below was checked against.
-    value_knob : str
-        The knob that carries the golden value.
-    unit : {"length", "accepted"}
-        What the value knob counts: the AL itself, or accepted drafts (AL - 1).
-    env_knob : str or None
-        The environment name that carries the value knob, when the engine reads one.
-    knobs : tuple of str
-        Every knob name the engine reads for synthetic acceptance, the value knob first.
-    spellings : tuple
-        ``(name, setting, form)`` or ``(name, setting, form, key_separators)``:
-        how recipe text spells each knob and spec setting (:mod:`goldenal.recipes.knobs`).
-    launches : tuple
-        ``(word, regex)``: the commands that start the engine's server; ``word`` is a
-        substring every match holds.
-    launch_word : str
-        The words a launch line is recognised by when inserting a knob.
-    aliases : tuple of str
-        Other names recipes give the engine (``"dynamo-trt"``, ``"llama.cpp"``).
-    server_owner : str
-        ``owned_by`` in the server's ``/v1/models`` answer.
-    info_endpoints : tuple of str
-        Endpoints that describe a running server's configuration.
-    metrics : dict
-        Prometheus family names by meaning (``"accepted"``, ``"drafts"``, ...).
-    request_fields : dict
-        Fields added to a request so the answer carries per-request counts.
-    silent_paths : str
-        The ways a set knob is silently not applied (docs/engines.md §6).
-    transport : {"stream", "complete"}
-        How ``measure`` sends a request: streamed with usage, or whole (``request_fields``
-        refused on a stream).
-    old_metrics : dict
-        Metric families of older releases the readers still read, by meaning.
-    counter_digits : int or None
-        Significant digits the server prints its counters with, when it rounds them.
-    per_position_grows : bool
-        The per-position family appears with the first speculative request and grows to
-        the largest K run, so its size is not the server's K.
-    info_keys : tuple
-        What the info endpoint reports about speculative decoding: keys, or key paths
-        whose last part names the value.
-    version_key : str or None
-        The info endpoint's key for the release.
-    slots_endpoint : str or None
-        The endpoint listing slots, each with a ``speculative`` flag.
-    k_keys : tuple of str
-        Reported settings (``info_keys`` names) that state K.
-    batch_draw : bool
-        One synthetic draw per batch step, shared by every request in it.
-    log_steps : int or None
-        Decode steps per printed mean-only log line.
-    geometric_length : bool
-        A bare length knob realises a geometric per-position schedule.
-    selects_variant : bool
-        Whether a setting selects the draft head's sampling variant (ATOM's DSpark
-        path takes none, docs/engines.md §4.1).
+    ``name``/``title``: the id goldenal uses and the name people write;
+    ``value_knob`` carries the golden value in ``unit`` ("length": the AL,
+    "accepted": AL - 1), under ``env_knob`` in the environment; ``knobs``: every
+    knob read for synthetic acceptance, the value knob first; ``spellings``:
+    ``(name, setting, form[, key_separators])`` rows (:mod:`goldenal.recipes.knobs`);
+    ``launches``: ``(word, regex)`` of the commands starting the server (``word`` is
+    in every match), ``launch_word``: what a launch line is recognised by when
+    inserting a knob; ``aliases``: other names recipes give the engine;
+    ``server_owner``: ``owned_by`` in ``/v1/models``; ``info_endpoints``,
+    ``info_keys`` (keys or key paths whose last part names the value),
+    ``version_key``, ``slots_endpoint`` and ``k_keys`` (info keys stating K): what a
+    running server reports; ``metrics``/``old_metrics``: Prometheus families by
+    meaning, current and of older releases; ``request_fields``: added to a request
+    for per-request counts; ``transport``: "stream" (with usage) or "complete"
+    (``request_fields`` refused on a stream); ``silent_paths``: how a set knob is
+    silently not applied (docs/engines.md §6); ``counter_digits``: significant
+    digits of rounded counters; ``per_position_grows``: the per-position family
+    grows to the largest K run, so its size is not K; ``batch_draw``: one synthetic
+    draw per batch step; ``log_steps``: decode steps per mean-only log line;
+    ``geometric_length``: a bare length knob realises a geometric schedule;
+    ``selects_variant``: a setting selects the draft head's sampling variant (ATOM's
+    DSpark path takes none, docs/engines.md §4.1).
     """
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,

@@ -1,11 +1,7 @@
-"""What reading a file gives back (:class:`SpecSetting`) and what writing a site needs (:class:`Plan`).
+"""What reading a file gives back (:class:`SpecSetting`) and what writing a site needs
+(:class:`Plan`).
 
-A :class:`SpecSetting` is one place in a file where an engine's speculative
-decoding is configured: the synthetic-acceptance knob (when present) and the
-settings around it (K, draft head, method, sampling variant).  Readers yield
-one record per worker role, so a disaggregated recipe gives one for prefill
-and one for decode; a :class:`Site` is where one is written.  Loaded only by
-the functions that read or write files.
+Readers yield one setting per worker role; a :class:`Site` is where one is written.
 """
 
 from dataclasses import dataclass, field
@@ -18,15 +14,9 @@ from goldenal.recipes import spans
 class SpecSetting:
     """One speculative-decoding setting found in a file.
 
-    ``line``/``col``: 1-based position of the knob, else of the spec config; ``role``:
-    ``aggregated``, ``prefill``, ``decode`` or None; ``knob``: the synthetic-acceptance
-    knob found (one of the record's ``knobs``) and ``value`` as written, None when
-    unset; ``k``: drafted tokens per step as configured; ``draft``: the draft head when
-    named; ``method`` as written; ``variant``: the sampling-variant settings that name a
-    curve; ``rejection_sample_method``: the verifier a config names, where the engine
-    has one; ``model``: the served model when named; ``extra``: engine companions (the
-    other knobs set beside the value knob...), ``section`` the variant section of a
-    multi-variant recipe.
+    ``line``/``col``: of the knob, else of the spec config; ``value``: as written,
+    None when unset; ``variant``: the sampling settings naming a curve; ``extra``:
+    engine companions and the variant ``section`` of a multi-variant recipe.
     """
 
     path: str
@@ -47,11 +37,7 @@ class SpecSetting:
 
 @dataclass(frozen=True)
 class Plan:
-    """What writing one site needs: the edits and what they change.
-
-    ``changes`` lists ``(knob, old, new)`` for every setting that differs
-    (``old`` None when the setting is added); ``warnings`` are one-line notes.
-    """
+    """The edits writing one site; ``changes``: ``(knob, old or None, new)``."""
 
     edits: tuple = ()
     changes: tuple = ()
@@ -60,14 +46,9 @@ class Plan:
 
 @dataclass
 class Site:
-    """One worker role's speculative settings and where they are written.
+    """One worker role's speculative settings and where they are written (``env``: its environment).
 
-    ``spec``: the node holding the spec settings (a config value or the role's
-    settings mapping); ``env``: the environment mapping carrying an environment knob
-    (None when the role has none); ``env_file``: a separate ``KEY=value`` file;
-    ``cfg``: the role's settings mapping; ``on``: the setting that turns speculative
-    decoding on; ``spec_on``: False for a role that sets a knob but configures no
-    speculative decoding (found only with ``knob_only``).
+    ``spec_on``: False for a role setting a knob but no speculative decoding.
     """
 
     engine: str

@@ -1,17 +1,14 @@
 """SGLang: the ``SGLANG_SIMULATE_ACC_*`` environment variables.
 
-``SGLANG_SIMULATE_ACC_LEN`` is the AL itself (bonus token included);
-``SGLANG_SIMULATE_ACC_METHOD=match-expected`` draws the two-point per-step
-length whose mean is exact; ``SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token``
-emits the real draft tokens instead of token id 100 (SGLang >= 0.5.15).  The
-variables are read once at import, so they belong in the server process
-environment: in srt-slurm recipes the ``*_environment`` block of each worker
-role.  K is ``speculative-num-steps`` (DSpark: ``speculative-dspark-block-size``).
-Source: docs/engines.md §2 (``sglang/srt/environ.py``, ``speculative/spec_utils.py``).
+The length is the AL itself; the method ``match-expected`` makes the per-step mean
+exact and the token mode ``real-draft-token`` emits real draft tokens.  They are
+read at import, so they belong in the server's environment (a recipe role's
+``*_environment`` block).  K is ``speculative-num-steps`` (DSpark:
+``speculative-dspark-block-size``).  Source: docs/engines.md §2.
 """
 
 
-from goldenal.engines.base import EngineAdapter, env_fragment
+from goldenal.engines.base import EngineAdapter, env_fragment, model_names
 from goldenal.engines.record import Engine
 
 RECORD = Engine(
@@ -100,11 +97,7 @@ class SGLangAdapter(EngineAdapter):
             k_node = spans.get(cfg, _key(k_name))
         k, k_values = int_k(k_node, doc.path)
         draft = spans.scalar(spans.get(cfg, _key("speculative-draft-model-path")))
-        names = list(models)
-        for key in ("model-path", "served-model-name"):
-            text = spans.scalar(spans.get(cfg, _key(key)))
-            if text:
-                names.append(text)
+        names = model_names(cfg, (_key("model-path"), _key("served-model-name")), models)
         topk = spans.scalar(spans.get(cfg, _key("speculative-eagle-topk")))
         own = cfg_own is not None and spans.get(cfg_own, _key(k_name)) is not None
         extra = {"_own": own, "eagle_topk": topk}
@@ -113,26 +106,17 @@ class SGLangAdapter(EngineAdapter):
                     models=tuple(names), extra=extra, on=on)
 
     def setting(self, doc, site):
-        from goldenal.engines.setting import SpecSetting
         from goldenal.recipes import spans
 
         env = site.env
         knob_node = spans.get(env, KNOB) if env is not None else None
         anchor = knob_node if knob_node is not None else (site.k_node or site.spec)
-        extra = {}
-        for key in (METHOD, TOKEN_MODE):
-            value = spans.scalar(spans.get(env, key)) if env is not None else None
-            if value is not None:
-                extra[key] = value
+        extra = {key: v for key in (METHOD, TOKEN_MODE)
+                 if env is not None and (v := spans.scalar(spans.get(env, key))) is not None}
         if site.extra.get("eagle_topk") is not None:
             extra["speculative-eagle-topk"] = site.extra["eagle_topk"]
-        return SpecSetting(
-            path=doc.path, line=spans.line_of(anchor), col=spans.col_of(anchor),
-            engine=self.name, role=site.role,
-            knob=KNOB if knob_node is not None else None,
-            value=spans.scalar(knob_node), k=site.k, draft=site.draft, method=site.method,
-            variant=dict(site.variant), model=site.models[0] if site.models else None,
-            extra=extra)
+        return self.site_setting(doc, site, anchor, knob=KNOB if knob_node is not None else None,
+                                 value=spans.scalar(knob_node), extra=extra)
 
     def plan(self, doc, site, al_text, *, k, force=False, **options):
         from goldenal.engines.envblock import plan_site_env

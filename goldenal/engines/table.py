@@ -1,8 +1,7 @@
-"""Every engine's knob spellings and launch commands as recipe text writes them.
+"""Every engine's knob spellings and launch commands, derived from the records.
 
-Derived from the records (``RECORD.spellings``, ``RECORD.launches``) with the
-machinery of :mod:`goldenal.recipes.knobs`, which this module re-exports, so
-``from goldenal.engines import table as knobs`` reads the whole table.
+Re-exports :mod:`goldenal.recipes.knobs`, so ``from goldenal.engines import table as
+knobs`` reads the whole table.
 """
 
 import re

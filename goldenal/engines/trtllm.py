@@ -1,17 +1,14 @@
 """TensorRT-LLM: ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`` = AL - 1.
 
-The variable counts accepted *draft* tokens, without the target's own token,
-so it takes AL - 1 (computed in exact decimals: ``2.83`` gives ``1.83``).  A
-value of 0 turns forcing off, so AL = 1 cannot be expressed.  Fractional
-values work only on the one-model speculative path (the default); a config
-that sets ``eagle3_one_model: false`` or ``mtp_eagle_one_model: false`` takes
-the two-model path, which parses the value with ``int()`` and silently
-disables forcing for ``"1.83"``.  K is ``speculative_config.max_draft_len``.
-Source: docs/engines.md §3 (``tensorrt_llm/_torch/speculative/interface.py``).
+The variable counts accepted draft tokens (exact decimals: 2.83 gives 1.83); 0
+turns forcing off, so AL 1 cannot be expressed.  The two-model path
+(``eagle3_one_model: false``...) parses it with ``int()``, which silently turns
+a fraction off.  K is ``speculative_config.max_draft_len``.  Source:
+docs/engines.md §3.
 """
 
 
-from goldenal.engines.base import EngineAdapter, env_fragment
+from goldenal.engines.base import EngineAdapter, env_fragment, model_names
 from goldenal.core.errors import PolicyError
 from goldenal.engines.record import Engine
 
@@ -74,10 +71,8 @@ class TRTLLMAdapter(EngineAdapter):
                  or spans.scalar(spans.get(spec, "speculative_model_dir")))
         if layers is not None:
             extra["num_nextn_predict_layers"] = layers
-        for flag in TWO_MODEL_FLAGS:
-            value = spans.scalar(spans.get(spec, flag))
-            if value is not None:
-                extra[flag] = value
+        extra.update({flag: v for flag in TWO_MODEL_FLAGS
+                      if (v := spans.scalar(spans.get(spec, flag))) is not None})
         return Site(engine=self.name, role=role, section=section, spec=spec, k=k,
                     k_node=k_node, k_values=k_values, draft=draft,
                     method=spans.scalar(spans.get(spec, "decoding_type")),
@@ -93,11 +88,9 @@ class TRTLLMAdapter(EngineAdapter):
         return self._site(doc, role, section.name, spec, models, own)
 
     def site_from_config(self, doc, root, spec, env_file=None):
-        from goldenal.recipes import spans
         from goldenal.recipes.env import env_file_reference, resolve_env_file
 
-        names = [t for t in (spans.scalar(spans.get(root, "model")),) if t]
-        site = self._site(doc, None, None, spec, names)
+        site = self._site(doc, None, None, spec, model_names(root, ("model",)))
         if env_file is None:
             ref = env_file_reference(doc.text)
             if ref is not None:
@@ -107,38 +100,25 @@ class TRTLLMAdapter(EngineAdapter):
         return site
 
     def setting(self, doc, site):
-        from goldenal.engines.envblock import env_file_values
-        from goldenal.engines.setting import SpecSetting
         from goldenal.recipes import spans
-        from goldenal.recipes.env import read_env_file
+        from goldenal.recipes.env import env_file_values, read_env_file
 
-        value = knob = None
-        anchor = site.k_node or site.spec
-        line, col = spans.line_of(anchor), spans.col_of(anchor)
-        path = doc.path
+        anchor, fields = site.k_node or site.spec, {}
         if site.env is not None:
             node = spans.get(site.env, KNOB)
             if node is not None:
-                knob, value = KNOB, spans.scalar(node)
-                line, col = spans.line_of(node), spans.col_of(node)
+                anchor, fields = node, {"knob": KNOB, "value": spans.scalar(node)}
         elif site.env_file:
             text = read_env_file(site.env_file, ref=site.extra.get("_env_ref"))
             found = env_file_values(text, site.env_file)
             if KNOB in found:
-                knob, value = KNOB, found[KNOB][0]
-                path, line, col = site.env_file, found[KNOB][1], 1
+                fields = {"knob": KNOB, "value": found[KNOB][0], "path": site.env_file,
+                          "line": found[KNOB][1], "col": 1}
         extra = {key: v for key, v in site.extra.items() if not key.startswith("_")}
-        return SpecSetting(path=path, line=line, col=col, engine=self.name, role=site.role,
-                           knob=knob, value=value, k=site.k, draft=site.draft,
-                           method=site.method, variant=dict(site.variant),
-                           model=site.models[0] if site.models else None, extra=extra)
+        return self.site_setting(doc, site, anchor, extra=extra, **fields)
 
     def two_model_value(self, doc, site, value):
-        """The value for the two-model path, which parses it with ``int()`` (docs/engines.md §3.2).
-
-        An integral AL - 1 is written as a plain integer; a fractional one would
-        silently disable forcing there, so it is refused.
-        """
+        """The two-model path parses the value with ``int()``: a fraction is refused (§3.2)."""
         from goldenal.recipes import spans
 
         flag = next((f for f in TWO_MODEL_FLAGS

@@ -1,16 +1,8 @@
-"""The exact conversion of a committed AL to an engine's knob value, from its record alone.
-
-Decimal string arithmetic, standard library only: ``goldenal lookup`` and the
-engine modules use it without the registry (:mod:`goldenal.engines.knobs`).
-"""
+"""The exact conversion of a committed AL to an engine's knob value, in decimal strings."""
 
 
 def add_decimal(text, delta):
-    """Add the integer ``delta`` to a decimal string, keeping its decimals.
-
-    Exact string arithmetic, so ``add_decimal("2.83", -1) == "1.83"`` (float
-    arithmetic would give ``1.8299999999999998``).
-    """
+    """Add the integer ``delta`` to a decimal string exactly (``"2.83"``, -1: ``"1.83"``)."""
     text = text.strip()
     sign = -1 if text.startswith("-") else 1
     whole, _, frac = text.lstrip("+-").partition(".")
@@ -24,11 +16,7 @@ def add_decimal(text, delta):
 
 
 def acceptance_rate(al_text, k):
-    """(AL - 1) / K as a decimal string, exact when it terminates.
-
-    ``acceptance_rate("2.83", 3) == "0.61"``.  A repeating quotient is given
-    to 12 decimals, so 1 + K * rate is within 1e-11 of the AL (the rate knobs).
-    """
+    """(AL - 1) / K as a decimal string: exact when it terminates, else to 12 decimals."""
     from decimal import Decimal
     from goldenal.core.errors import PolicyError
 
@@ -40,16 +28,9 @@ def acceptance_rate(al_text, k):
 
 
 def record_value(rec, al_text, *, k=None, form=None, forms=()):
-    """The knob value of record ``rec`` for a committed AL string (exact decimals).
+    """The knob value of record ``rec`` for a committed AL; ``form="rate"``: (AL - 1) / K.
 
-    ``form="rate"`` (an engine whose adapter ``forms`` include it: ATOM) gives
-    (AL - 1) / K.
-
-    Raises
-    ------
-    goldenal.core.errors.PolicyError
-        A value of 0 or less on an engine that counts accepted drafts, which
-        reads it as "forcing off" (AL 1.00 cannot be expressed there).
+    An engine counting accepted drafts reads 0 as "off": AL 1.00 is refused there.
     """
     if form not in (None, "length"):
         if form != "rate" or form not in forms:
@@ -71,11 +52,10 @@ def record_value(rec, al_text, *, k=None, form=None, forms=()):
 def carries_golden(written, al_text, *, unit="length", k=None):
     """Does a knob's ``written`` value carry the golden AL ``al_text`` at its precision?
 
-    docs/policy.md §2, rule 7: the golden value in the knob's ``unit`` (``length``,
-    ``rate`` = (AL - 1) / K, ``accepted`` = AL - 1), or that value rounded half up or
-    half to even to the decimals written, with at least the committed cell's decimals:
-    ``0.6633`` carries AL 2.99 at K=3 as a rate, ``0.6634`` and ``3.0`` for 2.99 do not.
-    False when ``written`` is not a decimal number.
+    docs/policy.md §2, rule 7: the golden value in ``unit`` (``length``, ``rate`` =
+    (AL - 1) / K, ``accepted`` = AL - 1), or it rounded half up or half even to the
+    decimals written, at least the committed cell's: ``0.6633`` carries 2.99 at K=3
+    as a rate, ``0.6634`` does not.
     """
     from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 

@@ -1,20 +1,18 @@
 """vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length``.
 
-Both keys live inside the speculative config (``--speculative-config`` JSON,
-``speculative-config:`` in a ``vllm serve --config`` file, or the JSON string
-an srt-slurm recipe gives each worker role).  The value is the AL itself, in
-[1, K+1] with K = ``num_speculative_tokens`` (vLLM ``SpeculativeConfig``,
-releases >= 0.20.0; docs/engines.md §1.1, §1.4).  ``synthetic_acceptance_rates`` (one
-unconditional rate per position) is the distributional alternative; the two
-are mutually exclusive.
+Both keys live in the speculative config (a ``--speculative-config`` JSON, a
+serve config's ``speculative-config:``, a recipe role's JSON string).  The value
+is the AL in [1, K+1], K = ``num_speculative_tokens``; ``synthetic_acceptance_rates``
+(one unconditional rate per position) is the exclusive alternative.  Source:
+docs/engines.md §1.1, §1.4.
 """
 
 import re
 import shlex
 from collections import namedtuple
 
-from goldenal.engines.base import (EngineAdapter, check_pinned, on_both_paths,
-                                   same_number)
+from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, env_fragment,
+                                   model_names, on_both_paths, same_number)
 from goldenal.core.errors import DuplicateKeyError, ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -51,6 +49,7 @@ OLD_RATE = "synthetic_acceptance_rate"  # vLLM 0.19.x scalar, geometric decay
 METHOD_KEY = "rejection_sample_method"
 SYNTHETIC = "synthetic"
 SPEC_KEYS = ("speculative-config", "speculative_config")
+MODEL_KEYS = ("model", "served-model-name", "served_model_name")
 # the keys whose text as written is kept (read back and rewritten)
 _WRITTEN = frozenset((KNOB, RATES, OLD_RATE, METHOD_KEY))
 # rejection_sample_method values that are defaults, not a curve's sampling variant
@@ -58,11 +57,7 @@ _DEFAULT_METHODS = (None, SYNTHETIC, "strict", "standard")
 
 
 def parse_speculative_config(json_text, *, path=None, line=None):
-    """Parse a ``--speculative-config`` JSON string into a dict (``path``, ``line``: for errors).
-
-    Raises ParseError when the text is not a JSON object, DuplicateKeyError when an
-    object names a key twice (vLLM's ``json.loads`` keeps the last).
-    """
+    """A ``--speculative-config`` JSON object as a dict, a duplicate key refused."""
     import json
 
     def unique(pairs):
@@ -97,20 +92,11 @@ def variant_of(spec):
 def format_rates(rates, compact=True):
     """A JSON list of rates with the shortest spelling of each float."""
     sep = "," if compact else ", "
-    return "[" + sep.join(_num(r) for r in rates) + "]"
-
-
-def _num(x):
-    text = repr(float(x))
-    return text
+    return "[" + sep.join(repr(float(r)) for r in rates) + "]"
 
 
 def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
-    """The :class:`Site` of a speculative config: K, draft head, method and variant from ``spec``.
-
-    ``node`` is where a recipe or config holds it (:meth:`VLLMAdapter._site`);
-    a launch script's JSON (:class:`CommandSpec`) has none.
-    """
+    """The :class:`Site` of a speculative config; ``node``: where a recipe or config holds it."""
     from goldenal.engines.setting import Site
 
     k = _as_int(spec.get("num_speculative_tokens"))
@@ -119,6 +105,14 @@ def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
                 k_values=(k,) if k is not None else (), draft=str(draft) if draft else None,
                 method=str(spec["method"]) if spec.get("method") else None,
                 variant=variant_of(spec), models=tuple(models), extra=extra or {})
+
+
+def _raw_members(json_text, path, line):
+    """Each top-level member's value as written in a JSON object's text."""
+    from goldenal.recipes import spans
+
+    members, _ = spans.json_members(json_text, path=path, line=line)
+    return {key: json_text[s:e] for key, (_, s, e) in members.items()}
 
 
 def _as_int(value):
@@ -159,13 +153,7 @@ class VLLMAdapter(EngineAdapter):
         return parse_speculative_config(text)
 
     def fragment(self, al_text, *, k, fmt, spec_config=None, rates=None, **options):
-        """Render the vLLM spelling.
-
-        ``json`` merges the knobs into ``spec_config`` (the rest of the JSON);
-        ``yaml`` gives a ``speculative-config:`` mapping; ``args`` the
-        ``--speculative-config '<json>'`` argument; ``shell``/``env`` a
-        ``SPEC_CONFIG`` variable holding the JSON.
-        """
+        """The knobs merged into ``spec_config`` (the rest of the JSON), in one format."""
         import json
 
         from goldenal.recipes import spans
@@ -189,15 +177,10 @@ class VLLMAdapter(EngineAdapter):
         if fmt == "json":
             return body
         # the shell formats quote for the shell (a ' inside is '"'"'), yaml for YAML ('')
-        if fmt == "args":
-            return "--speculative-config " + shlex.quote(body)
         if fmt == "yaml":
             return "speculative-config: " + spans.quote(body, "'")
-        if fmt == "shell":
-            return "export SPEC_CONFIG=" + shlex.quote(body)
-        if fmt == "env":
-            return "SPEC_CONFIG=" + shlex.quote(body)
-        raise ValueError(f"unknown format {fmt!r}")
+        return env_fragment({"SPEC_CONFIG": body}, fmt,
+                            args="--speculative-config " + shlex.quote(body))
 
     # -- reading -------------------------------------------------------------
 
@@ -210,9 +193,7 @@ class VLLMAdapter(EngineAdapter):
             spec = parse_speculative_config(text, path=doc.path, line=spans.line_of(node))
             if not spec.keys() & _WRITTEN:
                 return spec, {}     # raw text is only read for the keys inject writes
-            members, _ = spans.json_members(text, path=doc.path, line=spans.line_of(node))
-            raw = {key: text[s:e] for key, (_, s, e) in members.items()}
-            return spec, raw
+            return spec, _raw_members(text, doc.path, spans.line_of(node))
         if spans.is_map(node):
             spec = spans.to_python(node)
             raw = {}
@@ -233,31 +214,15 @@ class VLLMAdapter(EngineAdapter):
         pair = spans.get_pair(cfg, SPEC_KEYS)
         if pair is None:
             return None
-        names = list(models)
-        for key in ("model", "served-model-name", "served_model_name"):
-            text = spans.scalar(spans.get(cfg, key))
-            if text:
-                names.append(text)
-        site = self._site(doc, role, section.name, pair[1], names)
+        site = self._site(doc, role, section.name, pair[1], model_names(cfg, MODEL_KEYS, models))
         site.extra["_own"] = cfg_own is not None and spans.get_pair(cfg_own, SPEC_KEYS) is not None
         return site
 
     def site_from_config(self, doc, root, spec, env_file=None):
-        from goldenal.recipes import spans
-
-        names = []
-        for key in ("model", "served-model-name", "served_model_name"):
-            node = spans.get(root, key)
-            text = spans.scalar(node)
-            if text:
-                names.append(text)
-        return self._site(doc, None, None, spec, names)
+        return self._site(doc, None, None, spec, model_names(root, MODEL_KEYS))
 
     def setting(self, doc, site):
         import json
-
-        from goldenal.engines.setting import SpecSetting
-        from goldenal.recipes import spans
 
         spec, raw = site.extra["spec"], site.extra["raw"]
         knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
@@ -265,13 +230,8 @@ class VLLMAdapter(EngineAdapter):
         if knob is not None:
             value = raw.get(knob, json.dumps(spec[knob]))
         extra = {key: spec[key] for key in (RATES, "draft_sample_method") if key in spec}
-        node = site.spec
-        return SpecSetting(
-            path=doc.path, line=spans.line_of(node), col=spans.col_of(node), engine=self.name,
-            role=site.role, knob=knob, value=value, k=site.k, draft=site.draft,
-            method=site.method, variant=dict(site.variant),
-            rejection_sample_method=spec.get(METHOD_KEY),
-            model=site.models[0] if site.models else None, extra=extra)
+        return self.site_setting(doc, site, site.spec, knob=knob, value=value, extra=extra,
+                                 rejection_sample_method=spec.get(METHOD_KEY))
 
     # -- writing -------------------------------------------------------------
 
@@ -340,13 +300,10 @@ def validate_rates(rates, k):
 
 def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True, path=None,
                  line=None):
-    """What a speculative config must hold to carry ``al_text`` (or ``rates``).
+    """``({key: raw JSON text, or None to remove}, [(key, old, new)])`` to carry ``al_text``.
 
-    ``spec`` is the config, ``raw`` the text of its written keys as written.
-    Returns ``({key: raw JSON text, or None to remove}, [(key, old, new)])``;
-    refuses (:func:`check_pinned`) a different value already pinned unless
-    ``force``.  Shared by configs (:meth:`VLLMAdapter.plan`) and launch
-    scripts (:func:`plan_command`).
+    ``raw``: the text of ``spec``'s written keys; a different pinned value is
+    refused unless ``force``.  Shared by configs and launch scripts.
     """
     import json
 
@@ -418,12 +375,7 @@ _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
 
 
 class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")):
-    """One literal ``--speculative-config`` JSON of a launch script.
-
-    ``start``/``end``: the JSON text's offsets in the script (inside its quotes);
-    ``json_text`` as the engine reads it (double-quoted escapes undone); ``raw``:
-    the written keys' text as written.
-    """
+    """One literal ``--speculative-config`` JSON of a script, offsets inside its quotes."""
 
     def site(self, models):
         """The site's identity for the curve resolver: K, draft head, method, variant."""
@@ -431,15 +383,9 @@ class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quo
 
 
 def command_specs(path, text):
-    """Every uncommented ``--speculative-config`` of a script, with the models it serves.
-
-    Returns ``(list of CommandSpec, models)``.  A value that is not literal
-    JSON (a ``$VARIABLE``, a ``printf`` result) is refused with the place
-    where it is written: the knob belongs where the script builds it.
-    """
+    """``(specs, models served)`` of a script; a value that is not literal JSON is refused."""
     from goldenal.recipes.shell import DQ_ESCAPE, literal_variables, resolve
     from goldenal.recipes import knobs as table
-    from goldenal.recipes import spans
 
     variables = literal_variables(text)
     models = []
@@ -462,8 +408,7 @@ def command_specs(path, text):
                              "where the script builds it (goldenal emit --engine vllm prints "
                              "it)", path=path, line=line)
         spec = parse_speculative_config(json_text, path=path, line=line)
-        members, _ = spans.json_members(json_text, path=path, line=line)
-        raw = {key: json_text[s:e] for key, (_, s, e) in members.items()}
+        raw = _raw_members(json_text, path, line)
         start = m.start("word") + len(quote)
         out.append(CommandSpec(line, start, start + len(inner), json_text, quote == '"',
                                spec, raw))
@@ -471,15 +416,10 @@ def command_specs(path, text):
 
 
 def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False):
-    """Edits that make every ``--speculative-config`` of a launch script carry the golden AL.
+    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``vllm serve`` lines.
 
-    Each literal JSON is a launch path; one on the ``EVAL_ONLY=true`` branch gets no
-    knob (refused if it has one), one on both branches is refused when the script has
-    an ``EVAL_ONLY`` branch.  Only the changed members are spliced in.
-    ``golden_for(site, k, line)`` and ``rates_for(site, k, al_text)`` as in
-    :meth:`~goldenal.engines.base.EngineAdapter.plan_script`; returns ``(Plan, targets)``,
-    a target ``(line, k, al_text, knob_value, site)`` per site written (two commands on
-    one line are told apart by their site).
+    Each literal JSON is a launch path, none on the ``EVAL_ONLY=true`` branch;
+    only the changed members are spliced in.
     """
     from goldenal.recipes.shell import eval_paths
     from goldenal.engines.setting import Plan
@@ -502,13 +442,9 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
         if where is None and guarded:
             raise on_both_paths("--speculative-config", path=path, line=cs.line)
         site = cs.site(models)
-        if site.k is not None and k is not None and int(k) != site.k:
-            raise PolicyError(f"--k {k} contradicts the file: num_speculative_tokens {site.k}",
-                              path=path, line=cs.line)
-        site_k = site.k if site.k is not None else (int(k) if k is not None else None)
-        if site_k is None:
-            raise ParseError("K is missing: the --speculative-config has no "
-                             "num_speculative_tokens; pass --k", path=path, line=cs.line)
+        site_k = chosen_k(site.k, k, said=f"num_speculative_tokens {site.k}", path=path,
+                          line=cs.line,
+                          missing="the --speculative-config has no num_speculative_tokens")
         al_text = golden_for(site, site_k, cs.line)
         rates = rates_for(site, site_k, al_text) if rates_for else None
         desired, changed = desired_keys(cs.spec, cs.raw, al_text, k=site_k, force=force,

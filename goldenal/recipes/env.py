@@ -1,10 +1,7 @@
 """Environment blocks: a YAML mapping of variables, and ``KEY=value`` files.
 
-A ``KEY=value`` file is named by a serve config (a TensorRT-LLM
-extra-LLM-API YAML's ``# env-file: PATH`` comment) or given by the caller.
-One named by a file must stay in that file's directory (:func:`resolve_env_file`);
-either is read only when it is a regular file of at most :data:`ENV_FILE_LIMIT`
-bytes (:func:`read_env_file`).
+A file named by a config must stay in its directory (:func:`resolve_env_file`),
+and is read only when regular and small (:func:`read_env_file`).
 """
 
 import errno
@@ -31,14 +28,7 @@ def quote_style(env):
 
 
 def env_file_values(text, path=None):
-    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` file's text.
-
-    Raises
-    ------
-    goldenal.core.errors.DuplicateKeyError
-        A key is assigned twice (a shell or ``docker --env-file`` keeps the
-        last, a reader stopping at the first would check the wrong value).
-    """
+    """``{KEY: (value, line, start, end, quote)}`` of a ``KEY=value`` text; no key twice."""
     out = {}
     for m in ASSIGNMENT.finditer(text):
         raw = m.group("raw")
@@ -61,14 +51,7 @@ def env_file_reference(text):
 
 
 def resolve_env_file(config_path, name, line):
-    """The path of the env file a config names, refused unless it stays in the config's directory.
-
-    ``name`` is taken relative to the directory of ``config_path``; an
-    absolute path, ``..`` leading out, or a symbolic link (of the file or a
-    directory on the way) leading out is refused with a
-    :class:`~goldenal.core.errors.ParseError` at ``config_path:line``.  The file
-    need not exist yet (``inject`` creates it).
-    """
+    """The env file a config names, relative to its directory; a path leading out is refused."""
     directory = os.path.dirname(os.fspath(config_path))
     shown = directory or "."
     if os.path.isabs(name):
@@ -84,14 +67,7 @@ def resolve_env_file(config_path, name, line):
 
 
 def read_env_file(path, *, ref=None, missing_ok=True):
-    """The text of a ``KEY=value`` file, read only when regular and small enough.
-
-    At most :data:`ENV_FILE_LIMIT` bytes of UTF-8.
-
-    ``ref`` is ``(config path, line)`` of the reference that named the file:
-    a refusal is reported there.  A missing file reads as ``""`` when
-    ``missing_ok``.
-    """
+    """A ``KEY=value`` file's text, if regular and small; ``ref``: where it was named."""
     path = os.fspath(path)
     where = dict(zip(("path", "line"), ref)) if ref else {"path": path}
     try:

@@ -1,41 +1,10 @@
 """How recipe text spells a knob: the machinery of the one table ``inject`` and ``audit`` match.
 
-The table itself is built from the engines' records (:mod:`goldenal.engines.table`).
-A :class:`Spelling` is one name as it appears in a recipe (a CLI flag, an
-environment name, a YAML or JSON key), the engine and the setting it carries,
-and a compiled pattern with named captures:
-
-``name``
-    the spelling itself, without the quotes of a key;
-``sep``
-    what joins it to its value (``=``, blanks, a ``\\`` line continuation, ``:``);
-``q``
-    the quote opening a scalar value (empty when bare or when ``value`` keeps
-    its own quotes);
-``value``
-    the value as written: a scalar without its quotes (``2.49``, ``$AL``,
-    ``${AL}``, ``%.2f``), a list (``[0.9,0.6]`` as a key's value, ``1,0.83``
-    after a flag or ``=``), or a whole shell word with its quotes (models, methods,
-    JSON configs).
-
-A match ends after a scalar's closing quote, so replacing
-:meth:`Spelling.start` to ``m.end()`` replaces the whole setting, and
-``m.start("value")`` to ``m.end("value")`` only its value.  A pattern starts
-with the name itself (a key's opening quote is left to
-:meth:`Spelling.start`), so searching a line costs about a substring search.
-Forms:
-
-- ``flag``: ``--name value``, ``--name=value``, ``--name \\`` then the value on
-  the next line;
-- ``env``: ``NAME=value`` (an assignment, an ``export``, a command's prefix, a
-  string of them);
-- ``key``: ``name: value`` (YAML), ``"name": value`` (JSON), ``\\"name\\": value``
-  (JSON inside a double-quoted bash string), ``'name': value`` (a Python
-  mapping); with ``key_seps=":="`` also ``name=value`` (keyword arguments,
-  dotted CLI keys).
-
-Whether a match sits in a ``#`` comment is read by :func:`commented` over the
-lexer of :mod:`goldenal.recipes.shell`.
+The table is built from the engines' records (:mod:`goldenal.engines.table`); its
+forms and captures are in docs/architecture.md ("Knobs in text: one table").  A
+pattern starts with the name itself, so searching a line costs about a substring
+search; a match ends after a scalar's closing quote, so :meth:`Spelling.start` to
+``m.end()`` spans the whole setting and the ``value`` group only its value.
 """
 
 import re
@@ -92,7 +61,7 @@ class Spelling:
         return re.compile(self.head_source)
 
     def start(self, m):
-        """Where a match of this spelling starts: a key's opening quote (or ``\\"``) included."""
+        """Where a match starts: a key's opening quote (or ``\\"``) included."""
         at = m.start("name")
         if self.form == KEY and at and m.string[at - 1] in "\"'":
             at -= 1
@@ -126,11 +95,7 @@ def row(engine, name, setting, form, key_seps=":"):
 
 
 def select(rows, engine=None, setting=None, form=None, names=None):
-    """The ``rows`` that match every criterion given, in order.
-
-    ``engine``, ``setting`` and ``form`` may be one value or a tuple of them;
-    ``names`` keeps the rows spelled so, in the order of ``names``.
-    """
+    """The ``rows`` matching every criterion given (a value or a tuple), ordered by ``names``."""
     def ok(value, wanted):
         return wanted is None or value == wanted or (isinstance(wanted, tuple)
                                                      and value in wanted)
@@ -154,15 +119,15 @@ def _comment_start(text, line_start):
 
 
 def commented(text, index):
-    """True when ``index`` of ``text`` sits in a ``#`` comment, as the shell lexer reads its line."""
+    """True when ``index`` sits in a ``#`` comment, as the shell lexer reads its line."""
     return index >= _comment_start(text, text.rfind("\n", 0, index) + 1)
 
 
 def finditer(text, rows, pos=0, endpos=None, *, comments=False):
-    """``(row, match)`` for every match of ``rows`` in ``text``, in file order.
+    """``(row, match)`` of every match of ``rows`` in ``text``, in file order, outside ``#``
+    comments unless ``comments``.
 
-    Matches inside a ``#`` comment are left out unless ``comments``; each
-    line is lexed once, however many matches it holds.
+    Each line is lexed once, however many matches it holds.
     """
     endpos = len(text) if endpos is None else endpos
     found = []
@@ -191,9 +156,8 @@ def finditer(text, rows, pos=0, endpos=None, *, comments=False):
 def first_set(text, rows, *, number=False):
     """``(row, match)`` of the first place ``text`` gives one of ``rows`` a value, or None.
 
-    ``match`` is of the spelling's ``head`` (its name and separator); with
-    ``number``, of its whole ``pattern``, and only where the value starts
-    with a digit (a list's first item, for a list).
+    The match is of the spelling's ``head``; with ``number``, of its whole
+    ``pattern``, where the value starts with a digit.
     """
     best = None
     for row in rows:
@@ -209,10 +173,7 @@ def first_set(text, rows, *, number=False):
 
 
 def lines_naming(lines, names):
-    """Indexes of the lines holding one of ``names``, in order: a few searches of the joined text.
-
-    Most lines of a file name none, so the text is searched, not each line.
-    """
+    """Indexes of the lines holding one of ``names``, searching the joined text."""
     text = "\n".join(lines)
     found = set()
     for name in names:
