@@ -18,7 +18,11 @@ from goldenal.readers.observations import Problem
 
 
 class Context:
-    """What one reader run collects besides observations: problems and facts."""
+    """What one reader run collects besides observations: problems and facts.
+
+    ``refuse`` and ``remark`` return None, so a reader ends a window with
+    ``return ctx.refuse(line, message)``.
+    """
 
     def __init__(self, path, *, k=None):
         self.path = str(path)

@@ -308,8 +308,7 @@ class _Reader:
         try:
             fields, order, positions = split_fields(message)
         except _Damaged as exc:
-            self.ctx.refuse(number, f"damaged spec-decode line: {exc}")
-            return
+            return self.ctx.refuse(number, f"damaged spec-decode line: {exc}")
         if old:
             family = self.family_a if "number of emitted tokens" in fields else self.family_b
         elif positions is not None:
@@ -317,8 +316,7 @@ class _Reader:
         else:
             family = self.family_b
         if not terminated and not self._complete(message, order, old):
-            self.ctx.refuse(number, "truncated last line (no newline, fields missing)")
-            return
+            return self.ctx.refuse(number, "truncated last line (no newline, fields missing)")
         return family(number, fields, order, positions, process, stamp, terminated)
 
     @staticmethod
@@ -391,20 +389,17 @@ class _Reader:
         k, drafted, emitted = (_value(_COUNT, f.get(f"number of {name} tokens"), int)
                                for name in ("speculative", "draft", "emitted"))
         if k is None or drafted is None or emitted is None or k == 0:
-            self.ctx.refuse(number, "V0 line without K, draft or emitted tokens")
-            return None
+            return self.ctx.refuse(number, "V0 line without K, draft or emitted tokens")
         efficiency = _value(_FLOAT, f.get("system efficiency"))
         if drafted % k:
-            self.ctx.refuse(number, f"V0 draft tokens {drafted} not a multiple of K={k}")
-            return None
+            return self.ctx.refuse(number, f"V0 draft tokens {drafted} not a multiple of K={k}")
         if efficiency is not None and efficiency == efficiency and drafted:
             # printed efficiency = emitted / ((draft/K) * (K+1)), three decimals
             exact = emitted / (drafted // k * (k + 1))
             if abs(exact - efficiency) > 0.0005 + 1e-9:
-                self.ctx.refuse(number, f"counts contradict the printed system efficiency "
-                                        f"{efficiency:.3f} (emitted {emitted} / steps "
-                                        f"{drafted // k} / {k + 1} = {exact:.4f})")
-                return None
+                return self.ctx.refuse(number, f"counts contradict the printed system efficiency "
+                                               f"{efficiency:.3f} (emitted {emitted} / steps "
+                                               f"{drafted // k} / {k + 1} = {exact:.4f})")
         prev = self.v0.get(process)
         if prev is not None and (prev[0] != k or drafted < prev[1] or emitted < prev[2]):
             self.ctx.remark(number, "V0 counters went down or K changed: a restarted engine; "
@@ -458,9 +453,8 @@ class _Reader:
             fraction = "number of accepted tokens" in f  # first V1 build printed a fraction
             allowed = (0.0005 if fraction else 0.05) + 1e-9
             if abs((exact if fraction else 100 * exact) - rate) > allowed:
-                self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
-                                        f"({accepted}/{drafted} vs {rate})")
-                return None
+                return self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
+                                               f"({accepted}/{drafted} vs {rate})")
         mean = _value(_FLOAT, f.get("mean acceptance length"))
         k = self.k_known
         extra = self._extra(process)
@@ -484,12 +478,10 @@ class _Reader:
         k = len(rates)
         known = self.k_known
         if known is not None and known != k:
-            self.ctx.refuse(number, f"per-position list has {k} entries but the server runs "
-                                    f"num_speculative_tokens={known}")
-            return None
+            return self.ctx.refuse(number, f"per-position list has {k} entries but the server runs "
+                                           f"num_speculative_tokens={known}")
         if k == 0:
-            self.ctx.refuse(number, "empty per-position list")
-            return None
+            return self.ctx.refuse(number, "empty per-position list")
         mean = _value(_FLOAT, f.get("mean acceptance length"))
         rate = _value(_PCT, f.get("avg draft acceptance rate", f.get("draft acceptance rate")))
         if rate is not None and rate == rate and abs(100 * accepted / drafted - rate) > 0.05 + 1e-9:
