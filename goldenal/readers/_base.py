@@ -48,14 +48,6 @@ def number(text):
     return float(match.group())
 
 
-def integer(text):
-    """An integer count from a field value; refuses fractions."""
-    value = number(text)
-    if value != value or value < 0 or value != int(value):
-        raise ValueError(f"not a count: {text!r}")
-    return int(value)
-
-
 # No engine drafts anywhere near this many tokens per step (vLLM, SGLang and
 # TensorRT-LLM configs top out in the tens).  A K read from a label, a
 # distribution key or a count ratio above it is refused: it would only size
