@@ -1,20 +1,10 @@
 """Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
 
-:func:`measure` sends a fixed prompt set (the same, in the same order, at every
-K: a paired design, checked by the prompts' digest) to an OpenAI-compatible
-server, scrapes ``/metrics`` before the workload and after every request (a
-restart shows as a counter going down even when later traffic would carry it
-past its old value), and writes a run directory that ``ingest``, ``fit``,
-``diff`` and ``verify`` read like any other.  A cell records the two scrapes
-(``metrics_*.prom``), one record per request (``requests_*.jsonl``, with the
-request's own counts where the engine gives them, or at concurrency 1 the
-counter deltas around it) and what the server said about itself
-(``server_*.json``).  Every answer is bounded in bytes, seconds and JSON
-nesting (:class:`ResponseLimit`); counts are checked as recorded and, per
-cell, reconciled with the /metrics window; no URL is written with its user,
-password or query.  The engine is told by what its record says a server
-shows: its ``/metrics`` prefix, the ``owned_by`` of ``/v1/models``, its info
-endpoints.
+The same prompts in the same order at every K (a paired design, checked by digest);
+``/metrics`` scraped before the workload and after every request, so a restart shows.
+Every answer is bounded in bytes, seconds and JSON nesting (:class:`ResponseLimit`);
+no URL is written with its user, password or query.  The engine is told by what its
+record says a server shows.
 """
 
 from __future__ import annotations
@@ -671,8 +661,7 @@ def _stream_error(error):
     """The _Failed for an error event in a stream; a 4xx ``code`` is not retried."""
     code = error.get("code") if isinstance(error, dict) else None
     message = f"server error: {_server_message(json.dumps({'error': error}))}"
-    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 499 \
-            and not _retryable_status(code):
+    if _is_int(code) and 400 <= code <= 499 and not _retryable_status(code):
         return _Failed(f"{message} (code {code})", retryable=False)
     return _Failed(message)
 
@@ -1094,20 +1083,18 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
     if not isinstance(model, str) or not model.strip():
         raise UsageError("`model` (the model key, as in the golden curves) is required")
     ks = [k] if isinstance(k, int) else list(k)
-    if not ks or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in ks):
+    if not ks or any(not _is_int(x) or x < 1 for x in ks):
         raise UsageError(f"`k` must be a positive integer or a list of them, got {k!r}")
     if len(set(ks)) != len(ks):
         raise UsageError(f"`k` repeats a value: {ks}")
     thinking = {True: "on", False: "off"}.get(thinking, thinking)
     if thinking not in ("on", "off"):
         raise UsageError(f"`thinking` must be 'on' or 'off', got {thinking!r}")
-    for name, value in (("concurrency", concurrency), ("max_tokens", max_tokens)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    for name, value in (("concurrency", concurrency), ("max_tokens", max_tokens),
+                        ("requests", 1 if requests is None else requests)):
+        if not _is_int(value) or value < 1:
             raise UsageError(f"`{name}` must be a positive integer, got {value!r}")
-    if requests is not None and (isinstance(requests, bool) or not isinstance(requests, int)
-                                 or requests < 1):
-        raise UsageError(f"`requests` must be a positive integer, got {requests!r}")
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+    if not _is_int(retries) or retries < 0:
         raise UsageError(f"`retries` must be a non-negative integer, got {retries!r}")
     if not isinstance(timeout, (int, float)) or timeout <= 0:
         raise UsageError(f"`timeout` must be positive seconds, got {timeout!r}")
@@ -1287,7 +1274,7 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
                 "first_ids": [p.id for p in prompt_set[:3]]}
     kwargs = chat_template_kwargs if chat_template_kwargs is not None else {
         "enable_thinking": thinking == "on"}
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+    if seed is not None and not _is_int(seed):
         raise UsageError(f"`seed` must be an integer, got {seed!r}")
     body_extra = {"max_tokens": max_tokens, "temperature": temperature,
                   "chat_template_kwargs": kwargs, **({"ignore_eos": True} if ignore_eos else {}),
@@ -1550,7 +1537,7 @@ def _check_server_k(server, metrics_text, k):
         claims += [(len(positions), "per-position counters on /metrics")] if positions else []
     for key in rec.k_keys:
         said = spec.get(key)
-        if isinstance(said, int) and not isinstance(said, bool) and said > 0:
+        if _is_int(said) and said > 0:
             where = rec.slots_endpoint if key.startswith("slots.") else rec.info_endpoints[0]
             claims.append((said, f"{where} {key.removeprefix('slots.')}"))
     for said, how in claims:

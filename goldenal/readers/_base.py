@@ -18,7 +18,11 @@ from goldenal.readers.observations import Problem
 
 
 class Context:
-    """What one reader run collects besides observations: problems and facts."""
+    """What one reader run collects besides observations: problems and facts.
+
+    ``refuse`` and ``remark`` return None, so a reader ends a window with
+    ``return ctx.refuse(line, message)``.
+    """
 
     def __init__(self, path, *, k=None):
         self.path = str(path)
@@ -42,14 +46,6 @@ def number(text):
     if match is None:
         raise ValueError(f"not a number: {text.strip()!r}")
     return float(match.group())
-
-
-def integer(text):
-    """An integer count from a field value; refuses fractions."""
-    value = number(text)
-    if value != value or value < 0 or value != int(value):
-        raise ValueError(f"not a count: {text!r}")
-    return int(value)
 
 
 # No engine drafts anywhere near this many tokens per step (vLLM, SGLang and

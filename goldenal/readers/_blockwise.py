@@ -123,14 +123,8 @@ def _columns(hits, number, rec, steps, counts, rows):
 
 
 def settle(rec, k):
-    """Steps and per-position counts of family D records of one K, as ``fast_counts``.
-
-    Returns
-    -------
-    (settled, steps, counts)
-        ``settled`` marks the windows whose counts are certain; the others
-        are left to the per-line reader.
-    """
+    """``(settled, steps, counts)`` of family D records of one K, as ``fast_counts``;
+    windows not ``settled`` are left to the per-line reader."""
     accepted, drafted = rec[:, R_ACCEPTED], rec[:, R_DRAFTED]
     # the printed decimals as doubles: n / 10**d is the correctly rounded value of
     # the decimal, as float() gives, for n < 2**53 (the scan keeps them shorter)

@@ -35,13 +35,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 
 
 def open_binary(path):
-    """Open ``path`` for binary reading, transparently gunzipping it.
-
-    Raises
-    ------
-    ParseError
-        The file cannot be opened or its gzip stream is corrupt at the start.
-    """
+    """Open ``path`` for binary reading, transparently gunzipping it (ParseError if not)."""
     from goldenal.core.files import open_regular
 
     try:

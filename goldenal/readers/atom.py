@@ -69,20 +69,17 @@ def _window(path, line, fields, ctx, fmt, end=None, extra=None):
     if tokens == 0:
         return None
     if max(accepted, tokens) > 2 ** 63 - 1:  # no engine counts past 64 bits
-        ctx.refuse(line, "Accepted/Total Draft tokens past 2^63-1: not counts")
-        return None
+        return ctx.refuse(line, "Accepted/Total Draft tokens past 2^63-1: not counts")
     extra = dict(extra or {})
     k = max(percent) if percent else (fields.get("k") or ctx.k_hint)
     if not k:
         return Observation(path, line, "atom", fmt, None, None, tokens, accepted, None,
                            fields.get("al"), end, None, None, None, extra)
     if k > MAX_K or k < 0:
-        ctx.refuse(line, f"K={k} (largest distribution key) is not a number of draft tokens")
-        return None
+        return ctx.refuse(line, f"K={k} (largest distribution key) is not a number of draft tokens")
     if tokens % k:
-        ctx.refuse(line, f"draft tokens {tokens} not a multiple of K={k} (largest "
-                         "distribution key)")
-        return None
+        return ctx.refuse(line, f"draft tokens {tokens} not a multiple of K={k} (largest "
+                                "distribution key)")
     steps = tokens // k
     per_pos = None
     if percent:
@@ -91,13 +88,11 @@ def _window(path, line, fields, ctx, fmt, end=None, extra=None):
         surv = [sum(hist_pct[j] for j in range(i + 1, k + 1)) / 100 for i in range(k)]
         per_pos = counts_from_rates(steps, surv, accepted, 0.00005 * (k + 1) + 1e-9)
         if per_pos is None:
-            ctx.refuse(line, "accepted-tokens distribution disagrees with Accepted/Total")
-            return None
+            return ctx.refuse(line, "accepted-tokens distribution disagrees with Accepted/Total")
     al = fields.get("al")
     if al is not None and abs(1 + accepted / steps - al) > 0.005 + 1e-9:
-        ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{steps} = "
-                         f"{1 + accepted / steps:.4f} vs Average toks/fwd {al}")
-        return None
+        return ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{steps} = "
+                                f"{1 + accepted / steps:.4f} vs Average toks/fwd {al}")
     return Observation(path, line, "atom", fmt, k, steps, tokens, accepted, per_pos, al, end,
                        None, None, None, extra)
 
@@ -174,14 +169,11 @@ def _snapshot(path, ctx):
     try:
         doc = json.loads(_io.read_text(path))
     except json.JSONDecodeError as exc:
-        ctx.refuse(exc.lineno, f"not valid JSON: {exc.msg}")
-        return None
+        return ctx.refuse(exc.lineno, f"not valid JSON: {exc.msg}")
     if not isinstance(doc, dict) or "total_draft_tokens" not in doc:
-        ctx.refuse(None, "not an ATOM /debug/mtp_stats response")
-        return None
+        return ctx.refuse(None, "not an ATOM /debug/mtp_stats response")
     if doc.get("enabled") is False:
-        ctx.refuse(None, "MTP statistics are disabled on this server")
-        return None
+        return ctx.refuse(None, "MTP statistics are disabled on this server")
     dist = doc.get("distribution") or {}
     try:
         hist = {int(k): int(v) for k, v in dist.items()}
@@ -189,8 +181,7 @@ def _snapshot(path, ctx):
                 "accepted": int(doc["total_accepted_tokens"]), "hist": hist,
                 "al": doc.get("average_tokens_per_forward")}
     except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
-        ctx.refuse(None, "non-integer counts in /debug/mtp_stats")
-        return None
+        return ctx.refuse(None, "non-integer counts in /debug/mtp_stats")
 
 
 def read_pair(before, after, ctx: Context):
@@ -212,26 +203,21 @@ def read_pair(before, after, ctx: Context):
         hist = {j: hist.get(j, 0) - a["hist"].get(j, 0) for j in set(hist) | set(a["hist"])}
     steps = sum(hist.values())
     if steps == 0:
-        ctx.refuse(None, "no decode steps in the window")
-        return
+        return ctx.refuse(None, "no decode steps in the window")
     if sum(j * n for j, n in hist.items()) != accepted:
-        ctx.refuse(None, "distribution disagrees with total_accepted_tokens")
-        return
+        return ctx.refuse(None, "distribution disagrees with total_accepted_tokens")
     if tokens % steps:
         ctx.refuse(None, f"total_draft_tokens {tokens} is not a multiple of the {steps} steps "
                          "in the distribution: K unknown")
         return
     k = tokens // steps
     if k > MAX_K:
-        ctx.refuse(None, f"total_draft_tokens / steps = {k} is not a number of draft tokens")
-        return
+        return ctx.refuse(None, f"total_draft_tokens / steps = {k} is not a number of draft tokens")
     if max(hist) > k or min(hist) < 0:
-        ctx.refuse(None, f"distribution key {max(hist)} exceeds K={k}")
-        return
+        return ctx.refuse(None, f"distribution key {max(hist)} exceeds K={k}")
     per_pos = survival_from_histogram([hist.get(j, 0) for j in range(k + 1)])
     al = b["al"] if a is None and isinstance(b["al"], (int, float)) else None
     if al is not None and abs(1 + accepted / steps - al) > 0.00005 + 1e-9:
-        ctx.refuse(None, f"counts contradict average_tokens_per_forward {al}")
-        return
+        return ctx.refuse(None, f"counts contradict average_tokens_per_forward {al}")
     yield Observation(ctx.path, None, "atom", "atom-mtp-stats", k, steps, tokens, accepted,
                       per_pos, al, None, None, None, None, extra)

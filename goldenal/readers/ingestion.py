@@ -50,13 +50,7 @@ _BENCH_HINTS = ('"request_throughput"', '"max_concurrency"', '"total_output_toke
 
 
 def sniff(path):
-    """The name of the reader for ``path``, chosen by content.
-
-    Raises
-    ------
-    ParseError
-        The file is unreadable or in no known format.
-    """
+    """The name of the reader for ``path``, chosen by content; ParseError when none."""
     head = _io.decode(_io.read_head(path))
     if not head.strip():
         raise ParseError("empty file", path=path)
@@ -189,17 +183,31 @@ class IngestStream:
     def complete(self):
         return not any(p.refused for p in self.problems)
 
-    def __iter__(self):
+    def _files(self, by_parts=False):
+        """``(after, name, ctx, records)`` per file, stopping at the first refusal when strict."""
         for before, after in self._plan:
             name = self._kinds[after][0]
             _, read, paired = self._table[name]
             ctx = Context(after, k=self._k)
+            if by_parts and name in _PART_READERS and not paired:
+                records = _PART_READERS[name]()(after, ctx)
+            else:
+                records = read(before, after, ctx) if paired else read(after, ctx)
+                records = map(as_row, records) if by_parts else records
+            yield after, name, ctx, self._checked(ctx, records)
+
+    def _checked(self, ctx, records):
+        seen = 0
+        for record in records:
+            if self._strict and len(ctx.problems) > seen:
+                self._raise_first(ctx)
+            seen = len(ctx.problems)
+            yield record
+
+    def __iter__(self):
+        for after, name, ctx, records in self._files():
             count, spans = 0, {}
-            seen = 0
-            for obs in (read(before, after, ctx) if paired else read(after, ctx)):
-                if self._strict and len(ctx.problems) > seen:
-                    self._raise_first(ctx)
-                seen = len(ctx.problems)
+            for obs in records:
                 count += 1
                 _span(spans, obs.k, obs.line)
                 yield obs
@@ -214,20 +222,9 @@ class IngestStream:
         column runs of a large log.
         """
         parts = []
-        for before, after in self._plan:
-            name = self._kinds[after][0]
-            _, read, paired = self._table[name]
-            ctx = Context(after, k=self._k)
-            by_parts = _PART_READERS.get(name)
-            if by_parts is not None and not paired:
-                records = by_parts()(after, ctx)
-            else:
-                records = map(as_row, read(before, after, ctx) if paired else read(after, ctx))
-            mine, rows, seen = [], None, 0
+        for after, name, ctx, records in self._files(by_parts=True):
+            mine, rows = [], None
             for record in records:
-                if self._strict and len(ctx.problems) > seen:  # stop at the first refusal
-                    self._raise_first(ctx)
-                seen = len(ctx.problems)
                 if isinstance(record, Columns):
                     mine.append(record)
                     rows = None

@@ -242,8 +242,7 @@ def _cumulative(ctx, line, text, impl, steps):
     """The last cumulative statistics line of one implementation: since server start."""
     f = {name: rx.search(text) for name, rx in _STAT.items()}
     if f["accepted"] is None:
-        ctx.refuse(line, "statistics line without #acc tokens")
-        return
+        return ctx.refuse(line, "statistics line without #acc tokens")
     accepted = int(f["accepted"].group(1))
     if steps == 0:
         return
@@ -251,12 +250,10 @@ def _cumulative(ctx, line, text, impl, steps):
         mean = float(f["mean"].group(1)) if f["mean"] else None
         rates = _rates(f["rates"].group(1)) if f["rates"] else None
     except ValueError:
-        ctx.refuse(line, "malformed #mean acc len or #acc rate/pos")
-        return
+        return ctx.refuse(line, "malformed #mean acc len or #acc rate/pos")
     if mean is not None and f"{1 + accepted / steps:.2f}" != f"{mean:.2f}":
-        ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{steps} vs "
-                         f"#mean acc len {mean}")
-        return
+        return ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{steps} vs "
+                                f"#mean acc len {mean}")
     per_pos, k = None, ctx.k_hint
     tokens = int(f["tokens"].group(1)) if f["tokens"] else None
     drafts = int(f["drafts"].group(1)) if f["drafts"] else None
@@ -270,8 +267,7 @@ def _cumulative(ctx, line, text, impl, steps):
         k = len(rates)
         per_pos = counts_from_rates(steps, rates, accepted, 0.0005 + 1e-9)
         if per_pos is None:
-            ctx.refuse(line, "#acc rate/pos disagrees with #acc tokens / #calls")
-            return
+            return ctx.refuse(line, "#acc rate/pos disagrees with #acc tokens / #calls")
     extra = {"implementation": impl, "window": "since-start"}
     if ctx.k_hint is None:
         extra["k_from"] = "ceil(#gen tokens / #gen drafts)"

@@ -25,8 +25,7 @@ def read(path, ctx):
     try:
         observations = read_profile(path)
     except ParseError as exc:
-        ctx.refuse(exc.line, exc.message)
-        return
+        return ctx.refuse(exc.line, exc.message)
     yield from observations
 
 

@@ -328,12 +328,10 @@ def _counters(deltas, after, before, ctx, rec, prefix):
         positions = tuple(_as_int(per_pos[i], f"accepted at position {i}", ctx)
                           for i in range(len(per_pos)))
         if sum(positions) != accepted:
-            ctx.refuse(None, f"per-position counts sum to {sum(positions)} but accepted is "
-                             f"{accepted}: counters from different moments")
-            return
+            return ctx.refuse(None, f"per-position counts sum to {sum(positions)} but accepted is "
+                                    f"{accepted}: counters from different moments")
     if ctx.k_hint is not None and k is not None and ctx.k_hint != k:
-        ctx.refuse(None, f"{k} position labels but K={ctx.k_hint} was expected")
-        return
+        return ctx.refuse(None, f"{k} position labels but K={ctx.k_hint} was expected")
     if k is None:
         k = ctx.k_hint
         if drafts is not None:
@@ -388,15 +386,13 @@ def _histogram(deltas, ctx, before, rec):
     tokens = totals.get(tokens_name)
     tokens = None if tokens is None else _as_int(tokens, "draft tokens", ctx)
     if drafts == 0:
-        ctx.refuse(None, "no decode steps in the window")
-        return
+        return ctx.refuse(None, "no decode steps in the window")
     k = tokens // drafts if tokens and tokens % drafts == 0 else ctx.k_hint
     if k is not None and k > MAX_K:
         ctx.refuse(None, f"draft tokens / decode steps = {k} is not a number of draft tokens")
         return
     if sum(j * n for j, n in enumerate(h)) != accepted:
-        ctx.refuse(None, f"{steps_name} histogram disagrees with {accepted_name}_total")
-        return
+        return ctx.refuse(None, f"{steps_name} histogram disagrees with {accepted_name}_total")
     per_pos = survival_from_histogram(h + [0] * max(0, (k or 0) + 1 - len(h)))
     yield Observation(ctx.path, None, rec.name, f"{rec.name}-prometheus", k, drafts, tokens,
                       accepted, per_pos, None, None, None, None, None,

@@ -279,13 +279,11 @@ def _int(obj, key):
 def _meta(meta, line, n, ctx):
     rid = meta.get("id") if isinstance(meta.get("id"), str) else str(n)
     if _int(meta, STEPS_KEY) is None:
-        ctx.refuse(line, f"request {rid}: spec_verify_ct is not a count")
-        return None
+        return ctx.refuse(line, f"request {rid}: spec_verify_ct is not a count")
     try:
         counts = request_counts(meta, ctx.k_hint)
     except InconsistentCounts as exc:
-        ctx.refuse(line, f"request {rid}: {exc}")
-        return None
+        return ctx.refuse(line, f"request {rid}: {exc}")
     printed = _finite(meta.get("spec_accept_length"))
     completion = _int(meta, "completion_tokens")
     drafts = _int(meta, STEPS_KEY)

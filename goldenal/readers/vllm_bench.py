@@ -58,8 +58,7 @@ def _count(value, what, ctx):
     # json reads NaN and Infinity as floats: neither is a count
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not math.isfinite(value) or value < 0 or value != int(value):
-        ctx.refuse(None, f"{what} is {value!r}, not a count")
-        return None
+        return ctx.refuse(None, f"{what} is {value!r}, not a count")
     return int(value)
 
 
@@ -68,15 +67,12 @@ def read_json(path, ctx: Context):
     try:
         doc = json.loads(_io.read_text(path))
     except json.JSONDecodeError as exc:
-        ctx.refuse(exc.lineno, f"not valid JSON: {exc.msg} (truncated file?)")
-        return
+        return ctx.refuse(exc.lineno, f"not valid JSON: {exc.msg} (truncated file?)")
     if not isinstance(doc, dict):
-        ctx.refuse(None, "expected a JSON object (a bench serve result)")
-        return
+        return ctx.refuse(None, "expected a JSON object (a bench serve result)")
     if _get(doc, "spec_decode_num_drafts") is None:
-        ctx.refuse(None, "no spec_decode_* counts: the server did not speculate, or the "
-                         "client could not read /metrics (401 behind --api-key)")
-        return
+        return ctx.refuse(None, "no spec_decode_* counts: the server did not speculate, or the "
+                                "client could not read /metrics (401 behind --api-key)")
     drafts = _count(doc["spec_decode_num_drafts"], "spec_decode_num_drafts", ctx)
     accepted = _count(_get(doc, "spec_decode_accepted_tokens"), "spec_decode_accepted_tokens", ctx)
     tokens = _get(doc, "spec_decode_draft_tokens")
@@ -84,8 +80,7 @@ def read_json(path, ctx: Context):
     if drafts is None or accepted is None:
         return
     if drafts == 0:
-        ctx.refuse(None, "spec_decode_num_drafts is 0: nothing measured")
-        return
+        return ctx.refuse(None, "spec_decode_num_drafts is 0: nothing measured")
     rates = doc.get("spec_decode_per_position_acceptance_rates")
     mean = doc.get("spec_decode_acceptance_length")
     pct = doc.get("spec_decode_acceptance_rate")
@@ -95,30 +90,25 @@ def read_json(path, ctx: Context):
     per_pos = None
     if isinstance(rates, list) and rates:
         if not all(isinstance(r, (int, float)) and 0 <= r <= 1 for r in rates):
-            ctx.refuse(None, "spec_decode_per_position_acceptance_rates must be fractions "
-                             "in [0, 1]")
-            return
+            return ctx.refuse(None, "spec_decode_per_position_acceptance_rates must be fractions "
+                                    "in [0, 1]")
         # the JSON stores c_i / D as full floats, so rounding recovers c_i exactly
         per_pos = counts_from_rates(drafts, rates, accepted, 1e-6)
         if per_pos is None:
-            ctx.refuse(None, "per-position rates disagree with spec_decode_accepted_tokens")
-            return
+            return ctx.refuse(None, "per-position rates disagree with spec_decode_accepted_tokens")
         if tokens is not None and tokens % drafts == 0 and tokens // drafts != k:
-            ctx.refuse(None, f"per-position list has {k} entries but draft tokens / drafts "
-                             f"= {tokens // drafts}")
-            return
+            return ctx.refuse(None, f"per-position list has {k} entries but draft tokens / drafts "
+                                    f"= {tokens // drafts}")
     if isinstance(mean, float) and not math.isfinite(mean):
-        ctx.refuse(None, f"spec_decode_acceptance_length is {mean!r}, not a mean")
-        return
+        return ctx.refuse(None, f"spec_decode_acceptance_length is {mean!r}, not a mean")
     if isinstance(mean, (int, float)) and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
         ctx.refuse(None, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
                          f"{1 + accepted / drafts:.4f} vs spec_decode_acceptance_length {mean}")
         return
     if isinstance(pct, (int, float)) and tokens and \
             abs(100 * accepted / tokens - pct) > 0.005 + 1e-6:
-        ctx.refuse(None, f"spec_decode_acceptance_rate {pct} is not the percentage "
-                         f"100 x {accepted}/{tokens}")
-        return
+        return ctx.refuse(None, f"spec_decode_acceptance_rate {pct} is not the percentage "
+                                f"100 x {accepted}/{tokens}")
     extra = {"window": "bench run"}
     for key in ("max_concurrency", "num_prompts", "completed", "date", "model_id"):
         if key in doc:
@@ -185,20 +175,17 @@ def _console_block(block, start, end, ctx):
         accepted = int(block["Accepted tokens"])
         tokens = int(block["Draft tokens"]) if "Draft tokens" in block else None
     except (KeyError, ValueError):
-        ctx.refuse(start, "Speculative Decoding block without Drafts / Accepted tokens "
-                          "(cut off?)")
-        return None
+        return ctx.refuse(start, "Speculative Decoding block without Drafts / Accepted tokens "
+                                 "(cut off?)")
     mean = float(block["Acceptance length"]) if "Acceptance length" in block else None
     if drafts == 0:
-        ctx.refuse(start, "Drafts is 0: nothing measured")
-        return None
+        return ctx.refuse(start, "Drafts is 0: nothing measured")
     positions = block["positions"]
     k = len(positions) or (tokens // drafts if tokens and tokens % drafts == 0 else None)
     per_pos = None
     if positions:
         if sorted(positions) != list(range(len(positions))):
-            ctx.refuse(start, f"position rows {sorted(positions)} are not 0..K-1")
-            return None
+            return ctx.refuse(start, f"position rows {sorted(positions)} are not 0..K-1")
         if tokens is not None and tokens % drafts == 0 and tokens // drafts != k:
             ctx.refuse(start, f"{k} position rows but Draft tokens / Drafts = {tokens // drafts}")
             return None
@@ -206,12 +193,10 @@ def _console_block(block, start, end, ctx):
         per_pos = counts_from_rates(drafts, [positions[i] / 100 for i in range(k)],
                                     accepted, 0.00005 + 1e-9)
         if per_pos is None:
-            ctx.refuse(start, "position rows disagree with Accepted tokens / Drafts")
-            return None
+            return ctx.refuse(start, "position rows disagree with Accepted tokens / Drafts")
     if mean is not None and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
-        ctx.refuse(start, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
-                          f"{1 + accepted / drafts:.4f} vs Acceptance length {mean}")
-        return None
+        return ctx.refuse(start, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
+                                 f"{1 + accepted / drafts:.4f} vs Acceptance length {mean}")
     return Observation(ctx.path, start, "vllm", "vllm-bench-console", k, drafts, tokens,
                        accepted, per_pos, mean, end, None, None, None, {"window": "bench run"})
 
@@ -259,12 +244,10 @@ def _offline_block(block, start, end, ctx):
         tokens = int(block["num_draft_tokens"])
         accepted = int(block["num_accepted_tokens"])
     except (KeyError, ValueError):
-        ctx.refuse(start, "offline example block without num_drafts / num_draft_tokens / "
-                          "num_accepted_tokens")
-        return None
+        return ctx.refuse(start, "offline example block without num_drafts / num_draft_tokens / "
+                                 "num_accepted_tokens")
     if drafts == 0:
-        ctx.refuse(start, "num_drafts is 0: nothing measured")
-        return None
+        return ctx.refuse(start, "num_drafts is 0: nothing measured")
     try:
         mean = float(block["mean acceptance length"]) if "mean acceptance length" in block else None
     except ValueError:
@@ -279,23 +262,18 @@ def _offline_block(block, start, end, ctx):
     per_pos = None
     if rows:
         if sorted(rows) != list(range(len(rows))):
-            ctx.refuse(start, f"'acceptance at token' rows {sorted(rows)} are not 0..n-1")
-            return None
+            return ctx.refuse(start, f"'acceptance at token' rows {sorted(rows)} are not 0..n-1")
         if len(rows) < k:
-            ctx.refuse(start, f"{len(rows)} 'acceptance at token' rows but K = "
-                              f"num_draft_tokens / num_drafts = {k}")
-            return None
+            return ctx.refuse(start, f"{len(rows)} 'acceptance at token' rows but K = "
+                                     f"num_draft_tokens / num_drafts = {k}")
         if any(rows[i] != 0 for i in range(k, len(rows))):
-            ctx.refuse(start, f"non-zero 'acceptance at token' rows beyond K={k}")
-            return None
+            return ctx.refuse(start, f"non-zero 'acceptance at token' rows beyond K={k}")
         per_pos = counts_from_rates(drafts, [rows[i] for i in range(k)], accepted, 0.005 + 1e-9)
         if per_pos is None:
-            ctx.refuse(start, "'acceptance at token' rows disagree with num_accepted_tokens")
-            return None
+            return ctx.refuse(start, "'acceptance at token' rows disagree with num_accepted_tokens")
     if mean is not None and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
-        ctx.refuse(start, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
-                          f"{1 + accepted / drafts:.4f} vs {mean}")
-        return None
+        return ctx.refuse(start, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
+                                 f"{1 + accepted / drafts:.4f} vs {mean}")
     return Observation(ctx.path, start, "vllm", "vllm-offline", k, drafts, tokens, accepted,
                        per_pos, mean, end, None, None, None, {"window": "whole run"})
 
@@ -374,27 +352,23 @@ def _request(spec, rid, line, ctx):
     hist = spec.get("acceptance_histogram")
     if not isinstance(drafts, int) or not isinstance(accepted, int) or drafts < 0 \
             or accepted < 0:
-        ctx.refuse(line, f"request {rid}: no num_spec_steps / num_accepted_draft_tokens")
-        return None
+        return ctx.refuse(line, f"request {rid}: no num_spec_steps / num_accepted_draft_tokens")
     per_pos = None
     if isinstance(hist, list) and hist:
         if not all(isinstance(h, int) and not isinstance(h, bool) and h >= 0 for h in hist):
-            ctx.refuse(line, f"request {rid}: acceptance_histogram holds a non-count")
-            return None
+            return ctx.refuse(line, f"request {rid}: acceptance_histogram holds a non-count")
         if sum(hist) != drafts or sum(j * h for j, h in enumerate(hist)) != accepted:
             ctx.refuse(line, f"request {rid}: acceptance_histogram disagrees with the counts")
             return None
         if isinstance(k, int) and len(hist) != k + 1:
-            ctx.refuse(line, f"request {rid}: histogram has {len(hist)} entries, "
-                             f"num_spec_tokens={k} needs {k + 1}")
-            return None
+            return ctx.refuse(line, f"request {rid}: histogram has {len(hist)} entries, "
+                                    f"num_spec_tokens={k} needs {k + 1}")
         per_pos = survival_from_histogram(hist)
     mean = spec.get("mean_acceptance_length")
     if drafts == 0:
         return None
     if isinstance(mean, (int, float)) and abs(1 + accepted / drafts - mean) > 1e-6:
-        ctx.refuse(line, f"request {rid}: counts contradict mean_acceptance_length {mean}")
-        return None
+        return ctx.refuse(line, f"request {rid}: counts contradict mean_acceptance_length {mean}")
     return Observation(ctx.path, line, "vllm", "vllm-request", k if isinstance(k, int) else None,
                        drafts, tokens if isinstance(tokens, int) else None, accepted, per_pos,
                        mean if isinstance(mean, (int, float)) else None, None, None, str(rid),

@@ -141,16 +141,8 @@ def split_fields(message):
     return fields, order, positions
 
 
-def _lead(value):
-    return float(_FLOAT.match(value).group(1)) if value is not None else None
-
-
-def _pct(value):
-    return float(_PCT.match(value).group(1)) if value is not None else None
-
-
-def _count(value):
-    return int(_COUNT.match(value).group(1)) if value is not None else None
+def _value(pattern, value, cast=float):
+    return cast(pattern.match(value).group(1)) if value is not None else None
 
 
 # vLLM's counts are 64-bit integers; a printed count past that is damage, and past a
@@ -316,8 +308,7 @@ class _Reader:
         try:
             fields, order, positions = split_fields(message)
         except _Damaged as exc:
-            self.ctx.refuse(number, f"damaged spec-decode line: {exc}")
-            return
+            return self.ctx.refuse(number, f"damaged spec-decode line: {exc}")
         if old:
             family = self.family_a if "number of emitted tokens" in fields else self.family_b
         elif positions is not None:
@@ -325,8 +316,7 @@ class _Reader:
         else:
             family = self.family_b
         if not terminated and not self._complete(message, order, old):
-            self.ctx.refuse(number, "truncated last line (no newline, fields missing)")
-            return
+            return self.ctx.refuse(number, "truncated last line (no newline, fields missing)")
         return family(number, fields, order, positions, process, stamp, terminated)
 
     @staticmethod
@@ -353,7 +343,7 @@ class _Reader:
         mean_s, accepted_s, drafted_s, rates_s, pct_s = m.groups()
         accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
         got = fast_counts(accepted, drafted, list(map(float, rates_s.split(", "))), mean,
-                          float(pct_s), self.config.get("k", self.ctx.k_hint))
+                          float(pct_s), self.k_known)
         if got is None:
             return None
         k, steps, counts = got
@@ -376,15 +366,14 @@ class _Reader:
             cfg = parse_spec_config(text)
             if cfg:
                 was = self.config.get("k")
-                if was is not None and cfg.get("k") not in (None, was):
-                    self.ctx.remark(number, f"server restarted with num_speculative_tokens="
-                                            f"{cfg['k']} (was {self.config['k']})")
                 restarted = was is not None and cfg.get("k") not in (None, was)
+                if restarted:
+                    self.ctx.remark(number, f"server restarted with num_speculative_tokens="
+                                            f"{cfg['k']} (was {was})")
                 # one server states its config on several lines; a new K is a new server
                 self.config = dict(cfg) if restarted else {**self.config, **cfg}
                 self.ctx.facts["spec_config"].append({"line": number, **cfg})
                 self.v0.clear()  # a new server: cumulative counters start again
-            return
 
     def _extra(self, process):
         extra = {}
@@ -397,24 +386,20 @@ class _Reader:
 
     # -- family A: V0 cumulative -------------------------------------------------
     def family_a(self, number, f, order, positions, process, stamp, terminated):
-        k = _count(f.get("number of speculative tokens"))
-        drafted = _count(f.get("number of draft tokens"))
-        emitted = _count(f.get("number of emitted tokens"))
+        k, drafted, emitted = (_value(_COUNT, f.get(f"number of {name} tokens"), int)
+                               for name in ("speculative", "draft", "emitted"))
         if k is None or drafted is None or emitted is None or k == 0:
-            self.ctx.refuse(number, "V0 line without K, draft or emitted tokens")
-            return None
-        efficiency = _lead(f.get("system efficiency"))
+            return self.ctx.refuse(number, "V0 line without K, draft or emitted tokens")
+        efficiency = _value(_FLOAT, f.get("system efficiency"))
         if drafted % k:
-            self.ctx.refuse(number, f"V0 draft tokens {drafted} not a multiple of K={k}")
-            return None
+            return self.ctx.refuse(number, f"V0 draft tokens {drafted} not a multiple of K={k}")
         if efficiency is not None and efficiency == efficiency and drafted:
             # printed efficiency = emitted / ((draft/K) * (K+1)), three decimals
             exact = emitted / (drafted // k * (k + 1))
             if abs(exact - efficiency) > 0.0005 + 1e-9:
-                self.ctx.refuse(number, f"counts contradict the printed system efficiency "
-                                        f"{efficiency:.3f} (emitted {emitted} / steps "
-                                        f"{drafted // k} / {k + 1} = {exact:.4f})")
-                return None
+                return self.ctx.refuse(number, f"counts contradict the printed system efficiency "
+                                               f"{efficiency:.3f} (emitted {emitted} / steps "
+                                               f"{drafted // k} / {k + 1} = {exact:.4f})")
         prev = self.v0.get(process)
         if prev is not None and (prev[0] != k or drafted < prev[1] or emitted < prev[2]):
             self.ctx.remark(number, "V0 counters went down or K changed: a restarted engine; "
@@ -442,29 +427,35 @@ class _Reader:
                            "vllm-log-v0", k, steps, d_tokens, accepted, None, mean,
                            number if start is not None else None, stamp, None, None, extra)
 
-    # -- family B: early V1, no D ---------------------------------------------------
-    def family_b(self, number, f, order, positions, process, stamp, terminated):
-        accepted = _count(f.get("accepted", f.get("number of accepted tokens")))
-        drafted = _count(f.get("drafted", f.get("number of draft tokens")))
+    def _counts(self, number, accepted, drafted):
+        """``(accepted, drafted)``; drafted None or 0 when the window is refused or empty."""
+        accepted, drafted = _value(_COUNT, accepted, int), _value(_COUNT, drafted, int)
         if accepted is None or drafted is None:
             self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
-            return None
+            return None, None
         if max(accepted, drafted) > _MAX_COUNT:
             self.ctx.refuse(number, "Accepted/Drafted past 2^63-1: not counts")
-            return None
+            return None, None
         if drafted == 0:  # the 'nan%' lines printed with speculation off
             self.skipped_empty += 1
+        return accepted, drafted
+
+    # -- family B: early V1, no D ---------------------------------------------------
+    def family_b(self, number, f, order, positions, process, stamp, terminated):
+        accepted, drafted = got = self._counts(
+            number, f.get("accepted", f.get("number of accepted tokens")),
+            f.get("drafted", f.get("number of draft tokens")))
+        if not got[1]:
             return None
-        rate = _pct(f.get("draft acceptance rate", f.get("avg draft acceptance rate")))
+        rate = _value(_PCT, f.get("draft acceptance rate", f.get("avg draft acceptance rate")))
         if rate is not None and rate == rate:
             exact = accepted / drafted
             fraction = "number of accepted tokens" in f  # first V1 build printed a fraction
             allowed = (0.0005 if fraction else 0.05) + 1e-9
             if abs((exact if fraction else 100 * exact) - rate) > allowed:
-                self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
-                                        f"({accepted}/{drafted} vs {rate})")
-                return None
-        mean = _lead(f.get("mean acceptance length"))
+                return self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
+                                               f"({accepted}/{drafted} vs {rate})")
+        mean = _value(_FLOAT, f.get("mean acceptance length"))
         k = self.k_known
         extra = self._extra(process)
         steps = None
@@ -480,29 +471,19 @@ class _Reader:
 
     # -- families C and D: V1 with per-position survival ---------------------------------
     def family_cd(self, number, f, order, positions, process, stamp, terminated):
-        accepted = _count(f.get("accepted"))
-        drafted = _count(f.get("drafted"))
-        if accepted is None or drafted is None:
-            self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
-            return None
-        if max(accepted, drafted) > _MAX_COUNT:
-            self.ctx.refuse(number, "Accepted/Drafted past 2^63-1: not counts")
-            return None
-        if drafted == 0:
-            self.skipped_empty += 1
+        accepted, drafted = got = self._counts(number, f.get("accepted"), f.get("drafted"))
+        if not got[1]:
             return None
         rates = [float(x) for x in positions]
         k = len(rates)
         known = self.k_known
         if known is not None and known != k:
-            self.ctx.refuse(number, f"per-position list has {k} entries but the server runs "
-                                    f"num_speculative_tokens={known}")
-            return None
+            return self.ctx.refuse(number, f"per-position list has {k} entries but the server runs "
+                                           f"num_speculative_tokens={known}")
         if k == 0:
-            self.ctx.refuse(number, "empty per-position list")
-            return None
-        mean = _lead(f.get("mean acceptance length"))
-        rate = _pct(f.get("avg draft acceptance rate", f.get("draft acceptance rate")))
+            return self.ctx.refuse(number, "empty per-position list")
+        mean = _value(_FLOAT, f.get("mean acceptance length"))
+        rate = _value(_PCT, f.get("avg draft acceptance rate", f.get("draft acceptance rate")))
         if rate is not None and rate == rate and abs(100 * accepted / drafted - rate) > 0.05 + 1e-9:
             self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
                                     f"({accepted}/{drafted} = {100 * accepted / drafted:.2f}% "
@@ -611,8 +592,7 @@ class _Hits:
 
     @property
     def k_known(self):
-        """K the file states (start-up config) or the caller gave; None when unknown."""
-        return self.reader.config.get("k", self.ctx.k_hint)
+        return self.reader.k_known
 
     def extra(self, process, dp):
         extra = self.extras.get((process, dp))
