@@ -75,6 +75,19 @@ class Engine:
     selects_variant : bool
         Whether a setting selects the draft head's sampling variant (ATOM's DSpark
         path takes none, docs/engines.md §4.1).
+    file_tokens : tuple of str
+        Parts of a launcher's file name that name the engine (``"_trt"``).
+    default_k : int or None
+        K when no setting writes it.
+    spec_off : {None, "refused", "dropped"}
+        What the server does with a knob while speculative decoding is off: refuses
+        to start, or drops the knob silently.
+    releases : tuple
+        ``(settings, since, until, message)``: the releases (``since`` <= version <
+        ``until``, dotted text or None) that read these settings, and what an image
+        outside them does (``{name}``, ``{image}`` filled in).
+    matrix_args : tuple of str
+        Keys of a CI-matrix entry that hold the engine's server arguments.
     """
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
@@ -83,7 +96,8 @@ class Engine:
                  transport="stream", old_metrics=None, counter_digits=None,
                  per_position_grows=False, info_keys=(), version_key="version",
                  slots_endpoint=None, k_keys=(), batch_draw=False, log_steps=None,
-                 geometric_length=False, selects_variant=True):
+                 geometric_length=False, selects_variant=True, file_tokens=(), default_k=None,
+                 spec_off=None, releases=(), matrix_args=()):
         if unit not in ("length", "accepted"):
             raise ValueError(f"`unit` must be length or accepted, got {unit!r}")
         self.name, self.title, self.release = name, title, release
@@ -104,6 +118,8 @@ class Engine:
         self.slots_endpoint, self.k_keys = slots_endpoint, tuple(k_keys)
         self.batch_draw, self.log_steps = batch_draw, log_steps
         self.geometric_length, self.selects_variant = geometric_length, selects_variant
+        self.file_tokens, self.default_k, self.spec_off = tuple(file_tokens), default_k, spec_off
+        self.releases, self.matrix_args = tuple(releases), tuple(matrix_args)
 
     @property
     def offset(self):
