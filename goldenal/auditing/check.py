@@ -5,7 +5,7 @@ from decimal import Decimal, InvalidOperation
 
 from goldenal.auditing import evidence as ev
 from goldenal.auditing.rules import make_finding
-from goldenal.engines import knob_value
+from goldenal.engines import adapter, knob_value
 from goldenal.engines.knobs import ENGINES, KNOBS, acceptance_rate, carries_golden
 from goldenal.engines import table as knobs
 
@@ -242,12 +242,13 @@ def check_config(cfg, curves):
     _honour(cfg, add)
     if any(f.code == "GAL205" for f in out):
         return out
-    if cfg.engine == "llamacpp" and not _llamacpp_starts(cfg, add):
+    rec = ev.record(cfg.engine) if cfg.engine in ENGINES else None
+    if rec is not None and rec.spec_off == "refused" and not _starts(cfg, add):
         return out
     if cfg.k is None:
-        why = ("--spec-draft-n-max is set, but not to a literal number" if cfg.engine ==
-               "llamacpp" else "no literal num_speculative_tokens / speculative-num-steps / "
-               "max_draft_len")
+        why = (f"{_named(cfg.engine, knobs.K)} is set, but not to a literal number"
+               if rec is not None and rec.default_k is not None else
+               "no literal num_speculative_tokens / speculative-num-steps / max_draft_len")
         add("GAL304", f"cannot determine the golden cell for {cfg.said}: "
                       f"K ({why} on this path)")
         return out
@@ -468,7 +469,7 @@ def _undecided(cfg, curves, pool, undecided, add, quiet=False):
         expected=single.pop() if len(single) == 1 else None)
 
 
-def _llamacpp_starts(cfg, add):
+def _starts(cfg, add):
     """GAL207 / GAL204 / GAL206: llama-server's start-up checks; False when it would not start."""
     from goldenal.engines.llamacpp import parse_rates, rates_problem
 
@@ -513,54 +514,66 @@ def _named(engine, setting, form=None):
     return knobs.spellings(engine, setting=setting, form=form)[0].name
 
 
+def _release_problem(cfg, rec, settings, version):
+    """The message of a setting the image's release does not read, or None."""
+    for names, since, until, message in rec.releases:
+        for setting in settings:
+            if setting in names and (since and version < _release(since)
+                                     or until and version >= _release(until)):
+                name = cfg.knob if setting == settings[0] else _named(cfg.engine, setting)
+                return message.format(name=name, image=cfg.image)
+    return None
+
+
+def _release(text):
+    return tuple(int(part) for part in text.split("."))
+
+
 def _honour(cfg, add):
     """GAL205/GAL206: knobs the served engine ignores, rejects or reads differently."""
-    version = ev.image_version(cfg.image)
+    rec = ev.record(cfg.engine) if cfg.engine in ENGINES else None
+    if rec is None:
+        return
     x = cfg.extra
-    if cfg.engine == "vllm":
-        row = _VALUE_ROWS.get(cfg.knob)
-        setting = row.setting if row is not None and row.engine == cfg.engine else None
-        if setting and cfg.rejection_sample_method != "synthetic":
-            rsm = cfg.rejection_sample_method
-            add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
-                          f"{repr(rsm) if rsm else 'absent'}, not 'synthetic': nothing is "
-                          "simulated", found=cfg.value,
-                fix="add \"rejection_sample_method\": \"synthetic\"")
-        elif setting in (knobs.LENGTH, knobs.RATES) and version and version < (0, 20, 0):
-            add("GAL206", f"{cfg.knob} needs vLLM >= 0.20, but the image is {cfg.image}; "
-                          f"0.19 knows only {_named(cfg.engine, knobs.RATE)} and older releases "
-                          "no synthetic mode", found=cfg.value)
-        elif setting == knobs.RATE and version and version >= (0, 20, 0):
-            add("GAL206", f"{cfg.knob} was replaced by {_named(cfg.engine, knobs.LENGTH)} "
-                          f"in vLLM 0.20; image {cfg.image} rejects it", found=cfg.value)
-    elif cfg.engine == "trtllm":
-        num = _dec(cfg.value)
-        if num is not None and num == 0:
-            add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured",
-                found=cfg.value)
-        elif num is not None and num != num.to_integral_value() and x.get("one_model") is False:
-            add("GAL206", f"fractional {cfg.said} on the two-model path "
-                          f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
-                          "an integer and becomes 0: forcing is off", found=cfg.value)
-    elif cfg.engine == "sglang":
-        topk = x.get("eagle_topk")
-        if x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1):
-            add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
-                          f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
-                found=cfg.value)
-        elif x.get("acc_method") not in (None, "match-expected"):
-            # default and recommended is match-expected; multinomial draws a rounded,
-            # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
-            add("GAL206", f"{_named(cfg.engine, knobs.ACC_METHOD)}={x.get('acc_method')} does not "
-                          "reproduce the golden AL's two-point distribution (and can miss its "
-                          "mean); use match-expected", found=cfg.value)
-        elif x.get("token_mode") and version and version < (0, 5, 15):
-            # the token mode first ships in the 0.5.15 wheel (docs/engines.md §2.3); older
-            # servers ignore it and emit token id 100 for every accepted position
-            add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)} needs SGLang >= 0.5.15, but the "
-                          f"image is {cfg.image}: accepted positions are filled with token "
-                          "id 100", found=cfg.value)
-    elif cfg.engine == "atom":
-        if not x.get("atom_method"):
-            add("GAL206", f"{cfg.knob} without --method: ATOM drops the acceptance flags "
-                          "silently and measures real acceptance", found=cfg.value)
+    row = _VALUE_ROWS.get(cfg.knob)
+    setting = row.setting if row is not None and row.engine == cfg.engine else None
+    verifier = adapter(cfg.engine).verifier
+    num = _dec(cfg.value)
+    topk = x.get("eagle_topk")
+    reads = {s: bool(knobs.spellings(cfg.engine, setting=s))
+             for s in (knobs.TOKEN_MODE, knobs.ACC_METHOD)}
+    if verifier and setting and cfg.rejection_sample_method != verifier:
+        rsm = cfg.rejection_sample_method
+        add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
+                      f"{repr(rsm) if rsm else 'absent'}, not '{verifier}': nothing is "
+                      "simulated", found=cfg.value,
+            fix=f"add \"rejection_sample_method\": \"{verifier}\"")
+    elif rec.unit == "accepted" and num is not None and num == 0:
+        add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured",
+            found=cfg.value)
+    elif rec.unit == "accepted" and num is not None and num != num.to_integral_value() \
+            and x.get("one_model") is False:
+        add("GAL206", f"fractional {cfg.said} on the two-model path "
+                      f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
+                      "an integer and becomes 0: forcing is off", found=cfg.value)
+    elif reads[knobs.TOKEN_MODE] and x.get("token_mode") == "real-draft-token" and \
+            topk not in (None, "1", 1):
+        add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
+                      f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
+            found=cfg.value)
+    elif reads[knobs.ACC_METHOD] and x.get("acc_method") not in (None, "match-expected"):
+        # default and recommended is match-expected; multinomial draws a rounded,
+        # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
+        add("GAL206", f"{_named(cfg.engine, knobs.ACC_METHOD)}={x.get('acc_method')} does not "
+                      "reproduce the golden AL's two-point distribution (and can miss its "
+                      "mean); use match-expected", found=cfg.value)
+    elif rec.spec_off == "dropped" and not x.get("atom_method"):
+        add("GAL206", f"{cfg.knob} without {_named(cfg.engine, knobs.METHOD)}: {rec.title} "
+                      "drops the acceptance flags silently and measures real acceptance",
+            found=cfg.value)
+    else:
+        version = ev.image_version(cfg.image)
+        settings = (setting,) + tuple(s for s in (knobs.TOKEN_MODE,) if x.get("token_mode"))
+        problem = version and _release_problem(cfg, rec, settings, version)
+        if problem:
+            add("GAL206", problem, found=cfg.value)

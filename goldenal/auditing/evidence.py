@@ -11,8 +11,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from goldenal.engines.knobs import RUNNER_VARIABLE as RUNNER_LENGTH, record
+from goldenal.engines.knobs import ENGINES, RUNNER_VARIABLE as RUNNER_LENGTH, record
 from goldenal.engines import table as _knobs
+
+# the runner's switch beside its length variable (``SYNTHETIC_ACCEPTANCE=true``)
+RUNNER_SWITCH = RUNNER_LENGTH.rsplit("_", 1)[0]
 
 
 _VALUE_SETTINGS = (_knobs.LENGTH, _knobs.RATES, _knobs.RATE)
@@ -35,7 +38,7 @@ def _stems():
         if r.setting in _VALUE_SETTINGS + (_knobs.TOKEN_MODE, _knobs.ACC_METHOD):
             groups.setdefault((r.engine, r.form), []).append(r.name.lstrip("-"))
     stems = [commonprefix(names).rstrip("_-") for names in groups.values()]
-    return tuple(dict.fromkeys(s.encode() for s in stems + [RUNNER_LENGTH.rsplit("_", 1)[0]]))
+    return tuple(dict.fromkeys(s.encode() for s in stems + [RUNNER_SWITCH]))
 
 
 KNOB_BYTES = _stems()

@@ -72,8 +72,8 @@ def _fields(doc, site):
         served = spans.get(site.cfg, "model")
     if spans.is_scalar(served) and spans.scalar(served) is not None:
         f["model"] = spans.scalar(served)
-    if site.engine == "vllm":
-        spec = site.extra["spec"]
+    spec = site.extra.get("spec")
+    if isinstance(spec, dict):      # a parsed speculative config says it all
         f.update(spec_line=_line(site.spec), k=_int(spec.get("num_speculative_tokens")),
                  draft=spec.get("model"), method=spec.get("method"),
                  rsm=spec.get("rejection_sample_method"))
@@ -81,19 +81,18 @@ def _fields(doc, site):
             f["variant"]["draft_sample_method"] = spec["draft_sample_method"]
         if setting.knob is not None:
             f.update(value=_knob_text(spec[setting.knob]), line=setting.line)
-    elif site.engine == "sglang":
-        if site.spec_on:
-            f["spec_line"] = _line(site.on)
-            f["extra"]["eagle_topk"] = site.extra.get("eagle_topk")
-        for row in knobs.spellings(site.engine, setting=tuple(_EXTRA), form=knobs.KEY):
-            f["extra"][_EXTRA[row.setting]] = (spans.scalar(spans.get(site.env, row.name))
-                                               if site.env is not None else None)
-    elif site.engine == "trtllm" and site.spec_on:
-        f["spec_line"] = _line(site.spec)
+    elif site.spec_on:
+        # where speculative decoding is switched on, and the companions read beside it
+        f["spec_line"] = _line(site.on if site.on is not None else site.spec)
+        if "eagle_topk" in site.extra:
+            f["extra"]["eagle_topk"] = site.extra["eagle_topk"]
         for key in ("eagle3_one_model", "mtp_eagle_one_model"):
             if key in site.extra:
                 f["extra"]["one_model"] = str(site.extra[key]).lower() == "true"
                 f["extra"]["one_model_key"] = key
+    for row in knobs.spellings(site.engine, setting=tuple(_EXTRA), form=knobs.KEY):
+        f["extra"][_EXTRA[row.setting]] = (spans.scalar(spans.get(site.env, row.name))
+                                           if site.env is not None else None)
     return f
 
 

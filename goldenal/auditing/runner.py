@@ -472,7 +472,7 @@ def _check_injection(inj, target, by_path, text_of, curves):
         image=header.get("image"), agentic=agentic, rejection_sample_method="synthetic",
         branch=None, extra={"injected": True})
     if agentic is False:
-        what = f"SYNTHETIC_ACCEPTANCE=true{'' if inj.value is None else ', length ' + inj.value}"
+        what = f"{ev.RUNNER_SWITCH}=true{'' if inj.value is None else ', length ' + inj.value}"
         out.append(make_finding("GAL302", inj.path, inj.line,
                                 f"{what} injected into {inj.recipe} under the {inj.scenario} "
                                 f"scenario of {inj.entry}; fixed-sequence-length configs must "
@@ -500,7 +500,7 @@ def _check_injection(inj, target, by_path, text_of, curves):
         if k is None:
             out.append(make_finding(
                 "GAL307", inj.path, inj.line,
-                f"SYNTHETIC_ACCEPTANCE_LENGTH={inj.value} for {inj.recipe}, which is not in the "
+                f"{ev.RUNNER_LENGTH}={inj.value} for {inj.recipe}, which is not in the "
                 "audited tree: K and the draft head cannot be checked", col=inj.col,
                 found=inj.value))
             return out

@@ -45,6 +45,8 @@ _PREFIX_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.ENV)
 _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
 _KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
                 if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+# the parts of a launcher's file name that name an engine
+_FILE_TOKENS = tuple((e, tok) for e in ev.ENGINES for tok in ev.record(e).file_tokens)
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
 _ACC_NAMES = {r.name: _ACC_SETTING[r.setting] for r in knobs.SPELLINGS if r.setting in _ACC_SETTING}
 _K_KINDS = (  # precedence: first match kind wins
@@ -60,6 +62,9 @@ _K_KINDS = (  # precedence: first match kind wins
     ("llamacpp", knobs.spellings("llamacpp", setting=knobs.K)),
 )
 _K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
+# kinds of an engine with a default K: a K set to a value not known here overrides it
+_K_DEFAULTED = tuple(kind for kind, rows in _K_KINDS
+                     if ev.record(rows[0].engine).default_k is not None)
 # The groups of table rows _read_line tries, each only on a line naming one of its rows (every
 # row's pattern starts with its name): the gates come from the table, not from words kept
 # beside it.  llama.cpp's served model alone switches nothing on, so names no group.
@@ -153,10 +158,10 @@ def _read_line(flat):
             k = _k_value(flat, rows, kind in _K_AT_LINE_START)
             if k is not None:
                 ks.append((kind, k))
-            elif kind == "llamacpp" and any(r.name in flat and r.pattern.search(flat)
+            elif kind in _K_DEFAULTED and any(r.name in flat and r.pattern.search(flat)
                                             for r in rows):
                 # --spec-draft-n-max "$k": K is set, to a value not known here, so
-                # llama.cpp's default K does not apply
+                # the engine's default K does not apply
                 said.k_unread = True
         said.ks = tuple(ks)
     has_spec = "spec" in flat
@@ -856,24 +861,17 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
     if _KNOB_ENGINE.get(knob, "runner") != "runner":     # the runner's variable names none
         engine = _KNOB_ENGINE[knob]
     if engine is None:
-        for e, tok in (("trtllm", "_trt"), ("atom", "_atom"), ("sglang", "_sglang"),
-                       ("vllm", "_vllm")):
-            if tok in base:
-                engine = e
-                break
+        engine = next((e for e, tok in _FILE_TOKENS if tok in base), None)
+    rec = ev.record(engine) if engine in ev.ENGINES else None
     k = k_line = None
-    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt", "trt-nextn",
-                 "llamacpp"):
+    for kind, _ in _K_KINDS:
         if kind in f["k"]:
             k, k_line = f["k"][kind]
             break
     k_default = False
-    if engine == "llamacpp" and k is None and f["k_unread"] is None and (
-            f["llama_spec"] or knob):
-        # llama-server drafts at most --spec-draft-n-max tokens, default 3 (common/common.h)
-        from goldenal.engines.llamacpp import DEFAULT_K
-
-        k, k_default = DEFAULT_K, True
+    if rec is not None and rec.default_k is not None and k is None and \
+            f["k_unread"] is None and (f["llama_spec"] or knob):
+        k, k_default = rec.default_k, True
     # a launch script: it starts an engine, or sets K; other scripts that merely
     # mention speculative settings (patch helpers, docs generators) are not configs
     spec = (k is not None and not k_default) or (f["spec"] and f["engine"] is not None) \
@@ -896,7 +894,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         if s[0] not in holders or all(choice.get(c, a) == a for c, a in holders[s[0]].path)])
     extra = {"eagle_topk": f["topk"], "token_mode": f["token_mode"],
              "acc_method": f["acc_method"], "atom_method": f["atom_method"]}
-    if engine == "llamacpp":
+    if rec is not None and rec.spec_off == "refused":
         extra.update(llama_spec=f["llama_spec"], k_default=k_default, llama_env=f["llama_env"],
                      llama_forms=dict(f["llama_forms"]))
     if f["one_model"] is not None:
