@@ -190,16 +190,10 @@ def quiet_expected(cfg, curves):
     curve, problem = match_curve(curves, cfg)
     if curve is None:
         return None
-    thinking = cfg.thinking
-    if thinking is None:
-        modes = [m for m in ("on", "off") if curve.cells.get(m)]
-        if len(modes) != 1:
-            return None
-        thinking = modes[0]
-    cell = curve.cells.get(thinking, {}).get(cfg.k)
-    if cell is None or cell == "N/A":
+    if cfg.thinking is None and len(_modes(curve)) != 1:
         return None
-    return expected_knob(cfg, cell)
+    cell = _cell(curve, cfg.thinking or default_mode(curve), cfg.k)
+    return None if cell is None else expected_knob(cfg, cell)
 
 
 def check_config(cfg, curves):
@@ -215,14 +209,13 @@ def check_config(cfg, curves):
                                 col=kw.pop("col", cfg.col), **kw))
 
     if cfg.knob is None:
-        if cfg.spec and cfg.agentic and not cfg.eval_only and cfg.drafts:
-            what = cfg.engine or "engine"
-            add("GAL301", f"agentic spec-decode config ({what}, K={cfg.k if cfg.k else '?'}) "
-                          "sets no synthetic-acceptance knob")
-        elif cfg.spec and cfg.agentic is None and not cfg.eval_only and cfg.drafts:
-            what = cfg.engine or "engine"
-            add("GAL304", f"cannot determine whether this spec-decode config ({what}, "
-                          f"K={cfg.k if cfg.k else '?'}) is agentic or fixed-sequence-length: "
+        what = f"{cfg.engine or 'engine'}, K={cfg.k if cfg.k else '?'}"
+        served = cfg.spec and not cfg.eval_only and cfg.drafts
+        if served and cfg.agentic:
+            add("GAL301", f"agentic spec-decode config ({what}) sets no synthetic-acceptance knob")
+        elif served and cfg.agentic is None:
+            add("GAL304", f"cannot determine whether this spec-decode config ({what}) "
+                          "is agentic or fixed-sequence-length: "
                           "no benchmark type, isl/osl, recipe or variant name, or path says; "
                           "an agentic one needs a synthetic knob")
         return out
@@ -322,15 +315,15 @@ def check_config(cfg, curves):
                       f"cites curve {curve.id}, which decides", found=None)
     if thinking is None:
         thinking = default_mode(curve)
-        if len([m for m in ("on", "off") if curve.cells.get(m)]) == 1:
+        if len(_modes(curve)) == 1:
             why = f"the curve's only mode thinking_{thinking}"
         else:
             # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
             why = "thinking_on, the documented default (THINKING_MODE=thinking_on)"
         add("GAL305", f"no thinking-mode signal in the files; assumed {why} for curve "
                       f"{curve.id}")
-    cell = curve.cells.get(thinking, {}).get(cfg.k)
-    if cell is None or cell == "N/A":
+    cell = _cell(curve, thinking, cfg.k)
+    if cell is None:
         have = ", ".join(f"thinking_{m} K={','.join(map(str, sorted(c)))}"
                          for m, c in curve.cells.items() if c)
         add("GAL102", f"curve {curve.id} has no committed cell for thinking_{thinking} "
@@ -388,27 +381,44 @@ def value_carries(cfg, cell):
     return carries_golden(cfg.value, cell, unit=kind, k=cfg.k)
 
 
+def _modes(curve):
+    return [m for m in ("on", "off") if curve.cells.get(m)]
+
+
+def _cell(curve, mode, k):
+    """The committed cell of ``mode`` at ``k``, or None (``N/A`` included)."""
+    cell = curve.cells.get(mode, {}).get(k)
+    return None if cell == "N/A" else cell
+
+
 def default_mode(curve):
     """The thinking mode assumed without a signal: the curve's only mode, else ``on``."""
-    modes = [m for m in ("on", "off") if curve.cells.get(m)]
+    modes = _modes(curve)
     # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
     return modes[0] if len(modes) == 1 else "on"
+
+
+def _model_pool(curves, cfg):
+    """The curves of the first served model name that has any."""
+    from goldenal.golden.policy import model_matches
+
+    for name in (m for m in cfg.model if m):
+        pool = [c for c in curves if model_matches(c, name)]
+        if pool:
+            return pool
+    return []
 
 
 def candidate_curves(curves, cfg):
     """The curves a config may serve when variant or head is left open (or none)."""
     from goldenal.core.errors import GoldenALError
-    from goldenal.golden.policy import candidates, model_matches
+    from goldenal.golden.policy import candidates
 
-    for name in (m for m in cfg.model if m):
-        pool = [c for c in curves if model_matches(c, name)]
-        if not pool:
-            continue
-        try:
-            return candidates(pool, pool[0].model, draft=cfg.draft, method=cfg.method)
-        except GoldenALError:
-            return []
-    return []
+    pool = _model_pool(curves, cfg)
+    try:
+        return candidates(pool, pool[0].model, draft=cfg.draft, method=cfg.method) if pool else []
+    except GoldenALError:
+        return []
 
 
 def candidate_cells(cfg, pool):
@@ -422,8 +432,8 @@ def candidate_cells(cfg, pool):
         else:
             modes = (default_mode(c),)
         for mode in modes:
-            cell = c.cells.get(mode, {}).get(cfg.k)
-            if cell is not None and cell != "N/A":
+            cell = _cell(c, mode, cfg.k)
+            if cell is not None:
                 cells.append((f"{c.id} thinking_{mode} K={cfg.k}", cell))
     return cells
 
@@ -433,15 +443,10 @@ def unknown_head_pool(curves, cfg):
     without a manifest): a config with a head may serve any.
     """
     from goldenal.golden.curves import head_unknown
-    from goldenal.golden.policy import method_matches, model_matches
+    from goldenal.golden.policy import method_matches
 
-    if not cfg.draft:
-        return []
-    for name in (m for m in cfg.model if m):
-        pool = [c for c in curves if model_matches(c, name)]
-        if pool:
-            return [c for c in pool if head_unknown(c) and method_matches(c, cfg.method)]
-    return []
+    pool = _model_pool(curves, cfg) if cfg.draft else []
+    return [c for c in pool if head_unknown(c) and method_matches(c, cfg.method)]
 
 
 def _undecided(cfg, curves, pool, undecided, add, quiet=False):
@@ -480,6 +485,7 @@ def _starts(cfg, add):
                       "(synthetic acceptance requires an initialized speculative decoding "
                       "context)", found=cfg.value)
         return False
+    said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
     forms = x.get("llama_forms") or {}
     if len(forms) > 1:
         add("GAL207", f"{forms[knobs.LENGTH]} and {forms[knobs.RATES]} are both set: "
@@ -495,14 +501,12 @@ def _starts(cfg, add):
             return False
         problem = rates_problem(rates, cfg.k)
         if problem:
-            said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
             add("GAL207", f"{cfg.said}: {problem}{said}; llama-server refuses "
                           "to start", found=cfg.value)
             return False
     elif cfg.k is not None:
         al = _dec(cfg.value)
         if al is not None and not 1 <= al <= cfg.k + 1:
-            said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
             add("GAL204", f"{cfg.said} is outside [1, {cfg.k + 1}] for K={cfg.k}{said}; "
                           "llama-server refuses to start", found=cfg.value)
             return False

@@ -136,6 +136,28 @@ def _extra_inputs_thinking(text):
     return None
 
 
+def _signal(text):
+    """``(on, description)`` of the first thinking-mode signal on one line, or None."""
+    m = _DYN_RE.search(text)
+    if m:
+        return m.group(1) == "enabled", f"dyn-default-thinking-mode {m.group(1)}"
+    value = _extra_inputs_thinking(text)
+    if value:
+        return value == "true", f"benchmark client extra input thinking:{value}"
+    m = _ENV_THINK_RE.search(text)
+    if m:
+        return m.group(2).lower() in _TRUE, f"{m.group(1)}={m.group(2)}"
+    m = _MODE_RE.search(text)
+    if m:
+        return m.group(1).endswith("on"), f"THINKING_MODE={m.group(1)}"
+    low = text.lower()
+    m = _KW_RE.search(text) if "template" in low and "kwargs" in low else None
+    if m:
+        return m.group(2).lower() in _TRUE, f"chat-template kwargs {m.group(1)}={m.group(2)}"
+    m = _TEMPLATE_RE.search(text)
+    return (True, f"thinking chat template {m.group(1)}") if m else None
+
+
 def thinking_signals(lines, start=0, stop=None):
     """``(line_number, "on"|"off", description)`` for each thinking-mode signal in
     ``lines[start:stop]`` outside comments: chat-template kwargs, the engine's
@@ -150,37 +172,9 @@ def thinking_signals(lines, start=0, stop=None):
             continue
         if text.lstrip().startswith("#"):
             continue
-        lineno = i + 1
-        low = text.lower()
-        m = _DYN_RE.search(text)
-        if m:
-            found.append((lineno, "on" if m.group(1) == "enabled" else "off",
-                          f"dyn-default-thinking-mode {m.group(1)}"))
-            continue
-        value = _extra_inputs_thinking(text)
-        if value:
-            found.append((lineno, "on" if value == "true" else "off",
-                          f"benchmark client extra input thinking:{value}"))
-            continue
-        m = _ENV_THINK_RE.search(text)
-        if m:
-            found.append((lineno, "on" if m.group(2).lower() in _TRUE else "off",
-                          f"{m.group(1)}={m.group(2)}"))
-            continue
-        m = _MODE_RE.search(text)
-        if m:
-            found.append((lineno, "on" if m.group(1).endswith("on") else "off",
-                          f"THINKING_MODE={m.group(1)}"))
-            continue
-        if "template" in low and ("kwargs" in low):
-            m = _KW_RE.search(text)
-            if m:
-                found.append((lineno, "on" if m.group(2).lower() in _TRUE else "off",
-                              f"chat-template kwargs {m.group(1)}={m.group(2)}"))
-                continue
-        m = _TEMPLATE_RE.search(text)
-        if m:
-            found.append((lineno, "on", f"thinking chat template {m.group(1)}"))
+        said = _signal(text)
+        if said:
+            found.append((i + 1, "on" if said[0] else "off", said[1]))
     return found
 
 

@@ -299,13 +299,12 @@ def _by_content(c, text, compute):
     """``compute()``, or the configs of an earlier file with the same text and the same
     path facts in the key, each copy given its own path.  Errors are never kept.
     """
-    from goldenal.auditing.shell import name_hint
+    from goldenal.auditing.shell import FILE_TOKENS, name_hint
 
     path = c.scenario or c.relpath
     base = c.relpath.rsplit("/", 1)[-1].lower()
     key = (c.kind, text, ev.agentic_from_path(path), ev.eval_from_path(c.relpath),
-           name_hint(c.relpath), tuple(tok in base for tok in ("_trt", "_atom", "_sglang",
-                                                               "_vllm")))
+           name_hint(c.relpath), tuple(tok in base for _, tok in FILE_TOKENS))
     hit = _SAME.get(key)
     if hit is None:
         hit = _SAME[key] = (c.relpath, compute())

@@ -46,7 +46,7 @@ _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
 _KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
                 if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
 # the parts of a launcher's file name that name an engine
-_FILE_TOKENS = tuple((e, tok) for e in ev.ENGINES for tok in ev.record(e).file_tokens)
+FILE_TOKENS = tuple((e, tok) for e in ev.ENGINES for tok in ev.record(e).file_tokens)
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
 _ACC_NAMES = {r.name: _ACC_SETTING[r.setting] for r in knobs.SPELLINGS if r.setting in _ACC_SETTING}
 _K_KINDS = (  # precedence: first match kind wins
@@ -250,10 +250,9 @@ class _Said:
             found["k"][kind] = (k, no)
         if self.k_unread:
             found["k_unread"] = no
-        if self.draft is not None:
-            found["draft"] = self.draft
-        if self.method is not None:
-            found["method"] = self.method
+        for key in ("draft", "method"):
+            if getattr(self, key) is not None:
+                found[key] = getattr(self, key)
         if self.atom_method is not None:
             found["atom_method"] = self.atom_method
             found["method"] = found.get("method") or self.atom_method
@@ -754,7 +753,6 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
         agentic = context
     if agentic is None:
         agentic = ev.agentic_from_path(scenario_path or relpath)
-    base = os.path.basename(relpath).lower()
     signals = ev.thinking_signals_in(text, lines)
     starts = [ln.no for ln in parsed]
 
@@ -788,8 +786,7 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
         split = (first, picks)
     for st in _run(replay, conds, relevant, {}, forks_at, split):
         st.found["choice"] = st.choice
-        cfg = _to_config(relpath, st.found, lines, agentic, st.eval_only, base, signals,
-                         holders)
+        cfg = _to_config(relpath, st.found, lines, agentic, st.eval_only, signals, holders)
         if cfg is None:
             continue
         gate = _agentic_gate(line_at(cfg.line), conds_by_id, st.choice)
@@ -833,7 +830,7 @@ def _agentic_gate(ln, conds, choice):
     return None
 
 
-def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=None):
+def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
     knob = value = spelling = None
     line, col = None, 1
     if f["knob"]:
@@ -861,7 +858,8 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
     if _KNOB_ENGINE.get(knob, "runner") != "runner":     # the runner's variable names none
         engine = _KNOB_ENGINE[knob]
     if engine is None:
-        engine = next((e for e, tok in _FILE_TOKENS if tok in base), None)
+        base = os.path.basename(relpath).lower()
+        engine = next((e for e, tok in FILE_TOKENS if tok in base), None)
     rec = ev.record(engine) if engine in ev.ENGINES else None
     k = k_line = None
     for kind, _ in _K_KINDS:
@@ -930,7 +928,6 @@ def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
         if s and not s.startswith(("#", "//")):
             parsed.append(Line(i + 1, t, (), True))
     f = _run(parsed, [], [], {}, {})[0].found
-    base = os.path.basename(relpath).lower()
-    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False, base,
+    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False,
                      ev.thinking_signals(lines), {})
     return [cfg] if cfg is not None and cfg.knob else []
