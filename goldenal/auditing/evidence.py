@@ -454,15 +454,11 @@ def repository_path(path, root=None):
 
 def agentic_from_path(relpath):
     """True for agentic recipe paths, False for fixed-sequence-length ones, else None."""
-    low = relpath.lower()
-    if "agentic" in low or "agentx" in low:
-        return True
-    if _FIXED_RE.search(low):
-        return False
+    said = agentic_from_name(relpath)
     # benchmark launchers outside an agentic folder run fixed-length sweeps
-    if "single_node/" in low or "multi_node/" in low:
+    if said is None and ("single_node/" in relpath.lower() or "multi_node/" in relpath.lower()):
         return False
-    return None
+    return said
 
 
 # -------------------------------------------------------------- image versions
