@@ -544,8 +544,6 @@ def _honour(cfg, add):
     verifier = adapter(cfg.engine).verifier
     num = _dec(cfg.value)
     topk = x.get("eagle_topk")
-    reads = {s: bool(knobs.spellings(cfg.engine, setting=s))
-             for s in (knobs.TOKEN_MODE, knobs.ACC_METHOD)}
     if verifier and setting and cfg.rejection_sample_method != verifier:
         rsm = cfg.rejection_sample_method
         add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
@@ -560,12 +558,13 @@ def _honour(cfg, add):
         add("GAL206", f"fractional {cfg.said} on the two-model path "
                       f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
                       "an integer and becomes 0: forcing is off", found=cfg.value)
-    elif reads[knobs.TOKEN_MODE] and x.get("token_mode") == "real-draft-token" and \
-            topk not in (None, "1", 1):
+    elif x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1) and \
+            knobs.spellings(cfg.engine, setting=knobs.TOKEN_MODE):
         add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
                       f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
             found=cfg.value)
-    elif reads[knobs.ACC_METHOD] and x.get("acc_method") not in (None, "match-expected"):
+    elif x.get("acc_method") not in (None, "match-expected") and \
+            knobs.spellings(cfg.engine, setting=knobs.ACC_METHOD):
         # default and recommended is match-expected; multinomial draws a rounded,
         # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
         add("GAL206", f"{_named(cfg.engine, knobs.ACC_METHOD)}={x.get('acc_method')} does not "

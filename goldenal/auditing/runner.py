@@ -128,13 +128,13 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                 count(c.relpath)
             findings.extend(_check_injection(inj, target, by_path, text_of, curves))
     for c in candidates:
+        if b"goldenal:" in c.data:
+            text_of(c)      # decoded for its suppressions, whatever is read of it
         if c.kind == "master":
             if c.relpath not in checked:
                 skipped[c.relpath] = ("master config with no enabled synthetic-acceptance entry"
                                       if c.has_knob else "master config with no synthetic-"
                                       "acceptance entry")
-            if b"goldenal:" in c.data:
-                text_of(c)
             continue
         if c.kind == "doc" and c.has_knob and c.relpath.lower().endswith(MARKDOWN):
             # a guide's fenced shell blocks are read like a launch script, section by section
@@ -161,8 +161,6 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                                             "fenced shell blocks in Markdown are)"))
             if c.has_knob or c.has_spec:
                 skipped[c.relpath] = "documentation: commands in it are not read"
-            if b"goldenal:" in c.data:
-                text_of(c)
             continue
         agentic = ev.agentic_from_path(c.scenario or c.relpath)
         # a recipe's content may say what its path does not: read it unless the path
@@ -172,8 +170,6 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
             skipped[c.relpath] = ("speculative settings but no synthetic knob, and not agentic"
                                   if agentic is False or c.kind not in ("script", "recipe")
                                   else "speculative settings but no synthetic knob")
-            if b"goldenal:" in c.data:
-                text_of(c)
             continue
         text, lines = text_of(c)
         if c.kind == "script" and c.has_knob and not agentic and not knobs.first_set(text, _KNOB_ROWS):
