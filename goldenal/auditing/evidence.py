@@ -178,19 +178,16 @@ def thinking_signals(lines, start=0, stop=None):
     return found
 
 
+_THINK_WORD = re.compile("hink|HINK")
+
+
 def thinking_signals_in(text, lines):
     """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
     if "hink" not in text and "HINK" not in text:
         return []
-    hits = []
-    for word in ("hink", "HINK"):
-        i = text.find(word)
-        while i >= 0:
-            hits.append(i)
-            i = text.find(word, i + 1)
     # row of each hit: newlines counted between consecutive hits (one pass overall)
     rows, row, prev = set(), 0, 0
-    for i in sorted(hits):
+    for i in sorted(m.start() for m in _THINK_WORD.finditer(text)):
         row += text.count("\n", prev, i)
         rows.add(row)
         prev = i

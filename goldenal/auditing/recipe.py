@@ -135,7 +135,17 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
             # SGLang PD: the decode worker's K picks the cell the prefill carries
             decode = next(s for s in sites if s.section == site.section and pd_decode(s, sites))
             fields.update(k=decode.k, k_line=_line(decode.k_node))
-        cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg)
+        r, line = fields, fields["line"] or fields["spec_line"] or 1
+        cfg = ev.Config(
+            path=relpath, line=line, col=r["col"] if r["line"] else 1, engine=r["engine"],
+            role=site.role, model=tuple(m for m in [r["model"], *meta["models"]] if m),
+            draft=r["draft"], method=r["method"], variant=r["variant"], k=r["k"],
+            k_line=r["k_line"], thinking=thinking, thinking_source=how, knob=r["knob"],
+            value=r["value"], rejection_sample_method=r["rsm"], image=meta["image"],
+            agentic=meta["agentic"], eval_only=meta["eval_only"], spec=r["spec"],
+            drafts=not (disagg and site.role == "prefill"),
+            source_stated=ev.source_stated(lines, line) if r["knob"] else False,
+            extra=r["extra"])
         key = (cfg.role, cfg.line, cfg.knob, cfg.value, cfg.k, cfg.draft, cfg.method,
                cfg.image)
         if key in seen:
@@ -156,18 +166,3 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
             configs[i] = cfg.with_(drafts=True)
             checked.add(place)
     return configs
-
-
-def _config(relpath, lines, meta, role, r, thinking, how, disagg):
-    models = tuple(m for m in [r["model"], *meta["models"]] if m)
-    line = r["line"] or r["spec_line"] or 1
-    return ev.Config(
-        path=relpath, line=line, col=r["col"] if r["line"] else 1,
-        engine=r["engine"], role=role, model=models, draft=r["draft"],
-        method=r["method"], variant=r["variant"], k=r["k"], k_line=r["k_line"],
-        thinking=thinking, thinking_source=how, knob=r["knob"], value=r["value"],
-        rejection_sample_method=r["rsm"], image=meta["image"], agentic=meta["agentic"],
-        eval_only=meta["eval_only"],
-        spec=r["spec"], drafts=not (disagg and role == "prefill"),
-        source_stated=ev.source_stated(lines, line) if r["knob"] else False,
-        extra=r["extra"])
