@@ -96,6 +96,9 @@ _WORD_CHARS = re.compile(r"\w+")
 _RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
+# (attribute of _Said, a word every match holds, pattern)
+_WORD_RES = (("rsm", "sample_method", _RSM_RE), ("dsm", "sample_method", _DSM_RE),
+             ("topk", "topk", _TOPK_RE))
 _ONE_MODEL_RE = re.compile(r"(eagle3_one_model|mtp_eagle_one_model)\s*:\s*(true|false|True|False)")
 _ENGINE_RES = [(engine, rx) for engine, _, rx in knobs.LAUNCHES]
 # a word every alternative of each engine's pattern contains: str's search skips a long
@@ -182,17 +185,10 @@ def _read_line(flat):
             m = m and _WORD_CHARS.match(unquote(m.group("value")))
             if m:
                 said.atom_method = m.group()
-        if "sample_method" in flat:
-            m = _RSM_RE.search(flat)
-            if m:
-                said.rsm = m.group(1)
-            m = _DSM_RE.search(flat)
-            if m:
-                said.dsm = m.group(1)
-    if "topk" in flat:
-        m = _TOPK_RE.search(flat)
+    for attr, word, rx in _WORD_RES:
+        m = rx.search(flat) if word in flat else None
         if m:
-            said.topk = m.group(1)
+            setattr(said, attr, m.group(1))
     if "one_model" in flat:
         m = _ONE_MODEL_RE.search(flat)
         if m:
