@@ -97,3 +97,31 @@ def test_a_toy_engine_is_spelled_in_the_recipe_table_and_read_back(toy, tmp_path
     (found,) = goldenal.engines.read_settings(script)
     assert (found.engine, found.knob, found.value, found.k, found.line) == (
         "toy", "TOY_FORCE_ACCEPTED", "1.83", 3, 1)
+
+
+def engine_branches(text, names):
+    """Lines of ``text`` comparing a value with an engine's name or keying a dict with one."""
+    spelled = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    quoted = rf"""['"](?:{spelled})['"]"""
+    pattern = re.compile(rf"""[!=]=\s*{quoted}|{quoted}\s*[!=]=|\bin\s*[(\[{{]\s*{quoted}"""
+                         rf"""|{quoted}\s*:(?!=)""")
+    return [no for no, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
+
+
+def test_no_module_but_the_engines_own_branches_on_an_engine_name():
+    names = {n for m in MODULES.values() for n in (m.RECORD.name, *m.RECORD.aliases)}
+    offenders = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        if rel in {f"engines/{n}.py" for n in MODULES}:
+            continue
+        offenders += [f"{rel}:{no}" for no in engine_branches(path.read_text(), names)]
+    assert not offenders, ("branching on an engine's name outside goldenal/engines/<engine>.py: "
+                           + ", ".join(offenders))
+
+
+def test_the_engine_branch_pattern_sees_each_form():
+    lines = ['if engine == "vllm":', "x = e != 'atom'", 'if e in ("sglang", "x"):',
+             'TABLE = {"trtllm": 1}', 'y = "dynamo-trt" == e', 'ok = {"vllm", "x"}', 'z = "vllm"']
+    assert engine_branches("\n".join(lines), {"vllm", "atom", "sglang", "trtllm",
+                                              "dynamo-trt"}) == [1, 2, 3, 4, 5]

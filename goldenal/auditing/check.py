@@ -5,7 +5,7 @@ from decimal import Decimal, InvalidOperation
 
 from goldenal.auditing import evidence as ev
 from goldenal.auditing.rules import make_finding
-from goldenal.engines import knob_value
+from goldenal.engines import adapter, knob_value
 from goldenal.engines.knobs import ENGINES, KNOBS, acceptance_rate, carries_golden
 from goldenal.engines import table as knobs
 
@@ -190,16 +190,10 @@ def quiet_expected(cfg, curves):
     curve, problem = match_curve(curves, cfg)
     if curve is None:
         return None
-    thinking = cfg.thinking
-    if thinking is None:
-        modes = [m for m in ("on", "off") if curve.cells.get(m)]
-        if len(modes) != 1:
-            return None
-        thinking = modes[0]
-    cell = curve.cells.get(thinking, {}).get(cfg.k)
-    if cell is None or cell == "N/A":
+    if cfg.thinking is None and len(_modes(curve)) != 1:
         return None
-    return expected_knob(cfg, cell)
+    cell = _cell(curve, cfg.thinking or default_mode(curve), cfg.k)
+    return None if cell is None else expected_knob(cfg, cell)
 
 
 def check_config(cfg, curves):
@@ -215,14 +209,13 @@ def check_config(cfg, curves):
                                 col=kw.pop("col", cfg.col), **kw))
 
     if cfg.knob is None:
-        if cfg.spec and cfg.agentic and not cfg.eval_only and cfg.drafts:
-            what = cfg.engine or "engine"
-            add("GAL301", f"agentic spec-decode config ({what}, K={cfg.k if cfg.k else '?'}) "
-                          "sets no synthetic-acceptance knob")
-        elif cfg.spec and cfg.agentic is None and not cfg.eval_only and cfg.drafts:
-            what = cfg.engine or "engine"
-            add("GAL304", f"cannot determine whether this spec-decode config ({what}, "
-                          f"K={cfg.k if cfg.k else '?'}) is agentic or fixed-sequence-length: "
+        what = f"{cfg.engine or 'engine'}, K={cfg.k if cfg.k else '?'}"
+        served = cfg.spec and not cfg.eval_only and cfg.drafts
+        if served and cfg.agentic:
+            add("GAL301", f"agentic spec-decode config ({what}) sets no synthetic-acceptance knob")
+        elif served and cfg.agentic is None:
+            add("GAL304", f"cannot determine whether this spec-decode config ({what}) "
+                          "is agentic or fixed-sequence-length: "
                           "no benchmark type, isl/osl, recipe or variant name, or path says; "
                           "an agentic one needs a synthetic knob")
         return out
@@ -242,12 +235,13 @@ def check_config(cfg, curves):
     _honour(cfg, add)
     if any(f.code == "GAL205" for f in out):
         return out
-    if cfg.engine == "llamacpp" and not _llamacpp_starts(cfg, add):
+    rec = ev.record(cfg.engine) if cfg.engine in ENGINES else None
+    if rec is not None and rec.spec_off == "refused" and not _starts(cfg, add):
         return out
     if cfg.k is None:
-        why = ("--spec-draft-n-max is set, but not to a literal number" if cfg.engine ==
-               "llamacpp" else "no literal num_speculative_tokens / speculative-num-steps / "
-               "max_draft_len")
+        why = (f"{_named(cfg.engine, knobs.K)} is set, but not to a literal number"
+               if rec is not None and rec.default_k is not None else
+               "no literal num_speculative_tokens / speculative-num-steps / max_draft_len")
         add("GAL304", f"cannot determine the golden cell for {cfg.said}: "
                       f"K ({why} on this path)")
         return out
@@ -321,15 +315,15 @@ def check_config(cfg, curves):
                       f"cites curve {curve.id}, which decides", found=None)
     if thinking is None:
         thinking = default_mode(curve)
-        if len([m for m in ("on", "off") if curve.cells.get(m)]) == 1:
+        if len(_modes(curve)) == 1:
             why = f"the curve's only mode thinking_{thinking}"
         else:
             # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
             why = "thinking_on, the documented default (THINKING_MODE=thinking_on)"
         add("GAL305", f"no thinking-mode signal in the files; assumed {why} for curve "
                       f"{curve.id}")
-    cell = curve.cells.get(thinking, {}).get(cfg.k)
-    if cell is None or cell == "N/A":
+    cell = _cell(curve, thinking, cfg.k)
+    if cell is None:
         have = ", ".join(f"thinking_{m} K={','.join(map(str, sorted(c)))}"
                          for m, c in curve.cells.items() if c)
         add("GAL102", f"curve {curve.id} has no committed cell for thinking_{thinking} "
@@ -387,27 +381,44 @@ def value_carries(cfg, cell):
     return carries_golden(cfg.value, cell, unit=kind, k=cfg.k)
 
 
+def _modes(curve):
+    return [m for m in ("on", "off") if curve.cells.get(m)]
+
+
+def _cell(curve, mode, k):
+    """The committed cell of ``mode`` at ``k``, or None (``N/A`` included)."""
+    cell = curve.cells.get(mode, {}).get(k)
+    return None if cell == "N/A" else cell
+
+
 def default_mode(curve):
     """The thinking mode assumed without a signal: the curve's only mode, else ``on``."""
-    modes = [m for m in ("on", "off") if curve.cells.get(m)]
+    modes = _modes(curve)
     # the upstream runner's THINKING_MODE defaults to thinking_on (docs/policy.md §3)
     return modes[0] if len(modes) == 1 else "on"
+
+
+def _model_pool(curves, cfg):
+    """The curves of the first served model name that has any."""
+    from goldenal.golden.policy import model_matches
+
+    for name in (m for m in cfg.model if m):
+        pool = [c for c in curves if model_matches(c, name)]
+        if pool:
+            return pool
+    return []
 
 
 def candidate_curves(curves, cfg):
     """The curves a config may serve when variant or head is left open (or none)."""
     from goldenal.core.errors import GoldenALError
-    from goldenal.golden.policy import candidates, model_matches
+    from goldenal.golden.policy import candidates
 
-    for name in (m for m in cfg.model if m):
-        pool = [c for c in curves if model_matches(c, name)]
-        if not pool:
-            continue
-        try:
-            return candidates(pool, pool[0].model, draft=cfg.draft, method=cfg.method)
-        except GoldenALError:
-            return []
-    return []
+    pool = _model_pool(curves, cfg)
+    try:
+        return candidates(pool, pool[0].model, draft=cfg.draft, method=cfg.method) if pool else []
+    except GoldenALError:
+        return []
 
 
 def candidate_cells(cfg, pool):
@@ -421,8 +432,8 @@ def candidate_cells(cfg, pool):
         else:
             modes = (default_mode(c),)
         for mode in modes:
-            cell = c.cells.get(mode, {}).get(cfg.k)
-            if cell is not None and cell != "N/A":
+            cell = _cell(c, mode, cfg.k)
+            if cell is not None:
                 cells.append((f"{c.id} thinking_{mode} K={cfg.k}", cell))
     return cells
 
@@ -432,15 +443,10 @@ def unknown_head_pool(curves, cfg):
     without a manifest): a config with a head may serve any.
     """
     from goldenal.golden.curves import head_unknown
-    from goldenal.golden.policy import method_matches, model_matches
+    from goldenal.golden.policy import method_matches
 
-    if not cfg.draft:
-        return []
-    for name in (m for m in cfg.model if m):
-        pool = [c for c in curves if model_matches(c, name)]
-        if pool:
-            return [c for c in pool if head_unknown(c) and method_matches(c, cfg.method)]
-    return []
+    pool = _model_pool(curves, cfg) if cfg.draft else []
+    return [c for c in pool if head_unknown(c) and method_matches(c, cfg.method)]
 
 
 def _undecided(cfg, curves, pool, undecided, add, quiet=False):
@@ -468,7 +474,7 @@ def _undecided(cfg, curves, pool, undecided, add, quiet=False):
         expected=single.pop() if len(single) == 1 else None)
 
 
-def _llamacpp_starts(cfg, add):
+def _starts(cfg, add):
     """GAL207 / GAL204 / GAL206: llama-server's start-up checks; False when it would not start."""
     from goldenal.engines.llamacpp import parse_rates, rates_problem
 
@@ -479,6 +485,7 @@ def _llamacpp_starts(cfg, add):
                       "(synthetic acceptance requires an initialized speculative decoding "
                       "context)", found=cfg.value)
         return False
+    said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
     forms = x.get("llama_forms") or {}
     if len(forms) > 1:
         add("GAL207", f"{forms[knobs.LENGTH]} and {forms[knobs.RATES]} are both set: "
@@ -494,14 +501,12 @@ def _llamacpp_starts(cfg, add):
             return False
         problem = rates_problem(rates, cfg.k)
         if problem:
-            said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
             add("GAL207", f"{cfg.said}: {problem}{said}; llama-server refuses "
                           "to start", found=cfg.value)
             return False
     elif cfg.k is not None:
         al = _dec(cfg.value)
         if al is not None and not 1 <= al <= cfg.k + 1:
-            said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
             add("GAL204", f"{cfg.said} is outside [1, {cfg.k + 1}] for K={cfg.k}{said}; "
                           "llama-server refuses to start", found=cfg.value)
             return False
@@ -513,54 +518,65 @@ def _named(engine, setting, form=None):
     return knobs.spellings(engine, setting=setting, form=form)[0].name
 
 
+def _release_problem(cfg, rec, settings, version):
+    """The message of a setting the image's release does not read, or None."""
+    for names, since, until, message in rec.releases:
+        for setting in settings:
+            if setting in names and (since and version < _release(since)
+                                     or until and version >= _release(until)):
+                name = cfg.knob if setting == settings[0] else _named(cfg.engine, setting)
+                return message.format(name=name, image=cfg.image)
+    return None
+
+
+def _release(text):
+    return tuple(int(part) for part in text.split("."))
+
+
 def _honour(cfg, add):
     """GAL205/GAL206: knobs the served engine ignores, rejects or reads differently."""
-    version = ev.image_version(cfg.image)
+    rec = ev.record(cfg.engine) if cfg.engine in ENGINES else None
+    if rec is None:
+        return
     x = cfg.extra
-    if cfg.engine == "vllm":
-        row = _VALUE_ROWS.get(cfg.knob)
-        setting = row.setting if row is not None and row.engine == cfg.engine else None
-        if setting and cfg.rejection_sample_method != "synthetic":
-            rsm = cfg.rejection_sample_method
-            add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
-                          f"{repr(rsm) if rsm else 'absent'}, not 'synthetic': nothing is "
-                          "simulated", found=cfg.value,
-                fix="add \"rejection_sample_method\": \"synthetic\"")
-        elif setting in (knobs.LENGTH, knobs.RATES) and version and version < (0, 20, 0):
-            add("GAL206", f"{cfg.knob} needs vLLM >= 0.20, but the image is {cfg.image}; "
-                          f"0.19 knows only {_named(cfg.engine, knobs.RATE)} and older releases "
-                          "no synthetic mode", found=cfg.value)
-        elif setting == knobs.RATE and version and version >= (0, 20, 0):
-            add("GAL206", f"{cfg.knob} was replaced by {_named(cfg.engine, knobs.LENGTH)} "
-                          f"in vLLM 0.20; image {cfg.image} rejects it", found=cfg.value)
-    elif cfg.engine == "trtllm":
-        num = _dec(cfg.value)
-        if num is not None and num == 0:
-            add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured",
-                found=cfg.value)
-        elif num is not None and num != num.to_integral_value() and x.get("one_model") is False:
-            add("GAL206", f"fractional {cfg.said} on the two-model path "
-                          f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
-                          "an integer and becomes 0: forcing is off", found=cfg.value)
-    elif cfg.engine == "sglang":
-        topk = x.get("eagle_topk")
-        if x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1):
-            add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
-                          f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
-                found=cfg.value)
-        elif x.get("acc_method") not in (None, "match-expected"):
-            # default and recommended is match-expected; multinomial draws a rounded,
-            # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
-            add("GAL206", f"{_named(cfg.engine, knobs.ACC_METHOD)}={x.get('acc_method')} does not "
-                          "reproduce the golden AL's two-point distribution (and can miss its "
-                          "mean); use match-expected", found=cfg.value)
-        elif x.get("token_mode") and version and version < (0, 5, 15):
-            # the token mode first ships in the 0.5.15 wheel (docs/engines.md §2.3); older
-            # servers ignore it and emit token id 100 for every accepted position
-            add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)} needs SGLang >= 0.5.15, but the "
-                          f"image is {cfg.image}: accepted positions are filled with token "
-                          "id 100", found=cfg.value)
-    elif cfg.engine == "atom":
-        if not x.get("atom_method"):
-            add("GAL206", f"{cfg.knob} without --method: ATOM drops the acceptance flags "
-                          "silently and measures real acceptance", found=cfg.value)
+    row = _VALUE_ROWS.get(cfg.knob)
+    setting = row.setting if row is not None and row.engine == cfg.engine else None
+    verifier = adapter(cfg.engine).verifier
+    num = _dec(cfg.value)
+    topk = x.get("eagle_topk")
+    if verifier and setting and cfg.rejection_sample_method != verifier:
+        rsm = cfg.rejection_sample_method
+        add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
+                      f"{repr(rsm) if rsm else 'absent'}, not '{verifier}': nothing is "
+                      "simulated", found=cfg.value,
+            fix=f"add \"rejection_sample_method\": \"{verifier}\"")
+    elif rec.unit == "accepted" and num is not None and num == 0:
+        add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured",
+            found=cfg.value)
+    elif rec.unit == "accepted" and num is not None and num != num.to_integral_value() \
+            and x.get("one_model") is False:
+        add("GAL206", f"fractional {cfg.said} on the two-model path "
+                      f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
+                      "an integer and becomes 0: forcing is off", found=cfg.value)
+    elif x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1) and \
+            knobs.spellings(cfg.engine, setting=knobs.TOKEN_MODE):
+        add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
+                      f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
+            found=cfg.value)
+    elif x.get("acc_method") not in (None, "match-expected") and \
+            knobs.spellings(cfg.engine, setting=knobs.ACC_METHOD):
+        # default and recommended is match-expected; multinomial draws a rounded,
+        # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
+        add("GAL206", f"{_named(cfg.engine, knobs.ACC_METHOD)}={x.get('acc_method')} does not "
+                      "reproduce the golden AL's two-point distribution (and can miss its "
+                      "mean); use match-expected", found=cfg.value)
+    elif rec.spec_off == "dropped" and not x.get("atom_method"):
+        add("GAL206", f"{cfg.knob} without {_named(cfg.engine, knobs.METHOD)}: {rec.title} "
+                      "drops the acceptance flags silently and measures real acceptance",
+            found=cfg.value)
+    else:
+        version = ev.image_version(cfg.image)
+        settings = (setting,) + tuple(s for s in (knobs.TOKEN_MODE,) if x.get("token_mode"))
+        problem = version and _release_problem(cfg, rec, settings, version)
+        if problem:
+            add("GAL206", problem, found=cfg.value)

@@ -11,8 +11,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from goldenal.engines.knobs import RUNNER_VARIABLE as RUNNER_LENGTH, record
+from goldenal.engines.knobs import ENGINES, RUNNER_VARIABLE as RUNNER_LENGTH, record
 from goldenal.engines import table as _knobs
+
+# the runner's switch beside its length variable (``SYNTHETIC_ACCEPTANCE=true``)
+RUNNER_SWITCH = RUNNER_LENGTH.rsplit("_", 1)[0]
 
 
 _VALUE_SETTINGS = (_knobs.LENGTH, _knobs.RATES, _knobs.RATE)
@@ -35,7 +38,7 @@ def _stems():
         if r.setting in _VALUE_SETTINGS + (_knobs.TOKEN_MODE, _knobs.ACC_METHOD):
             groups.setdefault((r.engine, r.form), []).append(r.name.lstrip("-"))
     stems = [commonprefix(names).rstrip("_-") for names in groups.values()]
-    return tuple(dict.fromkeys(s.encode() for s in stems + [RUNNER_LENGTH.rsplit("_", 1)[0]]))
+    return tuple(dict.fromkeys(s.encode() for s in stems + [RUNNER_SWITCH]))
 
 
 KNOB_BYTES = _stems()
@@ -133,6 +136,28 @@ def _extra_inputs_thinking(text):
     return None
 
 
+def _signal(text):
+    """``(on, description)`` of the first thinking-mode signal on one line, or None."""
+    m = _DYN_RE.search(text)
+    if m:
+        return m.group(1) == "enabled", f"dyn-default-thinking-mode {m.group(1)}"
+    value = _extra_inputs_thinking(text)
+    if value:
+        return value == "true", f"benchmark client extra input thinking:{value}"
+    m = _ENV_THINK_RE.search(text)
+    if m:
+        return m.group(2).lower() in _TRUE, f"{m.group(1)}={m.group(2)}"
+    m = _MODE_RE.search(text)
+    if m:
+        return m.group(1).endswith("on"), f"THINKING_MODE={m.group(1)}"
+    low = text.lower()
+    m = _KW_RE.search(text) if "template" in low and "kwargs" in low else None
+    if m:
+        return m.group(2).lower() in _TRUE, f"chat-template kwargs {m.group(1)}={m.group(2)}"
+    m = _TEMPLATE_RE.search(text)
+    return (True, f"thinking chat template {m.group(1)}") if m else None
+
+
 def thinking_signals(lines, start=0, stop=None):
     """``(line_number, "on"|"off", description)`` for each thinking-mode signal in
     ``lines[start:stop]`` outside comments: chat-template kwargs, the engine's
@@ -147,53 +172,22 @@ def thinking_signals(lines, start=0, stop=None):
             continue
         if text.lstrip().startswith("#"):
             continue
-        lineno = i + 1
-        low = text.lower()
-        m = _DYN_RE.search(text)
-        if m:
-            found.append((lineno, "on" if m.group(1) == "enabled" else "off",
-                          f"dyn-default-thinking-mode {m.group(1)}"))
-            continue
-        value = _extra_inputs_thinking(text)
-        if value:
-            found.append((lineno, "on" if value == "true" else "off",
-                          f"benchmark client extra input thinking:{value}"))
-            continue
-        m = _ENV_THINK_RE.search(text)
-        if m:
-            found.append((lineno, "on" if m.group(2).lower() in _TRUE else "off",
-                          f"{m.group(1)}={m.group(2)}"))
-            continue
-        m = _MODE_RE.search(text)
-        if m:
-            found.append((lineno, "on" if m.group(1).endswith("on") else "off",
-                          f"THINKING_MODE={m.group(1)}"))
-            continue
-        if "template" in low and ("kwargs" in low):
-            m = _KW_RE.search(text)
-            if m:
-                found.append((lineno, "on" if m.group(2).lower() in _TRUE else "off",
-                              f"chat-template kwargs {m.group(1)}={m.group(2)}"))
-                continue
-        m = _TEMPLATE_RE.search(text)
-        if m:
-            found.append((lineno, "on", f"thinking chat template {m.group(1)}"))
+        said = _signal(text)
+        if said:
+            found.append((i + 1, "on" if said[0] else "off", said[1]))
     return found
+
+
+_THINK_WORD = re.compile("hink|HINK")
 
 
 def thinking_signals_in(text, lines):
     """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
     if "hink" not in text and "HINK" not in text:
         return []
-    hits = []
-    for word in ("hink", "HINK"):
-        i = text.find(word)
-        while i >= 0:
-            hits.append(i)
-            i = text.find(word, i + 1)
     # row of each hit: newlines counted between consecutive hits (one pass overall)
     rows, row, prev = set(), 0, 0
-    for i in sorted(hits):
+    for i in sorted(m.start() for m in _THINK_WORD.finditer(text)):
         row += text.count("\n", prev, i)
         rows.add(row)
         prev = i
@@ -457,15 +451,11 @@ def repository_path(path, root=None):
 
 def agentic_from_path(relpath):
     """True for agentic recipe paths, False for fixed-sequence-length ones, else None."""
-    low = relpath.lower()
-    if "agentic" in low or "agentx" in low:
-        return True
-    if _FIXED_RE.search(low):
-        return False
+    said = agentic_from_name(relpath)
     # benchmark launchers outside an agentic folder run fixed-length sweeps
-    if "single_node/" in low or "multi_node/" in low:
+    if said is None and ("single_node/" in relpath.lower() or "multi_node/" in relpath.lower()):
         return False
-    return None
+    return said
 
 
 # -------------------------------------------------------------- image versions

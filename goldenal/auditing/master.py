@@ -10,6 +10,7 @@ indentation from each injection to its scenario, role and entry.
 import re
 from dataclasses import dataclass, field
 
+from goldenal.auditing import evidence as ev
 from goldenal.engines import table as knobs
 
 _KEY_RE = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z0-9_.-]+):(?:\s|$)")
@@ -106,7 +107,7 @@ def injections(relpath, lines):
     out = []
     headers = {}
     outline = Outline(lines)
-    for i in knobs.lines_naming(lines, ("SYNTHETIC_ACCEPTANCE",)):
+    for i in knobs.lines_naming(lines, (ev.RUNNER_SWITCH,)):
         text = lines[i]
         if text.lstrip().startswith("#"):
             continue
@@ -151,8 +152,8 @@ def injections(relpath, lines):
         role = next((k for k in keys if k in ("prefill", "decode", "aggregated")), None)
         if entry is not None and entry not in headers:
             headers[entry] = _header(lines, entry_line)
-        length = settings.get("SYNTHETIC_ACCEPTANCE_LENGTH")
-        flag = settings.get("SYNTHETIC_ACCEPTANCE")
+        length = settings.get(ev.RUNNER_LENGTH)
+        flag = settings.get(ev.RUNNER_SWITCH)
         where = length or flag
         out.append(Injection(
             path=relpath, line=where[1], col=where[2],

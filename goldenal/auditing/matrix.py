@@ -3,14 +3,15 @@ is a launch command of its own, giving one config located inside the string.
 """
 
 from goldenal.auditing import evidence as ev
+from goldenal.engines import ENGINES, record
 from goldenal.engines import table as knobs
 from goldenal.recipes import spans
 from goldenal.recipes.shell import shell_words
 
-ARG_KEYS = ("extra_args", "extra-args", "server_args", "server-args", "serve_args")
 MODEL_KEYS = ("model", "model_path", "model-path", "model_id", "hf_model")
 SCENARIO_KEYS = ("scenario", "name", "job", "config", "workload")
-ENGINE = "atom"      # whose argument strings CI matrices list
+# the engine whose argument strings CI matrices list, and the keys holding them
+ENGINE, ARG_KEYS = next((e, record(e).matrix_args) for e in ENGINES if record(e).matrix_args)
 # its flags, as the one knob table spells them, by setting
 _BY_SETTING = {}
 for _row in knobs.spellings(ENGINE, form=knobs.FLAG):

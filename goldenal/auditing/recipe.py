@@ -72,8 +72,8 @@ def _fields(doc, site):
         served = spans.get(site.cfg, "model")
     if spans.is_scalar(served) and spans.scalar(served) is not None:
         f["model"] = spans.scalar(served)
-    if site.engine == "vllm":
-        spec = site.extra["spec"]
+    spec = site.extra.get("spec")
+    if isinstance(spec, dict):      # a parsed speculative config says it all
         f.update(spec_line=_line(site.spec), k=_int(spec.get("num_speculative_tokens")),
                  draft=spec.get("model"), method=spec.get("method"),
                  rsm=spec.get("rejection_sample_method"))
@@ -81,19 +81,18 @@ def _fields(doc, site):
             f["variant"]["draft_sample_method"] = spec["draft_sample_method"]
         if setting.knob is not None:
             f.update(value=_knob_text(spec[setting.knob]), line=setting.line)
-    elif site.engine == "sglang":
-        if site.spec_on:
-            f["spec_line"] = _line(site.on)
-            f["extra"]["eagle_topk"] = site.extra.get("eagle_topk")
-        for row in knobs.spellings(site.engine, setting=tuple(_EXTRA), form=knobs.KEY):
-            f["extra"][_EXTRA[row.setting]] = (spans.scalar(spans.get(site.env, row.name))
-                                               if site.env is not None else None)
-    elif site.engine == "trtllm" and site.spec_on:
-        f["spec_line"] = _line(site.spec)
+    elif site.spec_on:
+        # where speculative decoding is switched on, and the companions read beside it
+        f["spec_line"] = _line(site.on if site.on is not None else site.spec)
+        if "eagle_topk" in site.extra:
+            f["extra"]["eagle_topk"] = site.extra["eagle_topk"]
         for key in ("eagle3_one_model", "mtp_eagle_one_model"):
             if key in site.extra:
                 f["extra"]["one_model"] = str(site.extra[key]).lower() == "true"
                 f["extra"]["one_model_key"] = key
+    for row in knobs.spellings(site.engine, setting=tuple(_EXTRA), form=knobs.KEY):
+        f["extra"][_EXTRA[row.setting]] = (spans.scalar(spans.get(site.env, row.name))
+                                           if site.env is not None else None)
     return f
 
 
@@ -136,7 +135,17 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
             # SGLang PD: the decode worker's K picks the cell the prefill carries
             decode = next(s for s in sites if s.section == site.section and pd_decode(s, sites))
             fields.update(k=decode.k, k_line=_line(decode.k_node))
-        cfg = _config(relpath, lines, meta, site.role, fields, thinking, how, disagg)
+        r, line = fields, fields["line"] or fields["spec_line"] or 1
+        cfg = ev.Config(
+            path=relpath, line=line, col=r["col"] if r["line"] else 1, engine=r["engine"],
+            role=site.role, model=tuple(m for m in [r["model"], *meta["models"]] if m),
+            draft=r["draft"], method=r["method"], variant=r["variant"], k=r["k"],
+            k_line=r["k_line"], thinking=thinking, thinking_source=how, knob=r["knob"],
+            value=r["value"], rejection_sample_method=r["rsm"], image=meta["image"],
+            agentic=meta["agentic"], eval_only=meta["eval_only"], spec=r["spec"],
+            drafts=not (disagg and site.role == "prefill"),
+            source_stated=ev.source_stated(lines, line) if r["knob"] else False,
+            extra=r["extra"])
         key = (cfg.role, cfg.line, cfg.knob, cfg.value, cfg.k, cfg.draft, cfg.method,
                cfg.image)
         if key in seen:
@@ -157,18 +166,3 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
             configs[i] = cfg.with_(drafts=True)
             checked.add(place)
     return configs
-
-
-def _config(relpath, lines, meta, role, r, thinking, how, disagg):
-    models = tuple(m for m in [r["model"], *meta["models"]] if m)
-    line = r["line"] or r["spec_line"] or 1
-    return ev.Config(
-        path=relpath, line=line, col=r["col"] if r["line"] else 1,
-        engine=r["engine"], role=role, model=models, draft=r["draft"],
-        method=r["method"], variant=r["variant"], k=r["k"], k_line=r["k_line"],
-        thinking=thinking, thinking_source=how, knob=r["knob"], value=r["value"],
-        rejection_sample_method=r["rsm"], image=meta["image"], agentic=meta["agentic"],
-        eval_only=meta["eval_only"],
-        spec=r["spec"], drafts=not (disagg and role == "prefill"),
-        source_stated=ev.source_stated(lines, line) if r["knob"] else False,
-        extra=r["extra"])

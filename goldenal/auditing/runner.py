@@ -128,13 +128,13 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                 count(c.relpath)
             findings.extend(_check_injection(inj, target, by_path, text_of, curves))
     for c in candidates:
+        if b"goldenal:" in c.data:
+            text_of(c)      # decoded for its suppressions, whatever is read of it
         if c.kind == "master":
             if c.relpath not in checked:
                 skipped[c.relpath] = ("master config with no enabled synthetic-acceptance entry"
                                       if c.has_knob else "master config with no synthetic-"
                                       "acceptance entry")
-            if b"goldenal:" in c.data:
-                text_of(c)
             continue
         if c.kind == "doc" and c.has_knob and c.relpath.lower().endswith(MARKDOWN):
             # a guide's fenced shell blocks are read like a launch script, section by section
@@ -161,8 +161,6 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                                             "fenced shell blocks in Markdown are)"))
             if c.has_knob or c.has_spec:
                 skipped[c.relpath] = "documentation: commands in it are not read"
-            if b"goldenal:" in c.data:
-                text_of(c)
             continue
         agentic = ev.agentic_from_path(c.scenario or c.relpath)
         # a recipe's content may say what its path does not: read it unless the path
@@ -172,8 +170,6 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
             skipped[c.relpath] = ("speculative settings but no synthetic knob, and not agentic"
                                   if agentic is False or c.kind not in ("script", "recipe")
                                   else "speculative settings but no synthetic knob")
-            if b"goldenal:" in c.data:
-                text_of(c)
             continue
         text, lines = text_of(c)
         if c.kind == "script" and c.has_knob and not agentic and not knobs.first_set(text, _KNOB_ROWS):
@@ -299,13 +295,12 @@ def _by_content(c, text, compute):
     """``compute()``, or the configs of an earlier file with the same text and the same
     path facts in the key, each copy given its own path.  Errors are never kept.
     """
-    from goldenal.auditing.shell import name_hint
+    from goldenal.auditing.shell import FILE_TOKENS, name_hint
 
     path = c.scenario or c.relpath
     base = c.relpath.rsplit("/", 1)[-1].lower()
     key = (c.kind, text, ev.agentic_from_path(path), ev.eval_from_path(c.relpath),
-           name_hint(c.relpath), tuple(tok in base for tok in ("_trt", "_atom", "_sglang",
-                                                               "_vllm")))
+           name_hint(c.relpath), tuple(tok in base for _, tok in FILE_TOKENS))
     hit = _SAME.get(key)
     if hit is None:
         hit = _SAME[key] = (c.relpath, compute())
@@ -472,7 +467,7 @@ def _check_injection(inj, target, by_path, text_of, curves):
         image=header.get("image"), agentic=agentic, rejection_sample_method="synthetic",
         branch=None, extra={"injected": True})
     if agentic is False:
-        what = f"SYNTHETIC_ACCEPTANCE=true{'' if inj.value is None else ', length ' + inj.value}"
+        what = f"{ev.RUNNER_SWITCH}=true{'' if inj.value is None else ', length ' + inj.value}"
         out.append(make_finding("GAL302", inj.path, inj.line,
                                 f"{what} injected into {inj.recipe} under the {inj.scenario} "
                                 f"scenario of {inj.entry}; fixed-sequence-length configs must "
@@ -500,7 +495,7 @@ def _check_injection(inj, target, by_path, text_of, curves):
         if k is None:
             out.append(make_finding(
                 "GAL307", inj.path, inj.line,
-                f"SYNTHETIC_ACCEPTANCE_LENGTH={inj.value} for {inj.recipe}, which is not in the "
+                f"{ev.RUNNER_LENGTH}={inj.value} for {inj.recipe}, which is not in the "
                 "audited tree: K and the draft head cannot be checked", col=inj.col,
                 found=inj.value))
             return out

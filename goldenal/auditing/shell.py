@@ -45,6 +45,8 @@ _PREFIX_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.ENV)
 _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
 _KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
                 if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+# the parts of a launcher's file name that name an engine
+FILE_TOKENS = tuple((e, tok) for e in ev.ENGINES for tok in ev.record(e).file_tokens)
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
 _ACC_NAMES = {r.name: _ACC_SETTING[r.setting] for r in knobs.SPELLINGS if r.setting in _ACC_SETTING}
 _K_KINDS = (  # precedence: first match kind wins
@@ -60,6 +62,9 @@ _K_KINDS = (  # precedence: first match kind wins
     ("llamacpp", knobs.spellings("llamacpp", setting=knobs.K)),
 )
 _K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
+# kinds of an engine with a default K: a K set to a value not known here overrides it
+_K_DEFAULTED = tuple(kind for kind, rows in _K_KINDS
+                     if ev.record(rows[0].engine).default_k is not None)
 # The groups of table rows _read_line tries, each only on a line naming one of its rows (every
 # row's pattern starts with its name): the gates come from the table, not from words kept
 # beside it.  llama.cpp's served model alone switches nothing on, so names no group.
@@ -91,6 +96,9 @@ _WORD_CHARS = re.compile(r"\w+")
 _RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
+# (attribute of _Said, a word every match holds, pattern)
+_WORD_RES = (("rsm", "sample_method", _RSM_RE), ("dsm", "sample_method", _DSM_RE),
+             ("topk", "topk", _TOPK_RE))
 _ONE_MODEL_RE = re.compile(r"(eagle3_one_model|mtp_eagle_one_model)\s*:\s*(true|false|True|False)")
 _ENGINE_RES = [(engine, rx) for engine, _, rx in knobs.LAUNCHES]
 # a word every alternative of each engine's pattern contains: str's search skips a long
@@ -153,10 +161,10 @@ def _read_line(flat):
             k = _k_value(flat, rows, kind in _K_AT_LINE_START)
             if k is not None:
                 ks.append((kind, k))
-            elif kind == "llamacpp" and any(r.name in flat and r.pattern.search(flat)
+            elif kind in _K_DEFAULTED and any(r.name in flat and r.pattern.search(flat)
                                             for r in rows):
                 # --spec-draft-n-max "$k": K is set, to a value not known here, so
-                # llama.cpp's default K does not apply
+                # the engine's default K does not apply
                 said.k_unread = True
         said.ks = tuple(ks)
     has_spec = "spec" in flat
@@ -177,17 +185,10 @@ def _read_line(flat):
             m = m and _WORD_CHARS.match(unquote(m.group("value")))
             if m:
                 said.atom_method = m.group()
-        if "sample_method" in flat:
-            m = _RSM_RE.search(flat)
-            if m:
-                said.rsm = m.group(1)
-            m = _DSM_RE.search(flat)
-            if m:
-                said.dsm = m.group(1)
-    if "topk" in flat:
-        m = _TOPK_RE.search(flat)
+    for attr, word, rx in _WORD_RES:
+        m = rx.search(flat) if word in flat else None
         if m:
-            said.topk = m.group(1)
+            setattr(said, attr, m.group(1))
     if "one_model" in flat:
         m = _ONE_MODEL_RE.search(flat)
         if m:
@@ -245,10 +246,9 @@ class _Said:
             found["k"][kind] = (k, no)
         if self.k_unread:
             found["k_unread"] = no
-        if self.draft is not None:
-            found["draft"] = self.draft
-        if self.method is not None:
-            found["method"] = self.method
+        for key in ("draft", "method"):
+            if getattr(self, key) is not None:
+                found[key] = getattr(self, key)
         if self.atom_method is not None:
             found["atom_method"] = self.atom_method
             found["method"] = found.get("method") or self.atom_method
@@ -749,7 +749,6 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
         agentic = context
     if agentic is None:
         agentic = ev.agentic_from_path(scenario_path or relpath)
-    base = os.path.basename(relpath).lower()
     signals = ev.thinking_signals_in(text, lines)
     starts = [ln.no for ln in parsed]
 
@@ -783,8 +782,7 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
         split = (first, picks)
     for st in _run(replay, conds, relevant, {}, forks_at, split):
         st.found["choice"] = st.choice
-        cfg = _to_config(relpath, st.found, lines, agentic, st.eval_only, base, signals,
-                         holders)
+        cfg = _to_config(relpath, st.found, lines, agentic, st.eval_only, signals, holders)
         if cfg is None:
             continue
         gate = _agentic_gate(line_at(cfg.line), conds_by_id, st.choice)
@@ -828,7 +826,7 @@ def _agentic_gate(ln, conds, choice):
     return None
 
 
-def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=None):
+def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
     knob = value = spelling = None
     line, col = None, 1
     if f["knob"]:
@@ -856,24 +854,18 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
     if _KNOB_ENGINE.get(knob, "runner") != "runner":     # the runner's variable names none
         engine = _KNOB_ENGINE[knob]
     if engine is None:
-        for e, tok in (("trtllm", "_trt"), ("atom", "_atom"), ("sglang", "_sglang"),
-                       ("vllm", "_vllm")):
-            if tok in base:
-                engine = e
-                break
+        base = os.path.basename(relpath).lower()
+        engine = next((e for e, tok in FILE_TOKENS if tok in base), None)
+    rec = ev.record(engine) if engine in ev.ENGINES else None
     k = k_line = None
-    for kind in ("dspark", "steps", "json", "atom", "spec-tokens", "trt", "trt-nextn",
-                 "llamacpp"):
+    for kind, _ in _K_KINDS:
         if kind in f["k"]:
             k, k_line = f["k"][kind]
             break
     k_default = False
-    if engine == "llamacpp" and k is None and f["k_unread"] is None and (
-            f["llama_spec"] or knob):
-        # llama-server drafts at most --spec-draft-n-max tokens, default 3 (common/common.h)
-        from goldenal.engines.llamacpp import DEFAULT_K
-
-        k, k_default = DEFAULT_K, True
+    if rec is not None and rec.default_k is not None and k is None and \
+            f["k_unread"] is None and (f["llama_spec"] or knob):
+        k, k_default = rec.default_k, True
     # a launch script: it starts an engine, or sets K; other scripts that merely
     # mention speculative settings (patch helpers, docs generators) are not configs
     spec = (k is not None and not k_default) or (f["spec"] and f["engine"] is not None) \
@@ -896,7 +888,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, base, signals=(), holders=
         if s[0] not in holders or all(choice.get(c, a) == a for c, a in holders[s[0]].path)])
     extra = {"eagle_topk": f["topk"], "token_mode": f["token_mode"],
              "acc_method": f["acc_method"], "atom_method": f["atom_method"]}
-    if engine == "llamacpp":
+    if rec is not None and rec.spec_off == "refused":
         extra.update(llama_spec=f["llama_spec"], k_default=k_default, llama_env=f["llama_env"],
                      llama_forms=dict(f["llama_forms"]))
     if f["one_model"] is not None:
@@ -932,7 +924,6 @@ def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
         if s and not s.startswith(("#", "//")):
             parsed.append(Line(i + 1, t, (), True))
     f = _run(parsed, [], [], {}, {})[0].found
-    base = os.path.basename(relpath).lower()
-    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False, base,
+    cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False,
                      ev.thinking_signals(lines), {})
     return [cfg] if cfg is not None and cfg.knob else []

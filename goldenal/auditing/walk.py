@@ -281,6 +281,10 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
                 return include
         return False
 
+    def listing(d):
+        with os.scandir(d) as it:
+            return sorted(it, key=lambda e: e.name)
+
     def visit_dir(d):
         try:
             st = os.stat(d)
@@ -291,23 +295,17 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
             if ident in seen_dirs:
                 return      # a link to a directory audited under its own path
             seen_dirs.add(ident)
-            with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            entries = listing(d)
+            if any(e.name.startswith(_OWN_PREFIX) and e.name != LOCK_NAME
+                   and is_transaction_file(e.name) for e in entries):
+                problem = recovered(d)
+                if problem is not None:
+                    yield problem
+                    return
+                entries = listing(d)
         except OSError as exc:
             yield Problem(rel(d), f"unreadable directory: {exc.strerror or exc}")
             return
-        if any(e.name.startswith(_OWN_PREFIX) and e.name != LOCK_NAME
-               and is_transaction_file(e.name) for e in entries):
-            problem = recovered(d)
-            if problem is not None:
-                yield problem
-                return
-            try:
-                with os.scandir(d) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError as exc:
-                yield Problem(rel(d), f"unreadable directory: {exc.strerror or exc}")
-                return
         spec = None
         if respect_gitignore and any(e.name == ".gitignore" for e in entries):
             spec = _read_gitignore(d)

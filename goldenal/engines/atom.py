@@ -40,6 +40,9 @@ RECORD = Engine(
     info_keys=("enabled",), version_key=None,
     # the DSpark path takes no draft_sample_method / rejection_sample_method (docs/engines.md §4.1)
     selects_variant=False,
+    file_tokens=("_atom",),
+    spec_off="dropped",
+    matrix_args=("extra_args", "extra-args", "server_args", "server-args", "serve_args"),
 )
 
 KNOB = "--spec-decode-acceptance-length"

@@ -62,6 +62,8 @@ RECORD = Engine(
     slots_endpoint="/slots",
     k_keys=("speculative.n_max", "slots.speculative.n_max"),
     geometric_length=True,
+    default_k=3,  # common_params_speculative draft n_max (common/common.h)
+    spec_off="refused",  # server-context.cpp: "synthetic acceptance requires ..."
 )
 
 KNOB = "--spec-synth-len"

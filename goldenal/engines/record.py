@@ -31,7 +31,14 @@ class Engine:
     draw per batch step; ``log_steps``: decode steps per mean-only log line;
     ``geometric_length``: a bare length knob realises a geometric schedule;
     ``selects_variant``: a setting selects the draft head's sampling variant (ATOM's
-    DSpark path takes none, docs/engines.md §4.1).
+    DSpark path takes none, docs/engines.md §4.1); ``file_tokens``: parts of a
+    launcher's file name that name the engine (``"_trt"``); ``default_k``: K when no
+    setting writes it; ``spec_off``: what the server does with a knob while
+    speculative decoding is off (None, "refused": it does not start, "dropped":
+    silently); ``releases``: ``(settings, since, until, message)``, the releases
+    (``since`` <= version < ``until``) that read these settings and what an image
+    outside them does; ``matrix_args``: keys of a CI-matrix entry holding the
+    engine's server arguments.
     """
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
@@ -40,7 +47,8 @@ class Engine:
                  transport="stream", old_metrics=None, counter_digits=None,
                  per_position_grows=False, info_keys=(), version_key="version",
                  slots_endpoint=None, k_keys=(), batch_draw=False, log_steps=None,
-                 geometric_length=False, selects_variant=True):
+                 geometric_length=False, selects_variant=True, file_tokens=(), default_k=None,
+                 spec_off=None, releases=(), matrix_args=()):
         if unit not in ("length", "accepted"):
             raise ValueError(f"`unit` must be length or accepted, got {unit!r}")
         self.name, self.title, self.release = name, title, release
@@ -61,6 +69,8 @@ class Engine:
         self.slots_endpoint, self.k_keys = slots_endpoint, tuple(k_keys)
         self.batch_draw, self.log_steps = batch_draw, log_steps
         self.geometric_length, self.selects_variant = geometric_length, selects_variant
+        self.file_tokens, self.default_k, self.spec_off = tuple(file_tokens), default_k, spec_off
+        self.releases, self.matrix_args = tuple(releases), tuple(matrix_args)
 
     @property
     def offset(self):

@@ -42,6 +42,11 @@ RECORD = Engine(
     k_keys=("speculative_num_steps",),
     batch_draw=True,
     log_steps=40,  # --decode-log-interval's default
+    file_tokens=("_sglang",),
+    # the token mode first ships in the 0.5.15 wheel (docs/engines.md §2.3)
+    releases=((("token_mode",), "0.5.15", None,
+               "{name} needs SGLang >= 0.5.15, but the image is {image}: accepted positions "
+               "are filled with token id 100"),),
 )
 
 KNOB = "SGLANG_SIMULATE_ACC_LEN"

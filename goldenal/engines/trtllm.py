@@ -32,6 +32,7 @@ RECORD = Engine(
     silent_paths="a fractional TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS on the two-model path "
                  "(parsed with int(): 0 = off), the value 0 (off), the variable missing from the "
                  "worker environment, a clamp at the runtime draft length",
+    file_tokens=("_trt",),
 )
 
 KNOB = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"

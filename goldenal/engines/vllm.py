@@ -41,6 +41,12 @@ RECORD = Engine(
                  "rejection_sample_method not 'synthetic', vllm-ascend before #12256 (Model "
                  "Runner V1) or #15556 (Model Runner V2)",
     old_metrics={"efficiency": "vllm:spec_decode_efficiency"},  # V0's only usable figure
+    file_tokens=("_vllm",),
+    releases=((("length", "rates"), "0.20", None,
+               "{name} needs vLLM >= 0.20, but the image is {image}; 0.19 knows only "
+               "synthetic_acceptance_rate and older releases no synthetic mode"),
+              (("rate",), None, "0.20", "{name} was replaced by synthetic_acceptance_length "
+                                        "in vLLM 0.20; image {image} rejects it")),
 )
 
 KNOB = "synthetic_acceptance_length"
