@@ -46,64 +46,34 @@ def add_golden_dir_argument(parser):
                              "works as it is")
 
 
-def _positive_int(text):
-    import argparse
+def _checked(convert, ok, what):
+    """An argparse type: ``convert(text)`` if ``ok`` of it, else "expected WHAT, got TEXT"."""
+    def parse(text):
+        import argparse
 
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+    return parse
 
 
-def _non_negative_int(text):
-    import argparse
-
+def _digits(text):
     if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+        raise ValueError(text)
     return int(text)
 
 
-def _resamples(text):
-    """``--n-resamples``: an integer of at least 100 (fewer make no interval)."""
-    import argparse
-
-    if not text.strip().isdigit() or int(text) < 100:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 100, got {text!r}")
-    return int(text)
-
-
-def _level(text):
-    """``--confidence-level``: a number strictly between 0 and 1."""
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
-def _finite_float(text, *, positive=False, non_negative=False):
-    import argparse
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or (positive and value <= 0) or (non_negative and value < 0):
-        kind = "a positive" if positive else "a non-negative" if non_negative else "a finite"
-        raise argparse.ArgumentTypeError(f"expected {kind} number, got {text!r}")
-    return value
-
-
-def _positive_float(text):
-    return _finite_float(text, positive=True)
-
-
-def _non_negative_float(text):
-    return _finite_float(text, non_negative=True)
+_INF = float("inf")  # the float bounds below also refuse nan (no comparison holds)
+_positive_int = _checked(_digits, lambda v: v >= 1, "a positive integer")
+_non_negative_int = _checked(_digits, lambda v: v >= 0, "an integer >= 0")
+_resamples = _checked(_digits, lambda v: v >= 100, "an integer >= 100")  # fewer: no interval
+_level = _checked(float, lambda v: 0 < v < 1, "a number between 0 and 1")
+_positive_float = _checked(float, lambda v: 0 < v < _INF, "a positive number")
+_non_negative_float = _checked(float, lambda v: 0 <= v < _INF, "a non-negative number")
 
 
 def selection_kwargs(args):

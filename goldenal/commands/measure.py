@@ -104,20 +104,8 @@ def _k_list(text):
     return ks
 
 
-def _non_negative_int(text):
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer: {text!r}")
-    return value
-
-
 def configure(parser):
-    from goldenal.commands._selection import _positive_float, _positive_int
+    from goldenal.commands._selection import _non_negative_int, _positive_float, _positive_int
     from goldenal.engines import ENGINES
 
     parser.add_argument("url", metavar="URL", nargs="?",

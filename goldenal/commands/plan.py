@@ -29,23 +29,10 @@ exit codes:
   2  unreadable pilot or bad flags
 """
 
-import json
 import math
 import sys
 
 from goldenal.core.errors import EXIT_OK, EXIT_REFUSED
-
-
-def _half_width(text):
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of AL, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of AL, got {text!r}")
-    return value
 
 
 def _runs(text):
@@ -62,11 +49,12 @@ def _runs(text):
 
 
 def configure(parser):
-    from goldenal.commands._selection import _level
+    from goldenal.commands._selection import _checked, _level
     from goldenal.commands.fit import add_identity_arguments
 
     parser.add_argument("pilot", nargs="+", metavar="PILOT", help="pilot run directory")
-    parser.add_argument("--half-width", type=_half_width, required=True, metavar="AL",
+    half_width = _checked(float, lambda v: 0 < v < float("inf"), "a positive number of AL")
+    parser.add_argument("--half-width", type=half_width, required=True, metavar="AL",
                         help="target half-width of every cell's interval, in AL (e.g. 0.05)")
     parser.add_argument("--runs", type=_runs, metavar="N",
                         help="split the requests into N (>= 10) independent runs")
@@ -104,6 +92,7 @@ def render_text(plan):
 
 
 def run(args):
+    from goldenal.commands._output import print_result
     from goldenal.commands.fit import identity_from_args
     from goldenal.stats.output import load_runs
     from goldenal.stats.plan import plan_measurement
@@ -111,10 +100,7 @@ def run(args):
     pilot = load_runs(args.pilot, identity=identity_from_args(args))
     plan = plan_measurement(pilot, half_width=args.half_width,
                             confidence_level=args.confidence_level, runs=args.runs)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(plan.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(render_text(plan))
+    print_result(args.format == "json", plan.to_dict, lambda: render_text(plan))
     if plan.needed is None:
         print("error: no cell of the pilot can be planned from; measure a pilot with "
               "per-request records (goldenal measure), see docs/statistics.md, \"Planning a "

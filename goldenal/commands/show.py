@@ -18,9 +18,6 @@ exit codes:
   2  usage error or unreadable golden directory
 """
 
-import json
-import sys
-
 from goldenal.commands._selection import add_curve_arguments, add_golden_dir_argument, golden_dir
 
 
@@ -54,14 +51,12 @@ def render(curve):
 
 
 def run(args):
+    from goldenal.commands._output import print_result
     from goldenal.golden.policy import resolve_curve
     from goldenal.golden.registry import load_registry
 
     registry = load_registry(golden_dir(args))
     curve = resolve_curve(registry, args.name, draft=args.draft, curve=args.curve,
                           variant=args.variant)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(curve.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(render(curve))
+    print_result(args.format == "json", curve.to_dict, lambda: render(curve))
     return 0

@@ -1,17 +1,16 @@
 """Check that a synthetic-acceptance run realized its golden AL.
 
-Reads the realized AL back from the run's logs or metrics (a run directory,
-or measurement files) and compares it with the golden target of the cell,
-selected as `goldenal lookup` selects it.  The tolerance follows from the step
-count and the engine's per-step schedule (f or f+1 accepted drafts per step;
-4 sigma by default, plus the target's two-decimal rounding).  Per-position
-counts, where present, must follow the min-variance schedule [1]*f, p, 0...;
-a smooth decaying profile is real acceptance: the knob was silently ignored.
---profile names another expected profile: "curve" (the curve's own
-per-position profile, as emit/inject --distribution write it), "geometric"
-(what llama.cpp realises for its bare length knob), explicit rates
-P0,P1,... as pinned, or "none" (the mean only).  A run that hits the mean but
-not the profile is a miss that says so (e.g. llama.cpp's geometric schedule).
+Reads the realized AL back from a run directory or measurement files and
+compares it with the golden target, selected as `goldenal lookup` selects it.
+The tolerance follows from the step count and the engine's per-step schedule
+(f or f+1 accepted drafts per step; 4 sigma by default, plus the target's
+two-decimal rounding).  Per-position counts, where present, must follow the
+min-variance schedule [1]*f, p, 0...: a smooth decaying profile is real
+acceptance (the knob was silently ignored).  --profile names another: "curve"
+(the curve's own, as emit/inject --distribution write it), "geometric" (what
+llama.cpp realises for its bare length knob), rates P0,P1,... as pinned, or
+"none" (the mean only).  Hitting the mean but not the profile is a miss that
+says so.
 
     goldenal verify measurements/m3-throughput/ --model minimax-m3 \\
         --draft Inferact/MiniMax-M3-EAGLE3 --k 3 --thinking on
@@ -32,9 +31,6 @@ exit codes:
      ones)
 """
 
-import json
-import sys
-
 from goldenal.commands._selection import (
     _non_negative_float,
     _positive_float,
@@ -42,7 +38,7 @@ from goldenal.commands._selection import (
     golden_dir,
 )
 from goldenal.engines import ENGINES
-from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 
 
 def configure(parser):
@@ -72,18 +68,17 @@ def configure(parser):
 
 
 def run(args):
+    from goldenal.commands._output import print_result
     from goldenal.measuring.verify import verify
 
     if args.target is not None:
         target = args.target
     else:
         if args.model is None and args.curve is None:
-            print("error: give --model (or --curve) and --thinking to look the target up, or "
-                  "--target AL", file=sys.stderr)
-            return 2
+            raise UsageError("give --model (or --curve) and --thinking to look the target up, "
+                             "or --target AL")
         if args.thinking is None:
-            print("error: --thinking is required to look the target up", file=sys.stderr)
-            return 2
+            raise UsageError("--thinking is required to look the target up")
         from goldenal.api import lookup
 
         target = lookup(args.model, k=args.k, thinking=args.thinking, draft=args.draft,
@@ -92,9 +87,8 @@ def run(args):
     profile = args.profile
     if profile == "curve":
         if args.target is not None:
-            print("error: --profile curve needs the golden cell (--model or --curve), not "
-                  "--target", file=sys.stderr)
-            return 2
+            raise UsageError("--profile curve needs the golden cell (--model or --curve), not "
+                             "--target")
         from goldenal.apply.distribution import acceptance_rates
         from goldenal.golden.registry import load_registry
 
@@ -105,20 +99,15 @@ def run(args):
         try:
             profile = [float(x) for x in profile.split(",")]
         except ValueError:
-            print(f"error: --profile must be min-variance, curve, geometric, none or rates "
-                  f"P0,P1,..., got {args.profile!r}", file=sys.stderr)
-            return 2
+            raise UsageError(f"--profile must be min-variance, curve, geometric, none or rates "
+                             f"P0,P1,..., got {args.profile!r}") from None
     try:
         result = verify(paths, target, k=args.k, thinking=args.thinking, engine=args.engine,
                         z=args.z, slack=args.slack, allow_incomplete=args.allow_incomplete,
                         profile=profile)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(str(result) + "\n")
+        raise UsageError(str(exc)) from None
+    print_result(args.format == "json", result.to_dict, lambda: f"{result}\n")
     if result.verdict == "incomplete":
         return EXIT_USAGE
     return EXIT_OK if result.hit else EXIT_REFUSED
