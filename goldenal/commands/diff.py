@@ -23,12 +23,8 @@ exit codes:
 """
 
 from goldenal.commands._selection import add_golden_dir_argument, golden_dir
-from goldenal.commands.fit import (
-    add_fit_arguments,
-    add_identity_arguments,
-    fit_kwargs,
-    identity_from_args,
-)
+from goldenal.commands.fit import (add_fit_arguments, add_identity_arguments, fit_kwargs,
+                                   identity_from_args)
 
 
 def configure(parser):

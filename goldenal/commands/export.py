@@ -31,17 +31,9 @@ exit codes:
 import json
 import sys
 
-from goldenal.commands._selection import (
-    _positive_int,
-    add_golden_dir_argument,
-    golden_dir,
-)
-from goldenal.commands.fit import (
-    add_fit_arguments,
-    add_identity_arguments,
-    fit_kwargs,
-    identity_from_args,
-)
+from goldenal.commands._selection import _positive_int, add_golden_dir_argument, golden_dir
+from goldenal.commands.fit import (add_fit_arguments, add_identity_arguments, fit_kwargs,
+                                   identity_from_args)
 
 
 def configure(parser):

@@ -45,12 +45,12 @@ KEYS = ("source", "line", "engine", "format", "k", "drafts", "draft_tokens", "ac
 
 
 def configure(parser):
+    from goldenal.commands._selection import _positive_int
+
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="measurement files, or a run directory")
     parser.add_argument("--format", choices=["table", "csv", "jsonl"], default="table",
                         help="output format (default: table)")
-    from goldenal.commands._selection import _positive_int
-
     parser.add_argument("--windows", action="store_true",
                         help="table: list every window after the per-cell summary")
     parser.add_argument("--k", type=_positive_int, metavar="K",
@@ -61,61 +61,49 @@ def configure(parser):
                         help="stop at the first refused window (exit 2)")
 
 
-def _is_run_dir(paths):
-    from goldenal.readers.run import is_run_dir
-
-    return len(paths) == 1 and is_run_dir(paths[0])
-
-
 def run(args):
     from goldenal.readers import IngestStream, load_run
     from goldenal.readers.observations import Summarizer
+    from goldenal.readers.run import is_run_dir
 
-    if _is_run_dir(args.paths) and args.reader is None:
+    if len(args.paths) == 1 and is_run_dir(args.paths[0]) and args.reader is None:
         measured = load_run(args.paths[0], k=args.k)
         observations, problems = measured.observations(), measured.problems
-        key = lambda o: (o.thinking, o.k)  # noqa: E731
         warnings = list(measured.warnings)
+        summary = Summarizer(lambda o: (o.thinking, o.k))
     else:
         # csv and jsonl rows are written as they are read: constant memory for any size
         observations = IngestStream(args.paths, k=args.k, reader=args.reader,
                                     strict=args.strict)
-        problems = observations.problems
-        key = lambda o: (o.source, o.k)  # noqa: E731
-        warnings = []
-    summary = Summarizer(key)
-    out = sys.stdout
-    if args.format == "table":
-        rows = []
-        for obs in observations:
-            summary.add(obs)
+        problems, warnings = observations.problems, []
+        summary = Summarizer(lambda o: (o.source, o.k))
+    table = args.format == "table"
+    writer = csv.writer(sys.stdout, lineterminator="\n") if args.format == "csv" else None
+    rows, count = [], 0
+    for obs in observations:
+        summary.add(obs)
+        if table:
             rows.append(obs)
-        _no_windows(rows, problems, args.paths, warnings)
-    else:
-        writer = csv.writer(out, lineterminator="\n") if args.format == "csv" else None
-        count = 0
-        for obs in observations:
+        else:
             if writer is not None and not count:
                 writer.writerow(KEYS)
-            summary.add(obs)
-            count += 1
-            _write_row(out, writer, obs)
-        _no_windows(range(count), problems, args.paths, warnings)
-    summary_text = _summary(summary.result())
-    (out if args.format == "table" else sys.stderr).write(summary_text + "\n")
-    if args.format == "table":
-        if args.windows:
-            out.write("\n" + _table(rows) + "\n")
-        else:
-            files = len({o.source for o in rows})
-            out.write(f"{_count(len(rows), 'window')} from {_count(files, 'file')}; "
-                      "--windows lists each\n")
-    refused = sum(1 for p in problems if p.refused)
+            _write_row(writer, obs)
+        count += 1
+    _no_windows(count, problems, args.paths, warnings)
+    text = _summary(summary.result()) + "\n"
+    if not table:
+        sys.stderr.write(text)
+    elif args.windows:
+        sys.stdout.write(text + "\n" + _table(rows) + "\n")
+    else:
+        files = len({o.source for o in rows})
+        sys.stdout.write(f"{text}{_count(count, 'window')} from {_count(files, 'file')}; "
+                         "--windows lists each\n")
     for problem in problems:
-        label = "refused" if problem.refused else "note"
-        print(f"{label}: {problem}", file=sys.stderr)
+        print(f"{'refused' if problem.refused else 'note'}: {problem}", file=sys.stderr)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    refused = sum(1 for p in problems if p.refused)
     if refused:
         print(f"incomplete: {refused} window(s) refused; the totals above are partial",
               file=sys.stderr)
@@ -127,24 +115,25 @@ def _count(n, noun):
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _no_windows(rows, problems, paths, warnings):
-    if not len(rows):
-        # what explains the empty result (e.g. every window of another K) comes first
-        for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        first = next((p for p in problems if p.refused), None)
-        if first is not None:
-            raise ParseError(first.message, path=first.path, line=first.line)
-        raise ParseError("no observations (no measurement files read)" if not problems
-                         else "no observations", path=", ".join(map(str, paths)))
+def _no_windows(count, problems, paths, warnings):
+    if count:
+        return
+    # what explains the empty result (e.g. every window of another K) comes first
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    first = next((p for p in problems if p.refused), None)
+    if first is not None:
+        raise ParseError(first.message, path=first.path, line=first.line)
+    raise ParseError("no observations (no measurement files read)" if not problems
+                     else "no observations", path=", ".join(map(str, paths)))
 
 
-def _write_row(out, writer, obs):
+def _write_row(writer, obs):
     from goldenal.readers import as_dict
 
     row = as_dict(obs)
     if writer is None:
-        out.write(json.dumps(row) + "\n")
+        sys.stdout.write(json.dumps(row) + "\n")
         return
     pos = row["accepted_per_position"]
     row["accepted_per_position"] = "" if pos is None else " ".join(map(str, pos))

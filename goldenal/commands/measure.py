@@ -10,12 +10,11 @@ counts, so fit can resample whole requests; SGLang answers with its own
 per-request meta_info (requests to it go out non-streaming) at any
 concurrency.  The same prompts go out in the same order at every K.
 
-A whole curve in one call: --server-cmd starts one server per K ({k} is
-filled with K, {port} with a free port; the URL defaults to
-http://127.0.0.1:{port}), waits until --server-ready answers 200 (default
-URL/health; at most --server-timeout seconds), measures the cell and stops
-the server's whole process group, also on an error or Ctrl-C.  Its log is
-kept in the run as server_{on,off}_k{K}.log.
+A whole curve in one call: --server-cmd starts one server per K ({k} is K,
+{port} a free port; the URL defaults to http://127.0.0.1:{port}), waits until
+--server-ready answers 200 (default URL/health; at most --server-timeout
+seconds), measures the cell and stops the server's whole process group, also
+on an error or Ctrl-C, keeping its log in the run as server_{on,off}_k{K}.log.
 
     goldenal measure --server-cmd 'llama-server -m target.gguf --spec-type draft-simple \\
         --spec-draft-model draft.gguf --spec-draft-n-max {k} --metrics --port {port}' \\
@@ -28,12 +27,11 @@ kept in the run as server_{on,off}_k{K}.log.
 
 Without --server-cmd a server runs one K: give a URL with {k} naming one
 running server per K, or measure one K per call into the same RUN_DIR.  A
-server whose K is not the cell's is refused before any load where it says
-its K, else after the first request.
---prompts is JSON lines: {"id": "p1", "prompt": "..."} or {"id": "p1",
-"messages": [{"role": "user", "content": "..."}]}; without it, SPEED-Bench
-Qualitative `coding` is loaded through `datasets` (pip install
-'goldenal[speedbench]').
+server whose K is not the cell's is refused before any load where it says its
+K, else after the first request.  --prompts is JSON lines: {"id": "p1",
+"prompt": "..."} or {"id": "p1", "messages": [{"role": "user", "content":
+"..."}]}; without it, SPEED-Bench Qualitative `coding` is loaded through
+`datasets` (pip install 'goldenal[speedbench]').
 
 stdout: per cell its AL, steps, requests and failures, then the percentiles
 (p50/p90/p99) of request latency, time to first token and output tokens per
@@ -42,32 +40,32 @@ second per request, and the cell's output tokens over its wall time
 traffic on the server, failed requests, and requests that all drafted and
 accepted exactly as many tokens: one accept/reject sequence replayed, as a
 llama-server started with a fixed --seed does for requests without --seed).
-The run directory appears whole or not at all; a cell is added to an
-existing run atomically.  Ctrl-C writes nothing of the cell being measured.
+The run directory appears whole or not at all; a cell is added to an existing
+run atomically.  Ctrl-C writes nothing of the cell being measured.
 
-The server is input like any file.  Before any request, --curve-id,
---model, --draft, --method and the run name (the last part of --out) get
-the checks fit --golden-dir applies (a curve id fit accepts; each written into a
-curve file and read back unchanged).  Every answer is bounded: a /metrics
-body 64 MiB (and 20,000 samples of the speculative families), any JSON answer (/v1/models, info endpoints, a non-streaming
-completion, an error body) 16 MiB, one line of a stream 1 MiB, a whole
-stream 64 MiB, JSON nesting 64 levels, a GET (detection, each scrape) 30 s
-in all, headers and body however slowly they drip (--timeout when shorter),
-a request --timeout in all (then retried, and recorded as failed); a
-compressed answer is refused (measure asks for identity).  An answer past a
-cap stops the run (exit 2, the URL and the cap named, nothing of the cell
-written).  Counts are checked as they are recorded: integers of 64 bits, 0 <=
-accepted <= K x steps (and <= draft tokens <= K x steps), per-position counts
-non-increasing and summing to accepted; impossible counts refuse the cell
-(exit 1).  At the end of a cell the requests' own counts (engine per-request
-metrics, llama.cpp's timings) are reconciled with the /metrics counters:
-steps, draft and accepted tokens, per position, where both have them.  A
-difference beyond counting noise (one step per request in flight; attempts
-that left no count may add up to --max-tokens steps each to the counters)
-refuses the cell (exit 1), naming both figures; the cell is written marked
-`inconsistent` in run.yaml, and fit --golden-dir refuses the run.  A user:password
-and a query in URL are sent, never written (run.yaml, server_*.json,
-messages).
+The server is input like any file.  Before any request, --curve-id, --model,
+--draft, --method and the run name (the last part of --out) get the checks
+fit --golden-dir applies (a curve id fit accepts; each written into a curve
+file and read back unchanged).  Every answer is bounded: a /metrics body 64
+MiB (and 20,000 samples of the speculative families), any JSON answer
+(/v1/models, info endpoints, a non-streaming completion, an error body) 16
+MiB, one line of a stream 1 MiB, a whole stream 64 MiB, JSON nesting 64
+levels, a GET (detection, each scrape) 30 s in all, headers and body however
+slowly they drip (--timeout when shorter), a request --timeout in all (then
+retried, and recorded as failed); a compressed answer is refused (measure asks
+for identity).  An answer past a cap stops the run (exit 2, the URL and the
+cap named, nothing of the cell written).  Counts are checked as they are
+recorded: integers of 64 bits, 0 <= accepted <= K x steps (and <= draft tokens
+<= K x steps), per-position counts non-increasing and summing to accepted;
+impossible counts refuse the cell (exit 1).  At the end of a cell the
+requests' own counts (engine per-request metrics, llama.cpp's timings) are
+reconciled with the /metrics counters (steps, draft and accepted tokens, per
+position) where both have them.  A difference beyond counting noise (one step
+per request in flight; attempts that left no count may add up to --max-tokens
+steps each to the counters) refuses the cell (exit 1), naming both figures;
+the cell is written marked `inconsistent` in run.yaml, and fit --golden-dir
+refuses the run.  A user:password and a query in URL are sent, never written
+(run.yaml, server_*.json, messages).
 
 In Python: goldenal.measure(url, out=..., model=..., k=..., thinking=...)
 -> MeasureResult (.to_frame(): one row per request);
@@ -218,9 +216,8 @@ def run(args):
     if args.server_cmd is None:
         if args.url is None:
             raise UsageError("give the server's URL, or --server-cmd to start one per K")
-        for flag, value in (("--server-ready", args.server_ready),):
-            if value is not None:
-                raise UsageError(f"{flag} needs --server-cmd")
+        if args.server_ready is not None:
+            raise UsageError("--server-ready needs --server-cmd")
     common = dict(out=args.out, model=args.model, draft=args.draft, thinking=args.thinking,
                   prompts=args.prompts, concurrency=args.concurrency,
                   max_tokens=args.max_tokens, requests=args.requests, engine=args.engine,

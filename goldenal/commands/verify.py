@@ -31,12 +31,8 @@ exit codes:
      ones)
 """
 
-from goldenal.commands._selection import (
-    _non_negative_float,
-    _positive_float,
-    add_selection_arguments,
-    golden_dir,
-)
+from goldenal.commands._selection import (_non_negative_float, _positive_float,
+                                          add_selection_arguments, golden_dir)
 from goldenal.engines import ENGINES
 from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 
