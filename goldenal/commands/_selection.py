@@ -84,3 +84,8 @@ def selection_kwargs(args):
 
 def golden_dir(args):
     return args.golden_dir or os.environ.get("GOLDENAL_DIR") or None
+
+
+def given(args, names):
+    """``{name: args.name}`` for the space-separated ``names``: flags passed on as they are."""
+    return {name: getattr(args, name) for name in names.split()}

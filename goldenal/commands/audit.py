@@ -14,36 +14,32 @@ Suppress one finding with a comment on its line: # goldenal: ignore[GAL201]
 
 Files are chosen as ruff chooses them: .gitignore is respected, --exclude
 replaces the default excluded directories, --extend-exclude adds to them, and
-[tool.goldenal] in the nearest pyproject.toml, up to the repository root
-(the directory holding .git) and no further, may set select, ignore,
-exclude, extend-exclude, respect-gitignore and golden-dir (options given here
-win).  goldenal's own reports are never read, nor the journals and temporaries
-of goldenal's writers: a directory a crashed write (inject, --fix) left them in
-is recovered first, under the writer lock, so the files read are all old or
-all new.  Paths in every format (text, json, github, sarif) are relative to
-the repository root (the nearest directory holding .git), whatever directory
-is audited, so CI annotations point at the files; --root names another
-directory.  The last line counts the files
+[tool.goldenal] in the nearest pyproject.toml up to the repository root (the
+directory holding .git) may set select, ignore, exclude, extend-exclude,
+respect-gitignore and golden-dir (options given here win).  goldenal's own
+reports, journals and temporaries are never read; a directory a crashed write
+(inject, --fix) left them in is recovered first, under the writer lock, so the
+files read are all old or all new.  Paths in every format are relative to the
+repository root (--root names another directory), whatever directory is
+audited, so CI annotations point at the files.  The last line counts the files
 read, the serve configs checked and the files skipped (--show-skipped lists
 them with the reason); configs whose thinking mode was assumed (GAL305) are
 counted in one line (--show-assumptions lists them; JSON and SARIF keep each).
 
-What each file says is kept in a cache outside the tree (ruff keeps one too),
-keyed by the file's bytes, its path and goldenal's code: a file read before
-is not parsed again, and the findings are the same either way (an entry that
-fails its checksum is parsed again).  It lives in $GOLDENAL_CACHE_DIR, else
-the user cache directory, used only when that directory is the user's own and
-writable by no one else; --no-cache skips it.
+What each file says is cached outside the tree (as ruff does), keyed by its
+bytes, its path and goldenal's code, so a file read before is not parsed again
+(an entry failing its checksum is): in $GOLDENAL_CACHE_DIR, else the user cache
+directory, used only when it is the user's own and writable by no one else;
+--no-cache skips it.
 
---fix applies the safe fixes (marked [*]): a wrong literal value replaced by
-the golden one, when nothing on that line was assumed and the value occurs
-once there, and auditing with the fix in place raises nothing new on that
-line; it names every suggested fix it did not apply and why.  It locks the
-directories it writes before reading the files to fix (as inject does), and
-a file changed since that read is not written.  A fixed file is
-replaced atomically, byte for byte except the number; a file reached through
-a symbolic link is never written.  --diff prints those changes and writes
-nothing (it reads the cache, never writes it).
+--fix applies the safe fixes (marked [*]): a wrong literal value replaced by the
+golden one, when nothing on that line was assumed, the value occurs once there,
+and auditing with the fix in place raises nothing new on that line; it names
+every suggested fix not applied and why.  It locks the directories it writes
+before reading the files to fix (as inject does) and writes no file changed
+since.  A fixed file is replaced atomically, byte for byte except the number;
+a file reached through a symbolic link is never written.  --diff prints those
+changes and writes nothing (it reads the cache, never writes it).
 
 In Python: goldenal.audit(paths) -> list[Finding];
 goldenal.audit_report(paths) -> AuditReport (with the counts and skipped files)
@@ -59,7 +55,7 @@ exit codes:
 import os
 import sys
 
-from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, UsageError
 
 
 def configure(parser):
@@ -83,8 +79,7 @@ def configure(parser):
     parser.add_argument("--config", metavar="PYPROJECT",
                         help="read [tool.goldenal] from this pyproject.toml (default: the "
                              "nearest one with that table)")
-    parser.add_argument("--isolated", action="store_true",
-                        help="ignore every pyproject.toml")
+    parser.add_argument("--isolated", action="store_true", help="ignore every pyproject.toml")
     parser.add_argument("--show-skipped", action="store_true",
                         help="list the files skipped and why")
     parser.add_argument("--show-assumptions", action="store_true",
@@ -113,8 +108,7 @@ def run(args):
     if args.explain:
         page = explain(args.explain)
         if page is None:
-            print(f"error: unknown rule {args.explain!r}", file=sys.stderr)
-            return EXIT_USAGE
+            raise UsageError(f"unknown rule {args.explain!r}")
         sys.stdout.write(page)
         return EXIT_OK
     paths = args.paths or ["."]
@@ -142,13 +136,11 @@ def run(args):
 
         relative = [os.path.relpath(os.path.abspath(p), root) for p in paths]
         if any(r.startswith(os.pardir) for r in relative):
-            print("error: --fix and --diff need every PATH inside the root", file=sys.stderr)
-            return EXIT_USAGE
+            raise UsageError("--fix and --diff need every PATH inside the root")
 
-        def audit_with(overlay):
-            return audit(paths, root=root, overlay=overlay, **options)
-
-        result = fix_findings(findings, root, audit_with, write=args.fix)
+        result = fix_findings(
+            findings, root, lambda overlay: audit(paths, root=root, overlay=overlay, **options),
+            write=args.fix)
         for f, reason in sorted(result.skipped, key=lambda s: (s[0].path, s[0].line, s[0].code)):
             print(f"Not fixed: {f.path}:{f.line}:{f.col}: {f.code}: {reason}", file=sys.stderr)
         if args.diff:
@@ -172,12 +164,7 @@ def run(args):
 
 def _selected(select, code):
     """True when ``--select`` names ``code`` itself (or its rule name): show it in full."""
-    if not select:
-        return False
     from goldenal.auditing.rules import get_rule
 
-    for item in select.split(","):
-        rule = get_rule(item)
-        if rule is not None and rule.code == code:
-            return True
-    return False
+    rules = [get_rule(item) for item in select.split(",")] if select else []
+    return any(rule is not None and rule.code == code for rule in rules)

@@ -28,7 +28,7 @@ exit codes:
 
 import sys
 
-from goldenal.commands._selection import add_selection_arguments, golden_dir
+from goldenal.commands._selection import add_selection_arguments, given, selection_kwargs
 from goldenal.engines import ENGINES, MODULES
 from goldenal.engines.base import FORMATS
 
@@ -65,12 +65,9 @@ def configure(parser):
 def run(args):
     from goldenal.apply.emit import emit
 
-    fragment = emit(args.model, engine=args.engine, k=args.k, thinking=args.thinking,
-                    draft=args.draft, curve=args.curve, variant=args.variant,
-                    golden_dir=golden_dir(args), format=args.format,
-                    spec_config=args.spec_config, distribution=args.distribution,
-                    form="rate" if args.rate else "length" if args.length else None,
-                    dspark_config=args.dspark_config)
+    fragment = emit(args.model, **selection_kwargs(args),
+                    **given(args, "engine format spec_config distribution dspark_config"),
+                    form="rate" if args.rate else "length" if args.length else None)
     print(fragment.text)
     for note in fragment.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -42,8 +42,7 @@ def configure(parser):
                         help="num_speculative_tokens of the cell")
     parser.add_argument("--thinking", required=True, choices=["on", "off"],
                         help="thinking mode of the cell")
-    parser.add_argument("--format", choices=["speculation-profile"],
-                        default="speculation-profile",
+    parser.add_argument("--format", choices=["speculation-profile"], default="speculation-profile",
                         help="output format (speculation_profile.json, schema 1.0)")
     parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     parser.add_argument("--monotone", action="store_true",

@@ -3,22 +3,19 @@
 Every speculative site of each FILE gets its engine's knob: vLLM
 speculative-config JSON strings or mappings (every worker role), SGLang and
 TensorRT-LLM *_environment blocks at any indentation (anchors, aliases and
-multi-variant base/override files included), a TensorRT-LLM extra-LLM-API
-YAML with the env file it names (# env-file: PATH), ATOM command lines,
-scripts that run vllm serve (each literal --speculative-config JSON; one built
-in a variable is refused where it is used), and
-scripts that start llama-server (its length knob after the speculative flags;
-with --distribution, its rates knob: llama.cpp realises a bare length as a
-geometric schedule, not the min-variance one, and says so on stderr).
-The engine of a script is the server it starts (vllm serve, sglang.launch_server,
-trtllm-serve, atom.entrypoints, llama-server), as audit reads it.
-Model, draft head, method, variant, K and the thinking mode are read from the
-file as audit reads them; a flag that contradicts the file is refused (--thinking
-against the file's own declaration, such as DYN_DEFAULT_THINKING_MODE: disabled,
-names both).  With no thinking-mode signal in the file and no --thinking, the
-mode audit assumes is used (the curve's only mode, else thinking_on), with a
-warning.  Only the changed values are rewritten; every
-other byte stays as it was, and a second run changes nothing.
+base/override files included), a TensorRT-LLM extra-LLM-API YAML with the env
+file it names (# env-file: PATH), ATOM command lines, and scripts that start
+vllm serve (each literal --speculative-config JSON; one built in a variable is
+refused where it is used), sglang.launch_server, trtllm-serve,
+atom.entrypoints or llama-server (its length knob, or with --distribution its
+rates: llama.cpp realises a bare length as a geometric schedule, not the
+min-variance one, and says so on stderr).  Model, draft head, method, variant,
+K and thinking mode are read from the file as audit reads them; a flag that
+contradicts the file is refused (--thinking against the file's own
+declaration, e.g. DYN_DEFAULT_THINKING_MODE: disabled, names both).  Without a
+thinking-mode signal or --thinking, the mode audit assumes is used (the
+curve's only mode, else thinking_on), with a warning.  Only the changed values
+are rewritten, every other byte kept; a second run changes nothing.
 
     goldenal inject recipes/*.yaml --thinking on            # rewrite in place
     goldenal inject recipe.yaml --thinking on --check       # exit 1 if a change is needed
@@ -32,18 +29,18 @@ FRAMEWORK, EVAL_ONLY from the environment):
 
     goldenal inject "${CONFIG_FILE%%:*}" --framework "$FRAMEWORK"
 
-An explicit SYNTHETIC_ACCEPTANCE_LENGTH is checked against the committed cell
-of the config it is written to, as audit checks it, and refused on a mismatch
-unless --force; SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL / _DECODE / _AGGREGATED
-give roles with different K their own.  A value already golden is left as
-written ('2.5' stays '2.5').  --allow-non-agentic (or
-GOLDENAL_ALLOW_NON_AGENTIC=true) is honoured in both modes.
+An explicit SYNTHETIC_ACCEPTANCE_LENGTH is checked against the config's
+committed cell, as audit checks it, and refused on a mismatch unless --force;
+SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL / _DECODE / _AGGREGATED give roles with
+different K their own.  A value already golden is left as written ('2.5'
+stays '2.5').  --allow-non-agentic (or GOLDENAL_ALLOW_NON_AGENTIC=true) is
+honoured in both modes.
 
-On any error no file is touched:
-with several FILEs, every one is checked before any is written, and a refusal
-of one (one line each) leaves them all as they were.  The directories of the
-FILEs are locked before the first is read (a write a crash interrupted there
-is put back first), so two goldenal writers never lose each other's changes.
+On any error no file is touched: every FILE is checked before any is written,
+and a refusal of one (one line each) leaves them all as they were.  The FILEs'
+directories are locked before the first is read (a write a crash interrupted
+there is put back first), so two goldenal writers never lose each other's
+changes.
 
 In Python: goldenal.inject(path, thinking="on", ...) -> InjectResult;
 goldenal.inject_files(paths, thinking="on", ...) for several, all or nothing.
@@ -64,7 +61,7 @@ exit codes:
 
 import sys
 
-from goldenal.commands._selection import add_selection_arguments, golden_dir
+from goldenal.commands._selection import add_selection_arguments, given, golden_dir
 from goldenal.engines import ENGINES
 
 
@@ -82,15 +79,13 @@ def configure(parser):
                         help="vLLM and llama.cpp: write per-position rates instead of the "
                              "length; curve (the default): the curve's own profile; "
                              "min-variance: the schedule vLLM's length realises")
-    parser.add_argument("--rate", action="store_true",
-                        help="ATOM: write the rate knob (AL-1)/K")
+    parser.add_argument("--rate", action="store_true", help="ATOM: write the rate knob (AL-1)/K")
     parser.add_argument("--env-file", metavar="PATH",
                         help="TensorRT-LLM extra-LLM-API YAML: the environment file to write")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true",
                       help="write nothing; exit 1 if a change is needed")
-    mode.add_argument("--diff", action="store_true",
-                      help="print a unified diff; write nothing")
+    mode.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     parser.add_argument("--force", action="store_true",
                         help="overwrite a different value already pinned")
     parser.add_argument("--allow-non-agentic", action="store_true",
@@ -100,12 +95,14 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.apply.inject import NothingWritten, inject_files, inject_runner
+    import os
+
+    from goldenal.apply.inject import (NothingWritten, allow_non_agentic_from, inject_files,
+                                       inject_runner)
+    from goldenal.core.errors import UsageError
 
     if args.framework is not None:
         if len(args.files) != 1:
-            from goldenal.core.errors import UsageError
-
             raise UsageError("runner mode (--framework) takes one CONFIG_FILE")
         outcome = inject_runner(args.files[0], args.framework, golden_dir=golden_dir(args),
                                 check=args.check, diff_only=args.diff, force=args.force,
@@ -115,14 +112,21 @@ def run(args):
             return 0
         results = [outcome.result]
     else:
+        options = given(args, "engine model k thinking draft curve variant distribution "
+                              "env_file force check")
+        allow = allow_non_agentic_from(os.environ) or args.allow_non_agentic
         try:
-            results = inject_files(args.files, **_options(args))
+            results = inject_files(args.files, golden_dir=golden_dir(args), diff_only=args.diff,
+                                   form="rate" if args.rate else None, allow_non_agentic=allow,
+                                   **options)
         except NothingWritten as exc:
             if len(args.files) == 1:
                 raise exc.errors[0][1] from None
-            # one line per refused file; the others were planned but not written
+            # one line per refused file (an OSError names its file); none was written
             for path, error in exc.errors:
-                print(f"error: {_line(path, error)}", file=sys.stderr)
+                if isinstance(error, OSError):
+                    error = f"{error.filename or path}: {error.strerror or error}"
+                print(f"error: {error}", file=sys.stderr)
             print(f"error: {exc}", file=sys.stderr)
             return exc.exit_code
     for result in results:
@@ -132,23 +136,3 @@ def run(args):
             sys.stdout.write(result.diff)
         print(result.message, file=sys.stderr)
     return 1 if args.check and any(r.needs_change for r in results) else 0
-
-
-def _line(path, error):
-    """One line for a refused file; an OSError names the file it concerns."""
-    if isinstance(error, OSError):
-        return f"{error.filename or path}: {error.strerror or error}"
-    return str(error)
-
-
-def _options(args):
-    import os
-
-    from goldenal.apply.inject import allow_non_agentic_from
-
-    return dict(engine=args.engine, model=args.model, k=args.k, thinking=args.thinking,
-                draft=args.draft, curve=args.curve, variant=args.variant,
-                golden_dir=golden_dir(args), distribution=args.distribution,
-                form="rate" if args.rate else None, env_file=args.env_file, force=args.force,
-                check=args.check, diff_only=args.diff,
-                allow_non_agentic=allow_non_agentic_from(os.environ) or args.allow_non_agentic)

@@ -180,20 +180,22 @@ def _pct(stats, scale=1.0, digits=3):
     return "/".join(f"{stats[p] * scale:.{digits}f}" for p in ("p50", "p90", "p99"))
 
 
-def _print_text(summary):
-    for cell in summary["cells"]:
-        print(f"thinking {cell['thinking']}  K={cell['k']}  AL "
-              f"{cell['acceptance_length']:.4f}  ({cell['accepted']} accepted / "
-              f"{cell['steps']} steps)  {cell['requests']} requests, {cell['failed']} failed  "
-              f"{'per-request counts' if cell['per_request'] else 'one window'}")
-        overall = cell["throughput_tokens_per_s"]
-        print(f"  p50/p90/p99: latency {_pct(cell['latency_s'])} s  ttft "
-              f"{_pct(cell['ttft_s'])} s  output {_pct(cell['tokens_per_s'], digits=1)} tok/s "
-              f"per request; {cell['output_tokens']} tokens in {cell['wall_seconds']:.2f} s"
-              + (f" = {overall:.1f} tok/s" if overall else ""))
+def _text(summary):
+    out = ""
+    for c in summary["cells"]:
+        overall = c["throughput_tokens_per_s"]
+        out += (f"thinking {c['thinking']}  K={c['k']}  AL {c['acceptance_length']:.4f}  "
+                f"({c['accepted']} accepted / {c['steps']} steps)  {c['requests']} requests, "
+                f"{c['failed']} failed  "
+                f"{'per-request counts' if c['per_request'] else 'one window'}\n"
+                f"  p50/p90/p99: latency {_pct(c['latency_s'])} s  ttft {_pct(c['ttft_s'])} s  "
+                f"output {_pct(c['tokens_per_s'], digits=1)} tok/s per request; "
+                f"{c['output_tokens']} tokens in {c['wall_seconds']:.2f} s"
+                + (f" = {overall:.1f} tok/s" if overall else "") + "\n")
+    return out
 
 
-def _on_sigterm(signum, frame):
+def _on_sigterm(*_):
     raise KeyboardInterrupt
 
 
@@ -201,6 +203,8 @@ def run(args):
     import json
     import signal
 
+    from goldenal.commands._output import print_result
+    from goldenal.commands._selection import given
     from goldenal.core.errors import GoldenALError, UsageError
     from goldenal.measuring.measure import measure
     from goldenal.measuring.sweep import measure_sweep, measurement_summary
@@ -218,13 +222,10 @@ def run(args):
             raise UsageError("give the server's URL, or --server-cmd to start one per K")
         if args.server_ready is not None:
             raise UsageError("--server-ready needs --server-cmd")
-    common = dict(out=args.out, model=args.model, draft=args.draft, thinking=args.thinking,
-                  prompts=args.prompts, concurrency=args.concurrency,
-                  max_tokens=args.max_tokens, requests=args.requests, engine=args.engine,
-                  method=args.method, curve=args.curve_id, temperature=args.temperature,
-                  seed=args.seed, ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
-                  retries=args.retries, timeout=args.timeout, replace=args.replace,
-                  note=args.note, not_golden=args.not_golden, progress=args.progress)
+    common = given(args, "out model draft thinking prompts concurrency max_tokens requests engine "
+                         "method temperature seed ignore_eos retries timeout replace note "
+                         "not_golden progress")
+    common.update(curve=args.curve_id, chat_template_kwargs=kwargs)
     old = None
     try:
         if args.server_cmd is not None:
@@ -250,10 +251,7 @@ def run(args):
         if old is not None:
             signal.signal(signal.SIGTERM, old)
     summary = measurement_summary(result)
-    if args.format == "json":
-        print(json.dumps(summary, indent=2))
-    else:
-        _print_text(summary)
+    print_result(args.format == "json", lambda: summary, lambda: _text(summary))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {result.path} ({result.server.engine}; "

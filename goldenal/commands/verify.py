@@ -52,10 +52,9 @@ def configure(parser):
                         help="extra absolute allowance for systematic end-of-request effects "
                              "(default 0)")
     parser.add_argument("--profile", metavar="P", default="min-variance",
-                        help="expected per-position survival: min-variance (default), curve "
-                             "(the curve's own profile; needs --model/--curve), geometric "
-                             "(llama.cpp's length knob), none (mean only), or rates "
-                             "P0,P1,...")
+                        help="expected per-position survival: min-variance (default), curve (the "
+                             "curve's own profile; needs --model/--curve), geometric (llama.cpp's "
+                             "length knob), none (mean only), or rates P0,P1,...")
     parser.add_argument("--allow-incomplete", action="store_true",
                         help="judge the readable windows even when some were refused "
                              "(default: verdict 'incomplete', exit 2)")
