@@ -3,44 +3,34 @@
     goldenal fit measurements/minimaxm3-eagle3-2026-11
     goldenal fit measurements/minimaxm3-eagle3-2026-11 --golden-dir golden_al_distribution
 
-Without --golden-dir the fitted curve is printed (a table, or --format json)
-and nothing is written.  RUN is a run directory with its run.yaml, or an
-InferenceX collector results directory as it is (server_{on,off}_mtp{K}.log,
-speedbench_*.json); identity then comes from --model, --draft, --method,
---variant and --curve-id.
+RUN is a run directory with its run.yaml, or an InferenceX collector results
+directory as it is (server_{on,off}_mtp{K}.log, speedbench_*.json; identity
+from --model, --draft, --method, --variant and --curve-id).  Per cell: AL = 1
++ accepted / steps (committed with printf "%.2f" rounding) and an interval for
+the prompt population's AL, clipped to [1, K+1], from independent units only:
+a studentized bootstrap over requests, 10 or more runs, or batches of log
+windows at least as long as the longest request (needs dataset.output_len and
+concurrency in run.yaml).  Fewer than 10 units (or than 10 that accepted some
+but not every draft), units without spread, or a request longer than
+dataset.output_len give the value, no interval and the reason (`goldenal
+plan`: the requests an interval needs).  Chain-drafting curves (EAGLE, MTP,
+draft model) with per-request records are checked across K (requests
+re-weighted by tokens): a cell beyond a 0.02 AL margin is flagged, and the
+shift each cell could reveal printed.
 
-Per cell: AL = 1 + accepted / steps (committed with printf "%.2f" rounding)
-and an interval for the AL of the prompt population, from independent units
-only: a studentized bootstrap over requests (per-request records), 10 or more
-independent runs, or batches of log windows at least as long as the longest
-request (needs dataset.output_len and concurrency in run.yaml).  Fewer than 10
-units (or fewer than 10 that accepted some but not every draft), units without
-spread, log windows alone without those, or data showing a request longer than
-run.yaml's dataset.output_len (both figures named) give the value with no
-interval and the reason.  Every interval is clipped to [1, K+1]; `goldenal
-plan` tells how many requests an interval of a given width needs.
-Chain-drafting curves (EAGLE, MTP, draft model) with per-request records are
-checked across K (requests re-weighted by tokens); a cell is flagged beyond a
-0.02 AL margin, and the shift each cell could reveal is printed.
-
-With --golden-dir DIR: writes <curve-id>.yaml, <curve-id>.distribution.json
-(counts, per-position survival, intervals), the curve's manifest.yaml entry
-and the rebuilt index.tsv, naming each file written.  A directory that holds
-the curve (by id, or another curve of the same model, method, draft and
-variant) is refused unless --replace REASON is given (the reason is recorded,
-the curve replaced under its id).  Refused unless allowed: cells that rest on
-printed means only (no step counts, e.g. SGLang decode lines;
---allow-mean-only), a simulated run (--allow-simulated), a run whose run.yaml
-says `not_golden: REASON` (measure --not-golden: a random test model, a
-debugging run; --allow-not-golden, for scratch directories, records the
-reason in the provenance).  A run with a cell `measure` marked `inconsistent`
-(its per-request counts and the server's counters disagree) is never written.
-Not-golden and inconsistent runs are still fitted and printed.
-
---format json prints every cell's estimate, interval and step count, and a
-`checks` object per cell (interval, output_cap, cross_k) and per thinking mode
-(cross_k), each with its status (done, flagged, failed, skipped) and reason;
-the text names every skipped check and why.
+Without --golden-dir the curve is printed and nothing written.  With it:
+<curve-id>.yaml, <curve-id>.distribution.json (counts, per-position survival,
+intervals), the manifest.yaml entry and index.tsv, each named.  A directory
+already holding the curve (its id, or the same model, method, draft and
+variant) is refused unless --replace REASON (recorded).  Refused unless
+allowed: mean-only cells (no step counts, e.g. SGLang decode lines), a
+simulated run, a run marked `not_golden: REASON` by measure --not-golden (for
+scratch directories; the reason goes into the provenance).  A cell `measure`
+marked `inconsistent` (per-request counts and server counters disagree) is
+never written.  --format json gives every cell's estimate, interval, step count
+and `checks` (interval, output_cap, cross_k; cross_k per thinking mode too),
+each with its status (done, flagged, failed, skipped) and reason; the text
+names every skipped check and why.
 
 In Python: goldenal.fit(goldenal.load_run(path)).
 """

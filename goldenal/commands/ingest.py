@@ -1,26 +1,23 @@
 """Read measurement files into observations: one record per measurement window.
 
-Every format people have is read by content (plain or .gz): vLLM server logs
-(V0 to current V1, any prefix, DP engines interleaved), /metrics scrapes (one,
-or a *before*/*after* pair differenced), `vllm bench serve` JSON and console
+Every format is read by content (plain or .gz): vLLM server logs (V0 to
+current V1, any prefix, DP engines interleaved), /metrics scrapes (one, or a
+*before*/*after* pair differenced), `vllm bench serve` JSON and console
 output, the offline example, per-request metrics, SGLang logs and meta_info,
 TensorRT-LLM iteration stats, ATOM MTP stats, llama.cpp statistics and
-/metrics, `goldenal measure` per-request records.  A run
-directory (run.yaml, or an InferenceX collector results directory) is read
-cell by cell.
+/metrics, `goldenal measure` per-request records.  A run directory (run.yaml,
+or an InferenceX collector results directory) is read cell by cell.
 
-    goldenal ingest server_on_mtp3.log
     goldenal ingest server_on_mtp3.log --windows
     goldenal ingest metrics_before.prom metrics_after.prom --format jsonl
     goldenal ingest measurements/minimaxm3-eagle3-2026-11/ --format csv > obs.csv
 
-Output (default): the per-cell summary (pooled AL = 1 + sum accepted / sum
-drafts, steps, windows); --windows then lists every window as a table.
---format csv or jsonl streams one row per window as it is read (keys source,
-line, engine, format, k, drafts, draft_tokens, accepted,
-accepted_per_position, mean_al; null where unknown) and prints the summary on
-stderr at the end.  Windows that carry only a printed mean are marked
-mean-only and never pooled as counts.
+Output: the per-cell summary (pooled AL = 1 + sum accepted / sum drafts,
+steps, windows); --windows lists every window too.  --format csv or jsonl
+streams a row per window as it is read (keys source, line, engine, format, k,
+drafts, draft_tokens, accepted, accepted_per_position, mean_al; null where
+unknown), the summary then on stderr.  Windows carrying only a printed mean
+are marked mean-only and never pooled as counts.
 
 In Python: goldenal.ingest(paths) -> Observations; goldenal.load_run(dir).
 """

@@ -3,21 +3,19 @@
     goldenal plan measurements/pilot-2026-12 --half-width 0.05
     goldenal plan measurements/pilot-2026-12 --half-width 0.05 --runs 10 --format json
 
-PILOT is a run directory (as for `goldenal fit`) measured with per-request
-records, e.g. 20-50 requests per cell from `goldenal measure`.  From each
-cell's requests the plan estimates the spread of a request's accepted drafts
-around the cell's ratio and prints, per cell, the requests whose interval
-half-width is at most --half-width AL (Student t with n - 1 degrees of
-freedom, at least 10 requests), and the most any cell needs.  With --runs N
-(10 or more) the requests are split into N independent runs, e.g. the server
-logs of a collector that records no single requests, fitted as runs: the
-plan prints the requests each run needs.  A pilot of 10 or more runs (files)
-plans in runs.  Log windows alone cannot be planned from: they show no
-single request (see docs/statistics.md, "Planning a measurement", for the
-numbers the simulator gives).
+PILOT is a run directory (as for `goldenal fit`) with per-request records,
+e.g. 20-50 requests per cell from `goldenal measure`.  From each cell's
+requests the plan estimates the spread of a request's accepted drafts around
+the cell's ratio and prints the requests whose interval half-width is at most
+--half-width AL (Student t, n - 1 degrees of freedom, at least 10 requests),
+and the most any cell needs.  --runs N (10 or more) plans N independent runs
+(e.g. server logs of a collector without single requests) and the requests
+each needs; a pilot of 10 or more runs (files) plans in runs.  Log windows
+alone show no single request and cannot be planned from (docs/statistics.md,
+"Planning a measurement", gives the simulator's numbers).
 
-stdout: a table per cell and a last line "needed: N requests per cell"
-(--format json for the record).
+stdout: a table per cell and "needed: N requests per cell" (--format json:
+the record).
 
 In Python: goldenal.plan_measurement(goldenal.load_run(path), half_width=0.05).
 """

@@ -1,29 +1,26 @@
-"""Plot golden curves to a PNG, SVG or PDF file.
+"""Plot golden curves to a PNG, SVG or PDF file (the format follows the extension).
 
 Kinds:
-  al         AL against K, one line per curve and thinking mode (solid = on,
+  al         AL against K, a line per curve and thinking mode (solid = on,
              dashed = off), committed values as filled markers, the ceiling
              AL = K + 1 dotted.
-  positions  per-position survival S(i) and conditional acceptance a_i of
-             one cell (measured for a run, with intervals; implied by
-             AL(i) - AL(i-1) for a committed curve), beside vLLM's
-             minimum-variance schedule for the same AL; one panel per curve
-             and thinking mode.  --k picks the cell (default: the largest K
-             whose implied profile is possible).  Values no acceptance
-             process can have (a survival below 0, a conditional acceptance
-             above 1: noisy means imply them) are not drawn; the figure
-             says so.
-  diff       the second curve minus the first, cell by cell (exactly two
-             curves), with the interval of each difference where a side has
-             a standard error (a run, or a curve with its distribution file),
-             else the +-0.01 bound of two-decimal rounding.
+  positions  per-position survival S(i) and conditional acceptance a_i of one
+             cell (measured, with intervals, for a run; implied by AL(i) -
+             AL(i-1) for a committed curve) beside vLLM's minimum-variance
+             schedule for the same AL; a panel per curve and thinking mode.
+             --k picks the cell (default: the largest K whose implied profile
+             is possible).  Values no acceptance process can have (survival
+             below 0, conditional acceptance above 1) are not drawn, and the
+             figure says so.
+  diff       the second curve minus the first, cell by cell, with the interval
+             of each difference where a side has a standard error (a run, or
+             a curve with its distribution file), else the +-0.01 bound of
+             two-decimal rounding.
 
-CURVE is a curve id (see `goldenal list`), a model name (every curve of that
-model), a curve file (.yaml, read with the golden directory it sits in), or a
-measurement-run directory, which is loaded and refused as `goldenal fit` does
-(simulated runs only with --allow-simulated) and fitted (seed 0), so a new
-run can be drawn with its intervals beside the committed curve.  The output format
-follows the file extension.
+CURVE is a curve id (see `goldenal list`), a model name (all its curves), a
+curve file (.yaml, read with its golden directory), or a run directory,
+loaded and refused as `goldenal fit` does (simulated runs only with
+--allow-simulated) and fitted (seed 0), drawn with its intervals.
 
 Examples:
   goldenal plot minimaxm3_eagle3 minimaxm3_eagle3_gqa --out heads.png
