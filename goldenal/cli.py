@@ -42,7 +42,7 @@ its own --help.
 
 def exit_codes(module):
     """The exit-code list that ends a command's ``--help``."""
-    return module.EXIT_CODES
+    return "exit codes:\n" + module.EXIT_CODES
 
 
 def build_parser(only=None):

@@ -46,7 +46,6 @@ goldenal.audit_report(paths) -> AuditReport (with the counts and skipped files)
 """
 
 EXIT_CODES = """\
-exit codes:
   0  no error findings (or --exit-zero; --fix: nothing left to fix)
   1  error findings; --diff: a fix would apply
   2  bad configuration, unknown rule, unreadable input

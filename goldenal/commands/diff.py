@@ -16,7 +16,6 @@ In Python: goldenal.stats.diff.diff_curves(a, b).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  no cell differs beyond its uncertainty (or --exit-zero)
   1  some cell differs beyond its uncertainty, or no such curve
   2  usage error or unreadable input

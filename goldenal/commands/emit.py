@@ -20,7 +20,6 @@ In Python: goldenal.emit(model, engine="vllm", k=3, thinking="on", ...).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  printed
   1  refused: no committed value for the cell, or --spec-config contradicting --k
   2  usage error or unreadable input

@@ -20,7 +20,6 @@ In Python: goldenal.apply.export.export_profile(curve, k=3, thinking="on").
 """
 
 EXIT_CODES = """\
-exit codes:
   0  exported
   1  no such curve or cell
   2  usage error or unreadable input

@@ -36,7 +36,6 @@ In Python: goldenal.fit(goldenal.load_run(path)).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  fitted (and written)
   1  refused: a simulated run, a not_golden run or an inconsistent cell with
      --golden-dir, mean-only cells

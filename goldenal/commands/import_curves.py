@@ -18,7 +18,6 @@ In Python: goldenal.import_curve(path, out_dir, method=..., draft=..., aliases=.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  imported
   2  unreadable curve file, bad flags, or a directory as validate would reject it
   3  a committed value would change (--replace REASON)

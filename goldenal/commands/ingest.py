@@ -23,7 +23,6 @@ In Python: goldenal.ingest(paths) -> Observations; goldenal.load_run(dir).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  every window read
   1  some windows refused (each named as path:line: reason on stderr; the totals are
      then partial)

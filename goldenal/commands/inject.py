@@ -47,7 +47,6 @@ goldenal.inject_files(paths, thinking="on", ...) for several, all or nothing.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  done, or nothing to do
   1  refused: no single golden cell, a flag contradicting the file, --check finding a
      change (a value to add, or a different value pinned: wherever audit reports

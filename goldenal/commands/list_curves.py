@@ -16,7 +16,6 @@ In Python: goldenal.load_registry().to_frame().
 """
 
 EXIT_CODES = """\
-exit codes:
   0  listed
   2  usage error or unreadable golden directory
 """

@@ -60,7 +60,6 @@ goldenal.measurement_summary(result) -> dict (what --format json prints).
 """
 
 EXIT_CODES = """\
-exit codes:
   0    measured
   1    a cell refused: a counter reset mid-run, the server's K disagrees, every
        request failed, impossible or inconsistent counts

@@ -21,7 +21,6 @@ In Python: goldenal.plan_measurement(goldenal.load_run(path), half_width=0.05).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  planned
   1  no cell of the pilot can be planned from (the reasons are printed)
   2  unreadable pilot or bad flags

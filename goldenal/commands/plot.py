@@ -33,7 +33,6 @@ In Python: goldenal.plot.plot_al_curve, plot_positions, plot_diff, figure.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  plotted
   1  no such curve, cell or thinking mode
   2  usage error, unreadable input, or an output format matplotlib cannot write
@@ -63,63 +62,40 @@ def configure(parser):
                         help="accept a simulated run directory (refused by default, as by fit)")
 
 
-def _curve_file(path):
-    """The registry curve stored in ``path``, read with its golden directory."""
-    import os
-
-    from goldenal.core.errors import UnknownCurve
-    from goldenal.golden.registry import load_registry
-
-    directory, base = os.path.split(os.path.abspath(path))
-    for curve in load_registry(directory):
-        if curve.file == base:
-            return curve
-    raise UnknownCurve(f"no curve of {directory} is stored in {base}", path=path)
-
-
-def _fitted_run(path, allow_simulated=False):
-    """A measurement-run directory, loaded and refused as ``fit`` does, fitted (seed 0)."""
-    from goldenal.commands._output import warnings_to_stderr
-    from goldenal.stats import fit
-    from goldenal.stats.output import load_run_for_fit
-
-    with warnings_to_stderr(prefix=f"{path}: "):
-        result = fit(load_run_for_fit(path, allow_simulated=allow_simulated), rng=0)
-    return result
-
-
 def resolve_curves(registry, names, *, allow_simulated=False):
-    """What each CURVE names, in the order given, once each.
-
-    A run directory gives its fit; a ``.yaml`` file the curve it stores; a
-    curve id that curve; a model name every curve of the model.
-    """
+    """What each CURVE names, in the order given, once each: a run directory its fit
+    (loaded and refused as ``fit`` does, seed 0), a ``.yaml`` file the curve it stores
+    (read with its golden directory), a curve id that curve, a model all its curves."""
     import os
 
+    from goldenal.commands._output import warnings_to_stderr
     from goldenal.core.errors import UnknownCurve
     from goldenal.golden.policy import candidates
+    from goldenal.golden.registry import load_registry
+    from goldenal.stats import fit
+    from goldenal.stats.output import load_run_for_fit
 
     out = []
     for name in names:
         if os.path.isdir(name):
-            out.append(_fitted_run(name, allow_simulated))
+            with warnings_to_stderr(prefix=f"{name}: "):
+                out.append(fit(load_run_for_fit(name, allow_simulated=allow_simulated), rng=0))
             continue
         if os.path.isfile(name) and name.endswith((".yaml", ".yml")):
-            curve = _curve_file(name)
-            if curve not in out:
-                out.append(curve)
-            continue
-        try:
-            found = candidates(registry, curve=name)
-        except UnknownCurve:
+            directory, base = os.path.split(os.path.abspath(name))
+            found = [c for c in load_registry(directory) if c.file == base][:1]
+            if not found:
+                raise UnknownCurve(f"no curve of {directory} is stored in {base}", path=name)
+        else:
             try:
-                found = candidates(registry, name)
+                found = candidates(registry, curve=name)
             except UnknownCurve:
-                ids = ", ".join(sorted(c.id for c in registry))
-                raise UnknownCurve(f"no curve or model {name!r} (curves: {ids})") from None
-        for curve in found:
-            if curve not in out:
-                out.append(curve)
+                try:
+                    found = candidates(registry, name)
+                except UnknownCurve:
+                    ids = ", ".join(sorted(c.id for c in registry))
+                    raise UnknownCurve(f"no curve or model {name!r} (curves: {ids})") from None
+        out += [curve for curve in found if curve not in out]
     return out
 
 

@@ -12,7 +12,6 @@ goldenal.golden.policy.resolve_curve(registry, "minimax-m3", draft=...) for a mo
 """
 
 EXIT_CODES = """\
-exit codes:
   0  shown
   1  no such curve, or several match (the message names them)
   2  usage error or unreadable golden directory

@@ -24,7 +24,6 @@ In Python: goldenal.verify(run_or_paths, target, k=K) -> Verification.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  hit
   1  missed, or no golden value for the cell
   2  unreadable input, or refused windows (--allow-incomplete judges the readable
