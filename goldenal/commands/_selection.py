@@ -5,14 +5,9 @@ import os
 
 def add_selection_arguments(parser, *, model_flag=False, k_required=True,
                             thinking_required=True):
-    """Lookup's selection flags: MODEL, --k, --thinking, --draft, --curve, --variant, --golden-dir.
-
-    Commands whose positional arguments are files take the model as ``--model``
-    (``model_flag``); those that read K or the thinking mode from the files
-    (inject, verify) make them optional.
-    """
-    model_help = ("model key, HF id or InferenceX prefix (case-insensitive); "
-                  "optional with --curve")
+    """Lookup's selection flags; ``--model`` where the positional arguments are files, and
+    --k or --thinking optional where the files state them."""
+    model_help = "model key, HF id or InferenceX prefix (case-insensitive); optional with --curve"
     if model_flag:
         parser.add_argument("--model", "-m", metavar="MODEL", help=model_help)
     else:
@@ -31,8 +26,8 @@ def add_curve_arguments(parser):
     """--draft, --curve, --variant: which of a model's curves."""
     parser.add_argument("--draft", metavar="HEAD",
                         help="draft head HF id, or a local path ending in it")
-    parser.add_argument("--curve", metavar="ID", help="curve id (file stem), e.g. "
-                                                      "minimaxm3_eagle3_gqa")
+    parser.add_argument("--curve", metavar="ID",
+                        help="curve id (file stem), e.g. minimaxm3_eagle3_gqa")
     parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
                         help="sampling variant, e.g. draft_sample_method=probabilistic or "
                              "just probabilistic; 'none' for a curve without one (repeatable)")
@@ -40,10 +35,9 @@ def add_curve_arguments(parser):
 
 def add_golden_dir_argument(parser):
     parser.add_argument("--golden-dir", metavar="DIR", default=None,
-                        help="golden directory (default: $GOLDENAL_DIR, else the nearest "
-                             "golden_al_distribution/ in the current directory or its parents, "
-                             "else the packaged curves); an InferenceX golden_al_distribution/ "
-                             "works as it is")
+                        help="golden directory, an InferenceX one as it is (default: "
+                             "$GOLDENAL_DIR, else the nearest golden_al_distribution/ here or "
+                             "above, else the packaged curves)")
 
 
 def _checked(convert, ok, what):

@@ -141,22 +141,18 @@ def _fmt(value):
         return "-"
     if isinstance(value, float):
         return f"{value:.4f}".rstrip("0").rstrip(".") if value == value else "nan"
-    if isinstance(value, tuple):
-        return ",".join(map(str, value))
-    return str(value)
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
 
 def _table(observations):
-    head = ("source", "line", "format", "k", "drafts", "draft_tok", "accepted", "per_position",
-            "mean_al", "al")
-    rows = [head]
+    rows = [("source", "line", "format", "k", "drafts", "draft_tok", "accepted", "per_position",
+             "mean_al", "al")]
     for o in observations:
-        line = "" if o.line is None else (f"{o.line}-{o.line_end}" if o.line_end else str(o.line))
-        al = o.acceptance_length if not o.mean_only else None
-        rows.append((os.path.basename(o.source), line or "-", o.format, _fmt(o.k),
-                     _fmt(o.drafts), _fmt(o.draft_tokens), _fmt(o.accepted),
-                     _fmt(o.accepted_per_position), _fmt(o.mean_al), _fmt(al)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        line = "-" if o.line is None else f"{o.line}-{o.line_end}" if o.line_end else str(o.line)
+        rows.append((os.path.basename(o.source), line, o.format, *map(_fmt, (
+            o.k, o.drafts, o.draft_tokens, o.accepted, o.accepted_per_position, o.mean_al,
+            None if o.mean_only else o.acceptance_length))))
+    widths = [max(map(len, column)) for column in zip(*rows)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
@@ -165,18 +161,15 @@ def _summary(summary):
     for cell in summary:
         first = cell.cell[0]
         name = f"thinking {first}" if first in ("on", "off") else os.path.basename(str(first))
-        k = "?" if cell.k is None else cell.k
+        head = f"cell {name} K={'?' if cell.k is None else cell.k}: "
         if cell.steps:
-            text = (f"cell {name} K={k}: AL {cell.acceptance_length:.4f} pooled over "
-                    f"{cell.steps} steps, {cell.counted_windows} window(s)")
-            if cell.mean_only_windows:
-                text += f"; {cell.mean_only_windows} mean-only window(s) not pooled"
+            lines.append(f"{head}AL {cell.acceptance_length:.4f} pooled over {cell.steps} steps, "
+                         f"{cell.counted_windows} window(s)" + (
+                             f"; {cell.mean_only_windows} mean-only window(s) not pooled"
+                             if cell.mean_only_windows else ""))
         elif cell.mean_of_means is not None:
-            text = (f"cell {name} K={k}: mean-only, {cell.windows} window(s); unweighted mean "
-                    f"of printed means {cell.mean_of_means:.4f} (no step counts: not a "
-                    "pooled AL)")
+            lines.append(f"{head}mean-only, {cell.windows} window(s); unweighted mean of printed "
+                         f"means {cell.mean_of_means:.4f} (no step counts: not a pooled AL)")
         else:
-            text = f"cell {name} K={k}: {cell.windows} window(s) without step counts: AL unknown"
-        lines.append(text)
+            lines.append(f"{head}{cell.windows} window(s) without step counts: AL unknown")
     return "\n".join(lines)
-

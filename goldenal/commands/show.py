@@ -31,21 +31,15 @@ def configure(parser):
 def render(curve):
     modes = [m for m in ("on", "off") if curve.cells.get(m)]
     ks = sorted({k for m in modes for k in curve.cells[m]})
-    out = [f"curve     {curve.id}", f"model     {curve.model}",
-           f"method    {curve.method or '?'}",
-           f"head      {', '.join(curve.draft) or '- (none: native MTP or draft in the checkpoint)'}"]
-    if curve.variant:
-        out.append("variant   " + ", ".join(f"{k}={v}" for k, v in sorted(curve.variant.items())))
-    if curve.aliases:
-        out.append(f"aliases   {', '.join(curve.aliases)}")
-    if curve.source:
-        out.append(f"source    {curve.source}")
-    out.append("")
-    header = ["K"] + [f"thinking_{m}" for m in modes]
-    out.append("  ".join(h.rjust(12) if i else h.rjust(2) for i, h in enumerate(header)))
+    head = ", ".join(curve.draft) or "- (none: native MTP or draft in the checkpoint)"
+    variant = ", ".join(f"{k}={v}" for k, v in sorted(curve.variant.items()))
+    out = [f"{label:<10}{value}" for label, value in (
+        ("curve", curve.id), ("model", curve.model), ("method", curve.method or "?"),
+        ("head", head), ("variant", variant), ("aliases", ", ".join(curve.aliases)),
+        ("source", curve.source)) if value]
+    out.append("\n K" + "".join(f"  {'thinking_' + m:>12}" for m in modes))
     for k in ks:
-        cells = [curve.cells[m].get(k, "-") for m in modes]
-        out.append(str(k).rjust(2) + "  " + "  ".join(c.rjust(12) for c in cells))
+        out.append(f"{k:>2}" + "".join(f"  {curve.cells[m].get(k, '-'):>12}" for m in modes))
     return "\n".join(out) + "\n"
 
 

@@ -31,7 +31,7 @@ EXIT_CODES = """\
 """
 
 from goldenal.commands._selection import (_non_negative_float, _positive_float,
-                                          add_selection_arguments, golden_dir)
+                                          add_selection_arguments, golden_dir, selection_kwargs)
 from goldenal.engines import ENGINES
 from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 
@@ -75,8 +75,7 @@ def run(args):
             raise UsageError("--thinking is required to look the target up")
         from goldenal.api import lookup
 
-        target = lookup(args.model, k=args.k, thinking=args.thinking, draft=args.draft,
-                        curve=args.curve, variant=args.variant, golden_dir=golden_dir(args))
+        target = lookup(args.model, **selection_kwargs(args))
     paths = args.paths[0] if len(args.paths) == 1 else args.paths
     profile = args.profile
     if profile == "curve":
