@@ -1,9 +1,9 @@
 """Check a recipe repository against the golden curves, like a linter.
 
-Walks the given files or directories (default: the current directory) and
-reports spec-decode configs whose synthetic-acceptance knob is missing, wrong
-for the served model, draft head, thinking mode and K, in the wrong unit,
-ignored by the engine, or set where it must not be.  Nothing is executed.
+Reports spec-decode configs in the given files or directories (default: .)
+whose synthetic-acceptance knob is missing, wrong for the served model, draft
+head, thinking mode and K, in the wrong unit, ignored by the engine, or set
+where it must not be.  Nothing is executed.
 
 Example:
   goldenal audit .
@@ -12,34 +12,31 @@ Example:
 
 Suppress one finding with a comment on its line: # goldenal: ignore[GAL201]
 
-Files are chosen as ruff chooses them: .gitignore is respected, --exclude
-replaces the default excluded directories, --extend-exclude adds to them, and
-[tool.goldenal] in the nearest pyproject.toml up to the repository root (the
-directory holding .git) may set select, ignore, exclude, extend-exclude,
-respect-gitignore and golden-dir (options given here win).  goldenal's own
-reports, journals and temporaries are never read; a directory a crashed write
-(inject, --fix) left them in is recovered first, under the writer lock, so the
-files read are all old or all new.  Paths in every format are relative to the
-repository root (--root names another directory), whatever directory is
-audited, so CI annotations point at the files.  The last line counts the files
-read, the serve configs checked and the files skipped (--show-skipped lists
-them with the reason); configs whose thinking mode was assumed (GAL305) are
-counted in one line (--show-assumptions lists them; JSON and SARIF keep each).
+Files are chosen as ruff does: .gitignore respected, --exclude replacing the
+default excluded directories, --extend-exclude adding to them; [tool.goldenal]
+in the nearest pyproject.toml up to the repository root (the directory holding
+.git) may set select, ignore, exclude, extend-exclude, respect-gitignore and
+golden-dir (options win).  goldenal's own reports, journals and temporaries are
+never read; a directory a crashed write (inject, --fix) left them in is first
+recovered under the writer lock, so the files read are all old or all new.
+Paths in every format are relative to the repository root (or --root), so CI
+annotations point at the files.  The last line counts the files read, configs
+checked and files skipped (--show-skipped lists them and why); configs whose
+thinking mode was assumed (GAL305) are counted in one line (--show-assumptions
+lists them; JSON and SARIF keep each).
 
 What each file says is cached outside the tree (as ruff does), keyed by its
-bytes, its path and goldenal's code, so a file read before is not parsed again
-(an entry failing its checksum is): in $GOLDENAL_CACHE_DIR, else the user cache
-directory, used only when it is the user's own and writable by no one else;
---no-cache skips it.
+bytes, path and goldenal's code (an entry failing its checksum is parsed
+again), in $GOLDENAL_CACHE_DIR, else the user cache directory, when that is the
+user's own and writable by no one else; --no-cache skips it.
 
 --fix applies the safe fixes (marked [*]): a wrong literal value replaced by the
-golden one, when nothing on that line was assumed, the value occurs once there,
-and auditing with the fix in place raises nothing new on that line; it names
-every suggested fix not applied and why.  It locks the directories it writes
-before reading the files to fix (as inject does) and writes no file changed
-since.  A fixed file is replaced atomically, byte for byte except the number;
-a file reached through a symbolic link is never written.  --diff prints those
-changes and writes nothing (it reads the cache, never writes it).
+golden one when nothing on its line was assumed, it occurs once there, and
+re-auditing with the fix raises nothing new there; every fix not applied is
+named with the reason.  It locks the directories it writes before reading the
+files (as inject does), writes no file changed since, replaces a file
+atomically, byte for byte except the number, and never through a symbolic
+link.  --diff prints those changes and writes nothing (not even the cache).
 
 In Python: goldenal.audit(paths) -> list[Finding];
 goldenal.audit_report(paths) -> AuditReport (with the counts and skipped files)

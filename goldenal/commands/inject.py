@@ -2,20 +2,19 @@
 
 Every speculative site of each FILE gets its engine's knob: vLLM
 speculative-config JSON strings or mappings (every worker role), SGLang and
-TensorRT-LLM *_environment blocks at any indentation (anchors, aliases and
-base/override files included), a TensorRT-LLM extra-LLM-API YAML with the env
-file it names (# env-file: PATH), ATOM command lines, and scripts that start
-vllm serve (each literal --speculative-config JSON; one built in a variable is
-refused where it is used), sglang.launch_server, trtllm-serve,
-atom.entrypoints or llama-server (its length knob, or with --distribution its
-rates: llama.cpp realises a bare length as a geometric schedule, not the
-min-variance one, and says so on stderr).  Model, draft head, method, variant,
-K and thinking mode are read from the file as audit reads them; a flag that
-contradicts the file is refused (--thinking against the file's own
-declaration, e.g. DYN_DEFAULT_THINKING_MODE: disabled, names both).  Without a
-thinking-mode signal or --thinking, the mode audit assumes is used (the
-curve's only mode, else thinking_on), with a warning.  Only the changed values
-are rewritten, every other byte kept; a second run changes nothing.
+TensorRT-LLM *_environment blocks (any indentation, anchors, aliases,
+base/override files), a TensorRT-LLM extra-LLM-API YAML with the env file it
+names (# env-file: PATH), ATOM command lines, and scripts that start vllm
+serve (each literal --speculative-config JSON; one built in a variable is
+refused where used), sglang.launch_server, trtllm-serve, atom.entrypoints or
+llama-server (its length knob; with --distribution its rates, since llama.cpp
+realises a bare length as a geometric schedule, as stderr notes).  Model, draft
+head, method, variant, K and thinking mode are read as audit reads them; a
+contradicting flag is refused (--thinking against e.g.
+DYN_DEFAULT_THINKING_MODE: disabled names both).  With no thinking-mode signal
+or --thinking, audit's assumption is used (the curve's only mode, else
+thinking_on), with a warning.  Only changed values are rewritten, every other
+byte kept; a second run changes nothing.
 
     goldenal inject recipes/*.yaml --thinking on            # rewrite in place
     goldenal inject recipe.yaml --thinking on --check       # exit 1 if a change is needed
@@ -23,24 +22,20 @@ are rewritten, every other byte kept; a second run changes nothing.
     goldenal inject config.yaml --thinking off --distribution   # vLLM rates from the curve
     goldenal inject serve.sh --thinking on --distribution min-variance   # llama.cpp rates
 
-Drop-in for InferenceX's runner (reads SYNTHETIC_ACCEPTANCE,
-SYNTHETIC_ACCEPTANCE_LENGTH, MODEL_PREFIX, NUM_SPEC_TOKENS, THINKING_MODE,
-FRAMEWORK, EVAL_ONLY from the environment):
+Drop-in for InferenceX's runner (SYNTHETIC_ACCEPTANCE(_LENGTH), MODEL_PREFIX,
+NUM_SPEC_TOKENS, THINKING_MODE, FRAMEWORK, EVAL_ONLY from the environment):
 
     goldenal inject "${CONFIG_FILE%%:*}" --framework "$FRAMEWORK"
 
 An explicit SYNTHETIC_ACCEPTANCE_LENGTH is checked against the config's
-committed cell, as audit checks it, and refused on a mismatch unless --force;
-SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL / _DECODE / _AGGREGATED give roles with
-different K their own.  A value already golden is left as written ('2.5'
-stays '2.5').  --allow-non-agentic (or GOLDENAL_ALLOW_NON_AGENTIC=true) is
-honoured in both modes.
+committed cell as audit checks it (refused on a mismatch unless --force);
+SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL / _DECODE / _AGGREGATED serve roles with
+different K.  A value already golden stays as written ('2.5' stays '2.5').
+--allow-non-agentic (or GOLDENAL_ALLOW_NON_AGENTIC=true) holds in both modes.
 
-On any error no file is touched: every FILE is checked before any is written,
-and a refusal of one (one line each) leaves them all as they were.  The FILEs'
-directories are locked before the first is read (a write a crash interrupted
-there is put back first), so two goldenal writers never lose each other's
-changes.
+On any error no file is touched: every FILE is checked before any is written.
+The FILEs' directories are locked before the first is read (a crashed write
+there is put back first), so two goldenal writers never lose each other's work.
 
 In Python: goldenal.inject(path, thinking="on", ...) -> InjectResult;
 goldenal.inject_files(paths, thinking="on", ...) for several, all or nothing.

@@ -69,22 +69,19 @@ def render_text(plan):
            f"{'thinking':<8} {'K':>2}  {'pilot':>12}  {'half-width now':>14}  "
            f"{'needed':>16}  {'gives':>7}"]
     for c in plan.cells:
-        now = f"{c.pilot_half_width:.3f}" if c.pilot_half_width is not None else "-"
+        now = "-" if c.pilot_half_width is None else f"{c.pilot_half_width:.3f}"
         pilot = f"{c.pilot_units} {c.unit_kind}" if c.unit_kind else "-"
-        if c.units_needed is None:
-            needed, gives = "-", "-"
-        else:
-            needed = f"{c.units_needed} {c.unit_kind}"
-            gives = f"{c.planned_half_width:.3f}"
+        planned = c.units_needed is not None
+        needed = f"{c.units_needed} {c.unit_kind}" if planned else "-"
+        gives = f"{c.planned_half_width:.3f}" if planned else "-"
         out.append(f"{c.thinking or '-':<8} {c.k:>2}  {pilot:>12}  {now:>14}  {needed:>16}  "
                    f"{gives:>7}")
-    for reason in dict.fromkeys(c.reason for c in plan.cells if c.reason):
-        out.append(f"not planned: {reason}")
+    out += [f"not planned: {reason}" for reason in dict.fromkeys(c.reason for c in plan.cells
+                                                                  if c.reason)]
     if plan.needed is not None:
-        line = f"needed: {plan.needed} {plan.unit_kind} per cell"
-        if plan.runs:
-            line += f" ({plan.runs} runs of {math.ceil(plan.needed / plan.runs)} requests)"
-        out.append(line)
+        each = plan.runs and math.ceil(plan.needed / plan.runs)
+        out.append(f"needed: {plan.needed} {plan.unit_kind} per cell"
+                   + (f" ({plan.runs} runs of {each} requests)" if plan.runs else ""))
     return "\n".join(out) + "\n"
 
 
