@@ -62,11 +62,7 @@ def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, eng
 
 
 class Adapter:
-    """An engine adapter with the file operations built on it (``rewrite``, ``read``).
-
-    Every attribute of :class:`goldenal.engines.base.EngineAdapter` (``convert``,
-    ``fragment``, ``plan`` ...) is the engine adapter's own.
-    """
+    """An engine's :class:`goldenal.engines.base.EngineAdapter`, plus ``rewrite`` and ``read``."""
 
     __slots__ = ("_adapter",)
 

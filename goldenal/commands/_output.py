@@ -68,9 +68,3 @@ def written_golden_dir(args):
         raise UsageError("--out is the old name of --golden-dir: give one of them")
     print("warning: --out is deprecated here; use --golden-dir", file=sys.stderr)
     return old
-
-
-def print_written(paths):
-    """``wrote PATH`` on stderr for every file a writer wrote, in the order given."""
-    for path in paths:
-        print(f"wrote {path}", file=sys.stderr)

@@ -33,6 +33,14 @@ def add_curve_arguments(parser):
                              "just probabilistic; 'none' for a curve without one (repeatable)")
 
 
+def add_distribution_argument(parser, default_note=""):
+    parser.add_argument("--distribution", nargs="?", const="curve", default=None,
+                        choices=("curve", "min-variance"),
+                        help="vLLM and llama.cpp: per-position rates instead of the length; "
+                             "curve (the default): the curve's own profile; min-variance: the "
+                             "schedule vLLM's length realises" + default_note)
+
+
 def add_golden_dir_argument(parser):
     parser.add_argument("--golden-dir", metavar="DIR", default=None,
                         help="golden directory, an InferenceX one as it is (default: "

@@ -130,8 +130,7 @@ def run(args):
     if args.fix or args.diff:
         from goldenal.auditing.fix import fix_findings
 
-        relative = [os.path.relpath(os.path.abspath(p), root) for p in paths]
-        if any(r.startswith(os.pardir) for r in relative):
+        if any(os.path.relpath(os.path.abspath(p), root).startswith(os.pardir) for p in paths):
             raise UsageError("--fix and --diff need every PATH inside the root")
 
         result = fix_findings(
@@ -143,19 +142,17 @@ def run(args):
             sys.stdout.flush()
             sys.stdout.buffer.write(result.diff)    # the files' own bytes
             sys.stdout.buffer.flush()
-            print(f"Would fix {len(result.fixed)} finding(s) in {len(result.files)} file(s); "
-                  f"{len(result.skipped)} not fixed.", file=sys.stderr)
+        print(f"{'Would fix' if args.diff else 'Fixed'} {len(result.fixed)} finding(s) in "
+              f"{len(result.files)} file(s); {len(result.skipped)} not fixed.", file=sys.stderr)
+        if args.diff:
             return EXIT_REFUSED if result.fixed and not args.exit_zero else EXIT_OK
-        print(f"Fixed {len(result.fixed)} finding(s) in {len(result.files)} file(s); "
-              f"{len(result.skipped)} not fixed.", file=sys.stderr)
         report = audit_report(paths, root=args.root, cache=args.cache, **options)
         findings = list(report.findings)
     show_assumptions = args.show_assumptions or _selected(args.select, "GAL305")
     sys.stdout.write(FORMATTERS[args.format](findings, report, show_assumptions=show_assumptions,
                                              show_skipped=args.show_skipped))
-    if args.exit_zero:
-        return EXIT_OK
-    return EXIT_REFUSED if any(f.severity == "error" for f in findings) else EXIT_OK
+    errors = any(f.severity == "error" for f in findings)
+    return EXIT_REFUSED if errors and not args.exit_zero else EXIT_OK
 
 
 def _selected(select, code):

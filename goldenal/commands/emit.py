@@ -27,7 +27,8 @@ EXIT_CODES = """\
 
 import sys
 
-from goldenal.commands._selection import add_selection_arguments, given, selection_kwargs
+from goldenal.commands._selection import (add_distribution_argument, add_selection_arguments,
+                                          given, selection_kwargs)
 from goldenal.engines import ENGINES, MODULES
 from goldenal.engines.base import FORMATS
 
@@ -46,11 +47,7 @@ def configure(parser):
                         help="output format (default: shell)")
     parser.add_argument("--spec-config", metavar="JSON",
                         help="vLLM: the rest of the speculative-config JSON to merge into")
-    parser.add_argument("--distribution", nargs="?", const="curve", default=None,
-                        choices=("curve", "min-variance"),
-                        help="vLLM and llama.cpp: per-position rates instead of the length; "
-                             "curve (the default): the curve's own profile; min-variance: "
-                             "the schedule vLLM's length realises (llama.cpp's default)")
+    add_distribution_argument(parser, " (llama.cpp's default)")
     parser.add_argument("--rate", action="store_true", help="; ".join(
         f"{a.record.title}: {a.record.knob_for('rate')} (AL-1)/K instead of the length"
         for a in _RATE))

@@ -43,11 +43,10 @@ def configure(parser):
                         help="output format (speculation_profile.json, schema 1.0)")
     parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     parser.add_argument("--monotone", action="store_true",
-                        help="committed chain curves without counts: export the isotonic "
-                             "survival profile, rescaled so 1 + sum equals the committed AL")
+                        help="chain curves without counts: the isotonic survival profile, "
+                             "rescaled so 1 + sum is the committed AL")
     parser.add_argument("--allow-simulated", action="store_true",
-                        help="accept a simulated run directory; the profile then says "
-                             '"measured": false')
+                        help='accept a simulated run (the profile then says "measured": false)')
     add_golden_dir_argument(parser)
     add_identity_arguments(parser)
     add_fit_arguments(parser)

@@ -105,11 +105,9 @@ def configure(parser):
     parser.add_argument("--allow-simulated", action="store_true",
                         help="accept a simulated run (only for scratch directories)")
     parser.add_argument("--allow-not-golden", action="store_true",
-                        help="write a run marked not_golden in run.yaml (only for scratch "
-                             "directories; the reason is recorded)")
+                        help="write a run marked not_golden (scratch directories; reason kept)")
     parser.add_argument("--allow-mean-only", action="store_true",
-                        help="commit cells that rest on printed means only (no step counts, "
-                             "no interval); refused by default")
+                        help="commit cells resting on printed means only (no steps, no interval)")
     parser.add_argument("--format", choices=["text", "json"], default="text",
                         help="json: every cell's estimate, interval and step count (for CI)")
     parser.add_argument("--summary-md", metavar="FILE",

@@ -51,7 +51,7 @@ def configure(parser):
 def run(args):
     import os
 
-    from goldenal.commands._output import written_golden_dir, print_written
+    from goldenal.commands._output import written_golden_dir
     from goldenal.golden.curves import INDEX_NAME, MANIFEST_NAME
     from goldenal.core.errors import UsageError
     from goldenal.golden.importer import import_curve, import_target
@@ -66,6 +66,6 @@ def run(args):
                              replace_reason=args.replace)
         cells = sum(len(c) for c in curve.cells.values())
         print(f"imported {curve.id}: {curve.model}, {cells} cells", file=sys.stderr)
-        print_written([os.path.join(golden_dir, name)
-                       for name in (curve.file, MANIFEST_NAME, INDEX_NAME)])
+        for name in (curve.file, MANIFEST_NAME, INDEX_NAME):
+            print(f"wrote {os.path.join(golden_dir, name)}", file=sys.stderr)
     return 0

@@ -55,24 +55,20 @@ EXIT_CODES = """\
 
 import sys
 
-from goldenal.commands._selection import add_selection_arguments, given, golden_dir
+from goldenal.commands._selection import (add_distribution_argument, add_selection_arguments,
+                                          given, golden_dir)
 from goldenal.engines import ENGINES
 
 
 def configure(parser):
     parser.add_argument("files", nargs="+", metavar="FILE", help="serve config files")
     parser.add_argument("--framework", metavar="F",
-                        help="runner mode: dynamo-vllm, dynamo-sglang, dynamo-trtllm or an engine "
-                             "name (vllm, sglang, trtllm, atom, llamacpp; else $FRAMEWORK); "
-                             "selection comes from the runner's environment")
+                        help="runner mode: dynamo-vllm, dynamo-sglang, dynamo-trtllm or an "
+                             "engine (else $FRAMEWORK), selecting from the runner's environment")
     parser.add_argument("--engine", choices=ENGINES, help="refuse files for another engine")
     # model, head, variant and K are read from the file; flags that contradict it are refused
     add_selection_arguments(parser, model_flag=True, k_required=False, thinking_required=False)
-    parser.add_argument("--distribution", nargs="?", const="curve", default=None,
-                        choices=("curve", "min-variance"),
-                        help="vLLM and llama.cpp: write per-position rates instead of the "
-                             "length; curve (the default): the curve's own profile; "
-                             "min-variance: the schedule vLLM's length realises")
+    add_distribution_argument(parser)
     parser.add_argument("--rate", action="store_true", help="ATOM: write the rate knob (AL-1)/K")
     parser.add_argument("--env-file", metavar="PATH",
                         help="TensorRT-LLM extra-LLM-API YAML: the environment file to write")
@@ -83,9 +79,8 @@ def configure(parser):
     parser.add_argument("--force", action="store_true",
                         help="overwrite a different value already pinned")
     parser.add_argument("--allow-non-agentic", action="store_true",
-                        help="also write into fixed-sequence-length (e.g. 8k1k) configs, "
-                             "which otherwise are refused (also $GOLDENAL_ALLOW_NON_AGENTIC"
-                             "=true; honoured in runner mode too)")
+                        help="also write fixed-sequence-length (e.g. 8k1k) configs, else refused "
+                             "(or $GOLDENAL_ALLOW_NON_AGENTIC=true; in runner mode too)")
 
 
 def run(args):

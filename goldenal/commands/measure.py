@@ -124,9 +124,8 @@ def configure(parser):
     parser.add_argument("--requests", type=_positive_int, metavar="N",
                         help="send the first N prompts (default: all)")
     parser.add_argument("--engine", default="auto", choices=["auto", *ENGINES],
-                        help="engine (default: detected; one the server does not support is "
-                             "refused)")
-    parser.add_argument("--method", metavar="NAME", help="mtp | eagle3 | draft | ... (in run.yaml)")
+                        help="engine (default: detected; one the server lacks is refused)")
+    parser.add_argument("--method", metavar="NAME", help="mtp | eagle3 | draft | ... (run.yaml)")
     parser.add_argument("--curve-id", metavar="ID", help="curve id the run measures")
     parser.add_argument("--temperature", type=float, default=0.0, metavar="T",
                         help="sampling temperature (default 0: greedy)")
