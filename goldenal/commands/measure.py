@@ -95,8 +95,7 @@ def configure(parser):
                         help="server URL, e.g. http://127.0.0.1:8080 (a trailing /v1 dropped; "
                              "{k} for one server per K; {port} with --server-cmd)")
     parser.add_argument("--server-cmd", metavar="CMD",
-                        help="shell command starting one server per K: {k} where it takes K, "
-                             "{port} a free port")
+                        help="shell command starting a server per K ({k}: K, {port}: a free port)")
     parser.add_argument("--server-ready", metavar="URL",
                         help="with --server-cmd: polled until it answers HTTP 200 before any "
                              "request ({k} and {port} filled in; default URL/health)")
@@ -105,8 +104,7 @@ def configure(parser):
     parser.add_argument("--format", choices=["text", "json"], default="text",
                         help="text (default) or json: the summary as one JSON object on stdout")
     parser.add_argument("--out", required=True, metavar="RUN_DIR",
-                        help="run directory to create (missing parents too), or an existing run "
-                             "to add cells to")
+                        help="run directory to create (parents too), or a run to add cells to")
     parser.add_argument("--model", required=True, metavar="MODEL",
                         help="model key, as in the golden curves")
     parser.add_argument("--draft", action="append", default=[], metavar="HEAD",
