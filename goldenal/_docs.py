@@ -43,11 +43,7 @@ def available_commands():
 
 def command_parser(name):
     """The configured argparse parser of one command."""
-    parser = build_parser(only=name)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action.choices[name]
-    raise LookupError(name)
+    return build_parser(only=name).get_default("_command_parser")
 
 
 def _help(parser, width):
