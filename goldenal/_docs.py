@@ -1,15 +1,13 @@
 """Generate ``docs/cli.md`` from the commands' own ``--help``.
 
-The reference is rendered from the argparse parsers at a fixed width, so it
-changes only when a command's help changes; ``tests/test_docs.py`` fails
-when the committed file is stale.  Regenerate with::
+Rendered at a fixed width, so it changes only when a command's help changes;
+``tests/test_docs.py`` fails when the committed file is stale::
 
     python -m goldenal._docs --write            # writes docs/cli.md
     python -m goldenal._docs --check            # exit 1 if it is stale
 """
 
 import argparse
-import contextlib
 import importlib
 import os
 import sys
@@ -29,20 +27,6 @@ command.
 """
 
 
-@contextlib.contextmanager
-def _columns(width):
-    # argparse wraps at shutil.get_terminal_size(), which honours $COLUMNS
-    old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = str(width)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("COLUMNS", None)
-        else:
-            os.environ["COLUMNS"] = old
-
-
 def available_commands():
     """Command names whose module imports, in ``COMMANDS`` order."""
     names = []
@@ -59,56 +43,32 @@ def available_commands():
 
 def command_parser(name):
     """The configured argparse parser of one command."""
-    parser = build_parser(only=name)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action.choices[name]
-    raise LookupError(name)
+    return build_parser(only=name).get_default("_command_parser")
+
+
+def _help(parser, width):
+    from unittest import mock
+
+    # argparse wraps at shutil.get_terminal_size(), which honours $COLUMNS
+    with mock.patch.dict(os.environ, {"COLUMNS": str(width)}):
+        return parser.format_help()
 
 
 def command_help(name, width=WIDTH):
     """``goldenal NAME --help`` as printed at ``width`` columns."""
-    with _columns(width):
-        return command_parser(name).format_help()
-
-
-def main_help(width=WIDTH):
-    """``goldenal --help`` as printed at ``width`` columns."""
-    with _columns(width):
-        parser = build_parser(only="")
-        return parser.format_help()
+    return _help(command_parser(name), width)
 
 
 def render_cli_reference(width=WIDTH):
-    """The Markdown text of ``docs/cli.md``.
-
-    One section per command with its summary and ``--help`` (its exit codes
-    included), in the order of ``goldenal.cli.COMMANDS``.
-    Commands whose module is not installed are left out.
-    """
-    parts = [HEADER, "```text\n$ goldenal --help\n" + main_help(width).rstrip() + "\n```\n"]
+    """``docs/cli.md``: a section per installed command, in ``COMMANDS`` order."""
+    main_help = _help(build_parser(only=""), width)
+    parts = [HEADER, "```text\n$ goldenal --help\n" + main_help.rstrip() + "\n```\n"]
     for name in available_commands():
         text = command_help(name, width).rstrip()
         summary = COMMANDS[name][1]
         parts.append(f"## goldenal {name}\n\n{summary}\n\n```text\n$ goldenal {name} --help\n"
                      f"{text}\n```\n")
     return "\n".join(parts)
-
-
-def default_path():
-    """``docs/cli.md`` of the source checkout."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.join(root, "docs", "cli.md")
-
-
-def write_cli_reference(path=None):
-    """Write the reference atomically; return the path."""
-    from goldenal.core.files import write_text_atomic
-
-    path = path or default_path()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    write_text_atomic(path, render_cli_reference())
-    return path
 
 
 def main(argv=None):
@@ -119,12 +79,15 @@ def main(argv=None):
     group.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
     parser.add_argument("--path", help="file (default: docs/cli.md of the checkout)")
     args = parser.parse_args(argv)
-    path = args.path or default_path()
-    if args.write:
-        print(write_cli_reference(path))
-        return 0
-    from goldenal.core.files import read_regular
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = args.path or os.path.join(root, "docs", "cli.md")
+    from goldenal.core.files import read_regular, write_text_atomic
 
+    if args.write:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        write_text_atomic(path, render_cli_reference())
+        print(path)
+        return 0
     try:
         current = read_regular(path).decode("utf-8")
     except FileNotFoundError:

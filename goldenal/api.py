@@ -1,12 +1,8 @@
-"""The public API's conveniences that need several layers at once.
+"""The public conveniences that need several layers at once, so no lower module reaches up.
 
-Everything else of ``goldenal.<name>`` lives in the module of its layer (see
-``docs/architecture.md``); what is here combines them, so no lower module has
-to reach up: :func:`lookup` is the registry read through the policy, and
-:func:`adapter` an engine adapter with the whole-file operations of ``inject``
-and ``audit``.
-
-On the ``goldenal lookup`` hot path: standard-library imports only.
+:func:`lookup` is the registry read through the policy; :func:`adapter` an
+engine adapter with the file operations of ``inject`` and ``audit``.  On the
+``goldenal lookup`` hot path: standard-library imports only.
 """
 
 from goldenal.engines.knobs import ENGINES
@@ -57,9 +53,8 @@ def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, eng
     >>> str(lookup("minimax-m3", draft="Inferact/MiniMax-M3-EAGLE3", k=3, thinking="on"))
     '2.83'
     """
-    if engine is not None:
-        if engine not in ENGINES:
-            raise ValueError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f"`engine` must be one of {', '.join(ENGINES)}, got {engine!r}")
     value = select(load_registry(golden_dir), model, k=k, thinking=thinking, draft=draft,
                    curve=curve, variant=variant)
     value.engine = engine
@@ -67,11 +62,7 @@ def lookup(model=None, *, k, thinking, draft=None, curve=None, variant=None, eng
 
 
 class Adapter:
-    """An engine adapter with the file operations built on it (``rewrite``, ``read``).
-
-    Every attribute of :class:`goldenal.engines.base.EngineAdapter` (``convert``,
-    ``fragment``, ``plan`` ...) is the engine adapter's own.
-    """
+    """An engine's :class:`goldenal.engines.base.EngineAdapter`, plus ``rewrite`` and ``read``."""
 
     __slots__ = ("_adapter",)
 

@@ -1,9 +1,8 @@
 """The ``goldenal`` command line: argument parsing and error translation only.
 
-Each command lives in ``goldenal/commands/<name>.py`` as ``configure(parser)``
-plus ``run(args) -> int``; its module docstring is its ``--help``.  Only the
-command being run is imported, so ``goldenal lookup`` stays as light as an
-interpreter start-up.
+Each command is ``goldenal/commands/<name>.py``: ``configure(parser)``, ``run(args) -> int``,
+its docstring its ``--help``, its ``EXIT_CODES`` the end of it.  Only the command run is
+imported, so ``goldenal lookup`` stays as light as an interpreter start-up.
 """
 
 import os
@@ -33,12 +32,6 @@ COMMANDS = {
     "plot": ("plot", "Plot curves: AL vs K, per-position acceptance, or a diff."),
 }
 
-# the exit codes of a command without its own EXIT_CODES (its module may define one)
-EXIT_CODES = """\
-exit codes:
-  0  success
-  2  usage error or unreadable input
-"""
 # the top-level help: what every command shares, and where the rest is
 MAIN_EPILOG = """\
 exit codes: 0 success, 2 usage error or unreadable input, for every command; what
@@ -48,42 +41,30 @@ its own --help.
 
 
 def exit_codes(module):
-    """The exit-code list of a command module: its ``EXIT_CODES``, else the shared one."""
-    return getattr(module, "EXIT_CODES", EXIT_CODES)
-
-
-def _command_module(name):
-    import importlib
-
-    return importlib.import_module("goldenal.commands." + COMMANDS[name][0])
+    """The exit-code list that ends a command's ``--help``."""
+    return "exit codes:\n" + module.EXIT_CODES
 
 
 def build_parser(only=None):
     """Build the parser, configuring only the subcommand ``only`` (others are listed)."""
     import argparse
+    import importlib
 
-    parser = argparse.ArgumentParser(
-        prog="goldenal",
-        description="Golden acceptance-length curves for speculative decoding.",
-        epilog=MAIN_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
     from goldenal import __version__
 
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="goldenal", description="Golden acceptance-length curves for speculative decoding.",
+        epilog=MAIN_EPILOG, formatter_class=raw)
     parser.add_argument("--version", action="version", version="goldenal " + __version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (_, summary) in COMMANDS.items():
+    for name, (module_name, summary) in COMMANDS.items():
         if name != only:  # listed in the top-level help, configured only when run
             sub.add_parser(name, help=summary)
             continue
-        module = _command_module(name)
-        cmd = sub.add_parser(
-            name,
-            help=summary,
-            description=module.__doc__,
-            epilog=exit_codes(module),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        module = importlib.import_module("goldenal.commands." + module_name)
+        cmd = sub.add_parser(name, help=summary, description=module.__doc__,
+                             epilog=exit_codes(module), formatter_class=raw)
         module.configure(cmd)
         cmd.set_defaults(run=module.run)
         parser.set_defaults(_command_parser=cmd)
@@ -94,11 +75,6 @@ def _close(word, options):
     import difflib
 
     return difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-
-
-def _did_you_mean(word, options):
-    close = _close(word, options)
-    return f"; did you mean {close[0]}?" if close else ""
 
 
 def _unknown_arguments(extras, command_parser):
@@ -127,8 +103,9 @@ def main(argv=None):
         parser = build_parser(only)
         try:
             if argv and only is None and not argv[0].startswith("-"):
-                parser.error(f"unknown command {argv[0]!r}{_did_you_mean(argv[0], list(COMMANDS))}"
-                             f" (commands: {', '.join(COMMANDS)})")
+                meant = "".join(f"; did you mean {c}?" for c in _close(argv[0], list(COMMANDS)))
+                parser.error(f"unknown command {argv[0]!r}{meant} "
+                             f"(commands: {', '.join(COMMANDS)})")
             args, extras = parser.parse_known_args(argv)
             if extras:
                 _unknown_arguments(extras, getattr(args, "_command_parser", None) or parser)

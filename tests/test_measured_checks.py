@@ -105,6 +105,11 @@ def test_cell_error_names_the_path_once(tmp_path, capsys):
      "argument --n-resamples: expected an integer >= 100, got '5'"),
     (["verify", "x", "--k", "3", "--target", "2.5", "--z", "inf"],
      "argument --z: expected a positive number, got 'inf'"),
+    (["measure", "http://127.0.0.1:9", "--out", "r", "--model", "m", "--k", "3",
+      "--thinking", "on", "--retries", "-1"],
+     "argument --retries: expected an integer >= 0, got '-1'"),
+    (["plan", "p", "--half-width", "-0.05"],
+     "argument --half-width: expected a positive number of AL, got '-0.05'"),
 ])
 def test_bad_numeric_arguments_are_usage_errors(capsys, argv, message):
     assert main(argv) == 2

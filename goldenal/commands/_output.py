@@ -7,11 +7,10 @@ import sys
 
 @contextlib.contextmanager
 def warnings_to_stderr(prefix=""):
-    """Capture Python warnings raised inside and print each once as ``warning: ...``.
+    """Print each Python warning raised inside once, as ``warning: PREFIXmessage``.
 
-    The library warns with ``warnings.warn`` (so a notebook sees them); on the
-    command line a warning is one line without the source line Python would
-    show.  ``prefix`` (e.g. ``"run/: "``) goes before each message.
+    The library warns (a notebook sees them); a command prints one line each,
+    without the source line Python would show.
     """
     import warnings
 
@@ -24,16 +23,18 @@ def warnings_to_stderr(prefix=""):
                 print(f"warning: {prefix}{message}", file=sys.stderr)
 
 
+def print_result(as_json, record, text):
+    """``record()`` as indented JSON on stdout if ``as_json``, else ``text()``."""
+    import json
+
+    sys.stdout.write(json.dumps(record(), indent=2) + "\n" if as_json else text())
+
+
 def check_destination(path, flag):
-    """Refuse an output file whose directory does not exist or cannot be written.
+    """Refuse (``UsageError`` naming ``flag``) an output file that cannot be written.
 
-    Called before anything is written, so a bad ``--summary-md`` (say) does
-    not fail after the curve is already committed.
-
-    Raises
-    ------
-    UsageError
-        Naming ``flag`` and the directory.
+    Checked before anything is written, so a bad ``--summary-md`` does not fail
+    after the curve is committed.
     """
     from goldenal.core.errors import UsageError
 
@@ -67,9 +68,3 @@ def written_golden_dir(args):
         raise UsageError("--out is the old name of --golden-dir: give one of them")
     print("warning: --out is deprecated here; use --golden-dir", file=sys.stderr)
     return old
-
-
-def print_written(paths, stream=None):
-    """``wrote PATH`` for every file a writer wrote, in the order given."""
-    for path in paths:
-        print(f"wrote {path}", file=stream or sys.stderr)

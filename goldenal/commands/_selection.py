@@ -5,14 +5,9 @@ import os
 
 def add_selection_arguments(parser, *, model_flag=False, k_required=True,
                             thinking_required=True):
-    """Lookup's selection flags: MODEL, --k, --thinking, --draft, --curve, --variant, --golden-dir.
-
-    Commands whose positional arguments are files take the model as ``--model``
-    (``model_flag``); those that read K or the thinking mode from the files
-    (inject, verify) make them optional.
-    """
-    model_help = ("model key, HF id or InferenceX prefix (case-insensitive); "
-                  "optional with --curve")
+    """Lookup's selection flags; ``--model`` where the positional arguments are files, and
+    --k or --thinking optional where the files state them."""
+    model_help = "model key, HF id or InferenceX prefix (case-insensitive); optional with --curve"
     if model_flag:
         parser.add_argument("--model", "-m", metavar="MODEL", help=model_help)
     else:
@@ -31,79 +26,56 @@ def add_curve_arguments(parser):
     """--draft, --curve, --variant: which of a model's curves."""
     parser.add_argument("--draft", metavar="HEAD",
                         help="draft head HF id, or a local path ending in it")
-    parser.add_argument("--curve", metavar="ID", help="curve id (file stem), e.g. "
-                                                      "minimaxm3_eagle3_gqa")
+    parser.add_argument("--curve", metavar="ID",
+                        help="curve id (file stem), e.g. minimaxm3_eagle3_gqa")
     parser.add_argument("--variant", action="append", metavar="KEY=VALUE",
                         help="sampling variant, e.g. draft_sample_method=probabilistic or "
                              "just probabilistic; 'none' for a curve without one (repeatable)")
 
 
+def add_distribution_argument(parser, default_note=""):
+    parser.add_argument("--distribution", nargs="?", const="curve", default=None,
+                        choices=("curve", "min-variance"),
+                        help="vLLM and llama.cpp: per-position rates instead of the length; "
+                             "curve (the default): the curve's own profile; min-variance: the "
+                             "schedule vLLM's length realises" + default_note)
+
+
 def add_golden_dir_argument(parser):
     parser.add_argument("--golden-dir", metavar="DIR", default=None,
-                        help="golden directory (default: $GOLDENAL_DIR, else the nearest "
-                             "golden_al_distribution/ in the current directory or its parents, "
-                             "else the packaged curves); an InferenceX golden_al_distribution/ "
-                             "works as it is")
+                        help="golden directory, an InferenceX one as it is (default: "
+                             "$GOLDENAL_DIR, else the nearest golden_al_distribution/ here or "
+                             "above, else the packaged curves)")
 
 
-def _positive_int(text):
-    import argparse
+def _checked(convert, ok, what):
+    """An argparse type: ``convert(text)`` if ``ok`` of it, else "expected WHAT, got TEXT"."""
+    def parse(text):
+        import argparse
 
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+    return parse
 
 
-def _non_negative_int(text):
-    import argparse
-
+def _digits(text):
     if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+        raise ValueError(text)
     return int(text)
 
 
-def _resamples(text):
-    """``--n-resamples``: an integer of at least 100 (fewer make no interval)."""
-    import argparse
-
-    if not text.strip().isdigit() or int(text) < 100:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 100, got {text!r}")
-    return int(text)
-
-
-def _level(text):
-    """``--confidence-level``: a number strictly between 0 and 1."""
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
-def _finite_float(text, *, positive=False, non_negative=False):
-    import argparse
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or (positive and value <= 0) or (non_negative and value < 0):
-        kind = "a positive" if positive else "a non-negative" if non_negative else "a finite"
-        raise argparse.ArgumentTypeError(f"expected {kind} number, got {text!r}")
-    return value
-
-
-def _positive_float(text):
-    return _finite_float(text, positive=True)
-
-
-def _non_negative_float(text):
-    return _finite_float(text, non_negative=True)
+_INF = float("inf")  # the float bounds below also refuse nan (no comparison holds)
+_positive_int = _checked(_digits, lambda v: v >= 1, "a positive integer")
+_non_negative_int = _checked(_digits, lambda v: v >= 0, "an integer >= 0")
+_resamples = _checked(_digits, lambda v: v >= 100, "an integer >= 100")  # fewer: no interval
+_level = _checked(float, lambda v: 0 < v < 1, "a number between 0 and 1")
+_positive_float = _checked(float, lambda v: 0 < v < _INF, "a positive number")
+_non_negative_float = _checked(float, lambda v: 0 <= v < _INF, "a non-negative number")
 
 
 def selection_kwargs(args):
@@ -114,3 +86,8 @@ def selection_kwargs(args):
 
 def golden_dir(args):
     return args.golden_dir or os.environ.get("GOLDENAL_DIR") or None
+
+
+def given(args, names):
+    """``{name: args.name}`` for the space-separated ``names``: flags passed on as they are."""
+    return {name: getattr(args, name) for name in names.split()}

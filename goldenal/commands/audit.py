@@ -1,9 +1,9 @@
 """Check a recipe repository against the golden curves, like a linter.
 
-Walks the given files or directories (default: the current directory) and
-reports spec-decode configs whose synthetic-acceptance knob is missing, wrong
-for the served model, draft head, thinking mode and K, in the wrong unit,
-ignored by the engine, or set where it must not be.  Nothing is executed.
+Reports spec-decode configs in the given files or directories (default: .)
+whose synthetic-acceptance knob is missing, wrong for the served model, draft
+head, thinking mode and K, in the wrong unit, ignored by the engine, or set
+where it must not be.  Nothing is executed.
 
 Example:
   goldenal audit .
@@ -12,45 +12,37 @@ Example:
 
 Suppress one finding with a comment on its line: # goldenal: ignore[GAL201]
 
-Files are chosen as ruff chooses them: .gitignore is respected, --exclude
-replaces the default excluded directories, --extend-exclude adds to them, and
-[tool.goldenal] in the nearest pyproject.toml, up to the repository root
-(the directory holding .git) and no further, may set select, ignore,
-exclude, extend-exclude, respect-gitignore and golden-dir (options given here
-win).  goldenal's own reports are never read, nor the journals and temporaries
-of goldenal's writers: a directory a crashed write (inject, --fix) left them in
-is recovered first, under the writer lock, so the files read are all old or
-all new.  Paths in every format (text, json, github, sarif) are relative to
-the repository root (the nearest directory holding .git), whatever directory
-is audited, so CI annotations point at the files; --root names another
-directory.  The last line counts the files
-read, the serve configs checked and the files skipped (--show-skipped lists
-them with the reason); configs whose thinking mode was assumed (GAL305) are
-counted in one line (--show-assumptions lists them; JSON and SARIF keep each).
+Files are chosen as ruff does: .gitignore respected, --exclude replacing the
+default excluded directories, --extend-exclude adding to them; [tool.goldenal]
+in the nearest pyproject.toml up to the repository root (the directory holding
+.git) may set select, ignore, exclude, extend-exclude, respect-gitignore and
+golden-dir (options win).  goldenal's own reports, journals and temporaries are
+never read; a directory a crashed write (inject, --fix) left them in is first
+recovered under the writer lock, so the files read are all old or all new.
+Paths in every format are relative to the repository root (or --root), so CI
+annotations point at the files.  The last line counts the files read, configs
+checked and files skipped (--show-skipped lists them and why); configs whose
+thinking mode was assumed (GAL305) are counted in one line (--show-assumptions
+lists them; JSON and SARIF keep each).
 
-What each file says is kept in a cache outside the tree (ruff keeps one too),
-keyed by the file's bytes, its path and goldenal's code: a file read before
-is not parsed again, and the findings are the same either way (an entry that
-fails its checksum is parsed again).  It lives in $GOLDENAL_CACHE_DIR, else
-the user cache directory, used only when that directory is the user's own and
-writable by no one else; --no-cache skips it.
+What each file says is cached outside the tree (as ruff does), keyed by its
+bytes, path and goldenal's code (an entry failing its checksum is parsed
+again), in $GOLDENAL_CACHE_DIR, else the user cache directory, when that is the
+user's own and writable by no one else; --no-cache skips it.
 
---fix applies the safe fixes (marked [*]): a wrong literal value replaced by
-the golden one, when nothing on that line was assumed and the value occurs
-once there, and auditing with the fix in place raises nothing new on that
-line; it names every suggested fix it did not apply and why.  It locks the
-directories it writes before reading the files to fix (as inject does), and
-a file changed since that read is not written.  A fixed file is
-replaced atomically, byte for byte except the number; a file reached through
-a symbolic link is never written.  --diff prints those changes and writes
-nothing (it reads the cache, never writes it).
+--fix applies the safe fixes (marked [*]): a wrong literal value replaced by the
+golden one when nothing on its line was assumed, it occurs once there, and
+re-auditing with the fix raises nothing new there; every fix not applied is
+named with the reason.  It locks the directories it writes before reading the
+files (as inject does), writes no file changed since, replaces a file
+atomically, byte for byte except the number, and never through a symbolic
+link.  --diff prints those changes and writes nothing (not even the cache).
 
 In Python: goldenal.audit(paths) -> list[Finding];
 goldenal.audit_report(paths) -> AuditReport (with the counts and skipped files)
 """
 
 EXIT_CODES = """\
-exit codes:
   0  no error findings (or --exit-zero; --fix: nothing left to fix)
   1  error findings; --diff: a fix would apply
   2  bad configuration, unknown rule, unreadable input
@@ -59,7 +51,7 @@ exit codes:
 import os
 import sys
 
-from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, UsageError
 
 
 def configure(parser):
@@ -83,8 +75,7 @@ def configure(parser):
     parser.add_argument("--config", metavar="PYPROJECT",
                         help="read [tool.goldenal] from this pyproject.toml (default: the "
                              "nearest one with that table)")
-    parser.add_argument("--isolated", action="store_true",
-                        help="ignore every pyproject.toml")
+    parser.add_argument("--isolated", action="store_true", help="ignore every pyproject.toml")
     parser.add_argument("--show-skipped", action="store_true",
                         help="list the files skipped and why")
     parser.add_argument("--show-assumptions", action="store_true",
@@ -113,8 +104,7 @@ def run(args):
     if args.explain:
         page = explain(args.explain)
         if page is None:
-            print(f"error: unknown rule {args.explain!r}", file=sys.stderr)
-            return EXIT_USAGE
+            raise UsageError(f"unknown rule {args.explain!r}")
         sys.stdout.write(page)
         return EXIT_OK
     paths = args.paths or ["."]
@@ -140,44 +130,34 @@ def run(args):
     if args.fix or args.diff:
         from goldenal.auditing.fix import fix_findings
 
-        relative = [os.path.relpath(os.path.abspath(p), root) for p in paths]
-        if any(r.startswith(os.pardir) for r in relative):
-            print("error: --fix and --diff need every PATH inside the root", file=sys.stderr)
-            return EXIT_USAGE
+        if any(os.path.relpath(os.path.abspath(p), root).startswith(os.pardir) for p in paths):
+            raise UsageError("--fix and --diff need every PATH inside the root")
 
-        def audit_with(overlay):
-            return audit(paths, root=root, overlay=overlay, **options)
-
-        result = fix_findings(findings, root, audit_with, write=args.fix)
+        result = fix_findings(
+            findings, root, lambda overlay: audit(paths, root=root, overlay=overlay, **options),
+            write=args.fix)
         for f, reason in sorted(result.skipped, key=lambda s: (s[0].path, s[0].line, s[0].code)):
             print(f"Not fixed: {f.path}:{f.line}:{f.col}: {f.code}: {reason}", file=sys.stderr)
         if args.diff:
             sys.stdout.flush()
             sys.stdout.buffer.write(result.diff)    # the files' own bytes
             sys.stdout.buffer.flush()
-            print(f"Would fix {len(result.fixed)} finding(s) in {len(result.files)} file(s); "
-                  f"{len(result.skipped)} not fixed.", file=sys.stderr)
+        print(f"{'Would fix' if args.diff else 'Fixed'} {len(result.fixed)} finding(s) in "
+              f"{len(result.files)} file(s); {len(result.skipped)} not fixed.", file=sys.stderr)
+        if args.diff:
             return EXIT_REFUSED if result.fixed and not args.exit_zero else EXIT_OK
-        print(f"Fixed {len(result.fixed)} finding(s) in {len(result.files)} file(s); "
-              f"{len(result.skipped)} not fixed.", file=sys.stderr)
         report = audit_report(paths, root=args.root, cache=args.cache, **options)
         findings = list(report.findings)
     show_assumptions = args.show_assumptions or _selected(args.select, "GAL305")
     sys.stdout.write(FORMATTERS[args.format](findings, report, show_assumptions=show_assumptions,
                                              show_skipped=args.show_skipped))
-    if args.exit_zero:
-        return EXIT_OK
-    return EXIT_REFUSED if any(f.severity == "error" for f in findings) else EXIT_OK
+    errors = any(f.severity == "error" for f in findings)
+    return EXIT_REFUSED if errors and not args.exit_zero else EXIT_OK
 
 
 def _selected(select, code):
     """True when ``--select`` names ``code`` itself (or its rule name): show it in full."""
-    if not select:
-        return False
     from goldenal.auditing.rules import get_rule
 
-    for item in select.split(","):
-        rule = get_rule(item)
-        if rule is not None and rule.code == code:
-            return True
-    return False
+    rules = [get_rule(item) for item in select.split(",")] if select else []
+    return any(rule is not None and rule.code == code for rule in rules)

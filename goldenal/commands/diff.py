@@ -16,22 +16,14 @@ In Python: goldenal.stats.diff.diff_curves(a, b).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  no cell differs beyond its uncertainty (or --exit-zero)
   1  some cell differs beyond its uncertainty, or no such curve
   2  usage error or unreadable input
 """
 
-import json
-import sys
-
 from goldenal.commands._selection import add_golden_dir_argument, golden_dir
-from goldenal.commands.fit import (
-    add_fit_arguments,
-    add_identity_arguments,
-    fit_kwargs,
-    identity_from_args,
-)
+from goldenal.commands.fit import (add_fit_arguments, add_identity_arguments, fit_kwargs,
+                                   identity_from_args)
 
 
 def configure(parser):
@@ -51,7 +43,7 @@ def configure(parser):
 
 
 def run(args):
-    from goldenal.commands._output import check_destination, warnings_to_stderr
+    from goldenal.commands._output import check_destination, print_result, warnings_to_stderr
     from goldenal.stats.diff import diff_curves
 
     check_destination(args.summary_md, "--summary-md")
@@ -67,8 +59,5 @@ def run(args):
         from goldenal.stats.report import diff_markdown
 
         write_text_atomic(args.summary_md, diff_markdown(result))
-    if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(result.format_text())
+    print_result(args.format == "json", result.to_dict, result.format_text)
     return 1 if result.outside and not args.exit_zero else 0

@@ -20,7 +20,6 @@ In Python: goldenal.emit(model, engine="vllm", k=3, thinking="on", ...).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  printed
   1  refused: no committed value for the cell, or --spec-config contradicting --k
   2  usage error or unreadable input
@@ -28,7 +27,8 @@ exit codes:
 
 import sys
 
-from goldenal.commands._selection import add_selection_arguments, golden_dir
+from goldenal.commands._selection import (add_distribution_argument, add_selection_arguments,
+                                          given, selection_kwargs)
 from goldenal.engines import ENGINES, MODULES
 from goldenal.engines.base import FORMATS
 
@@ -47,11 +47,7 @@ def configure(parser):
                         help="output format (default: shell)")
     parser.add_argument("--spec-config", metavar="JSON",
                         help="vLLM: the rest of the speculative-config JSON to merge into")
-    parser.add_argument("--distribution", nargs="?", const="curve", default=None,
-                        choices=("curve", "min-variance"),
-                        help="vLLM and llama.cpp: per-position rates instead of the length; "
-                             "curve (the default): the curve's own profile; min-variance: "
-                             "the schedule vLLM's length realises (llama.cpp's default)")
+    add_distribution_argument(parser, " (llama.cpp's default)")
     parser.add_argument("--rate", action="store_true", help="; ".join(
         f"{a.record.title}: {a.record.knob_for('rate')} (AL-1)/K instead of the length"
         for a in _RATE))
@@ -65,12 +61,9 @@ def configure(parser):
 def run(args):
     from goldenal.apply.emit import emit
 
-    fragment = emit(args.model, engine=args.engine, k=args.k, thinking=args.thinking,
-                    draft=args.draft, curve=args.curve, variant=args.variant,
-                    golden_dir=golden_dir(args), format=args.format,
-                    spec_config=args.spec_config, distribution=args.distribution,
-                    form="rate" if args.rate else "length" if args.length else None,
-                    dspark_config=args.dspark_config)
+    fragment = emit(args.model, **selection_kwargs(args),
+                    **given(args, "engine format spec_config distribution dspark_config"),
+                    form="rate" if args.rate else "length" if args.length else None)
     print(fragment.text)
     for note in fragment.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -3,54 +3,39 @@
     goldenal fit measurements/minimaxm3-eagle3-2026-11
     goldenal fit measurements/minimaxm3-eagle3-2026-11 --golden-dir golden_al_distribution
 
-Without --golden-dir the fitted curve is printed (a table, or --format json)
-and nothing is written.
-
 RUN is a run directory with its run.yaml, or an InferenceX collector results
-directory as it is (server_{on,off}_mtp{K}.log, speedbench_*.json); identity
-then comes from --model, --draft, --method, --variant and --curve-id.
+directory as it is (server_{on,off}_mtp{K}.log, speedbench_*.json; identity
+from --model, --draft, --method, --variant and --curve-id).  Per cell: AL = 1
++ accepted / steps (committed with printf "%.2f" rounding) and an interval for
+the prompt population's AL, clipped to [1, K+1], from independent units only:
+a studentized bootstrap over requests, 10 or more runs, or batches of log
+windows at least as long as the longest request (needs dataset.output_len and
+concurrency in run.yaml).  Fewer than 10 units (or than 10 that accepted some
+but not every draft), units without spread, or a request longer than
+dataset.output_len give the value, no interval and the reason (`goldenal
+plan`: the requests an interval needs).  Chain-drafting curves (EAGLE, MTP,
+draft model) with per-request records are checked across K (requests
+re-weighted by tokens): a cell beyond a 0.02 AL margin is flagged, and the
+shift each cell could reveal printed.
 
-Per cell: AL = 1 + accepted / steps (committed with printf "%.2f" rounding)
-and an interval for the AL of the prompt population, from independent units
-only: a studentized bootstrap over requests (per-request records), 10 or
-more independent runs, or batches of log windows at least as long as the
-longest request (needs dataset.output_len and concurrency in run.yaml).
-Fewer than 10 units (or fewer than 10 that accepted some but not every
-draft), units without spread, or log windows alone without those, give the
-value with no interval and the reason; so do data showing a request longer
-than run.yaml's dataset.output_len (both figures named).  Every interval is
-clipped to [1, K+1].  `goldenal plan` tells how many requests an interval
-of a given width needs.  Chain-drafting curves (EAGLE, MTP, draft
-model) with per-request records are checked across K (requests re-weighted
-by tokens); a cell is flagged beyond a 0.02 AL margin, and the shift each
-cell could reveal is printed.
-
-With --golden-dir DIR: writes <curve-id>.yaml, <curve-id>.distribution.json
-(counts, per-position survival, intervals), the curve's entry in
-manifest.yaml and the rebuilt index.tsv, and names each file it wrote.
-A directory that already holds the curve (by id, or another curve of the
-same model, method, draft and variant) is refused unless --replace REASON is
-given; the reason is recorded and the committed curve replaced under its
-id.  Cells that rest on printed means only (no step counts, e.g. SGLang
-decode lines) are refused unless --allow-mean-only is given.  A run whose
-run.yaml says `not_golden: REASON` (measure --not-golden: a random test
-model, a debugging run) is fitted and printed, but written to a directory
-only with --allow-not-golden (for scratch directories; the reason goes into
-the curve's provenance).  A simulated run is refused unless
---allow-simulated is given.  A run with a cell `measure` marked
-`inconsistent` (its per-request counts and the server's counters disagree)
-is fitted and printed, but never written with --golden-dir.  --format json
-prints every cell's estimate, interval and step count, and a `checks` object
-per cell (interval, output_cap, cross_k) and per thinking mode (cross_k),
+Without --golden-dir the curve is printed and nothing written.  With it:
+<curve-id>.yaml, <curve-id>.distribution.json (counts, per-position survival,
+intervals), the manifest.yaml entry and index.tsv, each named.  A directory
+already holding the curve (its id, or the same model, method, draft and
+variant) is refused unless --replace REASON (recorded).  Refused unless
+allowed: mean-only cells (no step counts, e.g. SGLang decode lines), a
+simulated run, a run marked `not_golden: REASON` by measure --not-golden (for
+scratch directories; the reason goes into the provenance).  A cell `measure`
+marked `inconsistent` (per-request counts and server counters disagree) is
+never written.  --format json gives every cell's estimate, interval, step count
+and `checks` (interval, output_cap, cross_k; cross_k per thinking mode too),
 each with its status (done, flagged, failed, skipped) and reason; the text
 names every skipped check and why.
-
 
 In Python: goldenal.fit(goldenal.load_run(path)).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  fitted (and written)
   1  refused: a simulated run, a not_golden run or an inconsistent cell with
      --golden-dir, mean-only cells
@@ -58,7 +43,6 @@ exit codes:
   3  the directory already holds the curve (--replace REASON)
 """
 
-import json
 import math
 import sys
 
@@ -78,14 +62,12 @@ def identity_from_args(args):
     """The identity keyword arguments given on the command line."""
     from goldenal.core.errors import ParseError
 
-    variant = None
-    if args.variant:
-        variant = {}
-        for item in args.variant:
-            key, eq, value = item.partition("=")
-            if not eq or not key:
-                raise ParseError(f"--variant expects KEY=VALUE, got {item!r}")
-            variant[key.strip()] = value.strip()
+    variant = {} if args.variant else None
+    for item in args.variant or ():
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ParseError(f"--variant expects KEY=VALUE, got {item!r}")
+        variant[key.strip()] = value.strip()
     return {"model": args.model, "draft": args.draft, "method": args.method,
             "variant": variant, "curve": args.curve_id}
 
@@ -111,9 +93,9 @@ def fit_kwargs(args):
 
 
 def configure(parser):
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory")
     from goldenal.commands._output import add_written_golden_dir
 
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directory")
     add_written_golden_dir(parser, "golden directory to write the curve into (default: print "
                                     "the fitted curve and write nothing)")
     add_identity_arguments(parser)
@@ -123,27 +105,26 @@ def configure(parser):
     parser.add_argument("--allow-simulated", action="store_true",
                         help="accept a simulated run (only for scratch directories)")
     parser.add_argument("--allow-not-golden", action="store_true",
-                        help="write a run marked not_golden in run.yaml (only for scratch "
-                             "directories; the reason is recorded)")
+                        help="write a run marked not_golden (scratch directories; reason kept)")
     parser.add_argument("--allow-mean-only", action="store_true",
-                        help="commit cells that rest on printed means only (no step counts, "
-                             "no interval); refused by default")
+                        help="commit cells resting on printed means only (no steps, no interval)")
     parser.add_argument("--format", choices=["text", "json"], default="text",
                         help="json: every cell's estimate, interval and step count (for CI)")
     parser.add_argument("--summary-md", metavar="FILE",
                         help="also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
 
 
+def _num(x):
+    """JSON has no nan or infinity: None."""
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
 def cell_json(cell):
     """The per-cell record of ``--format json``."""
     lo, hi = cell.confidence_interval
-
-    def num(x):
-        return None if x is None or not math.isfinite(x) else x
-
     return {"thinking": cell.thinking, "k": cell.k, "value": cell.text,
-            "estimate": num(cell.mean_acceptance_length),
-            "interval": {"low": num(lo), "high": num(hi), "level": cell.confidence_level,
+            "estimate": _num(cell.mean_acceptance_length),
+            "interval": {"low": _num(lo), "high": _num(hi), "level": cell.confidence_level,
                          "method": cell.interval_method},
             "n_steps": cell.n_steps, "mean_only": cell.mean_only,
             "checks": {name: c.to_dict() for name, c in cell.checks.items()}}
@@ -163,8 +144,7 @@ def render_text(curvefit, paths):
         method = "mean-only" if c.mean_only else c.interval_method
         out.append(f"{thinking:<8} {k:>2}  {c.text:>5}  {interval:<18}  "
                    f"{method:<11}  {c.n_steps if c.n_steps is not None else '-':>9}")
-    for flag in curvefit.flags:
-        out.append("flagged: " + flag.message)
+    out += ["flagged: " + flag.message for flag in curvefit.flags]
     for thinking, model in curvefit.models.items():
         reach = getattr(model, "detectable_text", "")
         check = curvefit.checks.get("cross_k", {}).get(thinking)
@@ -172,89 +152,65 @@ def render_text(curvefit, paths):
             out.append(f"cross-K check, thinking {thinking}: skipped: {check.reason}")
         elif reach:
             out.append(f"cross-K check, thinking {thinking}: {reach}")
-    reasons = {c.interval_reason for c in curvefit.cells.values()
-               if c.interval_reason and not c.failed}
-    for reason in sorted(reasons):
-        out.append(f"no interval: {reason}")
-    caps = {c.checks["output_cap"].reason for c in curvefit.cells.values()
-            if "output_cap" in c.checks and c.checks["output_cap"].status == "skipped"
-            and not c.failed and not c.mean_only}
-    for reason in sorted(caps):
-        out.append(f"output cap check skipped: {reason}")
+    cells = [c for c in curvefit.cells.values() if not c.failed]
+    out += [f"no interval: {reason}"
+            for reason in sorted({c.interval_reason for c in cells if c.interval_reason})]
+    caps = {c.checks["output_cap"].reason for c in cells if not c.mean_only
+            and "output_cap" in c.checks and c.checks["output_cap"].status == "skipped"}
+    out += [f"output cap check skipped: {reason}" for reason in sorted(caps)]
     out.append(f"estimand: {curvefit.estimand}")
-    for p in paths:
-        out.append(f"wrote {p}")
+    out += [f"wrote {p}" for p in paths]
     return "\n".join(out) + "\n"
 
 
-def fit_with_warnings(run, **kwargs):
-    """``goldenal.stats.fit`` with its warnings printed once each as ``warning: ...``."""
-    from goldenal.commands._output import warnings_to_stderr
-    from goldenal.stats import fit
-
-    with warnings_to_stderr():
-        result = fit(run, **kwargs)
-    for message in getattr(run, "warnings", ()):
-        print(f"warning: {message}", file=sys.stderr)
-    return result
-
-
 def run(args):
-    from goldenal.commands._output import check_destination, written_golden_dir
-    from goldenal.stats.results import checks_dict
-    from goldenal.stats.output import (
-        check_writable,
-        load_runs,
-        mean_only_cells,
-        refuse_inconsistent,
-        refuse_not_golden,
-        refuse_simulated,
-        write_fit,
-    )
+    import os
 
-    args.out = written_golden_dir(args)
+    from goldenal.commands._output import (check_destination, print_result,
+                                           warnings_to_stderr, written_golden_dir)
+    from goldenal.golden.curves import INDEX_NAME, MANIFEST_NAME
+    from goldenal.stats import fit, output
+    from goldenal.stats.results import checks_dict
+
+    out = written_golden_dir(args)
     check_destination(args.summary_md, "--summary-md")
-    merged = load_runs(args.runs, identity=identity_from_args(args))
+    merged = output.load_runs(args.runs, identity=identity_from_args(args))
     if not args.allow_simulated:
-        refuse_simulated(merged)
-    if args.out is not None and not args.allow_not_golden:
-        refuse_not_golden(merged)
-    if args.out is not None:
-        refuse_inconsistent(merged)
-    if args.out is not None and merged.identity.get("curve"):  # refuse before the (slow) fit
-        check_writable(args.out, merged.identity["curve"], replace_reason=args.replace,
-                       identity=merged.identity)
-    curvefit = fit_with_warnings(merged, **fit_kwargs(args))
-    if args.out is None:
-        paths = []
+        output.refuse_simulated(merged)
+    if out is not None:
+        if not args.allow_not_golden:
+            output.refuse_not_golden(merged)
+        output.refuse_inconsistent(merged)
+        if merged.identity.get("curve"):  # refuse before the (slow) fit
+            output.check_writable(out, merged.identity["curve"], replace_reason=args.replace,
+                                  identity=merged.identity)
+    with warnings_to_stderr():
+        curvefit = fit(merged, **fit_kwargs(args))
+    for message in getattr(merged, "warnings", ()):
+        print(f"warning: {message}", file=sys.stderr)
+    paths = []
+    if out is None:
         print("note: nothing written; --golden-dir DIR commits the curve to a golden "
               "directory", file=sys.stderr)
     else:
-        import os
-
-        from goldenal.golden.curves import INDEX_NAME, MANIFEST_NAME
-
-        paths = [*write_fit(curvefit, args.out, replace_reason=args.replace,
-                            allow_simulated=args.allow_simulated,
-                            allow_mean_only=args.allow_mean_only,
-                            allow_not_golden=args.allow_not_golden),
-                 os.path.join(args.out, MANIFEST_NAME), os.path.join(args.out, INDEX_NAME)]
-    for thinking, k in mean_only_cells(curvefit) if args.out is not None else ():
-        print(f"warning: thinking {thinking} K={k}: golden value "
-              f"{curvefit.cells[thinking, k].text} committed from printed means only "
-              "(--allow-mean-only): no step counts, no interval", file=sys.stderr)
+        paths = [*output.write_fit(curvefit, out, replace_reason=args.replace,
+                                   allow_simulated=args.allow_simulated,
+                                   allow_mean_only=args.allow_mean_only,
+                                   allow_not_golden=args.allow_not_golden),
+                 os.path.join(out, MANIFEST_NAME), os.path.join(out, INDEX_NAME)]
+        for thinking, k in output.mean_only_cells(curvefit):
+            print(f"warning: thinking {thinking} K={k}: golden value "
+                  f"{curvefit.cells[thinking, k].text} committed from printed means only "
+                  "(--allow-mean-only): no step counts, no interval", file=sys.stderr)
     if args.summary_md:
         from goldenal.core.files import write_text_atomic
         from goldenal.stats.report import fit_markdown
 
         write_text_atomic(args.summary_md, fit_markdown(curvefit))
-    if args.format == "json":
-        doc = {"curve": curvefit.curve_id, "files": list(paths),
-               "cells": [cell_json(c) for _, c in curvefit.cells.items()],
-               "checks": checks_dict(curvefit.checks),
-               "flags": [{key: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                          for key, v in f._asdict().items()} for f in curvefit.flags]}
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-    else:
-        sys.stdout.write(render_text(curvefit, paths))
+    print_result(args.format == "json", lambda: {
+        "curve": curvefit.curve_id, "files": list(paths),
+        "cells": [cell_json(c) for c in curvefit.cells.values()],
+        "checks": checks_dict(curvefit.checks),
+        "flags": [{key: _num(v) for key, v in f._asdict().items()} for f in curvefit.flags]},
+        lambda: render_text(curvefit, paths))
     return 0

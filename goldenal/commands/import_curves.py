@@ -1,17 +1,14 @@
 """Import curves published in the upstream InferenceX format.
 
-Reads each FILE (values and header comments), writes it in the project's layout
-with a header in goldenal's own words, adds or updates its manifest entry and
-recompiles the lookup index, and names each file it wrote (the curve,
-manifest.yaml, index.tsv).  Identity the header lacks is given by flags; an
-existing manifest entry supplies what is not given.  A curve of a method that
-belongs to one draft head (eagle3) is refused unless --draft, the header or the
-manifest names the head (exit 2).  A committed value is never changed without
---replace REASON.
-
-The golden directory is --golden-dir DIR, else $GOLDENAL_DIR, else the
-nearest golden_al_distribution/ from the current directory; the curves
-installed with goldenal are never written (copy them, or give --golden-dir).
+Reads each FILE (values and header comments), writes it in the project's
+layout with a header in goldenal's words, adds or updates its manifest entry,
+recompiles the lookup index, and names each file written.  Flags give the
+identity the header lacks; an existing manifest entry supplies the rest.  A
+curve of a method tied to one draft head (eagle3) is refused unless --draft,
+the header or the manifest names the head (exit 2).  A committed value is
+never changed without --replace REASON.  The golden directory is
+--golden-dir, else $GOLDENAL_DIR, else the nearest golden_al_distribution/;
+the curves installed with goldenal are never written.
 
     goldenal import ../InferenceX/golden_al_distribution/minimaxm3_eagle3_gqa.yaml \\
         --method eagle3 --draft Inferact/MiniMax-M3-EAGLE3-GQA \\
@@ -21,7 +18,6 @@ In Python: goldenal.import_curve(path, out_dir, method=..., draft=..., aliases=.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  imported
   2  unreadable curve file, bad flags, or a directory as validate would reject it
   3  a committed value would change (--replace REASON)
@@ -55,7 +51,7 @@ def configure(parser):
 def run(args):
     import os
 
-    from goldenal.commands._output import written_golden_dir, print_written
+    from goldenal.commands._output import written_golden_dir
     from goldenal.golden.curves import INDEX_NAME, MANIFEST_NAME
     from goldenal.core.errors import UsageError
     from goldenal.golden.importer import import_curve, import_target
@@ -70,6 +66,6 @@ def run(args):
                              replace_reason=args.replace)
         cells = sum(len(c) for c in curve.cells.values())
         print(f"imported {curve.id}: {curve.model}, {cells} cells", file=sys.stderr)
-        print_written([os.path.join(golden_dir, name)
-                       for name in (curve.file, MANIFEST_NAME, INDEX_NAME)])
+        for name in (curve.file, MANIFEST_NAME, INDEX_NAME):
+            print(f"wrote {os.path.join(golden_dir, name)}", file=sys.stderr)
     return 0

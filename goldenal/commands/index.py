@@ -11,7 +11,6 @@ In Python: goldenal.golden.curvefile.write_index(directory).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  indexed
   2  unreadable golden directory
 """

@@ -2,23 +2,19 @@
 
 Every speculative site of each FILE gets its engine's knob: vLLM
 speculative-config JSON strings or mappings (every worker role), SGLang and
-TensorRT-LLM *_environment blocks at any indentation (anchors, aliases and
-multi-variant base/override files included), a TensorRT-LLM extra-LLM-API
-YAML with the env file it names (# env-file: PATH), ATOM command lines,
-scripts that run vllm serve (each literal --speculative-config JSON; one built
-in a variable is refused where it is used), and
-scripts that start llama-server (its length knob after the speculative flags;
-with --distribution, its rates knob: llama.cpp realises a bare length as a
-geometric schedule, not the min-variance one, and says so on stderr).
-The engine of a script is the server it starts (vllm serve, sglang.launch_server,
-trtllm-serve, atom.entrypoints, llama-server), as audit reads it.
-Model, draft head, method, variant, K and the thinking mode are read from the
-file as audit reads them; a flag that contradicts the file is refused (--thinking
-against the file's own declaration, such as DYN_DEFAULT_THINKING_MODE: disabled,
-names both).  With no thinking-mode signal in the file and no --thinking, the
-mode audit assumes is used (the curve's only mode, else thinking_on), with a
-warning.  Only the changed values are rewritten; every
-other byte stays as it was, and a second run changes nothing.
+TensorRT-LLM *_environment blocks (any indentation, anchors, aliases,
+base/override files), a TensorRT-LLM extra-LLM-API YAML with the env file it
+names (# env-file: PATH), ATOM command lines, and scripts that start vllm
+serve (each literal --speculative-config JSON; one built in a variable is
+refused where used), sglang.launch_server, trtllm-serve, atom.entrypoints or
+llama-server (its length knob; with --distribution its rates, since llama.cpp
+realises a bare length as a geometric schedule, as stderr notes).  Model, draft
+head, method, variant, K and thinking mode are read as audit reads them; a
+contradicting flag is refused (--thinking against e.g.
+DYN_DEFAULT_THINKING_MODE: disabled names both).  With no thinking-mode signal
+or --thinking, audit's assumption is used (the curve's only mode, else
+thinking_on), with a warning.  Only changed values are rewritten, every other
+byte kept; a second run changes nothing.
 
     goldenal inject recipes/*.yaml --thinking on            # rewrite in place
     goldenal inject recipe.yaml --thinking on --check       # exit 1 if a change is needed
@@ -26,31 +22,26 @@ other byte stays as it was, and a second run changes nothing.
     goldenal inject config.yaml --thinking off --distribution   # vLLM rates from the curve
     goldenal inject serve.sh --thinking on --distribution min-variance   # llama.cpp rates
 
-Drop-in for InferenceX's runner (reads SYNTHETIC_ACCEPTANCE,
-SYNTHETIC_ACCEPTANCE_LENGTH, MODEL_PREFIX, NUM_SPEC_TOKENS, THINKING_MODE,
-FRAMEWORK, EVAL_ONLY from the environment):
+Drop-in for InferenceX's runner (SYNTHETIC_ACCEPTANCE(_LENGTH), MODEL_PREFIX,
+NUM_SPEC_TOKENS, THINKING_MODE, FRAMEWORK, EVAL_ONLY from the environment):
 
     goldenal inject "${CONFIG_FILE%%:*}" --framework "$FRAMEWORK"
 
-An explicit SYNTHETIC_ACCEPTANCE_LENGTH is checked against the committed cell
-of the config it is written to, as audit checks it, and refused on a mismatch
-unless --force; SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL / _DECODE / _AGGREGATED
-give roles with different K their own.  A value already golden is left as
-written ('2.5' stays '2.5').  --allow-non-agentic (or
-GOLDENAL_ALLOW_NON_AGENTIC=true) is honoured in both modes.
+An explicit SYNTHETIC_ACCEPTANCE_LENGTH is checked against the config's
+committed cell as audit checks it (refused on a mismatch unless --force);
+SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL / _DECODE / _AGGREGATED serve roles with
+different K.  A value already golden stays as written ('2.5' stays '2.5').
+--allow-non-agentic (or GOLDENAL_ALLOW_NON_AGENTIC=true) holds in both modes.
 
-On any error no file is touched:
-with several FILEs, every one is checked before any is written, and a refusal
-of one (one line each) leaves them all as they were.  The directories of the
-FILEs are locked before the first is read (a write a crash interrupted there
-is put back first), so two goldenal writers never lose each other's changes.
+On any error no file is touched: every FILE is checked before any is written.
+The FILEs' directories are locked before the first is read (a crashed write
+there is put back first), so two goldenal writers never lose each other's work.
 
 In Python: goldenal.inject(path, thinking="on", ...) -> InjectResult;
 goldenal.inject_files(paths, thinking="on", ...) for several, all or nothing.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  done, or nothing to do
   1  refused: no single golden cell, a flag contradicting the file, --check finding a
      change (a value to add, or a different value pinned: wherever audit reports
@@ -64,48 +55,43 @@ exit codes:
 
 import sys
 
-from goldenal.commands._selection import add_selection_arguments, golden_dir
+from goldenal.commands._selection import (add_distribution_argument, add_selection_arguments,
+                                          given, golden_dir)
 from goldenal.engines import ENGINES
 
 
 def configure(parser):
     parser.add_argument("files", nargs="+", metavar="FILE", help="serve config files")
     parser.add_argument("--framework", metavar="F",
-                        help="runner mode: dynamo-vllm, dynamo-sglang, dynamo-trtllm or an engine "
-                             "name (vllm, sglang, trtllm, atom, llamacpp; else $FRAMEWORK); "
-                             "selection comes from the runner's environment")
+                        help="runner mode: dynamo-vllm, dynamo-sglang, dynamo-trtllm or an "
+                             "engine (else $FRAMEWORK), selecting from the runner's environment")
     parser.add_argument("--engine", choices=ENGINES, help="refuse files for another engine")
     # model, head, variant and K are read from the file; flags that contradict it are refused
     add_selection_arguments(parser, model_flag=True, k_required=False, thinking_required=False)
-    parser.add_argument("--distribution", nargs="?", const="curve", default=None,
-                        choices=("curve", "min-variance"),
-                        help="vLLM and llama.cpp: write per-position rates instead of the "
-                             "length; curve (the default): the curve's own profile; "
-                             "min-variance: the schedule vLLM's length realises")
-    parser.add_argument("--rate", action="store_true",
-                        help="ATOM: write the rate knob (AL-1)/K")
+    add_distribution_argument(parser)
+    parser.add_argument("--rate", action="store_true", help="ATOM: write the rate knob (AL-1)/K")
     parser.add_argument("--env-file", metavar="PATH",
                         help="TensorRT-LLM extra-LLM-API YAML: the environment file to write")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true",
                       help="write nothing; exit 1 if a change is needed")
-    mode.add_argument("--diff", action="store_true",
-                      help="print a unified diff; write nothing")
+    mode.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     parser.add_argument("--force", action="store_true",
                         help="overwrite a different value already pinned")
     parser.add_argument("--allow-non-agentic", action="store_true",
-                        help="also write into fixed-sequence-length (e.g. 8k1k) configs, "
-                             "which otherwise are refused (also $GOLDENAL_ALLOW_NON_AGENTIC"
-                             "=true; honoured in runner mode too)")
+                        help="also write fixed-sequence-length (e.g. 8k1k) configs, else refused "
+                             "(or $GOLDENAL_ALLOW_NON_AGENTIC=true; in runner mode too)")
 
 
 def run(args):
-    from goldenal.apply.inject import NothingWritten, inject_files, inject_runner
+    import os
+
+    from goldenal.apply.inject import (NothingWritten, allow_non_agentic_from, inject_files,
+                                       inject_runner)
+    from goldenal.core.errors import UsageError
 
     if args.framework is not None:
         if len(args.files) != 1:
-            from goldenal.core.errors import UsageError
-
             raise UsageError("runner mode (--framework) takes one CONFIG_FILE")
         outcome = inject_runner(args.files[0], args.framework, golden_dir=golden_dir(args),
                                 check=args.check, diff_only=args.diff, force=args.force,
@@ -115,14 +101,21 @@ def run(args):
             return 0
         results = [outcome.result]
     else:
+        options = given(args, "engine model k thinking draft curve variant distribution "
+                              "env_file force check")
+        allow = allow_non_agentic_from(os.environ) or args.allow_non_agentic
         try:
-            results = inject_files(args.files, **_options(args))
+            results = inject_files(args.files, golden_dir=golden_dir(args), diff_only=args.diff,
+                                   form="rate" if args.rate else None, allow_non_agentic=allow,
+                                   **options)
         except NothingWritten as exc:
             if len(args.files) == 1:
                 raise exc.errors[0][1] from None
-            # one line per refused file; the others were planned but not written
+            # one line per refused file (an OSError names its file); none was written
             for path, error in exc.errors:
-                print(f"error: {_line(path, error)}", file=sys.stderr)
+                if isinstance(error, OSError):
+                    error = f"{error.filename or path}: {error.strerror or error}"
+                print(f"error: {error}", file=sys.stderr)
             print(f"error: {exc}", file=sys.stderr)
             return exc.exit_code
     for result in results:
@@ -132,23 +125,3 @@ def run(args):
             sys.stdout.write(result.diff)
         print(result.message, file=sys.stderr)
     return 1 if args.check and any(r.needs_change for r in results) else 0
-
-
-def _line(path, error):
-    """One line for a refused file; an OSError names the file it concerns."""
-    if isinstance(error, OSError):
-        return f"{error.filename or path}: {error.strerror or error}"
-    return str(error)
-
-
-def _options(args):
-    import os
-
-    from goldenal.apply.inject import allow_non_agentic_from
-
-    return dict(engine=args.engine, model=args.model, k=args.k, thinking=args.thinking,
-                draft=args.draft, curve=args.curve, variant=args.variant,
-                golden_dir=golden_dir(args), distribution=args.distribution,
-                form="rate" if args.rate else None, env_file=args.env_file, force=args.force,
-                check=args.check, diff_only=args.diff,
-                allow_non_agentic=allow_non_agentic_from(os.environ) or args.allow_non_agentic)

@@ -16,7 +16,6 @@ In Python: goldenal.load_registry().to_frame().
 """
 
 EXIT_CODES = """\
-exit codes:
   0  listed
   2  usage error or unreadable golden directory
 """
@@ -31,11 +30,12 @@ COLUMNS = ("id", "model", "method", "head", "variant", "thinking", "K", "source 
 # When the table is wider than the terminal, the source run is cut short first
 # (from the left: a run's number is at the end of its address), then the widest
 # of the wrapping columns narrows; each stage of _NARROWING goes down to its floor.
-# An id never narrows below its longest word (see format_table).
+# A wrapping column never narrows below its header, nor an id below its longest word.
 _CUT = "source run"
 _WRAPPING = ("id", "model", "head", "variant")
 _NARROWING = (((_CUT,), 18), (_WRAPPING, 10), ((_CUT,), 12), (_WRAPPING, 8), ((_CUT,), 8))
 _GAP = "  "
+_BREAKS = r"[^_/\-,:= ]*(?:[_/\-,:= ]+|$)"  # a value wraps after these characters, only there
 
 
 def configure(parser):
@@ -49,39 +49,25 @@ def configure(parser):
 def rows(registry):
     from goldenal.golden.policy import k_span
 
-    out = []
-    for c in registry:
-        ks = sorted({k for cells in c.cells.values() for k in cells})
-        out.append({
-            "id": c.id, "model": c.model, "method": c.method or "?",
-            "head": ", ".join(c.draft) or "-",
-            "variant": ", ".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or "-",
-            "thinking": "/".join(m for m in ("on", "off") if c.cells.get(m)),
-            "K": k_span(ks), "source run": c.source or "-",
-        })
-    return out
+    return [{"id": c.id, "model": c.model, "method": c.method or "?",
+             "head": ", ".join(c.draft) or "-",
+             "variant": ", ".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or "-",
+             "thinking": "/".join(m for m in ("on", "off") if c.cells.get(m)),
+             "K": k_span(sorted({k for cells in c.cells.values() for k in cells})),
+             "source run": c.source or "-"} for c in registry]
 
 
-def _fit_widths(widths, columns, width, words=None):
-    """Column widths whose table fits ``width`` (when it can), stage by stage.
-
-    A wrapping column never gets narrower than its header or the longest word
-    ``words`` gives for it (column -> length), so that column is never broken
-    inside a word.
-    """
+def _fit_widths(widths, columns, width, floors):
+    """Column widths whose table fits ``width`` (when it can), stage by stage."""
     widths = list(widths)
-    words = words or {}
     total = sum(widths) + len(_GAP) * (len(widths) - 1)
     for names, floor in _NARROWING:
         while total > width:
             narrowable = [i for i, col in enumerate(columns)
-                          if col in names and widths[i] > max(
-                              floor, len(col) if col in _WRAPPING else 0,
-                              words.get(col, 0) if col in _WRAPPING else 0)]
+                          if col in names and widths[i] > max(floor, floors.get(col, 0))]
             if not narrowable:
                 break
-            i = max(narrowable, key=lambda j: widths[j])
-            widths[i] -= 1
+            widths[max(narrowable, key=lambda j: widths[j])] -= 1
             total -= 1
     return widths
 
@@ -95,20 +81,8 @@ def _ellipsis():
     return "…"
 
 
-# a value wraps after these characters, and only there
-_BREAKS = r"[^_/\-,:= ]*(?:[_/\-,:= ]+|$)"
-
-
-def _words(text):
-    """The pieces ``_wrap`` keeps whole (their trailing spaces dropped)."""
-    import re
-
-    return [t.rstrip() for t in re.findall(_BREAKS, text) if t.strip()]
-
-
 def _wrap(text, width):
-    """``text`` as lines of at most ``width``, broken after ``_ / - , : =`` or a space; a
-    word longer than ``width`` (only when the caller allows it) is cut."""
+    """``text`` as lines of at most ``width``, broken after ``_BREAKS``; a longer word is cut."""
     import re
 
     lines, line = [], ""
@@ -130,20 +104,18 @@ def _wrap(text, width):
 
 
 def format_table(records, columns, width=None):
-    """Aligned columns; with ``width``, long values wrap onto more lines to fit it.
+    """Aligned columns; with ``width``, long values wrap (rows set apart by a blank line)."""
+    import re
 
-    Rows that take more than one line are separated by a blank line.
-    """
-    widths = [max(len(col), *(len(str(r[col])) for r in records)) if records else len(col)
-              for col in columns]
+    widths = [max([len(col)] + [len(str(r[col])) for r in records]) for col in columns]
     if width is not None:
         # an id is never broken inside a word (it is what --curve takes); the other
         # wrapping columns may cut a long word when the terminal is too narrow
-        words = {col: max((len(w) for r in records for w in _words(str(r[col]))), default=0)
-                 for col in columns if col == "id"}
-        widths = _fit_widths(widths, columns, width, words)
-    lines = []
-    blocks = [list(columns)] + [[str(r[col]) for col in columns] for r in records]
+        floors = {col: len(col) for col in _WRAPPING}
+        floors["id"] = max([floors["id"]] + [len(w.rstrip()) for r in records
+                                             for w in re.findall(_BREAKS, str(r.get("id", "")))
+                                             if w.strip()])
+        widths = _fit_widths(widths, columns, width, floors)
     mark = _ellipsis()
 
     def lines_of(column, cell, w):
@@ -151,9 +123,10 @@ def format_table(records, columns, width=None):
             return [mark + cell[len(cell) - w + len(mark):]]
         return _wrap(cell, w)
 
-    wrapped = [[lines_of(col, cell, w) for col, cell, w in zip(columns, row, widths)]
-               for row in blocks]
+    wrapped = [[lines_of(col, str(cell), w) for col, cell, w in zip(columns, row, widths)]
+               for row in [columns] + [[r[col] for col in columns] for r in records]]
     tall = any(len(cell) > 1 for row in wrapped[1:] for cell in row)
+    lines = []
     for n, row in enumerate(wrapped):
         if tall and n > 1:
             lines.append("")
@@ -165,12 +138,8 @@ def format_table(records, columns, width=None):
 
 def format_tsv(records, columns):
     """Tab-separated, a header line, every value in full: for pipes and scripts."""
-    def clean(value):
-        return str(value).replace("\t", " ").replace("\n", " ")
-
-    lines = ["\t".join(columns)]
-    lines += ["\t".join(clean(r[col]) for col in columns) for r in records]
-    return "\n".join(lines) + "\n"
+    return "".join("\t".join(str(v).replace("\t", " ").replace("\n", " ") for v in row) + "\n"
+                   for row in [columns] + [[r[col] for col in columns] for r in records])
 
 
 def run(args):
@@ -190,9 +159,7 @@ def run(args):
         sys.stdout.write(json.dumps(records, indent=2) + "\n")
     elif not sys.stdout.isatty():
         sys.stdout.write(format_tsv(records, COLUMNS))
-    elif args.wide:
-        sys.stdout.write(format_table(records, COLUMNS))
     else:
-        width = shutil.get_terminal_size().columns
+        width = None if args.wide else shutil.get_terminal_size().columns
         sys.stdout.write(format_table(records, COLUMNS, width=width))
     return 0

@@ -18,7 +18,6 @@ In Python: goldenal.lookup(model, k=3, thinking="on", draft=...).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  the value printed
   1  no committed value for the cell (the message names what exists)
   2  usage error or unreadable golden directory
@@ -46,46 +45,39 @@ class _Args:
 def fast_args(argv):
     """Parse a well-formed ``lookup`` command line without importing argparse.
 
-    Importing argparse (and ``re``, which it needs) costs most of an
-    interpreter start-up, and lookup runs inside ``$(...)`` in every recipe.
-    Anything unusual (help, abbreviations, repeated flags, a bad value) returns
-    None, and the caller falls back to argparse for its exact messages; the
-    result is otherwise identical to argparse's (a property test checks it).
+    argparse (and the ``re`` it needs) costs most of an interpreter start-up, and
+    lookup runs inside ``$(...)`` in every recipe.  Anything unusual (help,
+    abbreviations, repeated flags, a bad value) returns None, and argparse then
+    gives its exact messages; otherwise the result is argparse's (a property test
+    checks it).
     """
-    values = {"model": None, "k": None, "thinking": None, "draft": None, "curve": None,
-              "variant": None, "engine": None, "format": "value", "golden_dir": None}
+    values = dict.fromkeys(("model", "k", "thinking", "draft", "curve", "variant", "engine",
+                            "golden_dir"))
+    values["format"] = "value"
     seen = set()
-    tokens = list(argv)
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token.startswith("-"):
-            flag, eq, value = token.partition("=")
-            name = _VALUED.get(flag)
-            if name is None or (name in seen and name != "variant"):
+    tokens = iter(argv)
+    for token in tokens:
+        if not token.startswith("-"):
+            if values["model"] is not None:
                 return None
-            if not eq:
-                i += 1
-                if i == len(tokens):
-                    return None
-                value = tokens[i]
-            if not value or value.startswith("-"):
-                return None
-            if name in _CHOICES and value not in _CHOICES[name]:
-                return None
-            if name == "k":
-                if not (value.isascii() and value.isdigit()) or int(value) < 1:
-                    return None
-                value = int(value)
-            if name == "variant":
-                value = (values["variant"] or []) + [value]
-            values[name] = value
-            seen.add(name)
-        elif values["model"] is None:
             values["model"] = token
-        else:
+            continue
+        flag, eq, value = token.partition("=")
+        name = _VALUED.get(flag)
+        if name is None or (name in seen and name != "variant"):
             return None
-        i += 1
+        if not eq:
+            value = next(tokens, None)
+        if not value or value.startswith("-") or value not in _CHOICES.get(name, (value,)):
+            return None
+        if name == "k":
+            if not (value.isascii() and value.isdigit()) or int(value) < 1:
+                return None
+            value = int(value)
+        elif name == "variant":
+            value = (values["variant"] or []) + [value]
+        values[name] = value
+        seen.add(name)
     if values["k"] is None or values["thinking"] is None:
         return None
     return _Args(run=run, **values)

@@ -1,73 +1,57 @@
 """Measure acceptance on a live server into a run directory (one cell per K).
 
-Sends the prompt set to an OpenAI-compatible server (streaming, at a fixed
-concurrency), scrapes /metrics before the workload and after every request
-(a counter going down is a restart), and writes RUN_DIR with a run.yaml that
-ingest, fit, diff and verify read.  The engine is detected from the server
-(/metrics prefixes, /v1/models, /props, /get_server_info, /version).  At
---concurrency 1 the scrapes between requests give every request its own
-counts, so fit can resample whole requests; SGLang answers with its own
-per-request meta_info (requests to it go out non-streaming) at any
-concurrency.  The same prompts go out in the same order at every K.
+Sends the prompt set (the same prompts, in the same order, at every K) to an
+OpenAI-compatible server, streaming at a fixed concurrency; scrapes /metrics
+before the workload and after every request (a counter going down is a
+restart); writes RUN_DIR with a run.yaml that ingest, fit, diff and verify
+read.  The engine is detected from the server (/metrics prefixes, /v1/models,
+/props, /get_server_info, /version).  At --concurrency 1 every request gets
+its own counts, so fit can resample whole requests; SGLang reports its own
+per-request meta_info (sent non-streaming) at any concurrency.
 
-A whole curve in one call: --server-cmd starts one server per K ({k} is
-filled with K, {port} with a free port; the URL defaults to
-http://127.0.0.1:{port}), waits until --server-ready answers 200 (default
-URL/health; at most --server-timeout seconds), measures the cell and stops
-the server's whole process group, also on an error or Ctrl-C.  Its log is
-kept in the run as server_{on,off}_k{K}.log.
+--server-cmd measures a whole curve: per K it starts a server ({k} is K,
+{port} a free port; URL defaults to http://127.0.0.1:{port}), waits for
+--server-ready to answer 200, measures, and stops the server's process group,
+also on an error or Ctrl-C, keeping its log as server_{on,off}_k{K}.log.
+Without it, give a URL with {k} (one running server per K), or measure one K
+per call into the same RUN_DIR.  A server whose K is not the cell's is refused
+before any load where it says its K, else after the first request.
 
     goldenal measure --server-cmd 'llama-server -m target.gguf --spec-type draft-simple \\
         --spec-draft-model draft.gguf --spec-draft-n-max {k} --metrics --port {port}' \\
         --out runs/tiny --model tiny-llama --draft tiny-llama-draft --k 1,2,3 \\
         --thinking off --prompts prompts.jsonl
-    goldenal measure http://127.0.0.1:8080 --out runs/tiny --model tiny-llama \\
-        --draft tiny-llama-draft --k 3 --thinking off --prompts prompts.jsonl
     goldenal measure 'http://127.0.0.1:80{k}0' --out runs/tiny --model tiny-llama \\
         --draft tiny-llama-draft --k 1,2,3 --thinking off --prompts prompts.jsonl
 
-Without --server-cmd a server runs one K: give a URL with {k} naming one
-running server per K, or measure one K per call into the same RUN_DIR.  A
-server whose K is not the cell's is refused before any load where it says
-its K, else after the first request.
---prompts is JSON lines: {"id": "p1", "prompt": "..."} or {"id": "p1",
-"messages": [{"role": "user", "content": "..."}]}; without it, SPEED-Bench
-Qualitative `coding` is loaded through `datasets` (pip install
-'goldenal[speedbench]').
+--prompts is JSON lines, {"id": "p1", "prompt": "..."} or {"id": "p1",
+"messages": [...]}; without it SPEED-Bench Qualitative `coding` is loaded
+through `datasets` (pip install 'goldenal[speedbench]').
 
-stdout: per cell its AL, steps, requests and failures, then the percentiles
-(p50/p90/p99) of request latency, time to first token and output tokens per
-second per request, and the cell's output tokens over its wall time
-(--format json: all of it as one JSON object).  stderr: warnings (other
-traffic on the server, failed requests, and requests that all drafted and
-accepted exactly as many tokens: one accept/reject sequence replayed, as a
-llama-server started with a fixed --seed does for requests without --seed).
-The run directory appears whole or not at all; a cell is added to an
-existing run atomically.  Ctrl-C writes nothing of the cell being measured.
+stdout: per cell its AL, steps, requests, failures, and p50/p90/p99 of
+latency, time to first token and output tokens/s per request, and output
+tokens over wall time (--format json: one JSON object).  stderr: warnings
+(other traffic on the server, failed requests, requests that all drafted and
+accepted exactly alike: one accept/reject sequence replayed, as llama-server
+with a fixed --seed does).  The run directory appears whole or not at all; a
+cell is added atomically; Ctrl-C writes nothing of the cell being measured.
 
-The server is input like any file.  Before any request, --curve-id,
---model, --draft, --method and the run name (the last part of --out) get
-the checks fit --golden-dir applies (a curve id fit accepts; each written into a
-curve file and read back unchanged).  Every answer is bounded: a /metrics
-body 64 MiB (and 20,000 samples of the speculative families), any JSON answer (/v1/models, info endpoints, a non-streaming
-completion, an error body) 16 MiB, one line of a stream 1 MiB, a whole
-stream 64 MiB, JSON nesting 64 levels, a GET (detection, each scrape) 30 s
-in all, headers and body however slowly they drip (--timeout when shorter),
-a request --timeout in all (then retried, and recorded as failed); a
-compressed answer is refused (measure asks for identity).  An answer past a
-cap stops the run (exit 2, the URL and the cap named, nothing of the cell
-written).  Counts are checked as they are recorded: integers of 64 bits, 0 <=
-accepted <= K x steps (and <= draft tokens <= K x steps), per-position counts
-non-increasing and summing to accepted; impossible counts refuse the cell
-(exit 1).  At the end of a cell the requests' own counts (engine per-request
-metrics, llama.cpp's timings) are reconciled with the /metrics counters:
-steps, draft and accepted tokens, per position, where both have them.  A
-difference beyond counting noise (one step per request in flight; attempts
-that left no count may add up to --max-tokens steps each to the counters)
-refuses the cell (exit 1), naming both figures; the cell is written marked
-`inconsistent` in run.yaml, and fit --golden-dir refuses the run.  A user:password
-and a query in URL are sent, never written (run.yaml, server_*.json,
-messages).
+The server is input like any file.  --curve-id, --model, --draft, --method
+and the run name (last part of --out) are checked as fit --golden-dir checks
+them, before any request.  Every answer is bounded: a /metrics body 64 MiB
+(20,000 speculative samples), a JSON answer 16 MiB, a stream line 1 MiB, a
+stream 64 MiB, JSON nesting 64 levels, a GET 30 s in all however slowly it
+drips (--timeout when shorter), a request --timeout (then retried, and
+recorded as failed); a compressed answer is refused.  Past a cap the run stops
+(exit 2, URL and cap named, nothing of the cell written).  Counts are checked
+as recorded (64-bit integers, 0 <= accepted <= draft tokens <= K x steps,
+per-position counts non-increasing and summing to accepted; else exit 1), and
+per cell reconciled with the /metrics counters (steps, draft and accepted
+tokens, per position): a difference beyond counting noise (one step per
+request in flight, up to --max-tokens steps per attempt that left no count)
+refuses the cell (exit 1, both figures named), written marked `inconsistent`,
+which fit --golden-dir refuses.  A user:password and a query in URL are sent,
+never written.
 
 In Python: goldenal.measure(url, out=..., model=..., k=..., thinking=...)
 -> MeasureResult (.to_frame(): one row per request);
@@ -76,7 +60,6 @@ goldenal.measurement_summary(result) -> dict (what --format json prints).
 """
 
 EXIT_CODES = """\
-exit codes:
   0    measured
   1    a cell refused: a counter reset mid-run, the server's K disagrees, every
        request failed, impossible or inconsistent counts
@@ -104,41 +87,24 @@ def _k_list(text):
     return ks
 
 
-def _non_negative_int(text):
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer: {text!r}")
-    return value
-
-
 def configure(parser):
-    from goldenal.commands._selection import _positive_float, _positive_int
+    from goldenal.commands._selection import _non_negative_int, _positive_float, _positive_int
     from goldenal.engines import ENGINES
 
     parser.add_argument("url", metavar="URL", nargs="?",
-                        help="server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is "
-                             "dropped; {k} for one server per K); with --server-cmd it may "
-                             "hold {k} and {port} (default http://127.0.0.1:{port})")
+                        help="server URL, e.g. http://127.0.0.1:8080 (a trailing /v1 dropped; "
+                             "{k} for one server per K; {port} with --server-cmd)")
     parser.add_argument("--server-cmd", metavar="CMD",
-                        help="shell command that starts the server, with {k} where it takes K "
-                             "and optionally {port} (a free port per K): one server per K, "
-                             "started, waited for and stopped")
+                        help="shell command starting a server per K ({k}: K, {port}: a free port)")
     parser.add_argument("--server-ready", metavar="URL",
                         help="with --server-cmd: polled until it answers HTTP 200 before any "
                              "request ({k} and {port} filled in; default URL/health)")
     parser.add_argument("--server-timeout", type=_positive_float, default=600.0, metavar="S",
-                        help="with --server-cmd: seconds a server has to become ready "
-                             "(default 600)")
+                        help="with --server-cmd: seconds to become ready (default 600)")
     parser.add_argument("--format", choices=["text", "json"], default="text",
                         help="text (default) or json: the summary as one JSON object on stdout")
     parser.add_argument("--out", required=True, metavar="RUN_DIR",
-                        help="run directory to create (missing parents too), or an existing run "
-                             "to add cells to")
+                        help="run directory to create (parents too), or a run to add cells to")
     parser.add_argument("--model", required=True, metavar="MODEL",
                         help="model key, as in the golden curves")
     parser.add_argument("--draft", action="append", default=[], metavar="HEAD",
@@ -156,10 +122,8 @@ def configure(parser):
     parser.add_argument("--requests", type=_positive_int, metavar="N",
                         help="send the first N prompts (default: all)")
     parser.add_argument("--engine", default="auto", choices=["auto", *ENGINES],
-                        help="engine (default: detected from the server; one nothing on the "
-                             "server supports is refused)")
-    parser.add_argument("--method", metavar="NAME", help="mtp | eagle3 | draft | ... "
-                                                         "(written into run.yaml)")
+                        help="engine (default: detected; one the server lacks is refused)")
+    parser.add_argument("--method", metavar="NAME", help="mtp | eagle3 | draft | ... (run.yaml)")
     parser.add_argument("--curve-id", metavar="ID", help="curve id the run measures")
     parser.add_argument("--temperature", type=float, default=0.0, metavar="T",
                         help="sampling temperature (default 0: greedy)")
@@ -170,20 +134,17 @@ def configure(parser):
     parser.add_argument("--chat-template-kwargs", metavar="JSON",
                         help="sent instead of {\"enable_thinking\": ...}")
     parser.add_argument("--retries", type=_non_negative_int, default=2, metavar="N",
-                        help="retries of a request that failed in a way a second try can "
-                             "cure (no connection, timeout, broken stream, HTTP 408/425/429/"
-                             "5xx; Retry-After honoured up to 60 s) before it is recorded as "
-                             "failed (default 2); any other HTTP 4xx is recorded as failed at "
-                             "once, with the server's message")
+                        help="retries after no connection, a timeout, a broken stream or HTTP "
+                             "408/425/429/5xx (Retry-After honoured up to 60 s; default 2); "
+                             "another 4xx fails the request at once, with the server's message")
     parser.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
                         help="seconds per request (default 600)")
     parser.add_argument("--replace", action="store_true",
                         help="measure a cell the run already has again")
     parser.add_argument("--note", metavar="TEXT", help="a note written into run.yaml")
     parser.add_argument("--not-golden", metavar="REASON",
-                        help="mark the run as no golden material (e.g. a random test model): "
-                             "run.yaml gets not_golden: REASON, and fit writes no golden "
-                             "directory from it without --allow-not-golden")
+                        help="mark the run no golden material (e.g. a random test model) in "
+                             "run.yaml; fit writes it only with --allow-not-golden")
     parser.add_argument("--progress", action="store_true", default=None,
                         help="show the progress bar even when stderr is not a terminal")
 
@@ -194,20 +155,22 @@ def _pct(stats, scale=1.0, digits=3):
     return "/".join(f"{stats[p] * scale:.{digits}f}" for p in ("p50", "p90", "p99"))
 
 
-def _print_text(summary):
-    for cell in summary["cells"]:
-        print(f"thinking {cell['thinking']}  K={cell['k']}  AL "
-              f"{cell['acceptance_length']:.4f}  ({cell['accepted']} accepted / "
-              f"{cell['steps']} steps)  {cell['requests']} requests, {cell['failed']} failed  "
-              f"{'per-request counts' if cell['per_request'] else 'one window'}")
-        overall = cell["throughput_tokens_per_s"]
-        print(f"  p50/p90/p99: latency {_pct(cell['latency_s'])} s  ttft "
-              f"{_pct(cell['ttft_s'])} s  output {_pct(cell['tokens_per_s'], digits=1)} tok/s "
-              f"per request; {cell['output_tokens']} tokens in {cell['wall_seconds']:.2f} s"
-              + (f" = {overall:.1f} tok/s" if overall else ""))
+def _text(summary):
+    out = ""
+    for c in summary["cells"]:
+        overall = c["throughput_tokens_per_s"]
+        out += (f"thinking {c['thinking']}  K={c['k']}  AL {c['acceptance_length']:.4f}  "
+                f"({c['accepted']} accepted / {c['steps']} steps)  {c['requests']} requests, "
+                f"{c['failed']} failed  "
+                f"{'per-request counts' if c['per_request'] else 'one window'}\n"
+                f"  p50/p90/p99: latency {_pct(c['latency_s'])} s  ttft {_pct(c['ttft_s'])} s  "
+                f"output {_pct(c['tokens_per_s'], digits=1)} tok/s per request; "
+                f"{c['output_tokens']} tokens in {c['wall_seconds']:.2f} s"
+                + (f" = {overall:.1f} tok/s" if overall else "") + "\n")
+    return out
 
 
-def _on_sigterm(signum, frame):
+def _on_sigterm(*_):
     raise KeyboardInterrupt
 
 
@@ -215,6 +178,8 @@ def run(args):
     import json
     import signal
 
+    from goldenal.commands._output import print_result
+    from goldenal.commands._selection import given
     from goldenal.core.errors import GoldenALError, UsageError
     from goldenal.measuring.measure import measure
     from goldenal.measuring.sweep import measure_sweep, measurement_summary
@@ -230,16 +195,12 @@ def run(args):
     if args.server_cmd is None:
         if args.url is None:
             raise UsageError("give the server's URL, or --server-cmd to start one per K")
-        for flag, value in (("--server-ready", args.server_ready),):
-            if value is not None:
-                raise UsageError(f"{flag} needs --server-cmd")
-    common = dict(out=args.out, model=args.model, draft=args.draft, thinking=args.thinking,
-                  prompts=args.prompts, concurrency=args.concurrency,
-                  max_tokens=args.max_tokens, requests=args.requests, engine=args.engine,
-                  method=args.method, curve=args.curve_id, temperature=args.temperature,
-                  seed=args.seed, ignore_eos=args.ignore_eos, chat_template_kwargs=kwargs,
-                  retries=args.retries, timeout=args.timeout, replace=args.replace,
-                  note=args.note, not_golden=args.not_golden, progress=args.progress)
+        if args.server_ready is not None:
+            raise UsageError("--server-ready needs --server-cmd")
+    common = given(args, "out model draft thinking prompts concurrency max_tokens requests engine "
+                         "method temperature seed ignore_eos retries timeout replace note "
+                         "not_golden progress")
+    common.update(curve=args.curve_id, chat_template_kwargs=kwargs)
     old = None
     try:
         if args.server_cmd is not None:
@@ -265,10 +226,7 @@ def run(args):
         if old is not None:
             signal.signal(signal.SIGTERM, old)
     summary = measurement_summary(result)
-    if args.format == "json":
-        print(json.dumps(summary, indent=2))
-    else:
-        _print_text(summary)
+    print_result(args.format == "json", lambda: summary, lambda: _text(summary))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {result.path} ({result.server.engine}; "

@@ -3,49 +3,33 @@
     goldenal plan measurements/pilot-2026-12 --half-width 0.05
     goldenal plan measurements/pilot-2026-12 --half-width 0.05 --runs 10 --format json
 
-PILOT is a run directory (as for `goldenal fit`) measured with per-request
-records, e.g. 20-50 requests per cell from `goldenal measure`.  From each
-cell's requests the plan estimates the spread of a request's accepted drafts
-around the cell's ratio and prints, per cell, the requests whose interval
-half-width is at most --half-width AL (Student t with n - 1 degrees of
-freedom, at least 10 requests), and the most any cell needs.  With --runs N
-(10 or more) the requests are split into N independent runs, e.g. the server
-logs of a collector that records no single requests, fitted as runs: the
-plan prints the requests each run needs.  A pilot of 10 or more runs (files)
-plans in runs.  Log windows alone cannot be planned from: they show no
-single request (see docs/statistics.md, "Planning a measurement", for the
-numbers the simulator gives).
+PILOT is a run directory (as for `goldenal fit`) with per-request records,
+e.g. 20-50 requests per cell from `goldenal measure`.  From each cell's
+requests the plan estimates the spread of a request's accepted drafts around
+the cell's ratio and prints the requests whose interval half-width is at most
+--half-width AL (Student t, n - 1 degrees of freedom, at least 10 requests),
+and the most any cell needs.  --runs N (10 or more) plans N independent runs
+(e.g. server logs of a collector without single requests) and the requests
+each needs; a pilot of 10 or more runs (files) plans in runs.  Log windows
+alone show no single request and cannot be planned from (docs/statistics.md,
+"Planning a measurement", gives the simulator's numbers).
 
-stdout: a table per cell and a last line "needed: N requests per cell"
-(--format json for the record).
+stdout: a table per cell and "needed: N requests per cell" (--format json:
+the record).
 
 In Python: goldenal.plan_measurement(goldenal.load_run(path), half_width=0.05).
 """
 
 EXIT_CODES = """\
-exit codes:
   0  planned
   1  no cell of the pilot can be planned from (the reasons are printed)
   2  unreadable pilot or bad flags
 """
 
-import json
 import math
 import sys
 
 from goldenal.core.errors import EXIT_OK, EXIT_REFUSED
-
-
-def _half_width(text):
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of AL, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of AL, got {text!r}")
-    return value
 
 
 def _runs(text):
@@ -62,11 +46,12 @@ def _runs(text):
 
 
 def configure(parser):
-    from goldenal.commands._selection import _level
+    from goldenal.commands._selection import _checked, _level
     from goldenal.commands.fit import add_identity_arguments
 
     parser.add_argument("pilot", nargs="+", metavar="PILOT", help="pilot run directory")
-    parser.add_argument("--half-width", type=_half_width, required=True, metavar="AL",
+    half_width = _checked(float, lambda v: 0 < v < float("inf"), "a positive number of AL")
+    parser.add_argument("--half-width", type=half_width, required=True, metavar="AL",
                         help="target half-width of every cell's interval, in AL (e.g. 0.05)")
     parser.add_argument("--runs", type=_runs, metavar="N",
                         help="split the requests into N (>= 10) independent runs")
@@ -84,26 +69,24 @@ def render_text(plan):
            f"{'thinking':<8} {'K':>2}  {'pilot':>12}  {'half-width now':>14}  "
            f"{'needed':>16}  {'gives':>7}"]
     for c in plan.cells:
-        now = f"{c.pilot_half_width:.3f}" if c.pilot_half_width is not None else "-"
+        now = "-" if c.pilot_half_width is None else f"{c.pilot_half_width:.3f}"
         pilot = f"{c.pilot_units} {c.unit_kind}" if c.unit_kind else "-"
-        if c.units_needed is None:
-            needed, gives = "-", "-"
-        else:
-            needed = f"{c.units_needed} {c.unit_kind}"
-            gives = f"{c.planned_half_width:.3f}"
+        planned = c.units_needed is not None
+        needed = f"{c.units_needed} {c.unit_kind}" if planned else "-"
+        gives = f"{c.planned_half_width:.3f}" if planned else "-"
         out.append(f"{c.thinking or '-':<8} {c.k:>2}  {pilot:>12}  {now:>14}  {needed:>16}  "
                    f"{gives:>7}")
-    for reason in dict.fromkeys(c.reason for c in plan.cells if c.reason):
-        out.append(f"not planned: {reason}")
+    out += [f"not planned: {reason}" for reason in dict.fromkeys(c.reason for c in plan.cells
+                                                                  if c.reason)]
     if plan.needed is not None:
-        line = f"needed: {plan.needed} {plan.unit_kind} per cell"
-        if plan.runs:
-            line += f" ({plan.runs} runs of {math.ceil(plan.needed / plan.runs)} requests)"
-        out.append(line)
+        each = plan.runs and math.ceil(plan.needed / plan.runs)
+        out.append(f"needed: {plan.needed} {plan.unit_kind} per cell"
+                   + (f" ({plan.runs} runs of {each} requests)" if plan.runs else ""))
     return "\n".join(out) + "\n"
 
 
 def run(args):
+    from goldenal.commands._output import print_result
     from goldenal.commands.fit import identity_from_args
     from goldenal.stats.output import load_runs
     from goldenal.stats.plan import plan_measurement
@@ -111,10 +94,7 @@ def run(args):
     pilot = load_runs(args.pilot, identity=identity_from_args(args))
     plan = plan_measurement(pilot, half_width=args.half_width,
                             confidence_level=args.confidence_level, runs=args.runs)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(plan.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(render_text(plan))
+    print_result(args.format == "json", plan.to_dict, lambda: render_text(plan))
     if plan.needed is None:
         print("error: no cell of the pilot can be planned from; measure a pilot with "
               "per-request records (goldenal measure), see docs/statistics.md, \"Planning a "

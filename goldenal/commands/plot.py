@@ -1,29 +1,26 @@
-"""Plot golden curves to a PNG, SVG or PDF file.
+"""Plot golden curves to a PNG, SVG or PDF file (the format follows the extension).
 
 Kinds:
-  al         AL against K, one line per curve and thinking mode (solid = on,
+  al         AL against K, a line per curve and thinking mode (solid = on,
              dashed = off), committed values as filled markers, the ceiling
              AL = K + 1 dotted.
-  positions  per-position survival S(i) and conditional acceptance a_i of
-             one cell (measured for a run, with intervals; implied by
-             AL(i) - AL(i-1) for a committed curve), beside vLLM's
-             minimum-variance schedule for the same AL; one panel per curve
-             and thinking mode.  --k picks the cell (default: the largest K
-             whose implied profile is possible).  Values no acceptance
-             process can have (a survival below 0, a conditional acceptance
-             above 1: noisy means imply them) are not drawn; the figure
-             says so.
-  diff       the second curve minus the first, cell by cell (exactly two
-             curves), with the interval of each difference where a side has
-             a standard error (a run, or a curve with its distribution file),
-             else the +-0.01 bound of two-decimal rounding.
+  positions  per-position survival S(i) and conditional acceptance a_i of one
+             cell (measured, with intervals, for a run; implied by AL(i) -
+             AL(i-1) for a committed curve) beside vLLM's minimum-variance
+             schedule for the same AL; a panel per curve and thinking mode.
+             --k picks the cell (default: the largest K whose implied profile
+             is possible).  Values no acceptance process can have (survival
+             below 0, conditional acceptance above 1) are not drawn, and the
+             figure says so.
+  diff       the second curve minus the first, cell by cell, with the interval
+             of each difference where a side has a standard error (a run, or
+             a curve with its distribution file), else the +-0.01 bound of
+             two-decimal rounding.
 
-CURVE is a curve id (see `goldenal list`), a model name (every curve of that
-model), a curve file (.yaml, read with the golden directory it sits in), or a
-measurement-run directory, which is loaded and refused as `goldenal fit` does
-(simulated runs only with --allow-simulated) and fitted (seed 0), so a new
-run can be drawn with its intervals beside the committed curve.  The output format
-follows the file extension.
+CURVE is a curve id (see `goldenal list`), a model name (all its curves), a
+curve file (.yaml, read with its golden directory), or a run directory,
+loaded and refused as `goldenal fit` does (simulated runs only with
+--allow-simulated) and fitted (seed 0), drawn with its intervals.
 
 Examples:
   goldenal plot minimaxm3_eagle3 minimaxm3_eagle3_gqa --out heads.png
@@ -36,7 +33,6 @@ In Python: goldenal.plot.plot_al_curve, plot_positions, plot_diff, figure.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  plotted
   1  no such curve, cell or thinking mode
   2  usage error, unreadable input, or an output format matplotlib cannot write
@@ -66,63 +62,40 @@ def configure(parser):
                         help="accept a simulated run directory (refused by default, as by fit)")
 
 
-def _curve_file(path):
-    """The registry curve stored in ``path``, read with its golden directory."""
-    import os
-
-    from goldenal.core.errors import UnknownCurve
-    from goldenal.golden.registry import load_registry
-
-    directory, base = os.path.split(os.path.abspath(path))
-    for curve in load_registry(directory):
-        if curve.file == base:
-            return curve
-    raise UnknownCurve(f"no curve of {directory} is stored in {base}", path=path)
-
-
-def _fitted_run(path, allow_simulated=False):
-    """A measurement-run directory, loaded and refused as ``fit`` does, fitted (seed 0)."""
-    from goldenal.commands._output import warnings_to_stderr
-    from goldenal.stats import fit
-    from goldenal.stats.output import load_run_for_fit
-
-    with warnings_to_stderr(prefix=f"{path}: "):
-        result = fit(load_run_for_fit(path, allow_simulated=allow_simulated), rng=0)
-    return result
-
-
 def resolve_curves(registry, names, *, allow_simulated=False):
-    """What each CURVE names, in the order given, once each.
-
-    A run directory gives its fit; a ``.yaml`` file the curve it stores; a
-    curve id that curve; a model name every curve of the model.
-    """
+    """What each CURVE names, in the order given, once each: a run directory its fit
+    (loaded and refused as ``fit`` does, seed 0), a ``.yaml`` file the curve it stores
+    (read with its golden directory), a curve id that curve, a model all its curves."""
     import os
 
+    from goldenal.commands._output import warnings_to_stderr
     from goldenal.core.errors import UnknownCurve
     from goldenal.golden.policy import candidates
+    from goldenal.golden.registry import load_registry
+    from goldenal.stats import fit
+    from goldenal.stats.output import load_run_for_fit
 
     out = []
     for name in names:
         if os.path.isdir(name):
-            out.append(_fitted_run(name, allow_simulated))
+            with warnings_to_stderr(prefix=f"{name}: "):
+                out.append(fit(load_run_for_fit(name, allow_simulated=allow_simulated), rng=0))
             continue
         if os.path.isfile(name) and name.endswith((".yaml", ".yml")):
-            curve = _curve_file(name)
-            if curve not in out:
-                out.append(curve)
-            continue
-        try:
-            found = candidates(registry, curve=name)
-        except UnknownCurve:
+            directory, base = os.path.split(os.path.abspath(name))
+            found = [c for c in load_registry(directory) if c.file == base][:1]
+            if not found:
+                raise UnknownCurve(f"no curve of {directory} is stored in {base}", path=name)
+        else:
             try:
-                found = candidates(registry, name)
+                found = candidates(registry, curve=name)
             except UnknownCurve:
-                ids = ", ".join(sorted(c.id for c in registry))
-                raise UnknownCurve(f"no curve or model {name!r} (curves: {ids})") from None
-        for curve in found:
-            if curve not in out:
-                out.append(curve)
+                try:
+                    found = candidates(registry, name)
+                except UnknownCurve:
+                    ids = ", ".join(sorted(c.id for c in registry))
+                    raise UnknownCurve(f"no curve or model {name!r} (curves: {ids})") from None
+        out += [curve for curve in found if curve not in out]
     return out
 
 

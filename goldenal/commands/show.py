@@ -12,14 +12,10 @@ goldenal.golden.policy.resolve_curve(registry, "minimax-m3", draft=...) for a mo
 """
 
 EXIT_CODES = """\
-exit codes:
   0  shown
   1  no such curve, or several match (the message names them)
   2  usage error or unreadable golden directory
 """
-
-import json
-import sys
 
 from goldenal.commands._selection import add_curve_arguments, add_golden_dir_argument, golden_dir
 
@@ -35,33 +31,25 @@ def configure(parser):
 def render(curve):
     modes = [m for m in ("on", "off") if curve.cells.get(m)]
     ks = sorted({k for m in modes for k in curve.cells[m]})
-    out = [f"curve     {curve.id}", f"model     {curve.model}",
-           f"method    {curve.method or '?'}",
-           f"head      {', '.join(curve.draft) or '- (none: native MTP or draft in the checkpoint)'}"]
-    if curve.variant:
-        out.append("variant   " + ", ".join(f"{k}={v}" for k, v in sorted(curve.variant.items())))
-    if curve.aliases:
-        out.append(f"aliases   {', '.join(curve.aliases)}")
-    if curve.source:
-        out.append(f"source    {curve.source}")
-    out.append("")
-    header = ["K"] + [f"thinking_{m}" for m in modes]
-    out.append("  ".join(h.rjust(12) if i else h.rjust(2) for i, h in enumerate(header)))
+    head = ", ".join(curve.draft) or "- (none: native MTP or draft in the checkpoint)"
+    variant = ", ".join(f"{k}={v}" for k, v in sorted(curve.variant.items()))
+    out = [f"{label:<10}{value}" for label, value in (
+        ("curve", curve.id), ("model", curve.model), ("method", curve.method or "?"),
+        ("head", head), ("variant", variant), ("aliases", ", ".join(curve.aliases)),
+        ("source", curve.source)) if value]
+    out.append("\n K" + "".join(f"  {'thinking_' + m:>12}" for m in modes))
     for k in ks:
-        cells = [curve.cells[m].get(k, "-") for m in modes]
-        out.append(str(k).rjust(2) + "  " + "  ".join(c.rjust(12) for c in cells))
+        out.append(f"{k:>2}" + "".join(f"  {curve.cells[m].get(k, '-'):>12}" for m in modes))
     return "\n".join(out) + "\n"
 
 
 def run(args):
+    from goldenal.commands._output import print_result
     from goldenal.golden.policy import resolve_curve
     from goldenal.golden.registry import load_registry
 
     registry = load_registry(golden_dir(args))
     curve = resolve_curve(registry, args.name, draft=args.draft, curve=args.curve,
                           variant=args.variant)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(curve.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(render(curve))
+    print_result(args.format == "json", curve.to_dict, lambda: render(curve))
     return 0

@@ -12,7 +12,6 @@ In Python: goldenal.validate(path) -> ValidationReport.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  no errors
   1  errors found
   2  unreadable input

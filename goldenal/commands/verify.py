@@ -1,17 +1,16 @@
 """Check that a synthetic-acceptance run realized its golden AL.
 
-Reads the realized AL back from the run's logs or metrics (a run directory,
-or measurement files) and compares it with the golden target of the cell,
-selected as `goldenal lookup` selects it.  The tolerance follows from the step
-count and the engine's per-step schedule (f or f+1 accepted drafts per step;
-4 sigma by default, plus the target's two-decimal rounding).  Per-position
-counts, where present, must follow the min-variance schedule [1]*f, p, 0...;
-a smooth decaying profile is real acceptance: the knob was silently ignored.
---profile names another expected profile: "curve" (the curve's own
-per-position profile, as emit/inject --distribution write it), "geometric"
-(what llama.cpp realises for its bare length knob), explicit rates
-P0,P1,... as pinned, or "none" (the mean only).  A run that hits the mean but
-not the profile is a miss that says so (e.g. llama.cpp's geometric schedule).
+Reads the realized AL back from a run directory or measurement files and
+compares it with the golden target, selected as `goldenal lookup` selects it.
+The tolerance follows from the step count and the engine's per-step schedule
+(f or f+1 accepted drafts per step; 4 sigma by default, plus the target's
+two-decimal rounding).  Per-position counts, where present, must follow the
+min-variance schedule [1]*f, p, 0...: a smooth decaying profile is real
+acceptance (the knob was silently ignored).  --profile names another: "curve"
+(the curve's own, as emit/inject --distribution write it), "geometric" (what
+llama.cpp realises for its bare length knob), rates P0,P1,... as pinned, or
+"none" (the mean only).  Hitting the mean but not the profile is a miss that
+says so.
 
     goldenal verify measurements/m3-throughput/ --model minimax-m3 \\
         --draft Inferact/MiniMax-M3-EAGLE3 --k 3 --thinking on
@@ -25,24 +24,16 @@ In Python: goldenal.verify(run_or_paths, target, k=K) -> Verification.
 """
 
 EXIT_CODES = """\
-exit codes:
   0  hit
   1  missed, or no golden value for the cell
   2  unreadable input, or refused windows (--allow-incomplete judges the readable
      ones)
 """
 
-import json
-import sys
-
-from goldenal.commands._selection import (
-    _non_negative_float,
-    _positive_float,
-    add_selection_arguments,
-    golden_dir,
-)
+from goldenal.commands._selection import (_non_negative_float, _positive_float,
+                                          add_selection_arguments, golden_dir, selection_kwargs)
 from goldenal.engines import ENGINES
-from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from goldenal.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 
 
 def configure(parser):
@@ -60,10 +51,9 @@ def configure(parser):
                         help="extra absolute allowance for systematic end-of-request effects "
                              "(default 0)")
     parser.add_argument("--profile", metavar="P", default="min-variance",
-                        help="expected per-position survival: min-variance (default), curve "
-                             "(the curve's own profile; needs --model/--curve), geometric "
-                             "(llama.cpp's length knob), none (mean only), or rates "
-                             "P0,P1,...")
+                        help="expected per-position survival: min-variance (default), curve (the "
+                             "curve's own profile; needs --model/--curve), geometric (llama.cpp's "
+                             "length knob), none (mean only), or rates P0,P1,...")
     parser.add_argument("--allow-incomplete", action="store_true",
                         help="judge the readable windows even when some were refused "
                              "(default: verdict 'incomplete', exit 2)")
@@ -72,29 +62,26 @@ def configure(parser):
 
 
 def run(args):
+    from goldenal.commands._output import print_result
     from goldenal.measuring.verify import verify
 
     if args.target is not None:
         target = args.target
     else:
         if args.model is None and args.curve is None:
-            print("error: give --model (or --curve) and --thinking to look the target up, or "
-                  "--target AL", file=sys.stderr)
-            return 2
+            raise UsageError("give --model (or --curve) and --thinking to look the target up, "
+                             "or --target AL")
         if args.thinking is None:
-            print("error: --thinking is required to look the target up", file=sys.stderr)
-            return 2
+            raise UsageError("--thinking is required to look the target up")
         from goldenal.api import lookup
 
-        target = lookup(args.model, k=args.k, thinking=args.thinking, draft=args.draft,
-                        curve=args.curve, variant=args.variant, golden_dir=golden_dir(args))
+        target = lookup(args.model, **selection_kwargs(args))
     paths = args.paths[0] if len(args.paths) == 1 else args.paths
     profile = args.profile
     if profile == "curve":
         if args.target is not None:
-            print("error: --profile curve needs the golden cell (--model or --curve), not "
-                  "--target", file=sys.stderr)
-            return 2
+            raise UsageError("--profile curve needs the golden cell (--model or --curve), not "
+                             "--target")
         from goldenal.apply.distribution import acceptance_rates
         from goldenal.golden.registry import load_registry
 
@@ -105,20 +92,15 @@ def run(args):
         try:
             profile = [float(x) for x in profile.split(",")]
         except ValueError:
-            print(f"error: --profile must be min-variance, curve, geometric, none or rates "
-                  f"P0,P1,..., got {args.profile!r}", file=sys.stderr)
-            return 2
+            raise UsageError(f"--profile must be min-variance, curve, geometric, none or rates "
+                             f"P0,P1,..., got {args.profile!r}") from None
     try:
         result = verify(paths, target, k=args.k, thinking=args.thinking, engine=args.engine,
                         z=args.z, slack=args.slack, allow_incomplete=args.allow_incomplete,
                         profile=profile)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(str(result) + "\n")
+        raise UsageError(str(exc)) from None
+    print_result(args.format == "json", result.to_dict, lambda: f"{result}\n")
     if result.verdict == "incomplete":
         return EXIT_USAGE
     return EXIT_OK if result.hit else EXIT_REFUSED
