@@ -188,3 +188,11 @@ def test_the_one_reader_is_bounded_and_never_blocks(tmp_path):
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(OSError, match="not a regular file"):
         read_regular(tmp_path / "pipe")
+
+
+def test_writing_nothing_writes_nothing(tmp_path):
+    """An empty change is a no-op (it used to fail with IndexError)."""
+    from goldenal.core.files import write_texts_atomic
+
+    assert write_texts_atomic({}) == []
+    assert list(tmp_path.iterdir()) == []

@@ -281,6 +281,8 @@ def write_texts_atomic(texts, *, expected=None, beneath=None, links=True):
     ``expected`` (``{path: text}``, ``""`` for none): what each file held when
     read; one that differs under the locks is a ConflictError, nothing written.
     """
+    if not texts:
+        return []       # nothing to write: no lock, no journal
     groups = {}
     for path, data in texts.items():
         path = os.fspath(path)
