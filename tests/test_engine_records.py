@@ -100,11 +100,13 @@ def test_a_toy_engine_is_spelled_in_the_recipe_table_and_read_back(toy, tmp_path
 
 
 def engine_branches(text, names):
-    """Lines of ``text`` comparing a value with an engine's name or keying a dict with one."""
+    """Lines of ``text`` comparing a value with an engine's name, keying a dict with one, or
+    selecting an engine's rows of the knob table by name."""
     spelled = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     quoted = rf"""['"](?:{spelled})['"]"""
     pattern = re.compile(rf"""[!=]=\s*{quoted}|{quoted}\s*[!=]=|\bin\s*[(\[{{]\s*{quoted}"""
-                         rf"""|{quoted}\s*:(?!=)""")
+                         rf"""|{quoted}\s*:(?!=)"""
+                         rf"""|\bspellings?\(\s*(?:engine\s*=\s*)?\(?\s*{quoted}""")
     return [no for no, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
 
 
@@ -122,6 +124,8 @@ def test_no_module_but_the_engines_own_branches_on_an_engine_name():
 
 def test_the_engine_branch_pattern_sees_each_form():
     lines = ['if engine == "vllm":', "x = e != 'atom'", 'if e in ("sglang", "x"):',
-             'TABLE = {"trtllm": 1}', 'y = "dynamo-trt" == e', 'ok = {"vllm", "x"}', 'z = "vllm"']
+             'TABLE = {"trtllm": 1}', 'y = "dynamo-trt" == e', 'ok = {"vllm", "x"}', 'z = "vllm"',
+             'rows = knobs.spellings(engine=("vllm", "atom"))', 'row = spelling("atom", "--m")',
+             'rows = spellings(engine=ENV_CARRIED)']
     assert engine_branches("\n".join(lines), {"vllm", "atom", "sglang", "trtllm",
-                                              "dynamo-trt"}) == [1, 2, 3, 4, 5]
+                                              "dynamo-trt"}) == [1, 2, 3, 4, 5, 8, 9]

@@ -27,21 +27,28 @@ MAX_FORK_DEPTH = 16
 # --- what is scanned on an expanded line
 # knob spellings and K come from the one table of recipes.knobs; a knob found
 # later on a line (in table order) wins, as does the first K kind below
-_KNOB_ROWS = knobs.spellings(engine=("vllm", "atom", "llamacpp"),
+# Engines grouped by how their records say the knob reaches the server: in the
+# environment under its own name (SGLang, TensorRT-LLM), or on the command line
+# or in a config (the rest); and the engines that refuse to start a knob
+# without speculative settings (llama.cpp), whose settings every line is read for.
+_ENV_CARRIED = tuple(e for e in ev.ENGINES if ev.record(e).env_knob == ev.record(e).value_knob)
+_COMMAND_CARRIED = tuple(e for e in ev.ENGINES if e not in _ENV_CARRIED)
+_REFUSING = tuple(e for e in ev.ENGINES if ev.record(e).spec_off == "refused")
+_KNOB_ROWS = knobs.spellings(engine=_COMMAND_CARRIED,
                              setting=(knobs.LENGTH, knobs.RATES, knobs.RATE),
                              form=(knobs.KEY, knobs.FLAG))
-# llama.cpp's knobs in the environment (LLAMA_ARG_<FLAG>), read like its flags
-_LLAMA_ENV_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, knobs.RATES),
-                                  form=knobs.ENV)
-_LLAMA_KNOB_ROWS = knobs.spellings(engine="llamacpp", setting=(knobs.LENGTH, knobs.RATES))
-# llama.cpp's speculative settings: a type or a draft model switches it on
-_LLAMA_SPEC_ROWS = knobs.spellings(engine="llamacpp",
-                                   setting=(knobs.METHOD, knobs.DRAFT, knobs.MODEL))
-_SGLANG_TRT = knobs.spellings(engine=("sglang", "trtllm"),
-                              setting=(knobs.LENGTH, knobs.TOKEN_MODE, knobs.ACC_METHOD))
+# a refusing engine's knobs in the environment (llama.cpp's LLAMA_ARG_<FLAG>), read like its flags
+_REFUSING_ENV_ROWS = knobs.spellings(engine=_REFUSING, setting=(knobs.LENGTH, knobs.RATES),
+                                     form=knobs.ENV)
+_REFUSING_KNOB_ROWS = knobs.spellings(engine=_REFUSING, setting=(knobs.LENGTH, knobs.RATES))
+# its speculative settings: a type or a draft model switches it on
+_REFUSING_SPEC_ROWS = knobs.spellings(engine=_REFUSING,
+                                      setting=(knobs.METHOD, knobs.DRAFT, knobs.MODEL))
+_ENV_KNOB_ROWS = knobs.spellings(engine=_ENV_CARRIED,
+                                 setting=(knobs.LENGTH, knobs.TOKEN_MODE, knobs.ACC_METHOD))
 # ``NAME: value`` opening a YAML line, ``NAME=value`` after a blank, quote or ``=``
-_YAML_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.KEY)
-_PREFIX_ENV_ROWS = tuple(r for r in _SGLANG_TRT if r.form == knobs.ENV)
+_YAML_ENV_ROWS = tuple(r for r in _ENV_KNOB_ROWS if r.form == knobs.KEY)
+_PREFIX_ENV_ROWS = tuple(r for r in _ENV_KNOB_ROWS if r.form == knobs.ENV)
 _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
 _KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
                 if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
@@ -49,17 +56,17 @@ _KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
 FILE_TOKENS = tuple((e, tok) for e in ev.ENGINES for tok in ev.record(e).file_tokens)
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
 _ACC_NAMES = {r.name: _ACC_SETTING[r.setting] for r in knobs.SPELLINGS if r.setting in _ACC_SETTING}
-_K_KINDS = (  # precedence: first match kind wins
-    ("dspark", knobs.spellings("sglang", names=("--speculative-dspark-block-size",))),
-    ("steps", knobs.spellings("sglang", names=("--speculative-num-steps",))),
-    ("json", knobs.spellings("vllm", names=("num_speculative_tokens",))),
-    ("atom", knobs.spellings("atom", names=("--num-speculative-tokens",))),
-    ("spec-tokens", knobs.spellings("vllm", names=("--spec-tokens",))),
-    ("trt", knobs.spellings("trtllm", names=("max_draft_len",))),
+_K_KINDS = (  # precedence: first match kind wins (each name is one engine's)
+    ("dspark", knobs.spellings(names=("--speculative-dspark-block-size",))),
+    ("steps", knobs.spellings(names=("--speculative-num-steps",))),
+    ("json", knobs.spellings(names=("num_speculative_tokens",))),
+    ("atom", knobs.spellings(names=("--num-speculative-tokens",))),
+    ("spec-tokens", knobs.spellings(names=("--spec-tokens",))),
+    ("trt", knobs.spellings(names=("max_draft_len",))),
     # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (docs/engines.md §3.4),
     # as the recipe reader takes it
-    ("trt-nextn", knobs.spellings("trtllm", names=("num_nextn_predict_layers",))),
-    ("llamacpp", knobs.spellings("llamacpp", setting=knobs.K)),
+    ("trt-nextn", knobs.spellings(names=("num_nextn_predict_layers",))),
+    ("refusing", knobs.spellings(engine=_REFUSING, setting=knobs.K)),
 )
 _K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
 # kinds of an engine with a default K: a K set to a value not known here overrides it
@@ -69,8 +76,8 @@ _K_DEFAULTED = tuple(kind for kind, rows in _K_KINDS
 # row's pattern starts with its name): the gates come from the table, not from words kept
 # beside it.  llama.cpp's served model alone switches nothing on, so names no group.
 _TABLE_GROUPS = {
-    "llama": tuple(r for r in _LLAMA_SPEC_ROWS if r.setting != knobs.MODEL) + _LLAMA_ENV_ROWS
-    + _LLAMA_KNOB_ROWS,
+    "llama": tuple(r for r in _REFUSING_SPEC_ROWS if r.setting != knobs.MODEL) + _REFUSING_ENV_ROWS
+    + _REFUSING_KNOB_ROWS,
     "knob": _KNOB_ROWS,
     "env": _PREFIX_ENV_ROWS + _YAML_ENV_ROWS,
     "k": tuple(r for _, rows in _K_KINDS for r in rows),
@@ -91,7 +98,10 @@ _METHOD_RES = [
     re.compile(r"--spec-method(?:\s+|=)[\"']?(\w+)"),
     re.compile(r"^\s*decoding_type\s*:\s*[\"']?(\w+)"),
 ]
-_ATOM_METHOD = knobs.spelling("atom", "--method")
+# the method flag of an engine that drops a knob silently without one (ATOM)
+_DROPPED_METHOD = knobs.spellings(
+    engine=tuple(e for e in ev.ENGINES if ev.record(e).spec_off == "dropped"),
+    setting=knobs.METHOD)[0]
 _WORD_CHARS = re.compile(r"\w+")
 _RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
@@ -181,7 +191,7 @@ def _read_line(flat):
             if m:
                 said.method = m.group(1)
         if "--method" in flat:
-            m = _ATOM_METHOD.search(flat)
+            m = _DROPPED_METHOD.search(flat)
             m = m and _WORD_CHARS.match(unquote(m.group("value")))
             if m:
                 said.atom_method = m.group()
@@ -312,7 +322,7 @@ class _LlamaSaid:
 def _read_llamacpp(flat):
     said = _LlamaSaid()
     settings = {}
-    for row, m in knobs.finditer(flat, _LLAMA_SPEC_ROWS, comments=True):
+    for row, m in knobs.finditer(flat, _REFUSING_SPEC_ROWS, comments=True):
         settings.setdefault(row.setting, unquote(m.group("value")))
     said.on = knobs.METHOD in settings or knobs.DRAFT in settings
     said.method = settings.get(knobs.METHOD)
@@ -322,9 +332,9 @@ def _read_llamacpp(flat):
     said.model = model if model and "$" not in model else None
     said.env = tuple((ev.FLAG_OF_ENV[row.name], m.group("value"), m.start("name") + 1,
                       _spelling(row, m), row.name)
-                     for row, m in knobs.finditer(flat, _LLAMA_ENV_ROWS, comments=True))
+                     for row, m in knobs.finditer(flat, _REFUSING_ENV_ROWS, comments=True))
     said.forms = tuple((row.setting, row.name)
-                       for row, _ in knobs.finditer(flat, _LLAMA_KNOB_ROWS, comments=True))
+                       for row, _ in knobs.finditer(flat, _REFUSING_KNOB_ROWS, comments=True))
     return said
 
 
@@ -908,8 +918,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
 
 
 # knobs a config file gives a literal number
-_LITERAL_ROWS = knobs.spellings(engine=("vllm", "sglang", "trtllm", "atom"),
-                                setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
+_LITERAL_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 
 
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
