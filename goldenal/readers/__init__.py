@@ -1,34 +1,7 @@
 """Measurement ingestion: engine output in, :class:`~goldenal.core.observation.Observation` records out.
 
-One reader per source format, chosen per file by its content (a sniffer reads
-the first 256 KiB; compression is detected by magic bytes, not by name):
-
-==========================  ===================================================
-reader                      source
-==========================  ===================================================
-``vllm-log``                vLLM server log, every metrics family (V0 .. V1)
-``prometheus``              ``/metrics`` scrape(s): vLLM, ATOM, TRT-LLM, SGLang
-``vllm-bench-json``         ``vllm bench serve --save-result`` JSON
-``vllm-bench-console``      ``vllm bench serve`` console output
-``vllm-offline``            ``examples/offline_inference/spec_decode.py`` output
-``vllm-request``            per-request ``metrics.speculative_decoding``
-``sglang-log``              SGLang decode-batch lines, bench summaries
-``sglang-json``             SGLang ``meta_info`` and ``/server_info``
-``trtllm``                  TensorRT-LLM iteration stats (``specDecodingStats``)
-``atom-log``                ATOM ``[MTP Stats ...]`` lines
-``atom-json``               ATOM ``/debug/mtp_stats``
-``llamacpp``                llama.cpp server statistics
-``measure-requests``        ``goldenal measure`` per-request records
-``speculation-profile``     ``speculation_profile.json`` (schema "1.0"; counts
-                            only from its histogram, else mean-only)
-==========================  ===================================================
-
-Files whose names differ only by ``before``/``after`` (Prometheus scrapes,
-``/debug/mtp_stats`` reads) are differenced into one window.
-
-:func:`ingest` returns an immutable :class:`Observations`; :class:`IngestStream`
-yields the same records one at a time (constant memory for logs of any
-size).  This module imports no pandas or scipy; ``.to_frame()`` imports pandas.
+One reader per format, chosen by content (docs/formats.md §9 lists them).  No
+pandas or scipy is imported here; ``.to_frame()`` imports pandas.
 """
 
 from goldenal.readers.ingestion import READERS, IngestStream, _k_iv, ingest, sniff  # noqa: F401

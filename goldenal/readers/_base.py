@@ -1,10 +1,8 @@
 """Shared pieces of the readers: the read context and count reconstruction.
 
-Several formats print rounded ratios instead of counts (vLLM's per-position
-survival ``%.3f``, the offline example's ``%.2f``, bench percentages).  The
-step count ``D`` and per-position counts are then rebuilt as the integers that
-reproduce every printed figure within its rounding; when no integer does, the
-line contradicts itself and is refused.
+Where a format prints rounded ratios instead of counts, ``D`` and the
+per-position counts are rebuilt as the integers that reproduce every printed
+figure; when none do, the line contradicts itself and is refused.
 """
 
 from __future__ import annotations
@@ -18,11 +16,7 @@ from goldenal.readers.observations import Problem
 
 
 class Context:
-    """What one reader run collects besides observations: problems and facts.
-
-    ``refuse`` and ``remark`` return None, so a reader ends a window with
-    ``return ctx.refuse(line, message)``.
-    """
+    """Problems and facts of one reader run; ``return ctx.refuse(line, message)`` ends a window."""
 
     def __init__(self, path, *, k=None):
         self.path = str(path)
@@ -48,10 +42,8 @@ def number(text):
     return float(match.group())
 
 
-# No engine drafts anywhere near this many tokens per step (vLLM, SGLang and
-# TensorRT-LLM configs top out in the tens).  A K read from a label, a
-# distribution key or a count ratio above it is refused: it would only size
-# lists by a number an input claims.
+# No engine drafts near this many tokens per step; a larger K read from an input
+# is refused rather than sizing lists by it.
 MAX_K = 256
 # Windows with more drafts than this are solved with bulk moves (see counts_from_rates)
 BULK_DRAFTS = 10**7
@@ -104,13 +96,10 @@ def lower_count(rate, drafts, half):
 
 
 def counts_from_rates(drafts, rates, accepted, half):
-    """Integer per-position counts for survival ``rates`` printed to ``+-half``.
+    """Integer per-position counts for survival ``rates`` printed to ``+-half``, or None.
 
-    Each count lies within the rounding of its printed rate (and, when ``half``
-    is half a unit of ``n`` decimals, prints as that rate: ``3/200`` is within
-    0.005 of 0.02 but prints as 0.01), the counts are
-    non-increasing (survival never grows with depth) and sum to ``accepted``
-    (the identity ``A = sum_i a_i``).  Returns None when no such integers exist.
+    Each count prints as its rate (``3/200`` is within 0.005 of 0.02 but prints
+    as 0.01), the counts never grow with depth and sum to ``accepted``.
     """
     if not all(math.isfinite(r) for r in rates):
         return None  # a NaN or infinite printed rate matches no count
@@ -140,11 +129,8 @@ def counts_from_rates(drafts, rates, accepted, half):
         return None
     residual = accepted - sum(counts)
     step = 1 if residual > 0 else -1
-    # One unit at a time takes as many passes as the residual, which is at most
-    # about 2 * half * drafts * K: fine for any real window, but a line claiming
-    # 10^12 drafts must not take 10^9 passes.  Beyond BULK_DRAFTS (where the
-    # column-wise solver hands windows back to this one) the farthest count
-    # moves in bulk until the residual is small, then unit moves finish exactly.
+    # A line claiming 10^12 drafts must not take 10^9 unit passes: beyond
+    # BULK_DRAFTS the farthest count moves in bulk, then unit moves finish exactly.
     slack = 64 * len(rates) if drafts > BULK_DRAFTS else math.inf
     while residual:
         # move one unit where the exact value r*D is farthest in that direction,
@@ -180,11 +166,8 @@ def counts_from_rates(drafts, rates, accepted, half):
 
 
 def _nearest(centre, low, high, count):
-    """The ``count`` integers of ``[low, high]`` nearest ``centre``, nearest first (ties: lower).
-
-    Built outward from the centre, never as the whole range: a window claiming
-    a hundred million drafts must not cost a list of that many integers.
-    """
+    """The ``count`` integers of ``[low, high]`` nearest ``centre``, nearest first (ties:
+    lower), built outward so a huge range costs no list of its size."""
     if low > high:
         return []
     first = min(max(math.ceil(centre - 0.5), low), high)
@@ -200,12 +183,10 @@ def _nearest(centre, low, high, count):
 
 
 def derive_drafts(accepted, rates, *, half, mean=None, mean_half=0.005, drafted=None, k=None):
-    """Rebuild ``D`` and per-position counts from a window that does not print ``D``.
+    """``(drafts, per_position, how)`` of a window not printing ``D``, or None.
 
-    ``D = A / sum_i s_i`` up to rounding (docs/formats.md §1.5); ``drafted / K`` first
-    when consistent (exact whenever every step drafted K tokens).  Gives ``(drafts,
-    per_position, how)``, ``how`` ``"drafted/k"`` or ``"per-position"``, or None when no
-    integer ``D`` reproduces the printed figures.
+    ``D = A / sum_i s_i`` up to rounding (docs/formats.md §1.5), ``drafted / K``
+    first when consistent; ``how`` is ``"drafted/k"`` or ``"per-position"``.
     """
     total = sum(rates)
     width = half * len(rates)

@@ -1,8 +1,7 @@
 """Family D windows of a log block, read column-wise from the compiled scan's records.
 
-The arithmetic of :func:`~goldenal.readers.vllm_log.fast_counts` on whole
-columns; a window it cannot settle with certainty is read by the per-line
-reader instead, in its place, so every window comes out as that reader's.
+:func:`~goldenal.readers.vllm_log.fast_counts` on whole columns; a window it
+cannot settle goes to the per-line reader, so every window reads the same.
 """
 
 from __future__ import annotations
@@ -30,12 +29,8 @@ MAX_SOLVE_STEPS = 10**7  # longer windows (none of 10 s comes close) are solved 
 def read_block(hits, buf, cut, before, number, records, rare_markers):
     """Yield the windows of one block in file order: :class:`Columns` runs and rows.
 
-    ``hits`` is the per-line reader (:class:`goldenal.readers.vllm_log._Hits`),
-    ``number`` the line number of the block's first line, ``records`` what
-    ``_logscan.scan`` returned for ``buf[:cut]``.  A line that mentions
-    ``peculative`` (V0 metrics, a start-up configuration that may state K) is
-    read per line between the runs before and after it, as is one holding any
-    of ``rare_markers`` (what the per-line reader looks at besides metrics).
+    ``records``: ``_logscan.scan`` of ``buf[:cut]``; lines mentioning ``peculative``
+    or ``rare_markers`` go to ``hits`` (the per-line reader) in their place.
     """
     rec = np.frombuffer(records, np.int64).reshape(-1, RATES + KMAX)
     rare = np.flatnonzero(rec[:, R_STATUS] == 2).tolist()
@@ -153,13 +148,8 @@ def settle(rec, k):
 
 
 def solve(drafts, rates, exact, accepted):
-    """:func:`~goldenal.readers._base.counts_from_rates` on many windows at once.
-
-    Returns ``(solved, counts)``; ``solved`` is False where no counts exist
-    (or the window is too long to solve here).  A bound within rounding reach
-    of an integer, where ``round(x, 9)`` and the print-back test decide, is
-    computed by the scalar rule itself.
-    """
+    """``(solved, counts)``: :func:`~goldenal.readers._base.counts_from_rates` on many windows
+    at once; a bound within rounding reach of an integer takes the scalar rule."""
     d = drafts[:, None].astype(float)
     high = (rates + HALF) * d
     low = (rates - HALF) * d

@@ -1,9 +1,7 @@
-"""Streaming access to measurement files: plain or gzip, any line ending, any bytes.
+"""Streaming access to measurement files: plain or gzip (by magic bytes), any bytes.
 
-Everything here works on bytes and decodes only the lines a reader keeps, so a
-1 GB server log costs one pass of ``bytes.find`` over fixed-size chunks and
-memory independent of its size.  Compression is detected by the gzip magic
-bytes, not by the file name.
+Only the lines a reader keeps are decoded, so a 1 GB log costs one pass of
+``bytes.find`` and memory independent of its size.
 """
 
 from __future__ import annotations
@@ -16,10 +14,8 @@ from goldenal.core.errors import ParseError
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 22  # 4 MiB: large enough that per-chunk overhead is negligible
-# The longest line a reader buffers.  Engine lines are under a few KiB (a
-# per-request JSON line under a few hundred); a longer one is not a log line
-# (a gzip member without newlines, a binary file) and is refused with its
-# line number instead of growing a buffer without limit.
+# The longest line a reader buffers; engine lines are under a few KiB, so a
+# longer one is not a log line and is refused instead of growing a buffer.
 MAX_LINE = 1 << 24
 # What a corrupt or truncated gzip stream raises: zlib.error for a damaged
 # deflate block, EOFError for a cut stream, OSError (BadGzipFile) for a bad header
@@ -59,16 +55,9 @@ def read_head(path, size=1 << 18):
 
 
 def read_text(path, limit=1 << 28):
-    """The whole decoded text of a (small) document, e.g. a JSON result file.
-
-    Documents are read whole because JSON has no line structure to stream;
-    ``limit`` guards against a log given where a document was expected.
-    """
-    with open_binary(path) as fh:
-        try:
-            data = fh.read(limit + 1)
-        except CORRUPT as exc:
-            raise ParseError(f"unreadable compressed data: {exc}", path=path) from None
+    """The whole decoded text of a (small) document such as a JSON result; ``limit``
+    refuses a log given where a document was expected."""
+    data = read_head(path, limit + 1)
     if len(data) > limit:
         raise ParseError(f"document larger than {limit >> 20} MiB; expected a result file",
                          path=path)
@@ -86,11 +75,8 @@ def decode(data: bytes) -> str:
 
 
 def iter_lines(path):
-    """Yield ``(line_number, text, terminated)`` for every line of ``path``.
-
-    ``terminated`` is False only for a last line without a newline (a file cut
-    while it was being written).  Use :func:`scan` instead for large logs.
-    """
+    """Yield ``(line_number, text, terminated)`` for every line of ``path`` (``terminated``
+    False for a cut last line); :func:`scan` for large logs."""
     with open_binary(path) as fh:
         number = 0
         try:

@@ -20,10 +20,7 @@ COLUMNS = ("source", "line", "line_end", "engine", "format", "k", "drafts", "dra
 
 @dataclass(frozen=True)
 class Problem:
-    """A window a reader refused (``refused=True``) or a remark about a source.
-
-    A refused window makes the result incomplete; a remark does not.
-    """
+    """A window a reader refused (the result is then incomplete), or a remark."""
 
     path: str
     line: int | None
@@ -150,10 +147,8 @@ _new = object.__new__
 def as_row(obs):
     """The row of one :class:`Observation`: its fields in :data:`FIELDS` order.
 
-    ``extra`` is kept flat, ``(key, value, key, value, ...)``, so a row holds
-    no dict and no nested tuple: the garbage collector stops tracking a tuple
-    once all it holds is untracked (never a dict; a tuple of tuples only after
-    several passes), and walks every tracked object on each full collection.
+    ``extra`` is flat, ``(key, value, ...)``: a tuple holding no dict or tuple is
+    untracked by the garbage collector, which a large log's rows must be.
     """
     return _fields(obs) + (tuple(chain.from_iterable(obs.extra.items())),)
 
@@ -171,13 +166,10 @@ def make_observation(row):
 
 
 class Columns:
-    """A run of counted windows of one source, engine, format and K, held as arrays.
+    """A run of counted windows of one source, engine, format and K, as int64 arrays.
 
-    What the vectorised reading of a large log yields instead of a row per window:
-    the summary adds whole columns; rows (:func:`as_row`) are built only when the
-    windows are iterated, indexed or tabled.  Arrays are the columns' own copies
-    (int64; ``per_position`` n x k; ``timestamp`` ``MMDDhhmmss`` or None); each
-    window's ``extra`` is ``extras[extra_code[i]]``, a flat tuple.
+    Rows are built only when iterated; ``timestamp``: ``MMDDhhmmss`` or None; a
+    window's ``extra`` is ``extras[extra_code[i]]``.
     """
 
     __slots__ = ("source", "engine", "format", "k", "line", "drafts", "draft_tokens",
@@ -214,14 +206,8 @@ class Columns:
 
 
 def summarize_parts(parts, by=(_SOURCE, _K)):
-    """Pooled :class:`CellSummary` per cell of parts (row lists, :class:`Columns`).
-
-    Cells are the values of the row positions ``by``.  The same totals as
-    :class:`Summarizer` adds one window at a time, computed column-wise: rows are
-    grouped by runs of equal keys (``itertools.groupby``) and totalled by
-    C-level reductions over each column, and :class:`Columns` by array sums,
-    with no Python step per window.
-    """
+    """Pooled :class:`CellSummary` per cell (the row positions ``by``) of parts, the
+    totals :class:`Summarizer` adds, column-wise with no Python step per window."""
     groups = {}
     get = itemgetter(*by)
     for part in parts:
@@ -240,12 +226,8 @@ def summarize_parts(parts, by=(_SOURCE, _K)):
 
 
 class _Totals:
-    """Running totals of one cell, added in window order: the one pooling rule.
-
-    Counts are pooled over windows with counts; a window with only a printed
-    mean adds to ``mean_of_means`` instead.  Per-position sums are kept only
-    while every counted window has them (shorter lists padded with zeros).
-    """
+    """Running totals of one cell, in window order: the one pooling rule (mean-only
+    windows go to ``mean_of_means``; per-position sums only while every window has them)."""
 
     def __init__(self):
         self.engines, self.formats, self.ks = set(), set(), set()
@@ -340,11 +322,8 @@ def _pool_parts(cell, members):
 class Observations:
     """Immutable, iterable result of :func:`goldenal.readers.ingest`.
 
-    The windows are kept as rows (a tuple of field values each) and become
-    :class:`Observation` records only when iterated or indexed: a large log's
-    hundreds of thousands of windows then cost neither an object each nor the
-    garbage collector's repeated walks over them.  ``summary()`` and
-    ``to_frame()`` work on the rows directly.
+    Windows are kept as rows and become :class:`Observation` records only when
+    iterated or indexed, so a large log costs no object per window.
 
     Parameters
     ----------

@@ -1,22 +1,11 @@
 """Prometheus text exposition: the speculative-decoding families the engine records name.
 
-One scrape gives counts since each engine started; a before/after pair gives
-the window between them (docs/formats.md §2.3).  Only the lines of the
-families in the records (``metrics``, ``old_metrics``) go to
-prometheus_client's ``text_string_to_metric_families``, so a scrape of any
-size is read in one streaming pass.  The metrics a record names choose the reading:
-
-* counters of drafts, accepted tokens and accepts per position (vLLM V1
-  0.8.5+; llama-server ``--metrics`` under its own prefix, no ``engine``
-  label): summed over every label but ``position``; K = number of positions.
-  Without a drafts counter (vLLM 0.8.3-0.8.4), steps only with a known K.
-  vLLM V0's counters over-count (vllm/engine/metrics.py@f0afa0c2): only its
-  efficiency gauge is used, as ``efficiency x (K+1)`` when K is known;
-* decode steps by accepted tokens, a histogram (ATOM);
-* an acceptance-length gauge only (TensorRT-LLM, SGLang): mean-only windows.
-
-A counter that went down, or a changed ``_created`` time, means a restart
-between the scrapes: the window is refused, never differenced into nonsense.
+One scrape gives counts since start, a before/after pair the window between
+(docs/formats.md §2.3, §7); only the families' lines reach prometheus_client,
+so a scrape of any size is read in one pass.  Which metrics a record names
+chooses the reading: counters (summed over all labels but ``position``), a
+histogram of steps by accepted tokens, or a gauge alone (mean-only windows).
+A restart between the scrapes refuses the window.
 """
 
 from __future__ import annotations
@@ -57,11 +46,8 @@ def _sample():
 def ui_row(text):
     r"""``(series, value)`` of a Prometheus web-UI table row ``series{labels} | value``, or None.
 
-    What ``^(\S+\{.*\})\s*\|\s*(\S+)\s*$`` matches in a stripped line, found in
-    linear time (the pattern backtracks quadratically on a long line).  The
-    value is a tail of the last word; the series ends at the last ``}`` that
-    only blanks and one ``|`` separate from it, and starts with a word holding
-    a ``{`` (a row is one line).
+    What ``^(\S+\{.*\})\s*\|\s*(\S+)\s*$`` matches in a stripped line, in
+    linear time (the pattern backtracks quadratically on a long line).
     """
     if "\n" in text or "|" not in text or not text.strip():
         return None
@@ -114,11 +100,8 @@ def _relevant_text(path, text=None):
 
 
 class Scrape:
-    """Samples of one scrape: ``{(name, labels): value}`` plus ``_created`` times.
-
-    Read from the file ``path``, or from ``text`` (a scrape held in memory;
-    ``path`` then only names it in messages).
-    """
+    """Samples of one scrape (file ``path``, or ``text`` held in memory): ``{(name,
+    labels): value}`` plus ``_created`` times."""
 
     def __init__(self, path, text=None):
         from prometheus_client.parser import text_string_to_metric_families
@@ -197,14 +180,8 @@ def _growing():
 
 
 def rounded_counters(scrape):
-    """``(series, value, record)`` of speculative counters the server printed rounded.
-
-    A server that prints its totals with a few significant digits (the record's
-    ``counter_digits``: llama-server's ``to_metrics`` writes C++ doubles to a
-    default stream) reads ``1.23457e+06`` from 1,000,000 on, and a difference
-    of two scrapes can be off by several tokens; the per-position family is
-    ``uint64_t``, printed exactly.
-    """
+    """``(series, value, record)`` of speculative counters the server printed rounded
+    (past ``10 ** counter_digits``; the per-position family is printed exactly)."""
     out = []
     for rec in records().values():
         if rec.counter_digits is None:
@@ -238,10 +215,8 @@ def _as_int(value, what, ctx):
 
 
 def read_pair(before, after, ctx: Context):
-    """Observations of one scrape (``before`` None: since start) or a window of two.
-
-    ``before`` and ``after`` are paths or :class:`Scrape` objects.
-    """
+    """Observations of one scrape (``before`` None: since start) or a window of two
+    (paths or :class:`Scrape` objects)."""
     after_s = after if isinstance(after, Scrape) else Scrape(after)
     before_s = before if isinstance(before, Scrape) or before is None else Scrape(before)
     ctx.facts["before"] = None if before is None else str(getattr(before, "path", before))

@@ -1,15 +1,7 @@
 """Measurement runs: a ``run.yaml`` manifest, or InferenceX's collector results directory.
 
-A run directory ``measurements/<run>/`` carries a manifest (the shared run
-layout contract): identity keys (``run``, ``model``, ``curve``, ``method``,
-``draft``, ``variant``, ``engine``, ...) and ``cells``, a list of
-``{thinking, k, files}``.  A directory without ``run.yaml`` is read as the
-InferenceX SPEED-Bench collector leaves it: ``server_{on,off}_mtp{K}.log`` and
-``speedbench_{on,off}_mtp{K}*.json``; identity then comes from keyword
-arguments (``model=``, ``draft=``, ``method=``, ``variant=``, ``curve=``).
-
-Where a log states the speculative config at start-up, it is checked against
-the cell and the identity; disagreements become ``MeasurementRun.warnings``.
+Layouts in docs/formats.md §10.  A start-up speculative config in a log is
+checked against the cell and the identity; disagreements become warnings.
 """
 
 from __future__ import annotations
@@ -30,22 +22,10 @@ _BENCH_JSON = re.compile(r"^speedbench_(on|off)_mtp(\d+)(?:[^\d].*)?$")
 
 @dataclass(frozen=True)
 class MeasurementRun:
-    """One measurement run: identity, observations per ``(thinking, k)`` cell, warnings.
-
-    Attributes
-    ----------
-    path : str
-        The run directory.
-    identity : dict
-        Manifest keys other than ``cells`` (or the keyword arguments).
-    cells : dict
-        ``(thinking, k) -> tuple of Observation``, thinking ``"on"``/``"off"``.
-    warnings : tuple of str
-        Disagreements between start-up configs, files and the manifest.
-    problems : tuple of Problem
-        Windows refused while reading (then ``complete`` is False).
-    layout : {"manifest", "collector"}
-    """
+    """One measurement run: identity (manifest keys but ``cells``, or the keyword arguments),
+    ``cells`` ``(thinking, k) -> tuple of Observation``, the warnings of disagreeing
+    configs, files and manifest, refused windows as ``problems``, and ``layout``
+    ("manifest" or "collector")."""
 
     path: str
     identity: dict
@@ -155,13 +135,8 @@ def is_run_dir(path):
 
 
 def read_manifest(path):
-    """``(file, doc, lines)`` of a run directory's ``run.yaml``: the one reader of it.
-
-    Read bounded and composed by the one YAML composer (a repeated key is
-    refused); ``lines`` holds the line of each top-level key and of each cell,
-    for messages that point at the input.  ``measure`` reads it here before
-    it adds a cell, ``load_run`` before it reads the cells.
-    """
+    """``(file, doc, lines)`` of a run directory's ``run.yaml``, the one reader of it;
+    ``lines``: the line of each top-level key and each cell, for messages."""
     import yaml
 
     from goldenal.core.files import read_text
@@ -182,9 +157,7 @@ def read_manifest(path):
 
 
 def manifest_text(doc, *, header=""):
-    """``run.yaml``'s text for ``doc``: the one writer's format, for ``measure``, the
-    simulator and the example run alike (block mappings, short lists inline, the
-    settings each cell repeats written out rather than as ``&id`` aliases)."""
+    """``run.yaml``'s text for ``doc``, the one format every writer uses (no ``&id`` aliases)."""
     import yaml
 
     class Dumper(yaml.SafeDumper):
@@ -205,13 +178,8 @@ def _read_manifest(path):
 
 
 def normalize_identity(identity, *, path=None, lines=None):
-    """Validate and normalise identity keys: ``draft`` a list of str, ``variant`` a dict,
-    ``simulated`` a bool, ``not_golden`` a reason.
-
-    A string ``simulated`` such as ``"no"`` is refused (it would read as true);
-    ``not_golden`` is the reason on one line (``null``: no key).  ParseError names
-    ``path`` and the key's line (``lines``: key -> line).
-    """
+    """Identity keys checked and normalised; a string ``simulated`` such as ``"no"`` is
+    refused (it would read as true).  ParseError names ``path`` and ``lines[key]``."""
     lines = lines or {}
     out = dict(identity)
 

@@ -1,14 +1,8 @@
-"""vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family.
+"""vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family (docs/formats.md §1).
 
-Families A (V0, cumulative: AL from emitted tokens), B (0.8.3-0.8.4: no steps,
-no K), C and D (V1: survival ``s_i = a_i / D`` to three decimals, D and a_i
-rebuilt as the integers that reproduce every printed figure) as in
-docs/formats.md §1 (vllm/engine/metrics.py@f0afa0c2,
-vllm/v1/spec_decode/metrics.py@ee4ceaae).  Lines are found by a byte scan; a
-family D line in vLLM's logger layout is read straight from the raw bytes (on a
-large log by the compiled ``_logscan.c``, arithmetic column-wise in
-``_blockwise.py``); every path gives the same records
-(tests/test_ingest_speed_paths.py, tests/test_ingest_kernel.py).
+A family D line in vLLM's logger layout is read from the raw bytes (on a large
+log by the compiled ``_logscan.c`` and column-wise ``_blockwise.py``); every
+path gives the same records (tests/test_ingest_speed_paths.py).
 """
 
 from __future__ import annotations
@@ -103,10 +97,7 @@ def sniff(head: str) -> bool:
 
 
 def split_fields(message):
-    """``(fields, order, positions)`` of ``Key: value, ...``: lower-case keys to raw
-    values, and the raw numbers after ``Per-position acceptance rate:`` (or None).
-    ValueError for a token that is neither, or a known field off its syntax (damage,
-    never a number to guess)."""
+    """``(fields, order, positions)`` of ``Key: value, ...``; ValueError for damage."""
     fields, order, positions, current = {}, [], None, None
     message = message.strip()
     if message.endswith("."):  # V0 lines end with a full stop
@@ -156,8 +147,7 @@ _CFG_NUM = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*([0-9.]+)"""
 
 
 def knob_names():
-    """``(length, rates, rejection method)``: the knob names a start-up config states, from
-    the engine's record (the keys :func:`parse_spec_config` gives them under)."""
+    """``(length, rates, rejection method)`` knob names, from the engine's record."""
     from goldenal.readers.records import record
 
     length, rates, _, method = record(ENGINE).knobs
@@ -165,13 +155,8 @@ def knob_names():
 
 
 def parse_spec_config(text):
-    """Speculative settings stated at start-up, from ``non-default args`` or engine init.
-
-    Reads ``'speculative_config': {...}`` (a Python dict repr) and
-    ``speculative_config=SpeculativeConfig(...)``.  Returns a dict with some of
-    ``k``, ``method``, ``draft`` and the :func:`knob_names`; empty when the line
-    states none.
-    """
+    """Speculative settings stated at start-up (a dict repr or ``SpeculativeConfig(...)``):
+    some of ``k``, ``method``, ``draft`` and the :func:`knob_names`."""
     pos = text.find("speculative_config")
     if pos < 0:
         return {}
@@ -231,12 +216,8 @@ def _from_mapping(cfg):
 
 
 def fast_counts(accepted, drafted, rates, mean, pct, known):
-    """``(k, steps, counts)`` of a whole family D line, or None to use the general path.
-
-    ``steps = drafted / K`` and the per-position counts ``round(s_i * steps)``
-    when they reproduce every printed figure (the common case, checked in a
-    few float operations); otherwise the exact integer solve.
-    """
+    """``(k, steps, counts)`` of a whole family D line, or None to use the general path;
+    ``drafted / K`` steps and rounded counts when they reproduce every figure."""
     k = len(rates)
     if max(accepted, drafted) > _MAX_COUNT:
         return None
@@ -335,11 +316,7 @@ class _Reader:
             self.pending_engine[process] = str(int(m.group(1)))
 
     def fast(self, number, prefix, m, previous):
-        """Family D line matched whole: the common case, with the exact-K fast path.
-
-        Written for speed (it runs once per interval of a long log); returns
-        None to hand the line to the general parser when any check fails.
-        """
+        """Family D line matched whole (the common case); None hands it to the general path."""
         mean_s, accepted_s, drafted_s, rates_s, pct_s = m.groups()
         accepted, drafted, mean = int(accepted_s), int(drafted_s), float(mean_s)
         got = fast_counts(accepted, drafted, list(map(float, rates_s.split(", "))), mean,
@@ -511,10 +488,7 @@ class _Reader:
 
 
 def read(path, ctx: Context):
-    """Yield one :class:`Observation` per metrics window of a vLLM server log.
-
-    The windows of :func:`read_parts`, one at a time.
-    """
+    """Yield one :class:`Observation` per metrics window (of :func:`read_parts`)."""
     for part in read_parts(path, ctx):
         for row in part.rows() if isinstance(part, Columns) else (part,):
             yield make_observation(row)
@@ -523,13 +497,9 @@ def read(path, ctx: Context):
 def read_parts(path, ctx: Context):
     """Yield the windows of a vLLM server log in order: rows, and :class:`Columns` runs.
 
-    Blocks of raw bytes are searched for ``SpecDecoding metrics: ``.  With the
-    compiled scan (``_logscan``), a block's family D lines in vLLM's logger
-    layout are matched in C and read column-wise (:mod:`._blockwise`) into one
-    :class:`Columns` run; without it, each hit is matched in place by the bytes
-    form of the family D line and becomes a row without being decoded.  Any
-    other hit, and every line of a block that also holds V0 metrics or a
-    start-up ``speculative_config``, takes the general text path in file order.
+    Family D lines are matched as bytes (in C by ``_logscan`` when compiled);
+    other hits, and blocks holding V0 metrics or a start-up config, take the
+    general text path in file order.
     """
     hits = _Hits(ctx)
     m = _VERSION.search(_io.decode(_io.read_head(path, 1 << 20)))
@@ -669,11 +639,8 @@ _STAMP_B = re.compile(rb"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
 
 
 def _prefix_info(prefix):
-    """``(process, stamp)`` of a line prefix that reads the same raw as decoded, else None.
-
-    A prefix with colour codes, CRs, non-ASCII bytes or an earlier metrics
-    tag goes to the general path, which decodes the line first.
-    """
+    """``(process, stamp)`` of a line prefix that reads the same raw as decoded, else None
+    (colour codes, CRs, non-ASCII bytes or an earlier tag: the general path)."""
     if not prefix.isascii() or b"\x1b" in prefix or b"\r" in prefix \
             or b"SpecDecoding metrics:" in prefix:
         return None
