@@ -1,11 +1,7 @@
 """Engine adapters: how each serving engine spells the golden AL.
 
-Each engine is one module, ``goldenal/engines/<engine>.py``, holding its
-``RECORD`` and its ``ADAPTER``; :data:`MODULES` in :mod:`goldenal.engines.knobs`
-is the one registry, and the tables (``KNOBS``, ``KNOB_NAMES``, ``knob_value``,
-``env_assignment``...) are derived from it.  ``adapter(engine)`` converts,
-renders, plans edits and reads back; :mod:`goldenal.engines.table` holds every
-knob's spellings in recipe text.
+One module per engine (``RECORD`` and ``ADAPTER``); :mod:`goldenal.engines.knobs`
+is the registry the tables derive from.
 """
 
 from goldenal.engines.knobs import (  # noqa: F401 (the public table, re-exported)

@@ -1,10 +1,6 @@
-"""ATOM (ROCm): ``--spec-decode-acceptance-length AL`` or ``--spec-decode-acceptance-rate``.
-
-The length flag takes the AL in [1, K+1] (K = ``--num-speculative-tokens``), the
-rate flag (AL - 1) / K; they are mutually exclusive, and ATOM refuses either with
-the DSpark confidence scheduler.  ATOM is configured on the command line, so the
-adapter reads and rewrites launch scripts and argument files.  Source:
-docs/engines.md §4.1-§4.4.
+"""ATOM (ROCm): ``--spec-decode-acceptance-length AL`` or ``--spec-decode-acceptance-rate``
+(AL - 1) / K, on the command line, so launch scripts and argument files are read
+and rewritten.  Facts: docs/engines.md §4.1-§4.4.
 """
 
 import os
@@ -182,11 +178,8 @@ def _literal_k(raw, variables):
 
 
 def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
-    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ATOM's flags, by K alone.
-
-    Every K flag is a launch path, as in :func:`goldenal.engines.vllm.plan_command`;
-    a knob given as a shell variable is checked through its one literal assignment.
-    """
+    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ATOM's flags, by K alone;
+    every K flag is a launch path, a knob variable checked through its one assignment."""
     from goldenal.recipes.shell import ASSIGNMENT, eval_paths, unquote
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans
@@ -312,10 +305,7 @@ def _check_same_al(path, text, m, name, al_text, k, variables, force):
 
 def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, force):
     """A knob given as ``"$VAR"``: None when the variable holds the value, else ``(edit, line,
-    old)``.
-
-    A computed variable or one assigned more than once is refused.
-    """
+    old)``; a computed variable or one assigned more than once is refused."""
     from goldenal.recipes.shell import substitute, unquote
     from goldenal.recipes import spans
 

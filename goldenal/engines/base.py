@@ -34,11 +34,8 @@ class EngineAdapter:
 
     def plan_script(self, path, text, golden_for, *, k=None, rates_for=None, form=None,
                     force=False, launched=(), known=()):
-        """``(Plan, targets)``: every launch command of a script carrying its golden AL.
-
-        ``golden_for(site, k, line) -> al_text``; ``rates_for(site, k, al_text)``: rates to
-        write instead; a target is ``(line, k, al_text, knob_value, site)``.
-        """
+        """``(Plan, targets)``: every launch command of a script carrying its golden AL
+        (``golden_for(site, k, line)``; targets ``(line, k, al_text, knob_value, site)``)."""
         raise NotImplementedError
 
     def plan_commands(self, plan_command, found, path, text, golden_for, rates_for=None,

@@ -1,8 +1,5 @@
-"""Writing knobs into environment mappings and ``KEY=value`` files (SGLang, TensorRT-LLM).
-
-New entries copy the block's own style: its indentation and the quote most of
-its values use (InferenceX recipes mix ``'1'`` and ``"1"``).
-"""
+"""Writing knobs into environment mappings and ``KEY=value`` files, in the block's own
+indentation and quotes (InferenceX recipes mix ``'1'`` and ``"1"``)."""
 
 from goldenal.engines.base import check_pinned, same_number
 from goldenal.recipes import spans
@@ -19,12 +16,8 @@ def plan_site_env(doc, site, desired, *, value_key, force):
 
 
 def _plan_keys(desired, found, value_key, force, path, edit):
-    """``(edits, changes, missing)`` making the keys ``found`` (key -> (old, line)) ``desired``.
-
-    A different value of ``value_key`` is refused without ``force`` and an equal
-    number stays as written ('2.5' stays '2.5'); companions are simply set.
-    ``edit(key, value)`` is the edit of an existing key, or None.
-    """
+    """``(edits, changes, missing)`` making ``found`` (key -> (old, line)) ``desired``; a
+    different ``value_key`` needs ``force``, an equal number stays as written."""
     edits, changes, missing = [], [], []
     for key, value in desired.items():
         if key not in found:
@@ -59,10 +52,8 @@ def plan_env(doc, env, desired, *, value_key, force):
 
 
 def plan_env_file(path, desired, *, value_key, force, create=True, ref=None):
-    """``(text, edits, changes)`` for a ``KEY=value`` file (created when missing and ``create``).
-
-    ``ref``: where the file was named (:func:`goldenal.recipes.env.read_env_file`).
-    """
+    """``(text, edits, changes)`` for a ``KEY=value`` file (created when missing and
+    ``create``; ``ref``: where it was named)."""
     text = read_env_file(path, ref=ref, missing_ok=create)
     values = env_file_values(text, path)
     found = {key: (old, line) for key, (old, line, *_) in values.items()}

@@ -1,10 +1,7 @@
 """llama.cpp (``llama-server``): ``--spec-synth-len L`` or ``--spec-synth-rates P0,...``.
 
-The flags (or their ``LLAMA_ARG_*`` names) are exclusive and need speculative
-decoding; K is ``--spec-draft-n-max``, default 3.  The rates are unconditional
-survivals, so a minimum-variance or curve schedule replays as written; the
-length resolves to a geometric schedule, unlike every other engine's length
-knob.  Source: docs/engines.md §5.1.
+The rates replay a schedule as written; the length resolves to a geometric
+schedule, unlike every other engine's length knob.  Facts: docs/engines.md §5.1.
 """
 
 import math
@@ -89,8 +86,7 @@ def geometric_rates(al, k):
     """The survival schedule llama.cpp realises for ``--spec-synth-len al`` at K = ``k``.
 
     As ``common_speculative_synth_rates_resolve``: p by 32 bisection steps on
-    ``p + ... + p^K = al - 1``, then ``p^(i+1)``; ``geometric_rates(3.4, 4)`` is
-    ``[0.80581, 0.64933, 0.52323, 0.42163]`` to five decimals (llama.cpp's test).
+    ``p + ... + p^K = al - 1``, then ``p^(i+1)``.
     """
     length = float(al)
     if not math.isfinite(length) or not 1.0 <= length <= k + 1:
@@ -234,13 +230,8 @@ _SPACE_BEFORE = re.compile(r"\s")
 
 
 def server_spans(text):
-    r"""``(start, end)`` of every ``llama-server`` command word, path included, in linear time.
-
-    The spans ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds: in a word, the
-    greedy ``\S*/`` runs to the last ``llama-server`` after a ``/``; every later one
-    (or every one, without a ``/``) not after a word character, ``.`` or ``-`` is
-    its own span.
-    """
+    r"""``(start, end)`` of every ``llama-server`` command word, path included: what
+    ``(?<![\w.-])(?:\S*/)?llama-server(?![\w.-])`` finds, in linear time."""
     found = [m.start() for m in _SERVER_WORD.finditer(text)]
     out, i = [], 0
     while i < len(found):
@@ -453,11 +444,8 @@ def _kept_rates(knobs, al_text, k, variables):
 
 
 def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
-    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``llama-server`` commands.
-
-    A knob already written (flag or exported name) is updated in place, the
-    other form replaced when ``rates_for`` switches forms.
-    """
+    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``llama-server`` commands:
+    a written knob updated in place, the other form replaced when ``rates_for`` switches."""
     from goldenal.recipes.shell import eval_paths, literal_variables, resolve
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans

@@ -1,8 +1,5 @@
-"""Find every speculative-decoding site of a serve config file or srt-slurm recipe.
-
-``inject`` edits through the sites and ``audit`` reads them, so both see a
-file alike.
-"""
+"""Find every speculative-decoding site of a serve config file or srt-slurm recipe,
+for ``inject`` and ``audit`` alike."""
 
 import os
 from dataclasses import dataclass
@@ -38,11 +35,8 @@ class Document:
 
     @classmethod
     def parse(cls, path, text=None, *, keep=None, first=False):
-        """Read (unless ``text`` is given) and compose a file; ``keep``: the top-level sections to
-        read.
-
-        ``first``: a stream's first document.  Read-back only with ``keep``.
-        """
+        """Read (unless ``text`` is given) and compose a file; ``keep``: the top-level sections
+        to read (read-back only); ``first``: a stream's first document."""
         path = os.fspath(path)
         if text is None:
             text = read_text(path)
@@ -144,11 +138,8 @@ RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container"
 
 
 def recipe_sites(doc, *, knob_only=False):
-    """Sites of an srt-slurm recipe, None when the file is not one.
-
-    ``knob_only``: a role whose environment sets the knob without speculative
-    decoding gives a site too (``spec_on=False``).
-    """
+    """Sites of an srt-slurm recipe, None when the file is not one; ``knob_only``: a role
+    setting the knob without speculative decoding too (``spec_on=False``)."""
     sections = doc.sections
     if sections is None:
         return None
@@ -204,10 +195,8 @@ def config_sites(doc, env_file=None):
 
 
 def find_sites(path, text=None, *, env_file=None, recipe_only=False, knob_only=False):
-    """``(document, sites, layout)``, layout ``"recipe"``, ``"config"`` or None.
-
-    ``recipe_only`` (read-back) parses just a recipe's serving sections.
-    """
+    """``(document, sites, layout)``, layout ``"recipe"``, ``"config"`` or None
+    (``recipe_only``: just a recipe's serving sections)."""
     if recipe_only:
         doc = Document.parse(path, text, keep=RECIPE_SECTIONS, first=True)
         sites = recipe_sites(doc, knob_only=knob_only)

@@ -1,8 +1,5 @@
-"""What reading a file gives back (:class:`SpecSetting`) and what writing a site needs
-(:class:`Plan`).
-
-Readers yield one setting per worker role; a :class:`Site` is where one is written.
-"""
+"""What reading a file gives back (:class:`SpecSetting`, one per worker role), where one
+is written (:class:`Site`) and what writing it needs (:class:`Plan`)."""
 
 from dataclasses import dataclass, field
 
@@ -12,12 +9,8 @@ from goldenal.recipes import spans
 
 @dataclass(frozen=True)
 class SpecSetting:
-    """One speculative-decoding setting found in a file.
-
-    ``line``/``col``: of the knob, else of the spec config; ``value``: as written,
-    None when unset; ``variant``: the sampling settings naming a curve; ``extra``:
-    engine companions and the variant ``section`` of a multi-variant recipe.
-    """
+    """One speculative-decoding setting found in a file; ``line``/``col``: of the knob, else
+    of the spec config; ``value``: as written; ``extra``: companions and the ``section``."""
 
     path: str
     line: int
@@ -46,10 +39,8 @@ class Plan:
 
 @dataclass
 class Site:
-    """One worker role's speculative settings and where they are written (``env``: its environment).
-
-    ``spec_on``: False for a role setting a knob but no speculative decoding.
-    """
+    """One worker role's speculative settings and where they are written (``spec_on``: False
+    for a role setting a knob but no speculative decoding)."""
 
     engine: str
     role: "str | None"

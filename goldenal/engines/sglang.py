@@ -1,12 +1,6 @@
-"""SGLang: the ``SGLANG_SIMULATE_ACC_*`` environment variables.
-
-The length is the AL itself; the method ``match-expected`` makes the per-step mean
-exact and the token mode ``real-draft-token`` emits real draft tokens.  They are
-read at import, so they belong in the server's environment (a recipe role's
-``*_environment`` block).  K is ``speculative-num-steps`` (DSpark:
-``speculative-dspark-block-size``).  Source: docs/engines.md §2.
+"""SGLang: the ``SGLANG_SIMULATE_ACC_*`` environment variables, read at import, so they
+belong in the server's environment.  Facts: docs/engines.md §2.
 """
-
 
 from goldenal.engines.base import EngineAdapter, env_fragment, model_names
 from goldenal.engines.record import Engine

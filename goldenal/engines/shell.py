@@ -1,7 +1,4 @@
-"""Read synthetic-acceptance knobs back from launcher shell scripts.
-
-Each engine's adapter reads its own (:meth:`~goldenal.engines.base.EngineAdapter.read_script`).
-"""
+"""Read synthetic-acceptance knobs back from launcher shell scripts, each engine's by its adapter."""
 
 import os
 

@@ -1,8 +1,5 @@
-"""Every engine's knob spellings and launch commands, derived from the records.
-
-Re-exports :mod:`goldenal.recipes.knobs`, so ``from goldenal.engines import table as
-knobs`` reads the whole table.
-"""
+"""Every engine's knob spellings and launch commands, derived from the records (with
+:mod:`goldenal.recipes.knobs` re-exported)."""
 
 import re
 

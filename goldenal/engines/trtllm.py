@@ -1,12 +1,6 @@
-"""TensorRT-LLM: ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`` = AL - 1.
-
-The variable counts accepted draft tokens (exact decimals: 2.83 gives 1.83); 0
-turns forcing off, so AL 1 cannot be expressed.  The two-model path
-(``eagle3_one_model: false``...) parses it with ``int()``, which silently turns
-a fraction off.  K is ``speculative_config.max_draft_len``.  Source:
-docs/engines.md §3.
+"""TensorRT-LLM: ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`` = AL - 1 (0 is off, so AL 1
+cannot be expressed; the two-model path reads it with ``int()``).  Facts: docs/engines.md §3.
 """
-
 
 from goldenal.engines.base import EngineAdapter, env_fragment, model_names
 from goldenal.core.errors import PolicyError

@@ -28,10 +28,7 @@ def acceptance_rate(al_text, k):
 
 
 def record_value(rec, al_text, *, k=None, form=None, forms=()):
-    """The knob value of record ``rec`` for a committed AL; ``form="rate"``: (AL - 1) / K.
-
-    An engine counting accepted drafts reads 0 as "off": AL 1.00 is refused there.
-    """
+    """The knob value of record ``rec`` for a committed AL (``form="rate"``: (AL - 1) / K)."""
     if form not in (None, "length"):
         if form != "rate" or form not in forms:
             raise ValueError(f"`form` must be length or rate ({rec.title}: "
@@ -52,10 +49,8 @@ def record_value(rec, al_text, *, k=None, form=None, forms=()):
 def carries_golden(written, al_text, *, unit="length", k=None):
     """Does a knob's ``written`` value carry the golden AL ``al_text`` at its precision?
 
-    docs/policy.md §2, rule 7: the golden value in ``unit`` (``length``, ``rate`` =
-    (AL - 1) / K, ``accepted`` = AL - 1), or it rounded half up or half even to the
-    decimals written, at least the committed cell's: ``0.6633`` carries 2.99 at K=3
-    as a rate, ``0.6634`` does not.
+    docs/policy.md §2, rule 7: ``0.6633`` carries 2.99 at K=3 as a rate, ``0.6634``
+    does not.
     """
     from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 

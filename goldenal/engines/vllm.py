@@ -1,10 +1,6 @@
-"""vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length``.
-
-Both keys live in the speculative config (a ``--speculative-config`` JSON, a
-serve config's ``speculative-config:``, a recipe role's JSON string).  The value
-is the AL in [1, K+1], K = ``num_speculative_tokens``; ``synthetic_acceptance_rates``
-(one unconditional rate per position) is the exclusive alternative.  Source:
-docs/engines.md §1.1, §1.4.
+"""vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length``
+(or ``synthetic_acceptance_rates``) in the speculative config, wherever it is
+written.  Facts: docs/engines.md §1.1, §1.4.
 """
 
 import re
@@ -306,11 +302,8 @@ def validate_rates(rates, k):
 
 def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True, path=None,
                  line=None):
-    """``({key: raw JSON text, or None to remove}, [(key, old, new)])`` to carry ``al_text``.
-
-    ``raw``: the text of ``spec``'s written keys; a different pinned value is
-    refused unless ``force``.  Shared by configs and launch scripts.
-    """
+    """``({key: raw JSON text, or None to remove}, [(key, old, new)])`` to carry ``al_text``
+    (``raw``: the text of ``spec``'s written keys), for configs and launch scripts."""
     import json
 
     changes = []
@@ -422,11 +415,8 @@ def command_specs(path, text):
 
 
 def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False):
-    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``vllm serve`` lines.
-
-    Each literal JSON is a launch path, none on the ``EVAL_ONLY=true`` branch;
-    only the changed members are spliced in.
-    """
+    """:meth:`~goldenal.engines.base.EngineAdapter.plan_script` for ``vllm serve`` lines: each
+    literal JSON is a launch path; only the changed members are spliced in."""
     from goldenal.recipes.shell import eval_paths
     from goldenal.engines.setting import Plan
     from goldenal.recipes import spans

@@ -1,11 +1,6 @@
-"""ATOM (ROCm/ATOM) MTP statistics: ``[MTP Stats ...]`` log lines and ``/debug/mtp_stats``.
+"""ATOM MTP statistics: ``[MTP Stats ...]`` log lines and ``/debug/mtp_stats`` (docs/formats.md §7).
 
-Facts in docs/formats.md §7 (ROCm/ATOM:atom/model_engine/scheduler.py and
-llm_engine.py @ffdf3bb5ddf8a15a64d521a2eeb3bc7438f9ac21): interval lines (AL
-as ``Average toks/fwd``, ``T = steps x K``, a distribution of steps by accepted
-drafts in percent), cumulative lines (differenced, only without interval
-lines), the Feb 2026 totals line (no K, no AL), and the JSON endpoint's
-cumulative counts (a before/after pair gives a window).
+Cumulative lines are differenced only when a file has no interval lines.
 """
 
 from __future__ import annotations
@@ -150,8 +145,8 @@ def read_log(path, ctx: Context):
 
 
 def _difference(a, b):
-    """Window between two cumulative lines.  The per-position profile is dropped:
-    differencing two rounded percentage tables does not give exact counts."""
+    """Window between two cumulative lines, without the per-position profile (two
+    rounded percentage tables do not difference into counts)."""
     return {"accepted": b["accepted"] - a["accepted"], "tokens": b["tokens"] - a["tokens"],
             "al": None, "percent": None,
             "k": max(b["percent"]) if b.get("percent") else None}

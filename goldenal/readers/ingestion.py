@@ -1,8 +1,4 @@
-"""Reading measurement files: the reader of each file chosen by its content, records out.
-
-The format table is in :mod:`goldenal.readers`; this module holds the
-sniffer, :func:`ingest` and :class:`IngestStream`.
-"""
+"""Reading measurement files: the reader of each file chosen by its content (docs/formats.md §9)."""
 
 from __future__ import annotations
 
@@ -67,11 +63,8 @@ _PAIR = re.compile(r"(?i)(before|after)")
 
 
 def _pairs(paths, kinds, in_order=False):
-    """Group before/after files of a pairing reader; everything else stays single.
-
-    With ``in_order`` (a manifest cell), exactly two files of the same pairing
-    reader are a pair in the order given, whatever their names.
-    """
+    """Group before/after files of a pairing reader (``in_order``: two files of one, in the
+    order given); everything else stays single."""
     if in_order and len(paths) == 2 and kinds[paths[0]] == kinds[paths[1]] \
             and kinds[paths[0]][1]:
         return [(paths[0], paths[1])]
@@ -155,12 +148,10 @@ def ingest(paths, *, k=None, reader=None, strict=False, in_order=False):
 
 
 class IngestStream:
-    """Observations yielded as they are read, for output of any size in constant memory.
+    """Observations yielded as they are read, in constant memory; iterate once.
 
-    Iterate once; ``problems`` and ``sources`` fill in as files are read, and
-    ``complete`` is final after the iteration ends.  Every file is sniffed
-    before the first observation is yielded, so an unreadable file fails
-    early.  :func:`ingest` is ``Observations`` over this stream.
+    ``problems``, ``sources`` and ``complete`` are final after the iteration; every
+    file is sniffed first, so an unreadable one fails early.
     """
 
     def __init__(self, paths, *, k=None, reader=None, strict=False, in_order=False):
@@ -214,13 +205,8 @@ class IngestStream:
             self._close(after, name, ctx, count, spans)
 
     def _parts(self):
-        """Every window of every file, as parts: lists of rows and :class:`Columns` runs.
-
-        What :func:`ingest` keeps: the same windows, problems and sources as
-        iterating, without an :class:`Observation` per window.  Readers with a
-        row form hand rows over directly, and the vLLM log reader whole
-        column runs of a large log.
-        """
+        """Every window of every file as parts (row lists and :class:`Columns` runs): what
+        iterating gives, without an :class:`Observation` per window."""
         parts = []
         for after, name, ctx, records in self._files(by_parts=True):
             mine, rows = [], None

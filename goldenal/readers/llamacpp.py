@@ -1,14 +1,8 @@
 """llama.cpp server (``llama-server``) speculative statistics in its log (docs/formats.md §8).
 
-Lines as the tree vendored in llama-cpp-python 0.3.36 prints them
-(``tools/server/server-context.cpp`` ``print_timings``, ``common/speculative.cpp``):
-per finished task ``draft acceptance = .. (A accepted / T generated), mean len = ..``
-(with ``acc per pos = (...)`` at trace verbosity), whose step count D is rebuilt
-as the integer that reproduces every printed figure (else a mean-only window);
-the cumulative ``statistics <impl>: #calls(b,g,a) = ..`` lines (only the last
-one, and only without per-task lines); and at start-up ``synthetic acceptance:
-n_max = K, mean length = L, rates = [...]``, kept as a fact for ``verify``.
-Older servers' (PR #24536) ``mean acceptance length = ..`` lines are still read.
+Per-task lines (D rebuilt from the printed figures, else mean-only), the last
+cumulative ``statistics`` line when there are none, and the start-up synthetic
+acceptance line, kept as a fact for ``verify``.
 """
 
 from __future__ import annotations
@@ -54,12 +48,8 @@ def _rates(text):
 
 
 def _steps_from_mean(accepted, drafted, mean, k):
-    """D from ``mean len`` (two decimals) and the draft tokens: ``(D, how)`` or None.
-
-    Every step drafts between 1 and K tokens, so T / K <= D <= T; D must also
-    print ``1 + A / D`` as the mean.  One candidate: exact.  Several: T / K
-    when it is one of them (exact whenever every step drafted K tokens).
-    """
+    """``(D, how)`` from ``mean len`` and the draft tokens (T / K <= D <= T), or None:
+    the one D printing the mean, else T / K when it is among several."""
     if drafted <= 0:
         return None
     lo, hi = 1, drafted

@@ -1,10 +1,7 @@
 """Per-request records written by ``goldenal measure`` (``requests_{on,off}_k{K}.jsonl``).
 
-One JSON object per request, in the order sent (``schema``, ``request``,
-``prompt``, ``engine``, ``k``, ``status``, ``attempts``, ``counts_from``, the
-Observation counts, ``usage``, ``timings``, ``seconds``, ``error``).  Counts are
-null where the engine gave none per request: such a file records the workload,
-not windows.  A request whose ``status`` is not ``"ok"`` is skipped with a remark.
+Counts are null where the engine gave none per request (the file then records
+the workload, not windows); a request not ``"ok"`` is skipped with a remark.
 """
 
 from __future__ import annotations

@@ -38,10 +38,8 @@ def _int_key(key, path):
 
 
 def read_profile(path):
-    """A ``speculation_profile.json`` as observations: counted from its
-    ``acceptance_length_histogram``, else mean-only; ``accept_length_by_k`` entries
-    are mean-only observations of their own K.  ParseError for anything else (not
-    JSON, another schema, a placeholder, inconsistent vectors)."""
+    """A ``speculation_profile.json`` as observations (counted from its histogram, else
+    mean-only; ``accept_length_by_k``: mean-only of their K), ParseError otherwise."""
     path = os.fspath(path)
     from goldenal.core.files import read_text
 

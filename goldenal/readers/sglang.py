@@ -1,20 +1,7 @@
 """SGLang: decode-batch log lines, per-request counts, ``/server_info``, bench summaries.
 
-Facts, pinned to SGLang 0.5.23: how they are read in docs/formats.md §5,
-where each comes from (file and line) in
-docs/engines.md §2.7.
-
-* ``Decode batch. ... accept len: X.XX`` is (accepted drafts + one bonus per
-  request-step) / request-steps over the last decode-log interval: the AL with
-  the bonus **already included**.  The step count is not printed, so each line
-  is a mean-only window.  TokenSpeed prints ``avg_accept_len`` the same way.
-* Per-request counts (:func:`request_counts`, the one reader of them, used by
-  ``measure`` too) come in ``choices[i].meta_info`` of a non-streaming answer
-  and in ``sglext.spec_tokens_details`` (streaming too, in the final chunk),
-  when the request asks with the record's ``request_fields``.
-* ``/server_info`` ``internal_states[*].avg_spec_accept_length``: lifetime
-  mean per scheduler (nulls for idle DP ranks): mean-only, never differenced.
-* bench scripts: ``Acceptance length: X.XX`` (bonus included), mean-only.
+Facts pinned to SGLang 0.5.23 in docs/formats.md §5.  Sources: docs/engines.md §2.7.
+:func:`request_counts` is the one reader of per-request counts, ``measure``'s too.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""TensorRT-LLM iteration statistics (``trtllm-serve`` ``GET /metrics``, a JSON list).
+"""TensorRT-LLM iteration statistics, ``specDecodingStats`` (docs/formats.md §6).
 
-``specDecodingStats`` per iteration (docs/formats.md §6; field names from
-NVIDIA/TensorRT-LLM:cpp/include/tensorrt_llm/executor/types.h
-@a98a9061d72f6fd39f5d055ebdd2c6878a100e2c); ``null`` ones (not speculating) are
-skipped and counted.  One JSON array, JSON lines, or records with trailing commas.
+One JSON array, JSON lines, or records with trailing commas; null ones are counted.
 """
 
 from __future__ import annotations

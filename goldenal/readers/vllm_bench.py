@@ -1,17 +1,5 @@
-"""vLLM client-side reports: ``vllm bench serve`` (JSON and console), the offline example,
-and per-request ``metrics.speculative_decoding`` in API responses.
-
-* ``vllm bench serve`` (vLLM PR #31739, docs/formats.md §3): result JSON keys
-  ``spec_decode_acceptance_rate`` (percent), ``spec_decode_acceptance_length``,
-  ``spec_decode_num_drafts``, ``spec_decode_draft_tokens``,
-  ``spec_decode_accepted_tokens``, ``spec_decode_per_position_acceptance_rates``
-  (fractions); the console prints the same block with percentages.
-* ``examples/offline_inference/spec_decode.py`` (section 1.6): ``num_drafts``,
-  ``num_draft_tokens``, ``num_accepted_tokens``, ``acceptance at token i``
-  (two decimals; rows past K are zero padding, K = draft tokens / drafts).
-* per-request metrics (vLLM PR #48915, section 4): ``num_spec_steps`` (D),
-  ``num_accepted_draft_tokens`` (A), ``num_draft_tokens`` (T),
-  ``num_spec_tokens`` (K), ``acceptance_histogram`` (h_j).
+"""vLLM client-side reports: ``vllm bench serve`` JSON and console (docs/formats.md §3),
+the offline example (§1.6) and per-request ``metrics.speculative_decoding`` (§4).
 """
 
 from __future__ import annotations
@@ -292,8 +280,8 @@ def _walk_requests(doc):
 
 
 def read_requests(path, ctx: Context):
-    """Per-request windows from responses: a JSON document or list, JSON lines, or
-    excerpts in which only the ``"speculative_decoding": {...}`` objects are whole."""
+    """Per-request windows from responses: JSON, or excerpts holding whole
+    ``"speculative_decoding": {...}`` objects."""
     text = _io.read_text(path)
     try:
         found = [(None, rid, spec) for rid, spec in _walk_requests(json.loads(text))]
@@ -327,8 +315,7 @@ def request_metrics(answer):
 
 def request_counts(spec):
     """``(steps, draft tokens, accepted, per position)`` of one request's
-    ``speculative_decoding`` mapping (``measure`` checks them), or None; per position
-    only from a histogram that adds up to the steps."""
+    ``speculative_decoding`` mapping, or None."""
     def count(value):
         return isinstance(value, int) and not isinstance(value, bool)
 
