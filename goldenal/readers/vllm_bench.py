@@ -116,26 +116,20 @@ def read_console(path, ctx: Context):
     block, start = None, None
 
     def flush(end_line):
-        if block is None:
-            return None
-        return _console_block(block, start, end_line, ctx)
+        return () if block is None else _console_block(block, start, end_line, ctx)
 
     last = 0
     for number, text, _ in _io.iter_lines(path):
         last = number
         if "Speculative Decoding---" in text:
-            obs = flush(number - 1)
-            if obs is not None:
-                yield obs
+            yield from flush(number - 1)
             block, start = {"positions": {}}, number
             continue
         if block is None:
             continue
         if text.startswith("====") or not text.strip() or text.startswith("----"):
-            obs = flush(number)
+            yield from flush(number)
             block = None
-            if obs is not None:
-                yield obs
             continue
         m = _POS_ROW.match(text)
         if m:
@@ -148,13 +142,9 @@ def read_console(path, ctx: Context):
         if m:
             block[m.group(1).strip()] = m.group(2)
         elif "Per-position acceptance" not in text:
-            obs = flush(number - 1)
+            yield from flush(number - 1)
             block = None
-            if obs is not None:
-                yield obs
-    obs = flush(last)
-    if obs is not None:
-        yield obs
+    yield from flush(last)
 
 
 def _console_block(block, start, end, ctx):
@@ -175,8 +165,8 @@ def _console_block(block, start, end, ctx):
         if sorted(positions) != list(range(len(positions))):
             return ctx.refuse(start, f"position rows {sorted(positions)} are not 0..K-1")
         if tokens is not None and tokens % drafts == 0 and tokens // drafts != k:
-            ctx.refuse(start, f"{k} position rows but Draft tokens / Drafts = {tokens // drafts}")
-            return None
+            return ctx.refuse(start, f"{k} position rows but Draft tokens / Drafts = "
+                                     f"{tokens // drafts}")
         # console rows are percentages with two decimals: +-0.005 %
         per_pos = counts_from_rates(drafts, [positions[i] / 100 for i in range(k)],
                                     accepted, 0.00005 + 1e-9)
@@ -185,8 +175,8 @@ def _console_block(block, start, end, ctx):
     if mean is not None and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
         return ctx.refuse(start, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
                                  f"{1 + accepted / drafts:.4f} vs Acceptance length {mean}")
-    return Observation(ctx.path, start, "vllm", "vllm-bench-console", k, drafts, tokens,
-                       accepted, per_pos, mean, end, None, None, None, {"window": "bench run"})
+    yield Observation(ctx.path, start, "vllm", "vllm-bench-console", k, drafts, tokens,
+                      accepted, per_pos, mean, end, None, None, None, {"window": "bench run"})
 
 
 _OFFLINE = re.compile(r"^\s*(num_drafts|num_draft_tokens|num_accepted_tokens|"
@@ -206,9 +196,7 @@ def read_offline(path, ctx: Context):
         if key == "total_num_output_tokens" or (key == "num_drafts" and block
                                                 and "num_drafts" in block):
             if block and "num_drafts" in block:
-                obs = _offline_block(block, start, number - 1, ctx)
-                if obs is not None:
-                    yield obs
+                yield from _offline_block(block, start, number - 1, ctx)
             block, start = {"rows": {}}, number
         if block is None:
             block, start = {"rows": {}}, number
@@ -221,9 +209,7 @@ def read_offline(path, ctx: Context):
         else:
             block[key] = value
     if block and "num_drafts" in block:
-        obs = _offline_block(block, start, last, ctx)
-        if obs is not None:
-            yield obs
+        yield from _offline_block(block, start, last, ctx)
 
 
 def _offline_block(block, start, end, ctx):
@@ -239,12 +225,11 @@ def _offline_block(block, start, end, ctx):
     try:
         mean = float(block["mean acceptance length"]) if "mean acceptance length" in block else None
     except ValueError:
-        ctx.refuse(start, f"malformed mean acceptance length {block['mean acceptance length']!r}")
-        return None
+        return ctx.refuse(start, "malformed mean acceptance length "
+                                 f"{block['mean acceptance length']!r}")
     if tokens % drafts:
-        ctx.refuse(start, f"num_draft_tokens {tokens} is not a multiple of num_drafts {drafts}: "
-                          "K unknown")
-        return None
+        return ctx.refuse(start, f"num_draft_tokens {tokens} is not a multiple of num_drafts "
+                                 f"{drafts}: K unknown")
     k = tokens // drafts
     rows = block["rows"]
     per_pos = None
@@ -262,8 +247,8 @@ def _offline_block(block, start, end, ctx):
     if mean is not None and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
         return ctx.refuse(start, f"counts contradict the printed mean: 1 + {accepted}/{drafts} = "
                                  f"{1 + accepted / drafts:.4f} vs {mean}")
-    return Observation(ctx.path, start, "vllm", "vllm-offline", k, drafts, tokens, accepted,
-                       per_pos, mean, end, None, None, None, {"window": "whole run"})
+    yield Observation(ctx.path, start, "vllm", "vllm-offline", k, drafts, tokens, accepted,
+                      per_pos, mean, end, None, None, None, {"window": "whole run"})
 
 
 def _walk_requests(doc):
