@@ -49,6 +49,15 @@ MAX_K = 256
 BULK_DRAFTS = 10**7
 
 
+def as_count(value):
+    """A JSON value as a count (int), else None."""
+    # json reads NaN and Infinity as floats: neither is a count
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < 0 or value != int(value):
+        return None
+    return int(value)
+
+
 def survival_from_histogram(hist):
     """``a_i = sum_{j>i} h_j`` from a histogram ``h_0..h_K`` (docs/formats.md §0.1)."""
     out = []

@@ -6,10 +6,9 @@ One JSON array, JSON lines, or records with trailing commas; null ones are count
 from __future__ import annotations
 
 import json
-import math
 
 from goldenal.readers import _io
-from goldenal.readers._base import Context
+from goldenal.readers._base import Context, as_count
 from goldenal.core.observation import Observation
 
 NAME = "trtllm"
@@ -40,15 +39,6 @@ def _records(path, ctx):
             ctx.refuse(line, f"iteration record is not valid JSON ({exc.msg}); cut off?")
 
 
-def _count(stats, key):
-    value = stats.get(key)
-    # json reads NaN and Infinity as floats: neither is a count
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < 0 or value != int(value):
-        return None
-    return int(value)
-
-
 def read(path, ctx: Context):
     """One window per iteration with non-null ``specDecodingStats``."""
     skipped = 0
@@ -59,9 +49,9 @@ def read(path, ctx: Context):
         if not isinstance(stats, dict):
             skipped += 1
             continue
-        drafts = _count(stats, "numRequestsWithDraftTokens")
-        accepted = _count(stats, "numAcceptedTokens")
-        tokens = _count(stats, "numDraftTokens")
+        drafts = as_count(stats.get("numRequestsWithDraftTokens"))
+        accepted = as_count(stats.get("numAcceptedTokens"))
+        tokens = as_count(stats.get("numDraftTokens"))
         if drafts is None or accepted is None:
             ctx.refuse(line, f"iteration {rec.get('iter')}: specDecodingStats without "
                              "numRequestsWithDraftTokens / numAcceptedTokens counts")

@@ -9,7 +9,8 @@ import math
 import re
 
 from goldenal.readers import _io
-from goldenal.readers._base import Context, balanced, counts_from_rates, survival_from_histogram
+from goldenal.readers._base import (Context, as_count, balanced, counts_from_rates,
+                                    survival_from_histogram)
 from goldenal.core.observation import Observation
 
 # look-alike keys some downstream tools write; accepted as aliases only
@@ -43,11 +44,8 @@ def _get(doc, key):
 
 
 def _count(value, what, ctx):
-    # json reads NaN and Infinity as floats: neither is a count
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < 0 or value != int(value):
-        return ctx.refuse(None, f"{what} is {value!r}, not a count")
-    return int(value)
+    count = as_count(value)
+    return ctx.refuse(None, f"{what} is {value!r}, not a count") if count is None else count
 
 
 def read_json(path, ctx: Context):

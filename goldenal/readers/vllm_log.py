@@ -327,12 +327,8 @@ class _Reader:
         i = prefix.find("pid=")
         j = prefix.find(")", i) if i >= 0 else -1
         process = prefix[i + 4:j] if j > 0 else ""
-        extra = {"process": process} if process else {}
-        if previous and b"Engine " in previous:
-            e = _ENGINE_ID.search(previous)
-            if e:
-                extra["dp_engine"] = str(int(e.group(1)))
-        extra["drafts_from"] = "drafted/k"
+        flat = iter(_extra_items(process, _dp_engine(b"", 0, previous, _ENGINE_ID.search)))
+        extra = dict(zip(flat, flat))
         stamp = _STAMP.search(prefix)
         return Observation(self.source, number, ENGINE, "vllm-log-v1", k, steps, drafted,
                            accepted, counts, mean, None, stamp.group(1) if stamp else None,
