@@ -180,8 +180,10 @@ class IngestStream:
             name = self._kinds[after][0]
             _, read, paired = self._table[name]
             ctx = Context(after, k=self._k)
-            if by_parts and name in _PART_READERS and not paired:
-                records = _PART_READERS[name]()(after, ctx)
+            if by_parts and name == "vllm-log":  # rows and Columns runs (see _parts)
+                from goldenal.readers.vllm_log import read_parts
+
+                records = read_parts(after, ctx)
             else:
                 records = read(before, after, ctx) if paired else read(after, ctx)
                 records = map(as_row, records) if by_parts else records
@@ -269,16 +271,6 @@ def _span(spans, k, line):
         lo = line if lo is None else min(lo, line)
         hi = line if hi is None else max(hi, line)
     spans[k] = (lo, hi)
-
-
-def _vllm_parts():
-    from goldenal.readers import vllm_log
-
-    return vllm_log.read_parts
-
-
-# readers that can yield rows and Columns (see IngestStream._parts) instead of records
-_PART_READERS = {"vllm-log": _vllm_parts}
 
 
 def _note_mixed_k(spans, ctx):

@@ -284,8 +284,9 @@ class _Reader:
                                     "the first is cut and was skipped")
             return self.line(number, message, terminated)
         self.pending_engine.pop(process, None)
-        if previous:
-            self.tag_engine(previous, process)
+        dp = _dp_engine(b"", 0, previous, _ENGINE_ID.search)  # an ``Engine NNN:`` line before
+        if dp is not None:
+            self.pending_engine[process] = str(int(dp))
         try:
             fields, order, positions = split_fields(message)
         except _Damaged as exc:
@@ -308,12 +309,6 @@ class _Reader:
         tail = message.rstrip()
         return bool(order) and ((order[-1] == "avg draft acceptance rate" and tail.endswith("%"))
                                 or (order[-1] == "drafted" and tail.endswith(" tokens")))
-
-    def tag_engine(self, previous, process):
-        """Remember the DP engine of an ``Engine NNN:`` line right before a spec line."""
-        m = _ENGINE_ID.search(previous)
-        if m:
-            self.pending_engine[process] = str(int(m.group(1)))
 
     def fast(self, number, prefix, m, previous):
         """Family D line matched whole (the common case); None hands it to the general path."""
