@@ -4,10 +4,8 @@ FORMATS = ("shell", "env", "json", "yaml", "args")
 
 
 class EngineAdapter:
-    """One engine's spelling of the golden AL; the class attributes say what it supports.
-
-    Which to set: docs/architecture.md, "Adding an engine".
-    """
+    """One engine's spelling of the golden AL; the class attributes say what it supports
+    (docs/architecture.md, "Adding an engine")."""
 
     name = None
     knob = None

@@ -5,8 +5,6 @@ per-position counts are rebuilt as the integers that reproduce every printed
 figure; when none do, the line contradicts itself and is refused.
 """
 
-from __future__ import annotations
-
 import math
 import re
 from functools import lru_cache

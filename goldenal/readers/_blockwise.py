@@ -4,8 +4,6 @@
 cannot settle goes to the per-line reader, so every window reads the same.
 """
 
-from __future__ import annotations
-
 import importlib
 
 import numpy as np

@@ -4,8 +4,6 @@ Only the lines a reader keeps are decoded, so a 1 GB log costs one pass of
 ``bytes.find`` and memory independent of its size.
 """
 
-from __future__ import annotations
-
 import gzip
 import re
 import zlib
@@ -154,10 +152,8 @@ def marked_line_starts(buf, cut, markers):
 
 
 def scan(path, markers, previous=False):
-    """Yield ``(line_number, text, terminated)`` for the lines (plain or gzip file)
-    holding any of the byte ``markers``, in file order, each once; with ``previous``,
-    also the raw line before each hit.  The hot loop never touches the other lines:
-    ``bytes.find`` per marker, line numbers by ``bytes.count`` between hits."""
+    """Yield ``(line_number, text, terminated)`` (with ``previous``, also the raw line before)
+    for the lines holding any of the byte ``markers``; the other lines are never decoded."""
     line = 1
     for buf, cut, before in blocks(path, lambda: line):
         prev = 0

@@ -3,8 +3,6 @@
 Cumulative lines are differenced only when a file has no interval lines.
 """
 
-from __future__ import annotations
-
 import ast
 import json
 import re

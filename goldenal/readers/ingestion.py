@@ -1,7 +1,5 @@
 """Reading measurement files: the reader of each file chosen by its content (docs/formats.md §9)."""
 
-from __future__ import annotations
-
 import os
 import re
 from operator import itemgetter

@@ -5,8 +5,6 @@ cumulative ``statistics`` line when there are none, and the start-up synthetic
 acceptance line, kept as a fact for ``verify``.
 """
 
-from __future__ import annotations
-
 import math
 import re
 

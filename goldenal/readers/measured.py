@@ -4,8 +4,6 @@ Counts are null where the engine gave none per request (the file then records
 the workload, not windows); a request not ``"ok"`` is skipped with a remark.
 """
 
-from __future__ import annotations
-
 import json
 
 from goldenal.readers import _io

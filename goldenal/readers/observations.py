@@ -5,8 +5,6 @@ AL is ``1 + sum(accepted) / sum(drafts)`` over the windows that have counts.
 Windows that carry only a printed mean are kept apart and reported as such.
 """
 
-from __future__ import annotations
-
 from dataclasses import FrozenInstanceError, dataclass, field
 from functools import reduce
 from itertools import chain, groupby, repeat

@@ -8,8 +8,6 @@ histogram of steps by accepted tokens, or a gauge alone (mean-only windows).
 A restart between the scrapes refuses the window.
 """
 
-from __future__ import annotations
-
 import math
 import os
 import re
@@ -255,10 +253,8 @@ def _sum_by(deltas, rec):
 
 
 def window(before, after, *, k=None):
-    """``(observations, problems)`` of the window between two scrapes (``before`` None:
-    since start), for a client that scrapes as it goes; a refused window gives a
-    refusing problem instead.  A restart between them raises CounterReset, a counter
-    printed rounded RoundedCounters (no later window of that server is exact either)."""
+    """``(observations, problems)`` of the window between two scrapes (``before`` None: since
+    start); CounterReset for a restart between them, RoundedCounters for rounded counters."""
     after = after if isinstance(after, Scrape) else Scrape(after)
     before = before if isinstance(before, Scrape) or before is None else Scrape(before)
     try:

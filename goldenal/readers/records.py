@@ -2,10 +2,7 @@
 
 
 def records():
-    """Every engine's record (``RECORD`` of ``goldenal/engines/<engine>.py``), by name.
-
-    The single source of the engines' metric names, request fields and server facts.
-    """
+    """Every engine's record (``RECORD`` of ``goldenal/engines/<engine>.py``), by name."""
     from goldenal.engines.knobs import MODULES
 
     return {name: module.RECORD for name, module in MODULES.items()}

@@ -4,8 +4,6 @@ Layouts in docs/formats.md §10.  A start-up speculative config in a log is
 checked against the cell and the identity; disagreements become warnings.
 """
 
-from __future__ import annotations
-
 import os
 import re
 from dataclasses import dataclass, field, replace

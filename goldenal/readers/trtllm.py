@@ -3,8 +3,6 @@
 One JSON array, JSON lines, or records with trailing commas; null ones are counted.
 """
 
-from __future__ import annotations
-
 import json
 
 from goldenal.readers import _io

@@ -2,8 +2,6 @@
 the offline example (§1.6) and per-request ``metrics.speculative_decoding`` (§4).
 """
 
-from __future__ import annotations
-
 import json
 import math
 import re

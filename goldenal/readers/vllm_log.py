@@ -5,8 +5,6 @@ log by the compiled ``_logscan.c`` and column-wise ``_blockwise.py``); every
 path gives the same records (tests/test_ingest_speed_paths.py).
 """
 
-from __future__ import annotations
-
 import ast
 import importlib
 import os
