@@ -1,6 +1,6 @@
 """The records are the one source of each engine's facts.
 
-(a) every knob and metric name of a record is spelled in exactly one module under
+(a) every knob, metric and count field name of a record is spelled in exactly one module under
 goldenal/, the engine's own; (b) an engine made of a record (tests/toy_engine.py),
 added to the registry as docs/architecture.md ("Adding an engine") says, is looked up,
 emitted, spelled in the recipe table and read back from a script that launches it.
@@ -21,10 +21,11 @@ VARIANT_KEYS = {"rejection_sample_method"}
 
 
 def record_names(rec):
-    """Every knob and metric name of a record."""
+    """Every knob, metric and per-request count field name of a record."""
     carriers = ("length", "rates", "rate", "token_mode", "acc_method")
     names = set(rec.knobs) | {row[0] for row in rec.spellings if row[1] in carriers}
     names |= set(rec.metrics.values()) | ({rec.env_knob} if rec.env_knob else set())
+    names |= {name for names in rec.count_fields.values() for name in names}
     return names - VARIANT_KEYS
 
 

@@ -23,7 +23,8 @@ class Engine:
     ``version_key``, ``slots_endpoint`` and ``k_keys`` (info keys stating K): what a
     running server reports; ``metrics``/``old_metrics``: Prometheus families by
     meaning, current and of older releases; ``request_fields``: added to a request
-    for per-request counts; ``transport``: "stream" (with usage) or "complete"
+    for per-request counts, ``count_fields``: the answer's fields holding them, by
+    meaning, each newest name first (older releases' names after); ``transport``: "stream" (with usage) or "complete"
     (``request_fields`` refused on a stream); ``silent_paths``: how a set knob is
     silently not applied (docs/engines.md §6); ``counter_digits``: significant
     digits of rounded counters; ``per_position_grows``: the per-position family
@@ -43,7 +44,8 @@ class Engine:
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
                  knobs=(), spellings=(), launches=(), launch_word, aliases=(), server_owner=None,
-                 info_endpoints=(), metrics=None, request_fields=None, silent_paths="",
+                 info_endpoints=(), metrics=None, request_fields=None, count_fields=None,
+                 silent_paths="",
                  transport="stream", old_metrics=None, counter_digits=None,
                  per_position_grows=False, info_keys=(), version_key="version",
                  slots_endpoint=None, k_keys=(), batch_draw=False, log_steps=None,
@@ -60,6 +62,7 @@ class Engine:
         self.aliases, self.server_owner = tuple(aliases), server_owner or name
         self.info_endpoints = tuple(info_endpoints)
         self.metrics, self.request_fields = dict(metrics or {}), dict(request_fields or {})
+        self.count_fields = {key: tuple(names) for key, names in (count_fields or {}).items()}
         self.silent_paths = silent_paths
         if transport not in ("stream", "complete"):
             raise ValueError(f"`transport` must be stream or complete, got {transport!r}")

@@ -27,6 +27,22 @@ RECORD = Engine(
              "steps": "sglang:spec_verify_calls_total"},
     # io_struct.py / entrypoints/openai/utils.py: per-request counts in meta_info
     request_fields={"return_meta_info": True, "return_spec_tokens_details": True},
+    # the counts in meta_info, newest first: 0.5.23 (managers/tokenizer_manager.py:3170-3172,
+    # _calculate_spec_decoding_metrics); the aliases kept for one release after
+    # sgl-project/sglang#24081 renamed them; late-2025 releases (sgl-project/sglang#13754).
+    # The histogram counts steps by drafts accepted in the step; "details" is where a
+    # streamed answer carries them (sglext.spec_tokens_details, sgl-project/sglang#33518).
+    count_fields={"steps": ("spec_verify_ct",),
+                  "accepted": ("spec_num_correct_drafts", "spec_accepted_drafts",
+                               "spec_accept_token_num"),
+                  "proposed": ("spec_num_proposed_drafts", "spec_proposed_drafts",
+                               "spec_draft_token_num"),
+                  "histogram": ("spec_correct_drafts_histogram", "spec_accept_histogram"),
+                  "details": ("sglext", "spec_tokens_details"),
+                  # completion_tokens / steps, printed per request
+                  "length": ("spec_accept_length",),
+                  # /server_info: the lifetime mean per scheduler (nulls for idle DP ranks)
+                  "server_mean": ("internal_states", "avg_spec_accept_length")},
     silent_paths="SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
                  "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
     # io_struct.py: return_meta_info is refused on a stream (serving_chat.py:1321)

@@ -644,8 +644,7 @@ async def _stream_once(client, body, timeout, url=""):
                     usage = chunk["usage"]
                 if chunk.get("timings") and isinstance(chunk["timings"], dict):
                     timings = chunk["timings"]
-                if chunk.get("sglext"):
-                    meta = spec_details(chunk)
+                meta = spec_details(chunk) or meta
                 spec = request_metrics(chunk) or spec
     except httpx.TimeoutException:
         raise _Failed(f"timed out after {timeout:g} s") from None

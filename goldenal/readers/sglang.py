@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, number
+from goldenal.readers.records import record
 from goldenal.core.observation import Observation
 
 LOG_MARKERS = (b"Decode batch", b"Acceptance length:", b"num_steps=")
@@ -20,17 +21,14 @@ _STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?\s*([^\]]*)\
 _ACCEPT = re.compile(r"\b(?:accept len|avg_accept_len):\s*([0-9.]+|nan)\b")
 _BENCH = re.compile(r"\bAcceptance length:\s*([0-9.]+)")
 _STEPS = re.compile(r"num_steps=(\d+)")
-# Per-request spellings of (accepted drafts, proposed drafts), newest first:
-# 0.5.23 (sglang/srt/managers/tokenizer_manager.py:3170-3172, _calculate_spec_decoding_metrics);
-# the April-2026 aliases kept for one release after sgl-project/sglang#24081 renamed them;
-# late-2025 releases (sgl-project/sglang#13754).  spec_verify_ct is the verification steps.
-DRAFT_KEYS = (("spec_num_correct_drafts", "spec_num_proposed_drafts"),
-              ("spec_accepted_drafts", "spec_proposed_drafts"),
-              ("spec_accept_token_num", "spec_draft_token_num"))
-# steps by drafts accepted in the step; 0.5.23's name, then the alias #24081 kept
-HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
-STEPS_KEY = "spec_verify_ct"
-# the request fields asking for these counts are the engine record's ``request_fields``
+# the per-request count fields, newest name first (the engine record)
+_FIELDS = record("sglang").count_fields
+DRAFT_KEYS = tuple(zip(_FIELDS["accepted"], _FIELDS["proposed"]))
+HISTOGRAM_KEYS = _FIELDS["histogram"]
+STEPS_KEY = _FIELDS["steps"][0]
+_DETAILS = _FIELDS["details"]
+_LENGTH = _FIELDS["length"][0]
+_STATES, _SERVER_MEAN = _FIELDS["server_mean"]
 
 
 class InconsistentCounts(ValueError):
@@ -49,7 +47,7 @@ class RequestCounts(NamedTuple):
 
 def spec_details(answer):
     """The per-request count mapping of one chat completion (or final stream chunk):
-    ``choices[0].meta_info``, else ``sglext.spec_tokens_details`` (a list when n > 1)."""
+    ``choices[0].meta_info``, else the details extension (a list when n > 1)."""
     if not isinstance(answer, dict):
         return None
     choices = answer.get("choices")
@@ -57,21 +55,21 @@ def spec_details(answer):
             and isinstance(choices[0].get("meta_info"), dict) \
             and STEPS_KEY in choices[0]["meta_info"]:
         return choices[0]["meta_info"]
-    ext = answer.get("sglext")
-    details = ext.get("spec_tokens_details") if isinstance(ext, dict) else None
+    ext = answer.get(_DETAILS[0])
+    details = ext.get(_DETAILS[1]) if isinstance(ext, dict) else None
     if isinstance(details, list):
         details = details[0] if details else None
     return details if isinstance(details, dict) else None
 
 
 def request_counts(meta, k=None):
-    """A request's counts from SGLang's ``meta_info`` or ``spec_tokens_details``.
+    """A request's counts from SGLang's ``meta_info`` or its details extension.
 
     None when there are no steps to count.  The histogram is grown on demand
     (``schedule_batch.py:1566`` ``update_spec_correct_drafts_histogram``), so its
     length is 1 + the most drafts accepted in one step: it is padded to K+1.
     Without an accepted-draft count, accepted is ``completion_tokens - steps``
-    (``spec_accept_length`` is ``completion_tokens / spec_verify_ct``), marked
+    (the printed length is ``completion_tokens`` / steps), marked
     approximate, unless the histogram gives it exactly.
 
     Raises
@@ -120,7 +118,7 @@ def _histogram(hist, steps, accepted, k):
         hist = hist[:k + 1] + [0] * (k + 1 - len(hist))
     if sum(hist) != steps:
         raise InconsistentCounts(f"the acceptance histogram {hist} counts {sum(hist)} steps, "
-                                 f"spec_verify_ct {steps}")
+                                 f"{STEPS_KEY} {steps}")
     if accepted is not None and sum(i * h for i, h in enumerate(hist)) != accepted:
         raise InconsistentCounts(f"the acceptance histogram {hist} counts "
                                  f"{sum(i * h for i, h in enumerate(hist))} accepted drafts, "
@@ -134,8 +132,7 @@ def sniff_log(head: str) -> bool:
 
 
 def sniff_json(head: str) -> bool:
-    return any(s in head for s in ('"spec_verify_ct"', '"internal_states"',
-                                   '"avg_spec_accept_length"'))
+    return any(f'"{s}"' in head for s in (STEPS_KEY, _STATES, _SERVER_MEAN))
 
 
 def read_log(path, ctx: Context):
@@ -195,7 +192,7 @@ def _objects(text, ctx):
                 continue
             except json.JSONDecodeError:
                 pass
-        if '"spec_verify_ct"' in s:
+        if f'"{STEPS_KEY}"' in s:
             # an excerpt of a response: read the flat numeric keys of this line
             pairs = dict(re.findall(r'"(\w+)"\s*:\s*(-?[0-9.eE+]+)', s))
             yield number_, {"meta_info": {key: _number_or_text(v) for key, v in pairs.items()}}
@@ -203,10 +200,10 @@ def _objects(text, ctx):
 
 def _walk(doc, found):
     if isinstance(doc, dict):
-        if "spec_verify_ct" in doc:
+        if STEPS_KEY in doc:
             found.append(("request", doc))
             return
-        if "internal_states" in doc or "avg_spec_accept_length" in doc:
+        if _STATES in doc or _SERVER_MEAN in doc:
             found.append(("server_info", doc))
             return
         for value in doc.values():
@@ -266,19 +263,19 @@ def _int(obj, key):
 def _meta(meta, line, n, ctx):
     rid = meta.get("id") if isinstance(meta.get("id"), str) else str(n)
     if _int(meta, STEPS_KEY) is None:
-        return ctx.refuse(line, f"request {rid}: spec_verify_ct is not a count")
+        return ctx.refuse(line, f"request {rid}: {STEPS_KEY} is not a count")
     try:
         counts = request_counts(meta, ctx.k_hint)
     except InconsistentCounts as exc:
         return ctx.refuse(line, f"request {rid}: {exc}")
-    printed = _finite(meta.get("spec_accept_length"))
+    printed = _finite(meta.get(_LENGTH))
     completion = _int(meta, "completion_tokens")
     drafts = _int(meta, STEPS_KEY)
     if printed is not None and completion is not None and drafts:
-        # spec_accept_length is defined as completion_tokens / spec_verify_ct
+        # the printed length is defined as completion_tokens / steps
         if abs(completion / drafts - printed) > 1e-6:
-            ctx.refuse(line, f"request {rid}: spec_accept_length {printed} is not "
-                             f"completion_tokens / spec_verify_ct = {completion / drafts:.6f}")
+            ctx.refuse(line, f"request {rid}: {_LENGTH} {printed} is not "
+                             f"completion_tokens / {STEPS_KEY} = {completion / drafts:.6f}")
             return None
     if counts is None:
         if drafts and completion is None:
@@ -287,10 +284,10 @@ def _meta(meta, line, n, ctx):
         return None
     extra = {}
     if counts.approximate:
-        extra["approximate"] = "accepted = completion_tokens - spec_verify_ct (+1 high if " \
+        extra["approximate"] = f"accepted = completion_tokens - {STEPS_KEY} (+1 high if " \
                                "the prefill token is counted)"
     elif completion is not None and not 0 <= completion - counts.steps - counts.accepted <= 1:
-        ctx.remark(line, f"request {rid}: completion_tokens {completion} != spec_verify_ct "
+        ctx.remark(line, f"request {rid}: completion_tokens {completion} != {STEPS_KEY} "
                          f"{counts.steps} + accepted {counts.accepted} (+1)")
     k = counts.proposed // counts.steps if counts.proposed \
         and counts.proposed % counts.steps == 0 else ctx.k_hint
@@ -300,13 +297,13 @@ def _meta(meta, line, n, ctx):
 
 
 def _server_info(doc, line, ctx):
-    states = doc.get("internal_states")
+    states = doc.get(_STATES)
     values = []
     if isinstance(states, list):
-        values = [(i, s.get("avg_spec_accept_length") if isinstance(s, dict) else s)
+        values = [(i, s.get(_SERVER_MEAN) if isinstance(s, dict) else s)
                   for i, s in enumerate(states)]
-    elif "avg_spec_accept_length" in doc:
-        values = [(0, doc["avg_spec_accept_length"])]
+    elif _SERVER_MEAN in doc:
+        values = [(0, doc[_SERVER_MEAN])]
     for rank, value in values:
         value = _finite(value)
         if value is None:
