@@ -7,6 +7,7 @@ acceptance line, kept as a fact for ``verify``.
 
 import math
 import re
+from collections import namedtuple
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, counts_from_rates, derive_drafts
@@ -67,12 +68,8 @@ def _steps_from_mean(accepted, drafted, mean, k):
     return None
 
 
-class _Pending:
-    """A per-task line waiting for its trace ``acc per pos`` companion."""
-
-    def __init__(self, line, slot, accepted, drafted, mean):
-        self.line, self.slot = line, slot
-        self.accepted, self.drafted, self.mean = accepted, drafted, mean
+# a per-task line waiting for its trace ``acc per pos`` companion
+_Pending = namedtuple("_Pending", "line slot accepted drafted mean")
 
 
 def _task_observation(p, rates, ctx, request, logged_k=None):
