@@ -226,3 +226,30 @@ def test_a_named_pipe_or_a_device_is_refused_not_waited_on(tmp_path, kind):
 
     with pytest.raises(ParseError, match="no run.yaml and no collector files"):
         load_run(run)   # a run.yaml that is no regular file is no manifest
+
+
+def test_a_malformed_bench_acceptance_length_is_refused_not_a_crash(tmp_path, capsys):
+    """Regression: ``1.8.3`` matched the row pattern and raised ValueError."""
+    path = tmp_path / "bench.txt"
+    path.write_text("---------------Speculative Decoding---------------\n"
+                    "Acceptance length:                       1.8.3\n"
+                    "Drafts:                                  26407\n"
+                    "Accepted tokens:                         22021\n"
+                    "==================================================\n")
+    obs = ingest(path)
+    assert len(obs) == 0
+    assert [str(p) for p in obs.problems] == [f"{path}:1: malformed Acceptance length '1.8.3'"]
+    assert main(["ingest", str(path)]) == 2
+    assert capsys.readouterr().err == f"error: {path}:1: malformed Acceptance length '1.8.3'\n"
+
+
+def test_an_impossible_v0_window_names_its_k(tmp_path):
+    """Regression: the message printed a literal ``{k}``."""
+    path = tmp_path / "v0.log"
+    path.write_text("INFO 07-24 04:00:31 metrics.py:316] Speculative metrics: Draft acceptance "
+                    "rate: 0.000, System efficiency: 5.882, Number of speculative tokens: 16, "
+                    "Number of accepted tokens: 0, Number of draft tokens tokens: 160, "
+                    "Number of emitted tokens tokens: 1000.\n")
+    obs = ingest(path)
+    assert len(obs) == 0
+    assert obs.problems[0].message.endswith("impossible for K=16")

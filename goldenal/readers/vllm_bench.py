@@ -151,7 +151,10 @@ def _console_block(block, start, end, ctx):
     except (KeyError, ValueError):
         return ctx.refuse(start, "Speculative Decoding block without Drafts / Accepted tokens "
                                  "(cut off?)")
-    mean = float(block["Acceptance length"]) if "Acceptance length" in block else None
+    try:
+        mean = float(block["Acceptance length"]) if "Acceptance length" in block else None
+    except ValueError:
+        return ctx.refuse(start, f"malformed Acceptance length {block['Acceptance length']!r}")
     if drafts == 0:
         return ctx.refuse(start, "Drafts is 0: nothing measured")
     positions = block["positions"]

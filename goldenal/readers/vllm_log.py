@@ -382,7 +382,7 @@ class _Reader:
         accepted = d_emitted - steps  # emitted = accepted prefix + one bonus per step
         if not 0 <= accepted <= d_tokens:
             self.ctx.refuse(number, f"V0 window emitted {d_emitted} tokens over {steps} steps: "
-                                    "impossible for K={k}")
+                                    f"impossible for K={k}")
             return None
         extra["cumulative"] = True
         mean = None
