@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
                              RoundedCounters, ServerError, UsageError)
 
-from goldenal.engines import ENGINES  # noqa: F401 (the engine names run manifests carry)
+from goldenal.engines import ENGINES
 from goldenal.readers.records import record, records
 
 _PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
@@ -249,17 +249,14 @@ def _digest(prompts):
     return "sha256:" + h.hexdigest()
 
 
-# What a server may send, at most (docs/cli.md, measure).  A server is input like any
-# file: an answer past a cap stops the run (ResponseLimit, exit 2), nothing is written.
+# What a server may send, at most (docs/cli.md, measure); past a cap the run stops
+# (ResponseLimit, exit 2) and nothing is written.
 MAX_METRICS_BYTES = 64 << 20     # one /metrics body
-MAX_JSON_BYTES = 16 << 20        # one JSON answer: /v1/models, an info endpoint, a
-#                                  non-streaming completion, an error body
+MAX_JSON_BYTES = 16 << 20        # one JSON answer (models, info, completion, error body)
 MAX_SSE_LINE_BYTES = 1 << 20     # one line of a streamed completion
 MAX_STREAM_BYTES = 64 << 20      # one streamed completion, every line together
 MAX_JSON_DEPTH = 64              # nesting of any JSON document (objects and arrays)
-# mentions of the speculative-decoding families in one /metrics body: a server has a
-# few per engine and position (vLLM at DP 128, K=16: about 5,000); each is parsed
-MAX_SPEC_SERIES = 20_000
+MAX_SPEC_SERIES = 20_000         # speculative samples in one /metrics (vLLM DP 128, K=16: ~5,000)
 # seconds for one GET (detection, each scrape): headers and the whole body, however
 # slowly they drip; --timeout when shorter.  A request has --timeout seconds in all.
 GET_DEADLINE = 30.0
@@ -587,9 +584,8 @@ async def _sse_lines(response, what):
 
 
 async def _stream_once(client, body, timeout, url=""):
-    """Send one streaming chat completion; what the stream said, or raise _Failed."""
-    import httpx
-
+    """Send one streaming chat completion; what the stream said, or raise _Failed (httpx's
+    errors are :func:`_send`'s)."""
     from goldenal.readers.sglang import spec_details
     from goldenal.readers.vllm_bench import request_metrics
 
@@ -598,44 +594,38 @@ async def _stream_once(client, body, timeout, url=""):
     ttft = None
     usage = timings = spec = meta = None
     finished = done = False
-    try:
-        async with client.stream("POST", "/v1/chat/completions", json=body,
-                                 timeout=timeout) as r:
-            if r.status_code != 200:
-                text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
-                raise _http_failure(r.status_code, text, r.headers)
-            async for line in _sse_lines(r, what):
-                if not line.startswith("data:"):
+    async with client.stream("POST", "/v1/chat/completions", json=body,
+                             timeout=timeout) as r:
+        if r.status_code != 200:
+            text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
+            raise _http_failure(r.status_code, text, r.headers)
+        async for line in _sse_lines(r, what):
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                done = True
+                break
+            chunk = _json(data, f"{what} (an event of the stream)")
+            if not isinstance(chunk, dict):
+                raise _Failed(f"not a JSON event: {data[:80]!r}")
+            if "error" in chunk:
+                raise _stream_error(chunk["error"])
+            choices = chunk.get("choices")
+            for choice in choices if isinstance(choices, list) else ():
+                if not isinstance(choice, dict):
                     continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    done = True
-                    break
-                chunk = _json(data, f"{what} (an event of the stream)")
-                if not isinstance(chunk, dict):
-                    raise _Failed(f"not a JSON event: {data[:80]!r}")
-                if "error" in chunk:
-                    raise _stream_error(chunk["error"])
-                choices = chunk.get("choices")
-                for choice in choices if isinstance(choices, list) else ():
-                    if not isinstance(choice, dict):
-                        continue
-                    delta = choice.get("delta")
-                    delta = delta if isinstance(delta, dict) else {}
-                    if ttft is None and (delta.get("content") or delta.get("reasoning_content")):
-                        ttft = time.perf_counter() - t0
-                    if choice.get("finish_reason"):
-                        finished = True
-                if chunk.get("usage") and isinstance(chunk["usage"], dict):
-                    usage = chunk["usage"]
-                if chunk.get("timings") and isinstance(chunk["timings"], dict):
-                    timings = chunk["timings"]
-                meta = spec_details(chunk) or meta
-                spec = request_metrics(chunk) or spec
-    except httpx.TimeoutException:
-        raise _Failed(f"timed out after {timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
+                delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+                if ttft is None and (delta.get("content") or delta.get("reasoning_content")):
+                    ttft = time.perf_counter() - t0
+                if choice.get("finish_reason"):
+                    finished = True
+            if chunk.get("usage") and isinstance(chunk["usage"], dict):
+                usage = chunk["usage"]
+            if chunk.get("timings") and isinstance(chunk["timings"], dict):
+                timings = chunk["timings"]
+            meta = spec_details(chunk) or meta
+            spec = request_metrics(chunk) or spec
     if not (done or finished):
         raise _Failed("the stream ended before the completion finished")
     return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
@@ -664,13 +654,17 @@ async def _retrying(call, retries, retry_delay):
 
 
 async def _send(client, body, timeout, url=""):
-    """One request, bounded by ``timeout`` seconds in all (a stream that keeps sending
-    never trips httpx's per-read timeout)."""
+    """One request as sent, bounded by ``timeout`` seconds in all (a stream that keeps
+    sending never trips httpx's per-read timeout); every failure a _Failed."""
+    import httpx
+
     call = _stream_once if body["stream"] else _complete_once
     try:
         return await asyncio.wait_for(call(client, body, timeout, url), timeout)
-    except asyncio.TimeoutError:
+    except (asyncio.TimeoutError, httpx.TimeoutException):
         raise _Failed(f"timed out after {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
 
 
 def _transport(rec):
@@ -683,19 +677,12 @@ def _transport(rec):
 
 async def _complete_once(client, body, timeout, url=""):
     """Send one non-streaming chat completion; what it said, or raise _Failed."""
-    import httpx
-
     what = f"{url}/v1/chat/completions"
     t0 = time.perf_counter()
-    try:
-        async with client.stream("POST", "/v1/chat/completions", json=body,
-                                 timeout=timeout) as r:
-            status, headers = r.status_code, r.headers
-            text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
-    except httpx.TimeoutException:
-        raise _Failed(f"timed out after {timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
+    async with client.stream("POST", "/v1/chat/completions", json=body,
+                             timeout=timeout) as r:
+        status, headers = r.status_code, r.headers
+        text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
     if status != 200:
         raise _http_failure(status, text, headers)
     doc = _json(text, what)

@@ -249,11 +249,10 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
         if not matched:
             profile_note += "; " + _other_distributions()
     ok = mean_hit and profile_ok is not False
-    match = None
-    if ok and survival is not None:
-        match = _match_words(profile_name, survival, expected, steps)
+    match = (_match_words(profile_name, survival, expected, steps)
+             if ok and survival is not None else None)
     reason = _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k,
-                     survival, expected, profile_note, engine, method, profile_name, match)
+                     survival, profile_note, engine, method, match)
     notes = tuple(_config_notes(sources, text))
     if notes and not ok:
         reason += "; " + "; ".join(notes)
@@ -420,7 +419,7 @@ _PROFILE_WORDS = {"min-variance": "the min-variance schedule", "given": "the exp
 
 
 def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, survival,
-            expected, profile_note, engine, method, profile_name="min-variance", match=None):
+            profile_note, engine, method, match):
     over = f"over {steps} steps" if steps else "no step count: rounding only"
     where = (f"realized AL {realized:.4f} vs target {text} (tolerance +-{tolerance:.4f} {over}, "
              f"{_fmt_sigma(distance)})")
