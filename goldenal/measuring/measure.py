@@ -840,15 +840,13 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         if impossible:
             raise MeasureError(f"{where}, request {i} ({prompt.id}): impossible counts from "
                                f"{counts_from}: {impossible}; nothing written for this cell")
-        usage = got["usage"] if got else None
+        got = got or {}  # empty: the request failed
+        usage = got.get("usage")
         records[i] = RequestRecord(
-            i, prompt.id, "ok" if got is not None else "failed", attempts,
-            got["seconds"] if got else None, got["ttft"] if got else None,
-            (usage or {}).get("completion_tokens") if isinstance(usage, dict) else None,
-            *(counts if counts is not None else (None, None, None, None)),
-            counts_from if counts is not None else None,
-            None if got is not None else _failure_text(error, attempts),
-            usage, got["timings"] if got else None)
+            i, prompt.id, "ok" if got else "failed", attempts, got.get("seconds"),
+            got.get("ttft"), usage.get("completion_tokens") if isinstance(usage, dict) else None,
+            *(counts or (None,) * 4), counts_from if counts else None,
+            None if got else _failure_text(error, attempts), usage, got.get("timings"))
         bar.update(1)
 
     async def worker():
@@ -1082,8 +1080,8 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
 
 
 def _identity_iv(out, model, draft, method, curve, ks, thinking):
-    """Refuse, before any request, an identity ``fit --golden-dir`` could not commit:
-    the model, drafts, method and run name must read back unchanged from a curve file."""
+    """Refuse, before any request, a model, drafts, method or run name that would not read
+    back unchanged from a curve file (``fit --golden-dir`` could not commit the run)."""
     from goldenal.golden.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
                                     manifest_entry, render_curve, render_manifest)
     from goldenal.golden.curves import Curve
@@ -1120,7 +1118,6 @@ def _identity_iv(out, model, draft, method, curve, ks, thinking):
                 raise UsageError(f"{flag} {shown!r} does not read back unchanged from a "
                                  "golden curve file, so fit --golden-dir would refuse the run; "
                                  "nothing sent")
-    return ident
 
 
 def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency=1,
