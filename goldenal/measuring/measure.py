@@ -439,7 +439,7 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
             continue
         info[path.lstrip("/")] = doc
         version, spec = doc.get(rec.version_key) if rec.version_key else None, _facts(rec, doc)
-        evidence.append(f"{path}")
+        evidence.append(path)
         break
     if rec.slots_endpoint:
         # one object per slot (unless the server hides them), with "speculative"
@@ -481,10 +481,9 @@ def _slot_facts(slots):
     return out
 
 
-# HTTP statuses a second try can pass: request timeout, too early, too many requests;
-# every 5xx is retried too.  Any other 4xx (a prompt longer than the context: 400; a
-# missing or wrong API key: 401/403; a wrong path or model: 404; a body the server
-# cannot use: 422) repeats on every try and is recorded as failed at once.
+# HTTP statuses a second try can pass, besides every 5xx.  Any other 4xx (400 a prompt
+# past the context, 401/403 the API key, 404 path or model, 422 the body) repeats on
+# every try and is recorded as failed at once.
 _RETRYABLE_STATUS = frozenset({408, 425, 429})
 # the longest Retry-After a retry waits for; a server asking for longer is recorded as
 # failed at once (the cell would stall), as is one answering 4xx

@@ -29,7 +29,7 @@ class SweepResult(MeasureResult):
     server_logs: tuple = ()
 
 
-def _sweep_iv(server_cmd, url, server_ready, ks):
+def _sweep_iv(server_cmd, url, ks):
     if not isinstance(server_cmd, str) or not server_cmd.strip():
         raise UsageError("`server_cmd` must be the command line that starts the server, with "
                          "{k} where its K goes")
@@ -44,7 +44,7 @@ def _sweep_iv(server_cmd, url, server_ready, ks):
     elif "{port}" in server_cmd and "{port}" not in url:
         raise UsageError("`server_cmd` takes {port} but the URL has none: the URL would not "
                          "name the server started (write {port} in the URL too, or omit it)")
-    return url, server_ready
+    return url
 
 
 def _move(src, dst):
@@ -95,7 +95,7 @@ def measure_sweep(server_cmd, *, out, k, url=None, server_ready=None, server_tim
     from goldenal.measuring.servers import fill, free_port, serve
 
     ks = [k] if isinstance(k, int) and not isinstance(k, bool) else list(k)
-    url, server_ready = _sweep_iv(server_cmd, url, server_ready, ks)
+    url = _sweep_iv(server_cmd, url, ks)
     if not ks or len(set(ks)) != len(ks):
         raise UsageError(f"`k` must name each K once, got {k!r}")
     # everything measure would refuse is refused before the first server starts
