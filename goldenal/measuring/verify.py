@@ -296,16 +296,10 @@ def _config_notes(sources, text):
     return out
 
 
-def _spelled(setting):
-    """The first spelling of ``setting`` in each engine record that has one."""
-    names = (next((sp[0] for sp in rec.spellings if sp[1] == setting), None)
-             for rec in records().values())
-    return [name for name in names if name]
-
-
 def _other_distributions():
     """What else gives a profile neither the expected one nor the geometric one."""
-    return (f"another per-step distribution: explicit rates ({', '.join(_spelled('rates'))}), "
+    rates = ", ".join(filter(None, (rec.knob_for("rates") for rec in records().values())))
+    return (f"another per-step distribution: explicit rates ({rates}), "
             "a geometric-decay knob (vLLM 0.19.x's rate knob, or ATOM before #1948), or "
             "real acceptance")
 
@@ -323,7 +317,7 @@ def _geometric_note(survival, text, k, z, steps, geometric_engine=True):
     length knob realises on the engine whose record says so."""
     rec, engine = _geometric_engine()
     knob = rec.value_knob
-    rates_knob = next(sp[0] for sp in rec.spellings if sp[1] == "rates")
+    rates_knob = rec.knob_for("rates")
     geo = engine.geometric_rates(text, k)
     i, sigmas = _deviation(survival, geo, steps)
     if not _outside(survival, geo, steps, z):
