@@ -1,10 +1,8 @@
 """Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
 
-The same prompts in the same order at every K (a paired design, checked by digest);
-``/metrics`` scraped before the workload and after every request, so a restart shows.
-Every answer is bounded in bytes, seconds and JSON nesting (:class:`ResponseLimit`);
-no URL is written with its user, password or query.  The engine is told by what its
-record says a server shows.
+The same prompts in the same order at every K (paired, checked by digest); a server is
+hostile input, so every answer is bounded (:class:`ResponseLimit`) and no credential
+in a URL is ever written.
 """
 
 from __future__ import annotations
@@ -24,23 +22,21 @@ from dataclasses import dataclass, field
 from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
                              RoundedCounters, ServerError, UsageError)
 
-from goldenal.engines import ENGINES  # noqa: F401 (the engine names run manifests carry)
+from goldenal.engines import ENGINES
 from goldenal.readers.records import record, records
 
 _PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
 
 
 class MeasureError(GoldenALError):
-    """A cell could not be measured: the server disagrees with the request, or every
-    request failed."""
+    """A cell could not be measured: the server disagrees with the request, or all failed."""
 
     exit_code = 1
 
 
 @dataclass(frozen=True)
 class ServerInfo:
-    """What the server said about itself: the engine, the evidence for it
-    (``detected_by``), model ids, version and speculative settings (engine spellings)."""
+    """What the server said about itself (speculative settings in engine spellings)."""
 
     url: str
     engine: str
@@ -181,9 +177,8 @@ class Prompt:
 
 
 def load_prompts(path):
-    """Prompts from JSON lines: ``{"prompt": str}`` (one user turn) or ``{"messages":
-    [...]}``, optionally ``"id"`` (default: the line number); blank and ``#`` lines skipped.
-    A bad line raises ParseError naming it."""
+    """Prompts from JSON lines (``prompt`` or ``messages``, optional ``id``); blank and
+    ``#`` lines skipped."""
     path = os.fspath(path)
     from goldenal.core.files import read_regular
 
@@ -229,8 +224,7 @@ def load_prompts(path):
 
 
 def load_speedbench(category="coding"):
-    """SPEED-Bench Qualitative prompts of one category (first turns, ids the dataset's
-    ``question_id``), through the optional ``datasets`` and the Hugging Face hub."""
+    """SPEED-Bench Qualitative first turns of one category, via the optional ``datasets``."""
     try:
         from datasets import load_dataset
     except ImportError:
@@ -255,17 +249,14 @@ def _digest(prompts):
     return "sha256:" + h.hexdigest()
 
 
-# What a server may send, at most (docs/cli.md, measure).  A server is input like any
-# file: an answer past a cap stops the run (ResponseLimit, exit 2), nothing is written.
+# What a server may send, at most (docs/cli.md, measure); past a cap the run stops
+# (ResponseLimit, exit 2) and nothing is written.
 MAX_METRICS_BYTES = 64 << 20     # one /metrics body
-MAX_JSON_BYTES = 16 << 20        # one JSON answer: /v1/models, an info endpoint, a
-#                                  non-streaming completion, an error body
+MAX_JSON_BYTES = 16 << 20        # one JSON answer (models, info, completion, error body)
 MAX_SSE_LINE_BYTES = 1 << 20     # one line of a streamed completion
 MAX_STREAM_BYTES = 64 << 20      # one streamed completion, every line together
 MAX_JSON_DEPTH = 64              # nesting of any JSON document (objects and arrays)
-# mentions of the speculative-decoding families in one /metrics body: a server has a
-# few per engine and position (vLLM at DP 128, K=16: about 5,000); each is parsed
-MAX_SPEC_SERIES = 20_000
+MAX_SPEC_SERIES = 20_000         # speculative samples in one /metrics (vLLM DP 128, K=16: ~5,000)
 # seconds for one GET (detection, each scrape): headers and the whole body, however
 # slowly they drip; --timeout when shorter.  A request has --timeout seconds in all.
 GET_DEADLINE = 30.0
@@ -280,8 +271,7 @@ def _size(n):
 
 
 def _check_metrics(text, what):
-    """Refuse a /metrics body naming the speculative families past MAX_SPEC_SERIES times
-    (parsing each costs time; the reader keeps only those lines)."""
+    """Refuse a /metrics body with more than MAX_SPEC_SERIES speculative samples."""
     from goldenal.readers.prometheus import spec_mentions
 
     mentions = spec_mentions(text)
@@ -449,7 +439,7 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
             continue
         info[path.lstrip("/")] = doc
         version, spec = doc.get(rec.version_key) if rec.version_key else None, _facts(rec, doc)
-        evidence.append(f"{path}")
+        evidence.append(path)
         break
     if rec.slots_endpoint:
         # one object per slot (unless the server hides them), with "speculative"
@@ -477,10 +467,8 @@ def _facts(rec, doc):
 
 
 def _slot_facts(slots):
-    """What the slots say about speculative decoding: ``slots_speculative``, one
-    ``speculative`` flag per slot (llama.cpp ``server_slot::to_json``: whether the slot
-    has a speculative decoder of any type), and the ``speculative.*`` parameters a busy
-    slot reports."""
+    """``slots_speculative`` (each slot's flag, llama.cpp ``server_slot::to_json``) and
+    the ``speculative.*`` parameters a busy slot reports."""
     out = {}
     flags = [s.get("speculative") for s in slots]
     if all(isinstance(f, bool) for f in flags):
@@ -493,10 +481,9 @@ def _slot_facts(slots):
     return out
 
 
-# HTTP statuses a second try can pass: request timeout, too early, too many requests;
-# every 5xx is retried too.  Any other 4xx (a prompt longer than the context: 400; a
-# missing or wrong API key: 401/403; a wrong path or model: 404; a body the server
-# cannot use: 422) repeats on every try and is recorded as failed at once.
+# HTTP statuses a second try can pass, besides every 5xx.  Any other 4xx (400 a prompt
+# past the context, 401/403 the API key, 404 path or model, 422 the body) repeats on
+# every try and is recorded as failed at once.
 _RETRYABLE_STATUS = frozenset({408, 425, 429})
 # the longest Retry-After a retry waits for; a server asking for longer is recorded as
 # failed at once (the cell would stall), as is one answering 4xx
@@ -575,35 +562,29 @@ async def _sse_lines(response, what):
         return ResponseLimit(f"{what}: a line of the stream is longer than the cap of "
                              f"{_size(MAX_SSE_LINE_BYTES)}")
 
-    pieces, held, size = [], 0, 0
+    held, size = bytearray(), 0
     async for chunk in response.aiter_raw():
         size += len(chunk)
         if size > MAX_STREAM_BYTES:
             raise ResponseLimit(f"{what}: the stream is longer than the cap of "
                                 f"{_size(MAX_STREAM_BYTES)}")
-        if b"\n" not in chunk:
-            pieces.append(chunk)
-            held += len(chunk)
-            if held > MAX_SSE_LINE_BYTES:
-                raise too_long()
-            continue
-        first, *rest = chunk.split(b"\n")
-        lines = [b"".join(pieces) + first, *rest[:-1]]
-        pieces, held = [rest[-1]], len(rest[-1])
-        for line in lines:
-            if len(line) > MAX_SSE_LINE_BYTES:
-                raise too_long()
-            yield line.rstrip(b"\r").decode("utf-8", "replace")
-        if held > MAX_SSE_LINE_BYTES:
+        held += chunk
+        if b"\n" in chunk:  # split only then: each byte is scanned once
+            *lines, rest = held.split(b"\n")
+            held = bytearray(rest)
+            for line in lines:
+                if len(line) > MAX_SSE_LINE_BYTES:
+                    raise too_long()
+                yield line.rstrip(b"\r").decode("utf-8", "replace")
+        if len(held) > MAX_SSE_LINE_BYTES:
             raise too_long()
     if held:
-        yield b"".join(pieces).rstrip(b"\r").decode("utf-8", "replace")
+        yield held.rstrip(b"\r").decode("utf-8", "replace")
 
 
 async def _stream_once(client, body, timeout, url=""):
-    """Send one streaming chat completion; what the stream said, or raise _Failed."""
-    import httpx
-
+    """Send one streaming chat completion; what the stream said, or raise _Failed (httpx's
+    errors are :func:`_send`'s)."""
     from goldenal.readers.sglang import spec_details
     from goldenal.readers.vllm_bench import request_metrics
 
@@ -612,44 +593,38 @@ async def _stream_once(client, body, timeout, url=""):
     ttft = None
     usage = timings = spec = meta = None
     finished = done = False
-    try:
-        async with client.stream("POST", "/v1/chat/completions", json=body,
-                                 timeout=timeout) as r:
-            if r.status_code != 200:
-                text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
-                raise _http_failure(r.status_code, text, r.headers)
-            async for line in _sse_lines(r, what):
-                if not line.startswith("data:"):
+    async with client.stream("POST", "/v1/chat/completions", json=body,
+                             timeout=timeout) as r:
+        if r.status_code != 200:
+            text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
+            raise _http_failure(r.status_code, text, r.headers)
+        async for line in _sse_lines(r, what):
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                done = True
+                break
+            chunk = _json(data, f"{what} (an event of the stream)")
+            if not isinstance(chunk, dict):
+                raise _Failed(f"not a JSON event: {data[:80]!r}")
+            if "error" in chunk:
+                raise _stream_error(chunk["error"])
+            choices = chunk.get("choices")
+            for choice in choices if isinstance(choices, list) else ():
+                if not isinstance(choice, dict):
                     continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    done = True
-                    break
-                chunk = _json(data, f"{what} (an event of the stream)")
-                if not isinstance(chunk, dict):
-                    raise _Failed(f"not a JSON event: {data[:80]!r}")
-                if "error" in chunk:
-                    raise _stream_error(chunk["error"])
-                choices = chunk.get("choices")
-                for choice in choices if isinstance(choices, list) else ():
-                    if not isinstance(choice, dict):
-                        continue
-                    delta = choice.get("delta")
-                    delta = delta if isinstance(delta, dict) else {}
-                    if ttft is None and (delta.get("content") or delta.get("reasoning_content")):
-                        ttft = time.perf_counter() - t0
-                    if choice.get("finish_reason"):
-                        finished = True
-                if chunk.get("usage") and isinstance(chunk["usage"], dict):
-                    usage = chunk["usage"]
-                if chunk.get("timings") and isinstance(chunk["timings"], dict):
-                    timings = chunk["timings"]
-                meta = spec_details(chunk) or meta
-                spec = request_metrics(chunk) or spec
-    except httpx.TimeoutException:
-        raise _Failed(f"timed out after {timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
+                delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+                if ttft is None and (delta.get("content") or delta.get("reasoning_content")):
+                    ttft = time.perf_counter() - t0
+                if choice.get("finish_reason"):
+                    finished = True
+            if chunk.get("usage") and isinstance(chunk["usage"], dict):
+                usage = chunk["usage"]
+            if chunk.get("timings") and isinstance(chunk["timings"], dict):
+                timings = chunk["timings"]
+            meta = spec_details(chunk) or meta
+            spec = request_metrics(chunk) or spec
     if not (done or finished):
         raise _Failed("the stream ended before the completion finished")
     return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
@@ -678,22 +653,22 @@ async def _retrying(call, retries, retry_delay):
 
 
 async def _send(client, body, timeout, url=""):
-    """One request, bounded by ``timeout`` seconds in all (a stream that keeps sending
-    never trips httpx's per-read timeout)."""
+    """One request as sent, bounded by ``timeout`` seconds in all (a stream that keeps
+    sending never trips httpx's per-read timeout); every failure a _Failed."""
+    import httpx
+
     call = _stream_once if body["stream"] else _complete_once
     try:
         return await asyncio.wait_for(call(client, body, timeout, url), timeout)
-    except asyncio.TimeoutError:
+    except (asyncio.TimeoutError, httpx.TimeoutException):
         raise _Failed(f"timed out after {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
 
 
 def _transport(rec):
-    """How requests go out: the record's ``transport``, with its ``request_fields``.
-
-    SGLang refuses its meta_info field on a stream
-    (``sglang/srt/entrypoints/openai/serving_chat.py:1321``), so its requests go
-    out whole (``transport="complete"``).
-    """
+    """The request fields of the record's ``transport`` (docs/engines.md §2.7: SGLang
+    refuses its meta_info field on a stream)."""
     if rec.transport == "complete":
         return {"stream": False, **rec.request_fields}
     return {"stream": True, "stream_options": {"include_usage": True}, **rec.request_fields}
@@ -701,19 +676,12 @@ def _transport(rec):
 
 async def _complete_once(client, body, timeout, url=""):
     """Send one non-streaming chat completion; what it said, or raise _Failed."""
-    import httpx
-
     what = f"{url}/v1/chat/completions"
     t0 = time.perf_counter()
-    try:
-        async with client.stream("POST", "/v1/chat/completions", json=body,
-                                 timeout=timeout) as r:
-            status, headers = r.status_code, r.headers
-            text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
-    except httpx.TimeoutException:
-        raise _Failed(f"timed out after {timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise _Failed(_scrub_for(client, f"{type(exc).__name__}: {exc}")) from None
+    async with client.stream("POST", "/v1/chat/completions", json=body,
+                             timeout=timeout) as r:
+        status, headers = r.status_code, r.headers
+        text = (await _read_capped(r, MAX_JSON_BYTES, what)).decode("utf-8", "replace")
     if status != 200:
         raise _http_failure(status, text, headers)
     doc = _json(text, what)
@@ -817,13 +785,10 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
 
     first = await scrape()
     records = [None] * len(prompts)
-    per_request_scrapes = concurrency == 1
     state = {"prev": first}
     scrape_lock = asyncio.Lock()
     bar = _progress_bar(len(prompts), f"{where}", progress)
-    queue = asyncio.Queue()
-    for i in range(len(prompts)):
-        queue.put_nowait(i)
+    pending = iter(range(len(prompts)))
     t0 = time.perf_counter()
 
     from goldenal.readers.vllm_bench import request_counts
@@ -839,10 +804,9 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
             body["seed"] += i
         got, error, attempts = await _retrying(lambda: _send(client, body, timeout, server.url),
                                                retries, retry_delay)
-        counts, counts_from = None, None
+        counts = counts_from = None  # counts_from names where counts came from
         if got is not None and got["spec"] is not None:
-            counts = request_counts(got["spec"])
-            counts_from = "engine per-request metrics" if counts else None
+            counts, counts_from = request_counts(got["spec"]), "engine per-request metrics"
         elif got is not None and got.get("meta_info") is not None:
             from goldenal.readers.sglang import InconsistentCounts, request_counts as meta_counts
 
@@ -853,7 +817,7 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
                 raise MeasureError(f"{where}, request {i} ({prompt.id}): {title}'s counts "
                                    f"contradict each other: {exc}; nothing written for this "
                                    "cell") from None
-            counts_from = f"{title} per-request meta_info" if counts else None
+            counts_from = f"{title} per-request meta_info"
         # a scrape after every request: a restart shows as a counter going down even when
         # later traffic would carry the counters past their old values by the end
         async with scrape_lock:
@@ -865,7 +829,7 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
                 raise MeasureError(f"{where}: the server drafted {d[4]} positions per step "
                                    f"(its per-position counters after request {i}, "
                                    f"{prompt.id}), not K={k}; nothing written")
-        if per_request_scrapes and counts is None:
+        if concurrency == 1 and counts is None:
             counts, counts_from = d[:4], "counter deltas around the request (concurrency 1)"
         if counts is not None and counts[3] is not None and len(counts[3]) != k:
             raise MeasureError(f"{where}: the server drafted {len(counts[3])} positions per "
@@ -875,21 +839,19 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         if impossible:
             raise MeasureError(f"{where}, request {i} ({prompt.id}): impossible counts from "
                                f"{counts_from}: {impossible}; nothing written for this cell")
-        usage = got["usage"] if got else None
+        got = got or {}  # empty: the request failed
+        usage = got.get("usage")
         records[i] = RequestRecord(
-            i, prompt.id, "ok" if got is not None else "failed", attempts,
-            got["seconds"] if got else None, got["ttft"] if got else None,
-            (usage or {}).get("completion_tokens") if isinstance(usage, dict) else None,
-            *(counts if counts is not None else (None, None, None, None)),
-            counts_from if counts is not None else None,
-            None if got is not None else _failure_text(error, attempts),
-            usage, got["timings"] if got else None)
+            i, prompt.id, "ok" if got else "failed", attempts, got.get("seconds"),
+            got.get("ttft"), usage.get("completion_tokens") if isinstance(usage, dict) else None,
+            *(counts or (None,) * 4), counts_from if counts else None,
+            None if got else _failure_text(error, attempts), usage, got.get("timings"))
         bar.update(1)
 
     async def worker():
         # a worker stops with its request's error: no other request is started after it
-        while not queue.empty():
-            await one(queue.get_nowait())
+        for i in pending:
+            await one(i)
 
     try:
         workers = [asyncio.ensure_future(worker()) for _ in range(max(1, concurrency))]
@@ -990,10 +952,10 @@ def _umask():
     return mask
 
 
-def _commit(out, doc, cell_entry, files, *, identity=None, workload=None, replace=False):
+def _commit(out, doc, cell_entry, files, *, identity, workload, replace):
     """Add one cell to ``out`` atomically, under the run directory's lock (the parent's
-    while the run is created); ``run.yaml`` is read again under it, so a cell another
-    ``measure`` added meanwhile is kept.  A lock held too long is a ConflictError."""
+    while the run is created); an existing ``run.yaml`` is read again under it, so a
+    cell another ``measure`` added meanwhile is kept, and gets this cell's sampling."""
     import errno
 
     from goldenal.core import files as _files
@@ -1009,25 +971,19 @@ def _commit(out, doc, cell_entry, files, *, identity=None, workload=None, replac
             with _files.locked_directory(where):
                 if fresh != (not os.path.exists(manifest)):
                     continue        # created (or removed) before the lock was ours: again
-                if not fresh and identity is not None:
-                    doc = _merged(_check_existing(out, identity, workload, [key], replace),
-                                  doc, identity, key[0])
+                if not fresh:
+                    current = _check_existing(out, identity, workload, [key], replace)
+                    name = f"thinking_{key[0]}"
+                    doc = {**current, "sampling": {**(current.get("sampling") or {}),
+                                                   name: doc["sampling"][name]}}
+                    if "not_golden" in identity:
+                        doc = _with_not_golden(doc, identity["not_golden"])
                 return _write_cell(out, doc, cell_entry, files, fresh)
         except OSError as exc:
             if exc.errno == errno.EWOULDBLOCK:
                 raise ConflictError(f"{exc.strerror}; nothing written for the cell thinking "
                                     f"{key[0]}, K={key[1]}", path=out) from None
             raise
-
-
-def _merged(current, doc, identity, thinking):
-    """``current`` (run.yaml as it is now) with what this cell changes besides its entry."""
-    name = f"thinking_{thinking}"
-    current = {**current, "sampling": {**(current.get("sampling") or {}),
-                                       name: doc["sampling"][name]}}
-    if "not_golden" in identity:
-        current = _with_not_golden(current, identity["not_golden"])
-    return current
 
 
 def _write_cell(out, doc, cell_entry, files, fresh):
@@ -1123,8 +1079,8 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
 
 
 def _identity_iv(out, model, draft, method, curve, ks, thinking):
-    """Refuse, before any request, an identity ``fit --golden-dir`` could not commit:
-    the model, drafts, method and run name must read back unchanged from a curve file."""
+    """Refuse, before any request, a model, drafts, method or run name that would not read
+    back unchanged from a curve file (``fit --golden-dir`` could not commit the run)."""
     from goldenal.golden.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
                                     manifest_entry, render_curve, render_manifest)
     from goldenal.golden.curves import Curve
@@ -1161,7 +1117,6 @@ def _identity_iv(out, model, draft, method, curve, ks, thinking):
                 raise UsageError(f"{flag} {shown!r} does not read back unchanged from a "
                                  "golden curve file, so fit --golden-dir would refuse the run; "
                                  "nothing sent")
-    return ident
 
 
 def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency=1,
@@ -1174,8 +1129,8 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     Parameters
     ----------
     url : str
-        Base URL of the OpenAI-compatible server; with several K, a URL with
-        ``{k}`` names one server per K.
+        Base URL of the OpenAI-compatible server; with several K, ``{k}`` in it
+        names one server per K.
     out : path
         Run directory: created atomically, or an existing run the cells join.
     model : str
@@ -1188,35 +1143,23 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
         Sent as ``chat_template_kwargs`` ``{"enable_thinking": ...}`` unless
         ``chat_template_kwargs`` is given.
     prompts : path or sequence of Prompt, optional
-        A prompt file (:func:`load_prompts`); default SPEED-Bench Qualitative
-        ``coding`` (:func:`load_speedbench`).
+        A prompt file (:func:`load_prompts`); default SPEED-Bench Qualitative coding.
     concurrency : int
-        Requests in flight.  At 1 the counters are scraped between requests,
-        so each request gets its own counts whatever the engine.
-    max_tokens : int
-        Output cap per request.
-    requests : int, optional
-        Send only the first ``requests`` prompts.
+        Requests in flight; at 1 every request gets its own counts on any engine.
+    max_tokens, requests, temperature, ignore_eos : optional
+        Output cap per request; only the first ``requests`` prompts; sampling
+        temperature; run every request to ``max_tokens``.
     engine : {"auto", *ENGINES}
-    method, curve, note : str, optional
-        Written into ``run.yaml``.
-    not_golden : str, optional
-        Why this run must never become a golden curve: ``fit`` then writes no
-        golden directory from it without ``--allow-not-golden``.
-    temperature : float
+    method, curve, note, not_golden : str, optional
+        Written into ``run.yaml``; ``not_golden`` says why the run must never
+        become a golden curve (``fit`` then needs ``--allow-not-golden``).
     seed : int, optional
         Request ``i`` carries ``seed + i`` (the same at every K).
-    ignore_eos : bool
-        Every request runs to ``max_tokens``.
-    retries : int
+    retries, retry_delay, timeout : optional
         Retries of a failure a second try can cure (no connection, a timeout,
-        a broken stream, HTTP 408, 425, 429, 5xx); any other 4xx is recorded
-        as failed at once, with the server's message.
-    retry_delay : float
-        Seconds before the first retry, doubling; a longer Retry-After up to
-        :data:`RETRY_AFTER_CAP` is waited for instead.
-    timeout : float
-        Seconds per request.
+        HTTP 408, 425, 429, 5xx; other 4xx fail at once), seconds before the
+        first (doubling, or a Retry-After up to :data:`RETRY_AFTER_CAP`), and
+        seconds per request.
     replace : bool
         Measure a cell the run already has again (else ConflictError).
     progress : bool, optional
@@ -1228,27 +1171,21 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
 
     Raises
     ------
-    ServerError
-        The server is unreachable or not OpenAI-compatible (exit 2).
-    ResponseLimit
-        An answer passed a cap (``MAX_*``, :data:`GET_DEADLINE`; exit 2).
-    CounterReset
-        The server restarted during a cell (exit 1).
-    MeasureError
-        The server's K disagrees, every request failed, counts are impossible,
-        or they contradict the /metrics counters (the cell is then written
-        marked ``inconsistent``) (exit 1).
+    ServerError, ResponseLimit
+        Unreachable, not OpenAI-compatible, or an answer past a cap (exit 2).
+    CounterReset, MeasureError
+        A restart during a cell; the server's K disagrees, every request failed,
+        or the counts are impossible or contradict /metrics (the cell is then
+        written marked ``inconsistent``) (exit 1).
     UsageError, ConflictError, ParseError
-        Bad arguments or prompt file, an identity ``fit --golden-dir`` would
-        refuse, a cell that exists; nothing of the cell is written.
+        Bad arguments or prompts, an identity ``fit --golden-dir`` would refuse,
+        a cell that exists; nothing of the cell is written.
 
     Example
     -------
-    >>> r = measure("http://127.0.0.1:8080", out="runs/tiny", model="tiny",
-    ...             draft="tiny-draft", k=3, thinking="off",
-    ...             prompts="prompts.jsonl")                      # doctest: +SKIP
-    >>> r.cells[0].acceptance_length                              # doctest: +SKIP
-    2.7
+    >>> measure("http://127.0.0.1:8080", out="runs/tiny", model="tiny", k=3,
+    ...         thinking="off", prompts="prompts.jsonl").cells[0]   # doctest: +SKIP
+    <CellResult thinking off, K=3: AL 2.7000 (...)>
     """
     ks, thinking, out = _measure_iv(url, out, model, k, thinking, concurrency, max_tokens,
                                     requests, engine, retries, timeout)
@@ -1313,8 +1250,8 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                 **({"method": method} if method else {}), "draft": draft or [],
                 "engine": {"name": server.engine,
                            **({"version": server.version} if server.version else {})}})
-            doc = (_check_existing(out, identity, workload, [(thinking, k)], replace)
-                   if os.path.isfile(os.path.join(out, "run.yaml")) else None)
+            if os.path.isfile(os.path.join(out, "run.yaml")):
+                _check_existing(out, identity, workload, [(thinking, k)], replace)
             _check_server_k(server, first_metrics, k)
             records, (before, after), (drafts, tokens, accepted, per_pos, engine_k), wall = \
                 await _run_cell(client, server, prompts, k=k, thinking=thinking,
@@ -1399,21 +1336,17 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                  **({"speculative": server.speculative} if server.speculative else {}),
                  # the server's counts contradict each other: never a golden value
                  **({"inconsistent": inconsistent} if inconsistent else {})}
-        if doc is None:
-            doc = {**identity, "dataset": {key: workload[key] for key in workload
-                                           if key in ("name", "category")},
-                   "sampling": {f"thinking_{thinking}": _sampling(body_extra)},
-                   "date": datetime.date.today().isoformat(),
-                   "source": f"goldenal measure {__version__}",
-                   **({"note": note} if note else {}),
-                   "measure": {"url": _public_url(url), "concurrency": concurrency,
-                               "detected_by": list(server.detected_by),
-                               "speculative": server.speculative, "workload": workload},
-                   "cells": []}
-        else:
-            doc.setdefault("sampling", {})[f"thinking_{thinking}"] = _sampling(body_extra)
-            if "not_golden" in identity:
-                doc = _with_not_golden(doc, identity["not_golden"])
+        # a new run's run.yaml; an existing one is merged with it under the run's lock
+        doc = {**identity, "dataset": {key: workload[key] for key in workload
+                                       if key in ("name", "category")},
+               "sampling": {f"thinking_{thinking}": _sampling(body_extra)},
+               "date": datetime.date.today().isoformat(),
+               "source": f"goldenal measure {__version__}",
+               **({"note": note} if note else {}),
+               "measure": {"url": _public_url(url), "concurrency": concurrency,
+                           "detected_by": list(server.detected_by),
+                           "speculative": server.speculative, "workload": workload},
+               "cells": []}
         _commit(out, doc, entry, files, identity=identity, workload=workload, replace=replace)
         if inconsistent:
             raise MeasureError(f"{where}: {inconsistent}; the cell is recorded as "
@@ -1473,13 +1406,9 @@ def _reconcile(records, window, k, *, concurrency, max_tokens):
 
 
 def _replay_warning(ok, where, *, seeded):
-    """A warning when every request drafted and accepted exactly as many tokens.
-
-    Distinct prompts practically never agree to the token, but one seeded sequence
-    replayed does (llama-server seeds its synthetic acceptance from the request's
-    ``seed``, else the server's ``--seed``: ``server-context.cpp``): copies, not
-    independent units.  All or none accepted agrees by construction: not flagged.
-    """
+    """A warning when every request drafted and accepted exactly alike: distinct prompts
+    never agree to the token, one seeded synthetic sequence replayed does (llama-server
+    seeds from the request's ``seed``, else its ``--seed``: ``server-context.cpp``)."""
     counts = set()
     for r in ok:
         timings = r.timings or {}

@@ -1,10 +1,5 @@
-"""Server processes a measurement starts and always stops.
-
-A server runs in a process group of its own and the whole group is stopped
-on every way out (SIGTERM, then SIGKILL after a grace period); on Linux it
-also gets SIGTERM when its parent dies (``PR_SET_PDEATHSIG``), so not even a
-killed ``goldenal`` leaves a server holding a GPU.  Readiness polls read no
-body, and only a log's tail is read back.
+"""Server processes a measurement starts and always stops: the whole process group, on
+every way out, and (Linux) when the parent dies, so that no server is left holding a GPU.
 """
 
 from __future__ import annotations
@@ -120,8 +115,7 @@ def _group_alive(pgid):
 
 
 def _stop(proc, grace=STOP_GRACE):
-    """Stop the process group of ``proc``: SIGTERM to all of it, SIGKILL to what is left
-    after ``grace`` seconds."""
+    """SIGTERM to the process group of ``proc``, SIGKILL to what is left after ``grace`` s."""
     def signal_group(sig):
         try:
             os.killpg(proc.pid, sig)

@@ -29,7 +29,7 @@ class SweepResult(MeasureResult):
     server_logs: tuple = ()
 
 
-def _sweep_iv(server_cmd, url, server_ready, ks):
+def _sweep_iv(server_cmd, url, ks):
     if not isinstance(server_cmd, str) or not server_cmd.strip():
         raise UsageError("`server_cmd` must be the command line that starts the server, with "
                          "{k} where its K goes")
@@ -44,7 +44,7 @@ def _sweep_iv(server_cmd, url, server_ready, ks):
     elif "{port}" in server_cmd and "{port}" not in url:
         raise UsageError("`server_cmd` takes {port} but the URL has none: the URL would not "
                          "name the server started (write {port} in the URL too, or omit it)")
-    return url, server_ready
+    return url
 
 
 def _move(src, dst):
@@ -62,25 +62,22 @@ def measure_sweep(server_cmd, *, out, k, url=None, server_ready=None, server_tim
     Parameters
     ----------
     server_cmd : str
-        Shell command line that starts the server, with ``{k}`` where it
-        takes K (``llama-server ... --spec-draft-n-max {k}``) and optionally
-        ``{port}``, filled with a free port on 127.0.0.1 for each K.
+        Shell command line that starts the server, with ``{k}`` where it takes K and
+        optionally ``{port}``, filled with a free port on 127.0.0.1 for each K.
     out : path
         The run directory (see :func:`~goldenal.measuring.measure`).
     k : int or sequence of int
         The K to measure, in order.
     url : str, optional
-        Where the server answers (``{k}`` and ``{port}`` are filled in);
-        default ``http://127.0.0.1:{port}``.
+        Where the server answers (``{k}``, ``{port}`` filled in); default
+        ``http://127.0.0.1:{port}``.
     server_ready : str, optional
-        URL polled until it answers HTTP 200 before any request is sent;
-        default ``URL/health`` (vLLM, SGLang, TensorRT-LLM and llama-server all
-        answer it once the model is loaded).
+        URL polled until it answers HTTP 200 before any request; default ``URL/health``
+        (every supported engine answers it once the model is loaded).
     server_timeout : float
         Seconds each server has to become ready.
     thinking, prompts, **measure_args
-        As for :func:`~goldenal.measuring.measure` (``model``, ``draft``,
-        ``concurrency``, ``not_golden``...).
+        As for :func:`~goldenal.measuring.measure`.
 
     Returns
     -------
@@ -90,26 +87,15 @@ def measure_sweep(server_cmd, *, out, k, url=None, server_ready=None, server_tim
     Raises
     ------
     ServerError
-        A server exited before it was ready, or was not ready in time (its
-        log is named).
+        A server exited before it was ready, or was not ready in time.
     MeasureError, CounterReset, ConflictError, UsageError
-        As :func:`~goldenal.measuring.measure`; the cells measured before stay
-        in the run.  The error carries ``server_log``, the path of the log of
-        the server that was running.
-
-    Example
-    -------
-    >>> r = measure_sweep("llama-server -m t.gguf --spec-draft-model d.gguf "
-    ...                   "--spec-draft-n-max {k} --metrics --port {port}",
-    ...                   out="runs/tiny", model="tiny", k=[1, 2, 3],
-    ...                   thinking="off", prompts="prompts.jsonl")  # doctest: +SKIP
-    >>> [c.k for c in r.cells]                                   # doctest: +SKIP
-    [1, 2, 3]
+        As :func:`~goldenal.measuring.measure`; the cells measured before stay in the
+        run, and the error carries ``server_log``, the log of the server then running.
     """
     from goldenal.measuring.servers import fill, free_port, serve
 
     ks = [k] if isinstance(k, int) and not isinstance(k, bool) else list(k)
-    url, server_ready = _sweep_iv(server_cmd, url, server_ready, ks)
+    url = _sweep_iv(server_cmd, url, ks)
     if not ks or len(set(ks)) != len(ks):
         raise UsageError(f"`k` must name each K once, got {k!r}")
     # everything measure would refuse is refused before the first server starts
@@ -172,7 +158,7 @@ def _percentiles(values):
 
 
 def measurement_summary(result):
-    """Plain data (JSON-ready) about a measurement: per cell its counts and timings.
+    """Plain data (JSON-ready) about a measurement: what ``measure --format json`` prints.
 
     Parameters
     ----------
@@ -181,15 +167,11 @@ def measurement_summary(result):
     Returns
     -------
     dict
-        ``run``, ``engine``, ``cells`` and ``warnings`` (and ``server_logs``
-        for a sweep).  Each cell: ``thinking``, ``k``, ``acceptance_length``,
-        ``steps``, ``accepted``, ``requests``, ``failed``, ``per_request``,
-        ``wall_seconds``, ``output_tokens`` (of the requests that completed),
-        ``throughput_tokens_per_s`` (those tokens over the cell's wall time), and
-        the percentiles (p50, p90, p99; None without data) of
-        ``latency_s`` (a request from sending to its last byte),
-        ``ttft_s`` (to its first token; streaming only) and
-        ``tokens_per_s`` (a request's output tokens over its latency).
+        ``run``, ``engine``, ``cells``, ``warnings`` (and ``server_logs`` for a sweep);
+        per cell its counts, ``output_tokens`` and ``throughput_tokens_per_s`` (of the
+        requests that completed, over the cell's wall time) and the p50/p90/p99 (None
+        without data) of ``latency_s`` (to the last byte), ``ttft_s`` (streaming only)
+        and ``tokens_per_s`` (a request's output tokens over its latency).
     """
     cells = []
     for c in result.cells:

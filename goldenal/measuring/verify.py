@@ -1,32 +1,5 @@
-"""Did a synthetic-acceptance throughput run realize its golden AL?
-
-A run that replays a golden AL sets the engine's synthetic-acceptance knob;
-vLLM (>= 0.20), ATOM (>= #1948), SGLang ``match-expected`` and TensorRT-LLM's
-fractional knob then draw, per verification step, either ``f`` or ``f + 1``
-accepted drafts, with ``d = AL - 1``, ``f = floor(d)``, ``p = d - f``
-(docs/engines.md §0.2).  The per-step accepted count is
-``f + Bernoulli(p)``, of variance ``p (1 - p)``, so the realized mean over N
-independent steps has standard error ``sqrt(p (1 - p) / N)``.  A run hits when
-``|realized - target| <= z * sigma + 0.005`` (the target's two-decimal
-rounding; another 0.005 when the realized AL itself is a printed two-decimal
-mean).
-
-Where per-position counts exist, the profile is checked as well: the
-schedule's survival is ``[1]*f, p, 0, ...`` -- exactly one at the first ``f``
-positions, exactly zero past ``f + 1`` -- while real acceptance decays
-smoothly.  A smooth profile, or a mean near ``1 + f``, is the signature of a
-knob the engine silently ignored (docs/engines.md §6).
-
-Another expected profile may be given (``profile=``): explicit survival
-rates (vLLM's or llama.cpp's rates knob, e.g. a curve's own per-position
-profile), ``"geometric"`` (what llama.cpp realises for a bare length knob)
-or ``"none"`` (the mean only).  The per-step variance then follows that
-profile: with survival ``S_1..S_K`` the accepted count X has
-``E[X] = sum S_i`` and ``E[X^2] = sum (2i - 1) S_i``.  When the observed
-profile is not the expected one and its per-step variance is larger, a mean
-outside the schedule's tolerance but inside the observed spread counts as
-right (sigma and tolerance then are the observed ones).
-"""
+"""Did a synthetic-acceptance run realize its golden AL?  The tolerance and the
+profile check are derived in docs/statistics.md, "Verifying a synthetic run"."""
 
 from __future__ import annotations
 
@@ -43,17 +16,9 @@ PROFILES = ("min-variance", "geometric", "none")
 
 @dataclass(frozen=True)
 class Verification:
-    """Outcome of :func:`verify`.
-
-    ``verdict`` is "hit", "missed" or "incomplete" (some windows refused without
-    ``allow_incomplete``: the figures cover the readable ones).  ``realized_al``
-    pools counts (or averages printed means); ``tolerance`` bounds
-    ``|realized - target|``; ``sigma`` is the standard error under the schedule
-    and ``sigma_distance`` the miss in sigmas (``inf`` when sigma is 0);
-    ``steps`` the independent draws; ``reason`` one sentence; ``notes`` what the
-    servers' start-up lines say about the knob; ``mean_hit`` whether the mean
-    alone is within tolerance; ``profile`` the expected profile.
-    """
+    """Outcome of :func:`verify`: ``verdict`` "hit", "missed" or "incomplete" (windows
+    refused without ``allow_incomplete``); ``sigma`` the standard error under the
+    expected profile, ``sigma_distance`` the miss in sigmas (``inf`` when sigma is 0)."""
 
     verdict: str
     realized_al: float
@@ -139,10 +104,7 @@ def _observations(run_or_paths, k, thinking):
                 f"thinking {t} K={kk}" for t, kk in sorted(keys)) + "); pass thinking= and k=",
                 path=source.path)
         return source.cells[keys[0]], keys[0][1], source.problems, source.sources
-    if isinstance(source, Observations):
-        obs = source
-    else:
-        obs = ingest(source, k=k)
+    obs = source if isinstance(source, Observations) else ingest(source, k=k)
     items = tuple(o for o in obs if k is None or o.k in (None, k))
     ks = {o.k for o in items if o.k is not None}
     if k is None and len(ks) > 1:
@@ -153,11 +115,11 @@ def _observations(run_or_paths, k, thinking):
 
 def _profile_iv(profile, text, value, k):
     """``(name, expected survival or None)`` for the ``profile`` argument."""
-    if profile is None or (isinstance(profile, str) and profile == "min-variance"):
-        return "min-variance", None
+    if profile is None:
+        profile = "min-variance"
     if isinstance(profile, str):
-        if profile == "none":
-            return "none", None
+        if profile in ("min-variance", "none"):
+            return profile, None
         if profile == "geometric":
             if k is None:
                 raise ValueError("`profile` geometric needs K")
@@ -191,11 +153,9 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     Parameters
     ----------
     run_or_paths : MeasurementRun, Observations, path or list of paths
-        The run (a directory is loaded with :func:`goldenal.readers.load_run`),
-        or measurement files.
+        A run (a directory is loaded with :func:`goldenal.readers.load_run`) or files.
     target : GoldenValue or float or str
-        The golden AL the run was set to (a :func:`goldenal.lookup`
-        result carries its K).
+        The golden AL the run was set to (a :func:`goldenal.lookup` result carries K).
     k : int, optional
         K of the cell; default the target's K.
     thinking : {"on", "off"}, optional
@@ -205,16 +165,12 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     z : float
         Allowed distance in standard errors (default 4).
     slack : float
-        Extra absolute allowance for effects the schedule does not model
-        (requests ending inside a step accept fewer drafts than scheduled).
+        Extra absolute allowance (requests ending inside a step accept fewer drafts).
     allow_incomplete : bool
-        Judge the readable windows even when some were refused; by default
-        the verdict is then "incomplete".
+        Judge the readable windows even when some were refused (else "incomplete").
     profile : {"min-variance", "geometric", "none"} or sequence of float
-        The per-position survival the run must show: the minimum-variance
-        schedule (default, what a length knob realises), the geometric one
-        (llama.cpp's bare length knob), explicit rates as pinned (their AL must
-        be the target), or "none" to judge the mean only.
+        The per-position survival the run must show; explicit rates must give the
+        target's AL; "none" judges the mean only.
 
     Returns
     -------
@@ -293,11 +249,10 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
         if not matched:
             profile_note += "; " + _other_distributions()
     ok = mean_hit and profile_ok is not False
-    match = None
-    if ok and survival is not None:
-        match = _match_words(profile_name, survival, expected, steps)
+    match = (_match_words(profile_name, survival, expected, steps)
+             if ok and survival is not None else None)
     reason = _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k,
-                     survival, expected, profile_note, engine, method, profile_name, match)
+                     survival, profile_note, engine, method, match)
     notes = tuple(_config_notes(sources, text))
     if notes and not ok:
         reason += "; " + "; ".join(notes)
@@ -305,16 +260,12 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
     refused = [p for p in problems if p.refused]
     if refused and not allow_incomplete:
         # a verdict on part of the windows could hide the ones that would miss
-        verdict = "incomplete"
         reason = (f"{len(refused)} window{'s' if len(refused) != 1 else ''} refused (first: "
-                  f"{refused[0]}); the readable windows give: {verdict_word(ok)}: {reason}")
+                  f"{refused[0]}); the readable windows give: {verdict}: {reason}")
+        verdict = "incomplete"
     return Verification(verdict, realized, value, text, k, tolerance, sigma,
                         distance, steps, windows, engine, reason, method, z, survival, expected,
                         profile_ok, notes, mean_hit, profile_name)
-
-
-def verdict_word(ok):
-    return "hit" if ok else "missed"
 
 
 def _config_notes(sources, text):
@@ -345,16 +296,10 @@ def _config_notes(sources, text):
     return out
 
 
-def _spelled(setting):
-    """The first spelling of ``setting`` in each engine record that has one."""
-    names = (next((sp[0] for sp in rec.spellings if sp[1] == setting), None)
-             for rec in records().values())
-    return [name for name in names if name]
-
-
 def _other_distributions():
     """What else gives a profile neither the expected one nor the geometric one."""
-    return (f"another per-step distribution: explicit rates ({', '.join(_spelled('rates'))}), "
+    rates = ", ".join(filter(None, (rec.knob_for("rates") for rec in records().values())))
+    return (f"another per-step distribution: explicit rates ({rates}), "
             "a geometric-decay knob (vLLM 0.19.x's rate knob, or ATOM before #1948), or "
             "real acceptance")
 
@@ -368,13 +313,11 @@ def _geometric_engine():
 
 
 def _geometric_note(survival, text, k, z, steps, geometric_engine=True):
-    """How ``survival`` compares with the geometric schedule a bare length realises where
-    the record says so: ``(matched, sentence)``, the sentence saying what else gives that
-    profile when it matches, why not when it does not and the run is such an engine's,
-    else None."""
+    """``(matched, sentence or None)``: ``survival`` against the geometric schedule a bare
+    length knob realises on the engine whose record says so."""
     rec, engine = _geometric_engine()
     knob = rec.value_knob
-    rates_knob = next(sp[0] for sp in rec.spellings if sp[1] == "rates")
+    rates_knob = rec.knob_for("rates")
     geo = engine.geometric_rates(text, k)
     i, sigmas = _deviation(survival, geo, steps)
     if not _outside(survival, geo, steps, z):
@@ -392,21 +335,16 @@ def _geometric_note(survival, text, k, z, steps, geometric_engine=True):
 
 
 def _outside(survival, expected, steps, z, extra=0.0):
-    """Positions where ``survival`` is off ``expected`` by more than ``z`` binomial standard
-    errors and the rounding margin (counts rebuilt from three-decimal log rates are exact
-    to +-0.0005 per window), plus ``extra``."""
+    """Positions off by more than ``z`` binomial standard errors, the rounding margin
+    (counts rebuilt from three-decimal log rates: +-0.0005 per window) and ``extra``."""
     margin = 0.0005 + 1.0 / steps + extra
     return [i for i, (s, e) in enumerate(zip(survival, expected))
             if abs(s - e) > z * math.sqrt(e * (1 - e) / steps) + margin]
 
 
 def _deviation(survival, expected, steps):
-    """``(position, standard errors)`` of the largest per-position deviation.
-
-    The standard error is the binomial one of the expected rate, or of the observed
-    one where the expected rate is exactly 0 or 1; the rounding margin :func:`_profile`
-    allows is taken off first.  ``inf`` where neither rate has spread and they differ.
-    """
+    """``(position, standard errors)`` of the largest deviation past the rounding margin;
+    the observed rate's spread where the expected one has none (``inf``: neither has)."""
     margin = 0.0005 + 1.0 / steps
     worst = (0, 0.0)
     for i, (s, e) in enumerate(zip(survival, expected)):
@@ -424,24 +362,18 @@ def _fmt_sigmas(sigmas):
         else f"{sigmas:.1f} sigma"
 
 
-def _pins(expected):
-    """Whether a profile has a position no real acceptance shows (exactly 0 or 1)."""
-    return any(e in (0.0, 1.0) for e in expected)
-
-
 def _match_words(profile_name, survival, expected, steps):
     """How strongly the observed profile matched the expected one, and what that shows."""
     i, sigmas = _deviation(survival, expected, steps)
     words = (f"per-position profile matches {_PROFILE_WORDS[profile_name]} (largest "
              f"deviation {_fmt_sigmas(sigmas)}, position {i})")
-    if _pins(expected):
+    if any(e in (0.0, 1.0) for e in expected):  # no real acceptance shows exactly 0 or 1
         return words + (": the signature of a pinned knob (real acceptance does not accept "
                         "exactly all or exactly none of the drafts at a position)")
-    if profile_name == "geometric":
-        return words + ("; real acceptance at a constant per-position rate gives this profile "
-                        "as well, so it does not show that the knob took effect")
-    return words + ("; real acceptance with these per-position rates gives this profile as "
-                    "well, so it does not show that the knob took effect")
+    rate = ("at a constant per-position rate" if profile_name == "geometric"
+            else "with these per-position rates")
+    return words + (f"; real acceptance {rate} gives this profile as well, so it does not "
+                    "show that the knob took effect")
 
 
 def _profile(counted, k, text, z, extra=0.0, expected=None):
@@ -481,7 +413,7 @@ _PROFILE_WORDS = {"min-variance": "the min-variance schedule", "given": "the exp
 
 
 def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, survival,
-            expected, profile_note, engine, method, profile_name="min-variance", match=None):
+            profile_note, engine, method, match):
     over = f"over {steps} steps" if steps else "no step count: rounding only"
     where = (f"realized AL {realized:.4f} vs target {text} (tolerance +-{tolerance:.4f} {over}, "
              f"{_fmt_sigma(distance)})")
