@@ -47,6 +47,9 @@ RECORD = Engine(
     silent_paths="llama-server started without --spec-synth-len/--spec-synth-rates (or "
                  "LLAMA_ARG_SPEC_SYNTH_* missing from the server's own environment), a draft "
                  "limit reduced below K by the speculative implementation",
+    # a completion's "timings": draft tokens and accepted ones of the request
+    # (tools/server/server-task.cpp result_timings::to_json)
+    count_fields={"drafted": ("draft_n",), "accepted": ("draft_n_accepted",)},
     # tools/server/server-task.cpp to_metrics: doubles on a default stream
     counter_digits=6,
     per_position_grows=True,

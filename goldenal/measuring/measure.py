@@ -27,6 +27,10 @@ from goldenal.readers.records import record, records
 
 _PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
 
+# the per-request draft counts an answer's "timings" carry, as the engine record names them
+_TIMED = next(r.count_fields for r in records().values() if "drafted" in r.count_fields)
+_TIMED_DRAFTS, _TIMED_ACCEPTED = _TIMED["drafted"][0], _TIMED["accepted"][0]
+
 
 class MeasureError(GoldenALError):
     """A cell could not be measured: the server disagrees with the request, or all failed."""
@@ -159,8 +163,8 @@ class MeasureResult:
                              "drafts": r.drafts, "accepted": r.accepted,
                              "acceptance_length": r.acceptance_length,
                              "completion_tokens": r.completion_tokens,
-                             "draft_n": timings.get("draft_n"),
-                             "draft_n_accepted": timings.get("draft_n_accepted"),
+                             _TIMED_DRAFTS: timings.get(_TIMED_DRAFTS),
+                             _TIMED_ACCEPTED: timings.get(_TIMED_ACCEPTED),
                              "seconds": r.seconds, "ttft": r.ttft, "error": r.error})
         return pd.DataFrame(rows)
 
@@ -1299,12 +1303,12 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                         if window_counted else None)
         cell_warnings = []
         for r in ok:
-            drafted = (r.timings or {}).get("draft_n")
+            drafted = (r.timings or {}).get(_TIMED_DRAFTS)
             if r.counts_from and r.counts_from.startswith("counter deltas") \
                     and isinstance(drafted, int) and drafted != r.draft_tokens:
                 cell_warnings.append(f"{where}, request {r.index} ({r.prompt}): the counters "
                                      f"moved by {r.draft_tokens} draft tokens, its timings "
-                                     f"say draft_n {drafted}: other traffic reached the server")
+                                     f"say {_TIMED_DRAFTS} {drafted}: other traffic reached the server")
         replayed = _replay_warning(ok, where, seeded="seed" in body_extra)
         if replayed:
             cell_warnings.append(replayed)
@@ -1384,14 +1388,14 @@ def _reconcile(records, window, k, *, concurrency, max_tokens):
             sums = [sum(column) for column in zip(*(r.accepted_per_position for r in counted))]
             checks += [(source, f"accepted at position {i}", sums[i], per_pos[i], 1,
                         unreported) for i in range(len(per_pos))]
-    if ok and all(isinstance(r.timings, dict) and _is_int(r.timings.get("draft_n"))
-                  and _is_int(r.timings.get("draft_n_accepted")) for r in ok):
+    if ok and all(isinstance(r.timings, dict) and _is_int(r.timings.get(_TIMED_DRAFTS))
+                  and _is_int(r.timings.get(_TIMED_ACCEPTED)) for r in ok):
         unreported = sum(r.attempts for r in records) - len(ok)
         source = "its requests' timings"
-        checks += [(source, "draft tokens (draft_n)", sum(r.timings["draft_n"] for r in ok),
+        checks += [(source, f"draft tokens ({_TIMED_DRAFTS})", sum(r.timings[_TIMED_DRAFTS] for r in ok),
                     tokens, k, unreported),
-                   (source, "accepted tokens (draft_n_accepted)",
-                    sum(r.timings["draft_n_accepted"] for r in ok), accepted, 1, unreported)]
+                   (source, f"accepted tokens ({_TIMED_ACCEPTED})",
+                    sum(r.timings[_TIMED_ACCEPTED] for r in ok), accepted, 1, unreported)]
     for source, name, theirs_each, window_value, width, unreported in checks:
         if window_value is None:
             continue
@@ -1412,8 +1416,8 @@ def _replay_warning(ok, where, *, seeded):
     counts = set()
     for r in ok:
         timings = r.timings or {}
-        drafted = r.draft_tokens if r.draft_tokens is not None else timings.get("draft_n")
-        accepted = r.accepted if r.accepted is not None else timings.get("draft_n_accepted")
+        drafted = r.draft_tokens if r.draft_tokens is not None else timings.get(_TIMED_DRAFTS)
+        accepted = r.accepted if r.accepted is not None else timings.get(_TIMED_ACCEPTED)
         counts.add((r.drafts, drafted, accepted))
     if len(ok) < 3 or len(counts) != 1:
         return None
