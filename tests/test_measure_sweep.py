@@ -270,6 +270,10 @@ def test_existing_cell_is_refused_before_any_server_starts(tmp_path, prompts):
     ("  ", {"k": 1}, "`server_cmd` must be the command line"),
     ("stub --k {k} --port {port}", {"k": 1, "server_timeout": 0}, "`server_timeout`"),
     ("stub --k {k} --port {port}", {"k": 1, "concurrency": 0}, "`concurrency`"),
+    # regressions: these were refused only once the first server had started
+    ("stub --k {k} --port {port}", {"k": 1, "not_golden": " "}, "`not_golden` must be"),
+    ("stub --k {k} --port {port}", {"k": 1, "seed": "7"}, "`seed` must be an integer"),
+    ("stub --k {k} --port {port}", {"k": 1, "curve": "../x"}, "../x"),
 ])
 def test_sweep_arguments_are_checked_before_any_server_starts(tmp_path, prompts, cmd, kwargs,
                                                                message):

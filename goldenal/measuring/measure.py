@@ -1027,7 +1027,7 @@ def _write_cell(out, doc, cell_entry, files, fresh):
 
 
 def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests, engine,
-                retries, timeout):
+                retries, timeout, not_golden, seed):
     if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
         raise UsageError("`url` must be an http(s):// URL, got "
                          f"{_public_url(url) if isinstance(url, str) else url!r}")
@@ -1057,6 +1057,11 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
         raise UsageError(f"`retries` must be a non-negative integer, got {retries!r}")
     if not isinstance(timeout, (int, float)) or timeout <= 0:
         raise UsageError(f"`timeout` must be positive seconds, got {timeout!r}")
+    if not_golden is not None and (not isinstance(not_golden, str) or not not_golden.strip()):
+        raise UsageError("`not_golden` must be the reason the run is no golden material "
+                         f"(a non-empty string), got {not_golden!r}")
+    if seed is not None and not _is_int(seed):
+        raise UsageError(f"`seed` must be an integer, got {seed!r}")
     if engine not in ("auto",) + ENGINES:
         raise UsageError(f"`engine` must be auto or one of {', '.join(ENGINES)}, got {engine!r}")
     if len(ks) > 1 and "{k}" not in url:
@@ -1192,11 +1197,8 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
     <CellResult thinking off, K=3: AL 2.7000 (...)>
     """
     ks, thinking, out = _measure_iv(url, out, model, k, thinking, concurrency, max_tokens,
-                                    requests, engine, retries, timeout)
+                                    requests, engine, retries, timeout, not_golden, seed)
     _identity_iv(out, model, draft, method, curve, ks, thinking)
-    if not_golden is not None and (not isinstance(not_golden, str) or not not_golden.strip()):
-        raise UsageError("`not_golden` must be the reason the run is no golden material "
-                         f"(a non-empty string), got {not_golden!r}")
     if prompts is None:
         prompt_set, source = load_speedbench(), {"name": "SPEED-Bench Qualitative",
                                                   "category": "coding"}
@@ -1214,8 +1216,6 @@ def measure(url, *, out, model, draft=(), k, thinking, prompts=None, concurrency
                 "first_ids": [p.id for p in prompt_set[:3]]}
     kwargs = chat_template_kwargs if chat_template_kwargs is not None else {
         "enable_thinking": thinking == "on"}
-    if seed is not None and not _is_int(seed):
-        raise UsageError(f"`seed` must be an integer, got {seed!r}")
     body_extra = {"max_tokens": max_tokens, "temperature": temperature,
                   "chat_template_kwargs": kwargs, **({"ignore_eos": True} if ignore_eos else {}),
                   **({"seed": seed} if seed is not None else {})}

@@ -6,14 +6,15 @@ finished before a failure stay in the run.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 
 from goldenal.core.errors import ConflictError, GoldenALError, UsageError
-from goldenal.measuring.measure import (MeasureResult, _load_manifest, _measure_iv, load_prompts,
-                                measure)
+from goldenal.measuring.measure import (MeasureResult, _identity_iv, _load_manifest,
+                                        _measure_iv, load_prompts, measure)
 
 # the percentiles the summary reports
 PERCENTILES = (50, 90, 99)
@@ -99,12 +100,15 @@ def measure_sweep(server_cmd, *, out, k, url=None, server_ready=None, server_tim
     if not ks or len(set(ks)) != len(ks):
         raise UsageError(f"`k` must name each K once, got {k!r}")
     # everything measure would refuse is refused before the first server starts
-    check = {"concurrency": 1, "max_tokens": 4096, "requests": None, "engine": "auto",
-             "retries": 2, "timeout": 600.0}
-    check.update((key, measure_args[key]) for key in check if key in measure_args)
+    given = {name: p.default for name, p in inspect.signature(measure).parameters.items()}
+    given.update(measure_args)
     for k_ in ks:
-        _, thinking, out = _measure_iv(fill(url, k=k_, port=1), out, measure_args.get("model"),
-                                       k_, thinking, **check)
+        _, thinking, out = _measure_iv(fill(url, k=k_, port=1), out, given["model"], k_,
+                                       thinking, *(given[name] for name in (
+                                           "concurrency", "max_tokens", "requests", "engine",
+                                           "retries", "timeout", "not_golden", "seed")))
+    _identity_iv(out, given["model"], given["draft"], given["method"], given["curve"], ks,
+                 thinking)
     if isinstance(prompts, (str, os.PathLike)):
         load_prompts(prompts)
     if os.path.isfile(os.path.join(out, "run.yaml")) and not measure_args.get("replace"):
