@@ -67,29 +67,28 @@ class PositionProfile:
         """One row per position: survival, conditional, bounds, schedule."""
         import pandas as pd
 
-        rows = []
         sched_cond = conditional_rates(self.schedule)
-        for i in range(self.k):
-            rows.append({
-                "position": i + 1,
-                "survival": float(self.survival[i]),
-                "survival_low": _float_or_nan(self.survival_low, i),
-                "survival_high": _float_or_nan(self.survival_high, i),
-                "conditional": _none_nan(self.conditional[i]),
-                "schedule_survival": float(self.schedule[i]),
-                "schedule_conditional": _none_nan(sched_cond[i]),
-            })
-        return pd.DataFrame(rows)
+        return pd.DataFrame([{
+            "position": i + 1,
+            "survival": float(self.survival[i]),
+            "survival_low": _nan_at(self.survival_low, i),
+            "survival_high": _nan_at(self.survival_high, i),
+            "conditional": _nan(self.conditional[i]),
+            "schedule_survival": float(self.schedule[i]),
+            "schedule_conditional": _nan(sched_cond[i]),
+        } for i in range(self.k)])
 
 
-def _none_nan(value):
-    return float("nan") if value is None else float(value)
+def _nan(value):
+    """``value`` as a float; NaN for None or a non-finite value."""
+    if value is None:
+        return math.nan
+    value = float(value)
+    return value if math.isfinite(value) else math.nan
 
 
-def _float_or_nan(seq, i):
-    if seq is None or seq[i] is None:
-        return float("nan")
-    return float(seq[i])
+def _nan_at(seq, i):
+    return math.nan if seq is None else _nan(seq[i])
 
 
 # --------------------------------------------------------------------------
@@ -135,7 +134,8 @@ def _legend_label(series):
     return text + ("\n[" + variant if sep else "")
 
 
-def _curve_id(obj):
+def curve_name(obj):
+    """The name a curve or fit goes by in legends and colours: curve id or run id."""
     if _is_curve_fit(obj):
         return _fit_name(obj)
     for name in ("id", "curve", "curve_id"):
@@ -143,11 +143,6 @@ def _curve_id(obj):
         if isinstance(value, str):
             return value
     return type(obj).__name__
-
-
-def curve_name(obj):
-    """The name a curve or fit goes by in legends and colours: curve id or run id."""
-    return _curve_id(obj)
 
 
 def _is_registry_curve(obj):
@@ -228,42 +223,35 @@ def _fit_series(fit, modes):
     """Measured cells (intervals as bands) and the cross-K model's predictions."""
     name = _fit_name(fit)
     label = _fit_label(fit)
+    level = getattr(fit, "confidence_level", None)
     out = []
     for mode in modes:
         cells = sorted((k, c) for (t, k), c in fit.cells.items()
                        if t == mode and not getattr(c, "failed", False))
         model = fit.models.get(mode)
         flagged = tuple(sorted(f.k for f in getattr(model, "flags", ()) or ()))
-        level = getattr(fit, "confidence_level", None)
         if cells:
             ci = [c.confidence_interval for _, c in cells]
             out.append(ALSeries(
                 curve=name, label=label, thinking=mode, k=tuple(k for k, _ in cells),
                 al=tuple(float(c.mean_acceptance_length) for _, c in cells),
-                committed=(True,) * len(cells),
-                low=tuple(_float_or_none(lo) for lo, _ in ci),
-                high=tuple(_float_or_none(hi) for _, hi in ci),
-                confidence_level=level, flagged=flagged))
-        predicted = getattr(model, "predicted", None) or {}
-        if predicted:
-            ks = tuple(sorted(predicted))
-            intervals = getattr(model, "predicted_interval", None) or {}
-            out.append(ALSeries(
-                curve=name, label=_fit_label(fit, "model"), thinking=mode, k=ks,
-                al=tuple(float(predicted[k]) for k in ks), committed=(False,) * len(ks),
-                low=tuple(_float_or_none(intervals.get(k, (None, None))[0]) for k in ks)
-                if intervals else None,
-                high=tuple(_float_or_none(intervals.get(k, (None, None))[1]) for k in ks)
-                if intervals else None,
-                confidence_level=level))
+                committed=(True,) * len(cells), low=tuple(_nan(lo) for lo, _ in ci),
+                high=tuple(_nan(hi) for _, hi in ci), confidence_level=level, flagged=flagged))
+        if getattr(model, "predicted", None):
+            out.append(_model_series(model, name, _fit_label(fit, "model"), mode, level))
     return out
 
 
-def _float_or_none(value):
-    if value is None:
-        return float("nan")
-    value = float(value)
-    return value if math.isfinite(value) else float("nan")
+def _model_series(model, name, label, mode, level=None):
+    """A cross-K model's predictions as a line, its prediction intervals as the band."""
+    ks = tuple(sorted(model.predicted))
+    intervals = getattr(model, "predicted_interval", None) or {}
+    low = high = None
+    if intervals:
+        low, high = (tuple(_nan(intervals.get(k, (None, None))[j]) for k in ks) for j in (0, 1))
+    return ALSeries(curve=name, label=label, thinking=mode, k=ks,
+                    al=tuple(float(model.predicted[k]) for k in ks), committed=(False,) * len(ks),
+                    low=low, high=high, confidence_level=level)
 
 
 def curve_colors(curve_ids):
@@ -333,6 +321,39 @@ def _as_list(obj):
     return [obj]
 
 
+def _with_colors(colors, ids):
+    """``colors`` completed with a palette colour for each id it lacks."""
+    colors = dict(colors or {})
+    colors.update(curve_colors([cid for cid in ids if cid not in colors]))
+    return colors
+
+
+# a crimson ring marks a value that disagrees with what it is checked against
+_RING = {"linestyle": "none", "marker": "o", "markerfacecolor": "none",
+         "markeredgecolor": "crimson"}
+
+
+def _key(**style):
+    """A legend handle drawn as ``style``, for artists drawn without a label."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **style)
+
+
+def _legend(ax, keys, **kwargs):
+    """The legend of the labelled artists, then the ``(handle, text)`` of ``keys``."""
+    handles, labels = ax.get_legend_handles_labels()
+    handles += [handle for handle, _ in keys]
+    labels += [text for _, text in keys]
+    ax.legend(handles, labels, fontsize="small", frameon=False, **kwargs)
+
+
+def _errorbar(ax, x, y, low, high, **style):
+    import numpy as np
+
+    return ax.errorbar(x, y, yerr=np.vstack([y - low, high - y]), fmt="none", capsize=3, **style)
+
+
 # --------------------------------------------------------------------------
 # AL against K
 
@@ -342,12 +363,8 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
 
     Committed values get filled markers, fitted predictions open ones;
     intervals, when known, are shaded bands; the dotted line ``AL = K + 1`` is
-    the ceiling (every draft accepted).
-
-    Raises
-    ------
-    UnknownCurve
-        No curve has a value (in the thinking mode asked for).
+    the ceiling (every draft accepted).  ``UnknownCurve`` when no curve has a
+    value (in the thinking mode asked for).
 
     Example
     -------
@@ -360,103 +377,77 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
     objs = _as_list(curves_or_fits)
     series = [s for obj in objs for s in al_series(obj, thinking=thinking)]
     if not series:
-        names = ", ".join(_curve_id(o) for o in objs)
+        names = ", ".join(curve_name(o) for o in objs)
         raise UnknownCurve(f"nothing to plot: {names} has no committed or fitted AL"
                            + (f" for thinking {thinking}" if thinking else ""))
     import numpy as np
+    from matplotlib.patches import Patch
 
     ax = _axes(ax)
-    colors = dict(colors or {})
-    for cid, color in curve_colors([s.curve for s in series]).items():
-        colors.setdefault(cid, color)
-    lines, committed, predicted, bands, flags = [], [], [], [], []
-    band_keys = []  # (color, alpha, legend text): one legend entry per band
+    colors = _with_colors(colors, [s.curve for s in series])
+    art = {role: [] for role in ("lines", "committed", "predicted", "bands", "flags")}
+    band_keys = []  # one legend entry per band, drawn as the band is
     for s in series:
         color = colors[s.curve]
-        style = THINKING_STYLE.get(s.thinking, "-")
+        tag = f"{s.curve}:{s.thinking}"
         ks = np.asarray(s.k, dtype=float)
         al = np.asarray(s.al, dtype=float)
         mask = np.asarray(s.committed, dtype=bool)
-        label = _legend_label(s)
         model_only = not mask.any()
         if model_only:  # a model's predictions: thin, no legend entry of their own
-            (line,) = ax.plot(ks, al, linestyle=":", color=color, linewidth=1.0)
-            line.set_gid(f"model:{s.curve}:{s.thinking}")
-            predicted.append(line)
+            art["predicted"] += ax.plot(ks, al, linestyle=":", color=color, linewidth=1.0,
+                                        gid=f"model:{tag}")
         else:
-            (line,) = ax.plot(ks, al, linestyle=style, color=color, linewidth=1.6, label=label)
-            line.set_gid(f"al:{s.curve}:{s.thinking}")
-            lines.append(line)
+            art["lines"] += ax.plot(ks, al, linestyle=THINKING_STYLE.get(s.thinking, "-"),
+                                    color=color, linewidth=1.6, label=_legend_label(s),
+                                    gid=f"al:{tag}")
         if s.low is not None and s.high is not None:
             low = np.asarray(s.low, dtype=float)
             high = np.asarray(s.high, dtype=float)
             known = np.isfinite(low) & np.isfinite(high)
             if known.any():
                 alpha = 0.08 if model_only else 0.2
-                band = ax.fill_between(ks, low, high, where=known, color=color,
-                                       alpha=alpha, linewidth=0, interpolate=False)
-                band.set_gid(f"band:{s.curve}:{s.thinking}")
-                bands.append(band)
+                art["bands"].append(ax.fill_between(ks, low, high, where=known, color=color,
+                                                    alpha=alpha, linewidth=0, interpolate=False,
+                                                    gid=f"band:{tag}"))
                 level = f"{s.confidence_level:.0%} " if s.confidence_level else ""
                 what = "band of the cross-K model" if model_only else "interval"
-                band_keys.append((color, alpha, f"{level}{what}: {_legend_label(s)}"))
+                band_keys.append((Patch(color=color, alpha=alpha, linewidth=0),
+                                  f"{level}{what}: {_legend_label(s)}"))
         if mask.any():
-            (m,) = ax.plot(ks[mask], al[mask], linestyle="none", marker="o", markersize=5,
-                           color=color)
-            m.set_gid(f"committed:{s.curve}:{s.thinking}")
-            committed.append(m)
+            art["committed"] += ax.plot(ks[mask], al[mask], linestyle="none", marker="o",
+                                        markersize=5, color=color, gid=f"committed:{tag}")
         if (~mask).any():
-            (m,) = ax.plot(ks[~mask], al[~mask], linestyle="none", marker="o", markersize=6,
-                           markerfacecolor="white", markeredgecolor=color)
-            m.set_gid(f"predicted:{s.curve}:{s.thinking}")
-            predicted.append(m)
-        if s.flagged:
-            hit = np.isin(ks, np.asarray(s.flagged, dtype=float)) & mask
-            if hit.any():
-                (m,) = ax.plot(ks[hit], al[hit], linestyle="none", marker="o", markersize=13,
-                               markerfacecolor="none", markeredgecolor="crimson",
-                               markeredgewidth=1.5)
-                m.set_gid(f"flagged:{s.curve}:{s.thinking}")
-                flags.append(m)
+            art["predicted"] += ax.plot(ks[~mask], al[~mask], linestyle="none", marker="o",
+                                        markersize=6, markerfacecolor="white",
+                                        markeredgecolor=color, gid=f"predicted:{tag}")
+        hit = np.isin(ks, np.asarray(s.flagged, dtype=float)) & mask
+        if hit.any():
+            art["flags"] += ax.plot(ks[hit], al[hit], markersize=13, markeredgewidth=1.5,
+                                    gid=f"flagged:{tag}", **_RING)
     kmin = min(min(s.k) for s in series)
     kmax = max(max(s.k) for s in series)
     kk = np.arange(kmin, kmax + 1, dtype=float)
-    (ceiling,) = ax.plot(kk, kk + 1, linestyle=":", color=CEILING_COLOR, linewidth=1.2,
-                         label="ceiling AL = K + 1")
-    ceiling.set_gid("ceiling")
+    ceiling = ax.plot(kk, kk + 1, linestyle=":", color=CEILING_COLOR, linewidth=1.2,
+                      label="ceiling AL = K + 1", gid="ceiling")
     # marker legend entries explain filled vs open without repeating per curve
-    handles, labels = ax.get_legend_handles_labels()
-    from matplotlib.lines import Line2D
-
-    if committed and predicted:
-        handles += [Line2D([], [], linestyle="none", marker="o", color="0.3"),
-                    Line2D([], [], linestyle=":", marker="o", markerfacecolor="white",
-                           markeredgecolor="0.3", color="0.3")]
-        labels += ["measured / committed value", "fitted prediction (cross-K model)"]
-    if flags:
-        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=10,
-                              markerfacecolor="none", markeredgecolor="crimson"))
-        labels.append("flagged: disagrees with the model")
-    if band_keys:
-        from matplotlib.patches import Patch
-
-        for color, alpha, text in band_keys:
-            handles.append(Patch(color=color, alpha=alpha, linewidth=0))  # as drawn
-            labels.append(text)
-    ax.legend(handles, labels, fontsize="small", loc="best", frameon=False)
-    ax.set_xlabel(AL_XLABEL)
-    ax.set_ylabel(AL_YLABEL)
-    ax.set_xticks(kk)
+    keys = []
+    if art["committed"] and art["predicted"]:
+        keys += [(_key(linestyle="none", marker="o", color="0.3"), "measured / committed value"),
+                 (_key(linestyle=":", marker="o", markerfacecolor="white", markeredgecolor="0.3",
+                       color="0.3"), "fitted prediction (cross-K model)")]
+    if art["flags"]:
+        keys.append((_key(markersize=10, **_RING), "flagged: disagrees with the model"))
+    _legend(ax, keys + band_keys, loc="best")
     top = max(float(np.nanmax(s.high)) if s.high is not None and np.isfinite(
         np.asarray(s.high, dtype=float)).any() else max(s.al) for s in series)
-    ax.set_ylim(1.0, max(top, max(max(s.al) for s in series)) + 0.6)
-    ax.set_xlim(kmin - 0.3, kmax + 0.3)
+    ax.set(xlabel=AL_XLABEL, ylabel=AL_YLABEL, xticks=kk, xlim=(kmin - 0.3, kmax + 0.3),
+           ylim=(1.0, max(top, max(max(s.al) for s in series)) + 0.6))
     ax.grid(True, alpha=0.3)
     modes = sorted({s.thinking for s in series}, key=THINKING_MODES.index)
     ax.set_title("Acceptance length vs K (thinking " + "/".join(modes) + ")")
-    return PlotArtists(ax, {"lines": tuple(lines), "committed": tuple(committed),
-                            "predicted": tuple(predicted), "bands": tuple(bands),
-                            "flags": tuple(flags), "ceiling": (ceiling,)})
+    return PlotArtists(ax, {**{role: tuple(v) for role, v in art.items()},
+                            "ceiling": tuple(ceiling)})
 
 
 # --------------------------------------------------------------------------
@@ -552,9 +543,9 @@ def _cell_profile(cell, *, name="fitted cell", label="measured"):
     survival = tuple(float(v) for v in pp.survival)
     conditional = tuple(None if not math.isfinite(float(v)) else float(v)
                         for v in pp.conditional)
-    low = None if pp.survival_low is None else tuple(_float_or_none(v) for v in pp.survival_low)
+    low = None if pp.survival_low is None else tuple(_nan(v) for v in pp.survival_low)
     high = (None if pp.survival_high is None
-            else tuple(_float_or_none(v) for v in pp.survival_high))
+            else tuple(_nan(v) for v in pp.survival_high))
     return PositionProfile(curve=name, label=label, thinking=cell.thinking or "?", k=cell.k,
                            al=cell.text, survival=survival, conditional=conditional,
                            schedule=min_variance_schedule(cell.text, cell.k),
@@ -574,19 +565,11 @@ def plot_curve(fit, ax=None, **kwargs):
 
 def plot_chain(model, ax=None, *, color=None):
     """A cross-K model of one thinking mode: predictions, band, flagged cells."""
-    predicted = getattr(model, "predicted", None) or {}
-    if not predicted:
+    if not getattr(model, "predicted", None):
         raise ValueError("the model has no predictions to plot")
     mode = getattr(model, "thinking", None) or "on"
     name = f"{getattr(model, 'kind', 'model')} model"
-    ks = tuple(sorted(predicted))
-    intervals = getattr(model, "predicted_interval", None) or {}
-    series = [ALSeries(curve=name, label="cross-K", thinking=mode, k=ks,
-                       al=tuple(float(predicted[k]) for k in ks), committed=(False,) * len(ks),
-                       low=tuple(_float_or_none(intervals[k][0]) for k in ks)
-                       if intervals else None,
-                       high=tuple(_float_or_none(intervals[k][1]) for k in ks)
-                       if intervals else None)]
+    series = [_model_series(model, name, "cross-K", mode)]
     measured = dict(getattr(model, "measured", None) or {})
     for flag in getattr(model, "flags", ()) or ():
         measured.setdefault(flag.k, flag.measured)
@@ -627,7 +610,7 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
     pos = np.arange(1, prof.k + 1, dtype=float)
     width = 0.27
     surv = np.array([float(s) for s in prof.survival])
-    cond = np.array([_none_nan(c) for c in prof.conditional])
+    cond = np.array([_nan(c) for c in prof.conditional])
     sched = np.array([float(r) for r in prof.schedule])
     kind = "measured" if prof.source == "measured" else "implied by AL(i) - AL(i-1)"
     # A probability lies in [0, 1] and a survival does not rise; noisy means can
@@ -636,49 +619,43 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
     impossible = impossible_positions(prof.survival, prof.conditional)
     bad_surv = np.array([not (np.isfinite(v) and 0 <= v <= 1) for v in surv])
     bad_cond = np.array([not (np.isfinite(v) and 0 <= v <= 1) for v in cond])
-    b_surv = ax.bar(pos - width, np.where(bad_surv, 0.0, surv), width, color=color,
-                    label=f"survival S(i), {kind}")
-    _gid_bars(b_surv, "survival")
+    b_surv = _gid_bars(ax.bar(pos - width, np.where(bad_surv, 0.0, surv), width, color=color,
+                              label=f"survival S(i), {kind}"), "survival")
     errorbars = []
     if prof.survival_low is not None and prof.survival_high is not None:
-        low = np.array([_float_or_nan(prof.survival_low, i) for i in range(prof.k)])
-        high = np.array([_float_or_nan(prof.survival_high, i) for i in range(prof.k)])
+        low = np.array([_nan_at(prof.survival_low, i) for i in range(prof.k)])
+        high = np.array([_nan_at(prof.survival_high, i) for i in range(prof.k)])
         known = np.isfinite(low) & np.isfinite(high) & ~bad_surv
         if known.any():
             level = f"{prof.confidence_level:.0%} " if prof.confidence_level else ""
-            eb = ax.errorbar(pos[known] - width, surv[known],
-                             yerr=np.vstack([surv[known] - low[known], high[known] - surv[known]]),
-                             fmt="none", ecolor="black", elinewidth=1, capsize=3,
-                             label=f"{level}interval of S(i)")
-            errorbars.append(eb)
-    b_cond = ax.bar(pos, np.where(bad_cond, 0.0, cond), width,
-                    color=color, alpha=0.45, hatch="//", edgecolor=color,
-                    label="conditional acceptance a_i = S(i)/S(i-1)")
-    _gid_bars(b_cond, "conditional")
-    b_sched = ax.bar(pos + width, sched, width, color=SCHEDULE_COLOR,
-                     label=f"vLLM min-variance schedule for AL {_al_text(prof.al)}")
-    _gid_bars(b_sched, "schedule")
+            errorbars.append(_errorbar(ax, pos[known] - width, surv[known], low[known],
+                                       high[known], ecolor="black", elinewidth=1,
+                                       label=f"{level}interval of S(i)"))
+    b_cond = _gid_bars(ax.bar(pos, np.where(bad_cond, 0.0, cond), width, color=color, alpha=0.45,
+                              hatch="//", edgecolor=color,
+                              label="conditional acceptance a_i = S(i)/S(i-1)"), "conditional")
+    b_sched = _gid_bars(ax.bar(pos + width, sched, width, color=SCHEDULE_COLOR,
+                               label=f"vLLM min-variance schedule for AL {_al_text(prof.al)}"),
+                        "schedule")
     ax.axhline(0.0, color="black", linewidth=0.6)
-    ax.set_xticks(pos)
-    ax.set_xlabel(POSITION_XLABEL)
-    ax.set_ylabel(POSITION_YLABEL)
-    ax.set_ylim(-0.05, 1.5)  # headroom above 1 holds the legend and the notes
-    ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
+    # headroom above 1 holds the legend and the notes
+    ax.set(xticks=pos, xlabel=POSITION_XLABEL, ylabel=POSITION_YLABEL, ylim=(-0.05, 1.5),
+           yticks=[0.0, 0.25, 0.5, 0.75, 1.0])
     marks = []
     for offset, bad in ((-width, bad_surv), (0.0, bad_cond)):
         for x in pos[bad]:
             marks.append(ax.text(x + offset, 0.0, "×", ha="center", va="bottom",
                                  fontsize="small", color="0.3", gid="impossible"))
-    notes = []
+    note = None
     if prof.source == "implied, block-parallel":
-        notes.append(ax.text(0.01, 0.98, "block-parallel drafting: each K is drafted afresh,\n"
-                             "so AL(i) - AL(i-1) is no survival; orientation only",
-                             transform=ax.transAxes, fontsize="x-small", color="0.3", va="top"))
+        note = ("block-parallel drafting: each K is drafted afresh,\n"
+                "so AL(i) - AL(i-1) is no survival; orientation only")
     elif impossible:
         shown = "\n".join(impossible[:3]) + ("\n..." if len(impossible) > 3 else "")
-        notes.append(ax.text(0.01, 0.98, "impossible profile, not drawn (×):\n" + shown +
-                             "\n(neighbouring AL means differ\nby less than their noise)",
-                             transform=ax.transAxes, fontsize="x-small", color="0.3", va="top"))
+        note = ("impossible profile, not drawn (×):\n" + shown +
+                "\n(neighbouring AL means differ\nby less than their noise)")
+    notes = [] if note is None else [ax.text(0.01, 0.98, note, transform=ax.transAxes,
+                                             fontsize="x-small", color="0.3", va="top")]
     ax.grid(True, axis="y", alpha=0.3)
     # who on the first line(s), which cell on the last: long variant names wrap
     import textwrap
@@ -694,9 +671,10 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
 
 
 def _gid_bars(bars, role):
-    # BarContainer is no artist; name each bar so saved SVGs can be inspected
+    """``bars``, each named ``role:i`` (a BarContainer is no artist) for saved SVGs."""
     for i, patch in enumerate(bars.patches, start=1):
         patch.set_gid(f"{role}:{i}")
+    return bars
 
 
 def _al_text(al):
@@ -893,8 +871,8 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
     if not curves:
         raise ValueError("`curves` is empty")
     colors = dict(colors or {})
-    for cid, color in curve_colors([_curve_id(c) for c in curves
-                                    if _curve_id(c) not in colors]).items():
+    for cid, color in curve_colors([curve_name(c) for c in curves
+                                    if curve_name(c) not in colors]).items():
         colors.setdefault(cid, color)
     if kind == "al":
         fig = _new_figure(8.0, 5.0)
@@ -940,7 +918,7 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
             target = dataclasses.replace(prof, note=(
                 f"(committed up to K={last}; beyond K={kk} the means imply an impossible "
                 "profile)"))
-        plot_positions(target, k=kk, thinking=mode, ax=ax, color=colors[_curve_id(curve)])
+        plot_positions(target, k=kk, thinking=mode, ax=ax, color=colors[curve_name(curve)])
     for ax in axes[len(cells):]:
         ax.set_visible(False)
     return fig
