@@ -732,30 +732,22 @@ def diff_frame(diff_result):
 
 def plot_diff(diff_result, ax=None, *, thinking=None, colors=None):
     """Plot a cell-by-cell difference of two curves, with its uncertainty."""
-    frame = diff_frame(diff_result)
-    level = getattr(diff_result, "confidence_level", None)
-    return _plot_diff_frame(frame, ax=ax, title=_diff_title(diff_result), colors=colors,
-                            modes=_modes(thinking), level=level)
-
-
-def _side_name(side):
-    name = None
-    for attr in ("label", "curve_id", "id"):
-        value = getattr(side, attr, None)
-        if isinstance(value, str) and value:
-            name = value
-            break
-    if name and getattr(side, "kind", None) == "fitted":
-        name += " (fitted)"
-    return name
+    return _plot_diff_frame(diff_frame(diff_result), ax=ax, title=_diff_title(diff_result),
+                            colors=colors, modes=_modes(thinking),
+                            level=getattr(diff_result, "confidence_level", None))
 
 
 def _diff_title(diff_result):
-    a = getattr(diff_result, "a", None)
-    b = getattr(diff_result, "b", None)
-    name_a = (_side_name(a) if a is not None else None) or "A"
-    name_b = (_side_name(b) if b is not None else None) or "B"
-    return f"{name_b} minus {name_a}, per cell"
+    return (f"{_side_name(getattr(diff_result, 'b', None), 'B')} minus "
+            f"{_side_name(getattr(diff_result, 'a', None), 'A')}, per cell")
+
+
+def _side_name(side, default):
+    names = (getattr(side, attr, None) for attr in ("label", "curve_id", "id"))
+    name = next((n for n in names if isinstance(n, str) and n), None)
+    if name is None:
+        return default
+    return name + (" (fitted)" if getattr(side, "kind", None) == "fitted" else "")
 
 
 def _plot_diff_frame(frame, *, ax=None, title=None, colors=None, modes=THINKING_MODES,
@@ -765,8 +757,7 @@ def _plot_diff_frame(frame, *, ax=None, title=None, colors=None, modes=THINKING_
     ax = _axes(ax)
     lines, errorbars, outside, interval_kinds = [], [], [], set()
     offsets = {"on": -0.08, "off": 0.08}
-    mode_colors = {"on": "tab:blue", "off": "tab:orange"}
-    mode_colors.update(colors or {})
+    mode_colors = {"on": "tab:blue", "off": "tab:orange", **(colors or {})}
     for mode in modes:
         part = frame[frame["thinking"] == mode].sort_values("k")
         part = part[np.isfinite(part["delta"].to_numpy(dtype=float))]
@@ -775,57 +766,41 @@ def _plot_diff_frame(frame, *, ax=None, title=None, colors=None, modes=THINKING_
         ks = part["k"].to_numpy(dtype=float) + offsets[mode]
         delta = part["delta"].to_numpy(dtype=float)
         color = mode_colors[mode]
-        (line,) = ax.plot(ks, delta, linestyle=THINKING_STYLE[mode], marker="o", color=color,
-                          label=f"thinking {mode}")
-        line.set_gid(f"diff:{mode}")
-        lines.append(line)
+        lines += ax.plot(ks, delta, linestyle=THINKING_STYLE[mode], marker="o", color=color,
+                         label=f"thinking {mode}", gid=f"diff:{mode}")
         low = part["low"].to_numpy(dtype=float)
         high = part["high"].to_numpy(dtype=float)
         kinds = part["interval"].to_numpy()
         for kind, ecolor in (("se", color), ("given", color), ("rounding", "0.6")):
             sel = (kinds == kind) & np.isfinite(low) & np.isfinite(high)
             if sel.any():
-                eb = ax.errorbar(ks[sel], delta[sel],
-                                 yerr=np.vstack([delta[sel] - low[sel], high[sel] - delta[sel]]),
-                                 fmt="none", ecolor=ecolor, capsize=3, elinewidth=1.2)
+                eb = _errorbar(ax, ks[sel], delta[sel], low[sel], high[sel], ecolor=ecolor,
+                               elinewidth=1.2)
                 eb.lines[2][0].set_gid(f"interval:{kind}:{mode}")
                 errorbars.append(eb)
                 interval_kinds.add(kind)
-        status = part["status"].to_numpy()
-        off = status == "outside"
+        off = part["status"].to_numpy() == "outside"
         if off.any():
-            (ring,) = ax.plot(ks[off], delta[off], linestyle="none", marker="o", markersize=12,
-                              markerfacecolor="none", markeredgecolor="crimson",
-                              markeredgewidth=1.5)
-            ring.set_gid(f"outside:{mode}")
-            outside.append(ring)
+            outside += ax.plot(ks[off], delta[off], markersize=12, markeredgewidth=1.5,
+                               gid=f"outside:{mode}", **_RING)
     if not lines:
         raise ValueError("nothing to plot: the diff has no cell present on both sides")
-    zero = ax.axhline(0.0, color="black", linewidth=0.8)
-    zero.set_gid("zero")
-    from matplotlib.lines import Line2D
-
-    handles, labels = ax.get_legend_handles_labels()
-    kinds = interval_kinds
+    zero = ax.axhline(0.0, color="black", linewidth=0.8, gid="zero")
     pct = f"{level:.0%} " if level else ""
-    if kinds & {"se", "given"}:
-        handles.append(Line2D([], [], color="0.2", marker="|", markersize=8, linestyle="-"))
-        labels.append(f"{pct}interval of the difference")
-    if "rounding" in kinds:
-        handles.append(Line2D([], [], color="0.6", marker="|", markersize=8, linestyle="-"))
-        labels.append("±0.01: two-decimal rounding only (no interval known)")
+    keys = []
+    if interval_kinds & {"se", "given"}:
+        keys.append((_key(color="0.2", marker="|", markersize=8, linestyle="-"),
+                     f"{pct}interval of the difference"))
+    if "rounding" in interval_kinds:
+        keys.append((_key(color="0.6", marker="|", markersize=8, linestyle="-"),
+                     "±0.01: two-decimal rounding only (no interval known)"))
     if outside:
-        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=10,
-                              markerfacecolor="none", markeredgecolor="crimson"))
-        labels.append("outside the interval")
-    ks_all = sorted({int(k) for k in frame["k"]})
-    ax.set_xticks(ks_all)
-    ax.set_xlabel(AL_XLABEL)
-    ax.set_ylabel(DIFF_YLABEL)
+        keys.append((_key(markersize=10, **_RING), "outside the interval"))
+    ax.set(xticks=sorted({int(k) for k in frame["k"]}), xlabel=AL_XLABEL, ylabel=DIFF_YLABEL)
     ax.grid(True, alpha=0.3)
     if title:
         ax.set_title(title, fontsize="medium")
-    ax.legend(handles, labels, fontsize="small", frameon=False, loc="best")
+    _legend(ax, keys, loc="best")
     return PlotArtists(ax, {"lines": tuple(lines), "errorbars": tuple(errorbars),
                             "outside": tuple(outside), "zero": (zero,)})
 
@@ -847,19 +822,19 @@ def _new_figure(width, height):
     return fig
 
 
-def _default_k(curve, cells):
-    """Default K of a positions panel: a fit's largest cell, a curve's meaningful K."""
-    if _is_curve_fit(curve):
-        return _last_complete_k(cells)
-    return meaningful_k(cells)
-
-
 def _last_complete_k(cells):
     """Largest K such that every K from 1 up to it has a committed number."""
     k = 0
     while str(cells.get(k + 1, "N/A")).strip().upper() != "N/A":
         k += 1
     return k
+
+
+def _committed_cells(curve, mode):
+    """``{K: committed text}`` of one thinking mode of a curve or fit."""
+    if _is_curve_fit(curve):
+        return {k: c.text for (t, k), c in curve.cells.items() if t == mode}
+    return (getattr(curve, "cells", {}) or {}).get(mode) or {}
 
 
 def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=None,
@@ -870,10 +845,7 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
     curves = _as_list(curves)
     if not curves:
         raise ValueError("`curves` is empty")
-    colors = dict(colors or {})
-    for cid, color in curve_colors([curve_name(c) for c in curves
-                                    if curve_name(c) not in colors]).items():
-        colors.setdefault(cid, color)
+    colors = _with_colors(colors, [curve_name(c) for c in curves])
     if kind == "al":
         fig = _new_figure(8.0, 5.0)
         plot_al_curve(curves, thinking=thinking, ax=fig.add_subplot(), colors=colors)
@@ -892,15 +864,8 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
         fig = _new_figure(8.0, 4.5)
         plot_diff(result, ax=fig.add_subplot(), thinking=thinking)
         return fig
-    cells = []
-    for curve in curves:
-        for mode in _modes(thinking):
-            if _is_curve_fit(curve):
-                have = {kk: c.text for (t, kk), c in curve.cells.items() if t == mode}
-            else:
-                have = (getattr(curve, "cells", {}) or {}).get(mode) or {}
-            if have:
-                cells.append((curve, mode, k if k is not None else _default_k(curve, have)))
+    cells = [(curve, mode, have) for curve in curves for mode in _modes(thinking)
+             if (have := _committed_cells(curve, mode))]
     if not cells:
         raise UnknownCurve("no committed cells to plot" + (f" for thinking {thinking}"
                                                             if thinking else ""))
@@ -908,14 +873,13 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
     nrows = math.ceil(len(cells) / ncols)
     fig = _new_figure(7.0 * ncols, 4.2 * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax, (curve, mode, kk) in zip(axes, cells):
+    for ax, (curve, mode, have) in zip(axes, cells):
+        # default K: a fit's largest cell, a curve's largest with a possible profile
+        last = _last_complete_k(have)
+        kk = k if k is not None else last if _is_curve_fit(curve) else meaningful_k(have)
         target = curve
-        last = _last_complete_k(dict((kk2, c.text) for (t, kk2), c in curve.cells.items()
-                                     if t == mode) if _is_curve_fit(curve)
-                                else curve.cells.get(mode) or {})
         if k is None and kk < last:
-            prof = position_profile(curve, k=kk, thinking=mode)
-            target = dataclasses.replace(prof, note=(
+            target = dataclasses.replace(position_profile(curve, k=kk, thinking=mode), note=(
                 f"(committed up to K={last}; beyond K={kk} the means imply an impossible "
                 "profile)"))
         plot_positions(target, k=kk, thinking=mode, ax=ax, color=colors[curve_name(curve)])
