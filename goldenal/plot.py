@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from goldenal.core.acceptance import (  # noqa: F401  (re-exported for plot users)
     exact_fraction, positive_k, accepted_drafts_distribution, accepted_drafts_variance, conditional_rates,
@@ -196,14 +197,10 @@ def _is_curve_fit(obj):
             and isinstance(getattr(obj, "models", None), dict))
 
 
-class _Identity:
-    """Attribute view of a fit's identity dict, for :func:`head_label`."""
-
-    def __init__(self, identity):
-        self.model = identity.get("model")
-        self.draft = tuple(identity.get("draft") or ())
-        self.method = identity.get("method")
-        self.variant = identity.get("variant") or {}
+def _fit_head(fit):
+    """:func:`head_label` of a fit, read from its identity."""
+    return head_label(SimpleNamespace(**{attr: fit.identity.get(attr)
+                                         for attr in ("model", "draft", "method", "variant")}))
 
 
 def _fit_name(fit):
@@ -215,7 +212,7 @@ def _fit_label(fit, what="fit"):
     """Head label of a fit with ``(fit)`` after the head, before any variant."""
     if fit.identity.get("simulated"):
         what += ", simulated"
-    head, sep, variant = head_label(_Identity(fit.identity)).partition(" [")
+    head, sep, variant = _fit_head(fit).partition(" [")
     return f"{head} ({what})" + (sep + variant if sep else "")
 
 
@@ -490,7 +487,7 @@ def position_profile(cell_or_curve, *, k=None, thinking=None):
             have = ", ".join(f"thinking {t} K={kk}" for t, kk in sorted(fit.cells))
             raise UnknownCurve(f"the fit has no cell thinking {mode}, K={k} (cells: {have})")
         return _cell_profile(cell, name=_fit_name(fit),
-                             label=head_label(_Identity(fit.identity)))
+                             label=_fit_head(fit))
     if _is_cell_fit(cell_or_curve):
         return _cell_profile(cell_or_curve)
     method = getattr(cell_or_curve, "position_profile", None)
@@ -543,9 +540,8 @@ def _cell_profile(cell, *, name="fitted cell", label="measured"):
     survival = tuple(float(v) for v in pp.survival)
     conditional = tuple(None if not math.isfinite(float(v)) else float(v)
                         for v in pp.conditional)
-    low = None if pp.survival_low is None else tuple(_nan(v) for v in pp.survival_low)
-    high = (None if pp.survival_high is None
-            else tuple(_nan(v) for v in pp.survival_high))
+    low, high = (None if bound is None else tuple(_nan(v) for v in bound)
+                 for bound in (pp.survival_low, pp.survival_high))
     return PositionProfile(curve=name, label=label, thinking=cell.thinking or "?", k=cell.k,
                            al=cell.text, survival=survival, conditional=conditional,
                            schedule=min_variance_schedule(cell.text, cell.k),
