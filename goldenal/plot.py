@@ -176,11 +176,10 @@ def al_series(obj, *, thinking=None):
             cells = obj.cells.get(mode) or {}
             pairs = [(int(k), float(v)) for k, v in sorted(cells.items(), key=lambda kv: int(kv[0]))
                      if str(v).strip().upper() != "N/A"]
-            if not pairs:
-                continue
-            out.append(ALSeries(curve=obj.id, label=label, thinking=mode,
-                                k=tuple(p[0] for p in pairs), al=tuple(p[1] for p in pairs),
-                                committed=(True,) * len(pairs)))
+            if pairs:
+                ks, als = zip(*pairs)
+                out.append(ALSeries(curve=obj.id, label=label, thinking=mode, k=ks, al=als,
+                                    committed=(True,) * len(ks)))
         return out
     if _is_curve_fit(obj):
         return _fit_series(obj, modes)
@@ -258,8 +257,7 @@ def curve_colors(curve_ids):
     palette = [c for i, c in enumerate(matplotlib.colormaps["tab10"].colors) if i != 7]
     out = {}
     for cid in curve_ids:
-        if cid not in out:
-            out[cid] = palette[len(out) % len(palette)]
+        out.setdefault(cid, palette[len(out) % len(palette)])
     return out
 
 
@@ -308,14 +306,11 @@ def _axes(ax):
         return ax
     import matplotlib.pyplot as plt
 
-    fig = plt.figure(figsize=(7.0, 4.5))
-    return fig.add_subplot()
+    return plt.figure(figsize=(7.0, 4.5)).add_subplot()
 
 
 def _as_list(obj):
-    if isinstance(obj, (list, tuple)):
-        return list(obj)
-    return [obj]
+    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
 
 
 def _with_colors(colors, ids):
