@@ -131,8 +131,7 @@ def head_label(curve):
 def _legend_label(series):
     """``head, thinking on``; a variant goes on a second line to keep legends narrow."""
     head, sep, variant = series.label.partition(" [")
-    text = f"{head}, thinking {series.thinking}"
-    return text + ("\n[" + variant if sep else "")
+    return f"{head}, thinking {series.thinking}" + ("\n[" + variant if sep else "")
 
 
 def curve_name(obj):
@@ -431,10 +430,10 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
     if art["flags"]:
         keys.append((_key(markersize=10, **_RING), "flagged: disagrees with the model"))
     _legend(ax, keys + band_keys, loc="best")
-    top = max(float(np.nanmax(s.high)) if s.high is not None and np.isfinite(
-        np.asarray(s.high, dtype=float)).any() else max(s.al) for s in series)
+    # room for the highest value or interval bound
+    top = max(np.nanmax(np.asarray([*s.al, *(s.high or ())], dtype=float)) for s in series)
     ax.set(xlabel=AL_XLABEL, ylabel=AL_YLABEL, xticks=kk, xlim=(kmin - 0.3, kmax + 0.3),
-           ylim=(1.0, max(top, max(max(s.al) for s in series)) + 0.6))
+           ylim=(1.0, float(top) + 0.6))
     ax.grid(True, alpha=0.3)
     modes = sorted({s.thinking for s in series}, key=THINKING_MODES.index)
     ax.set_title("Acceptance length vs K (thinking " + "/".join(modes) + ")")
@@ -669,9 +668,7 @@ def _gid_bars(bars, role):
 
 
 def _al_text(al):
-    if isinstance(al, str):
-        return al
-    return f"{float(al):.2f}"
+    return al if isinstance(al, str) else f"{float(al):.2f}"
 
 
 # --------------------------------------------------------------------------
