@@ -480,8 +480,7 @@ def position_profile(cell_or_curve, *, k=None, thinking=None):
         if cell is None:
             have = ", ".join(f"thinking {t} K={kk}" for t, kk in sorted(fit.cells))
             raise UnknownCurve(f"the fit has no cell thinking {mode}, K={k} (cells: {have})")
-        return _cell_profile(cell, name=_fit_name(fit),
-                             label=_fit_head(fit))
+        return _cell_profile(cell, name=_fit_name(fit), label=_fit_head(fit))
     if _is_cell_fit(cell_or_curve):
         return _cell_profile(cell_or_curve)
     method = getattr(cell_or_curve, "position_profile", None)
