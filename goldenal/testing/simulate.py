@@ -454,9 +454,7 @@ def make_workload(rates, *, n_profiles=24, heterogeneity=20.0, answer_rates=None
                   medians=(900.0,), sigmas=(0.9,), caps=(4096,), rng=None):
     """A :class:`Workload` whose profiles scatter around ``rates``."""
     rng = np.random.default_rng(rng)
-    segs = [np.asarray(rates, float)]
-    if answer_rates is not None:
-        segs.append(np.asarray(answer_rates, float))
+    segs = [np.asarray(r, float) for r in (rates, answer_rates) if r is not None]
     k_max = len(segs[0])
     n = 1 if heterogeneity is None else int(n_profiles)
     prof = np.empty((n, len(segs), k_max))
