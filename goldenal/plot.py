@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from goldenal.core.acceptance import (  # noqa: F401  (re-exported for plot users)
     exact_fraction, positive_k, accepted_drafts_distribution, accepted_drafts_variance, conditional_rates,
@@ -67,29 +68,28 @@ class PositionProfile:
         """One row per position: survival, conditional, bounds, schedule."""
         import pandas as pd
 
-        rows = []
         sched_cond = conditional_rates(self.schedule)
-        for i in range(self.k):
-            rows.append({
-                "position": i + 1,
-                "survival": float(self.survival[i]),
-                "survival_low": _float_or_nan(self.survival_low, i),
-                "survival_high": _float_or_nan(self.survival_high, i),
-                "conditional": _none_nan(self.conditional[i]),
-                "schedule_survival": float(self.schedule[i]),
-                "schedule_conditional": _none_nan(sched_cond[i]),
-            })
-        return pd.DataFrame(rows)
+        return pd.DataFrame([{
+            "position": i + 1,
+            "survival": float(self.survival[i]),
+            "survival_low": _nan_at(self.survival_low, i),
+            "survival_high": _nan_at(self.survival_high, i),
+            "conditional": _nan(self.conditional[i]),
+            "schedule_survival": float(self.schedule[i]),
+            "schedule_conditional": _nan(sched_cond[i]),
+        } for i in range(self.k)])
 
 
-def _none_nan(value):
-    return float("nan") if value is None else float(value)
+def _nan(value):
+    """``value`` as a float; NaN for None or a non-finite value."""
+    if value is None:
+        return math.nan
+    value = float(value)
+    return value if math.isfinite(value) else math.nan
 
 
-def _float_or_nan(seq, i):
-    if seq is None or seq[i] is None:
-        return float("nan")
-    return float(seq[i])
+def _nan_at(seq, i):
+    return math.nan if seq is None else _nan(seq[i])
 
 
 # --------------------------------------------------------------------------
@@ -131,11 +131,11 @@ def head_label(curve):
 def _legend_label(series):
     """``head, thinking on``; a variant goes on a second line to keep legends narrow."""
     head, sep, variant = series.label.partition(" [")
-    text = f"{head}, thinking {series.thinking}"
-    return text + ("\n[" + variant if sep else "")
+    return f"{head}, thinking {series.thinking}" + ("\n[" + variant if sep else "")
 
 
-def _curve_id(obj):
+def curve_name(obj):
+    """The name a curve or fit goes by in legends and colours: curve id or run id."""
     if _is_curve_fit(obj):
         return _fit_name(obj)
     for name in ("id", "curve", "curve_id"):
@@ -143,11 +143,6 @@ def _curve_id(obj):
         if isinstance(value, str):
             return value
     return type(obj).__name__
-
-
-def curve_name(obj):
-    """The name a curve or fit goes by in legends and colours: curve id or run id."""
-    return _curve_id(obj)
 
 
 def _is_registry_curve(obj):
@@ -180,11 +175,10 @@ def al_series(obj, *, thinking=None):
             cells = obj.cells.get(mode) or {}
             pairs = [(int(k), float(v)) for k, v in sorted(cells.items(), key=lambda kv: int(kv[0]))
                      if str(v).strip().upper() != "N/A"]
-            if not pairs:
-                continue
-            out.append(ALSeries(curve=obj.id, label=label, thinking=mode,
-                                k=tuple(p[0] for p in pairs), al=tuple(p[1] for p in pairs),
-                                committed=(True,) * len(pairs)))
+            if pairs:
+                ks, als = zip(*pairs)
+                out.append(ALSeries(curve=obj.id, label=label, thinking=mode, k=ks, al=als,
+                                    committed=(True,) * len(ks)))
         return out
     if _is_curve_fit(obj):
         return _fit_series(obj, modes)
@@ -201,14 +195,10 @@ def _is_curve_fit(obj):
             and isinstance(getattr(obj, "models", None), dict))
 
 
-class _Identity:
-    """Attribute view of a fit's identity dict, for :func:`head_label`."""
-
-    def __init__(self, identity):
-        self.model = identity.get("model")
-        self.draft = tuple(identity.get("draft") or ())
-        self.method = identity.get("method")
-        self.variant = identity.get("variant") or {}
+def _fit_head(fit):
+    """:func:`head_label` of a fit, read from its identity."""
+    return head_label(SimpleNamespace(**{attr: fit.identity.get(attr)
+                                         for attr in ("model", "draft", "method", "variant")}))
 
 
 def _fit_name(fit):
@@ -220,7 +210,7 @@ def _fit_label(fit, what="fit"):
     """Head label of a fit with ``(fit)`` after the head, before any variant."""
     if fit.identity.get("simulated"):
         what += ", simulated"
-    head, sep, variant = head_label(_Identity(fit.identity)).partition(" [")
+    head, sep, variant = _fit_head(fit).partition(" [")
     return f"{head} ({what})" + (sep + variant if sep else "")
 
 
@@ -228,42 +218,35 @@ def _fit_series(fit, modes):
     """Measured cells (intervals as bands) and the cross-K model's predictions."""
     name = _fit_name(fit)
     label = _fit_label(fit)
+    level = getattr(fit, "confidence_level", None)
     out = []
     for mode in modes:
         cells = sorted((k, c) for (t, k), c in fit.cells.items()
                        if t == mode and not getattr(c, "failed", False))
         model = fit.models.get(mode)
         flagged = tuple(sorted(f.k for f in getattr(model, "flags", ()) or ()))
-        level = getattr(fit, "confidence_level", None)
         if cells:
             ci = [c.confidence_interval for _, c in cells]
             out.append(ALSeries(
                 curve=name, label=label, thinking=mode, k=tuple(k for k, _ in cells),
                 al=tuple(float(c.mean_acceptance_length) for _, c in cells),
-                committed=(True,) * len(cells),
-                low=tuple(_float_or_none(lo) for lo, _ in ci),
-                high=tuple(_float_or_none(hi) for _, hi in ci),
-                confidence_level=level, flagged=flagged))
-        predicted = getattr(model, "predicted", None) or {}
-        if predicted:
-            ks = tuple(sorted(predicted))
-            intervals = getattr(model, "predicted_interval", None) or {}
-            out.append(ALSeries(
-                curve=name, label=_fit_label(fit, "model"), thinking=mode, k=ks,
-                al=tuple(float(predicted[k]) for k in ks), committed=(False,) * len(ks),
-                low=tuple(_float_or_none(intervals.get(k, (None, None))[0]) for k in ks)
-                if intervals else None,
-                high=tuple(_float_or_none(intervals.get(k, (None, None))[1]) for k in ks)
-                if intervals else None,
-                confidence_level=level))
+                committed=(True,) * len(cells), low=tuple(_nan(lo) for lo, _ in ci),
+                high=tuple(_nan(hi) for _, hi in ci), confidence_level=level, flagged=flagged))
+        if getattr(model, "predicted", None):
+            out.append(_model_series(model, name, _fit_label(fit, "model"), mode, level))
     return out
 
 
-def _float_or_none(value):
-    if value is None:
-        return float("nan")
-    value = float(value)
-    return value if math.isfinite(value) else float("nan")
+def _model_series(model, name, label, mode, level=None):
+    """A cross-K model's predictions as a line, its prediction intervals as the band."""
+    ks = tuple(sorted(model.predicted))
+    intervals = getattr(model, "predicted_interval", None) or {}
+    low = high = None
+    if intervals:
+        low, high = (tuple(_nan(intervals.get(k, (None, None))[j]) for k in ks) for j in (0, 1))
+    return ALSeries(curve=name, label=label, thinking=mode, k=ks,
+                    al=tuple(float(model.predicted[k]) for k in ks), committed=(False,) * len(ks),
+                    low=low, high=high, confidence_level=level)
 
 
 def curve_colors(curve_ids):
@@ -273,8 +256,7 @@ def curve_colors(curve_ids):
     palette = [c for i, c in enumerate(matplotlib.colormaps["tab10"].colors) if i != 7]
     out = {}
     for cid in curve_ids:
-        if cid not in out:
-            out[cid] = palette[len(out) % len(palette)]
+        out.setdefault(cid, palette[len(out) % len(palette)])
     return out
 
 
@@ -323,14 +305,44 @@ def _axes(ax):
         return ax
     import matplotlib.pyplot as plt
 
-    fig = plt.figure(figsize=(7.0, 4.5))
-    return fig.add_subplot()
+    return plt.figure(figsize=(7.0, 4.5)).add_subplot()
 
 
 def _as_list(obj):
-    if isinstance(obj, (list, tuple)):
-        return list(obj)
-    return [obj]
+    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
+
+
+def _with_colors(colors, ids):
+    """``colors`` completed with a palette colour for each id it lacks."""
+    colors = dict(colors or {})
+    colors.update(curve_colors([cid for cid in ids if cid not in colors]))
+    return colors
+
+
+# a crimson ring marks a value that disagrees with what it is checked against
+_RING = {"linestyle": "none", "marker": "o", "markerfacecolor": "none",
+         "markeredgecolor": "crimson"}
+
+
+def _key(**style):
+    """A legend handle drawn as ``style``, for artists drawn without a label."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **style)
+
+
+def _legend(ax, keys, **kwargs):
+    """The legend of the labelled artists, then the ``(handle, text)`` of ``keys``."""
+    handles, labels = ax.get_legend_handles_labels()
+    handles += [handle for handle, _ in keys]
+    labels += [text for _, text in keys]
+    ax.legend(handles, labels, fontsize="small", frameon=False, **kwargs)
+
+
+def _errorbar(ax, x, y, low, high, **style):
+    import numpy as np
+
+    return ax.errorbar(x, y, yerr=np.vstack([y - low, high - y]), fmt="none", capsize=3, **style)
 
 
 # --------------------------------------------------------------------------
@@ -342,12 +354,8 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
 
     Committed values get filled markers, fitted predictions open ones;
     intervals, when known, are shaded bands; the dotted line ``AL = K + 1`` is
-    the ceiling (every draft accepted).
-
-    Raises
-    ------
-    UnknownCurve
-        No curve has a value (in the thinking mode asked for).
+    the ceiling (every draft accepted).  ``UnknownCurve`` when no curve has a
+    value (in the thinking mode asked for).
 
     Example
     -------
@@ -360,103 +368,77 @@ def plot_al_curve(curves_or_fits, *, thinking=None, ax=None, colors=None):
     objs = _as_list(curves_or_fits)
     series = [s for obj in objs for s in al_series(obj, thinking=thinking)]
     if not series:
-        names = ", ".join(_curve_id(o) for o in objs)
+        names = ", ".join(curve_name(o) for o in objs)
         raise UnknownCurve(f"nothing to plot: {names} has no committed or fitted AL"
                            + (f" for thinking {thinking}" if thinking else ""))
     import numpy as np
+    from matplotlib.patches import Patch
 
     ax = _axes(ax)
-    colors = dict(colors or {})
-    for cid, color in curve_colors([s.curve for s in series]).items():
-        colors.setdefault(cid, color)
-    lines, committed, predicted, bands, flags = [], [], [], [], []
-    band_keys = []  # (color, alpha, legend text): one legend entry per band
+    colors = _with_colors(colors, [s.curve for s in series])
+    art = {role: [] for role in ("lines", "committed", "predicted", "bands", "flags")}
+    band_keys = []  # one legend entry per band, drawn as the band is
     for s in series:
         color = colors[s.curve]
-        style = THINKING_STYLE.get(s.thinking, "-")
+        tag = f"{s.curve}:{s.thinking}"
         ks = np.asarray(s.k, dtype=float)
         al = np.asarray(s.al, dtype=float)
         mask = np.asarray(s.committed, dtype=bool)
-        label = _legend_label(s)
         model_only = not mask.any()
         if model_only:  # a model's predictions: thin, no legend entry of their own
-            (line,) = ax.plot(ks, al, linestyle=":", color=color, linewidth=1.0)
-            line.set_gid(f"model:{s.curve}:{s.thinking}")
-            predicted.append(line)
+            art["predicted"] += ax.plot(ks, al, linestyle=":", color=color, linewidth=1.0,
+                                        gid=f"model:{tag}")
         else:
-            (line,) = ax.plot(ks, al, linestyle=style, color=color, linewidth=1.6, label=label)
-            line.set_gid(f"al:{s.curve}:{s.thinking}")
-            lines.append(line)
+            art["lines"] += ax.plot(ks, al, linestyle=THINKING_STYLE.get(s.thinking, "-"),
+                                    color=color, linewidth=1.6, label=_legend_label(s),
+                                    gid=f"al:{tag}")
         if s.low is not None and s.high is not None:
             low = np.asarray(s.low, dtype=float)
             high = np.asarray(s.high, dtype=float)
             known = np.isfinite(low) & np.isfinite(high)
             if known.any():
                 alpha = 0.08 if model_only else 0.2
-                band = ax.fill_between(ks, low, high, where=known, color=color,
-                                       alpha=alpha, linewidth=0, interpolate=False)
-                band.set_gid(f"band:{s.curve}:{s.thinking}")
-                bands.append(band)
+                art["bands"].append(ax.fill_between(ks, low, high, where=known, color=color,
+                                                    alpha=alpha, linewidth=0, interpolate=False,
+                                                    gid=f"band:{tag}"))
                 level = f"{s.confidence_level:.0%} " if s.confidence_level else ""
                 what = "band of the cross-K model" if model_only else "interval"
-                band_keys.append((color, alpha, f"{level}{what}: {_legend_label(s)}"))
+                band_keys.append((Patch(color=color, alpha=alpha, linewidth=0),
+                                  f"{level}{what}: {_legend_label(s)}"))
         if mask.any():
-            (m,) = ax.plot(ks[mask], al[mask], linestyle="none", marker="o", markersize=5,
-                           color=color)
-            m.set_gid(f"committed:{s.curve}:{s.thinking}")
-            committed.append(m)
+            art["committed"] += ax.plot(ks[mask], al[mask], linestyle="none", marker="o",
+                                        markersize=5, color=color, gid=f"committed:{tag}")
         if (~mask).any():
-            (m,) = ax.plot(ks[~mask], al[~mask], linestyle="none", marker="o", markersize=6,
-                           markerfacecolor="white", markeredgecolor=color)
-            m.set_gid(f"predicted:{s.curve}:{s.thinking}")
-            predicted.append(m)
-        if s.flagged:
-            hit = np.isin(ks, np.asarray(s.flagged, dtype=float)) & mask
-            if hit.any():
-                (m,) = ax.plot(ks[hit], al[hit], linestyle="none", marker="o", markersize=13,
-                               markerfacecolor="none", markeredgecolor="crimson",
-                               markeredgewidth=1.5)
-                m.set_gid(f"flagged:{s.curve}:{s.thinking}")
-                flags.append(m)
+            art["predicted"] += ax.plot(ks[~mask], al[~mask], linestyle="none", marker="o",
+                                        markersize=6, markerfacecolor="white",
+                                        markeredgecolor=color, gid=f"predicted:{tag}")
+        hit = np.isin(ks, np.asarray(s.flagged, dtype=float)) & mask
+        if hit.any():
+            art["flags"] += ax.plot(ks[hit], al[hit], markersize=13, markeredgewidth=1.5,
+                                    gid=f"flagged:{tag}", **_RING)
     kmin = min(min(s.k) for s in series)
     kmax = max(max(s.k) for s in series)
     kk = np.arange(kmin, kmax + 1, dtype=float)
-    (ceiling,) = ax.plot(kk, kk + 1, linestyle=":", color=CEILING_COLOR, linewidth=1.2,
-                         label="ceiling AL = K + 1")
-    ceiling.set_gid("ceiling")
+    ceiling = ax.plot(kk, kk + 1, linestyle=":", color=CEILING_COLOR, linewidth=1.2,
+                      label="ceiling AL = K + 1", gid="ceiling")
     # marker legend entries explain filled vs open without repeating per curve
-    handles, labels = ax.get_legend_handles_labels()
-    from matplotlib.lines import Line2D
-
-    if committed and predicted:
-        handles += [Line2D([], [], linestyle="none", marker="o", color="0.3"),
-                    Line2D([], [], linestyle=":", marker="o", markerfacecolor="white",
-                           markeredgecolor="0.3", color="0.3")]
-        labels += ["measured / committed value", "fitted prediction (cross-K model)"]
-    if flags:
-        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=10,
-                              markerfacecolor="none", markeredgecolor="crimson"))
-        labels.append("flagged: disagrees with the model")
-    if band_keys:
-        from matplotlib.patches import Patch
-
-        for color, alpha, text in band_keys:
-            handles.append(Patch(color=color, alpha=alpha, linewidth=0))  # as drawn
-            labels.append(text)
-    ax.legend(handles, labels, fontsize="small", loc="best", frameon=False)
-    ax.set_xlabel(AL_XLABEL)
-    ax.set_ylabel(AL_YLABEL)
-    ax.set_xticks(kk)
-    top = max(float(np.nanmax(s.high)) if s.high is not None and np.isfinite(
-        np.asarray(s.high, dtype=float)).any() else max(s.al) for s in series)
-    ax.set_ylim(1.0, max(top, max(max(s.al) for s in series)) + 0.6)
-    ax.set_xlim(kmin - 0.3, kmax + 0.3)
+    keys = []
+    if art["committed"] and art["predicted"]:
+        keys += [(_key(linestyle="none", marker="o", color="0.3"), "measured / committed value"),
+                 (_key(linestyle=":", marker="o", markerfacecolor="white", markeredgecolor="0.3",
+                       color="0.3"), "fitted prediction (cross-K model)")]
+    if art["flags"]:
+        keys.append((_key(markersize=10, **_RING), "flagged: disagrees with the model"))
+    _legend(ax, keys + band_keys, loc="best")
+    # room for the highest value or interval bound
+    top = max(np.nanmax(np.asarray([*s.al, *(s.high or ())], dtype=float)) for s in series)
+    ax.set(xlabel=AL_XLABEL, ylabel=AL_YLABEL, xticks=kk, xlim=(kmin - 0.3, kmax + 0.3),
+           ylim=(1.0, float(top) + 0.6))
     ax.grid(True, alpha=0.3)
     modes = sorted({s.thinking for s in series}, key=THINKING_MODES.index)
     ax.set_title("Acceptance length vs K (thinking " + "/".join(modes) + ")")
-    return PlotArtists(ax, {"lines": tuple(lines), "committed": tuple(committed),
-                            "predicted": tuple(predicted), "bands": tuple(bands),
-                            "flags": tuple(flags), "ceiling": (ceiling,)})
+    return PlotArtists(ax, {**{role: tuple(v) for role, v in art.items()},
+                            "ceiling": tuple(ceiling)})
 
 
 # --------------------------------------------------------------------------
@@ -498,8 +480,7 @@ def position_profile(cell_or_curve, *, k=None, thinking=None):
         if cell is None:
             have = ", ".join(f"thinking {t} K={kk}" for t, kk in sorted(fit.cells))
             raise UnknownCurve(f"the fit has no cell thinking {mode}, K={k} (cells: {have})")
-        return _cell_profile(cell, name=_fit_name(fit),
-                             label=head_label(_Identity(fit.identity)))
+        return _cell_profile(cell, name=_fit_name(fit), label=_fit_head(fit))
     if _is_cell_fit(cell_or_curve):
         return _cell_profile(cell_or_curve)
     method = getattr(cell_or_curve, "position_profile", None)
@@ -552,9 +533,8 @@ def _cell_profile(cell, *, name="fitted cell", label="measured"):
     survival = tuple(float(v) for v in pp.survival)
     conditional = tuple(None if not math.isfinite(float(v)) else float(v)
                         for v in pp.conditional)
-    low = None if pp.survival_low is None else tuple(_float_or_none(v) for v in pp.survival_low)
-    high = (None if pp.survival_high is None
-            else tuple(_float_or_none(v) for v in pp.survival_high))
+    low, high = (None if bound is None else tuple(_nan(v) for v in bound)
+                 for bound in (pp.survival_low, pp.survival_high))
     return PositionProfile(curve=name, label=label, thinking=cell.thinking or "?", k=cell.k,
                            al=cell.text, survival=survival, conditional=conditional,
                            schedule=min_variance_schedule(cell.text, cell.k),
@@ -574,19 +554,11 @@ def plot_curve(fit, ax=None, **kwargs):
 
 def plot_chain(model, ax=None, *, color=None):
     """A cross-K model of one thinking mode: predictions, band, flagged cells."""
-    predicted = getattr(model, "predicted", None) or {}
-    if not predicted:
+    if not getattr(model, "predicted", None):
         raise ValueError("the model has no predictions to plot")
     mode = getattr(model, "thinking", None) or "on"
     name = f"{getattr(model, 'kind', 'model')} model"
-    ks = tuple(sorted(predicted))
-    intervals = getattr(model, "predicted_interval", None) or {}
-    series = [ALSeries(curve=name, label="cross-K", thinking=mode, k=ks,
-                       al=tuple(float(predicted[k]) for k in ks), committed=(False,) * len(ks),
-                       low=tuple(_float_or_none(intervals[k][0]) for k in ks)
-                       if intervals else None,
-                       high=tuple(_float_or_none(intervals[k][1]) for k in ks)
-                       if intervals else None)]
+    series = [_model_series(model, name, "cross-K", mode)]
     measured = dict(getattr(model, "measured", None) or {})
     for flag in getattr(model, "flags", ()) or ():
         measured.setdefault(flag.k, flag.measured)
@@ -627,7 +599,7 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
     pos = np.arange(1, prof.k + 1, dtype=float)
     width = 0.27
     surv = np.array([float(s) for s in prof.survival])
-    cond = np.array([_none_nan(c) for c in prof.conditional])
+    cond = np.array([_nan(c) for c in prof.conditional])
     sched = np.array([float(r) for r in prof.schedule])
     kind = "measured" if prof.source == "measured" else "implied by AL(i) - AL(i-1)"
     # A probability lies in [0, 1] and a survival does not rise; noisy means can
@@ -636,49 +608,43 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
     impossible = impossible_positions(prof.survival, prof.conditional)
     bad_surv = np.array([not (np.isfinite(v) and 0 <= v <= 1) for v in surv])
     bad_cond = np.array([not (np.isfinite(v) and 0 <= v <= 1) for v in cond])
-    b_surv = ax.bar(pos - width, np.where(bad_surv, 0.0, surv), width, color=color,
-                    label=f"survival S(i), {kind}")
-    _gid_bars(b_surv, "survival")
+    b_surv = _gid_bars(ax.bar(pos - width, np.where(bad_surv, 0.0, surv), width, color=color,
+                              label=f"survival S(i), {kind}"), "survival")
     errorbars = []
     if prof.survival_low is not None and prof.survival_high is not None:
-        low = np.array([_float_or_nan(prof.survival_low, i) for i in range(prof.k)])
-        high = np.array([_float_or_nan(prof.survival_high, i) for i in range(prof.k)])
+        low = np.array([_nan_at(prof.survival_low, i) for i in range(prof.k)])
+        high = np.array([_nan_at(prof.survival_high, i) for i in range(prof.k)])
         known = np.isfinite(low) & np.isfinite(high) & ~bad_surv
         if known.any():
             level = f"{prof.confidence_level:.0%} " if prof.confidence_level else ""
-            eb = ax.errorbar(pos[known] - width, surv[known],
-                             yerr=np.vstack([surv[known] - low[known], high[known] - surv[known]]),
-                             fmt="none", ecolor="black", elinewidth=1, capsize=3,
-                             label=f"{level}interval of S(i)")
-            errorbars.append(eb)
-    b_cond = ax.bar(pos, np.where(bad_cond, 0.0, cond), width,
-                    color=color, alpha=0.45, hatch="//", edgecolor=color,
-                    label="conditional acceptance a_i = S(i)/S(i-1)")
-    _gid_bars(b_cond, "conditional")
-    b_sched = ax.bar(pos + width, sched, width, color=SCHEDULE_COLOR,
-                     label=f"vLLM min-variance schedule for AL {_al_text(prof.al)}")
-    _gid_bars(b_sched, "schedule")
+            errorbars.append(_errorbar(ax, pos[known] - width, surv[known], low[known],
+                                       high[known], ecolor="black", elinewidth=1,
+                                       label=f"{level}interval of S(i)"))
+    b_cond = _gid_bars(ax.bar(pos, np.where(bad_cond, 0.0, cond), width, color=color, alpha=0.45,
+                              hatch="//", edgecolor=color,
+                              label="conditional acceptance a_i = S(i)/S(i-1)"), "conditional")
+    b_sched = _gid_bars(ax.bar(pos + width, sched, width, color=SCHEDULE_COLOR,
+                               label=f"vLLM min-variance schedule for AL {_al_text(prof.al)}"),
+                        "schedule")
     ax.axhline(0.0, color="black", linewidth=0.6)
-    ax.set_xticks(pos)
-    ax.set_xlabel(POSITION_XLABEL)
-    ax.set_ylabel(POSITION_YLABEL)
-    ax.set_ylim(-0.05, 1.5)  # headroom above 1 holds the legend and the notes
-    ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
+    # headroom above 1 holds the legend and the notes
+    ax.set(xticks=pos, xlabel=POSITION_XLABEL, ylabel=POSITION_YLABEL, ylim=(-0.05, 1.5),
+           yticks=[0.0, 0.25, 0.5, 0.75, 1.0])
     marks = []
     for offset, bad in ((-width, bad_surv), (0.0, bad_cond)):
         for x in pos[bad]:
             marks.append(ax.text(x + offset, 0.0, "×", ha="center", va="bottom",
                                  fontsize="small", color="0.3", gid="impossible"))
-    notes = []
+    note = None
     if prof.source == "implied, block-parallel":
-        notes.append(ax.text(0.01, 0.98, "block-parallel drafting: each K is drafted afresh,\n"
-                             "so AL(i) - AL(i-1) is no survival; orientation only",
-                             transform=ax.transAxes, fontsize="x-small", color="0.3", va="top"))
+        note = ("block-parallel drafting: each K is drafted afresh,\n"
+                "so AL(i) - AL(i-1) is no survival; orientation only")
     elif impossible:
         shown = "\n".join(impossible[:3]) + ("\n..." if len(impossible) > 3 else "")
-        notes.append(ax.text(0.01, 0.98, "impossible profile, not drawn (×):\n" + shown +
-                             "\n(neighbouring AL means differ\nby less than their noise)",
-                             transform=ax.transAxes, fontsize="x-small", color="0.3", va="top"))
+        note = ("impossible profile, not drawn (×):\n" + shown +
+                "\n(neighbouring AL means differ\nby less than their noise)")
+    notes = [] if note is None else [ax.text(0.01, 0.98, note, transform=ax.transAxes,
+                                             fontsize="x-small", color="0.3", va="top")]
     ax.grid(True, axis="y", alpha=0.3)
     # who on the first line(s), which cell on the last: long variant names wrap
     import textwrap
@@ -694,15 +660,14 @@ def plot_positions(cell_or_curve, *, k=None, thinking=None, ax=None, color=None)
 
 
 def _gid_bars(bars, role):
-    # BarContainer is no artist; name each bar so saved SVGs can be inspected
+    """``bars``, each named ``role:i`` (a BarContainer is no artist) for saved SVGs."""
     for i, patch in enumerate(bars.patches, start=1):
         patch.set_gid(f"{role}:{i}")
+    return bars
 
 
 def _al_text(al):
-    if isinstance(al, str):
-        return al
-    return f"{float(al):.2f}"
+    return al if isinstance(al, str) else f"{float(al):.2f}"
 
 
 # --------------------------------------------------------------------------
@@ -754,30 +719,22 @@ def diff_frame(diff_result):
 
 def plot_diff(diff_result, ax=None, *, thinking=None, colors=None):
     """Plot a cell-by-cell difference of two curves, with its uncertainty."""
-    frame = diff_frame(diff_result)
-    level = getattr(diff_result, "confidence_level", None)
-    return _plot_diff_frame(frame, ax=ax, title=_diff_title(diff_result), colors=colors,
-                            modes=_modes(thinking), level=level)
-
-
-def _side_name(side):
-    name = None
-    for attr in ("label", "curve_id", "id"):
-        value = getattr(side, attr, None)
-        if isinstance(value, str) and value:
-            name = value
-            break
-    if name and getattr(side, "kind", None) == "fitted":
-        name += " (fitted)"
-    return name
+    return _plot_diff_frame(diff_frame(diff_result), ax=ax, title=_diff_title(diff_result),
+                            colors=colors, modes=_modes(thinking),
+                            level=getattr(diff_result, "confidence_level", None))
 
 
 def _diff_title(diff_result):
-    a = getattr(diff_result, "a", None)
-    b = getattr(diff_result, "b", None)
-    name_a = (_side_name(a) if a is not None else None) or "A"
-    name_b = (_side_name(b) if b is not None else None) or "B"
-    return f"{name_b} minus {name_a}, per cell"
+    return (f"{_side_name(getattr(diff_result, 'b', None), 'B')} minus "
+            f"{_side_name(getattr(diff_result, 'a', None), 'A')}, per cell")
+
+
+def _side_name(side, default):
+    names = (getattr(side, attr, None) for attr in ("label", "curve_id", "id"))
+    name = next((n for n in names if isinstance(n, str) and n), None)
+    if name is None:
+        return default
+    return name + (" (fitted)" if getattr(side, "kind", None) == "fitted" else "")
 
 
 def _plot_diff_frame(frame, *, ax=None, title=None, colors=None, modes=THINKING_MODES,
@@ -787,8 +744,7 @@ def _plot_diff_frame(frame, *, ax=None, title=None, colors=None, modes=THINKING_
     ax = _axes(ax)
     lines, errorbars, outside, interval_kinds = [], [], [], set()
     offsets = {"on": -0.08, "off": 0.08}
-    mode_colors = {"on": "tab:blue", "off": "tab:orange"}
-    mode_colors.update(colors or {})
+    mode_colors = {"on": "tab:blue", "off": "tab:orange", **(colors or {})}
     for mode in modes:
         part = frame[frame["thinking"] == mode].sort_values("k")
         part = part[np.isfinite(part["delta"].to_numpy(dtype=float))]
@@ -797,57 +753,41 @@ def _plot_diff_frame(frame, *, ax=None, title=None, colors=None, modes=THINKING_
         ks = part["k"].to_numpy(dtype=float) + offsets[mode]
         delta = part["delta"].to_numpy(dtype=float)
         color = mode_colors[mode]
-        (line,) = ax.plot(ks, delta, linestyle=THINKING_STYLE[mode], marker="o", color=color,
-                          label=f"thinking {mode}")
-        line.set_gid(f"diff:{mode}")
-        lines.append(line)
+        lines += ax.plot(ks, delta, linestyle=THINKING_STYLE[mode], marker="o", color=color,
+                         label=f"thinking {mode}", gid=f"diff:{mode}")
         low = part["low"].to_numpy(dtype=float)
         high = part["high"].to_numpy(dtype=float)
         kinds = part["interval"].to_numpy()
         for kind, ecolor in (("se", color), ("given", color), ("rounding", "0.6")):
             sel = (kinds == kind) & np.isfinite(low) & np.isfinite(high)
             if sel.any():
-                eb = ax.errorbar(ks[sel], delta[sel],
-                                 yerr=np.vstack([delta[sel] - low[sel], high[sel] - delta[sel]]),
-                                 fmt="none", ecolor=ecolor, capsize=3, elinewidth=1.2)
+                eb = _errorbar(ax, ks[sel], delta[sel], low[sel], high[sel], ecolor=ecolor,
+                               elinewidth=1.2)
                 eb.lines[2][0].set_gid(f"interval:{kind}:{mode}")
                 errorbars.append(eb)
                 interval_kinds.add(kind)
-        status = part["status"].to_numpy()
-        off = status == "outside"
+        off = part["status"].to_numpy() == "outside"
         if off.any():
-            (ring,) = ax.plot(ks[off], delta[off], linestyle="none", marker="o", markersize=12,
-                              markerfacecolor="none", markeredgecolor="crimson",
-                              markeredgewidth=1.5)
-            ring.set_gid(f"outside:{mode}")
-            outside.append(ring)
+            outside += ax.plot(ks[off], delta[off], markersize=12, markeredgewidth=1.5,
+                               gid=f"outside:{mode}", **_RING)
     if not lines:
         raise ValueError("nothing to plot: the diff has no cell present on both sides")
-    zero = ax.axhline(0.0, color="black", linewidth=0.8)
-    zero.set_gid("zero")
-    from matplotlib.lines import Line2D
-
-    handles, labels = ax.get_legend_handles_labels()
-    kinds = interval_kinds
+    zero = ax.axhline(0.0, color="black", linewidth=0.8, gid="zero")
     pct = f"{level:.0%} " if level else ""
-    if kinds & {"se", "given"}:
-        handles.append(Line2D([], [], color="0.2", marker="|", markersize=8, linestyle="-"))
-        labels.append(f"{pct}interval of the difference")
-    if "rounding" in kinds:
-        handles.append(Line2D([], [], color="0.6", marker="|", markersize=8, linestyle="-"))
-        labels.append("±0.01: two-decimal rounding only (no interval known)")
+    keys = []
+    if interval_kinds & {"se", "given"}:
+        keys.append((_key(color="0.2", marker="|", markersize=8, linestyle="-"),
+                     f"{pct}interval of the difference"))
+    if "rounding" in interval_kinds:
+        keys.append((_key(color="0.6", marker="|", markersize=8, linestyle="-"),
+                     "±0.01: two-decimal rounding only (no interval known)"))
     if outside:
-        handles.append(Line2D([], [], linestyle="none", marker="o", markersize=10,
-                              markerfacecolor="none", markeredgecolor="crimson"))
-        labels.append("outside the interval")
-    ks_all = sorted({int(k) for k in frame["k"]})
-    ax.set_xticks(ks_all)
-    ax.set_xlabel(AL_XLABEL)
-    ax.set_ylabel(DIFF_YLABEL)
+        keys.append((_key(markersize=10, **_RING), "outside the interval"))
+    ax.set(xticks=sorted({int(k) for k in frame["k"]}), xlabel=AL_XLABEL, ylabel=DIFF_YLABEL)
     ax.grid(True, alpha=0.3)
     if title:
         ax.set_title(title, fontsize="medium")
-    ax.legend(handles, labels, fontsize="small", frameon=False, loc="best")
+    _legend(ax, keys, loc="best")
     return PlotArtists(ax, {"lines": tuple(lines), "errorbars": tuple(errorbars),
                             "outside": tuple(outside), "zero": (zero,)})
 
@@ -869,19 +809,19 @@ def _new_figure(width, height):
     return fig
 
 
-def _default_k(curve, cells):
-    """Default K of a positions panel: a fit's largest cell, a curve's meaningful K."""
-    if _is_curve_fit(curve):
-        return _last_complete_k(cells)
-    return meaningful_k(cells)
-
-
 def _last_complete_k(cells):
     """Largest K such that every K from 1 up to it has a committed number."""
     k = 0
     while str(cells.get(k + 1, "N/A")).strip().upper() != "N/A":
         k += 1
     return k
+
+
+def _committed_cells(curve, mode):
+    """``{K: committed text}`` of one thinking mode of a curve or fit."""
+    if _is_curve_fit(curve):
+        return {k: c.text for (t, k), c in curve.cells.items() if t == mode}
+    return (getattr(curve, "cells", {}) or {}).get(mode) or {}
 
 
 def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=None,
@@ -892,10 +832,7 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
     curves = _as_list(curves)
     if not curves:
         raise ValueError("`curves` is empty")
-    colors = dict(colors or {})
-    for cid, color in curve_colors([_curve_id(c) for c in curves
-                                    if _curve_id(c) not in colors]).items():
-        colors.setdefault(cid, color)
+    colors = _with_colors(colors, [curve_name(c) for c in curves])
     if kind == "al":
         fig = _new_figure(8.0, 5.0)
         plot_al_curve(curves, thinking=thinking, ax=fig.add_subplot(), colors=colors)
@@ -914,15 +851,8 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
         fig = _new_figure(8.0, 4.5)
         plot_diff(result, ax=fig.add_subplot(), thinking=thinking)
         return fig
-    cells = []
-    for curve in curves:
-        for mode in _modes(thinking):
-            if _is_curve_fit(curve):
-                have = {kk: c.text for (t, kk), c in curve.cells.items() if t == mode}
-            else:
-                have = (getattr(curve, "cells", {}) or {}).get(mode) or {}
-            if have:
-                cells.append((curve, mode, k if k is not None else _default_k(curve, have)))
+    cells = [(curve, mode, have) for curve in curves for mode in _modes(thinking)
+             if (have := _committed_cells(curve, mode))]
     if not cells:
         raise UnknownCurve("no committed cells to plot" + (f" for thinking {thinking}"
                                                             if thinking else ""))
@@ -930,17 +860,16 @@ def figure(curves, *, kind="al", thinking=None, k=None, diff=None, golden_dir=No
     nrows = math.ceil(len(cells) / ncols)
     fig = _new_figure(7.0 * ncols, 4.2 * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax, (curve, mode, kk) in zip(axes, cells):
+    for ax, (curve, mode, have) in zip(axes, cells):
+        # default K: a fit's largest cell, a curve's largest with a possible profile
+        last = _last_complete_k(have)
+        kk = k if k is not None else last if _is_curve_fit(curve) else meaningful_k(have)
         target = curve
-        last = _last_complete_k(dict((kk2, c.text) for (t, kk2), c in curve.cells.items()
-                                     if t == mode) if _is_curve_fit(curve)
-                                else curve.cells.get(mode) or {})
         if k is None and kk < last:
-            prof = position_profile(curve, k=kk, thinking=mode)
-            target = dataclasses.replace(prof, note=(
+            target = dataclasses.replace(position_profile(curve, k=kk, thinking=mode), note=(
                 f"(committed up to K={last}; beyond K={kk} the means imply an impossible "
                 "profile)"))
-        plot_positions(target, k=kk, thinking=mode, ax=ax, color=colors[_curve_id(curve)])
+        plot_positions(target, k=kk, thinking=mode, ax=ax, color=colors[curve_name(curve)])
     for ax in axes[len(cells):]:
         ax.set_visible(False)
     return fig

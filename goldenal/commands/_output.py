@@ -7,11 +7,8 @@ import sys
 
 @contextlib.contextmanager
 def warnings_to_stderr(prefix=""):
-    """Print each Python warning raised inside once, as ``warning: PREFIXmessage``.
-
-    The library warns (a notebook sees them); a command prints one line each,
-    without the source line Python would show.
-    """
+    """Each warning raised inside printed once as ``warning: PREFIXmessage``: the library
+    warns (a notebook sees them), a command prints one line without Python's source line."""
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
@@ -31,11 +28,8 @@ def print_result(as_json, record, text):
 
 
 def check_destination(path, flag):
-    """Refuse (``UsageError`` naming ``flag``) an output file that cannot be written.
-
-    Checked before anything is written, so a bad ``--summary-md`` does not fail
-    after the curve is committed.
-    """
+    """Refuse (``UsageError`` naming ``flag``) an output file that cannot be written, before
+    anything is written: a bad ``--summary-md`` must not fail after the curve is committed."""
     from goldenal.core.errors import UsageError
 
     if path is None:

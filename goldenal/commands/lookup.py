@@ -24,6 +24,7 @@ EXIT_CODES = """\
 """
 
 import sys
+from types import SimpleNamespace  # loaded at interpreter start-up: costs nothing
 
 from goldenal.commands._selection import add_selection_arguments, selection_kwargs
 from goldenal.engines import ENGINES, env_assignment
@@ -33,13 +34,6 @@ _VALUED = {"--k": "k", "--thinking": "thinking", "--draft": "draft", "--curve": 
            "--variant": "variant", "--engine": "engine", "--format": "format",
            "--golden-dir": "golden_dir"}
 _CHOICES = {"thinking": ("on", "off"), "engine": ENGINES, "format": ("value", "json", "env")}
-
-
-class _Args:
-    """What argparse would produce, for the common well-formed lookup."""
-
-    def __init__(self, **values):
-        self.__dict__.update(values)
 
 
 def fast_args(argv):
@@ -80,7 +74,7 @@ def fast_args(argv):
         seen.add(name)
     if values["k"] is None or values["thinking"] is None:
         return None
-    return _Args(run=run, **values)
+    return SimpleNamespace(run=run, **values)  # what argparse would produce
 
 
 def configure(parser):

@@ -1,16 +1,12 @@
 """Simulated measurement runs, for validating the statistics.
 
-A simulated cell draws every request's conditional rates from a Beta around
-the given rates, then every step's accepted length, lays the steps out on a
-timeline of concurrent requests, and renders what a real run leaves: vLLM V1
-log lines (family D of docs/formats.md §1.5, vllm/v1/spec_decode/metrics.py),
-Prometheus ``/metrics`` scrapes (prometheus_client, as vLLM exposes its V1
-counters) and per-request ``metrics.speculative_decoding`` records.
-:func:`make_workload` and :func:`simulate_workload` serve a population of
-profiles shared across K with heavy-tailed lengths in tokens, and its exact
-AL, for ``benchmarks/coverage_study.py``.  Simulated runs say so
-(``simulated: true`` and ``truth:`` in ``run.yaml``) and never become
-committed curves.  Randomness comes from a caller-seeded Generator.
+A cell draws each request's conditional rates from a Beta around the given
+rates, then each step's accepted length, and renders what a real run leaves:
+vLLM V1 log lines (family D, docs/formats.md §1.5), Prometheus ``/metrics``
+scrapes and per-request ``metrics.speculative_decoding`` records.  A
+:class:`Workload` adds heavy-tailed lengths in tokens and its exact AL (for
+``benchmarks/coverage_study.py``).  Simulated runs say so in ``run.yaml``
+(``simulated: true``, ``truth:``) and never become committed curves.
 """
 
 from __future__ import annotations
@@ -80,8 +76,9 @@ class SimulatedCell:
     def n_steps(self):
         return int(self.lengths.size)
 
-    def _counts(self, mask=None):
-        lengths = self.lengths if mask is None else self.lengths[mask]
+    def _counts(self, lengths=None):
+        """(steps, accepted, per-position counts c_1..c_K) of ``lengths`` (default: all)."""
+        lengths = self.lengths if lengths is None else lengths
         c = np.array([(lengths >= i).sum() for i in range(1, self.k + 1)], dtype=np.int64)
         return int(lengths.size), int(lengths.sum()), c
 
@@ -136,7 +133,7 @@ class SimulatedCell:
         dt = self.window_seconds
         for win in np.unique(w):
             mask = w == win
-            n, a, c = self._counts(mask)
+            n, a, c = self._counts(self.lengths[mask])
             t = n * self.k
             stamp = (start + timedelta(seconds=float((win + 1) * dt))).strftime("%m-%d %H:%M:%S")
             prefix = f"(APIServer pid={pid}) INFO {stamp} "
@@ -162,13 +159,6 @@ class SimulatedCell:
         return "".join(text + "\n" for text, _ in self.log_lines(**kwargs))
 
     # ----- Prometheus -------------------------------------------------------
-    def _engine_counts(self, lengths_by_engine):
-        out = []
-        for lengths in lengths_by_engine:
-            c = [int((lengths >= i).sum()) for i in range(1, self.k + 1)]
-            out.append((int(lengths.size), int(lengths.size) * self.k, int(lengths.sum()), c))
-        return out
-
     def prometheus_scrapes(self, *, created=1764478800.0):
         """Exposition text of ``/metrics`` before and after the measurement."""
         from prometheus_client import CollectorRegistry, generate_latest
@@ -176,11 +166,10 @@ class SimulatedCell:
 
         eng = self.request_of % self.n_engines
         warm = self.warmup if self.warmup is not None else np.zeros(0, dtype=np.int64)
-        before = self._engine_counts([warm if e == 0 else warm[:0]
-                                      for e in range(self.n_engines)])
-        delta = self._engine_counts([self.lengths[eng == e] for e in range(self.n_engines)])
-        after = [(b[0] + d[0], b[1] + d[1], b[2] + d[2], [x + y for x, y in zip(b[3], d[3])])
-                 for b, d in zip(before, delta)]
+        # (steps, accepted, per-position) per engine; the warm-up ran on engine 0
+        before = [self._counts(warm if e == 0 else warm[:0]) for e in range(self.n_engines)]
+        after = [tuple(map(np.add, b, self._counts(self.lengths[eng == e])))
+                 for e, b in enumerate(before)]
         model = self.model_name
         k = self.k
         metrics = record("vllm").metrics
@@ -190,15 +179,15 @@ class SimulatedCell:
                 def collect(self):
                     for j, (kind, doc) in enumerate(_PROM_FAMILIES):
                         fam = CounterMetricFamily(metrics[kind], doc, labels=["engine", "model_name"])
-                        for e, row in enumerate(counts):
-                            fam.add_metric([str(e), model], float(row[j]),
+                        for e, (n, a, _) in enumerate(counts):
+                            fam.add_metric([str(e), model], float((n, n * k, a)[j]),
                                            created=created + e * 0.0001)
                         yield fam
                     fam = CounterMetricFamily(metrics[_PROM_PER_POS[0]], _PROM_PER_POS[1],
                                               labels=["engine", "model_name", "position"])
-                    for e, row in enumerate(counts):
+                    for e, (_, _, c) in enumerate(counts):
                         for i in range(k):
-                            fam.add_metric([str(e), model, str(i)], float(row[3][i]),
+                            fam.add_metric([str(e), model, str(i)], float(c[i]),
                                            created=created + e * 0.0001)
                     yield fam
 
@@ -212,39 +201,32 @@ class SimulatedCell:
     def observations(self, granularity="request", *, source=None):
         """The cell as Observation records, exactly (no rounding)."""
         k = self.k
+
+        def observation(src, line, n, a, c, **extra):
+            return Observation(src, line, "vllm", "simulated", k=k, drafts=n, draft_tokens=n * k,
+                               accepted=a, accepted_per_position=tuple(int(x) for x in c),
+                               thinking=self.thinking, **extra)
+
         if granularity == "request":
             src = source or f"requests_{self.thinking}_k{k}.jsonl"
             out = []
             for r, rec in enumerate(self.request_records()):
                 sd = rec["metrics"]["speculative_decoding"]
-                if not sd["num_spec_steps"]:
-                    continue
-                h = np.array(sd["acceptance_histogram"])
-                c = tuple(int(h[i:].sum()) for i in range(1, k + 1))
-                out.append(Observation(src, r + 1, "vllm", "simulated", k=k,
-                                       drafts=sd["num_spec_steps"],
-                                       draft_tokens=sd["num_draft_tokens"],
-                                       accepted=sd["num_accepted_draft_tokens"],
-                                       accepted_per_position=c, request=rec["id"],
-                                       thinking=self.thinking))
+                if sd["num_spec_steps"]:
+                    h = np.array(sd["acceptance_histogram"])
+                    out.append(observation(src, r + 1, sd["num_spec_steps"],
+                                           sd["num_accepted_draft_tokens"],
+                                           [h[i:].sum() for i in range(1, k + 1)],
+                                           request=rec["id"]))
             return tuple(out)
         if granularity == "window":
             src = source or f"server_{self.thinking}_k{k}.log"
-            out = []
-            for lineno, (_, counts) in enumerate(self.log_lines(), start=1):
-                if counts is None:
-                    continue
-                n, a, t, c = counts
-                out.append(Observation(src, lineno, "vllm", "simulated", k=k, drafts=n,
-                                       draft_tokens=t, accepted=a, accepted_per_position=c,
-                                       thinking=self.thinking))
-            return tuple(out)
+            lines = enumerate(self.log_lines(), start=1)  # counts: (steps, accepted, drafted, c)
+            return tuple(observation(src, lineno, counts[0], counts[1], counts[3])
+                         for lineno, (_, counts) in lines if counts is not None)
         if granularity == "total":
-            n, a, c = self._counts()
-            return (Observation(source or f"metrics_{self.thinking}_k{k}.prom", None, "vllm",
-                                "simulated", k=k, drafts=n, draft_tokens=n * k, accepted=a,
-                                accepted_per_position=tuple(int(x) for x in c),
-                                thinking=self.thinking),)
+            return (observation(source or f"metrics_{self.thinking}_k{k}.prom", None,
+                                *self._counts()),)
         raise ValueError("`granularity` must be 'request', 'window' or 'total'")
 
 
@@ -260,6 +242,14 @@ def _step_times(steps, req, concurrency, step_seconds):
     return start[req] + offsets * step_seconds
 
 
+def _scatter(rates, heterogeneity, n, rng):
+    """``n`` rows of rates, each drawn from Betas of mean ``rates`` (None: ``rates`` itself)."""
+    if heterogeneity is None:
+        return np.broadcast_to(rates, (n, len(rates))).copy()
+    lo = np.clip(rates, 1e-9, 1 - 1e-9)
+    return rng.beta(heterogeneity * lo, heterogeneity * (1 - lo), size=(n, len(rates)))
+
+
 def simulate_cell(conditional_rates, *, k=None, n_requests=64, steps_per_request=400,
                   heterogeneity=30.0, concurrency=8, step_seconds=0.04, window_seconds=10.0,
                   thinking="on", model_name="simulated/model", n_engines=1,
@@ -269,13 +259,9 @@ def simulate_cell(conditional_rates, *, k=None, n_requests=64, steps_per_request
     rng = np.random.default_rng(rng)
 
     def draw(n_req):
-        if heterogeneity is None:
-            rates = np.broadcast_to(a, (n_req, k)).copy()
-        else:
-            lo = np.clip(a, 1e-9, 1 - 1e-9)
-            rates = rng.beta(heterogeneity * lo, heterogeneity * (1 - lo), size=(n_req, k))
-            rates[:, a == 0] = 0.0
-            rates[:, a == 1] = 1.0
+        rates = _scatter(a, heterogeneity, n_req, rng)
+        rates[:, a == 0] = 0.0  # a certain rejection or acceptance stays certain
+        rates[:, a == 1] = 1.0
         steps = np.maximum(rng.poisson(steps_per_request, size=n_req), 1)
         surv = np.cumprod(rates, axis=1)  # S_r(i)
         req = np.repeat(np.arange(n_req), steps)
@@ -318,15 +304,13 @@ class SimulatedRun:
             raise FileExistsError(manifest)
         entries = []
         for (thinking, k), cell in sorted(self.cells.items()):
-            files = {}
             if artifact == "log":
-                files[f"server_{thinking}_k{k}.log"] = cell.log_text()
+                files = {f"server_{thinking}_k{k}.log": cell.log_text()}
             elif artifact == "prometheus":
-                before, after = cell.prometheus_scrapes()
-                files[f"metrics_{thinking}_k{k}_before.prom"] = before
-                files[f"metrics_{thinking}_k{k}_after.prom"] = after
+                files = dict(zip((f"metrics_{thinking}_k{k}_{when}.prom"
+                                  for when in ("before", "after")), cell.prometheus_scrapes()))
             else:
-                files[f"requests_{thinking}_k{k}.jsonl"] = cell.request_jsonl()
+                files = {f"requests_{thinking}_k{k}.jsonl": cell.request_jsonl()}
             for name, text in files.items():
                 write_text_atomic(os.path.join(directory, name), text)
             entries.append({"thinking": thinking, "k": k, "files": list(files)})
@@ -470,19 +454,12 @@ def make_workload(rates, *, n_profiles=24, heterogeneity=20.0, answer_rates=None
                   medians=(900.0,), sigmas=(0.9,), caps=(4096,), rng=None):
     """A :class:`Workload` whose profiles scatter around ``rates``."""
     rng = np.random.default_rng(rng)
-    segs = [np.asarray(rates, float)]
-    if answer_rates is not None:
-        segs.append(np.asarray(answer_rates, float))
+    segs = [np.asarray(r, float) for r in (rates, answer_rates) if r is not None]
     k_max = len(segs[0])
     n = 1 if heterogeneity is None else int(n_profiles)
     prof = np.empty((n, len(segs), k_max))
     for s, a in enumerate(segs):
-        if heterogeneity is None:
-            prof[:, s, :] = a
-        else:
-            lo = np.clip(a, 1e-9, 1 - 1e-9)
-            prof[:, s, :] = rng.beta(heterogeneity * lo, heterogeneity * (1 - lo),
-                                     size=(n, k_max))
+        prof[:, s, :] = _scatter(a, heterogeneity, n, rng)
     nseg = len(segs)
     fit = lambda v: tuple(v) if len(v) == nseg else tuple(v) * nseg  # noqa: E731
     return Workload(profiles=prof, medians=fit(medians)[:nseg], sigmas=fit(sigmas)[:nseg],
