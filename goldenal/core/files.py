@@ -1,12 +1,5 @@
-"""Files as goldenal reads and writes them: one reader, one writer, one journal.
-
-Every file read is opened by :func:`open_regular` (whole files bounded by
-:func:`read_regular`): never blocking, a regular file only, never past a
-bound.  Every file written, one or several in any directories, goes through
-:func:`write_texts_atomic`: all or nothing across a crash, under the
-directories' writer locks, with one journal format and one recovery
-(:func:`recover`).
-"""
+"""Files as goldenal reads and writes them: one reader, one writer, one journal
+(docs/architecture.md, "One writer, one reader")."""
 
 import contextlib
 import errno
@@ -29,12 +22,8 @@ _NOFOLLOW = (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
 
 
 def open_regular(path, *, limit=None, beneath=None):
-    """The one way goldenal opens a file it reads: binary, never blocking on the open.
-
-    OSError naming ``path`` unless it is a regular file (not a named pipe, a
-    device or a directory) of at most ``limit`` bytes.  ``beneath``: ``path`` is
-    relative to that directory and no link below it is followed (``ELOOP``).
-    """
+    """The one way goldenal opens a file it reads: binary, never blocking, a regular file of
+    at most ``limit`` bytes; ``beneath``: relative to it, no link below it followed."""
     path = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     if beneath is None:
@@ -142,9 +131,8 @@ def _refuse_links(root, split, shown):  # pragma: no cover - Windows
 
 
 def repository_root(path):
-    """The nearest directory at or above ``path`` holding ``.git`` (a directory, or the
-    file of a worktree), or None outside any repository: the one place goldenal
-    climbs to a repository root (audit's paths, its settings, its ``.gitignore``s)."""
+    """The nearest directory at or above ``path`` holding ``.git`` (or None): the one place
+    goldenal climbs to a repository root."""
     return nearest_holding(path, ".git")
 
 
@@ -170,16 +158,8 @@ def inside(directory, path):
 
 @contextlib.contextmanager
 def locked_directory(directory, *, timeout=None):
-    """Hold ``directory``'s writer lock; on entry, recover an interrupted write first.
-
-    ``flock`` on the directory itself: no file left behind in a
-    version-controlled directory, and dropped by the kernel when its holder
-    dies, even by kill -9 (elsewhere a ``.goldenal.lock`` file held with
-    :mod:`filelock`).  OSError naming the directory when another writer holds
-    it for ``timeout`` seconds (default :data:`LOCK_TIMEOUT`).  Re-entrant
-    within a thread: a writer that locked a directory before reading its files
-    enters it again to write them, without waiting for itself.
-    """
+    """Hold ``directory``'s writer lock (``flock`` on the directory itself, re-entrant within
+    a thread); on entry, recover an interrupted write first."""
     try:
         st = os.stat(directory)
     except OSError as exc:
@@ -265,22 +245,8 @@ def _locked(directory, timeout):
 
 
 def write_texts_atomic(texts, *, expected=None, beneath=None, links=True):
-    """The one writer: ``{path: text or bytes}``, anywhere, all or nothing, even across a crash.
-
-    Under the lock of every directory written, each new text is staged as a
-    flushed temporary beside its file and each old file kept under a hard
-    link; an undo journal goes in each directory, the first (*primary*) one
-    first; then the renames, and removing the primary journal is the commit
-    point.  A failure puts every old file back at once, :func:`recover` after
-    a crash.  OSError names the file concerned; a read-only file is refused
-    before anything is written.  See docs/architecture.md, "One writer".
-
-    ``links=False`` refuses a symbolic link (by default a write goes through
-    it); ``beneath``: paths relative to that directory, no link below it
-    followed, and a file swapped before the renames left alone (``EAGAIN``).
-    ``expected`` (``{path: text}``, ``""`` for none): what each file held when
-    read; one that differs under the locks is a ConflictError, nothing written.
-    """
+    """The one writer: ``{path: text or bytes}``, anywhere, all or nothing, even across a
+    crash (docs/architecture.md, "One writer"); ``expected``: ``{path: text read}``."""
     if not texts:
         return []       # nothing to write: no lock, no journal
     groups = {}
@@ -340,8 +306,7 @@ def _target(path, beneath, links):
 
 
 def _refuse_read_only(target, shown, why="file is read-only; nothing written"):
-    """PermissionError naming ``shown`` when an existing ``target`` is not writable (the
-    mode bits count too: ``os.access`` says yes to root)."""
+    # the mode bits count too: ``os.access`` says yes to root
     with contextlib.suppress(FileNotFoundError):
         if not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK):
             raise PermissionError(errno.EACCES, why, shown)
@@ -444,8 +409,7 @@ class _Transaction:
 
 
 def _stage(path, target, data):
-    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits;
-    OSError naming ``path``, nothing left, on failure."""
+    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits."""
     import tempfile
 
     try:
@@ -499,9 +463,8 @@ def _keep(path, target):
 
 
 def _roll_back(directory, moves):
-    """Put back the old files of ``moves`` (``[staged, name, backup]``); idempotent: a
-    staged file still there was never renamed; otherwise the backup (the old inode) goes
-    back over the name, or the name the write created is removed."""
+    """Put back the old files of ``moves``; idempotent (a staged file still there was never
+    renamed)."""
     for staged, name, backup in reversed(moves):
         staged_path = os.path.join(directory, staged)
         with contextlib.suppress(FileNotFoundError):
@@ -562,8 +525,7 @@ def _read_journal(journal):
 
 
 def is_transaction_file(name):
-    """True for the lock file, a journal, a staged temporary or a kept old file: what
-    goldenal's writer keeps beside the files it writes, never content (``audit`` skips it)."""
+    """True for what goldenal's writer keeps beside the files it writes, never content."""
     return name in (LOCK_NAME, JOURNAL_NAME) or bool(_is_temp(name))
 
 
@@ -573,11 +535,7 @@ def pending_journal(directory):
 
 
 def settle_directories(directories):
-    """Recover every directory of ``directories`` a write left a journal or a temporary in.
-
-    Run by a reader of a tree (``audit``) before it reads there (a write under
-    way is waited for): the directory then holds a whole state, nothing beside it.
-    """
+    """Recover every directory a write left a journal or a temporary in (before a read)."""
     for directory in sorted(directories):
         if pending_journal(directory) or any(map(_is_temp, os.listdir(directory))):
             with locked_directory(directory):
@@ -585,15 +543,8 @@ def settle_directories(directories):
 
 
 def recover(directory):
-    """Finish a write a crash interrupted; call only while holding the directory's lock.
-
-    While a write's primary journal exists it never committed: every
-    directory of it gets its old files back (the primary's recovery rolls
-    the others back first, each under its own lock).  A journal whose primary
-    is gone only loses its backups.  A format-1 journal (the redo journal of
-    earlier releases, written once its new files were staged) is finished by
-    replaying its renames.  Then every staged leftover goes.
-    """
+    """Finish a write a crash interrupted, holding the directory's lock (rules:
+    docs/architecture.md, "One writer")."""
     journal = os.path.join(directory, JOURNAL_NAME)
     doc = _read_journal(journal)
     if doc is not None:
