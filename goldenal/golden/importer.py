@@ -12,9 +12,8 @@ from goldenal.golden.validation import refuse_invalid
 
 
 def import_target(out_dir=None):
-    """The golden directory an import writes: ``out_dir``, else ``$GOLDENAL_DIR``, else the
-    nearest ``golden_al_distribution/`` from the current directory; never the curves
-    installed with the package (a UsageError when only those are found)."""
+    """``out_dir``, else the default golden directory, never the curves installed with the
+    package."""
     if out_dir is not None:
         return os.fspath(out_dir)
     directory, how = default_dir_source()
@@ -27,12 +26,7 @@ def import_target(out_dir=None):
 
 def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, variant=None,
                  aliases=(), replace_reason=None):
-    """Import one upstream curve file (values and header provenance).
-
-    The model key stays the file's top-level key, so InferenceX tooling reads
-    the written file unchanged.  Identity the header lacks is given by
-    keyword; an existing manifest entry of the same curve id supplies whatever
-    is not given, so re-importing a republished file needs no flags.
+    """Import one upstream curve file (values and header provenance), its model key unchanged.
 
     Parameters
     ----------
@@ -44,9 +38,8 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     curve_id : str, optional
         Default: the file stem.
     method, draft, variant, aliases
-        Identity: method (``mtp``, ``eagle3``, ``dspark``), draft head HF id(s)
-        (none for native MTP), sampling variant (``KEY=VALUE`` strings or a
-        dict), extra names the model goes by.
+        Identity the header lacks (default: the manifest entry of the same id):
+        method, draft head HF id(s), variant (``KEY=VALUE`` strings or a dict), names.
     replace_reason : str, optional
         Required to change a committed value; recorded in the manifest.
 
@@ -58,8 +51,7 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     Raises
     ------
     UsageError
-        The method is per draft head (``eagle3``) and no head is known: not
-        given, not in the file's header, not in the manifest entry.
+        The method is per draft head (``eagle3``) and no head is known.
     """
     stem = curve_id is None     # an id from the file's name: the message names the file
     if stem:
