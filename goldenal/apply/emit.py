@@ -146,7 +146,7 @@ def survival_rates(distribution, registry, curve_id, k, al_text, thinking):
 
 def _check_spec_config(spec, golden, registry):
     """Refuse a speculative-config that serves another curve or K than the cell's."""
-    from goldenal.core.errors import PolicyError
+    from goldenal.core.errors import PolicyError, UnknownCurve
     from goldenal.golden.policy import resolve_served
 
     n = spec.get("num_speculative_tokens")
@@ -163,10 +163,5 @@ def _check_spec_config(spec, golden, registry):
                        draft_sample_method=spec.get("draft_sample_method"),
                        # the fragment adds rejection_sample_method "synthetic"
                        rejection_sample_method="synthetic", curve=golden.curve)
-    except PolicyError as exc:
+    except (PolicyError, UnknownCurve) as exc:
         raise PolicyError(f"--spec-config does not serve curve {golden.curve}: {exc}") from None
-    except Exception as exc:
-        if type(exc).__name__ == "UnknownCurve":
-            raise PolicyError(f"--spec-config does not serve curve {golden.curve}: "
-                              f"{exc}") from None
-        raise

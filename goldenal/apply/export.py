@@ -4,8 +4,6 @@ Both vectors (docs/policy.md §4): ``marginal_accept_rates[i]`` = S(i+1) for
 vLLM, ``conditional_accept_rates[i]`` = a(i+1) for Dynamo's mocker.
 """
 
-from __future__ import annotations
-
 import json
 import math
 import os
@@ -93,7 +91,7 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
 
     # an undefined rate (after a zero survival) is published as 0: nothing reaches it
     conditional = [0.0 if a is None else float(a) for a in conditional_rates(marginal)]
-    by_k = accept_length_by_k or {k: mean}
+    by_k = {**(accept_length_by_k or {}), k: mean}
     return {
         "schema_version": SCHEMA_VERSION,
         "measured": bool(measured),
@@ -150,11 +148,9 @@ def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
     else:
         marginal = _constant_survival(cell.mean_acceptance_length, cell.k)
         extra["rates"] = "constant conditional rate solved from the mean (no per-position data)"
-    by_k = dict(accept_length_by_k or {})
-    by_k[cell.k] = cell.mean_acceptance_length
     return build_profile(k=cell.k, mean=cell.mean_acceptance_length, marginal=marginal,
                          method=method, model=model, draft=draft, variant=variant,
-                         accept_length_by_k=by_k, histogram=histogram, chain=chain,
+                         accept_length_by_k=accept_length_by_k, histogram=histogram, chain=chain,
                          measurement_conditions=_conditions(provenance, cell.thinking, extra),
                          measured=measured)
 
@@ -231,7 +227,7 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
         marginal = _constant_survival(mean, k)
         extra["rates"] = "constant conditional rate solved from the committed mean"
     return _curve_profile(curve, thinking, extra, k=k, mean=mean, marginal=marginal,
-                          accept_length_by_k=committed if chain else {k: mean}, chain=chain)
+                          accept_length_by_k=committed if chain else None, chain=chain)
 
 
 def _curve_profile(curve, thinking, extra, **fields):
@@ -257,10 +253,9 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
     interval = cell.get("interval") or {}
     extra = {"committed_value": cell.get("value"), "n_steps": n,
              "interval": {key: interval.get(key) for key in ("low", "high", "level", "method")}}
-    by_k = dict(accept_length_by_k or {})
-    by_k[k] = cell["estimate"]
     return _curve_profile(curve, cell["thinking"], extra, k=k, mean=cell["estimate"],
-                          marginal=marginal, accept_length_by_k=by_k, histogram=histogram,
+                          marginal=marginal, accept_length_by_k=accept_length_by_k,
+                          histogram=histogram,
                           chain=is_chain_method(curve.method))
 
 

@@ -1,12 +1,9 @@
-"""Rewrite serve configs in place so they carry the golden AL (``goldenal inject``).
+"""Rewrite serve configs in place so they carry the golden AL (``goldenal inject``): changed
+spans only, every file planned before any is written, all or none."""
 
-Only changed spans are spliced in, a pinned value or a contradicting flag is
-refused, and every file is planned before any is written, all or none.
-"""
-
+import contextlib
 import difflib
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from goldenal.core.files import locked_directories, read_text, write_texts_atomic
@@ -87,7 +84,7 @@ def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant
                               curve=curve, variant=variant)
 
 
-@contextmanager
+@contextlib.contextmanager
 def _located(path, line):
     """The policy's own refusal, located in the file."""
     try:
@@ -118,10 +115,7 @@ def _site_k(site, k, path):
 
 
 def explicit_al(al, k, *, path=None, line=None):
-    """An explicit AL checked like a curve value: a plain ASCII decimal in [1, K+1].
-
-    Anything else (``+2.5``, ``2.5e0``) would be written verbatim into JSON and YAML.
-    """
+    """An explicit AL checked like a curve value: a plain ASCII decimal in [1, K+1]."""
     from decimal import Decimal
 
     from goldenal.golden.curves import is_plain_decimal
@@ -136,10 +130,8 @@ def explicit_al(al, k, *, path=None, line=None):
 
 
 def _explicit_for(al, site, decode_role=None):
-    """The explicit AL for a site's role: ``al``, or its entry for the role (``None``: every other).
-
-    An SGLang prefill worker carries its decode worker's value when it has none.
-    """
+    """The explicit AL for a site's role: ``al``, or its entry for the role (``None``: every
+    other; a prefill worker without one carries its decode worker's)."""
     if not isinstance(al, dict):
         return al
     for role in (site.role, None, decode_role):
@@ -226,9 +218,8 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     Parameters
     ----------
     path : str or os.PathLike
-        An srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a TensorRT-LLM
-        extra-LLM-API YAML, or a launch script or argument file (``.sh``,
-        ``.args``; the engine is the server it starts).
+        An srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a TensorRT-LLM extra-LLM-API
+        YAML, or a launch script or argument file (``.sh``, ``.args``).
     engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}, optional
         Refuse files that configure another engine.
     model, draft, curve, variant : optional
@@ -236,20 +227,17 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     k : int, optional
         Only for files that do not state K; refused when it contradicts them.
     thinking : {"on", "off"}, optional
-        The mode served.  The file's own declaration is read as ``audit`` reads
-        it and contradicting it is refused; with neither, the curve's only mode,
-        else ``on`` (with a warning).
+        The mode served; default the file's declaration (read as ``audit`` does, and
+        refused when contradicted), else the curve's only mode, else ``on`` (a warning).
     golden_dir : str, optional
     al : str, optional
         An explicit AL (the runner's ``SYNTHETIC_ACCEPTANCE_LENGTH``).
     distribution : bool or {"curve", "min-variance"}
-        Engines with a rates knob: write per-position rates, the curve's
-        profile (True) or the minimum-variance schedule.
+        Engines with a rates knob: the curve's per-position rates (True), or min-variance.
     form : {"length", "rate"}, optional
         ATOM: which flag to write.
     env_file : str, optional
-        TensorRT-LLM: the environment file for the knob (default: the one a
-        ``# env-file: PATH`` comment names).
+        TensorRT-LLM: the knob's environment file (default: a ``# env-file: PATH`` comment's).
     force : bool
         Overwrite a different value already pinned.
     check, diff_only : bool
@@ -289,15 +277,13 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
                    variant=variant, golden_dir=golden_dir, al=al, distribution=distribution,
                    form=form, env_file=env_file, force=force, check=check,
                    diff_only=diff_only, allow_non_agentic=allow_non_agentic)
-    if text is not None:
-        result = _plan(path, text, options)
-        # the caller read the file: only the files read here are checked before writing
-        result = replace(result, read={p: t for p, t in result.read.items() if p != path})
-        return result if _defer else commit_results([result])[0]
     # the lock first (recovering a crashed write), then the read: no goldenal writer
     # comes between the read and the write, and the write checks the bytes read
-    with locked_directories(_directories([path] + ([env_file] if env_file else []))):
-        result = _plan(path, read_text(path), options)
+    with _locked([path], env_file) if text is None else contextlib.nullcontext():
+        result = _plan(path, read_text(path) if text is None else text, options)
+        if text is not None:
+            # the caller read the file: only the files read here are checked before writing
+            result = replace(result, read={p: t for p, t in result.read.items() if p != path})
         return result if _defer else commit_results([result])[0]
 
 
@@ -310,10 +296,12 @@ def _plan(path, original, options):
     return _inject_text(path, original, bom=bom, **options)
 
 
-def _directories(paths):
-    """The real directories holding ``paths``, each once (a missing one: the read says so)."""
-    found = {os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths}
-    return sorted(d for d in found if os.path.isdir(d))
+def _locked(paths, env_file):
+    """The locks of the real directories holding ``paths`` and ``env_file`` (a missing one:
+    the read says so)."""
+    found = {os.path.dirname(os.path.realpath(os.fspath(p)))
+             for p in [*paths, *([env_file] if env_file else [])]}
+    return locked_directories(sorted(d for d in found if os.path.isdir(d)))
 
 
 def file_thinking(path, text, thinking=None):
@@ -364,11 +352,8 @@ def _assumed(curve, thinking, notes, path):
 
 
 def commit_results(results):
-    """Write what planned results still hold, every file of every result or none, and mark them
-    written.
-
-    A file planned twice with different texts is refused before anything is written.
-    """
+    """Write what planned results still hold, all or none (a file planned twice with
+    different texts refused first), and mark them written."""
     texts, owner, expected = {}, {}, {}
     for result in results:
         for p, text in result.pending.items():
@@ -398,11 +383,8 @@ class NothingWritten(GoldenALError):
 
 
 def inject_files(paths, **options):
-    """:func:`inject` on several files, all or nothing.
-
-    Every file is planned first; when any is refused nothing is written and
-    :class:`NothingWritten` lists every refusal.  Otherwise one multi-file
-    commit writes them all.  ``options`` are those of :func:`inject`.
+    """:func:`inject` (``options``) on several files, all or nothing: :class:`NothingWritten`
+    lists every refusal.
 
     Returns
     -------
@@ -410,9 +392,8 @@ def inject_files(paths, **options):
         One per path, in order.
     """
     results, errors = [], []
-    env_file = options.get("env_file")
     # every directory read is locked before the first read and until the commit
-    with locked_directories(_directories(list(paths) + ([env_file] if env_file else []))):
+    with _locked(paths, options.get("env_file")):
         for path in paths:
             try:
                 results.append(inject(path, _defer=True, **options))
@@ -681,15 +662,8 @@ def allow_non_agentic_from(environ):
 
 def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=False,
                   diff_only=False, force=False, allow_non_agentic=False):
-    """Inject as InferenceX's runner does, driven by its environment variables.
-
-    ``EVAL_ONLY=true`` or ``SYNTHETIC_ACCEPTANCE`` not ``true``: a no-op.  Else
-    ``SYNTHETIC_ACCEPTANCE_LENGTH`` (per role: ``_PREFILL``, ``_DECODE``,
-    ``_AGGREGATED``), checked against the cell, wins over the cell looked up from
-    ``MODEL_PREFIX``, ``NUM_SPEC_TOKENS`` and ``THINKING_MODE`` (each defaulting to
-    the recipe's own).  ``framework`` (else ``FRAMEWORK``): ``dynamo-<engine>`` or
-    an engine name.  A recipe with nothing to rewrite fails, as the runner's does.
-    """
+    """Inject as InferenceX's runner does, driven by its environment variables
+    (docs/policy.md §3; per role ``SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL`` and so on)."""
     environ = os.environ if environ is None else environ
     allow_non_agentic = allow_non_agentic_from(environ) or allow_non_agentic
     if env_flag(environ, "EVAL_ONLY", spellings=RUNNER_SPELLINGS):

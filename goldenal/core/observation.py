@@ -4,8 +4,6 @@ Counts follow vLLM's definitions (docs/formats.md §0.1), so AL = 1 + accepted /
 source that prints only a mean leaves them ``None`` (*mean-only*, never weighted as counts).
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 
 
