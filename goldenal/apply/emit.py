@@ -1,16 +1,15 @@
-"""Render the golden AL as one engine's configuration fragment (``goldenal emit``).
-
-Every default is a knob whose per-position schedule ``goldenal verify`` confirms
-without extra flags, the minimum-variance one: an engine whose length knob
-realises another schedule (``default_form = "rates"``) writes the
-minimum-variance rates unless ``form="length"``.
-"""
+"""Render the golden AL as one engine's configuration fragment (``goldenal emit``); every
+default realises the minimum-variance schedule ``goldenal verify`` confirms without flags."""
 
 from dataclasses import dataclass
 
+from goldenal.apply.distribution import acceptance_rates
+from goldenal.core.acceptance import min_variance_schedule
+from goldenal.core.errors import PolicyError, UnknownCurve, UsageError
 from goldenal.engines import MODULES, adapter
 from goldenal.engines.base import FORMATS
-from goldenal.core.errors import UsageError
+from goldenal.golden.policy import resolve_served, select
+from goldenal.golden.registry import load_registry
 
 
 @dataclass(frozen=True)
@@ -93,9 +92,6 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
         raise UsageError(f"`form` for {rec.title} must be {' or '.join(eng.forms)}, got {form!r}")
     if form == "length" and distribution and eng.default_form == "rates":
         raise UsageError(f"`distribution` writes {rec.title}'s rates form, not {rec.value_knob}")
-    from goldenal.golden.policy import select
-    from goldenal.golden.registry import load_registry
-
     registry = load_registry(golden_dir)
     golden = select(registry, model, k=k, thinking=thinking, draft=draft, curve=curve,
                     variant=variant)
@@ -134,21 +130,14 @@ def _takers(takes, *, name=True, forms=False):
 def survival_rates(distribution, registry, curve_id, k, al_text, thinking):
     """Per-position survival rates of one cell: the curve's profile or min-variance."""
     if distribution == "min-variance":
-        from goldenal.core.acceptance import min_variance_schedule
-
         return [float(r) for r in min_variance_schedule(al_text, k)]
     if curve_id is None:
         raise UsageError("--distribution needs the golden curve, not an explicit AL")
-    from goldenal.apply.distribution import acceptance_rates
-
     return acceptance_rates(registry.curves[curve_id], k=k, thinking=thinking)
 
 
 def _check_spec_config(spec, golden, registry):
     """Refuse a speculative-config that serves another curve or K than the cell's."""
-    from goldenal.core.errors import PolicyError, UnknownCurve
-    from goldenal.golden.policy import resolve_served
-
     n = spec.get("num_speculative_tokens")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
         raise UsageError(f"--spec-config num_speculative_tokens must be an integer, got "

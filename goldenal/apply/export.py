@@ -8,7 +8,10 @@ import json
 import math
 import os
 
-from goldenal.core.errors import PolicyError
+from goldenal.core.acceptance import (conditional_rates, histogram_from_survival,
+                                      implied_survival, is_survival)
+from goldenal.core.errors import PolicyError, UnknownCurve
+from goldenal.core.files import write_text_atomic
 from goldenal.readers.profile import SCHEMA_VERSION, read_profile  # noqa: F401 (re-export)
 # Tolerance of the mean-consistency check (the convention's default).
 CONSISTENCY_TOLERANCE = 0.02
@@ -20,12 +23,6 @@ def _accept_length_model(method, chain=None):
 
         chain = is_chain_method(method)
     return "chain_analytic" if chain else "measured_per_k"
-
-
-def _verification(variant):
-    if (variant or {}).get("rejection_sample_method") == "block":
-        return "block"
-    return "longest_prefix"
 
 
 def _checkpoint(name):
@@ -74,8 +71,6 @@ def constant_rate_for_mean(al, k):
 
 def _histogram(steps, per_position):
     """``{length: steps}`` (length 1 = no draft accepted) from per-position counts."""
-    from goldenal.core.acceptance import histogram_from_survival
-
     hist = histogram_from_survival(steps, per_position)
     return {j + 1: int(n) for j, n in enumerate(hist) if n}
 
@@ -87,8 +82,6 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
     marginal = [float(x) for x in marginal]
     if len(marginal) != k:
         raise ValueError(f"`marginal` must have K={k} entries, got {len(marginal)}")
-    from goldenal.core.acceptance import conditional_rates
-
     # an undefined rate (after a zero survival) is published as 0: nothing reaches it
     conditional = [0.0 if a is None else float(a) for a in conditional_rates(marginal)]
     by_k = {**(accept_length_by_k or {}), k: mean}
@@ -102,7 +95,8 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
         "block_size": None,
         "max_supported_k": k if _accept_length_model(method, chain) == "measured_per_k"
         else None,
-        "verification_method": _verification(variant),
+        "verification_method": ("block" if (variant or {}).get("rejection_sample_method")
+                                == "block" else "longest_prefix"),
         "conditional_accept_rates": [round(x, 6) for x in conditional],
         "marginal_accept_rates": [round(x, 6) for x in marginal],
         "mean_accept_length": _r6(mean),
@@ -189,7 +183,6 @@ def monotone_survival(curve, committed, *, k, thinking):
 
 def profile_from_curve(curve, *, k, thinking, monotone=False):
     """Profile of a committed cell: a chain's implied survival, else a constant rate."""
-    from goldenal.core.errors import UnknownCurve
     from goldenal.stats.curve import is_chain_method
 
     cells = curve.cells.get(thinking) or {}
@@ -213,8 +206,6 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
             extra["rates"] = ("isotonic (non-increasing) fit of the implied survival, rescaled "
                               "so 1 + sum equals the committed AL")
         else:
-            from goldenal.core.acceptance import implied_survival, is_survival
-
             implied = implied_survival({i: cells[i] for i in range(1, k + 1)}, k)
             if not is_survival(implied):
                 raise PolicyError(
@@ -231,8 +222,10 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
 
 
 def _curve_profile(curve, thinking, extra, **fields):
-    """:func:`build_profile` of a committed curve's cell."""
-    return build_profile(method=curve.method, model=_target_id(curve), draft=curve.draft,
+    """:func:`build_profile` of a committed curve's cell; the target as ``org/model`` (the
+    convention's form), the curve's first HF alias."""
+    target = next((a for a in curve.aliases if "/" in a), curve.model)
+    return build_profile(method=curve.method, model=target, draft=curve.draft,
                          variant=curve.variant,
                          measurement_conditions=_conditions(curve.provenance, thinking, extra),
                          **fields)
@@ -261,15 +254,8 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
 
 def write_profile(profile, path):
     """Write a profile as JSON (atomically)."""
-    from goldenal.core.files import write_text_atomic
-
     write_text_atomic(os.fspath(path), json.dumps(profile, indent=2, default=str) + "\n")
     return os.fspath(path)
-
-
-def _target_id(curve):
-    """The target as ``org/model`` (the convention's form): the curve's first HF alias."""
-    return next((a for a in curve.aliases if "/" in a), curve.model)
 
 
 def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_kwargs=None,
@@ -302,7 +288,6 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
     >>> p["marginal_accept_rates"]                                  # doctest: +SKIP
     [0.78, 0.6, 0.45]
     """
-    from goldenal.core.errors import UnknownCurve
     from goldenal.stats.results import CurveFit
 
     if isinstance(source, CurveFit):

@@ -5,15 +5,20 @@ import contextlib
 import difflib
 import os
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
 from goldenal.core.files import locked_directories, read_text, write_texts_atomic
 from goldenal.apply.emit import _takers, survival_rates
 from goldenal.engines import MODULES, adapter, table
 from goldenal.engines.base import chosen_k
+from goldenal.golden.curves import is_plain_decimal
+from goldenal.golden.policy import normalize_thinking, resolve_served, select, served_sampling
+from goldenal.golden.registry import load_registry
 from goldenal.recipes import spans
-from goldenal.engines.locate import ROLES, find_sites, pd_decode
+from goldenal.engines.locate import ROLES, find_sites, pd_decode, scenario_facts
 from goldenal.core.envflags import RUNNER_SPELLINGS, env_flag
-from goldenal.core.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
+from goldenal.core.errors import (EXIT_USAGE, GoldenALError, ParseError, PolicyError,
+                                  UnknownCurve, UsageError)
 
 # The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors: ``dynamo-<engine>``)
 # and ours: every engine's name and the other names its record gives it.
@@ -71,8 +76,6 @@ class InjectResult:
 def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant=None,
                   path=None, line=None):
     """The one curve that applies to a site (:func:`goldenal.golden.policy.resolve_served`)."""
-    from goldenal.golden.policy import resolve_served, served_sampling
-
     dsm, rsm = served_sampling(site)
     # a knob that comes with its own verifier replaces whichever one the file
     # named: the file is resolved as it will serve
@@ -116,10 +119,6 @@ def _site_k(site, k, path):
 
 def explicit_al(al, k, *, path=None, line=None):
     """An explicit AL checked like a curve value: a plain ASCII decimal in [1, K+1]."""
-    from decimal import Decimal
-
-    from goldenal.golden.curves import is_plain_decimal
-
     text = str(al).strip()
     if not is_plain_decimal(text):
         raise UsageError(f"SYNTHETIC_ACCEPTANCE_LENGTH must be a plain decimal such as 2.83, "
@@ -143,10 +142,6 @@ def _explicit_for(al, site, decode_role=None):
 
 def check_explicit(text, site, *, registry, k, thinking, selection, force, path, line):
     """Warnings about an explicit AL checked against the site's cell (refused unless ``force``)."""
-    from decimal import Decimal
-
-    from goldenal.core.errors import UnknownCurve
-
     try:
         curve = resolve_curve(registry, site, path=path, line=line, **selection)
     except UnknownCurve as exc:
@@ -191,8 +186,6 @@ def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection,
                                     selection=selection, force=force, path=path, line=line))
         return text, None
     curve = resolve_curve(registry, site, path=path, line=line, **selection)
-    from goldenal.golden.policy import select
-
     thinking = _assumed(curve, thinking, notes, path)
     with _located(path, line):
         return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
@@ -270,8 +263,6 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     if engine is not None and engine not in MODULES:
         raise UsageError(f"`engine` must be one of {', '.join(MODULES)}, got {engine!r}")
     if thinking is not None:
-        from goldenal.golden.policy import normalize_thinking
-
         thinking = normalize_thinking(thinking)
     options = dict(engine=engine, model=model, k=k, thinking=thinking, draft=draft, curve=curve,
                    variant=variant, golden_dir=golden_dir, al=al, distribution=distribution,
@@ -411,8 +402,6 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                  golden_dir, al, distribution, form, env_file, force, check, diff_only,
                  allow_non_agentic, bom):
     selection = {"model": model, "draft": draft, "curve": curve, "variant": variant}
-    from goldenal.golden.registry import load_registry
-
     # an explicit AL is checked against the committed cell too
     registry = load_registry(golden_dir)
 
@@ -527,7 +516,6 @@ def _rates(distribution, registry, curve_id, k, al_text, thinking):
 
 def _refuse_non_agentic(path, doc=None):
     """Refuse a fixed-sequence-length config (the audit's GAL302 test): content first, then path."""
-    from goldenal.engines.locate import scenario_facts
     from goldenal.auditing.evidence import agentic_of, repository_path
 
     name, benchmark, names = None, None, ()

@@ -7,6 +7,8 @@ import os
 import re
 import stat
 
+from goldenal.core.errors import ConflictError, ParseError
+
 MAX_READ = 64 * 1024 * 1024
 LOCK_NAME = ".goldenal.lock"
 JOURNAL_NAME = ".goldenal-journal.json"
@@ -63,8 +65,6 @@ def read_regular(path, limit=MAX_READ, *, beneath=None):
 def read_text(path, *, limit=MAX_READ, universal=False):
     """A UTF-8 file read by :func:`read_regular` (ParseError for other bytes); ``universal``
     translates CRLF and a lone CR to LF as Python's text mode does."""
-    from goldenal.core.errors import ParseError
-
     try:
         text = read_regular(path, limit).decode("utf-8")
     except UnicodeDecodeError:
@@ -72,12 +72,12 @@ def read_text(path, *, limit=MAX_READ, universal=False):
     return text.replace("\r\n", "\n").replace("\r", "\n") if universal else text
 
 
-def _open(name, flags, shown, dir_fd=None):
+def _open(name, flags, shown, dir_fd=None, link="is a symbolic link; not followed"):
     try:
         return os.open(name, flags, dir_fd=dir_fd)
     except OSError as exc:
         if dir_fd is not None and _is_link(name, dir_fd):
-            raise OSError(errno.ELOOP, "is a symbolic link; not followed", shown) from None
+            raise OSError(errno.ELOOP, link, shown) from None
         raise OSError(exc.errno, exc.strerror, shown) from None
 
 
@@ -98,13 +98,8 @@ def _directory_beneath(root, dirs, shown):
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for name in dirs:
-            try:
-                step = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as exc:
-                if _is_link(name, fd):
-                    raise OSError(errno.ELOOP, "lies under a symbolic link; not followed",
-                                  shown) from None
-                raise OSError(exc.errno, exc.strerror, shown) from None
+            step = _open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, shown, fd,
+                         link="lies under a symbolic link; not followed")
             os.close(fd)
             fd = step
         yield fd
@@ -281,8 +276,6 @@ def atomic_open(path, mode="w"):
 def replace_beneath(root, relpath, data, *, expected):
     """Replace the regular file ``root/relpath`` by ``data`` if it still holds ``expected``,
     never through a link; OSError naming ``relpath`` (``EAGAIN`` when it changed)."""
-    from goldenal.core.errors import ConflictError
-
     try:
         write_texts_atomic({relpath: data}, expected={relpath: expected}, beneath=root)
     except ConflictError:
@@ -314,8 +307,6 @@ def _refuse_read_only(target, shown, why="file is read-only; nothing written"):
 
 def _check_unchanged(path, text, beneath=None):
     """ConflictError naming ``path`` unless it still holds ``text`` (missing counts as ``""``)."""
-    from goldenal.core.errors import ConflictError
-
     want = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     try:
         now = read_regular(path, max(len(want), 1), beneath=beneath)

@@ -118,10 +118,8 @@ BY_VALUE = object()
 
 
 def normalize_variant(variant, *, by_value=True):
-    """A variant as a dict; ``None`` means "not specified", ``"none"`` means no variant.
-
-    Entries are ``KEY=VALUE``; with ``by_value`` a bare ``VALUE`` maps to :data:`BY_VALUE`.
-    """
+    """A variant as a dict (``None``: not specified, ``"none"``: no variant) of ``KEY=VALUE``
+    entries; with ``by_value`` a bare ``VALUE`` maps to :data:`BY_VALUE`."""
     if variant is None or isinstance(variant, dict):
         return variant
     if isinstance(variant, str):
@@ -323,11 +321,8 @@ def served_variant(draft_sample_method=None, rejection_sample_method=None):
 
 
 def variant_matches(curve, variant):
-    """True when ``variant`` is exactly the curve's variant.
-
-    :data:`REPLACED` matches anything (nothing included); a value given alone
-    (:data:`BY_VALUE`) must be one of the curve's and stands for the keys not named.
-    """
+    """True when ``variant`` is exactly the curve's: :data:`REPLACED` matches anything, a
+    value given alone (:data:`BY_VALUE`) must be one of the curve's."""
     own = curve.variant
     by_value = {k.lower() for k, v in variant.items() if v is BY_VALUE}
     if by_value:

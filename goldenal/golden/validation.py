@@ -3,8 +3,8 @@
 import contextlib
 import os
 
-from goldenal.core.files import pending_journal
-from goldenal.golden.curvefile import Problem, load_directory, read_manifest
+from goldenal.core.files import pending_journal, read_regular
+from goldenal.golden.curvefile import Problem, load_directory, read_manifest, render_index
 from goldenal.golden.curves import curve_identity
 from goldenal.core.errors import ParseError, RegistryError
 from goldenal.golden.registry import (INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, default_dir,
@@ -37,9 +37,6 @@ class ValidationReport:
 
 
 def _index_is_current(directory, registry, overlay):
-    from goldenal.core.files import read_regular
-    from goldenal.golden.curvefile import render_index
-
     try:
         if INDEX_NAME in overlay:
             text = overlay[INDEX_NAME]
