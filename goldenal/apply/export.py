@@ -85,6 +85,7 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
     # an undefined rate (after a zero survival) is published as 0: nothing reaches it
     conditional = [0.0 if a is None else float(a) for a in conditional_rates(marginal)]
     by_k = {**(accept_length_by_k or {}), k: mean}
+    model_kind = _accept_length_model(method, chain)
     return {
         "schema_version": SCHEMA_VERSION,
         "measured": bool(measured),
@@ -93,15 +94,14 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
         "target_model": _checkpoint(model) if model else None,
         "num_speculative_tokens": k,
         "block_size": None,
-        "max_supported_k": k if _accept_length_model(method, chain) == "measured_per_k"
-        else None,
+        "max_supported_k": k if model_kind == "measured_per_k" else None,
         "verification_method": ("block" if (variant or {}).get("rejection_sample_method")
                                 == "block" else "longest_prefix"),
         "conditional_accept_rates": [round(x, 6) for x in conditional],
         "marginal_accept_rates": [round(x, 6) for x in marginal],
         "mean_accept_length": _r6(mean),
         "mean_accept_length_per_request": _r6(mean_per_request),
-        "accept_length_model": _accept_length_model(method, chain),
+        "accept_length_model": model_kind,
         "accept_length_by_k": {str(kk): _r6(v) for kk, v in sorted(by_k.items())},
         "acceptance_length_histogram": ({str(length): int(n) for length, n in
                                          sorted(histogram.items())} if histogram else None),

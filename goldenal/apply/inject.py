@@ -264,27 +264,24 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         raise UsageError(f"`engine` must be one of {', '.join(MODULES)}, got {engine!r}")
     if thinking is not None:
         thinking = normalize_thinking(thinking)
-    options = dict(engine=engine, model=model, k=k, thinking=thinking, draft=draft, curve=curve,
-                   variant=variant, golden_dir=golden_dir, al=al, distribution=distribution,
-                   form=form, env_file=env_file, force=force, check=check,
-                   diff_only=diff_only, allow_non_agentic=allow_non_agentic)
     # the lock first (recovering a crashed write), then the read: no goldenal writer
     # comes between the read and the write, and the write checks the bytes read
     with _locked([path], env_file) if text is None else contextlib.nullcontext():
-        result = _plan(path, read_text(path) if text is None else text, options)
+        original = read_text(path) if text is None else text
+        # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
+        # it (marks and offsets count from the first real character), write it back.
+        bom = original[:1] if original.startswith(_BOM) else ""
+        original = original[len(bom):]
+        result = _inject_text(
+            path, original, engine=engine, model=model, k=k, draft=draft, curve=curve,
+            thinking=file_thinking(path, original, thinking), variant=variant,
+            golden_dir=golden_dir, al=al, distribution=distribution, form=form,
+            env_file=env_file, force=force, check=check, diff_only=diff_only,
+            allow_non_agentic=allow_non_agentic, bom=bom)
         if text is not None:
             # the caller read the file: only the files read here are checked before writing
             result = replace(result, read={p: t for p, t in result.read.items() if p != path})
         return result if _defer else commit_results([result])[0]
-
-
-def _plan(path, original, options):
-    # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
-    # it (marks and offsets count from the first real character), write it back.
-    bom = original[:1] if original.startswith(_BOM) else ""
-    original = original[len(bom):]
-    options = dict(options, thinking=file_thinking(path, original, options["thinking"]))
-    return _inject_text(path, original, bom=bom, **options)
 
 
 def _locked(paths, env_file):
@@ -599,8 +596,6 @@ def _inject_script(eng, path, original, *, k, thinking, registry, selection, al,
                    distribution, form, force, check, diff_only, bom=""):
     """Launch scripts and argument files: every launch path, never the EVAL_ONLY one."""
     chosen, notes = {}, []
-    if distribution is True:
-        distribution = "curve"
 
     def cell(site, site_k, line=None):
         """``(AL text, curve id)`` of a site's cell: the site and K name it, nothing else."""
@@ -611,14 +606,12 @@ def _inject_script(eng, path, original, *, k, thinking, registry, selection, al,
                                        notes=notes)
         return chosen[key]
 
-    rates_for = None
-    if distribution:
-        def rates_for(site, site_k, al_text):
-            return _rates(distribution, registry, cell(site, site_k)[1], site_k, al_text,
-                          thinking)
+    def rates_for(site, site_k, al_text):
+        return _rates(distribution, registry, cell(site, site_k)[1], site_k, al_text, thinking)
 
     plan, targets = eng.plan_script(path, original, lambda site, site_k, line: cell(
-        site, site_k, line)[0], k=k, rates_for=rates_for, form=form, force=force or check,
+        site, site_k, line)[0], k=k, rates_for=rates_for if distribution else None, form=form,
+        force=force or check,
         launched=table.launched_engines(original),
         known=[m.RECORD.launch_word for m in MODULES.values()])
     after = spans.apply_edits(original, plan.edits)

@@ -10,11 +10,9 @@ from fractions import Fraction
 
 def exact_fraction(value):
     """A number as a Fraction: decimal strings and floats by their decimal spelling."""
-    if isinstance(value, Fraction):
-        return value
     if isinstance(value, bool):
         raise TypeError(f"expected a number, got {value!r}")
-    if isinstance(value, int):
+    if isinstance(value, (Fraction, int)):
         return Fraction(value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -70,7 +68,7 @@ def is_survival(survival):
 
 def accepted_drafts_distribution(survival):
     """P(X = j) = S(j) - S(j+1), j = 0..K, for X = accepted drafts in one verification step."""
-    values = [exact_fraction(s) if not isinstance(s, Fraction) else s for s in survival]
+    values = [exact_fraction(s) for s in survival]
     if not is_survival(values):
         raise ValueError("`survival` must be non-increasing within [0, 1], got "
                          + ", ".join(str(v) for v in values))

@@ -85,6 +85,12 @@ class ParsedCurve:
     def errors(self):
         return [p for p in self.problems if p.severity == "error"]
 
+    def check(self):
+        """The parsed curve, or its first error as a ParseError."""
+        for first in self.errors[:1]:
+            raise ParseError(first.message, path=self.path, line=first.line)
+        return self
+
 
 def _line(node):
     return node.start_mark.line + 1
@@ -180,12 +186,10 @@ _URL = re.compile(r"https?://\S+")
 _NUMBER_SETTING = re.compile(r"(?<![A-Za-z_])([A-Za-z_]+)\s*(?:[:=]\s*)?(-?\d+(?:\.\d+)?)(?![\w.])")
 _KWARGS_START = re.compile(r"chat_template_kwargs\s*(?::\s*)?\{")
 _SPEC_PAIR = re.compile(r"(?<![\w-])([\w-]+)\s*=\s*([\w.-]+)")
-_SETTING_NAMES = {"temp": "temperature", "temperature": "temperature", "top_p": "top_p",
-                  "top_k": "top_k", "min_p": "min_p", "presence_penalty": "presence_penalty",
-                  "frequency_penalty": "frequency_penalty",
-                  "repetition_penalty": "repetition_penalty"}
-_METHODS = {"eagle3": "eagle3", "eagle": "eagle", "mtp": "mtp", "dspark": "dspark",
-            "dflash": "dflash", "ngram": "ngram", "medusa": "medusa"}
+_SETTING_NAMES = {"temp": "temperature", **{name: name for name in (
+    "temperature", "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty",
+    "repetition_penalty")}}
+_METHODS = {"eagle3", "eagle", "mtp", "dspark", "dflash", "ngram", "medusa"}
 
 
 def _settings(text):
@@ -239,7 +243,7 @@ def parse_header(header_lines):
             pairs = dict(_SPEC_PAIR.findall(line.partition(":")[2]))
             method = pairs.pop("method", None)
             if method:
-                hints["method"] = _METHODS.get(method.lower(), method.lower())
+                hints["method"] = method.lower()
             if pairs:
                 hints["variant"] = pairs
             prov["speculative_config"] = dict(pairs, **({"method": method} if method else {}))
@@ -250,8 +254,8 @@ def parse_header(header_lines):
             if len(parts) > 1:
                 engine, _, label = parts[1].partition(" ")
                 prov["engine"] = engine
-                if label and label.lower() in _METHODS:
-                    hints.setdefault("method", _METHODS[label.lower()])
+                if label.lower() in _METHODS:
+                    hints.setdefault("method", label.lower())
             for part in parts[2:]:
                 if part.lower().startswith("draft:"):
                     hints["draft"] = [part.split(":", 1)[1].strip()]
@@ -269,8 +273,7 @@ def parse_header(header_lines):
             if gen.group(2):
                 prov["workflow"] = gen.group(2)
         elif level := re.search(r"num_speculative_tokens \((\w+) level\)", line):
-            hints.setdefault("method", _METHODS.get(level.group(1).lower(),
-                                                    level.group(1).lower()))
+            hints.setdefault("method", level.group(1).lower())
     if common:
         for mode in ("on", "off"):
             modes.setdefault(mode, {})
@@ -394,10 +397,9 @@ def load_directory(directory, *, collect=None, overlay=None):
                 raise
             collect.append(Problem("unreadable", exc.path, exc.line, exc.message))
             continue
-        if parsed.errors and collect is None:
-            first = parsed.errors[0]
-            raise ParseError(first.message, path=path, line=first.line)
-        if collect is not None:
+        if collect is None:
+            parsed.check()
+        else:
             collect.extend(parsed.problems)
             if parsed.errors:
                 continue
@@ -432,8 +434,7 @@ def render_curve(curve):
     served_line = "# Measured with " + " ".join(served)
     if prov.get("hardware"):
         served_line += f" on {prov['hardware']}"
-    target = prov.get("measured_model") or curve.model
-    served_line += f", target {target}"
+    served_line += f", target {prov.get('measured_model') or curve.model}"
     if curve.draft:
         served_line += ", draft " + ", ".join(curve.draft)
     if curve.variant:
@@ -462,7 +463,7 @@ def render_curve(curve):
 
 
 def render_index(directory, curves, *, overlay=None):
-    """The compiled lookup index (format: :func:`goldenal.golden.registry._read_index`)."""
+    """The compiled lookup index (format: docs/architecture.md, ``goldenal lookup``)."""
     def field(text):
         text = str(text or "")
         if any(ch in text for ch in "\t\n,"):

@@ -5,7 +5,7 @@ import os
 from goldenal.golden.curvefile import (check_curve_id, curve_from_file, parse_header, prune_sampling,
                                 read_curve_file, read_manifest, write_curve)
 from goldenal.golden.curves import head_unknown
-from goldenal.core.errors import ParseError, UsageError
+from goldenal.core.errors import UsageError
 from goldenal.golden.policy import normalize_variant
 from goldenal.golden.registry import Curve, default_dir_source
 from goldenal.golden.validation import refuse_invalid
@@ -57,10 +57,7 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     if stem:
         curve_id = os.path.splitext(os.path.basename(os.fspath(path)))[0]
     check_curve_id(curve_id, path=path if stem else None)
-    parsed = read_curve_file(path)
-    if parsed.errors:
-        first = parsed.errors[0]
-        raise ParseError(first.message, path=path, line=first.line)
+    parsed = read_curve_file(path).check()
     out_dir = import_target(out_dir)
     provenance, hints = parse_header(parsed.header)
     existing = (read_manifest(out_dir) or {}).get(curve_id, {}) if os.path.isdir(out_dir) else {}

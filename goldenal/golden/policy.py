@@ -454,15 +454,11 @@ def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample
                                f"({ident})")
         raise PolicyError(f"cannot tell which golden curve applies ({ident}); "
                           "name the model or the curve")
-    if pool is None:
-        pool, pool_model = list(registry), model
-    else:
-        pool_model = pool[0].model
+    pool_model = model if pool is None else pool[0].model
+    found = list(registry) if pool is None else pool
     if pool_model is not None:
         # the config's own identity, exactly
-        found = candidates(pool, pool_model, draft=draft, method=method, variant=served)
-    else:
-        found = pool
+        found = candidates(found, pool_model, draft=draft, method=method, variant=served)
     if any(v is not None for v in (model, draft_flag, curve, variant)):
         chosen = candidates(registry, model, draft=draft_flag, curve=curve,
                             variant=normalize_variant(variant))

@@ -52,14 +52,8 @@ def _split_list(field):
 
 
 def _read_index(directory):
-    """The curves of the compiled index, or None when it is absent or out of date.
-
-    The first line is ``goldenal-index 1 CRC32`` (CRC of the rest, so a hand
-    edit of the index itself is noticed too); then, tab-separated, ``file
-    NAME CRC32``; ``curve ID FILE MODEL METHOD DRAFTS VARIANT ALIASES
-    PROVENANCE-JSON`` (lists comma-separated, variant as ``key=value``);
-    ``cell ID MODE K AL``.
-    """
+    """The curves of the compiled index (format: docs/architecture.md), or None when it is
+    absent or out of date."""
     from goldenal.core.files import read_regular
 
     try:
