@@ -47,9 +47,8 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     spec_config : str, optional
         vLLM: the rest of the speculative-config JSON to merge the knobs into.
     distribution : bool or {"curve", "min-variance"}
-        Engines with a rates knob: per-position rates instead of the length, the
-        curve's own profile (True or ``"curve"``) or the schedule
-        ``[1]*f, p, 0...`` the length knobs realise.
+        Engines with a rates knob: rates instead of the length, the curve's own profile
+        (True or ``"curve"``) or the schedule ``[1]*f, p, 0...`` the length knobs realise.
     form : {"length", "rate"}, optional
         ATOM: ``"rate"``, its (AL - 1) / K knob; llama.cpp: ``"length"``, its
         length knob (a geometric schedule) instead of the rates.

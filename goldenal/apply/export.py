@@ -71,8 +71,7 @@ def constant_rate_for_mean(al, k):
 
 def _histogram(steps, per_position):
     """``{length: steps}`` (length 1 = no draft accepted) from per-position counts."""
-    hist = histogram_from_survival(steps, per_position)
-    return {j + 1: int(n) for j, n in enumerate(hist) if n}
+    return {j + 1: int(n) for j, n in enumerate(histogram_from_survival(steps, per_position)) if n}
 
 
 def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=None,
@@ -114,10 +113,9 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
 def _conditions(provenance, thinking, extra=None):
     prov = provenance or {}
     out = {"thinking": thinking}
-    for key in ("dataset", "category", "output_len", "engine", "engine_version", "hardware",
-                "source_run", "date"):
-        if prov.get(key) is not None:
-            out[key] = prov[key]
+    out.update({key: prov[key] for key in ("dataset", "category", "output_len", "engine",
+                                           "engine_version", "hardware", "source_run", "date")
+                if prov.get(key) is not None})
     sampling = (prov.get("sampling") or {}).get(f"thinking_{thinking}")
     if sampling:
         out["sampling"] = sampling
@@ -265,10 +263,9 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
     Parameters
     ----------
     source : str, os.PathLike, CurveFit or Curve
-        A curve id (of ``golden_dir``), a curve file, a measurement-run
-        directory (fitted first), a :class:`~goldenal.stats.CurveFit` or a
-        registry ``Curve``.  A committed curve with a distribution file beside
-        it exports the measured vectors.
+        A curve id (of ``golden_dir``), a curve file, a run directory (fitted first), a
+        :class:`~goldenal.stats.CurveFit` or a registry ``Curve``.  A committed curve with a
+        distribution file beside it exports the measured vectors.
     k : int
     thinking : {"on", "off"}
     monotone : bool

@@ -353,9 +353,8 @@ def commit_results(results):
             texts[owner[key]] = text
             if p in result.read:
                 expected[owner[key]] = result.read[p]
-    if texts:
-        # a file changed since it was read is refused (ConflictError): nothing is written
-        write_texts_atomic(texts, expected=expected)
+    # a file changed since it was read is refused (ConflictError): nothing is written
+    write_texts_atomic(texts, expected=expected)
     return [replace(r, written=True, pending={}, read={}) if r.pending else r for r in results]
 
 
@@ -489,8 +488,8 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                 file_edits.setdefault(other_path, [other_text, []])[1].append(e)
             else:
                 edits.append(edit)
-        for knob_name, old, new in plan.changes:
-            changes.append((_site_line(site), site.role, knob_name, old, new))
+        changes.extend((_site_line(site), site.role, name, old, new)
+                       for name, old, new in plan.changes)
 
     outputs = [(path, original, spans.apply_edits(original, edits))]
     for other_path, (other_text, other_edits) in file_edits.items():

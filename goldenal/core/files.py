@@ -19,8 +19,7 @@ _is_temp = re.compile(r"\.goldenal-(?:staged-\w+|fix-[0-9a-f]+)\.tmp\Z", re.ASCI
 _NOFOLLOW = (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
              and hasattr(os, "O_DIRECTORY"))
 
-# ---------------------------------------------------------------------------
-# The reader
+# -- the reader --------------------------------------------------------------
 
 
 def open_regular(path, *, limit=None, beneath=None):
@@ -148,8 +147,7 @@ def inside(directory, path):
     root = os.path.realpath(directory)
     return os.path.commonpath((root, os.path.realpath(path))) == root
 
-# ---------------------------------------------------------------------------
-# The writer
+# -- the writer --------------------------------------------------------------
 
 @contextlib.contextmanager
 def locked_directory(directory, *, timeout=None):

@@ -33,8 +33,7 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     path : str
         Curve file in the upstream shape.
     out_dir : str, optional
-        Golden directory to write to; default :func:`import_target` (never the
-        curves installed with the package).
+        Golden directory to write to; default :func:`import_target`.
     curve_id : str, optional
         Default: the file stem.
     method, draft, variant, aliases

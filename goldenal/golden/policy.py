@@ -11,10 +11,9 @@ from goldenal.core.errors import PolicyError, UnknownCurve, UsageError
 class GoldenValue:
     """One golden AL with the identity of the cell it came from.
 
-    ``str()`` is the committed spelling (``"2.83"``), ``engine_value(engine)``
-    the engine's knob value (``"1.83"`` for trtllm).  It compares, orders and
-    hashes as ``float(value)`` does, so ``lookup(...) == 2.83`` holds; to
-    compare cells, compare ``(v.curve, v.thinking, v.k)``.
+    ``str()`` is the committed spelling (``"2.83"``), ``engine_value(engine)`` the engine's
+    knob value (``"1.83"`` for trtllm).  It compares, orders and hashes as ``float(value)``
+    does, so ``lookup(...) == 2.83`` holds; cells compare as ``(v.curve, v.thinking, v.k)``.
     """
 
     __slots__ = ("text", "k", "thinking", "_curve", "golden_dir", "engine")

@@ -31,8 +31,7 @@ class ValidationReport:
     def to_frame(self):
         import pandas as pd
 
-        return pd.DataFrame([{"severity": p.severity, "path": p.path, "line": p.line,
-                              "message": p.message} for p in self.problems],
+        return pd.DataFrame([(p.severity, p.path, p.line, p.message) for p in self.problems],
                             columns=["severity", "path", "line", "message"])
 
 
