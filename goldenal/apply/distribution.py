@@ -36,8 +36,7 @@ def _shift_to_sum(p, total):
 
 
 def project_rates(survival, total):
-    """Project raw survivals S(1..K) onto vLLM's valid rate lists, summing to ``total``
-    (AL(K) - 1, exact when a decimal string)."""
+    """Project survivals S(1..K) onto vLLM's valid rate lists summing to ``total`` = AL(K) - 1."""
     k = len(survival)
     if k == 0:
         raise ValueError("`survival` must have at least one entry")

@@ -220,8 +220,7 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
 
 
 def _curve_profile(curve, thinking, extra, **fields):
-    """:func:`build_profile` of a committed curve's cell; the target as ``org/model`` (the
-    convention's form), the curve's first HF alias."""
+    """:func:`build_profile` of a committed cell; the target is its first ``org/model`` alias."""
     target = next((a for a in curve.aliases if "/" in a), curve.model)
     return build_profile(method=curve.method, model=target, draft=curve.draft,
                          variant=curve.variant,

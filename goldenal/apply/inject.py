@@ -285,8 +285,7 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
 
 
 def _locked(paths, env_file):
-    """The locks of the real directories holding ``paths`` and ``env_file`` (a missing one:
-    the read says so)."""
+    """The locks of the real directories of ``paths`` and ``env_file`` (a missing one: none)."""
     found = {os.path.dirname(os.path.realpath(os.fspath(p)))
              for p in [*paths, *([env_file] if env_file else [])]}
     return locked_directories(sorted(d for d in found if os.path.isdir(d)))
@@ -340,8 +339,7 @@ def _assumed(curve, thinking, notes, path):
 
 
 def commit_results(results):
-    """Write what planned results still hold, all or none (a file planned twice with
-    different texts refused first), and mark them written."""
+    """Write what planned results still hold, all or none, and mark them written."""
     texts, owner, expected = {}, {}, {}
     for result in results:
         for p, text in result.pending.items():
@@ -642,8 +640,7 @@ def allow_non_agentic_from(environ):
 
 def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=False,
                   diff_only=False, force=False, allow_non_agentic=False):
-    """Inject as InferenceX's runner does, driven by its environment variables
-    (docs/policy.md §3; per role ``SYNTHETIC_ACCEPTANCE_LENGTH_PREFILL`` and so on)."""
+    """Inject as InferenceX's runner does, driven by its environment (docs/policy.md §3)."""
     environ = os.environ if environ is None else environ
     allow_non_agentic = allow_non_agentic_from(environ) or allow_non_agentic
     if env_flag(environ, "EVAL_ONLY", spellings=RUNNER_SPELLINGS):

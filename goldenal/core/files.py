@@ -125,8 +125,7 @@ def _refuse_links(root, split, shown):  # pragma: no cover - Windows
 
 
 def repository_root(path):
-    """The nearest directory at or above ``path`` holding ``.git`` (or None): the one place
-    goldenal climbs to a repository root."""
+    """The nearest directory at or above ``path`` holding ``.git``, or None."""
     return nearest_holding(path, ".git")
 
 
@@ -452,8 +451,7 @@ def _keep(path, target):
 
 
 def _roll_back(directory, moves):
-    """Put back the old files of ``moves``; idempotent (a staged file still there was never
-    renamed)."""
+    """Put back the old files of ``moves`` (idempotent: a staged file left was never moved)."""
     for staged, name, backup in reversed(moves):
         staged_path = os.path.join(directory, staged)
         with contextlib.suppress(FileNotFoundError):
@@ -532,8 +530,7 @@ def settle_directories(directories):
 
 
 def recover(directory):
-    """Finish a write a crash interrupted, holding the directory's lock (rules:
-    docs/architecture.md, "One writer")."""
+    """Finish a write a crash interrupted, under the directory's lock (docs/architecture.md)."""
     journal = os.path.join(directory, JOURNAL_NAME)
     doc = _read_journal(journal)
     if doc is not None:

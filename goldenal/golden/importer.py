@@ -12,8 +12,7 @@ from goldenal.golden.validation import refuse_invalid
 
 
 def import_target(out_dir=None):
-    """``out_dir``, else the default golden directory, never the curves installed with the
-    package."""
+    """``out_dir``, else the default golden directory, never the packaged curves."""
     if out_dir is not None:
         return os.fspath(out_dir)
     directory, how = default_dir_source()

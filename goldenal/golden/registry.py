@@ -52,8 +52,7 @@ def _split_list(field):
 
 
 def _read_index(directory):
-    """The curves of the compiled index (format: docs/architecture.md), or None when it is
-    absent or out of date."""
+    """The curves of the compiled index (docs/architecture.md), or None if absent or stale."""
     from goldenal.core.files import read_regular
 
     try:

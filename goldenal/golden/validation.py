@@ -141,8 +141,7 @@ def validate(path=None, *, overlay=None):
 
 
 def refuse_invalid(directory, overlay):
-    """Raise for the first error :func:`validate` would report after a write (``overlay``),
-    unless the directory already had it."""
+    """Raise for the first error :func:`validate` finds after a write and not before it."""
     before = set()
     if os.path.isdir(directory) and os.listdir(directory):
         with contextlib.suppress(RegistryError, ParseError):
