@@ -432,8 +432,8 @@ def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample
                    rejection_sample_method=None, model=None, draft_flag=None, curve=None,
                    variant=None):
     """The one curve a served config must carry (inject, emit and audit alike): its identity
-    (``models`` most specific first) names exactly one curve; the selection flags narrow it
-    further and are refused when they contradict it (PolicyError, as when several fit)."""
+    (``models`` most specific first) names exactly one curve; the selection flags (which may
+    name a model the registry lacks) narrow it, refused when they contradict it."""
     served = served_variant(draft_sample_method, rejection_sample_method)
     ident = _served_text(models, draft, method, served)
     pool = None
