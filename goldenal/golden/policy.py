@@ -13,7 +13,7 @@ class GoldenValue:
 
     ``str()`` is the committed spelling (``"2.83"``), ``engine_value(engine)`` the engine's
     knob value (``"1.83"`` for trtllm).  It compares, orders and hashes as ``float(value)``
-    does, so ``lookup(...) == 2.83`` holds; cells compare as ``(v.curve, v.thinking, v.k)``.
+    does (``lookup(...) == 2.83`` holds); to compare cells, use ``(v.curve, v.thinking, v.k)``.
     """
 
     __slots__ = ("text", "k", "thinking", "_curve", "golden_dir", "engine")
