@@ -430,16 +430,13 @@ def render_curve(curve):
         if "chat_template_kwargs" in settings:
             line += "; chat_template_kwargs " + json.dumps(settings["chat_template_kwargs"])
         out.append(line)
-    served = [prov.get("engine") or "engine unknown", curve.method or "method unknown"]
-    served_line = "# Measured with " + " ".join(served)
-    if prov.get("hardware"):
-        served_line += f" on {prov['hardware']}"
-    served_line += f", target {prov.get('measured_model') or curve.model}"
-    if curve.draft:
-        served_line += ", draft " + ", ".join(curve.draft)
-    if curve.variant:
-        served_line += ", " + ", ".join(f"{k}={v}" for k, v in curve.variant.items())
-    out.append(served_line + ".")
+    served = [f"# Measured with {prov.get('engine') or 'engine unknown'} "
+              f"{curve.method or 'method unknown'}"
+              + (f" on {prov['hardware']}" if prov.get("hardware") else ""),
+              f"target {prov.get('measured_model') or curve.model}",
+              curve.draft and "draft " + ", ".join(curve.draft),
+              *(f"{k}={v}" for k, v in curve.variant.items())]
+    out.append(", ".join(s for s in served if s) + ".")
     if prov.get("collector"):
         wf = f" ({prov['workflow']})" if prov.get("workflow") else ""
         out.append(f"# Collector: {prov['collector']}{wf}.")
