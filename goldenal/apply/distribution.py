@@ -1,13 +1,9 @@
-"""Per-position acceptance rates implied by a golden curve, as vLLM accepts them.
-
-Position i survives with probability S(i) = AL(i) - AL(i-1) (a position's
-acceptance does not depend on how many more are drafted), so writing those as
-the rates knob replays a realistic distribution at the curve's mean.  Noisy
-curves are projected onto vLLM's valid lists (K rates in [0, 1],
-non-increasing, docs/engines.md §1.2) summing to AL(K) - 1: clip(PAVA(S) +
-lambda, 0, 1), lambda exact on its linear segment, then rounded to 6 decimals
-with the sum restored unit by unit, keeping the list valid.
+"""Per-position acceptance rates S(i) = AL(i) - AL(i-1) implied by a golden curve (a position's
+acceptance does not depend on how many more are drafted), projected onto vLLM's valid rate
+lists (docs/engines.md §1.2): clip(PAVA(S) + lambda, 0, 1) summing to AL(K) - 1, 6 decimals.
 """
+
+from decimal import Decimal
 
 from goldenal.core.acceptance import implied_survival, pava_nonincreasing
 from goldenal.core.errors import PolicyError
@@ -40,14 +36,7 @@ def _shift_to_sum(p, total):
 
 
 def project_rates(survival, total):
-    """Project raw survivals S(1..K) onto vLLM's valid rate lists, summing to ``total``.
-
-    ``total`` = AL(K) - 1, honoured exactly when a decimal string.  Returns K values in
-    [0, 1], non-increasing, 6 decimals.  ``project_rates([0.78, 0.60, 0.45], "1.83")``
-    is ``[0.78, 0.6, 0.45]``.
-    """
-    from decimal import Decimal
-
+    """Project survivals S(1..K) onto vLLM's valid rate lists summing to ``total`` = AL(K) - 1."""
     k = len(survival)
     if k == 0:
         raise ValueError("`survival` must have at least one entry")
@@ -83,12 +72,6 @@ def curve_survival(curve, *, k, thinking):
 
 
 def acceptance_rates(curve, *, k, thinking):
-    """The rates knob's value for one cell of a golden curve: 1 + sum is the committed AL.
-
-    ``acceptance_rates(load_registry().curves["minimaxm3_eagle3"], k=3, thinking="on")``
-    is ``[0.78, 0.6, 0.45]``.
-    """
-    from decimal import Decimal
-
+    """The rates knob's value for one cell of a golden curve: 1 + sum is the committed AL."""
     survival, al_text = curve_survival(curve, k=k, thinking=thinking)
     return project_rates(survival, Decimal(al_text) - 1)

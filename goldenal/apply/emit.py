@@ -1,16 +1,15 @@
-"""Render the golden AL as one engine's configuration fragment (``goldenal emit``).
-
-Every default is a knob whose per-position schedule ``goldenal verify`` confirms
-without extra flags, the minimum-variance one: an engine whose length knob
-realises another schedule (``default_form = "rates"``) writes the
-minimum-variance rates unless ``form="length"``.
-"""
+"""Render the golden AL as one engine's configuration fragment (``goldenal emit``); every
+default realises the minimum-variance schedule ``goldenal verify`` confirms without flags."""
 
 from dataclasses import dataclass
 
+from goldenal.apply.distribution import acceptance_rates
+from goldenal.core.acceptance import min_variance_schedule
+from goldenal.core.errors import PolicyError, UnknownCurve, UsageError
 from goldenal.engines import MODULES, adapter
 from goldenal.engines.base import FORMATS
-from goldenal.core.errors import UsageError
+from goldenal.golden.policy import resolve_served, select
+from goldenal.golden.registry import load_registry
 
 
 @dataclass(frozen=True)
@@ -48,9 +47,8 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
     spec_config : str, optional
         vLLM: the rest of the speculative-config JSON to merge the knobs into.
     distribution : bool or {"curve", "min-variance"}
-        Engines with a rates knob: per-position rates instead of the length, the
-        curve's own profile (True or ``"curve"``) or the schedule
-        ``[1]*f, p, 0...`` the length knobs realise.
+        Engines with a rates knob: rates instead of the length, the curve's own profile
+        (True or ``"curve"``) or the schedule ``[1]*f, p, 0...`` the length knobs realise.
     form : {"length", "rate"}, optional
         ATOM: ``"rate"``, its (AL - 1) / K knob; llama.cpp: ``"length"``, its
         length knob (a geometric schedule) instead of the rates.
@@ -93,9 +91,6 @@ def emit(model=None, *, engine, k, thinking, draft=None, curve=None, variant=Non
         raise UsageError(f"`form` for {rec.title} must be {' or '.join(eng.forms)}, got {form!r}")
     if form == "length" and distribution and eng.default_form == "rates":
         raise UsageError(f"`distribution` writes {rec.title}'s rates form, not {rec.value_knob}")
-    from goldenal.golden.policy import select
-    from goldenal.golden.registry import load_registry
-
     registry = load_registry(golden_dir)
     golden = select(registry, model, k=k, thinking=thinking, draft=draft, curve=curve,
                     variant=variant)
@@ -134,21 +129,14 @@ def _takers(takes, *, name=True, forms=False):
 def survival_rates(distribution, registry, curve_id, k, al_text, thinking):
     """Per-position survival rates of one cell: the curve's profile or min-variance."""
     if distribution == "min-variance":
-        from goldenal.core.acceptance import min_variance_schedule
-
         return [float(r) for r in min_variance_schedule(al_text, k)]
     if curve_id is None:
         raise UsageError("--distribution needs the golden curve, not an explicit AL")
-    from goldenal.apply.distribution import acceptance_rates
-
     return acceptance_rates(registry.curves[curve_id], k=k, thinking=thinking)
 
 
 def _check_spec_config(spec, golden, registry):
     """Refuse a speculative-config that serves another curve or K than the cell's."""
-    from goldenal.core.errors import PolicyError
-    from goldenal.golden.policy import resolve_served
-
     n = spec.get("num_speculative_tokens")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
         raise UsageError(f"--spec-config num_speculative_tokens must be an integer, got "
@@ -163,10 +151,5 @@ def _check_spec_config(spec, golden, registry):
                        draft_sample_method=spec.get("draft_sample_method"),
                        # the fragment adds rejection_sample_method "synthetic"
                        rejection_sample_method="synthetic", curve=golden.curve)
-    except PolicyError as exc:
+    except (PolicyError, UnknownCurve) as exc:
         raise PolicyError(f"--spec-config does not serve curve {golden.curve}: {exc}") from None
-    except Exception as exc:
-        if type(exc).__name__ == "UnknownCurve":
-            raise PolicyError(f"--spec-config does not serve curve {golden.curve}: "
-                              f"{exc}") from None
-        raise

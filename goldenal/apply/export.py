@@ -4,13 +4,14 @@ Both vectors (docs/policy.md §4): ``marginal_accept_rates[i]`` = S(i+1) for
 vLLM, ``conditional_accept_rates[i]`` = a(i+1) for Dynamo's mocker.
 """
 
-from __future__ import annotations
-
 import json
 import math
 import os
 
-from goldenal.core.errors import PolicyError
+from goldenal.core.acceptance import (conditional_rates, histogram_from_survival,
+                                      implied_survival, is_survival)
+from goldenal.core.errors import PolicyError, UnknownCurve
+from goldenal.core.files import write_text_atomic
 from goldenal.readers.profile import SCHEMA_VERSION, read_profile  # noqa: F401 (re-export)
 # Tolerance of the mean-consistency check (the convention's default).
 CONSISTENCY_TOLERANCE = 0.02
@@ -22,12 +23,6 @@ def _accept_length_model(method, chain=None):
 
         chain = is_chain_method(method)
     return "chain_analytic" if chain else "measured_per_k"
-
-
-def _verification(variant):
-    if (variant or {}).get("rejection_sample_method") == "block":
-        return "block"
-    return "longest_prefix"
 
 
 def _checkpoint(name):
@@ -76,10 +71,7 @@ def constant_rate_for_mean(al, k):
 
 def _histogram(steps, per_position):
     """``{length: steps}`` (length 1 = no draft accepted) from per-position counts."""
-    from goldenal.core.acceptance import histogram_from_survival
-
-    hist = histogram_from_survival(steps, per_position)
-    return {j + 1: int(n) for j, n in enumerate(hist) if n}
+    return {j + 1: int(n) for j, n in enumerate(histogram_from_survival(steps, per_position)) if n}
 
 
 def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=None,
@@ -89,11 +81,10 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
     marginal = [float(x) for x in marginal]
     if len(marginal) != k:
         raise ValueError(f"`marginal` must have K={k} entries, got {len(marginal)}")
-    from goldenal.core.acceptance import conditional_rates
-
     # an undefined rate (after a zero survival) is published as 0: nothing reaches it
     conditional = [0.0 if a is None else float(a) for a in conditional_rates(marginal)]
-    by_k = accept_length_by_k or {k: mean}
+    by_k = {**(accept_length_by_k or {}), k: mean}
+    model_kind = _accept_length_model(method, chain)
     return {
         "schema_version": SCHEMA_VERSION,
         "measured": bool(measured),
@@ -102,14 +93,14 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
         "target_model": _checkpoint(model) if model else None,
         "num_speculative_tokens": k,
         "block_size": None,
-        "max_supported_k": k if _accept_length_model(method, chain) == "measured_per_k"
-        else None,
-        "verification_method": _verification(variant),
+        "max_supported_k": k if model_kind == "measured_per_k" else None,
+        "verification_method": ("block" if (variant or {}).get("rejection_sample_method")
+                                == "block" else "longest_prefix"),
         "conditional_accept_rates": [round(x, 6) for x in conditional],
         "marginal_accept_rates": [round(x, 6) for x in marginal],
         "mean_accept_length": _r6(mean),
         "mean_accept_length_per_request": _r6(mean_per_request),
-        "accept_length_model": _accept_length_model(method, chain),
+        "accept_length_model": model_kind,
         "accept_length_by_k": {str(kk): _r6(v) for kk, v in sorted(by_k.items())},
         "acceptance_length_histogram": ({str(length): int(n) for length, n in
                                          sorted(histogram.items())} if histogram else None),
@@ -122,10 +113,9 @@ def build_profile(*, k, mean, marginal, method, model=None, draft=(), variant=No
 def _conditions(provenance, thinking, extra=None):
     prov = provenance or {}
     out = {"thinking": thinking}
-    for key in ("dataset", "category", "output_len", "engine", "engine_version", "hardware",
-                "source_run", "date"):
-        if prov.get(key) is not None:
-            out[key] = prov[key]
+    out.update({key: prov[key] for key in ("dataset", "category", "output_len", "engine",
+                                           "engine_version", "hardware", "source_run", "date")
+                if prov.get(key) is not None})
     sampling = (prov.get("sampling") or {}).get(f"thinking_{thinking}")
     if sampling:
         out["sampling"] = sampling
@@ -150,11 +140,9 @@ def profile_from_cell(cell, *, method, model=None, draft=(), variant=None,
     else:
         marginal = _constant_survival(cell.mean_acceptance_length, cell.k)
         extra["rates"] = "constant conditional rate solved from the mean (no per-position data)"
-    by_k = dict(accept_length_by_k or {})
-    by_k[cell.k] = cell.mean_acceptance_length
     return build_profile(k=cell.k, mean=cell.mean_acceptance_length, marginal=marginal,
                          method=method, model=model, draft=draft, variant=variant,
-                         accept_length_by_k=by_k, histogram=histogram, chain=chain,
+                         accept_length_by_k=accept_length_by_k, histogram=histogram, chain=chain,
                          measurement_conditions=_conditions(provenance, cell.thinking, extra),
                          measured=measured)
 
@@ -193,7 +181,6 @@ def monotone_survival(curve, committed, *, k, thinking):
 
 def profile_from_curve(curve, *, k, thinking, monotone=False):
     """Profile of a committed cell: a chain's implied survival, else a constant rate."""
-    from goldenal.core.errors import UnknownCurve
     from goldenal.stats.curve import is_chain_method
 
     cells = curve.cells.get(thinking) or {}
@@ -217,8 +204,6 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
             extra["rates"] = ("isotonic (non-increasing) fit of the implied survival, rescaled "
                               "so 1 + sum equals the committed AL")
         else:
-            from goldenal.core.acceptance import implied_survival, is_survival
-
             implied = implied_survival({i: cells[i] for i in range(1, k + 1)}, k)
             if not is_survival(implied):
                 raise PolicyError(
@@ -231,12 +216,13 @@ def profile_from_curve(curve, *, k, thinking, monotone=False):
         marginal = _constant_survival(mean, k)
         extra["rates"] = "constant conditional rate solved from the committed mean"
     return _curve_profile(curve, thinking, extra, k=k, mean=mean, marginal=marginal,
-                          accept_length_by_k=committed if chain else {k: mean}, chain=chain)
+                          accept_length_by_k=committed if chain else None, chain=chain)
 
 
 def _curve_profile(curve, thinking, extra, **fields):
-    """:func:`build_profile` of a committed curve's cell."""
-    return build_profile(method=curve.method, model=_target_id(curve), draft=curve.draft,
+    """:func:`build_profile` of a committed cell; the target is its first ``org/model`` alias."""
+    target = next((a for a in curve.aliases if "/" in a), curve.model)
+    return build_profile(method=curve.method, model=target, draft=curve.draft,
                          variant=curve.variant,
                          measurement_conditions=_conditions(curve.provenance, thinking, extra),
                          **fields)
@@ -257,24 +243,16 @@ def profile_from_distribution(curve, cell, *, accept_length_by_k=None):
     interval = cell.get("interval") or {}
     extra = {"committed_value": cell.get("value"), "n_steps": n,
              "interval": {key: interval.get(key) for key in ("low", "high", "level", "method")}}
-    by_k = dict(accept_length_by_k or {})
-    by_k[k] = cell["estimate"]
     return _curve_profile(curve, cell["thinking"], extra, k=k, mean=cell["estimate"],
-                          marginal=marginal, accept_length_by_k=by_k, histogram=histogram,
+                          marginal=marginal, accept_length_by_k=accept_length_by_k,
+                          histogram=histogram,
                           chain=is_chain_method(curve.method))
 
 
 def write_profile(profile, path):
     """Write a profile as JSON (atomically)."""
-    from goldenal.core.files import write_text_atomic
-
     write_text_atomic(os.fspath(path), json.dumps(profile, indent=2, default=str) + "\n")
     return os.fspath(path)
-
-
-def _target_id(curve):
-    """The target as ``org/model`` (the convention's form): the curve's first HF alias."""
-    return next((a for a in curve.aliases if "/" in a), curve.model)
 
 
 def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_kwargs=None,
@@ -284,10 +262,9 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
     Parameters
     ----------
     source : str, os.PathLike, CurveFit or Curve
-        A curve id (of ``golden_dir``), a curve file, a measurement-run
-        directory (fitted first), a :class:`~goldenal.stats.CurveFit` or a
-        registry ``Curve``.  A committed curve with a distribution file beside
-        it exports the measured vectors.
+        A curve id (of ``golden_dir``), a curve file, a run directory (fitted first), a
+        :class:`~goldenal.stats.CurveFit` or a registry ``Curve``.  A committed curve with a
+        distribution file beside it exports the measured vectors.
     k : int
     thinking : {"on", "off"}
     monotone : bool
@@ -307,7 +284,6 @@ def export_profile(source, *, k, thinking, golden_dir=None, monotone=False, fit_
     >>> p["marginal_accept_rates"]                                  # doctest: +SKIP
     [0.78, 0.6, 0.45]
     """
-    from goldenal.core.errors import UnknownCurve
     from goldenal.stats.results import CurveFit
 
     if isinstance(source, CurveFit):

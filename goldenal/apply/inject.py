@@ -1,22 +1,24 @@
-"""Rewrite serve configs in place so they carry the golden AL (``goldenal inject``).
+"""Rewrite serve configs in place so they carry the golden AL (``goldenal inject``): changed
+spans only, every file planned before any is written, all or none."""
 
-Only changed spans are spliced in, a pinned value or a contradicting flag is
-refused, and every file is planned before any is written, all or none.
-"""
-
+import contextlib
 import difflib
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
 from goldenal.core.files import locked_directories, read_text, write_texts_atomic
 from goldenal.apply.emit import _takers, survival_rates
 from goldenal.engines import MODULES, adapter, table
 from goldenal.engines.base import chosen_k
+from goldenal.golden.curves import is_plain_decimal
+from goldenal.golden.policy import normalize_thinking, resolve_served, select, served_sampling
+from goldenal.golden.registry import load_registry
 from goldenal.recipes import spans
-from goldenal.engines.locate import ROLES, find_sites, pd_decode
+from goldenal.engines.locate import ROLES, find_sites, pd_decode, scenario_facts
 from goldenal.core.envflags import RUNNER_SPELLINGS, env_flag
-from goldenal.core.errors import EXIT_USAGE, GoldenALError, ParseError, PolicyError, UsageError
+from goldenal.core.errors import (EXIT_USAGE, GoldenALError, ParseError, PolicyError,
+                                  UnknownCurve, UsageError)
 
 # The runner's FRAMEWORK values (InferenceX runners/synthetic_injectors: ``dynamo-<engine>``)
 # and ours: every engine's name and the other names its record gives it.
@@ -74,8 +76,6 @@ class InjectResult:
 def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant=None,
                   path=None, line=None):
     """The one curve that applies to a site (:func:`goldenal.golden.policy.resolve_served`)."""
-    from goldenal.golden.policy import resolve_served, served_sampling
-
     dsm, rsm = served_sampling(site)
     # a knob that comes with its own verifier replaces whichever one the file
     # named: the file is resolved as it will serve
@@ -87,7 +87,7 @@ def resolve_curve(registry, site, *, model=None, draft=None, curve=None, variant
                               curve=curve, variant=variant)
 
 
-@contextmanager
+@contextlib.contextmanager
 def _located(path, line):
     """The policy's own refusal, located in the file."""
     try:
@@ -118,14 +118,7 @@ def _site_k(site, k, path):
 
 
 def explicit_al(al, k, *, path=None, line=None):
-    """An explicit AL checked like a curve value: a plain ASCII decimal in [1, K+1].
-
-    Anything else (``+2.5``, ``2.5e0``) would be written verbatim into JSON and YAML.
-    """
-    from decimal import Decimal
-
-    from goldenal.golden.curves import is_plain_decimal
-
+    """An explicit AL checked like a curve value: a plain ASCII decimal in [1, K+1]."""
     text = str(al).strip()
     if not is_plain_decimal(text):
         raise UsageError(f"SYNTHETIC_ACCEPTANCE_LENGTH must be a plain decimal such as 2.83, "
@@ -136,10 +129,8 @@ def explicit_al(al, k, *, path=None, line=None):
 
 
 def _explicit_for(al, site, decode_role=None):
-    """The explicit AL for a site's role: ``al``, or its entry for the role (``None``: every other).
-
-    An SGLang prefill worker carries its decode worker's value when it has none.
-    """
+    """The explicit AL for a site's role: ``al``, or its entry for the role (``None``: every
+    other; a prefill worker without one carries its decode worker's)."""
     if not isinstance(al, dict):
         return al
     for role in (site.role, None, decode_role):
@@ -151,10 +142,6 @@ def _explicit_for(al, site, decode_role=None):
 
 def check_explicit(text, site, *, registry, k, thinking, selection, force, path, line):
     """Warnings about an explicit AL checked against the site's cell (refused unless ``force``)."""
-    from decimal import Decimal
-
-    from goldenal.core.errors import UnknownCurve
-
     try:
         curve = resolve_curve(registry, site, path=path, line=line, **selection)
     except UnknownCurve as exc:
@@ -199,8 +186,6 @@ def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection,
                                     selection=selection, force=force, path=path, line=line))
         return text, None
     curve = resolve_curve(registry, site, path=path, line=line, **selection)
-    from goldenal.golden.policy import select
-
     thinking = _assumed(curve, thinking, notes, path)
     with _located(path, line):
         return select(registry, k=site_k, thinking=thinking, curve=curve.id).text, curve.id
@@ -226,9 +211,8 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     Parameters
     ----------
     path : str or os.PathLike
-        An srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a TensorRT-LLM
-        extra-LLM-API YAML, or a launch script or argument file (``.sh``,
-        ``.args``; the engine is the server it starts).
+        An srt-slurm recipe, a vLLM ``--config`` YAML/JSON, a TensorRT-LLM extra-LLM-API
+        YAML, or a launch script or argument file (``.sh``, ``.args``).
     engine : {"vllm", "sglang", "trtllm", "atom", "llamacpp"}, optional
         Refuse files that configure another engine.
     model, draft, curve, variant : optional
@@ -236,20 +220,17 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     k : int, optional
         Only for files that do not state K; refused when it contradicts them.
     thinking : {"on", "off"}, optional
-        The mode served.  The file's own declaration is read as ``audit`` reads
-        it and contradicting it is refused; with neither, the curve's only mode,
-        else ``on`` (with a warning).
+        The mode served; default the file's declaration (read as ``audit`` does, and
+        refused when contradicted), else the curve's only mode, else ``on`` (a warning).
     golden_dir : str, optional
     al : str, optional
         An explicit AL (the runner's ``SYNTHETIC_ACCEPTANCE_LENGTH``).
     distribution : bool or {"curve", "min-variance"}
-        Engines with a rates knob: write per-position rates, the curve's
-        profile (True) or the minimum-variance schedule.
+        Engines with a rates knob: the curve's per-position rates (True), or min-variance.
     form : {"length", "rate"}, optional
         ATOM: which flag to write.
     env_file : str, optional
-        TensorRT-LLM: the environment file for the knob (default: the one a
-        ``# env-file: PATH`` comment names).
+        TensorRT-LLM: the knob's environment file (default: a ``# env-file: PATH`` comment's).
     force : bool
         Overwrite a different value already pinned.
     check, diff_only : bool
@@ -282,38 +263,32 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
     if engine is not None and engine not in MODULES:
         raise UsageError(f"`engine` must be one of {', '.join(MODULES)}, got {engine!r}")
     if thinking is not None:
-        from goldenal.golden.policy import normalize_thinking
-
         thinking = normalize_thinking(thinking)
-    options = dict(engine=engine, model=model, k=k, thinking=thinking, draft=draft, curve=curve,
-                   variant=variant, golden_dir=golden_dir, al=al, distribution=distribution,
-                   form=form, env_file=env_file, force=force, check=check,
-                   diff_only=diff_only, allow_non_agentic=allow_non_agentic)
-    if text is not None:
-        result = _plan(path, text, options)
-        # the caller read the file: only the files read here are checked before writing
-        result = replace(result, read={p: t for p, t in result.read.items() if p != path})
-        return result if _defer else commit_results([result])[0]
     # the lock first (recovering a crashed write), then the read: no goldenal writer
     # comes between the read and the write, and the write checks the bytes read
-    with locked_directories(_directories([path] + ([env_file] if env_file else []))):
-        result = _plan(path, read_text(path), options)
+    with _locked([path], env_file) if text is None else contextlib.nullcontext():
+        original = read_text(path) if text is None else text
+        # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
+        # it (marks and offsets count from the first real character), write it back.
+        bom = original[:1] if original.startswith(_BOM) else ""
+        original = original[len(bom):]
+        result = _inject_text(
+            path, original, engine=engine, model=model, k=k, draft=draft, curve=curve,
+            thinking=file_thinking(path, original, thinking), variant=variant,
+            golden_dir=golden_dir, al=al, distribution=distribution, form=form,
+            env_file=env_file, force=force, check=check, diff_only=diff_only,
+            allow_non_agentic=allow_non_agentic, bom=bom)
+        if text is not None:
+            # the caller read the file: only the files read here are checked before writing
+            result = replace(result, read={p: t for p, t in result.read.items() if p != path})
         return result if _defer else commit_results([result])[0]
 
 
-def _plan(path, original, options):
-    # A UTF-8 byte-order mark is not part of the YAML/JSON: parse and splice without
-    # it (marks and offsets count from the first real character), write it back.
-    bom = original[:1] if original.startswith(_BOM) else ""
-    original = original[len(bom):]
-    options = dict(options, thinking=file_thinking(path, original, options["thinking"]))
-    return _inject_text(path, original, bom=bom, **options)
-
-
-def _directories(paths):
-    """The real directories holding ``paths``, each once (a missing one: the read says so)."""
-    found = {os.path.dirname(os.path.realpath(os.fspath(p))) for p in paths}
-    return sorted(d for d in found if os.path.isdir(d))
+def _locked(paths, env_file):
+    """The locks of the real directories of ``paths`` and ``env_file`` (a missing one: none)."""
+    found = {os.path.dirname(os.path.realpath(os.fspath(p)))
+             for p in [*paths, *([env_file] if env_file else [])]}
+    return locked_directories(sorted(d for d in found if os.path.isdir(d)))
 
 
 def file_thinking(path, text, thinking=None):
@@ -364,11 +339,7 @@ def _assumed(curve, thinking, notes, path):
 
 
 def commit_results(results):
-    """Write what planned results still hold, every file of every result or none, and mark them
-    written.
-
-    A file planned twice with different texts is refused before anything is written.
-    """
+    """Write what planned results still hold, all or none, and mark them written."""
     texts, owner, expected = {}, {}, {}
     for result in results:
         for p, text in result.pending.items():
@@ -380,9 +351,8 @@ def commit_results(results):
             texts[owner[key]] = text
             if p in result.read:
                 expected[owner[key]] = result.read[p]
-    if texts:
-        # a file changed since it was read is refused (ConflictError): nothing is written
-        write_texts_atomic(texts, expected=expected)
+    # a file changed since it was read is refused (ConflictError): nothing is written
+    write_texts_atomic(texts, expected=expected)
     return [replace(r, written=True, pending={}, read={}) if r.pending else r for r in results]
 
 
@@ -398,11 +368,8 @@ class NothingWritten(GoldenALError):
 
 
 def inject_files(paths, **options):
-    """:func:`inject` on several files, all or nothing.
-
-    Every file is planned first; when any is refused nothing is written and
-    :class:`NothingWritten` lists every refusal.  Otherwise one multi-file
-    commit writes them all.  ``options`` are those of :func:`inject`.
+    """:func:`inject` (``options``) on several files, all or nothing: :class:`NothingWritten`
+    lists every refusal.
 
     Returns
     -------
@@ -410,9 +377,8 @@ def inject_files(paths, **options):
         One per path, in order.
     """
     results, errors = [], []
-    env_file = options.get("env_file")
     # every directory read is locked before the first read and until the commit
-    with locked_directories(_directories(list(paths) + ([env_file] if env_file else []))):
+    with _locked(paths, options.get("env_file")):
         for path in paths:
             try:
                 results.append(inject(path, _defer=True, **options))
@@ -430,8 +396,6 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                  golden_dir, al, distribution, form, env_file, force, check, diff_only,
                  allow_non_agentic, bom):
     selection = {"model": model, "draft": draft, "curve": curve, "variant": variant}
-    from goldenal.golden.registry import load_registry
-
     # an explicit AL is checked against the committed cell too
     registry = load_registry(golden_dir)
 
@@ -522,8 +486,8 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                 file_edits.setdefault(other_path, [other_text, []])[1].append(e)
             else:
                 edits.append(edit)
-        for knob_name, old, new in plan.changes:
-            changes.append((_site_line(site), site.role, knob_name, old, new))
+        changes.extend((_site_line(site), site.role, name, old, new)
+                       for name, old, new in plan.changes)
 
     outputs = [(path, original, spans.apply_edits(original, edits))]
     for other_path, (other_text, other_edits) in file_edits.items():
@@ -546,7 +510,6 @@ def _rates(distribution, registry, curve_id, k, al_text, thinking):
 
 def _refuse_non_agentic(path, doc=None):
     """Refuse a fixed-sequence-length config (the audit's GAL302 test): content first, then path."""
-    from goldenal.engines.locate import scenario_facts
     from goldenal.auditing.evidence import agentic_of, repository_path
 
     name, benchmark, names = None, None, ()
@@ -630,8 +593,6 @@ def _inject_script(eng, path, original, *, k, thinking, registry, selection, al,
                    distribution, form, force, check, diff_only, bom=""):
     """Launch scripts and argument files: every launch path, never the EVAL_ONLY one."""
     chosen, notes = {}, []
-    if distribution is True:
-        distribution = "curve"
 
     def cell(site, site_k, line=None):
         """``(AL text, curve id)`` of a site's cell: the site and K name it, nothing else."""
@@ -642,14 +603,12 @@ def _inject_script(eng, path, original, *, k, thinking, registry, selection, al,
                                        notes=notes)
         return chosen[key]
 
-    rates_for = None
-    if distribution:
-        def rates_for(site, site_k, al_text):
-            return _rates(distribution, registry, cell(site, site_k)[1], site_k, al_text,
-                          thinking)
+    def rates_for(site, site_k, al_text):
+        return _rates(distribution, registry, cell(site, site_k)[1], site_k, al_text, thinking)
 
     plan, targets = eng.plan_script(path, original, lambda site, site_k, line: cell(
-        site, site_k, line)[0], k=k, rates_for=rates_for, form=form, force=force or check,
+        site, site_k, line)[0], k=k, rates_for=rates_for if distribution else None, form=form,
+        force=force or check,
         launched=table.launched_engines(original),
         known=[m.RECORD.launch_word for m in MODULES.values()])
     after = spans.apply_edits(original, plan.edits)
@@ -681,15 +640,7 @@ def allow_non_agentic_from(environ):
 
 def inject_runner(path, framework=None, *, environ=None, golden_dir=None, check=False,
                   diff_only=False, force=False, allow_non_agentic=False):
-    """Inject as InferenceX's runner does, driven by its environment variables.
-
-    ``EVAL_ONLY=true`` or ``SYNTHETIC_ACCEPTANCE`` not ``true``: a no-op.  Else
-    ``SYNTHETIC_ACCEPTANCE_LENGTH`` (per role: ``_PREFILL``, ``_DECODE``,
-    ``_AGGREGATED``), checked against the cell, wins over the cell looked up from
-    ``MODEL_PREFIX``, ``NUM_SPEC_TOKENS`` and ``THINKING_MODE`` (each defaulting to
-    the recipe's own).  ``framework`` (else ``FRAMEWORK``): ``dynamo-<engine>`` or
-    an engine name.  A recipe with nothing to rewrite fails, as the runner's does.
-    """
+    """Inject as InferenceX's runner does, driven by its environment (docs/policy.md §3)."""
     environ = os.environ if environ is None else environ
     allow_non_agentic = allow_non_agentic_from(environ) or allow_non_agentic
     if env_flag(environ, "EVAL_ONLY", spellings=RUNNER_SPELLINGS):

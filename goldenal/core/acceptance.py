@@ -1,19 +1,7 @@
 """Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits.
 
-Notation (docs/formats.md §0.2; docs/engines.md §0.1-§0.2):
-
-* survival ``S(i)`` = P(the first i drafts of a step are all accepted), which
-  vLLM calls the unconditional or marginal rate; AL = 1 + sum S(i);
-* implied survival of a curve of means ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``
-  (valid for chain drafting, where the K = n draft is a prefix of the
-  K = n + 1 draft, docs/policy.md §4);
-* conditional acceptance ``a_i = S(i) / S(i-1)`` with ``S(0) = 1``;
-* vLLM's minimum-variance schedule (``SpeculativeConfig._acceptance_length_to_rates``;
-  ATOM and SGLang ``match-expected`` draw the same two-point distribution).
-
-Values are :class:`fractions.Fraction` built from the committed decimal
-strings, so ``min_variance_schedule("2.83", 3)`` is exactly ``(1, 83/100, 0)``.
-Standard library only.
+Notation: docs/formats.md §0.2, docs/engines.md §0.1-§0.2, docs/policy.md §4.  Values are
+exact Fractions of the committed decimal strings.  Standard library only.
 """
 
 import math
@@ -22,11 +10,9 @@ from fractions import Fraction
 
 def exact_fraction(value):
     """A number as a Fraction: decimal strings and floats by their decimal spelling."""
-    if isinstance(value, Fraction):
-        return value
     if isinstance(value, bool):
         raise TypeError(f"expected a number, got {value!r}")
-    if isinstance(value, int):
+    if isinstance(value, (Fraction, int)):
         return Fraction(value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -40,16 +26,8 @@ def exact_fraction(value):
 
 
 def min_variance_schedule(al, k):
-    """vLLM's minimum-variance schedule ``r_1..r_K`` (Fractions) for a target AL.
-
-    ``r_i`` = P(the first i drafts are all accepted): with ``d = AL - 1`` and
-    ``f = floor(d)``, ``f`` ones, then ``d - f``, then zeros, truncated to K,
-    so every step accepts ``f`` or ``f + 1`` drafts.  ValueError for ``k`` < 1
-    or ``al`` outside [1, K + 1] (vLLM refuses those at start-up).
-
-    >>> [str(r) for r in min_variance_schedule("2.83", 3)]
-    ['1', '83/100', '0']
-    """
+    """vLLM's minimum-variance schedule ``r_1..r_K`` for a target AL (``SpeculativeConfig.
+    _acceptance_length_to_rates``): ``f = floor(AL - 1)`` ones, the rest, then zeros."""
     k = positive_k(k)
     length = exact_fraction(al)
     if not 1 <= length <= k + 1:
@@ -62,11 +40,8 @@ def min_variance_schedule(al, k):
 
 
 def implied_survival(cells, k):
-    """``S(1)..S(k)``, ``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``, from ``cells``
-    (``{K: AL}`` of one thinking mode); KeyError for a K in 1..k without a value.
-
-    What the means imply: noise can make it increase or go negative (:func:`is_survival`).
-    """
+    """``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``, from ``{K: AL}``; KeyError for a missing K.
+    Noise can make it increase or go negative (:func:`is_survival`)."""
     k = positive_k(k)
     previous = Fraction(1)
     out = []
@@ -92,12 +67,8 @@ def is_survival(survival):
 
 
 def accepted_drafts_distribution(survival):
-    """P(X = j), j = 0..K, for X = accepted drafts in one verification step.
-
-    ``P(X = j) = S(j) - S(j+1)`` with ``S(0) = 1`` and ``S(K+1) = 0``;
-    ValueError unless ``survival`` is a survival function (:func:`is_survival`).
-    """
-    values = [exact_fraction(s) if not isinstance(s, Fraction) else s for s in survival]
+    """P(X = j) = S(j) - S(j+1), j = 0..K, for X = accepted drafts in one verification step."""
+    values = [exact_fraction(s) for s in survival]
     if not is_survival(values):
         raise ValueError("`survival` must be non-increasing within [0, 1], got "
                          + ", ".join(str(v) for v in values))
@@ -106,13 +77,7 @@ def accepted_drafts_distribution(survival):
 
 
 def accepted_drafts_variance(survival):
-    """Variance of the accepted drafts (and of the tokens, ``X + 1``) per verification step.
-
-    ``Var X = sum (2i - 1) S(i) - (sum S(i))^2``; exact for Fraction input.
-
-    >>> str(accepted_drafts_variance(min_variance_schedule("2.83", 3)))
-    '1411/10000'
-    """
+    """Variance of the accepted drafts (and of the tokens, ``X + 1``) per verification step."""
     pmf = accepted_drafts_distribution(survival)
     mean = sum(j * p for j, p in enumerate(pmf))
     return sum(j * j * p for j, p in enumerate(pmf)) - mean * mean

@@ -1,6 +1,5 @@
-"""Boolean environment variables, read one way: every on/off switch goldenal takes
-(``GOLDENAL_DEBUG``, the InferenceX runner's ``EVAL_ONLY``...) goes through :func:`env_flag`,
-so an unknown spelling is an error naming the variable, never a silent ``False``."""
+"""Boolean environment variables, read one way: an unknown spelling is an error naming the
+variable, never a silent ``False``."""
 
 from goldenal.core.errors import UsageError
 
@@ -15,11 +14,7 @@ RUNNER_SPELLINGS = (("true",), ("false",))
 
 def env_flag(environ, name, *, default=False, spellings=SPELLINGS):
     """The boolean ``environ[name]`` holds: ``default`` when unset or empty, else one of
-    ``spellings`` (true ones, false ones), else a UsageError (exit code 2).
-
-    >>> env_flag({"GOLDENAL_DEBUG": " Yes "}, "GOLDENAL_DEBUG")
-    True
-    """
+    ``spellings`` (true ones, false ones), else a UsageError."""
     raw = environ.get(name)
     value = "" if raw is None else raw.strip().lower()
     if not value:

@@ -1,23 +1,10 @@
-"""Domain exceptions and the exit codes the CLI maps them to.
-
-Each exception carries its exit code; each command lists the codes it
-returns in its ``--help`` (``EXIT_CODES`` of its module).  Their meaning is
-the same everywhere:
-
-==  =====================================================================
-0   success (``validate``: no errors; ``audit``: no error findings)
-1   refused or found wanting: no such golden value, validation errors,
-    audit findings, a run that missed its target, a change needed (``--check``)
-2   usage error or unreadable input: bad flags, malformed files
-3   conflict: a committed golden value would be overwritten (``measure``:
-    the cell exists)
-==  =====================================================================
-"""
+"""Domain exceptions, each carrying its exit code, the same in every command (whose
+``--help`` lists those it returns)."""
 
 EXIT_OK = 0
-EXIT_REFUSED = 1
-EXIT_USAGE = 2
-EXIT_CONFLICT = 3
+EXIT_REFUSED = 1    # no such golden value, validation errors, findings, a change needed
+EXIT_USAGE = 2      # bad flags, unreadable or malformed input
+EXIT_CONFLICT = 3   # a committed golden value would be overwritten
 
 
 class GoldenALError(Exception):
@@ -106,12 +93,8 @@ class LowSampleWarning(RuntimeWarning):
 
 
 def yaml_error(exc, path=None, *, text=None, prefix="not valid YAML"):
-    """``prefix: problem`` as one :class:`ParseError` line for a PyYAML error, with its line.
-
-    A marked error gives its problem and mark; a reader error (a control
-    character, an undecodable byte) its reason and character position, which
-    ``text`` turns into a line.
-    """
+    """``prefix: problem`` as one :class:`ParseError` line for a PyYAML error, with its line
+    (a reader error's character position, through ``text``)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else None
     detail = getattr(exc, "problem", None) or getattr(exc, "context", None)

@@ -1,18 +1,13 @@
-"""Files as goldenal reads and writes them: one reader, one writer, one journal.
-
-Every file read is opened by :func:`open_regular` (whole files bounded by
-:func:`read_regular`): never blocking, a regular file only, never past a
-bound.  Every file written, one or several in any directories, goes through
-:func:`write_texts_atomic`: all or nothing across a crash, under the
-directories' writer locks, with one journal format and one recovery
-(:func:`recover`).
-"""
+"""Files as goldenal reads and writes them: one reader, one writer, one journal
+(docs/architecture.md, "One writer, one reader")."""
 
 import contextlib
 import errno
 import os
 import re
 import stat
+
+from goldenal.core.errors import ConflictError, ParseError
 
 MAX_READ = 64 * 1024 * 1024
 LOCK_NAME = ".goldenal.lock"
@@ -24,17 +19,12 @@ _is_temp = re.compile(r"\.goldenal-(?:staged-\w+|fix-[0-9a-f]+)\.tmp\Z", re.ASCI
 _NOFOLLOW = (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
              and hasattr(os, "O_DIRECTORY"))
 
-# ---------------------------------------------------------------------------
-# The reader
+# -- the reader --------------------------------------------------------------
 
 
 def open_regular(path, *, limit=None, beneath=None):
-    """The one way goldenal opens a file it reads: binary, never blocking on the open.
-
-    OSError naming ``path`` unless it is a regular file (not a named pipe, a
-    device or a directory) of at most ``limit`` bytes.  ``beneath``: ``path`` is
-    relative to that directory and no link below it is followed (``ELOOP``).
-    """
+    """The one way goldenal opens a file it reads: binary, never blocking, a regular file of
+    at most ``limit`` bytes; ``beneath``: relative to it, no link below it followed."""
     path = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     if beneath is None:
@@ -74,8 +64,6 @@ def read_regular(path, limit=MAX_READ, *, beneath=None):
 def read_text(path, *, limit=MAX_READ, universal=False):
     """A UTF-8 file read by :func:`read_regular` (ParseError for other bytes); ``universal``
     translates CRLF and a lone CR to LF as Python's text mode does."""
-    from goldenal.core.errors import ParseError
-
     try:
         text = read_regular(path, limit).decode("utf-8")
     except UnicodeDecodeError:
@@ -83,12 +71,12 @@ def read_text(path, *, limit=MAX_READ, universal=False):
     return text.replace("\r\n", "\n").replace("\r", "\n") if universal else text
 
 
-def _open(name, flags, shown, dir_fd=None):
+def _open(name, flags, shown, dir_fd=None, link="is a symbolic link; not followed"):
     try:
         return os.open(name, flags, dir_fd=dir_fd)
     except OSError as exc:
         if dir_fd is not None and _is_link(name, dir_fd):
-            raise OSError(errno.ELOOP, "is a symbolic link; not followed", shown) from None
+            raise OSError(errno.ELOOP, link, shown) from None
         raise OSError(exc.errno, exc.strerror, shown) from None
 
 
@@ -109,13 +97,8 @@ def _directory_beneath(root, dirs, shown):
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for name in dirs:
-            try:
-                step = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as exc:
-                if _is_link(name, fd):
-                    raise OSError(errno.ELOOP, "lies under a symbolic link; not followed",
-                                  shown) from None
-                raise OSError(exc.errno, exc.strerror, shown) from None
+            step = _open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, shown, fd,
+                         link="lies under a symbolic link; not followed")
             os.close(fd)
             fd = step
         yield fd
@@ -142,9 +125,7 @@ def _refuse_links(root, split, shown):  # pragma: no cover - Windows
 
 
 def repository_root(path):
-    """The nearest directory at or above ``path`` holding ``.git`` (a directory, or the
-    file of a worktree), or None outside any repository: the one place goldenal
-    climbs to a repository root (audit's paths, its settings, its ``.gitignore``s)."""
+    """The nearest directory at or above ``path`` holding ``.git``, or None."""
     return nearest_holding(path, ".git")
 
 
@@ -165,21 +146,12 @@ def inside(directory, path):
     root = os.path.realpath(directory)
     return os.path.commonpath((root, os.path.realpath(path))) == root
 
-# ---------------------------------------------------------------------------
-# The writer
+# -- the writer --------------------------------------------------------------
 
 @contextlib.contextmanager
 def locked_directory(directory, *, timeout=None):
-    """Hold ``directory``'s writer lock; on entry, recover an interrupted write first.
-
-    ``flock`` on the directory itself: no file left behind in a
-    version-controlled directory, and dropped by the kernel when its holder
-    dies, even by kill -9 (elsewhere a ``.goldenal.lock`` file held with
-    :mod:`filelock`).  OSError naming the directory when another writer holds
-    it for ``timeout`` seconds (default :data:`LOCK_TIMEOUT`).  Re-entrant
-    within a thread: a writer that locked a directory before reading its files
-    enters it again to write them, without waiting for itself.
-    """
+    """Hold ``directory``'s writer lock (``flock`` on the directory itself, re-entrant within
+    a thread); on entry, recover an interrupted write first."""
     try:
         st = os.stat(directory)
     except OSError as exc:
@@ -265,22 +237,8 @@ def _locked(directory, timeout):
 
 
 def write_texts_atomic(texts, *, expected=None, beneath=None, links=True):
-    """The one writer: ``{path: text or bytes}``, anywhere, all or nothing, even across a crash.
-
-    Under the lock of every directory written, each new text is staged as a
-    flushed temporary beside its file and each old file kept under a hard
-    link; an undo journal goes in each directory, the first (*primary*) one
-    first; then the renames, and removing the primary journal is the commit
-    point.  A failure puts every old file back at once, :func:`recover` after
-    a crash.  OSError names the file concerned; a read-only file is refused
-    before anything is written.  See docs/architecture.md, "One writer".
-
-    ``links=False`` refuses a symbolic link (by default a write goes through
-    it); ``beneath``: paths relative to that directory, no link below it
-    followed, and a file swapped before the renames left alone (``EAGAIN``).
-    ``expected`` (``{path: text}``, ``""`` for none): what each file held when
-    read; one that differs under the locks is a ConflictError, nothing written.
-    """
+    """The one writer: ``{path: text or bytes}``, anywhere, all or nothing, even across a
+    crash (docs/architecture.md, "One writer"); ``expected``: ``{path: text read}``."""
     if not texts:
         return []       # nothing to write: no lock, no journal
     groups = {}
@@ -315,8 +273,6 @@ def atomic_open(path, mode="w"):
 def replace_beneath(root, relpath, data, *, expected):
     """Replace the regular file ``root/relpath`` by ``data`` if it still holds ``expected``,
     never through a link; OSError naming ``relpath`` (``EAGAIN`` when it changed)."""
-    from goldenal.core.errors import ConflictError
-
     try:
         write_texts_atomic({relpath: data}, expected={relpath: expected}, beneath=root)
     except ConflictError:
@@ -340,8 +296,7 @@ def _target(path, beneath, links):
 
 
 def _refuse_read_only(target, shown, why="file is read-only; nothing written"):
-    """PermissionError naming ``shown`` when an existing ``target`` is not writable (the
-    mode bits count too: ``os.access`` says yes to root)."""
+    # the mode bits count too: ``os.access`` says yes to root
     with contextlib.suppress(FileNotFoundError):
         if not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK):
             raise PermissionError(errno.EACCES, why, shown)
@@ -349,8 +304,6 @@ def _refuse_read_only(target, shown, why="file is read-only; nothing written"):
 
 def _check_unchanged(path, text, beneath=None):
     """ConflictError naming ``path`` unless it still holds ``text`` (missing counts as ``""``)."""
-    from goldenal.core.errors import ConflictError
-
     want = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     try:
         now = read_regular(path, max(len(want), 1), beneath=beneath)
@@ -444,8 +397,7 @@ class _Transaction:
 
 
 def _stage(path, target, data):
-    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits;
-    OSError naming ``path``, nothing left, on failure."""
+    """A flushed temporary beside ``target`` holding ``data``, with the old file's bits."""
     import tempfile
 
     try:
@@ -499,9 +451,7 @@ def _keep(path, target):
 
 
 def _roll_back(directory, moves):
-    """Put back the old files of ``moves`` (``[staged, name, backup]``); idempotent: a
-    staged file still there was never renamed; otherwise the backup (the old inode) goes
-    back over the name, or the name the write created is removed."""
+    """Put back the old files of ``moves`` (idempotent: a staged file left was never moved)."""
     for staged, name, backup in reversed(moves):
         staged_path = os.path.join(directory, staged)
         with contextlib.suppress(FileNotFoundError):
@@ -562,8 +512,7 @@ def _read_journal(journal):
 
 
 def is_transaction_file(name):
-    """True for the lock file, a journal, a staged temporary or a kept old file: what
-    goldenal's writer keeps beside the files it writes, never content (``audit`` skips it)."""
+    """True for what goldenal's writer keeps beside the files it writes, never content."""
     return name in (LOCK_NAME, JOURNAL_NAME) or bool(_is_temp(name))
 
 
@@ -573,11 +522,7 @@ def pending_journal(directory):
 
 
 def settle_directories(directories):
-    """Recover every directory of ``directories`` a write left a journal or a temporary in.
-
-    Run by a reader of a tree (``audit``) before it reads there (a write under
-    way is waited for): the directory then holds a whole state, nothing beside it.
-    """
+    """Recover every directory a write left a journal or a temporary in (before a read)."""
     for directory in sorted(directories):
         if pending_journal(directory) or any(map(_is_temp, os.listdir(directory))):
             with locked_directory(directory):
@@ -585,15 +530,7 @@ def settle_directories(directories):
 
 
 def recover(directory):
-    """Finish a write a crash interrupted; call only while holding the directory's lock.
-
-    While a write's primary journal exists it never committed: every
-    directory of it gets its old files back (the primary's recovery rolls
-    the others back first, each under its own lock).  A journal whose primary
-    is gone only loses its backups.  A format-1 journal (the redo journal of
-    earlier releases, written once its new files were staged) is finished by
-    replaying its renames.  Then every staged leftover goes.
-    """
+    """Finish a write a crash interrupted, under the directory's lock (docs/architecture.md)."""
     journal = os.path.join(directory, JOURNAL_NAME)
     doc = _read_journal(journal)
     if doc is not None:

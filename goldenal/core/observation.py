@@ -1,20 +1,8 @@
-"""The one record every measurement reader yields.
+"""The one record every measurement reader yields, one per measurement window.
 
-A reader turns engine output into ``Observation`` records, one per
-measurement window (a log interval, a scrape difference, a request, a
-benchmark file).  Counts follow vLLM's definitions (docs/formats.md §0.1):
-
-* ``drafts``: verification steps that carried drafts (N);
-* ``draft_tokens``: drafted tokens (N * K for a fixed K);
-* ``accepted``: accepted draft tokens, bonus token excluded;
-* ``accepted_per_position``: c_1..c_K, c_i = steps whose first i drafts
-  were all accepted.
-
-So AL = 1 + accepted / drafts.  A source that prints only a mean leaves the
-counts ``None`` and is *mean-only*: it is never weighted as if it had counts.
+Counts follow vLLM's definitions (docs/formats.md §0.1), so AL = 1 + accepted / drafts; a
+source that prints only a mean leaves them ``None`` (*mean-only*, never weighted as counts).
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 

@@ -1,7 +1,5 @@
 """Notebook display shared by the result objects that have a table."""
 
-from __future__ import annotations
-
 import html
 
 

@@ -1,9 +1,5 @@
-"""The value types of golden data: a committed curve, a golden directory's curves.
-
-Below both :mod:`goldenal.golden.registry` (reading a golden directory, fast) and
-:mod:`goldenal.golden.curvefile` (curve YAML in and out), so neither needs the other
-for its types.  Standard library only: ``goldenal lookup`` imports it.
-"""
+"""The value types of golden data, below both the fast registry and the curve YAML reader.
+Standard library only: ``goldenal lookup`` imports it."""
 
 import os
 import zlib
@@ -16,8 +12,7 @@ NOT_AVAILABLE = "N/A"
 
 
 def head_unknown(curve):
-    """True for a curve of a per-head method (EAGLE-3: one separately trained head) whose
-    head is not named: it cannot say which head it was measured with."""
+    """True for a curve of a per-head method (EAGLE-3) that does not name its head."""
     return str(curve.method or "").strip().lower() in ("eagle3", "eagle") and not curve.draft
 
 
@@ -145,15 +140,14 @@ def file_checksums(directory, *, overlay=None):
 
 
 def is_plain_decimal(text):
-    """True for the spelling of a committed AL: ASCII digits, optionally one ``.`` and more
-    (copied verbatim into engine configs, where ``+2.5``, ``2.5e0`` or ``２.５`` would break)."""
+    """True for ASCII digits, optionally one ``.`` and more: a committed AL is copied verbatim
+    into engine configs, where ``+2.5``, ``2.5e0`` or ``２.５`` would break."""
     whole, dot, frac = text.partition(".")
     return text.isascii() and whole.isdigit() and (not dot or frac.isdigit())
 
 
 def curve_identity(model, method, draft, variant):
-    """What makes two curves the same curve (POLICY rule 1: one value per cell), for
-    ``validate`` and every writer: names case-insensitive, as ``lookup`` matches them."""
+    """What makes two curves the same curve (one value per cell): names case-insensitive."""
     if isinstance(draft, str):
         draft = (draft,)
     return (str(model or "").lower(), str(method or "").lower(),

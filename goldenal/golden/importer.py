@@ -5,16 +5,14 @@ import os
 from goldenal.golden.curvefile import (check_curve_id, curve_from_file, parse_header, prune_sampling,
                                 read_curve_file, read_manifest, write_curve)
 from goldenal.golden.curves import head_unknown
-from goldenal.core.errors import ParseError, UsageError
+from goldenal.core.errors import UsageError
 from goldenal.golden.policy import normalize_variant
 from goldenal.golden.registry import Curve, default_dir_source
 from goldenal.golden.validation import refuse_invalid
 
 
 def import_target(out_dir=None):
-    """The golden directory an import writes: ``out_dir``, else ``$GOLDENAL_DIR``, else the
-    nearest ``golden_al_distribution/`` from the current directory; never the curves
-    installed with the package (a UsageError when only those are found)."""
+    """``out_dir``, else the default golden directory, never the packaged curves."""
     if out_dir is not None:
         return os.fspath(out_dir)
     directory, how = default_dir_source()
@@ -27,26 +25,19 @@ def import_target(out_dir=None):
 
 def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, variant=None,
                  aliases=(), replace_reason=None):
-    """Import one upstream curve file (values and header provenance).
-
-    The model key stays the file's top-level key, so InferenceX tooling reads
-    the written file unchanged.  Identity the header lacks is given by
-    keyword; an existing manifest entry of the same curve id supplies whatever
-    is not given, so re-importing a republished file needs no flags.
+    """Import one upstream curve file (values and header provenance), its model key unchanged.
 
     Parameters
     ----------
     path : str
         Curve file in the upstream shape.
     out_dir : str, optional
-        Golden directory to write to; default :func:`import_target` (never the
-        curves installed with the package).
+        Golden directory to write to; default :func:`import_target`.
     curve_id : str, optional
         Default: the file stem.
     method, draft, variant, aliases
-        Identity: method (``mtp``, ``eagle3``, ``dspark``), draft head HF id(s)
-        (none for native MTP), sampling variant (``KEY=VALUE`` strings or a
-        dict), extra names the model goes by.
+        Identity the header lacks (default: the manifest entry of the same id):
+        method, draft head HF id(s), variant (``KEY=VALUE`` strings or a dict), names.
     replace_reason : str, optional
         Required to change a committed value; recorded in the manifest.
 
@@ -58,17 +49,13 @@ def import_curve(path, out_dir=None, *, curve_id=None, method=None, draft=None, 
     Raises
     ------
     UsageError
-        The method is per draft head (``eagle3``) and no head is known: not
-        given, not in the file's header, not in the manifest entry.
+        The method is per draft head (``eagle3``) and no head is known.
     """
     stem = curve_id is None     # an id from the file's name: the message names the file
     if stem:
         curve_id = os.path.splitext(os.path.basename(os.fspath(path)))[0]
     check_curve_id(curve_id, path=path if stem else None)
-    parsed = read_curve_file(path)
-    if parsed.errors:
-        first = parsed.errors[0]
-        raise ParseError(first.message, path=path, line=first.line)
+    parsed = read_curve_file(path).check()
     out_dir = import_target(out_dir)
     provenance, hints = parse_header(parsed.header)
     existing = (read_manifest(out_dir) or {}).get(curve_id, {}) if os.path.isdir(out_dir) else {}

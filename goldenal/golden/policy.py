@@ -1,14 +1,4 @@
-"""The AgentX golden-AL policy as code: which committed value a config must carry.
-
-Rules (docs/policy.md §2, after InferenceX's
-``golden_al_distribution/README.md`` and review checklist):
-
-* only committed cells: no interpolation, no extrapolation, no fallback to
-  another draft head, sampling variant or thinking mode;
-* the curve is the one of the draft head (and variant) actually served;
-* a cell recorded as ``N/A`` (a failed measurement) has no golden value;
-* a golden AL lies in [1, K+1].
-
+"""The golden-AL policy as code (docs/policy.md §2): which committed value a config must carry.
 On the ``goldenal lookup`` hot path: standard-library imports only.
 """
 
@@ -21,10 +11,9 @@ from goldenal.core.errors import PolicyError, UnknownCurve, UsageError
 class GoldenValue:
     """One golden AL with the identity of the cell it came from.
 
-    ``str()`` is the committed spelling (``"2.83"``), ``engine_value(engine)``
-    the engine's knob value (``"1.83"`` for trtllm).  It compares, orders and
-    hashes as ``float(value)`` does, so ``lookup(...) == 2.83`` holds; to
-    compare cells, compare ``(v.curve, v.thinking, v.k)``.
+    ``str()`` is the committed spelling (``"2.83"``), ``engine_value(engine)`` the engine's
+    knob value (``"1.83"`` for trtllm).  It compares, orders and hashes as ``float(value)``
+    does (``lookup(...) == 2.83`` holds); to compare cells, use ``(v.curve, v.thinking, v.k)``.
     """
 
     __slots__ = ("text", "k", "thinking", "_curve", "golden_dir", "engine")
@@ -128,10 +117,8 @@ BY_VALUE = object()
 
 
 def normalize_variant(variant, *, by_value=True):
-    """A variant as a dict; ``None`` means "not specified", ``"none"`` means no variant.
-
-    Entries are ``KEY=VALUE``; with ``by_value`` a bare ``VALUE`` maps to :data:`BY_VALUE`.
-    """
+    """A variant as a dict (``None``: not specified, ``"none"``: no variant) of ``KEY=VALUE``
+    entries; with ``by_value`` a bare ``VALUE`` maps to :data:`BY_VALUE`."""
     if variant is None or isinstance(variant, dict):
         return variant
     if isinstance(variant, str):
@@ -167,12 +154,8 @@ def model_matches(curve, model):
 
 
 def draft_matches(curve, draft):
-    """True when ``draft`` names one of the curve's heads.
-
-    An HF id (``org/name``) must match exactly (case-insensitive: another
-    organisation's head is another head); a local path or a bare name
-    matches by its last component, as recipes stage heads.
-    """
+    """True when ``draft`` names one of the curve's heads: an ``org/name`` HF id exactly
+    (another organisation's head is another head), a path or bare name by its last part."""
     given = draft.strip().rstrip("/")
     # an ``org/name`` HF id, not a path (``/models/X``, ``./X``, ``a/b/X``)
     exact = given.count("/") == 1 and not given.startswith(("/", ".", "~"))
@@ -257,12 +240,19 @@ def _close_names(pool, name, n, cutoff):
                                                         cutoff=cutoff)]
 
 
-def _unknown_model(registry, model):
+def _name_pool(registry, *, ids=False):
+    """Lower-case curve id (with ``ids``) or model name -> the id or model to suggest."""
     pool = {}
+    for c in registry if ids else ():
+        pool.setdefault(c.id.lower(), c.id)
     for c in registry:
         for name in c.names:
             pool.setdefault(name.lower(), c.model)
-    hint = sorted(set(_close_names(pool, model, 3, 0.5)))
+    return pool
+
+
+def _unknown_model(registry, model):
+    hint = sorted(set(_close_names(_name_pool(registry), model, 3, 0.5)))
     msg = f"no curve for model {model!r}" + (f"; did you mean {', '.join(hint)}?" if hint else "")
     names = ", ".join(sorted({c.model for c in registry}))
     return UnknownCurve(msg + f" (models in {getattr(registry, 'directory', 'the registry')}: "
@@ -330,11 +320,8 @@ def served_variant(draft_sample_method=None, rejection_sample_method=None):
 
 
 def variant_matches(curve, variant):
-    """True when ``variant`` is exactly the curve's variant.
-
-    :data:`REPLACED` matches anything (nothing included); a value given alone
-    (:data:`BY_VALUE`) must be one of the curve's and stands for the keys not named.
-    """
+    """True when ``variant`` is exactly the curve's: :data:`REPLACED` matches anything, a
+    value given alone (:data:`BY_VALUE`) must be one of the curve's."""
     own = curve.variant
     by_value = {k.lower() for k, v in variant.items() if v is BY_VALUE}
     if by_value:
@@ -368,14 +355,8 @@ def _head_fits(curve, draft, method):
 
 
 def candidates(registry, model=None, *, draft=None, curve=None, variant=None, method=None):
-    """The curves that fit a request, before K and thinking mode are checked.
-
-    ``model``, ``draft`` and ``curve`` as for :func:`goldenal.lookup`;
-    ``variant`` must equal the curve's exactly (None leaves it open);
-    ``method`` in any engine's spelling.  UnknownCurve when nothing
-    committed fits (no other head, method or variant is offered);
-    PolicyError when ``curve`` contradicts the rest.
-    """
+    """The curves that fit a request, before K and thinking mode are checked (``variant``
+    exactly; ``method`` in any engine's spelling); PolicyError when ``curve`` contradicts."""
     if curve is not None:
         found = [c for c in registry if c.id.lower() == curve.lower()]
         if not found:
@@ -450,17 +431,9 @@ def _served_text(models, draft, method, served):
 def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample_method=None,
                    rejection_sample_method=None, model=None, draft_flag=None, curve=None,
                    variant=None):
-    """The one curve a served config must carry: used by inject, emit and audit alike.
-
-    The config's own identity (``models``: its model names, most specific
-    first; draft head; method; sampling settings) must name exactly one
-    committed curve: same model, head and method, exactly the same variant.
-    Selection flags (``model``, ``draft_flag``, ``curve``, ``variant``, as for
-    :func:`goldenal.lookup`) narrow further and are refused when they
-    contradict the config; they may also name a model the registry does not
-    know.  UnknownCurve when no curve has the served identity, PolicyError
-    when several fit or a flag contradicts the config.
-    """
+    """The one curve a served config must carry (inject, emit and audit alike): its identity
+    (``models`` most specific first) names exactly one curve; the selection flags (which may
+    name a model the registry lacks) narrow it, refused when they contradict it."""
     served = served_variant(draft_sample_method, rejection_sample_method)
     ident = _served_text(models, draft, method, served)
     pool = None
@@ -480,15 +453,11 @@ def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample
                                f"({ident})")
         raise PolicyError(f"cannot tell which golden curve applies ({ident}); "
                           "name the model or the curve")
-    if pool is None:
-        pool, pool_model = list(registry), model
-    else:
-        pool_model = pool[0].model
+    pool_model = model if pool is None else pool[0].model
+    found = list(registry) if pool is None else pool
     if pool_model is not None:
         # the config's own identity, exactly
-        found = candidates(pool, pool_model, draft=draft, method=method, variant=served)
-    else:
-        found = pool
+        found = candidates(found, pool_model, draft=draft, method=method, variant=served)
     if any(v is not None for v in (model, draft_flag, curve, variant)):
         chosen = candidates(registry, model, draft=draft_flag, curve=curve,
                             variant=normalize_variant(variant))
@@ -511,12 +480,7 @@ def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample
 
 
 def resolve_curve(registry, name=None, *, draft=None, curve=None, variant=None):
-    """The one curve a name and the selection flags pick, as ``goldenal show`` reads them.
-
-    ``name`` is a curve id or a model as :func:`goldenal.lookup` takes it.
-    UnknownCurve (close names suggested) or PolicyError (several fit: the
-    flags that pick each are named; or a flag contradicts the curve).
-    """
+    """The one curve a curve id or model ``name`` and the selection flags pick (``show``)."""
     variant = normalize_variant(variant)
     if name is not None and curve is None and any(c.id.lower() == name.lower()
                                                   for c in registry):
@@ -538,13 +502,7 @@ def _one(found):
 
 def _unknown_name(registry, name):
     """Neither a curve id nor a model name: suggest the closest of either."""
-    pool = {}
-    for c in registry:
-        pool.setdefault(c.id.lower(), c.id)
-    for c in registry:
-        for alias in c.names:
-            pool.setdefault(alias.lower(), c.model)
-    hint = list(dict.fromkeys(_close_names(pool, name, 4, 0.6)))
+    hint = list(dict.fromkeys(_close_names(_name_pool(registry, ids=True), name, 4, 0.6)))
     ids = sorted(c.id for c in registry)
     models = sorted({c.model for c in registry})
     msg = f"no curve {name!r}" + (f"; did you mean {', '.join(hint)}?" if hint else "")

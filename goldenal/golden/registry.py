@@ -1,10 +1,6 @@
-"""The golden-curve registry: load a golden directory fast.
-
-A golden directory holds one curve file per curve in the upstream InferenceX
-shape, ``manifest.yaml`` (each curve's identity) and ``index.tsv``, a compiled
-copy of both that ``goldenal lookup`` reads instead of YAML, used only while
-the CRC of every file it was compiled from matches, so a hand-edited curve is
-never served from a stale index.  On the ``lookup`` hot path: no YAML, no ``json``.
+"""Load a golden directory fast: ``index.tsv``, a compiled copy of the curve files and
+manifest, while the CRC of each file it was compiled from matches, else the YAML.
+On the ``lookup`` hot path: no YAML, no ``json``.
 """
 
 import os
@@ -29,8 +25,7 @@ GOLDEN_DIR_NAME = "golden_al_distribution"
 
 
 def discover_dir(start=None):
-    """The nearest ``golden_al_distribution/`` in ``start`` (default the cwd) or its parents
-    (where a recipe repository such as InferenceX keeps its curves), or None."""
+    """The nearest ``golden_al_distribution/`` in ``start`` (default the cwd) or its parents."""
     from goldenal.core.files import nearest_holding
 
     found = nearest_holding(start or os.getcwd(), GOLDEN_DIR_NAME, os.path.isdir)
@@ -38,8 +33,7 @@ def discover_dir(start=None):
 
 
 def default_dir_source():
-    """``(directory, how)``: the golden directory used when none is given, and why
-    (``$GOLDENAL_DIR``, else :func:`discover_dir`, else the packaged curves)."""
+    """``(directory, how)``: ``$GOLDENAL_DIR``, else :func:`discover_dir`, else packaged."""
     env = os.environ.get("GOLDENAL_DIR")
     if env:
         return env, "$GOLDENAL_DIR"
@@ -50,7 +44,6 @@ def default_dir_source():
 
 
 def default_dir():
-    """``$GOLDENAL_DIR`` when set, else the nearest ``golden_al_distribution/``, else packaged."""
     return default_dir_source()[0]
 
 
@@ -59,14 +52,7 @@ def _split_list(field):
 
 
 def _read_index(directory):
-    """The curves of the compiled index, or None when it is absent or out of date.
-
-    The first line is ``goldenal-index 1 CRC32`` (CRC of the rest, so a hand
-    edit of the index itself is noticed too); then, tab-separated, ``file
-    NAME CRC32``; ``curve ID FILE MODEL METHOD DRAFTS VARIANT ALIASES
-    PROVENANCE-JSON`` (lists comma-separated, variant as ``key=value``);
-    ``cell ID MODE K AL``.
-    """
+    """The curves of the compiled index (docs/architecture.md), or None if absent or stale."""
     from goldenal.core.files import read_regular
 
     try:
@@ -115,10 +101,8 @@ def load_registry(path=None):
     Parameters
     ----------
     path : str or os.PathLike, optional
-        Default :func:`default_dir_source`.  An upstream InferenceX directory
-        works as it is: without a manifest, a curve whose id and model are a
-        packaged curve's takes that identity, others take it from file stems
-        and headers, and ``warnings`` names EAGLE-3 curves left without a head.
+        Default :func:`default_dir_source`.  Without a manifest (upstream InferenceX), the
+        identity comes from the packaged curves, else from file stems and headers.
 
     Returns
     -------
@@ -148,9 +132,8 @@ def load_registry(path=None):
 
 
 def _packaged_identity(registry):
-    """An upstream directory (no manifest): a curve whose id and model are a packaged
-    entry's takes its method, heads, variant and aliases (its cells and provenance stay);
-    curves of a per-head method (EAGLE-3) left without a head are named in ``warnings``."""
+    """Identity for an upstream directory: a packaged entry's of the same id and model;
+    ``warnings`` names the EAGLE-3 curves left without a head."""
     from goldenal.golden.curvefile import read_manifest
     from goldenal.golden.curves import head_unknown
 

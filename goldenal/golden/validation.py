@@ -3,8 +3,8 @@
 import contextlib
 import os
 
-from goldenal.core.files import pending_journal
-from goldenal.golden.curvefile import Problem, load_directory, read_manifest
+from goldenal.core.files import pending_journal, read_regular
+from goldenal.golden.curvefile import Problem, load_directory, read_manifest, render_index
 from goldenal.golden.curves import curve_identity
 from goldenal.core.errors import ParseError, RegistryError
 from goldenal.golden.registry import (INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, default_dir,
@@ -31,15 +31,11 @@ class ValidationReport:
     def to_frame(self):
         import pandas as pd
 
-        return pd.DataFrame([{"severity": p.severity, "path": p.path, "line": p.line,
-                              "message": p.message} for p in self.problems],
+        return pd.DataFrame([(p.severity, p.path, p.line, p.message) for p in self.problems],
                             columns=["severity", "path", "line", "message"])
 
 
 def _index_is_current(directory, registry, overlay):
-    from goldenal.core.files import read_regular
-    from goldenal.golden.curvefile import render_index
-
     try:
         if INDEX_NAME in overlay:
             text = overlay[INDEX_NAME]
@@ -55,18 +51,15 @@ def _variant_text(variant):
 
 
 def validate(path=None, *, overlay=None):
-    """Validate a golden directory.
+    """Validate a golden directory: the checks of ``goldenal validate --help``, plus one name
+    given to two models (an error) and no compiled index (a warning).
 
-    Errors: K not a positive integer; AL not numeric (or ``N/A``) or outside
-    [1, K+1]; duplicate keys; manifest and files disagreeing; a missing
-    source run; an out-of-date ``index.tsv``; one name given to two models.
-    Warnings: AL decreasing in K (measured data, not a defect, but worth a
-    look), values not written with two decimals, no compiled index, a curve
-    fitted from a run marked ``not_golden`` (written with
-    ``fit --allow-not-golden``, for scratch directories only).
-
-    ``overlay`` maps file names to the text they are about to have: writers
-    (``import``, ``fit``) validate the directory as it will be, before writing.
+    Parameters
+    ----------
+    path : str, optional
+        Default :func:`goldenal.golden.registry.default_dir`.
+    overlay : dict, optional
+        File name -> the text it is about to have: a writer validates before writing.
 
     Returns
     -------
@@ -86,13 +79,14 @@ def validate(path=None, *, overlay=None):
     problems = []
     registry = load_directory(directory, collect=problems, overlay=overlay)
     has_manifest = read_manifest(directory, overlay=overlay) is not None
+    manifest = os.path.join(directory, MANIFEST_NAME)
     owner, identities = {}, {}
     for curve in registry:
         where = os.path.join(directory, curve.file or curve.id)
         ident = curve_identity(curve.model, curve.method, curve.draft, curve.variant)
         # without a manifest draft and variant are unknown, so identities cannot be told apart
         if has_manifest and ident in identities:
-            problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+            problems.append(Problem("error", manifest, None,
                                     f"curves {identities[ident]} and {curve.id} have the same "
                                     f"identity (model {curve.model}, method {curve.method}, "
                                     f"draft {', '.join(curve.draft) or 'none'}, variant "
@@ -107,12 +101,11 @@ def validate(path=None, *, overlay=None):
                                     f"({curve.provenance['not_golden']}): keep it out of a "
                                     "committed golden directory"))
         if has_manifest and not curve.method:
-            problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
-                                    f"curve {curve.id!r} has no method"))
+            problems.append(Problem("error", manifest, None, f"curve {curve.id!r} has no method"))
         for name in curve.names:
             key = name.lower()
             if key in owner and owner[key][1] != curve.model:
-                problems.append(Problem("error", os.path.join(directory, MANIFEST_NAME), None,
+                problems.append(Problem("error", manifest, None,
                                         f"name {name!r} is given to models {owner[key][1]} "
                                         f"({owner[key][0]}) and {curve.model} ({curve.id})"))
             owner.setdefault(key, (curve.id, curve.model))
@@ -139,23 +132,16 @@ def validate(path=None, *, overlay=None):
     if INDEX_NAME in overlay or os.path.exists(index_path):
         # with defects it cannot be rebuilt; else it must be exactly what `index` would write
         if not defects and not _index_is_current(directory, registry, overlay):
-            problems.append(Problem("error", os.path.join(directory, INDEX_NAME), None,
-                                    "out of date with the curve files or manifest; rebuild it "
-                                    "with `goldenal index`"))
+            problems.append(Problem("error", index_path, None, "out of date with the curve "
+                                    "files or manifest; rebuild it with `goldenal index`"))
     elif has_manifest:
-        problems.append(Problem("warning", os.path.join(directory, INDEX_NAME), None,
-                                "missing: lookups parse YAML on every call; build it with "
-                                "`goldenal index`"))
+        problems.append(Problem("warning", index_path, None, "missing: lookups parse YAML on "
+                                "every call; build it with `goldenal index`"))
     return ValidationReport(directory, problems, len(registry))
 
 
 def refuse_invalid(directory, overlay):
-    """Raise for the first error :func:`goldenal.validate` would report after a write.
-
-    The same checks as ``goldenal validate``, on the directory as it will be
-    (``overlay``: file name -> new text); an error the directory already had
-    before the write is not this write's doing and does not block it.
-    """
+    """Raise for the first error :func:`validate` finds after a write and not before it."""
     before = set()
     if os.path.isdir(directory) and os.listdir(directory):
         with contextlib.suppress(RegistryError, ParseError):
