@@ -2,8 +2,9 @@
 
 Errors: K not a positive integer, AL not numeric or outside [1, K+1],
 duplicate keys, manifest and files disagreeing, missing provenance, a stale
-index.  Warnings (allowed): AL decreasing in K, values without two decimals,
-a curve fitted from a run marked not_golden (fit --allow-not-golden).
+index, one name given to two models.  Warnings (allowed): AL decreasing in
+K, values without two decimals, a curve fitted from a run marked not_golden
+(fit --allow-not-golden), no compiled index.
 
     goldenal validate
     goldenal validate ../InferenceX/golden_al_distribution

@@ -51,8 +51,7 @@ def _variant_text(variant):
 
 
 def validate(path=None, *, overlay=None):
-    """Validate a golden directory: the checks of ``goldenal validate --help``, plus one name
-    given to two models (an error) and no compiled index (a warning).
+    """Validate a golden directory: the checks of ``goldenal validate --help``.
 
     Parameters
     ----------
