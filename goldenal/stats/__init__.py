@@ -1,18 +1,6 @@
-"""Fitting: from measurement runs to golden curves with uncertainty.
+"""Fitting: from measurement runs to golden curves with uncertainty (docs/statistics.md).
 
-* :func:`fit_cell` estimates one cell: AL, its interval (method chosen from
-  the data's granularity and stated on the result), per-position survival
-  and conditional acceptance.
-* :func:`fit_chain` pools the cells of a chain-drafting curve in a survival
-  model censored at K, predicts AL(K) and flags disagreeing cells.
-* :func:`fit_curve_means` fits a monotone survival profile to a curve known
-  only by its means (e.g. a published upstream curve).
-* :func:`fit` does all of it for a measurement run.
-* :func:`plan_measurement` tells, from a pilot run, how many requests (or
-  runs) an interval of a given half-width needs.
-
-The committed golden value is always the measured cell; model values are
-diagnostics and predictions.
+The committed golden value is always the measured cell; model values are diagnostics.
 """
 
 from goldenal.stats.cell import fit_cell

@@ -1,9 +1,5 @@
-"""Monotone survival profile for curves known only by their means.
-
-For chain drafting S(i) = AL(i) - AL(i-1) must be non-increasing and
-non-negative; its least-squares projection is the isotonic regression
-clipped at zero, and cells far from it are flagged.
-"""
+"""Monotone survival profile for curves known only by their means (docs/statistics.md,
+"Curves known only by their means")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Parametric conditional-acceptance profiles for chain drafting.
-
-``constant`` a(i) = p, or ``geometric`` a(i) = p r**(i - 1).  With counts,
-fitted by minimum distance to the pooled a(i), weighted by the inverse of
-their resampling covariance (which carries the correlation within requests),
-so the distance is a chi-square goodness-of-fit statistic; without that
-covariance, binomial likelihood and G.  With means only, least squares on
-AL(K), judged by the largest residual.
-"""
+"""Parametric conditional-acceptance profiles for chain drafting (``constant`` and
+``geometric``; how they are fitted and judged: docs/statistics.md, "Parametric profiles")."""
 
 from __future__ import annotations
 
@@ -37,8 +30,15 @@ def al_from_conditional(a):
     return 1.0 + np.cumsum(np.cumprod(a))
 
 
-def _param_dict(form, x):
-    return {"p": float(x[0])} if form == "constant" else {"p": float(x[0]), "r": float(x[1])}
+def _result(form, res, k, **judged):
+    a = conditional_profile(form, res.x, k)
+    params = {"p": float(res.x[0])} if form == "constant" else {"p": float(res.x[0]),
+                                                                  "r": float(res.x[1])}
+    return ParametricFit(form=form, params=params, success=bool(res.success),
+                         message=str(res.message), **judged,
+                         conditional=tuple(float(x) for x in a),
+                         predicted_al={i + 1: float(v)
+                                       for i, v in enumerate(al_from_conditional(a))})
 
 
 def _start(form, a_hat):
@@ -91,14 +91,9 @@ def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
             ll_sat = (num[ok] * np.log(sat) + (den[ok] - num[ok]) * np.log1p(-sat)).sum()
             stat = float(max(2 * (ll_sat + res.fun), 0.0))
         pvalue = float(chi2.sf(stat, df)) if df > 0 else None
-        a = conditional_profile(form, res.x, k)
-        out.append(ParametricFit(
-            form=form, params=_param_dict(form, res.x), success=bool(res.success),
-            message=str(res.message), statistic_name=name, statistic=stat,
-            df=df, pvalue=pvalue,
-            adequate=bool(res.success and (pvalue is None or pvalue >= alpha)),
-            conditional=tuple(float(x) for x in a),
-            predicted_al={i + 1: float(v) for i, v in enumerate(al_from_conditional(a))}))
+        out.append(_result(form, res, k, statistic_name=name, statistic=stat, df=df,
+                           pvalue=pvalue,
+                           adequate=bool(res.success and (pvalue is None or pvalue >= alpha))))
     return tuple(out)
 
 
@@ -118,13 +113,9 @@ def fit_parametric_means(means, *, tolerance=0.03):
         r = resid(res.x)
         n_par = 1 if form == "constant" else 2
         worst = float(np.max(np.abs(r)))
-        a = conditional_profile(form, res.x, kmax)
-        out.append(ParametricFit(
-            form=form, params=_param_dict(form, res.x), success=bool(res.success),
-            message=str(res.message),
+        out.append(_result(
+            form, res, kmax,
             statistic_name=f"max |residual| (RMSE {math.sqrt(float(np.mean(r ** 2))):.4f})",
             statistic=worst, df=len(ks) - n_par, pvalue=None,
-            adequate=bool(res.success and worst <= tolerance),
-            conditional=tuple(float(x) for x in a),
-            predicted_al={i + 1: float(v) for i, v in enumerate(al_from_conditional(a))}))
+            adequate=bool(res.success and worst <= tolerance)))
     return tuple(out)

@@ -1,9 +1,5 @@
-"""Result objects of the fits: frozen dataclasses, small and printable.
-
-Bulky internals (replicates) are ``field(repr=False)``; tables come from
-``.to_frame()`` / ``.summary`` and plots from ``.plot(ax=None)``, which
-delegates to :mod:`goldenal.plot`.
-"""
+"""Result objects of the fits: frozen dataclasses, small and printable (bulky
+internals are ``field(repr=False)``; plots delegate to :mod:`goldenal.plot`)."""
 
 from __future__ import annotations
 
@@ -67,19 +63,27 @@ def checks_dict(checks):
             for name, c in checks.items()}
 
 
-def _level_label(level):
-    pct = 100 * level
-    return f"{pct:g}%"
+def level_label(level):
+    return f"{100 * level:g}%"
 
 
-def _plot(name, obj, ax, **kwargs):
-    # plotting lives in goldenal.plot; import lazily so fitting never needs matplotlib
-    from goldenal import plot as _plotting
+def frame(rows, index):
+    """A DataFrame of ``rows`` indexed by ``index`` (pandas imported only for tables)."""
+    import pandas as pd
 
-    func = getattr(_plotting, name, None)
-    if func is None:
-        raise NotImplementedError(f"goldenal.plot has no {name}() yet")
-    return func(obj, ax=ax, **kwargs)
+    return pd.DataFrame(rows).set_index(index)
+
+
+def plotter(name, doc):
+    """A ``plot(ax=None, **kwargs)`` method delegating to ``goldenal.plot.<name>``."""
+
+    def plot(self, ax=None, **kwargs):
+        from goldenal import plot as plotting  # lazily: fitting never needs matplotlib
+
+        return getattr(plotting, name)(self, ax=ax, **kwargs)
+
+    plot.__doc__ = doc
+    return plot
 
 
 @dataclass(frozen=True)
@@ -119,10 +123,8 @@ class PerPosition:
 
     def to_frame(self):
         """One row per position with counts, S(i), a(i) and their intervals."""
-        import pandas as pd
-
-        lab = _level_label(self.confidence_level)
-        return pd.DataFrame({
+        lab = level_label(self.confidence_level)
+        return frame({
             "position": list(self.positions),
             "accepted": list(self.counts),
             "survival": self.survival,
@@ -131,7 +133,7 @@ class PerPosition:
             "conditional": self.conditional,
             f"conditional lower {lab}": self.conditional_low,
             f"conditional upper {lab}": self.conditional_high,
-        }).set_index("position")
+        }, "position")
 
     def to_dict(self):
         """Plain JSON-ready dict (used by the distribution file)."""
@@ -147,17 +149,19 @@ class PerPosition:
         }
 
 
-def _floats(arr):
-    if arr is None:
-        return None
-    return [None if not np.isfinite(v) else round(float(v), 6) for v in np.asarray(arr, float)]
-
-
 def _num(v, nd=6):
     if v is None:
         return None
     v = float(v)
     return round(v, nd) if math.isfinite(v) else None
+
+
+def _floats(arr):
+    return None if arr is None else [_num(v) for v in np.asarray(arr, float)]
+
+
+def _by_k(mapping, nd=6):
+    return {str(k): _num(v, nd) for k, v in sorted(mapping.items())}
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,7 @@ class CellFit(Tabular):
         data = (f"{self.n_steps} steps" if self.n_steps is not None else "means only")
         if self.n_clusters:
             data += f" in {self.n_clusters} {self.unit_kind or 'units'}"
-        interval = (f"[{lo:.3f}, {hi:.3f}] {_level_label(self.confidence_level)} "
+        interval = (f"[{lo:.3f}, {hi:.3f}] {level_label(self.confidence_level)} "
                     f"{self.interval_method}" if math.isfinite(lo) else "no interval")
         return (f"<CellFit thinking={self.thinking} K={self.k}: AL {self.text} "
                 f"{interval}, {data}>")
@@ -233,25 +237,21 @@ class CellFit(Tabular):
             "per_position": None if self.per_position is None else self.per_position.to_dict(),
             "sources": list(self.sources),
             "notes": list(self.notes),
-            "checks": {name: c.to_dict() for name, c in self.checks.items()},
+            "checks": checks_dict(self.checks),
         }
 
     def to_frame(self):
         """One-row DataFrame; interval columns carry the level, e.g. ``AL lower 95%``."""
-        import pandas as pd
-
-        lab = _level_label(self.confidence_level)
+        lab = level_label(self.confidence_level)
         lo, hi = self.confidence_interval
-        return pd.DataFrame([{
+        return frame([{
             "thinking": self.thinking, "K": self.k, "AL": self.mean_acceptance_length,
             "value": self.text, f"AL lower {lab}": lo, f"AL upper {lab}": hi,
             "se": self.standard_error, "method": self.interval_method,
             "steps": self.n_steps, "clusters": self.n_clusters,
-        }]).set_index(["thinking", "K"])
+        }], ["thinking", "K"])
 
-    def plot(self, ax=None, **kwargs):
-        """Per-position survival with intervals (delegates to ``goldenal.plot``)."""
-        return _plot("plot_cell", self, ax, **kwargs)
+    plot = plotter("plot_cell", "Per-position survival with intervals.")
 
 
 @dataclass(frozen=True)
@@ -277,7 +277,7 @@ class ParametricFit:
             "statistic": {"name": self.statistic_name, "value": _num(self.statistic),
                           "df": self.df, "pvalue": _num(self.pvalue)},
             "adequate": self.adequate,
-            "predicted_al": {str(k): _num(v) for k, v in self.predicted_al.items()},
+            "predicted_al": _by_k(self.predicted_al),
         }
 
 
@@ -332,20 +332,15 @@ class ChainFit(Tabular):
 
     def to_frame(self):
         """One row per K: predicted AL, interval, z of the measured cell."""
-        import pandas as pd
-
-        lab = _level_label(self.confidence_level)
-        rows = []
-        for k in sorted(self.predicted):
-            lo, hi = self.predicted_interval[k]
-            rows.append({"K": k, "conditional": self.params[k - 1],
-                         f"conditional lower {lab}": self.params_interval.low[k - 1],
-                         f"conditional upper {lab}": self.params_interval.high[k - 1],
-                         "predicted AL": self.predicted[k],
-                         f"predicted lower {lab}": lo, f"predicted upper {lab}": hi,
-                         "z": self.z_scores.get(k),
-                         "detectable shift": self.detectable.get(k)})
-        return pd.DataFrame(rows).set_index("K")
+        lab = level_label(self.confidence_level)
+        return frame([{"K": k, "conditional": self.params[k - 1],
+                       f"conditional lower {lab}": self.params_interval.low[k - 1],
+                       f"conditional upper {lab}": self.params_interval.high[k - 1],
+                       "predicted AL": self.predicted[k],
+                       f"predicted lower {lab}": self.predicted_interval[k][0],
+                       f"predicted upper {lab}": self.predicted_interval[k][1],
+                       "z": self.z_scores.get(k), "detectable shift": self.detectable.get(k)}
+                      for k in sorted(self.predicted)], "K")
 
     def to_dict(self):
         return {
@@ -354,22 +349,20 @@ class ChainFit(Tabular):
             "conditional": _floats(self.params),
             "conditional_interval": [_floats(self.params_interval.low),
                                      _floats(self.params_interval.high)],
-            "predicted_al": {str(k): _num(v) for k, v in sorted(self.predicted.items())},
+            "predicted_al": _by_k(self.predicted),
             "predicted_interval": {str(k): [_num(v[0]), _num(v[1])]
                                    for k, v in sorted(self.predicted_interval.items())},
-            "z": {str(k): _num(v, 3) for k, v in sorted(self.z_scores.items())},
+            "z": _by_k(self.z_scores, 3),
             "flag_threshold": _num(self.threshold, 3),
             "margin": _num(self.margin),
             "power": self.power,
-            "detectable_shift": {str(k): _num(v) for k, v in sorted(self.detectable.items())},
+            "detectable_shift": _by_k(self.detectable),
             "flags": [f._asdict() for f in self.flags],
             "parametric": [p.to_dict() for p in self.parametric],
             "check": self.check.to_dict(),
         }
 
-    def plot(self, ax=None, **kwargs):
-        """Measured cells against the pooled prediction (``goldenal.plot``)."""
-        return _plot("plot_chain", self, ax, **kwargs)
+    plot = plotter("plot_chain", "Measured cells against the pooled prediction.")
 
 
 @dataclass(frozen=True)
@@ -405,15 +398,11 @@ class MonotoneFit(Tabular):
                 f"{len(self.flags)} flagged>")
 
     def to_frame(self):
-        import pandas as pd
-
-        rows = []
-        for i, k in enumerate(range(1, max(self.ks) + 1)):
-            rows.append({"K": k, "measured": self.measured.get(k),
-                         "implied survival": self.implied_survival[i],
-                         "fitted survival": self.fitted_survival[i],
-                         "fitted AL": self.fitted[k], "residual": self.residuals.get(k)})
-        return pd.DataFrame(rows).set_index("K")
+        return frame([{"K": k, "measured": self.measured.get(k),
+                       "implied survival": self.implied_survival[k - 1],
+                       "fitted survival": self.fitted_survival[k - 1],
+                       "fitted AL": self.fitted[k], "residual": self.residuals.get(k)}
+                      for k in range(1, max(self.ks) + 1)], "K")
 
     def to_dict(self):
         return {
@@ -421,14 +410,13 @@ class MonotoneFit(Tabular):
             "message": self.message, "tolerance": self.tolerance,
             "implied_survival": _floats(self.implied_survival),
             "fitted_survival": _floats(self.fitted_survival),
-            "fitted_al": {str(k): _num(v) for k, v in sorted(self.fitted.items())},
-            "residuals": {str(k): _num(v) for k, v in sorted(self.residuals.items())},
+            "fitted_al": _by_k(self.fitted),
+            "residuals": _by_k(self.residuals),
             "flags": [f._asdict() for f in self.flags],
             "parametric": [p.to_dict() for p in self.parametric],
         }
 
-    def plot(self, ax=None, **kwargs):
-        return _plot("plot_chain", self, ax, **kwargs)
+    plot = plotter("plot_chain", "Measured means against the monotone profile.")
 
 
 @dataclass(frozen=True)
@@ -465,11 +453,7 @@ class CurveFit(Tabular):
     @property
     def flags(self):
         """Every flagged cell of every thinking mode."""
-        out = []
-        for model in self.models.values():
-            if model is not None:
-                out.extend(model.flags)
-        return tuple(out)
+        return tuple(f for m in self.models.values() if m is not None for f in m.flags)
 
     @property
     def params(self):
@@ -504,7 +488,7 @@ class CurveFit(Tabular):
         """One row per cell (the ``summary`` of every CellFit, stacked)."""
         import pandas as pd
 
-        return pd.concat([c.summary for _, c in self.cells.items()])
+        return pd.concat([c.summary for c in self.cells.values()])
 
     def to_dict(self):
         """The distribution file's content (plain JSON types)."""
@@ -517,13 +501,11 @@ class CurveFit(Tabular):
             "pooled_across_k": self.chain,
             "interval_methods": {m: d for m, d in INTERVAL_METHODS.items()
                                  if any(c.interval_method == m for c in self.cells.values())},
-            "cells": [c.to_dict() for _, c in self.cells.items()],
+            "cells": [c.to_dict() for c in self.cells.values()],
             "models": {t: (m.to_dict() if m is not None else None)
                        for t, m in sorted(self.models.items())},
             "checks": checks_dict(self.checks),
             "warnings": list(self.warnings),
         }
 
-    def plot(self, ax=None, **kwargs):
-        """AL vs K with intervals (delegates to ``goldenal.plot``)."""
-        return _plot("plot_curve", self, ax, **kwargs)
+    plot = plotter("plot_curve", "AL vs K with intervals.")
