@@ -239,16 +239,8 @@ def request_span_windows(window_steps, *, output_len, concurrency, step_rate=Non
 
 
 def check_output_cap(observations, *, k, output_len, n_requests=None):
-    """Do the data show a request longer than the run's stated output cap?
-
-    A request's verification steps and accepted drafts are tokens it
-    produced, so per-request records show every request's length; its last
-    step can overshoot the cap by up to K drafts (the engine drops them from
-    the output, the counters keep them), so only more than
-    ``output_len + k`` tokens contradict the cap.  Log windows show no single
-    request: with the number of requests known, their mean length is a
-    lower bound of the longest.
-    """
+    """Do the data show a request longer than the run's stated output cap? (more than
+    ``output_len + k`` tokens: a last step may overshoot by K drafts; docs/statistics.md)"""
     counted = [o for o in observations if not o.mean_only]
     if output_len is None:
         return Check("skipped", "no output cap stated (dataset.output_len in run.yaml)")

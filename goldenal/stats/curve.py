@@ -37,11 +37,7 @@ def _group_observations(data):
         return (dict(data.cells), dict(data.identity), tuple(getattr(data, "warnings", ())),
                 getattr(data, "path", None))
     if isinstance(data, Mapping):
-        cells = {}
-        for key, obs in data.items():
-            thinking, k = key
-            cells[(str(thinking), int(k))] = tuple(obs)
-        return cells, {}, (), None
+        return {(str(t), int(k)): tuple(obs) for (t, k), obs in data.items()}, {}, (), None
     cells = {}
     for o in data:
         if o.thinking is None or o.k is None:
@@ -115,12 +111,8 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
         margin=DEFAULT_MARGIN, **identity):
     """Fit a measurement run into a curve with uncertainty.
 
-    The estimand is the AL of the prompt population the measured requests
-    were drawn from (``CurveFit.estimand``).  Intervals come only from
-    independent units: requests (per-request records), independent runs, or
-    batches of log windows at least as long as the longest request; with
-    fewer than 10 units a cell keeps its point estimate and gets no
-    interval, with the reason in its notes (see :func:`fit_cell`).
+    Every cell is fitted by :func:`fit_cell` (intervals only from independent
+    units, docs/statistics.md), then each thinking mode by the cross-K model.
 
     Parameters
     ----------

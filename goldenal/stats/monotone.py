@@ -74,15 +74,13 @@ def fit_curve_means(means, *, thinking="on", tolerance=DEFAULT_TOLERANCE, parame
     means = _means_iv(means)
     ks = tuple(sorted(means))
     kmax = ks[-1]
-    values, weights, spans = [], [], []
+    values, spans = [], []
     prev_k, prev_al = 0, 1.0
     for k in ks:
-        span = k - prev_k
-        values.append((means[k] - prev_al) / span)
-        weights.append(float(span))
-        spans.append(span)
+        values.append((means[k] - prev_al) / (k - prev_k))
+        spans.append(k - prev_k)
         prev_k, prev_al = k, means[k]
-    fitted_blocks = np.clip(isotonic_decreasing(values, np.array(weights)), 0.0, None)
+    fitted_blocks = np.clip(isotonic_decreasing(values, np.array(spans, float)), 0.0, None)
     implied = np.repeat(values, spans)
     fitted_s = np.repeat(fitted_blocks, spans)
     fitted_al = 1.0 + np.cumsum(fitted_s)

@@ -1,9 +1,4 @@
-"""From measurement runs to a committed curve: load, merge, fit, write.
-
-``fit_runs`` fits one or more run directories as one curve; ``write_fit``
-writes the curve YAML, its manifest entry and ``<curve-id>.distribution.json``,
-and nothing when anything fails.
-"""
+"""From measurement runs to a committed curve: load, merge, fit, write (all files or none)."""
 
 from __future__ import annotations
 
@@ -11,7 +6,7 @@ import json
 import os
 import re
 
-from goldenal.core.errors import ConflictError, ParseError, PolicyError
+from goldenal.core.errors import ConflictError, GoldenALError, ParseError, PolicyError
 
 # A load warning where the server's start-up config contradicts the identity
 # ("path:line: server started with ..."; see goldenal.readers.run).
@@ -156,12 +151,10 @@ def provenance_of(identity):
         prov["source_run"] = identity["source"]
     dataset = identity.get("dataset") or {}
     if isinstance(dataset, dict):
-        if dataset.get("name"):
-            prov["dataset"] = dataset["name"]
-        if dataset.get("category"):
-            prov["category"] = dataset["category"]
-        if dataset.get("output_len"):
-            prov["output_len"] = dataset["output_len"]
+        for key, name in (("name", "dataset"), ("category", "category"),
+                          ("output_len", "output_len")):
+            if dataset.get(key):
+                prov[name] = dataset[key]
     elif dataset:
         prov["dataset"] = str(dataset)
     if identity.get("sampling"):
@@ -212,8 +205,6 @@ def _same_identity(directory, curve_id, identity):
 
     if not identity or not os.path.isdir(directory):
         return None
-    from goldenal.core.errors import GoldenALError
-
     try:
         curves = load_directory(directory, collect=[])
     except (GoldenALError, OSError):  # an unreadable directory is refused by the write itself
@@ -228,9 +219,7 @@ def _same_identity(directory, curve_id, identity):
 
 
 def check_writable(directory, curve_id, *, replace_reason=None, identity=None):
-    """Refuse a directory that already holds ``curve_id`` (or its identity) unless a reason
-    is given.
-    """
+    """Refuse a directory that already holds ``curve_id`` (or its identity) without a reason."""
     from goldenal.golden.curvefile import check_curve_id, read_manifest
 
     check_curve_id(curve_id)
@@ -277,7 +266,7 @@ def refuse_mean_only(curvefit):
 def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False,
               allow_mean_only=False, allow_not_golden=False):
     """Write a fitted curve: ``<id>.yaml`` + manifest entry + distribution file."""
-    from goldenal.golden.curvefile import check_curve_id, write_curve
+    from goldenal.golden.curvefile import write_curve
 
     directory = os.fspath(directory)
     if not allow_simulated:
@@ -288,7 +277,6 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
         refuse_mean_only(curvefit)
     refuse_inconsistent(curvefit)
     curve = curve_from_fit(curvefit)
-    check_curve_id(curve.id)
     target = check_writable(directory, curve.id, replace_reason=replace_reason,
                             identity=curvefit.identity)
     if target != curve.id:
