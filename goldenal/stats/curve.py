@@ -74,14 +74,11 @@ def check_cells(cells, *, path=None):
                              f"{max(ks)} but no K={', '.join(map(str, missing))}; list every "
                              "cell in run.yaml", **where)
     if len(by_mode) == 2 and by_mode["on"] != by_mode["off"]:
-        only_on = sorted(by_mode["on"] - by_mode["off"])
-        only_off = sorted(by_mode["off"] - by_mode["on"])
-        parts = []
-        if only_on:
-            parts.append(f"thinking off lacks K={', '.join(map(str, only_on))}")
-        if only_off:
-            parts.append(f"thinking on lacks K={', '.join(map(str, only_off))}")
-        raise ParseError("run is missing cells: " + "; ".join(parts), **where)
+        lacks = [(other, sorted(by_mode[mode] - by_mode[other]))
+                 for mode, other in (("on", "off"), ("off", "on"))]
+        raise ParseError("run is missing cells: " + "; ".join(
+            f"thinking {other} lacks K={', '.join(map(str, ks))}" for other, ks in lacks if ks),
+            **where)
 
 
 def _positive_number(value):
@@ -130,10 +127,8 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     tolerance : float
         Residual tolerance of the monotone fit used for means-only cells.
     max_request_windows : int, optional
-        Logging windows the longest request can span (batches of log windows
-        are at least this long).  Default: from the run's ``dataset.output_len``
-        and ``concurrency`` (:func:`request_span`); unknown means log windows
-        get no interval.
+        As in :func:`fit_cell`.  Default: from the run's ``dataset.output_len`` and
+        ``concurrency`` (:func:`request_span`); unknown, log windows get no interval.
     margin : float, default 0.02
         Differences within +-margin AL are never flagged by the cross-K check.
     **identity
@@ -171,9 +166,8 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
         warnings.simplefilter("always")
         for (key, obs), stream in zip(ordered, streams):
             thinking, k = key
-            span = max_request_windows
-            if span is None:
-                span = request_span(ident, obs)
+            span = (request_span(ident, obs) if max_request_windows is None
+                    else max_request_windows)
             cells[key] = fit_cell(obs, k=k, thinking=thinking,
                                   confidence_level=confidence_level, method=interval_method,
                                   n_resamples=n_resamples, rng=stream,
@@ -199,9 +193,8 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
         mode_checks[thinking] = _mode_check(model, chain, ident.get("method"))
         for key, cell in list(cells.items()):
             if key[0] == thinking:
-                checks = dict(cell.checks)
-                checks["cross_k"] = _cell_check(cell, model, mode_checks[thinking])
-                cells[key] = dataclasses.replace(cell, checks=checks)
+                check = _cell_check(cell, model, mode_checks[thinking])
+                cells[key] = dataclasses.replace(cell, checks={**cell.checks, "cross_k": check})
     return CurveFit(identity=ident, cells=cells, models=models, chain=bool(chain),
                     confidence_level=confidence_level, warnings=warns,
                     checks={"cross_k": mode_checks})

@@ -51,8 +51,6 @@ def fit_curve_means(means, *, thinking="on", tolerance=DEFAULT_TOLERANCE, parame
     ----------
     means : dict
         ``{K: AL}``; values may be committed strings, "N/A" cells are skipped.
-        A gap between measured K spreads the increment evenly over its
-        positions (weight = the gap's length).
     thinking : str
         Thinking mode, recorded on the result and the flags.
     tolerance : float, default 0.03
@@ -86,18 +84,15 @@ def fit_curve_means(means, *, thinking="on", tolerance=DEFAULT_TOLERANCE, parame
     fitted_al = 1.0 + np.cumsum(fitted_s)
     fitted = {k: float(fitted_al[k - 1]) for k in range(1, kmax + 1)}
     residuals = {k: means[k] - fitted[k] for k in ks}
-    flags = []
-    for k in ks:
-        d = residuals[k]
-        if abs(d) > tolerance:
-            flags.append(CellFlag(thinking, k, means[k], fitted[k], d, None,
-                                  f"thinking {thinking} K={k}: {means[k]:.2f} is {d:+.3f} from "
-                                  f"the monotone profile ({fitted[k]:.3f})"))
+    flags = tuple(CellFlag(thinking, k, means[k], fitted[k], d, None,
+                           f"thinking {thinking} K={k}: {means[k]:.2f} is {d:+.3f} from the "
+                           f"monotone profile ({fitted[k]:.3f})")
+                  for k, d in residuals.items() if abs(d) > tolerance)
     violations = int(np.sum(np.abs(fitted_s - implied) > 1e-12))
     par = fit_parametric_means(means, tolerance=tolerance) if parametric and len(ks) >= 2 else ()
     return MonotoneFit(
         thinking=thinking, ks=ks, measured=dict(means), implied_survival=implied,
-        fitted_survival=fitted_s, fitted=fitted, residuals=residuals, flags=tuple(flags),
+        fitted_survival=fitted_s, fitted=fitted, residuals=residuals, flags=flags,
         tolerance=tolerance, success=True,
         message=("implied survival already monotone" if violations == 0 else
                  f"{violations} positions adjusted to make the survival monotone"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from types import SimpleNamespace
 
 from goldenal.core.errors import ConflictError, GoldenALError, ParseError, PolicyError
 
@@ -18,15 +19,6 @@ _IDENTITY_KEYS = ("model", "curve", "method", "draft", "variant")
 
 class RunWarning(UserWarning):
     """A disagreement found while loading a run (see ``MeasurementRun.warnings``)."""
-
-
-class _MergedRun:
-    """Duck-typed MeasurementRun: cells of several runs of one curve."""
-
-    def __init__(self, path, identity, cells, warnings, not_golden_path=None):
-        self.path, self.identity, self.cells, self.warnings = path, identity, cells, warnings
-        # the run that carries ``not_golden`` (named when a commit is refused)
-        self.not_golden_path = not_golden_path if not_golden_path is not None else path
 
 
 def draft_tuple(value):
@@ -47,7 +39,10 @@ def _norm(key, value):
 
 
 def merge_runs(runs):
-    """Merge runs of one curve: identities must agree; a cell measured twice pools."""
+    """Merge runs of one curve: identities must agree; a cell measured twice pools.
+
+    The result is a duck-typed MeasurementRun; ``not_golden_path`` names the run that
+    carries ``not_golden`` (named when a commit is refused)."""
     runs = list(runs)
     first = runs[0]
     identity = dict(first.identity)
@@ -73,8 +68,8 @@ def merge_runs(runs):
         if run.identity.get("not_golden") and not identity.get("not_golden"):
             identity["not_golden"] = run.identity["not_golden"]
             not_golden_path = getattr(run, "path", None)
-    return _MergedRun(getattr(first, "path", None), identity, cells, tuple(warnings),
-                      not_golden_path)
+    return SimpleNamespace(path=getattr(first, "path", None), identity=identity, cells=cells,
+                           warnings=tuple(warnings), not_golden_path=not_golden_path)
 
 
 def load_runs(paths, *, identity=None):
@@ -269,13 +264,11 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     from goldenal.golden.curvefile import write_curve
 
     directory = os.fspath(directory)
-    if not allow_simulated:
-        refuse_simulated(curvefit)
-    if not allow_not_golden:
-        refuse_not_golden(curvefit)
-    if not allow_mean_only:
-        refuse_mean_only(curvefit)
-    refuse_inconsistent(curvefit)
+    for allowed, refuse in ((allow_simulated, refuse_simulated),
+                            (allow_not_golden, refuse_not_golden),
+                            (allow_mean_only, refuse_mean_only), (False, refuse_inconsistent)):
+        if not allowed:
+            refuse(curvefit)
     curve = curve_from_fit(curvefit)
     target = check_writable(directory, curve.id, replace_reason=replace_reason,
                             identity=curvefit.identity)
