@@ -35,20 +35,22 @@ PLAN_POINTER = ("see `goldenal plan` and docs/statistics.md, \"Planning a measur
 # Rows of the weight matrix generated at once (bounds memory to ~chunk x n).
 _CHUNK_CELLS = 4_000_000
 
+def is_int(x):
+    """An integer, numpy's included, but not a bool."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
 def _fit_cell_iv(k, confidence_level, method, n_resamples, max_request_windows):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+    if not is_int(k) or k < 1:
         raise ValueError("`k` must be a positive integer")
     if not 0 < confidence_level < 1:
         raise ValueError("`confidence_level` must be between 0 and 1")
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {', '.join(METHODS)}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
-            or n_resamples < 100:
+    if not is_int(n_resamples) or n_resamples < 100:
         raise ValueError("`n_resamples` must be an integer >= 100")
-    if max_request_windows is not None and (
-            isinstance(max_request_windows, bool)
-            or not isinstance(max_request_windows, (int, np.integer))
-            or max_request_windows < 1):
+    if max_request_windows is not None and (not is_int(max_request_windows)
+                                            or max_request_windows < 1):
         raise ValueError("`max_request_windows` must be a positive integer or None")
 
 
@@ -277,12 +279,9 @@ def check_output_cap(observations, *, k, output_len, n_requests=None):
 
 def _units(counted, k, per_position, chosen, max_request_windows):
     """Per-unit totals (rows: steps, accepted[, c_1..c_k]) for the chosen method."""
-    if chosen == "bootstrap":
-        groups = _group(counted, lambda o: (o.source, o.request))
-        return np.array([_table(g, k, per_position).sum(axis=0) for g in groups])
-    if chosen == "runs":
-        groups = _group(counted, lambda o: o.source)
-        return np.array([_table(g, k, per_position).sum(axis=0) for g in groups])
+    if chosen in ("bootstrap", "runs"):
+        key = (lambda o: (o.source, o.request)) if chosen == "bootstrap" else (lambda o: o.source)
+        return np.array([_table(g, k, per_position).sum(axis=0) for g in _group(counted, key)])
     # batch means: consecutive windows of each run (file) in batches of the request span
     rows = []
     for group in _group(counted, lambda o: o.source):
@@ -335,8 +334,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     Parameters
     ----------
     observations : sequence of Observation
-        The records of one cell (one model, head, variant, thinking mode and
-        K).  An empty sequence gives a failed cell (committed as ``N/A``).
+        The records of one cell; an empty sequence gives a failed cell (``N/A``).
     k : int
         Number of speculative tokens of the cell.
     confidence_level : float, default 0.95
@@ -355,16 +353,13 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     thinking : {"on", "off"} or None
         Thinking mode, recorded on the result.
     max_request_windows : int, optional
-        How many logging windows the longest request can span (see
-        :func:`request_span_windows`); batches of log windows are at least
-        this long.
+        Logging windows the longest request can span (:func:`request_span_windows`):
+        the least length of a batch of log windows.
     output_len : int, optional
-        The run's stated output cap (``dataset.output_len``), checked against
-        the data (:func:`check_output_cap`): when they show a longer request,
-        the cell gets no interval and the reason names both figures.
+        The run's stated output cap (``dataset.output_len``), checked against the data
+        (:func:`check_output_cap`): a longer request leaves the cell without interval.
     n_requests : int, optional
-        Requests the cell served (``dataset.num_prompts``); lets log windows,
-        which show no single request, check the cap by their mean.
+        Requests the cell served (``dataset.num_prompts``), to check log windows' cap.
 
     Returns
     -------
@@ -375,8 +370,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     Raises
     ------
     ParseError
-        The cell has zero verification steps, or an observation's K (or
-        per-position length) disagrees with ``k``.
+        Zero verification steps, or an observation's K (or per-position length) not ``k``.
 
     Warns
     -----

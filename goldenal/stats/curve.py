@@ -114,12 +114,10 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     Parameters
     ----------
     observations_or_run : MeasurementRun, dict or sequence of Observation
-        A run from :func:`goldenal.readers.load_run`, a dict
-        ``{(thinking, K): observations}`` (an empty sequence marks a failed
-        cell), or observations that carry ``thinking`` and ``k``.
+        A run from :func:`goldenal.readers.load_run`, a dict ``{(thinking, K): observations}``
+        (an empty sequence marks a failed cell), or observations with ``thinking`` and ``k``.
     chain : bool, optional
-        Pool the cells of a thinking mode in the chain model.  Default: from
-        the method (``is_chain_method``).
+        Pool the cells of a thinking mode in the chain model (default: ``is_chain_method``).
     confidence_level, interval_method, n_resamples
         As in :func:`fit_cell`.
     rng : numpy.random.Generator or int
@@ -132,8 +130,8 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     margin : float, default 0.02
         Differences within +-margin AL are never flagged by the cross-K check.
     **identity
-        Curve identity (``model``, ``curve``, ``method``, ``draft``,
-        ``variant``, ...); overrides nothing that the run states differently.
+        Curve identity (``model``, ``curve``, ``method``, ``draft``, ``variant``, ...);
+        overrides nothing that the run states differently.
 
     Returns
     -------
@@ -142,8 +140,7 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     Raises
     ------
     ParseError
-        Missing cells, zero-step cells, K disagreeing with the manifest, or
-        identity given twice with different values.
+        Missing or zero-step cells, K disagreeing with the manifest, conflicting identity.
     """
     cells_obs, ident, warns, path = _group_observations(observations_or_run)
     for key, value in identity.items():

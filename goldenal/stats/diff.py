@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from goldenal.core.tables import Tabular
 from goldenal.core.errors import ParseError, UnknownCurve
-from goldenal.stats.results import frame, level_label, plotter
+from goldenal.stats.results import CurveFit, frame, level_label, plotter
 
 # Variance of the error of a two-decimal rounding (uniform on +-0.005): 0.01^2 / 12.
 ROUNDING_VARIANCE = 0.01 ** 2 / 12
@@ -72,8 +72,7 @@ def _side_from_fit(curvefit, label):
 
 
 def _distribution_beside(curve_path):
-    stem = os.path.splitext(curve_path)[0]
-    path = stem + ".distribution.json"
+    path = os.path.splitext(curve_path)[0] + ".distribution.json"
     if not os.path.exists(path):
         return None
     from goldenal.core.files import read_regular
@@ -132,8 +131,6 @@ def resolve_curve(spec, *, golden_dir=None):
 def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None,
                  allow_simulated=False):
     """Turn a CLI/library argument into a :class:`Side`."""
-    from goldenal.stats.results import CurveFit
-
     if isinstance(spec, CurveFit):
         return _side_from_fit(spec, spec.name)
     if hasattr(spec, "cells") and hasattr(spec, "id"):  # registry Curve

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from goldenal.stats.cell import MIN_UNITS
+from goldenal.stats.cell import MIN_UNITS, is_int
 from goldenal.stats.results import _num
 
 # Beyond this many units a plan is reported as not reachable (a typo in the target).
@@ -19,8 +19,7 @@ def _plan_iv(half_width, confidence_level, runs):
         raise ValueError("`half_width` must be a positive number (AL)")
     if not 0 < confidence_level < 1:
         raise ValueError("`confidence_level` must be between 0 and 1")
-    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int)
-                             or runs < MIN_UNITS):
+    if runs is not None and (not is_int(runs) or runs < MIN_UNITS):
         raise ValueError(f"`runs` must be an integer >= {MIN_UNITS} (fewer independent runs "
                          "give no interval)")
 
@@ -149,14 +148,12 @@ def plan_measurement(pilot, *, half_width, confidence_level=0.95, runs=None, rng
     Parameters
     ----------
     pilot : CurveFit or anything :func:`goldenal.stats.fit` accepts
-        The pilot run (a fit is made with few resamples when it is not
-        fitted yet).
+        The pilot run (fitted with few resamples unless already a fit).
     half_width : float
         Target half-width of every cell's interval, in AL.
     confidence_level : float, default 0.95
     runs : int, optional
-        Split each cell's requests into this many (>= 10) independent
-        runs, e.g. server logs of a log-only collector fitted as runs.
+        Split each cell's requests into this many (>= 10) independent runs.
     rng : int or numpy.random.Generator
         Seed of the pilot's fit.
 

@@ -35,9 +35,7 @@ ESTIMAND = ("AL of the prompt population the measured requests were drawn from: 
 
 def format_al(value):
     """Round an AL for a curve exactly as C ``printf("%.2f")`` does."""
-    if value is None or not math.isfinite(value):
-        return "N/A"
-    return "%.2f" % value
+    return "N/A" if value is None or not math.isfinite(value) else "%.2f" % value
 
 
 class Check(NamedTuple):
@@ -109,9 +107,8 @@ class PerPosition:
 
     def evaluate(self, k):
         """Survival S(k); S(0) = 1 and S(k) = 0 beyond the drafted positions."""
-        k = np.asarray(k)
         full = np.concatenate([[1.0], self.survival, [0.0]])
-        return full[np.clip(k, 0, len(self.survival) + 1)]
+        return full[np.clip(np.asarray(k), 0, len(self.survival) + 1)]
 
     def confidence_interval(self, kind="survival"):
         """Pointwise interval of ``kind`` = "survival" or "conditional"."""
