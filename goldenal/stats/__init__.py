@@ -10,22 +10,12 @@ from goldenal.stats.output import fit_runs, load_runs, write_fit
 from goldenal.stats.monotone import fit_curve_means, isotonic_decreasing
 from goldenal.stats.parametric import fit_parametric_counts, fit_parametric_means
 from goldenal.stats.plan import CellPlan, MeasurementPlan, plan_measurement
-from goldenal.stats.results import (
-    CellFit,
-    CellFlag,
-    ChainFit,
-    Check,
-    ConfidenceInterval,
-    CurveFit,
-    MonotoneFit,
-    ParametricFit,
-    PerPosition,
-    format_al,
-)
+from goldenal.stats.results import (CellFit, CellFlag, ChainFit, Check, ConfidenceInterval,
+                                    CurveFit, MonotoneFit, ParametricFit, PerPosition, format_al)
 
 __all__ = [
-    "CellFit", "CellFlag", "CellPlan", "ChainFit", "Check", "ConfidenceInterval", "CurveFit", "MonotoneFit",
-    "ParametricFit", "PerPosition", "check_cells", "fit", "fit_cell", "fit_chain",
+    "CellFit", "CellFlag", "CellPlan", "ChainFit", "Check", "ConfidenceInterval", "CurveFit",
+    "MonotoneFit", "ParametricFit", "PerPosition", "check_cells", "fit", "fit_cell", "fit_chain",
     "fit_curve_means", "fit_parametric_counts", "fit_parametric_means", "format_al",
     "fit_runs", "is_chain_method", "isotonic_decreasing", "load_runs",
     "MeasurementPlan", "plan_measurement", "write_fit",

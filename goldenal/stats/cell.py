@@ -240,6 +240,11 @@ def request_span_windows(window_steps, *, output_len, concurrency, step_rate=Non
     return max(1, math.ceil(float(output_len) / max(step_rate, 1e-12)))
 
 
+def _tokens(observations):
+    """Tokens produced: every verification step and every accepted draft is one."""
+    return sum(o.drafts + o.accepted for o in observations)
+
+
 def check_output_cap(observations, *, k, output_len, n_requests=None):
     """Do the data show a request longer than the run's stated output cap? (more than
     ``output_len + k`` tokens: a last step may overshoot by K drafts; docs/statistics.md)"""
@@ -250,11 +255,8 @@ def check_output_cap(observations, *, k, output_len, n_requests=None):
     if not counted:
         return Check("skipped", "no counts to measure requests by")
     if all(o.request is not None for o in counted):
-        longest, first = -1, None
-        for group in _group(counted, lambda o: (o.source, o.request)):
-            tokens = sum(o.drafts + o.accepted for o in group)
-            if tokens > longest:
-                longest, first = tokens, group[0]
+        group = max(_group(counted, lambda o: (o.source, o.request)), key=_tokens)
+        longest, first = _tokens(group), group[0]
         if longest > cap + k:
             return Check("failed", f"request {first.request} ({first.source}) produced "
                                    f"{longest} tokens, more than run.yaml's dataset.output_len "
@@ -263,7 +265,7 @@ def check_output_cap(observations, *, k, output_len, n_requests=None):
         return Check("done", f"longest request {longest} tokens, within dataset.output_len "
                              f"{cap} (+{k})")
     if n_requests:
-        total = sum(o.drafts + o.accepted for o in counted)
+        total = _tokens(counted)
         mean = total / n_requests
         if mean > cap + k:
             return Check("failed", f"{total} tokens over {n_requests} requests "

@@ -32,13 +32,10 @@ def _means_iv(means):
         k = int(k)
         if k < 1:
             raise ValueError("`means` keys must be K >= 1")
-        if isinstance(v, str):
-            if v.strip().upper() == "N/A":
-                continue
-            v = float(v)
-        if v is None or not math.isfinite(float(v)):
+        if v is None or isinstance(v, str) and v.strip().upper() == "N/A":
             continue
-        out[k] = float(v)
+        if math.isfinite(float(v)):
+            out[k] = float(v)
     if not out:
         raise ValueError("`means` holds no finite value")
     return out

@@ -32,9 +32,7 @@ def al_from_conditional(a):
 
 def _result(form, res, k, **judged):
     a = conditional_profile(form, res.x, k)
-    params = {"p": float(res.x[0])} if form == "constant" else {"p": float(res.x[0]),
-                                                                  "r": float(res.x[1])}
-    return ParametricFit(form=form, params=params, success=bool(res.success),
+    return ParametricFit(form=form, params=dict(zip(("p", "r"), map(float, res.x))), success=bool(res.success),
                          message=str(res.message), **judged,
                          conditional=tuple(float(x) for x in a),
                          predicted_al={i + 1: float(v)
@@ -56,8 +54,7 @@ def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
     from scipy.optimize import minimize
     from scipy.stats import chi2
 
-    num = np.asarray(num, float)
-    den = np.asarray(den, float)
+    num, den = np.asarray(num, float), np.asarray(den, float)
     ok = den > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         a_hat = np.where(ok, num / np.where(ok, den, 1), np.nan)
@@ -67,12 +64,10 @@ def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
         rep = replicates[:, ok]
         rep = rep[np.all(np.isfinite(rep), axis=1)]
         if rep.shape[0] > 10 * max(1, ok.sum()):
-            cov = np.atleast_2d(np.cov(rep, rowvar=False))
-            prec = np.linalg.pinv(cov)
+            prec = np.linalg.pinv(np.atleast_2d(np.cov(rep, rowvar=False)))
     out = []
     for form in FORMS:
-        n_par = 1 if form == "constant" else 2
-        df = int(ok.sum()) - n_par
+        df = int(ok.sum()) - len(_bounds(form))  # one bound per parameter
         if prec is not None:
             def objective(x, form=form):
                 d = a_hat[ok] - conditional_profile(form, x, k)[ok]
@@ -111,11 +106,10 @@ def fit_parametric_means(means, *, tolerance=0.03):
         lo, hi = zip(*_bounds(form))
         res = least_squares(resid, _start(form, np.array([y[0] - 1])), bounds=(lo, hi))
         r = resid(res.x)
-        n_par = 1 if form == "constant" else 2
         worst = float(np.max(np.abs(r)))
         out.append(_result(
             form, res, kmax,
             statistic_name=f"max |residual| (RMSE {math.sqrt(float(np.mean(r ** 2))):.4f})",
-            statistic=worst, df=len(ks) - n_par, pvalue=None,
+            statistic=worst, df=len(ks) - len(_bounds(form)), pvalue=None,
             adequate=bool(res.success and worst <= tolerance)))
     return tuple(out)

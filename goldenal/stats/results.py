@@ -112,11 +112,9 @@ class PerPosition:
 
     def confidence_interval(self, kind="survival"):
         """Pointwise interval of ``kind`` = "survival" or "conditional"."""
-        if kind == "survival":
-            return ConfidenceInterval(self.survival_low, self.survival_high)
-        if kind == "conditional":
-            return ConfidenceInterval(self.conditional_low, self.conditional_high)
-        raise ValueError("`kind` must be 'survival' or 'conditional'")
+        if kind not in ("survival", "conditional"):
+            raise ValueError("`kind` must be 'survival' or 'conditional'")
+        return ConfidenceInterval(getattr(self, f"{kind}_low"), getattr(self, f"{kind}_high"))
 
     def to_frame(self):
         """One row per position with counts, S(i), a(i) and their intervals."""
