@@ -154,8 +154,7 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     check_cells(cells_obs, path=path)
     if chain is None:
         chain = is_chain_method(ident.get("method"))
-    gen = np.random.default_rng(rng)
-    streams = gen.spawn(len(cells_obs))
+    streams = np.random.default_rng(rng).spawn(len(cells_obs))
     cells = {}
     cap, n_requests = stated_cap(ident)
     ordered = sorted(cells_obs.items(), key=lambda kv: (THINKING.index(kv[0][0]), kv[0][1]))
@@ -172,26 +171,23 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
                                   n_requests=n_requests)
     for w in caught:  # point the caller's warnings at the caller
         warnings.warn(w.message, w.category, stacklevel=2)
-    models = {}
+    models, mode_checks = {}, {}
     for thinking in [t for t in THINKING if any(key[0] == t for key in cells)]:
-        mode = [c for (t, _), c in cells.items() if t == thinking]
-        if not chain:
-            models[thinking] = None
-            continue
-        try:
-            models[thinking] = fit_chain(mode, thinking=thinking, margin=margin)
-        except ConvergenceError:
-            means = {c.k: c.mean_acceptance_length for c in mode
-                     if not c.failed and math.isfinite(c.mean_acceptance_length)}
-            models[thinking] = (fit_curve_means(means, thinking=thinking, tolerance=tolerance)
-                                if means else None)
-    mode_checks = {}
-    for thinking, model in models.items():
+        mode = {key: c for key, c in cells.items() if key[0] == thinking}
+        model = None
+        if chain:
+            try:
+                model = fit_chain(list(mode.values()), thinking=thinking, margin=margin)
+            except ConvergenceError:
+                means = {c.k: c.mean_acceptance_length for c in mode.values()
+                         if not c.failed and math.isfinite(c.mean_acceptance_length)}
+                model = (fit_curve_means(means, thinking=thinking, tolerance=tolerance)
+                         if means else None)
+        models[thinking] = model
         mode_checks[thinking] = _mode_check(model, chain, ident.get("method"))
-        for key, cell in list(cells.items()):
-            if key[0] == thinking:
-                check = _cell_check(cell, model, mode_checks[thinking])
-                cells[key] = dataclasses.replace(cell, checks={**cell.checks, "cross_k": check})
+        for key, cell in mode.items():
+            check = _cell_check(cell, model, mode_checks[thinking])
+            cells[key] = dataclasses.replace(cell, checks={**cell.checks, "cross_k": check})
     return CurveFit(identity=ident, cells=cells, models=models, chain=bool(chain),
                     confidence_level=confidence_level, warnings=warns,
                     checks={"cross_k": mode_checks})

@@ -25,9 +25,7 @@ def draft_tuple(value):
     """A draft identity as a tuple of head ids (a single string is one head)."""
     if not value:
         return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(value)
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def _norm(key, value):

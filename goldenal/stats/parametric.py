@@ -32,8 +32,8 @@ def al_from_conditional(a):
 
 def _result(form, res, k, **judged):
     a = conditional_profile(form, res.x, k)
-    return ParametricFit(form=form, params=dict(zip(("p", "r"), map(float, res.x))), success=bool(res.success),
-                         message=str(res.message), **judged,
+    return ParametricFit(form=form, params=dict(zip(("p", "r"), map(float, res.x))),
+                         success=bool(res.success), message=str(res.message), **judged,
                          conditional=tuple(float(x) for x in a),
                          predicted_al={i + 1: float(v)
                                        for i, v in enumerate(al_from_conditional(a))})

@@ -120,12 +120,9 @@ class PerPosition:
         """One row per position with counts, S(i), a(i) and their intervals."""
         lab = level_label(self.confidence_level)
         return frame({
-            "position": list(self.positions),
-            "accepted": list(self.counts),
-            "survival": self.survival,
-            f"survival lower {lab}": self.survival_low,
-            f"survival upper {lab}": self.survival_high,
-            "conditional": self.conditional,
+            "position": list(self.positions), "accepted": list(self.counts),
+            "survival": self.survival, f"survival lower {lab}": self.survival_low,
+            f"survival upper {lab}": self.survival_high, "conditional": self.conditional,
             f"conditional lower {lab}": self.conditional_low,
             f"conditional upper {lab}": self.conditional_high,
         }, "position")
@@ -215,23 +212,16 @@ class CellFit(Tabular):
         """Plain JSON-ready dict: estimate, interval, counts, per position."""
         lo, hi = self.confidence_interval
         return {
-            "thinking": self.thinking,
-            "k": self.k,
-            "value": self.text,
+            "thinking": self.thinking, "k": self.k, "value": self.text,
             "estimate": _num(self.mean_acceptance_length, 9),
             "interval": {"low": _num(lo), "high": _num(hi), "level": self.confidence_level,
                          "method": self.interval_method, "reason": self.interval_reason},
-            "standard_error": _num(self.standard_error),
-            "n_steps": self.n_steps,
-            "accepted": self.accepted,
-            "draft_tokens": self.draft_tokens,
-            "n_clusters": self.n_clusters,
-            "units": self.unit_kind,
-            "failed": self.failed,
-            "mean_only": self.mean_only,
+            "standard_error": _num(self.standard_error), "n_steps": self.n_steps,
+            "accepted": self.accepted, "draft_tokens": self.draft_tokens,
+            "n_clusters": self.n_clusters, "units": self.unit_kind,
+            "failed": self.failed, "mean_only": self.mean_only,
             "per_position": None if self.per_position is None else self.per_position.to_dict(),
-            "sources": list(self.sources),
-            "notes": list(self.notes),
+            "sources": list(self.sources), "notes": list(self.notes),
             "checks": checks_dict(self.checks),
         }
 
@@ -340,17 +330,13 @@ class ChainFit(Tabular):
     def to_dict(self):
         return {
             "kind": self.kind, "thinking": self.thinking, "success": self.success,
-            "message": self.message,
-            "conditional": _floats(self.params),
-            "conditional_interval": [_floats(self.params_interval.low),
-                                     _floats(self.params_interval.high)],
+            "message": self.message, "conditional": _floats(self.params),
+            "conditional_interval": [_floats(x) for x in self.params_interval],
             "predicted_al": _by_k(self.predicted),
             "predicted_interval": {str(k): [_num(v[0]), _num(v[1])]
                                    for k, v in sorted(self.predicted_interval.items())},
-            "z": _by_k(self.z_scores, 3),
-            "flag_threshold": _num(self.threshold, 3),
-            "margin": _num(self.margin),
-            "power": self.power,
+            "z": _by_k(self.z_scores, 3), "flag_threshold": _num(self.threshold, 3),
+            "margin": _num(self.margin), "power": self.power,
             "detectable_shift": _by_k(self.detectable),
             "flags": [f._asdict() for f in self.flags],
             "parametric": [p.to_dict() for p in self.parametric],
@@ -405,8 +391,7 @@ class MonotoneFit(Tabular):
             "message": self.message, "tolerance": self.tolerance,
             "implied_survival": _floats(self.implied_survival),
             "fitted_survival": _floats(self.fitted_survival),
-            "fitted_al": _by_k(self.fitted),
-            "residuals": _by_k(self.residuals),
+            "fitted_al": _by_k(self.fitted), "residuals": _by_k(self.residuals),
             "flags": [f._asdict() for f in self.flags],
             "parametric": [p.to_dict() for p in self.parametric],
         }
@@ -488,11 +473,9 @@ class CurveFit(Tabular):
     def to_dict(self):
         """The distribution file's content (plain JSON types)."""
         return {
-            "schema": "goldenal.apply.distribution/1",
-            "curve": self.curve_id,
+            "schema": "goldenal.apply.distribution/1", "curve": self.curve_id,
             "identity": {k: v for k, v in self.identity.items() if k != "cells"},
-            "confidence_level": self.confidence_level,
-            "estimand": ESTIMAND,
+            "confidence_level": self.confidence_level, "estimand": ESTIMAND,
             "pooled_across_k": self.chain,
             "interval_methods": {m: d for m, d in INTERVAL_METHODS.items()
                                  if any(c.interval_method == m for c in self.cells.values())},
