@@ -274,7 +274,6 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
         # the committed curve of this identity is replaced under its own id
         curve = curve_from_fit(curvefit, curve_id=target)
     dist_name = f"{curve.id}.distribution.json"
-    dist_path = os.path.join(directory, dist_name)
     doc = curvefit.to_dict()
     if replace_reason:
         doc["replace_reason"] = replace_reason
@@ -282,4 +281,4 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     # curve, manifest, distribution and index in one transaction
     written = write_curve(directory, curve, replace_reason=replace_reason,
                           extra_files={dist_name: text})
-    return written, dist_path
+    return written, os.path.join(directory, dist_name)

@@ -19,10 +19,8 @@ def _fmt(x, spec="+.3f"):
 
 def _methods_section(methods):
     methods = [m for m in dict.fromkeys(methods) if m]
-    if not methods:
-        return []
-    return ["", "### How the intervals were computed", ""] + [
-        f"- **{m}**: {INTERVAL_METHODS.get(m, m)}" for m in methods]
+    return (["", "### How the intervals were computed", ""]
+            + [f"- **{m}**: {INTERVAL_METHODS.get(m, m)}" for m in methods]) if methods else []
 
 
 def diff_markdown(diff):

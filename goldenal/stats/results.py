@@ -142,10 +142,9 @@ class PerPosition:
 
 
 def _num(v, nd=6):
-    if v is None:
+    if v is None or not math.isfinite(float(v)):
         return None
-    v = float(v)
-    return round(v, nd) if math.isfinite(v) else None
+    return round(float(v), nd)
 
 
 def _floats(arr):
