@@ -35,6 +35,7 @@ PLAN_POINTER = ("see `goldenal plan` and docs/statistics.md, \"Planning a measur
 # Rows of the weight matrix generated at once (bounds memory to ~chunk x n).
 _CHUNK_CELLS = 4_000_000
 
+
 def is_int(x):
     """An integer, numpy's included, but not a bool."""
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
@@ -246,8 +247,8 @@ def _tokens(observations):
 
 
 def check_output_cap(observations, *, k, output_len, n_requests=None):
-    """Do the data show a request longer than the run's stated output cap? (more than
-    ``output_len + k`` tokens: a last step may overshoot by K drafts; docs/statistics.md)"""
+    """Whether the data show a request longer than the run's stated output cap: more than
+    ``output_len + k`` tokens (a last step may overshoot by K drafts; docs/statistics.md)."""
     counted = [o for o in observations if not o.mean_only]
     if output_len is None:
         return Check("skipped", "no output cap stated (dataset.output_len in run.yaml)")

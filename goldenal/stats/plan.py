@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from goldenal.stats.cell import MIN_UNITS, is_int
 from goldenal.stats.results import _num
@@ -36,7 +36,7 @@ class CellPlan:
     units_needed: int | None
     planned_half_width: float | None = None
     per_run: int | None = None
-    reason: str | None = field(default=None)
+    reason: str | None = None
 
     def to_dict(self):
         return {"thinking": self.thinking, "k": self.k, "units": self.unit_kind,
