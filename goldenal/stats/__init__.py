@@ -1,18 +1,6 @@
-"""Fitting: from measurement runs to golden curves with uncertainty.
+"""Fitting: from measurement runs to golden curves with uncertainty (docs/statistics.md).
 
-* :func:`fit_cell` estimates one cell: AL, its interval (method chosen from
-  the data's granularity and stated on the result), per-position survival
-  and conditional acceptance.
-* :func:`fit_chain` pools the cells of a chain-drafting curve in a survival
-  model censored at K, predicts AL(K) and flags disagreeing cells.
-* :func:`fit_curve_means` fits a monotone survival profile to a curve known
-  only by its means (e.g. a published upstream curve).
-* :func:`fit` does all of it for a measurement run.
-* :func:`plan_measurement` tells, from a pilot run, how many requests (or
-  runs) an interval of a given half-width needs.
-
-The committed golden value is always the measured cell; model values are
-diagnostics and predictions.
+The committed golden value is always the measured cell; model values are diagnostics.
 """
 
 from goldenal.stats.cell import fit_cell
@@ -22,22 +10,12 @@ from goldenal.stats.output import fit_runs, load_runs, write_fit
 from goldenal.stats.monotone import fit_curve_means, isotonic_decreasing
 from goldenal.stats.parametric import fit_parametric_counts, fit_parametric_means
 from goldenal.stats.plan import CellPlan, MeasurementPlan, plan_measurement
-from goldenal.stats.results import (
-    CellFit,
-    CellFlag,
-    ChainFit,
-    Check,
-    ConfidenceInterval,
-    CurveFit,
-    MonotoneFit,
-    ParametricFit,
-    PerPosition,
-    format_al,
-)
+from goldenal.stats.results import (CellFit, CellFlag, ChainFit, Check, ConfidenceInterval,
+                                    CurveFit, MonotoneFit, ParametricFit, PerPosition, format_al)
 
 __all__ = [
-    "CellFit", "CellFlag", "CellPlan", "ChainFit", "Check", "ConfidenceInterval", "CurveFit", "MonotoneFit",
-    "ParametricFit", "PerPosition", "check_cells", "fit", "fit_cell", "fit_chain",
+    "CellFit", "CellFlag", "CellPlan", "ChainFit", "Check", "ConfidenceInterval", "CurveFit",
+    "MonotoneFit", "ParametricFit", "PerPosition", "check_cells", "fit", "fit_cell", "fit_chain",
     "fit_curve_means", "fit_parametric_counts", "fit_parametric_means", "format_al",
     "fit_runs", "is_chain_method", "isotonic_decreasing", "load_runs",
     "MeasurementPlan", "plan_measurement", "write_fit",

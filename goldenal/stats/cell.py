@@ -35,20 +35,23 @@ PLAN_POINTER = ("see `goldenal plan` and docs/statistics.md, \"Planning a measur
 # Rows of the weight matrix generated at once (bounds memory to ~chunk x n).
 _CHUNK_CELLS = 4_000_000
 
+
+def is_int(x):
+    """An integer, numpy's included, but not a bool."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
 def _fit_cell_iv(k, confidence_level, method, n_resamples, max_request_windows):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+    if not is_int(k) or k < 1:
         raise ValueError("`k` must be a positive integer")
     if not 0 < confidence_level < 1:
         raise ValueError("`confidence_level` must be between 0 and 1")
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {', '.join(METHODS)}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
-            or n_resamples < 100:
+    if not is_int(n_resamples) or n_resamples < 100:
         raise ValueError("`n_resamples` must be an integer >= 100")
-    if max_request_windows is not None and (
-            isinstance(max_request_windows, bool)
-            or not isinstance(max_request_windows, (int, np.integer))
-            or max_request_windows < 1):
+    if max_request_windows is not None and (not is_int(max_request_windows)
+                                            or max_request_windows < 1):
         raise ValueError("`max_request_windows` must be a positive integer or None")
 
 
@@ -238,17 +241,14 @@ def request_span_windows(window_steps, *, output_len, concurrency, step_rate=Non
     return max(1, math.ceil(float(output_len) / max(step_rate, 1e-12)))
 
 
-def check_output_cap(observations, *, k, output_len, n_requests=None):
-    """Do the data show a request longer than the run's stated output cap?
+def _tokens(observations):
+    """Tokens produced: every verification step and every accepted draft is one."""
+    return sum(o.drafts + o.accepted for o in observations)
 
-    A request's verification steps and accepted drafts are tokens it
-    produced, so per-request records show every request's length; its last
-    step can overshoot the cap by up to K drafts (the engine drops them from
-    the output, the counters keep them), so only more than
-    ``output_len + k`` tokens contradict the cap.  Log windows show no single
-    request: with the number of requests known, their mean length is a
-    lower bound of the longest.
-    """
+
+def check_output_cap(observations, *, k, output_len, n_requests=None):
+    """Whether the data show a request longer than the run's stated output cap: more than
+    ``output_len + k`` tokens (a last step may overshoot by K drafts; docs/statistics.md)."""
     counted = [o for o in observations if not o.mean_only]
     if output_len is None:
         return Check("skipped", "no output cap stated (dataset.output_len in run.yaml)")
@@ -256,11 +256,8 @@ def check_output_cap(observations, *, k, output_len, n_requests=None):
     if not counted:
         return Check("skipped", "no counts to measure requests by")
     if all(o.request is not None for o in counted):
-        longest, first = -1, None
-        for group in _group(counted, lambda o: (o.source, o.request)):
-            tokens = sum(o.drafts + o.accepted for o in group)
-            if tokens > longest:
-                longest, first = tokens, group[0]
+        group = max(_group(counted, lambda o: (o.source, o.request)), key=_tokens)
+        longest, first = _tokens(group), group[0]
         if longest > cap + k:
             return Check("failed", f"request {first.request} ({first.source}) produced "
                                    f"{longest} tokens, more than run.yaml's dataset.output_len "
@@ -269,7 +266,7 @@ def check_output_cap(observations, *, k, output_len, n_requests=None):
         return Check("done", f"longest request {longest} tokens, within dataset.output_len "
                              f"{cap} (+{k})")
     if n_requests:
-        total = sum(o.drafts + o.accepted for o in counted)
+        total = _tokens(counted)
         mean = total / n_requests
         if mean > cap + k:
             return Check("failed", f"{total} tokens over {n_requests} requests "
@@ -285,12 +282,9 @@ def check_output_cap(observations, *, k, output_len, n_requests=None):
 
 def _units(counted, k, per_position, chosen, max_request_windows):
     """Per-unit totals (rows: steps, accepted[, c_1..c_k]) for the chosen method."""
-    if chosen == "bootstrap":
-        groups = _group(counted, lambda o: (o.source, o.request))
-        return np.array([_table(g, k, per_position).sum(axis=0) for g in groups])
-    if chosen == "runs":
-        groups = _group(counted, lambda o: o.source)
-        return np.array([_table(g, k, per_position).sum(axis=0) for g in groups])
+    if chosen in ("bootstrap", "runs"):
+        key = (lambda o: (o.source, o.request)) if chosen == "bootstrap" else (lambda o: o.source)
+        return np.array([_table(g, k, per_position).sum(axis=0) for g in _group(counted, key)])
     # batch means: consecutive windows of each run (file) in batches of the request span
     rows = []
     for group in _group(counted, lambda o: o.source):
@@ -343,8 +337,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     Parameters
     ----------
     observations : sequence of Observation
-        The records of one cell (one model, head, variant, thinking mode and
-        K).  An empty sequence gives a failed cell (committed as ``N/A``).
+        The records of one cell; an empty sequence gives a failed cell (``N/A``).
     k : int
         Number of speculative tokens of the cell.
     confidence_level : float, default 0.95
@@ -363,16 +356,13 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     thinking : {"on", "off"} or None
         Thinking mode, recorded on the result.
     max_request_windows : int, optional
-        How many logging windows the longest request can span (see
-        :func:`request_span_windows`); batches of log windows are at least
-        this long.
+        Logging windows the longest request can span (:func:`request_span_windows`):
+        the least length of a batch of log windows.
     output_len : int, optional
-        The run's stated output cap (``dataset.output_len``), checked against
-        the data (:func:`check_output_cap`): when they show a longer request,
-        the cell gets no interval and the reason names both figures.
+        The run's stated output cap (``dataset.output_len``), checked against the data
+        (:func:`check_output_cap`): a longer request leaves the cell without interval.
     n_requests : int, optional
-        Requests the cell served (``dataset.num_prompts``); lets log windows,
-        which show no single request, check the cap by their mean.
+        Requests the cell served (``dataset.num_prompts``), to check log windows' cap.
 
     Returns
     -------
@@ -383,8 +373,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     Raises
     ------
     ParseError
-        The cell has zero verification steps, or an observation's K (or
-        per-position length) disagrees with ``k``.
+        Zero verification steps, or an observation's K (or per-position length) not ``k``.
 
     Warns
     -----

@@ -1,19 +1,6 @@
-"""Across K for chain drafting: the pooled profile and a cross-K check that re-weights.
-
-With chain drafting one request's conditional acceptance a(i) is the same in
-every cell with K >= i, but per step it is not: hard requests take relatively
-more steps at larger K, so per-step counts pooled across K flag clean runs
-(docs/formats.md §0.2).  The check therefore works request by request: a
-request with n steps, T = n + A tokens and survival counts c_1..c_K would
-have taken W_j = T / AL_j steps at j <= K, AL_j = 1 + (c_1 + .. + c_j) / n,
-so the cells with K >= j estimate AL(j) = sum T / sum W_j.  Each cell is
-compared with the other cells' estimate at its K: the difference has a
-linearised SE over requests of independent cells and Welch-Satterthwaite t
-degrees of freedom; it is flagged beyond the margin plus the
-Bonferroni-corrected t quantile, and every cell's minimum detectable shift
-(at ``power``) is reported.  ``params`` (the censored-survival MLE
-sum c_i / sum c_(i-1)) describe the curve's shape and decide no flag.
-"""
+"""Across K for chain drafting: the pooled profile, and a cross-K check on requests
+re-weighted by tokens, since per-step counts pooled across K flag clean runs (why and how:
+docs/statistics.md, "The cross-K check")."""
 
 from __future__ import annotations
 
@@ -123,19 +110,13 @@ def fit_chain(cells, *, thinking=None, threshold=None, margin=DEFAULT_MARGIN,
     Parameters
     ----------
     cells : sequence of CellFit
-        Cells of one curve and thinking mode (different K).  Cells with
-        per-request records enter the check (as compared cells and as
-        references); cells with another interval (runs, batches) are
-        compared with the request cells' estimate at their K; cells with no
-        interval are not compared.
+        Cells of one curve and thinking mode (different K); only cells with an
+        interval are compared, and only request cells serve as references.
     thinking : str, optional
         Thinking mode (default: taken from the cells).
     threshold : float, optional
-        Fixed critical value of (|D| - margin) / SE.  Default: the Student t
-        quantile (Welch degrees of freedom of each comparison) at the cells'
-        confidence level, Bonferroni-corrected for the number of compared
-        cells, so a clean curve is flagged with probability at most about
-        1 - level.
+        Fixed critical value of (|D| - margin) / SE.  Default: Student t (Welch
+        df) at the cells' level, Bonferroni-corrected over the compared cells.
     margin : float, default 0.02
         Differences within +-margin AL are never flagged.
     power : float, default 0.9

@@ -37,11 +37,7 @@ def _group_observations(data):
         return (dict(data.cells), dict(data.identity), tuple(getattr(data, "warnings", ())),
                 getattr(data, "path", None))
     if isinstance(data, Mapping):
-        cells = {}
-        for key, obs in data.items():
-            thinking, k = key
-            cells[(str(thinking), int(k))] = tuple(obs)
-        return cells, {}, (), None
+        return {(str(t), int(k)): tuple(obs) for (t, k), obs in data.items()}, {}, (), None
     cells = {}
     for o in data:
         if o.thinking is None or o.k is None:
@@ -78,14 +74,11 @@ def check_cells(cells, *, path=None):
                              f"{max(ks)} but no K={', '.join(map(str, missing))}; list every "
                              "cell in run.yaml", **where)
     if len(by_mode) == 2 and by_mode["on"] != by_mode["off"]:
-        only_on = sorted(by_mode["on"] - by_mode["off"])
-        only_off = sorted(by_mode["off"] - by_mode["on"])
-        parts = []
-        if only_on:
-            parts.append(f"thinking off lacks K={', '.join(map(str, only_on))}")
-        if only_off:
-            parts.append(f"thinking on lacks K={', '.join(map(str, only_off))}")
-        raise ParseError("run is missing cells: " + "; ".join(parts), **where)
+        lacks = [(other, sorted(by_mode[mode] - by_mode[other]))
+                 for mode, other in (("on", "off"), ("off", "on"))]
+        raise ParseError("run is missing cells: " + "; ".join(
+            f"thinking {other} lacks K={', '.join(map(str, ks))}" for other, ks in lacks if ks),
+            **where)
 
 
 def _positive_number(value):
@@ -115,22 +108,16 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
         margin=DEFAULT_MARGIN, **identity):
     """Fit a measurement run into a curve with uncertainty.
 
-    The estimand is the AL of the prompt population the measured requests
-    were drawn from (``CurveFit.estimand``).  Intervals come only from
-    independent units: requests (per-request records), independent runs, or
-    batches of log windows at least as long as the longest request; with
-    fewer than 10 units a cell keeps its point estimate and gets no
-    interval, with the reason in its notes (see :func:`fit_cell`).
+    Every cell is fitted by :func:`fit_cell` (intervals only from independent
+    units, docs/statistics.md), then each thinking mode by the cross-K model.
 
     Parameters
     ----------
     observations_or_run : MeasurementRun, dict or sequence of Observation
-        A run from :func:`goldenal.readers.load_run`, a dict
-        ``{(thinking, K): observations}`` (an empty sequence marks a failed
-        cell), or observations that carry ``thinking`` and ``k``.
+        A run from :func:`goldenal.readers.load_run`, a dict ``{(thinking, K): observations}``
+        (an empty sequence marks a failed cell), or observations with ``thinking`` and ``k``.
     chain : bool, optional
-        Pool the cells of a thinking mode in the chain model.  Default: from
-        the method (``is_chain_method``).
+        Pool the cells of a thinking mode in the chain model (default: ``is_chain_method``).
     confidence_level, interval_method, n_resamples
         As in :func:`fit_cell`.
     rng : numpy.random.Generator or int
@@ -138,15 +125,13 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     tolerance : float
         Residual tolerance of the monotone fit used for means-only cells.
     max_request_windows : int, optional
-        Logging windows the longest request can span (batches of log windows
-        are at least this long).  Default: from the run's ``dataset.output_len``
-        and ``concurrency`` (:func:`request_span`); unknown means log windows
-        get no interval.
+        As in :func:`fit_cell`.  Default: from the run's ``dataset.output_len`` and
+        ``concurrency`` (:func:`request_span`); unknown, log windows get no interval.
     margin : float, default 0.02
         Differences within +-margin AL are never flagged by the cross-K check.
     **identity
-        Curve identity (``model``, ``curve``, ``method``, ``draft``,
-        ``variant``, ...); overrides nothing that the run states differently.
+        Curve identity (``model``, ``curve``, ``method``, ``draft``, ``variant``, ...);
+        overrides nothing that the run states differently.
 
     Returns
     -------
@@ -155,8 +140,7 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     Raises
     ------
     ParseError
-        Missing cells, zero-step cells, K disagreeing with the manifest, or
-        identity given twice with different values.
+        Missing or zero-step cells, K disagreeing with the manifest, conflicting identity.
     """
     cells_obs, ident, warns, path = _group_observations(observations_or_run)
     for key, value in identity.items():
@@ -170,8 +154,7 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
     check_cells(cells_obs, path=path)
     if chain is None:
         chain = is_chain_method(ident.get("method"))
-    gen = np.random.default_rng(rng)
-    streams = gen.spawn(len(cells_obs))
+    streams = np.random.default_rng(rng).spawn(len(cells_obs))
     cells = {}
     cap, n_requests = stated_cap(ident)
     ordered = sorted(cells_obs.items(), key=lambda kv: (THINKING.index(kv[0][0]), kv[0][1]))
@@ -179,9 +162,8 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
         warnings.simplefilter("always")
         for (key, obs), stream in zip(ordered, streams):
             thinking, k = key
-            span = max_request_windows
-            if span is None:
-                span = request_span(ident, obs)
+            span = (request_span(ident, obs) if max_request_windows is None
+                    else max_request_windows)
             cells[key] = fit_cell(obs, k=k, thinking=thinking,
                                   confidence_level=confidence_level, method=interval_method,
                                   n_resamples=n_resamples, rng=stream,
@@ -189,27 +171,23 @@ def fit(observations_or_run, *, chain=None, confidence_level=0.95, interval_meth
                                   n_requests=n_requests)
     for w in caught:  # point the caller's warnings at the caller
         warnings.warn(w.message, w.category, stacklevel=2)
-    models = {}
+    models, mode_checks = {}, {}
     for thinking in [t for t in THINKING if any(key[0] == t for key in cells)]:
-        mode = [c for (t, _), c in cells.items() if t == thinking]
-        if not chain:
-            models[thinking] = None
-            continue
-        try:
-            models[thinking] = fit_chain(mode, thinking=thinking, margin=margin)
-        except ConvergenceError:
-            means = {c.k: c.mean_acceptance_length for c in mode
-                     if not c.failed and math.isfinite(c.mean_acceptance_length)}
-            models[thinking] = (fit_curve_means(means, thinking=thinking, tolerance=tolerance)
-                                if means else None)
-    mode_checks = {}
-    for thinking, model in models.items():
+        mode = {key: c for key, c in cells.items() if key[0] == thinking}
+        model = None
+        if chain:
+            try:
+                model = fit_chain(list(mode.values()), thinking=thinking, margin=margin)
+            except ConvergenceError:
+                means = {c.k: c.mean_acceptance_length for c in mode.values()
+                         if not c.failed and math.isfinite(c.mean_acceptance_length)}
+                model = (fit_curve_means(means, thinking=thinking, tolerance=tolerance)
+                         if means else None)
+        models[thinking] = model
         mode_checks[thinking] = _mode_check(model, chain, ident.get("method"))
-        for key, cell in list(cells.items()):
-            if key[0] == thinking:
-                checks = dict(cell.checks)
-                checks["cross_k"] = _cell_check(cell, model, mode_checks[thinking])
-                cells[key] = dataclasses.replace(cell, checks=checks)
+        for key, cell in mode.items():
+            check = _cell_check(cell, model, mode_checks[thinking])
+            cells[key] = dataclasses.replace(cell, checks={**cell.checks, "cross_k": check})
     return CurveFit(identity=ident, cells=cells, models=models, chain=bool(chain),
                     confidence_level=confidence_level, warnings=warns,
                     checks={"cross_k": mode_checks})

@@ -1,9 +1,6 @@
 """Compare two curves cell by cell: delta, and whether it is inside the uncertainty.
 
-A side is a committed curve (id or file), a run (fitted on the fly) or a
-:class:`~goldenal.stats.CurveFit`.  A committed curve has uncertainty only
-with its ``<curve-id>.distribution.json`` beside it; otherwise the cell's
-verdict is "no interval".
+A committed curve has uncertainty only from the ``<curve-id>.distribution.json`` beside it.
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ from typing import NamedTuple
 
 from goldenal.core.tables import Tabular
 from goldenal.core.errors import ParseError, UnknownCurve
+from goldenal.stats.results import CurveFit, frame, level_label, plotter
 
 # Variance of the error of a two-decimal rounding (uniform on +-0.005): 0.01^2 / 12.
 ROUNDING_VARIANCE = 0.01 ** 2 / 12
@@ -74,8 +72,7 @@ def _side_from_fit(curvefit, label):
 
 
 def _distribution_beside(curve_path):
-    stem = os.path.splitext(curve_path)[0]
-    path = stem + ".distribution.json"
+    path = os.path.splitext(curve_path)[0] + ".distribution.json"
     if not os.path.exists(path):
         return None
     from goldenal.core.files import read_regular
@@ -134,8 +131,6 @@ def resolve_curve(spec, *, golden_dir=None):
 def resolve_side(spec, *, golden_dir=None, fit_kwargs=None, identity=None,
                  allow_simulated=False):
     """Turn a CLI/library argument into a :class:`Side`."""
-    from goldenal.stats.results import CurveFit
-
     if isinstance(spec, CurveFit):
         return _side_from_fit(spec, spec.name)
     if hasattr(spec, "cells") and hasattr(spec, "id"):  # registry Curve
@@ -165,6 +160,20 @@ class CurveDiff(Tabular):
         """Rows whose delta exceeds the combined uncertainty."""
         return tuple(r for r in self.rows if r.status == "outside")
 
+    @property
+    def judged(self):
+        """How many cells have an interval to judge their delta by."""
+        return sum(r.status in ("inside", "outside") for r in self.rows)
+
+    @property
+    def no_interval(self):
+        return sum(r.status == "no interval" for r in self.rows)
+
+    @property
+    def quantile(self):
+        """The normal quantile of the band a delta must exceed."""
+        return _quantile(self.confidence_level)
+
     def __repr__(self):
         def name(side):
             return side.label + (" (fitted)" if side.kind == "fitted" else "")
@@ -173,47 +182,41 @@ class CurveDiff(Tabular):
                 f"{len(self.outside)} outside the uncertainty>")
 
     def to_frame(self):
-        import pandas as pd
-
-        return pd.DataFrame([r._asdict() for r in self.rows]).set_index(["thinking", "k"])
+        return frame([r._asdict() for r in self.rows], ["thinking", "k"])
 
     def to_dict(self):
-        return {"a": {"label": self.a.label, "kind": self.a.kind, "curve": self.a.curve_id},
-                "b": {"label": self.b.label, "kind": self.b.kind, "curve": self.b.curve_id},
+        return {**{name: {"label": side.label, "kind": side.kind, "curve": side.curve_id}
+                   for name, side in (("a", self.a), ("b", self.b))},
                 "confidence_level": self.confidence_level,
                 "cells": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                            for k, v in r._asdict().items()} for r in self.rows],
                 "outside": len(self.outside)}
 
-    def plot(self, ax=None, **kwargs):
-        """B - A per K with its uncertainty (delegates to ``goldenal.plot.plot_diff``)."""
-        from goldenal import plot as _plotting
-
-        return _plotting.plot_diff(self, ax=ax, **kwargs)
+    plot = plotter("plot_diff", "B - A per K with its uncertainty.")
 
     def format_text(self):
         """The plain-text table ``goldenal diff`` prints."""
-        pct = f"{100 * self.confidence_level:g}%"
         lines = [f"A: {self.a.label} ({self.a.kind})", f"B: {self.b.label} ({self.b.kind})",
                  f"{'thinking':<8} {'K':>2}  {'A':>5}  {'B':>5}  {'B-A':>7}  "
-                 f"{'±' + pct:>7}  {'z':>6}  verdict"]
-        from scipy.stats import norm
-
-        q = norm.ppf(0.5 + self.confidence_level / 2)
+                 f"{'±' + level_label(self.confidence_level):>7}  {'z':>6}  verdict"]
+        q = self.quantile
         for r in self.rows:
             delta = f"{round(r.delta, 3) + 0.0:+.3f}" if r.delta is not None else "-"
             z = f"{round(r.z, 1) + 0.0:+.1f}" if r.z is not None else "-"
             band = f"{q * r.se:.3f}" if r.se else "-"
             lines.append(f"{r.thinking:<8} {r.k:>2}  {r.a or '-':>5}  {r.b or '-':>5}  "
                          f"{delta:>7}  {band:>7}  {z:>6}  {r.status}")
-        n_out = len(self.outside)
-        n_cmp = sum(r.status in ("inside", "outside") for r in self.rows)
-        no_int = sum(r.status == "no interval" for r in self.rows)
-        tail = f"{n_out} of {n_cmp} cells with an interval differ beyond it"
-        if no_int:
-            tail += f"; {no_int} cells have no interval on either side"
+        tail = f"{len(self.outside)} of {self.judged} cells with an interval differ beyond it"
+        if self.no_interval:
+            tail += f"; {self.no_interval} cells have no interval on either side"
         lines.append(tail + ".")
         return "\n".join(lines) + "\n"
+
+
+def _quantile(confidence_level):
+    from scipy.stats import norm
+
+    return norm.ppf(0.5 + confidence_level / 2)
 
 
 def diff_curves(a, b, *, confidence_level=0.95, golden_dir=None, fit_kwargs=None,
@@ -239,38 +242,31 @@ def diff_curves(a, b, *, confidence_level=0.95, golden_dir=None, fit_kwargs=None
     -------
     CurveDiff
     """
-    from scipy.stats import norm
-
     if not 0 < confidence_level < 1:
         raise ValueError("`confidence_level` must be between 0 and 1")
     fit_kwargs = dict(fit_kwargs or {})
     fit_kwargs.setdefault("confidence_level", confidence_level)
-    sa = resolve_side(a, golden_dir=golden_dir, fit_kwargs=fit_kwargs, identity=identity,
-                      allow_simulated=allow_simulated)
-    sb = resolve_side(b, golden_dir=golden_dir, fit_kwargs=fit_kwargs, identity=identity,
-                      allow_simulated=allow_simulated)
-    q = norm.ppf(0.5 + confidence_level / 2)
+    sa, sb = (resolve_side(side, golden_dir=golden_dir, fit_kwargs=fit_kwargs,
+                           identity=identity, allow_simulated=allow_simulated) for side in (a, b))
+    q = _quantile(confidence_level)
     rows = []
     order = {"on": 0, "off": 1}
     for key in sorted(set(sa.texts) | set(sb.texts), key=lambda t: (order.get(t[0], 2), t[1])):
-        thinking, k = key
         ta, tb = sa.texts.get(key), sb.texts.get(key)
-        ma, mb = sa.methods.get(key), sb.methods.get(key)
+        delta = se = z = None
         if ta is None or tb is None:
             status = "only in B" if ta is None else "only in A"
-            rows.append(DiffRow(thinking, k, ta, tb, None, None, None, status, ma, mb))
-            continue
-        if key not in sa.estimates or key not in sb.estimates:
-            rows.append(DiffRow(thinking, k, ta, tb, None, None, None, "failed", ma, mb))
-            continue
-        delta = sb.estimates[key] - sa.estimates[key]
-        se = combined_standard_error(sa.errors.get(key), sb.errors.get(key),
-                                     rounded_a=sa.kind == "committed",
-                                     rounded_b=sb.kind == "committed")
-        if se is None:
-            rows.append(DiffRow(thinking, k, ta, tb, delta, None, None, "no interval", ma, mb))
-            continue
-        z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
-        status = "inside" if abs(z) <= q else "outside"
-        rows.append(DiffRow(thinking, k, ta, tb, delta, se, z, status, ma, mb))
+        elif key not in sa.estimates or key not in sb.estimates:
+            status = "failed"
+        else:
+            delta = sb.estimates[key] - sa.estimates[key]
+            se = combined_standard_error(sa.errors.get(key), sb.errors.get(key),
+                                         rounded_a=sa.kind == "committed",
+                                         rounded_b=sb.kind == "committed")
+            status = "no interval"
+        if se is not None:
+            z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
+            status = "inside" if abs(z) <= q else "outside"
+        rows.append(DiffRow(*key, ta, tb, delta, se, z, status, sa.methods.get(key),
+                            sb.methods.get(key)))
     return CurveDiff(a=sa, b=sb, rows=tuple(rows), confidence_level=confidence_level)

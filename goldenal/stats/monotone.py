@@ -1,9 +1,5 @@
-"""Monotone survival profile for curves known only by their means.
-
-For chain drafting S(i) = AL(i) - AL(i-1) must be non-increasing and
-non-negative; its least-squares projection is the isotonic regression
-clipped at zero, and cells far from it are flagged.
-"""
+"""Monotone survival profile for curves known only by their means (docs/statistics.md,
+"Curves known only by their means")."""
 
 from __future__ import annotations
 
@@ -36,13 +32,10 @@ def _means_iv(means):
         k = int(k)
         if k < 1:
             raise ValueError("`means` keys must be K >= 1")
-        if isinstance(v, str):
-            if v.strip().upper() == "N/A":
-                continue
-            v = float(v)
-        if v is None or not math.isfinite(float(v)):
+        if v is None or isinstance(v, str) and v.strip().upper() == "N/A":
             continue
-        out[k] = float(v)
+        if math.isfinite(float(v)):
+            out[k] = float(v)
     if not out:
         raise ValueError("`means` holds no finite value")
     return out
@@ -55,8 +48,6 @@ def fit_curve_means(means, *, thinking="on", tolerance=DEFAULT_TOLERANCE, parame
     ----------
     means : dict
         ``{K: AL}``; values may be committed strings, "N/A" cells are skipped.
-        A gap between measured K spreads the increment evenly over its
-        positions (weight = the gap's length).
     thinking : str
         Thinking mode, recorded on the result and the flags.
     tolerance : float, default 0.03
@@ -78,32 +69,27 @@ def fit_curve_means(means, *, thinking="on", tolerance=DEFAULT_TOLERANCE, parame
     means = _means_iv(means)
     ks = tuple(sorted(means))
     kmax = ks[-1]
-    values, weights, spans = [], [], []
+    values, spans = [], []
     prev_k, prev_al = 0, 1.0
     for k in ks:
-        span = k - prev_k
-        values.append((means[k] - prev_al) / span)
-        weights.append(float(span))
-        spans.append(span)
+        values.append((means[k] - prev_al) / (k - prev_k))
+        spans.append(k - prev_k)
         prev_k, prev_al = k, means[k]
-    fitted_blocks = np.clip(isotonic_decreasing(values, np.array(weights)), 0.0, None)
+    fitted_blocks = np.clip(isotonic_decreasing(values, np.array(spans, float)), 0.0, None)
     implied = np.repeat(values, spans)
     fitted_s = np.repeat(fitted_blocks, spans)
     fitted_al = 1.0 + np.cumsum(fitted_s)
     fitted = {k: float(fitted_al[k - 1]) for k in range(1, kmax + 1)}
     residuals = {k: means[k] - fitted[k] for k in ks}
-    flags = []
-    for k in ks:
-        d = residuals[k]
-        if abs(d) > tolerance:
-            flags.append(CellFlag(thinking, k, means[k], fitted[k], d, None,
-                                  f"thinking {thinking} K={k}: {means[k]:.2f} is {d:+.3f} from "
-                                  f"the monotone profile ({fitted[k]:.3f})"))
+    flags = tuple(CellFlag(thinking, k, means[k], fitted[k], d, None,
+                           f"thinking {thinking} K={k}: {means[k]:.2f} is {d:+.3f} from the "
+                           f"monotone profile ({fitted[k]:.3f})")
+                  for k, d in residuals.items() if abs(d) > tolerance)
     violations = int(np.sum(np.abs(fitted_s - implied) > 1e-12))
     par = fit_parametric_means(means, tolerance=tolerance) if parametric and len(ks) >= 2 else ()
     return MonotoneFit(
         thinking=thinking, ks=ks, measured=dict(means), implied_survival=implied,
-        fitted_survival=fitted_s, fitted=fitted, residuals=residuals, flags=tuple(flags),
+        fitted_survival=fitted_s, fitted=fitted, residuals=residuals, flags=flags,
         tolerance=tolerance, success=True,
         message=("implied survival already monotone" if violations == 0 else
                  f"{violations} positions adjusted to make the survival monotone"),

@@ -1,17 +1,13 @@
-"""From measurement runs to a committed curve: load, merge, fit, write.
-
-``fit_runs`` fits one or more run directories as one curve; ``write_fit``
-writes the curve YAML, its manifest entry and ``<curve-id>.distribution.json``,
-and nothing when anything fails.
-"""
+"""From measurement runs to a committed curve: load, merge, fit, write (all files or none)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+from types import SimpleNamespace
 
-from goldenal.core.errors import ConflictError, ParseError, PolicyError
+from goldenal.core.errors import ConflictError, GoldenALError, ParseError, PolicyError
 
 # A load warning where the server's start-up config contradicts the identity
 # ("path:line: server started with ..."; see goldenal.readers.run).
@@ -25,22 +21,11 @@ class RunWarning(UserWarning):
     """A disagreement found while loading a run (see ``MeasurementRun.warnings``)."""
 
 
-class _MergedRun:
-    """Duck-typed MeasurementRun: cells of several runs of one curve."""
-
-    def __init__(self, path, identity, cells, warnings, not_golden_path=None):
-        self.path, self.identity, self.cells, self.warnings = path, identity, cells, warnings
-        # the run that carries ``not_golden`` (named when a commit is refused)
-        self.not_golden_path = not_golden_path if not_golden_path is not None else path
-
-
 def draft_tuple(value):
     """A draft identity as a tuple of head ids (a single string is one head)."""
     if not value:
         return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(value)
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def _norm(key, value):
@@ -52,7 +37,10 @@ def _norm(key, value):
 
 
 def merge_runs(runs):
-    """Merge runs of one curve: identities must agree; a cell measured twice pools."""
+    """Merge runs of one curve: identities must agree; a cell measured twice pools.
+
+    The result is a duck-typed MeasurementRun; ``not_golden_path`` names the run that
+    carries ``not_golden`` (named when a commit is refused)."""
     runs = list(runs)
     first = runs[0]
     identity = dict(first.identity)
@@ -78,8 +66,8 @@ def merge_runs(runs):
         if run.identity.get("not_golden") and not identity.get("not_golden"):
             identity["not_golden"] = run.identity["not_golden"]
             not_golden_path = getattr(run, "path", None)
-    return _MergedRun(getattr(first, "path", None), identity, cells, tuple(warnings),
-                      not_golden_path)
+    return SimpleNamespace(path=getattr(first, "path", None), identity=identity, cells=cells,
+                           warnings=tuple(warnings), not_golden_path=not_golden_path)
 
 
 def load_runs(paths, *, identity=None):
@@ -156,12 +144,10 @@ def provenance_of(identity):
         prov["source_run"] = identity["source"]
     dataset = identity.get("dataset") or {}
     if isinstance(dataset, dict):
-        if dataset.get("name"):
-            prov["dataset"] = dataset["name"]
-        if dataset.get("category"):
-            prov["category"] = dataset["category"]
-        if dataset.get("output_len"):
-            prov["output_len"] = dataset["output_len"]
+        for key, name in (("name", "dataset"), ("category", "category"),
+                          ("output_len", "output_len")):
+            if dataset.get(key):
+                prov[name] = dataset[key]
     elif dataset:
         prov["dataset"] = str(dataset)
     if identity.get("sampling"):
@@ -212,8 +198,6 @@ def _same_identity(directory, curve_id, identity):
 
     if not identity or not os.path.isdir(directory):
         return None
-    from goldenal.core.errors import GoldenALError
-
     try:
         curves = load_directory(directory, collect=[])
     except (GoldenALError, OSError):  # an unreadable directory is refused by the write itself
@@ -228,9 +212,7 @@ def _same_identity(directory, curve_id, identity):
 
 
 def check_writable(directory, curve_id, *, replace_reason=None, identity=None):
-    """Refuse a directory that already holds ``curve_id`` (or its identity) unless a reason
-    is given.
-    """
+    """Refuse a directory that already holds ``curve_id`` (or its identity) without a reason."""
     from goldenal.golden.curvefile import check_curve_id, read_manifest
 
     check_curve_id(curve_id)
@@ -277,25 +259,21 @@ def refuse_mean_only(curvefit):
 def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False,
               allow_mean_only=False, allow_not_golden=False):
     """Write a fitted curve: ``<id>.yaml`` + manifest entry + distribution file."""
-    from goldenal.golden.curvefile import check_curve_id, write_curve
+    from goldenal.golden.curvefile import write_curve
 
     directory = os.fspath(directory)
-    if not allow_simulated:
-        refuse_simulated(curvefit)
-    if not allow_not_golden:
-        refuse_not_golden(curvefit)
-    if not allow_mean_only:
-        refuse_mean_only(curvefit)
-    refuse_inconsistent(curvefit)
+    for allowed, refuse in ((allow_simulated, refuse_simulated),
+                            (allow_not_golden, refuse_not_golden),
+                            (allow_mean_only, refuse_mean_only), (False, refuse_inconsistent)):
+        if not allowed:
+            refuse(curvefit)
     curve = curve_from_fit(curvefit)
-    check_curve_id(curve.id)
     target = check_writable(directory, curve.id, replace_reason=replace_reason,
                             identity=curvefit.identity)
     if target != curve.id:
         # the committed curve of this identity is replaced under its own id
         curve = curve_from_fit(curvefit, curve_id=target)
     dist_name = f"{curve.id}.distribution.json"
-    dist_path = os.path.join(directory, dist_name)
     doc = curvefit.to_dict()
     if replace_reason:
         doc["replace_reason"] = replace_reason
@@ -303,4 +281,4 @@ def write_fit(curvefit, directory, *, replace_reason=None, allow_simulated=False
     # curve, manifest, distribution and index in one transaction
     written = write_curve(directory, curve, replace_reason=replace_reason,
                           extra_files={dist_name: text})
-    return written, dist_path
+    return written, os.path.join(directory, dist_name)

@@ -1,12 +1,5 @@
-"""Parametric conditional-acceptance profiles for chain drafting.
-
-``constant`` a(i) = p, or ``geometric`` a(i) = p r**(i - 1).  With counts,
-fitted by minimum distance to the pooled a(i), weighted by the inverse of
-their resampling covariance (which carries the correlation within requests),
-so the distance is a chi-square goodness-of-fit statistic; without that
-covariance, binomial likelihood and G.  With means only, least squares on
-AL(K), judged by the largest residual.
-"""
+"""Parametric conditional-acceptance profiles for chain drafting (``constant`` and
+``geometric``; how they are fitted and judged: docs/statistics.md, "Parametric profiles")."""
 
 from __future__ import annotations
 
@@ -37,8 +30,13 @@ def al_from_conditional(a):
     return 1.0 + np.cumsum(np.cumprod(a))
 
 
-def _param_dict(form, x):
-    return {"p": float(x[0])} if form == "constant" else {"p": float(x[0]), "r": float(x[1])}
+def _result(form, res, k, **judged):
+    a = conditional_profile(form, res.x, k)
+    return ParametricFit(form=form, params=dict(zip(("p", "r"), map(float, res.x))),
+                         success=bool(res.success), message=str(res.message), **judged,
+                         conditional=tuple(float(x) for x in a),
+                         predicted_al={i + 1: float(v)
+                                       for i, v in enumerate(al_from_conditional(a))})
 
 
 def _start(form, a_hat):
@@ -56,8 +54,7 @@ def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
     from scipy.optimize import minimize
     from scipy.stats import chi2
 
-    num = np.asarray(num, float)
-    den = np.asarray(den, float)
+    num, den = np.asarray(num, float), np.asarray(den, float)
     ok = den > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         a_hat = np.where(ok, num / np.where(ok, den, 1), np.nan)
@@ -67,12 +64,10 @@ def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
         rep = replicates[:, ok]
         rep = rep[np.all(np.isfinite(rep), axis=1)]
         if rep.shape[0] > 10 * max(1, ok.sum()):
-            cov = np.atleast_2d(np.cov(rep, rowvar=False))
-            prec = np.linalg.pinv(cov)
+            prec = np.linalg.pinv(np.atleast_2d(np.cov(rep, rowvar=False)))
     out = []
     for form in FORMS:
-        n_par = 1 if form == "constant" else 2
-        df = int(ok.sum()) - n_par
+        df = int(ok.sum()) - len(_bounds(form))  # one bound per parameter
         if prec is not None:
             def objective(x, form=form):
                 d = a_hat[ok] - conditional_profile(form, x, k)[ok]
@@ -91,14 +86,9 @@ def fit_parametric_counts(num, den, *, replicates=None, alpha=0.05):
             ll_sat = (num[ok] * np.log(sat) + (den[ok] - num[ok]) * np.log1p(-sat)).sum()
             stat = float(max(2 * (ll_sat + res.fun), 0.0))
         pvalue = float(chi2.sf(stat, df)) if df > 0 else None
-        a = conditional_profile(form, res.x, k)
-        out.append(ParametricFit(
-            form=form, params=_param_dict(form, res.x), success=bool(res.success),
-            message=str(res.message), statistic_name=name, statistic=stat,
-            df=df, pvalue=pvalue,
-            adequate=bool(res.success and (pvalue is None or pvalue >= alpha)),
-            conditional=tuple(float(x) for x in a),
-            predicted_al={i + 1: float(v) for i, v in enumerate(al_from_conditional(a))}))
+        out.append(_result(form, res, k, statistic_name=name, statistic=stat, df=df,
+                           pvalue=pvalue,
+                           adequate=bool(res.success and (pvalue is None or pvalue >= alpha))))
     return tuple(out)
 
 
@@ -116,15 +106,10 @@ def fit_parametric_means(means, *, tolerance=0.03):
         lo, hi = zip(*_bounds(form))
         res = least_squares(resid, _start(form, np.array([y[0] - 1])), bounds=(lo, hi))
         r = resid(res.x)
-        n_par = 1 if form == "constant" else 2
         worst = float(np.max(np.abs(r)))
-        a = conditional_profile(form, res.x, kmax)
-        out.append(ParametricFit(
-            form=form, params=_param_dict(form, res.x), success=bool(res.success),
-            message=str(res.message),
+        out.append(_result(
+            form, res, kmax,
             statistic_name=f"max |residual| (RMSE {math.sqrt(float(np.mean(r ** 2))):.4f})",
-            statistic=worst, df=len(ks) - n_par, pvalue=None,
-            adequate=bool(res.success and worst <= tolerance),
-            conditional=tuple(float(x) for x in a),
-            predicted_al={i + 1: float(v) for i, v in enumerate(al_from_conditional(a))}))
+            statistic=worst, df=len(ks) - len(_bounds(form)), pvalue=None,
+            adequate=bool(res.success and worst <= tolerance)))
     return tuple(out)

@@ -1,18 +1,13 @@
-"""How many requests (or runs) give an interval of a stated half-width, from a pilot.
-
-The interval's linearised SE over m units is s / (mean steps * sqrt(m)),
-s^2 = sum (a - r n)^2 / (m - 1) (docs/statistics.md); the plan is the
-smallest m >= 10 with t(m - 1) SE(m) <= the half-width.  Split into N
-independent runs, the runs' residuals add up: the same SE, t on N - 1 df.
-The bootstrap-t runs a little wider than t near 50 requests.
-"""
+"""How many requests (or runs) give an interval of a stated half-width, from a pilot
+(the rule and its check: docs/statistics.md, "Planning a measurement")."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from goldenal.stats.cell import MIN_UNITS
+from goldenal.stats.cell import MIN_UNITS, is_int
+from goldenal.stats.results import _num
 
 # Beyond this many units a plan is reported as not reachable (a typo in the target).
 _MAX_UNITS = 10_000_000
@@ -24,8 +19,7 @@ def _plan_iv(half_width, confidence_level, runs):
         raise ValueError("`half_width` must be a positive number (AL)")
     if not 0 < confidence_level < 1:
         raise ValueError("`confidence_level` must be between 0 and 1")
-    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int)
-                             or runs < MIN_UNITS):
+    if runs is not None and (not is_int(runs) or runs < MIN_UNITS):
         raise ValueError(f"`runs` must be an integer >= {MIN_UNITS} (fewer independent runs "
                          "give no interval)")
 
@@ -42,16 +36,13 @@ class CellPlan:
     units_needed: int | None
     planned_half_width: float | None = None
     per_run: int | None = None
-    reason: str | None = field(default=None)
+    reason: str | None = None
 
     def to_dict(self):
-        def num(x):
-            return None if x is None or not math.isfinite(x) else round(float(x), 6)
-
         return {"thinking": self.thinking, "k": self.k, "units": self.unit_kind,
-                "pilot_units": self.pilot_units, "pilot_half_width": num(self.pilot_half_width),
+                "pilot_units": self.pilot_units, "pilot_half_width": _num(self.pilot_half_width),
                 "units_needed": self.units_needed,
-                "planned_half_width": num(self.planned_half_width),
+                "planned_half_width": _num(self.planned_half_width),
                 "requests_per_run": self.per_run, "reason": self.reason}
 
 
@@ -123,33 +114,30 @@ def plan_cell(cell, half_width, *, confidence_level=0.95, runs=None):
     units = cell.units
     base = dict(thinking=cell.thinking, k=cell.k, unit_kind=cell.unit_kind,
                 pilot_units=0 if units is None else int(units.shape[0]), pilot_half_width=now)
+
+    def unplanned(reason):
+        return CellPlan(**base, units_needed=None, reason=reason)
+
     if cell.failed or units is None:
-        why = "the cell failed" if cell.failed else (
+        return unplanned("the cell failed" if cell.failed else (
             "no independent units in the pilot (log windows or aggregate counts show no "
             "single request); measure a pilot with per-request records (goldenal measure), "
-            "or 10 or more independent runs")
-        return CellPlan(**base, units_needed=None, reason=why)
+            "or 10 or more independent runs"))
     if units.shape[0] < 2:
-        return CellPlan(**base, units_needed=None,
-                        reason="one unit: no spread to plan from; measure 20 or more")
+        return unplanned("one unit: no spread to plan from; measure 20 or more")
     if runs is not None and cell.unit_kind != "requests":
-        return CellPlan(**base, units_needed=None,
-                        reason=f"--runs splits requests, and the pilot's units are "
-                               f"{cell.unit_kind}")
+        return unplanned(f"--runs splits requests, and the pilot's units are {cell.unit_kind}")
     n, a = units[:, 0], units[:, 1]
     m = units.shape[0]
     r = a.sum() / n.sum()
     spread = math.sqrt(float(((a - r * n) ** 2).sum()) / (m - 1))
     if spread <= 1e-12 * float(n.sum()):
-        return CellPlan(**base, units_needed=None,
-                        reason="the pilot's units do not vary (e.g. every draft accepted): "
-                               "no spread to plan from; measure requests that do")
+        return unplanned("the pilot's units do not vary (e.g. every draft accepted): no "
+                         "spread to plan from; measure requests that do")
     needed, width = units_needed(spread, float(n.mean()), half_width,
                                  confidence_level=confidence_level, runs=runs)
     if needed is None:
-        return CellPlan(**base, units_needed=None,
-                        reason=f"more than {_MAX_UNITS} {cell.unit_kind}: the target is "
-                               "out of reach")
+        return unplanned(f"more than {_MAX_UNITS} {cell.unit_kind}: the target is out of reach")
     per_run = None if runs is None else math.ceil(needed / runs)
     return CellPlan(**base, units_needed=needed, planned_half_width=width, per_run=per_run)
 
@@ -160,14 +148,12 @@ def plan_measurement(pilot, *, half_width, confidence_level=0.95, runs=None, rng
     Parameters
     ----------
     pilot : CurveFit or anything :func:`goldenal.stats.fit` accepts
-        The pilot run (a fit is made with few resamples when it is not
-        fitted yet).
+        The pilot run (fitted with few resamples unless already a fit).
     half_width : float
         Target half-width of every cell's interval, in AL.
     confidence_level : float, default 0.95
     runs : int, optional
-        Split each cell's requests into this many (>= 10) independent
-        runs, e.g. server logs of a log-only collector fitted as runs.
+        Split each cell's requests into this many (>= 10) independent runs.
     rng : int or numpy.random.Generator
         Seed of the pilot's fit.
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from goldenal.stats.results import INTERVAL_METHODS
+from goldenal.stats.results import INTERVAL_METHODS, level_label
 
 
 def _fmt(x, spec="+.3f"):
@@ -19,20 +19,13 @@ def _fmt(x, spec="+.3f"):
 
 def _methods_section(methods):
     methods = [m for m in dict.fromkeys(methods) if m]
-    if not methods:
-        return []
-    out = ["", "### How the intervals were computed", ""]
-    for m in methods:
-        out.append(f"- **{m}**: {INTERVAL_METHODS.get(m, m)}")
-    return out
+    return (["", "### How the intervals were computed", ""]
+            + [f"- **{m}**: {INTERVAL_METHODS.get(m, m)}" for m in methods]) if methods else []
 
 
 def diff_markdown(diff):
     """Markdown report of a curve comparison."""
-    from scipy.stats import norm
-
-    q = norm.ppf(0.5 + diff.confidence_level / 2)
-    pct = f"{100 * diff.confidence_level:g}%"
+    pct = level_label(diff.confidence_level)
     out = [f"## goldenal diff: `{diff.a.label}` → `{diff.b.label}`", "",
            f"A is {diff.a.kind}, B is {diff.b.kind}; delta = B − A; a cell is *outside* when "
            f"|delta| exceeds the {pct} band of the combined standard error.", "",
@@ -40,34 +33,26 @@ def diff_markdown(diff):
            "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in diff.rows:
         verdict = f"**{r.status}**" if r.status == "outside" else r.status
-        band = _fmt(q * r.se, ".3f") if r.se else "–"
+        band = _fmt(diff.quantile * r.se, ".3f") if r.se else "–"
         out.append(f"| {r.thinking} | {r.k} | {r.a or '–'} | {r.b or '–'} | {_fmt(r.delta)} | "
                    f"{band} | {_fmt(r.z, '+.1f')} | {verdict} |")
-    flagged = diff.outside
-    judged = sum(r.status in ("inside", "outside") for r in diff.rows)
-    if judged:
-        chance = judged * (1 - diff.confidence_level)
-        out += ["", f"{judged} cells judged; about {chance:.1f} of them would fall outside by "
-                "chance alone."]
+    if diff.judged:
+        chance = diff.judged * (1 - diff.confidence_level)
+        out += ["", f"{diff.judged} cells judged; about {chance:.1f} of them would fall "
+                "outside by chance alone."]
     out += ["", "### Flagged cells", ""]
-    if flagged:
-        for r in flagged:
-            out.append(f"- thinking {r.thinking}, K={r.k}: {r.a} → {r.b} "
-                       f"({r.delta:+.3f}, {r.z:+.1f} SE)")
-    else:
-        out.append("None: every difference with an interval is inside it.")
-    no_int = [r for r in diff.rows if r.status == "no interval"]
-    if no_int:
-        out += ["", f"{len(no_int)} cells have no interval on either side (committed values "
-                "without a distribution file); their deltas are shown but not judged."]
-    methods = [m for r in diff.rows for m in (r.a_method, r.b_method)]
-    out += _methods_section(methods)
+    out += [f"- thinking {r.thinking}, K={r.k}: {r.a} → {r.b} ({r.delta:+.3f}, {r.z:+.1f} SE)"
+            for r in diff.outside] or ["None: every difference with an interval is inside it."]
+    if diff.no_interval:
+        out += ["", f"{diff.no_interval} cells have no interval on either side (committed "
+                "values without a distribution file); their deltas are shown but not judged."]
+    out += _methods_section(m for r in diff.rows for m in (r.a_method, r.b_method))
     return "\n".join(out) + "\n"
 
 
 def fit_markdown(curvefit):
     """Markdown report of a fitted curve: cells, cross-K model, flags, methods."""
-    pct = f"{100 * curvefit.confidence_level:g}%"
+    pct = level_label(curvefit.confidence_level)
     ident = curvefit.identity
     run = getattr(curvefit, "run_id", None)
     run = f" from run `{run}`" if run and run != curvefit.curve_id else ""
@@ -113,10 +98,8 @@ def fit_markdown(curvefit):
                 stat += f", df {p.df}, p = {p.pvalue:.3g}"
             out.append(f"  - {p.form} ({params}): {stat}; {verdict}")
     out += ["", "### Flagged cells", ""]
-    if curvefit.flags:
-        out += [f"- {f.message}" for f in curvefit.flags]
-    else:
-        out.append("None: every cell agrees with the cross-K model within its uncertainty.")
+    out += [f"- {f.message}" for f in curvefit.flags] or [
+        "None: every cell agrees with the cross-K model within its uncertainty."]
     out += ["", "Committed values are the measured cells (two decimals, `printf \"%.2f\"` "
             "rounding); model values are diagnostics."]
     out += _methods_section(c.interval_method for c in curvefit.cells.values())

@@ -1,9 +1,5 @@
-"""Result objects of the fits: frozen dataclasses, small and printable.
-
-Bulky internals (replicates) are ``field(repr=False)``; tables come from
-``.to_frame()`` / ``.summary`` and plots from ``.plot(ax=None)``, which
-delegates to :mod:`goldenal.plot`.
-"""
+"""Result objects of the fits: frozen dataclasses, small and printable (bulky
+internals are ``field(repr=False)``; plots delegate to :mod:`goldenal.plot`)."""
 
 from __future__ import annotations
 
@@ -39,9 +35,7 @@ ESTIMAND = ("AL of the prompt population the measured requests were drawn from: 
 
 def format_al(value):
     """Round an AL for a curve exactly as C ``printf("%.2f")`` does."""
-    if value is None or not math.isfinite(value):
-        return "N/A"
-    return "%.2f" % value
+    return "N/A" if value is None or not math.isfinite(value) else "%.2f" % value
 
 
 class Check(NamedTuple):
@@ -67,19 +61,27 @@ def checks_dict(checks):
             for name, c in checks.items()}
 
 
-def _level_label(level):
-    pct = 100 * level
-    return f"{pct:g}%"
+def level_label(level):
+    return f"{100 * level:g}%"
 
 
-def _plot(name, obj, ax, **kwargs):
-    # plotting lives in goldenal.plot; import lazily so fitting never needs matplotlib
-    from goldenal import plot as _plotting
+def frame(rows, index):
+    """A DataFrame of ``rows`` indexed by ``index`` (pandas imported only for tables)."""
+    import pandas as pd
 
-    func = getattr(_plotting, name, None)
-    if func is None:
-        raise NotImplementedError(f"goldenal.plot has no {name}() yet")
-    return func(obj, ax=ax, **kwargs)
+    return pd.DataFrame(rows).set_index(index)
+
+
+def plotter(name, doc):
+    """A ``plot(ax=None, **kwargs)`` method delegating to ``goldenal.plot.<name>``."""
+
+    def plot(self, ax=None, **kwargs):
+        from goldenal import plot as plotting  # lazily: fitting never needs matplotlib
+
+        return getattr(plotting, name)(self, ax=ax, **kwargs)
+
+    plot.__doc__ = doc
+    return plot
 
 
 @dataclass(frozen=True)
@@ -105,33 +107,25 @@ class PerPosition:
 
     def evaluate(self, k):
         """Survival S(k); S(0) = 1 and S(k) = 0 beyond the drafted positions."""
-        k = np.asarray(k)
         full = np.concatenate([[1.0], self.survival, [0.0]])
-        return full[np.clip(k, 0, len(self.survival) + 1)]
+        return full[np.clip(np.asarray(k), 0, len(self.survival) + 1)]
 
     def confidence_interval(self, kind="survival"):
         """Pointwise interval of ``kind`` = "survival" or "conditional"."""
-        if kind == "survival":
-            return ConfidenceInterval(self.survival_low, self.survival_high)
-        if kind == "conditional":
-            return ConfidenceInterval(self.conditional_low, self.conditional_high)
-        raise ValueError("`kind` must be 'survival' or 'conditional'")
+        if kind not in ("survival", "conditional"):
+            raise ValueError("`kind` must be 'survival' or 'conditional'")
+        return ConfidenceInterval(getattr(self, f"{kind}_low"), getattr(self, f"{kind}_high"))
 
     def to_frame(self):
         """One row per position with counts, S(i), a(i) and their intervals."""
-        import pandas as pd
-
-        lab = _level_label(self.confidence_level)
-        return pd.DataFrame({
-            "position": list(self.positions),
-            "accepted": list(self.counts),
-            "survival": self.survival,
-            f"survival lower {lab}": self.survival_low,
-            f"survival upper {lab}": self.survival_high,
-            "conditional": self.conditional,
+        lab = level_label(self.confidence_level)
+        return frame({
+            "position": list(self.positions), "accepted": list(self.counts),
+            "survival": self.survival, f"survival lower {lab}": self.survival_low,
+            f"survival upper {lab}": self.survival_high, "conditional": self.conditional,
             f"conditional lower {lab}": self.conditional_low,
             f"conditional upper {lab}": self.conditional_high,
-        }).set_index("position")
+        }, "position")
 
     def to_dict(self):
         """Plain JSON-ready dict (used by the distribution file)."""
@@ -147,17 +141,18 @@ class PerPosition:
         }
 
 
-def _floats(arr):
-    if arr is None:
-        return None
-    return [None if not np.isfinite(v) else round(float(v), 6) for v in np.asarray(arr, float)]
-
-
 def _num(v, nd=6):
-    if v is None:
+    if v is None or not math.isfinite(float(v)):
         return None
-    v = float(v)
-    return round(v, nd) if math.isfinite(v) else None
+    return round(float(v), nd)
+
+
+def _floats(arr):
+    return None if arr is None else [_num(v) for v in np.asarray(arr, float)]
+
+
+def _by_k(mapping, nd=6):
+    return {str(k): _num(v, nd) for k, v in sorted(mapping.items())}
 
 
 @dataclass(frozen=True)
@@ -207,7 +202,7 @@ class CellFit(Tabular):
         data = (f"{self.n_steps} steps" if self.n_steps is not None else "means only")
         if self.n_clusters:
             data += f" in {self.n_clusters} {self.unit_kind or 'units'}"
-        interval = (f"[{lo:.3f}, {hi:.3f}] {_level_label(self.confidence_level)} "
+        interval = (f"[{lo:.3f}, {hi:.3f}] {level_label(self.confidence_level)} "
                     f"{self.interval_method}" if math.isfinite(lo) else "no interval")
         return (f"<CellFit thinking={self.thinking} K={self.k}: AL {self.text} "
                 f"{interval}, {data}>")
@@ -216,42 +211,31 @@ class CellFit(Tabular):
         """Plain JSON-ready dict: estimate, interval, counts, per position."""
         lo, hi = self.confidence_interval
         return {
-            "thinking": self.thinking,
-            "k": self.k,
-            "value": self.text,
+            "thinking": self.thinking, "k": self.k, "value": self.text,
             "estimate": _num(self.mean_acceptance_length, 9),
             "interval": {"low": _num(lo), "high": _num(hi), "level": self.confidence_level,
                          "method": self.interval_method, "reason": self.interval_reason},
-            "standard_error": _num(self.standard_error),
-            "n_steps": self.n_steps,
-            "accepted": self.accepted,
-            "draft_tokens": self.draft_tokens,
-            "n_clusters": self.n_clusters,
-            "units": self.unit_kind,
-            "failed": self.failed,
-            "mean_only": self.mean_only,
+            "standard_error": _num(self.standard_error), "n_steps": self.n_steps,
+            "accepted": self.accepted, "draft_tokens": self.draft_tokens,
+            "n_clusters": self.n_clusters, "units": self.unit_kind,
+            "failed": self.failed, "mean_only": self.mean_only,
             "per_position": None if self.per_position is None else self.per_position.to_dict(),
-            "sources": list(self.sources),
-            "notes": list(self.notes),
-            "checks": {name: c.to_dict() for name, c in self.checks.items()},
+            "sources": list(self.sources), "notes": list(self.notes),
+            "checks": checks_dict(self.checks),
         }
 
     def to_frame(self):
         """One-row DataFrame; interval columns carry the level, e.g. ``AL lower 95%``."""
-        import pandas as pd
-
-        lab = _level_label(self.confidence_level)
+        lab = level_label(self.confidence_level)
         lo, hi = self.confidence_interval
-        return pd.DataFrame([{
+        return frame([{
             "thinking": self.thinking, "K": self.k, "AL": self.mean_acceptance_length,
             "value": self.text, f"AL lower {lab}": lo, f"AL upper {lab}": hi,
             "se": self.standard_error, "method": self.interval_method,
             "steps": self.n_steps, "clusters": self.n_clusters,
-        }]).set_index(["thinking", "K"])
+        }], ["thinking", "K"])
 
-    def plot(self, ax=None, **kwargs):
-        """Per-position survival with intervals (delegates to ``goldenal.plot``)."""
-        return _plot("plot_cell", self, ax, **kwargs)
+    plot = plotter("plot_cell", "Per-position survival with intervals.")
 
 
 @dataclass(frozen=True)
@@ -277,7 +261,7 @@ class ParametricFit:
             "statistic": {"name": self.statistic_name, "value": _num(self.statistic),
                           "df": self.df, "pvalue": _num(self.pvalue)},
             "adequate": self.adequate,
-            "predicted_al": {str(k): _num(v) for k, v in self.predicted_al.items()},
+            "predicted_al": _by_k(self.predicted_al),
         }
 
 
@@ -332,44 +316,33 @@ class ChainFit(Tabular):
 
     def to_frame(self):
         """One row per K: predicted AL, interval, z of the measured cell."""
-        import pandas as pd
-
-        lab = _level_label(self.confidence_level)
-        rows = []
-        for k in sorted(self.predicted):
-            lo, hi = self.predicted_interval[k]
-            rows.append({"K": k, "conditional": self.params[k - 1],
-                         f"conditional lower {lab}": self.params_interval.low[k - 1],
-                         f"conditional upper {lab}": self.params_interval.high[k - 1],
-                         "predicted AL": self.predicted[k],
-                         f"predicted lower {lab}": lo, f"predicted upper {lab}": hi,
-                         "z": self.z_scores.get(k),
-                         "detectable shift": self.detectable.get(k)})
-        return pd.DataFrame(rows).set_index("K")
+        lab = level_label(self.confidence_level)
+        return frame([{"K": k, "conditional": self.params[k - 1],
+                       f"conditional lower {lab}": self.params_interval.low[k - 1],
+                       f"conditional upper {lab}": self.params_interval.high[k - 1],
+                       "predicted AL": self.predicted[k],
+                       f"predicted lower {lab}": self.predicted_interval[k][0],
+                       f"predicted upper {lab}": self.predicted_interval[k][1],
+                       "z": self.z_scores.get(k), "detectable shift": self.detectable.get(k)}
+                      for k in sorted(self.predicted)], "K")
 
     def to_dict(self):
         return {
             "kind": self.kind, "thinking": self.thinking, "success": self.success,
-            "message": self.message,
-            "conditional": _floats(self.params),
-            "conditional_interval": [_floats(self.params_interval.low),
-                                     _floats(self.params_interval.high)],
-            "predicted_al": {str(k): _num(v) for k, v in sorted(self.predicted.items())},
+            "message": self.message, "conditional": _floats(self.params),
+            "conditional_interval": [_floats(x) for x in self.params_interval],
+            "predicted_al": _by_k(self.predicted),
             "predicted_interval": {str(k): [_num(v[0]), _num(v[1])]
                                    for k, v in sorted(self.predicted_interval.items())},
-            "z": {str(k): _num(v, 3) for k, v in sorted(self.z_scores.items())},
-            "flag_threshold": _num(self.threshold, 3),
-            "margin": _num(self.margin),
-            "power": self.power,
-            "detectable_shift": {str(k): _num(v) for k, v in sorted(self.detectable.items())},
+            "z": _by_k(self.z_scores, 3), "flag_threshold": _num(self.threshold, 3),
+            "margin": _num(self.margin), "power": self.power,
+            "detectable_shift": _by_k(self.detectable),
             "flags": [f._asdict() for f in self.flags],
             "parametric": [p.to_dict() for p in self.parametric],
             "check": self.check.to_dict(),
         }
 
-    def plot(self, ax=None, **kwargs):
-        """Measured cells against the pooled prediction (``goldenal.plot``)."""
-        return _plot("plot_chain", self, ax, **kwargs)
+    plot = plotter("plot_chain", "Measured cells against the pooled prediction.")
 
 
 @dataclass(frozen=True)
@@ -405,15 +378,11 @@ class MonotoneFit(Tabular):
                 f"{len(self.flags)} flagged>")
 
     def to_frame(self):
-        import pandas as pd
-
-        rows = []
-        for i, k in enumerate(range(1, max(self.ks) + 1)):
-            rows.append({"K": k, "measured": self.measured.get(k),
-                         "implied survival": self.implied_survival[i],
-                         "fitted survival": self.fitted_survival[i],
-                         "fitted AL": self.fitted[k], "residual": self.residuals.get(k)})
-        return pd.DataFrame(rows).set_index("K")
+        return frame([{"K": k, "measured": self.measured.get(k),
+                       "implied survival": self.implied_survival[k - 1],
+                       "fitted survival": self.fitted_survival[k - 1],
+                       "fitted AL": self.fitted[k], "residual": self.residuals.get(k)}
+                      for k in range(1, max(self.ks) + 1)], "K")
 
     def to_dict(self):
         return {
@@ -421,14 +390,12 @@ class MonotoneFit(Tabular):
             "message": self.message, "tolerance": self.tolerance,
             "implied_survival": _floats(self.implied_survival),
             "fitted_survival": _floats(self.fitted_survival),
-            "fitted_al": {str(k): _num(v) for k, v in sorted(self.fitted.items())},
-            "residuals": {str(k): _num(v) for k, v in sorted(self.residuals.items())},
+            "fitted_al": _by_k(self.fitted), "residuals": _by_k(self.residuals),
             "flags": [f._asdict() for f in self.flags],
             "parametric": [p.to_dict() for p in self.parametric],
         }
 
-    def plot(self, ax=None, **kwargs):
-        return _plot("plot_chain", self, ax, **kwargs)
+    plot = plotter("plot_chain", "Measured means against the monotone profile.")
 
 
 @dataclass(frozen=True)
@@ -465,11 +432,7 @@ class CurveFit(Tabular):
     @property
     def flags(self):
         """Every flagged cell of every thinking mode."""
-        out = []
-        for model in self.models.values():
-            if model is not None:
-                out.extend(model.flags)
-        return tuple(out)
+        return tuple(f for m in self.models.values() if m is not None for f in m.flags)
 
     @property
     def params(self):
@@ -504,26 +467,22 @@ class CurveFit(Tabular):
         """One row per cell (the ``summary`` of every CellFit, stacked)."""
         import pandas as pd
 
-        return pd.concat([c.summary for _, c in self.cells.items()])
+        return pd.concat([c.summary for c in self.cells.values()])
 
     def to_dict(self):
         """The distribution file's content (plain JSON types)."""
         return {
-            "schema": "goldenal.apply.distribution/1",
-            "curve": self.curve_id,
+            "schema": "goldenal.apply.distribution/1", "curve": self.curve_id,
             "identity": {k: v for k, v in self.identity.items() if k != "cells"},
-            "confidence_level": self.confidence_level,
-            "estimand": ESTIMAND,
+            "confidence_level": self.confidence_level, "estimand": ESTIMAND,
             "pooled_across_k": self.chain,
             "interval_methods": {m: d for m, d in INTERVAL_METHODS.items()
                                  if any(c.interval_method == m for c in self.cells.values())},
-            "cells": [c.to_dict() for _, c in self.cells.items()],
+            "cells": [c.to_dict() for c in self.cells.values()],
             "models": {t: (m.to_dict() if m is not None else None)
                        for t, m in sorted(self.models.items())},
             "checks": checks_dict(self.checks),
             "warnings": list(self.warnings),
         }
 
-    def plot(self, ax=None, **kwargs):
-        """AL vs K with intervals (delegates to ``goldenal.plot``)."""
-        return _plot("plot_curve", self, ax, **kwargs)
+    plot = plotter("plot_curve", "AL vs K with intervals.")
