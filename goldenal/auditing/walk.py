@@ -177,10 +177,20 @@ def _kind(relpath, data):
     return "other"
 
 
+def stat_key(path):
+    """What a file is taken to be unchanged by: size, modification and change times, inode."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return (exc.errno,)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+
+
 def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=None,
-         overlay=None):
+         overlay=None, stat_only=False):
     """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``;
-    ``overlay`` maps real paths to bytes read in their place.
+    ``overlay`` maps real paths to bytes read in their place.  ``stat_only`` reads no
+    file: it yields ``(relpath, scenario, *stat_key)`` for each file and ignore file.
     """
     stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
@@ -231,6 +241,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
 
     def visit_file(p):
         """The file's Candidate or Problem, or None (nothing to audit in it)."""
+        if stat_only:
+            return (rel(p), scenario(p)) + stat_key(p)
         try:
             with open_regular(p) as fh:
                 # sized to the file: a buffer of MAX_BYTES per file costs more than the read
@@ -263,6 +275,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
 
     ancestors = set()
     ignores = []            # (directory, spec) of the .gitignore files in force, outermost first
+    outer = []              # (directory, *stat_key) of those above a directory given
 
     def ignored(p, name, is_dir):
         # "build/" names directories only; "build" names both, as in .gitignore
@@ -309,6 +322,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         spec = None
         if respect_gitignore and any(e.name == ".gitignore" for e in entries):
             spec = _read_gitignore(d)
+            if stat_only:
+                yield (rel(d), ".gitignore") + stat_key(os.path.join(d, ".gitignore"))
         if spec is not None:
             ignores.append((d, spec))
         ancestors.add(ident)
@@ -372,6 +387,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         out = []
         for d in reversed(chain):
             spec = _read_gitignore(d)
+            if stat_only:       # one made or removed above the audited directory counts too
+                outer.append((d,) + stat_key(os.path.join(d, ".gitignore")))
             if spec is not None:
                 out.append((d, spec))
         return out
@@ -380,7 +397,10 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         path = os.path.abspath(path)
         if os.path.isdir(path):
             if respect_gitignore:
+                outer.clear()
                 ignores[:] = outer_ignores(path)
+                if stat_only:
+                    yield tuple(outer)
             yield from visit_dir(path)
             ignores.clear()
         elif is_transaction_file(os.path.basename(path)):
