@@ -12,6 +12,7 @@ and links leading out are reported.  Nothing is executed.
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from goldenal.core.files import (JOURNAL_NAME, LOCK_NAME, is_transaction_file, open_regular,
@@ -128,8 +129,7 @@ def _read_gitignore(directory):
     # a regular file only, opened without blocking: a named pipe called .gitignore
     # would hang a plain open() for ever
     try:
-        with open_regular(os.path.join(directory, ".gitignore")) as fh:
-            data = fh.read(MAX_BYTES)
+        data = _head(os.path.join(directory, ".gitignore"))[:MAX_BYTES]
     except OSError:
         return None
     # lines end at \n, a CR before it dropped, as git reads them (dir.c)
@@ -175,6 +175,33 @@ def _kind(relpath, data):
     if low.endswith(DOC_EXTS):
         return "doc"
     return "other"
+
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+def _head(path):
+    """Up to ``MAX_BYTES + 1`` bytes of a regular file, as :func:`open_regular` opens it
+    (never waiting on a pipe), without a buffered file object per file.
+    """
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        fd = None
+    try:
+        info = os.fstat(fd) if fd is not None else None
+        if info is not None and stat.S_ISREG(info.st_mode):
+            # sized to the file: a buffer of MAX_BYTES per file costs more than the read
+            want = min(info.st_size, MAX_BYTES) + 1
+            data = os.read(fd, want)
+            while len(data) < want and (more := os.read(fd, want - len(data))):
+                data += more                # a short read, or a file grown meanwhile
+            return data
+    finally:
+        if fd is not None:
+            os.close(fd)
+    with open_regular(path) as fh:          # raises its error, naming what the file is
+        return fh.read(MAX_BYTES + 1)
 
 
 def stat_key(path):
@@ -244,9 +271,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         if stat_only:
             return (rel(p), scenario(p)) + stat_key(p)
         try:
-            with open_regular(p) as fh:
-                # sized to the file: a buffer of MAX_BYTES per file costs more than the read
-                data = fh.read(min(os.fstat(fh.fileno()).st_size, MAX_BYTES) + 1)
+            data = _head(p)
         except OSError as exc:
             return Problem(rel(p), f"unreadable: {exc.strerror or exc}")
         if overlay:
