@@ -54,32 +54,24 @@ class Outline:
     """
 
     def __init__(self, lines):
-        self.lines = lines
-        self.levels = {}
+        # a line's level, None for a blank or comment line: all at once, in one pass
+        self.levels = [None if not s or s[0] == "#" else _indent(t) + (2 if s[0] == "-" else 0)
+                       for t in lines for s in (t.lstrip(),)]
         self.parents = {}       # line -> the nearest line above it with a smaller level
-
-    def level(self, i):
-        """Level of line ``i``; None for a blank or comment line."""
-        lv = self.levels.get(i, -1)
-        if lv == -1:
-            t = self.lines[i]
-            s = t.lstrip()
-            lv = None if not s or s.startswith("#") else _indent(t) + (2 if s[0] == "-" else 0)
-            self.levels[i] = lv
-        return lv
 
     def _scan(self, j, c):
         """``(line, None)`` of the first line above ``j`` with level < ``c`` (-1: none), or
         ``(None, m)`` when line ``m``'s parent is needed first."""
+        levels, parents = self.levels, self.parents
         i = j - 1
         while i >= 0:
-            lv = self.level(i)
+            lv = levels[i]
             if lv is None:
                 i -= 1
             elif lv < c:
                 return i, None
-            elif i in self.parents:
-                i = self.parents[i]  # every line between has a level >= lv >= c
+            elif i in parents:
+                i = parents[i]  # every line between has a level >= lv >= c
             else:
                 return None, i
         return -1, None
@@ -93,7 +85,7 @@ class Outline:
             todo = [need]       # parents found iteratively: nesting may be deep
             while todo:
                 m = todo[-1]
-                found, deeper = self._scan(m, self.level(m))
+                found, deeper = self._scan(m, self.levels[m])
                 if deeper is None:
                     self.parents[m] = found
                     todo.pop()
@@ -145,7 +137,7 @@ def injections(relpath, lines):
             km = _KEY_RE.match(lines[j])
             if km:
                 chain.append((km.group(2), j))
-            cur = outline.level(j)
+            cur = outline.levels[j]
         entry, entry_line = (chain[-1] if chain and cur == 0 else (None, None))
         keys = [k for k, _ in chain]
         scenario = keys[keys.index("scenarios") - 1] if "scenarios" in keys[1:] else None
