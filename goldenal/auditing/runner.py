@@ -61,9 +61,10 @@ def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True,
             if hit is not None:
                 return RunResult(*hit)
         with remembering():     # launchers share lines: each is read once per audit
-            findings, files, *counts = _run(paths, root, curves, exclude, respect_gitignore,
-                                            cache, overlay)
-        findings = [place(f, files.get(f.path)) for f in _apply_suppressions(findings, files)]
+            findings, files, marked, *counts = _run(paths, root, curves, exclude,
+                                                    respect_gitignore, cache, overlay)
+        findings = [place(f, files.get(f.path))
+                    for f in _apply_suppressions(findings, files, marked)]
         result = RunResult(findings, *counts)
         if cache is not None:
             if tree is not None and tree[2]:
@@ -98,6 +99,7 @@ def _tree_state(paths, root, curves, exclude, respect_gitignore):
 def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     findings = []
     files = {}
+    marked = []             # the files that may hold a suppression
     candidates = []
     stats = WalkStats()
     checked = {}            # relpath -> number of configs checked
@@ -173,6 +175,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     for c in candidates:
         if b"goldenal:" in c.data:
             text_of(c)      # decoded for its suppressions, whatever is read of it
+            marked.append(c.relpath)
         if c.kind == "master":
             if c.relpath not in checked:
                 skipped[c.relpath] = ("master config with no enabled synthetic-acceptance entry"
@@ -286,7 +289,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
         skipped.setdefault(path, reason)
     _STORE[0] = None
     _SAME.clear()
-    return (findings, files, stats.read, sum(checked.values()),
+    return (findings, files, marked, stats.read, sum(checked.values()),
             tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
 
@@ -594,11 +597,13 @@ def _mentions(relpath, lines, table):
     return set()
 
 
-def _apply_suppressions(findings, files):
-    """Drop findings named by ``# goldenal: ignore[CODE]`` on their line (or the line above)."""
+def _apply_suppressions(findings, files, marked):
+    """Drop findings named by ``# goldenal: ignore[CODE]`` on their line (or the line above);
+    only the files in ``marked`` (their bytes hold ``goldenal:``) can hold one.
+    """
     supp = {}
-    for relpath, lines in files.items():
-        s = ev.suppressions(lines)
+    for relpath in marked:
+        s = ev.suppressions(files[relpath])
         if s:
             supp[relpath] = s
     used = set()
