@@ -135,8 +135,9 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
         Read ``[tool.goldenal]`` from the nearest ``pyproject.toml`` (True), a
         given one (str) or none (False); arguments given here win.
     cache : bool, str or goldenal.auditing.cache.Cache
-        The per-file cache: True (user cache directory), a directory, a ``Cache``
-        or False (default).  Findings are identical either way.
+        The cache (per-file evidence, and whole runs over unchanged files): True
+        (user cache directory), a directory, a ``Cache`` or False (default).
+        Findings are identical either way.
     overlay : dict, optional
         ``{path: bytes}`` audited in place of those files (matched by real path);
         nothing is written.

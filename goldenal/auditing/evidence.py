@@ -7,6 +7,7 @@ signals they share: thinking mode, agentic or fixed-length, image versions.
 """
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -226,6 +227,7 @@ FIXED_BENCHMARKS = ("sa-bench", "sa_bench", "random", "sharegpt")
 _EVAL_RE = re.compile(r"(^|[/_-])evals?([/_.-]|$)")
 
 
+@functools.lru_cache(maxsize=4096)     # asked per file by several readers
 def eval_from_path(relpath):
     """True for recipes that exist to run accuracy evaluations (``...-eval-agentic.yaml``)."""
     return bool(_EVAL_RE.search(relpath.lower().rsplit("/", 1)[-1]))
@@ -456,6 +458,7 @@ def repository_path(path, root=None):
     return (full if rel.startswith("..") else rel).replace(os.sep, "/")
 
 
+@functools.lru_cache(maxsize=4096)     # asked per file by several readers
 def agentic_from_path(relpath):
     """True for agentic recipe paths, False for fixed-sequence-length ones, else None."""
     said = agentic_from_name(relpath)

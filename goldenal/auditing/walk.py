@@ -194,8 +194,10 @@ def _head(path):
             # sized to the file: a buffer of MAX_BYTES per file costs more than the read
             want = min(info.st_size, MAX_BYTES) + 1
             data = os.read(fd, want)
-            while len(data) < want and (more := os.read(fd, want - len(data))):
-                data += more                # a short read, or a file grown meanwhile
+            # a short read, or a file grown since: read on (not when all its bytes came)
+            while len(data) < want and len(data) != info.st_size and \
+                    (more := os.read(fd, want - len(data))):
+                data += more
             return data
     finally:
         if fd is not None:
