@@ -3,9 +3,8 @@
 A master entry asks the runner to inject synthetic acceptance into the
 srt-slurm recipe its ``CONFIG_FILE`` names, through ``additional-settings``
 strings; K and the draft head come from that recipe.  Master files are large
-and few lines matter, so they are read as indented text: the keys enclosing
-each injection (its scenario, role and entry) come from one pass over the
-indentation.
+and few lines matter, so they are read as indented text, walking up the
+indentation from each injection to its scenario, role and entry.
 """
 
 import re
@@ -48,41 +47,66 @@ def _indent(text):
     return len(text) - len(text.lstrip(" "))
 
 
-def _enclosing(lines, wanted):
-    """``{line: (((key, line), ...), top)}`` for each line of ``wanted`` (``{line: level}``):
-    the keys of the lines enclosing it, nearest first (each the nearest line above the
-    last with a lower level), and whether the outermost is at level 0.  One pass over
-    a stack of the lines still open; a "- " line counts as two columns deeper than its
-    dash (a sequence may sit at its parent key's indentation).
+class Outline:
+    """The lines of an indented text read upward, by level (indentation; two more for
+    a ``- `` item).  :meth:`first_above` jumps over whole blocks, so walking up
+    from every entry of a long list costs about one pass.
     """
-    out, stack, keys = {}, [], {}       # stack: (level, line), levels increasing
-    for i in range(max(wanted, default=-1) + 1):
-        if i in wanted:
-            k = len(stack)
-            while k and stack[k - 1][0] >= wanted[i]:
-                k -= 1
-            chain = []
-            for _, j in reversed(stack[:k]):
-                if j not in keys:
-                    km = _KEY_RE.match(lines[j])
-                    keys[j] = km and (km.group(2), j)
-                if keys[j]:
-                    chain.append(keys[j])
-            out[i] = chain, bool(k) and stack[0][0] == 0
-        text = lines[i]
-        stripped = text.lstrip()
-        if not stripped or stripped[0] == "#":
-            continue
-        level = _indent(text) + (2 if stripped[0] == "-" else 0)
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, i))
-    return out
+
+    def __init__(self, lines):
+        self.lines = lines
+        self.levels = {}
+        self.parents = {}       # line -> the nearest line above it with a smaller level
+
+    def level(self, i):
+        """Level of line ``i``; None for a blank or comment line."""
+        lv = self.levels.get(i, -1)
+        if lv == -1:
+            t = self.lines[i]
+            s = t.lstrip()
+            lv = None if not s or s.startswith("#") else _indent(t) + (2 if s[0] == "-" else 0)
+            self.levels[i] = lv
+        return lv
+
+    def _scan(self, j, c):
+        """``(line, None)`` of the first line above ``j`` with level < ``c`` (-1: none), or
+        ``(None, m)`` when line ``m``'s parent is needed first."""
+        i = j - 1
+        while i >= 0:
+            lv = self.level(i)
+            if lv is None:
+                i -= 1
+            elif lv < c:
+                return i, None
+            elif i in self.parents:
+                i = self.parents[i]  # every line between has a level >= lv >= c
+            else:
+                return None, i
+        return -1, None
+
+    def first_above(self, j, c):
+        """The nearest non-blank, non-comment line above ``j`` with a level below ``c``, or -1."""
+        while True:
+            found, need = self._scan(j, c)
+            if need is None:
+                return found
+            todo = [need]       # parents found iteratively: nesting may be deep
+            while todo:
+                m = todo[-1]
+                found, deeper = self._scan(m, self.level(m))
+                if deeper is None:
+                    self.parents[m] = found
+                    todo.pop()
+                else:
+                    todo.append(deeper)
 
 
 def injections(relpath, lines):
     """Every injection request of a master config, in file order."""
-    blocks = {}         # first line of an item block naming the switch -> (indent, last line)
+    seen = set()
+    out = []
+    headers = {}
+    outline = Outline(lines)
     for i in knobs.lines_naming(lines, (ev.RUNNER_SWITCH,)):
         text = lines[i]
         if text.lstrip().startswith("#"):
@@ -95,26 +119,34 @@ def injections(relpath, lines):
         while lo > 0 and (_ITEM_RE.match(lines[lo - 1]) or lines[lo - 1].lstrip().startswith("#")) \
                 and _indent(lines[lo - 1]) == ind:
             lo -= 1
-        if lo in blocks:
+        if lo in seen:
             continue
+        seen.add(lo)
         hi = i
         while hi + 1 < len(lines) and (_ITEM_RE.match(lines[hi + 1])
                                        or lines[hi + 1].lstrip().startswith("#")) \
                 and _indent(lines[hi + 1]) == ind:
             hi += 1
-        blocks[lo] = ind, hi
-    chains = _enclosing(lines, {lo: ind + 2 for lo, (ind, _) in blocks.items()})
-    out = []
-    headers = {}
-    for lo, (ind, hi) in blocks.items():
         settings = {}
         for j in range(lo, hi + 1):
             mm = _ITEM_RE.match(lines[j])
             if mm:
                 settings[mm.group(2)] = (mm.group(3).strip(), j + 1,
                                          lines[j].find(mm.group(2)) + 1)
-        chain, top = chains[lo]
-        entry, entry_line = (chain[-1] if chain and top else (None, None))
+        # a YAML sequence may sit at its parent key's indentation, so a "- " line
+        # counts as two columns deeper than its dash
+        chain = []
+        cur = ind + 2
+        j = lo
+        while cur > 0:
+            j = outline.first_above(j, cur)
+            if j < 0:
+                break
+            km = _KEY_RE.match(lines[j])
+            if km:
+                chain.append((km.group(2), j))
+            cur = outline.level(j)
+        entry, entry_line = (chain[-1] if chain and cur == 0 else (None, None))
         keys = [k for k, _ in chain]
         scenario = keys[keys.index("scenarios") - 1] if "scenarios" in keys[1:] else None
         role = next((k for k in keys if k in ("prefill", "decode", "aggregated")), None)
