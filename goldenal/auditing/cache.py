@@ -5,8 +5,9 @@ config's scenarios and injections), keyed by a BLAKE2 digest of the path,
 the repository path, the kind and the bytes, under a stamp of goldenal's
 code; nothing involving the curves or another file, nor a file that fails
 to parse.  Whole runs are kept too, keyed by their options and curves, each
-answered only while every file the run would read has the stat it had then.  One :mod:`marshal` file per audited root in the user
-cache directory, written atomically.  It can never change a verdict: every
+answered only while every file the run would read has the stat it had then.
+One :mod:`marshal` file per audited root in the user cache directory,
+written atomically.  It can never change a verdict: every
 entry carries a checksum of its key and payload (a bad one is a miss); the
 directory is used only when it is the user's own and writable by no one
 else; the file is read without following a link or waiting, bounded by

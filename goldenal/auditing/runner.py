@@ -6,6 +6,7 @@ import json
 import os
 import re
 import time
+from dataclasses import replace
 from typing import NamedTuple
 
 import yaml
@@ -164,8 +165,9 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     for c in candidates:
         if c.kind != "master" or not c.has_knob:
             continue
-        _, lines = text_of(c)
-        for inj in _cached("injections", c, lambda: ms.injections(c.relpath, lines)):
+        text, lines = text_of(c)
+        for inj in _cached("injections", c, lambda: _by_content(
+                c, text, lambda: ms.injections(c.relpath, lines))):
             target = ms.resolve_recipe(inj.recipe, yaml_paths)
             if inj.enabled and target:
                 injected.setdefault(target, []).append(inj)
@@ -336,8 +338,8 @@ _SAME = {}
 
 
 def _by_content(c, text, compute):
-    """``compute()``, or the configs of an earlier file with the same text and the same
-    path facts in the key, each copy given its own path.  Errors are never kept.
+    """``compute()``, or the configs (or injections) of an earlier file with the same text
+    and the same path facts in the key, each copy given its own path.  Errors are never kept.
     """
     from goldenal.auditing.shell import FILE_TOKENS, name_hint
 
@@ -349,7 +351,10 @@ def _by_content(c, text, compute):
     if hit is None:
         hit = _SAME[key] = (c.relpath, compute())
     first, configs = hit
-    return configs if first == c.relpath else [cfg.with_(path=c.relpath) for cfg in configs]
+    if first == c.relpath:
+        return configs
+    return [cfg.with_(path=c.relpath) if isinstance(cfg, ev.Config)
+            else replace(cfg, path=c.relpath) for cfg in configs]
 
 
 def _cached(kind, c, compute):
