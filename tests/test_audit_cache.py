@@ -340,3 +340,17 @@ def test_a_file_changed_within_the_racy_window_keeps_no_run(tree, tmp_path, monk
     calls = _runs(monkeypatch)
     first = _report(tree, store)
     assert _report(tree, store) == first and len(calls) == 2
+
+
+def test_a_directory_deep_under_the_repository_root_is_cached(tree, tmp_path, monkeypatch):
+    """The ignore files looked for above it are one record each, however many levels up."""
+    deep = tree.joinpath(*"abcdefg")       # seven directories above it, the root too
+    shutil.copytree(tree / "benchmarks", deep / "benchmarks")
+    _aged(tree)
+    store = str(tmp_path / "cache")
+    first = _report(deep, store)
+    assert first == _report(deep, False)
+    calls = _runs(monkeypatch)
+    assert _report(deep, store) == first and calls == []
+    (tree / "a" / "b" / ".gitignore").write_text("benchmarks/\n")     # above the audited one
+    assert _report(deep, store) == _report(deep, False) != first

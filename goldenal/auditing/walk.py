@@ -219,7 +219,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
          overlay=None, stat_only=False):
     """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``;
     ``overlay`` maps real paths to bytes read in their place.  ``stat_only`` reads no
-    file: it yields ``(relpath, scenario, *stat_key)`` for each file and ignore file.
+    file: it yields ``(relpath, scenario, *stat_key)`` for each file, and
+    ``(directory, ".gitignore", *stat_key)`` for each ignore file looked for.
     """
     stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
@@ -302,7 +303,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
 
     ancestors = set()
     ignores = []            # (directory, spec) of the .gitignore files in force, outermost first
-    outer = []              # (directory, *stat_key) of those above a directory given
+    outer = []              # (directory, ".gitignore", *stat_key) above a directory given
 
     def ignored(p, name, is_dir):
         # "build/" names directories only; "build" names both, as in .gitignore
@@ -415,7 +416,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         for d in reversed(chain):
             spec = _read_gitignore(d)
             if stat_only:       # one made or removed above the audited directory counts too
-                outer.append((d,) + stat_key(os.path.join(d, ".gitignore")))
+                outer.append((d, ".gitignore") + stat_key(os.path.join(d, ".gitignore")))
             if spec is not None:
                 out.append((d, spec))
         return out
@@ -427,7 +428,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
                 outer.clear()
                 ignores[:] = outer_ignores(path)
                 if stat_only:
-                    yield tuple(outer)
+                    yield from outer
             yield from visit_dir(path)
             ignores.clear()
         elif is_transaction_file(os.path.basename(path)):
