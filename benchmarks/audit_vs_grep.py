@@ -20,10 +20,11 @@ time of the child process (``resource.getrusage(RUSAGE_CHILDREN)``); the
 audit's is ``time.process_time()`` around the library call, with the
 registry loaded once beforehand (as a long-lived linter process would).
 Each round measures grep, a cold audit (no cache: every file parsed, the
-primary number) and a warm one (the per-file cache of
-:mod:`goldenal.auditing.cache`, in a temporary directory, filled by the previous
-run over the same tree).  Reports the medians and the ratios; the audit's
-budget is 5x grep, cold: the exit status is 1 above it.
+primary number) and a warm one (the cache of :mod:`goldenal.auditing.cache`,
+in a temporary directory, filled by the previous run over the same unchanged
+tree: the whole run is answered after a walk that only stats each file).
+Reports the medians and the ratios; the audit's budget is 5x grep cold and
+2x warm: the exit status is 1 above either.
 """
 
 import argparse
@@ -89,11 +90,11 @@ def main(argv=None):
     gm, cm, wm = statistics.median(g), statistics.median(cold), statistics.median(warm)
     print(f"grep -rlE '{regex}'")
     print(f"grep -rlE : median {gm * 1000:.1f} ms CPU over {args.rounds} rounds")
-    ratio = cm / gm if gm else float("inf")
+    ratio, warm_ratio = (cm / gm, wm / gm) if gm else (float("inf"),) * 2
     print(f"audit     : median {cm * 1000:.1f} ms CPU cold, no cache ({n} findings)")
-    print(f"  warm    : median {wm * 1000:.1f} ms CPU with the per-file cache filled")
-    print(f"ratio     : {ratio:.1f}x cold (budget 5x), {wm / gm if gm else float('inf'):.1f}x warm")
-    return 0 if ratio <= 5 else 1
+    print(f"  warm    : median {wm * 1000:.1f} ms CPU with the cache filled")
+    print(f"ratio     : {ratio:.1f}x cold (budget 5x), {warm_ratio:.1f}x warm (budget 2x)")
+    return 0 if ratio <= 5 and warm_ratio <= 2 else 1
 
 if __name__ == "__main__":
     sys.exit(main())

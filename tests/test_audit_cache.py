@@ -3,6 +3,9 @@
 import json
 import os
 import shutil
+import time
+
+import pytest
 
 from goldenal.cli import main
 from goldenal.auditing import audit_report
@@ -212,3 +215,142 @@ def test_the_suite_never_uses_the_users_cache():
     if not os.environ.get(llama_build.ENV_DIR):
         assert llama_build.cache_dir() == Path(base) / "goldenal" / "llama-server" / \
             llama_build.VERSION
+
+
+# -- whole runs: answered while nothing they read has changed -----------------------------------
+
+def _aged(tree):
+    """Every file's times a minute back: older than the racy window, as a checkout is."""
+    old = time.time() - 60
+    for p in [tree, *tree.rglob("*")]:
+        os.utime(p, (old, old))
+
+
+def _runs(monkeypatch):
+    """A counter of the runs that read files (a run answered from the cache reads none)."""
+    import goldenal.auditing.runner as runner
+
+    calls, real = [], runner._run
+    monkeypatch.setattr(runner, "_run", lambda *a: calls.append(a) or real(*a))
+    return calls
+
+
+@pytest.fixture
+def tree(tmp_path):
+    t = tmp_path / "repo"
+    shutil.copytree(REPO, t)
+    (t / ".git").mkdir()
+    _aged(t)
+    return t
+
+
+def _knob_script(tree):
+    return next(p for p in sorted(tree.rglob("*.sh")) if "SGLANG_SIMULATE_ACC_LEN=" in p.read_text())
+
+
+def test_an_unchanged_tree_is_answered_whole(tree, tmp_path, monkeypatch):
+    store = str(tmp_path / "cache")
+    cold = _report(tree, False)
+    assert _report(tree, store) == cold
+    calls = _runs(monkeypatch)
+    assert _report(tree, store) == cold and calls == []
+
+
+def test_same_size_and_mtime_but_new_bytes_is_a_miss(tree, tmp_path, monkeypatch):
+    store = str(tmp_path / "cache")
+    before = _report(tree, store)
+    script = _knob_script(tree)
+    st = script.stat()
+    text = script.read_text()
+    i = text.index("SGLANG_SIMULATE_ACC_LEN=") + len("SGLANG_SIMULATE_ACC_LEN=")
+    script.write_text(text[:i] + "9" + text[i + 1:])        # one digit: the same size
+    os.utime(script, ns=(st.st_atime_ns, st.st_mtime_ns))   # the old mtime put back
+    calls = _runs(monkeypatch)
+    after = _report(tree, store)
+    assert calls and after == _report(tree, False) and after != before
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "remove", "ignore", "outer-ignore"])
+def test_every_change_to_what_is_read_is_a_miss(tree, tmp_path, change):
+    store = str(tmp_path / "cache")
+    sub = tree / "benchmarks"
+    before = _report(sub, store), _report(sub, store)
+    script = _knob_script(tree)
+    rel = script.relative_to(sub).as_posix()      # as findings name it
+    if change == "edit":
+        script.write_text(script.read_text().replace("SGLANG_SIMULATE_ACC_LEN=", "X="))
+    elif change == "add":
+        (sub / "new.sh").write_text(script.read_text())
+    elif change == "remove":
+        script.unlink()
+    elif change == "ignore":
+        (script.parent / ".gitignore").write_text(script.name + "\n")
+    else:   # above the audited directory, below the repository root
+        (tree / ".gitignore").write_text(script.relative_to(tree).as_posix() + "\n")
+    after = _report(sub, store)
+    assert before[0] == before[1] and after != before[0]
+    assert after == _report(sub, False)
+    named = "new.sh" if change == "add" else rel       # the file whose findings come or go
+    assert any(f.path == named for f in before[0][0]) != any(f.path == named for f in after[0])
+
+
+def _value_findings(report):
+    return {(f.path, f.line, f.code, f.expected) for f in report.findings}
+
+
+def test_a_changed_curve_cell_is_a_miss(tree, tmp_path, golden_copy):
+    from goldenal.golden.registry import load_registry
+
+    store = str(tmp_path / "cache")
+    reg = load_registry(str(golden_copy))
+    first = audit_report([tree], registry=reg, settings=False, cache=store)
+    cited = [f for f in first.findings if f.expected]
+    assert cited
+    curve = next(c for c in reg.curves.values()
+                 if any(cited[0].expected in cells.values() for cells in c.cells.values()))
+    for cells in curve.cells.values():
+        for k, v in cells.items():
+            if v == cited[0].expected:
+                cells[k] = "1.11"
+    warm = audit_report([tree], registry=reg, settings=False, cache=store)
+    cold = audit_report([tree], registry=reg, settings=False)
+    assert warm.findings == cold.findings
+    assert _value_findings(warm) != _value_findings(first)
+
+
+def test_changed_options_or_settings_are_a_miss(tree, tmp_path):
+    store = str(tmp_path / "cache")
+    full = _report(tree, store)
+    kw = dict(root=str(tree), cache=store)
+    narrowed = audit_report([tree], settings=False, extend_exclude=["benchmarks/"], **kw)
+    assert narrowed.findings != full[0]
+    assert narrowed == audit_report([tree], settings=False, extend_exclude=["benchmarks/"],
+                                    root=str(tree))
+    (tree / "pyproject.toml").write_text('[tool.goldenal]\nextend-exclude = ["benchmarks/"]\n')
+    _aged(tree)
+    assert audit_report([tree], **kw).findings == narrowed.findings
+    (tree / "pyproject.toml").write_text('[tool.goldenal]\nextend-exclude = ["docs/"]\n')
+    assert audit_report([tree], **kw) == audit_report([tree], root=str(tree))
+
+
+def test_a_file_changed_within_the_racy_window_keeps_no_run(tree, tmp_path, monkeypatch):
+    store = str(tmp_path / "cache")
+    script = _knob_script(tree)
+    script.write_text(script.read_text() + "\n")       # modified now
+    calls = _runs(monkeypatch)
+    first = _report(tree, store)
+    assert _report(tree, store) == first and len(calls) == 2
+
+
+def test_a_directory_deep_under_the_repository_root_is_cached(tree, tmp_path, monkeypatch):
+    """The ignore files looked for above it are one record each, however many levels up."""
+    deep = tree.joinpath(*"abcdefg")       # seven directories above it, the root too
+    shutil.copytree(tree / "benchmarks", deep / "benchmarks")
+    _aged(tree)
+    store = str(tmp_path / "cache")
+    first = _report(deep, store)
+    assert first == _report(deep, False)
+    calls = _runs(monkeypatch)
+    assert _report(deep, store) == first and calls == []
+    (tree / "a" / "b" / ".gitignore").write_text("benchmarks/\n")     # above the audited one
+    assert _report(deep, store) == _report(deep, False) != first

@@ -413,3 +413,15 @@ def test_heading_says(title, said):
 def test_is_recipe(path, recipe):
     assert is_recipe(path) is recipe
 
+
+
+@given(st.lists(st.sampled_from(["resolve_trace_source", "build_replay_cmd", "agentic_srt.sh",
+                                 "run_agentic_replay_and_write_outputs", "run_agentic_replay",
+                                 "WEKA_LOADER_OVERRIDE=", "semianalysis_cc_traces_weka", "=",
+                                 "'", '"', "-", "_", "x", " ", "\n", ".sh"]), max_size=12))
+def test_agentic_words_are_found_where_the_pattern_finds_them(parts):
+    """The words are looked up before the pattern is tried, only where one starts."""
+    from goldenal.auditing import evidence as ev
+
+    text = "".join(parts)
+    assert ev._runs_agentic_words(text) == bool(ev._AGENTIC_WORD_RE.search(text))

@@ -6,6 +6,7 @@ definition (every key line kept on a stack while it is open) on real-shaped
 and generated files.
 """
 
+import os
 import re
 
 from hypothesis import given, settings
@@ -109,3 +110,27 @@ def test_every_recipe_read_of_a_master_is_among_its_references(lines):
     refs = set(ms.recipe_references(lines))
     assert set(ms.recipe_scenarios("m.yaml", lines)) <= refs
     assert set(ms.recipe_model_prefixes(lines)) <= {r.split(":", 1)[0] for r in refs}
+
+
+def test_a_copy_of_a_master_config_is_read_once_and_keeps_its_own_path(tmp_path, monkeypatch):
+    """Injections are read once per text (as launchers and recipes are); each copy's findings
+    are the original's under its own path."""
+    import shutil
+
+    from goldenal.auditing import audit
+
+    repo = os.path.join(os.path.dirname(__file__), "data", "audit", "repo")
+    tree = tmp_path / "repo"
+    shutil.copytree(repo, tree)
+    master = tree / "configs" / "test-master.yaml"
+    shutil.copy(master, tree / "configs" / "copy-master.yaml")
+    calls = []
+    real = ms.injections
+    monkeypatch.setattr(ms, "injections", lambda *a: calls.append(a[0]) or real(*a))
+    found = audit([tree], root=str(tree), settings=False)
+    assert calls == ["configs/copy-master.yaml"]      # read once, under the first name walked
+
+    def at(name):
+        return [f._replace(path="") for f in found if f.path == f"configs/{name}"]
+
+    assert at("copy-master.yaml") == at("test-master.yaml") != []

@@ -7,9 +7,7 @@ to its golden cell and reports like a linter; rules in :mod:`goldenal.auditing.r
 import os
 from typing import NamedTuple
 
-from goldenal.auditing import evidence as ev
-from goldenal.auditing.markdown import MARKDOWN, fenced_code
-from goldenal.auditing.rules import RULES, Finding, explain, get_rule, make_finding
+from goldenal.auditing.rules import RULES, Finding, explain, get_rule
 
 __all__ = ["audit", "audit_report", "AuditReport", "Finding", "RULES", "explain", "get_rule"]
 
@@ -137,8 +135,9 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
         Read ``[tool.goldenal]`` from the nearest ``pyproject.toml`` (True), a
         given one (str) or none (False); arguments given here win.
     cache : bool, str or goldenal.auditing.cache.Cache
-        The per-file cache: True (user cache directory), a directory, a ``Cache``
-        or False (default).  Findings are identical either way.
+        The cache (per-file evidence, and whole runs over unchanged files): True
+        (user cache directory), a directory, a ``Cache`` or False (default).
+        Findings are identical either way.
     overlay : dict, optional
         ``{path: bytes}`` audited in place of those files (matched by real path);
         nothing is written.
@@ -182,7 +181,6 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
 
         registry = load_registry(golden_dir or conf.golden_dir)
     curves = list(registry.curves.values()) if hasattr(registry, "curves") else list(registry)
-    from goldenal.auditing.fix import place
     from goldenal.auditing.runner import run
 
     store = None
@@ -196,14 +194,12 @@ def audit_report(paths=None, *, root=None, registry=None, golden_dir=None, selec
         overlay = {os.path.realpath(os.fspath(p)): data for p, data in overlay.items()}
     result = run(paths, root, curves, exclude=patterns, respect_gitignore=respect_gitignore,
                  cache=store, overlay=overlay)
-    files = result.files
-    findings = _apply_suppressions(result.findings, files)
+    findings = result.findings
     sel, ign = _codes(select, "select"), _codes(ignore, "ignore")
     if sel:
         findings = [f for f in findings if _matches(f.code, sel)]
     if ign:
         findings = [f for f in findings if not _matches(f.code, ign)]
-    findings = [place(f, files.get(f.path)) for f in findings]
     unique = sorted(set(findings), key=lambda f: (f.path, f.line, f.col, f.code, f.message))
     return AuditReport(tuple(unique), result.files_read, result.configs_checked,
                        result.skipped, getattr(registry, "directory", None), conf.path,
@@ -221,65 +217,3 @@ def audit(paths=None, *, root=None, registry=None, golden_dir=None, select=None,
     """
     return list(audit_report(paths, root=root, registry=registry, golden_dir=golden_dir,
                              select=select, ignore=ignore, **options).findings)
-
-
-def _mentions(relpath, lines, table):
-    """Lines of ``table`` whose suppression shows the syntax (Markdown prose, a Python
-    string): it still applies, but is never reported unused.
-    """
-    low = relpath.lower()
-    if low.endswith(MARKDOWN):
-        code = fenced_code(lines)
-        return {ln for ln in table if not code[ln - 1]}
-    if low.endswith(".py"):
-        import io
-        import tokenize
-
-        comments = set()
-        try:
-            for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines)).readline):
-                if tok.type == tokenize.COMMENT and "goldenal" in tok.string:
-                    comments.add(tok.start[0])
-        except (tokenize.TokenError, SyntaxError):
-            return set()        # not Python as written: every suppression counts
-        return {ln for ln in table if ln not in comments}
-    return set()
-
-
-def _apply_suppressions(findings, files):
-    """Drop findings named by ``# goldenal: ignore[CODE]`` on their line (or the line above)."""
-    supp = {}
-    for relpath, lines in files.items():
-        s = ev.suppressions(lines)
-        if s:
-            supp[relpath] = s
-    used = set()
-    kept = []
-    for f in findings:
-        table = supp.get(f.path, {})
-        hit = None
-        for ln in (f.line, f.line - 1):
-            codes = table.get(ln)
-            if codes and f.code in codes:
-                if ln == f.line - 1 and not files[f.path][ln - 1].lstrip().startswith("#"):
-                    continue
-                hit = (f.path, ln, f.code)
-                break
-        if hit:
-            used.add(hit)
-        else:
-            kept.append(f)
-    for relpath, table in supp.items():
-        mentions = _mentions(relpath, files[relpath], table)
-        for ln, codes in table.items():
-            if ln in mentions:
-                continue
-            for code in sorted(codes):
-                if (relpath, ln, code) in used:
-                    continue
-                why = "matches no finding" if code in RULES else "names an unknown code"
-                col = files[relpath][ln - 1].find("goldenal") + 1
-                kept.append(make_finding("GAL308", relpath, ln,
-                                         f"suppression ignore[{code}] {why}", col=max(col, 1),
-                                         fix="remove the suppression comment"))
-    return kept

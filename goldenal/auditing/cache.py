@@ -1,11 +1,13 @@
 """A persistent cache of what each file says, as ruff keeps one.
 
-Only per-file evidence is kept (a launcher's or recipe's configs, a master
+Per-file evidence is kept (a launcher's or recipe's configs, a master
 config's scenarios and injections), keyed by a BLAKE2 digest of the path,
 the repository path, the kind and the bytes, under a stamp of goldenal's
-code.  Nothing involving the curves or another file is cached, nor a file
-that fails to parse.  One :mod:`marshal` file per audited root in the user
-cache directory, written atomically.  It can never change a verdict: every
+code; nothing involving the curves or another file, nor a file that fails
+to parse.  Whole runs are kept too, keyed by their options and curves, each
+answered only while every file the run would read has the stat it had then.
+One :mod:`marshal` file per audited root in the user cache directory,
+written atomically.  It can never change a verdict: every
 entry carries a checksum of its key and payload (a bad one is a miss); the
 directory is used only when it is the user's own and writable by no one
 else; the file is read without following a link or waiting, bounded by
@@ -21,8 +23,10 @@ from dataclasses import fields
 
 from goldenal.auditing.evidence import Config
 from goldenal.auditing.master import Injection
+from goldenal.auditing.rules import Finding
 
-FORMAT = 2
+FORMAT = 3
+RUNS = 8            # whole runs kept (options, paths or curves differing)
 MAX_BYTES = 256 * 1024 * 1024
 # the record type of each kind of evidence kept; other kinds hold plain values
 TYPES = {"script": Config, "recipe": Config, "markdown": Config,
@@ -107,23 +111,25 @@ class Cache:
         self.new = {}
         self.changed = False
         self.read_only = read_only
-        self.old = self._load()
+        doc = self._load()
+        self.old, self.runs = (doc.get(part) for part in ("entries", "runs"))
 
     def _load(self):
-        """The entries of the cache file, or ``{}`` (none, unusable, foreign or stale)."""
+        """The cache file's per-file entries and runs, both empty when it is missing,
+        unusable, foreign or stale."""
         from goldenal.core.files import read_regular
 
+        empty = {"entries": {}, "runs": {}}
         if not usable_directory(self.directory):
-            return {}
+            return empty
         try:
             # no link followed, no waiting on a pipe, a regular file only, bounded
             data = marshal.loads(read_regular(self.name, MAX_BYTES, beneath=self.directory))
         except (OSError, ValueError, EOFError, TypeError):
-            return {}
+            return empty
         if not isinstance(data, dict) or data.get("stamp") != self.stamp:
-            return {}
-        entries = data.get("entries")
-        return entries if isinstance(entries, dict) else {}
+            return empty
+        return {part: data[part] if isinstance(data.get(part), dict) else {} for part in empty}
 
     @staticmethod
     def key(kind, candidate):
@@ -164,6 +170,26 @@ class Cache:
         self.new[k] = (payload, _checksum(k, payload))
         self.changed = True
 
+    def get_run(self, key, state):
+        """``(findings, files_read, configs_checked, skipped)`` of the run kept under
+        ``key`` when its tree had ``state``, else None; a bad entry is a miss."""
+        try:
+            stored, payload, checksum = self.runs[key]
+            if stored != state or checksum != _checksum(key + state, payload):
+                return None
+            findings, *counts = marshal.loads(payload)
+            return [Finding(*row) for row in findings], *counts
+        except (KeyError, TypeError, ValueError, EOFError):
+            return None
+
+    def put_run(self, key, state, result):
+        findings, *counts = result
+        payload = marshal.dumps((tuple(tuple(f) for f in findings), *counts))
+        runs = {k: v for k, v in self.runs.items() if k != key}
+        self.runs = {**dict(list(runs.items())[1 - RUNS:]), key: (state, payload,
+                                                                  _checksum(key + state, payload))}
+        self.changed = True
+
     def save(self):
         """Write the entries this run used, atomically, only into the user's own directory
         and over a regular file; errors are ignored.
@@ -180,8 +206,8 @@ class Cache:
             with _suppressed():
                 if not stat.S_ISREG(os.lstat(self.path).st_mode):
                     return      # a link, a pipe, a directory: left alone
-            write_texts_atomic({self.path: marshal.dumps({"stamp": self.stamp,
-                                                          "entries": self.new})}, links=False)
+            doc = {"stamp": self.stamp, "entries": self.new, "runs": self.runs}
+            write_texts_atomic({self.path: marshal.dumps(doc)}, links=False)
         except OSError:
             pass
 

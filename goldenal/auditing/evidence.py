@@ -7,6 +7,7 @@ signals they share: thinking mode, agentic or fixed-length, image versions.
 """
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -226,6 +227,7 @@ FIXED_BENCHMARKS = ("sa-bench", "sa_bench", "random", "sharegpt")
 _EVAL_RE = re.compile(r"(^|[/_-])evals?([/_.-]|$)")
 
 
+@functools.lru_cache(maxsize=4096)     # asked per file by several readers
 def eval_from_path(relpath):
     """True for recipes that exist to run accuracy evaluations (``...-eval-agentic.yaml``)."""
     return bool(_EVAL_RE.search(relpath.lower().rsplit("/", 1)[-1]))
@@ -280,14 +282,21 @@ _AGENTIC_WORD_RE = re.compile(
     r"(?<![\w-])(?:resolve_trace_source|build_replay_cmd|run_agentic_replay_and_write_outputs|"
     r"agentic_srt\.sh)(?![\w-])|(?<![\w-])WEKA_LOADER_OVERRIDE=|"
     r"=[\"']?semianalysis_cc_traces_weka")
-# a word each of its alternatives holds: a substring test skips a launcher naming none
-# far faster than the pattern, whose look-behinds give the regex engine no literal to seek
+# a word each of its alternatives starts with (after ``=["']?`` for the last)
 _AGENTIC_WORDS = ("resolve_trace_source", "build_replay_cmd", "run_agentic_replay",
                   "agentic_srt.sh", "WEKA_LOADER_OVERRIDE=", "semianalysis_cc_traces_weka")
 
 
 def _runs_agentic_words(text):
-    return any(w in text for w in _AGENTIC_WORDS) and bool(_AGENTIC_WORD_RE.search(text))
+    # the pattern is tried only where one of its words starts (or two characters before,
+    # for ``="``): a search would try it at every position of the launcher
+    for word in _AGENTIC_WORDS:
+        at = text.find(word)
+        while at >= 0:
+            if any(_AGENTIC_WORD_RE.match(text, i) for i in range(max(at - 2, 0), at + 1)):
+                return True
+            at = text.find(word, at + 1)
+    return False
 
 
 class ClientSignal(NamedTuple):
@@ -449,6 +458,7 @@ def repository_path(path, root=None):
     return (full if rel.startswith("..") else rel).replace(os.sep, "/")
 
 
+@functools.lru_cache(maxsize=4096)     # asked per file by several readers
 def agentic_from_path(relpath):
     """True for agentic recipe paths, False for fixed-sequence-length ones, else None."""
     said = agentic_from_name(relpath)

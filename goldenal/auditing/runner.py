@@ -1,8 +1,12 @@
 """Run one audit: walk, read each kind of file, follow master references, check."""
 
 import gc
+import hashlib
 import json
+import os
 import re
+import time
+from dataclasses import replace
 from typing import NamedTuple
 
 import yaml
@@ -10,8 +14,9 @@ import yaml
 from goldenal.auditing import evidence as ev
 from goldenal.auditing import master as ms
 from goldenal.auditing.check import NO_VARIANT_ENGINES, check_config, clear_cache
+from goldenal.auditing.fix import place
 from goldenal.auditing.markdown import MARKDOWN, fenced_code, markdown_configs
-from goldenal.auditing.rules import make_finding
+from goldenal.auditing.rules import RULES, make_finding
 from goldenal.auditing.walk import DEFAULT_EXCLUDE, Problem, WalkStats, walk
 from goldenal.core.errors import DuplicateKeyError, GoldenALError, yaml_error
 from goldenal.engines import table as knobs
@@ -28,33 +33,74 @@ def _text(c):
 
 
 class RunResult(NamedTuple):
-    """One audit run before suppressions: findings, file lines and the summary counts."""
+    """One audit run: findings (suppressions applied, fixes placed) and the summary counts."""
 
     findings: list
-    files: dict            # {relpath: lines} of every file decoded
     files_read: int
     configs_checked: int
     skipped: tuple         # ((relpath, reason), ...)
 
 
+# a file modified this recently may change again within its timestamp's granularity
+# (two seconds on FAT) without its stat changing: no whole run is kept over it
+_RACY_NS = 2_000_000_000
+
+
 def run(paths, root, curves, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, cache=None,
         overlay=None):
     """A :class:`RunResult` for ``paths``, with the cyclic GC paused (it would re-walk
-    the registry for objects reference counting frees anyway).
+    the registry for objects reference counting frees anyway).  With a cache, the
+    last run's result when no file, ignore file, curve or option has changed since.
     """
     paused = gc.isenabled()
     gc.disable()
     try:
+        tree = None
+        if cache is not None and not overlay:
+            tree = _tree_state(paths, root, curves, exclude, respect_gitignore)
+            hit = cache.get_run(*tree[:2])
+            if hit is not None:
+                return RunResult(*hit)
         with remembering():     # launchers share lines: each is read once per audit
-            return _run(paths, root, curves, exclude, respect_gitignore, cache, overlay)
+            findings, files, marked, *counts = _run(paths, root, curves, exclude,
+                                                    respect_gitignore, cache, overlay)
+        findings = [place(f, files.get(f.path))
+                    for f in _apply_suppressions(findings, files, marked)]
+        result = RunResult(findings, *counts)
+        if cache is not None:
+            if tree is not None and tree[2]:
+                cache.put_run(*tree[:2], result)
+            cache.save()
+        return result
     finally:
         if paused:
             gc.enable()
 
 
+def _tree_state(paths, root, curves, exclude, respect_gitignore):
+    """``(key, state, settled)``: digests of the run's inputs and of the stat of every
+    file it would read, and whether every one is older than :data:`_RACY_NS`.
+    """
+    start = time.time_ns()
+    key = hashlib.blake2b(repr((
+        [os.path.abspath(p) for p in paths], os.path.abspath(root), tuple(exclude or ()),
+        respect_gitignore, [(c.to_dict(), c.lines) if hasattr(c, "to_dict") else repr(c)
+                            for c in curves])).encode("utf-8", "surrogatepass"),
+        digest_size=16).digest()
+    state = hashlib.blake2b(digest_size=16)
+    newest = 0
+    for item in walk(paths, root, exclude=exclude, respect_gitignore=respect_gitignore,
+                     stat_only=True):
+        state.update(repr(item).encode("utf-8", "surrogatepass"))
+        if isinstance(item, tuple) and len(item) == 7:
+            newest = max(newest, item[3])
+    return key, state.digest(), newest < start - _RACY_NS
+
+
 def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     findings = []
     files = {}
+    marked = []             # the files that may hold a suppression
     candidates = []
     stats = WalkStats()
     checked = {}            # relpath -> number of configs checked
@@ -119,8 +165,9 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     for c in candidates:
         if c.kind != "master" or not c.has_knob:
             continue
-        _, lines = text_of(c)
-        for inj in _cached("injections", c, lambda: ms.injections(c.relpath, lines)):
+        text, lines = text_of(c)
+        for inj in _cached("injections", c, lambda: _by_content(
+                c, text, lambda: ms.injections(c.relpath, lines))):
             target = ms.resolve_recipe(inj.recipe, yaml_paths)
             if inj.enabled and target:
                 injected.setdefault(target, []).append(inj)
@@ -130,6 +177,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     for c in candidates:
         if b"goldenal:" in c.data:
             text_of(c)      # decoded for its suppressions, whatever is read of it
+            marked.append(c.relpath)
         if c.kind == "master":
             if c.relpath not in checked:
                 skipped[c.relpath] = ("master config with no enabled synthetic-acceptance entry"
@@ -241,12 +289,10 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                                         "no serve config around it could be read"))
     for path, reason in stats.skipped:
         skipped.setdefault(path, reason)
-    if cache is not None:
-        cache.save()
     _STORE[0] = None
     _SAME.clear()
-    return RunResult(findings, files, stats.read, sum(checked.values()),
-                     tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
+    return (findings, files, marked, stats.read, sum(checked.values()),
+            tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
 
 def markdown_findings(relpath, lines, code, configs, curves, curve_ids):
@@ -292,8 +338,8 @@ _SAME = {}
 
 
 def _by_content(c, text, compute):
-    """``compute()``, or the configs of an earlier file with the same text and the same
-    path facts in the key, each copy given its own path.  Errors are never kept.
+    """``compute()``, or the configs (or injections) of an earlier file with the same text
+    and the same path facts in the key, each copy given its own path.  Errors are never kept.
     """
     from goldenal.auditing.shell import FILE_TOKENS, name_hint
 
@@ -305,7 +351,10 @@ def _by_content(c, text, compute):
     if hit is None:
         hit = _SAME[key] = (c.relpath, compute())
     first, configs = hit
-    return configs if first == c.relpath else [cfg.with_(path=c.relpath) for cfg in configs]
+    if first == c.relpath:
+        return configs
+    return [cfg.with_(path=c.relpath) if isinstance(cfg, ev.Config)
+            else replace(cfg, path=c.relpath) for cfg in configs]
 
 
 def _cached(kind, c, compute):
@@ -528,3 +577,67 @@ def file_configs(path, text):
         return []
     c = Candidate(relpath, data, kind, True, True, relpath)
     return _configs(c, text, text.split("\n"))
+
+
+def _mentions(relpath, lines, table):
+    """Lines of ``table`` whose suppression shows the syntax (Markdown prose, a Python
+    string): it still applies, but is never reported unused.
+    """
+    low = relpath.lower()
+    if low.endswith(MARKDOWN):
+        code = fenced_code(lines)
+        return {ln for ln in table if not code[ln - 1]}
+    if low.endswith(".py"):
+        import io
+        import tokenize
+
+        comments = set()
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines)).readline):
+                if tok.type == tokenize.COMMENT and "goldenal" in tok.string:
+                    comments.add(tok.start[0])
+        except (tokenize.TokenError, SyntaxError):
+            return set()        # not Python as written: every suppression counts
+        return {ln for ln in table if ln not in comments}
+    return set()
+
+
+def _apply_suppressions(findings, files, marked):
+    """Drop findings named by ``# goldenal: ignore[CODE]`` on their line (or the line above);
+    only the files in ``marked`` (their bytes hold ``goldenal:``) can hold one.
+    """
+    supp = {}
+    for relpath in marked:
+        s = ev.suppressions(files[relpath])
+        if s:
+            supp[relpath] = s
+    used = set()
+    kept = []
+    for f in findings:
+        table = supp.get(f.path, {})
+        hit = None
+        for ln in (f.line, f.line - 1):
+            codes = table.get(ln)
+            if codes and f.code in codes:
+                if ln == f.line - 1 and not files[f.path][ln - 1].lstrip().startswith("#"):
+                    continue
+                hit = (f.path, ln, f.code)
+                break
+        if hit:
+            used.add(hit)
+        else:
+            kept.append(f)
+    for relpath, table in supp.items():
+        mentions = _mentions(relpath, files[relpath], table)
+        for ln, codes in table.items():
+            if ln in mentions:
+                continue
+            for code in sorted(codes):
+                if (relpath, ln, code) in used:
+                    continue
+                why = "matches no finding" if code in RULES else "names an unknown code"
+                col = files[relpath][ln - 1].find("goldenal") + 1
+                kept.append(make_finding("GAL308", relpath, ln,
+                                         f"suppression ignore[{code}] {why}", col=max(col, 1),
+                                         fix="remove the suppression comment"))
+    return kept

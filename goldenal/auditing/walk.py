@@ -12,6 +12,7 @@ and links leading out are reported.  Nothing is executed.
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from goldenal.core.files import (JOURNAL_NAME, LOCK_NAME, is_transaction_file, open_regular,
@@ -128,8 +129,7 @@ def _read_gitignore(directory):
     # a regular file only, opened without blocking: a named pipe called .gitignore
     # would hang a plain open() for ever
     try:
-        with open_regular(os.path.join(directory, ".gitignore")) as fh:
-            data = fh.read(MAX_BYTES)
+        data = _head(os.path.join(directory, ".gitignore"))[:MAX_BYTES]
     except OSError:
         return None
     # lines end at \n, a CR before it dropped, as git reads them (dir.c)
@@ -177,10 +177,50 @@ def _kind(relpath, data):
     return "other"
 
 
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+def _head(path):
+    """Up to ``MAX_BYTES + 1`` bytes of a regular file, as :func:`open_regular` opens it
+    (never waiting on a pipe), without a buffered file object per file.
+    """
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        fd = None
+    try:
+        info = os.fstat(fd) if fd is not None else None
+        if info is not None and stat.S_ISREG(info.st_mode):
+            # sized to the file: a buffer of MAX_BYTES per file costs more than the read
+            want = min(info.st_size, MAX_BYTES) + 1
+            data = os.read(fd, want)
+            # a short read, or a file grown since: read on (not when all its bytes came)
+            while len(data) < want and len(data) != info.st_size and \
+                    (more := os.read(fd, want - len(data))):
+                data += more
+            return data
+    finally:
+        if fd is not None:
+            os.close(fd)
+    with open_regular(path) as fh:          # raises its error, naming what the file is
+        return fh.read(MAX_BYTES + 1)
+
+
+def stat_key(path):
+    """What a file is taken to be unchanged by: size, modification and change times, inode."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return (exc.errno,)
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+
+
 def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=None,
-         overlay=None):
+         overlay=None, stat_only=False):
     """Yield :class:`Candidate` and :class:`Problem` objects for ``paths`` under ``root``;
-    ``overlay`` maps real paths to bytes read in their place.
+    ``overlay`` maps real paths to bytes read in their place.  ``stat_only`` reads no
+    file: it yields ``(relpath, scenario, *stat_key)`` for each file, and
+    ``(directory, ".gitignore", *stat_key)`` for each ignore file looked for.
     """
     stats = stats if stats is not None else WalkStats()
     real_root = os.path.realpath(root)
@@ -231,10 +271,10 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
 
     def visit_file(p):
         """The file's Candidate or Problem, or None (nothing to audit in it)."""
+        if stat_only:
+            return (rel(p), scenario(p)) + stat_key(p)
         try:
-            with open_regular(p) as fh:
-                # sized to the file: a buffer of MAX_BYTES per file costs more than the read
-                data = fh.read(min(os.fstat(fh.fileno()).st_size, MAX_BYTES) + 1)
+            data = _head(p)
         except OSError as exc:
             return Problem(rel(p), f"unreadable: {exc.strerror or exc}")
         if overlay:
@@ -263,6 +303,7 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
 
     ancestors = set()
     ignores = []            # (directory, spec) of the .gitignore files in force, outermost first
+    outer = []              # (directory, ".gitignore", *stat_key) above a directory given
 
     def ignored(p, name, is_dir):
         # "build/" names directories only; "build" names both, as in .gitignore
@@ -309,6 +350,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         spec = None
         if respect_gitignore and any(e.name == ".gitignore" for e in entries):
             spec = _read_gitignore(d)
+            if stat_only:
+                yield (rel(d), ".gitignore") + stat_key(os.path.join(d, ".gitignore"))
         if spec is not None:
             ignores.append((d, spec))
         ancestors.add(ident)
@@ -372,6 +415,8 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         out = []
         for d in reversed(chain):
             spec = _read_gitignore(d)
+            if stat_only:       # one made or removed above the audited directory counts too
+                outer.append((d, ".gitignore") + stat_key(os.path.join(d, ".gitignore")))
             if spec is not None:
                 out.append((d, spec))
         return out
@@ -380,7 +425,10 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
         path = os.path.abspath(path)
         if os.path.isdir(path):
             if respect_gitignore:
+                outer.clear()
                 ignores[:] = outer_ignores(path)
+                if stat_only:
+                    yield from outer
             yield from visit_dir(path)
             ignores.clear()
         elif is_transaction_file(os.path.basename(path)):

@@ -95,16 +95,32 @@ def row(engine, name, setting, form, key_seps=":"):
 
 
 def select(rows, engine=None, setting=None, form=None, names=None):
-    """The ``rows`` matching every criterion given (a value or a tuple), ordered by ``names``."""
+    """The ``rows`` matching every criterion given (a value or a tuple), ordered by ``names``;
+    remembered for a tuple of rows (the tables are asked the same few questions per config).
+    """
+    key = (id(rows), engine, setting, form, names)
+    try:
+        hit = _SELECTED.get(key)
+    except TypeError:       # a criterion that cannot be hashed: answered afresh
+        hit = key = None
+    if hit is not None and hit[0] is rows:
+        return hit[1]
+
     def ok(value, wanted):
         return wanted is None or value == wanted or (isinstance(wanted, tuple)
                                                      and value in wanted)
 
-    rows = [s for s in rows if ok(s.engine, engine) and ok(s.setting, setting)
-            and ok(s.form, form)]
+    out = [s for s in rows if ok(s.engine, engine) and ok(s.setting, setting)
+           and ok(s.form, form)]
     if names is not None:
-        rows = [s for n in names for s in rows if s.name == n]
-    return tuple(rows)
+        out = [s for n in names for s in out if s.name == n]
+    out = tuple(out)
+    if key is not None and isinstance(rows, tuple) and len(_SELECTED) < 4096:
+        _SELECTED[key] = rows, out      # the rows kept: their id is never another's
+    return out
+
+
+_SELECTED = {}
 
 
 def _comment_start(text, line_start):
