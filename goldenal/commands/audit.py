@@ -27,8 +27,10 @@ lists them; JSON and SARIF keep each).
 
 What each file says is cached outside the tree (as ruff does), keyed by its
 bytes, path and goldenal's code (an entry failing its checksum is parsed
-again), in $GOLDENAL_CACHE_DIR, else the user cache directory, when that is the
-user's own and writable by no one else; --no-cache skips it.
+again), and a whole run is answered from the cache while every file it reads,
+its ignore files, options and curves are unchanged (same size, times and
+inode).  The cache is in $GOLDENAL_CACHE_DIR, else the user cache directory,
+when that is the user's own and writable by no one else; --no-cache skips it.
 
 --fix applies the safe fixes (marked [*]): a wrong literal value replaced by the
 golden one when nothing on its line was assumed, it occurs once there, and
@@ -89,7 +91,7 @@ def configure(parser):
                              "the nearest directory holding .git above every PATH, else the "
                              "one directory given, else the current directory)")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
-                        help="neither read nor write the per-file cache (default: kept in "
+                        help="neither read nor write the cache (default: kept in "
                              "$GOLDENAL_CACHE_DIR, else the user cache directory)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help="apply the safe fixes, then report the rest")
