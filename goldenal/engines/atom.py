@@ -1,7 +1,5 @@
-"""ATOM (ROCm): ``--spec-decode-acceptance-length AL`` or ``--spec-decode-acceptance-rate``
-(AL - 1) / K, on the command line, so launch scripts and argument files are read
-and rewritten.  Facts: docs/engines.md §4.1-§4.4.
-"""
+"""ATOM (ROCm): ``--spec-decode-acceptance-length AL`` or ``-rate`` (AL - 1) / K, server flags
+read and rewritten in launch scripts and argument files.  Facts: docs/engines.md §4.1-§4.4."""
 
 import os
 import re
@@ -49,23 +47,21 @@ FORMS = ("length", "rate")
 
 def _refuse_dspark(raw, **where):
     """ATOM refuses forced acceptance with the DSpark confidence scheduler (or ``ragged``)."""
-    if _dspark_confidence(raw):
-        raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
-                          "confidence scheduler (confidence_schedule/ragged)", **where)
-
-
-def _dspark_confidence(raw):
     import json
 
     if raw is None:
-        return False
+        return
     text = raw.strip("'\"")
     try:
         config = json.loads(text)
     except ValueError:
-        return "confidence_schedule" in text and "true" in text.lower()
-    return bool(isinstance(config, dict) and (config.get("confidence_schedule")
-                                               or config.get("ragged")))
+        confidence = "confidence_schedule" in text and "true" in text.lower()
+    else:
+        confidence = isinstance(config, dict) and (config.get("confidence_schedule")
+                                                   or config.get("ragged"))
+    if confidence:
+        raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
+                          "confidence scheduler (confidence_schedule/ragged)", **where)
 
 
 class AtomAdapter(EngineAdapter):

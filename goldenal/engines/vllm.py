@@ -1,7 +1,5 @@
-"""vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length``
-(or ``synthetic_acceptance_rates``) in the speculative config, wherever it is
-written.  Facts: docs/engines.md §1.1, §1.4.
-"""
+"""vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length`` (or
+``_rates``) in the speculative config, wherever it is written.  Facts: docs/engines.md §1.1, §1.4."""
 
 import re
 import shlex
@@ -101,7 +99,9 @@ def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
     """The :class:`Site` of a speculative config; ``node``: where a recipe or config holds it."""
     from goldenal.engines.setting import Site
 
-    k = _as_int(spec.get("num_speculative_tokens"))
+    n = spec.get("num_speculative_tokens")
+    whole = isinstance(n, int) and not isinstance(n, bool)
+    k = int(n) if whole or (isinstance(n, str) and n.strip().isdigit()) else None
     draft = spec.get("model")
     return Site(engine="vllm", role=role, section=section, spec=node, k=k, k_node=node,
                 k_values=(k,) if k is not None else (), draft=str(draft) if draft else None,
@@ -115,16 +115,6 @@ def _raw_members(json_text, path, line):
 
     members, _ = spans.json_members(json_text, path=path, line=line)
     return {key: json_text[s:e] for key, (_, s, e) in members.items()}
-
-
-def _as_int(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
 
 
 class VLLMAdapter(EngineAdapter):
@@ -162,15 +152,8 @@ class VLLMAdapter(EngineAdapter):
 
         base = "{}" if spec_config is None else spec_config
         parse_speculative_config(base)
-        updates = {METHOD_KEY: json.dumps(SYNTHETIC)}
         compact = "," in base and ", " not in base or base.strip() == "{}"
-        if rates is not None:
-            updates[RATES] = format_rates(rates, compact)
-            updates[KNOB] = None
-        else:
-            updates[KNOB] = al_text
-            updates[RATES] = None
-        updates[OLD_RATE] = None
+        updates, _ = desired_keys({}, {}, al_text, k=k, rates=rates, compact=compact)
         if base.strip() == "{}":
             body = "{" + ",".join(f"{json.dumps(key)}:{v}" for key, v in updates.items()
                                   if v is not None) + "}"
@@ -358,8 +341,6 @@ def _same_rates(a, b):
 
 
 ADAPTER = VLLMAdapter()
-__all__ = ["ADAPTER", "KNOB", "RATES", "METHOD_KEY", "parse_speculative_config", "variant_of",
-           "same_number"]
 
 
 # -- launch scripts: ``vllm serve ... --speculative-config '{...}'`` ---------------
@@ -373,12 +354,8 @@ _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
                      r"""(?P<word>'[^']*'|"[^"]*"|(?!-)[^\s\\;|&]+)""")
 
 
-class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")):
-    """One literal ``--speculative-config`` JSON of a script, offsets inside its quotes."""
-
-    def site(self, models):
-        """The site's identity for the curve resolver: K, draft head, method, variant."""
-        return _spec_site(self.spec, models)
+# one literal ``--speculative-config`` JSON of a script, offsets inside its quotes
+CommandSpec = namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")
 
 
 def command_specs(path, text):
@@ -437,7 +414,7 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
             continue
         if where is None and guarded:
             raise on_both_paths("--speculative-config", path=path, line=cs.line)
-        site = cs.site(models)
+        site = _spec_site(cs.spec, models)
         site_k = chosen_k(site.k, k, said=f"num_speculative_tokens {site.k}", path=path,
                           line=cs.line,
                           missing="the --speculative-config has no num_speculative_tokens")
