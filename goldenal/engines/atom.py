@@ -67,8 +67,6 @@ def _refuse_dspark(raw, **where):
 class AtomAdapter(EngineAdapter):
     """ATOM: a server CLI flag, AL or (AL - 1) / K."""
 
-    name = "atom"
-    knob = KNOB
     record = RECORD
 
     script_name, script_sign = "ATOM", K_FLAG
@@ -122,13 +120,11 @@ def read_command_settings(path, text=None):
     if text is None:
         text = read_text(path, universal=True)
     flags = {flag: ms[0] for flag, ms in _all_flags(text).items()}     # the first of each
-    if K_FLAG not in flags and KNOB not in flags and RATE_KNOB not in flags:
-        return []
-    if "atom" not in text.lower() and KNOB not in flags and RATE_KNOB not in flags:
+    knob = KNOB if KNOB in flags else (RATE_KNOB if RATE_KNOB in flags else None)
+    if knob is None and (K_FLAG not in flags or "atom" not in text.lower()):
         return []
     variables = literal_variables(text)
     value_of = {f: m.group("value").strip("'\"") for f, m in flags.items()}
-    knob = KNOB if KNOB in flags else (RATE_KNOB if RATE_KNOB in flags else None)
     at = flags.get(knob) or flags.get(K_FLAG)
     k = _literal_k(value_of[K_FLAG], variables) if K_FLAG in flags else None
     extra = {}
@@ -233,8 +229,7 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                     start -= 1
                 value = ADAPTER.convert(al_text, k=k_value, form=form)
                 edits.append(spans.Edit(start, m.end(), f" {flag} {value}"))
-                changes.append((line, name, m.group("value"), None))
-                changes.append((line, flag, None, value))
+                changes += [(line, name, m.group("value"), None), (line, flag, None, value)]
                 targets.append((line, k_value, al_text, value))
                 continue
             raw = m.group("value")
@@ -245,7 +240,7 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                                       assigned, force)
                 if edit is not None:
                     edits.append(edit[0])
-                    changes.append((edit[1], name, edit[2], want))
+                    changes.append(edit[1])
                 continue
             if _carries(name, literal, al_text, k_value):
                 continue        # golden at the precision written: stays as written
@@ -254,12 +249,9 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                 edits.append(spans.Edit(m.start("value"), m.end("value"), want))
                 changes.append((line, name, literal, want))
         return Plan(edits=tuple(edits), changes=tuple(changes)), targets
-    for m in k_flags:
+    for m in serving:
         line = line_at(text, m.start())
-        where = paths.get(line)
-        if where is True:
-            continue
-        if where is None and guarded:
+        if paths.get(line) is None and guarded:
             raise on_both_paths(K_FLAG, path=path, line=line)
         k_value = k_of(m)
         al_text = golden_for_k(k_value, line)
@@ -300,8 +292,8 @@ def _check_same_al(path, text, m, name, al_text, k, variables, force):
 
 
 def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, force):
-    """A knob given as ``"$VAR"``: None when the variable holds the value, else ``(edit, line,
-    old)``; a computed variable or one assigned more than once is refused."""
+    """A knob given as ``"$VAR"``: None when the variable holds the value, else ``(edit,
+    change)``; a computed variable or one assigned more than once is refused."""
     from goldenal.recipes.shell import substitute, unquote
     from goldenal.recipes import spans
 
@@ -329,10 +321,9 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
         raise PolicyError(f"{name} is {raw}, computed at run time as {unquote(value)}, which "
                           f"is not the golden value {want}; fix the computation by hand",
                           path=path, line=line)
-    held = holders[0]
-    check_pinned(name, current, want, force=force, path=path,
-                 line=line_at(text, held.start("raw")))
-    return spans.Edit(held.start("raw"), held.end("raw"), want), line_at(text, held.start("raw")), current
+    start, end = holders[0].span("raw")
+    check_pinned(name, current, want, force=force, path=path, line=line_at(text, start))
+    return spans.Edit(start, end, want), (line_at(text, start), name, current, want)
 
 
 ADAPTER = AtomAdapter()

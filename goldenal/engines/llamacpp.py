@@ -1,8 +1,6 @@
-"""llama.cpp (``llama-server``): ``--spec-synth-len L`` or ``--spec-synth-rates P0,...``.
-
-The rates replay a schedule as written; the length resolves to a geometric
-schedule, unlike every other engine's length knob.  Facts: docs/engines.md §5.1.
-"""
+"""llama.cpp (``llama-server``): ``--spec-synth-rates P0,...`` replays a schedule as written;
+``--spec-synth-len L`` resolves to a geometric one, unlike every other engine's length knob.
+Facts: docs/engines.md §5.1."""
 
 import math
 import os
@@ -78,7 +76,7 @@ DRAFT_FLAGS = ("--spec-draft-model", "-md", "--model-draft")
 DRAFT_ENV = "LLAMA_ARG_SPEC_DRAFT_MODEL"
 MODEL_FLAGS = ("-m", "--model")
 SERVER = "llama-server"
-DEFAULT_K = 3  # common_params_speculative draft n_max (common/common.h)
+DEFAULT_K = RECORD.default_k
 FLAG_OF_ENV = {ENV_KNOB: KNOB, ENV_RATES: RATES_KNOB}
 ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
 
@@ -86,11 +84,8 @@ ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
 # -- schedules -----------------------------------------------------------------
 
 def geometric_rates(al, k):
-    """The survival schedule llama.cpp realises for ``--spec-synth-len al`` at K = ``k``.
-
-    As ``common_speculative_synth_rates_resolve``: p by 32 bisection steps on
-    ``p + ... + p^K = al - 1``, then ``p^(i+1)``.
-    """
+    """The survival llama.cpp realises for ``--spec-synth-len al`` at K = ``k``, as
+    ``common_speculative_synth_rates_resolve``: p bisected 32 times on p + ... + p^K = al - 1."""
     length = float(al)
     if not math.isfinite(length) or not 1.0 <= length <= k + 1:
         raise ValueError(f"synthetic acceptance length must be finite and within [1, {k + 1}]")
@@ -129,14 +124,8 @@ def _plain(value):
 
 def rates_text(rates):
     """``P0,P1,...`` as ``--spec-synth-rates`` takes it (no spaces, shortest decimals)."""
-    out = []
-    for r in rates:
-        if isinstance(r, str):
-            out.append(r.strip())
-        else:
-            text = f"{float(r):.6f}".rstrip("0").rstrip(".")
-            out.append(text or "0")
-    return ",".join(out)
+    return ",".join(r.strip() if isinstance(r, str)
+                    else f"{float(r):.6f}".rstrip("0").rstrip(".") or "0" for r in rates)
 
 
 def parse_rates(text):
@@ -177,8 +166,6 @@ def length_note(al_text, k):
 class LlamaCppAdapter(EngineAdapter):
     """llama.cpp: the AL itself (geometric schedule), or explicit survival rates."""
 
-    name = "llamacpp"
-    knob = KNOB
     record = RECORD
 
     script_name = script_sign = SERVER
@@ -473,8 +460,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
             continue
         if not cmd.speculative:
             if knobs:
-                name = knobs[-1][0]
-                raise PolicyError(f"{name} on a {SERVER} without speculative decoding "
+                raise PolicyError(f"{knobs[-1][0]} on a {SERVER} without speculative decoding "
                                   f"({TYPE_FLAG} / {DRAFT_FLAGS[0]}): the server refuses to "
                                   "start", path=path, line=line)
             continue
@@ -542,8 +528,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
                 edits.append(spans.Edit(m.start(), m.end(), f"{new_name}={want}"
                                         if kind == "env" or m.group(0)[len(name)] == "=" else
                                         f"{new_name} {want}"))
-                changes.append((kline, name, value or shown, None))
-                changes.append((kline, new_name, None, want))
+                changes += [(kline, name, value or shown, None), (kline, new_name, None, want)]
             if kind == "env":
                 env_done[id(m)] = want
     if not serving:

@@ -92,9 +92,7 @@ def scenario_facts(root, sections=None):
     def text(node):
         return spans.scalar(node) if spans.is_scalar(node) else None
 
-    if sections is None:
-        sections = sections_of(root)
-    sections = sections or ()
+    sections = sections_of(root) if sections is None else sections
     if not sections:
         return None, None, ()
     top = sections[0]
@@ -114,12 +112,8 @@ def scenario_facts(root, sections=None):
 
 
 def _model_names(section):
-    names = []
-    for keys in (("model", "path"), ("identity", "model", "repo"), ("model", "repo")):
-        text = spans.scalar(section.get(*keys))
-        if text:
-            names.append(text)
-    return names
+    keys = (("model", "path"), ("identity", "model", "repo"), ("model", "repo"))
+    return list(filter(None, (spans.scalar(section.get(*path)) for path in keys)))
 
 
 def _engine_of(section):

@@ -1,6 +1,5 @@
 """SGLang: the ``SGLANG_SIMULATE_ACC_*`` environment variables, read at import, so they
-belong in the server's environment.  Facts: docs/engines.md §2.
-"""
+belong in the server's environment.  Facts: docs/engines.md §2."""
 
 from goldenal.engines.base import EngineAdapter, env_fragment, model_names
 from goldenal.engines.record import Engine
@@ -80,8 +79,6 @@ def _key(name):
 class SGLangAdapter(EngineAdapter):
     """SGLang: the AL unchanged, plus two companion variables."""
 
-    name = "sglang"
-    knob = KNOB
     record = RECORD
     backend_types = ("sglang",)
     emit_help = f"{KNOB}=AL, _METHOD=match-expected, _TOKEN_MODE=real-draft-token"

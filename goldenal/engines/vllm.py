@@ -120,8 +120,6 @@ def _raw_members(json_text, path, line):
 class VLLMAdapter(EngineAdapter):
     """vLLM: the AL unchanged, as a JSON key of the speculative config."""
 
-    name = "vllm"
-    knob = KNOB
     record = RECORD
     emit_options = ("spec_config",)
     emit_help = (f'{METHOD_KEY} "{SYNTHETIC}" + {KNOB} AL\n'
@@ -180,11 +178,8 @@ class VLLMAdapter(EngineAdapter):
                 return spec, {}     # raw text is only read for the keys inject writes
             return spec, _raw_members(text, doc.path, spans.line_of(node))
         if spans.is_map(node):
-            spec = spans.to_python(node)
-            raw = {}
-            for key, value in spans.pairs(node):
-                raw[key.value] = doc.text[value.start_mark.index:value.end_mark.index]
-            return spec, raw
+            return spans.to_python(node), {key.value: doc.text[v.start_mark.index:v.end_mark.index]
+                                           for key, v in spans.pairs(node)}
         raise ParseError("speculative-config must be a JSON string or a mapping",
                          path=doc.path, line=spans.line_of(node))
 
@@ -269,18 +264,6 @@ class VLLMAdapter(EngineAdapter):
         if missing:
             edits.append(spans.add_to_mapping(doc.text, node, missing, path=doc.path))
         return edits
-
-
-def validate_rates(rates, k):
-    """vLLM's checks on its rates knob (docs/engines.md §1.2): messages, empty when valid."""
-    problems = []
-    if len(rates) != k:
-        problems.append(f"{RATES} must have length {k}, got {rates}.")
-    if any(not 0 <= r <= 1 for r in rates):
-        problems.append(f"{RATES} entries must be in [0, 1], got {rates}.")
-    if any(b > a for a, b in zip(rates, rates[1:])):
-        problems.append(f"{RATES} must be non-increasing, got {rates}.")
-    return problems
 
 
 def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True, path=None,
