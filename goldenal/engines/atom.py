@@ -1,13 +1,13 @@
 """ATOM (ROCm): ``--spec-decode-acceptance-length AL`` or ``-rate`` (AL - 1) / K, server flags
 read and rewritten in launch scripts and argument files.  Facts: docs/engines.md §4.1-§4.4."""
 
-import os
 import re
 import shlex
 from decimal import Decimal
 
 from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, env_fragment,
-                                   line_at, on_both_paths, on_eval_path, same_number)
+                                   line_at, on_both_paths, on_eval_path, same_number,
+                                   script_text)
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -112,13 +112,10 @@ class AtomAdapter(EngineAdapter):
 
 def read_command_settings(path, text=None):
     """ATOM settings written as literal flags in a script or argument file."""
-    from goldenal.core.files import read_text
     from goldenal.recipes.shell import literal_variables, resolve
     from goldenal.engines.setting import SpecSetting
 
-    path = os.fspath(path)
-    if text is None:
-        text = read_text(path, universal=True)
+    path, text = script_text(path, text)
     flags = {flag: ms[0] for flag, ms in _all_flags(text).items()}     # the first of each
     knob = KNOB if KNOB in flags else (RATE_KNOB if RATE_KNOB in flags else None)
     if knob is None and (K_FLAG not in flags or "atom" not in text.lower()):

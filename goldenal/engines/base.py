@@ -1,5 +1,7 @@
 """The shared shape of every engine adapter, and the helpers the engines share."""
 
+import os
+
 FORMATS = ("shell", "env", "json", "yaml", "args")
 
 
@@ -120,6 +122,14 @@ class EngineAdapter:
 
     def plan(self, doc, site, al_text, *, k, force=False, **options):
         raise NotImplementedError
+
+
+def script_text(path, text=None):
+    """``(path, text)`` of a script or argument file, read with ``\\n`` lines unless given."""
+    from goldenal.core.files import read_text
+
+    path = os.fspath(path)
+    return path, read_text(path, universal=True) if text is None else text
 
 
 def line_at(text, index):

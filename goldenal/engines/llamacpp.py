@@ -3,12 +3,11 @@
 Facts: docs/engines.md §5.1."""
 
 import math
-import os
 import re
 from decimal import Decimal, InvalidOperation
 
 from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, env_fragment,
-                                   line_at, on_both_paths, on_eval_path)
+                                   line_at, on_both_paths, on_eval_path, script_text)
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -217,6 +216,8 @@ _SERVER_WORD = re.compile(r"llama-server(?![\w.-])")
 _WORD_CHAR = re.compile(r"[\w.-]")
 _NON_SPACE = re.compile(r"\S*")
 _SPACE_BEFORE = re.compile(r"\s")
+# a logical line: backslash continuations joined
+_LOGICAL_LINE = re.compile(r"(?:[^\n]*\\[ \t]*\n)*[^\n]*")
 
 
 def server_spans(text):
@@ -248,19 +249,6 @@ def _unq(text):
     from goldenal.recipes.shell import unquote
 
     return unquote(text or "")
-
-
-def _command_end(text, start):
-    """End of the logical line starting at ``start`` (backslash continuations joined)."""
-    end = start
-    while True:
-        nl = text.find("\n", end)
-        if nl < 0:
-            return len(text)
-        if text[:nl].rstrip(" \t").endswith("\\"):
-            end = nl + 1
-            continue
-        return nl
 
 
 class Command:
@@ -318,7 +306,7 @@ def commands(text):
             if before in ("", "export") or before.startswith("export "):
                 exported[m.group("name")] = (_unq(m.group("value")), m)
             continue
-        end = _command_end(text, start)
+        end = _LOGICAL_LINE.match(text, start).end()
         flags = {}
         for _, f in table.finditer(text, flag_rows, word_end, end):
             flags.setdefault(f.group("name"), []).append(f)
@@ -359,13 +347,10 @@ def command_k(cmd, variables):
 
 def read_command_settings(path, text=None):
     """llama.cpp settings of every ``llama-server`` command in a script or argument file."""
-    from goldenal.core.files import read_text
     from goldenal.recipes.shell import literal_variables, resolve
     from goldenal.engines.setting import SpecSetting
 
-    path = os.fspath(path)
-    if text is None:
-        text = read_text(path, universal=True)
+    path, text = script_text(path, text)
     if SERVER not in text:
         return []
     variables = literal_variables(text)
@@ -404,14 +389,16 @@ def read_command_settings(path, text=None):
 
 # -- rewriting command lines ------------------------------------------------------
 
-def _knob_al(name, value, k):
-    """The AL a knob value asks for (Decimal), or None when it is not a number."""
+def _asks_for(name, value, al_text):
+    """Does a knob value ask for the AL ``al_text`` (within 1e-6; False when not a number)?"""
     try:
         if FLAG_OF_ENV.get(name, name) == RATES_KNOB:
-            return 1 + sum(Decimal(x.strip()) for x in value.split(","))
-        return Decimal(value)
+            pinned = 1 + sum(Decimal(x.strip()) for x in value.split(","))
+        else:
+            pinned = Decimal(value)
+        return abs(pinned - Decimal(al_text)) <= Decimal("1e-6")
     except (InvalidOperation, ValueError):
-        return None
+        return False
 
 
 def _kept_rates(knobs, al_text, k, variables):
@@ -427,8 +414,7 @@ def _kept_rates(knobs, al_text, k, variables):
         rates = parse_rates(value)
     except ValueError:
         return None
-    pinned = _knob_al(RATES_KNOB, value, k)
-    if rates_problem(rates, k) or pinned is None or abs(pinned - Decimal(al_text)) > Decimal("1e-6"):
+    if rates_problem(rates, k) or not _asks_for(RATES_KNOB, value, al_text):
         return None
     return value
 
@@ -506,8 +492,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
                                       path=path, line=line)
                 continue
             value = shown if "$" not in shown else resolve(raw, variables)
-            pinned = _knob_al(flag, value, site_k) if value is not None else None
-            same_al = pinned is not None and abs(pinned - Decimal(al_text)) <= Decimal("1e-6")
+            same_al = value is not None and _asks_for(flag, value, al_text)
             if flag == want_flag:
                 if "$" in shown:
                     if value != want:
