@@ -408,15 +408,12 @@ def _kept_rates(knobs, al_text, k, variables):
     if len(knobs) != 1 or FLAG_OF_ENV.get(knobs[0][0], knobs[0][0]) != RATES_KNOB:
         return None
     value = resolve(knobs[0][1], variables)
-    if value is None or value != _unq(knobs[0][1]):
-        return None
     try:
-        rates = parse_rates(value)
+        if value is None or value != _unq(knobs[0][1]) or rates_problem(parse_rates(value), k):
+            return None
     except ValueError:
         return None
-    if rates_problem(rates, k) or not _asks_for(RATES_KNOB, value, al_text):
-        return None
-    return value
+    return value if _asks_for(RATES_KNOB, value, al_text) else None
 
 
 def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
@@ -507,8 +504,8 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
                     changes.append((kline, name, value, want))
             else:
                 # the other form of the knob: replaced by ours
-                if not same_al and not force:
-                    check_pinned(name, value or shown, want, force=False, path=path, line=kline)
+                check_pinned(name, value or shown, want, force=force or same_al, path=path,
+                             line=kline)
                 new_name = want_flag if kind == "flag" else ENV_OF_FLAG[want_flag]
                 edits.append(spans.Edit(m.start(), m.end(), f"{new_name}={want}"
                                         if kind == "env" or m.group(0)[len(name)] == "=" else

@@ -206,9 +206,7 @@ class VLLMAdapter(EngineAdapter):
 
         spec, raw = site.extra["spec"], site.extra["raw"]
         knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
-        value = None
-        if knob is not None:
-            value = raw.get(knob, json.dumps(spec[knob]))
+        value = raw.get(knob, json.dumps(spec[knob])) if knob is not None else None
         extra = {key: spec[key] for key in (RATES, "draft_sample_method") if key in spec}
         return self.site_setting(doc, site, site.spec, knob=knob, value=value, extra=extra,
                                  rejection_sample_method=spec.get(METHOD_KEY))
@@ -272,7 +270,6 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
     (``raw``: the text of ``spec``'s written keys), for configs and launch scripts."""
     import json
 
-    changes = []
     if KNOB in spec:
         check_pinned(KNOB, raw[KNOB], al_text, force=force, path=path, line=line)
     if RATES in spec and isinstance(spec[RATES], list):
@@ -305,15 +302,8 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
         desired[KNOB] = raw[KNOB] if keep else al_text
         desired[RATES] = None
     desired[OLD_RATE] = None
-    for key, new in desired.items():
-        old = raw.get(key)
-        if new is None and old is None:
-            continue
-        if key == RATES and new is not None and old is not None and _same_rates(spec[RATES], rates):
-            continue
-        if old != new:
-            changes.append((key, old, new))
-    return desired, changes
+    return desired, [(key, raw.get(key), new) for key, new in desired.items()
+                     if raw.get(key) != new]
 
 
 def _same_rates(a, b):
