@@ -42,7 +42,6 @@ RECORD = Engine(
 KNOB = "--spec-decode-acceptance-length"
 RATE_KNOB = "--spec-decode-acceptance-rate"
 K_FLAG = "--num-speculative-tokens"
-FORMS = ("length", "rate")
 
 
 def _refuse_dspark(raw, **where):
@@ -89,7 +88,7 @@ class AtomAdapter(EngineAdapter):
         return self.plan_commands(plan_command, settings[0], path, text, golden_for, k=k,
                                   form=form, force=force)
 
-    forms = FORMS
+    forms = ("length", "rate")
     emit_help = f"{KNOB} AL (--rate: {RATE_KNOB} (AL-1)/K)"
     emit_options = ("dspark_config",)
 
@@ -135,11 +134,9 @@ def read_command_settings(path, text=None):
         extra[RATE_KNOB] = value_of[RATE_KNOB]
     return [SpecSetting(
         path=path, line=line_at(text, at.start()), col=col_at(text, at.start()), engine="atom",
-        role=None, knob=knob, value=value_of.get(knob) if knob else None,
-        k=k, draft=value_of.get("--draft-model"),
-        method=value_of.get("--method"), variant={},
-        model=_resolved(flags["--model"].group("value"), variables) if "--model" in flags else None,
-        extra=extra)]
+        knob=knob, value=value_of.get(knob) if knob else None, k=k,
+        draft=value_of.get("--draft-model"), method=value_of.get("--method"), extra=extra,
+        model=_resolved(flags["--model"].group("value"), variables) if "--model" in flags else None)]
 
 
 def _resolved(raw, variables):

@@ -177,9 +177,7 @@ def recipe_sites(doc, *, knob_only=False):
 def config_sites(doc, env_file=None):
     """Sites of a serve config file: the engine that claims its speculative config most."""
     root = doc.root
-    if not spans.is_map(root):
-        return []
-    spec_pair = spans.get_pair(root, SPEC_KEYS)
+    spec_pair = spans.get_pair(root, SPEC_KEYS) if spans.is_map(root) else None
     if spec_pair is None:
         return []
     value = spec_pair[1]

@@ -61,10 +61,8 @@ class TRTLLMAdapter(EngineAdapter):
         k, k_values = int_k(k_node, doc.path)
         draft = (spans.scalar(spans.get(spec, "speculative_model"))
                  or spans.scalar(spans.get(spec, "speculative_model_dir")))
-        if layers is not None:
-            extra["num_nextn_predict_layers"] = layers
-        extra.update({flag: v for flag in TWO_MODEL_FLAGS
-                      if (v := spans.scalar(spans.get(spec, flag))) is not None})
+        extra.update({key: v for key in ("num_nextn_predict_layers", *TWO_MODEL_FLAGS)
+                      if (v := spans.scalar(spans.get(spec, key))) is not None})
         return Site(engine=self.name, role=role, section=section, spec=spec, k=k,
                     k_node=k_node, k_values=k_values, draft=draft,
                     method=spans.scalar(spans.get(spec, "decoding_type")),

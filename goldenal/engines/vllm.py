@@ -337,12 +337,9 @@ def command_specs(path, text):
     from goldenal.recipes import knobs as table
 
     variables = literal_variables(text)
-    models = []
-    for m in _SERVED.finditer(text):
-        if not table.commented(text, m.start()):
-            name = resolve(m.group("word"), variables)
-            if name and name not in models:
-                models.append(name)
+    served = (resolve(m.group("word"), variables) for m in _SERVED.finditer(text)
+              if not table.commented(text, m.start()))
+    models = list(dict.fromkeys(filter(None, served)))
     out = []
     for m in _SPEC_FLAG.finditer(text):
         if table.commented(text, m.start()):
@@ -356,11 +353,10 @@ def command_specs(path, text):
             raise ParseError(f"--speculative-config {word} is not literal JSON; write {KNOB} "
                              "where the script builds it (goldenal emit --engine vllm prints "
                              "it)", path=path, line=line)
-        spec = parse_speculative_config(json_text, path=path, line=line)
-        raw = _raw_members(json_text, path, line)
         start = m.start("word") + len(quote)
         out.append(CommandSpec(line, start, start + len(inner), json_text, quote == '"',
-                               spec, raw))
+                               parse_speculative_config(json_text, path=path, line=line),
+                               _raw_members(json_text, path, line)))
     return out, models
 
 
