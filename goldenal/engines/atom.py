@@ -80,10 +80,9 @@ class AtomAdapter(EngineAdapter):
                     force=False, launched=(), known=()):
         settings = read_command_settings(path, text)
         if not settings:
-            if RECORD.name in launched:
-                said = f"the script starts {RECORD.launch_word} without speculative decoding"
-            else:
-                said = f"the script starts no server (looked for {', '.join(known)})"
+            said = (f"the script starts {RECORD.launch_word} without speculative decoding"
+                    if RECORD.name in launched else
+                    f"the script starts no server (looked for {', '.join(known)})")
             raise ParseError(f"no ATOM speculative flags found ({K_FLAG}): {said}", path=path)
         return self.plan_commands(plan_command, settings[0], path, text, golden_for, k=k,
                                   form=form, force=force)
@@ -226,8 +225,7 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                 changes += [(line, name, m.group("value"), None), (line, flag, None, value)]
                 targets.append((line, k_value, al_text, value))
                 continue
-            raw = m.group("value")
-            literal = raw.strip("'\"")
+            literal = m.group("value").strip("'\"")
             targets.append((line, k_value, al_text, want))
             if literal.startswith("$"):
                 edit = _variable_edit(path, text, m, name, al_text, want, k_value, variables,

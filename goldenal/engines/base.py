@@ -74,8 +74,7 @@ class EngineAdapter:
         from goldenal.recipes import knobs
         from goldenal.recipes.shell import resolve, unquote
 
-        k = None
-        out = []
+        k, out = None, []
         for row, m in knobs.finditer(text, self.record.rows(setting=(knobs.LENGTH,
                                                                       knobs.RATES))):
             at = row.start(m)

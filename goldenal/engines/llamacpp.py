@@ -98,10 +98,7 @@ def geometric_rates(al, k):
             for _ in range(k):
                 total += term
                 term *= mid
-            if total < length - 1.0:
-                lo = mid
-            else:
-                hi = mid
+            lo, hi = (mid, hi) if total < length - 1.0 else (lo, mid)
         p = 0.5 * (lo + hi)
     else:
         p = 0.0
@@ -112,13 +109,8 @@ def min_variance_rates(al_text, k):
     """vLLM's minimum-variance survival ``[1]*f, p, 0...`` as exact decimal strings."""
     from goldenal.core.acceptance import min_variance_schedule
 
-    return [_plain(Decimal(r.numerator) / Decimal(r.denominator))
+    return [format((Decimal(r.numerator) / Decimal(r.denominator)).normalize(), "f")
             for r in min_variance_schedule(str(al_text), k)]
-
-
-def _plain(value):
-    text = format(value.normalize(), "f")
-    return text if text not in ("-0",) else "0"
 
 
 def rates_text(rates):
@@ -226,8 +218,7 @@ def server_spans(text):
     found = [m.start() for m in _SERVER_WORD.finditer(text)]
     out, i = [], 0
     while i < len(found):
-        p = found[i]
-        start = p
+        start = p = found[i]
         while start > 0 and not _SPACE_BEFORE.match(text, start - 1):
             start -= 1
         end = _NON_SPACE.match(text, p).end()
@@ -260,17 +251,15 @@ class Command:
         self.env = env                  # name -> (value, match or None)
         self.line = line_at(text, start)
 
-    def value(self, flag):
-        found = self.flags.get(flag)
+    def value(self, *flags):
+        """The last value of the first of ``flags`` written, or None."""
+        found = next((self.flags[f] for f in flags if self.flags.get(f)), None)
         return _unq(found[-1].group("value")) if found else None
-
-    def any_value(self, flags):
-        return next((v for v in map(self.value, flags) if v is not None), None)
 
     @property
     def speculative(self):
         """Speculative decoding is configured (a type or a draft model)."""
-        return bool(self.any_value((TYPE_FLAG, *DRAFT_FLAGS))
+        return bool(self.value(TYPE_FLAG, *DRAFT_FLAGS)
                     or self.env.get(TYPE_ENV) or self.env.get(DRAFT_ENV))
 
     def knobs(self):
@@ -289,9 +278,7 @@ def commands(text):
 
     flag_rows = RECORD.rows(form=table.FLAG)
     env_rows = RECORD.rows(form=table.ENV)
-    exported = {}
-    out = []
-    pos = 0
+    exported, out, pos = {}, [], 0
     # (start, env match or None, end of the server word), in text order
     events = [(start, None, word_end) for start, word_end in server_spans(text)
               if not table.commented(text, start)]
@@ -376,8 +363,8 @@ def read_command_settings(path, text=None):
                 extra["knobs"] = [FLAG_OF_ENV.get(n, n) for n, *_ in knobs]
             if m is not None:
                 anchor = m.start()
-        model = cmd.any_value(MODEL_FLAGS)
-        draft = cmd.any_value(DRAFT_FLAGS) or (cmd.env.get(DRAFT_ENV) or (None,))[0]
+        model = cmd.value(*MODEL_FLAGS)
+        draft = cmd.value(*DRAFT_FLAGS) or (cmd.env.get(DRAFT_ENV) or (None,))[0]
         method = cmd.value(TYPE_FLAG) or (cmd.env.get(TYPE_ENV) or (None,))[0]
         draft, model = _path_value(draft, variables), _path_value(model, variables)
         out.append(SpecSetting(
@@ -430,8 +417,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
     paths = eval_paths(text)
     guarded = "EVAL_ONLY" in text
     edits, changes, targets, warnings = [], [], [], []
-    env_done = {}
-    serving = 0
+    env_done, serving = {}, 0
     for cmd in cmds:
         line = cmd.line
         where = paths.get(line)

@@ -63,9 +63,8 @@ class Section:
 
     def get(self, *keys):
         """The value at ``keys`` as this variant runs it (override over base)."""
-        if self.base is None:
-            return spans.get(self.node, *keys)
-        return spans.get(spans.Layers(self.node, self.base.node), *keys)
+        node = self.node if self.base is None else spans.Layers(self.node, self.base.node)
+        return spans.get(node, *keys)
 
     def own(self, *keys):
         return spans.get(self.node, *keys)

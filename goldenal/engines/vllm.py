@@ -91,8 +91,7 @@ def variant_of(spec):
 
 def format_rates(rates, compact=True):
     """A JSON list of rates with the shortest spelling of each float."""
-    sep = "," if compact else ", "
-    return "[" + sep.join(repr(float(r)) for r in rates) + "]"
+    return "[" + ("," if compact else ", ").join(repr(float(r)) for r in rates) + "]"
 
 
 def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
@@ -165,8 +164,6 @@ class VLLMAdapter(EngineAdapter):
         return env_fragment({"SPEC_CONFIG": body}, fmt,
                             args="--speculative-config " + shlex.quote(body))
 
-    # -- reading -------------------------------------------------------------
-
     def _spec(self, doc, node):
         """(spec dict, members-with-raw-text) of a JSON-string or mapping node."""
         from goldenal.recipes import spans
@@ -210,8 +207,6 @@ class VLLMAdapter(EngineAdapter):
         extra = {key: spec[key] for key in (RATES, "draft_sample_method") if key in spec}
         return self.site_setting(doc, site, site.spec, knob=knob, value=value, extra=extra,
                                  rejection_sample_method=spec.get(METHOD_KEY))
-
-    # -- writing -------------------------------------------------------------
 
     def plan(self, doc, site, al_text, *, k, force=False, rates=None, **options):
         from goldenal.engines.setting import Plan
