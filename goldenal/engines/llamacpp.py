@@ -191,10 +191,8 @@ class LlamaCppAdapter(EngineAdapter):
         return text, knob, value, (() if rates is not None else (length_note(al_text, k),))
 
     def fragment(self, al_text, *, k, fmt, rates=None, **options):
-        if rates is not None:
-            flag, value = RATES_KNOB, rates_text(rates)
-        else:
-            flag, value = KNOB, self.convert(al_text)
+        flag, value = ((RATES_KNOB, rates_text(rates)) if rates is not None
+                       else (KNOB, self.convert(al_text)))
         return env_fragment({ENV_OF_FLAG[flag]: value}, fmt, args=f"{flag} {value}")
 
 
