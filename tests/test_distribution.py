@@ -8,11 +8,25 @@ from hypothesis import given, settings, strategies as st
 
 from goldenal.core.acceptance import pava_nonincreasing
 from goldenal.apply.distribution import acceptance_rates, curve_survival, project_rates
-from goldenal.engines.vllm import validate_rates
+from goldenal.engines.vllm import RATES
 from goldenal.core.errors import PolicyError
 from goldenal.golden.registry import Curve, load_registry
 
 REGISTRY = load_registry()
+
+
+def validate_rates(rates, k):
+    """vLLM's checks on its rates knob (docs/engines.md §1.2): messages, empty when valid."""
+    problems = []
+    if len(rates) != k:
+        problems.append(f"{RATES} must have length {k}, got {rates}.")
+    if any(not 0 <= r <= 1 for r in rates):
+        problems.append(f"{RATES} entries must be in [0, 1], got {rates}.")
+    if any(b > a for a, b in zip(rates, rates[1:])):
+        problems.append(f"{RATES} must be non-increasing, got {rates}.")
+    return problems
+
+
 ALL = [(c.id, mode, k) for c in REGISTRY for mode, cells in c.cells.items() for k in cells]
 
 

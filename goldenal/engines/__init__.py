@@ -1,8 +1,5 @@
-"""Engine adapters: how each serving engine spells the golden AL.
-
-One module per engine (``RECORD`` and ``ADAPTER``); :mod:`goldenal.engines.knobs`
-is the registry the tables derive from.
-"""
+"""How each serving engine spells the golden AL: one module per engine (``RECORD`` and
+``ADAPTER``), registered in :mod:`goldenal.engines.knobs`, which the tables derive from."""
 
 from goldenal.engines.knobs import (  # noqa: F401 (the public table, re-exported)
     ENGINES, KNOB_NAMES, KNOBS, MODULES, RUNNER_VARIABLE, acceptance_rate, adapter, add_decimal,

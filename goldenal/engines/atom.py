@@ -1,15 +1,13 @@
-"""ATOM (ROCm): ``--spec-decode-acceptance-length AL`` or ``--spec-decode-acceptance-rate``
-(AL - 1) / K, on the command line, so launch scripts and argument files are read
-and rewritten.  Facts: docs/engines.md §4.1-§4.4.
-"""
+"""ATOM (ROCm): ``--spec-decode-acceptance-length AL`` or ``-rate`` (AL - 1) / K, server flags
+read and rewritten in launch scripts and argument files.  Facts: docs/engines.md §4.1-§4.4."""
 
-import os
 import re
 import shlex
 from decimal import Decimal
 
 from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, env_fragment,
-                                   line_at, on_both_paths, on_eval_path, same_number)
+                                   line_at, on_both_paths, on_eval_path, same_number,
+                                   script_text)
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -44,35 +42,30 @@ RECORD = Engine(
 KNOB = "--spec-decode-acceptance-length"
 RATE_KNOB = "--spec-decode-acceptance-rate"
 K_FLAG = "--num-speculative-tokens"
-FORMS = ("length", "rate")
 
 
 def _refuse_dspark(raw, **where):
     """ATOM refuses forced acceptance with the DSpark confidence scheduler (or ``ragged``)."""
-    if _dspark_confidence(raw):
-        raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
-                          "confidence scheduler (confidence_schedule/ragged)", **where)
-
-
-def _dspark_confidence(raw):
     import json
 
     if raw is None:
-        return False
+        return
     text = raw.strip("'\"")
     try:
         config = json.loads(text)
     except ValueError:
-        return "confidence_schedule" in text and "true" in text.lower()
-    return bool(isinstance(config, dict) and (config.get("confidence_schedule")
-                                               or config.get("ragged")))
+        confidence = "confidence_schedule" in text and "true" in text.lower()
+    else:
+        confidence = isinstance(config, dict) and (config.get("confidence_schedule")
+                                                   or config.get("ragged"))
+    if confidence:
+        raise PolicyError("ATOM refuses forced acceptance together with the DSpark "
+                          "confidence scheduler (confidence_schedule/ragged)", **where)
 
 
 class AtomAdapter(EngineAdapter):
     """ATOM: a server CLI flag, AL or (AL - 1) / K."""
 
-    name = "atom"
-    knob = KNOB
     record = RECORD
 
     script_name, script_sign = "ATOM", K_FLAG
@@ -87,15 +80,14 @@ class AtomAdapter(EngineAdapter):
                     force=False, launched=(), known=()):
         settings = read_command_settings(path, text)
         if not settings:
-            if RECORD.name in launched:
-                said = f"the script starts {RECORD.launch_word} without speculative decoding"
-            else:
-                said = f"the script starts no server (looked for {', '.join(known)})"
+            said = (f"the script starts {RECORD.launch_word} without speculative decoding"
+                    if RECORD.name in launched else
+                    f"the script starts no server (looked for {', '.join(known)})")
             raise ParseError(f"no ATOM speculative flags found ({K_FLAG}): {said}", path=path)
         return self.plan_commands(plan_command, settings[0], path, text, golden_for, k=k,
                                   form=form, force=force)
 
-    forms = FORMS
+    forms = ("length", "rate")
     emit_help = f"{KNOB} AL (--rate: {RATE_KNOB} (AL-1)/K)"
     emit_options = ("dspark_config",)
 
@@ -118,21 +110,16 @@ class AtomAdapter(EngineAdapter):
 
 def read_command_settings(path, text=None):
     """ATOM settings written as literal flags in a script or argument file."""
-    from goldenal.core.files import read_text
     from goldenal.recipes.shell import literal_variables, resolve
     from goldenal.engines.setting import SpecSetting
 
-    path = os.fspath(path)
-    if text is None:
-        text = read_text(path, universal=True)
+    path, text = script_text(path, text)
     flags = {flag: ms[0] for flag, ms in _all_flags(text).items()}     # the first of each
-    if K_FLAG not in flags and KNOB not in flags and RATE_KNOB not in flags:
-        return []
-    if "atom" not in text.lower() and KNOB not in flags and RATE_KNOB not in flags:
+    knob = KNOB if KNOB in flags else (RATE_KNOB if RATE_KNOB in flags else None)
+    if knob is None and (K_FLAG not in flags or "atom" not in text.lower()):
         return []
     variables = literal_variables(text)
     value_of = {f: m.group("value").strip("'\"") for f, m in flags.items()}
-    knob = KNOB if KNOB in flags else (RATE_KNOB if RATE_KNOB in flags else None)
     at = flags.get(knob) or flags.get(K_FLAG)
     k = _literal_k(value_of[K_FLAG], variables) if K_FLAG in flags else None
     extra = {}
@@ -146,11 +133,9 @@ def read_command_settings(path, text=None):
         extra[RATE_KNOB] = value_of[RATE_KNOB]
     return [SpecSetting(
         path=path, line=line_at(text, at.start()), col=col_at(text, at.start()), engine="atom",
-        role=None, knob=knob, value=value_of.get(knob) if knob else None,
-        k=k, draft=value_of.get("--draft-model"),
-        method=value_of.get("--method"), variant={},
-        model=_resolved(flags["--model"].group("value"), variables) if "--model" in flags else None,
-        extra=extra)]
+        knob=knob, value=value_of.get(knob) if knob else None, k=k,
+        draft=value_of.get("--draft-model"), method=value_of.get("--method"), extra=extra,
+        model=_resolved(flags["--model"].group("value"), variables) if "--model" in flags else None)]
 
 
 def _resolved(raw, variables):
@@ -237,19 +222,17 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                     start -= 1
                 value = ADAPTER.convert(al_text, k=k_value, form=form)
                 edits.append(spans.Edit(start, m.end(), f" {flag} {value}"))
-                changes.append((line, name, m.group("value"), None))
-                changes.append((line, flag, None, value))
+                changes += [(line, name, m.group("value"), None), (line, flag, None, value)]
                 targets.append((line, k_value, al_text, value))
                 continue
-            raw = m.group("value")
-            literal = raw.strip("'\"")
+            literal = m.group("value").strip("'\"")
             targets.append((line, k_value, al_text, want))
             if literal.startswith("$"):
                 edit = _variable_edit(path, text, m, name, al_text, want, k_value, variables,
                                       assigned, force)
                 if edit is not None:
                     edits.append(edit[0])
-                    changes.append((edit[1], name, edit[2], want))
+                    changes.append(edit[1])
                 continue
             if _carries(name, literal, al_text, k_value):
                 continue        # golden at the precision written: stays as written
@@ -258,12 +241,9 @@ def plan_command(path, text, golden_for_k, *, k=None, form=None, force=False):
                 edits.append(spans.Edit(m.start("value"), m.end("value"), want))
                 changes.append((line, name, literal, want))
         return Plan(edits=tuple(edits), changes=tuple(changes)), targets
-    for m in k_flags:
+    for m in serving:
         line = line_at(text, m.start())
-        where = paths.get(line)
-        if where is True:
-            continue
-        if where is None and guarded:
+        if paths.get(line) is None and guarded:
             raise on_both_paths(K_FLAG, path=path, line=line)
         k_value = k_of(m)
         al_text = golden_for_k(k_value, line)
@@ -304,8 +284,8 @@ def _check_same_al(path, text, m, name, al_text, k, variables, force):
 
 
 def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, force):
-    """A knob given as ``"$VAR"``: None when the variable holds the value, else ``(edit, line,
-    old)``; a computed variable or one assigned more than once is refused."""
+    """A knob given as ``"$VAR"``: None when the variable holds the value, else ``(edit,
+    change)``; a computed variable or one assigned more than once is refused."""
     from goldenal.recipes.shell import substitute, unquote
     from goldenal.recipes import spans
 
@@ -333,10 +313,9 @@ def _variable_edit(path, text, m, name, al_text, want, k, variables, assigned, f
         raise PolicyError(f"{name} is {raw}, computed at run time as {unquote(value)}, which "
                           f"is not the golden value {want}; fix the computation by hand",
                           path=path, line=line)
-    held = holders[0]
-    check_pinned(name, current, want, force=force, path=path,
-                 line=line_at(text, held.start("raw")))
-    return spans.Edit(held.start("raw"), held.end("raw"), want), line_at(text, held.start("raw")), current
+    start, end = holders[0].span("raw")
+    check_pinned(name, current, want, force=force, path=path, line=line_at(text, start))
+    return spans.Edit(start, end, want), (line_at(text, start), name, current, want)
 
 
 ADAPTER = AtomAdapter()

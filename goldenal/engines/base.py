@@ -1,5 +1,7 @@
 """The shared shape of every engine adapter, and the helpers the engines share."""
 
+import os
+
 FORMATS = ("shell", "env", "json", "yaml", "args")
 
 
@@ -7,24 +9,25 @@ class EngineAdapter:
     """One engine's spelling of the golden AL; the class attributes say what it supports
     (docs/architecture.md, "Adding an engine")."""
 
-    name = None
-    knob = None
     record = None           # the engine's :class:`~goldenal.engines.record.Engine`
     forms = ()              # the ``form`` values ``emit`` accepts
     default_form = "length"
-    # keyword options of :meth:`fragment` beyond ``rates`` and ``form`` (``emit``'s flags)
-    emit_options = ()
+    emit_options = ()       # keyword options of :meth:`fragment` (``emit``'s flags)
     emit_help = ""          # for ``goldenal emit --help``: what the fragment sets
-    # the verifier a written knob puts in place (``rejection_sample_method``), if any
-    verifier = None
-    # words of an srt-slurm ``backend.type`` naming the engine (empty: not in recipes)
-    backend_types = ()
-    # disaggregated serving: the decode worker's K picks the cell of the pair
-    decode_sets_k = False
+    verifier = None         # the ``rejection_sample_method`` a written knob puts in place
+    backend_types = ()      # words of an srt-slurm ``backend.type`` naming the engine
+    decode_sets_k = False   # disaggregated: the decode worker's K picks the pair's cell
     # launch scripts: how messages name the ones this adapter rewrites (None: it does
     # not), and what it looks for in them
-    script_name = None
-    script_sign = None
+    script_name = script_sign = None
+
+    @property
+    def name(self):
+        return self.record.name
+
+    @property
+    def knob(self):
+        return self.record.value_knob
 
     def script_claim(self, text, launched):
         """How surely a launch script (``launched``: the engines it starts) is this engine's."""
@@ -39,11 +42,11 @@ class EngineAdapter:
     def plan_commands(self, plan_command, found, path, text, golden_for, rates_for=None,
                       **options):
         """:meth:`plan_script` by a ``plan_command`` working by K; every path serves ``found``."""
+        from functools import partial
+
         from goldenal.engines.setting import command_site
 
-        def site(site_k):
-            return command_site(self.name, found, site_k)
-
+        site = partial(command_site, self.name, found)
         if rates_for is not None:
             options["rates_for"] = lambda site_k, al: rates_for(site(site_k), site_k, al)
         plan, targets = plan_command(path, text, lambda site_k, line: golden_for(
@@ -71,8 +74,7 @@ class EngineAdapter:
         from goldenal.recipes import knobs
         from goldenal.recipes.shell import resolve, unquote
 
-        k = None
-        out = []
+        k, out = None, []
         for row, m in knobs.finditer(text, self.record.rows(setting=(knobs.LENGTH,
                                                                       knobs.RATES))):
             at = row.start(m)
@@ -121,6 +123,14 @@ class EngineAdapter:
         raise NotImplementedError
 
 
+def script_text(path, text=None):
+    """``(path, text)`` of a script or argument file, read with ``\\n`` lines unless given."""
+    from goldenal.core.files import read_text
+
+    path = os.fspath(path)
+    return path, read_text(path, universal=True) if text is None else text
+
+
 def line_at(text, index):
     """The 1-based line of ``text`` holding ``index``."""
     return text.count("\n", 0, index) + 1
@@ -135,12 +145,8 @@ def model_names(node, keys, names=()):
     """``names`` followed by the non-empty scalars of ``keys`` in a mapping node."""
     from goldenal.recipes import spans
 
-    out = list(names)
-    for key in keys:
-        text = spans.scalar(spans.get(node, key))
-        if text:
-            out.append(text)
-    return out
+    found = (spans.scalar(spans.get(node, key)) for key in keys)
+    return [*names, *filter(None, found)]
 
 
 def env_fragment(items, fmt, *, args=None):

@@ -68,6 +68,3 @@ def plan_env_file(path, desired, *, value_key, force, create=True, ref=None):
         edits.append(spans.Edit(len(text), len(text),
                                 lead + "".join(f"{k}={v}\n" for k, v in missing)))
     return text, edits, changes
-
-
-__all__ = ["plan_env", "plan_site_env", "plan_env_file", "quote_style", "env_file_values", "same_number"]

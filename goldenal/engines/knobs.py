@@ -1,7 +1,5 @@
-"""The one registry of engines and the knob tables derived from their records.
-
-Standard library only: ``goldenal lookup`` converts a value without loading an adapter.
-"""
+"""The one registry of engines and the knob tables derived from their records; standard
+library only at import, as ``goldenal lookup`` converts its value through it."""
 
 from goldenal.engines.values import (  # noqa: F401 (re-exported)
     acceptance_rate, add_decimal, carries_golden, record_value)
@@ -31,8 +29,7 @@ def record(engine):
 
 def knob_value(engine, al_text, *, k=None, form=None):
     """The engine's knob value for a committed AL string, as every writer and the audit use it."""
-    rec = record(engine)
-    return record_value(rec, al_text, k=k, form=form, forms=MODULES[rec.name].ADAPTER.forms)
+    return adapter(engine).convert(al_text, k=k, form=form)
 
 
 def adapter(engine):

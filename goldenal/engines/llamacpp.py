@@ -1,16 +1,13 @@
-"""llama.cpp (``llama-server``): ``--spec-synth-len L`` or ``--spec-synth-rates P0,...``.
-
-The rates replay a schedule as written; the length resolves to a geometric
-schedule, unlike every other engine's length knob.  Facts: docs/engines.md §5.1.
-"""
+"""llama.cpp (``llama-server``): ``--spec-synth-rates P0,...`` replays a schedule as written;
+``--spec-synth-len L`` resolves to a geometric one, unlike every other engine's length knob.
+Facts: docs/engines.md §5.1."""
 
 import math
-import os
 import re
 from decimal import Decimal, InvalidOperation
 
 from goldenal.engines.base import (EngineAdapter, check_pinned, chosen_k, col_at, env_fragment,
-                                   line_at, on_both_paths, on_eval_path)
+                                   line_at, on_both_paths, on_eval_path, script_text)
 from goldenal.core.errors import ParseError, PolicyError
 from goldenal.engines.record import Engine
 
@@ -78,7 +75,7 @@ DRAFT_FLAGS = ("--spec-draft-model", "-md", "--model-draft")
 DRAFT_ENV = "LLAMA_ARG_SPEC_DRAFT_MODEL"
 MODEL_FLAGS = ("-m", "--model")
 SERVER = "llama-server"
-DEFAULT_K = 3  # common_params_speculative draft n_max (common/common.h)
+DEFAULT_K = RECORD.default_k
 FLAG_OF_ENV = {ENV_KNOB: KNOB, ENV_RATES: RATES_KNOB}
 ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
 
@@ -86,11 +83,8 @@ ENV_OF_FLAG = {KNOB: ENV_KNOB, RATES_KNOB: ENV_RATES}
 # -- schedules -----------------------------------------------------------------
 
 def geometric_rates(al, k):
-    """The survival schedule llama.cpp realises for ``--spec-synth-len al`` at K = ``k``.
-
-    As ``common_speculative_synth_rates_resolve``: p by 32 bisection steps on
-    ``p + ... + p^K = al - 1``, then ``p^(i+1)``.
-    """
+    """The survival llama.cpp realises for ``--spec-synth-len al`` at K = ``k``, as
+    ``common_speculative_synth_rates_resolve``: p bisected 32 times on p + ... + p^K = al - 1."""
     length = float(al)
     if not math.isfinite(length) or not 1.0 <= length <= k + 1:
         raise ValueError(f"synthetic acceptance length must be finite and within [1, {k + 1}]")
@@ -104,10 +98,7 @@ def geometric_rates(al, k):
             for _ in range(k):
                 total += term
                 term *= mid
-            if total < length - 1.0:
-                lo = mid
-            else:
-                hi = mid
+            lo, hi = (mid, hi) if total < length - 1.0 else (lo, mid)
         p = 0.5 * (lo + hi)
     else:
         p = 0.0
@@ -118,25 +109,14 @@ def min_variance_rates(al_text, k):
     """vLLM's minimum-variance survival ``[1]*f, p, 0...`` as exact decimal strings."""
     from goldenal.core.acceptance import min_variance_schedule
 
-    return [_plain(Decimal(r.numerator) / Decimal(r.denominator))
+    return [format((Decimal(r.numerator) / Decimal(r.denominator)).normalize(), "f")
             for r in min_variance_schedule(str(al_text), k)]
-
-
-def _plain(value):
-    text = format(value.normalize(), "f")
-    return text if text not in ("-0",) else "0"
 
 
 def rates_text(rates):
     """``P0,P1,...`` as ``--spec-synth-rates`` takes it (no spaces, shortest decimals)."""
-    out = []
-    for r in rates:
-        if isinstance(r, str):
-            out.append(r.strip())
-        else:
-            text = f"{float(r):.6f}".rstrip("0").rstrip(".")
-            out.append(text or "0")
-    return ",".join(out)
+    return ",".join(r.strip() if isinstance(r, str)
+                    else f"{float(r):.6f}".rstrip("0").rstrip(".") or "0" for r in rates)
 
 
 def parse_rates(text):
@@ -177,8 +157,6 @@ def length_note(al_text, k):
 class LlamaCppAdapter(EngineAdapter):
     """llama.cpp: the AL itself (geometric schedule), or explicit survival rates."""
 
-    name = "llamacpp"
-    knob = KNOB
     record = RECORD
 
     script_name = script_sign = SERVER
@@ -213,10 +191,8 @@ class LlamaCppAdapter(EngineAdapter):
         return text, knob, value, (() if rates is not None else (length_note(al_text, k),))
 
     def fragment(self, al_text, *, k, fmt, rates=None, **options):
-        if rates is not None:
-            flag, value = RATES_KNOB, rates_text(rates)
-        else:
-            flag, value = KNOB, self.convert(al_text)
+        flag, value = ((RATES_KNOB, rates_text(rates)) if rates is not None
+                       else (KNOB, self.convert(al_text)))
         return env_fragment({ENV_OF_FLAG[flag]: value}, fmt, args=f"{flag} {value}")
 
 
@@ -230,6 +206,8 @@ _SERVER_WORD = re.compile(r"llama-server(?![\w.-])")
 _WORD_CHAR = re.compile(r"[\w.-]")
 _NON_SPACE = re.compile(r"\S*")
 _SPACE_BEFORE = re.compile(r"\s")
+# a logical line: backslash continuations joined
+_LOGICAL_LINE = re.compile(r"(?:[^\n]*\\[ \t]*\n)*[^\n]*")
 
 
 def server_spans(text):
@@ -238,8 +216,7 @@ def server_spans(text):
     found = [m.start() for m in _SERVER_WORD.finditer(text)]
     out, i = [], 0
     while i < len(found):
-        p = found[i]
-        start = p
+        start = p = found[i]
         while start > 0 and not _SPACE_BEFORE.match(text, start - 1):
             start -= 1
         end = _NON_SPACE.match(text, p).end()
@@ -263,19 +240,6 @@ def _unq(text):
     return unquote(text or "")
 
 
-def _command_end(text, start):
-    """End of the logical line starting at ``start`` (backslash continuations joined)."""
-    end = start
-    while True:
-        nl = text.find("\n", end)
-        if nl < 0:
-            return len(text)
-        if text[:nl].rstrip(" \t").endswith("\\"):
-            end = nl + 1
-            continue
-        return nl
-
-
 class Command:
     """One ``llama-server`` command line of a script: its flags and the environment."""
 
@@ -285,17 +249,15 @@ class Command:
         self.env = env                  # name -> (value, match or None)
         self.line = line_at(text, start)
 
-    def value(self, flag):
-        found = self.flags.get(flag)
+    def value(self, *flags):
+        """The last value of the first of ``flags`` written, or None."""
+        found = next((self.flags[f] for f in flags if self.flags.get(f)), None)
         return _unq(found[-1].group("value")) if found else None
-
-    def any_value(self, flags):
-        return next((v for v in map(self.value, flags) if v is not None), None)
 
     @property
     def speculative(self):
         """Speculative decoding is configured (a type or a draft model)."""
-        return bool(self.any_value((TYPE_FLAG, *DRAFT_FLAGS))
+        return bool(self.value(TYPE_FLAG, *DRAFT_FLAGS)
                     or self.env.get(TYPE_ENV) or self.env.get(DRAFT_ENV))
 
     def knobs(self):
@@ -314,9 +276,7 @@ def commands(text):
 
     flag_rows = RECORD.rows(form=table.FLAG)
     env_rows = RECORD.rows(form=table.ENV)
-    exported = {}
-    out = []
-    pos = 0
+    exported, out, pos = {}, [], 0
     # (start, env match or None, end of the server word), in text order
     events = [(start, None, word_end) for start, word_end in server_spans(text)
               if not table.commented(text, start)]
@@ -331,7 +291,7 @@ def commands(text):
             if before in ("", "export") or before.startswith("export "):
                 exported[m.group("name")] = (_unq(m.group("value")), m)
             continue
-        end = _command_end(text, start)
+        end = _LOGICAL_LINE.match(text, start).end()
         flags = {}
         for _, f in table.finditer(text, flag_rows, word_end, end):
             flags.setdefault(f.group("name"), []).append(f)
@@ -372,13 +332,10 @@ def command_k(cmd, variables):
 
 def read_command_settings(path, text=None):
     """llama.cpp settings of every ``llama-server`` command in a script or argument file."""
-    from goldenal.core.files import read_text
     from goldenal.recipes.shell import literal_variables, resolve
     from goldenal.engines.setting import SpecSetting
 
-    path = os.fspath(path)
-    if text is None:
-        text = read_text(path, universal=True)
+    path, text = script_text(path, text)
     if SERVER not in text:
         return []
     variables = literal_variables(text)
@@ -404,8 +361,8 @@ def read_command_settings(path, text=None):
                 extra["knobs"] = [FLAG_OF_ENV.get(n, n) for n, *_ in knobs]
             if m is not None:
                 anchor = m.start()
-        model = cmd.any_value(MODEL_FLAGS)
-        draft = cmd.any_value(DRAFT_FLAGS) or (cmd.env.get(DRAFT_ENV) or (None,))[0]
+        model = cmd.value(*MODEL_FLAGS)
+        draft = cmd.value(*DRAFT_FLAGS) or (cmd.env.get(DRAFT_ENV) or (None,))[0]
         method = cmd.value(TYPE_FLAG) or (cmd.env.get(TYPE_ENV) or (None,))[0]
         draft, model = _path_value(draft, variables), _path_value(model, variables)
         out.append(SpecSetting(
@@ -417,14 +374,16 @@ def read_command_settings(path, text=None):
 
 # -- rewriting command lines ------------------------------------------------------
 
-def _knob_al(name, value, k):
-    """The AL a knob value asks for (Decimal), or None when it is not a number."""
+def _asks_for(name, value, al_text):
+    """Does a knob value ask for the AL ``al_text`` (within 1e-6; False when not a number)?"""
     try:
         if FLAG_OF_ENV.get(name, name) == RATES_KNOB:
-            return 1 + sum(Decimal(x.strip()) for x in value.split(","))
-        return Decimal(value)
+            pinned = 1 + sum(Decimal(x.strip()) for x in value.split(","))
+        else:
+            pinned = Decimal(value)
+        return abs(pinned - Decimal(al_text)) <= Decimal("1e-6")
     except (InvalidOperation, ValueError):
-        return None
+        return False
 
 
 def _kept_rates(knobs, al_text, k, variables):
@@ -434,16 +393,12 @@ def _kept_rates(knobs, al_text, k, variables):
     if len(knobs) != 1 or FLAG_OF_ENV.get(knobs[0][0], knobs[0][0]) != RATES_KNOB:
         return None
     value = resolve(knobs[0][1], variables)
-    if value is None or value != _unq(knobs[0][1]):
-        return None
     try:
-        rates = parse_rates(value)
+        if value is None or value != _unq(knobs[0][1]) or rates_problem(parse_rates(value), k):
+            return None
     except ValueError:
         return None
-    pinned = _knob_al(RATES_KNOB, value, k)
-    if rates_problem(rates, k) or pinned is None or abs(pinned - Decimal(al_text)) > Decimal("1e-6"):
-        return None
-    return value
+    return value if _asks_for(RATES_KNOB, value, al_text) else None
 
 
 def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=False):
@@ -460,8 +415,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
     paths = eval_paths(text)
     guarded = "EVAL_ONLY" in text
     edits, changes, targets, warnings = [], [], [], []
-    env_done = {}
-    serving = 0
+    env_done, serving = {}, 0
     for cmd in cmds:
         line = cmd.line
         where = paths.get(line)
@@ -473,8 +427,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
             continue
         if not cmd.speculative:
             if knobs:
-                name = knobs[-1][0]
-                raise PolicyError(f"{name} on a {SERVER} without speculative decoding "
+                raise PolicyError(f"{knobs[-1][0]} on a {SERVER} without speculative decoding "
                                   f"({TYPE_FLAG} / {DRAFT_FLAGS[0]}): the server refuses to "
                                   "start", path=path, line=line)
             continue
@@ -520,8 +473,7 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
                                       path=path, line=line)
                 continue
             value = shown if "$" not in shown else resolve(raw, variables)
-            pinned = _knob_al(flag, value, site_k) if value is not None else None
-            same_al = pinned is not None and abs(pinned - Decimal(al_text)) <= Decimal("1e-6")
+            same_al = value is not None and _asks_for(flag, value, al_text)
             if flag == want_flag:
                 if "$" in shown:
                     if value != want:
@@ -536,14 +488,13 @@ def plan_command(path, text, golden_for_k, *, k=None, rates_for=None, force=Fals
                     changes.append((kline, name, value, want))
             else:
                 # the other form of the knob: replaced by ours
-                if not same_al and not force:
-                    check_pinned(name, value or shown, want, force=False, path=path, line=kline)
+                check_pinned(name, value or shown, want, force=force or same_al, path=path,
+                             line=kline)
                 new_name = want_flag if kind == "flag" else ENV_OF_FLAG[want_flag]
                 edits.append(spans.Edit(m.start(), m.end(), f"{new_name}={want}"
                                         if kind == "env" or m.group(0)[len(name)] == "=" else
                                         f"{new_name} {want}"))
-                changes.append((kline, name, value or shown, None))
-                changes.append((kline, new_name, None, want))
+                changes += [(kline, name, value or shown, None), (kline, new_name, None, want)]
             if kind == "env":
                 env_done[id(m)] = want
     if not serving:

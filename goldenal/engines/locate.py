@@ -63,9 +63,8 @@ class Section:
 
     def get(self, *keys):
         """The value at ``keys`` as this variant runs it (override over base)."""
-        if self.base is None:
-            return spans.get(self.node, *keys)
-        return spans.get(spans.Layers(self.node, self.base.node), *keys)
+        node = self.node if self.base is None else spans.Layers(self.node, self.base.node)
+        return spans.get(node, *keys)
 
     def own(self, *keys):
         return spans.get(self.node, *keys)
@@ -92,9 +91,7 @@ def scenario_facts(root, sections=None):
     def text(node):
         return spans.scalar(node) if spans.is_scalar(node) else None
 
-    if sections is None:
-        sections = sections_of(root)
-    sections = sections or ()
+    sections = sections_of(root) if sections is None else sections
     if not sections:
         return None, None, ()
     top = sections[0]
@@ -114,12 +111,8 @@ def scenario_facts(root, sections=None):
 
 
 def _model_names(section):
-    names = []
-    for keys in (("model", "path"), ("identity", "model", "repo"), ("model", "repo")):
-        text = spans.scalar(section.get(*keys))
-        if text:
-            names.append(text)
-    return names
+    keys = (("model", "path"), ("identity", "model", "repo"), ("model", "repo"))
+    return list(filter(None, (spans.scalar(section.get(*path)) for path in keys)))
 
 
 def _engine_of(section):
@@ -183,9 +176,7 @@ def recipe_sites(doc, *, knob_only=False):
 def config_sites(doc, env_file=None):
     """Sites of a serve config file: the engine that claims its speculative config most."""
     root = doc.root
-    if not spans.is_map(root):
-        return []
-    spec_pair = spans.get_pair(root, SPEC_KEYS)
+    spec_pair = spans.get_pair(root, SPEC_KEYS) if spans.is_map(root) else None
     if spec_pair is None:
         return []
     value = spec_pair[1]

@@ -1,52 +1,15 @@
-"""The shape of an engine's record: every fact goldenal knows about one serving engine.
-
-The knob tables, recipe spellings, audit prefilter, ``measure``'s transport and
-the readers' field and metric names are derived from the records, so each fact
-is written once, beside the release it was checked against.  Standard library
-only (``goldenal lookup`` reads records).
-"""
+"""Every fact goldenal knows about one serving engine, written once beside the release
+it was checked against.  Standard library only (``goldenal lookup`` reads records)."""
 
 
 class Engine:
-    """One serving engine, as its pinned upstream ``release`` behaves.
-
-    ``name``/``title``: the id goldenal uses and the name people write;
-    ``value_knob`` carries the golden value in ``unit`` ("length": the AL,
-    "accepted": AL - 1), under ``env_knob`` in the environment; ``knobs``: every
-    knob read for synthetic acceptance, the value knob first; ``spellings``:
-    ``(name, setting, form[, key_separators])`` rows (:mod:`goldenal.recipes.knobs`);
-    ``launches``: ``(word, regex)`` of the commands starting the server (``word`` is
-    in every match), ``launch_word``: what a launch line is recognised by when
-    inserting a knob; ``aliases``: other names recipes give the engine;
-    ``server_owner``: ``owned_by`` in ``/v1/models``; ``info_endpoints``,
-    ``info_keys`` (keys or key paths whose last part names the value),
-    ``version_key``, ``slots_endpoint`` and ``k_keys`` (info keys stating K): what a
-    running server reports; ``metrics``/``old_metrics``: Prometheus families by
-    meaning, current and of older releases; ``request_fields``: added to a request
-    for per-request counts, ``count_fields``: the answer's fields holding them, by
-    meaning, each newest name first (older releases' names after); ``transport``: "stream" (with usage) or "complete"
-    (``request_fields`` refused on a stream); ``silent_paths``: how a set knob is
-    silently not applied (docs/engines.md §6); ``counter_digits``: significant
-    digits of rounded counters; ``per_position_grows``: the per-position family
-    grows to the largest K run, so its size is not K; ``batch_draw``: one synthetic
-    draw per batch step; ``log_steps``: decode steps per mean-only log line;
-    ``geometric_length``: a bare length knob realises a geometric schedule;
-    ``selects_variant``: a setting selects the draft head's sampling variant (ATOM's
-    DSpark path takes none, docs/engines.md §4.1); ``file_tokens``: parts of a
-    launcher's file name that name the engine (``"_trt"``); ``default_k``: K when no
-    setting writes it; ``spec_off``: what the server does with a knob while
-    speculative decoding is off (None, "refused": it does not start, "dropped":
-    silently); ``releases``: ``(settings, since, until, message)``, the releases
-    (``since`` <= version < ``until``) that read these settings and what an image
-    outside them does; ``matrix_args``: keys of a CI-matrix entry holding the
-    engine's server arguments.
-    """
+    """One serving engine, as its pinned upstream ``release`` behaves; the fields are
+    described in docs/architecture.md, "Adding an engine"."""
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
                  knobs=(), spellings=(), launches=(), launch_word, aliases=(), server_owner=None,
                  info_endpoints=(), metrics=None, request_fields=None, count_fields=None,
-                 silent_paths="",
-                 transport="stream", old_metrics=None, counter_digits=None,
+                 silent_paths="", transport="stream", old_metrics=None, counter_digits=None,
                  per_position_grows=False, info_keys=(), version_key="version",
                  slots_endpoint=None, k_keys=(), batch_draw=False, log_steps=None,
                  geometric_length=False, selects_variant=True, file_tokens=(), default_k=None,

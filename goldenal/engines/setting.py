@@ -76,8 +76,7 @@ def int_k(node, path):
         return None, ()
     if node.id == "sequence":
         values = tuple(int_k(v, path)[0] for v in node.value)
-        uniq = set(values)
-        return (values[0] if len(uniq) == 1 else None), values
+        return (values[0] if len(set(values)) == 1 else None), values
     text = spans.scalar(node)
     if text is None:
         return None, ()

@@ -1,6 +1,5 @@
 """SGLang: the ``SGLANG_SIMULATE_ACC_*`` environment variables, read at import, so they
-belong in the server's environment.  Facts: docs/engines.md §2.
-"""
+belong in the server's environment.  Facts: docs/engines.md §2."""
 
 from goldenal.engines.base import EngineAdapter, env_fragment, model_names
 from goldenal.engines.record import Engine
@@ -80,8 +79,6 @@ def _key(name):
 class SGLangAdapter(EngineAdapter):
     """SGLang: the AL unchanged, plus two companion variables."""
 
-    name = "sglang"
-    knob = KNOB
     record = RECORD
     backend_types = ("sglang",)
     emit_help = f"{KNOB}=AL, _METHOD=match-expected, _TOKEN_MODE=real-draft-token"
@@ -115,10 +112,9 @@ class SGLangAdapter(EngineAdapter):
         names = model_names(cfg, (_key("model-path"), _key("served-model-name")), models)
         topk = spans.scalar(spans.get(cfg, _key("speculative-eagle-topk")))
         own = cfg_own is not None and spans.get(cfg_own, _key(k_name)) is not None
-        extra = {"_own": own, "eagle_topk": topk}
         return Site(engine=self.name, role=role, section=section.name, spec=cfg, k=k,
                     k_node=k_node, k_values=k_values, draft=draft, method=algorithm,
-                    models=tuple(names), extra=extra, on=on)
+                    models=tuple(names), extra={"_own": own, "eagle_topk": topk}, on=on)
 
     def setting(self, doc, site):
         from goldenal.recipes import spans
@@ -137,14 +133,12 @@ class SGLangAdapter(EngineAdapter):
         from goldenal.engines.envblock import plan_site_env
         from goldenal.engines.setting import Plan
 
-        warnings = []
         topk = site.extra.get("eagle_topk")
-        if topk not in (None, "1"):
-            warnings.append(f"speculative-eagle-topk is {topk}: SGLang's real-draft-token "
-                            "mode requires 1 and refuses to start otherwise")
-        edits, changes = plan_site_env(doc, site, self.desired(al_text), value_key=KNOB,
-                                  force=force)
-        return Plan(edits=tuple(edits), changes=tuple(changes), warnings=tuple(warnings))
+        warnings = () if topk in (None, "1") else (
+            f"speculative-eagle-topk is {topk}: SGLang's real-draft-token mode requires 1 and "
+            "refuses to start otherwise",)
+        edits, changes = plan_site_env(doc, site, self.desired(al_text), value_key=KNOB, force=force)
+        return Plan(edits=tuple(edits), changes=tuple(changes), warnings=warnings)
 
 
 ADAPTER = SGLangAdapter()

@@ -1,6 +1,5 @@
 """TensorRT-LLM: ``TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`` = AL - 1 (0 is off, so AL 1
-cannot be expressed; the two-model path reads it with ``int()``).  Facts: docs/engines.md §3.
-"""
+cannot be expressed; the two-model path reads it with ``int()``).  Facts: docs/engines.md §3."""
 
 from goldenal.engines.base import EngineAdapter, env_fragment, model_names
 from goldenal.core.errors import PolicyError
@@ -37,8 +36,6 @@ TWO_MODEL_FLAGS = ("eagle3_one_model", "mtp_eagle_one_model")
 class TRTLLMAdapter(EngineAdapter):
     """TensorRT-LLM: AL - 1 in one environment variable."""
 
-    name = "trtllm"
-    knob = KNOB
     record = RECORD
     backend_types = ("trt",)
     emit_help = f"{KNOB}=AL-1"
@@ -64,10 +61,8 @@ class TRTLLMAdapter(EngineAdapter):
         k, k_values = int_k(k_node, doc.path)
         draft = (spans.scalar(spans.get(spec, "speculative_model"))
                  or spans.scalar(spans.get(spec, "speculative_model_dir")))
-        if layers is not None:
-            extra["num_nextn_predict_layers"] = layers
-        extra.update({flag: v for flag in TWO_MODEL_FLAGS
-                      if (v := spans.scalar(spans.get(spec, flag))) is not None})
+        extra.update({key: v for key in ("num_nextn_predict_layers", *TWO_MODEL_FLAGS)
+                      if (v := spans.scalar(spans.get(spec, key))) is not None})
         return Site(engine=self.name, role=role, section=section, spec=spec, k=k,
                     k_node=k_node, k_values=k_values, draft=draft,
                     method=spans.scalar(spans.get(spec, "decoding_type")),
@@ -112,40 +107,32 @@ class TRTLLMAdapter(EngineAdapter):
         extra = {key: v for key, v in site.extra.items() if not key.startswith("_")}
         return self.site_setting(doc, site, anchor, extra=extra, **fields)
 
-    def two_model_value(self, doc, site, value):
-        """The two-model path parses the value with ``int()``: a fraction is refused (§3.2)."""
-        from goldenal.recipes import spans
-
-        flag = next((f for f in TWO_MODEL_FLAGS
-                     if str(site.extra.get(f, "")).strip().lower() == "false"), None)
-        if flag is None:
-            return value
-        whole, _, frac = value.partition(".")
-        if frac.strip("0"):
-            raise PolicyError(f"{flag}: false selects the two-model path, which reads {KNOB} "
-                              f"with int(): {value} would silently disable forcing; serve the "
-                              "one-model path or a K whose golden AL - 1 is an integer",
-                              path=doc.path, line=spans.line_of(site.spec))
-        return whole
-
-    def warnings(self, site, value):
-        out = []
-        layers = site.extra.get("num_nextn_predict_layers")
-        if site.extra.get("k_from"):
-            out.append(f"max_draft_len is not set; K={site.k} is read from "
-                       "num_nextn_predict_layers, as older TensorRT-LLM releases do (newer "
-                       "ones may take it from the checkpoint): set max_draft_len explicitly")
-        elif layers is not None and site.k is not None and str(site.k) != str(layers):
-            out.append(f"num_nextn_predict_layers ({layers}) differs from max_draft_len "
-                       f"({site.k}); K is read as max_draft_len")
-        return out
-
     def plan(self, doc, site, al_text, *, k, force=False, **options):
         from goldenal.engines.envblock import plan_env_file, plan_site_env
         from goldenal.engines.setting import Plan
+        from goldenal.recipes import spans
 
-        value = self.two_model_value(doc, site, self.convert(al_text))
-        warnings = self.warnings(site, value)
+        value = self.convert(al_text)
+        # the two-model path parses the value with int(): a fraction is refused (§3.2)
+        flag = next((f for f in TWO_MODEL_FLAGS
+                     if str(site.extra.get(f, "")).strip().lower() == "false"), None)
+        if flag is not None:
+            whole, _, frac = value.partition(".")
+            if frac.strip("0"):
+                raise PolicyError(f"{flag}: false selects the two-model path, which reads "
+                                  f"{KNOB} with int(): {value} would silently disable forcing; "
+                                  "serve the one-model path or a K whose golden AL - 1 is an "
+                                  "integer", path=doc.path, line=spans.line_of(site.spec))
+            value = whole
+        warnings = []
+        layers = site.extra.get("num_nextn_predict_layers")
+        if site.extra.get("k_from"):
+            warnings.append(f"max_draft_len is not set; K={site.k} is read from "
+                            "num_nextn_predict_layers, as older TensorRT-LLM releases do (newer "
+                            "ones may take it from the checkpoint): set max_draft_len explicitly")
+        elif layers is not None and site.k is not None and str(site.k) != str(layers):
+            warnings.append(f"num_nextn_predict_layers ({layers}) differs from max_draft_len "
+                            f"({site.k}); K is read as max_draft_len")
         if site.env is None and site.env_file:
             text, edits, changes = plan_env_file(site.env_file, {KNOB: value}, value_key=KNOB,
                                                  force=force, ref=site.extra.get("_env_ref"))

@@ -47,11 +47,8 @@ def record_value(rec, al_text, *, k=None, form=None, forms=()):
 
 
 def carries_golden(written, al_text, *, unit="length", k=None):
-    """Does a knob's ``written`` value carry the golden AL ``al_text`` at its precision?
-
-    docs/policy.md §2, rule 7: ``0.6633`` carries 2.99 at K=3 as a rate, ``0.6634``
-    does not.
-    """
+    """Does a knob's ``written`` value carry the golden AL ``al_text`` at its precision
+    (docs/policy.md §2, rule 7: ``0.6633`` carries 2.99 at K=3 as a rate, ``0.6634`` not)?"""
     from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 
     try:

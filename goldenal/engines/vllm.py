@@ -1,7 +1,5 @@
-"""vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length``
-(or ``synthetic_acceptance_rates``) in the speculative config, wherever it is
-written.  Facts: docs/engines.md §1.1, §1.4.
-"""
+"""vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length`` (or
+``_rates``) in the speculative config, wherever it is written.  Facts: docs/engines.md §1.1, §1.4."""
 
 import re
 import shlex
@@ -93,15 +91,16 @@ def variant_of(spec):
 
 def format_rates(rates, compact=True):
     """A JSON list of rates with the shortest spelling of each float."""
-    sep = "," if compact else ", "
-    return "[" + sep.join(repr(float(r)) for r in rates) + "]"
+    return "[" + ("," if compact else ", ").join(repr(float(r)) for r in rates) + "]"
 
 
 def _spec_site(spec, models, *, role=None, section=None, node=None, extra=None):
     """The :class:`Site` of a speculative config; ``node``: where a recipe or config holds it."""
     from goldenal.engines.setting import Site
 
-    k = _as_int(spec.get("num_speculative_tokens"))
+    n = spec.get("num_speculative_tokens")
+    whole = isinstance(n, int) and not isinstance(n, bool)
+    k = int(n) if whole or (isinstance(n, str) and n.strip().isdigit()) else None
     draft = spec.get("model")
     return Site(engine="vllm", role=role, section=section, spec=node, k=k, k_node=node,
                 k_values=(k,) if k is not None else (), draft=str(draft) if draft else None,
@@ -117,21 +116,9 @@ def _raw_members(json_text, path, line):
     return {key: json_text[s:e] for key, (_, s, e) in members.items()}
 
 
-def _as_int(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
-
-
 class VLLMAdapter(EngineAdapter):
     """vLLM: the AL unchanged, as a JSON key of the speculative config."""
 
-    name = "vllm"
-    knob = KNOB
     record = RECORD
     emit_options = ("spec_config",)
     emit_help = (f'{METHOD_KEY} "{SYNTHETIC}" + {KNOB} AL\n'
@@ -162,15 +149,8 @@ class VLLMAdapter(EngineAdapter):
 
         base = "{}" if spec_config is None else spec_config
         parse_speculative_config(base)
-        updates = {METHOD_KEY: json.dumps(SYNTHETIC)}
         compact = "," in base and ", " not in base or base.strip() == "{}"
-        if rates is not None:
-            updates[RATES] = format_rates(rates, compact)
-            updates[KNOB] = None
-        else:
-            updates[KNOB] = al_text
-            updates[RATES] = None
-        updates[OLD_RATE] = None
+        updates, _ = desired_keys({}, {}, al_text, k=k, rates=rates, compact=compact)
         if base.strip() == "{}":
             body = "{" + ",".join(f"{json.dumps(key)}:{v}" for key, v in updates.items()
                                   if v is not None) + "}"
@@ -184,8 +164,6 @@ class VLLMAdapter(EngineAdapter):
         return env_fragment({"SPEC_CONFIG": body}, fmt,
                             args="--speculative-config " + shlex.quote(body))
 
-    # -- reading -------------------------------------------------------------
-
     def _spec(self, doc, node):
         """(spec dict, members-with-raw-text) of a JSON-string or mapping node."""
         from goldenal.recipes import spans
@@ -197,11 +175,8 @@ class VLLMAdapter(EngineAdapter):
                 return spec, {}     # raw text is only read for the keys inject writes
             return spec, _raw_members(text, doc.path, spans.line_of(node))
         if spans.is_map(node):
-            spec = spans.to_python(node)
-            raw = {}
-            for key, value in spans.pairs(node):
-                raw[key.value] = doc.text[value.start_mark.index:value.end_mark.index]
-            return spec, raw
+            return spans.to_python(node), {key.value: doc.text[v.start_mark.index:v.end_mark.index]
+                                           for key, v in spans.pairs(node)}
         raise ParseError("speculative-config must be a JSON string or a mapping",
                          path=doc.path, line=spans.line_of(node))
 
@@ -228,14 +203,10 @@ class VLLMAdapter(EngineAdapter):
 
         spec, raw = site.extra["spec"], site.extra["raw"]
         knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
-        value = None
-        if knob is not None:
-            value = raw.get(knob, json.dumps(spec[knob]))
+        value = raw.get(knob, json.dumps(spec[knob])) if knob is not None else None
         extra = {key: spec[key] for key in (RATES, "draft_sample_method") if key in spec}
         return self.site_setting(doc, site, site.spec, knob=knob, value=value, extra=extra,
                                  rejection_sample_method=spec.get(METHOD_KEY))
-
-    # -- writing -------------------------------------------------------------
 
     def plan(self, doc, site, al_text, *, k, force=False, rates=None, **options):
         from goldenal.engines.setting import Plan
@@ -288,25 +259,12 @@ class VLLMAdapter(EngineAdapter):
         return edits
 
 
-def validate_rates(rates, k):
-    """vLLM's checks on its rates knob (docs/engines.md §1.2): messages, empty when valid."""
-    problems = []
-    if len(rates) != k:
-        problems.append(f"{RATES} must have length {k}, got {rates}.")
-    if any(not 0 <= r <= 1 for r in rates):
-        problems.append(f"{RATES} entries must be in [0, 1], got {rates}.")
-    if any(b > a for a, b in zip(rates, rates[1:])):
-        problems.append(f"{RATES} must be non-increasing, got {rates}.")
-    return problems
-
-
 def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True, path=None,
                  line=None):
     """``({key: raw JSON text, or None to remove}, [(key, old, new)])`` to carry ``al_text``
     (``raw``: the text of ``spec``'s written keys), for configs and launch scripts."""
     import json
 
-    changes = []
     if KNOB in spec:
         check_pinned(KNOB, raw[KNOB], al_text, force=force, path=path, line=line)
     if RATES in spec and isinstance(spec[RATES], list):
@@ -339,15 +297,8 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
         desired[KNOB] = raw[KNOB] if keep else al_text
         desired[RATES] = None
     desired[OLD_RATE] = None
-    for key, new in desired.items():
-        old = raw.get(key)
-        if new is None and old is None:
-            continue
-        if key == RATES and new is not None and old is not None and _same_rates(spec[RATES], rates):
-            continue
-        if old != new:
-            changes.append((key, old, new))
-    return desired, changes
+    return desired, [(key, raw.get(key), new) for key, new in desired.items()
+                     if raw.get(key) != new]
 
 
 def _same_rates(a, b):
@@ -358,8 +309,6 @@ def _same_rates(a, b):
 
 
 ADAPTER = VLLMAdapter()
-__all__ = ["ADAPTER", "KNOB", "RATES", "METHOD_KEY", "parse_speculative_config", "variant_of",
-           "same_number"]
 
 
 # -- launch scripts: ``vllm serve ... --speculative-config '{...}'`` ---------------
@@ -373,12 +322,8 @@ _SERVED = re.compile(r"""(?:\bvllm serve[ \t]+|(?<![\w-])--model(?:=|[ \t]+))"""
                      r"""(?P<word>'[^']*'|"[^"]*"|(?!-)[^\s\\;|&]+)""")
 
 
-class CommandSpec(namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")):
-    """One literal ``--speculative-config`` JSON of a script, offsets inside its quotes."""
-
-    def site(self, models):
-        """The site's identity for the curve resolver: K, draft head, method, variant."""
-        return _spec_site(self.spec, models)
+# one literal ``--speculative-config`` JSON of a script, offsets inside its quotes
+CommandSpec = namedtuple("CommandSpec", "line start end json_text double_quoted spec raw")
 
 
 def command_specs(path, text):
@@ -387,12 +332,9 @@ def command_specs(path, text):
     from goldenal.recipes import knobs as table
 
     variables = literal_variables(text)
-    models = []
-    for m in _SERVED.finditer(text):
-        if not table.commented(text, m.start()):
-            name = resolve(m.group("word"), variables)
-            if name and name not in models:
-                models.append(name)
+    served = (resolve(m.group("word"), variables) for m in _SERVED.finditer(text)
+              if not table.commented(text, m.start()))
+    models = list(dict.fromkeys(filter(None, served)))
     out = []
     for m in _SPEC_FLAG.finditer(text):
         if table.commented(text, m.start()):
@@ -406,11 +348,10 @@ def command_specs(path, text):
             raise ParseError(f"--speculative-config {word} is not literal JSON; write {KNOB} "
                              "where the script builds it (goldenal emit --engine vllm prints "
                              "it)", path=path, line=line)
-        spec = parse_speculative_config(json_text, path=path, line=line)
-        raw = _raw_members(json_text, path, line)
         start = m.start("word") + len(quote)
         out.append(CommandSpec(line, start, start + len(inner), json_text, quote == '"',
-                               spec, raw))
+                               parse_speculative_config(json_text, path=path, line=line),
+                               _raw_members(json_text, path, line)))
     return out, models
 
 
@@ -437,7 +378,7 @@ def plan_command(path, text, golden_for, *, k=None, rates_for=None, force=False)
             continue
         if where is None and guarded:
             raise on_both_paths("--speculative-config", path=path, line=cs.line)
-        site = cs.site(models)
+        site = _spec_site(cs.spec, models)
         site_k = chosen_k(site.k, k, said=f"num_speculative_tokens {site.k}", path=path,
                           line=cs.line,
                           missing="the --speculative-config has no num_speculative_tokens")
