@@ -86,22 +86,36 @@ _GROUP_NAMES = tuple(dict.fromkeys(r.name for rows in _TABLE_GROUPS.values() for
 _NAME_GROUPS = tuple(tuple(group for group, rows in _TABLE_GROUPS.items()
                            if any(r.name == name for r in rows)) for name in _GROUP_NAMES)
 _DIGITS = re.compile(r"\d+")
-_DRAFT_RES = [
-    re.compile(r'"model"\s*:\s*"([^"$]+)"'),
-    re.compile(r"--speculative-draft-model-path(?:\s+|=)[\"']?([^\"'\s$]+)"),
-    re.compile(r"--draft-model(?:-path)?(?:\s+|=)[\"']?([^\"'\s$]+)"),
-    re.compile(r"^\s*speculative_model(?:_dir)?\s*:\s*[\"']?([^\"'\s$]+)"),
-]
-_METHOD_RES = [
-    re.compile(r'"method"\s*:\s*"(\w+)"'),
-    re.compile(r"--speculative-algorithm(?:\s+|=)[\"']?(\w+)"),
-    re.compile(r"--spec-method(?:\s+|=)[\"']?(\w+)"),
-    re.compile(r"^\s*decoding_type\s*:\s*[\"']?(\w+)"),
-]
 # the method flag of an engine that drops a knob silently without one (ATOM)
 _DROPPED_METHOD = knobs.spellings(
     engine=tuple(e for e in ev.ENGINES if ev.record(e).spec_off == "dropped"),
     setting=knobs.METHOD)[0]
+
+
+def _spec_res(setting, value, quoted_value):
+    """``(pattern, quoted key or None)`` of the records' spellings of ``setting`` (the refusing
+    engine's are read with its knobs, the dropping engine's method apart), the value in group 1,
+    in this order: a key of a JSON config on the command line (vLLM's
+    ``--speculative-config``), a flag, a key opening a YAML line (TensorRT-LLM's config).
+    """
+    rows = [r for r in knobs.spellings(engine=tuple(e for e in ev.ENGINES if e not in _REFUSING),
+                                       setting=setting) if r != _DROPPED_METHOD]
+    json = [r for r in rows if r.form == knobs.KEY and r.engine in _COMMAND_CARRIED]
+    return tuple([(re.compile(rf'"{re.escape(r.name)}"\s*:\s*"({quoted_value})"'), f'"{r.name}"')
+                  for r in json]
+                 + [(re.compile(re.escape(r.name) + rf"(?:\s+|=)[\"']?({value})"), None)
+                    for r in rows if r.form == knobs.FLAG]
+                 + [(re.compile(rf"^\s*{re.escape(r.name)}\s*:\s*[\"']?({value})"), None)
+                    for r in rows if r.form == knobs.KEY and r not in json])
+
+
+_DRAFT_RES = _spec_res(knobs.DRAFT, r"[^\"'\s$]+", r'[^"$]+')
+_METHOD_RES = _spec_res(knobs.METHOD, r"\w+", r"\w+")
+_METHOD_NAMES = tuple(r.name for r in knobs.spellings(setting=knobs.METHOD))
+# a JSON config's draft counts on a line naming the config's K or its method
+_JSON_DRAFT_WITNESSES = tuple(r.name for r in knobs.spellings(
+    engine=_COMMAND_CARRIED, setting=knobs.K, form=knobs.KEY)) + tuple(
+    quoted for _, quoted in _METHOD_RES if quoted)
 _WORD_CHARS = re.compile(r"\w+")
 _RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
@@ -180,17 +194,16 @@ def _read_line(flat):
     has_spec = "spec" in flat
     has_model = "model" in flat
     if has_model:
-        for rx in _DRAFT_RES:
+        for rx, quoted in _DRAFT_RES:
             m = rx.search(flat)
-            if m and ('"model"' not in rx.pattern or "num_speculative_tokens" in flat
-                      or '"method"' in flat):
+            if m and (not quoted or any(w in flat for w in _JSON_DRAFT_WITNESSES)):
                 said.draft = m.group(1)
-    if "method" in flat or "algorithm" in flat or "decoding_type" in flat:
-        for rx in _METHOD_RES:
+    if any(name in flat for name in _METHOD_NAMES):
+        for rx, _ in _METHOD_RES:
             m = rx.search(flat)
             if m:
                 said.method = m.group(1)
-        if "--method" in flat:
+        if _DROPPED_METHOD.name in flat:
             m = _DROPPED_METHOD.search(flat)
             m = m and _WORD_CHARS.match(unquote(m.group("value")))
             if m:
