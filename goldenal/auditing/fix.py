@@ -1,14 +1,5 @@
-r"""``audit --fix`` / ``--diff``: apply the safe fixes, the replacement of a literal value.
-
-A fix (GAL201, GAL202) is applied only when nothing on its line was assumed
-(GAL304/GAL305), every finding there asks for the same value, the old value
-occurs once on the line as a whole number, and auditing with the fixed texts
-in place (in memory) raises nothing new on a fixed line; rejected fixes are
-dropped and the rest checked again.  Files are edited as bytes (a line ends
-at ``\n``, as audit numbers lines; every other byte stays), never through a
-link, replaced atomically under the writer lock of their directories, and
-not written when their bytes changed since the fixes were planned.
-"""
+"""``audit --fix`` / ``--diff``: the safe fixes, each a literal value replaced in place
+(when a fix is safe: docs/cli.md, ``audit``)."""
 
 import difflib
 import errno
@@ -23,9 +14,7 @@ ASSUMPTIONS = ("GAL304", "GAL305")
 
 
 class FixResult(NamedTuple):
-    """What :func:`fix_findings` changed: a unified diff (bytes), and ``(finding, reason)``
-    for each fix not applied.
-    """
+    """What :func:`fix_findings` did: a unified diff (bytes); ``skipped``: (finding, reason)."""
 
     diff: str
     fixed: tuple
@@ -122,9 +111,7 @@ def _lines(data):
 
 
 def _replace_once(line, found, expected):
-    """``(count, new line)`` for whole-number ``found`` in the line's bytes, decoded with
-    ``surrogateescape`` so the bytes around it come back unchanged.
-    """
+    """``(count, new line)``; ``surrogateescape`` keeps the bytes around ``found`` as they were."""
     text = line.decode("utf-8", "surrogateescape")
     pattern = _number(found)
     count = len(pattern.findall(text))
@@ -190,11 +177,8 @@ def _diff(path, before, after):
 
 
 def fix_findings(findings, root, audit_tree, *, write=True):
-    """Apply (``write=False``: only diff) the safe fixes of ``findings``.
-
-    ``audit_tree(overlay)`` audits again with ``{path: bytes}`` read in place of
-    those files.  Raises OSError naming a directory whose lock was held too long.
-    """
+    """Apply (``write=False``: only diff) the safe fixes; ``audit_tree(overlay)`` audits again
+    with ``{path: bytes}`` in place of those files.  OSError: a lock held too long."""
     plans, skipped = plan_fixes(findings)
     if not write or not plans:
         return _fix(plans, skipped, root, audit_tree, write=write)

@@ -39,9 +39,7 @@ def run_summary(report):
 
 
 def format_text(findings, report=None, *, show_assumptions=True, show_skipped=False):
-    """One ``path:line:col: CODE [*] message`` line per finding, then the summary; GAL305
-    counted in one line unless ``show_assumptions``; ``show_skipped`` lists skipped files.
-    """
+    """One ``path:line:col: CODE [*] message`` line per finding, then the summaries."""
     out = []
     hidden = 0
     for f in findings:
@@ -104,10 +102,8 @@ def _location(path, line, col, end_col=None, message=None, ident=None):
 
 
 def sarif_log(findings, report=None):
-    """The SARIF 2.1.0 log as a dict.  A fix that is one edit carries its
-    ``artifactChanges`` (SARIF requires every fix to spell them); any other
-    suggestion stays in the message's ``properties``.
-    """
+    """The SARIF 2.1.0 log; only a one-edit fix can spell the ``artifactChanges`` SARIF
+    requires of a fix, any other stays a ``suggestedFix`` property."""
     from goldenal import __version__
 
     used = sorted({f.code for f in findings})

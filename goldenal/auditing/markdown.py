@@ -1,8 +1,5 @@
-"""Commands in Markdown: the fenced code blocks a README or recipe guide shows.
-
-People copy launch commands from documentation, so a knob pinned in a guide
-is audited like one in a script.
-"""
+"""Commands in Markdown's fenced blocks: people copy launch commands from guides, so a
+knob pinned in one is audited like one in a script."""
 
 import re
 from typing import NamedTuple
@@ -16,10 +13,8 @@ SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console", "zsh", "shell-session",
 
 
 def fenced_code(lines):
-    """``lines`` with every line outside shell-like fenced blocks (```` ```bash ````,
-    ``sh``, ``console``, ``~~~``, no language) blanked, and a ``$ `` prompt turned
-    to spaces: line and column numbers stay the document's.
-    """
+    """``lines`` with all but shell-like fenced blocks blanked and ``$ `` prompts spaced out,
+    so line and column numbers stay the document's."""
     out = []
     fence = None            # the closing fence's character and length while inside a block
     keep = False
@@ -53,9 +48,7 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
 
 class Block(NamedTuple):
-    """One fenced block: code lines ``lines[first:stop]``, shell-like or not, and the
-    index of the innermost heading above it (-1 before any).
-    """
+    """A fenced block's code ``lines[first:stop]`` and its innermost heading's index (-1)."""
 
     first: int
     stop: int
@@ -73,9 +66,7 @@ class Heading(NamedTuple):
 
 
 def outline(lines):
-    """``(headings, blocks)`` of a document; fenced lines are never headings, and an
-    unclosed block runs to the end (CommonMark).
-    """
+    """``(headings, blocks)``, as CommonMark reads them (an unclosed block runs to the end)."""
     headings, blocks = [], []
     fence = None
     start = shell = None
@@ -138,9 +129,7 @@ _RECIPE_FOLDERS = ("recipes", "recipe", "benchmarks", "benchmark", "bench")
 
 
 def is_recipe(relpath):
-    """True for a Markdown recipe (in a recipes, benchmark or scenario folder: run as
-    written); anything else is documentation, whose commands are examples.
-    """
+    """True in a recipes, benchmark or scenario folder (run as written); else documentation."""
     from goldenal.auditing.evidence import agentic_from_path
 
     folders = relpath.lower().replace("\\", "/").split("/")[:-1]
@@ -191,14 +180,8 @@ def knob_sections(lines):
 
 
 def markdown_configs(relpath, lines, scenario_path=None):
-    """The serve configs of a document's fenced shell blocks, section by section.
-
-    The shell blocks under one heading are read as one script.  Agentic or not
-    comes from the client those blocks run (a block's own first), then the
-    headings above, then (a recipe only) the page's clients when they agree,
-    then the path: never from another section.  Each config's ``extra`` holds
-    ``md_section``, ``md_title``, ``md_recipe`` and ``md_example`` (a serving
-    example: a server started, no benchmark, nothing saying agentic; GAL313).
+    """The configs of the shell blocks under each heading, read as one script; agentic or not
+    from their clients, the headings, a recipe page's clients, the path, never another section.
     """
     from goldenal.core.errors import GoldenALError
     from goldenal.auditing import evidence as ev

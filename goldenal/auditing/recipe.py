@@ -1,10 +1,5 @@
-"""srt-slurm recipe YAMLs: the audit's evidence from the engine adapters' read-back.
-
-:func:`goldenal.engines.locate.find_sites` reads the recipe as ``inject``
-does (anchors, aliases and merges resolved, every node keeping its line);
-here each site becomes a :class:`~goldenal.auditing.evidence.Config` per
-worker role and variant.
-"""
+"""srt-slurm recipe YAMLs: each site ``find_sites`` reads (as ``inject`` does) becomes a
+:class:`~goldenal.auditing.evidence.Config` per worker role and variant."""
 
 import json
 import re
@@ -97,12 +92,8 @@ def _fields(doc, site):
 
 
 def recipe_configs(relpath, text, lines, scenario_path=None):
-    """The configs of one srt-slurm recipe; a variant equal to the base adds nothing.
-
-    Agentic or not comes from the content first (``benchmark:``, names), then
-    ``scenario_path`` (default ``relpath``).  Raises ParseError for broken YAML
-    or a speculative-config string that is not JSON.
-    """
+    """The configs of one recipe (a variant equal to the base adds nothing); agentic or not
+    from its content, else ``scenario_path``.  ParseError: broken YAML or config JSON."""
     if _TOP_LEVEL_LIST.match(text):
         return []
     doc, sites, _ = find_sites(relpath, text, recipe_only=True, knob_only=True)

@@ -38,8 +38,7 @@ _RULES = [
         "\"<vllm:length>\":2.8}'",
         "# AL source: pending collection run (link), measured with real verification\n"
         "...same config...",
-        "No automatic fix: the value's source must be supplied by a person.",
-    ),
+        "No automatic fix: the value's source must be supplied by a person."),
     Rule(
         "GAL102", "cell-not-committed", "error",
         "The curve exists but has no committed value for this thinking mode and K.",
@@ -51,8 +50,7 @@ _RULES = [
         "--default-chat-template-kwargs '{\"enable_thinking\": false}'\n"
         "export <sglang:length>=2.99",
         "Serve a thinking mode and K the curve covers, or collect the missing cell first.",
-        "No automatic fix.",
-    ),
+        "No automatic fix."),
     Rule(
         "GAL201", "golden-value-mismatch", "error",
         "The synthetic value differs from the committed golden cell of the served config.",
@@ -71,8 +69,7 @@ _RULES = [
         "\"<vllm:length>\":2.83   # minimaxm3_eagle3 (non-GQA) thinking_on K=3",
         "\"<vllm:length>\":2.78   # minimaxm3_eagle3_gqa thinking_on K=3",
         "Safe when the served config was resolved without assumptions: the fix replaces the "
-        "literal with the expected value.",
-    ),
+        "literal with the expected value."),
     Rule(
         "GAL202", "trtllm-not-al-minus-one", "error",
         "A TensorRT-LLM forced-acceptance value equals the golden AL instead of AL - 1.",
@@ -81,8 +78,7 @@ _RULES = [
         "the knob takes AL - 1. The AL itself overshoots the target by one token per step.",
         "<trtllm:length>: \"2.78\"   # golden AL 2.78",
         "<trtllm:length>: \"1.78\"",
-        "Safe: the fix writes AL - 1 with exact decimal arithmetic.",
-    ),
+        "Safe: the fix writes AL - 1 with exact decimal arithmetic."),
     Rule(
         "GAL203", "atom-rate-inconsistent-with-k", "error",
         "An ATOM acceptance rate was computed for another K than the one served.",
@@ -92,8 +88,7 @@ _RULES = [
         "different acceptance length.",
         "--num-speculative-tokens 2 <atom:rate> 0.663333   # (2.99-1)/3",
         "--num-speculative-tokens 2 <atom:length> 2.50",
-        "Safe: the fix writes the length form, which needs no conversion.",
-    ),
+        "Safe: the fix writes the length form, which needs no conversion."),
     Rule(
         "GAL204", "value-out-of-range", "error",
         "The acceptance length lies outside [1, K+1] (rate outside [0, 1]).",
@@ -103,8 +98,7 @@ _RULES = [
         "measures K+1 (or real acceptance) instead of the target.",
         "--speculative-num-steps 1\n<sglang:length>: '2.5'",
         "--speculative-num-steps 2\n<sglang:length>: '2.5'",
-        "No automatic fix: either K or the value is wrong.",
-    ),
+        "No automatic fix: either K or the value is wrong."),
     Rule(
         "GAL205", "synthetic-method-missing", "error",
         "A vLLM synthetic length or rates are set without `rejection_sample_method: synthetic`.",
@@ -115,8 +109,7 @@ _RULES = [
         "'{\"method\":\"mtp\",\"num_speculative_tokens\":3,\"<vllm:length>\":2.49}'",
         "'{\"method\":\"mtp\",\"num_speculative_tokens\":3,\"rejection_sample_method\":"
         "\"synthetic\",\"<vllm:length>\":2.49}'",
-        "Safe: the fix adds the key.",
-    ),
+        "Safe: the fix adds the key."),
     Rule(
         "GAL206", "knob-not-honoured", "error",
         "The served engine cannot honour the knob as written, so the run measures something else.",
@@ -130,8 +123,7 @@ _RULES = [
         "docs/engines.md §6), so the benchmark reports real or wrong acceptance as if it were golden.",
         "eagle3_one_model: false\n<trtllm:length>: \"1.78\"",
         "eagle3_one_model: true\n<trtllm:length>: \"1.78\"",
-        "No automatic fix: the engine image or launch path must change.",
-    ),
+        "No automatic fix: the engine image or launch path must change."),
     Rule(
         "GAL207", "synthetic-rates-invalid", "error",
         "llama.cpp synthetic acceptance rates that llama-server refuses at start-up.",
@@ -146,8 +138,7 @@ _RULES = [
         "--spec-draft-n-max 3 <llamacpp:rates> 1,0.83",
         "--spec-draft-n-max 3 <llamacpp:rates> 1,0.83,0   # goldenal emit --engine llamacpp "
         "--distribution min-variance",
-        "No automatic fix: K or the rates are wrong.",
-    ),
+        "No automatic fix: K or the rates are wrong."),
     Rule(
         "GAL301", "missing-synthetic-knob", "error",
         "An agentic spec-decode config has no synthetic-acceptance knob.",
@@ -157,8 +148,7 @@ _RULES = [
         "acceptance makes them depend on draft-head quality and dataset luck.",
         "--speculative-algorithm EAGLE --speculative-num-steps 3   # agentic, no knob",
         "export <sglang:length>=2.99   # glm-5.2 thinking_on K=3",
-        "No automatic fix (use `goldenal inject`).",
-    ),
+        "No automatic fix (use `goldenal inject`)."),
     Rule(
         "GAL302", "knob-on-non-agentic", "error",
         "A synthetic knob is set on a fixed-sequence-length (non-agentic) config.",
@@ -169,8 +159,7 @@ _RULES = [
         "fixed-seq-len:\n  - additional-settings: [\"SYNTHETIC_ACCEPTANCE=true\"]",
         "Remove the knob, or document the exception and suppress with "
         "`# goldenal: ignore[GAL302]`.",
-        "No automatic fix.",
-    ),
+        "No automatic fix."),
     Rule(
         "GAL303", "knob-on-eval-path", "error",
         "A synthetic knob is active on an eval-only (accuracy) path.",
@@ -181,8 +170,7 @@ _RULES = [
         "export <sglang:length>=2.99\n...\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi",
         "if [ \"${EVAL_ONLY:-false}\" != \"true\" ]; then\n"
         "    export <sglang:length>=2.99\nfi",
-        "No automatic fix.",
-    ),
+        "No automatic fix."),
     Rule(
         "GAL304", "cell-undeterminable", "info",
         "The audit could not determine which golden cell applies.",
@@ -202,8 +190,7 @@ _RULES = [
         "Spell K and the draft head where the audit can read them; say agentic or "
         "fixed-sequence-length by the path (`agentic/`, `fixed-seq-len/`), the benchmark "
         "settings or the master config scenario that runs the file.",
-        "No fix.",
-    ),
+        "No fix."),
     Rule(
         "GAL305", "thinking-mode-assumed", "info",
         "No thinking-mode signal was found; a default was assumed.",
@@ -213,8 +200,7 @@ _RULES = [
         "The thinking mode selects the curve row; an unstated mode hides a possible mismatch.",
         "vllm serve MODEL --speculative-config ...   # no chat-template kwargs",
         "--default-chat-template-kwargs '{\"enable_thinking\": true}'",
-        "No fix.",
-    ),
+        "No fix."),
     Rule(
         "GAL306", "unreadable-input", "warning",
         "A file that mentions a knob could not be read or parsed.",
@@ -226,8 +212,7 @@ _RULES = [
         "A recipe the audit cannot read is a recipe nobody checked.",
         "speculative-config: '{\"method\": \"mtp\",'   # truncated JSON",
         "Fix the file so its engine can parse it.",
-        "No fix.",
-    ),
+        "No fix."),
     Rule(
         "GAL307", "referenced-recipe-missing", "info",
         "A master-config entry sets synthetic acceptance for a recipe that is not in the tree.",
@@ -236,8 +221,7 @@ _RULES = [
         "The value can only be checked against the K and head the recipe serves.",
         "- \"<runner:length>=2.27\"\n- \"CONFIG_FILE=recipes/vllm/x/missing.yaml\"",
         "Commit the recipe next to the master config.",
-        "No fix.",
-    ),
+        "No fix."),
     Rule(
         "GAL309", "knob-found-not-checked", "warning",
         "A synthetic knob is set in a file, but no serve config around it could be checked.",
@@ -248,8 +232,7 @@ _RULES = [
         "<!-- docs/guide.rst -->\n.. code-block:: bash\n\n   <atom:rate> 0.77",
         "Keep launch commands in scripts or fenced Markdown blocks the audit reads, or "
         "suppress with `# goldenal: ignore[GAL309]` after checking the value by hand.",
-        "No fix.",
-    ),
+        "No fix."),
     Rule(
         "GAL310", "knob-on-non-benchmark-server", "warning",
         "A synthetic knob is set on a server that no benchmark client drives.",
@@ -261,8 +244,7 @@ _RULES = [
         "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 ...",
         "Remove the knob from servers that are not benchmarked, or keep the launcher with the "
         "benchmark that drives it.",
-        "No fix.",
-    ),
+        "No fix."),
     Rule(
         "GAL311", "variant-from-citation", "info",
         "The engine cannot select a sampling variant; a comment citing a curve decided it.",
@@ -274,8 +256,7 @@ _RULES = [
         "# kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method K=2\n"
         "<atom:length> 2.51",
         "Keep the citation next to the knob.",
-        "No fix.",
-    ),
+        "No fix."),
     Rule(
         "GAL312", "duplicate-key", "error",
         "A recipe or serve config names one key twice in a mapping.",
@@ -291,8 +272,7 @@ _RULES = [
         "high\n  <sglang:length>: '3.50'   # the one SGLang reads",
         "decode_environment:\n  <sglang:length>: '2.99'\n  SGLANG_REASONING_EFFORT: "
         "high",
-        "No fix: which of the two values was meant is for a person to decide.",
-    ),
+        "No fix: which of the two values was meant is for a person to decide."),
     Rule(
         "GAL313", "knob-in-serving-example", "warning",
         "Documentation shows synthetic acceptance in a serve command that no benchmark runs.",
@@ -309,8 +289,7 @@ _RULES = [
         "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2 ...",
         "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2 ...   # no knob\n"
         "# or a benchmark recipe: the agentic client in the same section as the server",
-        "No fix: whether the example is a benchmark recipe is for its author to say.",
-    ),
+        "No fix: whether the example is a benchmark recipe is for its author to say."),
     Rule(
         "GAL308", "unused-suppression", "warning",
         "An inline `goldenal: ignore[...]` comment matches no finding.",
@@ -320,8 +299,7 @@ _RULES = [
         "Stale suppressions hide future mistakes on that line.",
         "<sglang:length>: '2.99'   # goldenal: ignore[GAL201]   (value is golden)",
         "<sglang:length>: '2.99'",
-        "Safe: the fix removes the comment.",
-    ),
+        "Safe: the fix removes the comment."),
 ]
 
 
@@ -361,12 +339,8 @@ def explain(code_or_name):
 
 
 class Finding(NamedTuple):
-    """One audit finding, its path relative to the audited root.
-
-    ``found``/``expected`` are knob values for value findings; ``fix`` a one-line
-    safe rewrite; ``related`` further ``(line, col, message)`` places; ``edit``
-    the fix as a replacement ``(line, col, end_col, text)`` (1-based, end exclusive).
-    """
+    """One audit finding; ``related``: ``(line, col, message)`` places, ``edit``: the fix as
+    ``(line, col, end_col, text)`` (1-based, end exclusive)."""
 
     code: str
     name: str

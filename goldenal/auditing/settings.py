@@ -1,12 +1,5 @@
-"""``[tool.goldenal]`` in ``pyproject.toml``: audit settings kept with the recipes.
-
-Found as ruff finds its settings (the nearest ``pyproject.toml`` with the
-table, never above the repository root; outside a repository only the
-audited directory's); keys in kebab-case: ``select``, ``ignore``,
-``exclude``, ``extend-exclude`` (gitignore patterns relative to the audited
-root), ``respect-gitignore`` and ``golden-dir`` (relative to the file).
-Command-line options win over the file.
-"""
+"""``[tool.goldenal]`` in ``pyproject.toml``: audit settings kept with the recipes, found
+as ruff finds its own (docs/cli.md, ``audit``); paths relative to the file."""
 
 import os
 from typing import NamedTuple
@@ -38,11 +31,8 @@ def _toml():
 
 
 def find_settings(start):
-    """The :class:`Settings` of the nearest ``pyproject.toml`` with ``[tool.goldenal]``
-    from ``start`` up to its repository root (empty when none has the table).
-
-    Raises ParseError for invalid TOML, an unknown key or a value of the wrong type.
-    """
+    """The nearest ``[tool.goldenal]`` from ``start`` up to its repository root (empty when
+    none); ParseError for invalid TOML, an unknown key or a value of the wrong type."""
     here = os.path.abspath(start)
     if not os.path.isdir(here):
         here = os.path.dirname(here)

@@ -1,12 +1,6 @@
-"""Bash recipe scripts: the spec settings and knobs each branch of a script serves.
-
-Nothing is executed.  The script's logical lines are tagged with the
-``if``/``case`` arms they sit in; for every combination of the arms that
-matter (those feeding a knob, K or the draft head, plus ``EVAL_ONLY``) the
-lines are replayed in order with a variable table, and every line is
-expanded and scanned.  One :class:`~goldenal.auditing.evidence.Config` per
-distinct outcome.
-"""
+"""Bash recipe scripts, never executed: the lines are replayed along every combination of
+the ``if``/``case`` arms that feed a knob, K, the draft head or ``EVAL_ONLY``, giving one
+:class:`~goldenal.auditing.evidence.Config` per distinct outcome."""
 
 import bisect
 import os
@@ -93,11 +87,8 @@ _DROPPED_METHOD = knobs.spellings(
 
 
 def _spec_res(setting, value, quoted_value):
-    """``(pattern, quoted key or None)`` of the records' spellings of ``setting`` (the refusing
-    engine's are read with its knobs, the dropping engine's method apart), the value in group 1,
-    in this order: a key of a JSON config on the command line (vLLM's
-    ``--speculative-config``), a flag, a key opening a YAML line (TensorRT-LLM's config).
-    """
+    """``(pattern, quoted key or None)`` per record spelling of ``setting``: a key in a JSON config
+    on the command line (vLLM's), a flag, a key opening a YAML line (TensorRT-LLM's)."""
     rows = [r for r in knobs.spellings(engine=tuple(e for e in ev.ENGINES if e not in _REFUSING),
                                        setting=setting) if r != _DROPPED_METHOD]
     json = [r for r in rows if r.form == knobs.KEY and r.engine in _COMMAND_CARRIED]
@@ -155,9 +146,7 @@ def _scan(text, no, found):
 
 @remembered
 def _read_line(flat):
-    """What one expanded line says (a :class:`_Said`), or None.  Pure, so remembered;
-    each group of patterns runs only on a line holding a word they all contain.
-    """
+    """What one expanded line says (a :class:`_Said`), or None; pure, so remembered."""
     if not _SCAN_GATE.search(flat):
         return None
     said = _Said()
@@ -243,17 +232,11 @@ def _read_line(flat):
 class _Said:
     """What one line's patterns matched; :meth:`record` adds it to a path's findings."""
 
-    __slots__ = ("llama", "knobs", "env_settings", "ks", "k_unread", "draft",
-                 "method", "atom_method", "rsm", "dsm", "topk", "one_model", "engine",
-                 "spec_block", "blank", "indent", "nested_draft", "model", "spec")
-
-    def __init__(self):
-        self.llama = self.draft = self.method = self.atom_method = None
-        self.rsm = self.dsm = self.topk = self.one_model = self.engine = None
-        self.spec_block = self.nested_draft = self.model = None
-        self.knobs = self.env_settings = self.ks = ()
-        self.k_unread = self.blank = self.spec = False
-        self.indent = 0
+    llama = draft = method = atom_method = rsm = dsm = topk = one_model = engine = None
+    spec_block = nested_draft = model = None
+    knobs = env_settings = ks = ()
+    k_unread = blank = spec = False
+    indent = 0
 
     def record(self, no, found):
         if self.llama is not None:
@@ -300,9 +283,7 @@ class _Said:
 
 
 def _spec_at(found, no):
-    """Remember the first line switching speculative decoding on (where a config
-    without a knob is reported).
-    """
+    """The first line switching speculative decoding on (a config without a knob is shown there)."""
     if found["spec_line"] is None:
         found["spec_line"] = no
 
@@ -441,10 +422,8 @@ def _case_bindings(cond, arm):
 
 
 def _feasible_arms(cond, env):
-    """``[(arm, forget)]``: the arms of ``cond`` that can run given ``env``.  Tests on
-    defaults (:class:`Soft`) do not prune, but an arm contradicting a default
-    forgets the variables involved (``${N:-0}`` on the ``[ "$N" -gt 0 ]`` arm).
-    """
+    """``[(arm, forget)]`` that can run given ``env``: a test on a default (:class:`Soft`) does
+    not prune, but its arm forgets the defaults it contradicts (``${N:-0}``, ``-gt 0``)."""
     arms = []
     earlier_true = False
     soft_before = set()        # soft variables whose defaults made an earlier test true
@@ -510,9 +489,7 @@ def _signature(st):
 
 
 def _merge_states(states, line, closes):
-    """Merge states that can no longer differ (same variables and evidence, differing
-    only in arms of closed conditions), keeping the arms they agree on.
-    """
+    """Merge states differing only in arms of closed conditions, keeping the arms they agree on."""
     groups = {}
     for st in states:
         open_choice = tuple(sorted((cid, arm) for cid, arm in st.choice.items()
@@ -531,10 +508,8 @@ def _merge_states(states, line, closes):
 
 
 def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
-    """Replay ``lines`` once, forking a state at each relevant condition; ``eval_split``
-    ``(line, {False: choice, True: choice})`` forks every state there into its
-    EVAL_ONLY paths.
-    """
+    """Replay ``lines``, forking at each relevant condition and at ``eval_split``
+    ``(line, {False: choice, True: choice})`` into the EVAL_ONLY paths."""
     with remembering():
         return _replay(lines, relevant, base_choice, forks_at, eval_split)
 
@@ -676,9 +651,8 @@ def _vars_near_words(text):
 
 
 def _relevant(lines, conds, hits):
-    """``(conditions worth enumerating, lines worth replaying)``: conditions whose arms
-    hold evidence or feed it (transitively), and the lines that do or feed their tests.
-    """
+    """``(conditions worth enumerating, lines worth replaying)``: those holding evidence or
+    feeding it or the conditions' tests, transitively."""
     assigns = {}
     assigned = []       # per line, the names its ``NAME=value`` statements assign
     for ln in lines:
@@ -725,9 +699,7 @@ def _relevant(lines, conds, hits):
 
 
 def _model_candidates(relpath, env, found_models):
-    """Served model names: flags and model variables (defaults included; a local path
-    by its last component), then the file-name prefix as a last hint.
-    """
+    """Served model names: flags, model variables, then the file-name prefix as a last hint."""
     names = list(found_models)
     for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME",
                 "MODEL_PATH", "MODEL_DIR"):
@@ -745,9 +717,7 @@ def _model_candidates(relpath, env, found_models):
 
 
 def name_hint(relpath):
-    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``):
-    only a hint, never reported as a model.
-    """
+    """``glm5.2`` of ``glm5.2_fp4_...sh``: a hint, never reported as a model."""
     base = os.path.basename(relpath)
     if base.lower().endswith((".md", ".markdown")):
         return None
@@ -756,12 +726,8 @@ def name_hint(relpath):
 
 
 def script_configs(relpath, text, lines, scenario_path=None, context=None):
-    """One :class:`~goldenal.auditing.evidence.Config` per distinct branch outcome.
-
-    Agentic or not where no branch says: the benchmark client the script runs,
-    else ``context`` (a Markdown block's headings), else ``scenario_path``
-    (default ``relpath``).
-    """
+    """One config per distinct branch outcome; agentic or not where no branch says: the
+    client run, else ``context`` (a Markdown block's headings), else the path."""
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
     relevant, replay = _relevant(parsed, conds, hits)
@@ -780,11 +746,7 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
         i = bisect.bisect_right(starts, no) - 1
         return parsed[i] if i >= 0 and parsed[i].end >= no else None
 
-    holders = {}
-    for no in {sg[0] for sg in signals}:
-        ln = line_at(no)
-        if ln is not None:
-            holders[no] = ln
+    holders = {no: ln for no in {sg[0] for sg in signals} if (ln := line_at(no)) is not None}
     conds_by_id = {c.id: c for c in conds}
     forks_at = {}
     for c in relevant:
@@ -794,12 +756,10 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
     outcomes = {}
     split = None
     if has_eval:
-        picks = {}
-        for flag in (False, True):
-            picks[flag] = {}
-            for c in eval_conds:
-                pick = next((i for i, p in enumerate(c.eval_polarity) if p is flag), None)
-                picks[flag][c.id] = pick if pick is not None else len(c.arms) - 1
+        # per EVAL_ONLY value, each eval condition's arm for it (else its last)
+        picks = {flag: {c.id: next((i for i, p in enumerate(c.eval_polarity) if p is flag),
+                                   len(c.arms) - 1) for c in eval_conds}
+                 for flag in (False, True)}
         first = min((c.tests[0][0] if c.tests else (c.start or 0) for c in eval_conds),
                     default=0)
         split = (first, picks)
@@ -833,9 +793,7 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
 
 
 def _agentic_gate(ln, conds, choice):
-    """True/False when line ``ln`` runs only on an agentic / non-agentic branch (a test
-    of ``IS_AGENTIC``), else None.
-    """
+    """True/False when ``ln`` runs only on an agentic / non-agentic ``IS_AGENTIC`` branch."""
     if ln is None:
         return None
     for cid, arm in ln.path:
@@ -935,9 +893,8 @@ _LITERAL_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 
 
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
-    """Knobs in a config file of no known layout, scanned as one block like a heredoc;
-    with ``literal_only``, only a file giving a knob a literal number counts.
-    """
+    """Knobs in a config file of no known layout, read like a heredoc (``literal_only``: only
+    a literal number counts)."""
     if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
         return []
     parsed = []
