@@ -57,14 +57,12 @@ def match_curve(curves, cfg):
         answer = curve, None
     except UnknownCurve as exc:
         hint = cfg.extra.get("name_hint")
-        if models == (hint,) and any(model_matches(c, hint) for c in curves):
-            # the prefix names curves, but not one for the head or method served
-            answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
-                                      f"{hint!r} is only a hint, and {exc})")
-        elif models == (hint,):
+        if models == (hint,):
             # a file-name prefix is a hint, never reported as the served model
+            why = (f"is only a hint, and {exc}" if any(model_matches(c, hint) for c in curves)
+                   else "names no curve")
             answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
-                                      f"{hint!r} names no curve)")
+                                      f"{hint!r} {why})")
         else:
             answer = None, ("GAL101", str(exc))
     except PolicyError as exc:
@@ -236,12 +234,12 @@ def check_config(cfg, curves):
     rec = ev.record(cfg.engine) if cfg.engine in ENGINES else None
     if rec is not None and rec.spec_off == "refused" and not _starts(cfg, add):
         return out
+    undetermined = f"cannot determine the golden cell for {cfg.said}: "
     if cfg.k is None:
         why = (f"{_named(cfg.engine, knobs.K)} is set, but not to a literal number"
                if rec is not None and rec.default_k is not None else
                "no literal num_speculative_tokens / speculative-num-steps / max_draft_len")
-        add("GAL304", f"cannot determine the golden cell for {cfg.said}: "
-                      f"K ({why} on this path)")
+        add("GAL304", undetermined + f"K ({why} on this path)")
         return out
     al = implied_al(cfg)
     if al is None:
@@ -295,14 +293,12 @@ def check_config(cfg, curves):
                       "naming where the value comes from)")
             return out
         if not pool:
-            add(code, f"cannot determine the golden cell for {cfg.said}: {text}")
+            add(code, undetermined + text)
             return out
-        undecided.append((f"cannot determine the golden cell for {cfg.said}: {text}",
-                          text.split("; candidates ")[0]))
+        undecided.append((undetermined + text, text.split("; candidates ")[0]))
     thinking, how = cfg.thinking, cfg.thinking_source
     if thinking is None and how:    # conflicting signals
-        undecided.append((f"cannot determine the golden cell for {cfg.said}: "
-                          f"thinking mode ({how})", f"thinking mode ({how})"))
+        undecided.append((undetermined + f"thinking mode ({how})", f"thinking mode ({how})"))
     if undecided:
         _undecided(cfg, curves, pool, undecided, add)
         return out

@@ -13,29 +13,30 @@ _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 ASSUMED = "GAL305"
 
 
+def _count(n, noun):
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def summary(findings, printed=None):
     """``Found N findings (E errors, W warnings, I info)``, and ``; P of them printed`` when
     ``printed`` says fewer were printed."""
     n = len(findings)
     e = sum(f.severity == "error" for f in findings)
     w = sum(f.severity == "warning" for f in findings)
-    i = n - e - w
     fixable = sum(f.fix is not None for f in findings)
     tail = f"; {fixable} with a suggested fix" if fixable else ""
-    word = "finding" if n == 1 else "findings"
     if printed is not None and printed != n:
         tail += f"; {printed} of them printed"
-    return (f"Found {n} {word} ({e} error{'' if e == 1 else 's'}, "
-            f"{w} warning{'' if w == 1 else 's'}, {i} info){tail}.")
+    return (f"Found {_count(n, 'finding')} ({_count(e, 'error')}, {_count(w, 'warning')}, "
+            f"{n - e - w} info){tail}.")
 
 
 def run_summary(report):
     """``Checked C serve configs in F files read; skipped S files.`` for a report."""
     s = len(report.skipped)
-    word = "config" if report.configs_checked == 1 else "configs"
-    return (f"Checked {report.configs_checked} serve {word} in {report.files_read} "
-            f"file{'' if report.files_read == 1 else 's'} read; skipped {s} "
-            f"file{'' if s == 1 else 's'}" + (" (--show-skipped lists them)." if s else "."))
+    return (f"Checked {_count(report.configs_checked, 'serve config')} in "
+            f"{_count(report.files_read, 'file')} read; skipped {_count(s, 'file')}"
+            + (" (--show-skipped lists them)." if s else "."))
 
 
 def format_text(findings, report=None, *, show_assumptions=True, show_skipped=False):
@@ -51,9 +52,8 @@ def format_text(findings, report=None, *, show_assumptions=True, show_skipped=Fa
     out.append(summary(findings, printed=len(findings) - hidden))
     if hidden:
         every = "it" if len(findings) == 1 else f"all {len(findings)}"
-        out.append(f"Assumed the thinking mode of {hidden} serve "
-                   f"config{'' if hidden == 1 else 's'} ({ASSUMED}, not printed; "
-                   f"--show-assumptions prints {every}).")
+        out.append(f"Assumed the thinking mode of {_count(hidden, 'serve config')} ({ASSUMED}, "
+                   f"not printed; --show-assumptions prints {every}).")
     if report is not None:
         if show_skipped:
             out.extend(f"{path}: skipped: {reason}" for path, reason in report.skipped)

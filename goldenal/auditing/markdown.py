@@ -12,33 +12,14 @@ MARKDOWN = (".md", ".markdown")      # file-name endings of Markdown documents
 SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"}
 
 
-def fenced_code(lines):
+def fenced_code(lines, blocks=None):
     """``lines`` with all but shell-like fenced blocks blanked and ``$ `` prompts spaced out,
-    so line and column numbers stay the document's."""
-    out = []
-    fence = None            # the closing fence's character and length while inside a block
-    keep = False
-    for line in lines:
-        m = _FENCE.match(line)
-        if fence is None:
-            if m:
-                fence = (m.group(2)[0], len(m.group(2)))
-                keep = m.group(3).lower() in SHELL_LANGUAGES
-            out.append("")
-            continue
-        if m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1] and \
-                not line[m.end():].strip():
-            fence = None
-            out.append("")
-            continue
-        if not keep:
-            out.append("")
-            continue
-        stripped = line.lstrip()
-        if stripped.startswith("$ "):
-            line = line.replace("$ ", "  ", 1)
-        out.append(line)
-    return out
+    so line and column numbers stay the document's; ``blocks``: :func:`outline`'s, if read."""
+    shell = {i for b in (outline(lines)[1] if blocks is None else blocks) if b.shell
+             for i in range(b.first, b.stop)}
+    kept = [line if i in shell else "" for i, line in enumerate(lines)]
+    return [line.replace("$ ", "  ", 1) if line.lstrip().startswith("$ ") else line
+            for line in kept]
 
 
 # ATX headings (``## Title``; the closing ``#`` run is dropped by _atx_title) and setext
@@ -159,9 +140,9 @@ def heading_says(title):
 
 
 def _sections(lines):
-    """``(headings, {section: (shell blocks, code lines of them, rest blanked)})``."""
+    """``(headings, {section: (shell blocks, their code lines, rest blanked)}, code lines)``."""
     heads, blocks = outline(lines)
-    code = fenced_code(lines)
+    code = fenced_code(lines, blocks)
     groups = {}
     for b in blocks:
         if b.shell:
@@ -170,7 +151,7 @@ def _sections(lines):
     for section, group in groups.items():
         rows = {i for b in group for i in range(b.first, b.stop)}
         out[section] = (group, [line if i in rows else "" for i, line in enumerate(code)])
-    return heads, out
+    return heads, out, code
 
 
 def knob_sections(lines):
@@ -188,8 +169,7 @@ def markdown_configs(relpath, lines, scenario_path=None):
     from goldenal.auditing.shell import script_configs
 
     recipe = is_recipe(scenario_path or relpath)
-    heads, sections = _sections(lines)
-    code = fenced_code(lines)
+    heads, sections, code = _sections(lines)
 
     def block_text(b):
         return "\n".join(code[b.first:b.stop])

@@ -42,11 +42,6 @@ def _line(node):
     return spans.line_of(node) if node is not None else None
 
 
-def _knob_text(value):
-    """A vLLM knob's value as the audit quotes it (lists as JSON)."""
-    return json.dumps(value) if isinstance(value, list) else str(value)
-
-
 def _int(value):
     try:
         return int(str(value).strip().strip("'\""))
@@ -75,7 +70,9 @@ def _fields(doc, site):
         if spec.get("draft_sample_method"):
             f["variant"]["draft_sample_method"] = spec["draft_sample_method"]
         if setting.knob is not None:
-            f.update(value=_knob_text(spec[setting.knob]), line=setting.line)
+            value = spec[setting.knob]     # a list of rates quoted as JSON
+            f.update(value=json.dumps(value) if isinstance(value, list) else str(value),
+                     line=setting.line)
     elif site.spec_on:
         # where speculative decoding is switched on, and the companions read beside it
         f["spec_line"] = _line(site.on if site.on is not None else site.spec)

@@ -13,18 +13,14 @@ from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, condi
                                     remembering, unquote, vars_in)
 
 MAX_SCENARIOS = 256
-# Conditions nested deeper than this are not enumerated (their arms are
-# replayed in order, as for a condition that cannot matter): real recipes nest
-# a few levels, and enumerating hundreds of nested ifs only costs time.
+# Conditions nested deeper are replayed in order, not enumerated: real recipes nest a few
+# levels, and enumerating hundreds of nested ifs only costs time.
 MAX_FORK_DEPTH = 16
 
-# --- what is scanned on an expanded line
-# knob spellings and K come from the one table of recipes.knobs; a knob found
-# later on a line (in table order) wins, as does the first K kind below
-# Engines grouped by how their records say the knob reaches the server: in the
-# environment under its own name (SGLang, TensorRT-LLM), or on the command line
-# or in a config (the rest); and the engines that refuse to start a knob
-# without speculative settings (llama.cpp), whose settings every line is read for.
+# What an expanded line is scanned for: a knob found later on a line (in table order) wins, as
+# does the first K kind below.  Engines by how the knob reaches the server: in the environment
+# under its own name (SGLang, TensorRT-LLM) or on the command line or in a config (the rest);
+# those that refuse to start a knob without speculative settings (llama.cpp).
 _ENV_CARRIED = tuple(e for e in ev.ENGINES if ev.record(e).env_knob == ev.record(e).value_knob)
 _COMMAND_CARRIED = tuple(e for e in ev.ENGINES if e not in _ENV_CARRIED)
 _REFUSING = tuple(e for e in ev.ENGINES if ev.record(e).spec_off == "refused")
@@ -66,9 +62,8 @@ _K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
 # kinds of an engine with a default K: a K set to a value not known here overrides it
 _K_DEFAULTED = tuple(kind for kind, rows in _K_KINDS
                      if ev.record(rows[0].engine).default_k is not None)
-# The groups of table rows _read_line tries, each only on a line naming one of its rows (every
-# row's pattern starts with its name): the gates come from the table, not from words kept
-# beside it.  llama.cpp's served model alone switches nothing on, so names no group.
+# The groups of rows _read_line tries, each only on a line naming one of its rows (a pattern
+# starts with its name); llama.cpp's served model alone switches nothing on: in no group.
 _TABLE_GROUPS = {
     "llama": tuple(r for r in _REFUSING_SPEC_ROWS if r.setting != knobs.MODEL) + _REFUSING_ENV_ROWS
     + _REFUSING_KNOB_ROWS,
@@ -507,57 +502,53 @@ def _merge_states(states, line, closes):
     return merged
 
 
-def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
+def _run(lines, relevant, base_choice, forks_at, eval_split=None):
     """Replay ``lines``, forking at each relevant condition and at ``eval_split``
     ``(line, {False: choice, True: choice})`` into the EVAL_ONLY paths."""
     with remembering():
-        return _replay(lines, relevant, base_choice, forks_at, eval_split)
-
-
-def _replay(lines, relevant, base_choice, forks_at, eval_split):
-    relevant_ids = {c.id for c in relevant}
-    closes = {c.id: c.end for c in relevant}
-    # a state's choices name only these conditions: each line's test against a
-    # state looks at its enclosing conditions among them, not its whole nesting
-    chosen = relevant_ids | set(base_choice)
-    if eval_split:
-        chosen |= set(eval_split[1][False]) | set(eval_split[1][True])
-    states = [_State(dict(base_choice), {}, _new_found())]
-    split_at = eval_split[0] if eval_split else None
-    for ln in lines:
-        if split_at is not None and ln.no >= split_at:
+        relevant_ids = {c.id for c in relevant}
+        closes = {c.id: c.end for c in relevant}
+        # a state's choices name only these conditions: each line's test against a
+        # state looks at its enclosing conditions among them, not its whole nesting
+        chosen = relevant_ids | set(base_choice)
+        if eval_split:
+            chosen |= set(eval_split[1][False]) | set(eval_split[1][True])
+        states = [_State(dict(base_choice), {}, _new_found())]
+        split_at = eval_split[0] if eval_split else None
+        for ln in lines:
+            if split_at is not None and ln.no >= split_at:
+                states = [st.fork(None, None, flag, eval_split[1][flag])
+                          for st in states for flag in (False, True)]
+                split_at = None
+            if len(states) > 4 and ln.no in forks_at:
+                states = _merge_states(states, ln.no, closes)
+            for cond in forks_at.get(ln.no, ()):
+                nxt = []
+                for st in states:
+                    if cond.id in st.choice or cond.id not in relevant_ids or any(
+                            st.choice.get(pc, pa) != pa for pc, pa in cond.path):
+                        nxt.append(st)
+                        continue
+                    for arm, forget in _feasible_arms(cond, st.env):
+                        new = st.fork(cond.id, arm)
+                        for name in forget:
+                            new.env[name] = None
+                        if cond.kind == "case":
+                            new.env.update(_case_bindings(cond, arm))
+                        nxt.append(new)
+                states = nxt[:MAX_SCENARIOS]
+            path = ln.path.among(chosen)
+            for st in states:
+                choice = st.choice
+                if path and any(choice.get(cid, arm) != arm for cid, arm in path):
+                    continue
+                _apply(ln, st)
+        if split_at is not None:    # the EVAL_ONLY tests come after every replayed line
             states = [st.fork(None, None, flag, eval_split[1][flag])
                       for st in states for flag in (False, True)]
-            split_at = None
-        if len(states) > 4 and ln.no in forks_at:
-            states = _merge_states(states, ln.no, closes)
-        for cond in forks_at.get(ln.no, ()):
-            nxt = []
-            for st in states:
-                if cond.id in st.choice or cond.id not in relevant_ids or any(
-                        st.choice.get(pc, pa) != pa for pc, pa in cond.path):
-                    nxt.append(st)
-                    continue
-                for arm, forget in _feasible_arms(cond, st.env):
-                    new = st.fork(cond.id, arm)
-                    for name in forget:
-                        new.env[name] = None
-                    if cond.kind == "case":
-                        new.env.update(_case_bindings(cond, arm))
-                    nxt.append(new)
-            states = nxt[:MAX_SCENARIOS]
-        path = ln.path.among(chosen)
         for st in states:
-            choice = st.choice
-            if path and any(choice.get(cid, arm) != arm for cid, arm in path):
-                continue
-            _apply(ln, st)
-    if split_at is not None:    # the EVAL_ONLY tests come after every replayed line
-        states = [st.fork(None, None, flag, eval_split[1][flag])
-                  for st in states for flag in (False, True)]
-    for st in states:
-        st.found["env"] = st.env
-    return states
+            st.found["env"] = st.env
+        return states
 
 
 def _closure(wanted, new, assigns, near):
@@ -763,7 +754,7 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
         first = min((c.tests[0][0] if c.tests else (c.start or 0) for c in eval_conds),
                     default=0)
         split = (first, picks)
-    for st in _run(replay, conds, relevant, {}, forks_at, split):
+    for st in _run(replay, relevant, {}, forks_at, split):
         st.found["choice"] = st.choice
         cfg = _to_config(relpath, st.found, lines, agentic, st.eval_only, signals, holders)
         if cfg is None:
@@ -902,7 +893,7 @@ def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
         s = t.strip()
         if s and not s.startswith(("#", "//")):
             parsed.append(Line(i + 1, t, (), True))
-    f = _run(parsed, [], [], {}, {})[0].found
+    f = _run(parsed, [], {}, {})[0].found
     cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False,
                      ev.thinking_signals(lines), {})
     return [cfg] if cfg is not None and cfg.knob else []
