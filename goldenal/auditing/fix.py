@@ -44,9 +44,8 @@ def _indirect(found, count):
 
 
 def place(finding, lines):
-    """Point a value finding at the literal to edit (when ``found`` occurs once on the
-    line as a whole number), the knob's site in ``related``, the fix in ``edit``.
-    """
+    """Point a value finding at the literal to edit (``found``, once on the line as a whole
+    number), the knob's site in ``related``, the fix in ``edit``."""
     if not lines or not 0 < finding.line <= len(lines):
         return finding
     text = lines[finding.line - 1].rstrip("\r")
@@ -78,8 +77,7 @@ def _number(text):
 
 
 def plan_fixes(findings):
-    """``{(path, line): (found, expected, [findings])}`` of safe fixes, and
-    ``[(finding, reason)]``."""
+    """``{(path, line): (found, expected, [findings])}`` of safe fixes; ``[(finding, why)]``."""
     by_line, blocked = {}, {}
     for f in findings:
         if f.code in ASSUMPTIONS:
@@ -128,8 +126,7 @@ def _not_written(exc):
 
 
 def _apply(plans, root, read=None):
-    """``{path: (before, after, fixed findings)}`` and the findings skipped; ``read``
-    holds bytes already read."""
+    """``{path: (before, after, fixed)}`` and the skipped; ``read``: bytes already read."""
     by_file, skipped = {}, []
     for (path, line), plan in plans.items():
         by_file.setdefault(path, {})[line] = plan

@@ -1,6 +1,5 @@
 """Output formats for audit findings: text, JSON (``schemas/findings.schema.json``),
-GitHub annotations and SARIF 2.1.0; each returns the whole output text.
-"""
+GitHub annotations and SARIF 2.1.0; each returns the whole output text."""
 
 import json
 
@@ -18,8 +17,7 @@ def _count(n, noun):
 
 
 def summary(findings, printed=None):
-    """``Found N findings (E errors, W warnings, I info)``, and ``; P of them printed`` when
-    ``printed`` says fewer were printed."""
+    """``Found N findings (E errors, W warnings, I info)[; P of them printed]``."""
     n = len(findings)
     e = sum(f.severity == "error" for f in findings)
     w = sum(f.severity == "warning" for f in findings)

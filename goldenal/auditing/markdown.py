@@ -162,8 +162,7 @@ def knob_sections(lines):
 
 def markdown_configs(relpath, lines, scenario_path=None):
     """The configs of the shell blocks under each heading, read as one script; agentic or not
-    from their clients, the headings, a recipe page's clients, the path, never another section.
-    """
+    from their clients, the headings, a recipe page's clients, the path, never another section."""
     from goldenal.core.errors import GoldenALError
     from goldenal.auditing import evidence as ev
     from goldenal.auditing.shell import script_configs

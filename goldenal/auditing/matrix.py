@@ -1,6 +1,5 @@
 """CI matrices: each list entry's ATOM ``extra_args`` string (next to its served model)
-is a launch command of its own, giving one config located inside the string.
-"""
+is a launch command of its own, giving one config located inside the string."""
 
 from goldenal.auditing import evidence as ev
 from goldenal.engines import ENGINES, record

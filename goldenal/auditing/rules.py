@@ -1,6 +1,5 @@
 """The audit rule catalogue: one entry per code (``GAL1xx`` registry, ``GAL2xx``
-values, ``GAL3xx`` recipes and evidence), each with its ``--explain`` page.
-"""
+values, ``GAL3xx`` recipes and evidence), each with its ``--explain`` page."""
 
 import re
 from typing import NamedTuple

@@ -3,6 +3,7 @@ the ``if``/``case`` arms that feed a knob, K, the draft head or ``EVAL_ONLY``, g
 :class:`~goldenal.auditing.evidence.Config` per distinct outcome."""
 
 import bisect
+import functools
 import os
 import re
 
@@ -503,8 +504,7 @@ def _merge_states(states, line, closes):
 
 
 def _run(lines, relevant, base_choice, forks_at, eval_split=None):
-    """Replay ``lines``, forking at each relevant condition and at ``eval_split``
-    ``(line, {False: choice, True: choice})`` into the EVAL_ONLY paths."""
+    """Replay ``lines``, forking at relevant conditions and (``eval_split``) EVAL_ONLY's."""
     with remembering():
         relevant_ids = {c.id for c in relevant}
         closes = {c.id: c.end for c in relevant}
@@ -577,36 +577,24 @@ _INTERESTING_WORDS = (
     "spec-draft", "spec-type", "llama-server")
 
 
-class _Words:
-    """Every occurrence of each of some words in one Aho-Corasick pass (overlapping ones
-    included), as a ``str.find`` loop per word would find them."""
+@functools.cache
+def _automaton(words):
+    """Built when first asked: finds every occurrence of each word in one pass, overlapping
+    ones included, as a ``str.find`` loop per word would."""
+    import ahocorasick_rs
 
-    __slots__ = ("words", "_automaton")
-
-    def __init__(self, words):
-        self.words, self._automaton = tuple(words), None
-
-    def matches(self, text):
-        """``(index, start, end)`` of each occurrence; the automaton is built when first asked."""
-        if self._automaton is None:
-            import ahocorasick_rs
-
-            self._automaton = ahocorasick_rs.AhoCorasick(list(self.words))
-        return self._automaton.find_matches_as_indexes(text, overlapping=True)
-
-
-_EVIDENCE_WORDS = _Words(_INTERESTING_WORDS)
-_GROUP_WORDS = _Words(_GROUP_NAMES)
+    return ahocorasick_rs.AhoCorasick(list(words))
 
 
 def _word_matches(text):
     """``(index, start, end)`` of every occurrence of every :data:`_INTERESTING_WORDS` word."""
-    return _EVIDENCE_WORDS.matches(text)
+    return _automaton(_INTERESTING_WORDS).find_matches_as_indexes(text, overlapping=True)
 
 
 def _groups_named(flat):
     """The groups of :data:`_TABLE_GROUPS` one of whose names ``flat`` holds."""
-    return {group for i, _, _ in _GROUP_WORDS.matches(flat) for group in _NAME_GROUPS[i]}
+    found = _automaton(_GROUP_NAMES).find_matches_as_indexes(flat, overlapping=True)
+    return {group for i, _, _ in found for group in _NAME_GROUPS[i]}
 
 
 def _hit_lines(text):
@@ -805,11 +793,10 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
         knob, value, line, col = f["knob"]
         spelling = f["knob_spelling"]
     engine = f["engine"]
-    for name in ev.ENV_KNOBS:
-        if name in f["env_knobs"] and f["env_knobs"][name][0] is not None:
-            value, line, col = f["env_knobs"][name]
-            knob, spelling = name, None
-            break
+    name = next((n for n in ev.ENV_KNOBS if f["env_knobs"].get(n, (None,))[0] is not None), None)
+    if name is not None:
+        value, line, col = f["env_knobs"][name]
+        knob, spelling = name, None
     if knob and 0 < line <= len(lines):
         # report the physical line of a continued command that names the knob
         needle = knob.lstrip("-")
@@ -829,11 +816,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
         base = os.path.basename(relpath).lower()
         engine = next((e for e, tok in FILE_TOKENS if tok in base), None)
     rec = ev.record(engine) if engine in ev.ENGINES else None
-    k = k_line = None
-    for kind, _ in _K_KINDS:
-        if kind in f["k"]:
-            k, k_line = f["k"][kind]
-            break
+    k, k_line = next((f["k"][kind] for kind, _ in _K_KINDS if kind in f["k"]), (None, None))
     k_default = False
     if rec is not None and rec.default_k is not None and k is None and \
             f["k_unread"] is None and (f["llama_spec"] or knob):
@@ -873,8 +856,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
         model=_model_candidates(relpath, f["env"], f["models"]), draft=draft, method=f["method"],
         variant=variant, k=k, k_line=k_line, thinking=thinking, thinking_source=how,
         knob=knob, value=value, spelling=spelling, rejection_sample_method=f["rsm"],
-        agentic=agentic,
-        eval_only=eval_only, spec=spec,
+        agentic=agentic, eval_only=eval_only, spec=spec,
         source_stated=ev.source_stated(lines, line) if knob else False,
         extra={**extra, "name_hint": name_hint(relpath)})
 
@@ -884,8 +866,7 @@ _LITERAL_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 
 
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
-    """Knobs in a config file of no known layout, read like a heredoc (``literal_only``: only
-    a literal number counts)."""
+    """Knobs in a config file of no known layout, read like a heredoc."""
     if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
         return []
     parsed = []
