@@ -151,11 +151,8 @@ def expected_knob(cfg, al_text):
 
 
 def _where(cfg):
-    bits = []
-    if cfg.role:
-        bits.append(f"role {cfg.role}")
-    if cfg.branch:
-        bits.append(f"branch {cfg.branch}")
+    bits = [f"{what} {value}" for what, value in (("role", cfg.role), ("branch", cfg.branch))
+            if value]
     return f" [{'; '.join(bits)}]" if bits else ""
 
 
@@ -357,7 +354,7 @@ def check_config(cfg, curves):
     others.sort(key=lambda h: (by_id[h.split()[0]].model != curve.model,
                                not h.endswith(f"K={cfg.k}")))
     if others:
-        served = cfg.draft or "native MTP" if not cfg.draft else cfg.draft
+        served = cfg.draft or "native MTP"
         said = f"{al.normalize():f}" if shown is not None else cfg.value
         msg += (f"; {said} is {' and '.join(others[:3])}, but this config serves "
                 f"{served} thinking_{thinking} K={cfg.k}")

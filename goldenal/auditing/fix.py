@@ -166,11 +166,10 @@ def _rejected(changes, root, audit_tree):
 
 def _diff(path, before, after):
     name = os.fsencode(path)
-    out = []
-    for line in difflib.diff_bytes(difflib.unified_diff, _lines(before), _lines(after),
-                                   fromfile=b"a/" + name, tofile=b"b/" + name):
-        out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")
-    return b"".join(out)
+    lines = difflib.diff_bytes(difflib.unified_diff, _lines(before), _lines(after),
+                               fromfile=b"a/" + name, tofile=b"b/" + name)
+    return b"".join(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n"
+                    for line in lines)
 
 
 def fix_findings(findings, root, audit_tree, *, write=True):

@@ -39,14 +39,10 @@ def run_summary(report):
 
 def format_text(findings, report=None, *, show_assumptions=True, show_skipped=False):
     """One ``path:line:col: CODE [*] message`` line per finding, then the summaries."""
-    out = []
-    hidden = 0
-    for f in findings:
-        if f.code == ASSUMED and not show_assumptions:
-            hidden += 1
-            continue
-        mark = " [*]" if f.fix else ""
-        out.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
+    shown = [f for f in findings if show_assumptions or f.code != ASSUMED]
+    hidden = len(findings) - len(shown)
+    out = [f"{f.path}:{f.line}:{f.col}: {f.code}{' [*]' if f.fix else ''} {f.message}"
+           for f in shown]
     out.append(summary(findings, printed=len(findings) - hidden))
     if hidden:
         every = "it" if len(findings) == 1 else f"all {len(findings)}"
@@ -106,16 +102,12 @@ def sarif_log(findings, report=None):
 
     used = sorted({f.code for f in findings})
     index = {code: i for i, code in enumerate(used)}
-    rules = []
-    for code in used:
-        r = RULES[code]
-        rules.append({
-            "id": r.code, "name": r.name,
-            "shortDescription": {"text": r.summary},
-            "fullDescription": {"text": r.what},
-            "help": {"text": f"{r.why}\n\nFix: {r.use_instead}"},
-            "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
-        })
+    rules = [{"id": r.code, "name": r.name,
+              "shortDescription": {"text": r.summary},
+              "fullDescription": {"text": r.what},
+              "help": {"text": f"{r.why}\n\nFix: {r.use_instead}"},
+              "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]}}
+             for r in (RULES[code] for code in used)]
     results = []
     for f in findings:
         end = f.edit[2] if f.edit is not None and f.edit[0] == f.line and f.edit[1] == f.col \

@@ -26,12 +26,9 @@ def _meta(section):
     """Image, model candidates and name of one recipe (variant) section."""
     models = [m for m in (_text_at(section, *path) for path in (
         ("identity", "model", "repo"), ("model", "path"), ("model", "name"))) if m is not None]
-    image = None
-    for path in (("identity", "container", "image"), ("model", "container"), ("container",)):
-        value = _text_at(section, *path)
-        if value is not None and (":" in value or "/" in value):
-            image = value
-            break
+    images = (_text_at(section, *path) for path in (("identity", "container", "image"),
+                                                    ("model", "container"), ("container",)))
+    image = next((v for v in images if v is not None and (":" in v or "/" in v)), None)
     benchmark = {key: _text_at(section, "benchmark", key)
                  for key in ("type", "isl", "osl", "command")}
     return {"image": image, "models": models, "name": _text_at(section, "name"),

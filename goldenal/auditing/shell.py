@@ -54,8 +54,7 @@ _K_KINDS = (  # precedence: first match kind wins (each name is one engine's)
     ("atom", knobs.spellings(names=("--num-speculative-tokens",))),
     ("spec-tokens", knobs.spellings(names=("--spec-tokens",))),
     ("trt", knobs.spellings(names=("max_draft_len",))),
-    # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (docs/engines.md §3.4),
-    # as the recipe reader takes it
+    # TensorRT-LLM MTP without max_draft_len (docs/engines.md §3.4), as the recipe reader reads it
     ("trt-nextn", knobs.spellings(names=("num_nextn_predict_layers",))),
     ("refusing", knobs.spellings(engine=_REFUSING, setting=knobs.K)),
 )
@@ -111,10 +110,6 @@ _TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
 _WORD_RES = (("rsm", "sample_method", _RSM_RE), ("dsm", "sample_method", _DSM_RE),
              ("topk", "topk", _TOPK_RE))
 _ONE_MODEL_RE = re.compile(r"(eagle3_one_model|mtp_eagle_one_model)\s*:\s*(true|false|True|False)")
-_ENGINE_RES = [(engine, rx) for engine, _, rx in knobs.LAUNCHES]
-# a word every alternative of each engine's pattern contains: str's search skips a long
-# line far faster than the regex's (whose \b alternatives have no literal prefix)
-_ENGINE_WORD = {engine: word for engine, word, _ in knobs.LAUNCHES}
 # every pattern _scan looks for contains one of these
 _SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
                         r"trtllm|atom|topk|model|SPEC|llama-server")
@@ -202,8 +197,10 @@ def _read_line(flat):
         if m:
             said.one_model = (m.group(1), m.group(2).lower() == "true")
     if "serve" in flat or "launch_server" in flat or "entrypoints" in flat or "atom" in flat:
-        for engine, rx in _ENGINE_RES:
-            if _ENGINE_WORD[engine] in flat and rx.search(flat):
+        # a word every match of a launch holds: str's search skips a long line far faster
+        # than the regex's (whose \b alternatives have no literal prefix)
+        for engine, word, rx in knobs.LAUNCHES:
+            if word in flat and rx.search(flat):
                 said.engine = engine
     if has_spec and "config" in flat:
         m = _SPEC_BLOCK_RE.match(flat)
@@ -248,16 +245,13 @@ class _Said:
             found["k"][kind] = (k, no)
         if self.k_unread:
             found["k_unread"] = no
-        for key in ("draft", "method"):
-            if getattr(self, key) is not None:
-                found[key] = getattr(self, key)
-        if self.atom_method is not None:
-            found["atom_method"] = self.atom_method
-            found["method"] = found.get("method") or self.atom_method
-        for key in ("rsm", "dsm", "topk", "one_model", "engine"):
+        for key in ("draft", "method", "rsm", "dsm", "topk", "one_model", "engine"):
             value = getattr(self, key)
             if value is not None:
                 found[key] = value
+        if self.atom_method is not None:
+            found["atom_method"] = self.atom_method
+            found["method"] = found.get("method") or self.atom_method
         if self.spec_block is not None:
             found["spec_indent"] = self.spec_block
             found["spec"] = True
@@ -316,10 +310,8 @@ def _read_llamacpp(flat):
         settings.setdefault(row.setting, unquote(m.group("value")))
     said.on = knobs.METHOD in settings or knobs.DRAFT in settings
     said.method = settings.get(knobs.METHOD)
-    draft = settings.get(knobs.DRAFT)
-    said.draft = draft if draft and "$" not in draft else None
-    model = settings.get(knobs.MODEL)
-    said.model = model if model and "$" not in model else None
+    said.draft, said.model = (v if v and "$" not in v else None
+                              for v in (settings.get(knobs.DRAFT), settings.get(knobs.MODEL)))
     said.env = tuple((ev.FLAG_OF_ENV[row.name], m.group("value"), m.start("name") + 1,
                       _spelling(row, m), row.name)
                      for row, m in knobs.finditer(flat, _REFUSING_ENV_ROWS, comments=True))
@@ -331,9 +323,7 @@ def _read_llamacpp(flat):
 def _spelling(row, m):
     """``(name, separator)`` of a knob as the file writes it: a flag followed by its value
     after ``=`` or after blanks (one space shown); environment variables and keys ``=``."""
-    if row.form == knobs.FLAG and m.group("sep") != "=":
-        return row.name, " "
-    return row.name, "="
+    return row.name, " " if row.form == knobs.FLAG and m.group("sep") != "=" else "="
 
 
 def _env_setting(found, row, value, no, col, keep_first):
@@ -622,11 +612,8 @@ def _vars_near_words(text):
     ends = [end for _, _, end in _word_matches(text)]
     if not ends:
         return vars_in(text)
-    out = set()
-    for m in VAR_RE.finditer(text):
-        if any(0 <= m.start() - e <= _NEAR for e in ends):
-            out.add(m.group(1) or m.group(4))
-    return out
+    return {m.group(1) or m.group(4) for m in VAR_RE.finditer(text)
+            if any(0 <= m.start() - e <= _NEAR for e in ends)}
 
 
 def _relevant(lines, conds, hits):
@@ -781,8 +768,7 @@ def _agentic_gate(ln, conds, choice):
             continue
         first = cond.arms[0]
         negated = "!=" in first or first.startswith("if !") or "== \"0\"" in first
-        positive = arm == 0
-        return positive != negated
+        return (arm == 0) != negated
     return None
 
 
@@ -869,11 +855,8 @@ def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
     """Knobs in a config file of no known layout, read like a heredoc."""
     if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
         return []
-    parsed = []
-    for i, t in enumerate(lines):
-        s = t.strip()
-        if s and not s.startswith(("#", "//")):
-            parsed.append(Line(i + 1, t, (), True))
+    parsed = [Line(i + 1, t, (), True) for i, t in enumerate(lines)
+              if t.strip() and not t.strip().startswith(("#", "//"))]
     f = _run(parsed, [], {}, {})[0].found
     cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False,
                      ev.thinking_signals(lines), {})
