@@ -356,3 +356,27 @@ def test_yaml_alias_bomb_multi_document_and_recursive_alias():
     assert [k.value for k, _ in spans.pairs(spans.get(self_merge, "backend"))] == ["type"]
     # an audited recipe reads the same way: the bomb costs its size, not its expansion
     assert recipe.recipe_configs("r.yaml", "backend:\n" + "\n".join(levels) + "\n", []) == []
+
+
+@pytest.mark.parametrize("path, text, draft, method", [
+    ("x_vllm_mtp.sh", "vllm serve org/m --speculative-config "
+     "'{\"method\":\"eagle3\",\"model\":\"org/head\",\"num_speculative_tokens\":3,"
+     "\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":2.5}'",
+     "org/head", "eagle3"),
+    ("x_vllm_mtp.sh", "vllm serve org/m --spec-method mtp --spec-tokens 3 --speculative-config "
+     "'{\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":2.5}'",
+     None, "mtp"),
+    ("x_sglang_mtp.sh", "export SGLANG_SIMULATE_ACC_LEN=2.5\npython3 -m sglang.launch_server "
+     "--speculative-algorithm EAGLE --speculative-num-steps 3 "
+     "--speculative-draft-model-path org/head", "org/head", "EAGLE"),
+    ("x_trt_mtp.sh", "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.5\n"
+     "cat <<EOF > c.yaml\nspeculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 3\n"
+     "speculative_model_dir: org/head\nEOF\ntrtllm-serve org/m --config c.yaml",
+     "org/head", "Eagle3"),
+    ("x_atom_mtp.sh", "python3 -m atom.entrypoints.openai_server --method eagle3 "
+     "--draft-model org/head --num-speculative-tokens 3 --spec-decode-acceptance-length 2.5",
+     "org/head", "eagle3"),
+])
+def test_the_draft_and_method_are_read_as_the_records_spell_them(path, text, draft, method):
+    (cfg,) = shell.script_configs(path, text, text.split("\n"))
+    assert (cfg.draft, cfg.method) == (draft, method)

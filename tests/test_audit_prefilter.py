@@ -261,11 +261,11 @@ def test_config_with_is_replace():
                                  "atom serve", "llama-server", "xllama-server", "vllm", "atom",
                                  " ", "-", ".", "m", "serve"]), max_size=6).map("".join))
 def test_each_engine_pattern_contains_its_word(text):
-    from goldenal.auditing.shell import _ENGINE_RES, _ENGINE_WORD
+    from goldenal.engines.table import LAUNCHES
 
-    for engine, rx in _ENGINE_RES:
+    for _, word, rx in LAUNCHES:
         if rx.search(text):
-            assert _ENGINE_WORD[engine] in text
+            assert word in text
 
 
 def test_each_group_of_table_rows_is_gated_by_its_own_names():

@@ -27,10 +27,8 @@ def variant_siblings(curves, cfg):
 
 
 def match_curve(curves, cfg):
-    """``(curve, None)`` or ``(None, (code, text))`` (GAL101 missing, GAL304 ambiguous)
-    by the policy's resolver; on an engine with no variant setting, the curve a
-    comment next to the knob cites decides among the variants.
-    """
+    """``(curve, None)`` or ``(None, (code, text))``; where no setting selects a variant, the
+    curve a comment next to the knob cites decides."""
     if cfg.engine in NO_VARIANT_ENGINES and cfg.model:
         siblings = variant_siblings(curves, cfg)
         if siblings:
@@ -59,14 +57,12 @@ def match_curve(curves, cfg):
         answer = curve, None
     except UnknownCurve as exc:
         hint = cfg.extra.get("name_hint")
-        if models == (hint,) and any(model_matches(c, hint) for c in curves):
-            # the prefix names curves, but not one for the head or method served
-            answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
-                                      f"{hint!r} is only a hint, and {exc})")
-        elif models == (hint,):
+        if models == (hint,):
             # a file-name prefix is a hint, never reported as the served model
+            why = (f"is only a hint, and {exc}" if any(model_matches(c, hint) for c in curves)
+                   else "names no curve")
             answer = None, ("GAL304", f"model (the files name none; the file-name prefix "
-                                      f"{hint!r} names no curve)")
+                                      f"{hint!r} {why})")
         else:
             answer = None, ("GAL101", str(exc))
     except PolicyError as exc:
@@ -155,11 +151,8 @@ def expected_knob(cfg, al_text):
 
 
 def _where(cfg):
-    bits = []
-    if cfg.role:
-        bits.append(f"role {cfg.role}")
-    if cfg.branch:
-        bits.append(f"branch {cfg.branch}")
+    bits = [f"{what} {value}" for what, value in (("role", cfg.role), ("branch", cfg.branch))
+            if value]
     return f" [{'; '.join(bits)}]" if bits else ""
 
 
@@ -238,12 +231,12 @@ def check_config(cfg, curves):
     rec = ev.record(cfg.engine) if cfg.engine in ENGINES else None
     if rec is not None and rec.spec_off == "refused" and not _starts(cfg, add):
         return out
+    undetermined = f"cannot determine the golden cell for {cfg.said}: "
     if cfg.k is None:
         why = (f"{_named(cfg.engine, knobs.K)} is set, but not to a literal number"
                if rec is not None and rec.default_k is not None else
                "no literal num_speculative_tokens / speculative-num-steps / max_draft_len")
-        add("GAL304", f"cannot determine the golden cell for {cfg.said}: "
-                      f"K ({why} on this path)")
+        add("GAL304", undetermined + f"K ({why} on this path)")
         return out
     al = implied_al(cfg)
     if al is None:
@@ -254,13 +247,13 @@ def check_config(cfg, curves):
     if kind == "rate":
         rate = _dec(cfg.value)
         if rate is not None and not (0 <= rate <= 1):
-            add("GAL204", f"{cfg.said} is outside [0, 1]", found=cfg.value)
+            add("GAL204", f"{cfg.said} is outside [0, 1]")
             return out
     if kind == "accepted" and al - 1 == 0:
         return out   # reported as GAL206 (0 = off)
     if not (1 <= al <= cfg.k + 1):
         add("GAL204", f"{cfg.said} means AL {al.normalize()}, outside "
-                      f"[1, {cfg.k + 1}] for K={cfg.k}", found=cfg.value)
+                      f"[1, {cfg.k + 1}] for K={cfg.k}")
         return out
     context = None
     if cfg.agentic is None and not cfg.extra.get("no_benchmark"):
@@ -294,17 +287,15 @@ def check_config(cfg, curves):
             return out
         if code == "GAL101":
             add(code, f"{text}; {cfg.said} has no stated source (add a comment "
-                      "naming where the value comes from)", found=cfg.value)
+                      "naming where the value comes from)")
             return out
         if not pool:
-            add(code, f"cannot determine the golden cell for {cfg.said}: {text}")
+            add(code, undetermined + text)
             return out
-        undecided.append((f"cannot determine the golden cell for {cfg.said}: {text}",
-                          text.split("; candidates ")[0]))
+        undecided.append((undetermined + text, text.split("; candidates ")[0]))
     thinking, how = cfg.thinking, cfg.thinking_source
     if thinking is None and how:    # conflicting signals
-        undecided.append((f"cannot determine the golden cell for {cfg.said}: "
-                          f"thinking mode ({how})", f"thinking mode ({how})"))
+        undecided.append((undetermined + f"thinking mode ({how})", f"thinking mode ({how})"))
     if undecided:
         _undecided(cfg, curves, pool, undecided, add)
         return out
@@ -327,7 +318,7 @@ def check_config(cfg, curves):
         have = ", ".join(f"thinking_{m} K={','.join(map(str, sorted(c)))}"
                          for m, c in curve.cells.items() if c)
         add("GAL102", f"curve {curve.id} has no committed cell for thinking_{thinking} "
-                      f"K={cfg.k} (it has {have})", found=cfg.value)
+                      f"K={cfg.k} (it has {have})")
         return out
     golden = Decimal(cell)
     expected = expected_knob(cfg, cell)
@@ -341,13 +332,13 @@ def check_config(cfg, curves):
                 add("GAL203", f"{cfg.said} is (AL-1)/{k2} for the golden AL "
                               f"{cell} of {label}, but K={cfg.k} is served; it encodes AL "
                               f"{(1 + rate * cfg.k).normalize()}",
-                    found=cfg.value, expected=expected,
+                    expected=expected,
                     fix=f"use {KNOBS[_VALUE_ROWS[cfg.knob].engine][0]} {cell}")
                 return out
     if kind == "accepted" and _dec(cfg.value) == golden:
         title = ev.record(_VALUE_ROWS[cfg.knob].engine).title
         add("GAL202", f"{cfg.said} is the golden AL itself; {title} takes "
-                      f"AL - 1 = {expected} ({label})", found=cfg.value, expected=expected,
+                      f"AL - 1 = {expected} ({label})", expected=expected,
             fix=f"replace {cfg.value} with {expected}")
         return out
     shown = al.normalize() if kind != "length" and kind != "rates" else None
@@ -363,11 +354,11 @@ def check_config(cfg, curves):
     others.sort(key=lambda h: (by_id[h.split()[0]].model != curve.model,
                                not h.endswith(f"K={cfg.k}")))
     if others:
-        served = cfg.draft or "native MTP" if not cfg.draft else cfg.draft
+        served = cfg.draft or "native MTP"
         said = f"{al.normalize():f}" if shown is not None else cfg.value
         msg += (f"; {said} is {' and '.join(others[:3])}, but this config serves "
                 f"{served} thinking_{thinking} K={cfg.k}")
-    add("GAL201", msg, found=cfg.value, expected=expected,
+    add("GAL201", msg, expected=expected,
         fix=f"replace {cfg.value} with {expected}")
     return out
 
@@ -439,9 +430,7 @@ def candidate_cells(cfg, pool):
 
 
 def unknown_head_pool(curves, cfg):
-    """The served model's curves that name no draft head (an upstream directory
-    without a manifest): a config with a head may serve any.
-    """
+    """The served model's curves naming no draft head: a config with a head may serve any."""
     from goldenal.golden.curves import head_unknown
     from goldenal.golden.policy import method_matches
 
@@ -450,10 +439,7 @@ def unknown_head_pool(curves, cfg):
 
 
 def _undecided(cfg, curves, pool, undecided, add, quiet=False):
-    """The cell is undecided: a value no candidate cell carries is GAL201 (naming
-    them), one a candidate carries is GAL304 info (naming it).  ``quiet``: only a
-    wrong value is reported.
-    """
+    """Undecided cell: GAL201 for a value no candidate carries, else GAL304 (``quiet``: not)."""
     cells = candidate_cells(cfg, pool)
     first = undecided[0][0]
     if not cells:
@@ -470,7 +456,7 @@ def _undecided(cfg, curves, pool, undecided, add, quiet=False):
     listed = ", ".join(f"{label} ({expected_knob(cfg, cell)})" for label, cell in cells)
     single = {expected_knob(cfg, cell) for _, cell in cells}
     add("GAL201", f"{cfg.said} matches no candidate cell: {listed}; which applies cannot be "
-                  f"decided ({why}), but the value is wrong whichever does", found=cfg.value,
+                  f"decided ({why}), but the value is wrong whichever does",
         expected=single.pop() if len(single) == 1 else None)
 
 
@@ -483,32 +469,31 @@ def _starts(cfg, add):
         add("GAL206", f"{cfg.said} on a llama-server without speculative decoding "
                       "(no --spec-type / --spec-draft-model): the server refuses to start "
                       "(synthetic acceptance requires an initialized speculative decoding "
-                      "context)", found=cfg.value)
+                      "context)")
         return False
     said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
     forms = x.get("llama_forms") or {}
     if len(forms) > 1:
         add("GAL207", f"{forms[knobs.LENGTH]} and {forms[knobs.RATES]} are both set: "
                       "llama-server refuses to start (synthetic acceptance length and rates "
-                      "are mutually exclusive); keep one", found=cfg.value)
+                      "are mutually exclusive); keep one")
         return False
     if unit(cfg.knob) == "csv-rates":
         try:
             rates = parse_rates(cfg.value)
         except ValueError as exc:
-            add("GAL207", f"{cfg.said}: {exc}; llama-server refuses to start",
-                found=cfg.value)
+            add("GAL207", f"{cfg.said}: {exc}; llama-server refuses to start")
             return False
         problem = rates_problem(rates, cfg.k)
         if problem:
             add("GAL207", f"{cfg.said}: {problem}{said}; llama-server refuses "
-                          "to start", found=cfg.value)
+                          "to start")
             return False
     elif cfg.k is not None:
         al = _dec(cfg.value)
         if al is not None and not 1 <= al <= cfg.k + 1:
             add("GAL204", f"{cfg.said} is outside [1, {cfg.k + 1}] for K={cfg.k}{said}; "
-                          "llama-server refuses to start", found=cfg.value)
+                          "llama-server refuses to start")
             return False
     return True
 
@@ -548,35 +533,32 @@ def _honour(cfg, add):
         rsm = cfg.rejection_sample_method
         add("GAL205", f"{cfg.knob} is set but rejection_sample_method is "
                       f"{repr(rsm) if rsm else 'absent'}, not '{verifier}': nothing is "
-                      "simulated", found=cfg.value,
+                      "simulated",
             fix=f"add \"rejection_sample_method\": \"{verifier}\"")
     elif rec.unit == "accepted" and num is not None and num == 0:
-        add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured",
-            found=cfg.value)
+        add("GAL206", f"{cfg.knob}=0 turns forcing off: real acceptance is measured")
     elif rec.unit == "accepted" and num is not None and num != num.to_integral_value() \
             and x.get("one_model") is False:
         add("GAL206", f"fractional {cfg.said} on the two-model path "
                       f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
-                      "an integer and becomes 0: forcing is off", found=cfg.value)
+                      "an integer and becomes 0: forcing is off")
     elif x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1) and \
             knobs.spellings(cfg.engine, setting=knobs.TOKEN_MODE):
         add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
-                      f"speculative-eagle-topk 1, got {topk}: the server refuses to start",
-            found=cfg.value)
+                      f"speculative-eagle-topk 1, got {topk}: the server refuses to start")
     elif x.get("acc_method") not in (None, "match-expected") and \
             knobs.spellings(cfg.engine, setting=knobs.ACC_METHOD):
         # default and recommended is match-expected; multinomial draws a rounded,
         # clamped Normal(L, 1) whose mean drifts near 1 and K+1 (docs/engines.md §2.1-§2.2)
         add("GAL206", f"{_named(cfg.engine, knobs.ACC_METHOD)}={x.get('acc_method')} does not "
                       "reproduce the golden AL's two-point distribution (and can miss its "
-                      "mean); use match-expected", found=cfg.value)
+                      "mean); use match-expected")
     elif rec.spec_off == "dropped" and not x.get("atom_method"):
         add("GAL206", f"{cfg.knob} without {_named(cfg.engine, knobs.METHOD)}: {rec.title} "
-                      "drops the acceptance flags silently and measures real acceptance",
-            found=cfg.value)
+                      "drops the acceptance flags silently and measures real acceptance")
     else:
         version = ev.image_version(cfg.image)
         settings = (setting,) + tuple(s for s in (knobs.TOKEN_MODE,) if x.get("token_mode"))
         problem = version and _release_problem(cfg, rec, settings, version)
         if problem:
-            add("GAL206", problem, found=cfg.value)
+            add("GAL206", problem)

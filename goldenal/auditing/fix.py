@@ -1,14 +1,5 @@
-r"""``audit --fix`` / ``--diff``: apply the safe fixes, the replacement of a literal value.
-
-A fix (GAL201, GAL202) is applied only when nothing on its line was assumed
-(GAL304/GAL305), every finding there asks for the same value, the old value
-occurs once on the line as a whole number, and auditing with the fixed texts
-in place (in memory) raises nothing new on a fixed line; rejected fixes are
-dropped and the rest checked again.  Files are edited as bytes (a line ends
-at ``\n``, as audit numbers lines; every other byte stays), never through a
-link, replaced atomically under the writer lock of their directories, and
-not written when their bytes changed since the fixes were planned.
-"""
+"""``audit --fix`` / ``--diff``: the safe fixes, each a literal value replaced in place
+(when a fix is safe: docs/cli.md, ``audit``)."""
 
 import difflib
 import errno
@@ -23,9 +14,7 @@ ASSUMPTIONS = ("GAL304", "GAL305")
 
 
 class FixResult(NamedTuple):
-    """What :func:`fix_findings` changed: a unified diff (bytes), and ``(finding, reason)``
-    for each fix not applied.
-    """
+    """What :func:`fix_findings` did: a unified diff (bytes); ``skipped``: (finding, reason)."""
 
     diff: str
     fixed: tuple
@@ -55,9 +44,8 @@ def _indirect(found, count):
 
 
 def place(finding, lines):
-    """Point a value finding at the literal to edit (when ``found`` occurs once on the
-    line as a whole number), the knob's site in ``related``, the fix in ``edit``.
-    """
+    """Point a value finding at the literal to edit (``found``, once on the line as a whole
+    number), the knob's site in ``related``, the fix in ``edit``."""
     if not lines or not 0 < finding.line <= len(lines):
         return finding
     text = lines[finding.line - 1].rstrip("\r")
@@ -89,8 +77,7 @@ def _number(text):
 
 
 def plan_fixes(findings):
-    """``{(path, line): (found, expected, [findings])}`` of safe fixes, and
-    ``[(finding, reason)]``."""
+    """``{(path, line): (found, expected, [findings])}`` of safe fixes; ``[(finding, why)]``."""
     by_line, blocked = {}, {}
     for f in findings:
         if f.code in ASSUMPTIONS:
@@ -122,9 +109,7 @@ def _lines(data):
 
 
 def _replace_once(line, found, expected):
-    """``(count, new line)`` for whole-number ``found`` in the line's bytes, decoded with
-    ``surrogateescape`` so the bytes around it come back unchanged.
-    """
+    """``(count, new line)``; ``surrogateescape`` keeps the bytes around ``found`` as they were."""
     text = line.decode("utf-8", "surrogateescape")
     pattern = _number(found)
     count = len(pattern.findall(text))
@@ -141,8 +126,7 @@ def _not_written(exc):
 
 
 def _apply(plans, root, read=None):
-    """``{path: (before, after, fixed findings)}`` and the findings skipped; ``read``
-    holds bytes already read."""
+    """``{path: (before, after, fixed)}`` and the skipped; ``read``: bytes already read."""
     by_file, skipped = {}, []
     for (path, line), plan in plans.items():
         by_file.setdefault(path, {})[line] = plan
@@ -182,19 +166,15 @@ def _rejected(changes, root, audit_tree):
 
 def _diff(path, before, after):
     name = os.fsencode(path)
-    out = []
-    for line in difflib.diff_bytes(difflib.unified_diff, _lines(before), _lines(after),
-                                   fromfile=b"a/" + name, tofile=b"b/" + name):
-        out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")
-    return b"".join(out)
+    lines = difflib.diff_bytes(difflib.unified_diff, _lines(before), _lines(after),
+                               fromfile=b"a/" + name, tofile=b"b/" + name)
+    return b"".join(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n"
+                    for line in lines)
 
 
 def fix_findings(findings, root, audit_tree, *, write=True):
-    """Apply (``write=False``: only diff) the safe fixes of ``findings``.
-
-    ``audit_tree(overlay)`` audits again with ``{path: bytes}`` read in place of
-    those files.  Raises OSError naming a directory whose lock was held too long.
-    """
+    """Apply (``write=False``: only diff) the safe fixes; ``audit_tree(overlay)`` audits again
+    with ``{path: bytes}`` in place of those files.  OSError: a lock held too long."""
     plans, skipped = plan_fixes(findings)
     if not write or not plans:
         return _fix(plans, skipped, root, audit_tree, write=write)

@@ -1,6 +1,5 @@
 """Output formats for audit findings: text, JSON (``schemas/findings.schema.json``),
-GitHub annotations and SARIF 2.1.0; each returns the whole output text.
-"""
+GitHub annotations and SARIF 2.1.0; each returns the whole output text."""
 
 import json
 
@@ -13,49 +12,42 @@ _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 ASSUMED = "GAL305"
 
 
+def _count(n, noun):
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def summary(findings, printed=None):
-    """``Found N findings (E errors, W warnings, I info)``, and ``; P of them printed`` when
-    ``printed`` says fewer were printed."""
+    """``Found N findings (E errors, W warnings, I info)[; P of them printed]``."""
     n = len(findings)
     e = sum(f.severity == "error" for f in findings)
     w = sum(f.severity == "warning" for f in findings)
-    i = n - e - w
     fixable = sum(f.fix is not None for f in findings)
     tail = f"; {fixable} with a suggested fix" if fixable else ""
-    word = "finding" if n == 1 else "findings"
     if printed is not None and printed != n:
         tail += f"; {printed} of them printed"
-    return (f"Found {n} {word} ({e} error{'' if e == 1 else 's'}, "
-            f"{w} warning{'' if w == 1 else 's'}, {i} info){tail}.")
+    return (f"Found {_count(n, 'finding')} ({_count(e, 'error')}, {_count(w, 'warning')}, "
+            f"{n - e - w} info){tail}.")
 
 
 def run_summary(report):
     """``Checked C serve configs in F files read; skipped S files.`` for a report."""
     s = len(report.skipped)
-    word = "config" if report.configs_checked == 1 else "configs"
-    return (f"Checked {report.configs_checked} serve {word} in {report.files_read} "
-            f"file{'' if report.files_read == 1 else 's'} read; skipped {s} "
-            f"file{'' if s == 1 else 's'}" + (" (--show-skipped lists them)." if s else "."))
+    return (f"Checked {_count(report.configs_checked, 'serve config')} in "
+            f"{_count(report.files_read, 'file')} read; skipped {_count(s, 'file')}"
+            + (" (--show-skipped lists them)." if s else "."))
 
 
 def format_text(findings, report=None, *, show_assumptions=True, show_skipped=False):
-    """One ``path:line:col: CODE [*] message`` line per finding, then the summary; GAL305
-    counted in one line unless ``show_assumptions``; ``show_skipped`` lists skipped files.
-    """
-    out = []
-    hidden = 0
-    for f in findings:
-        if f.code == ASSUMED and not show_assumptions:
-            hidden += 1
-            continue
-        mark = " [*]" if f.fix else ""
-        out.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
+    """One ``path:line:col: CODE [*] message`` line per finding, then the summaries."""
+    shown = [f for f in findings if show_assumptions or f.code != ASSUMED]
+    hidden = len(findings) - len(shown)
+    out = [f"{f.path}:{f.line}:{f.col}: {f.code}{' [*]' if f.fix else ''} {f.message}"
+           for f in shown]
     out.append(summary(findings, printed=len(findings) - hidden))
     if hidden:
         every = "it" if len(findings) == 1 else f"all {len(findings)}"
-        out.append(f"Assumed the thinking mode of {hidden} serve "
-                   f"config{'' if hidden == 1 else 's'} ({ASSUMED}, not printed; "
-                   f"--show-assumptions prints {every}).")
+        out.append(f"Assumed the thinking mode of {_count(hidden, 'serve config')} ({ASSUMED}, "
+                   f"not printed; --show-assumptions prints {every}).")
     if report is not None:
         if show_skipped:
             out.extend(f"{path}: skipped: {reason}" for path, reason in report.skipped)
@@ -104,24 +96,18 @@ def _location(path, line, col, end_col=None, message=None, ident=None):
 
 
 def sarif_log(findings, report=None):
-    """The SARIF 2.1.0 log as a dict.  A fix that is one edit carries its
-    ``artifactChanges`` (SARIF requires every fix to spell them); any other
-    suggestion stays in the message's ``properties``.
-    """
+    """The SARIF 2.1.0 log; only a one-edit fix can spell the ``artifactChanges`` SARIF
+    requires of a fix, any other stays a ``suggestedFix`` property."""
     from goldenal import __version__
 
     used = sorted({f.code for f in findings})
     index = {code: i for i, code in enumerate(used)}
-    rules = []
-    for code in used:
-        r = RULES[code]
-        rules.append({
-            "id": r.code, "name": r.name,
-            "shortDescription": {"text": r.summary},
-            "fullDescription": {"text": r.what},
-            "help": {"text": f"{r.why}\n\nFix: {r.use_instead}"},
-            "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
-        })
+    rules = [{"id": r.code, "name": r.name,
+              "shortDescription": {"text": r.summary},
+              "fullDescription": {"text": r.what},
+              "help": {"text": f"{r.why}\n\nFix: {r.use_instead}"},
+              "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]}}
+             for r in (RULES[code] for code in used)]
     results = []
     for f in findings:
         end = f.edit[2] if f.edit is not None and f.edit[0] == f.line and f.edit[1] == f.col \

@@ -1,8 +1,5 @@
-"""Commands in Markdown: the fenced code blocks a README or recipe guide shows.
-
-People copy launch commands from documentation, so a knob pinned in a guide
-is audited like one in a script.
-"""
+"""Commands in Markdown's fenced blocks: people copy launch commands from guides, so a
+knob pinned in one is audited like one in a script."""
 
 import re
 from typing import NamedTuple
@@ -15,35 +12,14 @@ MARKDOWN = (".md", ".markdown")      # file-name endings of Markdown documents
 SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"}
 
 
-def fenced_code(lines):
-    """``lines`` with every line outside shell-like fenced blocks (```` ```bash ````,
-    ``sh``, ``console``, ``~~~``, no language) blanked, and a ``$ `` prompt turned
-    to spaces: line and column numbers stay the document's.
-    """
-    out = []
-    fence = None            # the closing fence's character and length while inside a block
-    keep = False
-    for line in lines:
-        m = _FENCE.match(line)
-        if fence is None:
-            if m:
-                fence = (m.group(2)[0], len(m.group(2)))
-                keep = m.group(3).lower() in SHELL_LANGUAGES
-            out.append("")
-            continue
-        if m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1] and \
-                not line[m.end():].strip():
-            fence = None
-            out.append("")
-            continue
-        if not keep:
-            out.append("")
-            continue
-        stripped = line.lstrip()
-        if stripped.startswith("$ "):
-            line = line.replace("$ ", "  ", 1)
-        out.append(line)
-    return out
+def fenced_code(lines, blocks=None):
+    """``lines`` with all but shell-like fenced blocks blanked and ``$ `` prompts spaced out,
+    so line and column numbers stay the document's; ``blocks``: :func:`outline`'s, if read."""
+    shell = {i for b in (outline(lines)[1] if blocks is None else blocks) if b.shell
+             for i in range(b.first, b.stop)}
+    kept = [line if i in shell else "" for i, line in enumerate(lines)]
+    return [line.replace("$ ", "  ", 1) if line.lstrip().startswith("$ ") else line
+            for line in kept]
 
 
 # ATX headings (``## Title``; the closing ``#`` run is dropped by _atx_title) and setext
@@ -53,9 +29,7 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
 
 class Block(NamedTuple):
-    """One fenced block: code lines ``lines[first:stop]``, shell-like or not, and the
-    index of the innermost heading above it (-1 before any).
-    """
+    """A fenced block's code ``lines[first:stop]`` and its innermost heading's index (-1)."""
 
     first: int
     stop: int
@@ -73,9 +47,7 @@ class Heading(NamedTuple):
 
 
 def outline(lines):
-    """``(headings, blocks)`` of a document; fenced lines are never headings, and an
-    unclosed block runs to the end (CommonMark).
-    """
+    """``(headings, blocks)``, as CommonMark reads them (an unclosed block runs to the end)."""
     headings, blocks = [], []
     fence = None
     start = shell = None
@@ -138,9 +110,7 @@ _RECIPE_FOLDERS = ("recipes", "recipe", "benchmarks", "benchmark", "bench")
 
 
 def is_recipe(relpath):
-    """True for a Markdown recipe (in a recipes, benchmark or scenario folder: run as
-    written); anything else is documentation, whose commands are examples.
-    """
+    """True in a recipes, benchmark or scenario folder (run as written); else documentation."""
     from goldenal.auditing.evidence import agentic_from_path
 
     folders = relpath.lower().replace("\\", "/").split("/")[:-1]
@@ -170,9 +140,9 @@ def heading_says(title):
 
 
 def _sections(lines):
-    """``(headings, {section: (shell blocks, code lines of them, rest blanked)})``."""
+    """``(headings, {section: (shell blocks, their code lines, rest blanked)}, code lines)``."""
     heads, blocks = outline(lines)
-    code = fenced_code(lines)
+    code = fenced_code(lines, blocks)
     groups = {}
     for b in blocks:
         if b.shell:
@@ -181,7 +151,7 @@ def _sections(lines):
     for section, group in groups.items():
         rows = {i for b in group for i in range(b.first, b.stop)}
         out[section] = (group, [line if i in rows else "" for i, line in enumerate(code)])
-    return heads, out
+    return heads, out, code
 
 
 def knob_sections(lines):
@@ -191,22 +161,14 @@ def knob_sections(lines):
 
 
 def markdown_configs(relpath, lines, scenario_path=None):
-    """The serve configs of a document's fenced shell blocks, section by section.
-
-    The shell blocks under one heading are read as one script.  Agentic or not
-    comes from the client those blocks run (a block's own first), then the
-    headings above, then (a recipe only) the page's clients when they agree,
-    then the path: never from another section.  Each config's ``extra`` holds
-    ``md_section``, ``md_title``, ``md_recipe`` and ``md_example`` (a serving
-    example: a server started, no benchmark, nothing saying agentic; GAL313).
-    """
+    """The configs of the shell blocks under each heading, read as one script; agentic or not
+    from their clients, the headings, a recipe page's clients, the path, never another section."""
     from goldenal.core.errors import GoldenALError
     from goldenal.auditing import evidence as ev
     from goldenal.auditing.shell import script_configs
 
     recipe = is_recipe(scenario_path or relpath)
-    heads, sections = _sections(lines)
-    code = fenced_code(lines)
+    heads, sections, code = _sections(lines)
 
     def block_text(b):
         return "\n".join(code[b.first:b.stop])

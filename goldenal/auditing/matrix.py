@@ -1,6 +1,5 @@
 """CI matrices: each list entry's ATOM ``extra_args`` string (next to its served model)
-is a launch command of its own, giving one config located inside the string.
-"""
+is a launch command of its own, giving one config located inside the string."""
 
 from goldenal.auditing import evidence as ev
 from goldenal.engines import ENGINES, record
@@ -12,11 +11,10 @@ MODEL_KEYS = ("model", "model_path", "model-path", "model_id", "hf_model")
 SCENARIO_KEYS = ("scenario", "name", "job", "config", "workload")
 # the engine whose argument strings CI matrices list, and the keys holding them
 ENGINE, ARG_KEYS = next((e, record(e).matrix_args) for e in ENGINES if record(e).matrix_args)
-# its flags, as the one knob table spells them, by setting
-_BY_SETTING = {}
-for _row in knobs.spellings(ENGINE, form=knobs.FLAG):
-    _BY_SETTING.setdefault(_row.setting, _row.name)
-_FLAGS = frozenset(row.name for row in knobs.spellings(ENGINE, form=knobs.FLAG))
+# its flags, as the one knob table spells them, by setting (the first of each)
+_ROWS = knobs.spellings(ENGINE, form=knobs.FLAG)
+_BY_SETTING = {row.setting: row.name for row in reversed(_ROWS)}
+_FLAGS = frozenset(row.name for row in _ROWS)
 _K, _METHOD, _DRAFT, _MODEL = (_BY_SETTING[s] for s in (knobs.K, knobs.METHOD, knobs.DRAFT,
                                                           knobs.MODEL))
 _KNOBS = tuple(_BY_SETTING[s] for s in (knobs.LENGTH, knobs.RATE))

@@ -1,10 +1,5 @@
-"""srt-slurm recipe YAMLs: the audit's evidence from the engine adapters' read-back.
-
-:func:`goldenal.engines.locate.find_sites` reads the recipe as ``inject``
-does (anchors, aliases and merges resolved, every node keeping its line);
-here each site becomes a :class:`~goldenal.auditing.evidence.Config` per
-worker role and variant.
-"""
+"""srt-slurm recipe YAMLs: each site ``find_sites`` reads (as ``inject`` does) becomes a
+:class:`~goldenal.auditing.evidence.Config` per worker role and variant."""
 
 import json
 import re
@@ -31,12 +26,9 @@ def _meta(section):
     """Image, model candidates and name of one recipe (variant) section."""
     models = [m for m in (_text_at(section, *path) for path in (
         ("identity", "model", "repo"), ("model", "path"), ("model", "name"))) if m is not None]
-    image = None
-    for path in (("identity", "container", "image"), ("model", "container"), ("container",)):
-        value = _text_at(section, *path)
-        if value is not None and (":" in value or "/" in value):
-            image = value
-            break
+    images = (_text_at(section, *path) for path in (("identity", "container", "image"),
+                                                    ("model", "container"), ("container",)))
+    image = next((v for v in images if v is not None and (":" in v or "/" in v)), None)
     benchmark = {key: _text_at(section, "benchmark", key)
                  for key in ("type", "isl", "osl", "command")}
     return {"image": image, "models": models, "name": _text_at(section, "name"),
@@ -45,11 +37,6 @@ def _meta(section):
 
 def _line(node):
     return spans.line_of(node) if node is not None else None
-
-
-def _knob_text(value):
-    """A vLLM knob's value as the audit quotes it (lists as JSON)."""
-    return json.dumps(value) if isinstance(value, list) else str(value)
 
 
 def _int(value):
@@ -80,7 +67,9 @@ def _fields(doc, site):
         if spec.get("draft_sample_method"):
             f["variant"]["draft_sample_method"] = spec["draft_sample_method"]
         if setting.knob is not None:
-            f.update(value=_knob_text(spec[setting.knob]), line=setting.line)
+            value = spec[setting.knob]     # a list of rates quoted as JSON
+            f.update(value=json.dumps(value) if isinstance(value, list) else str(value),
+                     line=setting.line)
     elif site.spec_on:
         # where speculative decoding is switched on, and the companions read beside it
         f["spec_line"] = _line(site.on if site.on is not None else site.spec)
@@ -97,12 +86,8 @@ def _fields(doc, site):
 
 
 def recipe_configs(relpath, text, lines, scenario_path=None):
-    """The configs of one srt-slurm recipe; a variant equal to the base adds nothing.
-
-    Agentic or not comes from the content first (``benchmark:``, names), then
-    ``scenario_path`` (default ``relpath``).  Raises ParseError for broken YAML
-    or a speculative-config string that is not JSON.
-    """
+    """The configs of one recipe (a variant equal to the base adds nothing); agentic or not
+    from its content, else ``scenario_path``.  ParseError: broken YAML or config JSON."""
     if _TOP_LEVEL_LIST.match(text):
         return []
     doc, sites, _ = find_sites(relpath, text, recipe_only=True, knob_only=True)

@@ -1,12 +1,5 @@
-"""``[tool.goldenal]`` in ``pyproject.toml``: audit settings kept with the recipes.
-
-Found as ruff finds its settings (the nearest ``pyproject.toml`` with the
-table, never above the repository root; outside a repository only the
-audited directory's); keys in kebab-case: ``select``, ``ignore``,
-``exclude``, ``extend-exclude`` (gitignore patterns relative to the audited
-root), ``respect-gitignore`` and ``golden-dir`` (relative to the file).
-Command-line options win over the file.
-"""
+"""``[tool.goldenal]`` in ``pyproject.toml``: audit settings kept with the recipes, found
+as ruff finds its own (docs/cli.md, ``audit``); paths relative to the file."""
 
 import os
 from typing import NamedTuple
@@ -29,42 +22,24 @@ class Settings(NamedTuple):
     golden_dir: "str | None" = None
 
 
-def _toml():
-    try:
-        import tomllib
-    except ModuleNotFoundError:           # Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 def find_settings(start):
-    """The :class:`Settings` of the nearest ``pyproject.toml`` with ``[tool.goldenal]``
-    from ``start`` up to its repository root (empty when none has the table).
+    """The nearest ``[tool.goldenal]`` from ``start`` up to its repository root (empty when
+    none); ParseError for invalid TOML, an unknown key or a value of the wrong type."""
+    from goldenal.core.files import repository_root
 
-    Raises ParseError for invalid TOML, an unknown key or a value of the wrong type.
-    """
-    here = os.path.abspath(start)
-    if not os.path.isdir(here):
-        here = os.path.dirname(here)
-    for directory in _up_to_repository_root(here):
+    chain = [os.path.abspath(start)]
+    if not os.path.isdir(chain[0]):
+        chain[0] = os.path.dirname(chain[0])
+    top = repository_root(chain[0])
+    while top is not None and chain[-1] != top:     # in no repository: its own directory only
+        chain.append(os.path.dirname(chain[-1]))
+    for directory in chain:
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
             settings = read_settings(candidate)
             if settings is not None:
                 return settings
     return Settings()
-
-
-def _up_to_repository_root(here):
-    """``here`` and its parents up to the nearest one holding ``.git``; ``[here]`` without one."""
-    from goldenal.core.files import repository_root
-
-    here = os.path.abspath(here)
-    top = repository_root(here)
-    chain = [here]
-    while top is not None and chain[-1] != top:
-        chain.append(os.path.dirname(chain[-1]))
-    return chain                # in no repository: its own directory only
 
 
 def _strings(table, key, path):
@@ -80,7 +55,10 @@ def _strings(table, key, path):
 
 def read_settings(path):
     """The :class:`Settings` of one ``pyproject.toml``, or None when it has no ``[tool.goldenal]``."""
-    tomllib = _toml()
+    try:
+        import tomllib
+    except ModuleNotFoundError:           # Python 3.10
+        import tomli as tomllib
     try:
         with open_regular(path) as fh:
             doc = tomllib.load(fh)

@@ -1,14 +1,9 @@
-"""Bash recipe scripts: the spec settings and knobs each branch of a script serves.
-
-Nothing is executed.  The script's logical lines are tagged with the
-``if``/``case`` arms they sit in; for every combination of the arms that
-matter (those feeding a knob, K or the draft head, plus ``EVAL_ONLY``) the
-lines are replayed in order with a variable table, and every line is
-expanded and scanned.  One :class:`~goldenal.auditing.evidence.Config` per
-distinct outcome.
-"""
+"""Bash recipe scripts, never executed: the lines are replayed along every combination of
+the ``if``/``case`` arms that feed a knob, K, the draft head or ``EVAL_ONLY``, giving one
+:class:`~goldenal.auditing.evidence.Config` per distinct outcome."""
 
 import bisect
+import functools
 import os
 import re
 
@@ -19,18 +14,14 @@ from goldenal.recipes.shell import (ASSIGN_RE, VAR_RE, Line, Soft, assign, condi
                                     remembering, unquote, vars_in)
 
 MAX_SCENARIOS = 256
-# Conditions nested deeper than this are not enumerated (their arms are
-# replayed in order, as for a condition that cannot matter): real recipes nest
-# a few levels, and enumerating hundreds of nested ifs only costs time.
+# Conditions nested deeper are replayed in order, not enumerated: real recipes nest a few
+# levels, and enumerating hundreds of nested ifs only costs time.
 MAX_FORK_DEPTH = 16
 
-# --- what is scanned on an expanded line
-# knob spellings and K come from the one table of recipes.knobs; a knob found
-# later on a line (in table order) wins, as does the first K kind below
-# Engines grouped by how their records say the knob reaches the server: in the
-# environment under its own name (SGLang, TensorRT-LLM), or on the command line
-# or in a config (the rest); and the engines that refuse to start a knob
-# without speculative settings (llama.cpp), whose settings every line is read for.
+# What an expanded line is scanned for: a knob found later on a line (in table order) wins, as
+# does the first K kind below.  Engines by how the knob reaches the server: in the environment
+# under its own name (SGLang, TensorRT-LLM) or on the command line or in a config (the rest);
+# those that refuse to start a knob without speculative settings (llama.cpp).
 _ENV_CARRIED = tuple(e for e in ev.ENGINES if ev.record(e).env_knob == ev.record(e).value_knob)
 _COMMAND_CARRIED = tuple(e for e in ev.ENGINES if e not in _ENV_CARRIED)
 _REFUSING = tuple(e for e in ev.ENGINES if ev.record(e).spec_off == "refused")
@@ -63,8 +54,7 @@ _K_KINDS = (  # precedence: first match kind wins (each name is one engine's)
     ("atom", knobs.spellings(names=("--num-speculative-tokens",))),
     ("spec-tokens", knobs.spellings(names=("--spec-tokens",))),
     ("trt", knobs.spellings(names=("max_draft_len",))),
-    # TensorRT-LLM MTP without max_draft_len: K is num_nextn_predict_layers (docs/engines.md §3.4),
-    # as the recipe reader takes it
+    # TensorRT-LLM MTP without max_draft_len (docs/engines.md §3.4), as the recipe reader reads it
     ("trt-nextn", knobs.spellings(names=("num_nextn_predict_layers",))),
     ("refusing", knobs.spellings(engine=_REFUSING, setting=knobs.K)),
 )
@@ -72,9 +62,8 @@ _K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
 # kinds of an engine with a default K: a K set to a value not known here overrides it
 _K_DEFAULTED = tuple(kind for kind, rows in _K_KINDS
                      if ev.record(rows[0].engine).default_k is not None)
-# The groups of table rows _read_line tries, each only on a line naming one of its rows (every
-# row's pattern starts with its name): the gates come from the table, not from words kept
-# beside it.  llama.cpp's served model alone switches nothing on, so names no group.
+# The groups of rows _read_line tries, each only on a line naming one of its rows (a pattern
+# starts with its name); llama.cpp's served model alone switches nothing on: in no group.
 _TABLE_GROUPS = {
     "llama": tuple(r for r in _REFUSING_SPEC_ROWS if r.setting != knobs.MODEL) + _REFUSING_ENV_ROWS
     + _REFUSING_KNOB_ROWS,
@@ -86,22 +75,33 @@ _GROUP_NAMES = tuple(dict.fromkeys(r.name for rows in _TABLE_GROUPS.values() for
 _NAME_GROUPS = tuple(tuple(group for group, rows in _TABLE_GROUPS.items()
                            if any(r.name == name for r in rows)) for name in _GROUP_NAMES)
 _DIGITS = re.compile(r"\d+")
-_DRAFT_RES = [
-    re.compile(r'"model"\s*:\s*"([^"$]+)"'),
-    re.compile(r"--speculative-draft-model-path(?:\s+|=)[\"']?([^\"'\s$]+)"),
-    re.compile(r"--draft-model(?:-path)?(?:\s+|=)[\"']?([^\"'\s$]+)"),
-    re.compile(r"^\s*speculative_model(?:_dir)?\s*:\s*[\"']?([^\"'\s$]+)"),
-]
-_METHOD_RES = [
-    re.compile(r'"method"\s*:\s*"(\w+)"'),
-    re.compile(r"--speculative-algorithm(?:\s+|=)[\"']?(\w+)"),
-    re.compile(r"--spec-method(?:\s+|=)[\"']?(\w+)"),
-    re.compile(r"^\s*decoding_type\s*:\s*[\"']?(\w+)"),
-]
 # the method flag of an engine that drops a knob silently without one (ATOM)
 _DROPPED_METHOD = knobs.spellings(
     engine=tuple(e for e in ev.ENGINES if ev.record(e).spec_off == "dropped"),
     setting=knobs.METHOD)[0]
+
+
+def _spec_res(setting, value, quoted_value):
+    """``(pattern, quoted key or None)`` per record spelling of ``setting``: a key in a JSON config
+    on the command line (vLLM's), a flag, a key opening a YAML line (TensorRT-LLM's)."""
+    rows = [r for r in knobs.spellings(engine=tuple(e for e in ev.ENGINES if e not in _REFUSING),
+                                       setting=setting) if r != _DROPPED_METHOD]
+    json = [r for r in rows if r.form == knobs.KEY and r.engine in _COMMAND_CARRIED]
+    return tuple([(re.compile(rf'"{re.escape(r.name)}"\s*:\s*"({quoted_value})"'), f'"{r.name}"')
+                  for r in json]
+                 + [(re.compile(re.escape(r.name) + rf"(?:\s+|=)[\"']?({value})"), None)
+                    for r in rows if r.form == knobs.FLAG]
+                 + [(re.compile(rf"^\s*{re.escape(r.name)}\s*:\s*[\"']?({value})"), None)
+                    for r in rows if r.form == knobs.KEY and r not in json])
+
+
+_DRAFT_RES = _spec_res(knobs.DRAFT, r"[^\"'\s$]+", r'[^"$]+')
+_METHOD_RES = _spec_res(knobs.METHOD, r"\w+", r"\w+")
+_METHOD_NAMES = tuple(r.name for r in knobs.spellings(setting=knobs.METHOD))
+# a JSON config's draft counts on a line naming the config's K or its method
+_JSON_DRAFT_WITNESSES = tuple(r.name for r in knobs.spellings(
+    engine=_COMMAND_CARRIED, setting=knobs.K, form=knobs.KEY)) + tuple(
+    quoted for _, quoted in _METHOD_RES if quoted)
 _WORD_CHARS = re.compile(r"\w+")
 _RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
@@ -110,10 +110,6 @@ _TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
 _WORD_RES = (("rsm", "sample_method", _RSM_RE), ("dsm", "sample_method", _DSM_RE),
              ("topk", "topk", _TOPK_RE))
 _ONE_MODEL_RE = re.compile(r"(eagle3_one_model|mtp_eagle_one_model)\s*:\s*(true|false|True|False)")
-_ENGINE_RES = [(engine, rx) for engine, _, rx in knobs.LAUNCHES]
-# a word every alternative of each engine's pattern contains: str's search skips a long
-# line far faster than the regex's (whose \b alternatives have no literal prefix)
-_ENGINE_WORD = {engine: word for engine, word, _ in knobs.LAUNCHES}
 # every pattern _scan looks for contains one of these
 _SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
                         r"trtllm|atom|topk|model|SPEC|llama-server")
@@ -141,9 +137,7 @@ def _scan(text, no, found):
 
 @remembered
 def _read_line(flat):
-    """What one expanded line says (a :class:`_Said`), or None.  Pure, so remembered;
-    each group of patterns runs only on a line holding a word they all contain.
-    """
+    """What one expanded line says (a :class:`_Said`), or None; pure, so remembered."""
     if not _SCAN_GATE.search(flat):
         return None
     said = _Said()
@@ -180,17 +174,16 @@ def _read_line(flat):
     has_spec = "spec" in flat
     has_model = "model" in flat
     if has_model:
-        for rx in _DRAFT_RES:
+        for rx, quoted in _DRAFT_RES:
             m = rx.search(flat)
-            if m and ('"model"' not in rx.pattern or "num_speculative_tokens" in flat
-                      or '"method"' in flat):
+            if m and (not quoted or any(w in flat for w in _JSON_DRAFT_WITNESSES)):
                 said.draft = m.group(1)
-    if "method" in flat or "algorithm" in flat or "decoding_type" in flat:
-        for rx in _METHOD_RES:
+    if any(name in flat for name in _METHOD_NAMES):
+        for rx, _ in _METHOD_RES:
             m = rx.search(flat)
             if m:
                 said.method = m.group(1)
-        if "--method" in flat:
+        if _DROPPED_METHOD.name in flat:
             m = _DROPPED_METHOD.search(flat)
             m = m and _WORD_CHARS.match(unquote(m.group("value")))
             if m:
@@ -204,8 +197,10 @@ def _read_line(flat):
         if m:
             said.one_model = (m.group(1), m.group(2).lower() == "true")
     if "serve" in flat or "launch_server" in flat or "entrypoints" in flat or "atom" in flat:
-        for engine, rx in _ENGINE_RES:
-            if _ENGINE_WORD[engine] in flat and rx.search(flat):
+        # a word every match of a launch holds: str's search skips a long line far faster
+        # than the regex's (whose \b alternatives have no literal prefix)
+        for engine, word, rx in knobs.LAUNCHES:
+            if word in flat and rx.search(flat):
                 said.engine = engine
     if has_spec and "config" in flat:
         m = _SPEC_BLOCK_RE.match(flat)
@@ -230,17 +225,11 @@ def _read_line(flat):
 class _Said:
     """What one line's patterns matched; :meth:`record` adds it to a path's findings."""
 
-    __slots__ = ("llama", "knobs", "env_settings", "ks", "k_unread", "draft",
-                 "method", "atom_method", "rsm", "dsm", "topk", "one_model", "engine",
-                 "spec_block", "blank", "indent", "nested_draft", "model", "spec")
-
-    def __init__(self):
-        self.llama = self.draft = self.method = self.atom_method = None
-        self.rsm = self.dsm = self.topk = self.one_model = self.engine = None
-        self.spec_block = self.nested_draft = self.model = None
-        self.knobs = self.env_settings = self.ks = ()
-        self.k_unread = self.blank = self.spec = False
-        self.indent = 0
+    llama = draft = method = atom_method = rsm = dsm = topk = one_model = engine = None
+    spec_block = nested_draft = model = None
+    knobs = env_settings = ks = ()
+    k_unread = blank = spec = False
+    indent = 0
 
     def record(self, no, found):
         if self.llama is not None:
@@ -256,16 +245,13 @@ class _Said:
             found["k"][kind] = (k, no)
         if self.k_unread:
             found["k_unread"] = no
-        for key in ("draft", "method"):
-            if getattr(self, key) is not None:
-                found[key] = getattr(self, key)
-        if self.atom_method is not None:
-            found["atom_method"] = self.atom_method
-            found["method"] = found.get("method") or self.atom_method
-        for key in ("rsm", "dsm", "topk", "one_model", "engine"):
+        for key in ("draft", "method", "rsm", "dsm", "topk", "one_model", "engine"):
             value = getattr(self, key)
             if value is not None:
                 found[key] = value
+        if self.atom_method is not None:
+            found["atom_method"] = self.atom_method
+            found["method"] = found.get("method") or self.atom_method
         if self.spec_block is not None:
             found["spec_indent"] = self.spec_block
             found["spec"] = True
@@ -287,9 +273,7 @@ class _Said:
 
 
 def _spec_at(found, no):
-    """Remember the first line switching speculative decoding on (where a config
-    without a knob is reported).
-    """
+    """The first line switching speculative decoding on (a config without a knob is shown there)."""
     if found["spec_line"] is None:
         found["spec_line"] = no
 
@@ -326,10 +310,8 @@ def _read_llamacpp(flat):
         settings.setdefault(row.setting, unquote(m.group("value")))
     said.on = knobs.METHOD in settings or knobs.DRAFT in settings
     said.method = settings.get(knobs.METHOD)
-    draft = settings.get(knobs.DRAFT)
-    said.draft = draft if draft and "$" not in draft else None
-    model = settings.get(knobs.MODEL)
-    said.model = model if model and "$" not in model else None
+    said.draft, said.model = (v if v and "$" not in v else None
+                              for v in (settings.get(knobs.DRAFT), settings.get(knobs.MODEL)))
     said.env = tuple((ev.FLAG_OF_ENV[row.name], m.group("value"), m.start("name") + 1,
                       _spelling(row, m), row.name)
                      for row, m in knobs.finditer(flat, _REFUSING_ENV_ROWS, comments=True))
@@ -341,9 +323,7 @@ def _read_llamacpp(flat):
 def _spelling(row, m):
     """``(name, separator)`` of a knob as the file writes it: a flag followed by its value
     after ``=`` or after blanks (one space shown); environment variables and keys ``=``."""
-    if row.form == knobs.FLAG and m.group("sep") != "=":
-        return row.name, " "
-    return row.name, "="
+    return row.name, " " if row.form == knobs.FLAG and m.group("sep") != "=" else "="
 
 
 def _env_setting(found, row, value, no, col, keep_first):
@@ -428,10 +408,8 @@ def _case_bindings(cond, arm):
 
 
 def _feasible_arms(cond, env):
-    """``[(arm, forget)]``: the arms of ``cond`` that can run given ``env``.  Tests on
-    defaults (:class:`Soft`) do not prune, but an arm contradicting a default
-    forgets the variables involved (``${N:-0}`` on the ``[ "$N" -gt 0 ]`` arm).
-    """
+    """``[(arm, forget)]`` that can run given ``env``: a test on a default (:class:`Soft`) does
+    not prune, but its arm forgets the defaults it contradicts (``${N:-0}``, ``-gt 0``)."""
     arms = []
     earlier_true = False
     soft_before = set()        # soft variables whose defaults made an earlier test true
@@ -497,9 +475,7 @@ def _signature(st):
 
 
 def _merge_states(states, line, closes):
-    """Merge states that can no longer differ (same variables and evidence, differing
-    only in arms of closed conditions), keeping the arms they agree on.
-    """
+    """Merge states differing only in arms of closed conditions, keeping the arms they agree on."""
     groups = {}
     for st in states:
         open_choice = tuple(sorted((cid, arm) for cid, arm in st.choice.items()
@@ -517,59 +493,52 @@ def _merge_states(states, line, closes):
     return merged
 
 
-def _run(lines, conds, relevant, base_choice, forks_at, eval_split=None):
-    """Replay ``lines`` once, forking a state at each relevant condition; ``eval_split``
-    ``(line, {False: choice, True: choice})`` forks every state there into its
-    EVAL_ONLY paths.
-    """
+def _run(lines, relevant, base_choice, forks_at, eval_split=None):
+    """Replay ``lines``, forking at relevant conditions and (``eval_split``) EVAL_ONLY's."""
     with remembering():
-        return _replay(lines, relevant, base_choice, forks_at, eval_split)
-
-
-def _replay(lines, relevant, base_choice, forks_at, eval_split):
-    relevant_ids = {c.id for c in relevant}
-    closes = {c.id: c.end for c in relevant}
-    # a state's choices name only these conditions: each line's test against a
-    # state looks at its enclosing conditions among them, not its whole nesting
-    chosen = relevant_ids | set(base_choice)
-    if eval_split:
-        chosen |= set(eval_split[1][False]) | set(eval_split[1][True])
-    states = [_State(dict(base_choice), {}, _new_found())]
-    split_at = eval_split[0] if eval_split else None
-    for ln in lines:
-        if split_at is not None and ln.no >= split_at:
+        relevant_ids = {c.id for c in relevant}
+        closes = {c.id: c.end for c in relevant}
+        # a state's choices name only these conditions: each line's test against a
+        # state looks at its enclosing conditions among them, not its whole nesting
+        chosen = relevant_ids | set(base_choice)
+        if eval_split:
+            chosen |= set(eval_split[1][False]) | set(eval_split[1][True])
+        states = [_State(dict(base_choice), {}, _new_found())]
+        split_at = eval_split[0] if eval_split else None
+        for ln in lines:
+            if split_at is not None and ln.no >= split_at:
+                states = [st.fork(None, None, flag, eval_split[1][flag])
+                          for st in states for flag in (False, True)]
+                split_at = None
+            if len(states) > 4 and ln.no in forks_at:
+                states = _merge_states(states, ln.no, closes)
+            for cond in forks_at.get(ln.no, ()):
+                nxt = []
+                for st in states:
+                    if cond.id in st.choice or cond.id not in relevant_ids or any(
+                            st.choice.get(pc, pa) != pa for pc, pa in cond.path):
+                        nxt.append(st)
+                        continue
+                    for arm, forget in _feasible_arms(cond, st.env):
+                        new = st.fork(cond.id, arm)
+                        for name in forget:
+                            new.env[name] = None
+                        if cond.kind == "case":
+                            new.env.update(_case_bindings(cond, arm))
+                        nxt.append(new)
+                states = nxt[:MAX_SCENARIOS]
+            path = ln.path.among(chosen)
+            for st in states:
+                choice = st.choice
+                if path and any(choice.get(cid, arm) != arm for cid, arm in path):
+                    continue
+                _apply(ln, st)
+        if split_at is not None:    # the EVAL_ONLY tests come after every replayed line
             states = [st.fork(None, None, flag, eval_split[1][flag])
                       for st in states for flag in (False, True)]
-            split_at = None
-        if len(states) > 4 and ln.no in forks_at:
-            states = _merge_states(states, ln.no, closes)
-        for cond in forks_at.get(ln.no, ()):
-            nxt = []
-            for st in states:
-                if cond.id in st.choice or cond.id not in relevant_ids or any(
-                        st.choice.get(pc, pa) != pa for pc, pa in cond.path):
-                    nxt.append(st)
-                    continue
-                for arm, forget in _feasible_arms(cond, st.env):
-                    new = st.fork(cond.id, arm)
-                    for name in forget:
-                        new.env[name] = None
-                    if cond.kind == "case":
-                        new.env.update(_case_bindings(cond, arm))
-                    nxt.append(new)
-            states = nxt[:MAX_SCENARIOS]
-        path = ln.path.among(chosen)
         for st in states:
-            choice = st.choice
-            if path and any(choice.get(cid, arm) != arm for cid, arm in path):
-                continue
-            _apply(ln, st)
-    if split_at is not None:    # the EVAL_ONLY tests come after every replayed line
-        states = [st.fork(None, None, flag, eval_split[1][flag])
-                  for st in states for flag in (False, True)]
-    for st in states:
-        st.found["env"] = st.env
-    return states
+            st.found["env"] = st.env
+        return states
 
 
 def _closure(wanted, new, assigns, near):
@@ -598,36 +567,24 @@ _INTERESTING_WORDS = (
     "spec-draft", "spec-type", "llama-server")
 
 
-class _Words:
-    """Every occurrence of each of some words in one Aho-Corasick pass (overlapping ones
-    included), as a ``str.find`` loop per word would find them."""
+@functools.cache
+def _automaton(words):
+    """Built when first asked: finds every occurrence of each word in one pass, overlapping
+    ones included, as a ``str.find`` loop per word would."""
+    import ahocorasick_rs
 
-    __slots__ = ("words", "_automaton")
-
-    def __init__(self, words):
-        self.words, self._automaton = tuple(words), None
-
-    def matches(self, text):
-        """``(index, start, end)`` of each occurrence; the automaton is built when first asked."""
-        if self._automaton is None:
-            import ahocorasick_rs
-
-            self._automaton = ahocorasick_rs.AhoCorasick(list(self.words))
-        return self._automaton.find_matches_as_indexes(text, overlapping=True)
-
-
-_EVIDENCE_WORDS = _Words(_INTERESTING_WORDS)
-_GROUP_WORDS = _Words(_GROUP_NAMES)
+    return ahocorasick_rs.AhoCorasick(list(words))
 
 
 def _word_matches(text):
     """``(index, start, end)`` of every occurrence of every :data:`_INTERESTING_WORDS` word."""
-    return _EVIDENCE_WORDS.matches(text)
+    return _automaton(_INTERESTING_WORDS).find_matches_as_indexes(text, overlapping=True)
 
 
 def _groups_named(flat):
     """The groups of :data:`_TABLE_GROUPS` one of whose names ``flat`` holds."""
-    return {group for i, _, _ in _GROUP_WORDS.matches(flat) for group in _NAME_GROUPS[i]}
+    found = _automaton(_GROUP_NAMES).find_matches_as_indexes(flat, overlapping=True)
+    return {group for i, _, _ in found for group in _NAME_GROUPS[i]}
 
 
 def _hit_lines(text):
@@ -655,17 +612,13 @@ def _vars_near_words(text):
     ends = [end for _, _, end in _word_matches(text)]
     if not ends:
         return vars_in(text)
-    out = set()
-    for m in VAR_RE.finditer(text):
-        if any(0 <= m.start() - e <= _NEAR for e in ends):
-            out.add(m.group(1) or m.group(4))
-    return out
+    return {m.group(1) or m.group(4) for m in VAR_RE.finditer(text)
+            if any(0 <= m.start() - e <= _NEAR for e in ends)}
 
 
 def _relevant(lines, conds, hits):
-    """``(conditions worth enumerating, lines worth replaying)``: conditions whose arms
-    hold evidence or feed it (transitively), and the lines that do or feed their tests.
-    """
+    """``(conditions worth enumerating, lines worth replaying)``: those holding evidence or
+    feeding it or the conditions' tests, transitively."""
     assigns = {}
     assigned = []       # per line, the names its ``NAME=value`` statements assign
     for ln in lines:
@@ -712,9 +665,7 @@ def _relevant(lines, conds, hits):
 
 
 def _model_candidates(relpath, env, found_models):
-    """Served model names: flags and model variables (defaults included; a local path
-    by its last component), then the file-name prefix as a last hint.
-    """
+    """Served model names: flags, model variables, then the file-name prefix as a last hint."""
     names = list(found_models)
     for var in ("HF_MODEL_ID", "MODEL_ID", "MODEL_NAME", "MODEL", "SERVED_MODEL_NAME",
                 "MODEL_PATH", "MODEL_DIR"):
@@ -732,9 +683,7 @@ def _model_candidates(relpath, env, found_models):
 
 
 def name_hint(relpath):
-    """The model key a launcher's file name starts with (``glm5.2`` of ``glm5.2_fp4_...sh``):
-    only a hint, never reported as a model.
-    """
+    """``glm5.2`` of ``glm5.2_fp4_...sh``: a hint, never reported as a model."""
     base = os.path.basename(relpath)
     if base.lower().endswith((".md", ".markdown")):
         return None
@@ -743,12 +692,8 @@ def name_hint(relpath):
 
 
 def script_configs(relpath, text, lines, scenario_path=None, context=None):
-    """One :class:`~goldenal.auditing.evidence.Config` per distinct branch outcome.
-
-    Agentic or not where no branch says: the benchmark client the script runs,
-    else ``context`` (a Markdown block's headings), else ``scenario_path``
-    (default ``relpath``).
-    """
+    """One config per distinct branch outcome; agentic or not where no branch says: the
+    client run, else ``context`` (a Markdown block's headings), else the path."""
     hits = _hit_lines(text)
     parsed, conds = parse(text, hits)
     relevant, replay = _relevant(parsed, conds, hits)
@@ -767,11 +712,7 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
         i = bisect.bisect_right(starts, no) - 1
         return parsed[i] if i >= 0 and parsed[i].end >= no else None
 
-    holders = {}
-    for no in {sg[0] for sg in signals}:
-        ln = line_at(no)
-        if ln is not None:
-            holders[no] = ln
+    holders = {no: ln for no in {sg[0] for sg in signals} if (ln := line_at(no)) is not None}
     conds_by_id = {c.id: c for c in conds}
     forks_at = {}
     for c in relevant:
@@ -781,16 +722,14 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
     outcomes = {}
     split = None
     if has_eval:
-        picks = {}
-        for flag in (False, True):
-            picks[flag] = {}
-            for c in eval_conds:
-                pick = next((i for i, p in enumerate(c.eval_polarity) if p is flag), None)
-                picks[flag][c.id] = pick if pick is not None else len(c.arms) - 1
+        # per EVAL_ONLY value, each eval condition's arm for it (else its last)
+        picks = {flag: {c.id: next((i for i, p in enumerate(c.eval_polarity) if p is flag),
+                                   len(c.arms) - 1) for c in eval_conds}
+                 for flag in (False, True)}
         first = min((c.tests[0][0] if c.tests else (c.start or 0) for c in eval_conds),
                     default=0)
         split = (first, picks)
-    for st in _run(replay, conds, relevant, {}, forks_at, split):
+    for st in _run(replay, relevant, {}, forks_at, split):
         st.found["choice"] = st.choice
         cfg = _to_config(relpath, st.found, lines, agentic, st.eval_only, signals, holders)
         if cfg is None:
@@ -820,9 +759,7 @@ def script_configs(relpath, text, lines, scenario_path=None, context=None):
 
 
 def _agentic_gate(ln, conds, choice):
-    """True/False when line ``ln`` runs only on an agentic / non-agentic branch (a test
-    of ``IS_AGENTIC``), else None.
-    """
+    """True/False when ``ln`` runs only on an agentic / non-agentic ``IS_AGENTIC`` branch."""
     if ln is None:
         return None
     for cid, arm in ln.path:
@@ -831,8 +768,7 @@ def _agentic_gate(ln, conds, choice):
             continue
         first = cond.arms[0]
         negated = "!=" in first or first.startswith("if !") or "== \"0\"" in first
-        positive = arm == 0
-        return positive != negated
+        return (arm == 0) != negated
     return None
 
 
@@ -843,11 +779,10 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
         knob, value, line, col = f["knob"]
         spelling = f["knob_spelling"]
     engine = f["engine"]
-    for name in ev.ENV_KNOBS:
-        if name in f["env_knobs"] and f["env_knobs"][name][0] is not None:
-            value, line, col = f["env_knobs"][name]
-            knob, spelling = name, None
-            break
+    name = next((n for n in ev.ENV_KNOBS if f["env_knobs"].get(n, (None,))[0] is not None), None)
+    if name is not None:
+        value, line, col = f["env_knobs"][name]
+        knob, spelling = name, None
     if knob and 0 < line <= len(lines):
         # report the physical line of a continued command that names the knob
         needle = knob.lstrip("-")
@@ -867,11 +802,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
         base = os.path.basename(relpath).lower()
         engine = next((e for e, tok in FILE_TOKENS if tok in base), None)
     rec = ev.record(engine) if engine in ev.ENGINES else None
-    k = k_line = None
-    for kind, _ in _K_KINDS:
-        if kind in f["k"]:
-            k, k_line = f["k"][kind]
-            break
+    k, k_line = next((f["k"][kind] for kind, _ in _K_KINDS if kind in f["k"]), (None, None))
     k_default = False
     if rec is not None and rec.default_k is not None and k is None and \
             f["k_unread"] is None and (f["llama_spec"] or knob):
@@ -911,8 +842,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
         model=_model_candidates(relpath, f["env"], f["models"]), draft=draft, method=f["method"],
         variant=variant, k=k, k_line=k_line, thinking=thinking, thinking_source=how,
         knob=knob, value=value, spelling=spelling, rejection_sample_method=f["rsm"],
-        agentic=agentic,
-        eval_only=eval_only, spec=spec,
+        agentic=agentic, eval_only=eval_only, spec=spec,
         source_stated=ev.source_stated(lines, line) if knob else False,
         extra={**extra, "name_hint": name_hint(relpath)})
 
@@ -922,17 +852,12 @@ _LITERAL_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 
 
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
-    """Knobs in a config file of no known layout, scanned as one block like a heredoc;
-    with ``literal_only``, only a file giving a knob a literal number counts.
-    """
+    """Knobs in a config file of no known layout, read like a heredoc."""
     if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
         return []
-    parsed = []
-    for i, t in enumerate(lines):
-        s = t.strip()
-        if s and not s.startswith(("#", "//")):
-            parsed.append(Line(i + 1, t, (), True))
-    f = _run(parsed, [], [], {}, {})[0].found
+    parsed = [Line(i + 1, t, (), True) for i, t in enumerate(lines)
+              if t.strip() and not t.strip().startswith(("#", "//"))]
+    f = _run(parsed, [], {}, {})[0].found
     cfg = _to_config(relpath, f, lines, ev.agentic_from_path(scenario_path or relpath), False,
                      ev.thinking_signals(lines), {})
     return [cfg] if cfg is not None and cfg.knob else []

@@ -18,7 +18,10 @@ RECORD = Engine(
                ("SGLANG_SIMULATE_ACC_METHOD", "acc_method", "env"),
                ("SGLANG_SIMULATE_ACC_METHOD", "acc_method", "key"),
                ("--speculative-num-steps", "k", "flag"),
-               ("--speculative-dspark-block-size", "k", "flag")),
+               ("--speculative-dspark-block-size", "k", "flag"),
+               # ServerArgs.speculative_algorithm / _draft_model_path (srt/server_args.py)
+               ("--speculative-algorithm", "method", "flag"),
+               ("--speculative-draft-model-path", "draft", "flag")),
     launches=(("sglang", r"sglang\.launch_server|\bsglang serve\b"),),
     launch_word="sglang.launch_server",
     info_endpoints=("/get_server_info", "/server_info"),

@@ -15,7 +15,12 @@ RECORD = Engine(
     spellings=(("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", "length", "env"),
                ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", "length", "key"),
                ("max_draft_len", "k", "key"),
-               ("num_nextn_predict_layers", "k", "key")),
+               ("num_nextn_predict_layers", "k", "key"),
+               # DecodingBaseConfig (llmapi/llm_args.py): the method, the draft (older
+               # releases: speculative_model_dir)
+               ("decoding_type", "method", "key"),
+               ("speculative_model", "draft", "key"),
+               ("speculative_model_dir", "draft", "key")),
     launches=(("trtllm-serve", r"\btrtllm-serve\b"),),
     launch_word="trtllm-serve",
     aliases=("trt", "dynamo-trt", "tensorrt_llm", "tensorrt-llm"),

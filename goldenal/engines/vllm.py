@@ -22,7 +22,12 @@ RECORD = Engine(
                ("synthetic_acceptance_rates", "rates", "key", ":="),
                ("synthetic_acceptance_rate", "rate", "key", ":="),
                ("num_speculative_tokens", "k", "key", ":="),
-               ("--spec-tokens", "k", "flag")),
+               ("--spec-tokens", "k", "flag"),
+               # SpeculativeConfig.method / .model (vllm/config/speculative.py), the method's
+               # 0.33 shorthand (vllm/engine/arg_utils.py:1869-1872)
+               ("method", "method", "key"),
+               ("--spec-method", "method", "flag"),
+               ("model", "draft", "key")),
     launches=(("vllm", r"\bvllm serve\b|vllm\.entrypoints"),),
     launch_word="vllm serve",
     info_endpoints=("/version",),
