@@ -144,3 +144,19 @@ def test_messages_spell_the_knob_as_the_script_does(tmp_path, script, where, sho
                    "refuses to start\n"
                    "Found 1 finding (1 error, 0 warnings, 0 info).\n"
                    "Checked 1 serve config in 1 file read; skipped 0 files.\n")
+
+
+def test_each_branch_keeps_its_own_llamacpp_form(tmp_path):
+    """Regression: branches shared one record of the forms set, so a length on one arm and
+    rates on the other were reported on both as set together (GAL207)."""
+    name = write(tmp_path, 'if [ "$MODE" = len ]; then\n'
+                           '  llama-server -m /m/t.gguf --spec-draft-model /m/d.gguf '
+                           '--spec-draft-n-max 3 --spec-synth-len 2.5 &\n'
+                           'else\n'
+                           '  llama-server -m /m/t.gguf --spec-draft-model /m/d.gguf '
+                           '--spec-draft-n-max 3 --spec-synth-rates 0.8,0.6,0.4 &\n'
+                           'fi\n'
+                           'vllm bench serve --base-url http://127.0.0.1:8080\n')
+    code, out, err = audit(tmp_path, name, "--format", "json")
+    assert (code, err) == (0, "")
+    assert "GAL207" not in out and "both set" not in out

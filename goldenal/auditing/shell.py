@@ -374,6 +374,7 @@ class _State:
         f["env_knobs"] = dict(f["env_knobs"])
         f["k"] = dict(f["k"])
         f["models"] = list(f["models"])
+        f["llama_forms"] = dict(f["llama_forms"])
         choice = dict(self.choice)
         if cid is not None:
             choice[cid] = arm
@@ -471,7 +472,8 @@ def _signature(st):
             f["draft"], f["method"], f["atom_method"], f["rsm"], f["dsm"], f["topk"],
             f["one_model"], f["engine"], f["spec"], f["token_mode"], f["acc_method"],
             f["first"], tuple(f["models"]), f.get("spec_indent"), f["llama_spec"],
-            f["llama_env"], f["spec_line"], f["k_unread"])
+            f["llama_env"], f["spec_line"], f["k_unread"],
+            tuple(sorted(f["llama_forms"].items())), f["knob_spelling"])
 
 
 def _merge_states(states, line, closes):
