@@ -183,8 +183,7 @@ def thinking_signals_in(text, lines):
     """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
     rows = set()
     for word in ("hink", "HINK"):
-        # str.find skips to each mention far faster than a regex scans the text;
-        # the newlines before it are counted from the last one (one pass a word)
+        # str.find skips to each mention (a regex would try every position)
         row = prev = 0
         i = text.find(word)
         while i >= 0:
@@ -366,30 +365,12 @@ def _flag_answer(flag, value):
 
 
 def code_of(text):
-    """``text`` without comment lines (the last answer kept: a launcher asks thrice); with
-    ``\\n`` its only line break, one substitution does what :meth:`str.splitlines` would.
-    """
-    if _CODE[0] is not text:
-        if _other_breaks(text):
-            code = "\n".join([line for line in text.splitlines()
-                              if not line.lstrip().startswith("#")])
-        else:       # (each comment line with the newline before it)
-            code = _COMMENT_LINE.sub("", "\n" + text)[1:]
-        _CODE[:] = [text, code]
-    return _CODE[1]
+    """``text`` without comment lines, its lines as :meth:`str.splitlines` reads them."""
+    return "\n".join([line for line in text.splitlines() if not line.lstrip().startswith("#")])
 
 
-_CODE = [None, ""]
-# str.splitlines' other line breaks; \s is str.isspace's whitespace, as lstrip's
+# str.splitlines' line breaks but ``\n``; \s is str.isspace's whitespace, as lstrip's
 _OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-
-
-def _other_breaks(text):
-    # one ``in`` a character: far faster than a character class tried at every position
-    return any(ch in text for ch in _OTHER_BREAKS)
-
-
-_COMMENT_LINE = re.compile(r"\n[^\S\n]*#[^\n]*")
 
 
 def client_signals(text):
@@ -400,7 +381,7 @@ def client_signals(text):
     if "--" not in text and not _runs_agentic_words(text):
         return False, False
     # no pattern spans a line: the code's matches are the text's off comment lines
-    code = code_of(text) if _other_breaks(text) else text
+    code = code_of(text) if any(ch in text for ch in _OTHER_BREAKS) else text
     agentic = _runs_agentic_words(code, code=True)
     fixed = any(not _commented(code, m.start()) for m in _FIXED_CLIENT_RE.finditer(code))
     if "--" in code:

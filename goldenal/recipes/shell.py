@@ -277,12 +277,7 @@ def open_quote(text):
             and "`" not in text)
     if even and ("$(" not in text or text.count("(") <= text.count(")")):
         return False    # balanced quotes and parens: the common one-line case (no memo: cheaper)
-    return _lexed_open(text)
-
-
-@remembered
-def _lexed_open(text):
-    return bool(lex(text)[1])
+    return bool(quote_stack(text, ()))
 
 
 # the inside of a ``$( )`` to its ``)`` opening nothing: no quote, backtick, parenthesis, escape
