@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from goldenal.auditing import audit
 from goldenal.auditing.evidence import (CLIENT_SIGNALS, agentic_from_benchmark, agentic_from_client,
-                                    agentic_of, client_signals)
+                                    agentic_of, client_signals, code_of)
 from goldenal.auditing.markdown import fenced_code, heading_says, is_recipe, outline
 
 HERE = os.path.dirname(__file__)
@@ -112,6 +112,17 @@ def test_a_random_length_client_says_fixed(client):
 ])
 def test_other_clients_say_nothing(client):
     assert agentic_from_client(client) is None
+
+
+_PIECES = ("--isl 1", "  # --osl 2", "#", " --scenario inferencex-agentx-mvp", "--dataset-name=random",
+           "run_agentic_replay_and_write_outputs", "# resolve_trace_source", '="semianalysis_cc_traces_weka',
+           "--random-input-len", "--", " ", "\t", "\n", "\r\n", "\x0b", "\u2028", "é")
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_comment_lines_say_nothing(text):
+    # the signals are read off comment lines in place: as they are from the code alone
+    assert client_signals(text) == client_signals(code_of(text))
 
 
 def test_every_signal_of_the_table_is_read():

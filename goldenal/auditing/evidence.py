@@ -179,19 +179,18 @@ def thinking_signals(lines, start=0, stop=None):
     return found
 
 
-_THINK_WORD = re.compile("hink|HINK")
-
-
 def thinking_signals_in(text, lines):
     """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
-    if "hink" not in text and "HINK" not in text:
-        return []
-    # row of each hit: newlines counted between consecutive hits (one pass overall)
-    rows, row, prev = set(), 0, 0
-    for i in sorted(m.start() for m in _THINK_WORD.finditer(text)):
-        row += text.count("\n", prev, i)
-        rows.add(row)
-        prev = i
+    rows = set()
+    for word in ("hink", "HINK"):
+        # str.find skips to each mention (a regex would try every position)
+        row = prev = 0
+        i = text.find(word)
+        while i >= 0:
+            row += text.count("\n", prev, i)
+            rows.add(row)
+            prev = text.find("\n", i)
+            i = text.find(word, prev) if prev >= 0 else -1
     found = []
     for row in sorted(rows):
         found.extend(thinking_signals(lines, row, row + 1))
@@ -287,16 +286,22 @@ _AGENTIC_WORDS = ("resolve_trace_source", "build_replay_cmd", "run_agentic_repla
                   "agentic_srt.sh", "WEKA_LOADER_OVERRIDE=", "semianalysis_cc_traces_weka")
 
 
-def _runs_agentic_words(text):
+def _runs_agentic_words(text, code=False):
     # the pattern is tried only where one of its words starts (or two characters before,
     # for ``="``): a search would try it at every position of the launcher
     for word in _AGENTIC_WORDS:
         at = text.find(word)
         while at >= 0:
-            if any(_AGENTIC_WORD_RE.match(text, i) for i in range(max(at - 2, 0), at + 1)):
+            if any(_AGENTIC_WORD_RE.match(text, i) for i in range(max(at - 2, 0), at + 1)) \
+                    and not (code and _commented(text, at)):
                 return True
             at = text.find(word, at + 1)
     return False
+
+
+def _commented(text, at):
+    """True when ``text[at]`` (not a blank) is on a comment line."""
+    return text[text.rfind("\n", 0, at) + 1:at + 1].lstrip()[0] == "#"
 
 
 class ClientSignal(NamedTuple):
@@ -360,23 +365,12 @@ def _flag_answer(flag, value):
 
 
 def code_of(text):
-    """``text`` without comment lines (the last answer kept: a launcher asks thrice); with
-    ``\\n`` its only line break, one substitution does what :meth:`str.splitlines` would.
-    """
-    if _CODE[0] is not text:
-        if _OTHER_BREAKS.search(text):
-            code = "\n".join([line for line in text.splitlines()
-                              if not line.lstrip().startswith("#")])
-        else:       # (each comment line with the newline before it)
-            code = _COMMENT_LINE.sub("", "\n" + text)[1:]
-        _CODE[:] = [text, code]
-    return _CODE[1]
+    """``text`` without comment lines, its lines as :meth:`str.splitlines` reads them."""
+    return "\n".join([line for line in text.splitlines() if not line.lstrip().startswith("#")])
 
 
-_CODE = [None, ""]
-# str.splitlines' other line breaks; \s is str.isspace's whitespace, as lstrip's
-_OTHER_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_COMMENT_LINE = re.compile(r"\n[^\S\n]*#[^\n]*")
+# str.splitlines' line breaks but ``\n``; \s is str.isspace's whitespace, as lstrip's
+_OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 def client_signals(text):
@@ -386,11 +380,14 @@ def client_signals(text):
     """
     if "--" not in text and not _runs_agentic_words(text):
         return False, False
-    code = code_of(text)
-    agentic = _runs_agentic_words(code)
-    fixed = bool(_FIXED_CLIENT_RE.search(code))
+    # no pattern spans a line: the code's matches are the text's off comment lines
+    code = code_of(text) if any(ch in text for ch in _OTHER_BREAKS) else text
+    agentic = _runs_agentic_words(code, code=True)
+    fixed = any(not _commented(code, m.start()) for m in _FIXED_CLIENT_RE.finditer(code))
     if "--" in code:
         for m in _CLIENT_FLAG_RE.finditer(code):
+            if _commented(code, m.start()):
+                continue
             answer = _flag_answer(m.group(1), m.group(2))
             if answer is True:
                 agentic = True

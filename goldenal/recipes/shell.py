@@ -271,14 +271,13 @@ def quote_stack(text, stack):
     return lex(text, stack)[1]
 
 
-@remembered
 def open_quote(text):
     """True when ``text`` ends inside a quoted string, a ``$( ... )`` or backticks."""
     even = (text.count("'") % 2 == 0 and (text.count('"') - text.count('\\"')) % 2 == 0
             and "`" not in text)
     if even and ("$(" not in text or text.count("(") <= text.count(")")):
-        return False    # balanced quotes and parens: the common one-line case
-    return bool(lex(text)[1])
+        return False    # balanced quotes and parens: the common one-line case (no memo: cheaper)
+    return bool(quote_stack(text, ()))
 
 
 # the inside of a ``$( )`` to its ``)`` opening nothing: no quote, backtick, parenthesis, escape
@@ -515,13 +514,13 @@ def parse(text, hits=None):
         for st in split_statements(whole) if ";" in whole else (whole,) if whole else ():
             head = st.split(None, 1)
             word = head[0] if head else ""
-            top = stack[-1][0] if stack else None
-            in_patterns = top is not None and top.kind == "case" and stack[-1][1] is None
+            in_patterns = bool(stack) and stack[-1][1] is None and stack[-1][0].kind == "case"
             if word not in _STATEMENT_WORDS and st != ";;" and not in_patterns:
                 if line_path is None:       # a command: the common case
                     line_path = here
                 stmts.append(st)
                 continue
+            top = stack[-1][0] if stack else None
             rest = head[1] if len(head) > 1 else ""
             if word == "if":
                 c = push("if", 0)
