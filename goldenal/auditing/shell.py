@@ -105,11 +105,13 @@ _JSON_DRAFT_WITNESSES = tuple(r.name for r in knobs.spellings(
 _WORD_CHARS = re.compile(r"\w+")
 _RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
-_TOPK_RE = re.compile(r"--speculative-eagle-topk(?:\s+|=)[\"']?(\d+)")
+_TOPK_RE = re.compile("|".join(re.escape(r.name) for r in knobs.spellings(setting=knobs.TOPK))
+                      + r"(?:\s+|=)[\"']?(\d+)")
 # (attribute of _Said, a word every match holds, pattern)
 _WORD_RES = (("rsm", "sample_method", _RSM_RE), ("dsm", "sample_method", _DSM_RE),
              ("topk", "topk", _TOPK_RE))
-_ONE_MODEL_RE = re.compile(r"(eagle3_one_model|mtp_eagle_one_model)\s*:\s*(true|false|True|False)")
+_ONE_MODEL_RE = re.compile("(" + "|".join(re.escape(r.name) for r in knobs.spellings(
+    setting=knobs.ONE_MODEL)) + r")\s*:\s*(true|false|True|False)")
 # every pattern _scan looks for contains one of these
 _SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
                         r"trtllm|atom|topk|model|SPEC|llama-server")

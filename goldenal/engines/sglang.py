@@ -21,7 +21,9 @@ RECORD = Engine(
                ("--speculative-dspark-block-size", "k", "flag"),
                # ServerArgs.speculative_algorithm / _draft_model_path (srt/server_args.py)
                ("--speculative-algorithm", "method", "flag"),
-               ("--speculative-draft-model-path", "draft", "flag")),
+               ("--speculative-draft-model-path", "draft", "flag"),
+               # the draft tree's width: 1 for a chain (server_args.py)
+               ("--speculative-eagle-topk", "topk", "flag")),
     launches=(("sglang", r"sglang\.launch_server|\bsglang serve\b"),),
     launch_word="sglang.launch_server",
     info_endpoints=("/get_server_info", "/server_info"),

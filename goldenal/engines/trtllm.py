@@ -20,7 +20,10 @@ RECORD = Engine(
                # releases: speculative_model_dir)
                ("decoding_type", "method", "key"),
                ("speculative_model", "draft", "key"),
-               ("speculative_model_dir", "draft", "key")),
+               ("speculative_model_dir", "draft", "key"),
+               # the one-model path, the default (docs/engines.md §3.2)
+               ("eagle3_one_model", "one_model", "key"),
+               ("mtp_eagle_one_model", "one_model", "key")),
     launches=(("trtllm-serve", r"\btrtllm-serve\b"),),
     launch_word="trtllm-serve",
     aliases=("trt", "dynamo-trt", "tensorrt_llm", "tensorrt-llm"),
