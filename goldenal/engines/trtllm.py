@@ -30,6 +30,11 @@ RECORD = Engine(
     server_owner="tensorrt_llm",
     info_endpoints=("/version",),
     metrics={"acceptance_length": "trtllm_spec_decode_acceptance_length"},
+    # the iteration statistics' counts (cpp/include/tensorrt_llm/executor/types.h @a98a9061
+    # struct SpecDecodingStats; docs/formats.md §6): "stats" holds them per iteration
+    count_fields={"stats": ("specDecodingStats",), "steps": ("numRequestsWithDraftTokens",),
+                  "accepted": ("numAcceptedTokens",), "proposed": ("numDraftTokens",),
+                  "length": ("acceptanceLength",)},
     silent_paths="a fractional TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS on the two-model path "
                  "(parsed with int(): 0 = off), the value 0 (off), the variable missing from the "
                  "worker environment, a clamp at the runtime draft length",

@@ -19,7 +19,7 @@ def _readers():
         "speculation-profile": (profile.sniff, profile.read, False),
         "measure-requests": (measured.sniff, measured.read, False),
         # decisive vLLM metrics lines beat other engines' markers quoted in a log
-        # (a logged request body can hold SGLang's count fields or "specDecodingStats")
+        # (a logged request body can hold SGLang's or TensorRT-LLM's count fields)
         "vllm-log!": (vllm_log.sniff_metrics, vllm_log.read, False),
         "vllm-request": (vllm_bench.sniff_request, vllm_bench.read_requests, False),
         trtllm.NAME: (trtllm.sniff, trtllm.read, False),

@@ -1,4 +1,4 @@
-"""TensorRT-LLM iteration statistics, ``specDecodingStats`` (docs/formats.md §6).
+"""TensorRT-LLM iteration statistics (docs/formats.md §6), their fields named by its record.
 
 One JSON array, JSON lines, or records with trailing commas; null ones are counted.
 """
@@ -7,13 +7,16 @@ import json
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, as_count
+from goldenal.readers.records import record
 from goldenal.core.observation import Observation
 
 NAME = "trtllm"
+_STATS, _STEPS, _ACCEPTED, _PROPOSED, _LENGTH = (record(NAME).count_fields[key][0] for key in (
+    "stats", "steps", "accepted", "proposed", "length"))
 
 
 def sniff(head: str) -> bool:
-    return '"specDecodingStats"' in head or ('"iterLatencyMS"' in head
+    return f'"{_STATS}"' in head or ('"iterLatencyMS"' in head
                                              and '"inflightBatchingStats"' in head)
 
 
@@ -38,32 +41,32 @@ def _records(path, ctx):
 
 
 def read(path, ctx: Context):
-    """One window per iteration with non-null ``specDecodingStats``."""
+    """One window per iteration with non-null speculative statistics."""
     skipped = 0
     for line, rec in _records(path, ctx):
         if not isinstance(rec, dict):
             continue
-        stats = rec.get("specDecodingStats")
+        stats = rec.get(_STATS)
         if not isinstance(stats, dict):
             skipped += 1
             continue
-        drafts = as_count(stats.get("numRequestsWithDraftTokens"))
-        accepted = as_count(stats.get("numAcceptedTokens"))
-        tokens = as_count(stats.get("numDraftTokens"))
+        drafts = as_count(stats.get(_STEPS))
+        accepted = as_count(stats.get(_ACCEPTED))
+        tokens = as_count(stats.get(_PROPOSED))
         if drafts is None or accepted is None:
-            ctx.refuse(line, f"iteration {rec.get('iter')}: specDecodingStats without "
-                             "numRequestsWithDraftTokens / numAcceptedTokens counts")
+            ctx.refuse(line, f"iteration {rec.get('iter')}: {_STATS} without "
+                             f"{_STEPS} / {_ACCEPTED} counts")
             continue
         if drafts == 0:
             skipped += 1
             continue
-        mean = stats.get("acceptanceLength")
+        mean = stats.get(_LENGTH)
         if isinstance(mean, bool) or not isinstance(mean, (int, float)):
             mean = None
         else:
             mean = float(mean)
         if mean is not None and abs(1 + accepted / drafts - mean) > 1e-3:
-            ctx.refuse(line, f"iteration {rec.get('iter')}: counts contradict acceptanceLength "
+            ctx.refuse(line, f"iteration {rec.get('iter')}: counts contradict {_LENGTH} "
                              f"{mean} (1 + {accepted}/{drafts} = {1 + accepted / drafts:.4f})")
             continue
         if tokens is not None and accepted > tokens:
@@ -79,5 +82,5 @@ def read(path, ctx: Context):
     if skipped:
         ctx.facts["skipped_iterations"] = skipped
         ctx.remark(None, f"{skipped} iteration(s) without speculative stats skipped "
-                         "(specDecodingStats null: speculation off, or a one-model flow "
+                         f"({_STATS} null: speculation off, or a one-model flow "
                          "before TensorRT-LLM PR #9855)")
