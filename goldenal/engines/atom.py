@@ -135,7 +135,8 @@ def read_command_settings(path, text=None):
         path=path, line=line_at(text, at.start()), col=col_at(text, at.start()), engine="atom",
         knob=knob, value=value_of.get(knob) if knob else None, k=k,
         draft=value_of.get("--draft-model"), method=value_of.get("--method"), extra=extra,
-        model=_resolved(flags["--model"].group("value"), variables) if "--model" in flags else None)]
+        model=(_resolved(flags["--model"].group("value"), variables) if "--model" in flags
+               else None))]
 
 
 def _resolved(raw, variables):

@@ -142,7 +142,8 @@ class SGLangAdapter(EngineAdapter):
         warnings = () if topk in (None, "1") else (
             f"speculative-eagle-topk is {topk}: SGLang's real-draft-token mode requires 1 and "
             "refuses to start otherwise",)
-        edits, changes = plan_site_env(doc, site, self.desired(al_text), value_key=KNOB, force=force)
+        edits, changes = plan_site_env(doc, site, self.desired(al_text), value_key=KNOB,
+                                       force=force)
         return Plan(edits=tuple(edits), changes=tuple(changes), warnings=warnings)
 
 

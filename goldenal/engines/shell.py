@@ -1,4 +1,5 @@
-"""Read synthetic-acceptance knobs back from launcher shell scripts, each engine's by its adapter."""
+"""Read synthetic-acceptance knobs back from launcher shell scripts, each engine's by its
+adapter."""
 
 from goldenal.engines.base import script_text
 from goldenal.engines.knobs import MODULES

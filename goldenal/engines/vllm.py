@@ -1,5 +1,6 @@
 """vLLM: ``rejection_sample_method: "synthetic"`` plus ``synthetic_acceptance_length`` (or
-``_rates``) in the speculative config, wherever it is written.  Facts: docs/engines.md §1.1, §1.4."""
+``_rates``) in the speculative config, wherever it is written.  Facts: docs/engines.md §1.1,
+§1.4."""
 
 import re
 import shlex

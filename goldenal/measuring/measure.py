@@ -1308,7 +1308,8 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
                     and isinstance(drafted, int) and drafted != r.draft_tokens:
                 cell_warnings.append(f"{where}, request {r.index} ({r.prompt}): the counters "
                                      f"moved by {r.draft_tokens} draft tokens, its timings "
-                                     f"say {_TIMED_DRAFTS} {drafted}: other traffic reached the server")
+                                     f"say {_TIMED_DRAFTS} {drafted}: other traffic reached "
+                                     "the server")
         replayed = _replay_warning(ok, where, seeded="seed" in body_extra)
         if replayed:
             cell_warnings.append(replayed)
@@ -1392,8 +1393,8 @@ def _reconcile(records, window, k, *, concurrency, max_tokens):
                   and _is_int(r.timings.get(_TIMED_ACCEPTED)) for r in ok):
         unreported = sum(r.attempts for r in records) - len(ok)
         source = "its requests' timings"
-        checks += [(source, f"draft tokens ({_TIMED_DRAFTS})", sum(r.timings[_TIMED_DRAFTS] for r in ok),
-                    tokens, k, unreported),
+        checks += [(source, f"draft tokens ({_TIMED_DRAFTS})",
+                    sum(r.timings[_TIMED_DRAFTS] for r in ok), tokens, k, unreported),
                    (source, f"accepted tokens ({_TIMED_ACCEPTED})",
                     sum(r.timings[_TIMED_ACCEPTED] for r in ok), accepted, 1, unreported)]
     for source, name, theirs_each, window_value, width, unreported in checks:

@@ -1,4 +1,5 @@
-"""ATOM MTP statistics: ``[MTP Stats ...]`` log lines and ``/debug/mtp_stats`` (docs/formats.md §7).
+"""ATOM MTP statistics: ``[MTP Stats ...]`` log lines and ``/debug/mtp_stats``
+(docs/formats.md §7).
 
 Cumulative lines are differenced only when a file has no interval lines.
 """

@@ -1,4 +1,5 @@
-"""Reading measurement files: the reader of each file chosen by its content (docs/formats.md §9)."""
+"""Reading measurement files: the reader of each file chosen by its content
+(docs/formats.md §9)."""
 
 import os
 import re

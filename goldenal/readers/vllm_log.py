@@ -1,4 +1,5 @@
-"""vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family (docs/formats.md §1).
+"""vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family
+(docs/formats.md §1).
 
 A family D line in vLLM's logger layout is read from the raw bytes (on a large
 log by the compiled ``_logscan.c`` and column-wise ``_blockwise.py``); every
