@@ -66,8 +66,8 @@ def request_counts(meta, k=None):
     """A request's counts from SGLang's ``meta_info`` or its details extension.
 
     None when there are no steps to count.  The histogram is grown on demand
-    (``schedule_batch.py:1566`` ``update_spec_correct_drafts_histogram``), so its
-    length is 1 + the most drafts accepted in one step: it is padded to K+1.
+    (``schedule_batch.py:1566``, where a step's count is added), so its length is
+    1 + the most drafts accepted in one step: it is padded to K+1.
     Without an accepted-draft count, accepted is ``completion_tokens - steps``
     (the printed length is ``completion_tokens`` / steps), marked
     approximate, unless the histogram gives it exactly.

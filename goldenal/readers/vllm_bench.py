@@ -9,11 +9,14 @@ import re
 from goldenal.readers import _io
 from goldenal.readers._base import (Context, as_count, balanced, counts_from_rates,
                                     survival_from_histogram)
+from goldenal.readers.records import record
 from goldenal.core.observation import Observation
 
-# look-alike keys some downstream tools write; accepted as aliases only
-_ALIASES = {"spec_decode_draft_tokens": ("spec_decode_num_draft_tokens",),
-            "spec_decode_accepted_tokens": ("spec_decode_num_accepted_tokens",)}
+# look-alike keys some downstream tools write, the counters' names without their prefix;
+# accepted as aliases only
+_COUNTERS = record("vllm").metrics
+_ALIASES = {"spec_decode_draft_tokens": (_COUNTERS["draft_tokens"].partition(":")[2],),
+            "spec_decode_accepted_tokens": (_COUNTERS["accepted"].partition(":")[2],)}
 
 
 def sniff_json(head: str) -> bool:
