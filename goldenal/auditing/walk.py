@@ -180,25 +180,34 @@ def _kind(relpath, data):
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
+_CHUNK = 64 * 1024
+
+
 def _head(path):
     """Up to ``MAX_BYTES + 1`` bytes of a regular file, as :func:`open_regular` opens it
-    (never waiting on a pipe), without a buffered file object per file.
+    (never waiting on a pipe), without a buffered file object per file.  A file shorter
+    than one chunk (most are) costs one read; only a longer one is checked to be a
+    regular file before it is read on.
     """
     try:
         fd = os.open(path, _FLAGS)
     except OSError:
         fd = None
     try:
+        data = os.read(fd, _CHUNK) if fd is not None else None
+        if data is not None and len(data) < _CHUNK:
+            return data
         info = os.fstat(fd) if fd is not None else None
         if info is not None and stat.S_ISREG(info.st_mode):
             # sized to the file: a buffer of MAX_BYTES per file costs more than the read
             want = min(info.st_size, MAX_BYTES) + 1
-            data = os.read(fd, want)
             # a short read, or a file grown since: read on (not when all its bytes came)
             while len(data) < want and len(data) != info.st_size and \
                     (more := os.read(fd, want - len(data))):
                 data += more
             return data
+    except OSError:
+        pass        # a directory or a device: open_regular names what it is
     finally:
         if fd is not None:
             os.close(fd)
