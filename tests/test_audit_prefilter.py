@@ -224,21 +224,26 @@ _YAML_LINE = st.tuples(st.integers(0, 8), st.sampled_from(["a:", "- b:", "- c", 
 
 
 @settings(max_examples=300)
-@given(st.lists(_YAML_LINE, max_size=40))
-def test_outline_first_above_is_the_nearest_shallower_line(lines):
-    from goldenal.auditing.master import Outline
+@given(st.lists(_YAML_LINE, max_size=40), st.integers(0, 12))
+def test_enclosing_lines_are_the_chain_of_nearest_shallower_lines(lines, cut):
+    from goldenal.auditing.master import enclosing
 
     def level(t):
         s = t.lstrip()
         return None if not s or s.startswith("#") else len(t) - len(t.lstrip(" ")) + (
             2 if s.startswith("-") else 0)
 
-    outline = Outline(lines)
-    for j in range(len(lines) + 1):
-        for c in range(0, 12):
-            want = next((i for i in range(j - 1, -1, -1)
-                         if level(lines[i]) is not None and level(lines[i]) < c), -1)
-            assert outline.first_above(j, c) == want
+    def nearest_below(j, c):
+        return next((i for i in range(j - 1, -1, -1)
+                     if level(lines[i]) is not None and level(lines[i]) < c), -1)
+
+    found = enclosing(lines, {j: cut for j in range(len(lines))})
+    for j in range(len(lines)):
+        chain, c, i = [], cut, j
+        while (i := nearest_below(i, c)) >= 0:
+            c = level(lines[i])
+            chain.append((c, i))
+        assert found[j] == chain[::-1]
 
 
 def test_config_with_is_replace():

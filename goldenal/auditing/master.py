@@ -47,105 +47,75 @@ def _indent(text):
     return len(text) - len(text.lstrip(" "))
 
 
-class Outline:
-    """The lines of an indented text read upward, by level (indentation; two more for
-    a ``- `` item).  :meth:`first_above` jumps over whole blocks, so walking up
-    from every entry of a long list costs about one pass.
+def enclosing(lines, cuts):
+    """``{line: [(level, j), ...]}`` for each line of ``cuts`` (a dict line -> level): the
+    lines enclosing it whose level is below its cut, outermost first, found in one pass.
+
+    A line's level is its indentation, two more for a ``- `` item; blank and comment
+    lines have none.  The lines open above a line form a stack of rising levels, and
+    the nearest line above it with a level below ``c`` is the stack's top one below ``c``.
     """
-
-    def __init__(self, lines):
-        self.lines = lines
-        self.levels = {}
-        self.parents = {}       # line -> the nearest line above it with a smaller level
-
-    def level(self, i):
-        """Level of line ``i``; None for a blank or comment line."""
-        lv = self.levels.get(i, -1)
-        if lv == -1:
-            t = self.lines[i]
-            s = t.lstrip()
-            lv = None if not s or s.startswith("#") else _indent(t) + (2 if s[0] == "-" else 0)
-            self.levels[i] = lv
-        return lv
-
-    def _scan(self, j, c):
-        """``(line, None)`` of the first line above ``j`` with level < ``c`` (-1: none), or
-        ``(None, m)`` when line ``m``'s parent is needed first."""
-        i = j - 1
-        while i >= 0:
-            lv = self.level(i)
-            if lv is None:
-                i -= 1
-            elif lv < c:
-                return i, None
-            elif i in self.parents:
-                i = self.parents[i]  # every line between has a level >= lv >= c
-            else:
-                return None, i
-        return -1, None
-
-    def first_above(self, j, c):
-        """The nearest non-blank, non-comment line above ``j`` with a level below ``c``, or -1."""
-        while True:
-            found, need = self._scan(j, c)
-            if need is None:
-                return found
-            todo = [need]       # parents found iteratively: nesting may be deep
-            while todo:
-                m = todo[-1]
-                found, deeper = self._scan(m, self.level(m))
-                if deeper is None:
-                    self.parents[m] = found
-                    todo.pop()
-                else:
-                    todo.append(deeper)
+    out, stack = {}, []
+    for i in range(max(cuts, default=-1) + 1):
+        if i in cuts:
+            out[i] = [entry for entry in stack if entry[0] < cuts[i]]
+        text = lines[i]
+        stripped = text.lstrip()
+        if not stripped or stripped[0] == "#":
+            continue
+        level = len(text) - len(text.lstrip(" ")) + (2 if stripped[0] == "-" else 0)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, i))
+    return out
 
 
 def injections(relpath, lines):
     """Every injection request of a master config, in file order."""
+    blocks = []         # (lo, hi, ind) of each item block holding the switch
+    items = {}
+
+    def item(j):
+        """Line ``j``'s item match; None for a comment line, False for any other line."""
+        if j not in items:
+            text = lines[j]
+            items[j] = None if text.lstrip().startswith("#") else _ITEM_RE.match(text) or False
+        return items[j]
+
     seen = set()
-    out = []
-    headers = {}
-    outline = Outline(lines)
     for i in knobs.lines_naming(lines, (ev.RUNNER_SWITCH,)):
-        text = lines[i]
-        if text.lstrip().startswith("#"):
-            continue
-        m = _ITEM_RE.match(text)
+        m = item(i)
         if not m:
             continue
         ind = len(m.group(1))
         lo = i
-        while lo > 0 and (_ITEM_RE.match(lines[lo - 1]) or lines[lo - 1].lstrip().startswith("#")) \
-                and _indent(lines[lo - 1]) == ind:
+        while lo > 0 and item(lo - 1) is not False and _indent(lines[lo - 1]) == ind:
             lo -= 1
         if lo in seen:
             continue
         seen.add(lo)
         hi = i
-        while hi + 1 < len(lines) and (_ITEM_RE.match(lines[hi + 1])
-                                       or lines[hi + 1].lstrip().startswith("#")) \
-                and _indent(lines[hi + 1]) == ind:
+        while hi + 1 < len(lines) and item(hi + 1) is not False and _indent(lines[hi + 1]) == ind:
             hi += 1
+        blocks.append((lo, hi, ind))
+    # a YAML sequence may sit at its parent key's indentation, so a "- " line
+    # counts as two columns deeper than its dash
+    above = enclosing(lines, {lo: ind + 2 for lo, _, ind in blocks})
+    out = []
+    headers = {}
+    for lo, hi, ind in blocks:
         settings = {}
         for j in range(lo, hi + 1):
-            mm = _ITEM_RE.match(lines[j])
+            mm = items[j]
             if mm:
                 settings[mm.group(2)] = (mm.group(3).strip(), j + 1,
                                          lines[j].find(mm.group(2)) + 1)
-        # a YAML sequence may sit at its parent key's indentation, so a "- " line
-        # counts as two columns deeper than its dash
         chain = []
         cur = ind + 2
-        j = lo
-        while cur > 0:
-            j = outline.first_above(j, cur)
-            if j < 0:
-                break
+        for cur, j in reversed(above[lo]):
             km = _KEY_RE.match(lines[j])
             if km:
                 chain.append((km.group(2), j))
-            cur = outline.level(j)
         entry, entry_line = (chain[-1] if chain and cur == 0 else (None, None))
         keys = [k for k, _ in chain]
         scenario = keys[keys.index("scenarios") - 1] if "scenarios" in keys[1:] else None
