@@ -259,12 +259,17 @@ def walk(paths, root, *, exclude=DEFAULT_EXCLUDE, respect_gitignore=True, stats=
                 repos[d] = None if parent == d else git_root(parent)
         return repos[d]
 
+    in_repo = {}        # directory as walked -> its path in its repository, "/"-ended
+
     def scenario(p):
-        a = os.path.abspath(p)
-        top = git_root(os.path.dirname(a))
-        if top is not None:
-            return a[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")
-        return rel(p)
+        d, sep, name = p.rpartition(os.sep)
+        d = d or sep        # "/x" lies in "/", a bare name in the working directory
+        if d not in in_repo:
+            a = os.path.abspath(d)
+            top = git_root(a)
+            in_repo[d] = None if top is None else "" if a == top else \
+                a[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/") + "/"
+        return rel(p) if in_repo[d] is None else in_repo[d] + name
 
     def rel(p):
         # string slicing: paths from scandir start with the root as given
