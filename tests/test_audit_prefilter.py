@@ -45,8 +45,13 @@ def _report(root):
     return r.findings, r.files_read, r.configs_checked, r.skipped
 
 
-def _without_prefilters(monkeypatch):
+def _without_shortcuts(monkeypatch):
+    """Every file through the naive name test, every config checked afresh (no reuse of
+    a copy's findings)."""
+    from goldenal.auditing import check, runner
+
     monkeypatch.setattr(walk, "names_in", _naive_groups)
+    monkeypatch.setattr(runner, "_checked", check.check_config)
 
 
 @pytest.fixture(scope="module")
@@ -86,17 +91,17 @@ def test_one_pass_search_property(parts):
 
 @pytest.mark.parametrize("sub", sorted(d for d in os.listdir(DATA)
                                         if os.path.isdir(os.path.join(DATA, d))))
-def test_fixtures_audit_the_same_without_prefilters(sub, monkeypatch):
+def test_fixtures_audit_the_same_without_shortcuts(sub, monkeypatch):
     root = os.path.join(DATA, sub)
     fast = _report(root)
-    _without_prefilters(monkeypatch)
+    _without_shortcuts(monkeypatch)
     assert _report(root) == fast
 
 
-def test_recipe_tree_audits_the_same_without_prefilters(recipe_tree, monkeypatch):
+def test_recipe_tree_audits_the_same_without_shortcuts(recipe_tree, monkeypatch):
     fast = _report(recipe_tree)
     assert len(fast[0]) > 1000
-    _without_prefilters(monkeypatch)
+    _without_shortcuts(monkeypatch)
     assert _report(recipe_tree) == fast
 
 

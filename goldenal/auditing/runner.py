@@ -107,6 +107,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
     skipped = {}            # relpath -> reason
     _RECIPES.clear()
     _SAME.clear()
+    _CHECKED.clear()
     _STORE[0] = cache
     curve_ids = tuple(c.id for c in curves)
     clear_cache()       # the curves may differ from the last audit's (ids are reused)
@@ -272,7 +273,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
             if serves_users and cfg.agentic is None:
                 # no benchmark runs it (GAL310 below): agentic or not is no question here
                 cfg = cfg.with_(extra={**cfg.extra, "no_benchmark": True})
-            findings.extend(check_config(cfg, curves))
+            findings.extend(_checked(cfg, curves))
             if serves_users:
                 findings.append(make_finding(
                     "GAL310", cfg.path, cfg.line,
@@ -291,6 +292,7 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
         skipped.setdefault(path, reason)
     _STORE[0] = None
     _SAME.clear()
+    _CHECKED.clear()
     return (findings, files, marked, stats.read, sum(checked.values()),
             tuple(sorted((p, r) for p, r in skipped.items() if p not in checked)))
 
@@ -355,6 +357,23 @@ def _by_content(c, text, compute):
         return configs
     return [cfg.with_(path=c.relpath) if isinstance(cfg, ev.Config)
             else replace(cfg, path=c.relpath) for cfg in configs]
+
+
+# (line, col, knob, value) -> [(config, its findings)]: copies of one launcher give configs
+# that differ in their path alone, and check_config reads the path only to place findings
+_CHECKED = {}
+
+
+def _checked(cfg, curves):
+    """:func:`check_config`, its findings reused for a config equal to one checked before
+    but for its path."""
+    bucket = _CHECKED.setdefault((cfg.line, cfg.col, cfg.knob, cfg.value), [])
+    for other, found in bucket:
+        if cfg.with_(path=other.path) == other:
+            return [f._replace(path=cfg.path) if f.path == other.path else f for f in found]
+    found = check_config(cfg, curves)
+    bucket.append((cfg, found))
+    return found
 
 
 def _cached(kind, c, compute):

@@ -35,6 +35,8 @@ _OWN_JSON = re.compile(rb'\A\s*\[\s*\{\s*"code": "GAL\d{3}"')
 def is_own_report(data):
     """True for a goldenal audit report in any output format (text, JSON, SARIF, GitHub)."""
     head = data[:2048]
+    if b"GAL" not in head and b"Found" not in head and b'"$schema"' not in head:
+        return False    # every format says one of these at its start
     if b'"$schema"' in head and b"sarif" in head:
         return b'"name": "goldenal"' in data
     return bool(_OWN_JSON.match(head) or _OWN_GITHUB.match(head) or _OWN_TEXT.match(head))
