@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from goldenal.recipes.env import env_file_values
 from goldenal.recipes.shell import (closing_paren, eval_paths, lex, literal_variables,
-                                    quote_stack, remembered, remembering, resolve, shell_words,
+                                    open_quote, parse, quote_stack, remembered, remembering, resolve, shell_words,
                                     split_statements, strip_comment)
 
 
@@ -66,6 +66,23 @@ def test_lex_line_by_line_ends_as_the_whole(chunks):
     for chunk in chunks[1:]:
         stack = quote_stack("\n" + chunk, stack)
     assert stack == lex(text)[1]
+
+
+@settings(max_examples=500, deadline=None)
+@given(_ANY)
+def test_open_quote_answers_as_the_lexer(text):
+    assert open_quote(text) == bool(quote_stack(text, []))
+
+
+def test_a_string_of_the_other_quote_after_a_closed_one_stays_open():
+    # regression: an even count of each quote was taken to close every string, so the
+    # string opened by the second quote here ended the line and its next line was read
+    # as a command setting the knob
+    assert open_quote("""X='a"b'"c""")
+    assert open_quote('echo ")" $(foo')
+    lines, _ = parse("""X='a"b'"c\nSGLANG_SIMULATE_ACC_LEN=2.5 d"\nY=1\n""")
+    assert [(ln.no, ln.text) for ln in lines] == [
+        (1, """X='a"b'"c\nSGLANG_SIMULATE_ACC_LEN=2.5 d\""""), (3, "Y=1")]
 
 
 @settings(max_examples=200, deadline=None)

@@ -271,12 +271,19 @@ def quote_stack(text, stack):
     return lex(text, stack)[1]
 
 
+# one line whose strings all close, where nothing nests: a backslash escapes the next
+# character outside single quotes (in double quotes it matters only before ``"``)
+_OUTSIDE = r"""[^'"\\]*(?:\\.[^'"\\]*)*"""
+_CLOSED = re.compile(_OUTSIDE + r"""(?:(?:'[^']*'|"[^"\\]*(?:\\.[^"\\]*)*")""" + _OUTSIDE + ")*",
+                     re.S)
+
+
 def open_quote(text):
     """True when ``text`` ends inside a quoted string, a ``$( ... )`` or backticks."""
-    even = (text.count("'") % 2 == 0 and (text.count('"') - text.count('\\"')) % 2 == 0
-            and "`" not in text)
-    if even and ("$(" not in text or text.count("(") <= text.count(")")):
-        return False    # balanced quotes and parens: the common one-line case (no memo: cheaper)
+    if "`" not in text and "$(" not in text and "\n" not in text and _CLOSED.fullmatch(text):
+        # nothing nested, every string closed (a comment runs to the line's end, so
+        # its quotes close or open nothing either way); no memo: cheaper
+        return False
     return bool(quote_stack(text, ()))
 
 
