@@ -67,6 +67,9 @@ RECORD = Engine(
                           "System efficiency", "Draft acceptance rate",
                           "Avg Draft acceptance rate", "Accepted throughput",
                           "Drafted throughput", "Per-position acceptance rate"),
+               # start-up lines that mark a vLLM server log (docs/formats.md §1.1)
+               "startup": ("vLLM API server version", "non-default args:", "[loggers.py:",
+                           "Initializing a V1 LLM engine"),
                # `vllm bench serve`'s console block (vllm/benchmarks/serve.py, PR #31739)
                "console": ("Speculative Decoding", "Drafts", "Draft tokens", "Accepted tokens",
                            "Acceptance length", "Per-position acceptance (%)", "Position"),
