@@ -54,11 +54,12 @@ RECORD = Engine(
                   "bench_per_position": ("spec_decode_per_position_acceptance_rates",)},
     # the metrics lines' tags, V1 then V0 (docs/formats.md §1.1)
     log_lines={"tags": ("SpecDecoding metrics", "Speculative metrics"),
-               # the V1 line after its tag: vllm/v1/spec_decode/metrics.py:120-136's format
-               "line": ("Mean acceptance length: %.2f, Accepted throughput: %.2f tokens/s, "
-                        "Drafted throughput: %.2f tokens/s, Accepted: %d tokens, Drafted: %d "
-                        "tokens, Per-position acceptance rate: %s, Avg Draft acceptance rate: "
-                        "%.1f%%",),
+               # the V1 line after its tag: vllm/v1/spec_decode/metrics.py:120-136's format,
+               # a piece per field
+               "line": ("Mean acceptance length: %.2f, ", "Accepted throughput: %.2f tokens/s, ",
+                        "Drafted throughput: %.2f tokens/s, ", "Accepted: %d tokens, ",
+                        "Drafted: %d tokens, ", "Per-position acceptance rate: %s, ",
+                        "Avg Draft acceptance rate: %.1f%%"),
                # every field read by name (families A-D, docs/formats.md §1.2-§1.5): counts,
                # means, rates, throughputs, the per-position list
                "fields": ("Accepted", "Drafted", "Number of accepted tokens",
@@ -67,6 +68,10 @@ RECORD = Engine(
                           "System efficiency", "Draft acceptance rate",
                           "Avg Draft acceptance rate", "Accepted throughput",
                           "Drafted throughput", "Per-position acceptance rate"),
+               # the counters' HELP text: drafts, draft tokens, accepted, per position
+               # (vllm/v1/spec_decode/metrics.py:229-231, :256)
+               "help": ("Number of spec decoding drafts.", "Number of draft tokens.",
+                        "Number of accepted tokens.", "Accepted tokens per draft position."),
                # start-up lines that mark a vLLM server log (docs/formats.md §1.1)
                "startup": ("vLLM API server version", "non-default args:", "[loggers.py:",
                            "Initializing a V1 LLM engine"),

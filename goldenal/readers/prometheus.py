@@ -313,10 +313,11 @@ def _counters(deltas, after, before, ctx, rec, prefix):
             extra["drafts_from"] = "draft_tokens/k (assumes every step drafted K tokens)"
             extra["approximate"] = True
         else:
-            ctx.remark(None, "no num_drafts counter (vLLM 0.8.3-0.8.4) and K unknown: "
+            ctx.remark(None, "no drafts counter (vLLM 0.8.3-0.8.4) and K unknown: "
                              "AL cannot be computed")
     if drafts == 0:
-        ctx.refuse(None, "no drafts in the window (num_drafts did not move): nothing measured")
+        ctx.refuse(None, "no drafts in the window (the drafts counter did not move): "
+                         "nothing measured")
         return
     yield Observation(ctx.path, None, rec.name, f"{rec.name}-prometheus", k, drafts, tokens,
                       accepted, positions, None, None, None, None, None, extra)

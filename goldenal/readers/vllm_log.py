@@ -41,7 +41,7 @@ _VALUES = (r"(\d+\.\d+)", r"\d+(?:\.\d+)?", r"\d+(?:\.\d+)?", r"(\d+)", r"(\d+)"
            r"(\d\.\d{3}(?:, \d\.\d{3})*)", r"(\d+\.\d)", "")
 _BODY = re.escape(_V1_TAG + " ") + "".join(
     re.escape(text) + value for text, value in
-    zip(re.split(r"%[.\d]*[dfs]", _LOG["line"][0].replace("%%", "%")), _VALUES))
+    zip(re.split(r"%[.\d]*[dfs]", "".join(_LOG["line"]).replace("%%", "%")), _VALUES))
 _FAST = re.compile(_BODY + r"\s*$")
 # the same line as bytes, matched in the raw block without decoding; it admits a
 # subset of what _FAST admits on the decoded line (ASCII digits, trailing blanks

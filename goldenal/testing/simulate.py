@@ -24,12 +24,10 @@ from goldenal.core.files import write_text_atomic
 from goldenal.core.observation import Observation
 from goldenal.readers.records import record
 
-# vLLM V1 spec-decode counters by meaning (names in the engine record; the exposition
-# appends _total/_created) and their help strings, per docs/formats.md §2.2.
-_PROM_FAMILIES = (("drafts", "Number of spec decoding drafts."),
-                  ("draft_tokens", "Number of draft tokens."),
-                  ("accepted", "Number of accepted tokens."))
-_PROM_PER_POS = ("per_position", "Accepted tokens per draft position.")
+# vLLM V1 spec-decode counters by meaning and their help strings, both in the engine record
+# (the exposition appends _total/_created), per docs/formats.md §2.2
+_PROM_FAMILIES = tuple(zip(("drafts", "draft_tokens", "accepted", "per_position"),
+                           record("vllm").log_lines["help"]))
 
 # the per-request record's keys, as :meth:`SimulatedCell.request_records` fills them
 _REQUEST_KEYS = ("length", "rate", "histogram", "steps", "accepted", "proposed", "k")
@@ -128,7 +126,7 @@ class SimulatedCell:
     def log_lines(self, *, pid=4242, start=_EPOCH):
         """vLLM V1 (family D) log lines, one spec-decode line per active window."""
         log = record("vllm").log_lines
-        tag, line = log["tags"][0], log["line"][0]
+        tag, line = log["tags"][0], "".join(log["line"])
         w = self._window_index()
         lines = []
         dt = self.window_seconds
@@ -173,13 +171,13 @@ class SimulatedCell:
         def render(counts):
             class _Collector:
                 def collect(self):
-                    for j, (kind, doc) in enumerate(_PROM_FAMILIES):
+                    for j, (kind, doc) in enumerate(_PROM_FAMILIES[:3]):
                         fam = CounterMetricFamily(metrics[kind], doc, labels=["engine", "model_name"])
                         for e, (n, a, _) in enumerate(counts):
                             fam.add_metric([str(e), model], float((n, n * k, a)[j]),
                                            created=created + e * 0.0001)
                         yield fam
-                    fam = CounterMetricFamily(metrics[_PROM_PER_POS[0]], _PROM_PER_POS[1],
+                    fam = CounterMetricFamily(metrics["per_position"], _PROM_FAMILIES[3][1],
                                               labels=["engine", "model_name", "position"])
                     for e, (_, _, c) in enumerate(counts):
                         for i in range(k):
