@@ -2,9 +2,10 @@
 
 (a) every knob, metric, count field and log name of a record is spelled under goldenal/ only
 in the engine's own module (or in those of the engines whose records print the same word);
-the compiled log scan's copy of vLLM's line equals the record's; (b) an engine made of a record (tests/toy_engine.py),
-added to the registry as docs/architecture.md ("Adding an engine") says, is looked up,
-emitted, spelled in the recipe table and read back from a script that launches it.
+the compiled log scan's copy of vLLM's line equals the record's; (b) an engine made of a
+record (tests/toy_engine.py), added to the registry as docs/architecture.md ("Adding an
+engine") says, is looked up, emitted, spelled in the recipe table and read back from a script
+that launches it.
 """
 
 import pathlib

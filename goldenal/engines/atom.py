@@ -32,7 +32,10 @@ RECORD = Engine(
     # GET /debug/mtp_stats (atom/model_engine/llm_engine.py:299-345): draft tokens, accepted,
     # the mean and the steps by drafts accepted
     count_fields={"proposed": ("total_draft_tokens",), "accepted": ("total_accepted_tokens",),
-                  "length": ("average_tokens_per_forward",), "histogram": ("distribution",)},
+                  "length": ("average_tokens_per_forward",), "histogram": ("distribution",),
+                  # the label of the steps family naming the drafts accepted
+                  # (atom/entrypoints/openai/metrics.py:246-287)
+                  "steps_by_accepted": ("accepted_tokens",)},
     # the log's cumulative and interval tags and their fields (atom/model_engine/scheduler.py:
     # 112-138); the first format's fields (scheduler.py@b01ceb89:226); the summary line of
     # ATOM's documentation (docs/formats.md §7)

@@ -339,12 +339,13 @@ def _efficiency(after, ctx, rec):
 def _histogram(deltas, ctx, before, rec):
     steps_name, accepted_name = rec.metrics["steps_by_accepted"], rec.metrics["accepted"]
     tokens_name = rec.metrics.get("draft_tokens")
+    label = rec.count_fields["steps_by_accepted"][0]
     hist, totals = {}, {}
     for (name, labels), value in deltas.items():
         if name == steps_name:
-            key = dict(labels).get("accepted_tokens", "")
+            key = dict(labels).get(label, "")
             if not (key.isascii() and key.isdigit()) or int(key) > MAX_K:
-                raise _Reset(f"{steps_name} sample without an accepted_tokens label "
+                raise _Reset(f"{steps_name} sample without an {label} label "
                              f"of 0..{MAX_K}: {labels}")
             hist[int(key)] = hist.get(int(key), 0) + value
         elif name in (accepted_name, tokens_name):

@@ -64,7 +64,7 @@ _FLOAT = re.compile(r"(\d+(?:\.\d+)?|nan)", re.I)
 _PCT = re.compile(r"(\d+(?:\.\d+)?|nan)%?", re.I)
 _RATE = re.compile(r"\d+(?:\.\d+)?")
 # the record's fields, as split_fields keys them (lower case)
-(_ACCEPTED, _DRAFTED, _N_ACCEPTED, _N_DRAFT, _N_EMITTED, _N_SPEC, _MEAN, _EFFICIENCY, _RATE_P,
+(_ACCEPTED, _DRAFTED, _N_ACCEPTED, _N_DRAFT, _N_EMITTED, _N_SPEC, _MEAN, _EFFICIENCY, _DRAFT_RATE,
  _AVG_RATE, _, _, _POSITIONS) = (name.lower() for name in _LOG["fields"])
 _SAID_A, _SAID_D = _LOG["fields"][:2]  # the two counts as printed
 # value syntax of every field we use, in the record's order; a field that does not match
@@ -410,7 +410,7 @@ class _Reader:
             number, f.get(_ACCEPTED, f.get(_N_ACCEPTED)), f.get(_DRAFTED, f.get(_N_DRAFT)))
         if not got[1]:
             return None
-        rate = _value(_PCT, f.get(_RATE_P, f.get(_AVG_RATE)))
+        rate = _value(_PCT, f.get(_DRAFT_RATE, f.get(_AVG_RATE)))
         if rate is not None and rate == rate:
             exact = accepted / drafted
             fraction = _N_ACCEPTED in f  # first V1 build printed a fraction
@@ -446,7 +446,7 @@ class _Reader:
         if k == 0:
             return self.ctx.refuse(number, "empty per-position list")
         mean = _value(_FLOAT, f.get(_MEAN))
-        rate = _value(_PCT, f.get(_AVG_RATE, f.get(_RATE_P)))
+        rate = _value(_PCT, f.get(_AVG_RATE, f.get(_DRAFT_RATE)))
         if rate is not None and rate == rate and abs(100 * accepted / drafted - rate) > 0.05 + 1e-9:
             self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
                                     f"({accepted}/{drafted} = {100 * accepted / drafted:.2f}% "
@@ -468,7 +468,7 @@ class _Reader:
         steps, per_pos, how = derived
         extra = self._extra(process)
         extra["drafts_from"] = how
-        fmt = "vllm-log-v1-rate-first" if order[0] == _RATE_P else "vllm-log-v1"
+        fmt = "vllm-log-v1-rate-first" if order[0] == _DRAFT_RATE else "vllm-log-v1"
         return Observation(self.source, number, ENGINE, fmt, k, steps, drafted, accepted,
                            per_pos, mean, None, stamp, None, None, extra)
 
