@@ -144,8 +144,6 @@ _CFG_NUM = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*([0-9.]+)"""
 
 def knob_names():
     """``(length, rates, rejection method)`` knob names, from the engine's record."""
-    from goldenal.readers.records import record
-
     length, rates, _, method = record(ENGINE).knobs
     return length, rates, method
 
