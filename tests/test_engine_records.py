@@ -1,9 +1,11 @@
 """The records are the one source of each engine's facts.
 
-(a) every knob, metric and count field name of a record is spelled in exactly one module under
-goldenal/, the engine's own; (b) an engine made of a record (tests/toy_engine.py),
-added to the registry as docs/architecture.md ("Adding an engine") says, is looked up,
-emitted, spelled in the recipe table and read back from a script that launches it.
+(a) every knob, metric, count field and log name of a record is spelled under goldenal/ only
+in the engine's own module (or in those of the engines whose records print the same word);
+the compiled log scan's copy of vLLM's line equals the record's; (b) an engine made of a
+record (tests/toy_engine.py), added to the registry as docs/architecture.md ("Adding an
+engine") says, is looked up, emitted, spelled in the recipe table and read back from a script
+that launches it.
 """
 
 import pathlib
@@ -18,19 +20,41 @@ from goldenal.engines.knobs import MODULES
 ROOT = pathlib.Path(goldenal.__file__).parent
 # a curve's sampling-variant key (golden files, the policy) that vLLM also reads as a knob
 VARIANT_KEYS = {"rejection_sample_method"}
+# engine names that are goldenal's own words too: a fit's field (vLLM's per-request mean),
+# the /metrics endpoint and Prometheus reader (the mapping vLLM's per-request counts sit in),
+# the plot title (vLLM's and SGLang's bench clients print it), the key measure's request
+# records keep llama.cpp's per-request counts under, and the --distribution option and its
+# variables (ATOM's steps by drafts accepted, in /debug/mtp_stats and its log summary)
+OWN_WORDS = {"mean_acceptance_length", "metrics", "Acceptance length", "timings",
+             "distribution", "dist"}
+# the compiled log scan spells vLLM's current line in C; its copy is checked against the
+# record by test_the_compiled_scan_spells_the_records_line
+C_SCAN = "readers/_logscan.c"
 
 
 def record_names(rec):
-    """Every knob, metric and per-request count field name of a record."""
+    """Every knob, metric, per-request count field and log name of a record."""
     carriers = ("length", "rates", "rate", "token_mode", "acc_method")
     names = set(rec.knobs) | {row[0] for row in rec.spellings if row[1] in carriers}
     names |= set(rec.metrics.values()) | ({rec.env_knob} if rec.env_knob else set())
-    names |= {name for names in rec.count_fields.values() for name in names}
-    return names - VARIANT_KEYS
+    names |= {name for fields in (rec.count_fields, rec.log_lines)
+              for names in fields.values() for name in names}
+    return names - VARIANT_KEYS - OWN_WORDS
+
+
+def word(name):
+    return re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
+
+
+def owners(name):
+    """The engine modules whose records hold ``name``, alone or inside a longer name (two
+    engines can print the same word)."""
+    return {f"engines/{engine}.py" for engine, module in MODULES.items()
+            if any(word(name).search(n) for n in record_names(module.RECORD))}
 
 
 def modules_naming(name, folders=None):
-    pattern = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
+    pattern = word(name)
     files = [p for p in sorted(ROOT.rglob("*")) if p.suffix in (".py", ".c")]
     if folders is not None:
         files = [p for p in files if any(str(p.relative_to(ROOT)).startswith(f) for f in folders)]
@@ -40,10 +64,25 @@ def modules_naming(name, folders=None):
 @pytest.mark.parametrize("engine", list(MODULES))
 def test_every_name_of_a_record_is_spelled_only_in_its_engine_module(engine):
     own = f"engines/{engine}.py"
-    elsewhere = {name: [m for m in modules_naming(name) if m != own]
+    def copies(name):
+        held = owners(name)
+        return held | {C_SCAN} if "engines/vllm.py" in held else held
+
+    elsewhere = {name: [m for m in modules_naming(name) if m not in copies(name)]
                  for name in sorted(record_names(MODULES[engine].RECORD))}
     assert {n: m for n, m in elsewhere.items() if m} == {}
     assert all(own in modules_naming(name, ("engines/",)) for name in elsewhere)
+
+
+def test_the_compiled_scan_spells_the_records_line():
+    log = MODULES["vllm"].RECORD.log_lines
+    source = (ROOT / C_SCAN).read_text()
+    message = source[source.index("static int message("):]
+    message = message[:message.index("\n}\n")]
+    assert re.search(r'static const char TAG\[\] = "([^"]*)";', source).group(1) == \
+        log["tags"][0] + ": "
+    assert re.findall(r'literal\(c, "([^"]*)"\)', message) == \
+        re.split(r"%[.\d]*[dfs]", "".join(log["line"]).replace("%%", "%"))
 
 
 def test_the_tables_are_the_records():

@@ -3,7 +3,7 @@
 Every format is read by content (plain or .gz): vLLM server logs (V0 to
 current V1, any prefix, DP engines interleaved), /metrics scrapes (one, or a
 *before*/*after* pair differenced), `vllm bench serve` JSON and console
-output, the offline example, per-request metrics, SGLang logs and meta_info,
+output, the offline example, per-request metrics, SGLang logs and request counts,
 TensorRT-LLM iteration stats, ATOM MTP stats, llama.cpp statistics and
 /metrics, `goldenal measure` per-request records.  A run directory (run.yaml,
 or an InferenceX collector results directory) is read cell by cell.

@@ -7,7 +7,7 @@ restart); writes RUN_DIR with a run.yaml that ingest, fit, diff and verify
 read.  The engine is detected from the server (/metrics prefixes, /v1/models,
 /props, /get_server_info, /version).  At --concurrency 1 every request gets
 its own counts, so fit can resample whole requests; SGLang reports its own
-per-request meta_info (sent non-streaming) at any concurrency.
+per-request counts (sent non-streaming) at any concurrency.
 
 --server-cmd measures a whole curve: per K it starts a server ({k} is K,
 {port} a free port; URL defaults to http://127.0.0.1:{port}), waits for

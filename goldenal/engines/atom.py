@@ -29,6 +29,20 @@ RECORD = Engine(
     metrics={"draft_tokens": "atom:mtp_draft_tokens",
              "accepted": "atom:mtp_accepted_tokens",
              "steps_by_accepted": "atom:mtp_decode_steps"},
+    # GET /debug/mtp_stats (atom/model_engine/llm_engine.py:299-345): draft tokens, accepted,
+    # the mean and the steps by drafts accepted
+    count_fields={"proposed": ("total_draft_tokens",), "accepted": ("total_accepted_tokens",),
+                  "length": ("average_tokens_per_forward",), "histogram": ("distribution",),
+                  # the label of the steps family naming the drafts accepted
+                  # (atom/entrypoints/openai/metrics.py:246-287)
+                  "steps_by_accepted": ("accepted_tokens",)},
+    # the log's cumulative and interval tags and their fields (atom/model_engine/scheduler.py:
+    # 112-138); the first format's fields (scheduler.py@b01ceb89:226); the summary line of
+    # ATOM's documentation (docs/formats.md §7)
+    log_lines={"tags": ("MTP Stats", "MTP Stats Interval"),
+               "fields": ("Average toks/fwd", "Accepted/Total Draft tokens",
+                          "Accepted tokens distribution"),
+               "first": ("Total draft tokens", "Accepted"), "summary": ("avg toks/fwd", "dist")},
     silent_paths="--spec-decode-acceptance-length without --method/--num-speculative-tokens "
                  "(dropped silently), a DSpark runtime verify length below ceil(AL-1)",
     info_keys=("enabled",), version_key=None,

@@ -46,7 +46,18 @@ RECORD = Engine(
                  "limit reduced below K by the speculative implementation",
     # a completion's "timings": draft tokens and accepted ones of the request
     # (tools/server/server-task.cpp result_timings::to_json)
-    count_fields={"drafted": ("draft_n",), "accepted": ("draft_n_accepted",)},
+    count_fields={"drafted": ("draft_n",), "accepted": ("draft_n_accepted",),
+                  "timings": ("timings",)},
+    # the server log (docs/formats.md §8): the per-task line and its trace per-position
+    # companion (tools/server/server-context.cpp:628-651), the statistics line's fields
+    # (common/speculative.cpp:2933-2975), the start-up synthetic-acceptance lines
+    # (server-context.cpp), and older servers' per-request line (ggml-org/llama.cpp#24536)
+    log_lines={"task": ("draft acceptance", "mean len", "acc per pos"),
+               "statistics": ("#gen drafts", "#acc tokens", "#gen tokens", "#mean acc len",
+                              "#acc rate/pos", "#calls(b,g,a)"),
+               "synthetic": ("synthetic acceptance: n_max",
+                             "synthetic acceptance draft limit was reduced from"),
+               "old": ("mean acceptance length", "acceptance rate per position")},
     # tools/server/server-task.cpp to_metrics: doubles on a default stream
     counter_digits=6,
     per_position_grows=True,

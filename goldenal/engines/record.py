@@ -9,6 +9,7 @@ class Engine:
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
                  knobs=(), spellings=(), launches=(), launch_word, aliases=(), server_owner=None,
                  info_endpoints=(), metrics=None, request_fields=None, count_fields=None,
+                 log_lines=None,
                  silent_paths="", transport="stream", old_metrics=None, counter_digits=None,
                  per_position_grows=False, info_keys=(), version_key="version",
                  slots_endpoint=None, k_keys=(), batch_draw=False, log_steps=None,
@@ -25,7 +26,8 @@ class Engine:
         self.aliases, self.server_owner = tuple(aliases), server_owner or name
         self.info_endpoints = tuple(info_endpoints)
         self.metrics, self.request_fields = dict(metrics or {}), dict(request_fields or {})
-        self.count_fields = {key: tuple(names) for key, names in (count_fields or {}).items()}
+        self.count_fields, self.log_lines = ({key: tuple(names) for key, names in (d or {}).items()}
+                                             for d in (count_fields, log_lines))
         self.silent_paths = silent_paths
         if transport not in ("stream", "complete"):
             raise ValueError(f"`transport` must be stream or complete, got {transport!r}")

@@ -46,7 +46,14 @@ RECORD = Engine(
                   # completion_tokens / steps, printed per request
                   "length": ("spec_accept_length",),
                   # /server_info: the lifetime mean per scheduler (nulls for idle DP ranks)
-                  "server_mean": ("internal_states", "avg_spec_accept_length")},
+                  "server_mean": ("internal_states", "avg_spec_accept_length"),
+                  # where a non-streaming answer carries them (choices[0], io_struct.py)
+                  "meta": ("meta_info",)},
+    # the decode log line and its mean (managers/scheduler_components/metrics_reporter.py:963,
+    # :1005), TokenSpeed's spelling of the mean second; bench scripts' mean, the heading
+    # naming K and their summary's first field (docs/formats.md §5)
+    log_lines={"decode": ("Decode batch",), "length": ("accept len", "avg_accept_len"),
+               "bench": ("Acceptance length", "num_steps", "#questions")},
     silent_paths="SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
                  "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
     # io_struct.py: return_meta_info is refused on a stream (serving_chat.py:1321)

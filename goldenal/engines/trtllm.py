@@ -34,7 +34,10 @@ RECORD = Engine(
     # struct SpecDecodingStats; docs/formats.md §6): "stats" holds them per iteration
     count_fields={"stats": ("specDecodingStats",), "steps": ("numRequestsWithDraftTokens",),
                   "accepted": ("numAcceptedTokens",), "proposed": ("numDraftTokens",),
-                  "length": ("acceptanceLength",)},
+                  "length": ("acceptanceLength",),
+                  # fields of every iteration record, speculating or not (types.h struct
+                  # IterationStats)
+                  "iteration": ("iterLatencyMS", "inflightBatchingStats")},
     silent_paths="a fractional TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS on the two-model path "
                  "(parsed with int(): 0 = off), the value 0 (off), the variable missing from the "
                  "worker environment, a clamp at the runtime draft length",

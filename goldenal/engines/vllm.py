@@ -37,6 +37,50 @@ RECORD = Engine(
              "accepted": "vllm:spec_decode_num_accepted_tokens",
              "per_position": "vllm:spec_decode_num_accepted_tokens_per_pos",
              "emitted": "vllm:spec_decode_num_emitted_tokens"},
+    # a response's metrics.speculative_decoding under --per-request-spec-decode-metrics
+    # (vllm-project/vllm#48915; vllm/entrypoints/generate/base/protocol.py:100-129), and the
+    # keys of `vllm bench serve --save-result` (vllm/benchmarks/serve.py:1377-1386), each
+    # also read under its counter's unprefixed name, which some downstream tools write
+    count_fields={"request": ("metrics", "speculative_decoding"), "steps": ("num_spec_steps",),
+                  "accepted": ("num_accepted_draft_tokens",), "proposed": ("num_draft_tokens",),
+                  "k": ("num_spec_tokens",), "histogram": ("acceptance_histogram",),
+                  "length": ("mean_acceptance_length",), "rate": ("draft_acceptance_rate",),
+                  "bench_steps": ("spec_decode_num_drafts",),
+                  "bench_accepted": ("spec_decode_accepted_tokens",
+                                     "spec_decode_num_accepted_tokens"),
+                  "bench_proposed": ("spec_decode_draft_tokens", "spec_decode_num_draft_tokens"),
+                  "bench_length": ("spec_decode_acceptance_length",),
+                  "bench_rate": ("spec_decode_acceptance_rate",),
+                  "bench_per_position": ("spec_decode_per_position_acceptance_rates",)},
+    # the metrics lines' tags, V1 then V0 (docs/formats.md §1.1)
+    log_lines={"tags": ("SpecDecoding metrics", "Speculative metrics"),
+               # the V1 line after its tag: vllm/v1/spec_decode/metrics.py:120-136's format,
+               # a piece per field
+               "line": ("Mean acceptance length: %.2f, ", "Accepted throughput: %.2f tokens/s, ",
+                        "Drafted throughput: %.2f tokens/s, ", "Accepted: %d tokens, ",
+                        "Drafted: %d tokens, ", "Per-position acceptance rate: %s, ",
+                        "Avg Draft acceptance rate: %.1f%%"),
+               # every field read by name (families A-D, docs/formats.md §1.2-§1.5): counts,
+               # means, rates, throughputs, the per-position list
+               "fields": ("Accepted", "Drafted", "Number of accepted tokens",
+                          "Number of draft tokens", "Number of emitted tokens",
+                          "Number of speculative tokens", "Mean acceptance length",
+                          "System efficiency", "Draft acceptance rate",
+                          "Avg Draft acceptance rate", "Accepted throughput",
+                          "Drafted throughput", "Per-position acceptance rate"),
+               # the counters' HELP text: drafts, draft tokens, accepted, per position
+               # (vllm/v1/spec_decode/metrics.py:229-231, :256)
+               "help": ("Number of spec decoding drafts.", "Number of draft tokens.",
+                        "Number of accepted tokens.", "Accepted tokens per draft position."),
+               # start-up lines that mark a vLLM server log (docs/formats.md §1.1)
+               "startup": ("vLLM API server version", "non-default args:", "[loggers.py:",
+                           "Initializing a V1 LLM engine"),
+               # `vllm bench serve`'s console block (vllm/benchmarks/serve.py, PR #31739)
+               "console": ("Speculative Decoding", "Drafts", "Draft tokens", "Accepted tokens",
+                           "Acceptance length", "Per-position acceptance (%)", "Position"),
+               # examples/offline_inference/spec_decode.py's printout (docs/formats.md §1.6)
+               "offline": ("total_num_output_tokens", "num_drafts", "num_draft_tokens",
+                           "num_accepted_tokens", "mean acceptance length", "acceptance at token")},
     silent_paths="vLLM 0.19.x under Model Runner V1 (synthetic only in MRV2), "
                  "rejection_sample_method not 'synthetic', vllm-ascend before #12256 (Model "
                  "Runner V1) or #15556 (Model Runner V2)",

@@ -27,9 +27,11 @@ from goldenal.readers.records import record, records
 
 _PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
 
-# the per-request draft counts an answer's "timings" carry, as the engine record names them
+# the per-request draft counts an answer carries beside its usage, as the engine record names
+# them (kept in goldenal's records as their "timings")
 _TIMED = next(r.count_fields for r in records().values() if "drafted" in r.count_fields)
-_TIMED_DRAFTS, _TIMED_ACCEPTED = _TIMED["drafted"][0], _TIMED["accepted"][0]
+_TIMINGS, _TIMED_DRAFTS, _TIMED_ACCEPTED = (_TIMED[key][0] for key in (
+    "timings", "drafted", "accepted"))
 
 
 class MeasureError(GoldenALError):
@@ -625,14 +627,14 @@ async def _stream_once(client, body, timeout, url=""):
                     finished = True
             if chunk.get("usage") and isinstance(chunk["usage"], dict):
                 usage = chunk["usage"]
-            if chunk.get("timings") and isinstance(chunk["timings"], dict):
-                timings = chunk["timings"]
+            if chunk.get(_TIMINGS) and isinstance(chunk[_TIMINGS], dict):
+                timings = chunk[_TIMINGS]
             meta = spec_details(chunk) or meta
             spec = request_metrics(chunk) or spec
     if not (done or finished):
         raise _Failed("the stream ended before the completion finished")
     return {"seconds": time.perf_counter() - t0, "ttft": ttft, "usage": usage,
-            "timings": timings, "spec": spec, "meta_info": meta}
+            "timings": timings, "spec": spec, "meta": meta}
 
 
 def _stream_error(error):
@@ -672,7 +674,7 @@ async def _send(client, body, timeout, url=""):
 
 def _transport(rec):
     """The request fields of the record's ``transport`` (docs/engines.md §2.7: SGLang
-    refuses its meta_info field on a stream)."""
+    refuses its per-request field on a stream)."""
     if rec.transport == "complete":
         return {"stream": False, **rec.request_fields}
     return {"stream": True, "stream_options": {"include_usage": True}, **rec.request_fields}
@@ -698,7 +700,7 @@ async def _complete_once(client, body, timeout, url=""):
 
     usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else None
     return {"seconds": time.perf_counter() - t0, "ttft": None, "usage": usage,
-            "timings": None, "spec": None, "meta_info": spec_details(doc)}
+            "timings": None, "spec": None, "meta": spec_details(doc)}
 
 
 def _is_int(value):
@@ -811,17 +813,18 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         counts = counts_from = None  # counts_from names where counts came from
         if got is not None and got["spec"] is not None:
             counts, counts_from = request_counts(got["spec"]), "engine per-request metrics"
-        elif got is not None and got.get("meta_info") is not None:
-            from goldenal.readers.sglang import InconsistentCounts, request_counts as meta_counts
+        elif got is not None and got.get("meta") is not None:
+            from goldenal.readers.sglang import META_KEY, InconsistentCounts
+            from goldenal.readers.sglang import request_counts as meta_counts
 
             try:
-                counts = meta_counts(got["meta_info"], k)
+                counts = meta_counts(got["meta"], k)
                 counts = None if counts is None else tuple(counts[:4])
             except InconsistentCounts as exc:
                 raise MeasureError(f"{where}, request {i} ({prompt.id}): {title}'s counts "
                                    f"contradict each other: {exc}; nothing written for this "
                                    "cell") from None
-            counts_from = f"{title} per-request meta_info"
+            counts_from = f"{title} per-request {META_KEY}"
         # a scrape after every request: a restart shows as a counter going down even when
         # later traffic would carry the counters past their old values by the end
         async with scrape_lock:

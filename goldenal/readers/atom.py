@@ -1,5 +1,5 @@
-"""ATOM MTP statistics: ``[MTP Stats ...]`` log lines and ``/debug/mtp_stats``
-(docs/formats.md §7).
+"""ATOM MTP statistics: log lines and ``/debug/mtp_stats`` (docs/formats.md §7), named by
+the engine record.
 
 Cumulative lines are differenced only when a file has no interval lines.
 """
@@ -10,28 +10,33 @@ import re
 
 from goldenal.readers import _io
 from goldenal.readers._base import MAX_K, Context, counts_from_rates, survival_from_histogram
+from goldenal.readers.records import record
 from goldenal.core.observation import Observation
 
-MARKERS = (b"[MTP Stats",)
+_REC = record("atom")
+(_TAG_NAME, _INTERVAL), _LOG = _REC.log_lines["tags"], _REC.log_lines
+_PROPOSED, _ACCEPTED, _MEAN, _HIST = (_REC.count_fields[key][0] for key in (
+    "proposed", "accepted", "length", "histogram"))
+MARKERS = (f"[{_TAG_NAME}".encode(),)
 _STAMP = re.compile(r"\[atom (\d\d:\d\d:\d\d)\]")
-_TAG = re.compile(r"\[MTP Stats( Interval)?\s*\]")
-_TOKS = re.compile(r"Average toks/fwd:\s*([0-9.]+)")
-_AT = re.compile(r"Accepted/Total Draft tokens:\s*(\d+)/(\d+)")
-_DIST = re.compile(r"Accepted tokens distribution:\s*(\{[^}]*\})")
-_FIRST = re.compile(r"Total draft tokens:\s*(\d+),\s*Accepted:\s*(\d+)")
-_DOC = re.compile(r"avg toks/fwd:\s*([0-9.]+).*?dist ([0-9/]+):\s*([0-9./]+)%")
+_TAG = re.compile(rf"\[({re.escape(_INTERVAL)}|{re.escape(_TAG_NAME)})\s*\]")
+_TOKS, _AT, _DIST = (re.compile(re.escape(name) + value) for name, value in zip(
+    _LOG["fields"], (r":\s*([0-9.]+)", r":\s*(\d+)/(\d+)", r":\s*(\{[^}]*\})")))
+_FIRST = re.compile(r"{}:\s*(\d+),\s*{}:\s*(\d+)".format(*map(re.escape, _LOG["first"])))
+_DOC = re.compile(r"{}:\s*([0-9.]+).*?{} ([0-9/]+):\s*([0-9./]+)%".format(
+    *map(re.escape, _LOG["summary"])))
 
 
 def sniff_log(head: str) -> bool:
-    return "[MTP Stats" in head
+    return f"[{_TAG_NAME}" in head
 
 
 def sniff_json(head: str) -> bool:
-    return '"total_draft_tokens"' in head and '"total_accepted_tokens"' in head
+    return f'"{_PROPOSED}"' in head and f'"{_ACCEPTED}"' in head
 
 
 def _parse_line(text):
-    """(kind, fields) of one ``[MTP Stats ...]`` line; kind in interval/cumulative/first/doc."""
+    """(kind, fields) of one statistics line; kind in interval/cumulative/first/doc."""
     tag = _TAG.search(text)
     toks, at, dist = _TOKS.search(text), _AT.search(text), _DIST.search(text)
     if tag and at:
@@ -43,7 +48,7 @@ def _parse_line(text):
             except (ValueError, SyntaxError, TypeError, AttributeError, OverflowError,
                     MemoryError, RecursionError):
                 raise ValueError(f"unreadable distribution {dist.group(1)[:60]!r}") from None
-        return ("interval" if tag.group(1) else "cumulative",
+        return ("interval" if tag.group(1) == _INTERVAL else "cumulative",
                 {"al": float(toks.group(1)) if toks else None, "accepted": int(at.group(1)),
                  "tokens": int(at.group(2)), "percent": percent})
     m = _FIRST.search(text)
@@ -63,7 +68,7 @@ def _window(path, line, fields, ctx, fmt, end=None, extra=None):
     if tokens == 0:
         return None
     if max(accepted, tokens) > 2 ** 63 - 1:  # no engine counts past 64 bits
-        return ctx.refuse(line, "Accepted/Total Draft tokens past 2^63-1: not counts")
+        return ctx.refuse(line, f"{_LOG['fields'][1]} past 2^63-1: not counts")
     extra = dict(extra or {})
     k = max(percent) if percent else (fields.get("k") or ctx.k_hint)
     if not k:
@@ -82,11 +87,12 @@ def _window(path, line, fields, ctx, fmt, end=None, extra=None):
         surv = [sum(hist_pct[j] for j in range(i + 1, k + 1)) / 100 for i in range(k)]
         per_pos = counts_from_rates(steps, surv, accepted, 0.00005 * (k + 1) + 1e-9)
         if per_pos is None:
-            return ctx.refuse(line, "accepted-tokens distribution disagrees with Accepted/Total")
+            return ctx.refuse(line, f"accepted-tokens distribution disagrees with "
+                                    f"{_LOG['fields'][1]}")
     al = fields.get("al")
     if al is not None and abs(1 + accepted / steps - al) > 0.005 + 1e-9:
         return ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{steps} = "
-                                f"{1 + accepted / steps:.4f} vs Average toks/fwd {al}")
+                                f"{1 + accepted / steps:.4f} vs {_LOG['fields'][0]} {al}")
     return Observation(path, line, "atom", fmt, k, steps, tokens, accepted, per_pos, al, end,
                        None, None, None, extra)
 
@@ -164,16 +170,15 @@ def _snapshot(path, ctx):
         doc = json.loads(_io.read_text(path))
     except json.JSONDecodeError as exc:
         return ctx.refuse(exc.lineno, f"not valid JSON: {exc.msg}")
-    if not isinstance(doc, dict) or "total_draft_tokens" not in doc:
+    if not isinstance(doc, dict) or _PROPOSED not in doc:
         return ctx.refuse(None, "not an ATOM /debug/mtp_stats response")
-    if doc.get("enabled") is False:
+    if doc.get(_REC.info_keys[0]) is False:
         return ctx.refuse(None, "MTP statistics are disabled on this server")
-    dist = doc.get("distribution") or {}
+    dist = doc.get(_HIST) or {}
     try:
         hist = {int(k): int(v) for k, v in dist.items()}
-        return {"tokens": int(doc["total_draft_tokens"]),
-                "accepted": int(doc["total_accepted_tokens"]), "hist": hist,
-                "al": doc.get("average_tokens_per_forward")}
+        return {"tokens": int(doc[_PROPOSED]), "accepted": int(doc[_ACCEPTED]), "hist": hist,
+                "al": doc.get(_MEAN)}
     except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
         return ctx.refuse(None, "non-integer counts in /debug/mtp_stats")
 
@@ -199,19 +204,19 @@ def read_pair(before, after, ctx: Context):
     if steps == 0:
         return ctx.refuse(None, "no decode steps in the window")
     if sum(j * n for j, n in hist.items()) != accepted:
-        return ctx.refuse(None, "distribution disagrees with total_accepted_tokens")
+        return ctx.refuse(None, f"{_HIST} disagrees with {_ACCEPTED}")
     if tokens % steps:
-        ctx.refuse(None, f"total_draft_tokens {tokens} is not a multiple of the {steps} steps "
-                         "in the distribution: K unknown")
+        ctx.refuse(None, f"{_PROPOSED} {tokens} is not a multiple of the {steps} steps "
+                         f"in the {_HIST}: K unknown")
         return
     k = tokens // steps
     if k > MAX_K:
-        return ctx.refuse(None, f"total_draft_tokens / steps = {k} is not a number of draft tokens")
+        return ctx.refuse(None, f"{_PROPOSED} / steps = {k} is not a number of draft tokens")
     if max(hist) > k or min(hist) < 0:
         return ctx.refuse(None, f"distribution key {max(hist)} exceeds K={k}")
     per_pos = survival_from_histogram([hist.get(j, 0) for j in range(k + 1)])
     al = b["al"] if a is None and isinstance(b["al"], (int, float)) else None
     if al is not None and abs(1 + accepted / steps - al) > 0.00005 + 1e-9:
-        return ctx.refuse(None, f"counts contradict average_tokens_per_forward {al}")
+        return ctx.refuse(None, f"counts contradict {_MEAN} {al}")
     yield Observation(ctx.path, None, "atom", "atom-mtp-stats", k, steps, tokens, accepted,
                       per_pos, al, None, None, None, None, extra)

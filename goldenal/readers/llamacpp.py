@@ -11,35 +11,38 @@ from collections import namedtuple
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, counts_from_rates, derive_drafts
+from goldenal.readers.records import record
 from goldenal.core.observation import Observation
 
 NAME = "llamacpp"
-MARKERS = (b"draft acceptance =", b"acc per pos =", b"#gen drafts", b"synthetic acceptance",
-           b"acceptance rate per position")
+_LOG = record(NAME).log_lines
+_ACCEPTANCE, _MEAN_LEN, _PER_POS_NAME = _LOG["task"]
+_DRAFTS, _ACCEPTED, _TOKENS, _MEAN, _RATES, _CALLS_NAME = _LOG["statistics"]
+_SYNTH_NAME, _REDUCED_NAME = _LOG["synthetic"]
+_OLD_MEAN, _OLD_RATES = _LOG["old"]
+MARKERS = tuple(name.encode() for name in (
+    f"{_ACCEPTANCE} =", f"{_PER_POS_NAME} =", _DRAFTS, _SYNTH_NAME.partition(":")[0], _OLD_RATES))
 _SLOT = re.compile(r"\bid\s+(\d+) \| task (-?\d+)")
 # current (vendored 0.3.36) per-task line and its trace companion
-_TASK_LINE = re.compile(r"draft acceptance =\s*[0-9.naif]+\s*\(\s*(\d+) accepted /\s*(\d+) "
-                        r"generated\),\s*mean len =\s*([0-9.]+)\s*$")
-_PER_POS = re.compile(r"acc per pos = \(([^)]*)\)")
-_SYNTH = re.compile(r"synthetic acceptance: n_max = (\d+), mean length = ([0-9.]+), "
+_TASK_LINE = re.compile(rf"{re.escape(_ACCEPTANCE)} =\s*[0-9.naif]+\s*\(\s*(\d+) accepted /"
+                        rf"\s*(\d+) generated\),\s*{re.escape(_MEAN_LEN)} =\s*([0-9.]+)\s*$")
+_PER_POS = re.compile(rf"{re.escape(_PER_POS_NAME)} = \(([^)]*)\)")
+_SYNTH = re.compile(rf"{re.escape(_SYNTH_NAME)} = (\d+), mean length = ([0-9.]+), "
                     r"rates = \[([^\]]*)\]")
-_REDUCED = re.compile(r"synthetic acceptance draft limit was reduced from (\d+) to (\d+)")
-_CALLS = re.compile(r"statistics\s+(\S+): #calls\(b,g,a\) =\s*(\d+)\s+(\d+)\s+(\d+)")
+_REDUCED = re.compile(rf"{re.escape(_REDUCED_NAME)} (\d+) to (\d+)")
+_CALLS = re.compile(rf"statistics\s+(\S+): {re.escape(_CALLS_NAME)} =\s*(\d+)\s+(\d+)\s+(\d+)")
 # PR #24536 spelling
-_REQ = re.compile(r"\(\s*(\d+) accepted /\s*(\d+) generated\).*?mean acceptance length =\s*"
-                  r"([0-9.]+).*?acceptance rate per position = \(([^)]*)\)")
+_REQ = re.compile(rf"\(\s*(\d+) accepted /\s*(\d+) generated\).*?{re.escape(_OLD_MEAN)} =\s*"
+                  rf"([0-9.]+).*?{re.escape(_OLD_RATES)} = \(([^)]*)\)")
 _TASK = re.compile(r"\btask (\d+)")
-_STAT = {"drafts": re.compile(r"#gen drafts =\s*(\d+)"),
-         "accepted": re.compile(r"#acc tokens =\s*(\d+)"),
-         "tokens": re.compile(r"#gen tokens =\s*(\d+)"),
-         "mean": re.compile(r"#mean acc len =\s*([0-9.]+)"),
-         "rates": re.compile(r"#acc rate/pos = \(([^)]*)\)")}
+_STAT = {key: re.compile(re.escape(name) + value) for key, name, value in zip(
+    ("drafts", "accepted", "tokens", "mean", "rates"), _LOG["statistics"],
+    (r" =\s*(\d+)", r" =\s*(\d+)", r" =\s*(\d+)", r" =\s*([0-9.]+)", r" = \(([^)]*)\)"))}
 
 
 def sniff(head: str) -> bool:
-    return ("draft acceptance =" in head and "mean len =" in head) or \
-        "acceptance rate per position" in head or "#gen drafts" in head or \
-        "synthetic acceptance: n_max" in head
+    return (f"{_ACCEPTANCE} =" in head and f"{_MEAN_LEN} =" in head) or \
+        _OLD_RATES in head or _DRAFTS in head or _SYNTH_NAME in head
 
 
 def _rates(text):
@@ -47,7 +50,7 @@ def _rates(text):
 
 
 def _steps_from_mean(accepted, drafted, mean, k):
-    """``(D, how)`` from ``mean len`` and the draft tokens (T / K <= D <= T), or None:
+    """``(D, how)`` from the printed mean length and the draft tokens (T / K <= D <= T), or None:
     the one D printing the mean, else T / K when it is among several."""
     if drafted <= 0:
         return None
@@ -68,7 +71,7 @@ def _steps_from_mean(accepted, drafted, mean, k):
     return None
 
 
-# a per-task line waiting for its trace ``acc per pos`` companion
+# a per-task line waiting for its trace per-position companion
 _Pending = namedtuple("_Pending", "line slot accepted drafted mean")
 
 
@@ -80,7 +83,7 @@ def _task_observation(p, rates, ctx, request, logged_k=None):
                                 drafted=p.drafted, k=len(rates))
         if derived is None:
             ctx.refuse(p.line, f"counts contradict the printed figures: {p.accepted} accepted, "
-                               f"mean len {p.mean:.2f}, acc per pos {rates}")
+                               f"{_MEAN_LEN} {p.mean:.2f}, {_PER_POS_NAME} {rates}")
             return None
         steps, per_pos, how = derived
     else:
@@ -120,12 +123,12 @@ def read(path, ctx: Context):
         slot = _SLOT.search(text)
         slot_key = slot.groups() if slot else None
         m = _PER_POS.search(text)
-        if m and "acc per pos" in text:
+        if m and _PER_POS_NAME in text:
             if pending is not None and pending.slot == slot_key:
                 try:
                     rates = _rates(m.group(1))
                 except ValueError:
-                    ctx.refuse(line, "malformed acc per pos")
+                    ctx.refuse(line, f"malformed {_PER_POS_NAME}")
                     rates = None
                 flush(rates)
             continue
@@ -147,7 +150,7 @@ def read(path, ctx: Context):
                     {"line": line, "k": int(m.group(1)), "mean_length": float(m.group(2)),
                      "rates": _rates(m.group(3))})
             except ValueError:
-                ctx.remark(line, "malformed synthetic acceptance start-up line")
+                ctx.remark(line, f"malformed {_SYNTH_NAME.partition(':')[0]} start-up line")
             continue
         m = _REDUCED.search(text)
         if m:
@@ -162,7 +165,7 @@ def read(path, ctx: Context):
             try:
                 mean, rates = float(m.group(3)), _rates(m.group(4))
             except ValueError:
-                ctx.refuse(line, "malformed acceptance rate per position")
+                ctx.refuse(line, f"malformed {_OLD_RATES}")
                 continue
             task = _TASK.search(text)
             derived = derive_drafts(accepted, rates, half=0.0005, mean=mean)
@@ -177,14 +180,14 @@ def read(path, ctx: Context):
             yield from out
             out.clear()
             continue
-        if "#gen drafts" in text:
+        if _DRAFTS in text:
             c = _CALLS.search(text)
             if c:
                 calls[c.group(1)] = (line, text, c)
                 continue
             fields = {name: rx.search(text) for name, rx in _STAT.items()}
             if fields["drafts"] is None or fields["accepted"] is None:
-                ctx.refuse(line, "statistics line without #gen drafts / #acc tokens")
+                ctx.refuse(line, f"statistics line without {_DRAFTS} / {_ACCEPTED}")
                 continue
             stats.append((line, fields))
     flush()
@@ -200,23 +203,23 @@ def read(path, ctx: Context):
         try:
             mean = float(f["mean"].group(1)) if f["mean"] else None
         except ValueError:
-            ctx.refuse(line, f"malformed #mean acc len {f['mean'].group(1)!r}")
+            ctx.refuse(line, f"malformed {_MEAN} {f['mean'].group(1)!r}")
             continue
         if mean is not None and abs(1 + accepted / drafts - mean) > 0.005 + 1e-9:
             ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{drafts} "
-                             f"vs #mean acc len {mean}")
+                             f"vs {_MEAN} {mean}")
             continue
         per_pos, k = None, None
         if f["rates"]:
             try:
                 rates = _rates(f["rates"].group(1))
             except ValueError:
-                ctx.refuse(line, "malformed #acc rate/pos")
+                ctx.refuse(line, f"malformed {_RATES}")
                 continue
             k = len(rates)
             per_pos = counts_from_rates(drafts, rates, accepted, 0.0005 + 1e-9)
             if per_pos is None:
-                ctx.refuse(line, "#acc rate/pos disagrees with #acc tokens / #gen drafts")
+                ctx.refuse(line, f"{_RATES} disagrees with {_ACCEPTED} / {_DRAFTS}")
                 continue
         yield Observation(ctx.path, line, "llamacpp", "llamacpp-statistics", k, drafts,
                           int(f["tokens"].group(1)) if f["tokens"] else None, accepted, per_pos,
@@ -227,7 +230,7 @@ def _cumulative(ctx, line, text, impl, steps):
     """The last cumulative statistics line of one implementation: since server start."""
     f = {name: rx.search(text) for name, rx in _STAT.items()}
     if f["accepted"] is None:
-        return ctx.refuse(line, "statistics line without #acc tokens")
+        return ctx.refuse(line, f"statistics line without {_ACCEPTED}")
     accepted = int(f["accepted"].group(1))
     if steps == 0:
         return
@@ -235,10 +238,10 @@ def _cumulative(ctx, line, text, impl, steps):
         mean = float(f["mean"].group(1)) if f["mean"] else None
         rates = _rates(f["rates"].group(1)) if f["rates"] else None
     except ValueError:
-        return ctx.refuse(line, "malformed #mean acc len or #acc rate/pos")
+        return ctx.refuse(line, f"malformed {_MEAN} or {_RATES}")
     if mean is not None and f"{1 + accepted / steps:.2f}" != f"{mean:.2f}":
         return ctx.refuse(line, f"counts contradict the printed mean: 1 + {accepted}/{steps} vs "
-                                f"#mean acc len {mean}")
+                                f"{_MEAN} {mean}")
     per_pos, k = None, ctx.k_hint
     tokens = int(f["tokens"].group(1)) if f["tokens"] else None
     drafts = int(f["drafts"].group(1)) if f["drafts"] else None
@@ -252,9 +255,9 @@ def _cumulative(ctx, line, text, impl, steps):
         k = len(rates)
         per_pos = counts_from_rates(steps, rates, accepted, 0.0005 + 1e-9)
         if per_pos is None:
-            return ctx.refuse(line, "#acc rate/pos disagrees with #acc tokens / #calls")
+            return ctx.refuse(line, f"{_RATES} disagrees with {_ACCEPTED} / #calls")
     extra = {"implementation": impl, "window": "since-start"}
     if ctx.k_hint is None:
-        extra["k_from"] = "ceil(#gen tokens / #gen drafts)"
+        extra["k_from"] = f"ceil({_TOKENS} / {_DRAFTS})"
     yield Observation(ctx.path, line, "llamacpp", "llamacpp-statistics", k, steps, tokens,
                       accepted, per_pos, mean, None, None, None, None, extra)

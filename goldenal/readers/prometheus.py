@@ -313,10 +313,11 @@ def _counters(deltas, after, before, ctx, rec, prefix):
             extra["drafts_from"] = "draft_tokens/k (assumes every step drafted K tokens)"
             extra["approximate"] = True
         else:
-            ctx.remark(None, "no num_drafts counter (vLLM 0.8.3-0.8.4) and K unknown: "
+            ctx.remark(None, "no drafts counter (vLLM 0.8.3-0.8.4) and K unknown: "
                              "AL cannot be computed")
     if drafts == 0:
-        ctx.refuse(None, "no drafts in the window (num_drafts did not move): nothing measured")
+        ctx.refuse(None, "no drafts in the window (the drafts counter did not move): "
+                         "nothing measured")
         return
     yield Observation(ctx.path, None, rec.name, f"{rec.name}-prometheus", k, drafts, tokens,
                       accepted, positions, None, None, None, None, None, extra)
@@ -338,12 +339,13 @@ def _efficiency(after, ctx, rec):
 def _histogram(deltas, ctx, before, rec):
     steps_name, accepted_name = rec.metrics["steps_by_accepted"], rec.metrics["accepted"]
     tokens_name = rec.metrics.get("draft_tokens")
+    label = rec.count_fields["steps_by_accepted"][0]
     hist, totals = {}, {}
     for (name, labels), value in deltas.items():
         if name == steps_name:
-            key = dict(labels).get("accepted_tokens", "")
+            key = dict(labels).get(label, "")
             if not (key.isascii() and key.isdigit()) or int(key) > MAX_K:
-                raise _Reset(f"{steps_name} sample without an accepted_tokens label "
+                raise _Reset(f"{steps_name} sample without an {label} label "
                              f"of 0..{MAX_K}: {labels}")
             hist[int(key)] = hist.get(int(key), 0) + value
         elif name in (accepted_name, tokens_name):

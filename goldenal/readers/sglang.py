@@ -16,13 +16,17 @@ from goldenal.readers._base import Context, number
 from goldenal.readers.records import record
 from goldenal.core.observation import Observation
 
-LOG_MARKERS = (b"Decode batch", b"Acceptance length:", b"num_steps=")
+_LOG = record("sglang").log_lines
+(_DECODE,), (_LEN, _TS_LEN), (_B_LEN, _B_STEPS, _B_QUESTIONS) = (_LOG[key] for key in (
+    "decode", "length", "bench"))
+LOG_MARKERS = (_DECODE.encode(), f"{_B_LEN}:".encode(), f"{_B_STEPS}=".encode())
 _STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?\s*([^\]]*)\]")
-_ACCEPT = re.compile(r"\b(?:accept len|avg_accept_len):\s*([0-9.]+|nan)\b")
-_BENCH = re.compile(r"\bAcceptance length:\s*([0-9.]+)")
-_STEPS = re.compile(r"num_steps=(\d+)")
+_ACCEPT = re.compile(rf"\b(?:{re.escape(_LEN)}|{_TS_LEN}):\s*([0-9.]+|nan)\b")
+_BENCH = re.compile(rf"\b{re.escape(_B_LEN)}:\s*([0-9.]+)")
+_STEPS = re.compile(rf"{_B_STEPS}=(\d+)")
 # the per-request count fields, newest name first (the engine record)
 _FIELDS = record("sglang").count_fields
+META_KEY = _FIELDS["meta"][0]
 DRAFT_KEYS = tuple(zip(_FIELDS["accepted"], _FIELDS["proposed"]))
 HISTOGRAM_KEYS = _FIELDS["histogram"]
 STEPS_KEY = _FIELDS["steps"][0]
@@ -46,15 +50,14 @@ class RequestCounts(NamedTuple):
 
 
 def spec_details(answer):
-    """The per-request count mapping of one chat completion (or final stream chunk):
-    ``choices[0].meta_info``, else the details extension (a list when n > 1)."""
+    """The per-request count mapping of one chat completion (or final stream chunk): the
+    first choice's, else the details extension's (a list when n > 1)."""
     if not isinstance(answer, dict):
         return None
     choices = answer.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
-            and isinstance(choices[0].get("meta_info"), dict) \
-            and STEPS_KEY in choices[0]["meta_info"]:
-        return choices[0]["meta_info"]
+            and isinstance(choices[0].get(META_KEY), dict) and STEPS_KEY in choices[0][META_KEY]:
+        return choices[0][META_KEY]
     ext = answer.get(_DETAILS[0])
     details = ext.get(_DETAILS[1]) if isinstance(ext, dict) else None
     if isinstance(details, list):
@@ -63,7 +66,7 @@ def spec_details(answer):
 
 
 def request_counts(meta, k=None):
-    """A request's counts from SGLang's ``meta_info`` or its details extension.
+    """A request's counts from SGLang's per-request mapping or its details extension.
 
     None when there are no steps to count.  The histogram is grown on demand
     (``schedule_batch.py:1566``, where a step's count is added), so its length is
@@ -127,8 +130,8 @@ def _histogram(hist, steps, accepted, k):
 
 
 def sniff_log(head: str) -> bool:
-    return ("Decode batch" in head and ("accept len" in head or "avg_accept_len" in head)) \
-        or ("#questions:" in head and "Acceptance length:" in head)
+    return (_DECODE in head and (_LEN in head or _TS_LEN in head)) \
+        or (f"{_B_QUESTIONS}:" in head and f"{_B_LEN}:" in head)
 
 
 def sniff_json(head: str) -> bool:
@@ -140,13 +143,13 @@ def read_log(path, ctx: Context):
     k = ctx.k_hint
     for line, text, terminated in _io.scan(path, LOG_MARKERS):
         m = _STEPS.search(text)
-        if m and "Decode batch" not in text:
-            k = int(m.group(1))  # bench heading "EAGLE-3 (num_steps=8):" names K
+        if m and _DECODE not in text:
+            k = int(m.group(1))  # a bench heading ("EAGLE-3 (...=8):") names K
             continue
-        if "Decode batch" in text:
+        if _DECODE in text:
             m = _ACCEPT.search(text)
             if m is None:
-                continue  # speculation off: no accept len field
+                continue  # speculation off: no mean in the line
             if not terminated and not text.rstrip().endswith(","):
                 ctx.refuse(line, "truncated last line")
                 continue
@@ -161,7 +164,7 @@ def read_log(path, ctx: Context):
             extra = {"interval": "decode-log-interval"}
             if stamp and stamp.group(2).strip():
                 extra["rank"] = stamp.group(2).strip()
-            fmt = "tokenspeed-log" if "avg_accept_len" in text else "sglang-log"
+            fmt = "tokenspeed-log" if _TS_LEN in text else "sglang-log"
             yield Observation(ctx.path, line, "sglang", fmt, k, None, None, None, None, value,
                               None, stamp.group(1) if stamp else None, None, None, extra)
             continue
@@ -178,7 +181,7 @@ def read_log(path, ctx: Context):
 
 
 def _objects(text, ctx):
-    """(line, object) for a JSON document, JSON lines, or fragments holding meta_info keys."""
+    """(line, object) for a JSON document, JSON lines, or fragments holding count keys."""
     try:
         yield None, json.loads(text)
         return
@@ -195,7 +198,7 @@ def _objects(text, ctx):
         if f'"{STEPS_KEY}"' in s:
             # an excerpt of a response: read the flat numeric keys of this line
             pairs = dict(re.findall(r'"(\w+)"\s*:\s*(-?[0-9.eE+]+)', s))
-            yield number_, {"meta_info": {key: _number_or_text(v) for key, v in pairs.items()}}
+            yield number_, {META_KEY: {key: _number_or_text(v) for key, v in pairs.items()}}
 
 
 def _walk(doc, found):
@@ -214,7 +217,8 @@ def _walk(doc, found):
 
 
 def read_json(path, ctx: Context):
-    """Per-request windows from ``meta_info`` and mean-only windows from ``/server_info``."""
+    """Per-request windows from the count mappings and mean-only windows from
+    ``/server_info``."""
     n = 0
     for line, doc in _objects(_io.read_text(path), ctx):
         found = []

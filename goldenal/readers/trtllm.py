@@ -16,8 +16,8 @@ _STATS, _STEPS, _ACCEPTED, _PROPOSED, _LENGTH = (record(NAME).count_fields[key][
 
 
 def sniff(head: str) -> bool:
-    return f'"{_STATS}"' in head or ('"iterLatencyMS"' in head
-                                             and '"inflightBatchingStats"' in head)
+    return f'"{_STATS}"' in head or all(f'"{name}"' in head
+                                        for name in record(NAME).count_fields["iteration"])
 
 
 def _records(path, ctx):

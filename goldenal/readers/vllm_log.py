@@ -1,5 +1,5 @@
-"""vLLM server logs: every ``Speculative metrics`` / ``SpecDecoding metrics`` family
-(docs/formats.md §1).
+"""vLLM server logs: every family of spec-decode metrics lines (docs/formats.md §1), the
+tags, fields and current line's format named by the engine record.
 
 A family D line in vLLM's logger layout is read from the raw bytes (on a large
 log by the compiled ``_logscan.c`` and column-wise ``_blockwise.py``); every
@@ -16,6 +16,7 @@ from goldenal.readers import _io
 from goldenal.readers._base import Context, balanced, counts_from_rates, derive_drafts
 from goldenal.core.observation import Observation
 from goldenal.readers.observations import Columns, as_row, make_observation
+from goldenal.readers.records import record
 
 try:  # the compiled scan; without it every hit is matched in Python
     # by name: an extension module is no node of the import graph the layer
@@ -27,36 +28,34 @@ except ImportError:  # pragma: no cover - an install that could not compile it
 
 NAME = "vllm-log"
 ENGINE = "vllm"
+_LOG = record(ENGINE).log_lines
+_V1_TAG, _V0_TAG = (tag + ":" for tag in _LOG["tags"])
 
 _PREFIX = re.compile(r"\((\w+) pid=(\d+)\)")
 _STAMP = re.compile(r"\b(\d\d-\d\d \d\d:\d\d:\d\d)\b")
 _ENGINE_ID = re.compile(rb"\bEngine (\d+): ")
-# the current (family D) line exactly as vLLM formats it: one match instead of a
-# field-by-field parse for the lines that make up nearly all of a large log
-_FAST = re.compile(r"SpecDecoding metrics: Mean acceptance length: (\d+\.\d+), "
-                   r"Accepted throughput: \d+(?:\.\d+)? tokens/s, "
-                   r"Drafted throughput: \d+(?:\.\d+)? tokens/s, Accepted: (\d+) tokens, "
-                   r"Drafted: (\d+) tokens, Per-position acceptance rate: "
-                   r"(\d\.\d{3}(?:, \d\.\d{3})*), "
-                   r"Avg Draft acceptance rate: (\d+\.\d)%\s*$")
+# the current (family D) line exactly as vLLM formats it (the record's format string, each
+# value's syntax in turn): one match instead of a field-by-field parse for the lines that
+# make up nearly all of a large log
+_VALUES = (r"(\d+\.\d+)", r"\d+(?:\.\d+)?", r"\d+(?:\.\d+)?", r"(\d+)", r"(\d+)",
+           r"(\d\.\d{3}(?:, \d\.\d{3})*)", r"(\d+\.\d)", "")
+_BODY = re.escape(_V1_TAG + " ") + "".join(
+    re.escape(text) + value for text, value in
+    zip(re.split(r"%[.\d]*[dfs]", "".join(_LOG["line"]).replace("%%", "%")), _VALUES))
+_FAST = re.compile(_BODY + r"\s*$")
 # the same line as bytes, matched in the raw block without decoding; it admits a
 # subset of what _FAST admits on the decoded line (ASCII digits, trailing blanks
 # and CRs), so a line it takes reads exactly as the text path would read it
-_FAST_B = re.compile(rb"SpecDecoding metrics: Mean acceptance length: (\d+\.\d+), "
-                     rb"Accepted throughput: \d+(?:\.\d+)? tokens/s, "
-                     rb"Drafted throughput: \d+(?:\.\d+)? tokens/s, Accepted: (\d+) tokens, "
-                     rb"Drafted: (\d+) tokens, Per-position acceptance rate: "
-                     rb"(\d\.\d{3}(?:, \d\.\d{3})*), "
-                     rb"Avg Draft acceptance rate: (\d+\.\d)%[ \t\f\v\r]*(?:\n|\Z)")
+_FAST_B = re.compile(_BODY.encode() + rb"[ \t\f\v\r]*(?:\n|\Z)")
 # ... and the whole line in vLLM's own logger layout, "(APIServer pid=N) INFO
 # MM-DD hh:mm:ss [file.py:n] " first: its process and time stamp are then the
 # ones the prefix search finds, with no separate look at the prefix
 _FAST_LINE = re.compile(rb"(?:\((\w+) pid=(\d+)\) )?[A-Z]+ (\d\d-\d\d \d\d:\d\d:\d\d) "
                         rb"\[[\w.]+:\d+\] " + _FAST_B.pattern)
-SPEC_D = b"SpecDecoding metrics: "  # long needle: a fast two-way search
+SPEC_D = (_V1_TAG + " ").encode()  # long needle: a fast two-way search
 # lines only the general path reads: V0 metrics and start-up configuration
 _RARE = b"peculative"
-_RARE_MARKERS = (b"Speculative metrics: ", b"speculative_config")
+_RARE_MARKERS = ((_V0_TAG + " ").encode(), b"speculative_config")
 _VERSION = re.compile(r"server version:? v?(\S+)")
 _KEY = re.compile(r"[A-Za-z][A-Za-z /()\-]*")
 
@@ -64,18 +63,15 @@ _COUNT = re.compile(r"(\d+)(?: tokens)?")
 _FLOAT = re.compile(r"(\d+(?:\.\d+)?|nan)", re.I)
 _PCT = re.compile(r"(\d+(?:\.\d+)?|nan)%?", re.I)
 _RATE = re.compile(r"\d+(?:\.\d+)?")
-# value syntax of every field we use; a field that does not match is damage
-# (a cut line, another process's output spliced in), never a number to guess
-_SYNTAX = {
-    "accepted": _COUNT, "drafted": _COUNT,
-    "number of accepted tokens": _COUNT, "number of draft tokens": _COUNT,
-    "number of emitted tokens": _COUNT, "number of speculative tokens": _COUNT,
-    "mean acceptance length": _FLOAT, "system efficiency": _FLOAT,
-    "draft acceptance rate": _PCT, "avg draft acceptance rate": _PCT,
-    "accepted throughput": re.compile(r"(\d+(?:\.\d+)?) tokens/s"),
-    "drafted throughput": re.compile(r"(\d+(?:\.\d+)?) tokens/s"),
-}
-_POSITIONS = "per-position acceptance rate"
+# the record's fields, as split_fields keys them (lower case)
+(_ACCEPTED, _DRAFTED, _N_ACCEPTED, _N_DRAFT, _N_EMITTED, _N_SPEC, _MEAN, _EFFICIENCY, _DRAFT_RATE,
+ _AVG_RATE, _, _, _POSITIONS) = (name.lower() for name in _LOG["fields"])
+_SAID_A, _SAID_D = _LOG["fields"][:2]  # the two counts as printed
+# value syntax of every field we use, in the record's order; a field that does not match
+# is damage (a cut line, another process's output spliced in), never a number to guess
+_SYNTAX = dict(zip((name.lower() for name in _LOG["fields"]),
+                   (_COUNT,) * 6 + (_FLOAT,) * 2 + (_PCT,) * 2
+                   + (re.compile(r"(\d+(?:\.\d+)?) tokens/s"),) * 2))
 
 
 class _Damaged(ValueError):
@@ -84,15 +80,14 @@ class _Damaged(ValueError):
 
 def sniff_metrics(head: str) -> bool:
     """True when the text holds vLLM spec-decode metrics lines (a decisive marker)."""
-    return "SpecDecoding metrics:" in head or "Speculative metrics:" in head
+    return _V1_TAG in head or _V0_TAG in head
 
 
 def sniff(head: str) -> bool:
     """True when the text looks like a vLLM server log (spec lines or start-up lines)."""
     if sniff_metrics(head):
         return True
-    return any(s in head for s in ("vLLM API server version", "non-default args:",
-                                   "[loggers.py:", "Initializing a V1 LLM engine"))
+    return any(s in head for s in _LOG["startup"])
 
 
 def split_fields(message):
@@ -140,15 +135,15 @@ def _value(pattern, value, cast=float):
 _MAX_COUNT = 2 ** 63 - 1
 
 
-_CFG_K = re.compile(r"""\bnum_spec(?:ulative)?_tokens['"]?\s*[:=]\s*(\d+)""")
+# K of a start-up config, or under the per-request field's name (older configs)
+_K_NAME = record(ENGINE).count_fields["k"][0]
+_CFG_K = re.compile(rf"""\b(?:num_speculative_tokens|{_K_NAME})['"]?\s*[:=]\s*(\d+)""")
 _CFG_STR = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*['"]([^'"]+)['"]"""
 _CFG_NUM = r"""(?<![\w])['"]?{}['"]?\s*[:=]\s*([0-9.]+)"""
 
 
 def knob_names():
     """``(length, rates, rejection method)`` knob names, from the engine's record."""
-    from goldenal.readers.records import record
-
     length, rates, _, method = record(ENGINE).knobs
     return length, rates, method
 
@@ -197,7 +192,7 @@ def parse_spec_config(text):
 def _from_mapping(cfg):
     length, rates, rejection = knob_names()
     out = {}
-    k = cfg.get("num_speculative_tokens", cfg.get("num_spec_tokens"))
+    k = cfg.get("num_speculative_tokens", cfg.get(_K_NAME))
     if isinstance(k, int):
         out["k"] = k
     for key, name in (("method", "method"), ("draft", "model"), (rejection, rejection),
@@ -257,7 +252,7 @@ class _Reader:
         return self.config.get("k", self.ctx.k_hint)
 
     def line(self, number, text, terminated, previous=b""):
-        pos = text.find("SpecDecoding metrics:")
+        pos = text.find(_V1_TAG)
         if pos >= 0:
             m = _FAST.match(text, pos)
             if m is not None:
@@ -266,7 +261,7 @@ class _Reader:
                     return obs
         old = pos < 0
         if old:
-            pos = text.find("Speculative metrics:")
+            pos = text.find(_V0_TAG)
         if pos < 0:
             self.other(number, text)
             return
@@ -275,9 +270,9 @@ class _Reader:
         process = m.group(2) if m else ""
         m = _STAMP.search(prefix)
         stamp = m.group(1) if m else None
-        message = text[pos + 21 - old:]
+        message = text[pos + len(_V0_TAG if old else _V1_TAG):]
         # another process's output spliced into this line: parse each message
-        again = max(message.find("SpecDecoding metrics:"), message.find("Speculative metrics:"))
+        again = max(message.find(_V1_TAG), message.find(_V0_TAG))
         if again >= 0:
             self.ctx.refuse(number, "two metrics messages on one line (interleaved output); "
                                     "the first is cut and was skipped")
@@ -291,7 +286,7 @@ class _Reader:
         except _Damaged as exc:
             return self.ctx.refuse(number, f"damaged spec-decode line: {exc}")
         if old:
-            family = self.family_a if "number of emitted tokens" in fields else self.family_b
+            family = self.family_a if _N_EMITTED in fields else self.family_b
         elif positions is not None:
             family = self.family_cd
         else:
@@ -306,8 +301,8 @@ class _Reader:
         if old:  # V0 ends with a full stop; the first V1 build with ", "
             return message.rstrip().endswith(".") or message.endswith(", ")
         tail = message.rstrip()
-        return bool(order) and ((order[-1] == "avg draft acceptance rate" and tail.endswith("%"))
-                                or (order[-1] == "drafted" and tail.endswith(" tokens")))
+        return bool(order) and ((order[-1] == _AVG_RATE and tail.endswith("%"))
+                                or (order[-1] == _DRAFTED and tail.endswith(" tokens")))
 
     def fast(self, number, prefix, m, previous):
         """Family D line matched whole (the common case); None hands it to the general path."""
@@ -353,11 +348,11 @@ class _Reader:
 
     # -- family A: V0 cumulative -------------------------------------------------
     def family_a(self, number, f, order, positions, process, stamp, terminated):
-        k, drafted, emitted = (_value(_COUNT, f.get(f"number of {name} tokens"), int)
-                               for name in ("speculative", "draft", "emitted"))
+        k, drafted, emitted = (_value(_COUNT, f.get(name), int)
+                               for name in (_N_SPEC, _N_DRAFT, _N_EMITTED))
         if k is None or drafted is None or emitted is None or k == 0:
             return self.ctx.refuse(number, "V0 line without K, draft or emitted tokens")
-        efficiency = _value(_FLOAT, f.get("system efficiency"))
+        efficiency = _value(_FLOAT, f.get(_EFFICIENCY))
         if drafted % k:
             return self.ctx.refuse(number, f"V0 draft tokens {drafted} not a multiple of K={k}")
         if efficiency is not None and efficiency == efficiency and drafted:
@@ -398,10 +393,10 @@ class _Reader:
         """``(accepted, drafted)``; drafted None or 0 when the window is refused or empty."""
         accepted, drafted = _value(_COUNT, accepted, int), _value(_COUNT, drafted, int)
         if accepted is None or drafted is None:
-            self.ctx.refuse(number, "spec-decode line without Accepted/Drafted counts")
+            self.ctx.refuse(number, f"spec-decode line without {_SAID_A}/{_SAID_D} counts")
             return None, None
         if max(accepted, drafted) > _MAX_COUNT:
-            self.ctx.refuse(number, "Accepted/Drafted past 2^63-1: not counts")
+            self.ctx.refuse(number, f"{_SAID_A}/{_SAID_D} past 2^63-1: not counts")
             return None, None
         if drafted == 0:  # the 'nan%' lines printed with speculation off
             self.skipped_empty += 1
@@ -410,19 +405,18 @@ class _Reader:
     # -- family B: early V1, no D ---------------------------------------------------
     def family_b(self, number, f, order, positions, process, stamp, terminated):
         accepted, drafted = got = self._counts(
-            number, f.get("accepted", f.get("number of accepted tokens")),
-            f.get("drafted", f.get("number of draft tokens")))
+            number, f.get(_ACCEPTED, f.get(_N_ACCEPTED)), f.get(_DRAFTED, f.get(_N_DRAFT)))
         if not got[1]:
             return None
-        rate = _value(_PCT, f.get("draft acceptance rate", f.get("avg draft acceptance rate")))
+        rate = _value(_PCT, f.get(_DRAFT_RATE, f.get(_AVG_RATE)))
         if rate is not None and rate == rate:
             exact = accepted / drafted
-            fraction = "number of accepted tokens" in f  # first V1 build printed a fraction
+            fraction = _N_ACCEPTED in f  # first V1 build printed a fraction
             allowed = (0.0005 if fraction else 0.05) + 1e-9
             if abs((exact if fraction else 100 * exact) - rate) > allowed:
                 return self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
                                                f"({accepted}/{drafted} vs {rate})")
-        mean = _value(_FLOAT, f.get("mean acceptance length"))
+        mean = _value(_FLOAT, f.get(_MEAN))
         k = self.k_known
         extra = self._extra(process)
         steps = None
@@ -432,13 +426,13 @@ class _Reader:
             extra["approximate"] = True
             if mean is not None and abs(1 + accepted / steps - mean) > 0.005 + 1e-9:
                 steps = None
-        fmt = "vllm-log-v1-early" if "drafted" in f else "vllm-log-v1-first"
+        fmt = "vllm-log-v1-early" if _DRAFTED in f else "vllm-log-v1-first"
         return Observation(self.source, number, ENGINE, fmt, k, steps, drafted, accepted,
                            None, mean, None, stamp, None, None, extra)
 
     # -- families C and D: V1 with per-position survival ---------------------------------
     def family_cd(self, number, f, order, positions, process, stamp, terminated):
-        accepted, drafted = got = self._counts(number, f.get("accepted"), f.get("drafted"))
+        accepted, drafted = got = self._counts(number, f.get(_ACCEPTED), f.get(_DRAFTED))
         if not got[1]:
             return None
         rates = [float(x) for x in positions]
@@ -449,8 +443,8 @@ class _Reader:
                                            f"num_speculative_tokens={known}")
         if k == 0:
             return self.ctx.refuse(number, "empty per-position list")
-        mean = _value(_FLOAT, f.get("mean acceptance length"))
-        rate = _value(_PCT, f.get("avg draft acceptance rate", f.get("draft acceptance rate")))
+        mean = _value(_FLOAT, f.get(_MEAN))
+        rate = _value(_PCT, f.get(_AVG_RATE, f.get(_DRAFT_RATE)))
         if rate is not None and rate == rate and abs(100 * accepted / drafted - rate) > 0.05 + 1e-9:
             self.ctx.refuse(number, f"counts contradict the printed acceptance rate "
                                     f"({accepted}/{drafted} = {100 * accepted / drafted:.2f}% "
@@ -461,10 +455,10 @@ class _Reader:
             detail = [f"printed mean {mean}" if mean is not None else "no printed mean"]
             if sum(rates) and accepted and accepted / sum(rates):  # an infinite rate: 0
                 steps = accepted / sum(rates)
-                detail.append(f"Accepted {accepted} / per-position sum {sum(rates):.3f} = "
+                detail.append(f"{_SAID_A} {accepted} / per-position sum {sum(rates):.3f} = "
                               f"{steps:.1f} steps -> AL {1 + accepted / steps:.3f}")
             if drafted and drafted % k == 0:
-                detail.append(f"Drafted {drafted} / K={k} = {drafted // k} steps -> AL "
+                detail.append(f"{_SAID_D} {drafted} / K={k} = {drafted // k} steps -> AL "
                               f"{1 + accepted / (drafted // k):.3f}")
             self.ctx.refuse(number, "counts contradict the printed mean: no step count "
                                     "reproduces every printed figure (" + "; ".join(detail) + ")")
@@ -472,7 +466,7 @@ class _Reader:
         steps, per_pos, how = derived
         extra = self._extra(process)
         extra["drafts_from"] = how
-        fmt = "vllm-log-v1-rate-first" if order[0] == "draft acceptance rate" else "vllm-log-v1"
+        fmt = "vllm-log-v1-rate-first" if order[0] == _DRAFT_RATE else "vllm-log-v1"
         return Observation(self.source, number, ENGINE, fmt, k, steps, drafted, accepted,
                            per_pos, mean, None, stamp, None, None, extra)
 
@@ -632,7 +626,7 @@ def _prefix_info(prefix):
     """``(process, stamp)`` of a line prefix that reads the same raw as decoded, else None
     (colour codes, CRs, non-ASCII bytes or an earlier tag: the general path)."""
     if not prefix.isascii() or b"\x1b" in prefix or b"\r" in prefix \
-            or b"SpecDecoding metrics:" in prefix:
+            or _V1_TAG.encode() in prefix:
         return None
     i = prefix.find(b"pid=")
     j = prefix.find(b")", i) if i >= 0 else -1

@@ -339,7 +339,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
     observations : sequence of Observation
         The records of one cell; an empty sequence gives a failed cell (``N/A``).
     k : int
-        Number of speculative tokens of the cell.
+        The cell's number of speculative tokens.
     confidence_level : float, default 0.95
     method : {"auto", "bootstrap", "runs", "batch-means"}
         Interval method; "auto" picks the one the data allow: "bootstrap"

@@ -3,7 +3,7 @@
 A cell draws each request's conditional rates from a Beta around the given
 rates, then each step's accepted length, and renders what a real run leaves:
 vLLM V1 log lines (family D, docs/formats.md §1.5), Prometheus ``/metrics``
-scrapes and per-request ``metrics.speculative_decoding`` records.  A
+scrapes and per-request metrics records (§4).  A
 :class:`Workload` adds heavy-tailed lengths in tokens and its exact AL (for
 ``benchmarks/coverage_study.py``).  Simulated runs say so in ``run.yaml``
 (``simulated: true``, ``truth:``) and never become committed curves.
@@ -24,12 +24,13 @@ from goldenal.core.files import write_text_atomic
 from goldenal.core.observation import Observation
 from goldenal.readers.records import record
 
-# vLLM V1 spec-decode counters by meaning (names in the engine record; the exposition
-# appends _total/_created) and their help strings, per docs/formats.md §2.2.
-_PROM_FAMILIES = (("drafts", "Number of spec decoding drafts."),
-                  ("draft_tokens", "Number of draft tokens."),
-                  ("accepted", "Number of accepted tokens."))
-_PROM_PER_POS = ("per_position", "Accepted tokens per draft position.")
+# vLLM V1 spec-decode counters by meaning and their help strings, both in the engine record
+# (the exposition appends _total/_created), per docs/formats.md §2.2
+_PROM_FAMILIES = tuple(zip(("drafts", "draft_tokens", "accepted", "per_position"),
+                           record("vllm").log_lines["help"]))
+
+# the per-request record's keys, as :meth:`SimulatedCell.request_records` fills them
+_REQUEST_KEYS = ("length", "rate", "histogram", "steps", "accepted", "proposed", "k")
 
 _EPOCH = datetime(2026, 11, 30, 5, 0, 0, tzinfo=timezone.utc)
 
@@ -95,9 +96,11 @@ class SimulatedCell:
 
     # ----- per-request -----------------------------------------------------
     def request_records(self):
-        """One dict per request, shaped like vLLM PR #48915's ``metrics.speculative_decoding``."""
+        """One dict per request, shaped like vLLM PR #48915's per-request metrics."""
         out = []
         k = self.k
+        fields = record("vllm").count_fields
+        outer, inner = fields["request"]
         hist = np.zeros((self.n_requests, k + 1), dtype=np.int64)
         np.add.at(hist, (self.request_of, self.lengths), 1)
         for r in range(self.n_requests):
@@ -106,15 +109,9 @@ class SimulatedCell:
             out.append({
                 "id": f"chatcmpl-sim{r:05d}",
                 "object": "chat.completion",
-                "metrics": {"speculative_decoding": {
-                    "mean_acceptance_length": 1 + acc / steps if steps else None,
-                    "draft_acceptance_rate": acc / (steps * k) if steps else None,
-                    "acceptance_histogram": [int(x) for x in hist[r]],
-                    "num_spec_steps": steps,
-                    "num_accepted_draft_tokens": acc,
-                    "num_draft_tokens": steps * k,
-                    "num_spec_tokens": k,
-                }},
+                outer: {inner: {fields[key][0]: value for key, value in zip(_REQUEST_KEYS, (
+                    1 + acc / steps if steps else None, acc / (steps * k) if steps else None,
+                    [int(x) for x in hist[r]], steps, acc, steps * k, k))}},
             })
         return out
 
@@ -128,6 +125,8 @@ class SimulatedCell:
 
     def log_lines(self, *, pid=4242, start=_EPOCH):
         """vLLM V1 (family D) log lines, one spec-decode line per active window."""
+        log = record("vllm").log_lines
+        tag, line = log["tags"][0], "".join(log["line"])
         w = self._window_index()
         lines = []
         dt = self.window_seconds
@@ -142,15 +141,10 @@ class SimulatedCell:
                           f"tokens/s, Avg generation throughput: {(n + a) / dt:.1f} tokens/s, "
                           f"Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: "
                           "12.5%, Prefix cache hit rate: 0.0%", None))
-            # format string of vllm/v1/spec_decode/metrics.py (family D, docs/formats.md §1.5)
+            # the record's family D line (docs/formats.md §1.5)
             pos = ", ".join(f"{x / n:.3f}" for x in c)
-            lines.append((prefix + "[metrics.py:101] SpecDecoding metrics: "
-                          f"Mean acceptance length: {1 + a / n:.2f}, "
-                          f"Accepted throughput: {a / dt:.2f} tokens/s, "
-                          f"Drafted throughput: {t / dt:.2f} tokens/s, "
-                          f"Accepted: {a} tokens, Drafted: {t} tokens, "
-                          f"Per-position acceptance rate: {pos}, "
-                          f"Avg Draft acceptance rate: {100 * a / t:.1f}%",
+            lines.append((f"{prefix}[metrics.py:101] {tag}: "
+                          + line % (1 + a / n, a / dt, t / dt, a, t, pos, 100 * a / t),
                           (n, a, t, tuple(int(x) for x in c))))
         return lines
 
@@ -177,13 +171,13 @@ class SimulatedCell:
         def render(counts):
             class _Collector:
                 def collect(self):
-                    for j, (kind, doc) in enumerate(_PROM_FAMILIES):
+                    for j, (kind, doc) in enumerate(_PROM_FAMILIES[:3]):
                         fam = CounterMetricFamily(metrics[kind], doc, labels=["engine", "model_name"])
                         for e, (n, a, _) in enumerate(counts):
                             fam.add_metric([str(e), model], float((n, n * k, a)[j]),
                                            created=created + e * 0.0001)
                         yield fam
-                    fam = CounterMetricFamily(metrics[_PROM_PER_POS[0]], _PROM_PER_POS[1],
+                    fam = CounterMetricFamily(metrics["per_position"], _PROM_FAMILIES[3][1],
                                               labels=["engine", "model_name", "position"])
                     for e, (_, _, c) in enumerate(counts):
                         for i in range(k):
@@ -210,12 +204,14 @@ class SimulatedCell:
         if granularity == "request":
             src = source or f"requests_{self.thinking}_k{k}.jsonl"
             out = []
+            n, a, hist = (record("vllm").count_fields[key][0] for key in (
+                "steps", "accepted", "histogram"))
+            outer, inner = record("vllm").count_fields["request"]
             for r, rec in enumerate(self.request_records()):
-                sd = rec["metrics"]["speculative_decoding"]
-                if sd["num_spec_steps"]:
-                    h = np.array(sd["acceptance_histogram"])
-                    out.append(observation(src, r + 1, sd["num_spec_steps"],
-                                           sd["num_accepted_draft_tokens"],
+                sd = rec[outer][inner]
+                if sd[n]:
+                    h = np.array(sd[hist])
+                    out.append(observation(src, r + 1, sd[n], sd[a],
                                            [h[i:].sum() for i in range(1, k + 1)],
                                            request=rec["id"]))
             return tuple(out)
