@@ -192,6 +192,24 @@ def test_sglang_bench_summaries_take_k_from_heading():
     assert any("2 different K" in p.message and not p.refused for p in obs.problems)
 
 
+def test_sglang_bench_serving_result_block_gives_its_mean():
+    obs = ingest(DATA / "sglang_bench_serving.txt", k=3)
+    assert [(o.format, o.k, o.mean_al, o.mean_only) for o in obs] == [
+        ("sglang-bench", 3, 2.83, True)]
+    assert obs[0].extra == {"window": "bench run"}
+
+
+def test_a_result_block_of_another_backend_is_not_sglangs():
+    # the same rows against a vLLM server: no SGLang server said the mean
+    from goldenal.readers import sglang
+
+    text = (DATA / "sglang_bench_serving.txt").read_text().replace(
+        "Backend:                                 sglang", "Backend:                                 vllm  ")
+
+    assert not sglang.sniff_log(text)
+    assert sglang.sniff_log((DATA / "sglang_bench_serving.txt").read_text())
+
+
 def test_tokenspeed_line():
     (o,) = one_source("tokenspeed_1965.log")
     assert (o.format, o.mean_al) == ("tokenspeed-log", 1.90)

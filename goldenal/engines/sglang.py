@@ -51,9 +51,11 @@ RECORD = Engine(
                   "meta": ("meta_info",)},
     # the decode log line and its mean (managers/scheduler_components/metrics_reporter.py:963,
     # :1005), TokenSpeed's spelling of the mean second; bench scripts' mean, the heading
-    # naming K and their summary's first field (docs/formats.md §5)
+    # naming K and their summary's first field (docs/formats.md §5); bench_serving's mean,
+    # result heading and backend row (benchmark/serving.py:1748, "{:<40} {:<10.2f}" rows)
     log_lines={"decode": ("Decode batch",), "length": ("accept len", "avg_accept_len"),
-               "bench": ("Acceptance length", "num_steps", "#questions")},
+               "bench": ("Acceptance length", "num_steps", "#questions"),
+               "serving": ("Accept length", "Serving Benchmark Result", "Backend")},
     silent_paths="SGLANG_SIMULATE_ACC_LEN not in the server process environment at launch, "
                  "SGLANG_SIMULATE_ACC_METHOD=multinomial, an out-of-range value clamped",
     # io_struct.py: return_meta_info is refused on a stream (serving_chat.py:1321)

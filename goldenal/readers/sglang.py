@@ -17,12 +17,15 @@ from goldenal.readers.records import record
 from goldenal.core.observation import Observation
 
 _LOG = record("sglang").log_lines
-(_DECODE,), (_LEN, _TS_LEN), (_B_LEN, _B_STEPS, _B_QUESTIONS) = (_LOG[key] for key in (
-    "decode", "length", "bench"))
-LOG_MARKERS = (_DECODE.encode(), f"{_B_LEN}:".encode(), f"{_B_STEPS}=".encode())
+(_DECODE,), (_LEN, _TS_LEN), (_B_LEN, _B_STEPS, _B_QUESTIONS), (_S_LEN, _S_HEAD, _S_BACKEND) = (
+    _LOG[key] for key in ("decode", "length", "bench", "serving"))
+LOG_MARKERS = (_DECODE.encode(), f"{_B_LEN}:".encode(), f"{_S_LEN}:".encode(),
+               f"{_B_STEPS}=".encode())
+# bench_serving against an SGLang server: its mean is the server's (/server_info)
+_SERVING_SGLANG = re.compile(rf"^{re.escape(_S_BACKEND)}:\s+sglang", re.M)
 _STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?\s*([^\]]*)\]")
 _ACCEPT = re.compile(rf"\b(?:{re.escape(_LEN)}|{_TS_LEN}):\s*([0-9.]+|nan)\b")
-_BENCH = re.compile(rf"\b{re.escape(_B_LEN)}:\s*([0-9.]+)")
+_BENCH = re.compile(rf"\b(?:{re.escape(_B_LEN)}|{re.escape(_S_LEN)}):\s*([0-9.]+)")
 _STEPS = re.compile(rf"{_B_STEPS}=(\d+)")
 # the per-request count fields, newest name first (the engine record)
 _FIELDS = record("sglang").count_fields
@@ -131,7 +134,8 @@ def _histogram(hist, steps, accepted, k):
 
 def sniff_log(head: str) -> bool:
     return (_DECODE in head and (_LEN in head or _TS_LEN in head)) \
-        or (f"{_B_QUESTIONS}:" in head and f"{_B_LEN}:" in head)
+        or (f"{_B_QUESTIONS}:" in head and f"{_B_LEN}:" in head) \
+        or (_S_HEAD in head and f"{_S_LEN}:" in head and bool(_SERVING_SGLANG.search(head)))
 
 
 def sniff_json(head: str) -> bool:
