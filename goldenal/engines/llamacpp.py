@@ -68,6 +68,9 @@ RECORD = Engine(
                ("default_generation_settings", "params", "speculative.p_min")),
     version_key="build_info",
     slots_endpoint="/slots",
+    # server_slot::to_json (server-context.cpp): each slot's flag, and its params object,
+    # whose "speculative.*" keys are the draft settings (named after the flag)
+    slot_fields=("speculative", "params"),
     k_keys=("speculative.n_max", "slots.speculative.n_max"),
     geometric_length=True,
     default_k=3,  # common_params_speculative draft n_max (common/common.h)

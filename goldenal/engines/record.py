@@ -12,7 +12,7 @@ class Engine:
                  log_lines=None,
                  silent_paths="", transport="stream", old_metrics=None, counter_digits=None,
                  per_position_grows=False, info_keys=(), version_key="version",
-                 slots_endpoint=None, k_keys=(), batch_draw=False, log_steps=None,
+                 slots_endpoint=None, slot_fields=(), k_keys=(), batch_draw=False, log_steps=None,
                  geometric_length=False, selects_variant=True, file_tokens=(), default_k=None,
                  spec_off=None, releases=(), matrix_args=()):
         if unit not in ("length", "accepted"):
@@ -34,7 +34,8 @@ class Engine:
         self.transport, self.old_metrics = transport, dict(old_metrics or {})
         self.counter_digits, self.per_position_grows = counter_digits, per_position_grows
         self.info_keys, self.version_key = tuple(info_keys), version_key
-        self.slots_endpoint, self.k_keys = slots_endpoint, tuple(k_keys)
+        self.slots_endpoint, self.slot_fields = slots_endpoint, tuple(slot_fields)
+        self.k_keys = tuple(k_keys)
         self.batch_draw, self.log_steps = batch_draw, log_steps
         self.geometric_length, self.selects_variant = geometric_length, selects_variant
         self.file_tokens, self.default_k, self.spec_off = tuple(file_tokens), default_k, spec_off

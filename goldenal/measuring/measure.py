@@ -448,13 +448,13 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
         evidence.append(path)
         break
     if rec.slots_endpoint:
-        # one object per slot (unless the server hides them), with "speculative"
+        # one object per slot (unless the server hides them), with its speculative flag
         path = rec.slots_endpoint
         status, body = await _get(client, url, path, deadline=deadline)
         slots = _json(body, f"{url}{path}") if status == 200 else None
         if isinstance(slots, list) and slots and all(isinstance(s, dict) for s in slots):
             info[path.lstrip("/")] = slots
-            spec.update(_slot_facts(slots))
+            spec.update(_slot_facts(rec, slots))
             evidence.append(path)
     return ServerInfo(url, engine, tuple(evidence), models, version, spec, info), metrics
 
@@ -472,17 +472,18 @@ def _facts(rec, doc):
     return spec
 
 
-def _slot_facts(slots):
-    """``slots_speculative`` (each slot's flag, llama.cpp ``server_slot::to_json``) and
-    the ``speculative.*`` parameters a busy slot reports."""
+def _slot_facts(rec, slots):
+    """``slots_<flag>`` (each slot's flag) and the ``<flag>.*`` parameters a busy slot
+    reports, the field names the record's ``slot_fields``."""
+    flag, params_key = rec.slot_fields
     out = {}
-    flags = [s.get("speculative") for s in slots]
+    flags = [s.get(flag) for s in slots]
     if all(isinstance(f, bool) for f in flags):
-        out["slots_speculative"] = flags
+        out[f"slots_{flag}"] = flags
     for s in slots:
-        params = s.get("params") if isinstance(s.get("params"), dict) else {}
+        params = s.get(params_key) if isinstance(s.get(params_key), dict) else {}
         for key in params:
-            if str(key).startswith("speculative.") and f"slots.{key}" not in out:
+            if str(key).startswith(f"{flag}.") and f"slots.{key}" not in out:
                 out[f"slots.{key}"] = params[key]
     return out
 
@@ -1456,12 +1457,13 @@ def _check_server_k(server, metrics_text, k):
     rec = record(server.engine)
     spec = server.speculative
     if rec.slots_endpoint:
-        flags = spec.get("slots_speculative")
+        flag = rec.slot_fields[0]
+        flags = spec.get(f"slots_{flag}")
         if not flags:
             return  # no slots listed (hidden): nothing the server says about its K
         if not any(flags):
             raise MeasureError(f"{server.url} runs no speculative decoding "
-                               f"({rec.slots_endpoint}: speculative false on every slot), so "
+                               f"({rec.slots_endpoint}: {flag} false on every slot), so "
                                f"it cannot run K={k}: start {rec.launch_word} with "
                                f"{_spelling(rec, 'method')} and a draft (e.g. "
                                f"{_spelling(rec, 'draft')}, {_spelling(rec, 'k')} {k})")
