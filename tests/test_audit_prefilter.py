@@ -291,8 +291,31 @@ _TABLE_NAMES = sorted({r.name for rows in lint_shell._TABLE_GROUPS.values() for 
 def test_groups_are_named_as_a_substring_search_finds_them(text):
     from goldenal.auditing.shell import _TABLE_GROUPS, _groups_named
 
-    assert _groups_named(text) == {group for group, rows in _TABLE_GROUPS.items()
-                                   if any(r.name in text for r in rows)}
+    assert (_groups_named(text) or set()) == {group for group, rows in _TABLE_GROUPS.items()
+                                              if any(r.name in text for r in rows)}
+
+
+def test_every_name_a_line_is_read_for_holds_a_word_of_the_gate():
+    """_read_line skips a line holding no word of _SCAN_GATE, which is built from the records:
+    every spelling it reads (all but the runner's, ATOM's DSpark config and llama.cpp's served
+    model, read beside its other flags) and every record's launch, config and sampling word."""
+    from goldenal.engines import MODULES, table
+
+    gate = lint_shell._SCAN_GATE
+    names = [r.name for r in table.SPELLINGS if r.engine != "runner"
+             and r.setting != table.DSPARK
+             and not (r.setting == table.MODEL and r.engine in lint_shell._REFUSING)]
+    for rec in (m.RECORD for m in MODULES.values()):
+        names += [w for w, _ in rec.launches] + list(rec.sample_keys + rec.spec_config
+                                                     + rec.draft_keys + rec.spec_words)
+    # the words _read_line spelled by hand before they came from the records
+    names += ["rejection_sample_method", "draft_sample_method", "speculative-config",
+              "speculative_config", "draft_model", "speculative_model_dir", "--model-path",
+              "--served-model-name", "vllm serve", "trtllm-serve", "--method", "max_draft_len",
+              "num_nextn_predict_layers", "--speculative-dspark-block-size"]
+    assert [n for n in names if not any(w in n for w in gate)] == []
+    assert lint_shell._read_line("no word of it here: x=1") is None
+    assert lint_shell._groups_named("  speculative_config:") == set()
 
 
 def test_a_list_document_naming_a_backend_is_no_recipe(tmp_path):

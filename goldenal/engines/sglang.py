@@ -23,7 +23,13 @@ RECORD = Engine(
                ("--speculative-algorithm", "method", "flag"),
                ("--speculative-draft-model-path", "draft", "flag"),
                # the draft tree's width: 1 for a chain (server_args.py)
-               ("--speculative-eagle-topk", "topk", "flag")),
+               ("--speculative-eagle-topk", "topk", "flag"),
+               # ServerArgs.model_path / .served_model_name (srt/server_args.py)
+               ("--model-path", "model", "flag"),
+               ("--served-model-name", "served", "flag")),
+    # DSpark's K is its block size, read before the steps (0.5.23
+    # arg_groups/speculative_hook.py:806-813)
+    k_ranks={"--speculative-dspark-block-size": 0, "--speculative-num-steps": 1},
     launches=(("sglang", r"sglang\.launch_server|\bsglang serve\b"),),
     launch_word="sglang.launch_server",
     info_endpoints=("/get_server_info", "/server_info"),
