@@ -466,12 +466,15 @@ def _starts(cfg, add):
 
     x = cfg.extra
     if not x.get("llama_spec"):
+        switches = " / ".join(_named(cfg.engine, s, knobs.FLAG) for s in (knobs.METHOD,
+                                                                          knobs.DRAFT))
         add("GAL206", f"{cfg.said} on a llama-server without speculative decoding "
-                      "(no --spec-type / --spec-draft-model): the server refuses to start "
+                      f"(no {switches}): the server refuses to start "
                       "(synthetic acceptance requires an initialized speculative decoding "
                       "context)")
         return False
-    said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
+    said = (f" (llama.cpp's default, no {_named(cfg.engine, knobs.K, knobs.FLAG)})"
+            if x.get("k_default") else "")
     forms = x.get("llama_forms") or {}
     if len(forms) > 1:
         add("GAL207", f"{forms[knobs.LENGTH]} and {forms[knobs.RATES]} are both set: "

@@ -204,8 +204,8 @@ def _read_line(flat):
                 ks.append((kind, k))
             elif kind in _K_DEFAULTED and any(r.name in flat and r.pattern.search(flat)
                                             for r in rows):
-                # --spec-draft-n-max "$k": K is set, to a value not known here, so
-                # the engine's default K does not apply
+                # a K flag given "$k": K is set, to a value not known here, so the
+                # engine's default K does not apply
                 said.k_unread = True
         said.ks = tuple(ks)
     if any(w in flat for w in _DRAFT_STEMS):
@@ -592,15 +592,15 @@ def _closure(wanted, new, assigns, near):
 
 
 # the words of every line that can hold evidence: a knob, K, the draft head, the method, the
-# served model or engine, thinking; one Aho-Corasick pass over a script finds them all
-_INTERESTING_WORDS = (
-    "MODEL_ID=", "MODEL_NAME=", "synthetic_acceptance", "SIMULATE_ACC", "TLLM_SPEC_DECODE_FORCE",
-    "spec-decode-acceptance", "SYNTHETIC_ACCEPTANCE", "speculative", "max_draft_len",
-    "num_nextn_predict",
-    "--method", "spec-tokens", "spec-method", "one_model", "think", "THINK", "chat-template",
-    "DRAFT", "draft-model", "decoding_type", "--model", "served-model", "model:", "vllm serve",
-    "trtllm-serve", "launch_server", "atom.entrypoints", "spec-synth", "LLAMA_ARG_SPEC",
-    "spec-draft", "spec-type", "llama-server")
+# served model or engine (the records' stems and spellings, on a command line or opening a
+# YAML line), thinking; one Aho-Corasick pass over a script finds them all
+_INTERESTING_WORDS = ("MODEL_ID=", "MODEL_NAME=", "think", "THINK", "chat-template", "DRAFT",
+                      "model:") + _stems(
+    [b.decode() for b in ev.KNOB_BYTES] + [rec.launch_word for rec in _RECORDS]
+    + [r.name for r in _SERVED_ROWS] + list(_POSITIONAL + _SPEC_WORDS)
+    + [r.name for r in knobs.spellings(setting=(knobs.K, knobs.METHOD, knobs.DRAFT,
+                                                knobs.ONE_MODEL))
+       if r.form != knobs.KEY or r.engine not in _COMMAND_CARRIED])
 
 
 @functools.cache
