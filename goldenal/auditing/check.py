@@ -543,12 +543,13 @@ def _honour(cfg, add):
     elif rec.unit == "accepted" and num is not None and num != num.to_integral_value() \
             and x.get("one_model") is False:
         add("GAL206", f"fractional {cfg.said} on the two-model path "
-                      f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
-                      "an integer and becomes 0: forcing is off")
+                      f"({x.get('one_model_key') or _named(cfg.engine, knobs.ONE_MODEL)}: "
+                      "false) is parsed as an integer and becomes 0: forcing is off")
     elif x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1) and \
             knobs.spellings(cfg.engine, setting=knobs.TOKEN_MODE):
         add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
-                      f"speculative-eagle-topk 1, got {topk}: the server refuses to start")
+                      f"{_named(cfg.engine, knobs.TOPK).lstrip('-')} 1, got {topk}: the server "
+                      "refuses to start")
     elif x.get("acc_method") not in (None, "match-expected") and \
             knobs.spellings(cfg.engine, setting=knobs.ACC_METHOD):
         # default and recommended is match-expected; multinomial draws a rounded,

@@ -4,7 +4,7 @@ values, ``GAL3xx`` recipes and evidence), each with its ``--explain`` page."""
 import re
 from typing import NamedTuple
 
-from goldenal.engines import table as knobs
+from goldenal.engines import record, table as knobs
 
 
 class Rule(NamedTuple):
@@ -113,8 +113,8 @@ _RULES = [
          "Each of these silently disables or distorts forced acceptance (engine facts in "
          "docs/engines.md §6), so the benchmark reports real or wrong acceptance as if it were "
          "golden.",
-         "eagle3_one_model: false\n<trtllm:length>: \"1.78\"",
-         "eagle3_one_model: true\n<trtllm:length>: \"1.78\"",
+         "<trtllm:one_model>: false\n<trtllm:length>: \"1.78\"",
+         "<trtllm:one_model>: true\n<trtllm:length>: \"1.78\"",
          "No automatic fix: the engine image or launch path must change."),
     Rule("GAL207", "synthetic-rates-invalid", "error",
          "llama.cpp synthetic acceptance rates that llama-server refuses at start-up.",
@@ -184,7 +184,7 @@ _RULES = [
          "Dynamo default thinking mode or client extra input, and names the default assumed "
          "(the curve's only mode, or the documented default THINKING_MODE=thinking_on).",
          "The thinking mode selects the curve row; an unstated mode hides a possible mismatch.",
-         "vllm serve MODEL --speculative-config ...   # no chat-template kwargs",
+         "<vllm:launch> MODEL --speculative-config ...   # no chat-template kwargs",
          "--default-chat-template-kwargs '{\"enable_thinking\": true}'",
          "No fix."),
     Rule("GAL306", "unreadable-input", "warning",
@@ -282,9 +282,9 @@ _RULES = [
 
 
 def _spelled(text):
-    # knob names in the pages come from the engines' spellings table
-    return _PLACEHOLDER.sub(lambda m: knobs.spellings(m[1], setting=m[2], form=m[3])[0].name,
-                            text)
+    # knob names and launch commands in the pages come from the engine records
+    return _PLACEHOLDER.sub(lambda m: record(m[1]).launch_word if m[2] == "launch" else
+                            knobs.spellings(m[1], setting=m[2], form=m[3])[0].name, text)
 
 
 _PLACEHOLDER = re.compile(r"<(\w+):(\w+)(?::(\w+))?>")

@@ -139,7 +139,8 @@ _DRAFT_KEYS = tuple(r.name for r in knobs.spellings(setting=knobs.DRAFT, form=kn
 _DRAFT_KEY_STEMS = _stems(_DRAFT_KEYS)
 _NESTED_DRAFT_RE = re.compile(rf"^\s*(?:{_alternatives(_DRAFT_KEYS)})\s*:\s*[\"']?([^\"'\s$#]+)")
 # a served model: a flag's value, the positional after a launch taking one (never a flag:
-# ``vllm serve --model X`` names X through ``--model``), a key of a config file of flags
+# a launch then naming the model by a flag is read through the flag), a key of a config
+# file of flags
 _SERVED_ROWS = knobs.spellings(engine=_NOT_REFUSING, setting=(knobs.MODEL, knobs.SERVED),
                                form=knobs.FLAG)
 _POSITIONAL = tuple(rec.launch_word for rec in _RECORDS if rec.positional_model)
