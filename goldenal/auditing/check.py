@@ -466,12 +466,11 @@ def _starts(cfg, add):
 
     x = cfg.extra
     if not x.get("llama_spec"):
-        switches = " / ".join(_named(cfg.engine, s, knobs.FLAG) for s in (knobs.METHOD,
-                                                                          knobs.DRAFT))
-        add("GAL206", f"{cfg.said} on a llama-server without speculative decoding "
-                      f"(no {switches}): the server refuses to start "
-                      "(synthetic acceptance requires an initialized speculative decoding "
-                      "context)")
+        add("GAL206", f"{cfg.said} on a llama-server without speculative decoding (no "
+                      f"{_named(cfg.engine, knobs.METHOD, knobs.FLAG)} / "
+                      f"{_named(cfg.engine, knobs.DRAFT, knobs.FLAG)}): the server refuses to "
+                      "start (synthetic acceptance requires an initialized speculative "
+                      "decoding context)")
         return False
     said = (f" (llama.cpp's default, no {_named(cfg.engine, knobs.K, knobs.FLAG)})"
             if x.get("k_default") else "")
@@ -543,8 +542,8 @@ def _honour(cfg, add):
     elif rec.unit == "accepted" and num is not None and num != num.to_integral_value() \
             and x.get("one_model") is False:
         add("GAL206", f"fractional {cfg.said} on the two-model path "
-                      f"({x.get('one_model_key') or _named(cfg.engine, knobs.ONE_MODEL)}: "
-                      "false) is parsed as an integer and becomes 0: forcing is off")
+                      f"({x['one_model_key']}: false) is parsed as an integer and becomes 0: "
+                      "forcing is off")
     elif x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1) and \
             knobs.spellings(cfg.engine, setting=knobs.TOKEN_MODE):
         add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "

@@ -61,18 +61,15 @@ def _alternatives(names):
     return "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
 
 
-def _k_kinds():
-    """``(kind, rows)`` of K by precedence: the records' ``k_ranks`` (unranked rows last), one
-    engine's rows of one rank a kind; the kind, the rank and the engine."""
-    kinds = {}
-    for i, rec in enumerate(_RECORDS):
-        for r in knobs.spellings(rec.name, setting=knobs.K):
-            rank = rec.k_ranks.get(r.name)
-            kinds.setdefault((rank is None, rank or 0, i), []).append(r)
-    return tuple((kind, tuple(rows)) for kind, rows in sorted(kinds.items()))
+def _k_kind(row):
+    """K's precedence (the records' ``k_ranks``, unranked last): one engine's rows of a rank."""
+    rank = ev.record(row.engine).k_ranks.get(row.name)
+    return rank is None, rank or 0, ev.ENGINES.index(row.engine)
 
 
-_K_KINDS = _k_kinds()
+_K_ROWS = sorted(knobs.spellings(engine=ev.ENGINES, setting=knobs.K), key=_k_kind)
+_K_KINDS = tuple((kind, tuple(r for r in _K_ROWS if _k_kind(r) == kind))
+                 for kind in dict.fromkeys(map(_k_kind, _K_ROWS)))
 # YAML keys (an environment-carried engine's, as for its draft and method below)
 _K_AT_LINE_START = tuple(kind for kind, rows in _K_KINDS
                          if rows[0].form == knobs.KEY and rows[0].engine not in _COMMAND_CARRIED)
@@ -113,7 +110,6 @@ def _spec_res(setting, value, quoted_value):
 
 
 _DRAFT_RES = _spec_res(knobs.DRAFT, r"[^\"'\s$]+", r'[^"$]+')
-_DRAFT_STEMS = _stems(r.name for r in knobs.spellings(engine=_NOT_REFUSING, setting=knobs.DRAFT))
 _METHOD_RES = _spec_res(knobs.METHOD, r"\w+", r"\w+")
 _METHOD_NAMES = tuple(r.name for r in knobs.spellings(setting=knobs.METHOD))
 # a JSON config's draft counts on a line naming the config's K or its method
@@ -129,18 +125,17 @@ _WORD_RES = tuple((attr, key, re.compile(rf"""["']?{re.escape(key)}["']?\s*[:=]\
                   ) + (("topk", "topk", _TOPK_RE),)
 _ONE_MODEL_RE = re.compile("(" + "|".join(re.escape(r.name) for r in knobs.spellings(
     setting=knobs.ONE_MODEL)) + r")\s*:\s*(true|false|True|False)")
-
-
 # a YAML speculative-config mapping: a key naming a draft under it is the draft head
 _SPEC_KEYS = tuple(k for rec in _RECORDS for k in rec.spec_config)
 _SPEC_BLOCK_RE = re.compile(rf"^(\s*)[\"']?(?:{_alternatives(_SPEC_KEYS)})[\"']?\s*:\s*$")
 _DRAFT_KEYS = tuple(r.name for r in knobs.spellings(setting=knobs.DRAFT, form=knobs.KEY)) + tuple(
     k for rec in _RECORDS for k in rec.draft_keys)
-_DRAFT_KEY_STEMS = _stems(_DRAFT_KEYS)
+# a word of each draft the patterns read (a flag's, a key's, a nested key's)
+_DRAFT_STEMS = _stems(_DRAFT_KEYS + tuple(r.name for r in knobs.spellings(
+    engine=_NOT_REFUSING, setting=knobs.DRAFT)))
 _NESTED_DRAFT_RE = re.compile(rf"^\s*(?:{_alternatives(_DRAFT_KEYS)})\s*:\s*[\"']?([^\"'\s$#]+)")
-# a served model: a flag's value, the positional after a launch taking one (never a flag:
-# a launch then naming the model by a flag is read through the flag), a key of a config
-# file of flags
+# a served model: a flag's value, the positional after a launch taking one (not a flag,
+# which is read as such), a key of a config file of flags
 _SERVED_ROWS = knobs.spellings(engine=_NOT_REFUSING, setting=(knobs.MODEL, knobs.SERVED),
                                form=knobs.FLAG)
 _POSITIONAL = tuple(rec.launch_word for rec in _RECORDS if rec.positional_model)
@@ -154,11 +149,9 @@ _MODEL_STEMS = _stems(tuple(r.name for r in _SERVED_ROWS) + _POSITIONAL + _SERVE
 # words of a line switching speculative decoding on
 _SPEC_WORDS = ("speculative",) + tuple(w for rec in _RECORDS for w in rec.spec_words)
 # every pattern _read_line looks for holds one of these: a line holding none says nothing
-_SCAN_GATE = _stems(_GROUP_NAMES + _METHOD_NAMES + _SPEC_KEYS + _DRAFT_KEYS + _MODEL_STEMS
-                     + _SPEC_WORDS + tuple(w for _, w, _ in knobs.LAUNCHES)
-                     + tuple(w for _, w, _ in _WORD_RES)
-                     + tuple(r.name for r in knobs.spellings(setting=(knobs.DRAFT,
-                                                                      knobs.ONE_MODEL))))
+_SCAN_GATE = _stems(_GROUP_NAMES + _METHOD_NAMES + _SPEC_KEYS + _DRAFT_STEMS + _MODEL_STEMS
+                    + _SPEC_WORDS + tuple(w for _, w, _ in knobs.LAUNCHES + _WORD_RES)
+                    + tuple(r.name for r in knobs.spellings(setting=knobs.ONE_MODEL)))
 _GATED_NAMES = _GROUP_NAMES + _SCAN_GATE
 _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -244,7 +237,7 @@ def _read_line(flat):
             return said
     said.blank = not flat.strip()
     said.indent = len(flat) - len(flat.lstrip())
-    m = _NESTED_DRAFT_RE.match(flat) if any(w in flat for w in _DRAFT_KEY_STEMS) else None
+    m = _NESTED_DRAFT_RE.match(flat) if any(w in flat for w in _DRAFT_STEMS) else None
     if m:
         said.nested_draft = m.group(1)
     if any(w in flat for w in _MODEL_STEMS):
@@ -292,7 +285,7 @@ class _Said:
             found["spec"] = True
             _spec_at(found, no)
             return
-        indent = found.get("spec_indent")
+        indent = found["spec_indent"]
         if indent is not None and not self.blank:
             if self.indent > indent:
                 if self.nested_draft is not None:
@@ -393,7 +386,8 @@ def _new_found():
             "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
             "engine": None, "spec": False, "token_mode": None, "acc_method": None,
             "first": None, "models": [], "llama_spec": False, "llama_env": None,
-            "spec_line": None, "k_unread": None, "llama_forms": {}, "knob_spelling": None}
+            "spec_line": None, "k_unread": None, "llama_forms": {}, "knob_spelling": None,
+            "spec_indent": None}
 
 
 class _State:
@@ -501,14 +495,10 @@ def _apply(ln, st):
 
 
 def _signature(st):
-    f = st.found
+    # every key of the evidence found, as _new_found lists them
     return (st.eval_only, tuple(sorted((k, v) for k, v in st.env.items() if v is not None)),
-            f["knob"], tuple(sorted(f["env_knobs"].items())), tuple(sorted(f["k"].items())),
-            f["draft"], f["method"], f["atom_method"], f["rsm"], f["dsm"], f["topk"],
-            f["one_model"], f["engine"], f["spec"], f["token_mode"], f["acc_method"],
-            f["first"], tuple(f["models"]), f.get("spec_indent"), f["llama_spec"],
-            f["llama_env"], f["spec_line"], f["k_unread"],
-            tuple(sorted(f["llama_forms"].items())), f["knob_spelling"])
+            tuple(tuple(sorted(v.items())) if isinstance(v, dict) else
+                  tuple(v) if isinstance(v, list) else v for v in st.found.values()))
 
 
 def _merge_states(states, line, closes):

@@ -25,10 +25,8 @@ RECORD = Engine(
                # the draft tree's width: 1 for a chain (server_args.py)
                ("--speculative-eagle-topk", "topk", "flag"),
                # ServerArgs.model_path / .served_model_name (srt/server_args.py)
-               ("--model-path", "model", "flag"),
-               ("--served-model-name", "served", "flag")),
-    # DSpark's K is its block size, read before the steps (0.5.23
-    # arg_groups/speculative_hook.py:806-813)
+               ("--model-path", "model", "flag"), ("--served-model-name", "served", "flag")),
+    # DSpark's K, its block size, before the steps (arg_groups/speculative_hook.py:806-813)
     k_ranks={"--speculative-dspark-block-size": 0, "--speculative-num-steps": 1},
     launches=(("sglang", r"sglang\.launch_server|\bsglang serve\b"),),
     launch_word="sglang.launch_server",

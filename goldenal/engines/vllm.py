@@ -29,12 +29,10 @@ RECORD = Engine(
                ("method", "method", "key"),
                ("--spec-method", "method", "flag"),
                ("model", "draft", "key"),
-               # the served model: EngineArgs.model / .served_model_name (vllm/engine/arg_utils.py)
-               ("--model", "model", "flag"),
-               ("--served-model-name", "served", "flag")),
-    # K's precedence where a script writes it twice (lowest rank read wins, across engines)
+               # the served model: EngineArgs.model / .served_model_name (engine/arg_utils.py)
+               ("--model", "model", "flag"), ("--served-model-name", "served", "flag")),
     k_ranks={"num_speculative_tokens": 2, "--spec-tokens": 4},
-    # SpeculativeConfig's draft and verifier sampling (vllm/config/speculative.py)
+    # SpeculativeConfig's draft and verifier sampling keys (vllm/config/speculative.py)
     sample_keys=("draft_sample_method", "rejection_sample_method"),
     # `vllm serve --config` YAML: the speculative mapping, its option names dashed or not
     # (vllm/utils/argparse_utils.py:371-376, :664-668); the served model's keys are flags'
