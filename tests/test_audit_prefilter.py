@@ -400,3 +400,29 @@ def test_duplicate_keys_are_those_of_each_mapping_in_turn(body):
         return
     found = [(k.start_mark.index, f.start_mark.index) for k, f in spans.duplicate_keys(root)]
     assert found == _duplicates_oracle(root, [], set())
+
+
+def test_the_line_reader_takes_k_drafts_served_models_and_sampling_from_the_records():
+    read = lint_shell._read_line
+    # K's precedence is the records' k_ranks: DSpark's block size before SGLang's steps, a
+    # JSON config's before vLLM's shorthand, max_draft_len before TensorRT-LLM's layer count
+    assert [[r.name for r in rows] for _, rows in lint_shell._K_KINDS] == [
+        ["--speculative-dspark-block-size"], ["--speculative-num-steps"],
+        ["num_speculative_tokens"], ["--num-speculative-tokens"], ["--spec-tokens"],
+        ["max_draft_len"], ["num_nextn_predict_layers"],
+        ["--spec-draft-n-max", "LLAMA_ARG_SPEC_DRAFT_N_MAX"]]
+    assert dict(read("x --speculative-num-steps 3 --speculative-dspark-block-size 7").ks) == {
+        lint_shell._K_KINDS[0][0]: 7, lint_shell._K_KINDS[1][0]: 3}
+    # a draft key nested under a speculative mapping (vLLM's, TensorRT-LLM's, ATOM's)
+    assert read("speculative_config:").spec_block == 0
+    assert [read(f"  {key}: org/D-{i}").nested_draft for i, key in enumerate(
+        ("model", "speculative_model_dir", "draft_model"))] == ["org/D-0", "org/D-1", "org/D-2"]
+    # the served model: a positional after a launch taking one, a flag, a config-file key
+    assert [read(text).model for text in (
+        "trtllm-serve org/M1 --port 1", "vllm serve org/M2 --port 1",
+        "vllm serve --model org/M3", "python -m sglang.launch_server --model-path org/M4",
+        "  served-model-name: org/M5", "atom serve --served-model-name org/M6")] == [
+        f"org/M{i}" for i in range(1, 7)]
+    said = read("""--speculative-config '{"draft_sample_method": "probabilistic", """
+                """"rejection_sample_method": "synthetic"}'""")
+    assert (said.dsm, said.rsm) == ("probabilistic", "synthetic")
