@@ -181,20 +181,8 @@ def thinking_signals(lines, start=0, stop=None):
 
 def thinking_signals_in(text, lines):
     """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
-    rows = set()
-    for word in ("hink", "HINK"):
-        # str.find skips to each mention (a regex would try every position)
-        row = prev = 0
-        i = text.find(word)
-        while i >= 0:
-            row += text.count("\n", prev, i)
-            rows.add(row)
-            prev = text.find("\n", i)
-            i = text.find(word, prev) if prev >= 0 else -1
-    found = []
-    for row in sorted(rows):
-        found.extend(thinking_signals(lines, row, row + 1))
-    return found
+    return [signal for row in _knobs.lines_naming(lines, ("hink", "HINK"), text)
+            for signal in thinking_signals(lines, row, row + 1)]
 
 
 def decide_thinking(signals):

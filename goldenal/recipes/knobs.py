@@ -189,9 +189,9 @@ def first_set(text, rows, *, number=False):
     return best
 
 
-def lines_naming(lines, names):
-    """Indexes of the lines holding one of ``names``, searching the joined text."""
-    text = "\n".join(lines)
+def lines_naming(lines, names, text=None):
+    """Indexes of the lines holding one of ``names``, searching the joined text (``text``)."""
+    text = "\n".join(lines) if text is None else text
     found = set()
     for name in names:
         row, prev = 0, 0
