@@ -90,8 +90,7 @@ def _dec(text):
 
 # what each knob writes, from the engines' spellings: the AL, per-position rates (a JSON
 # list in a config key, comma-separated on a command line) or (AL - 1) / K
-_VALUE_ROWS = {r.name: r for r in knobs.SPELLINGS
-               if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+_VALUE_ROWS = {r.name: r for r in ev.VALUE_ROWS}
 
 
 def unit(knob):

@@ -20,6 +20,9 @@ RUNNER_SWITCH = RUNNER_LENGTH.rsplit("_", 1)[0]
 
 
 _VALUE_SETTINGS = (_knobs.LENGTH, _knobs.RATES, _knobs.RATE)
+# a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
+# \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
+VALUE_ROWS = _knobs.spellings(setting=_VALUE_SETTINGS)
 # an environment spelling of a knob that is also a flag (llama.cpp's) reads as the flag
 FLAG_OF_ENV = {env.name: flag.name for env in _knobs.SPELLINGS for flag in _knobs.SPELLINGS
                if env.form == _knobs.ENV and flag.form == _knobs.FLAG

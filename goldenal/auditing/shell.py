@@ -41,8 +41,7 @@ _ENV_KNOB_ROWS = knobs.spellings(engine=_ENV_CARRIED,
 _YAML_ENV_ROWS = tuple(r for r in _ENV_KNOB_ROWS if r.form == knobs.KEY)
 _PREFIX_ENV_ROWS = tuple(r for r in _ENV_KNOB_ROWS if r.form == knobs.ENV)
 _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
-_KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
-                if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+_KNOB_ENGINE = {r.name: r.engine for r in ev.VALUE_ROWS}
 # the parts of a launcher's file name that name an engine
 FILE_TOKENS = tuple((e, tok) for e in ev.ENGINES for tok in ev.record(e).file_tokens)
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
@@ -877,13 +876,9 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
         extra={**extra, "name_hint": name_hint(relpath)})
 
 
-# knobs a config file gives a literal number
-_LITERAL_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
-
-
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
     """Knobs in a config file of no known layout, read like a heredoc."""
-    if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
+    if literal_only and not knobs.first_set(text, ev.VALUE_ROWS, number=True):
         return []
     parsed = [Line(i + 1, t, (), True) for i, t in enumerate(lines)
               if t.strip() and not t.strip().startswith(("#", "//"))]
