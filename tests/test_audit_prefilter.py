@@ -125,13 +125,13 @@ _LINE = st.lists(st.sampled_from(["SYNTHETIC_ACCEPTANCE_LENGTH", "SGLANG_SIMULAT
 @settings(max_examples=300)
 @given(st.lists(_LINE, max_size=8))
 def test_gal309_lines_are_every_line_a_knob_is_set_on(lines):
-    from goldenal.auditing.runner import _KNOB_NAMES, _KNOB_ROWS
+    from goldenal.auditing.runner import _KNOB_NAMES
     from goldenal.recipes import knobs
 
     found = knobs.lines_naming(lines, _KNOB_NAMES)
     assert found == sorted({i for i, text in enumerate(lines)
                             if any(n in text for n in _KNOB_NAMES)})
-    assert {i for i, text in enumerate(lines) if knobs.first_set(text, _KNOB_ROWS)} <= set(found)
+    assert {i for i, text in enumerate(lines) if knobs.first_set(text, ev.VALUE_ROWS)} <= set(found)
 
 
 _GLOB = st.lists(st.sampled_from(["a", "b", "*", "**", "?", "[ab]", "x.py", "__pycache__",
