@@ -24,7 +24,7 @@ RECORD = Engine(
                ("--speculative-draft-model-path", "draft", "flag"),
                # the draft tree's width: 1 for a chain (server_args.py)
                ("--speculative-eagle-topk", "topk", "flag"),
-               # ServerArgs.model_path / .served_model_name (srt/server_args.py)
+               # the served model and its name (0.5.23 arg_groups/field_order.py:9, :139)
                ("--model-path", "model", "flag"), ("--served-model-name", "served", "flag")),
     # DSpark's K, its block size, before the steps (arg_groups/speculative_hook.py:806-813)
     k_ranks={"--speculative-dspark-block-size": 0, "--speculative-num-steps": 1},
