@@ -24,8 +24,7 @@ OWN_WORDS = {"draft_sample_method", "num_speculative_tokens", "speculative-confi
              "speculative_config", "draft_model", "--model", "--method", "model", "method", "-m"}
 # the settings a recipe spells that the audit reads besides the knobs
 READ_SETTINGS = ("k", "method", "draft", "model", "served", "topk", "one_model")
-# where these names are still spelled outside their engines' modules (messages, help texts,
-# policy notes): no other module may start to
+# the modules that spell these names in messages, help texts and notes; no other may
 SPELLED_ELSEWHERE = {
     "max_draft_len": {"apply/inject.py", "auditing/check.py", "auditing/evidence.py"},
     "--num-speculative-tokens": {"engines/values.py"},
