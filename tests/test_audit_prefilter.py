@@ -130,13 +130,13 @@ _LINE = st.lists(st.sampled_from(["SYNTHETIC_ACCEPTANCE_LENGTH", "SGLANG_SIMULAT
 @settings(max_examples=300)
 @given(st.lists(_LINE, max_size=8))
 def test_gal309_lines_are_every_line_a_knob_is_set_on(lines):
-    from goldenal.auditing.runner import _KNOB_NAMES, _KNOB_ROWS
+    from goldenal.auditing.runner import _KNOB_NAMES
     from goldenal.recipes import knobs
 
     found = knobs.lines_naming(lines, _KNOB_NAMES)
     assert found == sorted({i for i, text in enumerate(lines)
                             if any(n in text for n in _KNOB_NAMES)})
-    assert {i for i, text in enumerate(lines) if knobs.first_set(text, _KNOB_ROWS)} <= set(found)
+    assert {i for i, text in enumerate(lines) if knobs.first_set(text, ev.VALUE_ROWS)} <= set(found)
 
 
 _GLOB = st.lists(st.sampled_from(["a", "b", "*", "**", "?", "[ab]", "x.py", "__pycache__",
@@ -301,8 +301,31 @@ _TABLE_NAMES = sorted({r.name for rows in lint_shell._TABLE_GROUPS.values() for 
 def test_groups_are_named_as_a_substring_search_finds_them(text):
     from goldenal.auditing.shell import _TABLE_GROUPS, _groups_named
 
-    assert _groups_named(text) == {group for group, rows in _TABLE_GROUPS.items()
-                                   if any(r.name in text for r in rows)}
+    assert (_groups_named(text) or set()) == {group for group, rows in _TABLE_GROUPS.items()
+                                              if any(r.name in text for r in rows)}
+
+
+def test_every_name_a_line_is_read_for_holds_a_word_of_the_gate():
+    """_read_line skips a line holding no word of _SCAN_GATE, which is built from the records:
+    every spelling it reads (all but the runner's, ATOM's DSpark config and llama.cpp's served
+    model, read beside its other flags) and every record's launch, config and sampling word."""
+    from goldenal.engines import MODULES, table
+
+    gate = lint_shell._SCAN_GATE
+    names = [r.name for r in table.SPELLINGS if r.engine != "runner"
+             and r.setting != table.DSPARK
+             and not (r.setting == table.MODEL and r.engine in lint_shell._REFUSING)]
+    for rec in (m.RECORD for m in MODULES.values()):
+        names += [w for w, _ in rec.launches] + list(rec.sample_keys + rec.spec_config
+                                                     + rec.draft_keys + rec.spec_words)
+    # the words _read_line spelled by hand before they came from the records
+    names += ["rejection_sample_method", "draft_sample_method", "speculative-config",
+              "speculative_config", "draft_model", "speculative_model_dir", "--model-path",
+              "--served-model-name", "vllm serve", "trtllm-serve", "--method", "max_draft_len",
+              "num_nextn_predict_layers", "--speculative-dspark-block-size"]
+    assert [n for n in names if not any(w in n for w in gate)] == []
+    assert lint_shell._read_line("no word of it here: x=1") is None
+    assert lint_shell._groups_named("  speculative_config:") == set()
 
 
 def test_a_list_document_naming_a_backend_is_no_recipe(tmp_path):
@@ -387,3 +410,29 @@ def test_duplicate_keys_are_those_of_each_mapping_in_turn(body):
         return
     found = [(k.start_mark.index, f.start_mark.index) for k, f in spans.duplicate_keys(root)]
     assert found == _duplicates_oracle(root, [], set())
+
+
+def test_the_line_reader_takes_k_drafts_served_models_and_sampling_from_the_records():
+    read = lint_shell._read_line
+    # K's precedence is the records' k_ranks: DSpark's block size before SGLang's steps, a
+    # JSON config's before vLLM's shorthand, max_draft_len before TensorRT-LLM's layer count
+    assert [[r.name for r in rows] for _, rows in lint_shell._K_KINDS] == [
+        ["--speculative-dspark-block-size"], ["--speculative-num-steps"],
+        ["num_speculative_tokens"], ["--num-speculative-tokens"], ["--spec-tokens"],
+        ["max_draft_len"], ["num_nextn_predict_layers"],
+        ["--spec-draft-n-max", "LLAMA_ARG_SPEC_DRAFT_N_MAX"]]
+    assert dict(read("x --speculative-num-steps 3 --speculative-dspark-block-size 7").ks) == {
+        lint_shell._K_KINDS[0][0]: 7, lint_shell._K_KINDS[1][0]: 3}
+    # a draft key nested under a speculative mapping (vLLM's, TensorRT-LLM's, ATOM's)
+    assert read("speculative_config:").spec_block == 0
+    assert [read(f"  {key}: org/D-{i}").nested_draft for i, key in enumerate(
+        ("model", "speculative_model_dir", "draft_model"))] == ["org/D-0", "org/D-1", "org/D-2"]
+    # the served model: a positional after a launch taking one, a flag, a config-file key
+    assert [read(text).model for text in (
+        "trtllm-serve org/M1 --port 1", "vllm serve org/M2 --port 1",
+        "vllm serve --model org/M3", "python -m sglang.launch_server --model-path org/M4",
+        "  served-model-name: org/M5", "atom serve --served-model-name org/M6")] == [
+        f"org/M{i}" for i in range(1, 7)]
+    said = read("""--speculative-config '{"draft_sample_method": "probabilistic", """
+                """"rejection_sample_method": "synthetic"}'""")
+    assert (said.dsm, said.rsm) == ("probabilistic", "synthetic")

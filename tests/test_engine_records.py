@@ -20,25 +20,43 @@ from goldenal.engines.knobs import MODULES
 ROOT = pathlib.Path(goldenal.__file__).parent
 # a curve's sampling-variant key (golden files, the policy) that vLLM also reads as a knob
 VARIANT_KEYS = {"rejection_sample_method"}
-# engine names that are goldenal's own words too: a fit's field (vLLM's per-request mean),
-# the /metrics endpoint and Prometheus reader (the mapping vLLM's per-request counts sit in),
-# the plot title (vLLM's and SGLang's bench clients print it), the key measure's request
-# records keep llama.cpp's per-request counts under, and the --distribution option and its
-# variables (ATOM's steps by drafts accepted, in /debug/mtp_stats and its log summary)
+# goldenal's own words that engines spell too: a fit's field (vLLM's per-request mean), the
+# /metrics endpoint and Prometheus reader (the mapping vLLM's per-request counts sit in), the
+# plot title (vLLM's and SGLang's bench clients print it), the key measure's request records
+# keep llama.cpp's per-request counts under, the --distribution option and its variables
+# (ATOM's steps by drafts accepted), the other sampling-variant key, a curve file's K key and
+# its header's speculative-config mapping, a method name, its options, common words
 OWN_WORDS = {"mean_acceptance_length", "metrics", "Acceptance length", "timings",
-             "distribution", "dist"}
+             "distribution", "dist", "draft_sample_method", "num_speculative_tokens",
+             "speculative-config", "speculative_config", "draft_model", "--model", "--method",
+             "model", "method", "-m"}
 # the compiled log scan spells vLLM's current line in C; its copy is checked against the
 # record by test_the_compiled_scan_spells_the_records_line
 C_SCAN = "readers/_logscan.c"
+# the settings a recipe spells that the audit reads besides the knobs
+READ_SETTINGS = ("k", "method", "draft", "model", "served", "topk", "one_model")
+# the modules that spell these names in messages, help texts and notes; no other may
+SPELLED_ELSEWHERE = {
+    "max_draft_len": {"apply/inject.py", "auditing/check.py", "auditing/evidence.py"},
+    "--num-speculative-tokens": {"engines/values.py"},
+    "--spec-draft-n-max": {"commands/measure.py", "measuring/sweep.py"},
+    "--spec-draft-model": {"commands/measure.py"},
+    "--spec-type": {"commands/measure.py", "golden/policy.py"},
+    "--speculative-algorithm": {"golden/policy.py"}, "decoding_type": {"golden/policy.py"},
+    "trtllm-serve": {"commands/inject.py"}}
 
 
 def record_names(rec):
-    """Every knob, metric, per-request count field and log name of a record."""
+    """Every knob, metric, per-request count field and log name of a record, and every name
+    the audit reads a recipe for: K, method, draft and served model, how a config nests them."""
     carriers = ("length", "rates", "rate", "token_mode", "acc_method")
     names = set(rec.knobs) | {row[0] for row in rec.spellings if row[1] in carriers}
     names |= set(rec.metrics.values()) | ({rec.env_knob} if rec.env_knob else set())
     names |= {name for fields in (rec.count_fields, rec.log_lines)
               for names in fields.values() for name in names}
+    names |= {row[0] for row in rec.spellings if row[1] in READ_SETTINGS} | set(rec.k_ranks)
+    names |= set(rec.sample_keys + rec.spec_config + rec.draft_keys + rec.spec_words)
+    names |= {rec.launch_word} if rec.positional_model else set()
     return names - VARIANT_KEYS - OWN_WORDS
 
 
@@ -48,7 +66,7 @@ def word(name):
 
 def owners(name):
     """The engine modules whose records hold ``name``, alone or inside a longer name (two
-    engines can print the same word)."""
+    engines can print or spell the same word)."""
     return {f"engines/{engine}.py" for engine, module in MODULES.items()
             if any(word(name).search(n) for n in record_names(module.RECORD))}
 
@@ -65,7 +83,7 @@ def modules_naming(name, folders=None):
 def test_every_name_of_a_record_is_spelled_only_in_its_engine_module(engine):
     own = f"engines/{engine}.py"
     def copies(name):
-        held = owners(name)
+        held = owners(name) | SPELLED_ELSEWHERE.get(name, set())
         return held | {C_SCAN} if "engines/vllm.py" in held else held
 
     elsewhere = {name: [m for m in modules_naming(name) if m not in copies(name)]

@@ -90,8 +90,7 @@ def _dec(text):
 
 # what each knob writes, from the engines' spellings: the AL, per-position rates (a JSON
 # list in a config key, comma-separated on a command line) or (AL - 1) / K
-_VALUE_ROWS = {r.name: r for r in knobs.SPELLINGS
-               if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+_VALUE_ROWS = {r.name: r for r in ev.VALUE_ROWS}
 
 
 def unit(knob):
@@ -466,12 +465,14 @@ def _starts(cfg, add):
 
     x = cfg.extra
     if not x.get("llama_spec"):
-        add("GAL206", f"{cfg.said} on a llama-server without speculative decoding "
-                      "(no --spec-type / --spec-draft-model): the server refuses to start "
-                      "(synthetic acceptance requires an initialized speculative decoding "
-                      "context)")
+        add("GAL206", f"{cfg.said} on a llama-server without speculative decoding (no "
+                      f"{_named(cfg.engine, knobs.METHOD, knobs.FLAG)} / "
+                      f"{_named(cfg.engine, knobs.DRAFT, knobs.FLAG)}): the server refuses to "
+                      "start (synthetic acceptance requires an initialized speculative "
+                      "decoding context)")
         return False
-    said = " (llama.cpp's default, no --spec-draft-n-max)" if x.get("k_default") else ""
+    said = (f" (llama.cpp's default, no {_named(cfg.engine, knobs.K, knobs.FLAG)})"
+            if x.get("k_default") else "")
     forms = x.get("llama_forms") or {}
     if len(forms) > 1:
         add("GAL207", f"{forms[knobs.LENGTH]} and {forms[knobs.RATES]} are both set: "
@@ -540,12 +541,13 @@ def _honour(cfg, add):
     elif rec.unit == "accepted" and num is not None and num != num.to_integral_value() \
             and x.get("one_model") is False:
         add("GAL206", f"fractional {cfg.said} on the two-model path "
-                      f"({x.get('one_model_key', 'eagle3_one_model')}: false) is parsed as "
-                      "an integer and becomes 0: forcing is off")
+                      f"({x['one_model_key']}: false) is parsed as an integer and becomes 0: "
+                      "forcing is off")
     elif x.get("token_mode") == "real-draft-token" and topk not in (None, "1", 1) and \
             knobs.spellings(cfg.engine, setting=knobs.TOKEN_MODE):
         add("GAL206", f"{_named(cfg.engine, knobs.TOKEN_MODE)}=real-draft-token requires "
-                      f"speculative-eagle-topk 1, got {topk}: the server refuses to start")
+                      f"{_named(cfg.engine, knobs.TOPK).lstrip('-')} 1, got {topk}: the server "
+                      "refuses to start")
     elif x.get("acc_method") not in (None, "match-expected") and \
             knobs.spellings(cfg.engine, setting=knobs.ACC_METHOD):
         # default and recommended is match-expected; multinomial draws a rounded,

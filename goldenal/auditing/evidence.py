@@ -20,6 +20,9 @@ RUNNER_SWITCH = RUNNER_LENGTH.rsplit("_", 1)[0]
 
 
 _VALUE_SETTINGS = (_knobs.LENGTH, _knobs.RATES, _knobs.RATE)
+# a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
+# \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
+VALUE_ROWS = _knobs.spellings(setting=_VALUE_SETTINGS)
 # an environment spelling of a knob that is also a flag (llama.cpp's) reads as the flag
 FLAG_OF_ENV = {env.name: flag.name for env in _knobs.SPELLINGS for flag in _knobs.SPELLINGS
                if env.form == _knobs.ENV and flag.form == _knobs.FLAG
@@ -181,20 +184,8 @@ def thinking_signals(lines, start=0, stop=None):
 
 def thinking_signals_in(text, lines):
     """:func:`thinking_signals` over only the lines of ``text`` that mention thinking."""
-    rows = set()
-    for word in ("hink", "HINK"):
-        # str.find skips to each mention (a regex would try every position)
-        row = prev = 0
-        i = text.find(word)
-        while i >= 0:
-            row += text.count("\n", prev, i)
-            rows.add(row)
-            prev = text.find("\n", i)
-            i = text.find(word, prev) if prev >= 0 else -1
-    found = []
-    for row in sorted(rows):
-        found.extend(thinking_signals(lines, row, row + 1))
-    return found
+    return [signal for row in _knobs.lines_naming(lines, ("hink", "HINK"), text)
+            for signal in thinking_signals(lines, row, row + 1)]
 
 
 def decide_thinking(signals):

@@ -4,6 +4,7 @@ knob pinned in one is audited like one in a script."""
 import re
 from typing import NamedTuple
 
+from goldenal.auditing import evidence as ev
 from goldenal.engines import table as knobs
 
 # CommonMark: up to three spaces, then three or more backticks or tildes, then an info string
@@ -119,7 +120,6 @@ def is_recipe(relpath):
 
 
 # the knob spellings a block can set (the audit's one table, every engine)
-_KNOB_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
 # a server started in a command block: an engine's own command, or a container run
 _CONTAINER_RUN = re.compile(r"\b(?:docker|podman|nerdctl)\s+run\b")
 # heading words that say fixed-sequence-length besides a recipe name's spellings
@@ -157,14 +157,13 @@ def _sections(lines):
 def knob_sections(lines):
     """``[(section, code)]``: the sections whose shell blocks set a knob, each block's lines kept."""
     return [(section, sec_code) for section, (_, sec_code) in _sections(lines)[1].items()
-            if knobs.first_set("\n".join(sec_code), _KNOB_ROWS)]
+            if knobs.first_set("\n".join(sec_code), ev.VALUE_ROWS)]
 
 
 def markdown_configs(relpath, lines, scenario_path=None):
     """The configs of the shell blocks under each heading, read as one script; agentic or not
     from their clients, the headings, a recipe page's clients, the path, never another section."""
     from goldenal.core.errors import GoldenALError
-    from goldenal.auditing import evidence as ev
     from goldenal.auditing.shell import script_configs
 
     recipe = is_recipe(scenario_path or relpath)
@@ -182,7 +181,7 @@ def markdown_configs(relpath, lines, scenario_path=None):
     out = []
     for section, (group, sec_code) in sections.items():
         sec_text = "\n".join(sec_code)
-        if not knobs.first_set(sec_text, _KNOB_ROWS):
+        if not knobs.first_set(sec_text, ev.VALUE_ROWS):
             continue
         named = next((a for a in map(heading_says, heading_chain(heads, section))
                       if a is not None), None)

@@ -75,7 +75,7 @@ def _fields(doc, site):
         f["spec_line"] = _line(site.on if site.on is not None else site.spec)
         if "eagle_topk" in site.extra:
             f["extra"]["eagle_topk"] = site.extra["eagle_topk"]
-        for key in ("eagle3_one_model", "mtp_eagle_one_model"):
+        for key in (r.name for r in knobs.spellings(setting=knobs.ONE_MODEL)):
             if key in site.extra:
                 f["extra"]["one_model"] = str(site.extra[key]).lower() == "true"
                 f["extra"]["one_model_key"] = key

@@ -4,7 +4,7 @@ values, ``GAL3xx`` recipes and evidence), each with its ``--explain`` page."""
 import re
 from typing import NamedTuple
 
-from goldenal.engines import table as knobs
+from goldenal.engines import record, table as knobs
 
 
 class Rule(NamedTuple):
@@ -80,8 +80,8 @@ _RULES = [
          "golden cell while (AL - 1)/K' for another K' matches it.",
          "ATOM converts the rate with the served K; a rate derived with another K encodes a "
          "different acceptance length.",
-         "--num-speculative-tokens 2 <atom:rate> 0.663333   # (2.99-1)/3",
-         "--num-speculative-tokens 2 <atom:length> 2.50",
+         "<atom:k> 2 <atom:rate> 0.663333   # (2.99-1)/3",
+         "<atom:k> 2 <atom:length> 2.50",
          "Safe: the fix writes the length form, which needs no conversion."),
     Rule("GAL204", "value-out-of-range", "error",
          "The acceptance length lies outside [1, K+1] (rate outside [0, 1]).",
@@ -89,8 +89,8 @@ _RULES = [
          "served (or an ATOM/vLLM rate outside [0, 1]).",
          "vLLM and ATOM refuse to start; SGLang and TensorRT-LLM clamp silently, so the run "
          "measures K+1 (or real acceptance) instead of the target.",
-         "--speculative-num-steps 1\n<sglang:length>: '2.5'",
-         "--speculative-num-steps 2\n<sglang:length>: '2.5'",
+         "<sglang:k> 1\n<sglang:length>: '2.5'",
+         "<sglang:k> 2\n<sglang:length>: '2.5'",
          "No automatic fix: either K or the value is wrong."),
     Rule("GAL205", "synthetic-method-missing", "error",
          "A vLLM synthetic length or rates are set without `rejection_sample_method: synthetic`.",
@@ -113,21 +113,21 @@ _RULES = [
          "Each of these silently disables or distorts forced acceptance (engine facts in "
          "docs/engines.md §6), so the benchmark reports real or wrong acceptance as if it were "
          "golden.",
-         "eagle3_one_model: false\n<trtllm:length>: \"1.78\"",
-         "eagle3_one_model: true\n<trtllm:length>: \"1.78\"",
+         "<trtllm:one_model>: false\n<trtllm:length>: \"1.78\"",
+         "<trtllm:one_model>: true\n<trtllm:length>: \"1.78\"",
          "No automatic fix: the engine image or launch path must change."),
     Rule("GAL207", "synthetic-rates-invalid", "error",
          "llama.cpp synthetic acceptance rates that llama-server refuses at start-up.",
          "Flags `<llamacpp:rates>` (or `<llamacpp:rates:env>`) whose list does not "
-         "hold exactly K values (K = `--spec-draft-n-max`, default 3), or holds a value "
+         "hold exactly K values (K = `<llamacpp:k:flag>`, default 3), or holds a value "
          "outside [0, 1], or rises from one position to the next; and rates set beside a "
          "length (`<llamacpp:length>` / `<llamacpp:length:env>`), which llama-server "
          "refuses as mutually exclusive.",
          "The rates are unconditional survival probabilities, one per draft position; "
          "llama-server checks them when it initialises speculative decoding and exits, so "
          "the benchmark never starts (or starts from another launch path than intended).",
-         "--spec-draft-n-max 3 <llamacpp:rates> 1,0.83",
-         "--spec-draft-n-max 3 <llamacpp:rates> 1,0.83,0   # goldenal emit --engine llamacpp "
+         "<llamacpp:k:flag> 3 <llamacpp:rates> 1,0.83",
+         "<llamacpp:k:flag> 3 <llamacpp:rates> 1,0.83,0   # goldenal emit --engine llamacpp "
          "--distribution min-variance",
          "No automatic fix: K or the rates are wrong."),
     Rule("GAL301", "missing-synthetic-knob", "error",
@@ -136,7 +136,7 @@ _RULES = [
          "synthetic knob on the throughput path.",
          "Policy rule 3: agentic spec-decode results are compared at the golden AL; real "
          "acceptance makes them depend on draft-head quality and dataset luck.",
-         "--speculative-algorithm EAGLE --speculative-num-steps 3   # agentic, no knob",
+         "<sglang:method> EAGLE <sglang:k> 3   # agentic, no knob",
          "export <sglang:length>=2.99   # glm-5.2 thinking_on K=3",
          "No automatic fix (use `goldenal inject`)."),
     Rule("GAL302", "knob-on-non-agentic", "error",
@@ -184,7 +184,7 @@ _RULES = [
          "Dynamo default thinking mode or client extra input, and names the default assumed "
          "(the curve's only mode, or the documented default THINKING_MODE=thinking_on).",
          "The thinking mode selects the curve row; an unstated mode hides a possible mismatch.",
-         "vllm serve MODEL --speculative-config ...   # no chat-template kwargs",
+         "<vllm:launch> MODEL --speculative-config ...   # no chat-template kwargs",
          "--default-chat-template-kwargs '{\"enable_thinking\": true}'",
          "No fix."),
     Rule("GAL306", "unreadable-input", "warning",
@@ -223,7 +223,7 @@ _RULES = [
          "Forced acceptance emits tokens the target never verified: a server real users talk "
          "to answers with invalid output.",
          "# demo/chat_server.sh\nexport <sglang:length>=2.99\n"
-         "python3 -m sglang.launch_server --model-path nvidia/GLM-5.2-NVFP4 ...",
+         "python3 -m sglang.launch_server <sglang:model> nvidia/GLM-5.2-NVFP4 ...",
          "Remove the knob from servers that are not benchmarked, or keep the launcher with the "
          "benchmark that drives it.",
          "No fix."),
@@ -265,8 +265,8 @@ _RULES = [
          "the target model says, so real users copying the command get output nobody verified.",
          "# docs/chatbot.md, section \"Serve the chatbot\"\n"
          "export <sglang:length>=2.99\n"
-         "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2 ...",
-         "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2 ...   # no knob\n"
+         "python3 -m sglang.launch_server <sglang:model> zai-org/GLM-5.2 ...",
+         "python3 -m sglang.launch_server <sglang:model> zai-org/GLM-5.2 ...   # no knob\n"
          "# or a benchmark recipe: the agentic client in the same section as the server",
          "No fix: whether the example is a benchmark recipe is for its author to say."),
     Rule("GAL308", "unused-suppression", "warning",
@@ -282,9 +282,9 @@ _RULES = [
 
 
 def _spelled(text):
-    # knob names in the pages come from the engines' spellings table
-    return _PLACEHOLDER.sub(lambda m: knobs.spellings(m[1], setting=m[2], form=m[3])[0].name,
-                            text)
+    # knob names and launch commands in the pages come from the engine records
+    return _PLACEHOLDER.sub(lambda m: record(m[1]).launch_word if m[2] == "launch" else
+                            knobs.spellings(m[1], setting=m[2], form=m[3])[0].name, text)
 
 
 _PLACEHOLDER = re.compile(r"<(\w+):(\w+)(?::(\w+))?>")

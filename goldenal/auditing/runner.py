@@ -22,10 +22,7 @@ from goldenal.core.errors import DuplicateKeyError, GoldenALError, yaml_error
 from goldenal.engines import table as knobs
 from goldenal.recipes.shell import remembering
 
-# a knob given a value, as the one knob table spells it: NAME=, NAME:, "name":,
-# \"name\": (JSON escaped inside a double-quoted bash string) or a flag and its value
-_KNOB_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
-_KNOB_NAMES = tuple(sorted({row.name for row in _KNOB_ROWS}))
+_KNOB_NAMES = tuple(sorted({row.name for row in ev.VALUE_ROWS}))
 
 def _text(c):
     text = c.data.decode("utf-8", errors="replace")
@@ -221,7 +218,8 @@ def _run(paths, root, curves, exclude, respect_gitignore, cache, overlay):
                                   else "speculative settings but no synthetic knob")
             continue
         text, lines = text_of(c)
-        if c.kind == "script" and c.has_knob and not agentic and not knobs.first_set(text, _KNOB_ROWS):
+        if c.kind == "script" and c.has_knob and not agentic and \
+                not knobs.first_set(text, ev.VALUE_ROWS):
             # names a knob (sed, a helper's name) but never sets one
             skipped[c.relpath] = "names a synthetic knob but never sets one"
             continue
@@ -455,7 +453,7 @@ def not_checked(relpath, lines, code, why):
         text = code[i]
         if not text or text.lstrip().startswith(("#", "//")):
             continue
-        found = knobs.first_set(text, _KNOB_ROWS)
+        found = knobs.first_set(text, ev.VALUE_ROWS)
         if found:
             m = found[1]
             out.append(make_finding("GAL309", relpath, i + 1,

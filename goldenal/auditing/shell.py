@@ -41,24 +41,37 @@ _ENV_KNOB_ROWS = knobs.spellings(engine=_ENV_CARRIED,
 _YAML_ENV_ROWS = tuple(r for r in _ENV_KNOB_ROWS if r.form == knobs.KEY)
 _PREFIX_ENV_ROWS = tuple(r for r in _ENV_KNOB_ROWS if r.form == knobs.ENV)
 _PREFIX_LEAD = frozenset(" \t\n\r\f\v\"'=")
-_KNOB_ENGINE = {r.name: r.engine for r in knobs.SPELLINGS
-                if r.setting in (knobs.LENGTH, knobs.RATES, knobs.RATE)}
+_KNOB_ENGINE = {r.name: r.engine for r in ev.VALUE_ROWS}
 # the parts of a launcher's file name that name an engine
 FILE_TOKENS = tuple((e, tok) for e in ev.ENGINES for tok in ev.record(e).file_tokens)
 _ACC_SETTING = {knobs.TOKEN_MODE: "token_mode", knobs.ACC_METHOD: "acc_method"}
 _ACC_NAMES = {r.name: _ACC_SETTING[r.setting] for r in knobs.SPELLINGS if r.setting in _ACC_SETTING}
-_K_KINDS = (  # precedence: first match kind wins (each name is one engine's)
-    ("dspark", knobs.spellings(names=("--speculative-dspark-block-size",))),
-    ("steps", knobs.spellings(names=("--speculative-num-steps",))),
-    ("json", knobs.spellings(names=("num_speculative_tokens",))),
-    ("atom", knobs.spellings(names=("--num-speculative-tokens",))),
-    ("spec-tokens", knobs.spellings(names=("--spec-tokens",))),
-    ("trt", knobs.spellings(names=("max_draft_len",))),
-    # TensorRT-LLM MTP without max_draft_len (docs/engines.md §3.4), as the recipe reader reads it
-    ("trt-nextn", knobs.spellings(names=("num_nextn_predict_layers",))),
-    ("refusing", knobs.spellings(engine=_REFUSING, setting=knobs.K)),
-)
-_K_AT_LINE_START = ("trt", "trt-nextn")     # YAML keys
+_RECORDS = tuple(ev.record(e) for e in ev.ENGINES)
+_NOT_REFUSING = tuple(e for e in ev.ENGINES if e not in _REFUSING)
+
+
+def _stems(names):
+    """``names`` less those holding another: a line holds one of these when it holds a name."""
+    names = set(names)
+    return tuple(sorted(n for n in names if not any(o != n and o in n for o in names)))
+
+
+def _alternatives(names):
+    return "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+
+
+def _k_kind(row):
+    """K's precedence (the records' ``k_ranks``, unranked last): one engine's rows of a rank."""
+    rank = ev.record(row.engine).k_ranks.get(row.name)
+    return rank is None, rank or 0, ev.ENGINES.index(row.engine)
+
+
+_K_ROWS = sorted(knobs.spellings(engine=ev.ENGINES, setting=knobs.K), key=_k_kind)
+_K_KINDS = tuple((kind, tuple(r for r in _K_ROWS if _k_kind(r) == kind))
+                 for kind in dict.fromkeys(map(_k_kind, _K_ROWS)))
+# YAML keys (an environment-carried engine's, as for its draft and method below)
+_K_AT_LINE_START = tuple(kind for kind, rows in _K_KINDS
+                         if rows[0].form == knobs.KEY and rows[0].engine not in _COMMAND_CARRIED)
 # kinds of an engine with a default K: a K set to a value not known here overrides it
 _K_DEFAULTED = tuple(kind for kind, rows in _K_KINDS
                      if ev.record(rows[0].engine).default_k is not None)
@@ -84,8 +97,8 @@ _DROPPED_METHOD = knobs.spellings(
 def _spec_res(setting, value, quoted_value):
     """``(pattern, quoted key or None)`` per record spelling of ``setting``: a key in a JSON config
     on the command line (vLLM's), a flag, a key opening a YAML line (TensorRT-LLM's)."""
-    rows = [r for r in knobs.spellings(engine=tuple(e for e in ev.ENGINES if e not in _REFUSING),
-                                       setting=setting) if r != _DROPPED_METHOD]
+    rows = [r for r in knobs.spellings(engine=_NOT_REFUSING, setting=setting)
+            if r != _DROPPED_METHOD]
     json = [r for r in rows if r.form == knobs.KEY and r.engine in _COMMAND_CARRIED]
     return tuple([(re.compile(rf'"{re.escape(r.name)}"\s*:\s*"({quoted_value})"'), f'"{r.name}"')
                   for r in json]
@@ -103,27 +116,42 @@ _JSON_DRAFT_WITNESSES = tuple(r.name for r in knobs.spellings(
     engine=_COMMAND_CARRIED, setting=knobs.K, form=knobs.KEY)) + tuple(
     quoted for _, quoted in _METHOD_RES if quoted)
 _WORD_CHARS = re.compile(r"\w+")
-_RSM_RE = re.compile(r'["\']?rejection_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
-_DSM_RE = re.compile(r'["\']?draft_sample_method["\']?\s*[:=]\s*["\']?(\w+)')
 _TOPK_RE = re.compile("|".join(re.escape(r.name) for r in knobs.spellings(setting=knobs.TOPK))
                       + r"(?:\s+|=)[\"']?(\d+)")
-# (attribute of _Said, a word every match holds, pattern)
-_WORD_RES = (("rsm", "sample_method", _RSM_RE), ("dsm", "sample_method", _DSM_RE),
-             ("topk", "topk", _TOPK_RE))
+# (attribute of _Said, a word every match holds, pattern): the records' sampling-variant keys
+_WORD_RES = tuple((attr, key, re.compile(rf"""["']?{re.escape(key)}["']?\s*[:=]\s*["']?(\w+)"""))
+                  for rec in _RECORDS for attr, key in zip(("dsm", "rsm"), rec.sample_keys)
+                  ) + (("topk", "topk", _TOPK_RE),)
 _ONE_MODEL_RE = re.compile("(" + "|".join(re.escape(r.name) for r in knobs.spellings(
     setting=knobs.ONE_MODEL)) + r")\s*:\s*(true|false|True|False)")
-# every pattern _scan looks for contains one of these
-_SCAN_GATE = re.compile(r"accept|ACC|spec|draft|nextn|method|decoding_type|one_model|vllm|sglang|"
-                        r"trtllm|atom|topk|model|SPEC|llama-server")
-# a YAML speculative-config mapping: its ``model`` is the draft head
-_SPEC_BLOCK_RE = re.compile(r"^(\s*)[\"']?speculative[-_]config[\"']?\s*:\s*$")
-_NESTED_DRAFT_RE = re.compile(r"^\s*(?:model|draft_model|speculative_model(?:_dir)?)\s*:\s*"
-                              r"[\"']?([^\"'\s$#]+)")
-# a served model: a flag's value, or the positional after ``vllm serve`` / ``trtllm-serve``
-# (never a flag: ``vllm serve --model X`` names X through ``--model``)
+# a YAML speculative-config mapping: a key naming a draft under it is the draft head
+_SPEC_KEYS = tuple(k for rec in _RECORDS for k in rec.spec_config)
+_SPEC_BLOCK_RE = re.compile(rf"^(\s*)[\"']?(?:{_alternatives(_SPEC_KEYS)})[\"']?\s*:\s*$")
+_DRAFT_KEYS = tuple(r.name for r in knobs.spellings(setting=knobs.DRAFT, form=knobs.KEY)) + tuple(
+    k for rec in _RECORDS for k in rec.draft_keys)
+# a word of each draft the patterns read (a flag's, a key's, a nested key's)
+_DRAFT_STEMS = _stems(_DRAFT_KEYS + tuple(r.name for r in knobs.spellings(
+    engine=_NOT_REFUSING, setting=knobs.DRAFT)))
+_NESTED_DRAFT_RE = re.compile(rf"^\s*(?:{_alternatives(_DRAFT_KEYS)})\s*:\s*[\"']?([^\"'\s$#]+)")
+# a served model: a flag's value, the positional after a launch taking one (not a flag,
+# which is read as such), a key of a config file of flags
+_SERVED_ROWS = knobs.spellings(engine=_NOT_REFUSING, setting=(knobs.MODEL, knobs.SERVED),
+                               form=knobs.FLAG)
+_POSITIONAL = tuple(rec.launch_word for rec in _RECORDS if rec.positional_model)
+_SERVED_KEYS = tuple(r.name.lstrip("-") for r in _SERVED_ROWS if ev.record(r.engine).config_file)
 _MODEL_RE = re.compile(
-    r"(?:--model(?:-path)?|--served-model-name|\bvllm serve|trtllm-serve)(?:\s+|=)[\"']?(?!-)([^\"'\s$]+)"
-    r"|^\s*[\"']?(?:model|served-model-name)[\"']?\s*:\s*[\"']?([^\"'\s$,]+)")
+    "(?:" + "|".join([_alternatives(r.name for r in _SERVED_ROWS)]
+                     + [rf"\b{re.escape(w)}" for w in _POSITIONAL])
+    + r""")(?:\s+|=)["']?(?!-)([^"'\s$]+)|^\s*["']?(?:""" + _alternatives(_SERVED_KEYS)
+    + r""")["']?\s*:\s*["']?([^"'\s$,]+)""")
+_MODEL_STEMS = _stems(tuple(r.name for r in _SERVED_ROWS) + _POSITIONAL + _SERVED_KEYS)
+# words of a line switching speculative decoding on
+_SPEC_WORDS = ("speculative",) + tuple(w for rec in _RECORDS for w in rec.spec_words)
+# every pattern _read_line looks for holds one of these: a line holding none says nothing
+_SCAN_GATE = _stems(_GROUP_NAMES + _METHOD_NAMES + _SPEC_KEYS + _DRAFT_STEMS + _MODEL_STEMS
+                    + _SPEC_WORDS + tuple(w for _, w, _ in knobs.LAUNCHES + _WORD_RES)
+                    + tuple(r.name for r in knobs.spellings(setting=knobs.ONE_MODEL)))
+_GATED_NAMES = _GROUP_NAMES + _SCAN_GATE
 _HF_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -140,10 +168,10 @@ def _scan(text, no, found):
 @remembered
 def _read_line(flat):
     """What one expanded line says (a :class:`_Said`), or None; pure, so remembered."""
-    if not _SCAN_GATE.search(flat):
+    named = _groups_named(flat)
+    if named is None:
         return None
     said = _Said()
-    named = _groups_named(flat)
     if "llama" in named:
         said.llama = _read_llamacpp(flat)
     if "knob" in named:
@@ -169,13 +197,11 @@ def _read_line(flat):
                 ks.append((kind, k))
             elif kind in _K_DEFAULTED and any(r.name in flat and r.pattern.search(flat)
                                             for r in rows):
-                # --spec-draft-n-max "$k": K is set, to a value not known here, so
-                # the engine's default K does not apply
+                # a K flag given "$k": K is set, to a value not known here, so the
+                # engine's default K does not apply
                 said.k_unread = True
         said.ks = tuple(ks)
-    has_spec = "spec" in flat
-    has_model = "model" in flat
-    if has_model:
+    if any(w in flat for w in _DRAFT_STEMS):
         for rx, quoted in _DRAFT_RES:
             m = rx.search(flat)
             if m and (not quoted or any(w in flat for w in _JSON_DRAFT_WITNESSES)):
@@ -198,29 +224,28 @@ def _read_line(flat):
         m = _ONE_MODEL_RE.search(flat)
         if m:
             said.one_model = (m.group(1), m.group(2).lower() == "true")
-    if "serve" in flat or "launch_server" in flat or "entrypoints" in flat or "atom" in flat:
-        # a word every match of a launch holds: str's search skips a long line far faster
-        # than the regex's (whose \b alternatives have no literal prefix)
-        for engine, word, rx in knobs.LAUNCHES:
-            if word in flat and rx.search(flat):
-                said.engine = engine
-    if has_spec and "config" in flat:
+    # a word every match of a launch holds: str's search skips a long line far faster
+    # than the regex's (whose \b alternatives have no literal prefix)
+    for engine, word, rx in knobs.LAUNCHES:
+        if word in flat and rx.search(flat):
+            said.engine = engine
+    if any(k in flat for k in _SPEC_KEYS):
         m = _SPEC_BLOCK_RE.match(flat)
         if m:
             said.spec_block = len(m.group(1))
             return said
     said.blank = not flat.strip()
     said.indent = len(flat) - len(flat.lstrip())
-    m = _NESTED_DRAFT_RE.match(flat) if has_model else None
+    m = _NESTED_DRAFT_RE.match(flat) if any(w in flat for w in _DRAFT_STEMS) else None
     if m:
         said.nested_draft = m.group(1)
-    if has_model or "serve" in flat:
+    if any(w in flat for w in _MODEL_STEMS):
         m = _MODEL_RE.search(flat)
         if m:
             name = m.group(1) or m.group(2)
             if _HF_ID_RE.match(name):
                 said.model = name
-    said.spec = "speculative" in flat or "--method" in flat or "max_draft_len" in flat
+    said.spec = any(w in flat for w in _SPEC_WORDS)
     return said
 
 
@@ -259,7 +284,7 @@ class _Said:
             found["spec"] = True
             _spec_at(found, no)
             return
-        indent = found.get("spec_indent")
+        indent = found["spec_indent"]
         if indent is not None and not self.blank:
             if self.indent > indent:
                 if self.nested_draft is not None:
@@ -360,7 +385,8 @@ def _new_found():
             "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
             "engine": None, "spec": False, "token_mode": None, "acc_method": None,
             "first": None, "models": [], "llama_spec": False, "llama_env": None,
-            "spec_line": None, "k_unread": None, "llama_forms": {}, "knob_spelling": None}
+            "spec_line": None, "k_unread": None, "llama_forms": {}, "knob_spelling": None,
+            "spec_indent": None}
 
 
 class _State:
@@ -468,14 +494,10 @@ def _apply(ln, st):
 
 
 def _signature(st):
-    f = st.found
+    # every key of the evidence found, as _new_found lists them
     return (st.eval_only, tuple(sorted((k, v) for k, v in st.env.items() if v is not None)),
-            f["knob"], tuple(sorted(f["env_knobs"].items())), tuple(sorted(f["k"].items())),
-            f["draft"], f["method"], f["atom_method"], f["rsm"], f["dsm"], f["topk"],
-            f["one_model"], f["engine"], f["spec"], f["token_mode"], f["acc_method"],
-            f["first"], tuple(f["models"]), f.get("spec_indent"), f["llama_spec"],
-            f["llama_env"], f["spec_line"], f["k_unread"],
-            tuple(sorted(f["llama_forms"].items())), f["knob_spelling"])
+            tuple(tuple(sorted(v.items())) if isinstance(v, dict) else
+                  tuple(v) if isinstance(v, list) else v for v in st.found.values()))
 
 
 def _merge_states(states, line, closes):
@@ -560,15 +582,15 @@ def _closure(wanted, new, assigns, near):
 
 
 # the words of every line that can hold evidence: a knob, K, the draft head, the method, the
-# served model or engine, thinking; one Aho-Corasick pass over a script finds them all
-_INTERESTING_WORDS = (
-    "MODEL_ID=", "MODEL_NAME=", "synthetic_acceptance", "SIMULATE_ACC", "TLLM_SPEC_DECODE_FORCE",
-    "spec-decode-acceptance", "SYNTHETIC_ACCEPTANCE", "speculative", "max_draft_len",
-    "num_nextn_predict",
-    "--method", "spec-tokens", "spec-method", "one_model", "think", "THINK", "chat-template",
-    "DRAFT", "draft-model", "decoding_type", "--model", "served-model", "model:", "vllm serve",
-    "trtllm-serve", "launch_server", "atom.entrypoints", "spec-synth", "LLAMA_ARG_SPEC",
-    "spec-draft", "spec-type", "llama-server")
+# served model or engine (the records' stems and spellings, on a command line or opening a
+# YAML line), thinking; one Aho-Corasick pass over a script finds them all
+_INTERESTING_WORDS = ("MODEL_ID=", "MODEL_NAME=", "think", "THINK", "chat-template", "DRAFT",
+                      "model:") + _stems(
+    [b.decode() for b in ev.KNOB_BYTES] + [rec.launch_word for rec in _RECORDS]
+    + [r.name for r in _SERVED_ROWS] + list(_POSITIONAL + _SPEC_WORDS)
+    + [r.name for r in knobs.spellings(setting=(knobs.K, knobs.METHOD, knobs.DRAFT,
+                                                knobs.ONE_MODEL))
+       if r.form != knobs.KEY or r.engine not in _COMMAND_CARRIED])
 
 
 @functools.cache
@@ -586,9 +608,12 @@ def _word_matches(text):
 
 
 def _groups_named(flat):
-    """The groups of :data:`_TABLE_GROUPS` one of whose names ``flat`` holds."""
-    found = _automaton(_GROUP_NAMES).find_matches_as_indexes(flat, overlapping=True)
-    return {group for i, _, _ in found for group in _NAME_GROUPS[i]}
+    """The groups of :data:`_TABLE_GROUPS` one of whose names ``flat`` holds; None when it holds
+    no word of :data:`_SCAN_GATE` (each name holds one)."""
+    found = _automaton(_GATED_NAMES).find_matches_as_indexes(flat, overlapping=True)
+    if not found:
+        return None
+    return {group for i, _, _ in found if i < len(_NAME_GROUPS) for group in _NAME_GROUPS[i]}
 
 
 def _hit_lines(text):
@@ -851,13 +876,9 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
         extra={**extra, "name_hint": name_hint(relpath)})
 
 
-# knobs a config file gives a literal number
-_LITERAL_ROWS = knobs.spellings(setting=(knobs.LENGTH, knobs.RATES, knobs.RATE))
-
-
 def text_configs(relpath, text, lines, literal_only=False, scenario_path=None):
     """Knobs in a config file of no known layout, read like a heredoc."""
-    if literal_only and not knobs.first_set(text, _LITERAL_ROWS, number=True):
+    if literal_only and not knobs.first_set(text, ev.VALUE_ROWS, number=True):
         return []
     parsed = [Line(i + 1, t, (), True) for i, t in enumerate(lines)
               if t.strip() and not t.strip().startswith(("#", "//"))]

@@ -23,6 +23,10 @@ RECORD = Engine(
                ("--draft-model", "draft", "flag"),
                ("--model", "model", "flag"),
                ("--dspark-config", "dspark", "flag")),
+    k_ranks={"--num-speculative-tokens": 3},
+    # EngineArgs.draft_model as config mappings write it (atom/model_engine/arg_utils.py:74);
+    # --method switches speculative decoding on
+    draft_keys=("draft_model",), spec_words=("--method",),
     launches=(("atom", r"\batom\.entrypoints|-m atom\b|\batom serve\b"),),
     launch_word="atom.entrypoints",
     info_endpoints=("/debug/mtp_stats",),

@@ -32,6 +32,7 @@ RECORD = Engine(
                ("LLAMA_ARG_SPEC_DRAFT_MODEL", "draft", "env"),
                ("-m", "model", "flag"),
                ("--model", "model", "flag")),
+    k_ranks={"--spec-draft-n-max": 7, "LLAMA_ARG_SPEC_DRAFT_N_MAX": 7},
     launches=(("llama-server", r"(?<![\w.-])llama-server(?![\w.-])"),),
     launch_word="llama-server",
     aliases=("llama.cpp", "llama-cpp"),

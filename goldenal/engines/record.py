@@ -8,6 +8,8 @@ class Engine:
 
     def __init__(self, *, name, title, release, value_knob, unit="length", env_knob=None,
                  knobs=(), spellings=(), launches=(), launch_word, aliases=(), server_owner=None,
+                 k_ranks=None, sample_keys=(), spec_config=(), draft_keys=(), spec_words=(),
+                 positional_model=False, config_file=False,
                  info_endpoints=(), metrics=None, request_fields=None, count_fields=None,
                  log_lines=None,
                  silent_paths="", transport="stream", old_metrics=None, counter_digits=None,
@@ -24,6 +26,10 @@ class Engine:
             raise ValueError(f"{name}: the value knob must come first in `knobs`")
         self.spellings, self.launches, self.launch_word = tuple(spellings), tuple(launches), launch_word
         self.aliases, self.server_owner = tuple(aliases), server_owner or name
+        self.k_ranks, self.sample_keys = dict(k_ranks or {}), tuple(sample_keys)
+        self.spec_config, self.draft_keys = tuple(spec_config), tuple(draft_keys)
+        self.spec_words, self.positional_model = tuple(spec_words), positional_model
+        self.config_file = config_file
         self.info_endpoints = tuple(info_endpoints)
         self.metrics, self.request_fields = dict(metrics or {}), dict(request_fields or {})
         self.count_fields, self.log_lines = ({key: tuple(names) for key, names in (d or {}).items()}

@@ -23,7 +23,11 @@ RECORD = Engine(
                ("--speculative-algorithm", "method", "flag"),
                ("--speculative-draft-model-path", "draft", "flag"),
                # the draft tree's width: 1 for a chain (server_args.py)
-               ("--speculative-eagle-topk", "topk", "flag")),
+               ("--speculative-eagle-topk", "topk", "flag"),
+               # the served model and its name (0.5.23 arg_groups/field_order.py:9, :139)
+               ("--model-path", "model", "flag"), ("--served-model-name", "served", "flag")),
+    # DSpark's K, its block size, before the steps (arg_groups/speculative_hook.py:806-813)
+    k_ranks={"--speculative-dspark-block-size": 0, "--speculative-num-steps": 1},
     launches=(("sglang", r"sglang\.launch_server|\bsglang serve\b"),),
     launch_word="sglang.launch_server",
     info_endpoints=("/get_server_info", "/server_info"),

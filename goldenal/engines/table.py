@@ -6,7 +6,7 @@ import re
 from goldenal.engines.knobs import MODULES, RUNNER_VARIABLE
 from goldenal.recipes.knobs import (  # noqa: F401 (the machinery, re-exported)
     ACC_METHOD, DRAFT, DSPARK, ENV, FLAG, K, KEY, LENGTH, METHOD, MODEL, ONE_MODEL, RATE, RATES,
-    TOKEN_MODE, TOPK, Spelling, commented, finditer, first_set, lines_naming, row, select)
+    SERVED, TOKEN_MODE, TOPK, Spelling, commented, finditer, first_set, lines_naming, row, select)
 
 
 def _rows():

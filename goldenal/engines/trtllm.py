@@ -24,8 +24,13 @@ RECORD = Engine(
                # the one-model path, the default (docs/engines.md §3.2)
                ("eagle3_one_model", "one_model", "key"),
                ("mtp_eagle_one_model", "one_model", "key")),
+    # MTP without max_draft_len: K is its layer count (docs/engines.md §3.4)
+    k_ranks={"max_draft_len": 5, "num_nextn_predict_layers": 6},
+    # LlmArgs.speculative_config (llmapi/llm_args.py), whose max_draft_len switches it on
+    spec_config=("speculative_config",), spec_words=("max_draft_len",),
     launches=(("trtllm-serve", r"\btrtllm-serve\b"),),
     launch_word="trtllm-serve",
+    positional_model=True,  # `trtllm-serve MODEL` (tensorrt_llm/commands/serve.py: model)
     aliases=("trt", "dynamo-trt", "tensorrt_llm", "tensorrt-llm"),
     server_owner="tensorrt_llm",
     info_endpoints=("/version",),

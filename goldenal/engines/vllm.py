@@ -28,9 +28,18 @@ RECORD = Engine(
                # 0.33 shorthand (vllm/engine/arg_utils.py:1869-1872)
                ("method", "method", "key"),
                ("--spec-method", "method", "flag"),
-               ("model", "draft", "key")),
+               ("model", "draft", "key"),
+               # the served model: EngineArgs.model / .served_model_name (engine/arg_utils.py)
+               ("--model", "model", "flag"), ("--served-model-name", "served", "flag")),
+    k_ranks={"num_speculative_tokens": 2, "--spec-tokens": 4},
+    # SpeculativeConfig's draft and verifier sampling keys (vllm/config/speculative.py)
+    sample_keys=("draft_sample_method", "rejection_sample_method"),
+    # `vllm serve --config` YAML: the speculative mapping, its option names dashed or not
+    # (vllm/utils/argparse_utils.py:371-376, :664-668); the served model's keys are flags'
+    spec_config=("speculative-config", "speculative_config"), config_file=True,
     launches=(("vllm", r"\bvllm serve\b|vllm\.entrypoints"),),
     launch_word="vllm serve",
+    positional_model=True,  # `vllm serve MODEL` (vllm/entrypoints/cli/serve.py: model_tag)
     info_endpoints=("/version",),
     metrics={"drafts": "vllm:spec_decode_num_drafts",
              "draft_tokens": "vllm:spec_decode_num_draft_tokens",

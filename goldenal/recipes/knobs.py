@@ -15,7 +15,7 @@ from goldenal.recipes.shell import lex
 
 # what a spelling carries
 LENGTH, RATES, RATE, K = "length", "rates", "rate", "k"
-METHOD, DRAFT, MODEL, DSPARK = "method", "draft", "model", "dspark"
+METHOD, DRAFT, MODEL, SERVED, DSPARK = "method", "draft", "model", "served", "dspark"
 TOKEN_MODE, ACC_METHOD = "token_mode", "acc_method"
 TOPK, ONE_MODEL = "topk", "one_model"
 FLAG, ENV, KEY = "flag", "env", "key"
@@ -35,7 +35,7 @@ _WORD = r"""(?P<q>)(?P<value>'[^']*'|"[^"]*"|[^\s\\;|&]+)"""
 _FLAG_SEP = r"(?P<sep>=|(?:[ \t]|\\\r?\n)+)"
 _VALUES = {LENGTH: _SCALAR, RATE: _SCALAR, K: _SCALAR, TOKEN_MODE: _SCALAR,
            ACC_METHOD: _SCALAR, RATES: _CSV, METHOD: _WORD, DRAFT: _WORD, MODEL: _WORD,
-           DSPARK: _WORD, TOPK: _SCALAR, ONE_MODEL: _SCALAR}
+           SERVED: _WORD, DSPARK: _WORD, TOPK: _SCALAR, ONE_MODEL: _SCALAR}
 
 
 @dataclass(frozen=True)
@@ -189,9 +189,9 @@ def first_set(text, rows, *, number=False):
     return best
 
 
-def lines_naming(lines, names):
-    """Indexes of the lines holding one of ``names``, searching the joined text."""
-    text = "\n".join(lines)
+def lines_naming(lines, names, text=None):
+    """Indexes of the lines holding one of ``names``, searching the joined text (``text``)."""
+    text = "\n".join(lines) if text is None else text
     found = set()
     for name in names:
         row, prev = 0, 0
