@@ -154,6 +154,15 @@ def test_a_flag_contradicting_the_file_is_refused(tmp_path, run_cli):
         inject(path, thinking="on", k=2, force=True)
 
 
+def test_a_worker_without_k_is_refused_naming_its_engines_k_settings(tmp_path):
+    path = _copy(tmp_path, "vllm_agg_pinned.yaml")
+    path.write_text(path.read_text().replace('"num_speculative_tokens":3,', ""))
+    # vLLM's own K spellings, not every engine's
+    with pytest.raises(ParseError, match=r"do not say how many tokens are drafted "
+                                         r"\(num_speculative_tokens / --spec-tokens\); pass --k$"):
+        inject(path, thinking="on", k=None, force=True)
+
+
 def test_an_sglang_prefill_carries_the_decode_workers_cell():
     # docs/engines.md §2.4: in SGLang PD serving the decode worker's K picks the cell
     result = inject(DATA / "sglang_variants.yaml", thinking="on", check=True,

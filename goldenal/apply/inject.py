@@ -113,8 +113,9 @@ def _site_k(site, k, path):
                           "own variant section", path=path, line=line)
     return chosen_k(site.k, k, said=f"{site.role or 'the'} worker drafts K={site.k}",
                     missing=f"the {site.role or ''} speculative settings do not say how many "
-                            "tokens are drafted (num_speculative_tokens / "
-                            "speculative-num-steps / max_draft_len)", path=path, line=line)
+                            "tokens are drafted (" + " / ".join(dict.fromkeys(
+                                r.name for r in table.spellings(site.engine, setting=table.K)))
+                            + ")", path=path, line=line)
 
 
 def explicit_al(al, k, *, path=None, line=None):

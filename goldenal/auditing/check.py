@@ -232,9 +232,12 @@ def check_config(cfg, curves):
         return out
     undetermined = f"cannot determine the golden cell for {cfg.said}: "
     if cfg.k is None:
+        # the engine's own K spellings, every engine's when the engine is not known
+        k_names = dict.fromkeys(r.name for r in knobs.spellings(
+            cfg.engine if rec is not None else None, setting=knobs.K))
         why = (f"{_named(cfg.engine, knobs.K)} is set, but not to a literal number"
                if rec is not None and rec.default_k is not None else
-               "no literal num_speculative_tokens / speculative-num-steps / max_draft_len")
+               "no literal " + " / ".join(k_names))
         add("GAL304", undetermined + f"K ({why} on this path)")
         return out
     al = implied_al(cfg)
