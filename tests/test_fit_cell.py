@@ -193,25 +193,78 @@ def test_nine_requests_get_no_interval_whatever_they_accepted(accepted):
     assert cell.interval_method == "none" and math.isnan(cell.confidence_interval.high)
 
 
-def test_a_few_varying_requests_among_all_accepting_ones_widen_to_t():
-    """Nine requests that vary among 60: the quantile is at least t with 8 df."""
+def test_a_few_varying_requests_among_requests_accepting_nothing_widen_to_t():
+    """Nine requests that vary among 60, the rest accepting nothing: q is at least t_8."""
     from goldenal.stats.cell import studentized_ratio_interval
 
-    records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(51)]
+    records = [obs(40 + r, 0, (0, 0, 0), request=f"r{r}") for r in range(51)]
     records += [obs(400, 100 + 20 * r, (60 + 20 * r, 30, 10), request=f"long{r}")
                 for r in range(9)]
     cell = fit_cell(records, k=3, rng=0, n_resamples=999)
     assert cell.interval_method == "bootstrap"
-    # the same resamples without the floor: the bootstrap quantile is 2.087 above; below,
-    # where the residuals skew, t with Satterthwaite's 12.0 df, 2.179; t_8's is 2.306
+    # the same resamples without the floor: the bootstrap quantile is 2.416 above; below,
+    # where the residuals skew, t with Satterthwaite's df, 2.262; t_8's is 2.306
     lo, hi, se, _ = studentized_ratio_interval(cell.units, 0.95, 999, np.random.default_rng(0))
     al = cell.mean_acceptance_length
-    assert (hi - al) / se == pytest.approx(2.0873, abs=1e-4)
-    assert (al - lo) / se == pytest.approx(2.1789, abs=1e-4)
+    assert (hi - al) / se == pytest.approx(2.4155, abs=1e-4)
+    assert (al - lo) / se == pytest.approx(2.2624, abs=1e-4)
     assert se == cell.standard_error
-    assert cell.confidence_interval == (
-        pytest.approx(cell.mean_acceptance_length - t.ppf(0.975, 8) * se, rel=1e-12),
-        pytest.approx(cell.mean_acceptance_length + t.ppf(0.975, 8) * se, rel=1e-12))
+    assert cell.confidence_interval == (pytest.approx(al - t.ppf(0.975, 8) * se, rel=1e-12),
+                                        pytest.approx(hi, rel=1e-12))
+
+
+def _zero_inflated_by_hand(short, full, k, level=0.95):
+    """Naive reference: (steps, accepted) rows short of K per step and rows accepting all."""
+    from scipy.stats import norm
+
+    def log_t(values, weights):  # log of a ratio of totals and its t half-width
+        values, weights = np.array(values, float), np.array(weights, float)
+        r = values.sum() / weights.sum()
+        resid = values - r * weights
+        se = math.sqrt(len(values) / (len(values) - 1) * (resid ** 2).sum()) / weights.sum()
+        return math.log(r), t.ppf(0.5 + level / 2, len(values) - 1) * se / r
+
+    m, v = len(short) + len(full), len(short)
+    z = norm.ppf(0.5 + level / 2)  # Wilson's score interval for the share short of K
+    centre = (v / m + z * z / (2 * m)) / (1 + z * z / m)
+    half = z / (1 + z * z / m) * math.sqrt(v / m * (1 - v / m) / m + z * z / (4 * m * m))
+    logit = lambda x: math.log(x / (1 - x))  # noqa: E731
+    lp = (logit(v / m), logit(v / m) - logit(centre - half), logit(centre + half) - logit(v / m))
+    ls, hs = log_t([n for n, _ in short], [1] * v)
+    lf, hf = log_t([n for n, _ in full], [1] * (m - v))
+    lw = lp[0] + ls - lf
+    w = [1 / (1 + math.exp(-x)) for x in (lw - math.sqrt(lp[1] ** 2 + hs ** 2 + hf ** 2), lw,
+                                          lw + math.sqrt(lp[2] ** 2 + hs ** 2 + hf ** 2))]
+    lt, ht = log_t([k * n - a for n, a in short], [n for n, _ in short])
+    low = lt + math.log(w[1]) - math.hypot(ht, math.log(w[1] / w[0]))
+    high = lt + math.log(w[1]) + math.hypot(ht, math.log(w[2] / w[1]))
+    return k + 1 - math.exp(high), k + 1 - math.exp(low)
+
+
+def test_a_few_requests_short_of_k_among_all_accepting_ones_combine_their_share():
+    """Nine requests short of K among 51 that accept every draft: the zero-inflated interval.
+
+    K + 1 - AL = theta w, theta = 9180 / 3600 = 2.55 deficit per step of the nine, w
+    their share of the steps (3600 of 6915): AL = 4 - 2.55 * 3600 / 6915 = 2.6725.
+    """
+    short = [(400, 100 + 20 * r) for r in range(9)]
+    full = [(40 + r, 3 * (40 + r)) for r in range(51)]
+    records = [obs(n, a, (n,) * 3, request=f"r{i}") for i, (n, a) in enumerate(full)]
+    records += [obs(n, a, (a - 40, 30, 10), request=f"long{i}")
+                for i, (n, a) in enumerate(short)]
+    cell = fit_cell(records, k=3, rng=0, n_resamples=999)
+    assert cell.interval_method == "bootstrap"
+    assert cell.mean_acceptance_length == pytest.approx(4 - 2.55 * 3600 / 6915, rel=1e-12)
+    assert cell.confidence_interval == (pytest.approx(2.246113983175, rel=1e-11),
+                                        pytest.approx(3.107124272976, rel=1e-11))
+    assert cell.confidence_interval == pytest.approx(_zero_inflated_by_hand(short, full, 3),
+                                                     rel=1e-12)
+    # six instead of nine short of K: a wider interval
+    fewer = fit_cell(records[:51] + records[54:], k=3, rng=0, n_resamples=999)
+    assert fewer.confidence_interval == pytest.approx(
+        _zero_inflated_by_hand(short[3:], full, 3), rel=1e-12)
+    assert fewer.confidence_interval == (pytest.approx(2.455150237045, rel=1e-11),
+                                         pytest.approx(3.404739257926, rel=1e-11))
 
 
 def test_requests_all_alike_give_no_interval():
