@@ -217,12 +217,17 @@ def _zero_inflated_by_hand(short, full, k, level=0.95):
     """Naive reference: (steps, accepted) rows short of K per step and rows accepting all."""
     from scipy.stats import norm
 
-    def log_t(values, weights):  # log of a ratio of totals and its t half-width
+    def log_t(values, weights):  # log of a ratio of totals, its t limits below and above
         values, weights = np.array(values, float), np.array(weights, float)
         r = values.sum() / weights.sum()
         resid = values - r * weights
         se = math.sqrt(len(values) / (len(values) - 1) * (resid ** 2).sum()) / weights.sum()
-        return math.log(r), t.ppf(0.5 + level / 2, len(values) - 1) * se / r
+        q = t.ppf(0.5 + level / 2, len(values) - 1)
+        # the side the residuals skew to: at least t with Satterthwaite's df
+        nu = (resid ** 2).sum() ** 2 / (resid ** 4).sum()
+        wide = max(q, t.ppf(0.5 + level / 2, nu))
+        below, above = (wide, q) if (resid ** 3).sum() < 0 else (q, wide)
+        return math.log(r), below * se / r, above * se / r
 
     m, v = len(short) + len(full), len(short)
     z = norm.ppf(0.5 + level / 2)  # Wilson's score interval for the share short of K
@@ -230,41 +235,51 @@ def _zero_inflated_by_hand(short, full, k, level=0.95):
     half = z / (1 + z * z / m) * math.sqrt(v / m * (1 - v / m) / m + z * z / (4 * m * m))
     logit = lambda x: math.log(x / (1 - x))  # noqa: E731
     lp = (logit(v / m), logit(v / m) - logit(centre - half), logit(centre + half) - logit(v / m))
-    ls, hs = log_t([n for n, _ in short], [1] * v)
-    lf, hf = log_t([n for n, _ in full], [1] * (m - v))
-    lw = lp[0] + ls - lf
-    w = [1 / (1 + math.exp(-x)) for x in (lw - math.sqrt(lp[1] ** 2 + hs ** 2 + hf ** 2), lw,
-                                          lw + math.sqrt(lp[2] ** 2 + hs ** 2 + hf ** 2))]
-    lt, ht = log_t([k * n - a for n, a in short], [n for n, _ in short])
-    low = lt + math.log(w[1]) - math.hypot(ht, math.log(w[1] / w[0]))
-    high = lt + math.log(w[1]) + math.hypot(ht, math.log(w[2] / w[1]))
+    ls, ls_below, ls_above = log_t([n for n, _ in short], [1] * v)
+    lf, lf_below, lf_above = log_t([n for n, _ in full], [1] * (m - v))
+    lw = lp[0] + ls - lf  # logit of the steps' share; minus log mean(full) swaps its sides
+    w = [1 / (1 + math.exp(-x)) for x in (
+        lw - math.sqrt(lp[1] ** 2 + ls_below ** 2 + lf_above ** 2), lw,
+        lw + math.sqrt(lp[2] ** 2 + ls_above ** 2 + lf_below ** 2))]
+    lt, lt_below, lt_above = log_t([k * n - a for n, a in short], [n for n, _ in short])
+    low = lt + math.log(w[1]) - math.hypot(lt_below, math.log(w[1] / w[0]))
+    high = lt + math.log(w[1]) + math.hypot(lt_above, math.log(w[2] / w[1]))
     return k + 1 - math.exp(high), k + 1 - math.exp(low)
+
+
+# Nine requests short of K=3 (steps, deficit per step), skewed in length and deficit,
+# among 51 that accept every draft, 20-145 steps long.
+SHORT = [(n, 3 * n - round(d * n)) for n, d in zip(
+    (300, 320, 350, 400, 450, 520, 640, 800, 1200), (0.8, 1, 1.1, 0.9, 1.5, 0.7, 1.2, 1, 2.1))]
+FULL = [(20 + r * r // 20, 3 * (20 + r * r // 20)) for r in range(51)]
+
+
+def _per_position(n, a):
+    return (min(n, a), min(n, max(a - n, 0)), max(a - 2 * n, 0))
 
 
 def test_a_few_requests_short_of_k_among_all_accepting_ones_combine_their_share():
     """Nine requests short of K among 51 that accept every draft: the zero-inflated interval.
 
-    K + 1 - AL = theta w, theta = 9180 / 3600 = 2.55 deficit per step of the nine, w
-    their share of the steps (3600 of 6915): AL = 4 - 2.55 * 3600 / 6915 = 2.6725.
+    K + 1 - AL = theta w: theta = 6432 / 4980 deficit per step of the nine, w = 4980 /
+    8130 their share of the steps, AL = 4 - 6432 / 8130 = 3.2089.  The longest of them,
+    accepting least, skews theta and the lengths upwards: the interval reaches far below.
     """
-    short = [(400, 100 + 20 * r) for r in range(9)]
-    full = [(40 + r, 3 * (40 + r)) for r in range(51)]
-    records = [obs(n, a, (n,) * 3, request=f"r{i}") for i, (n, a) in enumerate(full)]
-    records += [obs(n, a, (a - 40, 30, 10), request=f"long{i}")
-                for i, (n, a) in enumerate(short)]
+    records = [obs(n, a, _per_position(n, a), request=f"r{i}")
+               for i, (n, a) in enumerate(FULL + SHORT)]
     cell = fit_cell(records, k=3, rng=0, n_resamples=999)
     assert cell.interval_method == "bootstrap"
-    assert cell.mean_acceptance_length == pytest.approx(4 - 2.55 * 3600 / 6915, rel=1e-12)
-    assert cell.confidence_interval == (pytest.approx(2.246113983175, rel=1e-11),
-                                        pytest.approx(3.107124272976, rel=1e-11))
-    assert cell.confidence_interval == pytest.approx(_zero_inflated_by_hand(short, full, 3),
+    assert cell.mean_acceptance_length == pytest.approx(4 - 6432 / 8130, rel=1e-12)
+    assert cell.confidence_interval == pytest.approx(_zero_inflated_by_hand(SHORT, FULL, 3),
                                                      rel=1e-12)
-    # six instead of nine short of K: a wider interval
-    fewer = fit_cell(records[:51] + records[54:], k=3, rng=0, n_resamples=999)
+    assert cell.confidence_interval == (pytest.approx(1.618676808426, rel=1e-11),
+                                        pytest.approx(3.554668608478, rel=1e-11))
+    # without the three longest: higher, and narrower without the skew
+    fewer = fit_cell(records[:-3], k=3, rng=0, n_resamples=999)
     assert fewer.confidence_interval == pytest.approx(
-        _zero_inflated_by_hand(short[3:], full, 3), rel=1e-12)
-    assert fewer.confidence_interval == (pytest.approx(2.455150237045, rel=1e-11),
-                                         pytest.approx(3.404739257926, rel=1e-11))
+        _zero_inflated_by_hand(SHORT[:-3], FULL, 3), rel=1e-12)
+    assert fewer.confidence_interval == (pytest.approx(3.153471151111, rel=1e-11),
+                                         pytest.approx(3.783592910512, rel=1e-11))
 
 
 def test_requests_all_alike_give_no_interval():

@@ -227,11 +227,20 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
         if 2 <= short.sum() < MIN_UNITS and (~short & (steps > 0)).sum() >= 2:
             return (*zero_inflated_interval(units, k, level), se, rep)
         q = max(q, float(t.ppf(0.5 + level / 2, max(int((short & (acc > 0)).sum()) - 1, 1))))
+    q_low, q_high = _skewed_side(e, q, level)
+    return 1 + r - q_low * se, 1 + r + q_high * se, se, rep
+
+
+def _skewed_side(e, q, level):
+    """(q below, q above): at least t(Satterthwaite df) on the side residuals ``e`` skew to."""
+    from scipy.stats import t
+
     e2 = e ** 2
+    if not e2.any():
+        return q, q
     skewed = max(q, float(t.ppf(0.5 + level / 2, e2.sum() ** 2 / (e2 ** 2).sum())))
     third = float((e ** 3).sum())
-    q_low, q_high = (skewed, q) if third < 0 else (q, skewed) if third > 0 else (q, q)
-    return 1 + r - q_low * se, 1 + r + q_high * se, se, rep
+    return (skewed, q) if third < 0 else (q, skewed) if third > 0 else (q, q)
 
 
 def zero_inflated_interval(units, k, level):
@@ -242,7 +251,8 @@ def zero_inflated_interval(units, k, level):
     share of the steps, logit w = logit p + log mean(n | d > 0) -
     log mean(n | d = 0), p the share of units with a deficit.  p gets
     Wilson's score interval; theta (a ratio of totals) and the means get t
-    intervals of the linearised standard error on the log scale; sums of
+    intervals of the linearised standard error on the log scale, the skewed
+    side widened as in :func:`studentized_ratio_interval`; sums of
     logs combine their limits by the method of variance estimates recovery
     (Zou and Donner 2008, Stat Med 27:1693; for means with a share of zeros,
     Zou, Taleban and Huo 2009, Comput Stat Data Anal 53:3755).
@@ -254,11 +264,12 @@ def zero_inflated_interval(units, k, level):
     short = acc < k * steps
     m, v = len(steps), int(short.sum())
 
-    def log_ratio(x, n):  # log(sum x / sum n) with its t limits
+    def log_ratio(x, n):  # log(sum x / sum n) with its t limits, skewed side widened
         r = x.sum() / n.sum()
-        se = math.sqrt(len(x) / (len(x) - 1) * float(((x - r * n) ** 2).sum())) / n.sum()
-        h = float(t.ppf(0.5 + level / 2, len(x) - 1)) * se / r
-        return math.log(r), math.log(r) - h, math.log(r) + h
+        e = x - r * n
+        se = math.sqrt(len(x) / (len(x) - 1) * float((e ** 2).sum())) / n.sum()
+        q_low, q_high = _skewed_side(e, float(t.ppf(0.5 + level / 2, len(x) - 1)), level)
+        return math.log(r), math.log(r) - q_low * se / r, math.log(r) + q_high * se / r
 
     def mover(parts):  # (estimate, low, high) of a sum of independent estimates
         est = sum(e for e, _, _ in parts)
