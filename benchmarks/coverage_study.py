@@ -158,10 +158,8 @@ def request_replicate(workload, k, sim_kwargs, level, resamples, rng):
     units = np.column_stack([steps, np.bincount(req, weights=lengths, minlength=n)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        # fit_cell's floor: t with (requests accepting some but not every draft) - 1 df
-        varying = int(((units[:, 1] > 0) & (units[:, 1] < k * units[:, 0])).sum())
         lo, hi, se, _ = studentized_ratio_interval(units.astype(float), level, resamples, rng,
-                                                   floor_df=varying - 1)
+                                                   k=k)
         lo, hi = max(lo, 1.0), min(hi, k + 1.0)  # clipped as fit_cell clips
     return 1 + units[:, 1].sum() / units[:, 0].sum(), {"request studentized": (lo, hi, se)}
 

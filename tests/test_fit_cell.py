@@ -193,25 +193,93 @@ def test_nine_requests_get_no_interval_whatever_they_accepted(accepted):
     assert cell.interval_method == "none" and math.isnan(cell.confidence_interval.high)
 
 
-def test_a_few_varying_requests_among_all_accepting_ones_widen_to_t():
-    """Nine requests that vary among 60: the quantile is at least t with 8 df."""
+def test_a_few_varying_requests_among_requests_accepting_nothing_widen_to_t():
+    """Nine requests that vary among 60, the rest accepting nothing: q is at least t_8."""
     from goldenal.stats.cell import studentized_ratio_interval
 
-    records = [obs(40 + r, 3 * (40 + r), (40 + r,) * 3, request=f"r{r}") for r in range(51)]
+    records = [obs(40 + r, 0, (0, 0, 0), request=f"r{r}") for r in range(51)]
     records += [obs(400, 100 + 20 * r, (60 + 20 * r, 30, 10), request=f"long{r}")
                 for r in range(9)]
     cell = fit_cell(records, k=3, rng=0, n_resamples=999)
     assert cell.interval_method == "bootstrap"
-    # the same resamples without the floor: the bootstrap quantile is 2.087 above; below,
-    # where the residuals skew, t with Satterthwaite's 12.0 df, 2.179; t_8's is 2.306
+    # the same resamples without the floor: the bootstrap quantile is 2.416 above; below,
+    # where the residuals skew, t with Satterthwaite's df, 2.262; t_8's is 2.306
     lo, hi, se, _ = studentized_ratio_interval(cell.units, 0.95, 999, np.random.default_rng(0))
     al = cell.mean_acceptance_length
-    assert (hi - al) / se == pytest.approx(2.0873, abs=1e-4)
-    assert (al - lo) / se == pytest.approx(2.1789, abs=1e-4)
+    assert (hi - al) / se == pytest.approx(2.4155, abs=1e-4)
+    assert (al - lo) / se == pytest.approx(2.2624, abs=1e-4)
     assert se == cell.standard_error
-    assert cell.confidence_interval == (
-        pytest.approx(cell.mean_acceptance_length - t.ppf(0.975, 8) * se, rel=1e-12),
-        pytest.approx(cell.mean_acceptance_length + t.ppf(0.975, 8) * se, rel=1e-12))
+    assert cell.confidence_interval == (pytest.approx(al - t.ppf(0.975, 8) * se, rel=1e-12),
+                                        pytest.approx(hi, rel=1e-12))
+
+
+def _zero_inflated_by_hand(short, full, k, level=0.95):
+    """Naive reference: (steps, accepted) rows short of K per step and rows accepting all."""
+    from scipy.stats import norm
+
+    def log_t(values, weights):  # log of a ratio of totals, its t limits below and above
+        values, weights = np.array(values, float), np.array(weights, float)
+        r = values.sum() / weights.sum()
+        resid = values - r * weights
+        se = math.sqrt(len(values) / (len(values) - 1) * (resid ** 2).sum()) / weights.sum()
+        q = t.ppf(0.5 + level / 2, len(values) - 1)
+        # the side the residuals skew to: at least t with Satterthwaite's df
+        nu = (resid ** 2).sum() ** 2 / (resid ** 4).sum()
+        wide = max(q, t.ppf(0.5 + level / 2, nu))
+        below, above = (wide, q) if (resid ** 3).sum() < 0 else (q, wide)
+        return math.log(r), below * se / r, above * se / r
+
+    m, v = len(short) + len(full), len(short)
+    z = norm.ppf(0.5 + level / 2)  # Wilson's score interval for the share short of K
+    centre = (v / m + z * z / (2 * m)) / (1 + z * z / m)
+    half = z / (1 + z * z / m) * math.sqrt(v / m * (1 - v / m) / m + z * z / (4 * m * m))
+    logit = lambda x: math.log(x / (1 - x))  # noqa: E731
+    lp = (logit(v / m), logit(v / m) - logit(centre - half), logit(centre + half) - logit(v / m))
+    ls, ls_below, ls_above = log_t([n for n, _ in short], [1] * v)
+    lf, lf_below, lf_above = log_t([n for n, _ in full], [1] * (m - v))
+    lw = lp[0] + ls - lf  # logit of the steps' share; minus log mean(full) swaps its sides
+    w = [1 / (1 + math.exp(-x)) for x in (
+        lw - math.sqrt(lp[1] ** 2 + ls_below ** 2 + lf_above ** 2), lw,
+        lw + math.sqrt(lp[2] ** 2 + ls_above ** 2 + lf_below ** 2))]
+    lt, lt_below, lt_above = log_t([k * n - a for n, a in short], [n for n, _ in short])
+    low = lt + math.log(w[1]) - math.hypot(lt_below, math.log(w[1] / w[0]))
+    high = lt + math.log(w[1]) + math.hypot(lt_above, math.log(w[2] / w[1]))
+    return k + 1 - math.exp(high), k + 1 - math.exp(low)
+
+
+# Nine requests short of K=3 (steps, deficit per step), skewed in length and deficit,
+# among 51 that accept every draft, 20-145 steps long.
+SHORT = [(n, 3 * n - round(d * n)) for n, d in zip(
+    (300, 320, 350, 400, 450, 520, 640, 800, 1200), (0.8, 1, 1.1, 0.9, 1.5, 0.7, 1.2, 1, 2.1))]
+FULL = [(20 + r * r // 20, 3 * (20 + r * r // 20)) for r in range(51)]
+
+
+def _per_position(n, a):
+    return (min(n, a), min(n, max(a - n, 0)), max(a - 2 * n, 0))
+
+
+def test_a_few_requests_short_of_k_among_all_accepting_ones_combine_their_share():
+    """Nine requests short of K among 51 that accept every draft: the zero-inflated interval.
+
+    K + 1 - AL = theta w: theta = 6432 / 4980 deficit per step of the nine, w = 4980 /
+    8130 their share of the steps, AL = 4 - 6432 / 8130 = 3.2089.  The longest of them,
+    accepting least, skews theta and the lengths upwards: the interval reaches far below.
+    """
+    records = [obs(n, a, _per_position(n, a), request=f"r{i}")
+               for i, (n, a) in enumerate(FULL + SHORT)]
+    cell = fit_cell(records, k=3, rng=0, n_resamples=999)
+    assert cell.interval_method == "bootstrap"
+    assert cell.mean_acceptance_length == pytest.approx(4 - 6432 / 8130, rel=1e-12)
+    assert cell.confidence_interval == pytest.approx(_zero_inflated_by_hand(SHORT, FULL, 3),
+                                                     rel=1e-12)
+    assert cell.confidence_interval == (pytest.approx(1.618676808426, rel=1e-11),
+                                        pytest.approx(3.554668608478, rel=1e-11))
+    # without the three longest: higher, and narrower without the skew
+    fewer = fit_cell(records[:-3], k=3, rng=0, n_resamples=999)
+    assert fewer.confidence_interval == pytest.approx(
+        _zero_inflated_by_hand(SHORT[:-3], FULL, 3), rel=1e-12)
+    assert fewer.confidence_interval == (pytest.approx(3.153471151111, rel=1e-11),
+                                         pytest.approx(3.783592910512, rel=1e-11))
 
 
 def test_requests_all_alike_give_no_interval():

@@ -174,14 +174,13 @@ def _replicate_stats(rep, per_position):
     return al, surv, cond
 
 
-def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None):
+def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
     """Bootstrap-t interval of AL = 1 + sum(accepted) / sum(steps), widened on its skewed side.
 
     Whole units (requests) are resampled and every resample's ratio r* is
     studentized by its own linearised standard error; q is the ``level``
     quantile of |r* - r| / se* (the symmetric bootstrap-t; Hall 1992, "The
-    Bootstrap and Edgeworth Expansion", sec. 3.6), at least Student t's
-    with ``floor_df`` degrees of freedom.  On the side the residuals
+    Bootstrap and Edgeworth Expansion", sec. 3.6).  On the side the residuals
     e = a - r n skew towards (the lower side when sum e^3 < 0), the quantile
     is at least Student t's with the Satterthwaite degrees of freedom of the
     variance estimate, (sum e^2)^2 / sum e^4: the standard error rests on the
@@ -189,9 +188,11 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
     high estimate and a small standard error at once, which its resamples
     cannot show (docs/statistics.md, "Short requests that accept everything").
 
-    ``floor_df``: ``fit_cell`` passes the units that accepted some but not
-    every draft, minus one; when a few of them sit among many that accepted
-    everything, the ratio rests on those few.
+    With ``k`` (as ``fit_cell`` calls it), q is at least t's with the units
+    that accepted some but not every draft, minus one, as degrees of freedom;
+    and where fewer than ``MIN_UNITS`` units fall short of K per step and at
+    least two accept every draft, the ratio rests on those few and the
+    interval (if the resamples have spread) is :func:`zero_inflated_interval`.
     """
     from scipy.stats import t
 
@@ -221,13 +222,67 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, floor_df=None)
     if not np.isfinite(t_star[math.ceil(level * (t_star.size - 1))]):
         return math.nan, math.nan, se, rep
     q = float(np.quantile(t_star, level))
-    if floor_df is not None:
-        q = max(q, float(t.ppf(0.5 + level / 2, max(int(floor_df), 1))))
+    if k is not None:
+        short = acc < k * steps
+        if 2 <= short.sum() < MIN_UNITS and (~short & (steps > 0)).sum() >= 2:
+            return (*zero_inflated_interval(units, k, level), se, rep)
+        q = max(q, float(t.ppf(0.5 + level / 2, max(int((short & (acc > 0)).sum()) - 1, 1))))
+    q_low, q_high = _skewed_side(e, q, level)
+    return 1 + r - q_low * se, 1 + r + q_high * se, se, rep
+
+
+def _skewed_side(e, q, level):
+    """(q below, q above): at least t(Satterthwaite df) on the side residuals ``e`` skew to."""
+    from scipy.stats import t
+
     e2 = e ** 2
+    if not e2.any():
+        return q, q
     skewed = max(q, float(t.ppf(0.5 + level / 2, e2.sum() ** 2 / (e2 ** 2).sum())))
     third = float((e ** 3).sum())
-    q_low, q_high = (skewed, q) if third < 0 else (q, skewed) if third > 0 else (q, q)
-    return 1 + r - q_low * se, 1 + r + q_high * se, se, rep
+    return (skewed, q) if third < 0 else (q, skewed) if third > 0 else (q, q)
+
+
+def zero_inflated_interval(units, k, level):
+    """AL = K + 1 - theta w from the few units short of K per step (MOVER).
+
+    Units that accept every draft have no deficit d = K n - a, so K + 1 - AL
+    = theta w: theta the deficit per step of the units with one, w their
+    share of the steps, logit w = logit p + log mean(n | d > 0) -
+    log mean(n | d = 0), p the share of units with a deficit.  p gets
+    Wilson's score interval; theta (a ratio of totals) and the means get t
+    intervals of the linearised standard error on the log scale, the skewed
+    side widened as in :func:`studentized_ratio_interval`; sums of
+    logs combine their limits by the method of variance estimates recovery
+    (Zou and Donner 2008, Stat Med 27:1693; for means with a share of zeros,
+    Zou, Taleban and Huo 2009, Comput Stat Data Anal 53:3755).
+    """
+    from scipy.special import expit, logit
+    from scipy.stats import binomtest, t
+
+    steps, acc = units[:, 0], units[:, 1]
+    short = acc < k * steps
+    m, v = len(steps), int(short.sum())
+
+    def log_ratio(x, n):  # log(sum x / sum n) with its t limits, skewed side widened
+        r = x.sum() / n.sum()
+        e = x - r * n
+        se = math.sqrt(len(x) / (len(x) - 1) * float((e ** 2).sum())) / n.sum()
+        q_low, q_high = _skewed_side(e, float(t.ppf(0.5 + level / 2, len(x) - 1)), level)
+        return math.log(r), math.log(r) - q_low * se / r, math.log(r) + q_high * se / r
+
+    def mover(parts):  # (estimate, low, high) of a sum of independent estimates
+        est = sum(e for e, _, _ in parts)
+        return (est, est - math.hypot(*(e - lo for e, lo, _ in parts)),
+                est + math.hypot(*(hi - e for e, _, hi in parts)))
+
+    p = binomtest(v, m).proportion_ci(level, method="wilson")
+    e, lo, hi = log_ratio(steps[~short], np.ones(m - v))
+    w = mover([(logit(v / m), logit(p.low), logit(p.high)),
+               log_ratio(steps[short], np.ones(v)), (-e, -hi, -lo)])
+    _, lo, hi = mover([log_ratio(k * steps[short] - acc[short], steps[short]),
+                       tuple(math.log(expit(x)) for x in w)])
+    return k + 1 - math.exp(hi), k + 1 - math.exp(lo)
 
 
 def request_span_windows(window_steps, *, output_len, concurrency, step_rate=None):
@@ -318,11 +373,6 @@ def _choose(counted, method, max_request_windows, name):
     return None, (f"{len(counted)} aggregate count(s) from {n_sources} run(s): steps are not "
                   f"independent; give per-request records or {MIN_UNITS} or more "
                   f"independent runs; {PLAN_POINTER}")
-
-
-def _varying(units, k):
-    """Units that accepted some but not every draft (strictly inside the boundary)."""
-    return int(((units[:, 1] > 0) & (units[:, 1] < k * units[:, 0])).sum())
 
 
 def _unit_word(method):
@@ -488,8 +538,7 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
         return no_interval(reason)
 
     if chosen == "bootstrap":
-        lo, hi, se, rep = studentized_ratio_interval(units, level, n_resamples, rng,
-                                                     floor_df=_varying(units, k) - 1)
+        lo, hi, se, rep = studentized_ratio_interval(units, level, n_resamples, rng, k=k)
     else:
         rep = bootstrap_weights_apply(units, n_resamples, rng)
         _, se, lo_r, hi_r = ratio_interval(units[:, 1], units[:, 0], level)
