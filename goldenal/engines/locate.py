@@ -11,7 +11,6 @@ from goldenal.core.files import read_text
 from goldenal.engines.setting import Site
 
 ROLES = ("aggregated", "prefill", "decode")
-SPEC_KEYS = ("speculative-config", "speculative_config")
 
 
 def recipe_adapters():
@@ -23,6 +22,8 @@ def recipe_adapters():
 
 # engine -> the key of its worker settings in a recipe's ``backend``
 ENGINE_CONFIG = {a.name: f"{a.name}_config" for a in recipe_adapters()}
+# the keys of a serve config's speculative mapping, every engine's
+SPEC_KEYS = tuple(dict.fromkeys(k for a in recipe_adapters() for k in a.record.spec_config))
 
 
 @dataclass

@@ -102,12 +102,10 @@ RECORD = Engine(
                                         "in vLLM 0.20; image {image} rejects it")),
 )
 
-KNOB = "synthetic_acceptance_length"
-RATES = "synthetic_acceptance_rates"
-OLD_RATE = "synthetic_acceptance_rate"  # vLLM 0.19.x scalar, geometric decay
-METHOD_KEY = "rejection_sample_method"
+# the length, the rates, vLLM 0.19.x's scalar rate (geometric decay), the verifier's method
+KNOB, RATES, OLD_RATE, METHOD_KEY = RECORD.knobs
 SYNTHETIC = "synthetic"
-SPEC_KEYS = ("speculative-config", "speculative_config")
+SPEC_KEYS = RECORD.spec_config
 MODEL_KEYS = ("model", "served-model-name", "served_model_name")
 # the keys whose text as written is kept (read back and rewritten)
 _WRITTEN = frozenset((KNOB, RATES, OLD_RATE, METHOD_KEY))
