@@ -121,6 +121,27 @@ def test_llamacpp_env_only_spec_config_is_read(tmp_path):
     assert r.configs_checked == 1
 
 
+def test_vllm_spec_shorthand_launcher_is_read(tmp_path):
+    # regression: the setting names were written by hand, without vLLM's --spec-tokens, so
+    # an agentic launcher using the --spec-* shorthand and no knob was never opened
+    script = tmp_path / "benchmarks" / "agentic" / "minimaxm3_fp4_b200_vllm_mtp.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/usr/bin/env bash\n"
+                      "vllm serve nvidia/MiniMax-M3-NVFP4 --spec-method eagle3 \\\n"
+                      "  --spec-model Inferact/MiniMax-M3-EAGLE3 --spec-tokens 3 --port 8000\n")
+    r = audit_report([str(tmp_path)], settings=False)
+    assert [(f.code, f.line) for f in r.findings] == [("GAL301", 2)]
+
+
+def test_every_k_spelling_and_speculative_mapping_passes_the_prefilter():
+    from goldenal.engines import table
+    from goldenal.engines.knobs import MODULES
+
+    names = [s.name for s in table.SPELLINGS if s.setting == table.K]
+    names += [k for m in MODULES.values() for k in m.RECORD.spec_config]
+    assert [n for n in names if walk.names_in(f"x {n} 3".encode()) is None] == []
+
+
 _LINE = st.lists(st.sampled_from(["SYNTHETIC_ACCEPTANCE_LENGTH", "SGLANG_SIMULATE_ACC_LEN",
                                   "--spec-decode-acceptance-rate", "synthetic_acceptance_rates",
                                   "=", ":", " ", "\t", '\\"', "'", "2.5", "x", "# "]),

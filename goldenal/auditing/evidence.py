@@ -46,8 +46,23 @@ def _stems():
 
 
 KNOB_BYTES = _stems()
-SPEC_BYTES = (b"speculative", b"num-speculative-tokens", b"max_draft_len", b"spec-draft-",
-              b"LLAMA_ARG_SPEC_DRAFT")
+
+
+def _spec_stems():
+    """Substrings of every spelling that sets K, or a draft where that alone switches
+    speculation on (an engine with a default K), and the stem of the speculative mappings'
+    keys; a name holding another is left out, and so is one under 8 characters (``-md``):
+    a prefilter matching most files would select nothing."""
+    from os.path import commonprefix
+
+    names = {r.name.lstrip("-") for r in _knobs.SPELLINGS if r.setting == _knobs.K or (
+        r.setting == _knobs.DRAFT and record(r.engine).default_k is not None)}
+    names.add(commonprefix([k for e in ENGINES for k in record(e).spec_config]).rstrip("-_"))
+    names = {n for n in names if len(n) >= 8}
+    return tuple(sorted(n.encode() for n in names if not any(o != n and o in n for o in names)))
+
+
+SPEC_BYTES = _spec_stems()
 
 
 @dataclass(frozen=True)
