@@ -37,7 +37,6 @@ C_SCAN = "readers/_logscan.c"
 READ_SETTINGS = ("k", "method", "draft", "model", "served", "topk", "one_model")
 # the modules that spell these names in messages, help texts and notes; no other may
 SPELLED_ELSEWHERE = {
-    "max_draft_len": {"auditing/evidence.py"},
     "--num-speculative-tokens": {"engines/values.py"},
     "--spec-draft-n-max": {"commands/measure.py", "measuring/sweep.py"},
     "--spec-draft-model": {"commands/measure.py"},

@@ -51,7 +51,7 @@ KNOB_BYTES = _stems()
 def _spec_stems():
     """Substrings of every spelling that sets K, or a draft where that alone switches
     speculation on (an engine with a default K), and the stem of the speculative mappings'
-    keys; a name holding another is left out, and so is one under 8 characters (``-md``):
+    keys; a name holding another is left out, and so is one under 8 characters (a short flag):
     a prefilter matching most files would select nothing."""
     from os.path import commonprefix
 
