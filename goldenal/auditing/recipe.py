@@ -1,7 +1,6 @@
 """srt-slurm recipe YAMLs: each site ``find_sites`` reads (as ``inject`` does) becomes a
 :class:`~goldenal.auditing.evidence.Config` per worker role and variant."""
 
-import json
 import re
 
 from goldenal.engines import adapter
@@ -39,13 +38,6 @@ def _line(node):
     return spans.line_of(node) if node is not None else None
 
 
-def _int(value):
-    try:
-        return int(str(value).strip().strip("'\""))
-    except (TypeError, ValueError):
-        return None
-
-
 def _fields(doc, site):
     """The per-role facts of one site, in the audit's terms."""
     setting = adapter(site.engine).setting(doc, site)
@@ -59,17 +51,11 @@ def _fields(doc, site):
         served = spans.get(site.cfg, "model")
     if spans.is_scalar(served) and spans.scalar(served) is not None:
         f["model"] = spans.scalar(served)
-    spec = site.extra.get("spec")
-    if isinstance(spec, dict):      # a parsed speculative config says it all
-        f.update(spec_line=_line(site.spec), k=_int(spec.get("num_speculative_tokens")),
-                 draft=spec.get("model"), method=spec.get("method"),
-                 rsm=spec.get("rejection_sample_method"))
-        if spec.get("draft_sample_method"):
-            f["variant"]["draft_sample_method"] = spec["draft_sample_method"]
+    facts = adapter(site.engine).spec_facts(site)
+    if facts is not None:      # a parsed speculative config says it all
+        f.update(spec_line=_line(site.spec), **facts)
         if setting.knob is not None:
-            value = spec[setting.knob]     # a list of rates quoted as JSON
-            f.update(value=json.dumps(value) if isinstance(value, list) else str(value),
-                     line=setting.line)
+            f["line"] = setting.line
     elif site.spec_on:
         # where speculative decoding is switched on, and the companions read beside it
         f["spec_line"] = _line(site.on if site.on is not None else site.spec)

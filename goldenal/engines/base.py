@@ -108,6 +108,12 @@ class EngineAdapter:
     def setting(self, doc, site):
         raise NotImplementedError
 
+    def spec_facts(self, site):
+        """K, draft, method, ``rsm`` (the verifier's method), ``variant`` and the knob's
+        ``value`` as the audit reads them from a site's parsed speculative config; None
+        for an engine whose settings are separate keys or flags."""
+        return None
+
     def site_setting(self, doc, site, anchor, **fields):
         """The SpecSetting of a recipe or config site, placed at node ``anchor``."""
         from goldenal.engines.setting import SpecSetting

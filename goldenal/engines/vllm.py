@@ -255,6 +255,26 @@ class VLLMAdapter(EngineAdapter):
     def site_from_config(self, doc, root, spec, env_file=None):
         return self._site(doc, None, None, spec, model_names(root, MODEL_KEYS))
 
+    def spec_facts(self, site):
+        import json
+
+        spec = site.extra.get("spec")
+        if not isinstance(spec, dict):
+            return None
+        try:
+            k = int(str(spec.get("num_speculative_tokens")).strip().strip("'\""))
+        except ValueError:
+            k = None
+        out = {"k": k, "draft": spec.get("model"), "method": spec.get("method"),
+               "rsm": spec.get(METHOD_KEY), "variant": {}}
+        if spec.get("draft_sample_method"):
+            out["variant"]["draft_sample_method"] = spec["draft_sample_method"]
+        knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
+        if knob is not None:   # a list of rates quoted as JSON
+            value = spec[knob]
+            out["value"] = json.dumps(value) if isinstance(value, list) else str(value)
+        return out
+
     def setting(self, doc, site):
         import json
 
