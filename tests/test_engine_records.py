@@ -37,11 +37,9 @@ C_SCAN = "readers/_logscan.c"
 READ_SETTINGS = ("k", "method", "draft", "model", "served", "topk", "one_model")
 # the modules that spell these names in messages, help texts and notes; no other may
 SPELLED_ELSEWHERE = {
-    "--num-speculative-tokens": {"engines/values.py"},
     "--spec-draft-n-max": {"commands/measure.py", "measuring/sweep.py"},
     "--spec-draft-model": {"commands/measure.py"},
-    "--spec-type": {"commands/measure.py", "golden/policy.py"},
-    "--speculative-algorithm": {"golden/policy.py"}, "decoding_type": {"golden/policy.py"},
+    "--spec-type": {"commands/measure.py"},
     "trtllm-serve": {"commands/inject.py"}}
 
 

@@ -21,7 +21,7 @@ def acceptance_rate(al_text, k):
     from goldenal.core.errors import PolicyError
 
     if isinstance(k, bool) or not k or int(k) <= 0:
-        raise PolicyError("the rate form needs K (--num-speculative-tokens) > 0")
+        raise PolicyError("the rate form needs K > 0")
     q = (Decimal(al_text) - 1) / Decimal(int(k))
     text = format(q.quantize(Decimal("1e-12")), "f").rstrip("0").rstrip(".")
     return text or "0"

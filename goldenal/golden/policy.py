@@ -261,13 +261,12 @@ def _unknown_model(registry, model):
 
 # -- the served identity -------------------------------------------------------
 
-# Method spellings of the engines (vLLM ``method``, SGLang ``--speculative-algorithm``,
-# TensorRT-LLM ``decoding_type``, ATOM ``--method``, llama.cpp ``--spec-type``) mapped to
+# The values of the engines' method settings (their records' method spellings) mapped to
 # a curve family.
 _METHOD_CLASSES = {"mtp": "mtp", "nextn": "mtp", "deepseek_mtp": "mtp",
                    "qwen3_next_mtp": "mtp", "glm4_moe_mtp": "mtp", "eagle3": "eagle3",
                    "dspark": "dspark",
-                   # llama.cpp's --spec-type (common/speculative.cpp)
+                   # llama.cpp's speculative types (common/speculative.cpp)
                    "draft-mtp": "mtp", "draft-eagle3": "eagle3", "draft-dspark": "dspark"}
 # SGLang's ``EAGLE`` (and TensorRT-LLM's ``Eagle``) runs chain drafting: native MTP
 # layers (NextN) or an EAGLE-3 head, whichever the draft path holds.
