@@ -228,8 +228,15 @@ def check_config(cfg, curves):
     if any(f.code == "GAL205" for f in out):
         return out
     rec = ev.record(cfg.engine) if cfg.engine in ENGINES else None
-    if rec is not None and rec.spec_off == "refused" and not _starts(cfg, add):
-        return out
+    if rec is not None and rec.spec_off == "refused":
+        x = cfg.extra
+        refusal = adapter(cfg.engine).start_refusal(
+            cfg.said, cfg.value, cfg.k, al=_dec(cfg.value), rates=unit(cfg.knob) == "csv-rates",
+            spec_on=bool(x.get("llama_spec")), k_default=bool(x.get("k_default")),
+            forms=x.get("llama_forms") or {})
+        if refusal is not None:
+            add(*refusal)
+            return out
     undetermined = f"cannot determine the golden cell for {cfg.said}: "
     if cfg.k is None:
         # the engine's own K spellings, every engine's when the engine is not known
@@ -460,46 +467,6 @@ def _undecided(cfg, curves, pool, undecided, add, quiet=False):
     add("GAL201", f"{cfg.said} matches no candidate cell: {listed}; which applies cannot be "
                   f"decided ({why}), but the value is wrong whichever does",
         expected=single.pop() if len(single) == 1 else None)
-
-
-def _starts(cfg, add):
-    """GAL207 / GAL204 / GAL206: llama-server's start-up checks; False when it would not start."""
-    from goldenal.engines.llamacpp import parse_rates, rates_problem
-
-    x = cfg.extra
-    if not x.get("llama_spec"):
-        add("GAL206", f"{cfg.said} on a llama-server without speculative decoding (no "
-                      f"{_named(cfg.engine, knobs.METHOD, knobs.FLAG)} / "
-                      f"{_named(cfg.engine, knobs.DRAFT, knobs.FLAG)}): the server refuses to "
-                      "start (synthetic acceptance requires an initialized speculative "
-                      "decoding context)")
-        return False
-    said = (f" (llama.cpp's default, no {_named(cfg.engine, knobs.K, knobs.FLAG)})"
-            if x.get("k_default") else "")
-    forms = x.get("llama_forms") or {}
-    if len(forms) > 1:
-        add("GAL207", f"{forms[knobs.LENGTH]} and {forms[knobs.RATES]} are both set: "
-                      "llama-server refuses to start (synthetic acceptance length and rates "
-                      "are mutually exclusive); keep one")
-        return False
-    if unit(cfg.knob) == "csv-rates":
-        try:
-            rates = parse_rates(cfg.value)
-        except ValueError as exc:
-            add("GAL207", f"{cfg.said}: {exc}; llama-server refuses to start")
-            return False
-        problem = rates_problem(rates, cfg.k)
-        if problem:
-            add("GAL207", f"{cfg.said}: {problem}{said}; llama-server refuses "
-                          "to start")
-            return False
-    elif cfg.k is not None:
-        al = _dec(cfg.value)
-        if al is not None and not 1 <= al <= cfg.k + 1:
-            add("GAL204", f"{cfg.said} is outside [1, {cfg.k + 1}] for K={cfg.k}{said}; "
-                          "llama-server refuses to start")
-            return False
-    return True
 
 
 def _named(engine, setting, form=None):

@@ -108,6 +108,15 @@ class EngineAdapter:
     def setting(self, doc, site):
         raise NotImplementedError
 
+    def start_refusal(self, said, value, k, *, al, rates, spec_on, k_default, forms):
+        """``(code, message)`` of the start-up check a server with this knob fails, or None
+        (for an engine that refuses a knob at start-up: its record's ``spec_off``).
+        ``said``: the knob as written; ``al``: its value as a Decimal (length form) and
+        ``rates``: True for the rates form; ``spec_on``: speculative decoding switched on;
+        ``k_default``: K is the engine's default; ``forms``: {setting: knob} of every form set.
+        """
+        return None
+
     def spec_facts(self, site):
         """K, draft, method, ``rsm`` (the verifier's method), ``variant`` and the knob's
         ``value`` as the audit reads them from a site's parsed speculative config; None

@@ -189,6 +189,32 @@ class LlamaCppAdapter(EngineAdapter):
         return self.plan_commands(plan_command, found, path, text, golden_for, rates_for, k=k,
                                   force=force)
 
+    def start_refusal(self, said, value, k, *, al, rates, spec_on, k_default, forms):
+        """llama-server's start-up checks (server-context.cpp), as GAL206, GAL207, GAL204."""
+        def flag(setting):
+            return next(row[0] for row in RECORD.spellings if row[1:3] == (setting, "flag"))
+
+        refuses = f"{SERVER} refuses to start"
+        if not spec_on:
+            return "GAL206", (f"{said} on a {SERVER} without speculative decoding (no "
+                              f"{flag('method')} / {flag('draft')}): the server refuses to "
+                              "start (synthetic acceptance requires an initialized speculative "
+                              "decoding context)")
+        default = f" (llama.cpp's default, no {flag('k')})" if k_default else ""
+        if len(forms) > 1:
+            return "GAL207", (f"{forms['length']} and {forms['rates']} are both set: {refuses} "
+                              "(synthetic acceptance length and rates are mutually exclusive); "
+                              "keep one")
+        if rates:
+            try:
+                problem = rates_problem(parse_rates(value), k)
+            except ValueError as exc:
+                return "GAL207", f"{said}: {exc}; {refuses}"
+            return ("GAL207", f"{said}: {problem}{default}; {refuses}") if problem else None
+        if k is not None and al is not None and not 1 <= al <= k + 1:
+            return "GAL204", f"{said} is outside [1, {k + 1}] for K={k}{default}; {refuses}"
+        return None
+
     forms = ("length",)
     emit_help = (f"{RATES_KNOB} (env {ENV_RATES}) with the min-variance\n"
                  "schedule [1]*f, p, 0... that the other engines' length knobs realise, so\n"
