@@ -367,7 +367,7 @@ def _checked(cfg, curves):
     but for its path."""
     bucket = _CHECKED.setdefault((cfg.line, cfg.col, cfg.knob, cfg.value), [])
     for other, found in bucket:
-        if cfg.with_(path=other.path) == other:
+        if {**cfg.__dict__, "path": other.path} == other.__dict__:     # all fields but path
             return [f._replace(path=cfg.path) if f.path == other.path else f for f in found]
     found = check_config(cfg, curves)
     bucket.append((cfg, found))
