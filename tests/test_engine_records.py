@@ -35,9 +35,9 @@ OWN_WORDS = {"mean_acceptance_length", "metrics", "Acceptance length", "timings"
 C_SCAN = "readers/_logscan.c"
 # the settings a recipe spells that the audit reads besides the knobs
 READ_SETTINGS = ("k", "method", "draft", "model", "served", "topk", "one_model")
-# the modules that spell these names in messages, help texts and notes; no other may
+# the CLI help prose that shows these names in examples, as docs/*.md do; no other module may
 SPELLED_ELSEWHERE = {
-    "--spec-draft-n-max": {"commands/measure.py", "measuring/sweep.py"},
+    "--spec-draft-n-max": {"commands/measure.py"},
     "--spec-draft-model": {"commands/measure.py"},
     "--spec-type": {"commands/measure.py"},
     "trtllm-serve": {"commands/inject.py"}}

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from goldenal.cli import main
 from goldenal.core.errors import ParseError
 from goldenal.readers import ingest
+from goldenal.readers.observations import ServerStart
 
 DATA = Path(__file__).parent / "data" / "ingest"
 BAD = DATA / "bad"
@@ -61,7 +62,8 @@ def test_per_position_length_disagreeing_with_k():
     assert obs.problems[0].line == 3
     assert obs.problems[0].message == ("per-position list has 5 entries but the server runs "
                                        "num_speculative_tokens=4")
-    assert obs.sources[0].facts["spec_config"] == [{"line": 2, "k": 4, "method": "mtp"}]
+    assert obs.sources[0].facts["server_start"] == [ServerStart(
+        2, 4, "num_speculative_tokens", "mtp", off="no rejection_sample_method='synthetic'")]
 
 
 def test_k_hint_checked_against_the_list():

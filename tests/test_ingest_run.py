@@ -136,3 +136,19 @@ def test_collector_bench_result_without_json_suffix(tmp_path):
     run = load_run(tmp_path)
     (o,) = run.cells[("on", 5)]
     assert (o.format, o.drafts, o.accepted) == ("vllm-bench-json", 668, 1193)
+
+
+def test_a_llamacpp_start_up_line_is_checked_like_any_engine(tmp_path):
+    """The run checks read the readers' engine-neutral start-up facts: llama-server's
+    resolved synthetic acceptance line (K=3) is held against a K=4 cell."""
+    d = tmp_path / "r"
+    d.mkdir()
+    shutil.copy(DATA / "llamacpp" / "server_rates_trace.log", d / "server.log")
+    (d / "run.yaml").write_text(
+        "run: tiny\nsimulated: false\nmodel: tiny\nmethod: draft\ndraft: [org/tiny-draft]\n"
+        "engine: {name: llamacpp}\ncells:\n  - {thinking: \"off\", k: 4, files: [server.log]}\n")
+    where = f"{d / 'server.log'}:266"
+    assert load_run(d).warnings[-2:] == (
+        f"{where}: server started with --spec-draft-n-max=3, the cell says K=4 (thinking off)",
+        f"{where}: server ran with synthetic acceptance (2.83); its AL is an input, not a "
+        "measurement of the draft head")

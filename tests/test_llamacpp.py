@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from goldenal.engines.llamacpp import (geometric_rates, min_variance_rates, parse_rates,
                                        rates_problem, read_command_settings)
 from goldenal.readers import ingest
+from goldenal.readers.observations import ServerStart
 
 DATA = Path(__file__).parent / "data"
 LOGS = DATA / "ingest" / "llamacpp"
@@ -253,8 +254,10 @@ def test_task_lines_with_trace_per_position():
     assert rows == [("llamacpp-task", 311, 3, 21, 62, 38, (21, 17, 0), "1"),
                     ("llamacpp-task", 340, 3, 20, 59, 39, (20, 19, 0), "24")]
     (src,) = obs.sources
-    assert src.facts["llamacpp_synthetic"] == [
-        {"line": 266, "k": 3, "mean_length": 2.83, "rates": [1.0, 0.83, 0.0]}]
+    assert src.facts["server_start"] == [ServerStart(
+        266, 3, "--spec-draft-n-max", synthetic=True, knob=2.83, pinned=2.83,
+        stated="llama-server resolved its synthetic acceptance to mean length 2.83 "
+               "(rates [1.0, 0.83, 0.0])")]
 
 
 def test_task_lines_at_default_verbosity_and_cumulative_statistics():

@@ -262,7 +262,10 @@ def test_existing_cell_is_refused_before_any_server_starts(tmp_path, prompts):
 
 
 @pytest.mark.parametrize("cmd, kwargs, message", [
-    ("stub --port {port}", {"k": [1, 2]}, "has no {k}"),
+    ("stub --port {port}", {"k": [1, 2]}, "where the command takes K)"),
+    # the engine a command starts says how it takes K (its record's K flag)
+    ("/opt/llama-server -m t.gguf --port {port}", {"k": [1, 2]},
+     "where the command takes K, e.g. --spec-draft-n-max {k})"),
     ("stub --k {k}", {"k": [1, 2]}, "give the URL the server answers at"),
     ("stub --k {k} --port {port}", {"k": [1, 2], "url": "http://127.0.0.1:8080"},
      "takes {port} but the URL has none"),

@@ -141,9 +141,7 @@ def expected_knob(cfg, al_text):
         if kind == "rate" and cfg.k:
             return acceptance_rate(al_text, cfg.k)
         if kind == "csv-rates" and cfg.k:
-            from goldenal.engines.llamacpp import min_variance_rates
-
-            return ",".join(min_variance_rates(al_text, cfg.k))
+            return adapter(cfg.engine).min_variance_value(al_text, cfg.k)
     except PolicyError:
         return None
     return al_text
@@ -232,8 +230,8 @@ def check_config(cfg, curves):
         x = cfg.extra
         refusal = adapter(cfg.engine).start_refusal(
             cfg.said, cfg.value, cfg.k, al=_dec(cfg.value), rates=unit(cfg.knob) == "csv-rates",
-            spec_on=bool(x.get("llama_spec")), k_default=bool(x.get("k_default")),
-            forms=x.get("llama_forms") or {})
+            spec_on=bool(x.get("spec_on")), k_default=bool(x.get("k_default")),
+            forms=x.get("knob_forms") or {})
         if refusal is not None:
             add(*refusal)
             return out

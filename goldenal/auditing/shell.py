@@ -21,14 +21,14 @@ MAX_FORK_DEPTH = 16
 # What an expanded line is scanned for: a knob found later on a line (in table order) wins, as
 # does the first K kind below.  Engines by how the knob reaches the server: in the environment
 # under its own name (SGLang, TensorRT-LLM) or on the command line or in a config (the rest);
-# those that refuse to start a knob without speculative settings (llama.cpp).
+# those that refuse to start a knob without speculative settings (record's ``spec_off``).
 _ENV_CARRIED = tuple(e for e in ev.ENGINES if ev.record(e).env_knob == ev.record(e).value_knob)
 _COMMAND_CARRIED = tuple(e for e in ev.ENGINES if e not in _ENV_CARRIED)
 _REFUSING = tuple(e for e in ev.ENGINES if ev.record(e).spec_off == "refused")
 _KNOB_ROWS = knobs.spellings(engine=_COMMAND_CARRIED,
                              setting=(knobs.LENGTH, knobs.RATES, knobs.RATE),
                              form=(knobs.KEY, knobs.FLAG))
-# a refusing engine's knobs in the environment (llama.cpp's LLAMA_ARG_<FLAG>), read like its flags
+# a refusing engine's knobs in the environment, read like its flags
 _REFUSING_ENV_ROWS = knobs.spellings(engine=_REFUSING, setting=(knobs.LENGTH, knobs.RATES),
                                      form=knobs.ENV)
 _REFUSING_KNOB_ROWS = knobs.spellings(engine=_REFUSING, setting=(knobs.LENGTH, knobs.RATES))
@@ -76,9 +76,9 @@ _K_AT_LINE_START = tuple(kind for kind, rows in _K_KINDS
 _K_DEFAULTED = tuple(kind for kind, rows in _K_KINDS
                      if ev.record(rows[0].engine).default_k is not None)
 # The groups of rows _read_line tries, each only on a line naming one of its rows (a pattern
-# starts with its name); llama.cpp's served model alone switches nothing on: in no group.
+# starts with its name); a refusing engine's served model alone switches nothing on: in no group.
 _TABLE_GROUPS = {
-    "llama": tuple(r for r in _REFUSING_SPEC_ROWS if r.setting != knobs.MODEL) + _REFUSING_ENV_ROWS
+    "refusing": tuple(r for r in _REFUSING_SPEC_ROWS if r.setting != knobs.MODEL) + _REFUSING_ENV_ROWS
     + _REFUSING_KNOB_ROWS,
     "knob": _KNOB_ROWS,
     "env": _PREFIX_ENV_ROWS + _YAML_ENV_ROWS,
@@ -172,8 +172,8 @@ def _read_line(flat):
     if named is None:
         return None
     said = _Said()
-    if "llama" in named:
-        said.llama = _read_llamacpp(flat)
+    if "refusing" in named:
+        said.refusing = _read_refusing(flat)
     if "knob" in named:
         said.knobs = tuple((row.name, m.group("value"), row.start(m) + 1, _spelling(row, m))
                            for row in _KNOB_ROWS for m in (row.search(flat),) if m)
@@ -252,15 +252,15 @@ def _read_line(flat):
 class _Said:
     """What one line's patterns matched; :meth:`record` adds it to a path's findings."""
 
-    llama = draft = method = atom_method = rsm = dsm = topk = one_model = engine = None
+    refusing = draft = method = atom_method = rsm = dsm = topk = one_model = engine = None
     spec_block = nested_draft = model = None
     knobs = env_settings = ks = ()
     k_unread = blank = spec = False
     indent = 0
 
     def record(self, no, found):
-        if self.llama is not None:
-            self.llama.record(no, found)
+        if self.refusing is not None:
+            self.refusing.record(no, found)
         for name, value, col, spelling in self.knobs:
             prev = found["knob"]
             if prev is None or prev[:2] != (name, value):
@@ -305,33 +305,33 @@ def _spec_at(found, no):
         found["spec_line"] = no
 
 
-class _LlamaSaid:
-    """What a line says of llama.cpp: speculative decoding switched on, knobs as environment."""
+class _RefusingSaid:
+    """What a line says of an engine refusing a knob without speculative settings: whether
+    they switch speculative decoding on, its knobs set as environment, each form set."""
 
     __slots__ = ("on", "method", "draft", "model", "env", "forms")
 
     def record(self, no, found):
         if self.on:
-            found["llama_spec"] = True
+            found["spec_on"] = True
             _spec_at(found, no)
             if self.method is not None:
                 found["method"] = self.method
             if self.draft:
                 found["draft"] = self.draft
-            # the served model is a GGUF path; curves match a local path by its file name
+            # the served model is a file path; curves match a local path by its file name
             if self.model and self.model not in found["models"]:
                 found["models"].append(self.model)
-        for knob, value, col, spelling, name in self.env:
+        for knob, value, col, spelling in self.env:
             found["knob"] = (knob, value, no, col)
             found["knob_spelling"] = spelling
-            found["llama_env"] = name
         for setting, name in self.forms:
-            # both forms set: llama-server refuses to start (mutually exclusive)
-            found["llama_forms"][setting] = name
+            # both forms set: the server refuses to start (mutually exclusive)
+            found["knob_forms"][setting] = name
 
 
-def _read_llamacpp(flat):
-    said = _LlamaSaid()
+def _read_refusing(flat):
+    said = _RefusingSaid()
     settings = {}
     for row, m in knobs.finditer(flat, _REFUSING_SPEC_ROWS, comments=True):
         settings.setdefault(row.setting, unquote(m.group("value")))
@@ -340,7 +340,7 @@ def _read_llamacpp(flat):
     said.draft, said.model = (v if v and "$" not in v else None
                               for v in (settings.get(knobs.DRAFT), settings.get(knobs.MODEL)))
     said.env = tuple((ev.FLAG_OF_ENV[row.name], m.group("value"), m.start("name") + 1,
-                      _spelling(row, m), row.name)
+                      _spelling(row, m))
                      for row, m in knobs.finditer(flat, _REFUSING_ENV_ROWS, comments=True))
     said.forms = tuple((row.setting, row.name)
                        for row, _ in knobs.finditer(flat, _REFUSING_KNOB_ROWS, comments=True))
@@ -384,8 +384,8 @@ def _new_found():
     return {"knob": None, "env_knobs": {}, "k": {}, "draft": None, "method": None,
             "atom_method": None, "rsm": None, "dsm": None, "topk": None, "one_model": None,
             "engine": None, "spec": False, "token_mode": None, "acc_method": None,
-            "first": None, "models": [], "llama_spec": False, "llama_env": None,
-            "spec_line": None, "k_unread": None, "llama_forms": {}, "knob_spelling": None,
+            "first": None, "models": [], "spec_on": False,
+            "spec_line": None, "k_unread": None, "knob_forms": {}, "knob_spelling": None,
             "spec_indent": None}
 
 
@@ -402,7 +402,7 @@ class _State:
         f["env_knobs"] = dict(f["env_knobs"])
         f["k"] = dict(f["k"])
         f["models"] = list(f["models"])
-        f["llama_forms"] = dict(f["llama_forms"])
+        f["knob_forms"] = dict(f["knob_forms"])
         choice = dict(self.choice)
         if cid is not None:
             choice[cid] = arm
@@ -834,12 +834,12 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
     k, k_line = next((f["k"][kind] for kind, _ in _K_KINDS if kind in f["k"]), (None, None))
     k_default = False
     if rec is not None and rec.default_k is not None and k is None and \
-            f["k_unread"] is None and (f["llama_spec"] or knob):
+            f["k_unread"] is None and (f["spec_on"] or knob):
         k, k_default = rec.default_k, True
     # a launch script: it starts an engine, or sets K; other scripts that merely
     # mention speculative settings (patch helpers, docs generators) are not configs
     spec = (k is not None and not k_default) or (f["spec"] and f["engine"] is not None) \
-        or f["llama_spec"]
+        or f["spec_on"]
     if not spec and knob is None:
         return None
     draft = f["draft"]
@@ -859,8 +859,7 @@ def _to_config(relpath, f, lines, agentic, eval_only, signals=(), holders=None):
     extra = {"eagle_topk": f["topk"], "token_mode": f["token_mode"],
              "acc_method": f["acc_method"], "atom_method": f["atom_method"]}
     if rec is not None and rec.spec_off == "refused":
-        extra.update(llama_spec=f["llama_spec"], k_default=k_default, llama_env=f["llama_env"],
-                     llama_forms=dict(f["llama_forms"]))
+        extra.update(spec_on=f["spec_on"], k_default=k_default, knob_forms=dict(f["knob_forms"]))
     if f["one_model"] is not None:
         extra["one_model_key"], extra["one_model"] = f["one_model"]
     variant = {"draft_sample_method": f["dsm"]} if f["dsm"] else {}

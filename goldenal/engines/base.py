@@ -68,6 +68,11 @@ class EngineAdapter:
     def rates_value(self, rates):
         raise NotImplementedError
 
+    def min_variance_value(self, al_text, k):
+        """The rates knob's value realising the schedule the length knobs of the other
+        engines do (what the audit expects of a rates knob); None where the engine has none."""
+        return None
+
     def read_script(self, path, text, variables):
         """This engine's length and rates knobs in a launch script, each with the K set near it."""
         from goldenal.engines.setting import SpecSetting

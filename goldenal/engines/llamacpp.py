@@ -227,6 +227,9 @@ class LlamaCppAdapter(EngineAdapter):
     def rates_value(self, rates):
         return rates_text(rates)
 
+    def min_variance_value(self, al_text, k):
+        return ",".join(min_variance_rates(al_text, k))
+
     def emit(self, al_text, *, k, fmt, rates=None, form=None, **options):
         text, knob, value, _ = super().emit(al_text, k=k, fmt=fmt, rates=rates, **options)
         return text, knob, value, (() if rates is not None else (length_note(al_text, k),))

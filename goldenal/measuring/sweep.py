@@ -30,13 +30,24 @@ class SweepResult(MeasureResult):
     server_logs: tuple = ()
 
 
+def _k_flag(server_cmd):
+    """``", e.g. FLAG {k}"``: how the engine the command starts takes K, where a record says."""
+    from goldenal.engines import MODULES
+
+    for rec in (m.RECORD for m in MODULES.values()):
+        flags = rec.rows(setting="k", form="flag")
+        if rec.launch_word in map(os.path.basename, server_cmd.split()) and flags:
+            return f", e.g. {flags[0].name} {{k}}"
+    return ""
+
+
 def _sweep_iv(server_cmd, url, ks):
     if not isinstance(server_cmd, str) or not server_cmd.strip():
         raise UsageError("`server_cmd` must be the command line that starts the server, with "
                          "{k} where its K goes")
     if len(ks) > 1 and "{k}" not in server_cmd:
         raise UsageError("`server_cmd` has no {k}: every K would start the same server (write "
-                         "{k} where the command takes K, e.g. --spec-draft-n-max {k})")
+                         f"{{k}} where the command takes K{_k_flag(server_cmd)})")
     if url is None:
         if "{port}" not in server_cmd:
             raise UsageError("give the URL the server answers at, or write {port} in "

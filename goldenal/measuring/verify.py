@@ -269,30 +269,16 @@ def verify(run_or_paths, target, k=None, *, thinking=None, engine=None, z=4.0, s
 
 
 def _config_notes(sources, text):
-    """What the servers' start-up lines say about the knob (vLLM logs state it)."""
-    from goldenal.readers.vllm_log import knob_names
-
-    length_knob, rates_knob, rejection = knob_names()
+    """What the servers' start-up lines say about the knob (the readers' ``server_start``)."""
     out = []
     for src in sources:
-        for cfg in src.facts.get("spec_config", []):
-            where = f"{src.path}:{cfg['line']}"
-            length, rates = cfg.get(length_knob), cfg.get(rates_knob)
-            if cfg.get(rejection) != "synthetic" and length is None and rates is None:
+        for start in src.facts.get("server_start", []):
+            where = f"{src.path}:{start.line}"
+            if not start.synthetic:
                 out.append(f"{where}: the server started without synthetic acceptance "
-                           f"(no {rejection}='synthetic')")
-            elif length is not None and f"{length:.2f}" != f"{float(text):.2f}":
-                out.append(f"{where}: the server was started with "
-                           f"{length_knob}={length:g}, not {text}")
-            elif rates is not None and abs(1 + sum(rates) - float(text)) > 0.005:
-                out.append(f"{where}: the server's {rates_knob} give AL "
-                           f"{1 + sum(rates):.4f}, not {text}")
-        for cfg in src.facts.get("llamacpp_synthetic", []):
-            # llama-server states the schedule it resolved (common/speculative.cpp)
-            if abs(cfg["mean_length"] - float(text)) > 0.005:
-                out.append(f"{src.path}:{cfg['line']}: llama-server resolved its synthetic "
-                           f"acceptance to mean length {cfg['mean_length']:g} (rates "
-                           f"{cfg['rates']}), not {text}")
+                           f"({start.off})")
+            elif start.pinned is not None and abs(start.pinned - float(text)) > 0.005:
+                out.append(f"{where}: {start.stated}, not {text}")
     return out
 
 

@@ -11,6 +11,7 @@ from collections import namedtuple
 
 from goldenal.readers import _io
 from goldenal.readers._base import Context, counts_from_rates, derive_drafts
+from goldenal.readers.observations import ServerStart
 from goldenal.readers.records import record
 from goldenal.core.observation import Observation
 
@@ -20,6 +21,8 @@ _ACCEPTANCE, _MEAN_LEN, _PER_POS_NAME = _LOG["task"]
 _DRAFTS, _ACCEPTED, _TOKENS, _MEAN, _RATES, _CALLS_NAME = _LOG["statistics"]
 _SYNTH_NAME, _REDUCED_NAME = _LOG["synthetic"]
 _OLD_MEAN, _OLD_RATES = _LOG["old"]
+_SERVER = record(NAME).launch_word
+_K_FLAG = next(row[0] for row in record(NAME).spellings if row[1:] == ("k", "flag"))
 MARKERS = tuple(name.encode() for name in (
     f"{_ACCEPTANCE} =", f"{_PER_POS_NAME} =", _DRAFTS, _SYNTH_NAME.partition(":")[0], _OLD_RATES))
 _SLOT = re.compile(r"\bid\s+(\d+) \| task (-?\d+)")
@@ -146,15 +149,17 @@ def read(path, ctx: Context):
             flush()
             logged_k = int(m.group(1))
             try:
-                ctx.facts.setdefault("llamacpp_synthetic", []).append(
-                    {"line": line, "k": int(m.group(1)), "mean_length": float(m.group(2)),
-                     "rates": _rates(m.group(3))})
+                length, rates = float(m.group(2)), _rates(m.group(3))
+                ctx.facts.setdefault("server_start", []).append(ServerStart(
+                    line, logged_k, _K_FLAG, synthetic=True, knob=length, pinned=length,
+                    stated=f"{_SERVER} resolved its synthetic acceptance to mean length "
+                           f"{length:g} (rates {rates})"))
             except ValueError:
                 ctx.remark(line, f"malformed {_SYNTH_NAME.partition(':')[0]} start-up line")
             continue
         m = _REDUCED.search(text)
         if m:
-            ctx.facts.setdefault("llamacpp_synthetic_reduced", []).append(
+            ctx.facts.setdefault("draft_limit_reduced", []).append(
                 {"line": line, "from": int(m.group(1)), "to": int(m.group(2))})
             continue
         m = _REQ.search(text)

@@ -31,6 +31,24 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class ServerStart:
+    """A server's speculative settings as its log states them at start-up (the readers'
+    ``server_start`` fact), in no engine's names: what ``verify`` and a run's checks compare."""
+
+    line: int
+    k: int | None = None
+    k_name: str = "K"           # the engine's name of K, for messages
+    method: str | None = None
+    draft: str | None = None
+    variant: dict = field(default_factory=dict)
+    synthetic: bool = False     # the synthetic-acceptance verifier is in place
+    knob: object = None         # the synthetic knob's value as stated
+    pinned: float | None = None     # the AL that value pins
+    stated: str = ""            # how the log states the knob, for messages
+    off: str = ""               # why the settings stated mean no synthetic acceptance
+
+
+@dataclass(frozen=True)
 class SourceInfo:
     """What a reader learned about one source besides its windows."""
 

@@ -359,36 +359,30 @@ def _basename(text):
 
 
 def _config_warnings(src, thinking, k, identity):
-    from goldenal.readers.vllm_log import knob_names
-
     out = []
-    length, rates, rejection = knob_names()
-    for cfg in src.facts.get("spec_config", []):
-        where = f"{src.path}:{cfg['line']}"
-        if cfg.get("k") is not None and cfg["k"] != k:
-            out.append(f"{where}: server started with num_speculative_tokens={cfg['k']}, "
+    for start in src.facts.get("server_start", []):
+        where = f"{src.path}:{start.line}"
+        if start.k is not None and start.k != k:
+            out.append(f"{where}: server started with {start.k_name}={start.k}, "
                        f"the cell says K={k} (thinking {thinking})")
         method = identity.get("method")
-        if method and cfg.get("method") and cfg["method"].lower() != str(method).lower():
-            out.append(f"{where}: server started with method {cfg['method']!r}, the run "
+        if method and start.method and start.method.lower() != str(method).lower():
+            out.append(f"{where}: server started with method {start.method!r}, the run "
                        f"says {method!r}")
         drafts = identity.get("draft") or []
         if isinstance(drafts, str):
             drafts = [drafts]
-        if drafts and cfg.get("draft") and _basename(cfg["draft"]) not in {
+        if drafts and start.draft and _basename(start.draft) not in {
                 _basename(d) for d in drafts}:
-            out.append(f"{where}: server loaded draft {cfg['draft']!r}, the run names "
+            out.append(f"{where}: server loaded draft {start.draft!r}, the run names "
                        f"{', '.join(map(str, drafts))}")
         variant = identity.get("variant") or {}
-        for key in ("draft_sample_method", rejection):
+        for key, have in start.variant.items():
             want = variant.get(key) if isinstance(variant, dict) else None
-            have = cfg.get(key)
             if want and have and str(want) != str(have):
                 out.append(f"{where}: server ran {key}={have!r}, the run's variant says "
                            f"{want!r}")
-        synthetic = cfg.get(rejection) == "synthetic" or length in cfg or rates in cfg
-        if synthetic and not identity.get("simulated"):
-            value = cfg.get(length, cfg.get(rates))
-            out.append(f"{where}: server ran with synthetic acceptance ({value}); its AL is an "
-                       "input, not a measurement of the draft head")
+        if start.synthetic and not identity.get("simulated"):
+            out.append(f"{where}: server ran with synthetic acceptance ({start.knob}); its AL "
+                       "is an input, not a measurement of the draft head")
     return out

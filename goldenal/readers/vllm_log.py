@@ -15,7 +15,7 @@ import sys
 from goldenal.readers import _io
 from goldenal.readers._base import Context, balanced, counts_from_rates, derive_drafts
 from goldenal.core.observation import Observation
-from goldenal.readers.observations import Columns, as_row, make_observation
+from goldenal.readers.observations import Columns, ServerStart, as_row, make_observation
 from goldenal.readers.records import record
 
 try:  # the compiled scan; without it every hit is matched in Python
@@ -209,6 +209,20 @@ def _from_mapping(cfg):
     return out
 
 
+def _server_start(number, cfg):
+    """The engine-neutral :class:`ServerStart` of one start-up line's settings."""
+    length, rates, rejection = knob_names()
+    knob = cfg.get(length, cfg.get(rates))
+    pinned, stated = knob, f"the server was started with {length}={knob:g}" if knob else ""
+    if length not in cfg and rates in cfg:
+        pinned = 1 + sum(knob)
+        stated = f"the server's {rates} give AL {pinned:.4f}"
+    variant = {key: cfg[key] for key in ("draft_sample_method", rejection) if key in cfg}
+    return ServerStart(number, cfg.get("k"), "num_speculative_tokens", cfg.get("method"),
+                       cfg.get("draft"), variant, knob is not None or cfg.get(rejection) ==
+                       "synthetic", knob, pinned, stated, f"no {rejection}='synthetic'")
+
+
 def fast_counts(accepted, drafted, rates, mean, pct, known):
     """``(k, steps, counts)`` of a whole family D line, or None to use the general path;
     ``drafted / K`` steps and rounded counts when they reproduce every figure."""
@@ -245,7 +259,7 @@ class _Reader:
         self.pending_engine = {}  # process -> "Engine NNN" id waiting for its spec line
         self.v0 = {}              # process -> previous cumulative V0 totals
         self.skipped_empty = 0
-        ctx.facts["spec_config"] = []
+        ctx.facts["server_start"] = []
 
     @property
     def k_known(self):
@@ -334,7 +348,7 @@ class _Reader:
                                             f"{cfg['k']} (was {was})")
                 # one server states its config on several lines; a new K is a new server
                 self.config = dict(cfg) if restarted else {**self.config, **cfg}
-                self.ctx.facts["spec_config"].append({"line": number, **cfg})
+                self.ctx.facts["server_start"].append(_server_start(number, cfg))
                 self.v0.clear()  # a new server: cumulative counters start again
 
     def _extra(self, process):
