@@ -351,7 +351,9 @@ def _fmt_sigmas(sigmas):
 def _match_words(profile_name, survival, expected, steps):
     """How strongly the observed profile matched the expected one, and what that shows."""
     i, sigmas = _deviation(survival, expected, steps)
-    words = (f"per-position profile matches {_PROFILE_WORDS[profile_name]} (largest "
+    schedule = (f"{_geometric_engine()[0].title}'s geometric schedule"
+                if profile_name == "geometric" else _PROFILE_WORDS[profile_name])
+    words = (f"per-position profile matches {schedule} (largest "
              f"deviation {_fmt_sigmas(sigmas)}, position {i})")
     if any(e in (0.0, 1.0) for e in expected):  # no real acceptance shows exactly 0 or 1
         return words + (": the signature of a pinned knob (real acceptance does not accept "
@@ -394,8 +396,7 @@ def _smooth(survival):
         0.0 < s < 1.0 for s in survival) and all(a > b for a, b in zip(survival, survival[1:]))
 
 
-_PROFILE_WORDS = {"min-variance": "the min-variance schedule", "given": "the expected profile",
-                  "geometric": "llama.cpp's geometric schedule"}
+_PROFILE_WORDS = {"min-variance": "the min-variance schedule", "given": "the expected profile"}
 
 
 def _reason(ok, mean_hit, realized, text, value, tolerance, distance, steps, k, survival,
