@@ -222,6 +222,11 @@ def test_start_up_config_explains_a_miss(tmp_path, golden):
     assert verify(path, golden).notes == (
         f"{path}:1: the server started without synthetic acceptance "
         "(no rejection_sample_method='synthetic')",)
+    # the rates form: the AL they give is held against the target
+    path.write_text(start.replace("'synthetic_acceptance_length': 2.78",
+                                  "'synthetic_acceptance_rates': [1.0, 0.5, 0.3]") + log)
+    assert verify(path, golden).notes == (
+        f"{path}:1: the server's synthetic_acceptance_rates give AL 2.8000, not 2.83",)
 
 
 def test_atom_documented_forced_run_and_slack():

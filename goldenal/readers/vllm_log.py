@@ -212,10 +212,13 @@ def _from_mapping(cfg):
 def _server_start(number, cfg):
     """The engine-neutral :class:`ServerStart` of one start-up line's settings."""
     length, rates, rejection = knob_names()
-    knob = cfg.get(length, cfg.get(rates))
-    pinned, stated = knob, f"the server was started with {length}={knob:g}" if knob else ""
-    if length not in cfg and rates in cfg:
-        pinned = 1 + sum(knob)
+    knob = pinned = None
+    stated = ""
+    if length in cfg:
+        knob = pinned = cfg[length]
+        stated = f"the server was started with {length}={knob:g}"
+    elif rates in cfg:
+        knob, pinned = cfg[rates], 1 + sum(cfg[rates])
         stated = f"the server's {rates} give AL {pinned:.4f}"
     variant = {key: cfg[key] for key in ("draft_sample_method", rejection) if key in cfg}
     return ServerStart(number, cfg.get("k"), "num_speculative_tokens", cfg.get("method"),
