@@ -130,8 +130,7 @@ def explicit_al(al, k, *, path=None, line=None):
 
 
 def _explicit_for(al, site, decode_role=None):
-    """The explicit AL for a site's role: ``al``, or its entry for the role (``None``: every
-    other; a prefill worker without one carries its decode worker's)."""
+    """The explicit AL for a site's role (a prefill worker falls back to its decode's)."""
     if not isinstance(al, dict):
         return al
     for role in (site.role, None, decode_role):

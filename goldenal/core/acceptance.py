@@ -26,8 +26,7 @@ def exact_fraction(value):
 
 
 def min_variance_schedule(al, k):
-    """vLLM's minimum-variance schedule ``r_1..r_K`` for a target AL (``SpeculativeConfig.
-    _acceptance_length_to_rates``): ``f = floor(AL - 1)`` ones, the rest, then zeros."""
+    """vLLM's minimum-variance rates ``r_1..r_K`` for an AL (``_acceptance_length_to_rates``)."""
     k = positive_k(k)
     length = exact_fraction(al)
     if not 1 <= length <= k + 1:
@@ -40,8 +39,7 @@ def min_variance_schedule(al, k):
 
 
 def implied_survival(cells, k):
-    """``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``, from ``{K: AL}``; KeyError for a missing K.
-    Noise can make it increase or go negative (:func:`is_survival`)."""
+    """``S(i) = AL(i) - AL(i-1)`` from ``{K: AL}`` ; KeyError for a missing K."""
     k = positive_k(k)
     previous = Fraction(1)
     out = []
@@ -90,8 +88,7 @@ def positive_k(k):
 
 
 def pava_nonincreasing(values, weights=None):
-    """The non-increasing sequence closest to ``values`` in squared error weighted by
-    ``weights`` (default 1), by pool adjacent violators; the weighted sum is kept."""
+    """The nearest non-increasing sequence in weighted squared error (pool adjacent violators)."""
     weights = [1.0] * len(values) if weights is None else [float(w) for w in weights]
     blocks = []  # [weighted mean, weight, length]; merge while a later block is higher
     for value, weight in zip(values, weights):

@@ -132,8 +132,7 @@ def load_registry(path=None):
 
 
 def _packaged_identity(registry):
-    """Identity for an upstream directory: a packaged entry's of the same id and model;
-    ``warnings`` names the EAGLE-3 curves left without a head."""
+    """An upstream directory's identity, from the packaged entry of the same id and model."""
     from goldenal.golden.curvefile import read_manifest
     from goldenal.golden.curves import head_unknown
 

@@ -183,8 +183,7 @@ class Prompt:
 
 
 def load_prompts(path):
-    """Prompts from JSON lines (``prompt`` or ``messages``, optional ``id``); blank and
-    ``#`` lines skipped."""
+    """Prompts from JSON lines (``prompt`` or ``messages``, optional ``id``; ``#`` skipped)."""
     path = os.fspath(path)
     from goldenal.core.files import read_regular
 
@@ -304,8 +303,7 @@ def _public_url(url):
 
 
 def _scrub(text, url, params=()):
-    """``text`` with the secret parts of ``url`` (user, password, query) and the values
-    of the query ``params`` sent with every request blanked."""
+    """``text`` with the secrets of ``url`` and the query ``params`` values blanked."""
     from urllib.parse import urlsplit
 
     try:
@@ -373,8 +371,7 @@ _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def _json_depth(text):
-    """How deep arrays and objects nest in ``text`` (strings skipped), in linear time
-    and without recursion: checked before ``json.loads``, which recurses."""
+    """How deep ``text`` nests, linear and without recursion (``json.loads`` recurses)."""
     import itertools
 
     brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
@@ -382,8 +379,7 @@ def _json_depth(text):
 
 
 def _json(text, what=None):
-    """The JSON value of ``text``, or None; nesting past :data:`MAX_JSON_DEPTH` raises
-    ResponseLimit naming ``what``, or without ``what`` counts as not JSON."""
+    """The JSON value of ``text``, or None; too deep: ResponseLimit naming ``what``, else None."""
     if not isinstance(text, str):
         return None
     if _json_depth(text) > MAX_JSON_DEPTH:
@@ -460,8 +456,7 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
 
 
 def _facts(rec, doc):
-    """The speculative settings an info endpoint reports: the record's ``info_keys``,
-    each a key or a path of keys whose last part names the value."""
+    """The record's ``info_keys`` (a key or a path of keys) an info endpoint reports."""
     spec = {}
     for path in rec.info_keys:
         value = doc
@@ -473,8 +468,7 @@ def _facts(rec, doc):
 
 
 def _slot_facts(rec, slots):
-    """``slots_<flag>`` (each slot's flag) and the ``<flag>.*`` parameters a busy slot
-    reports, the field names the record's ``slot_fields``."""
+    """Each slot's speculative flag and the ``<flag>.*`` parameters a busy slot reports."""
     flag, params_key = rec.slot_fields
     out = {}
     flags = [s.get(flag) for s in slots]
@@ -500,8 +494,7 @@ _ERROR_CHARS = 300
 
 
 class _Failed(Exception):
-    """A request that did not complete: ``retryable`` when a second try can pass;
-    ``retry_after`` the seconds the server asked to wait (Retry-After), if any."""
+    """A request that did not complete, ``retryable`` or not, maybe with a Retry-After."""
 
     def __init__(self, message, *, retryable=True, retry_after=None):
         super().__init__(message)
@@ -531,8 +524,7 @@ def _retry_after(value):
 
 
 def _server_message(text):
-    """The server's message from an error body (``error.message``, ``message``,
-    ``detail``, else the body), whitespace folded, bounded."""
+    """The server's message from an error body, whitespace folded, bounded."""
     doc = _json(text)
     message = None
     if isinstance(doc, dict):
@@ -674,8 +666,7 @@ async def _send(client, body, timeout, url=""):
 
 
 def _transport(rec):
-    """The request fields of the record's ``transport`` (docs/engines.md §2.7: SGLang
-    refuses its per-request field on a stream)."""
+    """The request fields of the record's ``transport`` (SGLang: docs/engines.md §2.7)."""
     if rec.transport == "complete":
         return {"stream": False, **rec.request_fields}
     return {"stream": True, "stream_options": {"include_usage": True}, **rec.request_fields}
@@ -713,9 +704,7 @@ COUNT_MAX = 2 ** 63 - 1
 
 
 def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
-    """Why counts cannot be K-drafting counts, or None: each a 64-bit integer,
-    ``accepted <= draft tokens <= K x steps``, per-position counts non-increasing
-    (position i+1 only after i), at most ``steps`` and summing to ``accepted``."""
+    """Why counts cannot be K-drafting counts (range, order, sums), or None."""
     named = [("steps", steps), ("accepted", accepted)]
     if draft_tokens is not None:
         named.append(("draft tokens", draft_tokens))
@@ -743,8 +732,7 @@ def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
 
 
 def _delta(before, after, where):
-    """(drafts, draft_tokens, accepted, per_pos, engine_k) between two ``(Scrape, text)``
-    scrapes; a restart between them stops the cell (K is read, not imposed)."""
+    """The counts between two ``(Scrape, text)`` scrapes; a restart between them stops the cell."""
     from goldenal.readers.prometheus import window
 
     a, b = _PROCESS_START.search(before[1] or ""), _PROCESS_START.search(after[1] or "")
@@ -961,9 +949,7 @@ def _umask():
 
 
 def _commit(out, doc, cell_entry, files, *, identity, workload, replace):
-    """Add one cell to ``out`` atomically, under the run directory's lock (the parent's
-    while the run is created); an existing ``run.yaml`` is read again under it, so a
-    cell another ``measure`` added meanwhile is kept, and gets this cell's sampling."""
+    """Add one cell to ``out`` atomically under its lock, keeping cells added meanwhile."""
     import errno
 
     from goldenal.core import files as _files
@@ -1092,8 +1078,7 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
 
 
 def _identity_iv(out, model, draft, method, curve, ks, thinking):
-    """Refuse, before any request, a model, drafts, method or run name that would not read
-    back unchanged from a curve file (``fit --golden-dir`` could not commit the run)."""
+    """Refuse up front an identity that would not read back from a curve file unchanged."""
     from goldenal.golden.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
                                     manifest_entry, render_curve, render_manifest)
     from goldenal.golden.curves import Curve
@@ -1369,9 +1354,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
 
 
 def _reconcile(records, window, k, *, concurrency, max_tokens):
-    """The first disagreement beyond counting noise between the requests' counts (or
-    ``timings``) and the /metrics window, or None.  Noise: one step per request in
-    flight; an attempt that left no count may add up to ``max_tokens`` steps."""
+    """The first disagreement beyond counting noise between requests and /metrics, or None."""
     drafts, tokens, accepted, per_pos = window
     ok = [r for r in records if r.status == "ok"]
     checks = []
@@ -1415,9 +1398,9 @@ def _reconcile(records, window, k, *, concurrency, max_tokens):
 
 
 def _replay_warning(ok, where, *, seeded):
-    """A warning when every request drafted and accepted exactly alike: distinct prompts
-    never agree to the token, one seeded synthetic sequence replayed does (llama-server
-    seeds from the request's ``seed``, else its ``--seed``: ``server-context.cpp``)."""
+    """A warning when every request counted alike: one seeded sequence replayed.
+
+    llama-server seeds from the request's ``seed``, else its ``--seed`` (``server-context.cpp``)."""
     counts = set()
     for r in ok:
         timings = r.timings or {}

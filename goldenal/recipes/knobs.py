@@ -96,9 +96,7 @@ def row(engine, name, setting, form, key_seps=":"):
 
 
 def select(rows, engine=None, setting=None, form=None, names=None):
-    """The ``rows`` matching every criterion given (a value or a tuple), ordered by ``names``;
-    remembered for a tuple of rows (the tables are asked the same few questions per config).
-    """
+    """The ``rows`` matching every criterion, ordered by ``names`` (remembered)."""
     key = (id(rows), engine, setting, form, names)
     try:
         hit = _SELECTED.get(key)
@@ -141,11 +139,7 @@ def commented(text, index):
 
 
 def finditer(text, rows, pos=0, endpos=None, *, comments=False):
-    """``(row, match)`` of every match of ``rows`` in ``text``, in file order, outside ``#``
-    comments unless ``comments``.
-
-    Each line is lexed once, however many matches it holds.
-    """
+    """``(row, match)`` of each match in ``text``, in file order; each line is lexed once."""
     endpos = len(text) if endpos is None else endpos
     found = []
     for row in rows:
@@ -171,11 +165,7 @@ def finditer(text, rows, pos=0, endpos=None, *, comments=False):
 
 
 def first_set(text, rows, *, number=False):
-    """``(row, match)`` of the first place ``text`` gives one of ``rows`` a value, or None.
-
-    The match is of the spelling's ``head``; with ``number``, of its whole
-    ``pattern``, where the value starts with a digit.
-    """
+    """``(row, match)`` where ``text`` first gives one of ``rows`` a value, or None."""
     best = None
     for row in rows:
         if row.name not in text:

@@ -37,10 +37,7 @@ MEMO_LIMIT = 1 << 18
 
 @contextlib.contextmanager
 def remembering():
-    """While open, pure readings of text are remembered: branches replay the same
-    lines, and launchers made from one template share most of theirs.  A block
-    inside another shares its memo; nothing outlives the outermost block.
-    """
+    """Remember pure readings of text while open: branches and templates repeat lines."""
     if _MEMO.get() is not None:
         yield
         return
@@ -52,10 +49,7 @@ def remembering():
 
 
 def remembered(fn):
-    """``fn``, a pure function of hashable arguments, answered from the open memo if any.
-
-    The answer is shared: callers never change it.
-    """
+    """``fn`` (pure, hashable arguments) answered from the open memo; answers are shared."""
     @functools.wraps(fn)
     def answer(*args):
         memo = _MEMO.get()
@@ -215,9 +209,7 @@ _FLAT_TOKEN = re.compile(r"""(?:[^\\'"$`()#;]+|\\.|\$(?!\()|'[^']*'"""
 
 
 def _flat_split_points(text):
-    """``(start, end, token)`` of each ``;``/``;;`` outside parentheses, or None unless
-    :func:`lex` would open no context: the common line splits without a token per word.
-    """
+    """Split points without a token per word, or None when :func:`lex` must read the line."""
     out, parens = [], 0
     for m in _FLAT_TOKEN.finditer(text):
         if m.group(3) is not None:
@@ -315,8 +307,7 @@ class Line:
 
 
 class Cond:
-    """An ``if`` or ``case``.  Per arm: its description, its tests ``(line, arm, test)``
-    and its polarity (True on the EVAL_ONLY path, False off it, None unrelated)."""
+    """An ``if`` or ``case``: per arm its description, tests and EVAL_ONLY polarity."""
 
     __slots__ = ("id", "kind", "arms", "eval_polarity", "parent", "subject", "tests", "start",
                  "path", "end")
@@ -347,12 +338,7 @@ KEYWORDS = {"if", "elif", "else", "fi", "case", "esac", "then", "do", "done", "f
 
 
 class Path:
-    """The ``(condition id, arm)`` steps enclosing a line, outermost first.
-
-    A path extends its parent by one step and shares the rest, so the paths of
-    a script, and :meth:`among` and :func:`condition_ids` over them, take time
-    and memory linear in the script however deeply its ``if``s nest.
-    """
+    """The ``(condition id, arm)`` steps enclosing a line; sharing its parent's keeps it linear."""
 
     __slots__ = ("parent", "step", "length", "_among")
 
@@ -422,11 +408,7 @@ def condition_ids(paths):
 
 
 def _join_continued(raw, i):
-    """The logical line from ``raw[i]`` (which :func:`continues`) on, and its last index.
-
-    Lines join, stripped, with a blank for the backslash, up to one whose backslash
-    ends a comment; only lines holding a ``#`` are lexed, each text at most once.
-    """
+    """The logical line from ``raw[i]`` on and its last index; a commented ``\\`` ends it."""
     pieces = [raw[i][:-1]]
     toks, stack, done = (), (), 0       # the last text lexed, the contexts open after it
     while True:
@@ -452,10 +434,7 @@ def _join_continued(raw, i):
 def parse(text, hits=None):
     """Logical lines with their branch paths, and the conditions seen.
 
-    With ``hits`` (physical line numbers worth scanning, see :func:`_hit_lines`),
-    lines that can neither hold evidence nor change a variable or a branch are
-    dropped on the way.
-    """
+    With ``hits``, lines that cannot change an outcome are dropped on the way."""
     raw = text.split("\n")
     lines, conds, stack = [], [], []     # stack of [Cond, arm index or None, path before it]
     here = ROOT                          # the path of the lines read now
@@ -726,11 +705,9 @@ def _with_operand(chain, operand):
 
 
 def arith(expr, *, integer=False):
-    """``+ - * / %`` and ``**`` on numbers only, else None: as awk (floats, ``fmod``),
-    or with ``integer`` as bash's ``$(( ))`` (``/`` toward zero, ``%`` with the
-    dividend's sign, x/0 and negative exponents None).  Bounded in length, depth
-    and 64-bit values, so ``$(( 9**9**9**9 ))`` is None at once.
-    """
+    """Arithmetic on numbers only, else None: as awk, or with ``integer`` as bash's ``$(( ))``.
+
+    Bounded in length, depth and 64-bit values, so ``$(( 9**9**9**9 ))`` is None at once."""
     expr = expr.strip()
     if (not expr or len(expr) > ARITH_MAX_LENGTH
             or not re.fullmatch(r"[0-9.eE+\-*/%() \t]+", expr)):
@@ -877,9 +854,7 @@ def assign(stmt, env):
 
 @remembered
 def _assignment(stmt):
-    """What a statement assigns, read once: ``("unset", names)``, ``("printf", words)``,
-    ``("=", name, plus, dequoted value, names it reads)``, ``("declare",)`` for an
-    ``export``/``declare`` assigning nothing, else None."""
+    """What a statement assigns (``unset``, ``printf -v``, ``=``, ``declare``), read once."""
     if stmt.startswith("unset "):
         return "unset", tuple(name for name in stmt.split()[1:] if not name.startswith("-"))
     if stmt.startswith("printf -v "):
@@ -913,10 +888,7 @@ _TEST_OPS = {"=": operator.eq, "==": operator.eq, "!=": operator.ne, "-eq": oper
 
 
 def evaluate_test(test, env, soft_ok=False):
-    """Truth of a simple ``[ a OP b ]`` test or ``case`` pattern under ``env``; None if unknown.
-
-    Values from defaults (:class:`Soft`) count as unknown unless ``soft_ok``.
-    """
+    """Truth of a ``[ a OP b ]`` test or ``case`` pattern; None if unknown (or Soft)."""
     import fnmatch
 
     if any(env.get(v) is None or (isinstance(env.get(v), Soft) and not soft_ok)
@@ -958,9 +930,7 @@ def vars_in(text):
 
 
 def eval_paths(text):
-    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both,
-    from :func:`parse`'s ``if`` arms testing ``EVAL_ONLY`` (a one-line ``if`` opens nothing).
-    """
+    """Per line: True only on the EVAL_ONLY=true path, False only off it, None on both."""
     lines, conds = parse(text)
     arm_polarity = {}
     for c in conds:
