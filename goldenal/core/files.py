@@ -41,7 +41,7 @@ def open_regular(path, *, limit=None, beneath=None):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
             raise OSError(errno.EINVAL, f"is {kind}, not a regular file", path)
         if limit is not None and info.st_size > limit:
-            raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", path)
+            raise OSError(errno.EFBIG, f"is larger than {size_text(limit)}", path)
     except BaseException:
         os.close(fd)
         raise
@@ -55,7 +55,7 @@ def read_regular(path, limit=MAX_READ, *, beneath=None):
         while len(data) <= limit and (more := fh.read(1 << 20)):   # it grew meanwhile
             data += more
     if len(data) > limit:
-        raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", os.fspath(path))
+        raise OSError(errno.EFBIG, f"is larger than {size_text(limit)}", os.fspath(path))
     return data
 
 
@@ -77,7 +77,8 @@ def _open(name, flags, shown, dir_fd=None, link="is a symbolic link; not followe
         raise OSError(exc.errno, exc.strerror, shown) from None
 
 
-def _size(n):
+def size_text(n):
+    """``n`` bytes as a cap is spoken: whole MiB, else bytes."""
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
 
 

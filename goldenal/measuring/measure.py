@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
                              RoundedCounters, ServerError, UsageError)
 
+from goldenal.core.files import size_text
 from goldenal.engines import ENGINES
 from goldenal.readers.records import record, records
 
@@ -271,10 +272,6 @@ class ResponseLimit(ServerError):
     """A server's answer passed one of measure's caps: bytes, seconds or JSON nesting."""
 
 
-def _size(n):
-    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
-
-
 def _check_metrics(text, what):
     """Refuse a /metrics body with more than MAX_SPEC_SERIES speculative samples."""
     from goldenal.readers.prometheus import spec_mentions
@@ -335,12 +332,12 @@ async def _read_capped(response, cap, what):
     declared = response.headers.get("content-length", "").strip()
     if declared.isascii() and declared.isdigit() and int(declared) > cap:
         raise ResponseLimit(f"{what}: the answer is {declared} bytes, past the cap of "
-                            f"{_size(cap)}")
+                            f"{size_text(cap)}")
     chunks, size = [], 0
     async for chunk in response.aiter_raw():
         size += len(chunk)
         if size > cap:
-            raise ResponseLimit(f"{what}: the answer is longer than the cap of {_size(cap)}")
+            raise ResponseLimit(f"{what}: the answer is longer than the cap of {size_text(cap)}")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -559,14 +556,14 @@ async def _sse_lines(response, what):
 
     def too_long():
         return ResponseLimit(f"{what}: a line of the stream is longer than the cap of "
-                             f"{_size(MAX_SSE_LINE_BYTES)}")
+                             f"{size_text(MAX_SSE_LINE_BYTES)}")
 
     held, size = bytearray(), 0
     async for chunk in response.aiter_raw():
         size += len(chunk)
         if size > MAX_STREAM_BYTES:
             raise ResponseLimit(f"{what}: the stream is longer than the cap of "
-                                f"{_size(MAX_STREAM_BYTES)}")
+                                f"{size_text(MAX_STREAM_BYTES)}")
         held += chunk
         if b"\n" in chunk:  # split only then: each byte is scanned once
             *lines, rest = held.split(b"\n")

@@ -1,10 +1,8 @@
-"""How recipe text spells a knob: the machinery of the one table ``inject`` and ``audit`` match.
+"""How recipe text spells a knob: the one table ``inject`` and ``audit`` match.
 
-The table is built from the engines' records (:mod:`goldenal.engines.table`); its
-forms and captures are in docs/architecture.md ("Knobs in text: one table").  A
-pattern starts with the name itself, so searching a line costs about a substring
-search; a match ends after a scalar's closing quote, so :meth:`Spelling.start` to
-``m.end()`` spans the whole setting and the ``value`` group only its value.
+Built from the engines' records (:mod:`goldenal.engines.table`); forms and captures are in
+docs/architecture.md ("Knobs in text: one table").  A pattern starts with the name (a line
+costs a substring search); :meth:`Spelling.start` to ``m.end()`` spans the whole setting.
 """
 
 import re

@@ -1,11 +1,8 @@
 """Shell scripts as text: statements, quoting, branches and the values of variables.
 
-The lowest layer of every reading of a launcher, shared by ``inject`` and
-``audit``; nothing is executed.  Logical lines, statements and ``if``/``case``
-arms (:func:`parse`), words (:func:`shell_words`), symbolic expansion of
-``$VAR``, defaults and the ``$(...)`` forms recipes compute with
-(:func:`expand`), tests under known variables (:func:`evaluate_test`) and
-``EVAL_ONLY`` sides (:func:`eval_paths`), literal assignments (:func:`resolve`).
+The lowest layer of every reading of a launcher, shared by ``inject`` and ``audit``;
+nothing is executed: lines and arms (:func:`parse`), words, symbolic expansion
+(:func:`expand`), tests (:func:`evaluate_test`) and ``EVAL_ONLY`` sides (:func:`eval_paths`).
 """
 
 import ast

@@ -1,10 +1,8 @@
 """Byte-exact editing of YAML and JSON text through located spans.
 
-Documents are composed (never constructed) with libyaml into nodes carrying
-their offsets, aliases pointing at their anchor's node; edits are
-``(start, end, replacement)`` spans spliced into the original text, so every
-byte outside them stays: nothing is re-dumped.  JSON inside a YAML string
-(vLLM's speculative config) is spliced the same way (:func:`json_set`).
+Documents are composed (never constructed) with libyaml into nodes carrying their offsets;
+edits are ``(start, end, replacement)`` spans spliced into the text, so nothing is
+re-dumped, JSON inside a YAML string (vLLM's speculative config) included.
 """
 
 import json
