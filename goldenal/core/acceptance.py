@@ -1,8 +1,5 @@
-"""Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits.
-
-Notation: docs/formats.md §0.2, docs/engines.md §0.1-§0.2, docs/policy.md §4.  Values are
-exact Fractions of the committed decimal strings.  Standard library only.
-"""
+"""Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits; exact
+Fractions of the committed decimals, standard library only (docs/formats.md §0.2)."""
 
 import math
 from fractions import Fraction

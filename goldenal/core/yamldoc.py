@@ -1,9 +1,5 @@
-"""The one YAML composer of goldenal: located nodes, duplicate keys refused.
-
-Every YAML reader composes through :func:`compose`, so a repeated key is
-refused everywhere alike (loaders keep the last, a lookup finds the first).
-:func:`load` builds plain values by the YAML 1.2 core schema, each node once.
-"""
+"""The one YAML composer of goldenal: located nodes, duplicate keys refused everywhere alike
+(loaders keep the last, a lookup finds the first); :func:`load` builds YAML 1.2 core values."""
 
 import math
 import re

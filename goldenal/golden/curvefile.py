@@ -1,6 +1,5 @@
 """Curve files ``{model: {thinking_on: {K: AL}, thinking_off: ...}}``: read the upstream
-shape with lines and the exact text committed (``3.00`` stays ``"3.00"``), write the project's.
-"""
+shape with lines and the exact text committed (``3.00`` stays ``"3.00"``), write the project's."""
 
 import contextlib
 import json

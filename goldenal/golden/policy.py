@@ -1,6 +1,5 @@
 """The golden-AL policy as code (docs/policy.md §2): which committed value a config must carry.
-On the ``goldenal lookup`` hot path: standard-library imports only.
-"""
+On the ``goldenal lookup`` hot path: standard-library imports only."""
 
 import functools
 

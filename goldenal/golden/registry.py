@@ -1,7 +1,5 @@
-"""Load a golden directory fast: ``index.tsv``, a compiled copy of the curve files and
-manifest, while the CRC of each file it was compiled from matches, else the YAML.
-On the ``lookup`` hot path: no YAML, no ``json``.
-"""
+"""Load a golden directory fast: ``index.tsv`` (the compiled curve files and manifest) while
+each source file's CRC matches, else the YAML.  On the ``lookup`` hot path: no YAML, no json."""
 
 import os
 import zlib

@@ -1,9 +1,7 @@
 """Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
 
-The same prompts in the same order at every K (paired, checked by digest); a server is
-hostile input, so every answer is bounded (:class:`ResponseLimit`) and no credential
-in a URL is ever written.
-"""
+The same prompts in the same order at every K (paired, checked by digest); every answer is
+bounded (:class:`ResponseLimit`) and no credential in a URL is ever written."""
 
 from __future__ import annotations
 

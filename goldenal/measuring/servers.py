@@ -1,6 +1,5 @@
 """Server processes a measurement starts and always stops: the whole process group, on
-every way out, and (Linux) when the parent dies, so that no server is left holding a GPU.
-"""
+every way out, and (Linux) when the parent dies, so that no server is left holding a GPU."""
 
 from __future__ import annotations
 

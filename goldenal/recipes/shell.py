@@ -84,14 +84,11 @@ _LEX_SPECIAL = frozenset("\\'\"$`()#;")      # the first characters of every oth
 def lex(text, stack=(), pos=0, closing=False):
     """Tokens of shell ``text``: the one place quoting and nesting are read.
 
-    Returns ``(tokens, stack, end)``, a token ``(kind, start, end, depth)`` with
-    ``depth`` the contexts open around it (an opener and its closer outside).
-    Kinds: ``blank``, ``word``, ``esc``, ``sq`` (``sq+`` unclosed, ``sq)`` the end
-    of one opened before ``text``), ``dq`` (nesting nothing), ``"`` (of a string
-    that nests), ``$(``/``$)``, ``` ` ```/```` `) ````, bare ``(``/``)``, ``;``,
-    ``;;`` and ``#`` (a top-level comment).  ``stack`` holds the contexts open
-    (``'``, ``"``, ``$``, `````, ``(``) before and after ``text``, so text spanning
-    lines is read once, line by line; ``closing`` stops after the outermost closes.
+    Returns ``(tokens, stack, end)``; a token is ``(kind, start, end, depth)``, ``depth`` the
+    contexts open around it.  Kinds: ``blank``, ``word``, ``esc``, ``sq`` (``sq+`` unclosed,
+    ``sq)`` closing an earlier one), ``dq``, ``"`` (a string that nests), ``$(``/``$)``,
+    ``` ` ```/```` `) ````, ``(``/``)``, ``;``, ``;;``, ``#``.  ``stack``: the contexts open
+    before and after (text spanning lines is read line by line); ``closing``: stop once closed.
     """
     stack = list(stack)
     toks = []

@@ -1,7 +1,5 @@
-"""Compare two curves cell by cell: delta, and whether it is inside the uncertainty.
-
-A committed curve has uncertainty only from the ``<curve-id>.distribution.json`` beside it.
-"""
+"""Compare two curves cell by cell: delta, and whether it is inside the uncertainty (a
+committed curve has uncertainty only from the ``<curve-id>.distribution.json`` beside it)."""
 
 from __future__ import annotations
 
