@@ -535,14 +535,14 @@ def _label(path, side):
 
 def _finish(path, outputs, changed, entries, values, changes, warnings, *, check, diff_only,
             bom=""):
+    touched = [(p, before, after) for p, before, after in outputs if before != after]
     diff = "".join(
         "".join(difflib.unified_diff(before.splitlines(keepends=True),
                                      after.splitlines(keepends=True),
                                      fromfile=_label(p, "a"), tofile=_label(p, "b")))
-        for p, before, after in outputs if before != after)
+        for p, before, after in touched)
     if diff and not diff.endswith("\n"):
         diff += "\n"
-    touched = [(p, before, after) for p, before, after in outputs if before != after]
     written = touched and not (check or diff_only)    # once committed (see commit_results)
     pending, read = {}, {}
     if written:

@@ -36,7 +36,7 @@ def min_variance_schedule(al, k):
 
 
 def implied_survival(cells, k):
-    """``S(i) = AL(i) - AL(i-1)`` from ``{K: AL}`` ; KeyError for a missing K."""
+    """``S(i) = AL(i) - AL(i-1)`` from ``{K: AL}``; KeyError for a missing K."""
     k = positive_k(k)
     previous = Fraction(1)
     out = []

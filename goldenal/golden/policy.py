@@ -215,7 +215,7 @@ def _variant_choice(found):
     if not all(f.startswith("--variant ") for f in flags):
         return None
     values = [f[len("--variant "):] for f in flags]
-    shown = "; ".join(f"{v}: {_show_variant(c.variant)}" for v, c in zip(values, found)
+    shown = "; ".join(f"{v}: {show_variant(c.variant)}" for v, c in zip(values, found)
                       if c.variant)
     return f"--variant {'|'.join(values)} ({shown})"
 
@@ -331,7 +331,8 @@ def variant_matches(curve, variant):
     return True
 
 
-def _show_variant(variant):
+def show_variant(variant):
+    """``k=v, ...`` as messages show a variant (``none`` for none)."""
     shown = [k if v is BY_VALUE else f"{k}={v}" for k, v in sorted(variant.items())
              if v is not REPLACED]
     return ", ".join(shown) or "none"
@@ -365,8 +366,8 @@ def candidates(registry, model=None, *, draft=None, curve=None, variant=None, me
             raise PolicyError(f"curve {chosen.id} was measured with method "
                               f"{chosen.method or 'mtp'}, not {method}")
         if variant is not None and not variant_matches(chosen, variant):
-            raise PolicyError(f"curve {chosen.id} has variant {_show_variant(chosen.variant)}, "
-                              f"not {_show_variant(variant)}")
+            raise PolicyError(f"curve {chosen.id} has variant {show_variant(chosen.variant)}, "
+                              f"not {show_variant(variant)}")
         return [chosen]
     if model is None:
         raise UsageError("give a MODEL or `--curve`")
@@ -390,10 +391,10 @@ def candidates(registry, model=None, *, draft=None, curve=None, variant=None, me
     if variant is not None:
         same = [c for c in found if variant_matches(c, variant)]
         if not same:
-            have = _variant_choice(found) or "; ".join(f"{c.id}: {_show_variant(c.variant)}"
+            have = _variant_choice(found) or "; ".join(f"{c.id}: {show_variant(c.variant)}"
                                                        for c in found)
             raise UnknownCurve(f"no curve for model {found[0].model} with variant "
-                               f"{_show_variant(variant)}; committed: {have}")
+                               f"{show_variant(variant)}; committed: {have}")
         found = same
     return found
 
@@ -413,7 +414,7 @@ def served_sampling(site_or_cfg):
 
 def _served_text(models, draft, method, served):
     """A one-line description of what a config serves, for messages."""
-    variant = _show_variant(served) if any(v is not REPLACED for v in served.values()) else ""
+    variant = show_variant(served) if any(v is not REPLACED for v in served.values()) else ""
     parts = [models and f"model {models[0]}", draft and f"draft {draft}",
              method and f"method {method}", variant and f"variant {variant}"]
     return ", ".join(p for p in parts if p) or "no identity"

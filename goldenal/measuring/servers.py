@@ -51,13 +51,11 @@ def fill(template, **values):
 
 def _die_with_parent():
     """In the child before exec: SIGTERM when the parent dies (Linux only)."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: no prctl
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
 
 
 def log_tail(path, limit=LOG_TAIL_BYTES):
@@ -115,10 +113,8 @@ def _group_alive(pgid):
 def _stop(proc, grace=STOP_GRACE):
     """SIGTERM to the process group of ``proc``, SIGKILL to what is left after ``grace`` s."""
     def signal_group(sig):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     signal_group(signal.SIGTERM)
     deadline = time.monotonic() + grace
