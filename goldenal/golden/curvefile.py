@@ -15,7 +15,7 @@ from goldenal.core.files import locked_directory, read_regular, write_texts_atom
 from goldenal.core.errors import ConflictError, ParseError, RegistryError, UsageError
 from goldenal.golden.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
                              Registry, curve_identity, file_checksums, is_plain_decimal)
-from goldenal.core.yamldoc import compose, load
+from goldenal.core.yamldoc import compose, line_of, load
 
 _MODES = {"thinking_on": "on", "thinking_off": "off"}
 _INT = re.compile(r"[0-9]+\Z", re.ASCII)
@@ -90,10 +90,6 @@ class ParsedCurve:
         return self
 
 
-def _line(node):
-    return node.start_mark.line + 1
-
-
 def parse_curve_text(text, path="<string>"):
     """Parse a curve file's text, collecting every problem (ParseError only for no YAML)."""
     problems = []
@@ -106,32 +102,32 @@ def parse_curve_text(text, path="<string>"):
     # a repeated thinking mode or K is reported below, each in its own words
     root = compose(text, path, duplicates="caller")
     if not isinstance(root, yaml.MappingNode) or len(root.value) != 1:
-        error(_line(root) if root is not None else 1,
+        error(line_of(root) if root is not None else 1,
               "expected one top-level key, the model (e.g. 'minimax-m3:')")
         return ParsedCurve(path, model, cells, lines, header, problems)
     key_node, body = root.value[0]
     model = key_node.value
     if not isinstance(body, yaml.MappingNode):
-        error(_line(body), f"expected thinking_on/thinking_off mappings under {model!r}")
+        error(line_of(body), f"expected thinking_on/thinking_off mappings under {model!r}")
         return ParsedCurve(path, model, cells, lines, header, problems)
     seen_modes = {}
     for mode_node, values in body.value:
         mode = _MODES.get(mode_node.value)
         if mode is None:
-            error(_line(mode_node), f"expected 'thinking_on' or 'thinking_off', "
+            error(line_of(mode_node), f"expected 'thinking_on' or 'thinking_off', "
                                     f"got {mode_node.value!r}")
             continue
         if mode in seen_modes:
-            error(_line(mode_node), f"duplicate key {mode_node.value!r} "
+            error(line_of(mode_node), f"duplicate key {mode_node.value!r} "
                                     f"(first on line {seen_modes[mode]})")
             continue
-        seen_modes[mode] = _line(mode_node)
+        seen_modes[mode] = line_of(mode_node)
         if not isinstance(values, yaml.MappingNode):
-            error(_line(values), f"expected a mapping of K to AL under {mode_node.value!r}")
+            error(line_of(values), f"expected a mapping of K to AL under {mode_node.value!r}")
             continue
         cells[mode], lines[mode] = {}, {}
         for k_node, al_node in values.value:
-            where = _line(k_node)
+            where = line_of(k_node)
             raw_k = k_node.value if isinstance(k_node, yaml.ScalarNode) else None
             if raw_k is None or not _INT.match(raw_k.strip()) or int(raw_k) < 1:
                 error(where, f"K must be a positive integer, got {raw_k!r}")
@@ -159,7 +155,7 @@ def parse_curve_text(text, path="<string>"):
                 continue
             cells[mode][k] = al
     if not seen_modes:
-        error(_line(body), f"no thinking_on/thinking_off values under {model!r}")
+        error(line_of(body), f"no thinking_on/thinking_off values under {model!r}")
     return ParsedCurve(path, model, cells, lines, header, problems)
 
 

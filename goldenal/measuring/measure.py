@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import errno
 import hashlib
 import json
 import os
@@ -16,11 +17,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
                              RoundedCounters, ServerError, UsageError)
 
-from goldenal.core.files import size_text
+from goldenal.core.files import locked_directory, read_regular, size_text, write_texts_atomic
 from goldenal.engines import ENGINES
 from goldenal.readers.records import record, records
 
@@ -184,8 +186,6 @@ class Prompt:
 def load_prompts(path):
     """Prompts from JSON lines (``prompt`` or ``messages``, optional ``id``; ``#`` skipped)."""
     path = os.fspath(path)
-    from goldenal.core.files import read_regular
-
     try:
         lines = read_regular(path).decode("utf-8").splitlines()
     except UnicodeDecodeError:
@@ -283,8 +283,6 @@ def _check_metrics(text, what):
 
 def _public_url(url):
     """``url`` without what must never be written: user and password, query, fragment."""
-    from urllib.parse import urlsplit, urlunsplit
-
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -299,8 +297,6 @@ def _public_url(url):
 
 def _scrub(text, url, params=()):
     """``text`` with the secrets of ``url`` and the query ``params`` values blanked."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(url)
         secrets = [parts.username, parts.password, parts.query, parts.fragment,
@@ -945,10 +941,6 @@ def _umask():
 
 def _commit(out, doc, cell_entry, files, *, identity, workload, replace):
     """Add one cell to ``out`` atomically under its lock, keeping cells added meanwhile."""
-    import errno
-
-    from goldenal.core import files as _files
-
     key = (cell_entry["thinking"], cell_entry["k"])
     manifest = os.path.join(out, "run.yaml")
     while True:
@@ -957,7 +949,7 @@ def _commit(out, doc, cell_entry, files, *, identity, workload, replace):
         if fresh:
             os.makedirs(where, exist_ok=True)
         try:
-            with _files.locked_directory(where):
+            with locked_directory(where):
                 if fresh != (not os.path.exists(manifest)):
                     continue        # created (or removed) before the lock was ours: again
                 if not fresh:
@@ -976,8 +968,6 @@ def _commit(out, doc, cell_entry, files, *, identity, workload, replace):
 
 
 def _write_cell(out, doc, cell_entry, files, fresh):
-    from goldenal.core.files import write_texts_atomic
-
     key = (cell_entry["thinking"], cell_entry["k"])
     cells = [c for c in doc["cells"] if not isinstance(c, dict)
              or (str(c.get("thinking")), c.get("k")) != key]
@@ -1016,8 +1006,6 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
     if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
         raise UsageError("`url` must be an http(s):// URL, got "
                          f"{_public_url(url) if isinstance(url, str) else url!r}")
-    from urllib.parse import urlsplit
-
     try:
         urlsplit(url.replace("{k}", "1")).port
     except ValueError as exc:
@@ -1215,8 +1203,6 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
 
     from goldenal import __version__
     from goldenal.readers.run import normalize_identity
-
-    from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
     cells, warnings, server = [], [], None
     for k in ks:
@@ -1440,11 +1426,11 @@ def _check_server_k(server, metrics_text, k):
         if not flags:
             return  # no slots listed (hidden): nothing the server says about its K
         if not any(flags):
+            method, draft, k_flag = (rec.rows(s)[0].name for s in ("method", "draft", "k"))
             raise MeasureError(f"{server.url} runs no speculative decoding "
                                f"({rec.slots_endpoint}: {flag} false on every slot), so "
-                               f"it cannot run K={k}: start {rec.launch_word} with "
-                               f"{_spelling(rec, 'method')} and a draft (e.g. "
-                               f"{_spelling(rec, 'draft')}, {_spelling(rec, 'k')} {k})")
+                               f"it cannot run K={k}: start {rec.launch_word} with {method} "
+                               f"and a draft (e.g. {draft}, {k_flag} {k})")
     claims = []
     per_position = rec.metrics.get("per_position")
     if per_position and not rec.per_position_grows:
@@ -1460,7 +1446,3 @@ def _check_server_k(server, metrics_text, k):
         if said != k:
             raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it "
                                f"with K={k} or pass --k {said}")
-
-
-def _spelling(rec, setting):
-    return next(sp[0] for sp in rec.spellings if sp[1] == setting)
