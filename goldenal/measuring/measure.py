@@ -24,7 +24,15 @@ from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, Pa
 
 from goldenal.core.files import locked_directory, read_regular, size_text, write_texts_atomic
 from goldenal.engines import ENGINES
+from goldenal.readers import load_run
+from goldenal.readers.measured import SCHEMA
+from goldenal.readers.prometheus import (Scrape, rounded_counters, rounded_message, spec_mentions,
+                                         window as counter_window)
 from goldenal.readers.records import record, records
+from goldenal.readers.run import manifest_text, normalize_identity, read_manifest
+from goldenal.readers.sglang import META_KEY, InconsistentCounts, spec_details
+from goldenal.readers.sglang import request_counts as meta_counts
+from goldenal.readers.vllm_bench import request_counts, request_metrics
 
 _PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
 
@@ -79,8 +87,6 @@ class RequestRecord:
         return 1 + self.accepted / self.drafts if self.drafts else None
 
     def to_record(self, engine, k):
-        from goldenal.readers.measured import SCHEMA
-
         return {"schema": SCHEMA, "request": self.index, "prompt": self.prompt,
                 "engine": engine, "k": k, "status": self.status, "attempts": self.attempts,
                 "counts_from": self.counts_from, "drafts": self.drafts,
@@ -139,8 +145,6 @@ class MeasureResult:
 
     @property
     def run(self):
-        from goldenal.readers import load_run
-
         return load_run(self.path)
 
     def summary(self):
@@ -272,8 +276,6 @@ class ResponseLimit(ServerError):
 
 def _check_metrics(text, what):
     """Refuse a /metrics body with more than MAX_SPEC_SERIES speculative samples."""
-    from goldenal.readers.prometheus import spec_mentions
-
     mentions = spec_mentions(text)
     if mentions > MAX_SPEC_SERIES:
         raise ResponseLimit(f"{what}: {mentions} speculative-decoding samples, past the cap "
@@ -575,9 +577,6 @@ async def _sse_lines(response, what):
 async def _stream_once(client, body, timeout, url=""):
     """Send one streaming chat completion; what the stream said, or raise _Failed (httpx's
     errors are :func:`_send`'s)."""
-    from goldenal.readers.sglang import spec_details
-    from goldenal.readers.vllm_bench import request_metrics
-
     what = f"{url}/v1/chat/completions"
     t0 = time.perf_counter()
     ttft = None
@@ -679,8 +678,6 @@ async def _complete_once(client, body, timeout, url=""):
         raise _Failed(f"not a chat completion: {text[:80]!r}")
     if not choices[0].get("finish_reason"):
         raise _Failed("the completion did not finish")
-    from goldenal.readers.sglang import spec_details
-
     usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else None
     return {"seconds": time.perf_counter() - t0, "ttft": None, "usage": usage,
             "timings": None, "spec": None, "meta": spec_details(doc)}
@@ -724,14 +721,12 @@ def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
 
 def _delta(before, after, where):
     """The counts between two ``(Scrape, text)`` scrapes; a restart between them stops the cell."""
-    from goldenal.readers.prometheus import window
-
     a, b = _PROCESS_START.search(before[1] or ""), _PROCESS_START.search(after[1] or "")
     if a and b and a.group(1) != b.group(1):
         raise CounterReset(f"the server restarted during {where} (process_start_time_seconds "
                            f"{a.group(1)} -> {b.group(1)}); this window cannot be measured")
     try:
-        observations, _ = window(before[0], after[0])
+        observations, _ = counter_window(before[0], after[0])
     except CounterReset as exc:
         raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
     except RoundedCounters as exc:
@@ -745,8 +740,6 @@ def _delta(before, after, where):
 
 async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurrency,
                     retries, retry_delay, timeout, progress):
-    from goldenal.readers.prometheus import Scrape
-
     where = f"thinking {thinking}, K={k}"
     scrapes = 0
 
@@ -777,8 +770,6 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     pending = iter(range(len(prompts)))
     t0 = time.perf_counter()
 
-    from goldenal.readers.vllm_bench import request_counts
-
     title = record(server.engine).title
 
     async def one(i):
@@ -794,9 +785,6 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         if got is not None and got["spec"] is not None:
             counts, counts_from = request_counts(got["spec"]), "engine per-request metrics"
         elif got is not None and got.get("meta") is not None:
-            from goldenal.readers.sglang import META_KEY, InconsistentCounts
-            from goldenal.readers.sglang import request_counts as meta_counts
-
             try:
                 counts = meta_counts(got["meta"], k)
                 counts = None if counts is None else tuple(counts[:4])
@@ -880,8 +868,6 @@ def _progress_bar(total, desc, progress):
 
 
 def _load_manifest(path):
-    from goldenal.readers.run import read_manifest
-
     file, doc, _ = read_manifest(path)
     if not isinstance(doc.get("cells"), list):
         raise ParseError("run.yaml must be a mapping with a `cells` list", path=file)
@@ -889,8 +875,6 @@ def _load_manifest(path):
 
 
 def _dump(doc):
-    from goldenal.readers.run import manifest_text
-
     return manifest_text(doc, header=(
         "# Measured by `goldenal measure` against a live server; one cell per "
         "(thinking, k).\n# Per-request records: requests_*.jsonl; scrapes: metrics_*.prom.\n"))
@@ -1065,7 +1049,6 @@ def _identity_iv(out, model, draft, method, curve, ks, thinking):
     from goldenal.golden.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
                                     manifest_entry, render_curve, render_manifest)
     from goldenal.golden.curves import Curve
-    from goldenal.readers.run import normalize_identity
 
     if curve is not None:
         check_curve_id(curve)
@@ -1202,7 +1185,6 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
     import httpx
 
     from goldenal import __version__
-    from goldenal.readers.run import normalize_identity
 
     cells, warnings, server = [], [], None
     for k in ks:
@@ -1411,8 +1393,6 @@ def _sampling(body_extra):
 
 def _check_server_k(server, metrics_text, k):
     """Refuse a cell whose K the server contradicts before any load is sent."""
-    from goldenal.readers.prometheus import Scrape, rounded_counters, rounded_message
-
     scrape = Scrape(f"{server.url}/metrics", metrics_text)
     rounded = rounded_counters(scrape)  # the counters since start, judged as every window is
     if rounded:
