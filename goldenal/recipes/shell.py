@@ -8,6 +8,7 @@ nothing is executed: lines and arms (:func:`parse`), words, symbolic expansion
 import ast
 import contextlib
 import contextvars
+import fnmatch
 import functools
 import math
 import operator
@@ -605,8 +606,6 @@ def expand(text, env, depth=0):
 
 def _trim(value, op, pattern):
     """``${VAR#pat}``-style trimming for the glob patterns recipes use (``*/``, ``/*``)."""
-    import fnmatch
-
     prefix = op[0] == "#"
     cuts = range(len(value) + 1)    # shortest prefix first, or longest suffix first
     for i in cuts if op in ("#", "%%") else reversed(cuts):
@@ -883,8 +882,6 @@ _TEST_OPS = {"=": operator.eq, "==": operator.eq, "!=": operator.ne, "-eq": oper
 
 def evaluate_test(test, env, soft_ok=False):
     """Truth of a ``[ a OP b ]`` test or ``case`` pattern; None if unknown (or Soft)."""
-    import fnmatch
-
     if any(env.get(v) is None or (isinstance(env.get(v), Soft) and not soft_ok)
            for v in vars_in(test if isinstance(test, str) else test[1])):
         return None     # decided by the run's environment, not by the file
