@@ -1,9 +1,7 @@
 """The public conveniences that need several layers at once, so no lower module reaches up.
 
-:func:`lookup` is the registry read through the policy; :func:`adapter` an
-engine adapter with the file operations of ``inject`` and ``audit``.  On the
-``goldenal lookup`` hot path: standard-library imports only.
-"""
+:func:`lookup` is the registry read through the policy; :func:`adapter` an engine adapter with
+``inject``'s and ``audit``'s file operations.  On the ``lookup`` hot path: stdlib imports only."""
 
 from goldenal.engines.knobs import ENGINES
 from goldenal.golden.policy import select

@@ -1,9 +1,8 @@
 """The ``goldenal`` command line: argument parsing and error translation only.
 
 Each command is ``goldenal/commands/<name>.py``: ``configure(parser)``, ``run(args) -> int``,
-its docstring its ``--help``, its ``EXIT_CODES`` the end of it.  Only the command run is
-imported, so ``goldenal lookup`` stays as light as an interpreter start-up.
-"""
+its docstring its ``--help``, its ``EXIT_CODES`` the end of it; only the command run is
+imported, so ``goldenal lookup`` stays as light as an interpreter start-up."""
 
 import os
 import sys

@@ -1,9 +1,8 @@
 """Pictures of golden curves: AL against K, per-position acceptance, diffs.
 
-Plot functions take a curve, fit or diff, an optional ``ax``, and return a
-:class:`PlotArtists`; none calls ``plt.show()`` or picks a backend.  The
-per-position arithmetic lives in :mod:`goldenal.core.acceptance` (re-exported
-here).  Matplotlib and numpy are imported inside the functions that draw.
+Plot functions take a curve, fit or diff and an optional ``ax`` and return a
+:class:`PlotArtists`; none calls ``plt.show()`` or picks a backend, and matplotlib and
+numpy are imported inside them.  Per-position arithmetic: :mod:`goldenal.core.acceptance`.
 """
 
 from __future__ import annotations
@@ -540,16 +539,6 @@ def _cell_profile(cell, *, name="fitted cell", label="measured"):
                            schedule=min_variance_schedule(cell.text, cell.k),
                            survival_low=low, survival_high=high, source="measured",
                            confidence_level=pp.confidence_level)
-
-
-def plot_cell(cell, ax=None, **kwargs):
-    """Per-position picture of one fitted cell; what ``CellFit.plot()`` draws."""
-    return plot_positions(cell, ax=ax, **kwargs)
-
-
-def plot_curve(fit, ax=None, **kwargs):
-    """AL vs K of a fitted curve; what ``CurveFit.plot()`` draws."""
-    return plot_al_curve(fit, ax=ax, **kwargs)
 
 
 def plot_chain(model, ax=None, *, color=None):

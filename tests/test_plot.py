@@ -566,7 +566,7 @@ def example_fit():
 
 
 def test_fit_plot_bands_predictions_and_flag(example_fit):
-    art = example_fit.plot()  # CurveFit.plot delegates to plot_curve
+    art = example_fit.plot()  # CurveFit.plot delegates to plot_al_curve
     assert isinstance(art, plot.PlotArtists)
     assert [line.get_gid() for line in art["lines"]] == [
         "al:minimaxm3-eagle3-sim-2026-11:on", "al:minimaxm3-eagle3-sim-2026-11:off"]
@@ -595,7 +595,7 @@ def test_fit_plot_bands_predictions_and_flag(example_fit):
 
 def test_fit_cell_positions_have_intervals(example_fit):
     cell = example_fit.cells[("on", 3)]
-    art = cell.plot()  # CellFit.plot delegates to plot_cell
+    art = cell.plot()  # CellFit.plot delegates to plot_positions
     pp = cell.per_position
     assert [p.get_height() for p in art["survival"][0]] == list(pp.survival)
     (eb,) = art["errorbars"]

@@ -1,8 +1,5 @@
-"""``speculation_profile.json`` (schema "1.0"): export cells, read profiles back.
-
-Both vectors (docs/policy.md §4): ``marginal_accept_rates[i]`` = S(i+1) for
-vLLM, ``conditional_accept_rates[i]`` = a(i+1) for Dynamo's mocker.
-"""
+"""``speculation_profile.json`` (schema "1.0"): export cells, read profiles back; with both
+``marginal_accept_rates`` (S(i), vLLM) and ``conditional_accept_rates`` (a(i), Dynamo's mocker)."""
 
 import json
 import math

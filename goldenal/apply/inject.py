@@ -130,8 +130,7 @@ def explicit_al(al, k, *, path=None, line=None):
 
 
 def _explicit_for(al, site, decode_role=None):
-    """The explicit AL for a site's role: ``al``, or its entry for the role (``None``: every
-    other; a prefill worker without one carries its decode worker's)."""
+    """The explicit AL for a site's role (a prefill worker falls back to its decode's)."""
     if not isinstance(al, dict):
         return al
     for role in (site.role, None, decode_role):
@@ -536,14 +535,14 @@ def _label(path, side):
 
 def _finish(path, outputs, changed, entries, values, changes, warnings, *, check, diff_only,
             bom=""):
+    touched = [(p, before, after) for p, before, after in outputs if before != after]
     diff = "".join(
         "".join(difflib.unified_diff(before.splitlines(keepends=True),
                                      after.splitlines(keepends=True),
                                      fromfile=_label(p, "a"), tofile=_label(p, "b")))
-        for p, before, after in outputs if before != after)
+        for p, before, after in touched)
     if diff and not diff.endswith("\n"):
         diff += "\n"
-    touched = [(p, before, after) for p, before, after in outputs if before != after]
     written = touched and not (check or diff_only)    # once committed (see commit_results)
     pending, read = {}, {}
     if written:

@@ -7,8 +7,7 @@ import sys
 
 @contextlib.contextmanager
 def warnings_to_stderr(prefix=""):
-    """Each warning raised inside printed once as ``warning: PREFIXmessage``: the library
-    warns (a notebook sees them), a command prints one line without Python's source line."""
+    """Each warning raised inside printed once as one line (no source line)."""
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
@@ -28,8 +27,7 @@ def print_result(as_json, record, text):
 
 
 def check_destination(path, flag):
-    """Refuse (``UsageError`` naming ``flag``) an output file that cannot be written, before
-    anything is written: a bad ``--summary-md`` must not fail after the curve is committed."""
+    """Refuse an unwritable output file before anything is written."""
     from goldenal.core.errors import UsageError
 
     if path is None:

@@ -5,8 +5,7 @@ import os
 
 def add_selection_arguments(parser, *, model_flag=False, k_required=True,
                             thinking_required=True):
-    """Lookup's selection flags; ``--model`` where the positional arguments are files, and
-    --k or --thinking optional where the files state them."""
+    """Lookup's selection flags (``--model`` where positionals are files)."""
     model_help = "model key, HF id or InferenceX prefix (case-insensitive); optional with --curve"
     if model_flag:
         parser.add_argument("--model", "-m", metavar="MODEL", help=model_help)

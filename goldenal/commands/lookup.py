@@ -37,14 +37,9 @@ _CHOICES = {"thinking": ("on", "off"), "engine": ENGINES, "format": ("value", "j
 
 
 def fast_args(argv):
-    """Parse a well-formed ``lookup`` command line without importing argparse.
+    """Parse a plain ``lookup`` command line without argparse (a start-up cost), else None.
 
-    argparse (and the ``re`` it needs) costs most of an interpreter start-up, and
-    lookup runs inside ``$(...)`` in every recipe.  Anything unusual (help,
-    abbreviations, repeated flags, a bad value) returns None, and argparse then
-    gives its exact messages; otherwise the result is argparse's (a property test
-    checks it).
-    """
+    The result is argparse's (a property test checks it); argparse reports anything unusual."""
     values = dict.fromkeys(("model", "k", "thinking", "draft", "curve", "variant", "engine",
                             "golden_dir"))
     values["format"] = "value"

@@ -63,9 +63,7 @@ def configure(parser):
 
 
 def resolve_curves(registry, names, *, allow_simulated=False):
-    """What each CURVE names, in the order given, once each: a run directory its fit
-    (loaded and refused as ``fit`` does, seed 0), a ``.yaml`` file the curve it stores
-    (read with its golden directory), a curve id that curve, a model all its curves."""
+    """What each CURVE names, once each: a run's fit, a file's curve, an id's, a model's all."""
     import os
 
     from goldenal.commands._output import warnings_to_stderr

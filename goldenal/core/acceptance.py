@@ -1,8 +1,5 @@
-"""Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits.
-
-Notation: docs/formats.md §0.2, docs/engines.md §0.1-§0.2, docs/policy.md §4.  Values are
-exact Fractions of the committed decimal strings.  Standard library only.
-"""
+"""Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits; exact
+Fractions of the committed decimals, standard library only (docs/formats.md §0.2)."""
 
 import math
 from fractions import Fraction
@@ -26,8 +23,7 @@ def exact_fraction(value):
 
 
 def min_variance_schedule(al, k):
-    """vLLM's minimum-variance schedule ``r_1..r_K`` for a target AL (``SpeculativeConfig.
-    _acceptance_length_to_rates``): ``f = floor(AL - 1)`` ones, the rest, then zeros."""
+    """vLLM's minimum-variance rates ``r_1..r_K`` for an AL (``_acceptance_length_to_rates``)."""
     k = positive_k(k)
     length = exact_fraction(al)
     if not 1 <= length <= k + 1:
@@ -40,8 +36,7 @@ def min_variance_schedule(al, k):
 
 
 def implied_survival(cells, k):
-    """``S(i) = AL(i) - AL(i-1)``, ``AL(0) = 1``, from ``{K: AL}``; KeyError for a missing K.
-    Noise can make it increase or go negative (:func:`is_survival`)."""
+    """``S(i) = AL(i) - AL(i-1)`` from ``{K: AL}``; KeyError for a missing K."""
     k = positive_k(k)
     previous = Fraction(1)
     out = []
@@ -90,8 +85,7 @@ def positive_k(k):
 
 
 def pava_nonincreasing(values, weights=None):
-    """The non-increasing sequence closest to ``values`` in squared error weighted by
-    ``weights`` (default 1), by pool adjacent violators; the weighted sum is kept."""
+    """The nearest non-increasing sequence in weighted squared error (pool adjacent violators)."""
     weights = [1.0] * len(values) if weights is None else [float(w) for w in weights]
     blocks = []  # [weighted mean, weight, length]; merge while a later block is higher
     for value, weight in zip(values, weights):

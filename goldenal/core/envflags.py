@@ -13,8 +13,7 @@ RUNNER_SPELLINGS = (("true",), ("false",))
 
 
 def env_flag(environ, name, *, default=False, spellings=SPELLINGS):
-    """The boolean ``environ[name]`` holds: ``default`` when unset or empty, else one of
-    ``spellings`` (true ones, false ones), else a UsageError."""
+    """The boolean ``environ[name]`` holds: ``default`` when unset or empty, else a UsageError."""
     raw = environ.get(name)
     value = "" if raw is None else raw.strip().lower()
     if not value:

@@ -93,8 +93,7 @@ class LowSampleWarning(RuntimeWarning):
 
 
 def yaml_error(exc, path=None, *, text=None, prefix="not valid YAML"):
-    """``prefix: problem`` as one :class:`ParseError` line for a PyYAML error, with its line
-    (a reader error's character position, through ``text``)."""
+    """A PyYAML error as one ParseError line, located (``text`` gives a reader error's line)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else None
     detail = getattr(exc, "problem", None) or getattr(exc, "context", None)

@@ -23,8 +23,7 @@ _NOFOLLOW = (os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
 
 
 def open_regular(path, *, limit=None, beneath=None):
-    """The one way goldenal opens a file it reads: binary, never blocking, a regular file of
-    at most ``limit`` bytes; ``beneath``: relative to it, no link below it followed."""
+    """The one way goldenal opens a file it reads: binary, never blocking, regular, bounded."""
     path = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     if beneath is None:
@@ -42,7 +41,7 @@ def open_regular(path, *, limit=None, beneath=None):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
             raise OSError(errno.EINVAL, f"is {kind}, not a regular file", path)
         if limit is not None and info.st_size > limit:
-            raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", path)
+            raise OSError(errno.EFBIG, f"is larger than {size_text(limit)}", path)
     except BaseException:
         os.close(fd)
         raise
@@ -50,20 +49,18 @@ def open_regular(path, *, limit=None, beneath=None):
 
 
 def read_regular(path, limit=MAX_READ, *, beneath=None):
-    """The bytes of a file opened by :func:`open_regular`, refused once past ``limit``
-    bytes (a file that grows while read too)."""
+    """The bytes of a file, refused past ``limit`` (also when it grows while read)."""
     with open_regular(path, limit=limit, beneath=beneath) as fh:
         data = fh.read(min(limit, os.fstat(fh.fileno()).st_size) + 1)
         while len(data) <= limit and (more := fh.read(1 << 20)):   # it grew meanwhile
             data += more
     if len(data) > limit:
-        raise OSError(errno.EFBIG, f"is larger than {_size(limit)}", os.fspath(path))
+        raise OSError(errno.EFBIG, f"is larger than {size_text(limit)}", os.fspath(path))
     return data
 
 
 def read_text(path, *, limit=MAX_READ, universal=False):
-    """A UTF-8 file read by :func:`read_regular` (ParseError for other bytes); ``universal``
-    translates CRLF and a lone CR to LF as Python's text mode does."""
+    """A UTF-8 file (else ParseError); ``universal`` turns CRLF and CR into LF."""
     try:
         text = read_regular(path, limit).decode("utf-8")
     except UnicodeDecodeError:
@@ -80,7 +77,8 @@ def _open(name, flags, shown, dir_fd=None, link="is a symbolic link; not followe
         raise OSError(exc.errno, exc.strerror, shown) from None
 
 
-def _size(n):
+def size_text(n):
+    """``n`` bytes as a cap is spoken: whole MiB, else bytes."""
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
 
 
@@ -150,8 +148,7 @@ def inside(directory, path):
 
 @contextlib.contextmanager
 def locked_directory(directory, *, timeout=None):
-    """Hold ``directory``'s writer lock (``flock`` on the directory itself, re-entrant within
-    a thread); on entry, recover an interrupted write first."""
+    """Hold the directory's writer lock (re-entrant per thread), recovering a crash first."""
     try:
         st = os.stat(directory)
     except OSError as exc:
@@ -171,8 +168,7 @@ def locked_directory(directory, *, timeout=None):
 
 @contextlib.contextmanager
 def locked_directories(directories, *, timeout=None):
-    """:func:`locked_directory` of each of ``directories``, in sorted order: one order for
-    every writer, so two writers of overlapping sets never wait for each other in a cycle."""
+    """Lock each directory in sorted order, so overlapping writers never deadlock."""
     with contextlib.ExitStack() as stack:
         for directory in sorted(set(map(os.fspath, directories))):
             stack.enter_context(locked_directory(directory, timeout=timeout))
@@ -237,8 +233,7 @@ def _locked(directory, timeout):
 
 
 def write_texts_atomic(texts, *, expected=None, beneath=None, links=True):
-    """The one writer: ``{path: text or bytes}``, anywhere, all or nothing, even across a
-    crash (docs/architecture.md, "One writer"); ``expected``: ``{path: text read}``."""
+    """The one writer: ``{path: text or bytes}``, all or nothing even across a crash."""
     if not texts:
         return []       # nothing to write: no lock, no journal
     groups = {}
@@ -261,8 +256,7 @@ def write_text_atomic(path, text):
 
 @contextlib.contextmanager
 def atomic_open(path, mode="w"):
-    """A buffer whose content replaces ``path`` (:func:`write_texts_atomic`) if the block
-    ends without an error.  Text is kept as written (no newline translation)."""
+    """A buffer that replaces ``path`` when the block ends without an error."""
     import io
 
     buf = io.BytesIO() if "b" in mode else io.StringIO(newline="")
@@ -271,8 +265,7 @@ def atomic_open(path, mode="w"):
 
 
 def replace_beneath(root, relpath, data, *, expected):
-    """Replace the regular file ``root/relpath`` by ``data`` if it still holds ``expected``,
-    never through a link; OSError naming ``relpath`` (``EAGAIN`` when it changed)."""
+    """Replace ``root/relpath`` if it still holds ``expected``, never through a link."""
     try:
         write_texts_atomic({relpath: data}, expected={relpath: expected}, beneath=root)
     except ConflictError:

@@ -4,8 +4,7 @@ import html
 
 
 class Tabular:
-    """A result with ``to_frame()``: ``summary`` is the same table, and a notebook
-    shows the result's one-line repr above it."""
+    """A result with ``to_frame()``, shown in notebooks as its repr above that table."""
 
     __slots__ = ()
 

@@ -1,9 +1,5 @@
-"""The one YAML composer of goldenal: located nodes, duplicate keys refused.
-
-Every YAML reader composes through :func:`compose`, so a repeated key is
-refused everywhere alike (loaders keep the last, a lookup finds the first).
-:func:`load` builds plain values by the YAML 1.2 core schema, each node once.
-"""
+"""The one YAML composer of goldenal: located nodes, duplicate keys refused everywhere alike
+(loaders keep the last, a lookup finds the first); :func:`load` builds YAML 1.2 core values."""
 
 import math
 import re
@@ -73,12 +69,7 @@ def _compose(text, first):
 
 
 def compose(text, path=None, *, first=False, duplicates="refuse"):
-    """Located nodes of YAML (or JSON) text; None for an empty file.
-
-    ``first`` reads a multi-document stream's first document; ``duplicates``
-    ``"caller"`` leaves repeated keys for the caller to report in its own terms.
-    Raises ParseError (``line`` set where known) or DuplicateKeyError.
-    """
+    """Located nodes of YAML (or JSON) text; None when empty; ParseError or DuplicateKeyError."""
     try:
         root = _compose(text, first)
     except yaml.YAMLError as exc:
@@ -91,12 +82,9 @@ def compose(text, path=None, *, first=False, duplicates="refuse"):
 
 
 def duplicate_keys(root, *, tree=False):
-    """``(key_node, first_key_node)`` for every key a mapping under ``root`` repeats, in text order.
+    """``(key_node, first_key_node)`` for each repeated key under ``root``, in text order.
 
-    Keys compare by text, as lookups do; ``<<`` merge keys may repeat.  Without
-    recursion; ``tree`` (no anchors, so no aliases) keeps no visited set.  Gives
-    each mapping of distinct scalar keys without ``<<`` the index :func:`get_pair` uses.
-    """
+    Without recursion; also indexes each plain mapping for :func:`get_pair`."""
     # a document that is one scalar has no mapping to check
     found, stack = [], [root] if root is not None and root.id != "scalar" else []
     seen = None if tree else set()
@@ -134,9 +122,7 @@ def duplicate_keys(root, *, tree=False):
 
 
 def refuse_duplicate_keys(root, path=None, *, tree=False):
-    """Raise DuplicateKeyError for the first repeated key under ``root``: engines' loaders
-    keep the last of two, a lookup here the first, so such a file is refused.
-    """
+    """DuplicateKeyError for the first repeated key: engines keep the last, we the first."""
     dups = duplicate_keys(root, tree=tree)
     if dups:
         key, first = dups[0]
@@ -157,10 +143,7 @@ _SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".na
 
 
 def load(text, path=None):
-    """Plain Python values of YAML (or JSON) text by the YAML 1.2 core schema (null,
-    bool, int, float, else the string), ``<<`` merges applied; None when empty.
-    Raises ParseError (a repeated key, or nesting too deep).
-    """
+    """Plain values of YAML (or JSON) text, YAML 1.2 core schema; None when empty."""
     return construct(compose(text, path), path)
 
 

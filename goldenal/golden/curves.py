@@ -140,8 +140,7 @@ def file_checksums(directory, *, overlay=None):
 
 
 def is_plain_decimal(text):
-    """True for ASCII digits, optionally one ``.`` and more: a committed AL is copied verbatim
-    into engine configs, where ``+2.5``, ``2.5e0`` or ``２.５`` would break."""
+    """ASCII digits with at most one ``.``: the text is copied verbatim into engine configs."""
     whole, dot, frac = text.partition(".")
     return text.isascii() and whole.isdigit() and (not dot or frac.isdigit())
 

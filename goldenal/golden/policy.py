@@ -1,6 +1,5 @@
 """The golden-AL policy as code (docs/policy.md §2): which committed value a config must carry.
-On the ``goldenal lookup`` hot path: standard-library imports only.
-"""
+On the ``goldenal lookup`` hot path: standard-library imports only."""
 
 import functools
 
@@ -117,8 +116,7 @@ BY_VALUE = object()
 
 
 def normalize_variant(variant, *, by_value=True):
-    """A variant as a dict (``None``: not specified, ``"none"``: no variant) of ``KEY=VALUE``
-    entries; with ``by_value`` a bare ``VALUE`` maps to :data:`BY_VALUE`."""
+    """A variant as a dict (None: unspecified, ``"none"``: none); ``by_value``: see BY_VALUE."""
     if variant is None or isinstance(variant, dict):
         return variant
     if isinstance(variant, str):
@@ -154,8 +152,7 @@ def model_matches(curve, model):
 
 
 def draft_matches(curve, draft):
-    """True when ``draft`` names one of the curve's heads: an ``org/name`` HF id exactly
-    (another organisation's head is another head), a path or bare name by its last part."""
+    """True when ``draft`` names a head: an HF id exactly, a path or bare name by its last part."""
     given = draft.strip().rstrip("/")
     # an ``org/name`` HF id, not a path (``/models/X``, ``./X``, ``a/b/X``)
     exact = given.count("/") == 1 and not given.startswith(("/", ".", "~"))
@@ -218,7 +215,7 @@ def _variant_choice(found):
     if not all(f.startswith("--variant ") for f in flags):
         return None
     values = [f[len("--variant "):] for f in flags]
-    shown = "; ".join(f"{v}: {_show_variant(c.variant)}" for v, c in zip(values, found)
+    shown = "; ".join(f"{v}: {show_variant(c.variant)}" for v, c in zip(values, found)
                       if c.variant)
     return f"--variant {'|'.join(values)} ({shown})"
 
@@ -283,8 +280,7 @@ REPLACED = object()
 
 
 def method_class(method):
-    """``"mtp"``, ``"eagle3"``, ``"dspark"``, ``"chain"`` (SGLang's ``EAGLE``: MTP layers
-    or an EAGLE-3 head), an unknown method's own lower-case name, or None (no method)."""
+    """The method's family (SGLang's ``EAGLE`` may be MTP or EAGLE-3), or None."""
     if method is None or not str(method).strip():
         return None
     name = str(method).strip().lower()
@@ -305,8 +301,7 @@ def method_matches(curve, method):
 
 
 def served_variant(draft_sample_method=None, rejection_sample_method=None):
-    """The curve variant a served speculative config runs; engine defaults are absent, and
-    ``synthetic`` rejection is :data:`REPLACED` (it replaces the verifier: any one fits)."""
+    """The variant a served config runs; ``synthetic`` rejection fits any (REPLACED)."""
     out = {}
     if draft_sample_method is not None and str(draft_sample_method).strip():
         out["draft_sample_method"] = str(draft_sample_method).strip()
@@ -319,8 +314,7 @@ def served_variant(draft_sample_method=None, rejection_sample_method=None):
 
 
 def variant_matches(curve, variant):
-    """True when ``variant`` is exactly the curve's: :data:`REPLACED` matches anything, a
-    value given alone (:data:`BY_VALUE`) must be one of the curve's."""
+    """True when ``variant`` is the curve's; REPLACED matches anything, BY_VALUE any value."""
     own = curve.variant
     by_value = {k.lower() for k, v in variant.items() if v is BY_VALUE}
     if by_value:
@@ -337,15 +331,15 @@ def variant_matches(curve, variant):
     return True
 
 
-def _show_variant(variant):
+def show_variant(variant):
+    """``k=v, ...`` as messages show a variant (``none`` for none)."""
     shown = [k if v is BY_VALUE else f"{k}={v}" for k, v in sorted(variant.items())
              if v is not REPLACED]
     return ", ".join(shown) or "none"
 
 
 def _head_fits(curve, draft, method):
-    """Does a served draft path belong to the curve?  A native-MTP curve's draft path
-    stages the model's own MTP layers (SGLang): it fits an MTP-like method or the model."""
+    """Does a served draft path belong to the curve?  (SGLang stages MTP layers as one.)"""
     if draft_matches(curve, draft):
         return True
     if curve.draft:
@@ -354,8 +348,7 @@ def _head_fits(curve, draft, method):
 
 
 def candidates(registry, model=None, *, draft=None, curve=None, variant=None, method=None):
-    """The curves that fit a request, before K and thinking mode are checked (``variant``
-    exactly; ``method`` in any engine's spelling); PolicyError when ``curve`` contradicts."""
+    """The curves fitting a request before K and thinking mode are checked."""
     if curve is not None:
         found = [c for c in registry if c.id.lower() == curve.lower()]
         if not found:
@@ -373,8 +366,8 @@ def candidates(registry, model=None, *, draft=None, curve=None, variant=None, me
             raise PolicyError(f"curve {chosen.id} was measured with method "
                               f"{chosen.method or 'mtp'}, not {method}")
         if variant is not None and not variant_matches(chosen, variant):
-            raise PolicyError(f"curve {chosen.id} has variant {_show_variant(chosen.variant)}, "
-                              f"not {_show_variant(variant)}")
+            raise PolicyError(f"curve {chosen.id} has variant {show_variant(chosen.variant)}, "
+                              f"not {show_variant(variant)}")
         return [chosen]
     if model is None:
         raise UsageError("give a MODEL or `--curve`")
@@ -398,10 +391,10 @@ def candidates(registry, model=None, *, draft=None, curve=None, variant=None, me
     if variant is not None:
         same = [c for c in found if variant_matches(c, variant)]
         if not same:
-            have = _variant_choice(found) or "; ".join(f"{c.id}: {_show_variant(c.variant)}"
+            have = _variant_choice(found) or "; ".join(f"{c.id}: {show_variant(c.variant)}"
                                                        for c in found)
             raise UnknownCurve(f"no curve for model {found[0].model} with variant "
-                               f"{_show_variant(variant)}; committed: {have}")
+                               f"{show_variant(variant)}; committed: {have}")
         found = same
     return found
 
@@ -421,7 +414,7 @@ def served_sampling(site_or_cfg):
 
 def _served_text(models, draft, method, served):
     """A one-line description of what a config serves, for messages."""
-    variant = _show_variant(served) if any(v is not REPLACED for v in served.values()) else ""
+    variant = show_variant(served) if any(v is not REPLACED for v in served.values()) else ""
     parts = [models and f"model {models[0]}", draft and f"draft {draft}",
              method and f"method {method}", variant and f"variant {variant}"]
     return ", ".join(p for p in parts if p) or "no identity"
@@ -430,9 +423,7 @@ def _served_text(models, draft, method, served):
 def resolve_served(registry, *, models=(), draft=None, method=None, draft_sample_method=None,
                    rejection_sample_method=None, model=None, draft_flag=None, curve=None,
                    variant=None):
-    """The one curve a served config must carry (inject, emit and audit alike): its identity
-    (``models`` most specific first) names exactly one curve; the selection flags (which may
-    name a model the registry lacks) narrow it, refused when they contradict it."""
+    """The one curve a served config must carry, as inject, emit and audit all choose it."""
     served = served_variant(draft_sample_method, rejection_sample_method)
     ident = _served_text(models, draft, method, served)
     pool = None

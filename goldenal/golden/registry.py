@@ -1,7 +1,5 @@
-"""Load a golden directory fast: ``index.tsv``, a compiled copy of the curve files and
-manifest, while the CRC of each file it was compiled from matches, else the YAML.
-On the ``lookup`` hot path: no YAML, no ``json``.
-"""
+"""Load a golden directory fast: ``index.tsv`` (the compiled curve files and manifest) while
+each source file's CRC matches, else the YAML.  On the ``lookup`` hot path: no YAML, no json."""
 
 import os
 import zlib
@@ -132,8 +130,7 @@ def load_registry(path=None):
 
 
 def _packaged_identity(registry):
-    """Identity for an upstream directory: a packaged entry's of the same id and model;
-    ``warnings`` names the EAGLE-3 curves left without a head."""
+    """An upstream directory's identity, from the packaged entry of the same id and model."""
     from goldenal.golden.curvefile import read_manifest
     from goldenal.golden.curves import head_unknown
 

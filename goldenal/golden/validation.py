@@ -6,6 +6,7 @@ import os
 from goldenal.core.files import pending_journal, read_regular
 from goldenal.golden.curvefile import Problem, load_directory, read_manifest, render_index
 from goldenal.golden.curves import curve_identity
+from goldenal.golden.policy import show_variant
 from goldenal.core.errors import ParseError, RegistryError
 from goldenal.golden.registry import (INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, default_dir,
                                finish_interrupted_write)
@@ -44,10 +45,6 @@ def _index_is_current(directory, registry, overlay):
         return text == render_index(directory, registry.curves, overlay=overlay)
     except (OSError, UnicodeDecodeError):
         return False
-
-
-def _variant_text(variant):
-    return ", ".join(f"{k}={v}" for k, v in sorted((variant or {}).items())) or "none"
 
 
 def validate(path=None, *, overlay=None):
@@ -89,7 +86,7 @@ def validate(path=None, *, overlay=None):
                                     f"curves {identities[ident]} and {curve.id} have the same "
                                     f"identity (model {curve.model}, method {curve.method}, "
                                     f"draft {', '.join(curve.draft) or 'none'}, variant "
-                                    f"{_variant_text(curve.variant)}); lookups cannot tell "
+                                    f"{show_variant(curve.variant)}); lookups cannot tell "
                                     "them apart: remove one or give them different variants"))
         identities.setdefault(ident, curve.id)
         if not curve.source:

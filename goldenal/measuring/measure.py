@@ -1,14 +1,13 @@
 """Measure acceptance on a live server: one measurement-run cell per (thinking mode, K).
 
-The same prompts in the same order at every K (paired, checked by digest); a server is
-hostile input, so every answer is bounded (:class:`ResponseLimit`) and no credential
-in a URL is ever written.
-"""
+The same prompts in the same order at every K (paired, checked by digest); every answer is
+bounded (:class:`ResponseLimit`) and no credential in a URL is ever written."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import errno
 import hashlib
 import json
 import os
@@ -18,12 +17,22 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from goldenal.core.errors import (ConflictError, CounterReset, GoldenALError, ParseError,
                              RoundedCounters, ServerError, UsageError)
 
+from goldenal.core.files import locked_directory, read_regular, size_text, write_texts_atomic
 from goldenal.engines import ENGINES
+from goldenal.readers import load_run
+from goldenal.readers.measured import SCHEMA
+from goldenal.readers.prometheus import (Scrape, rounded_counters, rounded_message, spec_mentions,
+                                         window as counter_window)
 from goldenal.readers.records import record, records
+from goldenal.readers.run import manifest_text, normalize_identity, read_manifest
+from goldenal.readers.sglang import META_KEY, InconsistentCounts, spec_details
+from goldenal.readers.sglang import request_counts as meta_counts
+from goldenal.readers.vllm_bench import request_counts, request_metrics
 
 _PROCESS_START = re.compile(r"^process_start_time_seconds(?:\{[^}]*\})?\s+(\S+)", re.M)
 
@@ -78,8 +87,6 @@ class RequestRecord:
         return 1 + self.accepted / self.drafts if self.drafts else None
 
     def to_record(self, engine, k):
-        from goldenal.readers.measured import SCHEMA
-
         return {"schema": SCHEMA, "request": self.index, "prompt": self.prompt,
                 "engine": engine, "k": k, "status": self.status, "attempts": self.attempts,
                 "counts_from": self.counts_from, "drafts": self.drafts,
@@ -138,8 +145,6 @@ class MeasureResult:
 
     @property
     def run(self):
-        from goldenal.readers import load_run
-
         return load_run(self.path)
 
     def summary(self):
@@ -183,11 +188,8 @@ class Prompt:
 
 
 def load_prompts(path):
-    """Prompts from JSON lines (``prompt`` or ``messages``, optional ``id``); blank and
-    ``#`` lines skipped."""
+    """Prompts from JSON lines (``prompt`` or ``messages``, optional ``id``; ``#`` skipped)."""
     path = os.fspath(path)
-    from goldenal.core.files import read_regular
-
     try:
         lines = read_regular(path).decode("utf-8").splitlines()
     except UnicodeDecodeError:
@@ -272,14 +274,8 @@ class ResponseLimit(ServerError):
     """A server's answer passed one of measure's caps: bytes, seconds or JSON nesting."""
 
 
-def _size(n):
-    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
-
-
 def _check_metrics(text, what):
     """Refuse a /metrics body with more than MAX_SPEC_SERIES speculative samples."""
-    from goldenal.readers.prometheus import spec_mentions
-
     mentions = spec_mentions(text)
     if mentions > MAX_SPEC_SERIES:
         raise ResponseLimit(f"{what}: {mentions} speculative-decoding samples, past the cap "
@@ -289,8 +285,6 @@ def _check_metrics(text, what):
 
 def _public_url(url):
     """``url`` without what must never be written: user and password, query, fragment."""
-    from urllib.parse import urlsplit, urlunsplit
-
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -304,10 +298,7 @@ def _public_url(url):
 
 
 def _scrub(text, url, params=()):
-    """``text`` with the secret parts of ``url`` (user, password, query) and the values
-    of the query ``params`` sent with every request blanked."""
-    from urllib.parse import urlsplit
-
+    """``text`` with the secrets of ``url`` and the query ``params`` values blanked."""
     try:
         parts = urlsplit(url)
         secrets = [parts.username, parts.password, parts.query, parts.fragment,
@@ -337,12 +328,12 @@ async def _read_capped(response, cap, what):
     declared = response.headers.get("content-length", "").strip()
     if declared.isascii() and declared.isdigit() and int(declared) > cap:
         raise ResponseLimit(f"{what}: the answer is {declared} bytes, past the cap of "
-                            f"{_size(cap)}")
+                            f"{size_text(cap)}")
     chunks, size = [], 0
     async for chunk in response.aiter_raw():
         size += len(chunk)
         if size > cap:
-            raise ResponseLimit(f"{what}: the answer is longer than the cap of {_size(cap)}")
+            raise ResponseLimit(f"{what}: the answer is longer than the cap of {size_text(cap)}")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -373,8 +364,7 @@ _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def _json_depth(text):
-    """How deep arrays and objects nest in ``text`` (strings skipped), in linear time
-    and without recursion: checked before ``json.loads``, which recurses."""
+    """How deep ``text`` nests, linear and without recursion (``json.loads`` recurses)."""
     import itertools
 
     brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
@@ -382,8 +372,7 @@ def _json_depth(text):
 
 
 def _json(text, what=None):
-    """The JSON value of ``text``, or None; nesting past :data:`MAX_JSON_DEPTH` raises
-    ResponseLimit naming ``what``, or without ``what`` counts as not JSON."""
+    """The JSON value of ``text``, or None; too deep: ResponseLimit naming ``what``, else None."""
     if not isinstance(text, str):
         return None
     if _json_depth(text) > MAX_JSON_DEPTH:
@@ -460,8 +449,7 @@ async def _detect(client, url, engine, deadline=GET_DEADLINE):
 
 
 def _facts(rec, doc):
-    """The speculative settings an info endpoint reports: the record's ``info_keys``,
-    each a key or a path of keys whose last part names the value."""
+    """The record's ``info_keys`` (a key or a path of keys) an info endpoint reports."""
     spec = {}
     for path in rec.info_keys:
         value = doc
@@ -473,8 +461,7 @@ def _facts(rec, doc):
 
 
 def _slot_facts(rec, slots):
-    """``slots_<flag>`` (each slot's flag) and the ``<flag>.*`` parameters a busy slot
-    reports, the field names the record's ``slot_fields``."""
+    """Each slot's speculative flag and the ``<flag>.*`` parameters a busy slot reports."""
     flag, params_key = rec.slot_fields
     out = {}
     flags = [s.get(flag) for s in slots]
@@ -500,8 +487,7 @@ _ERROR_CHARS = 300
 
 
 class _Failed(Exception):
-    """A request that did not complete: ``retryable`` when a second try can pass;
-    ``retry_after`` the seconds the server asked to wait (Retry-After), if any."""
+    """A request that did not complete, ``retryable`` or not, maybe with a Retry-After."""
 
     def __init__(self, message, *, retryable=True, retry_after=None):
         super().__init__(message)
@@ -531,8 +517,7 @@ def _retry_after(value):
 
 
 def _server_message(text):
-    """The server's message from an error body (``error.message``, ``message``,
-    ``detail``, else the body), whitespace folded, bounded."""
+    """The server's message from an error body, whitespace folded, bounded."""
     doc = _json(text)
     message = None
     if isinstance(doc, dict):
@@ -567,14 +552,14 @@ async def _sse_lines(response, what):
 
     def too_long():
         return ResponseLimit(f"{what}: a line of the stream is longer than the cap of "
-                             f"{_size(MAX_SSE_LINE_BYTES)}")
+                             f"{size_text(MAX_SSE_LINE_BYTES)}")
 
     held, size = bytearray(), 0
     async for chunk in response.aiter_raw():
         size += len(chunk)
         if size > MAX_STREAM_BYTES:
             raise ResponseLimit(f"{what}: the stream is longer than the cap of "
-                                f"{_size(MAX_STREAM_BYTES)}")
+                                f"{size_text(MAX_STREAM_BYTES)}")
         held += chunk
         if b"\n" in chunk:  # split only then: each byte is scanned once
             *lines, rest = held.split(b"\n")
@@ -592,9 +577,6 @@ async def _sse_lines(response, what):
 async def _stream_once(client, body, timeout, url=""):
     """Send one streaming chat completion; what the stream said, or raise _Failed (httpx's
     errors are :func:`_send`'s)."""
-    from goldenal.readers.sglang import spec_details
-    from goldenal.readers.vllm_bench import request_metrics
-
     what = f"{url}/v1/chat/completions"
     t0 = time.perf_counter()
     ttft = None
@@ -674,8 +656,7 @@ async def _send(client, body, timeout, url=""):
 
 
 def _transport(rec):
-    """The request fields of the record's ``transport`` (docs/engines.md §2.7: SGLang
-    refuses its per-request field on a stream)."""
+    """The request fields of the record's ``transport`` (SGLang: docs/engines.md §2.7)."""
     if rec.transport == "complete":
         return {"stream": False, **rec.request_fields}
     return {"stream": True, "stream_options": {"include_usage": True}, **rec.request_fields}
@@ -697,8 +678,6 @@ async def _complete_once(client, body, timeout, url=""):
         raise _Failed(f"not a chat completion: {text[:80]!r}")
     if not choices[0].get("finish_reason"):
         raise _Failed("the completion did not finish")
-    from goldenal.readers.sglang import spec_details
-
     usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else None
     return {"seconds": time.perf_counter() - t0, "ttft": None, "usage": usage,
             "timings": None, "spec": None, "meta": spec_details(doc)}
@@ -713,9 +692,7 @@ COUNT_MAX = 2 ** 63 - 1
 
 
 def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
-    """Why counts cannot be K-drafting counts, or None: each a 64-bit integer,
-    ``accepted <= draft tokens <= K x steps``, per-position counts non-increasing
-    (position i+1 only after i), at most ``steps`` and summing to ``accepted``."""
+    """Why counts cannot be K-drafting counts (range, order, sums), or None."""
     named = [("steps", steps), ("accepted", accepted)]
     if draft_tokens is not None:
         named.append(("draft tokens", draft_tokens))
@@ -743,16 +720,13 @@ def _impossible_counts(steps, draft_tokens, accepted, per_pos, k):
 
 
 def _delta(before, after, where):
-    """(drafts, draft_tokens, accepted, per_pos, engine_k) between two ``(Scrape, text)``
-    scrapes; a restart between them stops the cell (K is read, not imposed)."""
-    from goldenal.readers.prometheus import window
-
+    """The counts between two ``(Scrape, text)`` scrapes; a restart between them stops the cell."""
     a, b = _PROCESS_START.search(before[1] or ""), _PROCESS_START.search(after[1] or "")
     if a and b and a.group(1) != b.group(1):
         raise CounterReset(f"the server restarted during {where} (process_start_time_seconds "
                            f"{a.group(1)} -> {b.group(1)}); this window cannot be measured")
     try:
-        observations, _ = window(before[0], after[0])
+        observations, _ = counter_window(before[0], after[0])
     except CounterReset as exc:
         raise CounterReset(f"{where}: {exc.message}; nothing written for this cell") from None
     except RoundedCounters as exc:
@@ -766,8 +740,6 @@ def _delta(before, after, where):
 
 async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurrency,
                     retries, retry_delay, timeout, progress):
-    from goldenal.readers.prometheus import Scrape
-
     where = f"thinking {thinking}, K={k}"
     scrapes = 0
 
@@ -798,8 +770,6 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
     pending = iter(range(len(prompts)))
     t0 = time.perf_counter()
 
-    from goldenal.readers.vllm_bench import request_counts
-
     title = record(server.engine).title
 
     async def one(i):
@@ -815,9 +785,6 @@ async def _run_cell(client, server, prompts, *, k, thinking, body_extra, concurr
         if got is not None and got["spec"] is not None:
             counts, counts_from = request_counts(got["spec"]), "engine per-request metrics"
         elif got is not None and got.get("meta") is not None:
-            from goldenal.readers.sglang import META_KEY, InconsistentCounts
-            from goldenal.readers.sglang import request_counts as meta_counts
-
             try:
                 counts = meta_counts(got["meta"], k)
                 counts = None if counts is None else tuple(counts[:4])
@@ -901,8 +868,6 @@ def _progress_bar(total, desc, progress):
 
 
 def _load_manifest(path):
-    from goldenal.readers.run import read_manifest
-
     file, doc, _ = read_manifest(path)
     if not isinstance(doc.get("cells"), list):
         raise ParseError("run.yaml must be a mapping with a `cells` list", path=file)
@@ -910,8 +875,6 @@ def _load_manifest(path):
 
 
 def _dump(doc):
-    from goldenal.readers.run import manifest_text
-
     return manifest_text(doc, header=(
         "# Measured by `goldenal measure` against a live server; one cell per "
         "(thinking, k).\n# Per-request records: requests_*.jsonl; scrapes: metrics_*.prom.\n"))
@@ -961,13 +924,7 @@ def _umask():
 
 
 def _commit(out, doc, cell_entry, files, *, identity, workload, replace):
-    """Add one cell to ``out`` atomically, under the run directory's lock (the parent's
-    while the run is created); an existing ``run.yaml`` is read again under it, so a
-    cell another ``measure`` added meanwhile is kept, and gets this cell's sampling."""
-    import errno
-
-    from goldenal.core import files as _files
-
+    """Add one cell to ``out`` atomically under its lock, keeping cells added meanwhile."""
     key = (cell_entry["thinking"], cell_entry["k"])
     manifest = os.path.join(out, "run.yaml")
     while True:
@@ -976,7 +933,7 @@ def _commit(out, doc, cell_entry, files, *, identity, workload, replace):
         if fresh:
             os.makedirs(where, exist_ok=True)
         try:
-            with _files.locked_directory(where):
+            with locked_directory(where):
                 if fresh != (not os.path.exists(manifest)):
                     continue        # created (or removed) before the lock was ours: again
                 if not fresh:
@@ -995,8 +952,6 @@ def _commit(out, doc, cell_entry, files, *, identity, workload, replace):
 
 
 def _write_cell(out, doc, cell_entry, files, fresh):
-    from goldenal.core.files import write_texts_atomic
-
     key = (cell_entry["thinking"], cell_entry["k"])
     cells = [c for c in doc["cells"] if not isinstance(c, dict)
              or (str(c.get("thinking")), c.get("k")) != key]
@@ -1035,8 +990,6 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
     if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
         raise UsageError("`url` must be an http(s):// URL, got "
                          f"{_public_url(url) if isinstance(url, str) else url!r}")
-    from urllib.parse import urlsplit
-
     try:
         urlsplit(url.replace("{k}", "1")).port
     except ValueError as exc:
@@ -1092,12 +1045,10 @@ def _measure_iv(url, out, model, k, thinking, concurrency, max_tokens, requests,
 
 
 def _identity_iv(out, model, draft, method, curve, ks, thinking):
-    """Refuse, before any request, a model, drafts, method or run name that would not read
-    back unchanged from a curve file (``fit --golden-dir`` could not commit the run)."""
+    """Refuse up front an identity that would not read back from a curve file unchanged."""
     from goldenal.golden.curvefile import (MANIFEST_NAME, check_curve_id, load_directory,
                                     manifest_entry, render_curve, render_manifest)
     from goldenal.golden.curves import Curve
-    from goldenal.readers.run import normalize_identity
 
     if curve is not None:
         check_curve_id(curve)
@@ -1234,9 +1185,6 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
     import httpx
 
     from goldenal import __version__
-    from goldenal.readers.run import normalize_identity
-
-    from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
     cells, warnings, server = [], [], None
     for k in ks:
@@ -1369,9 +1317,7 @@ async def _measure(url, out, model, draft, ks, thinking, prompts, workload, body
 
 
 def _reconcile(records, window, k, *, concurrency, max_tokens):
-    """The first disagreement beyond counting noise between the requests' counts (or
-    ``timings``) and the /metrics window, or None.  Noise: one step per request in
-    flight; an attempt that left no count may add up to ``max_tokens`` steps."""
+    """The first disagreement beyond counting noise between requests and /metrics, or None."""
     drafts, tokens, accepted, per_pos = window
     ok = [r for r in records if r.status == "ok"]
     checks = []
@@ -1415,9 +1361,9 @@ def _reconcile(records, window, k, *, concurrency, max_tokens):
 
 
 def _replay_warning(ok, where, *, seeded):
-    """A warning when every request drafted and accepted exactly alike: distinct prompts
-    never agree to the token, one seeded synthetic sequence replayed does (llama-server
-    seeds from the request's ``seed``, else its ``--seed``: ``server-context.cpp``)."""
+    """A warning when every request counted alike: one seeded sequence replayed.
+
+    llama-server seeds from the request's ``seed``, else its ``--seed`` (``server-context.cpp``)."""
     counts = set()
     for r in ok:
         timings = r.timings or {}
@@ -1447,8 +1393,6 @@ def _sampling(body_extra):
 
 def _check_server_k(server, metrics_text, k):
     """Refuse a cell whose K the server contradicts before any load is sent."""
-    from goldenal.readers.prometheus import Scrape, rounded_counters, rounded_message
-
     scrape = Scrape(f"{server.url}/metrics", metrics_text)
     rounded = rounded_counters(scrape)  # the counters since start, judged as every window is
     if rounded:
@@ -1462,11 +1406,11 @@ def _check_server_k(server, metrics_text, k):
         if not flags:
             return  # no slots listed (hidden): nothing the server says about its K
         if not any(flags):
+            method, draft, k_flag = (rec.rows(s)[0].name for s in ("method", "draft", "k"))
             raise MeasureError(f"{server.url} runs no speculative decoding "
                                f"({rec.slots_endpoint}: {flag} false on every slot), so "
-                               f"it cannot run K={k}: start {rec.launch_word} with "
-                               f"{_spelling(rec, 'method')} and a draft (e.g. "
-                               f"{_spelling(rec, 'draft')}, {_spelling(rec, 'k')} {k})")
+                               f"it cannot run K={k}: start {rec.launch_word} with {method} "
+                               f"and a draft (e.g. {draft}, {k_flag} {k})")
     claims = []
     per_position = rec.metrics.get("per_position")
     if per_position and not rec.per_position_grows:
@@ -1482,7 +1426,3 @@ def _check_server_k(server, metrics_text, k):
         if said != k:
             raise MeasureError(f"{server.url} runs K={said} ({how}), not K={k}: restart it "
                                f"with K={k} or pass --k {said}")
-
-
-def _spelling(rec, setting):
-    return next(sp[0] for sp in rec.spellings if sp[1] == setting)

@@ -1,6 +1,5 @@
 """Server processes a measurement starts and always stops: the whole process group, on
-every way out, and (Linux) when the parent dies, so that no server is left holding a GPU.
-"""
+every way out, and (Linux) when the parent dies, so that no server is left holding a GPU."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ def free_port():
 
 
 def fill(template, **values):
-    """``template`` with ``{name}`` placeholders replaced; other braces are left as they
-    are (a JSON argument such as ``--speculative-config '{"k": 3}'`` stays intact)."""
+    """``template`` with ``{name}`` replaced; other braces (a JSON argument) stay intact."""
     out = template
     for name, value in values.items():
         out = out.replace("{" + name + "}", str(value))
@@ -53,13 +51,11 @@ def fill(template, **values):
 
 def _die_with_parent():
     """In the child before exec: SIGTERM when the parent dies (Linux only)."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: no prctl
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
 
 
 def log_tail(path, limit=LOG_TAIL_BYTES):
@@ -117,10 +113,8 @@ def _group_alive(pgid):
 def _stop(proc, grace=STOP_GRACE):
     """SIGTERM to the process group of ``proc``, SIGKILL to what is left after ``grace`` s."""
     def signal_group(sig):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     signal_group(signal.SIGTERM)
     deadline = time.monotonic() + grace
@@ -136,10 +130,9 @@ def _stop(proc, grace=STOP_GRACE):
 
 @contextlib.contextmanager
 def serve(command, *, log, url, ready_url, timeout=600.0, poll=0.25):
-    """Run ``command`` (``/bin/sh -c``, output into ``log``) for a ``with`` block,
-    yielding a :class:`ServerProcess` once ``ready_url`` answers 200.  ServerError
-    when it exits first (its log's end quoted) or is not ready within ``timeout``
-    seconds; it is stopped either way."""
+    """Run ``command`` for a ``with`` block, yielding once ``ready_url`` answers 200.
+
+    ServerError when it exits first or is not ready in ``timeout`` s; stopped either way."""
     if not isinstance(command, str) or not command.strip():
         raise UsageError("the server command is empty")
     if not isinstance(timeout, (int, float)) or timeout <= 0:
@@ -174,8 +167,7 @@ def serve(command, *, log, url, ready_url, timeout=600.0, poll=0.25):
 
 @contextlib.contextmanager
 def _signals_held():
-    """SIGINT and SIGTERM held back while a server is stopped (a second Ctrl-C must not
-    leave it running); delivered when the block ends."""
+    """SIGINT and SIGTERM held while a server stops (a second Ctrl-C must not orphan it)."""
     import threading
 
     if threading.current_thread() is not threading.main_thread() or \

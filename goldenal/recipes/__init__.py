@@ -1,6 +1,3 @@
-"""Reading recipe files as text with positions: shell scripts, YAML spans, env blocks, JSON in strings,
-and the one table of how each engine's knobs are spelled in them (:mod:`goldenal.recipes.knobs`).
-
-Shared by the engine adapters (``inject``) and the audit; imports neither.
-See ``docs/architecture.md``.
-"""
+"""Reading recipe files as text with positions: shell, YAML spans, env blocks, JSON in strings,
+and the one table of knob spellings (:mod:`goldenal.recipes.knobs`); shared by the engine
+adapters and the audit, importing neither (docs/architecture.md)."""

@@ -1,8 +1,5 @@
-"""Environment blocks: a YAML mapping of variables, and ``KEY=value`` files.
-
-A file named by a config must stay in its directory (:func:`resolve_env_file`),
-and is read only when regular and small (:func:`read_env_file`).
-"""
+"""Environment blocks: a YAML mapping of variables, and ``KEY=value`` files, a file named by a
+config staying in its directory (:func:`resolve_env_file`), read only when regular and small."""
 
 import errno
 import os

@@ -1,10 +1,8 @@
-"""How recipe text spells a knob: the machinery of the one table ``inject`` and ``audit`` match.
+"""How recipe text spells a knob: the one table ``inject`` and ``audit`` match.
 
-The table is built from the engines' records (:mod:`goldenal.engines.table`); its
-forms and captures are in docs/architecture.md ("Knobs in text: one table").  A
-pattern starts with the name itself, so searching a line costs about a substring
-search; a match ends after a scalar's closing quote, so :meth:`Spelling.start` to
-``m.end()`` spans the whole setting and the ``value`` group only its value.
+Built from the engines' records (:mod:`goldenal.engines.table`); forms and captures are in
+docs/architecture.md ("Knobs in text: one table").  A pattern starts with the name (a line
+costs a substring search); :meth:`Spelling.start` to ``m.end()`` spans the whole setting.
 """
 
 import re
@@ -96,9 +94,7 @@ def row(engine, name, setting, form, key_seps=":"):
 
 
 def select(rows, engine=None, setting=None, form=None, names=None):
-    """The ``rows`` matching every criterion given (a value or a tuple), ordered by ``names``;
-    remembered for a tuple of rows (the tables are asked the same few questions per config).
-    """
+    """The ``rows`` matching every criterion, ordered by ``names`` (remembered)."""
     key = (id(rows), engine, setting, form, names)
     try:
         hit = _SELECTED.get(key)
@@ -141,11 +137,7 @@ def commented(text, index):
 
 
 def finditer(text, rows, pos=0, endpos=None, *, comments=False):
-    """``(row, match)`` of every match of ``rows`` in ``text``, in file order, outside ``#``
-    comments unless ``comments``.
-
-    Each line is lexed once, however many matches it holds.
-    """
+    """``(row, match)`` of each match in ``text``, in file order; each line is lexed once."""
     endpos = len(text) if endpos is None else endpos
     found = []
     for row in rows:
@@ -171,11 +163,7 @@ def finditer(text, rows, pos=0, endpos=None, *, comments=False):
 
 
 def first_set(text, rows, *, number=False):
-    """``(row, match)`` of the first place ``text`` gives one of ``rows`` a value, or None.
-
-    The match is of the spelling's ``head``; with ``number``, of its whole
-    ``pattern``, where the value starts with a digit.
-    """
+    """``(row, match)`` where ``text`` first gives one of ``rows`` a value, or None."""
     best = None
     for row in rows:
         if row.name not in text:

@@ -1,16 +1,14 @@
 """Shell scripts as text: statements, quoting, branches and the values of variables.
 
-The lowest layer of every reading of a launcher, shared by ``inject`` and
-``audit``; nothing is executed.  Logical lines, statements and ``if``/``case``
-arms (:func:`parse`), words (:func:`shell_words`), symbolic expansion of
-``$VAR``, defaults and the ``$(...)`` forms recipes compute with
-(:func:`expand`), tests under known variables (:func:`evaluate_test`) and
-``EVAL_ONLY`` sides (:func:`eval_paths`), literal assignments (:func:`resolve`).
+The lowest layer of every reading of a launcher, shared by ``inject`` and ``audit``;
+nothing is executed: lines and arms (:func:`parse`), words, symbolic expansion
+(:func:`expand`), tests (:func:`evaluate_test`) and ``EVAL_ONLY`` sides (:func:`eval_paths`).
 """
 
 import ast
 import contextlib
 import contextvars
+import fnmatch
 import functools
 import math
 import operator
@@ -37,10 +35,7 @@ MEMO_LIMIT = 1 << 18
 
 @contextlib.contextmanager
 def remembering():
-    """While open, pure readings of text are remembered: branches replay the same
-    lines, and launchers made from one template share most of theirs.  A block
-    inside another shares its memo; nothing outlives the outermost block.
-    """
+    """Remember pure readings of text while open: branches and templates repeat lines."""
     if _MEMO.get() is not None:
         yield
         return
@@ -52,10 +47,7 @@ def remembering():
 
 
 def remembered(fn):
-    """``fn``, a pure function of hashable arguments, answered from the open memo if any.
-
-    The answer is shared: callers never change it.
-    """
+    """``fn`` (pure, hashable arguments) answered from the open memo; answers are shared."""
     @functools.wraps(fn)
     def answer(*args):
         memo = _MEMO.get()
@@ -93,14 +85,11 @@ _LEX_SPECIAL = frozenset("\\'\"$`()#;")      # the first characters of every oth
 def lex(text, stack=(), pos=0, closing=False):
     """Tokens of shell ``text``: the one place quoting and nesting are read.
 
-    Returns ``(tokens, stack, end)``, a token ``(kind, start, end, depth)`` with
-    ``depth`` the contexts open around it (an opener and its closer outside).
-    Kinds: ``blank``, ``word``, ``esc``, ``sq`` (``sq+`` unclosed, ``sq)`` the end
-    of one opened before ``text``), ``dq`` (nesting nothing), ``"`` (of a string
-    that nests), ``$(``/``$)``, ``` ` ```/```` `) ````, bare ``(``/``)``, ``;``,
-    ``;;`` and ``#`` (a top-level comment).  ``stack`` holds the contexts open
-    (``'``, ``"``, ``$``, `````, ``(``) before and after ``text``, so text spanning
-    lines is read once, line by line; ``closing`` stops after the outermost closes.
+    Returns ``(tokens, stack, end)``; a token is ``(kind, start, end, depth)``, ``depth`` the
+    contexts open around it.  Kinds: ``blank``, ``word``, ``esc``, ``sq`` (``sq+`` unclosed,
+    ``sq)`` closing an earlier one), ``dq``, ``"`` (a string that nests), ``$(``/``$)``,
+    ``` ` ```/```` `) ````, ``(``/``)``, ``;``, ``;;``, ``#``.  ``stack``: the contexts open
+    before and after (text spanning lines is read line by line); ``closing``: stop once closed.
     """
     stack = list(stack)
     toks = []
@@ -215,9 +204,7 @@ _FLAT_TOKEN = re.compile(r"""(?:[^\\'"$`()#;]+|\\.|\$(?!\()|'[^']*'"""
 
 
 def _flat_split_points(text):
-    """``(start, end, token)`` of each ``;``/``;;`` outside parentheses, or None unless
-    :func:`lex` would open no context: the common line splits without a token per word.
-    """
+    """Split points without a token per word, or None when :func:`lex` must read the line."""
     out, parens = [], 0
     for m in _FLAT_TOKEN.finditer(text):
         if m.group(3) is not None:
@@ -315,8 +302,7 @@ class Line:
 
 
 class Cond:
-    """An ``if`` or ``case``.  Per arm: its description, its tests ``(line, arm, test)``
-    and its polarity (True on the EVAL_ONLY path, False off it, None unrelated)."""
+    """An ``if`` or ``case``: per arm its description, tests and EVAL_ONLY polarity."""
 
     __slots__ = ("id", "kind", "arms", "eval_polarity", "parent", "subject", "tests", "start",
                  "path", "end")
@@ -347,12 +333,7 @@ KEYWORDS = {"if", "elif", "else", "fi", "case", "esac", "then", "do", "done", "f
 
 
 class Path:
-    """The ``(condition id, arm)`` steps enclosing a line, outermost first.
-
-    A path extends its parent by one step and shares the rest, so the paths of
-    a script, and :meth:`among` and :func:`condition_ids` over them, take time
-    and memory linear in the script however deeply its ``if``s nest.
-    """
+    """The ``(condition id, arm)`` steps enclosing a line; sharing its parent's keeps it linear."""
 
     __slots__ = ("parent", "step", "length", "_among")
 
@@ -422,11 +403,7 @@ def condition_ids(paths):
 
 
 def _join_continued(raw, i):
-    """The logical line from ``raw[i]`` (which :func:`continues`) on, and its last index.
-
-    Lines join, stripped, with a blank for the backslash, up to one whose backslash
-    ends a comment; only lines holding a ``#`` are lexed, each text at most once.
-    """
+    """The logical line from ``raw[i]`` on and its last index; a commented ``\\`` ends it."""
     pieces = [raw[i][:-1]]
     toks, stack, done = (), (), 0       # the last text lexed, the contexts open after it
     while True:
@@ -452,10 +429,7 @@ def _join_continued(raw, i):
 def parse(text, hits=None):
     """Logical lines with their branch paths, and the conditions seen.
 
-    With ``hits`` (physical line numbers worth scanning, see :func:`_hit_lines`),
-    lines that can neither hold evidence nor change a variable or a branch are
-    dropped on the way.
-    """
+    With ``hits``, lines that cannot change an outcome are dropped on the way."""
     raw = text.split("\n")
     lines, conds, stack = [], [], []     # stack of [Cond, arm index or None, path before it]
     here = ROOT                          # the path of the lines read now
@@ -632,8 +606,6 @@ def expand(text, env, depth=0):
 
 def _trim(value, op, pattern):
     """``${VAR#pat}``-style trimming for the glob patterns recipes use (``*/``, ``/*``)."""
-    import fnmatch
-
     prefix = op[0] == "#"
     cuts = range(len(value) + 1)    # shortest prefix first, or longest suffix first
     for i in cuts if op in ("#", "%%") else reversed(cuts):
@@ -726,11 +698,9 @@ def _with_operand(chain, operand):
 
 
 def arith(expr, *, integer=False):
-    """``+ - * / %`` and ``**`` on numbers only, else None: as awk (floats, ``fmod``),
-    or with ``integer`` as bash's ``$(( ))`` (``/`` toward zero, ``%`` with the
-    dividend's sign, x/0 and negative exponents None).  Bounded in length, depth
-    and 64-bit values, so ``$(( 9**9**9**9 ))`` is None at once.
-    """
+    """Arithmetic on numbers only, else None: as awk, or with ``integer`` as bash's ``$(( ))``.
+
+    Bounded in length, depth and 64-bit values, so ``$(( 9**9**9**9 ))`` is None at once."""
     expr = expr.strip()
     if (not expr or len(expr) > ARITH_MAX_LENGTH
             or not re.fullmatch(r"[0-9.eE+\-*/%() \t]+", expr)):
@@ -877,9 +847,7 @@ def assign(stmt, env):
 
 @remembered
 def _assignment(stmt):
-    """What a statement assigns, read once: ``("unset", names)``, ``("printf", words)``,
-    ``("=", name, plus, dequoted value, names it reads)``, ``("declare",)`` for an
-    ``export``/``declare`` assigning nothing, else None."""
+    """What a statement assigns (``unset``, ``printf -v``, ``=``, ``declare``), read once."""
     if stmt.startswith("unset "):
         return "unset", tuple(name for name in stmt.split()[1:] if not name.startswith("-"))
     if stmt.startswith("printf -v "):
@@ -913,12 +881,7 @@ _TEST_OPS = {"=": operator.eq, "==": operator.eq, "!=": operator.ne, "-eq": oper
 
 
 def evaluate_test(test, env, soft_ok=False):
-    """Truth of a simple ``[ a OP b ]`` test or ``case`` pattern under ``env``; None if unknown.
-
-    Values from defaults (:class:`Soft`) count as unknown unless ``soft_ok``.
-    """
-    import fnmatch
-
+    """Truth of a ``[ a OP b ]`` test or ``case`` pattern; None if unknown (or Soft)."""
     if any(env.get(v) is None or (isinstance(env.get(v), Soft) and not soft_ok)
            for v in vars_in(test if isinstance(test, str) else test[1])):
         return None     # decided by the run's environment, not by the file
@@ -958,9 +921,7 @@ def vars_in(text):
 
 
 def eval_paths(text):
-    """Per line: True on the EVAL_ONLY=true path only, False off it only, None on both,
-    from :func:`parse`'s ``if`` arms testing ``EVAL_ONLY`` (a one-line ``if`` opens nothing).
-    """
+    """Per line: True only on the EVAL_ONLY=true path, False only off it, None on both."""
     lines, conds = parse(text)
     arm_polarity = {}
     for c in conds:

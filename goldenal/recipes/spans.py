@@ -1,10 +1,8 @@
 """Byte-exact editing of YAML and JSON text through located spans.
 
-Documents are composed (never constructed) with libyaml into nodes carrying
-their offsets, aliases pointing at their anchor's node; edits are
-``(start, end, replacement)`` spans spliced into the original text, so every
-byte outside them stays: nothing is re-dumped.  JSON inside a YAML string
-(vLLM's speculative config) is spliced the same way (:func:`json_set`).
+Documents are composed (never constructed) with libyaml into nodes carrying their offsets;
+edits are ``(start, end, replacement)`` spans spliced into the text, so nothing is
+re-dumped, JSON inside a YAML string (vLLM's speculative config) included.
 """
 
 import json
@@ -45,9 +43,7 @@ _TOP_KEY = re.compile(r"\n([A-Za-z_][\w.-]*)\s*:")
 
 
 def keep_sections(text, keep):
-    """``text`` with top-level sections not in ``keep`` cut down to their newlines (so kept
-    lines keep their numbers); None when nothing is dropped, or with a ``base:`` section
-    (a multi-variant recipe: any section may override any key)."""
+    """``text`` with other top-level sections blanked (line numbers kept); None when not safe."""
     keys = list(_TOP_KEY.finditer("\n" + text))
     names = [m.group(1) for m in keys]
     if not keys or "base" in names or all(name in keep for name in names):
@@ -64,9 +60,7 @@ def keep_sections(text, keep):
 # -- node helpers -----------------------------------------------------------
 
 class Layers:
-    """Several mappings read as one, the first that has a key winning, recursively:
-    ``Layers(override, base)`` is what a multi-variant recipe's variant runs with.
-    """
+    """Mappings read as one, the first with a key winning: a multi-variant recipe's variant."""
 
     id = "mapping"
     flow_style = False
@@ -100,9 +94,7 @@ def is_scalar(node):
 
 
 def pairs(node):
-    """Effective ``(key_node, value_node)`` pairs of a mapping, ``<<`` merges resolved
-    (explicit keys first, then earlier sources), computed once per node.
-    """
+    """Effective ``(key_node, value_node)`` pairs, ``<<`` merges resolved, once per node."""
     if isinstance(node, Layers):
         return node.pairs()
     if not is_map(node):
@@ -267,10 +259,7 @@ def _line_end(text, index):
 
 
 def add_to_mapping(text, node, items, *, value_style=None, path=None):
-    """Edit appending ``items`` (``[(key, value_text)]``) to a mapping: block mappings
-    get lines at their first key's indentation after their last value, flow
-    mappings ``, key: value`` before the brace; keys quoted like the existing ones.
-    """
+    """Edit appending ``[(key, value_text)]`` to a block or flow mapping, quoted alike."""
     if not is_map(node):
         raise ParseError("expected a mapping here", path=path, line=line_of(node))
     key_style = next((k.style for k, _ in node.value if is_scalar(k) and tag_of(k) != MERGE_TAG),
@@ -368,9 +357,7 @@ def json_members(json_text, *, path=None, line=None):
 
 
 def json_set(json_text, updates, *, path=None, line=None):
-    """Set top-level keys of a JSON object text (``{key: raw JSON}``) by splicing:
-    existing keys keep their place, new ones use the object's separators.
-    """
+    """Set top-level keys of a JSON object text by splicing, keeping its layout."""
     members, close = json_members(json_text, path=path, line=line)
     new, keys = [], list(members)
     doomed = {key for key, raw in updates.items() if raw is None and key in members}
@@ -405,8 +392,7 @@ def json_set(json_text, updates, *, path=None, line=None):
 
 
 def _json_deletions(json_text, members, keys, doomed):
-    """Edits removing the ``doomed`` members and their separators, one per run of
-    neighbours, so that no two edits overlap."""
+    """Edits removing ``doomed`` members, one per run of neighbours (none overlap)."""
     def key_start(key):
         return json_text.rindex(json.dumps(key), 0, members[key][1])
 

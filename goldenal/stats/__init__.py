@@ -1,7 +1,5 @@
 """Fitting: from measurement runs to golden curves with uncertainty (docs/statistics.md).
-
-The committed golden value is always the measured cell; model values are diagnostics.
-"""
+The committed golden value is always the measured cell; model values are diagnostics."""
 
 from goldenal.stats.cell import fit_cell
 from goldenal.stats.chain import fit_chain

@@ -1,7 +1,5 @@
-"""Compare two curves cell by cell: delta, and whether it is inside the uncertainty.
-
-A committed curve has uncertainty only from the ``<curve-id>.distribution.json`` beside it.
-"""
+"""Compare two curves cell by cell: delta, and whether it is inside the uncertainty (a
+committed curve has uncertainty only from the ``<curve-id>.distribution.json`` beside it)."""
 
 from __future__ import annotations
 
@@ -109,10 +107,7 @@ def resolve_curve(spec, *, golden_dir=None):
     if os.path.isfile(spec):
         from goldenal.golden.curvefile import curve_from_file, read_curve_file
 
-        parsed = read_curve_file(spec)
-        if parsed.errors:
-            first = parsed.errors[0]
-            raise ParseError(first.message, path=spec, line=first.line)
+        parsed = read_curve_file(spec).check()
         curve = curve_from_file(parsed, curve_id=os.path.splitext(os.path.basename(spec))[0])
         return curve, spec, _distribution_beside(spec)
     from goldenal.golden.registry import load_registry

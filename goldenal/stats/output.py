@@ -37,10 +37,7 @@ def _norm(key, value):
 
 
 def merge_runs(runs):
-    """Merge runs of one curve: identities must agree; a cell measured twice pools.
-
-    The result is a duck-typed MeasurementRun; ``not_golden_path`` names the run that
-    carries ``not_golden`` (named when a commit is refused)."""
+    """Merge runs of one curve (identities agree; a cell measured twice pools)."""
     runs = list(runs)
     first = runs[0]
     identity = dict(first.identity)

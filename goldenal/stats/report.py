@@ -1,7 +1,5 @@
-"""Markdown reports (``diff_markdown``, ``fit_markdown``) for pull requests and CI.
-
-They say how each interval was computed, so a reviewer knows which are optimistic.
-"""
+"""Markdown reports (``diff_markdown``, ``fit_markdown``) for pull requests and CI: they say
+how each interval was computed, so a reviewer knows which are optimistic."""
 
 from __future__ import annotations
 

@@ -235,7 +235,7 @@ class CellFit(Tabular):
             "steps": self.n_steps, "clusters": self.n_clusters,
         }], ["thinking", "K"])
 
-    plot = plotter("plot_cell", "Per-position survival with intervals.")
+    plot = plotter("plot_positions", "Per-position survival with intervals.")
 
 
 @dataclass(frozen=True)
@@ -485,4 +485,4 @@ class CurveFit(Tabular):
             "warnings": list(self.warnings),
         }
 
-    plot = plotter("plot_curve", "AL vs K with intervals.")
+    plot = plotter("plot_al_curve", "AL vs K with intervals.")
