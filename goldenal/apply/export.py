@@ -1,5 +1,6 @@
 """``speculation_profile.json`` (schema "1.0"): export cells, read profiles back; with both
-``marginal_accept_rates`` (S(i), vLLM) and ``conditional_accept_rates`` (a(i), Dynamo's mocker)."""
+vectors (docs/policy.md §4): ``marginal_accept_rates`` (S(i), vLLM) and
+``conditional_accept_rates`` (a(i), Dynamo's mocker)."""
 
 import json
 import math

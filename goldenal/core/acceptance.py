@@ -1,5 +1,6 @@
 """Acceptance arithmetic shared by every layer: survival, schedules, isotonic fits; exact
-Fractions of the committed decimals, standard library only (docs/formats.md §0.2)."""
+Fractions of the committed decimals, standard library only.  Notation: docs/formats.md
+§0.2, docs/engines.md §0.1-§0.2, docs/policy.md §4."""
 
 import math
 from fractions import Fraction
@@ -36,7 +37,8 @@ def min_variance_schedule(al, k):
 
 
 def implied_survival(cells, k):
-    """``S(i) = AL(i) - AL(i-1)`` from ``{K: AL}``; KeyError for a missing K."""
+    """``S(i) = AL(i) - AL(i-1)`` from ``{K: AL}``; KeyError for a missing K.  Noise can
+    make it increase or go negative (:func:`is_survival`)."""
     k = positive_k(k)
     previous = Fraction(1)
     out = []
@@ -85,7 +87,8 @@ def positive_k(k):
 
 
 def pava_nonincreasing(values, weights=None):
-    """The nearest non-increasing sequence in weighted squared error (pool adjacent violators)."""
+    """The nearest non-increasing sequence in weighted squared error (pool adjacent
+    violators), keeping the weighted sum."""
     weights = [1.0] * len(values) if weights is None else [float(w) for w in weights]
     blocks = []  # [weighted mean, weight, length]; merge while a later block is higher
     for value, weight in zip(values, weights):

@@ -233,7 +233,8 @@ def _locked(directory, timeout):
 
 
 def write_texts_atomic(texts, *, expected=None, beneath=None, links=True):
-    """The one writer: ``{path: text or bytes}``, all or nothing even across a crash."""
+    """The one writer: ``{path: text or bytes}``, all or nothing even across a crash
+    (docs/architecture.md, "One writer"); ``expected``: ``{path: text read}``."""
     if not texts:
         return []       # nothing to write: no lock, no journal
     groups = {}
