@@ -221,9 +221,10 @@ def _server_start(number, cfg):
         knob, pinned = cfg[rates], 1 + sum(cfg[rates])
         stated = f"the server's {rates} give AL {pinned:.4f}"
     variant = {key: cfg[key] for key in ("draft_sample_method", rejection) if key in cfg}
-    return ServerStart(number, cfg.get("k"), "num_speculative_tokens", cfg.get("method"),
-                       cfg.get("draft"), variant, knob is not None or cfg.get(rejection) ==
-                       "synthetic", knob, pinned, stated, f"no {rejection}='synthetic'")
+    return ServerStart(
+        number, cfg.get("k"), "num_speculative_tokens", cfg.get("method"), cfg.get("draft"),
+        variant, synthetic=knob is not None or cfg.get(rejection) == "synthetic", knob=knob,
+        pinned=pinned, stated=stated, off=f"no {rejection}='synthetic'")
 
 
 def fast_counts(accepted, drafted, rates, mean, pct, known):
