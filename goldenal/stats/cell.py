@@ -190,9 +190,10 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
 
     With ``k`` (as ``fit_cell`` calls it), q is at least t's with the units
     that accepted some but not every draft, minus one, as degrees of freedom;
-    and where fewer than ``MIN_UNITS`` units fall short of K per step and at
-    least two accept every draft, the ratio rests on those few and the
-    interval (if the resamples have spread) is :func:`zero_inflated_interval`.
+    and where at least two units fall short of K per step and at least two
+    accept every draft, with fewer than ``MIN_UNITS`` of the first or at least
+    as many of the second, the interval (if the resamples have spread) is
+    :func:`zero_inflated_interval`.
     """
     from scipy.stats import t
 
@@ -224,11 +225,18 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
     q = float(np.quantile(t_star, level))
     if k is not None:
         short = acc < k * steps
-        if 2 <= short.sum() < MIN_UNITS and (~short & (steps > 0)).sum() >= 2:
+        v, full = int(short.sum()), int((~short & (steps > 0)).sum())
+        if v >= 2 and full >= 2 and (v < MIN_UNITS or full >= MIN_UNITS):
             return (*zero_inflated_interval(units, k, level), se, rep)
         q = max(q, float(t.ppf(0.5 + level / 2, max(int((short & (acc > 0)).sum()) - 1, 1))))
     q_low, q_high = _skewed_side(e, q, level)
     return 1 + r - q_low * se, 1 + r + q_high * se, se, rep
+
+
+def _nu(e):
+    """Satterthwaite's degrees of freedom of the variance estimate sum e^2."""
+    e2 = e ** 2
+    return float(e2.sum() ** 2 / (e2 ** 2).sum()) if e2.any() else math.inf
 
 
 def _skewed_side(e, q, level):
@@ -238,51 +246,62 @@ def _skewed_side(e, q, level):
     e2 = e ** 2
     if not e2.any():
         return q, q
-    skewed = max(q, float(t.ppf(0.5 + level / 2, e2.sum() ** 2 / (e2 ** 2).sum())))
+    skewed = max(q, float(t.ppf(0.5 + level / 2, _nu(e))))
     third = float((e ** 3).sum())
     return (skewed, q) if third < 0 else (q, skewed) if third > 0 else (q, q)
 
 
 def zero_inflated_interval(units, k, level):
-    """AL = K + 1 - theta w from the few units short of K per step (MOVER).
+    """AL = K + 1 - theta w from the units short of K per step and those accepting every draft.
 
     Units that accept every draft have no deficit d = K n - a, so K + 1 - AL
     = theta w: theta the deficit per step of the units with one, w their
     share of the steps, logit w = logit p + log mean(n | d > 0) -
     log mean(n | d = 0), p the share of units with a deficit.  p gets
-    Wilson's score interval; theta (a ratio of totals) and the means get t
-    intervals of the linearised standard error on the log scale, the skewed
-    side widened as in :func:`studentized_ratio_interval`; sums of
-    logs combine their limits by the method of variance estimates recovery
-    (Zou and Donner 2008, Stat Med 27:1693; for means with a share of zeros,
-    Zou, Taleban and Huo 2009, Comput Stat Data Anal 53:3755).
+    Wilson's score interval, the mean lengths t intervals on the log scale
+    (the skewed side at t(nu) as in :func:`studentized_ratio_interval`), and
+    their sum t with Welch-Satterthwaite degrees of freedom; log theta gets
+    t(nu) on both sides.  log theta + log w combines the limits by the method
+    of variance estimates recovery with the two estimates' correlation (both
+    rest on the short units' lengths; delta method): Zou and Donner 2008, Stat
+    Med 27:1693; Zou, Taleban and Huo 2009, Comput Stat Data Anal 53:3755.
     """
     from scipy.special import expit, logit
-    from scipy.stats import binomtest, t
+    from scipy.stats import binomtest, norm, t
 
     steps, acc = units[:, 0], units[:, 1]
     short = acc < k * steps
     m, v = len(steps), int(short.sum())
+    ns, nf, d = steps[short], steps[~short], k * steps[short] - acc[short]
 
-    def log_ratio(x, n):  # log(sum x / sum n) with its t limits, skewed side widened
-        r = x.sum() / n.sum()
-        e = x - r * n
-        se = math.sqrt(len(x) / (len(x) - 1) * float((e ** 2).sum())) / n.sum()
-        q_low, q_high = _skewed_side(e, float(t.ppf(0.5 + level / 2, len(x) - 1)), level)
-        return math.log(r), math.log(r) - q_low * se / r, math.log(r) + q_high * se / r
+    def log_ratio(x, n, both):  # log(sum x / sum n): (estimate, se, se, df below, df above)
+        e = x - x.sum() / n.sum() * n
+        se = math.sqrt(len(x) / (len(x) - 1) * float((e ** 2).sum())) / x.sum()
+        nu, third = min(len(x) - 1, _nu(e)), float((e ** 3).sum())
+        return (math.log(x.sum() / n.sum()), se, se, nu if both or third < 0 else len(x) - 1,
+                nu if both or third > 0 else len(x) - 1)
 
-    def mover(parts):  # (estimate, low, high) of a sum of independent estimates
-        est = sum(e for e, _, _ in parts)
-        return (est, est - math.hypot(*(e - lo for e, lo, _ in parts)),
-                est + math.hypot(*(hi - e for e, _, hi in parts)))
-
+    z = norm.ppf(0.5 + level / 2)
     p = binomtest(v, m).proportion_ci(level, method="wilson")
-    e, lo, hi = log_ratio(steps[~short], np.ones(m - v))
-    w = mover([(logit(v / m), logit(p.low), logit(p.high)),
-               log_ratio(steps[short], np.ones(v)), (-e, -hi, -lo)])
-    _, lo, hi = mover([log_ratio(k * steps[short] - acc[short], steps[short]),
-                       tuple(math.log(expit(x)) for x in w)])
-    return k + 1 - math.exp(hi), k + 1 - math.exp(lo)
+    lp = logit(v / m)
+    f, se_f, _, df_f_low, df_f_high = log_ratio(nf, np.ones(m - v), False)
+    parts = [(lp, (lp - logit(p.low)) / z, (logit(p.high) - lp) / z, math.inf, math.inf),
+             log_ratio(ns, np.ones(v), False), (-f, se_f, se_f, df_f_high, df_f_low)]
+    logit_w = [sum(x[0] for x in parts)]
+    for side in (1, 2):  # below, above
+        var = sum(x[side] ** 2 for x in parts)
+        den = sum(x[side] ** 4 / x[side + 2] for x in parts)
+        q = t.ppf(0.5 + level / 2, var ** 2 / den if den else math.inf)
+        logit_w.append(logit_w[0] + (2 * side - 3) * q * math.sqrt(var))
+    w = [math.log(expit(x)) for x in logit_w]
+    theta, se, _, nu, _ = log_ratio(d, ns, True)
+    q = t.ppf(0.5 + level / 2, nu) * se
+    a, b = d / d.mean() - ns / ns.mean(), ns / ns.mean() - 1
+    var_rest = 1 / (v * (1 - v / m)) + ((nf / nf.mean() - 1) ** 2).sum() / ((m - v) * (m - v - 1))
+    rho = (a * b).sum() / (math.sqrt((a * a).sum() * ((b * b).sum() + v * (v - 1) * var_rest))
+                           or 1.0)
+    below, above = (math.sqrt(q * q + x * x + 2 * rho * q * x) for x in (w[0] - w[1], w[2] - w[0]))
+    return k + 1 - math.exp(theta + w[0] + above), k + 1 - math.exp(theta + w[0] - below)
 
 
 def request_span_windows(window_steps, *, output_len, concurrency, step_rate=None):
