@@ -190,10 +190,9 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
 
     With ``k`` (as ``fit_cell`` calls it), q is at least t's with the units
     that accepted some but not every draft, minus one, as degrees of freedom;
-    and where at least two units fall short of K per step and at least two
-    accept every draft, with fewer than ``MIN_UNITS`` of the first or at least
-    as many of the second, the interval (if the resamples have spread) is
-    :func:`zero_inflated_interval`.
+    and where 2 to ``MIN_UNITS`` - 1 units fall short of K per step and at
+    least two accept every draft, the ratio rests on those few and the
+    interval (if the resamples have spread) is :func:`zero_inflated_interval`.
     """
     from scipy.stats import t
 
@@ -225,8 +224,7 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
     q = float(np.quantile(t_star, level))
     if k is not None:
         short = acc < k * steps
-        v, full = int(short.sum()), int((~short & (steps > 0)).sum())
-        if v >= 2 and full >= 2 and (v < MIN_UNITS or full >= MIN_UNITS):
+        if 2 <= short.sum() < MIN_UNITS and (~short & (steps > 0)).sum() >= 2:
             return (*zero_inflated_interval(units, k, level), se, rep)
         q = max(q, float(t.ppf(0.5 + level / 2, max(int((short & (acc > 0)).sum()) - 1, 1))))
     q_low, q_high = _skewed_side(e, q, level)
