@@ -4,6 +4,7 @@
     python benchmarks/mixed_coverage.py --reps 100       # a smoke run
     python benchmarks/mixed_coverage.py --markdown FILE  # also write the table
     python benchmarks/mixed_coverage.py --scenario 0.3:128  # one population
+    python benchmarks/mixed_coverage.py --seed 20261206 --sample-seed 1  # a second draw
 
 The population mixes two workloads of ``goldenal.testing.simulate`` (drawn by
 ``simulate_mixture``): short requests (lognormal median 40 tokens, sigma
@@ -82,7 +83,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=999)
-    parser.add_argument("--seed", type=int, default=20261204)
+    parser.add_argument("--seed", type=int, default=20261204,
+                        help="draws the population (the long requests' profiles) and, "
+                             "unless --sample-seed is given, the samples")
+    parser.add_argument("--sample-seed", type=int,
+                        help="draws the samples and resamples apart from the population: "
+                             "a second draw of the same rows, to see their Monte Carlo spread")
     parser.add_argument("--level", type=float, default=0.95)
     parser.add_argument("--ks", default="3,7", help="K of the rows, comma-separated")
     parser.add_argument("--scenario", metavar="SHARE:N", action="append",
@@ -93,7 +99,7 @@ def main(argv=None):
     scenarios = SCENARIOS
     if args.scenario:
         scenarios = [(float(a), int(b)) for a, b in (x.split(":") for x in args.scenario)]
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(args.seed if args.sample_seed is None else args.sample_seed)
     short, long_ = workloads(args.seed)
     out = [f"{args.reps} replicates per row; level {args.level:g}; {args.resamples} "
            "resamples.  Coverage and misses are over the replicates with an interval "

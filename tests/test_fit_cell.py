@@ -292,6 +292,9 @@ def test_a_few_requests_short_of_k_among_all_accepting_ones_combine_their_share(
                                                      rel=1e-12)
     assert cell.confidence_interval == (pytest.approx(1.457824362486, rel=1e-11),
                                         pytest.approx(3.772503939688, rel=1e-11))
+    assert cell.checks["interval"].reason.startswith(
+        "9 requests short of K among 51 accepting every draft: share, deficit and lengths "
+        "combined; 92-98% coverage at 95%")
     # without the three longest: higher, and narrower without the skew
     fewer = fit_cell(records[:-3], k=3, rng=0, n_resamples=999)
     assert fewer.confidence_interval == pytest.approx(
@@ -324,6 +327,7 @@ def test_ten_or_more_short_of_k_take_the_bootstrap_t_however_many_accept_everyth
                                             pytest.approx(hi, rel=1e-12))
         assert cell.confidence_interval != pytest.approx(
             _zero_inflated_by_hand(SHORT12, full, 3), rel=1e-3)
+        assert cell.checks["interval"] == ("done", None)
 
 
 def test_requests_all_alike_give_no_interval():

@@ -134,6 +134,26 @@ def test_short_all_accepting_requests_with_a_few_long_ones_seeded():
     assert _mixed_study(64, 3, 30, 2026) == (29, 26, 0)
 
 
+def test_the_mixed_study_draws_samples_apart_from_the_population():
+    """``--sample-seed`` redraws the samples of the same population: same truth, other rows."""
+    import os
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "mixed_coverage.py")
+
+    def rows(*extra):
+        out = subprocess.run([sys.executable, script, "--reps", "6", "--resamples", "100",
+                              "--scenario", "0.3:20", "--ks", "3", *extra],
+                             capture_output=True, text=True, check=True).stdout
+        return [line.split("|")[1:-1] for line in out.splitlines() if "% long" in line]
+
+    (first,), (again,), (other,) = rows(), rows(), rows("--sample-seed", "5")
+    assert first == again                          # reproducible
+    assert first[2] == other[2]                    # the population's exact AL
+    assert first[3:] != other[3:]                  # its samples are drawn anew
+
+
 def test_cross_k_predicted_intervals_stay_in_the_support():
     from goldenal.stats import fit
     from goldenal.testing.simulate import simulate_run

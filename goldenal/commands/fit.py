@@ -155,6 +155,8 @@ def render_text(curvefit, paths):
     cells = [c for c in curvefit.cells.values() if not c.failed]
     out += [f"no interval: {reason}"
             for reason in sorted({c.interval_reason for c in cells if c.interval_reason})]
+    out += [f"interval, thinking {c.thinking}, K={c.k}: {check.reason}" for c in cells
+            if (check := c.checks.get("interval")) and check.status == "done" and check.reason]
     caps = {c.checks["output_cap"].reason for c in cells if not c.mean_only
             and "output_cap" in c.checks and c.checks["output_cap"].status == "skipped"}
     out += [f"output cap check skipped: {reason}" for reason in sorted(caps)]
