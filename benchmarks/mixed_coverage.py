@@ -101,11 +101,12 @@ def main(argv=None):
         scenarios = [(float(a), int(b)) for a, b in (x.split(":") for x in args.scenario)]
     rng = np.random.default_rng(args.seed if args.sample_seed is None else args.sample_seed)
     short, long_ = workloads(args.seed)
-    out = [f"{args.reps} replicates per row; level {args.level:g}; {args.resamples} "
-           "resamples.  Coverage and misses are over the replicates with an interval "
-           "(share).  Old bound: share of replicates where every sampled request accepted "
-           "every draft, and how often the exact one-sided bound returned then held the "
-           "truth.",
+    drawn = "" if args.sample_seed is None else f", samples drawn with seed {args.sample_seed}"
+    out = [f"Population seed {args.seed}{drawn}; {args.reps} replicates per row; level "
+           f"{args.level:g}; {args.resamples} resamples.  Coverage and misses are over the "
+           "replicates with an interval (share).  Old bound: share of replicates where every "
+           "sampled request accepted every draft, and how often the exact one-sided bound "
+           "returned then held the truth.",
            "",
            "| population | K | true AL | share | coverage | miss above | miss below | width "
            "| old bound share | old bound coverage |",
