@@ -36,6 +36,30 @@ def published_cells(directory=PACKAGED):
 
 
 @pytest.hookimpl(trylast=True)  # after any shuffling plugin: the order it leaves stays
+def write_request_run(directory, rows, k, *, thinking="on"):
+    """A run directory of one cell: vLLM per-request records, one per (steps, accepted)."""
+    import json
+
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, (n, a) in enumerate(rows):
+        base, extra = divmod(a, n)  # every step accepts base or base + 1 drafts
+        hist = [0] * (k + 1)
+        hist[base] += n - extra
+        if extra:
+            hist[base + 1] += extra
+        spec = {"acceptance_histogram": hist, "num_spec_steps": n,
+                "num_accepted_draft_tokens": a, "num_draft_tokens": k * n, "num_spec_tokens": k}
+        lines.append(json.dumps({"id": f"r{i}", "metrics": {"speculative_decoding": spec}}))
+    name = f"requests_{thinking}_k{k}.jsonl"
+    (directory / name).write_text("\n".join(lines) + "\n")
+    (directory / "run.yaml").write_text(
+        "model: m\ncurve: mixed\nmethod: eagle3\ndraft: [d]\nengine: {name: vllm, version: "
+        "0.20.1}\ndataset: {name: speed-bench, category: coding, output_len: 4096}\n"
+        f"date: '2026-12-01'\ncells:\n- {{thinking: '{thinking}', k: {k}, files: [{name}]}}\n")
+    return directory
+
+
 def pytest_collection_modifyitems(config, items):
     """The end-to-end tests (tests/e2e/) run last: a first run builds llama-server for
     them, and the fast suite's failures show before that build starts."""

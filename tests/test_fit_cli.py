@@ -338,26 +338,10 @@ def test_request_run_states_every_check_it_did(run_cli, tmp_path):
 
 def test_the_decomposed_interval_is_named_with_its_coverage(run_cli, tmp_path):
     """Nine requests short of K among 51 accepting every draft: fit says which interval."""
+    from conftest import write_request_run
     from test_fit_cell import FULL, SHORT
 
-    run = tmp_path / "mixed"
-    run.mkdir()
-    lines = []
-    for i, (n, a) in enumerate(FULL + SHORT):
-        base, extra = divmod(a, n)
-        hist = [0] * 4
-        hist[base] += n - extra
-        if extra:
-            hist[base + 1] += extra
-        spec = {"acceptance_histogram": hist, "num_spec_steps": n,
-                "num_accepted_draft_tokens": a, "num_draft_tokens": 3 * n,
-                "num_spec_tokens": 3}
-        lines.append(json.dumps({"id": f"r{i}", "metrics": {"speculative_decoding": spec}}))
-    (run / "requests_on_k3.jsonl").write_text("\n".join(lines) + "\n")
-    (run / "run.yaml").write_text(
-        "model: m\ncurve: mixed\nmethod: eagle3\ndraft: [d]\nengine: {name: vllm, version: "
-        "0.20.1}\ndataset: {name: speed-bench, category: coding, output_len: 4096}\n"
-        "date: '2026-12-01'\ncells:\n- {thinking: 'on', k: 3, files: [requests_on_k3.jsonl]}\n")
+    run = write_request_run(tmp_path / "mixed", FULL + SHORT, 3)
     code, stdout, stderr = run_cli("fit", run, "--n-resamples", "999", "--seed", "0")
     assert (code, stderr) == (0, "note: nothing written; --golden-dir DIR commits the curve "
                                  "to a golden directory\n")

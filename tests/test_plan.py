@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import t
 
 from goldenal.stats import fit_cell
@@ -131,3 +133,63 @@ def test_the_planned_requests_reach_the_half_width_on_simulated_serving():
         widths.append((hi - lo) / 2)
     assert np.median(widths) == pytest.approx(0.08, abs=0.02)
 
+
+
+def test_a_mixed_pilot_plans_enough_requests_short_of_k():
+    """9 of 60 pilot requests short of K, 51 accepting every draft: ten short of K, likely.
+
+    With fewer than 10 short of K the interval is the decomposed one (92-98% coverage), so
+    a loose target still asks for the least M with P(Binomial(M, 0.15) >= 10) >= 0.9: 93.
+    """
+    from scipy.stats import binom
+
+    from test_fit_cell import FULL, SHORT, _per_position, obs
+
+    records = [obs(n, a, _per_position(n, a), request=f"r{i}")
+               for i, (n, a) in enumerate(FULL + SHORT)]
+    cell = fit_cell(records, k=3, rng=0, n_resamples=999)
+    assert binom.sf(9, 93, 0.15) >= 0.9 > binom.sf(9, 92, 0.15)
+    loose = plan_cell(cell, 0.5)
+    assert loose.units_needed == 93 and loose.planned_half_width < 0.5
+    assert loose.note == ("at least 93 requests, so that 10 or more fall short of K with 90% "
+                          "probability (9 of the pilot's 60 did, 51 accepted every draft); with "
+                          "fewer, the interval is the decomposed one, 92-98% coverage at 95% "
+                          "(docs/statistics.md)")
+    # a tight target needs more than that anyway: no note
+    tight = plan_cell(cell, 0.3)
+    assert (tight.units_needed, tight.note) == (115, None)
+    # split into runs, every run's requests are pooled: no decomposition, no floor
+    assert plan_cell(cell, 0.5, runs=10).note is None
+
+
+def test_plan_cli_states_the_short_of_k_floor(run_cli, tmp_path):
+    from conftest import write_request_run
+    from test_fit_cell import FULL, SHORT
+
+    pilot = write_request_run(tmp_path / "pilot", FULL + SHORT, 3)
+    code, stdout, stderr = run_cli("plan", pilot, "--half-width", "0.5")
+    assert (code, stderr) == (0, "")
+    lines = stdout.splitlines()
+    assert lines[2].split()[:5] == ["on", "3", "60", "requests", "1.157"]
+    assert lines[2].split()[5:7] == ["93", "requests"]
+    assert lines[3].startswith("on K=3: at least 93 requests, so that 10 or more fall short")
+    assert lines[-1] == "needed: 93 requests per cell"
+    code, stdout, _ = run_cli("plan", pilot, "--half-width", "0.5", "--format", "json")
+    (cell,) = json.loads(stdout)["cells"]
+    assert cell["units_needed"] == 93 and cell["note"].startswith("at least 93 requests")
+
+
+@given(short=st.integers(1, 60), full=st.integers(2, 400), k=st.integers(1, 7))
+@settings(max_examples=60, deadline=None)
+def test_the_short_of_k_floor_is_the_least_count_that_suffices(short, full, k):
+    from scipy.stats import binom
+
+    from goldenal.stats.plan import SHORT_OF_K_ASSURANCE, _short_of_k_floor
+
+    units = np.array([(50, 50 * k - 1)] * short + [(20, 20 * k)] * full, float)
+    floor, note = _short_of_k_floor(units, k)
+    share = short / (short + full)
+    assert binom.sf(9, floor, share) >= SHORT_OF_K_ASSURANCE > binom.sf(9, floor - 1, share)
+    assert note.startswith(f"at least {floor} requests") and f"({short} of the pilot's" in note
+    # no floor without two requests that accept every draft
+    assert _short_of_k_floor(units[:short + 1], k) == (0, None)

@@ -8,11 +8,15 @@ e.g. 20-50 requests per cell from `goldenal measure`.  From each cell's
 requests the plan estimates the spread of a request's accepted drafts around
 the cell's ratio and prints the requests whose interval half-width is at most
 --half-width AL (Student t, n - 1 degrees of freedom, at least 10 requests),
-and the most any cell needs.  --runs N (10 or more) plans N independent runs
-(e.g. server logs of a collector without single requests) and the requests
-each needs; a pilot of 10 or more runs (files) plans in runs.  Log windows
-alone show no single request and cannot be planned from (docs/statistics.md,
-"Planning a measurement", gives the simulator's numbers).
+and the most any cell needs.  Where the pilot's requests split into some that
+accept every draft and some short of K, the plan asks at least for enough
+requests that 10 fall short of K with 90% probability (fewer take an interval
+that holds 92-98% rather than 95%), and says so.  --runs N (10 or more)
+plans N independent runs (e.g. server logs of a collector without single
+requests) and the requests each needs; a pilot of 10 or more runs (files)
+plans in runs.  Log windows alone show no single request and cannot be
+planned from (docs/statistics.md, "Planning a measurement", gives the
+simulator's numbers).
 
 stdout: a table per cell and "needed: N requests per cell" (--format json:
 the record).
@@ -78,6 +82,7 @@ def render_text(plan):
                    f"{gives:>7}")
     out += [f"not planned: {reason}" for reason in dict.fromkeys(c.reason for c in plan.cells
                                                                   if c.reason)]
+    out += [f"{c.thinking or '-'} K={c.k}: {c.note}" for c in plan.cells if c.note]
     if plan.needed is not None:
         each = plan.runs and math.ceil(plan.needed / plan.runs)
         out.append(f"needed: {plan.needed} {plan.unit_kind} per cell"

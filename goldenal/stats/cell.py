@@ -249,12 +249,16 @@ def _skewed_side(e, q, level):
     return (skewed, q) if third < 0 else (q, skewed) if third > 0 else (q, q)
 
 
+def short_and_full(units, k):
+    """Units short of K per step, and units with steps that accept every draft."""
+    steps, acc = units[:, 0], units[:, 1]
+    return int((acc < k * steps).sum()), int((acc >= k * steps)[steps > 0].sum())
+
+
 def few_short_of_k(units, k):
     """(short, full) counts when 2 to ``MIN_UNITS`` - 1 units fall short of K per step and
     at least two accept every draft (the decomposed interval's case), else None."""
-    steps, acc = units[:, 0], units[:, 1]
-    short = int((acc < k * steps).sum())
-    full = int((acc >= k * steps)[steps > 0].sum())
+    short, full = short_and_full(units, k)
     return (short, full) if 2 <= short < MIN_UNITS and full >= 2 else None
 
 

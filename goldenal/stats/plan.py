@@ -6,11 +6,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from goldenal.stats.cell import MIN_UNITS, is_int
+from goldenal.stats.cell import MIN_UNITS, is_int, short_and_full
 from goldenal.stats.results import _num
 
 # Beyond this many units a plan is reported as not reachable (a typo in the target).
 _MAX_UNITS = 10_000_000
+# How sure a plan is that MIN_UNITS of its requests fall short of K (see _short_of_k_floor).
+SHORT_OF_K_ASSURANCE = 0.9
 
 
 def _plan_iv(half_width, confidence_level, runs):
@@ -37,13 +39,14 @@ class CellPlan:
     planned_half_width: float | None = None
     per_run: int | None = None
     reason: str | None = None
+    note: str | None = None
 
     def to_dict(self):
         return {"thinking": self.thinking, "k": self.k, "units": self.unit_kind,
                 "pilot_units": self.pilot_units, "pilot_half_width": _num(self.pilot_half_width),
                 "units_needed": self.units_needed,
                 "planned_half_width": _num(self.planned_half_width),
-                "requests_per_run": self.per_run, "reason": self.reason}
+                "requests_per_run": self.per_run, "reason": self.reason, "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -82,29 +85,65 @@ class MeasurementPlan:
                 f"{len(self.cells)} cells>")
 
 
-def units_needed(spread, mean_steps, half_width, *, confidence_level=0.95, runs=None):
-    """Smallest number of units whose interval half-width is at most ``half_width``."""
+def units_needed(spread, mean_steps, half_width, *, confidence_level=0.95, runs=None,
+                 at_least=MIN_UNITS):
+    """Smallest number of units, at least ``at_least``, whose interval half-width is at
+    most ``half_width``."""
     from scipy.stats import t
 
     p = 0.5 + confidence_level / 2
     scale = spread / mean_steps
+    least = max(MIN_UNITS, at_least)
 
     def width(m):
         df = (runs if runs is not None else m) - 1
         return float(t.ppf(p, df)) * scale / math.sqrt(m)
 
-    m = MIN_UNITS
+    m = least
     if width(m) <= half_width:
         return m, width(m)
     # the t quantile falls with m: start from the normal answer and step up
-    m = max(MIN_UNITS, math.ceil((float(t.ppf(p, 10 ** 9)) * scale / half_width) ** 2))
+    m = max(least, math.ceil((float(t.ppf(p, 10 ** 9)) * scale / half_width) ** 2))
     while width(m) > half_width:
         m = max(m + 1, math.ceil(m * (width(m) / half_width) ** 2))
         if m > _MAX_UNITS:
             return None, math.nan
-    while m > MIN_UNITS and width(m - 1) <= half_width:
+    while m > least and width(m - 1) <= half_width:
         m -= 1
     return m, width(m)
+
+
+def _short_of_k_floor(units, k):
+    """(requests, note): enough requests that ``MIN_UNITS`` fall short of K, or (0, None).
+
+    Where some requests accept every draft and others fall short of K, fewer than
+    ``MIN_UNITS`` short of K take the decomposed interval, which held 92-98% at 95% in
+    docs/statistics.md's mixed study.  The floor is the least count M with
+    P(Binomial(M, pilot share short of K) >= MIN_UNITS) >= ``SHORT_OF_K_ASSURANCE``.
+    """
+    from scipy.stats import binom
+
+    short, full = short_and_full(units, k)
+    if short == 0 or full < 2:
+        return 0, None
+    share = short / units.shape[0]
+
+    def enough(m):
+        return binom.sf(MIN_UNITS - 1, m, share) >= SHORT_OF_K_ASSURANCE
+
+    lo, hi = MIN_UNITS - 1, max(MIN_UNITS, math.ceil(MIN_UNITS / share))
+    while not enough(hi):
+        lo, hi = hi, 2 * hi
+        if hi > _MAX_UNITS:
+            return _MAX_UNITS + 1, None
+    while hi - lo > 1:  # enough(hi) and not enough(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    note = (f"at least {hi} requests, so that {MIN_UNITS} or more fall short of K with "
+            f"{100 * SHORT_OF_K_ASSURANCE:g}% probability ({short} of the pilot's "
+            f"{units.shape[0]} did, {full} accepted every draft); with fewer, the interval is "
+            "the decomposed one, 92-98% coverage at 95% (docs/statistics.md)")
+    return hi, note
 
 
 def plan_cell(cell, half_width, *, confidence_level=0.95, runs=None):
@@ -134,12 +173,16 @@ def plan_cell(cell, half_width, *, confidence_level=0.95, runs=None):
     if spread <= 1e-12 * float(n.sum()):
         return unplanned("the pilot's units do not vary (e.g. every draft accepted): no "
                          "spread to plan from; measure requests that do")
+    floor, note = 0, None
+    if cell.unit_kind == "requests" and runs is None:
+        floor, note = _short_of_k_floor(units, cell.k)
     needed, width = units_needed(spread, float(n.mean()), half_width,
-                                 confidence_level=confidence_level, runs=runs)
-    if needed is None:
+                                 confidence_level=confidence_level, runs=runs, at_least=floor)
+    if needed is None or needed > _MAX_UNITS:
         return unplanned(f"more than {_MAX_UNITS} {cell.unit_kind}: the target is out of reach")
     per_run = None if runs is None else math.ceil(needed / runs)
-    return CellPlan(**base, units_needed=needed, planned_half_width=width, per_run=per_run)
+    return CellPlan(**base, units_needed=needed, planned_half_width=width, per_run=per_run,
+                    note=note if needed == floor else None)
 
 
 def plan_measurement(pilot, *, half_width, confidence_level=0.95, runs=None, rng=0):
