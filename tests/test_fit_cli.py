@@ -336,7 +336,7 @@ def test_request_run_states_every_check_it_did(run_cli, tmp_path):
                         checks["output_cap"]["reason"])
 
 
-def test_the_decomposed_interval_is_named_with_its_coverage(run_cli, tmp_path):
+def test_the_zero_inflated_interval_is_named_with_its_coverage(run_cli, tmp_path):
     """Nine requests short of K among 51 accepting every draft: fit says which interval."""
     from conftest import write_request_run
     from test_fit_cell import FULL, SHORT
@@ -345,12 +345,12 @@ def test_the_decomposed_interval_is_named_with_its_coverage(run_cli, tmp_path):
     code, stdout, stderr = run_cli("fit", run, "--n-resamples", "999", "--seed", "0")
     assert (code, stderr) == (0, "note: nothing written; --golden-dir DIR commits the curve "
                                  "to a golden directory\n")
-    assert stdout.splitlines()[2] == ("on        3   3.21  [1.458, 3.773]      bootstrap        "
+    assert stdout.splitlines()[2] == ("on        3   3.21  [1.636, 3.746]      bootstrap        "
                                       " 8130")
     assert ("interval, thinking on, K=3: 9 requests short of K among 51 accepting every "
-            "draft: share, deficit and lengths combined; 92-98% coverage at 95% in the mixed "
-            "study of docs/statistics.md; 10 or more short of K give the bootstrap-t "
-            "(`goldenal plan`)") in stdout.splitlines()
+            "draft: the zero-inflated interval (their share, deficit per step and lengths "
+            "combined), 93-97% coverage at 95% in the mixed study of docs/statistics.md; it "
+            "rests on those 9: `goldenal plan` gives the requests for 10") in stdout.splitlines()
     code, stdout, _ = run_cli("fit", run, "--n-resamples", "999", "--seed", "0",
                               "--format", "json")
     (cell,) = json.loads(stdout)["cells"]

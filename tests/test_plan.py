@@ -138,7 +138,7 @@ def test_the_planned_requests_reach_the_half_width_on_simulated_serving():
 def test_a_mixed_pilot_plans_enough_requests_short_of_k():
     """9 of 60 pilot requests short of K, 51 accepting every draft: ten short of K, likely.
 
-    With fewer than 10 short of K the interval is the decomposed one (92-98% coverage), so
+    With fewer than 10 short of K the interval rests on those few, so
     a loose target still asks for the least M with P(Binomial(M, 0.15) >= 10) >= 0.9: 93.
     """
     from scipy.stats import binom
@@ -153,8 +153,7 @@ def test_a_mixed_pilot_plans_enough_requests_short_of_k():
     assert loose.units_needed == 93 and loose.planned_half_width < 0.5
     assert loose.note == ("at least 93 requests, so that 10 or more fall short of K with 90% "
                           "probability (9 of the pilot's 60 did, 51 accepted every draft); with "
-                          "fewer, the interval is the decomposed one, 92-98% coverage at 95% "
-                          "(docs/statistics.md)")
+                          "fewer, the interval rests on those few (docs/statistics.md)")
     # a tight target needs more than that anyway: no note
     tight = plan_cell(cell, 0.3)
     assert (tight.units_needed, tight.note) == (115, None)
@@ -170,7 +169,7 @@ def test_plan_cli_states_the_short_of_k_floor(run_cli, tmp_path):
     code, stdout, stderr = run_cli("plan", pilot, "--half-width", "0.5")
     assert (code, stderr) == (0, "")
     lines = stdout.splitlines()
-    assert lines[2].split()[:5] == ["on", "3", "60", "requests", "1.157"]
+    assert lines[2].split()[:5] == ["on", "3", "60", "requests", "1.055"]
     assert lines[2].split()[5:7] == ["93", "requests"]
     assert lines[3].startswith("on K=3: at least 93 requests, so that 10 or more fall short")
     assert lines[-1] == "needed: 93 requests per cell"

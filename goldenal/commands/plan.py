@@ -10,8 +10,8 @@ the cell's ratio and prints the requests whose interval half-width is at most
 --half-width AL (Student t, n - 1 degrees of freedom, at least 10 requests),
 and the most any cell needs.  Where the pilot's requests split into some that
 accept every draft and some short of K, the plan asks at least for enough
-requests that 10 fall short of K with 90% probability (fewer take an interval
-that holds 92-98% rather than 95%), and says so.  --runs N (10 or more)
+requests that 10 fall short of K with 90% probability (with fewer, the
+interval rests on those few), and says so.  --runs N (10 or more)
 plans N independent runs (e.g. server logs of a collector without single
 requests) and the requests each needs; a pilot of 10 or more runs (files)
 plans in runs.  Log windows alone show no single request and cannot be

@@ -29,6 +29,8 @@ METHODS = ("auto", "bootstrap", "runs", "batch-means")
 # Fewer independent units than this give no interval (a t interval on 4 batches is
 # wider than the AL range it is meant to pin, and resampling 5 requests is not a sample).
 MIN_UNITS = 10
+# What the mixed study of docs/statistics.md measured for the zero-inflated interval.
+ZERO_INFLATED_COVERAGE = "93-97%"
 # Where a cell without an interval is told how to get one.
 PLAN_POINTER = ("see `goldenal plan` and docs/statistics.md, \"Planning a measurement\", "
                 "for the requests or runs an interval needs")
@@ -190,9 +192,9 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
 
     With ``k`` (as ``fit_cell`` calls it), q is at least t's with the units
     that accepted some but not every draft, minus one, as degrees of freedom;
-    and where 2 to ``MIN_UNITS`` - 1 units fall short of K per step and at
-    least two accept every draft, the ratio rests on those few and the
-    interval (if the resamples have spread) is :func:`zero_inflated_interval`.
+    and where units that accept every draft sit beside units short of K
+    (:func:`zero_inflated_case`), the interval (if the resamples have spread)
+    is :func:`zero_inflated_interval`.
     """
     from scipy.stats import t
 
@@ -223,7 +225,7 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
         return math.nan, math.nan, se, rep
     q = float(np.quantile(t_star, level))
     if k is not None:
-        if few_short_of_k(units, k):
+        if zero_inflated_case(units, k):
             return (*zero_inflated_interval(units, k, level), se, rep)
         short = acc < k * steps
         q = max(q, float(t.ppf(0.5 + level / 2, max(int((short & (acc > 0)).sum()) - 1, 1))))
@@ -255,11 +257,18 @@ def short_and_full(units, k):
     return int((acc < k * steps).sum()), int((acc >= k * steps)[steps > 0].sum())
 
 
-def few_short_of_k(units, k):
-    """(short, full) counts when 2 to ``MIN_UNITS`` - 1 units fall short of K per step and
-    at least two accept every draft (the decomposed interval's case), else None."""
+def zero_inflated_case(units, k):
+    """(short, full) where the zero-inflated interval applies, else None.
+
+    That is where at least two units fall short of K per step and at least two
+    accept every draft, and either fewer than ``MIN_UNITS`` fall short (the
+    ratio rests on those few, too few for the bootstrap-t) or ``MIN_UNITS`` or
+    more accept every draft (enough for their mean length's own interval).
+    """
     short, full = short_and_full(units, k)
-    return (short, full) if 2 <= short < MIN_UNITS and full >= 2 else None
+    if short >= 2 and full >= 2 and (short < MIN_UNITS or full >= MIN_UNITS):
+        return short, full
+    return None
 
 
 def zero_inflated_interval(units, k, level):
@@ -273,9 +282,11 @@ def zero_inflated_interval(units, k, level):
     (the skewed side at t(nu) as in :func:`studentized_ratio_interval`), and
     their sum t with Welch-Satterthwaite degrees of freedom; log theta gets
     t(nu) on both sides.  log theta + log w combines the limits by the method
-    of variance estimates recovery with the two estimates' correlation (both
-    rest on the short units' lengths; delta method): Zou and Donner 2008, Stat
-    Med 27:1693; Zou, Taleban and Huo 2009, Comput Stat Data Anal 53:3755.
+    of variance estimates recovery (Zou and Donner 2008, Stat Med 27:1693;
+    Zou, Taleban and Huo 2009, Comput Stat Data Anal 53:3755) as if the two
+    were independent: their correlation would rest on the same 2-9 units, and
+    a negative estimate narrowed the interval exactly in the samples whose
+    few units understate the deficit (docs/statistics.md).
     """
     from scipy.special import expit, logit
     from scipy.stats import binomtest, norm, t
@@ -307,11 +318,7 @@ def zero_inflated_interval(units, k, level):
     w = [math.log(expit(x)) for x in logit_w]
     theta, se, _, nu, _ = log_ratio(d, ns, True)
     q = t.ppf(0.5 + level / 2, nu) * se
-    a, b = d / d.mean() - ns / ns.mean(), ns / ns.mean() - 1
-    var_rest = 1 / (v * (1 - v / m)) + ((nf / nf.mean() - 1) ** 2).sum() / ((m - v) * (m - v - 1))
-    rho = (a * b).sum() / (math.sqrt((a * a).sum() * ((b * b).sum() + v * (v - 1) * var_rest))
-                           or 1.0)
-    below, above = (math.sqrt(q * q + x * x + 2 * rho * q * x) for x in (w[0] - w[1], w[2] - w[0]))
+    below, above = (math.hypot(q, x) for x in (w[0] - w[1], w[2] - w[0]))
     return k + 1 - math.exp(theta + w[0] + above), k + 1 - math.exp(theta + w[0] - below)
 
 
@@ -608,12 +615,16 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
         notes.append(f"batches of {max_request_windows} windows, at least the longest "
                      "request's span")
     done = None
-    few = few_short_of_k(units, k) if chosen == "bootstrap" else None
-    if few:  # the decomposed interval: say so, and how close to its level it holds
-        done = (f"{few[0]} requests short of K among {few[1]} accepting every draft: share, "
-                "deficit and lengths combined; 92-98% coverage at 95% in the mixed study of "
-                "docs/statistics.md; 10 or more short of K give the bootstrap-t (`goldenal "
-                "plan`)")
+    mixed = zero_inflated_case(units, k) if chosen == "bootstrap" else None
+    if mixed:  # the zero-inflated interval: say so, and how close to its level it holds
+        short, full = mixed
+        done = (f"{short} requests short of K among {full} accepting every draft: the "
+                "zero-inflated interval (their share, deficit per step and lengths combined), "
+                f"{ZERO_INFLATED_COVERAGE} coverage at 95% in the mixed study of "
+                "docs/statistics.md")
+        if short < MIN_UNITS:
+            done += (f"; it rests on those {short}: `goldenal plan` gives the requests for "
+                     f"{MIN_UNITS}")
     return CellFit(**base, confidence_interval=ConfidenceInterval(float(lo), float(hi)),
                    interval_method=chosen, standard_error=float(se), n_clusters=m,
                    per_position=pp, notes=tuple(notes), replicates=rep, units=units,

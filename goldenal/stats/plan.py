@@ -116,9 +116,10 @@ def units_needed(spread, mean_steps, half_width, *, confidence_level=0.95, runs=
 def _short_of_k_floor(units, k):
     """(requests, note): enough requests that ``MIN_UNITS`` fall short of K, or (0, None).
 
-    Where some requests accept every draft and others fall short of K, fewer than
-    ``MIN_UNITS`` short of K take the decomposed interval, which held 92-98% at 95% in
-    docs/statistics.md's mixed study.  The floor is the least count M with
+    Where some requests accept every draft and others fall short of K, the interval
+    rests on the ones short of K (the zero-inflated interval of docs/statistics.md); with
+    fewer than ``MIN_UNITS`` of them its width follows their count, not the spread this
+    plan scales from the pilot.  The floor is the least count M with
     P(Binomial(M, pilot share short of K) >= MIN_UNITS) >= ``SHORT_OF_K_ASSURANCE``.
     """
     from scipy.stats import binom
@@ -141,8 +142,8 @@ def _short_of_k_floor(units, k):
         lo, hi = (lo, mid) if enough(mid) else (mid, hi)
     note = (f"at least {hi} requests, so that {MIN_UNITS} or more fall short of K with "
             f"{100 * SHORT_OF_K_ASSURANCE:g}% probability ({short} of the pilot's "
-            f"{units.shape[0]} did, {full} accepted every draft); with fewer, the interval is "
-            "the decomposed one, 92-98% coverage at 95% (docs/statistics.md)")
+            f"{units.shape[0]} did, {full} accepted every draft); with fewer, the interval "
+            "rests on those few (docs/statistics.md)")
     return hi, note
 
 
