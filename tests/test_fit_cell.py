@@ -304,17 +304,16 @@ SHORT12 = [(n, 3 * n - round(d * n)) for n, d in zip(
     (0.9, 1.3, 0.8, 1, 1.1, 0.9, 1.5, 0.7, 1.2, 1, 0.6, 2.1))]
 
 
-def test_ten_or_more_short_of_k_take_the_zero_inflated_interval_beside_ten_accepting_all():
-    """12 requests short of K: beside 51 that accept everything, the zero-inflated interval;
-    beside 9, too few for their mean length's own interval, the bootstrap-t.
+def test_ten_or_more_short_of_k_take_the_bootstrap_t_however_many_accept_everything():
+    """12 requests short of K, among 51 or 9 that accept everything: the bootstrap-t.
 
-    Where 10 or more of each are there (10% long among 256, 30% among 64 or 128 in the
-    mixed study of docs/statistics.md), the bootstrap-t covered up to 97.6% and the
-    zero-inflated interval 93.4-97.0% on the same samples.
+    Taking the zero-inflated interval also where 10 or more of each are there covered
+    92.8% and 93.0% in two draws of the third population of docs/statistics.md (30% long
+    among 64, K=7), where the bootstrap-t covers 94.5%.
     """
     from goldenal.stats.cell import studentized_ratio_interval
 
-    for full, zero_inflated in ((FULL, True), (FULL[42:], False)):
+    for full in (FULL, FULL[42:]):
         records = [obs(n, a, _per_position(n, a), request=f"r{i}")
                    for i, (n, a) in enumerate(full + SHORT12)]
         cell = fit_cell(records, k=3, rng=0, n_resamples=999)
@@ -322,11 +321,9 @@ def test_ten_or_more_short_of_k_take_the_zero_inflated_interval_beside_ten_accep
                                                   np.random.default_rng(0), k=3)
         assert cell.confidence_interval == (pytest.approx(lo, rel=1e-12),
                                             pytest.approx(hi, rel=1e-12))
-        by_hand = _zero_inflated_by_hand(SHORT12, full, 3)
-        assert (cell.confidence_interval == pytest.approx(by_hand, rel=1e-12)) is zero_inflated
-        assert (cell.checks["interval"].reason is None) is not zero_inflated
-    assert cell.confidence_interval == (pytest.approx(1.767627987703, rel=1e-11),
-                                        pytest.approx(3.653681141216, rel=1e-11))
+        assert cell.confidence_interval != pytest.approx(
+            _zero_inflated_by_hand(SHORT12, full, 3), rel=1e-3)
+        assert cell.checks["interval"] == ("done", None)
 
 
 def test_requests_all_alike_give_no_interval():

@@ -192,7 +192,7 @@ def studentized_ratio_interval(units, level, n_resamples, rng, *, k=None):
 
     With ``k`` (as ``fit_cell`` calls it), q is at least t's with the units
     that accepted some but not every draft, minus one, as degrees of freedom;
-    and where units that accept every draft sit beside units short of K
+    and where a few units short of K sit among units that accept every draft
     (:func:`zero_inflated_case`), the interval (if the resamples have spread)
     is :func:`zero_inflated_interval`.
     """
@@ -258,17 +258,11 @@ def short_and_full(units, k):
 
 
 def zero_inflated_case(units, k):
-    """(short, full) where the zero-inflated interval applies, else None.
-
-    That is where at least two units fall short of K per step and at least two
-    accept every draft, and either fewer than ``MIN_UNITS`` fall short (the
-    ratio rests on those few, too few for the bootstrap-t) or ``MIN_UNITS`` or
-    more accept every draft (enough for their mean length's own interval).
-    """
+    """(short, full) where the zero-inflated interval applies, else None: 2 to
+    ``MIN_UNITS`` - 1 units fall short of K per step, too few for the bootstrap-t,
+    and at least two accept every draft."""
     short, full = short_and_full(units, k)
-    if short >= 2 and full >= 2 and (short < MIN_UNITS or full >= MIN_UNITS):
-        return short, full
-    return None
+    return (short, full) if 2 <= short < MIN_UNITS and full >= 2 else None
 
 
 def zero_inflated_interval(units, k, level):
@@ -621,10 +615,8 @@ def fit_cell(observations, *, k, confidence_level=0.95, method="auto", n_resampl
         done = (f"{short} requests short of K among {full} accepting every draft: the "
                 "zero-inflated interval (their share, deficit per step and lengths combined), "
                 f"{ZERO_INFLATED_COVERAGE} coverage at 95% in the mixed study of "
-                "docs/statistics.md")
-        if short < MIN_UNITS:
-            done += (f"; it rests on those {short}: `goldenal plan` gives the requests for "
-                     f"{MIN_UNITS}")
+                f"docs/statistics.md; it rests on those {short}: `goldenal plan` gives the "
+                f"requests for {MIN_UNITS}")
     return CellFit(**base, confidence_interval=ConfidenceInterval(float(lo), float(hi)),
                    interval_method=chosen, standard_error=float(se), n_clusters=m,
                    per_position=pp, notes=tuple(notes), replicates=rep, units=units,
