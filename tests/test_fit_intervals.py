@@ -5,7 +5,6 @@ import math
 import warnings
 
 import numpy as np
-import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
