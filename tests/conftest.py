@@ -35,7 +35,6 @@ def published_cells(directory=PACKAGED):
     return cells
 
 
-@pytest.hookimpl(trylast=True)  # after any shuffling plugin: the order it leaves stays
 def write_request_run(directory, rows, k, *, thinking="on"):
     """A run directory of one cell: vLLM per-request records, one per (steps, accepted)."""
     import json
@@ -60,6 +59,7 @@ def write_request_run(directory, rows, k, *, thinking="on"):
     return directory
 
 
+@pytest.hookimpl(trylast=True)  # after any shuffling plugin: the order it leaves stays
 def pytest_collection_modifyitems(config, items):
     """The end-to-end tests (tests/e2e/) run last: a first run builds llama-server for
     them, and the fast suite's failures show before that build starts."""
