@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenal.core.errors import ParseError, UnknownCurve
+from goldenal.core.errors import LowSampleWarning, ParseError, UnknownCurve
 from goldenal.stats import fit, fit_cell
 from goldenal.apply.export import export_profile, read_profile, write_profile
 from goldenal.testing.simulate import simulate_run
@@ -96,7 +96,8 @@ def test_fitted_cell_round_trips_through_a_profile(fitted, tmp_path):
     assert counted.thinking == "on" and counted.format == "speculation-profile"
     assert obs[1].mean_only and obs[1].mean_al == pytest.approx(
         fitted.cells[("on", 1)].mean_acceptance_length, abs=1e-6)
-    again = fit_cell(obs[:1], k=3, rng=0)
+    with pytest.warns(LowSampleWarning, match="no interval: 1 aggregate count"):
+        again = fit_cell(obs[:1], k=3, rng=0)
     assert again.mean_acceptance_length == cell.mean_acceptance_length
 
 
@@ -109,9 +110,10 @@ def test_histogram_round_trip(tmp_path_factory, hist):
     c = tuple(sum(hist[i:]) for i in range(1, k + 1))
     from goldenal.core.observation import Observation
 
-    cell = fit_cell([Observation("x", None, "vllm", "t", k=k, drafts=n, accepted=sum(c),
-                                 accepted_per_position=c)], k=k, thinking="off",
-                    n_resamples=100, rng=0)
+    with pytest.warns(LowSampleWarning, match="no interval: 1 aggregate count"):
+        cell = fit_cell([Observation("x", None, "vllm", "t", k=k, drafts=n, accepted=sum(c),
+                                     accepted_per_position=c)], k=k, thinking="off",
+                        n_resamples=100, rng=0)
     from goldenal.apply.export import profile_from_cell
 
     p = profile_from_cell(cell, method="eagle3")
