@@ -245,6 +245,27 @@ def test_a_malformed_bench_acceptance_length_is_refused_not_a_crash(tmp_path, ca
     assert capsys.readouterr().err == f"error: {path}:1: malformed Acceptance length '1.8.3'\n"
 
 
+def test_a_malformed_llamacpp_mean_len_is_refused_not_a_crash(tmp_path, capsys):
+    """Regression (atheris): ``mean len =  1.7182.001`` matched the task line's
+    ``[0-9.]+`` and raised ValueError; the other task is still read."""
+    task = "0.00.{t}.749 I slot print_timing: id  0 | task {n} | "
+    path = tmp_path / "server.log"
+    path.write_text(
+        task.format(t=428, n=1) + "draft acceptance = 0.26042 (   25 accepted /    96 "
+        "generated), mean len =  1.76\n"
+        + task.format(t=428, n=1) + "     acc per pos = (0.455, 0.212, 0.091)\n"
+        + task.format(t=543, n=37) + "draft acceptance = 0.24242 (   24 accepted /    99 "
+        "generated), mean len =  1.7182.001\n"
+        + task.format(t=543, n=37) + "     acc per pos = (0.441, 0.176, 0.088)\n")
+    obs = ingest(path)
+    assert [(o.line, o.drafts, o.accepted) for o in obs] == [(1, 33, 25)]
+    assert [str(p) for p in obs.problems] == [f"{path}:3: malformed mean len '1.7182.001'"]
+    assert main(["ingest", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"refused: {path}:3: malformed mean len '1.7182.001'\n"
+        "incomplete: 1 window(s) refused; the totals above are partial\n")
+
+
 def test_an_impossible_v0_window_names_its_k(tmp_path):
     """Regression: the message printed a literal ``{k}``."""
     path = tmp_path / "v0.log"

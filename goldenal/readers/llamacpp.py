@@ -139,8 +139,12 @@ def read(path, ctx: Context):
         if m:
             flush()
             requests += 1
-            pending = _Pending(line, slot_key, int(m.group(1)), int(m.group(2)),
-                               float(m.group(3)))
+            try:
+                mean = float(m.group(3))
+            except ValueError:  # the pattern's [0-9.]+ also takes "1.72.001"
+                ctx.refuse(line, f"malformed {_MEAN_LEN} {m.group(3)!r}")
+                continue
+            pending = _Pending(line, slot_key, int(m.group(1)), int(m.group(2)), mean)
             yield from out
             out.clear()
             continue
