@@ -34,6 +34,7 @@ def test_scalar_draft_is_one_head(tmp_path):
     assert load_run(d).identity["draft"] == ["Org/Head"]
 
 
+@pytest.mark.filterwarnings("ignore::goldenal.core.errors.LowSampleWarning")  # one aggregate count
 def test_scalar_draft_fits_as_one_head(tmp_path):
     from goldenal.stats import fit
 
@@ -442,6 +443,7 @@ def test_export_run_prints_fit_warnings_as_one_line(tmp_path, capsys):
 
 # -- speculation profiles are a measurement format -----------------------------------
 
+@pytest.mark.filterwarnings("ignore::goldenal.core.errors.LowSampleWarning")  # one aggregate count
 def test_ingest_reads_an_exported_profile_with_its_counts(tmp_path):
     from goldenal.stats import fit
     from goldenal.apply.export import export_profile, write_profile
