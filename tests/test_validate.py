@@ -73,6 +73,17 @@ PLANTED = [
                                                 "'thinking_on' or 'thinking_off', got "
                                                 "'thinking_maybe'"),
     ("    3: 3.39", "    3: [3.39", 2, "qwen3.5_mtp.yaml:15: unreadable: not valid YAML: "),
+    # regressions (atheris): a collection as a key raised TypeError (unhashable list) or,
+    # as the model, passed as a list of nodes; an empty model name passed too
+    ("  thinking_off:", "  [thinking_off]:", 1, "qwen3.5_mtp.yaml:20: error: expected "
+                                                "'thinking_on' or 'thinking_off', got a "
+                                                "collection"),
+    ("qwen3.5-397b-a17b-nvfp4:", "[qwen3.5-397b-a17b-nvfp4]:", 1,
+     "qwen3.5_mtp.yaml:10: error: expected the model name as the top-level key, got a "
+     "collection"),
+    ("qwen3.5-397b-a17b-nvfp4:", "'':", 1,
+     "qwen3.5_mtp.yaml:10: error: expected the model name as the top-level key, got an empty "
+     "key"),
 ]
 
 

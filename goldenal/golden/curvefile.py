@@ -106,12 +106,19 @@ def parse_curve_text(text, path="<string>"):
               "expected one top-level key, the model (e.g. 'minimax-m3:')")
         return ParsedCurve(path, model, cells, lines, header, problems)
     key_node, body = root.value[0]
+    if not isinstance(key_node, yaml.ScalarNode) or not key_node.value.strip():
+        got = "an empty key" if isinstance(key_node, yaml.ScalarNode) else "a collection"
+        error(line_of(key_node), f"expected the model name as the top-level key, got {got}")
+        return ParsedCurve(path, model, cells, lines, header, problems)
     model = key_node.value
     if not isinstance(body, yaml.MappingNode):
         error(line_of(body), f"expected thinking_on/thinking_off mappings under {model!r}")
         return ParsedCurve(path, model, cells, lines, header, problems)
     seen_modes = {}
     for mode_node, values in body.value:
+        if not isinstance(mode_node, yaml.ScalarNode):
+            error(line_of(mode_node), "expected 'thinking_on' or 'thinking_off', got a collection")
+            continue
         mode = _MODES.get(mode_node.value)
         if mode is None:
             error(line_of(mode_node), f"expected 'thinking_on' or 'thinking_off', "

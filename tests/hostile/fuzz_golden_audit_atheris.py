@@ -1,0 +1,86 @@
+"""Coverage-guided fuzzing of the curve-file parser and of `audit` with atheris.
+
+Not part of the test suite (a campaign runs for as long as it is given).
+GOLDENAL_FUZZ_TARGET picks what one input is: ``curve`` (a golden curve
+file), ``sh`` or ``yaml`` (a recipe file audited against the packaged curves):
+
+    pip install atheris
+    mkdir -p /tmp/goldenal-curves
+    GOLDENAL_FUZZ_TARGET=curve python tests/hostile/fuzz_golden_audit_atheris.py \\
+        -max_total_time=600 /tmp/goldenal-curves golden_al_distribution
+    mkdir -p /tmp/goldenal-recipes
+    GOLDENAL_FUZZ_TARGET=sh python tests/hostile/fuzz_golden_audit_atheris.py \\
+        -max_total_time=600 /tmp/goldenal-recipes tests/data/audit/repo
+
+As with ``fuzz_readers_atheris.py``, libFuzzer writes into the first corpus
+directory, so a scratch directory comes first.  A crash is any exception
+other than the project's own refusals (``GoldenALError``); findings are
+normal output.  Keep a crasher as a regression test beside the one it
+belongs to and fix the code.
+"""
+
+import importlib
+import os
+import pkgutil
+import sys
+import tempfile
+import warnings
+
+import atheris
+
+with atheris.instrument_imports():
+    import goldenal.auditing
+    import goldenal.engines
+    import goldenal.golden
+    from goldenal.auditing import audit_report
+    from goldenal.core.errors import GoldenALError
+    from goldenal.golden.curvefile import curve_from_file, parse_curve_text
+    from goldenal.golden.registry import load_registry
+
+    for _package in (goldenal.auditing, goldenal.engines, goldenal.golden):
+        for _module in pkgutil.iter_modules(_package.__path__):
+            importlib.import_module(f"{_package.__name__}.{_module.name}")
+
+TARGET = os.environ.get("GOLDENAL_FUZZ_TARGET", "curve")
+_DIR = tempfile.mkdtemp(prefix="goldenal-fuzz-")
+_REGISTRY = load_registry()
+
+
+def _curve(text):
+    parsed = parse_curve_text(text, "curve.yaml")
+    if not parsed.errors:
+        curve_from_file(parsed, curve_id="fuzzed")
+
+
+def _recipe(data):
+    path = os.path.join(_DIR, f"recipe.{TARGET}")
+    with open(path, "wb") as fh:
+        fh.write(data)
+    report = audit_report([path], root=_DIR, registry=_REGISTRY, settings=False,
+                          respect_gitignore=False)
+    for finding in report.findings:
+        assert "\n" not in finding.message, finding.message
+
+
+def one_input(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if TARGET == "curve":
+                _curve(data.decode("utf-8", "replace"))
+            else:
+                _recipe(data)
+        except GoldenALError:
+            return
+
+
+if __name__ == "__main__":
+    if TARGET not in ("curve", "sh", "yaml"):
+        sys.exit(f"error: GOLDENAL_FUZZ_TARGET={TARGET!r}: curve, sh or yaml")
+    first = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if first and os.path.abspath(first).startswith(repo + os.sep):
+        sys.exit(f"error: {first} would receive the fuzzer's new inputs: "
+                 "give a scratch corpus directory first (see the docstring)")
+    atheris.Setup(sys.argv, one_input)
+    atheris.Fuzz()
