@@ -237,7 +237,7 @@ def test_lookup_path_imports_nothing_heavy(tmp_path):
     code = ("import sys\nfrom goldenal.cli import main\n"
             "rc = main(['lookup', 'qwen3.5', '--k', '3', '--thinking', 'on'])\n"
             "heavy = sorted(m for m in ('numpy', 'pandas', 'scipy', 'matplotlib', 'yaml', "
-            "'ruamel', 'prometheus_client', 'dataclasses', 'httpx', 'tqdm', 'asyncio') "
+            "'ruamel', 'prometheus_client', 'dataclasses', 'httpx', 'tqdm', 'asyncio', 'jsonschema') "
             "if m in sys.modules)\n"
             "print(rc, heavy)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

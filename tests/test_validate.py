@@ -121,6 +121,37 @@ def test_manifest_naming_a_missing_file(golden_copy, run_cli):
                    "missing file 'glm5.2_mtp.yaml'\n")
 
 
+MANIFEST_TYPES = [
+    # regressions: each raised an internal error (TypeError, AttributeError) in validate
+    # and lookup before manifest.yaml was checked against manifest.schema.json
+    ("    model: qwen3.5-397b-a17b-nvfp4\n", "    model: [qwen3.5-397b-a17b-nvfp4]\n",
+     "curves.qwen3.5_mtp.model: ['qwen3.5-397b-a17b-nvfp4'] is not of type 'string'"),
+    ("    aliases: [qwen3.5, ", "    aliases: [[qwen3.5], ",
+     "curves.qwen3.5_mtp.aliases.0: ['qwen3.5'] is not of type 'string'"),
+    ("    draft: []\n", "    draft: {head: 1}\n",
+     "curves.qwen3.5_mtp.draft: {'head': 1} is not of type 'array'"),
+    ("    draft: []\n", "    draft: 7\n", "curves.qwen3.5_mtp.draft: 7 is not of type 'array'"),
+    ("    variant: {}\n", "    variant: [1]\n",
+     "curves.qwen3.5_mtp.variant: [1] is not of type 'object'"),
+    ("format: 1\n", "format: 2\n", "format: 1 was expected"),
+]
+
+
+@pytest.mark.parametrize("old, new, message", MANIFEST_TYPES)
+def test_manifest_value_of_the_wrong_type_names_its_line(golden_copy, run_cli, old, new,
+                                                         message):
+    manifest = golden_copy / "manifest.yaml"
+    text = manifest.read_text()
+    start = text.index("  qwen3.5_mtp:\n") if old.startswith("    ") else 0
+    at = text.index(old, start)
+    manifest.write_text(text[:at] + new + text[at + len(old):])
+    line = text[:at].count("\n") + 1
+    expected = f"error: {manifest}:{line}: manifest {message}\n"
+    assert run_cli("validate", golden_copy) == (2, "", expected)
+    assert run_cli("lookup", "qwen3.5", "--k", "2", "--thinking", "on",
+                   "--golden-dir", golden_copy) == (2, "", expected)
+
+
 def test_file_missing_from_manifest(golden_copy, run_cli):
     (golden_copy / "extra.yaml").write_text("extra-model:\n  thinking_on:\n    1: 1.50\n")
     rc, out, _ = run_cli("validate", golden_copy)

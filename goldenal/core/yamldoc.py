@@ -135,6 +135,24 @@ def line_of(node):
     return node.start_mark.line + 1
 
 
+def node_at(root, keys):
+    """The deepest node of ``root`` reached along ``keys`` (mapping keys, sequence indices),
+    for a line to name where a check of the plain values found something."""
+    node = root
+    for key in keys:
+        if node is None or node.id == "scalar":
+            break
+        if node.id == "sequence":
+            nxt = node.value[key] if isinstance(key, int) and 0 <= key < len(node.value) else None
+        else:
+            nxt = next((v for k, v in node.value if k.id == "scalar" and k.value == str(key)),
+                       None)
+        if nxt is None:
+            break
+        node = nxt
+    return node
+
+
 def col_of(node):
     return node.start_mark.column + 1
 

@@ -12,12 +12,14 @@ from datetime import date
 import yaml
 
 from goldenal.core.files import locked_directory, read_regular, write_texts_atomic
-from goldenal.core.errors import ConflictError, ParseError, RegistryError, UsageError
+from goldenal.core.errors import (ConflictError, ParseError, RegistryError, UsageError,
+                                  printable)
 from goldenal.golden.curves import (INDEX_FORMAT, INDEX_NAME, MANIFEST_NAME, NOT_AVAILABLE, Curve,
                              Registry, curve_identity, file_checksums, is_plain_decimal)
-from goldenal.core.yamldoc import compose, line_of, load
+from goldenal.core.yamldoc import compose, construct, line_of, node_at
 
 _MODES = {"thinking_on": "on", "thinking_off": "off"}
+_SCHEMA = os.path.join(os.path.dirname(__file__), "manifest.schema.json")
 _INT = re.compile(r"[0-9]+\Z", re.ASCII)
 # Curve ids and file names: the characters upstream file names use
 # (``kimik3_dspark_...``, ``dsv4-pro-0813-dspark``, ``qwen3.5_mtp``), nothing else.
@@ -62,7 +64,7 @@ class Problem:
 
     def __str__(self):
         where = f"{self.path}:{self.line}" if self.line else f"{self.path}"
-        return f"{where}: {self.severity}: {self.message}"
+        return printable(f"{where}: {self.severity}: {self.message}")
 
     def __repr__(self):
         return f"<Problem {self}>"
@@ -320,16 +322,20 @@ def read_manifest(directory, *, overlay=None):
     else:
         text = _read_utf8(path, "manifest", "manifest is ", RegistryError)
     try:
-        data = load(text, path)
+        root = compose(text, path)
     except ParseError as exc:
         what = "is " if exc.message.startswith("not valid") else "has a "
         raise ParseError("manifest " + what + exc.message, path=path, line=exc.line) from None
+    data = construct(root, path)
     if not isinstance(data, dict) or not isinstance(data.get("curves"), dict):
         raise RegistryError("manifest must be a mapping with a 'curves' mapping", path=path)
     for curve_id, entry in data["curves"].items():
         if not isinstance(entry, dict) or not entry.get("file") or not entry.get("model"):
             raise RegistryError(f"manifest entry {curve_id!r} needs at least 'file' and "
-                                "'model'", path=path)
+                                "'model'", path=path,
+                                line=line_of(node_at(root, ["curves", curve_id])))
+    _check_manifest_schema(data, root, path)
+    for curve_id, entry in data["curves"].items():
         # a manifest names files inside its own directory only, under ids a writer accepts
         try:
             check_curve_id(curve_id)
@@ -337,6 +343,21 @@ def read_manifest(directory, *, overlay=None):
             raise RegistryError(str(exc), path=path) from None
         check_file_name(entry["file"], path=path)
     return data["curves"]
+
+
+def _check_manifest_schema(data, root, path):
+    """RegistryError naming the line of the first value manifest.schema.json refuses
+    (a list where a name belongs, a mapping for aliases, a format this version cannot read)."""
+    import jsonschema
+
+    with open(_SCHEMA, encoding="utf-8") as fh:
+        schema = json.load(fh)
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        where = ".".join(str(key) for key in error.absolute_path) or "manifest"
+        raise RegistryError(f"manifest {where}: {error.message}", path=path,
+                            line=line_of(node_at(root, error.absolute_path)))
 
 
 MANIFEST_HEADER = """\
