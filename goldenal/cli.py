@@ -8,7 +8,7 @@ import os
 import sys
 
 from goldenal.core.envflags import env_flag
-from goldenal.core.errors import EXIT_USAGE, GoldenALError
+from goldenal.core.errors import EXIT_USAGE, GoldenALError, printable
 
 # command -> (module under goldenal.commands, one-line summary)
 COMMANDS = {
@@ -125,7 +125,8 @@ def main(argv=None):
     except OSError as exc:
         # every file goldenal reads or writes is named by its error (atomic writes
         # add the name a failed write lacks): one without a name is the output stream
-        print(f"error: {exc.filename or '<stdout>'}: {exc.strerror or exc}", file=sys.stderr)
+        print(printable(f"error: {exc.filename or '<stdout>'}: {exc.strerror or exc}"),
+              file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # never a traceback for users; GOLDENAL_DEBUG=1 shows it
         if debug:

@@ -411,3 +411,48 @@ def test_every_format_reports_paths_from_the_repository_root(tmp_path, monkeypat
     monkeypatch.chdir(repo)
     main(["audit", "benchmarks/x", "--no-cache", "--isolated", "--root", "benchmarks"])
     assert capsys.readouterr().out.startswith("x/agentic/glm5.2_sglang_mtp.sh:2:32: GAL201 ")
+
+
+# -- output a stranger's file cannot break into lines of its own ---------------------------
+
+CUT_CONDITION = ('#!/usr/bin/env bash\nNUM_SPEC_TOKENS=3\nSPEC_ARGS=(\n'
+                 '    --speculative-algorithm EAGLE\n    --speculative-num-steps 3\n)\n'
+                 'if [ "${MODE:-a\nb}" != "x" ]; then\n'
+                 '    export SGLANG_SIMULATE_ACC_LEN=1.78\nfi\n')
+
+
+def test_a_condition_cut_across_lines_stays_on_its_finding_line(tmp_path, run_cli):
+    """Regression (atheris): the branch a finding names quoted a condition whose quote
+    spans two lines, and its second line (``b}" != "x" ]]``) stood alone in the output."""
+    (tmp_path / "run.sh").write_text(CUT_CONDITION)
+    code, out, err = run_cli("audit", tmp_path, "--isolated", "--no-cache")
+    lines = out.splitlines()
+    assert lines[:2] == [
+        "run.sh:5:1: GAL304 cannot determine whether this spec-decode config (engine, K=3) is "
+        "agentic or fixed-sequence-length: no benchmark type, isl/osl, recipe or variant name, "
+        "or path says; an agentic one needs a synthetic knob [branch no arm of "
+        'if [ "${MODE:-a b}" != "x" ]]',
+        "run.sh:9:12: GAL304 cannot determine the golden cell for SGLANG_SIMULATE_ACC_LEN=1.78: "
+        "model (no served model or model prefix in the files) "
+        '[branch if [ "${MODE:-a b}" != "x" ]]']
+    assert len(lines) == 5 and lines[3].startswith("Found 3 findings")
+
+
+def test_a_file_name_holding_a_line_break_is_shown_escaped(tmp_path, run_cli):
+    """A name such as ``a<newline>GAL999 fake.sh`` must not print a line that reads as a
+    finding of its own."""
+    (tmp_path / "a\nGAL999 fake.sh").write_text(CUT_CONDITION)
+    code, out, err = run_cli("audit", tmp_path, "--isolated", "--no-cache")
+    findings = out.splitlines()[:3]
+    assert [f.split(":", 1)[0] for f in findings] == ["a\\x0aGAL999 fake.sh"] * 3
+    assert len(out.splitlines()) == 5
+
+
+def test_one_line_and_printable():
+    from goldenal.auditing.rules import one_line
+    from goldenal.core.errors import ParseError, printable
+
+    assert one_line('if [ "a\n   b" ]\tx') == 'if [ "a b" ] x'
+    assert printable("a\nb\x1b[31mc\u2028d\x85") == "a\\x0ab\\x1b[31mc\\u2028d\\x85"
+    assert printable("plain: 2.83 ünïcode") == "plain: 2.83 ünïcode"
+    assert str(ParseError("bad", path="x\ny.log", line=3)) == "x\\x0ay.log:3: bad"

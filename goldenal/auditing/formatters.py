@@ -3,7 +3,7 @@ GitHub annotations and SARIF 2.1.0; each returns the whole output text."""
 
 import json
 
-from goldenal.auditing.rules import RULES
+from goldenal.auditing.rules import RULES, one_line, printable
 
 # the OASIS SARIF 2.1.0 schema (errata 01), the one GitHub code scanning reads
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -41,7 +41,8 @@ def format_text(findings, report=None, *, show_assumptions=True, show_skipped=Fa
     """One ``path:line:col: CODE [*] message`` line per finding, then the summaries."""
     shown = [f for f in findings if show_assumptions or f.code != ASSUMED]
     hidden = len(findings) - len(shown)
-    out = [f"{f.path}:{f.line}:{f.col}: {f.code}{' [*]' if f.fix else ''} {f.message}"
+    # a file's name may hold a line break: shown escaped, it cannot start a line of its own
+    out = [f"{printable(f.path)}:{f.line}:{f.col}: {f.code}{' [*]' if f.fix else ''} {f.message}"
            for f in shown]
     out.append(summary(findings, printed=len(findings) - hidden))
     if hidden:
@@ -50,7 +51,8 @@ def format_text(findings, report=None, *, show_assumptions=True, show_skipped=Fa
                    f"not printed; --show-assumptions prints {every}).")
     if report is not None:
         if show_skipped:
-            out.extend(f"{path}: skipped: {reason}" for path, reason in report.skipped)
+            out.extend(f"{printable(path)}: skipped: {one_line(reason)}"
+                       for path, reason in report.skipped)
         out.append(run_summary(report))
     return "\n".join(out) + "\n"
 

@@ -4,6 +4,7 @@ values, ``GAL3xx`` recipes and evidence), each with its ``--explain`` page."""
 import re
 from typing import NamedTuple
 
+from goldenal.core.errors import printable
 from goldenal.engines import record, table as knobs
 
 
@@ -343,9 +344,18 @@ class Finding(NamedTuple):
         return d
 
 
+_BREAK = re.compile(r"\s*[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]\s*")
+
+
+def one_line(text):
+    """A message quoting file text (a condition cut by an unterminated quote, say) as one
+    printable line: line breaks and the blanks around them become one space."""
+    return printable(_BREAK.sub(" ", text).replace("\t", " "))
+
+
 def make_finding(code, path, line, message, *, col=1, found=None, expected=None, fix=None,
                  severity=None):
     """A :class:`Finding` for ``code``, with the rule's name and default severity."""
     rule = RULES[code]
     return Finding(code, rule.name, severity or rule.severity, path, int(line or 1),
-                   int(col or 1), message, found, expected, fix)
+                   int(col or 1), one_line(message), found, expected, fix)

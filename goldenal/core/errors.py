@@ -1,10 +1,23 @@
 """Domain exceptions, each carrying its exit code, the same in every command (whose
 ``--help`` lists those it returns)."""
 
+import re
+
 EXIT_OK = 0
 EXIT_REFUSED = 1    # no such golden value, validation errors, findings, a change needed
 EXIT_USAGE = 2      # bad flags, unreadable or malformed input
 EXIT_CONFLICT = 3   # a committed golden value would be overwritten
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text):
+    """``text`` with every control character and line separator escaped (``\\x0a``): a
+    file's name or text in an error or a finding must not start a line of its own, where
+    it could pass for another one, nor move the terminal's cursor."""
+    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if m.group() < "\u0100"
+                                   else f"\\u{ord(m.group()):04x}"), text)
 
 
 class GoldenALError(Exception):
@@ -22,7 +35,7 @@ class GoldenALError(Exception):
         where = ""
         if self.path is not None:
             where = self.path + (f":{self.line}" if self.line else "") + ": "
-        return where + self.message
+        return printable(where + self.message)
 
 
 class ParseError(GoldenALError):

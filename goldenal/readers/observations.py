@@ -10,6 +10,7 @@ from functools import reduce
 from itertools import chain, groupby, repeat
 from operator import add, attrgetter, itemgetter
 
+from goldenal.core.errors import printable
 from goldenal.core.observation import Observation
 
 COLUMNS = ("source", "line", "line_end", "engine", "format", "k", "drafts", "draft_tokens",
@@ -27,7 +28,7 @@ class Problem:
 
     def __str__(self):
         where = self.path + (f":{self.line}" if self.line else "")
-        return f"{where}: {self.message}"
+        return printable(f"{where}: {self.message}")
 
 
 @dataclass(frozen=True)
