@@ -134,3 +134,18 @@ def test_a_copy_of_a_master_config_is_read_once_and_keeps_its_own_path(tmp_path,
         return [f._replace(path="") for f in found if f.path == f"configs/{name}"]
 
     assert at("copy-master.yaml") == at("test-master.yaml") != []
+
+
+def test_a_key_that_only_begins_with_the_switch_name_is_no_injection(tmp_path, run_cli):
+    """Regression (atheris): a block whose only SYNTHETIC_ACCEPTANCE* key was another one
+    (``SYNTHETIC_ACCEPTANCE_MODE``) had no line to name and raised TypeError in audit."""
+    lines = ["entry:", "  scenarios:", "    agentic-coding:", "    - search-space:",
+             "      - prefill:", "          additional-settings:",
+             '          - "SYNTHETIC_ACCEPTANCE_MODE=replay"',
+             '          - "THINKING_MODE=thinking_on"']
+    assert ms.injections("configs/master.yaml", lines) == []
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "master.yaml").write_text("\n".join(lines) + "\n")
+    code, out, err = run_cli("audit", tmp_path, "--isolated", "--no-cache")
+    assert (code, err) == (0, "")
+    assert out.startswith("Found 0 findings")

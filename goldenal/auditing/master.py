@@ -125,6 +125,8 @@ def injections(relpath, lines):
         length = settings.get(ev.RUNNER_LENGTH)
         flag = settings.get(ev.RUNNER_SWITCH)
         where = length or flag
+        if where is None:  # a key that only begins with the switch's name, say _MODE
+            continue
         out.append(Injection(
             path=relpath, line=where[1], col=where[2],
             enabled=bool(flag and flag[0].strip().lower() == "true"),
