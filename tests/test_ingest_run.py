@@ -84,6 +84,9 @@ def test_collector_config_disagreement_reported(tmp_path):
     # a repeated key is refused: a YAML loader would keep the last one silently
     ("cells: []\ncells:\n  - {thinking: on, k: 3, files: [a.log]}\n",
      r"run.yaml:2: duplicate key 'cells' \(first at line 1\)"),
+    # regression (atheris): a collection as a key raised TypeError (unhashable list)
+    ("model: m\n? {temperature: 1.0}\n: x\n", r"run.yaml:2: run.yaml keys are names, got a "
+                                              "collection"),
 ])
 def test_bad_manifests(tmp_path, text, message):
     (tmp_path / "run.yaml").write_text(text)

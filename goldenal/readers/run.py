@@ -147,6 +147,9 @@ def read_manifest(path):
         raise ParseError("run.yaml must be a mapping", path=file)
     lines = {}
     for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise ParseError("run.yaml keys are names, got a collection", path=file,
+                             line=key_node.start_mark.line + 1)
         lines[key_node.value] = key_node.start_mark.line + 1
         if key_node.value == "cells" and isinstance(value_node, yaml.SequenceNode):
             for i, item in enumerate(value_node.value):
