@@ -299,3 +299,50 @@ def test_trtllm_gal201_shows_the_al_next_to_the_engines_own_unit(tmp_path):
     assert (f.code, f.found, f.expected) == ("GAL201", "1.20", "1.49")
     assert f.message == ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.20 (AL 2.2) differs "
                          "from the golden cell dsv4_mtp thinking_on K=3: expected 1.49 (AL 2.49)")
+
+
+def test_a_collection_as_a_key_beside_a_ci_matrix_entry_is_passed_over(tmp_path):
+    """Regression: ``? [a]`` beside an entry's ``extra_args`` was a sibling named by a list
+    (TypeError: unhashable type); the entry reads as without it."""
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "atom.yaml").write_text(MATRIX.replace(
+        "          - model: deepseek-ai/DeepSeek-V4-Pro\n            scenario: 8k1k\n",
+        "          - model: deepseek-ai/DeepSeek-V4-Pro\n            ? [a]\n            : 1\n"
+        "            scenario: 8k1k\n"))
+    report = audit_report([tmp_path])
+    got = [(f.line, f.col, f.code, f.found, f.expected) for f in report.findings
+           if f.code != "GAL305"]
+    assert got == [(9, 98, "GAL201", "2.54", "2.49"), (12, 98, "GAL201", "2.54", "2.49"),
+                   (17, 66, "GAL302", "0.77", None)]
+
+
+VLLM_SPEC_MAPPING = """\
+name: minimax-m3-vllm-agg-h200-agentic
+model:
+  path: minimax-m3
+  container: vllm/vllm-openai:v0.19.1
+backend:
+  type: vllm
+  vllm_config:
+    aggregated:
+      served-model-name: MiniMaxAI/MiniMax-M3
+      default-chat-template-kwargs: '{"thinking_mode": "enabled"}'
+      speculative-config:
+        method: eagle3
+        model: Inferact/MiniMax-M3-EAGLE3
+        num_speculative_tokens: 3
+        rejection_sample_method: synthetic
+        synthetic_acceptance_length: 2.83
+        ? [b]
+        : 2
+"""
+
+
+def test_a_collection_as_a_key_in_a_speculative_config_mapping_is_passed_over(tmp_path):
+    """Regression: ``? [b]`` in a vLLM speculative-config mapping raised TypeError
+    (unhashable type) while its members' text was read; the other members still count."""
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "agg-h200-agentic.yaml").write_text(VLLM_SPEC_MAPPING)
+    report = audit_report([tmp_path])
+    assert [(f.line, f.col, f.code) for f in report.findings] == [(12, 9, "GAL206")]
+    assert report.configs_checked == 1

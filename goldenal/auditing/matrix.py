@@ -61,7 +61,7 @@ def matrix_configs(relpath, text, lines, scenario_path=None):
             if knob and knob in raw:
                 col = raw.index(knob) + 1
             siblings = {k.value: spans.scalar(v) for k, v in spans.pairs(node)
-                        if spans.is_scalar(v)}
+                        if spans.is_scalar(k) and spans.is_scalar(v)}
             models = tuple(m for m in (flags.get(_MODEL), *(siblings.get(k)
                                                                 for k in MODEL_KEYS)) if m)
             said = {ev.agentic_from_name(siblings[k]) for k in SCENARIO_KEYS

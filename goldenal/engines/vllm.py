@@ -233,7 +233,8 @@ class VLLMAdapter(EngineAdapter):
             return spec, _raw_members(text, doc.path, spans.line_of(node))
         if spans.is_map(node):
             return spans.to_python(node), {key.value: doc.text[v.start_mark.index:v.end_mark.index]
-                                           for key, v in spans.pairs(node)}
+                                           for key, v in spans.pairs(node)
+                                           if spans.is_scalar(key)}
         raise ParseError("speculative-config must be a JSON string or a mapping",
                          path=doc.path, line=spans.line_of(node))
 
