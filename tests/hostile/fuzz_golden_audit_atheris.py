@@ -2,7 +2,9 @@
 
 Not part of the test suite (a campaign runs for as long as it is given).
 GOLDENAL_FUZZ_TARGET picks what one input is: ``curve`` (a golden curve
-file), ``sh`` or ``yaml`` (a recipe file audited against the packaged curves):
+file), ``sh`` or ``yaml`` (a recipe file audited against the packaged curves),
+``run`` (the ``run.yaml`` of a measurement run holding the example run's
+request records, loaded as ``fit`` loads it):
 
     pip install atheris
     mkdir -p /tmp/goldenal-curves
@@ -22,6 +24,7 @@ belongs to and fix the code.
 import importlib
 import os
 import pkgutil
+import shutil
 import sys
 import tempfile
 import warnings
@@ -37,7 +40,10 @@ with atheris.instrument_imports():
     from goldenal.golden.curvefile import curve_from_file, parse_curve_text
     from goldenal.golden.registry import load_registry
 
-    for _package in (goldenal.auditing, goldenal.engines, goldenal.golden):
+    import goldenal.readers
+    from goldenal.readers import load_run
+
+    for _package in (goldenal.auditing, goldenal.engines, goldenal.golden, goldenal.readers):
         for _module in pkgutil.iter_modules(_package.__path__):
             importlib.import_module(f"{_package.__name__}.{_module.name}")
 
@@ -62,12 +68,27 @@ def _recipe(data):
         assert "\n" not in finding.message, finding.message
 
 
+_EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "measurements", "minimaxm3-eagle3-sim-2026-11")
+
+
+def _run(data):
+    run = os.path.join(_DIR, "run")
+    if not os.path.isdir(run):
+        shutil.copytree(_EXAMPLE, run)
+    with open(os.path.join(run, "run.yaml"), "wb") as fh:
+        fh.write(data)
+    load_run(run)
+
+
 def one_input(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             if TARGET == "curve":
                 _curve(data.decode("utf-8", "replace"))
+            elif TARGET == "run":
+                _run(data)
             else:
                 _recipe(data)
         except GoldenALError:
@@ -75,8 +96,8 @@ def one_input(data):
 
 
 if __name__ == "__main__":
-    if TARGET not in ("curve", "sh", "yaml"):
-        sys.exit(f"error: GOLDENAL_FUZZ_TARGET={TARGET!r}: curve, sh or yaml")
+    if TARGET not in ("curve", "sh", "yaml", "run"):
+        sys.exit(f"error: GOLDENAL_FUZZ_TARGET={TARGET!r}: curve, sh, yaml or run")
     first = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if first and os.path.abspath(first).startswith(repo + os.sep):
