@@ -20,10 +20,12 @@ golden-dir (options win).  goldenal's own reports, journals and temporaries are
 never read; a directory a crashed write (inject, --fix) left them in is first
 recovered under the writer lock, so the files read are all old or all new.
 Paths in every format are relative to the repository root (or --root), so CI
-annotations point at the files.  The last line counts the files read, configs
-checked and files skipped (--show-skipped lists them and why); configs whose
-thinking mode was assumed (GAL305) are counted in one line (--show-assumptions
-lists them; JSON and SARIF keep each).
+annotations point at the files.  In text, each finding is one line: file text a
+message quotes is folded onto it and control characters in a path are escaped
+(\\x0a), so no file can print a line that reads as a finding.  The last line
+counts the files read, configs checked and files skipped (--show-skipped lists
+them and why); configs whose thinking mode was assumed (GAL305) are counted in
+one line (--show-assumptions lists them; JSON and SARIF keep each).
 
 What each file says is cached outside the tree (as ruff does), keyed by its
 bytes, path and goldenal's code (an entry failing its checksum is parsed
