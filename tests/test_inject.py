@@ -442,3 +442,42 @@ def test_draft_sample_method_selects_the_variant_curve(tmp_path):
                               'length":3.84', ""))
     assert inject(plain, thinking="on").values[0].curve == "kimik3_dspark"
     assert '"synthetic_acceptance_length":3.78}' in plain.read_text()
+
+
+# -- a pinned distribution forced to the golden length ------------------------------------
+
+SPEC_HEAD = ("model: nvidia/MiniMax-M3-NVFP4\n"
+             "speculative-config:\n  method: eagle3\n  model: Inferact/MiniMax-M3-EAGLE3-GQA\n"
+             "  num_speculative_tokens: 3\n")
+FLOW_HEAD = ("model: nvidia/MiniMax-M3-NVFP4\nspeculative-config: {method: eagle3, "
+             "model: Inferact/MiniMax-M3-EAGLE3-GQA, num_speculative_tokens: 3")
+GOLDEN_FLOW = FLOW_HEAD + (", rejection_sample_method: synthetic, "
+                           "synthetic_acceptance_length: 2.78}\n")
+
+
+@pytest.mark.parametrize("before, after", [
+    # regression (atheris): the rates line removed and the length appended after it
+    # overlapped (ValueError: overlapping edits), in --force and in --check alike
+    (SPEC_HEAD + "  synthetic_acceptance_rates: [0.78, 0.6, 0.39]\nmax-num-seqs: 64\n",
+     SPEC_HEAD + "  rejection_sample_method: synthetic\n  synthetic_acceptance_length: 2.78\n"
+                 "max-num-seqs: 64\n"),
+    (SPEC_HEAD.replace("\n", "\r\n") + "  synthetic_acceptance_rates: [0.78, 0.6, 0.39]\r\n",
+     SPEC_HEAD.replace("\n", "\r\n") + "  rejection_sample_method: synthetic\r\n"
+                                       "  synthetic_acceptance_length: 2.78\r\n"),
+    # regression: a flow mapping's last value, a list, was removed up to its last item and
+    # left its "]" behind the appended key (invalid YAML written)
+    (FLOW_HEAD + ", synthetic_acceptance_rates: [0.78, 0.6, 0.39]}\n", GOLDEN_FLOW),
+    (FLOW_HEAD + ", synthetic_acceptance_rates: [0.78, 0.6, 0.39], rejection_sample_method: "
+                 "synthetic}\n", GOLDEN_FLOW),
+    # regression: a key appended after a nested flow mapping went inside it
+    (FLOW_HEAD + ", extra: {a: 1}}\n",
+     FLOW_HEAD + ", extra: {a: 1}, rejection_sample_method: synthetic, "
+                 "synthetic_acceptance_length: 2.78}\n"),
+])
+def test_a_forced_vllm_config_is_rewritten_whole(tmp_path, before, after):
+    path = tmp_path / "vllm_config.yaml"
+    path.write_bytes(before.encode())
+    assert inject(path, thinking="on", check=True).changed == 1
+    assert inject(path, thinking="on", force=True).changed == 1
+    assert path.read_bytes().decode() == after
+    assert inject(path, thinking="on").changed == 0

@@ -333,7 +333,8 @@ class VLLMAdapter(EngineAdapter):
             if doc.text[start:end] != rendered:
                 edits.append(spans.Edit(start, end, rendered))
         if missing:
-            edits.append(spans.add_to_mapping(doc.text, node, missing, path=doc.path))
+            edits = spans.into_removal(edits, spans.add_to_mapping(doc.text, node, missing,
+                                                                    path=doc.path))
         return edits
 
 

@@ -230,6 +230,14 @@ def last_scalar(node):
     return node
 
 
+def text_end(node):
+    """Where a node's text ends: a flow collection's at its closing bracket (its last
+    scalar's end would leave the bracket behind), a block's at its last scalar."""
+    if node.id != "scalar" and node.flow_style:
+        return node.end_mark.index
+    return last_scalar(node).end_mark.index
+
+
 # -- rendering --------------------------------------------------------------
 
 def quote(value, style):
@@ -272,11 +280,11 @@ def add_to_mapping(text, node, items, *, value_style=None, path=None):
                              line=line_of(node))
         if not node.value:
             return Edit(close, close, ", ".join(rendered))
-        at = last_scalar(node).end_mark.index
+        at = text_end(node.value[-1][1])
         # Reuse the separator already used between entries (", " or ",\n    ").
         sep = ", "
         if len(node.value) >= 2:
-            prev_end = last_scalar(node.value[-2][1]).end_mark.index
+            prev_end = text_end(node.value[-2][1])
             gap = text[prev_end:node.value[-1][0].start_mark.index]
             if gap.strip() == ",":
                 sep = gap
@@ -414,6 +422,21 @@ def _json_deletions(json_text, members, keys, doomed):
     return edits
 
 
+def into_removal(edits, insertion):
+    """``edits`` with ``insertion`` (an :func:`add_to_mapping` edit) folded into a removal
+    that spans its offset: a block mapping's last line removed and a key appended after
+    it would overlap; the new line takes the removed one's place instead."""
+    for i, edit in enumerate(edits):
+        if not edit.replacement and edit.start <= insertion.start <= edit.end:
+            text = insertion.replacement
+            for newline in ("\r\n", "\n"):
+                if text.startswith(newline):  # a line appended after: now the line itself
+                    text = text[len(newline):] + newline
+                    break
+            return [*edits[:i], Edit(edit.start, edit.end, text), *edits[i + 1:]]
+    return [*edits, insertion]
+
+
 def remove_from_mapping(text, node, key, *, path=None):
     """Edit that deletes one key of a mapping written in this mapping."""
     pair = own_pair(node, key)
@@ -425,9 +448,8 @@ def remove_from_mapping(text, node, key, *, path=None):
         if idx + 1 < len(node.value):
             return Edit(k.start_mark.index, node.value[idx + 1][0].start_mark.index, "")
         if idx > 0:
-            prev_end = last_scalar(node.value[idx - 1][1]).end_mark.index
-            return Edit(prev_end, last_scalar(v).end_mark.index, "")
-        return Edit(k.start_mark.index, last_scalar(v).end_mark.index, "")
+            return Edit(text_end(node.value[idx - 1][1]), text_end(v), "")
+        return Edit(k.start_mark.index, text_end(v), "")
     line_start = text.rfind("\n", 0, k.start_mark.index) + 1
     end = _line_end(text, max(last_scalar(v).end_mark.index - 1, v.start_mark.index))
     return Edit(line_start, min(end + 1, len(text)), "")
