@@ -1,10 +1,12 @@
-"""Coverage-guided fuzzing of the curve-file parser and of `audit` with atheris.
+"""Coverage-guided fuzzing with atheris of what strangers hand goldenal besides measurements:
+golden curve files, recipes (for `audit` and `inject`) and run manifests.
 
 Not part of the test suite (a campaign runs for as long as it is given).
 GOLDENAL_FUZZ_TARGET picks what one input is: ``curve`` (a golden curve
 file), ``sh`` or ``yaml`` (a recipe file audited against the packaged curves),
 ``run`` (the ``run.yaml`` of a measurement run holding the example run's
-request records, loaded as ``fit`` loads it):
+request records, loaded as ``fit`` loads it), ``inject-sh`` or ``inject-yaml``
+(a serve config ``inject`` plans the golden AL into, writing nothing):
 
     pip install atheris
     mkdir -p /tmp/goldenal-curves
@@ -40,10 +42,14 @@ with atheris.instrument_imports():
     from goldenal.golden.curvefile import curve_from_file, parse_curve_text
     from goldenal.golden.registry import load_registry
 
+    import goldenal.apply
     import goldenal.readers
+    import goldenal.recipes
+    from goldenal.apply.inject import inject
     from goldenal.readers import load_run
 
-    for _package in (goldenal.auditing, goldenal.engines, goldenal.golden, goldenal.readers):
+    for _package in (goldenal.auditing, goldenal.engines, goldenal.golden, goldenal.readers,
+                     goldenal.apply, goldenal.recipes):
         for _module in pkgutil.iter_modules(_package.__path__):
             importlib.import_module(f"{_package.__name__}.{_module.name}")
 
@@ -81,6 +87,12 @@ def _run(data):
     load_run(run)
 
 
+def _inject(data):
+    path = os.path.join(_DIR, "serve." + TARGET.split("-")[1])
+    inject(path, text=data.decode("utf-8", "replace"), diff_only=True, force=True,
+           allow_non_agentic=True)
+
+
 def one_input(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -89,6 +101,8 @@ def one_input(data):
                 _curve(data.decode("utf-8", "replace"))
             elif TARGET == "run":
                 _run(data)
+            elif TARGET.startswith("inject-"):
+                _inject(data)
             else:
                 _recipe(data)
         except GoldenALError:
@@ -96,8 +110,9 @@ def one_input(data):
 
 
 if __name__ == "__main__":
-    if TARGET not in ("curve", "sh", "yaml", "run"):
-        sys.exit(f"error: GOLDENAL_FUZZ_TARGET={TARGET!r}: curve, sh, yaml or run")
+    if TARGET not in ("curve", "sh", "yaml", "run", "inject-sh", "inject-yaml"):
+        sys.exit(f"error: GOLDENAL_FUZZ_TARGET={TARGET!r}: curve, sh, yaml, run, inject-sh "
+                 "or inject-yaml")
     first = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if first and os.path.abspath(first).startswith(repo + os.sep):
