@@ -481,3 +481,19 @@ def test_a_forced_vllm_config_is_rewritten_whole(tmp_path, before, after):
     assert inject(path, thinking="on", force=True).changed == 1
     assert path.read_bytes().decode() == after
     assert inject(path, thinking="on").changed == 0
+
+
+def test_an_edit_that_would_not_parse_is_refused_and_nothing_written(tmp_path, monkeypatch):
+    """Defence in depth: with the old flow-mapping removal (up to the last item, the "]"
+    left behind) inject wrote invalid YAML; a rewritten config that does not parse now
+    refuses and leaves the file as it was."""
+    from goldenal.recipes import spans
+
+    monkeypatch.setattr(spans, "text_end", lambda node: spans.last_scalar(node).end_mark.index)
+    path = tmp_path / "vllm_config.yaml"
+    before = FLOW_HEAD + ", synthetic_acceptance_rates: [0.78, 0.6, 0.39]}\n"
+    path.write_text(before)
+    with pytest.raises(ParseError, match=r"vllm_config.yaml:2: the rewritten file would not "
+                                         r"parse \(not valid YAML: .*\); nothing written"):
+        inject(path, thinking="on", force=True)
+    assert path.read_text() == before

@@ -278,10 +278,26 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
             golden_dir=golden_dir, al=al, distribution=distribution, form=form,
             env_file=env_file, force=force, check=check, diff_only=diff_only,
             allow_non_agentic=allow_non_agentic, bom=bom)
+        if path in result.pending:
+            _read_back(path, result.pending[path][len(bom):])
         if text is not None:
             # the caller read the file: only the files read here are checked before writing
             result = replace(result, read={p: t for p, t in result.read.items() if p != path})
         return result if _defer else commit_results([result])[0]
+
+
+def _read_back(path, written):
+    """ParseError unless a rewritten YAML or JSON config still parses: a bad edit (a stray
+    bracket, a key spliced into a value) is refused before it reaches the file."""
+    from goldenal.core.yamldoc import compose
+
+    if path.lower().endswith(COMMAND_SUFFIXES):
+        return
+    try:
+        compose(written, path)
+    except ParseError as exc:
+        raise ParseError(f"the rewritten file would not parse ({exc.message}); nothing "
+                         "written: please report it", path=path, line=exc.line) from None
 
 
 def _locked(paths, env_file):
