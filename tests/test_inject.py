@@ -497,3 +497,20 @@ def test_an_edit_that_would_not_parse_is_refused_and_nothing_written(tmp_path, m
                                          r"parse \(not valid YAML: .*\); nothing written"):
         inject(path, thinking="on", force=True)
     assert path.read_text() == before
+
+
+def test_an_environment_that_is_no_mapping_is_refused_not_repeated(tmp_path):
+    """Regression (atheris, caught by the read-back): ``decode_environment`` written as a
+    scalar was taken as absent and a second ``decode_environment:`` block appended (a
+    repeated key; engines keep the last, dropping the first)."""
+    text = (DATA / "sglang_conflict.yaml").read_text()
+    start = text.index("  decode_environment:\n")
+    end = text.index("  sglang_config:\n")
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text[:start] + "  decode_environment: PYTHONUNBUFFERED=1\n" + text[end:])
+    line = text[:start].count("\n") + 1
+    before = path.read_text()
+    with pytest.raises(ParseError, match=rf"recipe.yaml:{line}: decode_environment must be a "
+                                         "mapping of environment variables"):
+        inject(path, thinking="on", force=True)
+    assert path.read_text() == before

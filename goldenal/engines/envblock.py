@@ -1,6 +1,7 @@
 """Writing knobs into environment mappings and ``KEY=value`` files, in the block's own
 indentation and quotes (InferenceX recipes mix ``'1'`` and ``"1"``)."""
 
+from goldenal.core.errors import ParseError
 from goldenal.engines.base import check_pinned, same_number
 from goldenal.recipes import spans
 from goldenal.recipes.env import env_file_values, quote_style, read_env_file
@@ -9,7 +10,12 @@ from goldenal.recipes.env import env_file_values, quote_style, read_env_file
 def plan_site_env(doc, site, desired, *, value_key, force):
     """Edits for a site's environment block, creating ``<role>_environment`` if absent."""
     if site.env is None and site.backend is not None:
-        edit = spans.add_block(doc.text, site.backend, f"{site.role}_environment",
+        key = f"{site.role}_environment"
+        written = spans.get_pair(site.backend, key)
+        if written is not None:  # a scalar or a list: another block would repeat the key
+            raise ParseError(f"{key} must be a mapping of environment variables",
+                             path=doc.path, line=spans.line_of(written[1]))
+        edit = spans.add_block(doc.text, site.backend, key,
                                list(desired.items()), value_style='"', path=doc.path)
         return [edit], [(k, None, v) for k, v in desired.items()]
     return plan_env(doc, site.env, desired, value_key=value_key, force=force)
