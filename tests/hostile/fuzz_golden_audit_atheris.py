@@ -6,7 +6,8 @@ GOLDENAL_FUZZ_TARGET picks what one input is: ``curve`` (a golden curve
 file), ``sh`` or ``yaml`` (a recipe file audited against the packaged curves),
 ``run`` (the ``run.yaml`` of a measurement run holding the example run's
 request records, loaded as ``fit`` loads it), ``inject-sh`` or ``inject-yaml``
-(a serve config ``inject`` plans the golden AL into, writing nothing):
+(a serve config ``inject`` rewrites to carry the golden AL, deferred: nothing
+written; an edit refused by its own read-back counts as a crash):
 
     pip install atheris
     mkdir -p /tmp/goldenal-curves
@@ -89,8 +90,14 @@ def _run(data):
 
 def _inject(data):
     path = os.path.join(_DIR, "serve." + TARGET.split("-")[1])
-    inject(path, text=data.decode("utf-8", "replace"), diff_only=True, force=True,
-           allow_non_agentic=True)
+    try:
+        result = inject(path, text=data.decode("utf-8", "replace"), force=True,
+                        allow_non_agentic=True, _defer=True)
+    except GoldenALError as exc:
+        # inject's read-back refusing its own edit is a bug that would have been written
+        assert "rewritten file would not parse" not in str(exc), str(exc)
+        raise
+    assert not result.written  # deferred: pending, never committed here
 
 
 def one_input(data):
