@@ -514,3 +514,32 @@ def test_an_environment_that_is_no_mapping_is_refused_not_repeated(tmp_path):
                                          "mapping of environment variables"):
         inject(path, thinking="on", force=True)
     assert path.read_text() == before
+
+
+def test_a_variant_with_its_own_environment_pins_its_own_length(tmp_path):
+    """Regression (atheris): a variant drafting K=3 whose own ``decode_environment`` lacks
+    the length inherits the base's; inject edited the base's line for it too, the base
+    (K=2) wanting another value at the same place (ValueError: overlapping edits).  The
+    variant's own block now gets the length; the base keeps its own."""
+    text = (DATA / "sglang_override_k.expected.yaml").read_text()
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text.replace("      SGLANG_SIMULATE_ACC_LEN: '2.50'\n",
+                                 "      SGLANG_SIMULATE_ACC_LEN: '1.50'\n")
+                    .replace('      SGLANG_SIMULATE_ACC_LEN: "2.99"\n', ""))
+    assert inject(path, thinking="on", force=True).changed == 2
+    assert path.read_text() == text.replace(
+        '      SGLANG_SIMULATE_ACC_LEN: "2.99"\n', "") + '      SGLANG_SIMULATE_ACC_LEN: "2.99"\n'
+    assert inject(path, thinking="on").changed == 0
+
+
+def test_two_values_for_one_place_are_a_policy_refusal():
+    from goldenal.apply.inject import _spliced
+    from goldenal.recipes.spans import Edit
+
+    text = "a: 1\nenv:\n  LEN: '1.50'\n"
+    at = text.index("'1.50'")
+    with pytest.raises(PolicyError) as exc:
+        _spliced("r.yaml", text, [Edit(at, at + 6, "'2.50'"), Edit(at, at + 6, "'2.99'")])
+    assert str(exc.value) == ("r.yaml:3: one setting serves entries that need different "
+                              "values: \"'1.50'\" would become \"'2.50'\" for one and "
+                              "\"'2.99'\" for another; give each entry its own setting")

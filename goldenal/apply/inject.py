@@ -286,6 +286,21 @@ def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, 
         return result if _defer else commit_results([result])[0]
 
 
+def _spliced(path, text, edits):
+    """``text`` with ``edits``; PolicyError where two entries need one setting to say two
+    things (a variant inheriting its base's knob while drafting another K, say)."""
+    try:
+        return spans.apply_edits(text, edits)
+    except spans.OverlappingEdits as exc:
+        first, second = exc.first, exc.second
+        said = [text[e.start:e.end].strip() or "(new text)" for e in (first, second)]
+        raise PolicyError(
+            f"one setting serves entries that need different values: {said[0]!r} would "
+            f"become {first.replacement.strip()!r} for one and {second.replacement.strip()!r} "
+            "for another; give each entry its own setting", path=path,
+            line=text.count("\n", 0, second.start) + 1) from None
+
+
 def _read_back(path, written):
     """ParseError unless a rewritten YAML or JSON config still parses: a bad edit (a stray
     bracket, a key spliced into a value) is refused before it reaches the file."""
@@ -505,9 +520,9 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         changes.extend((_site_line(site), site.role, name, old, new)
                        for name, old, new in plan.changes)
 
-    outputs = [(path, original, spans.apply_edits(original, edits))]
+    outputs = [(path, original, _spliced(path, original, edits))]
     for other_path, (other_text, other_edits) in file_edits.items():
-        outputs.append((other_path, other_text, spans.apply_edits(other_text, other_edits)))
+        outputs.append((other_path, other_text, _spliced(other_path, other_text, other_edits)))
     return _finish(path, outputs, changed, len(groups), values, changes, warnings,
                    check=check, diff_only=diff_only, bom=bom)
 

@@ -44,10 +44,26 @@ def _plan_keys(desired, found, value_key, force, path, edit):
 
 
 def plan_env(doc, env, desired, *, value_key, force):
-    """``(edits, changes)`` making an environment mapping hold ``desired`` (ordered dict)."""
+    """``(edits, changes)`` making an environment mapping hold ``desired`` (ordered dict).
+
+    A variant's own block layered over its base's (:class:`spans.Layers`) is written
+    itself: a key it inherits with another value is added to it, never edited in the
+    base, whose other variants read the base's value."""
+    own = env.layers[0] if isinstance(env, spans.Layers) else env
     nodes = {key: pair[1] for key in desired
-             for pair in (spans.get_pair(env, key),) if pair is not None}
+             for pair in (spans.get_pair(own, key),) if pair is not None}
     found = {key: (spans.scalar(node), spans.line_of(node)) for key, node in nodes.items()}
+    if own is not env:
+        for key, value in desired.items():
+            pair = None if key in found else spans.get_pair(env, key)
+            if pair is None:
+                continue
+            old = spans.scalar(pair[1])
+            if key == value_key:
+                check_pinned(key, old, value, force=force, path=doc.path,
+                             line=spans.line_of(pair[1]))
+            if old == value or (key == value_key and same_number(old, value)):
+                found[key] = (old, spans.line_of(pair[1]))   # inherited as it should be
     edits, changes, missing = _plan_keys(
         desired, found, value_key, force, doc.path,
         lambda key, value: spans.replace_scalar(doc.text, nodes[key], value, path=doc.path))

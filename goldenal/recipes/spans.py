@@ -24,13 +24,22 @@ class Edit:
     replacement: str
 
 
+class OverlappingEdits(ValueError):
+    """Two edits want one stretch of text to say different things (``first``, ``second``)."""
+
+    def __init__(self, first, second):
+        super().__init__(f"overlapping edits at offset {second.start}")
+        self.first, self.second = first, second
+
+
 def apply_edits(text, edits):
     """Splice non-overlapping edits into ``text`` (identical edits are merged)."""
-    out, pos = [], 0
+    out, pos, last = [], 0, None
     # one node reached twice edits once; insertions at one offset keep their planned order
     for edit in sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end)):
         if edit.start < pos:
-            raise ValueError(f"overlapping edits at offset {edit.start}")
+            raise OverlappingEdits(last, edit)
+        last = edit
         out.append(text[pos:edit.start])
         out.append(edit.replacement)
         pos = edit.end
