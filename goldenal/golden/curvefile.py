@@ -2,6 +2,7 @@
 shape with lines and the exact text committed (``3.00`` stays ``"3.00"``), write the project's."""
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -345,15 +346,20 @@ def read_manifest(directory, *, overlay=None):
     return data["curves"]
 
 
-def _check_manifest_schema(data, root, path):
-    """RegistryError naming the line of the first value manifest.schema.json refuses
-    (a list where a name belongs, a mapping for aliases, a format this version cannot read)."""
+@functools.lru_cache(maxsize=1)
+def _manifest_validator():
     import jsonschema
 
     with open(_SCHEMA, encoding="utf-8") as fh:
-        schema = json.load(fh)
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(schema).iter_errors(data))
+        return jsonschema.Draft202012Validator(json.load(fh))
+
+
+def _check_manifest_schema(data, root, path):
+    """RegistryError naming the line of the first value manifest.schema.json refuses
+    (a list where a name belongs, a mapping for aliases, a format this version cannot read)."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_manifest_validator().iter_errors(data))
     if error is not None:
         where = ".".join(str(key) for key in error.absolute_path) or "manifest"
         raise RegistryError(f"manifest {where}: {error.message}", path=path,
