@@ -132,6 +132,8 @@ def test_read_settings_of_a_disaggregated_sglang_recipe_with_variants():
         # the prefill worker (K=1) carries the decode worker's K=2 cell (docs/engines.md §2.4)
         ("prefill", 1, "SGLANG_SIMULATE_ACC_LEN", "2.50", 12),
         ("decode", 2, "SGLANG_SIMULATE_ACC_LEN", "2.50", 18),
+        # the zip section's two variants (two names) share its block
+        ("decode", 2, "SGLANG_SIMULATE_ACC_LEN", "2.50", 44),
         ("decode", 2, "SGLANG_SIMULATE_ACC_LEN", "2.50", 44),
     ]
     assert found[0] == SpecSetting(
@@ -141,7 +143,8 @@ def test_read_settings_of_a_disaggregated_sglang_recipe_with_variants():
         extra={"SGLANG_SIMULATE_ACC_METHOD": "match-expected",
                "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
                "speculative-eagle-topk": "1", "section": "base"})
-    assert found[2].extra["section"] == "zip_override_mtp_8k1k_hightpt"
+    assert [s.extra["section"] for s in found[2:]] == [
+        "zip_override_mtp_8k1k_hightpt[0]", "zip_override_mtp_8k1k_hightpt[1]"]
 
 
 def test_read_settings_follows_merge_keys_and_reads_the_vllm_variant():

@@ -10,7 +10,7 @@ from decimal import Decimal
 from goldenal.core.files import locked_directories, read_text, write_texts_atomic
 from goldenal.apply.emit import _takers, survival_rates
 from goldenal.engines import MODULES, adapter, table
-from goldenal.engines.base import chosen_k
+from goldenal.engines.base import chosen_k, same_number
 from goldenal.golden.curves import is_plain_decimal
 from goldenal.golden.policy import normalize_thinking, resolve_served, select, served_sampling
 from goldenal.golden.registry import load_registry
@@ -192,14 +192,27 @@ def _golden_cell(site, site_k, line, *, path, al, registry, thinking, selection,
 
 
 def _group_key(site):
-    if not adapter(site.engine).record.env_knob:       # the knob lives in the spec config
-        return id(site.spec)
+    """What one write serves: sites with the same key share it."""
+    eng = adapter(site.engine)
+    if not eng.record.env_knob:       # the knob lives in the spec config
+        return _written_at(site.spec)
     if site.env is not None:
         node = site.env.layers[0] if isinstance(site.env, spans.Layers) else site.env
-        return id(node)
+        return _written_at(node, eng.knob)
     if site.backend is not None and not site.env_file:
-        return ("new", id(site.backend), site.role)
+        return ("new", _written_at(site.backend), site.role)
     return ("file", site.env_file, id(site.spec))
+
+
+def _written_at(node, key=None):
+    """The identity of a mapping as written: a ``zip_override_*`` section's variants share
+    it, but for ``key`` given there as a list (one value per variant)."""
+    if not isinstance(node, spans.ZipSlice):
+        return id(node)
+    own = spans.own_pair(node.node, key) if key else None
+    if own is not None and own[1].id == "sequence" and len(own[1].value) > 1:
+        return id(node.node), node.index
+    return id(node.node)
 
 
 def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, curve=None,
@@ -299,6 +312,31 @@ def _spliced(path, text, edits):
             f"become {first.replacement.strip()!r} for one and {second.replacement.strip()!r} "
             "for another; give each entry its own setting", path=path,
             line=text.count("\n", 0, second.start) + 1) from None
+
+
+def _check_values(path, written, values, *, env_file):
+    """PolicyError unless every site of the rewritten text reads the value chosen for it:
+    one edit serving several sites (a ``zip_override_*`` section's variants, an inherited
+    block) must not hand one of them another site's value."""
+    _read_back(path, written)
+    doc, sites, _ = find_sites(path, written, env_file=env_file)
+    chosen = {(v.section, v.role, v.engine): v for v in values}
+    for site in sites:
+        want = chosen.get((site.section, site.role, site.engine))
+        if want is None:
+            continue
+        setting = adapter(site.engine).setting(doc, site)
+        if (setting.knob != adapter(site.engine).knob        # rates, or none at all
+                or os.fspath(setting.path) != os.fspath(path)
+                or same_number(setting.value, want.knob_value)):
+            continue
+        hint = ("; a value written into a zip_override section applies to every variant it "
+                "makes: give the setting one value per variant (a list)"
+                if site.section and "[" in site.section else "; give each its own setting")
+        raise PolicyError(f"{site.role or 'the'} worker of variant {site.section} would read "
+                          f"{setting.knob}={setting.value}, not the {want.knob_value} chosen "
+                          f"for it (K={want.k}){hint}; nothing written", path=path,
+                          line=setting.line)
 
 
 def _read_back(path, written):
@@ -521,6 +559,8 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                        for name, old, new in plan.changes)
 
     outputs = [(path, original, _spliced(path, original, edits))]
+    if edits:
+        _check_values(path, outputs[0][2], values, env_file=env_file)
     for other_path, (other_text, other_edits) in file_edits.items():
         outputs.append((other_path, other_text, _spliced(other_path, other_text, other_edits)))
     return _finish(path, outputs, changed, len(groups), values, changes, warnings,

@@ -66,7 +66,8 @@ def plan_env(doc, env, desired, *, value_key, force):
                 found[key] = (old, spans.line_of(pair[1]))   # inherited as it should be
     edits, changes, missing = _plan_keys(
         desired, found, value_key, force, doc.path,
-        lambda key, value: spans.replace_scalar(doc.text, nodes[key], value, path=doc.path))
+        lambda key, value: spans.replace_scalar(doc.text, nodes[key], value, path=doc.path,
+                                                null_style=quote_style(env)))
     if missing:
         edits.append(spans.add_to_mapping(doc.text, env, missing, value_style=quote_style(env),
                                           path=doc.path))

@@ -53,7 +53,7 @@ class Document:
     @cached_property
     def sections(self):
         """:func:`sections_of` the root, found once."""
-        return sections_of(self.root)
+        return sections_of(self.root, self.path)
 
 
 @dataclass
@@ -71,7 +71,14 @@ class Section:
         return spans.get(self.node, *keys)
 
 
-def sections_of(root):
+# The sections srt-slurm runs beside ``base``; other keys there are not variants
+# (``_expand_override_variants`` in its ``src/srtctl/core/config.py``).
+VARIANT_PREFIXES = ("override_", "zip_override_")
+
+
+def sections_of(root, path=None):
+    """A recipe's sections: itself, or ``base`` and each variant layered over it (a
+    ``zip_override_*`` section gives one per index, ``name[i]`` where it gives several)."""
     if not spans.is_map(root):
         return None
     if spans.is_map(spans.get(root, "backend")):
@@ -81,8 +88,15 @@ def sections_of(root):
         base = Section("base", base_node)
         out = [base]
         for key, value in spans.pairs(root):
-            if key.value != "base" and spans.is_map(value) and value is not base_node:
+            if not (spans.is_scalar(key) and key.value.startswith(VARIANT_PREFIXES)
+                    and spans.is_map(value) and value is not base_node):
+                continue
+            if not key.value.startswith("zip_"):
                 out.append(Section(key.value, value, base))
+                continue
+            n = spans.zip_length(value, path)
+            out.extend(Section(key.value if n == 1 else f"{key.value}[{i}]",
+                               spans.ZipSlice(value, i), base) for i in range(n))
         return out
     return None
 

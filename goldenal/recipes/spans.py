@@ -5,6 +5,7 @@ edits are ``(start, end, replacement)`` spans spliced into the text, so nothing 
 re-dumped, JSON inside a YAML string (vLLM's speculative config) included.
 """
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -69,7 +70,11 @@ def keep_sections(text, keep):
 # -- node helpers -----------------------------------------------------------
 
 class Layers:
-    """Mappings read as one, the first with a key winning: a multi-variant recipe's variant."""
+    """Mappings read as one, the first with a key winning: a multi-variant recipe's variant.
+
+    As srt-slurm merges an ``override_*`` section over ``base`` (``deep_merge`` in its
+    ``src/srtctl/core/config.py``): mappings merge key by key, anything else replaces, and
+    a null in an overriding layer deletes the key."""
 
     id = "mapping"
     flow_style = False
@@ -80,18 +85,76 @@ class Layers:
         self.start_mark, self.end_mark = first.start_mark, first.end_mark
         self.value = first.value
 
+    def _overrides(self, layer, value):
+        return layer is not self.layers[-1] and is_null(value)
+
     def pairs(self):
         seen, out = set(), []
         for layer in self.layers:
-            _add_unseen(out, pairs(layer), seen)
+            mine = pairs(layer)
+            deleted = {k.value for k, v in mine if is_scalar(k) and self._overrides(layer, v)}
+            _add_unseen(out, [(k, v) for k, v in mine if k.value not in deleted], seen)
+            seen |= deleted
         return out
 
     def lookup(self, names):
-        found = [pair[1] for pair in (get_pair(layer, names) for layer in self.layers)
-                 if pair is not None]
-        if len(found) > 1 and all(is_map(v) for v in found):
-            return Layers(*found)
+        found = []
+        for layer in self.layers:
+            pair = get_pair(layer, names)
+            if pair is None:
+                continue
+            if self._overrides(layer, pair[1]):
+                break           # deleted here: nothing below shows through
+            found.append(pair[1])
+        if len(found) > 1 and is_map(found[0]):
+            maps = list(itertools.takewhile(is_map, found))
+            return Layers(*maps) if len(maps) > 1 else maps[0]
         return found[0] if found else None
+
+
+class ZipSlice:
+    """One variant of a ``zip_override_*`` section: each list in it read at ``index`` (a
+    one-item list at 0), as srt-slurm slices it (``_apply_zip_slice`` in its
+    ``src/srtctl/core/config.py``); a list of lists gives lists."""
+
+    id = "mapping"
+
+    def __init__(self, node, index):
+        self.node, self.index = node, index
+        self.start_mark, self.end_mark = node.start_mark, node.end_mark
+        self.value, self.flow_style = node.value, node.flow_style
+
+    def pick(self, value):
+        if value.id == "sequence" and value.value:
+            return value.value[0 if len(value.value) == 1 else self.index]
+        return ZipSlice(value, self.index) if is_map(value) else value
+
+    def pairs(self):
+        return [(key, self.pick(value)) for key, value in pairs(self.node)]
+
+
+def zip_length(node, path=None):
+    """How many variants a ``zip_override_*`` section makes: the length its lists share
+    (one-item lists broadcast); srt-slurm refuses empty or unequal lists."""
+    lengths = {}
+
+    def walk(mapping):
+        for _, value in pairs(mapping):
+            if value.id == "sequence":
+                lengths.setdefault(len(value.value), value)
+            elif is_map(value):
+                walk(value)
+
+    walk(node)
+    if 0 in lengths:
+        raise ParseError("a zip_override list is empty: srt-slurm has nothing to zip",
+                         path=path, line=line_of(lengths[0]))
+    longer = sorted(n for n in lengths if n != 1)
+    if len(longer) > 1:
+        raise ParseError(f"zip_override lists of lengths {longer[0]} and {longer[1]}: srt-slurm "
+                         "zips lists of one length (or of one item)", path=path,
+                         line=line_of(lengths[longer[1]]))
+    return longer[0] if longer else 1
 
 
 def is_map(node):
@@ -104,7 +167,7 @@ def is_scalar(node):
 
 def pairs(node):
     """Effective ``(key_node, value_node)`` pairs, ``<<`` merges resolved, once per node."""
-    if isinstance(node, Layers):
+    if isinstance(node, (Layers, ZipSlice)):
         return node.pairs()
     if not is_map(node):
         return []
@@ -173,7 +236,7 @@ def get_pair(node, key):
     """``(key_node, value_node)`` of one key (of a tuple, the one written first), or None."""
     index = getattr(node, "_index", None)
     if index is None:
-        if isinstance(node, Layers):
+        if isinstance(node, (Layers, ZipSlice)):
             names = key if isinstance(key, tuple) else (key,)
             for k, v in node.pairs():
                 if k.value in names:
@@ -190,12 +253,20 @@ def get_pair(node, key):
 def own_pair(node, key):
     """Like :func:`get_pair` but only keys written in this mapping (no merges)."""
     names = key if isinstance(key, tuple) else (key,)
+    if isinstance(node, ZipSlice):
+        pair = own_pair(node.node, names)
+        return pair and (pair[0], node.pick(pair[1]))
     if not is_map(node):
         return None
     for k, v in node.value:
         if is_scalar(k) and tag_of(k) != MERGE_TAG and k.value in names:
             return k, v
     return None
+
+
+def is_null(node):
+    """Whether a node is a YAML null (``null``, ``~`` or nothing at all)."""
+    return is_scalar(node) and scalar(node) is None
 
 
 def scalar(node):
@@ -258,15 +329,18 @@ def quote(value, style):
     return value
 
 
-def replace_scalar(text, node, value, *, path=None):
-    """Edit that sets a scalar's value, keeping its quoting style."""
+def replace_scalar(text, node, value, *, path=None, null_style=None):
+    """Edit that sets a scalar's value, keeping its quoting style (a null takes
+    ``null_style``: it has none of its own)."""
     if not is_scalar(node):
         raise ParseError("expected a single value here", path=path, line=line_of(node))
     if node.style in ("|", ">"):
         raise ParseError("block scalars are not supported for this setting; write it on "
                          "one line", path=path, line=line_of(node))
-    rendered = quote(value, node.style)
+    rendered = quote(value, null_style if is_null(node) else node.style)
     start, end = node.start_mark.index, node.end_mark.index
+    if start == end and text[start - 1:start] == ":":   # ``KEY:`` with nothing after it
+        rendered = " " + rendered
     return None if text[start:end] == rendered else Edit(start, end, rendered)
 
 

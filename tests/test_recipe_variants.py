@@ -1,0 +1,189 @@
+"""srt-slurm's variants as srtctl runs them, in ``audit`` and ``inject``.
+
+srtctl expands a recipe with a ``base`` section into one recipe per ``override_*``
+section and ``zip_override_*`` index, and nothing else (``_expand_override_variants``
+in NVIDIA/srt-slurm ``src/srtctl/core/config.py``, the same in the SemiAnalysisAI fork
+InferenceX runs).  Its ``deep_merge`` merges mappings key by key, replaces anything
+else, and deletes a key whose overriding value is null; ``_apply_zip_slice`` reads
+each list of a zip section at the variant's index, a one-item list at 0, and
+``_determine_zip_length`` refuses empty lists and lists of two lengths.
+"""
+
+import pytest
+
+from goldenal.apply.inject import inject
+from goldenal.auditing import audit
+from goldenal.core.errors import ParseError, PolicyError
+from goldenal.recipes import spans
+
+# glm5.2_mtp thinking_on: K=2 -> 2.50, K=3 -> 2.99 (the packaged curves)
+BASE = """\
+base:
+  name: glm5.2-agentx
+  model:
+    path: glm-5.2-fp8
+  backend:
+    type: sglang
+    decode_environment:
+      SGLANG_ENABLE_THINKING: '1'
+      SGLANG_SIMULATE_ACC_LEN: '2.99'
+      SGLANG_SIMULATE_ACC_METHOD: 'match-expected'
+      SGLANG_SIMULATE_ACC_TOKEN_MODE: 'real-draft-token'
+    sglang_config:
+      decode:
+        speculative-algorithm: EAGLE
+        speculative-num-steps: 3
+        speculative-eagle-topk: 1
+"""
+
+
+def _recipe(tmp_path, variants):
+    folder = tmp_path / "agentic"
+    folder.mkdir(exist_ok=True)
+    path = folder / "recipe.yaml"
+    path.write_text(BASE + variants)
+    return path
+
+
+def _findings(path):
+    return [(f.line, f.col, f.code, f.message.rsplit(" [", 1)[-1])
+            for f in audit([path.parent], root=path.parent)]
+
+
+# -- the layered and sliced views ---------------------------------------------------------
+
+def test_a_null_in_a_variant_deletes_the_key_a_null_in_the_base_stays():
+    root = spans.compose("base:\n  env: {A: '1', B: '2', C: ~}\n"
+                         "override_x:\n  env: {A: null, D: '4'}\n")
+    env = spans.Layers(spans.get(root, "override_x"), spans.get(root, "base")).lookup(("env",))
+    assert spans.get(env, "A") is None          # not the base's '1'
+    assert spans.scalar(spans.get(env, "B")) == "2"
+    assert spans.is_null(spans.get(env, "C"))   # the base's own null is a value
+    assert [k.value for k, _ in spans.pairs(env)] == ["D", "B", "C"]
+
+
+def test_a_variant_replacing_a_mapping_by_a_scalar_hides_the_base_mapping():
+    root = spans.compose("base:\n  env: {A: '1'}\noverride_x:\n  env: none\n")
+    view = spans.Layers(spans.get(root, "override_x"), spans.get(root, "base"))
+    assert spans.scalar(spans.get(view, "env")) == "none"
+    assert spans.get(view, "env", "A") is None
+
+
+def test_a_zip_slice_reads_each_list_at_its_index_and_broadcasts_one_item():
+    node = spans.get(spans.compose(
+        "z:\n  name: [a, b]\n  one: [x]\n  k: 3\n  deep: {n: [1, 2]}\n  ll: [[1], [2, 3]]\n"), "z")
+    assert spans.zip_length(node) == 2
+    second = spans.ZipSlice(node, 1)
+    assert [spans.scalar(spans.get(second, key)) for key in ("name", "one", "k")] == \
+        ["b", "x", "3"]
+    assert spans.scalar(spans.get(second, "deep", "n")) == "2"
+    assert spans.to_python(second)["ll"] == [2, 3]       # a list of lists gives lists
+    assert spans.scalar(spans.own_pair(second, "name")[1]) == "b"
+
+
+@pytest.mark.parametrize("body,line,message", [
+    ("z:\n  a: [1, 2]\n  b: {c: [1, 2, 3]}\n", 3,
+     "zip_override lists of lengths 2 and 3: srt-slurm zips lists of one length "
+     "(or of one item)"),
+    ("z:\n  a: [1, 2]\n  b: []\n", 3, "a zip_override list is empty: srt-slurm has nothing "
+                                      "to zip"),
+])
+def test_zip_lists_srtctl_refuses_are_refused_with_their_line(body, line, message):
+    with pytest.raises(ParseError) as exc:
+        spans.zip_length(spans.get(spans.compose(body), "z"), "r.yaml")
+    assert str(exc.value) == f"r.yaml:{line}: {message}"
+
+
+# -- audit ----------------------------------------------------------------------------------
+
+def test_a_variant_deleting_the_knob_with_null_is_a_missing_knob(tmp_path):
+    """Regression: ``SGLANG_SIMULATE_ACC_LEN: null`` in an override was read as the value
+    None (info) although srtctl runs that variant without the knob."""
+    path = _recipe(tmp_path, "override_noacc:\n  backend:\n    decode_environment:\n"
+                             "      SGLANG_SIMULATE_ACC_LEN: null\n")
+    assert _findings(path) == [(14, 1, "GAL301", "role decode; branch variant override_noacc]")]
+
+
+def test_each_index_of_a_zip_section_is_checked_with_its_own_values(tmp_path):
+    """Regression: lists of K and of the knob in a zip section were one variant whose
+    length was "not a literal number" (info); ``['9.99']`` hid a wrong value."""
+    path = _recipe(tmp_path, """\
+zip_override_k:
+  name: [a, b]
+  backend:
+    decode_environment:
+      SGLANG_SIMULATE_ACC_LEN: ['2.50', '2.9']
+    sglang_config:
+      decode:
+        speculative-num-steps: [2, 3]
+zip_override_one:
+  name: [c]
+  backend:
+    decode_environment:
+      SGLANG_SIMULATE_ACC_LEN: ['9.99']
+""")
+    assert _findings(path) == [
+        (21, 42, "GAL201", "role decode; branch variant zip_override_k[1]]"),
+        (29, 33, "GAL204", "role decode; branch variant zip_override_one]"),
+    ]
+
+
+def test_a_mapping_beside_base_that_is_no_variant_is_not_audited(tmp_path):
+    path = _recipe(tmp_path, "defaults:\n  backend:\n    decode_environment:\n"
+                             "      SGLANG_SIMULATE_ACC_LEN: '9.99'\n")
+    assert _findings(path) == []
+
+
+def test_a_zip_section_srtctl_refuses_is_a_parse_finding(tmp_path):
+    path = _recipe(tmp_path, "zip_override_k:\n  name: [a, b, c]\n  backend:\n"
+                             "    sglang_config:\n      decode:\n"
+                             "        speculative-num-steps: [2, 3]\n")
+    assert _findings(path) == [(18, 1, "GAL306", "cannot parse recipe: zip_override lists of "
+                                "lengths 2 and 3: srt-slurm zips lists of one length (or of "
+                                "one item)")]
+
+
+# -- inject ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("written", ["null", "~", ""])
+def test_a_deleted_knob_is_written_back_in_the_blocks_quotes(tmp_path, written):
+    path = _recipe(tmp_path, "override_x:\n  backend:\n    decode_environment:\n"
+                             f"      SGLANG_SIMULATE_ACC_LEN:{' ' if written else ''}{written}\n")
+    assert inject(path, thinking="on").changed == 1
+    assert path.read_text() == BASE + ("override_x:\n  backend:\n    decode_environment:\n"
+                                       "      SGLANG_SIMULATE_ACC_LEN: '2.99'\n")
+
+
+def test_a_zip_list_is_edited_at_the_index_that_needs_it(tmp_path):
+    zipped = """\
+zip_override_k:
+  name: [a, b]
+  backend:
+    decode_environment:
+      SGLANG_SIMULATE_ACC_LEN: ['2.50', '2.9']
+    sglang_config:
+      decode:
+        speculative-num-steps: [2, 3]
+"""
+    path = _recipe(tmp_path, zipped)
+    result = inject(path, thinking="on", force=True)
+    assert (result.changed, result.entries) == (1, 3)
+    assert path.read_text() == BASE + zipped.replace("'2.9']", "'2.99']")
+    assert inject(path, thinking="on").changed == 0
+
+
+def test_one_value_for_a_zip_section_whose_variants_need_two_is_refused(tmp_path):
+    """Regression: a zip section drafting K=2 and K=3 without an environment of its own got
+    ``decode_environment: {SGLANG_SIMULATE_ACC_LEN: "2.50"}``, which srtctl hands to both
+    variants: the K=3 one then ran at 2.50.  Now refused, the file untouched."""
+    path = _recipe(tmp_path, "zip_override_k:\n  name: [a, b]\n  backend:\n    sglang_config:\n"
+                             "      decode:\n        speculative-num-steps: [2, 3]\n")
+    before = path.read_text()
+    with pytest.raises(PolicyError) as exc:
+        inject(path, thinking="on")
+    assert str(exc.value) == (
+        f"{path}:24: decode worker of variant zip_override_k[1] would read "
+        "SGLANG_SIMULATE_ACC_LEN=2.50, not the 2.99 chosen for it (K=3); a value written into "
+        "a zip_override section applies to every variant it makes: give the setting one value "
+        "per variant (a list); nothing written")
+    assert path.read_text() == before
