@@ -513,7 +513,8 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         if (eng.record.env_knob and site.env is None and not site.env_file
                 and site.backend is None):
             raise ParseError(f"the {site.role or ''} worker has speculative settings but no "
-                             f"{site.role}_environment block to carry {eng.knob}; add one",
+                             f"{site.env_key or site.role + '_environment'} block to "
+                             f"carry {eng.knob}; add one",
                              path=path, line=line)
         key = _group_key(site)
         prev = groups.get(key)

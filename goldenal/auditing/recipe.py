@@ -6,7 +6,7 @@ import re
 from goldenal.engines import adapter
 from goldenal.engines import table as knobs
 from goldenal.recipes import spans
-from goldenal.engines.locate import ENGINE_CONFIG, ROLES, find_sites, pd_decode, scenario_facts
+from goldenal.engines.locate import ROLES, RolePlaces, find_sites, pd_decode, scenario_facts
 from goldenal.auditing import evidence as ev
 
 # a document whose top level is a block sequence (a changelog that merely says
@@ -93,9 +93,8 @@ def recipe_configs(relpath, text, lines, scenario_path=None):
             meta["eval_only"] = eval_only
             # a PD prefill worker verifies no drafts, whatever the decode worker sets
             disagg_of[site.section] = all(
-                spans.is_map(section.get("backend", ENGINE_CONFIG[site.engine], role))
-                or spans.is_map(section.get("backend", f"{role}_environment"))
-                for role in ROLES[1:])
+                spans.is_map(section.get(*places.config)) or spans.is_map(section.get(*places.env))
+                for places in (RolePlaces.of(section, site.engine, role) for role in ROLES[1:]))
     configs, seen, promoted = [], set(), []
     for site in sites:
         meta = metas[site.section]

@@ -169,7 +169,10 @@ def _kind(relpath, data):
 
         if is_master(relpath, data):
             return "master"
-        if b"backend:" in data:
+        # srt-slurm: the 1.x layout's backend block, or the 2.0 layout's roles beside
+        # its engine or schema
+        if b"backend:" in data or (b"roles:" in data and (b"engine:" in data
+                                                         or b"schema:" in data)):
             return "recipe"
         return "yaml"
     if low.endswith(".json"):

@@ -8,9 +8,10 @@ from goldenal.recipes.env import env_file_values, quote_style, read_env_file
 
 
 def plan_site_env(doc, site, desired, *, value_key, force):
-    """Edits for a site's environment block, creating ``<role>_environment`` if absent."""
+    """Edits for a site's environment block, creating it (``<role>_environment``, or a 2.0
+    recipe's ``env``) if absent."""
     if site.env is None and site.backend is not None:
-        key = f"{site.role}_environment"
+        key = site.env_key or f"{site.role}_environment"
         written = spans.get_pair(site.backend, key)
         if written is not None:  # a scalar or a list: another block would repeat the key
             raise ParseError(f"{key} must be a mapping of environment variables",

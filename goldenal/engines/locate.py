@@ -81,10 +81,10 @@ def sections_of(root, path=None):
     ``zip_override_*`` section gives one per index, ``name[i]`` where it gives several)."""
     if not spans.is_map(root):
         return None
-    if spans.is_map(spans.get(root, "backend")):
+    if _serves(root):
         return [Section(None, root)]
     base_node = spans.get(root, "base")
-    if spans.is_map(base_node) and spans.is_map(spans.get(base_node, "backend")):
+    if spans.is_map(base_node) and _serves(base_node):
         base = Section("base", base_node)
         out = [base]
         for key, value in spans.pairs(root):
@@ -125,13 +125,61 @@ def scenario_facts(root, sections=None):
     return name, benchmark, tuple(n for n in names if n)
 
 
+def _serves(node):
+    """Whether a recipe (or its ``base``) configures workers: a ``backend`` block, or the
+    2.0 layout's ``roles`` block."""
+    return any(spans.is_map(spans.get(node, key)) for key in ("backend", "roles"))
+
+
+# The 2.0 layout's role names (``ROLE_TO_MODE`` in NVIDIA/srt-slurm src/srtctl/core/roles.py)
+V2_ROLES = {"aggregated": "agg", "prefill": "prefill", "decode": "decode"}
+
+
+@dataclass(frozen=True)
+class RolePlaces:
+    """Where a recipe writes one role's engine settings and environment: the 1.x layout's
+    ``backend.<engine>_config.<role>`` and ``backend.<role>_environment``, or the 2.0
+    layout's ``roles.<role>.args`` and ``roles.<role>.env`` (``expand_roles`` in
+    NVIDIA/srt-slurm src/srtctl/core/roles.py maps the one onto the other)."""
+
+    config: tuple
+    holder: tuple
+    env_key: str
+
+    @property
+    def env(self):
+        return (*self.holder, self.env_key)
+
+    @classmethod
+    def of(cls, section, engine, role):
+        if spans.is_map(section.get("roles")):
+            return cls(("roles", V2_ROLES[role], "args"), ("roles", V2_ROLES[role]), "env")
+        return cls(("backend", f"{engine}_config", role), ("backend",), f"{role}_environment")
+
+
 def _model_names(section):
     keys = (("model", "path"), ("identity", "model", "repo"), ("model", "repo"))
     return list(filter(None, (spans.scalar(section.get(*path)) for path in keys)))
 
 
+def _engine_type(section):
+    """The engine a recipe names: ``backend.type``, or the 2.0 layout's ``engine`` (a name
+    or a mapping with ``type``, else a role's ``engine``; SGLang when none says,
+    ``expand_engine`` and ``_engine_key`` in NVIDIA/srt-slurm src/srtctl/core/roles.py)."""
+    said = section.get("backend", "type")
+    roles = section.get("roles")
+    if said is None and spans.is_map(roles):
+        engine = section.get("engine")
+        said = spans.get(engine, "type") if spans.is_map(engine) else engine
+        if said is None:
+            said = next((spans.get(spec, "engine") for _, spec in spans.pairs(roles)
+                         if spans.get(spec, "engine") is not None), None)
+        return (spans.scalar(said) or "sglang").lower()
+    return (spans.scalar(said) or "").lower()
+
+
 def _engine_of(section):
-    kind = (spans.scalar(section.get("backend", "type")) or "").lower()
+    kind = _engine_type(section)
     for eng in recipe_adapters():
         if kind and any(word in kind for word in eng.backend_types):
             return eng
@@ -142,7 +190,8 @@ def _engine_of(section):
 
 
 # The top-level sections of a recipe that say anything about its serving.
-RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container", "benchmark"))
+RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container", "benchmark",
+                             "engine", "roles"))
 
 
 def recipe_sites(doc, *, knob_only=False):
@@ -159,15 +208,14 @@ def recipe_sites(doc, *, knob_only=False):
         engine, env_knob = eng.name, eng.record.env_knob
         models = _model_names(section)
         for role in ROLES:
-            cfg_own = section.own("backend", f"{engine}_config", role)
-            env_own = section.own("backend", f"{role}_environment")
+            places = RolePlaces.of(section, engine, role)
+            cfg_own, env_own = section.own(*places.config), section.own(*places.env)
             if section.base is None:    # a plain recipe: nothing is layered
                 cfg, env = cfg_own, env_own
             elif cfg_own is None and env_own is None:
                 continue  # nothing of this role is written in the override
             else:
-                cfg = section.get("backend", f"{engine}_config", role)
-                env = section.get("backend", f"{role}_environment")
+                cfg, env = section.get(*places.config), section.get(*places.env)
             site = None
             if cfg is not None:
                 site = eng.site_from_recipe(doc, section, role, cfg, cfg_own, models)
@@ -183,7 +231,7 @@ def recipe_sites(doc, *, knob_only=False):
                 continue
             site.env = env if spans.is_map(env) else None
             site.env_inherited = env_own is None and env is not None
-            site.backend = section.own("backend")
+            site.backend, site.env_key = section.own(*places.holder), places.env_key
             sites.append(site)
     return sites
 

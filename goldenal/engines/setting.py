@@ -56,7 +56,8 @@ class Site:
     env: object = None
     env_inherited: bool = False
     env_file: "str | None" = None
-    backend: object = None
+    backend: object = None      # the mapping a new environment block goes into
+    env_key: "str | None" = None    # ... under this key
     extra: dict = field(default_factory=dict)
     cfg: object = None
     on: object = None

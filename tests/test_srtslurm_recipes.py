@@ -1,4 +1,5 @@
-"""srt-slurm's variants as srtctl runs them, in ``audit`` and ``inject``.
+"""srt-slurm recipes as srtctl reads them, in ``audit`` and ``inject``: variants, and the
+2.0 layout.
 
 srtctl expands a recipe with a ``base`` section into one recipe per ``override_*``
 section and ``zip_override_*`` index, and nothing else (``_expand_override_variants``
@@ -7,6 +8,12 @@ InferenceX runs).  Its ``deep_merge`` merges mappings key by key, replaces anyth
 else, and deletes a key whose overriding value is null; ``_apply_zip_slice`` reads
 each list of a zip section at the variant's index, a one-item list at 0, and
 ``_determine_zip_length`` refuses empty lists and lists of two lengths.
+
+The 2.0 layout (``schema: 2``) writes a role's engine settings under ``roles.<role>.args``
+and its environment under ``roles.<role>.env``, the roles named ``prefill``, ``decode`` and
+``agg``, and the engine as ``engine:`` (a name, or a mapping with ``type``), SGLang when
+nothing names one (``expand_roles``, ``expand_engine`` and ``_engine_key`` in NVIDIA/srt-slurm
+``src/srtctl/core/roles.py``).
 """
 
 import pytest
@@ -187,3 +194,132 @@ def test_one_value_for_a_zip_section_whose_variants_need_two_is_refused(tmp_path
         "a zip_override section applies to every variant it makes: give the setting one value "
         "per variant (a list); nothing written")
     assert path.read_text() == before
+
+
+# -- the 2.0 layout -------------------------------------------------------------------------
+
+V2 = """\
+schema: 2
+name: glm5.2-agentx
+model:
+  path: glm-5.2-fp8
+{engine}roles:
+  prefill:
+    nodes: 1
+    args:
+      speculative-algorithm: EAGLE
+      speculative-num-steps: 1
+  decode:
+    nodes: 2
+{env}    args:
+      speculative-algorithm: EAGLE
+      speculative-num-steps: 3
+      speculative-eagle-topk: 1
+"""
+DECODE_ENV = """\
+    env:
+      SGLANG_ENABLE_THINKING: "1"
+      SGLANG_SIMULATE_ACC_LEN: "2.50"
+"""
+
+
+def _v2(tmp_path, engine="engine: sglang\n", env=DECODE_ENV, name="recipe.yaml"):
+    folder = tmp_path / "agentic"
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(V2.format(engine=engine, env=env))
+    return path
+
+
+@pytest.mark.parametrize("engine", ["engine: sglang\n", "engine:\n  type: sglang\n", ""])
+def test_a_2_0_recipe_is_audited_at_its_roles(tmp_path, engine):
+    """Regression: a ``roles:`` recipe was no recipe to the audit; its wrong length passed."""
+    path = _v2(tmp_path, engine)
+    line = 15 + engine.count("\n")
+    assert _findings(path) == [(line, 33, "GAL201", "role decode]")]
+
+
+def test_a_2_0_recipe_without_the_knob_is_a_missing_knob(tmp_path):
+    path = _v2(tmp_path, env="")
+    assert _findings(path) == [(15, 1, "GAL301", "role decode]")]
+
+
+def test_a_2_0_variant_is_layered_over_its_base(tmp_path):
+    folder = tmp_path / "agentic"
+    folder.mkdir()
+    path = folder / "agg.yaml"
+    path.write_text("""\
+schema: 2
+base:
+  name: glm5.2-agentx
+  model:
+    path: glm-5.2-fp8
+  engine: {type: sglang}
+  roles:
+    agg:
+      env:
+        SGLANG_ENABLE_THINKING: "1"
+        SGLANG_SIMULATE_ACC_LEN: "2.99"
+      args:
+        speculative-algorithm: EAGLE
+        speculative-num-steps: 3
+override_k2:
+  roles:
+    agg:
+      args:
+        speculative-num-steps: 2
+""")
+    assert _findings(path) == [(11, 35, "GAL201", "role aggregated; branch variant override_k2]")]
+    assert inject(path, thinking="on").changed == 2
+    assert path.read_text().endswith("""\
+        speculative-num-steps: 2
+      env:
+        SGLANG_SIMULATE_ACC_LEN: "2.50"
+        SGLANG_SIMULATE_ACC_METHOD: "match-expected"
+        SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"
+""")
+    assert _findings(path) == []
+
+
+def test_inject_gives_a_2_0_role_without_one_an_env_block(tmp_path):
+    path = _v2(tmp_path, env="")
+    assert inject(path, thinking="on").changed == 2
+    assert path.read_text() == V2.format(engine="engine: sglang\n", env="").replace(
+        "      speculative-num-steps: 1\n",
+        "      speculative-num-steps: 1\n    env:\n" + _ENV3.format("2.99")).replace(
+        "      speculative-eagle-topk: 1\n",
+        "      speculative-eagle-topk: 1\n    env:\n" + _ENV3.format("2.99"))
+
+
+_ENV3 = ('      SGLANG_SIMULATE_ACC_LEN: "{}"\n'
+         '      SGLANG_SIMULATE_ACC_METHOD: "match-expected"\n'
+         '      SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"\n')
+
+
+def test_a_yaml_with_roles_but_no_engine_or_schema_is_no_recipe(tmp_path):
+    # an Ansible playbook: ``roles:`` alone does not make a recipe
+    folder = tmp_path / "agentic"
+    folder.mkdir()
+    (folder / "site.yaml").write_text("- hosts: all\n  roles:\n    - common\n")
+    assert _findings(folder / "site.yaml") == []
+
+
+def test_a_2_0_recipe_of_vllm_is_read_at_its_roles_args(tmp_path):
+    folder = tmp_path / "agentic"
+    folder.mkdir()
+    path = folder / "minimax-m3-agentic.yaml"
+    path.write_text("""\
+schema: 2
+model:
+  path: MiniMaxAI/MiniMax-M3
+engine:
+  type: vllm
+roles:
+  agg:
+    args:
+      speculative-config: '{"method":"eagle3","model":"Inferact/MiniMax-M3-EAGLE3","num_speculative_tokens":3,"synthetic_acceptance_length":2.78}'
+""")
+    assert _findings(path) == [(9, 27, "GAL205", "role aggregated]")]
+    assert inject(path, thinking="on", force=True).changed == 1
+    assert '"synthetic_acceptance_length":2.83,"rejection_sample_method":"synthetic"}' in \
+        path.read_text()
