@@ -359,7 +359,7 @@ def test_synthetic_acceptance_in_a_serving_guide_is_gal313(tmp_path, command, li
     root = repo(tmp_path, {"docs/chat.md": CHAT_GUIDE.format(command=command)})
     f, = audit([root])
     assert (f.path, f.line, f.code, f.severity) == ("docs/chat.md", line, "GAL313", "warning")
-    assert f.message.endswith(f"command that no benchmark runs, section 'Serve': forced "
+    assert f.message.endswith("command that no benchmark runs, section 'Serve': forced "
                               "acceptance emits unverified tokens to real users")
     assert f" {engine} command" in f.message
 

@@ -9,7 +9,6 @@ whose ``8k1k`` appears only in variant names, launchers named ``oot_...``.
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 

@@ -103,7 +103,6 @@ def test_no_help_text_swallows_a_line_continuation():
     In a docstring that is an example's ``\\`` continuation vanishing from
     --help (``--allow-simulated       --out run.png``); write ``\\\\`` instead.
     """
-    import io
     import re
     import tokenize
 

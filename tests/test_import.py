@@ -4,7 +4,6 @@ import os
 import re
 import shlex
 
-import pytest
 
 import goldenal
 from conftest import PACKAGED, REFERENCE_GOLDEN

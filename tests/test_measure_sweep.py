@@ -96,7 +96,7 @@ def test_cli_sweep_text_summary(tmp_path, prompts):
                         f"accepted / {steps} steps)  6 requests, 0 failed  per-request counts")
         tokens = sum(sum(a + 1 for a in __import__("measure_stub").plan(t, k)) for t in TEXTS)
         assert stats.startswith("  p50/p90/p99: latency ")
-        assert f" s  ttft " in stats and f" tok/s per request; {tokens} tokens in " in stats
+        assert " s  ttft " in stats and f" tok/s per request; {tokens} tokens in " in stats
     assert not any(alive(p) for p in pids(tmp_path))
     assert sorted(n for n in os.listdir(out) if n.endswith(".log")) == [
         "server_off_k1.log", "server_off_k2.log"]

@@ -2,7 +2,6 @@
 
 import shlex
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from goldenal.recipes.env import env_file_values

@@ -82,7 +82,6 @@ def _list_on_a_terminal(*argv, columns):
     """``goldenal list`` with its stdout on a pseudo-terminal of ``columns`` columns."""
     import pty
     import subprocess
-    import sys
 
     from conftest import goldenal_cmd
 

@@ -14,6 +14,11 @@ and its environment under ``roles.<role>.env``, the roles named ``prefill``, ``d
 ``agg``, and the engine as ``engine:`` (a name, or a mapping with ``type``), SGLang when
 nothing names one (``expand_roles``, ``expand_engine`` and ``_engine_key`` in NVIDIA/srt-slurm
 ``src/srtctl/core/roles.py``).
+
+A recipe with a ``sweep`` mapping runs once per combination of its parameters' lists (a
+Cartesian product), ``{name}`` in every string replaced by ``str()`` of the value, a string
+that is just the placeholder of a list becoming the list (``generate_sweep_configs`` and
+``expand_template`` in NVIDIA/srt-slurm ``src/srtctl/core/sweep.py``).
 """
 
 import pytest
@@ -94,6 +99,9 @@ def test_a_zip_slice_reads_each_list_at_its_index_and_broadcasts_one_item():
      "(or of one item)"),
     ("z:\n  a: [1, 2]\n  b: []\n", 3, "a zip_override list is empty: srt-slurm has nothing "
                                       "to zip"),
+    # srtctl recurses without end; goldenal said "maximum recursion depth exceeded"
+    ("z: &z\n  a: [1, 2]\n  b: {c: *z}\n", 1, "a zip_override section contains itself "
+                                            "(through an alias)"),
 ])
 def test_zip_lists_srtctl_refuses_are_refused_with_their_line(body, line, message):
     with pytest.raises(ParseError) as exc:
@@ -323,3 +331,84 @@ roles:
     assert inject(path, thinking="on", force=True).changed == 1
     assert '"synthetic_acceptance_length":2.83,"rejection_sample_method":"synthetic"}' in \
         path.read_text()
+
+
+# -- sweeps ---------------------------------------------------------------------------------
+
+SWEEP = """\
+name: glm5.2-agentx
+model:
+  path: glm-5.2-fp8
+backend:
+  type: sglang
+  decode_environment:
+    SGLANG_ENABLE_THINKING: "1"
+    SGLANG_SIMULATE_ACC_LEN: {al}
+  sglang_config:
+    decode:
+      speculative-algorithm: EAGLE
+      speculative-num-steps: "{{k}}"
+sweep:
+  k: [2, 3]
+{params}"""
+
+
+def _sweep(tmp_path, al='"{al}"', params='  al: ["2.50", "2.99"]\n'):
+    folder = tmp_path / "agentic"
+    folder.mkdir(exist_ok=True)
+    path = folder / "sweep.yaml"
+    path.write_text(SWEEP.format(al=al, params=params))
+    return path
+
+
+def test_every_combination_of_a_sweep_is_audited(tmp_path):
+    """Regression: ``speculative-num-steps: "{k}"`` made a valid sweep recipe unreadable
+    (GAL306, an error) and its values unchecked."""
+    path = _sweep(tmp_path)
+    assert _findings(path) == [
+        (8, 30, "GAL201", "role decode; branch variant sweep[k=3, al=2.50]]"),
+        (8, 30, "GAL201", "role decode; branch variant sweep[k=2, al=2.99]]"),
+    ]
+
+
+def test_a_sweep_value_is_written_as_python_writes_it():
+    root = spans.compose('a: "{x}-{y}-{z}"\nb: "{l}"\nc: "n{l}"\nsweep:\n'
+                         '  x: [2.50]\n  y: [true]\n  z: ["2.50"]\n  l: [[p, 1]]\n')
+    combo = {key.value: values.value[0] for key, values in spans.pairs(spans.get(root, "sweep"))}
+    swept = spans.Swept(root, combo)
+    assert spans.to_python(swept) == {"a": "2.5-True-2.50", "b": ["p", 1], "c": "np,1"}
+    assert spans.get(swept, "a").templated and spans.get(swept, "a").start_mark.line == 0
+
+
+@pytest.mark.parametrize("params,line,message", [
+    ("  al: 2.50\n", 15, "a sweep parameter is a non-empty list of values"),
+    ("  al: []\n", 15, "a sweep parameter is a non-empty list of values"),
+    ("  a: [1, 2, 3, 4, 5, 6, 7, 8]\n  b: [1, 2, 3, 4, 5, 6, 7, 8]\n  c: [1, 2, 3]\n", 14,
+     "a sweep of 384 combinations; goldenal reads at most 256"),
+])
+def test_a_sweep_srtctl_refuses_or_too_large_to_read_is_a_parse_finding(
+        tmp_path, params, line, message):
+    path = _sweep(tmp_path, params=params)
+    assert _findings(path) == [(line, 1, "GAL306", f"cannot parse recipe: {message}")]
+
+
+def test_inject_leaves_a_sweep_template_alone(tmp_path):
+    path = _sweep(tmp_path)
+    before = path.read_text()
+    with pytest.raises(PolicyError) as exc:
+        inject(path, thinking="on", force=True)
+    assert str(exc.value) == (f'{path}:8: this value comes from a sweep template ("{{al}}"): set '
+                              "it in the sweep's lists; goldenal does not rewrite a template")
+    assert path.read_text() == before
+
+
+def test_inject_refuses_one_literal_for_combinations_that_need_two(tmp_path):
+    path = _sweep(tmp_path, al='"2.99"', params="")
+    before = path.read_text()
+    with pytest.raises(PolicyError) as exc:
+        inject(path, thinking="on", force=True)
+    assert str(exc.value) == (
+        f"{path}:8: decode worker of variant sweep[k=3] would read SGLANG_SIMULATE_ACC_LEN=2.50, "
+        "not the 2.99 chosen for it (K=3); a value written into a sweep recipe applies to "
+        "every combination: make it a sweep parameter; nothing written")
+    assert path.read_text() == before

@@ -330,9 +330,13 @@ def _check_values(path, written, values, *, env_file):
                 or os.fspath(setting.path) != os.fspath(path)
                 or same_number(setting.value, want.knob_value)):
             continue
+        section = site.section or ""
         hint = ("; a value written into a zip_override section applies to every variant it "
                 "makes: give the setting one value per variant (a list)"
-                if site.section and "[" in site.section else "; give each its own setting")
+                if section.startswith("zip_") else
+                "; a value written into a sweep recipe applies to every combination: make it "
+                "a sweep parameter" if section.startswith("sweep[") else
+                "; give each its own setting")
         raise PolicyError(f"{site.role or 'the'} worker of variant {site.section} would read "
                           f"{setting.knob}={setting.value}, not the {want.knob_value} chosen "
                           f"for it (K={want.k}){hint}; nothing written", path=path,

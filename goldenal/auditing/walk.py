@@ -13,7 +13,7 @@ and links leading out are reported.  Nothing is executed.
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from goldenal.core.files import (JOURNAL_NAME, LOCK_NAME, is_transaction_file, open_regular,
                                  repository_root, settle_directories)

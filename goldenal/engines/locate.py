@@ -1,6 +1,8 @@
 """Find every speculative-decoding site of a serve config file or srt-slurm recipe,
 for ``inject`` and ``audit`` alike."""
 
+import itertools
+import math
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -82,6 +84,10 @@ def sections_of(root, path=None):
     if not spans.is_map(root):
         return None
     if _serves(root):
+        sweep = spans.get(root, "sweep")
+        if spans.is_map(sweep):
+            return [Section(_combination_name(params), spans.Swept(root, params))
+                    for params in _combinations(sweep, path)]
         return [Section(None, root)]
     base_node = spans.get(root, "base")
     if spans.is_map(base_node) and _serves(base_node):
@@ -123,6 +129,32 @@ def scenario_facts(root, sections=None):
         elif node is not None and isinstance(getattr(node, "value", None), list):
             names.extend(text(item) for item in node.value if spans.is_scalar(item))
     return name, benchmark, tuple(n for n in names if n)
+
+
+# A sweep is a Cartesian product; past this many combinations it is refused, not read.
+MAX_SWEEP = 256
+
+
+def _combinations(sweep, path):
+    """Each combination of a ``sweep`` (name -> value node), in srtctl's order
+    (``itertools.product`` over the parameters as written)."""
+    names, lists = [], []
+    for key, values in spans.pairs(sweep):
+        if not (spans.is_scalar(key) and values.id == "sequence" and values.value):
+            raise ParseError("a sweep parameter is a non-empty list of values", path=path,
+                             line=spans.line_of(values))
+        names.append(key.value)
+        lists.append(values.value)
+    count = math.prod(len(values) for values in lists)
+    if count > MAX_SWEEP:
+        raise ParseError(f"a sweep of {count} combinations; goldenal reads at most "
+                         f"{MAX_SWEEP}", path=path, line=spans.line_of(sweep))
+    return [dict(zip(names, combo)) for combo in itertools.product(*lists)]
+
+
+def _combination_name(params):
+    return "sweep[" + ", ".join(f"{name}={spans.python_str(value)}"
+                                for name, value in params.items()) + "]"
 
 
 def _serves(node):
@@ -191,7 +223,7 @@ def _engine_of(section):
 
 # The top-level sections of a recipe that say anything about its serving.
 RECIPE_SECTIONS = frozenset(("name", "model", "identity", "backend", "container", "benchmark",
-                             "engine", "roles"))
+                             "engine", "roles", "sweep"))
 
 
 def recipe_sites(doc, *, knob_only=False):

@@ -8,9 +8,11 @@ re-dumped, JSON inside a YAML string (vLLM's speculative config) included.
 import itertools
 import json
 import re
+
+import yaml
 from dataclasses import dataclass
 
-from goldenal.core.errors import ParseError
+from goldenal.core.errors import ParseError, PolicyError
 # the one YAML composer, re-exported: spans are read from its located nodes
 from goldenal.core.yamldoc import (  # noqa: F401
     MERGE_TAG, NULLS as _NULLS, NULL_TAG as _NULL, PLAIN_TAG as _PLAIN, col_of, compose,
@@ -112,38 +114,111 @@ class Layers:
         return found[0] if found else None
 
 
-class ZipSlice:
+class _Reading:
+    """A mapping as srtctl reads it, each value through :meth:`pick`."""
+
+    id = "mapping"
+
+    def __init__(self, node):
+        self.node = node
+        self.start_mark, self.end_mark = node.start_mark, node.end_mark
+        self.value, self.flow_style = node.value, node.flow_style
+
+    def pick(self, value):
+        raise NotImplementedError
+
+    def pairs(self):
+        return [(key, self.pick(value)) for key, value in pairs(self.node)]
+
+
+class ZipSlice(_Reading):
     """One variant of a ``zip_override_*`` section: each list in it read at ``index`` (a
     one-item list at 0), as srt-slurm slices it (``_apply_zip_slice`` in its
     ``src/srtctl/core/config.py``); a list of lists gives lists."""
 
-    id = "mapping"
-
     def __init__(self, node, index):
-        self.node, self.index = node, index
-        self.start_mark, self.end_mark = node.start_mark, node.end_mark
-        self.value, self.flow_style = node.value, node.flow_style
+        super().__init__(node)
+        self.index = index
 
     def pick(self, value):
         if value.id == "sequence" and value.value:
             return value.value[0 if len(value.value) == 1 else self.index]
         return ZipSlice(value, self.index) if is_map(value) else value
 
+
+class Swept(_Reading):
+    """A ``sweep`` recipe at one combination of its parameters (name -> value node): each
+    ``{name}`` in a string replaced by the value as Python writes it, a string that is
+    just the placeholder of a list becoming the list; keys stay, ``sweep`` goes
+    (``expand_template`` and ``generate_sweep_configs`` in srt-slurm's
+    ``src/srtctl/core/sweep.py``).  A replaced scalar is a new node at the old one's
+    place, ``templated``: its text is not the file's."""
+
+    def __init__(self, node, params, *, top=True):
+        super().__init__(node)
+        self.params, self.top = params, top
+
     def pairs(self):
-        return [(key, self.pick(value)) for key, value in pairs(self.node)]
+        return [pair for pair in super().pairs()
+                if not (self.top and is_scalar(pair[0]) and pair[0].value == "sweep")]
+
+    def pick(self, value):
+        if is_map(value):
+            return Swept(value, self.params, top=False)
+        if value.id == "sequence":
+            return yaml.SequenceNode(value.tag, [self.pick(v) for v in value.value],
+                                     value.start_mark, value.end_mark, value.flow_style)
+        if tag_of(value) != "tag:yaml.org,2002:str":
+            return value
+        text = value.value
+        for name, given in self.params.items():
+            placeholder = "{" + name + "}"
+            if placeholder not in text:
+                continue
+            if given.id == "sequence":
+                if text == placeholder:
+                    return given
+                text = text.replace(placeholder, ",".join(python_str(v) for v in given.value))
+            else:
+                text = text.replace(placeholder, python_str(given))
+        if text == value.value:
+            return value
+        node = yaml.ScalarNode(value.tag, text, value.start_mark, value.end_mark, value.style)
+        node.templated = True
+        return node
+
+
+def python_str(node):
+    """``str()`` of the value PyYAML's safe loader makes of a node (``2.50`` -> ``2.5``,
+    ``true`` -> ``True``): what srtctl writes into a template."""
+    if not is_scalar(node):
+        return str(to_python(node))
+    if not node.style and node.value not in _NULLS:     # plain
+        try:
+            value = yaml.safe_load(node.value)
+        except yaml.YAMLError:
+            value = None
+        if isinstance(value, (bool, int, float)):
+            return str(value)
+    return "None" if scalar(node) is None else node.value
 
 
 def zip_length(node, path=None):
     """How many variants a ``zip_override_*`` section makes: the length its lists share
     (one-item lists broadcast); srt-slurm refuses empty or unequal lists."""
-    lengths = {}
+    lengths, inside = {}, set()
 
     def walk(mapping):
+        if id(mapping) in inside:
+            raise ParseError("a zip_override section contains itself (through an alias)",
+                             path=path, line=line_of(mapping))
+        inside.add(id(mapping))
         for _, value in pairs(mapping):
             if value.id == "sequence":
                 lengths.setdefault(len(value.value), value)
             elif is_map(value):
                 walk(value)
+        inside.discard(id(mapping))
 
     walk(node)
     if 0 in lengths:
@@ -167,7 +242,7 @@ def is_scalar(node):
 
 def pairs(node):
     """Effective ``(key_node, value_node)`` pairs, ``<<`` merges resolved, once per node."""
-    if isinstance(node, (Layers, ZipSlice)):
+    if isinstance(node, (Layers, _Reading)):
         return node.pairs()
     if not is_map(node):
         return []
@@ -236,7 +311,7 @@ def get_pair(node, key):
     """``(key_node, value_node)`` of one key (of a tuple, the one written first), or None."""
     index = getattr(node, "_index", None)
     if index is None:
-        if isinstance(node, (Layers, ZipSlice)):
+        if isinstance(node, (Layers, _Reading)):
             names = key if isinstance(key, tuple) else (key,)
             for k, v in node.pairs():
                 if k.value in names:
@@ -253,7 +328,7 @@ def get_pair(node, key):
 def own_pair(node, key):
     """Like :func:`get_pair` but only keys written in this mapping (no merges)."""
     names = key if isinstance(key, tuple) else (key,)
-    if isinstance(node, ZipSlice):
+    if isinstance(node, _Reading):
         pair = own_pair(node.node, names)
         return pair and (pair[0], node.pick(pair[1]))
     if not is_map(node):
@@ -337,8 +412,12 @@ def replace_scalar(text, node, value, *, path=None, null_style=None):
     if node.style in ("|", ">"):
         raise ParseError("block scalars are not supported for this setting; write it on "
                          "one line", path=path, line=line_of(node))
-    rendered = quote(value, null_style if is_null(node) else node.style)
     start, end = node.start_mark.index, node.end_mark.index
+    if getattr(node, "templated", False):
+        raise PolicyError(f"this value comes from a sweep template ({text[start:end]}): set it "
+                          "in the sweep's lists; goldenal does not rewrite a template",
+                          path=path, line=line_of(node))
+    rendered = quote(value, null_style if is_null(node) else node.style)
     if start == end and text[start - 1:start] == ":":   # ``KEY:`` with nothing after it
         rendered = " " + rendered
     return None if text[start:end] == rendered else Edit(start, end, rendered)
