@@ -230,3 +230,17 @@ def test_the_rates_are_asked_for_the_site_they_are_written_into():
     assert asked == [("A", 3, "2.5"), ("B", 3, "3.0")]
     assert [(t[:4], t[4].draft) for t in targets] == [
         ((1, 3, "2.5", "[0.9,0.5,0.1]"), "A"), ((1, 3, "3.0", "[1.0,0.6,0.4]"), "B")]
+
+
+def test_inject_keeps_nothing_of_a_file_once_done(tmp_path):
+    """Regression: the thinking mode inject reads as the audit does left each script's
+    text and configs in the audit's per-run table, which only an audit clears: a session
+    injecting many files grew without bound."""
+    from goldenal.apply.inject import inject
+    from goldenal.auditing import runner
+
+    for n in range(3):
+        path = tmp_path / f"minimaxm3_fp4_b300_mtp_{n}.sh"
+        path.write_text(VLLM_SCRIPT + f"# copy {n}\n")
+        assert inject(path, thinking="on").changed == 1
+    assert runner._SAME == {}

@@ -143,6 +143,15 @@ zip_override_one:
     ]
 
 
+def test_a_zip_name_that_is_a_mapping_is_no_name(tmp_path):
+    """Regression (atheris): ``name: [a: b]`` (a flow list holding a mapping) sliced to the
+    mapping, whose pairs were read as names (AttributeError)."""
+    path = _recipe(tmp_path, "zip_override_x:\n  name: [agentx-c48: tp4]\n  backend:\n"
+                             "    sglang_config:\n      decode:\n"
+                             "        speculative-num-steps: 2\n")
+    assert _findings(path) == [(9, 33, "GAL201", "role decode; branch variant zip_override_x]")]
+
+
 def test_a_mapping_beside_base_that_is_no_variant_is_not_audited(tmp_path):
     path = _recipe(tmp_path, "defaults:\n  backend:\n    decode_environment:\n"
                              "      SGLANG_SIMULATE_ACC_LEN: '9.99'\n")
@@ -197,7 +206,7 @@ def test_one_value_for_a_zip_section_whose_variants_need_two_is_refused(tmp_path
     with pytest.raises(PolicyError) as exc:
         inject(path, thinking="on")
     assert str(exc.value) == (
-        f"{path}:24: decode worker of variant zip_override_k[1] would read "
+        f"{path}:24: the decode worker of zip_override_k[1] would read "
         "SGLANG_SIMULATE_ACC_LEN=2.50, not the 2.99 chosen for it (K=3); a value written into "
         "a zip_override section applies to every variant it makes: give the setting one value "
         "per variant (a list); nothing written")
@@ -385,10 +394,13 @@ def test_a_sweep_value_is_written_as_python_writes_it():
     ("  al: []\n", 15, "a sweep parameter is a non-empty list of values"),
     ("  a: [1, 2, 3, 4, 5, 6, 7, 8]\n  b: [1, 2, 3, 4, 5, 6, 7, 8]\n  c: [1, 2, 3]\n", 14,
      "a sweep of 384 combinations; goldenal reads at most 256"),
+    # a template repeating a long value: memory, not a recipe
+    ("  al: ['" + "y" * 100 + "']\n", 8, "a sweep template expands past 65536 characters"),
 ])
 def test_a_sweep_srtctl_refuses_or_too_large_to_read_is_a_parse_finding(
         tmp_path, params, line, message):
-    path = _sweep(tmp_path, params=params)
+    al = '"' + "{al}" * 1000 + '"' if "expands" in message else '"{al}"'
+    path = _sweep(tmp_path, al=al, params=params)
     assert _findings(path) == [(line, 1, "GAL306", f"cannot parse recipe: {message}")]
 
 
@@ -408,7 +420,29 @@ def test_inject_refuses_one_literal_for_combinations_that_need_two(tmp_path):
     with pytest.raises(PolicyError) as exc:
         inject(path, thinking="on", force=True)
     assert str(exc.value) == (
-        f"{path}:8: decode worker of variant sweep[k=3] would read SGLANG_SIMULATE_ACC_LEN=2.50, "
-        "not the 2.99 chosen for it (K=3); a value written into a sweep recipe applies to "
-        "every combination: make it a sweep parameter; nothing written")
+        f"{path}:12: roles decode of sweep[k=2] (K=2) and decode of sweep[k=3] (K=3) share one "
+        "environment block (anchor/alias, inherited, or written for every variant) but need "
+        "different values 2.50 and 2.99; give each role its own")
     assert path.read_text() == before
+
+
+def test_inject_gives_a_sweep_without_an_environment_one_block_or_refuses(tmp_path):
+    """Regression (atheris, caught by the read-back): each combination of a sweep drafting
+    K=2 and K=3 without a ``decode_environment`` planned a block of its own at one place,
+    and the rewritten file held ``decode_environment:`` twice.  One block serves every
+    combination: one value for all of them, or a refusal."""
+    path = _sweep(tmp_path, params="")
+    text = path.read_text()
+    start = text.index("  decode_environment:\n")
+    path.write_text(text[:start] + text[text.index("  sglang_config:\n"):])
+    before = path.read_text()
+    with pytest.raises(PolicyError) as exc:
+        inject(path, thinking="on")
+    assert str(exc.value) == (
+        f"{path}:9: roles decode of sweep[k=2] (K=2) and decode of sweep[k=3] (K=3) share one "
+        "environment block (anchor/alias, inherited, or written for every variant) but need "
+        "different values 2.50 and 2.99; give each role its own")
+    assert path.read_text() == before
+    path.write_text(before.replace("k: [2, 3]", "k: [3, 3]"))
+    assert inject(path, thinking="on").changed == 1
+    assert path.read_text().count("decode_environment:") == 1

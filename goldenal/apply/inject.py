@@ -204,11 +204,20 @@ def _group_key(site):
     return ("file", site.env_file, id(site.spec))
 
 
+def _role_label(site):
+    """A role, and its variant where it has one: ``decode of sweep[k=2]``."""
+    role = site.role or "server"
+    return role if site.section in (None, "base") else f"{role} of {site.section}"
+
+
 def _written_at(node, key=None):
-    """The identity of a mapping as written: a ``zip_override_*`` section's variants share
-    it, but for ``key`` given there as a list (one value per variant)."""
-    if not isinstance(node, spans.ZipSlice):
+    """The identity of a mapping as written: a sweep's combinations and a
+    ``zip_override_*`` section's variants share it, but for ``key`` given in the zip
+    section as a list (one value per variant)."""
+    if not isinstance(node, spans.Reading):
         return id(node)
+    if not isinstance(node, spans.ZipSlice):
+        return id(node.node)
     own = spans.own_pair(node.node, key) if key else None
     if own is not None and own[1].id == "sequence" and len(own[1].value) > 1:
         return id(node.node), node.index
@@ -337,7 +346,8 @@ def _check_values(path, written, values, *, env_file):
                 "; a value written into a sweep recipe applies to every combination: make it "
                 "a sweep parameter" if section.startswith("sweep[") else
                 "; give each its own setting")
-        raise PolicyError(f"{site.role or 'the'} worker of variant {site.section} would read "
+        where = "" if site.section in (None, "base") else f" of {site.section}"
+        raise PolicyError(f"the {site.role or 'server'} worker{where} would read "
                           f"{setting.knob}={setting.value}, not the {want.knob_value} chosen "
                           f"for it (K={want.k}){hint}; nothing written", path=path,
                           line=setting.line)
@@ -520,6 +530,8 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                              f"{site.env_key or site.role + '_environment'} block to "
                              f"carry {eng.knob}; add one",
                              path=path, line=line)
+        if eng.record.env_knob and site.env is not None:
+            spans.refuse_template(original, spans.get(site.env, eng.knob), path)
         key = _group_key(site)
         prev = groups.get(key)
         if (prev is not None and prev[1] != knob and site.env_inherited
@@ -532,10 +544,12 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
         if prev is not None:
             if prev[1] != knob:
                 raise PolicyError(
-                    f"roles {prev[0].role} (K={prev[2]}) and {site.role} (K={site_k}) share one "
+                    f"roles {_role_label(prev[0])} (K={prev[2]}) and {_role_label(site)} "
+                    f"(K={site_k}) share one "
                     f"{'environment block' if eng.record.env_knob else 'speculative-config'} "
-                    f"(anchor/alias or inherited) but need different values {prev[1]} and "
-                    f"{knob}; give each role its own", path=path, line=line)
+                    f"(anchor/alias, inherited, or written for every variant) but need "
+                    f"different values {prev[1]} and {knob}; give each role its own",
+                    path=path, line=line)
             continue
         groups[key] = (site, knob, site_k, al_text, curve_id)
 

@@ -192,8 +192,8 @@ _RULES = [
          "A file that mentions a knob could not be read or parsed.",
          "Reports files skipped because they are binary, unreadable, broken YAML/JSON, or "
          "reached through a symlink loop or a link leading outside the audited root. A recipe "
-         "(a YAML with `backend:`, or `roles:` beside `engine:` or `schema:`) or a serve config (a YAML, JSON or launcher with "
-         "speculative settings) that does not parse is an **error**, so the audit exits 1; "
+         "(a YAML with `backend:`, or `roles:` beside `engine:` or `schema:`) or a serve "
+         "config (a YAML, JSON or launcher with speculative settings) that does not parse is an **error**, so the audit exits 1; "
          "other files that only mention a knob are a warning.",
          "A recipe the audit cannot read is a recipe nobody checked.",
          "speculative-config: '{\"method\": \"mtp\",'   # truncated JSON",

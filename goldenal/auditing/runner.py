@@ -593,7 +593,12 @@ def file_configs(path, text):
     if kind in ("master", "doc"):
         return []
     c = Candidate(relpath, data, kind, True, True, relpath)
-    return _configs(c, text, text.split("\n"))
+    kept = set(_SAME)
+    try:
+        return _configs(c, text, text.split("\n"))
+    finally:    # outside an audit nothing clears what this read keeps: a long session grew
+        for key in _SAME.keys() - kept:
+            del _SAME[key]
 
 
 def _mentions(relpath, lines, table):

@@ -86,7 +86,7 @@ def sections_of(root, path=None):
     if _serves(root):
         sweep = spans.get(root, "sweep")
         if spans.is_map(sweep):
-            return [Section(_combination_name(params), spans.Swept(root, params))
+            return [Section(_combination_name(params), spans.Swept(root, params, path=path))
                     for params in _combinations(sweep, path)]
         return [Section(None, root)]
     base_node = spans.get(root, "base")
@@ -126,7 +126,7 @@ def scenario_facts(root, sections=None):
         node = sec.own("name")
         if spans.is_scalar(node):
             names.append(text(node))
-        elif node is not None and isinstance(getattr(node, "value", None), list):
+        elif node is not None and node.id == "sequence":
             names.extend(text(item) for item in node.value if spans.is_scalar(item))
     return name, benchmark, tuple(n for n in names if n)
 

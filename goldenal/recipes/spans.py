@@ -8,9 +8,9 @@ re-dumped, JSON inside a YAML string (vLLM's speculative config) included.
 import itertools
 import json
 import re
+from dataclasses import dataclass
 
 import yaml
-from dataclasses import dataclass
 
 from goldenal.core.errors import ParseError, PolicyError
 # the one YAML composer, re-exported: spans are read from its located nodes
@@ -114,7 +114,7 @@ class Layers:
         return found[0] if found else None
 
 
-class _Reading:
+class Reading:
     """A mapping as srtctl reads it, each value through :meth:`pick`."""
 
     id = "mapping"
@@ -131,7 +131,7 @@ class _Reading:
         return [(key, self.pick(value)) for key, value in pairs(self.node)]
 
 
-class ZipSlice(_Reading):
+class ZipSlice(Reading):
     """One variant of a ``zip_override_*`` section: each list in it read at ``index`` (a
     one-item list at 0), as srt-slurm slices it (``_apply_zip_slice`` in its
     ``src/srtctl/core/config.py``); a list of lists gives lists."""
@@ -146,7 +146,11 @@ class ZipSlice(_Reading):
         return ZipSlice(value, self.index) if is_map(value) else value
 
 
-class Swept(_Reading):
+# What one string of a sweep may expand to: a file's templates stay about its size.
+MAX_TEMPLATE = 1 << 16
+
+
+class Swept(Reading):
     """A ``sweep`` recipe at one combination of its parameters (name -> value node): each
     ``{name}`` in a string replaced by the value as Python writes it, a string that is
     just the placeholder of a list becoming the list; keys stay, ``sweep`` goes
@@ -154,9 +158,9 @@ class Swept(_Reading):
     ``src/srtctl/core/sweep.py``).  A replaced scalar is a new node at the old one's
     place, ``templated``: its text is not the file's."""
 
-    def __init__(self, node, params, *, top=True):
+    def __init__(self, node, params, *, top=True, path=None):
         super().__init__(node)
-        self.params, self.top = params, top
+        self.params, self.top, self.path = params, top, path
 
     def pairs(self):
         return [pair for pair in super().pairs()
@@ -164,7 +168,7 @@ class Swept(_Reading):
 
     def pick(self, value):
         if is_map(value):
-            return Swept(value, self.params, top=False)
+            return Swept(value, self.params, top=False, path=self.path)
         if value.id == "sequence":
             return yaml.SequenceNode(value.tag, [self.pick(v) for v in value.value],
                                      value.start_mark, value.end_mark, value.flow_style)
@@ -178,9 +182,13 @@ class Swept(_Reading):
             if given.id == "sequence":
                 if text == placeholder:
                     return given
-                text = text.replace(placeholder, ",".join(python_str(v) for v in given.value))
+                written = ",".join(python_str(v) for v in given.value)
             else:
-                text = text.replace(placeholder, python_str(given))
+                written = python_str(given)
+            if len(text) + text.count(placeholder) * len(written) > MAX_TEMPLATE:
+                raise ParseError(f"a sweep template expands past {MAX_TEMPLATE} characters",
+                                 path=self.path, line=line_of(value))
+            text = text.replace(placeholder, written)
         if text == value.value:
             return value
         node = yaml.ScalarNode(value.tag, text, value.start_mark, value.end_mark, value.style)
@@ -242,7 +250,7 @@ def is_scalar(node):
 
 def pairs(node):
     """Effective ``(key_node, value_node)`` pairs, ``<<`` merges resolved, once per node."""
-    if isinstance(node, (Layers, _Reading)):
+    if isinstance(node, (Layers, Reading)):
         return node.pairs()
     if not is_map(node):
         return []
@@ -311,7 +319,7 @@ def get_pair(node, key):
     """``(key_node, value_node)`` of one key (of a tuple, the one written first), or None."""
     index = getattr(node, "_index", None)
     if index is None:
-        if isinstance(node, (Layers, _Reading)):
+        if isinstance(node, (Layers, Reading)):
             names = key if isinstance(key, tuple) else (key,)
             for k, v in node.pairs():
                 if k.value in names:
@@ -328,7 +336,7 @@ def get_pair(node, key):
 def own_pair(node, key):
     """Like :func:`get_pair` but only keys written in this mapping (no merges)."""
     names = key if isinstance(key, tuple) else (key,)
-    if isinstance(node, _Reading):
+    if isinstance(node, Reading):
         pair = own_pair(node.node, names)
         return pair and (pair[0], node.pick(pair[1]))
     if not is_map(node):
@@ -404,6 +412,16 @@ def quote(value, style):
     return value
 
 
+def refuse_template(text, node, path=None):
+    """PolicyError for a value a sweep template makes (:class:`Swept`): it is no text to
+    rewrite."""
+    if getattr(node, "templated", False):
+        written = text[node.start_mark.index:node.end_mark.index]
+        raise PolicyError(f"this value comes from a sweep template ({written}): set it in the "
+                          "sweep's lists; goldenal does not rewrite a template", path=path,
+                          line=line_of(node))
+
+
 def replace_scalar(text, node, value, *, path=None, null_style=None):
     """Edit that sets a scalar's value, keeping its quoting style (a null takes
     ``null_style``: it has none of its own)."""
@@ -412,11 +430,8 @@ def replace_scalar(text, node, value, *, path=None, null_style=None):
     if node.style in ("|", ">"):
         raise ParseError("block scalars are not supported for this setting; write it on "
                          "one line", path=path, line=line_of(node))
+    refuse_template(text, node, path)
     start, end = node.start_mark.index, node.end_mark.index
-    if getattr(node, "templated", False):
-        raise PolicyError(f"this value comes from a sweep template ({text[start:end]}): set it "
-                          "in the sweep's lists; goldenal does not rewrite a template",
-                          path=path, line=line_of(node))
     rendered = quote(value, null_style if is_null(node) else node.style)
     if start == end and text[start - 1:start] == ":":   # ``KEY:`` with nothing after it
         rendered = " " + rendered
