@@ -1,5 +1,5 @@
-"""srt-slurm recipes as srtctl reads them, in ``audit`` and ``inject``: variants, and the
-2.0 layout.
+"""srt-slurm recipes as srtctl reads them, in ``audit`` and ``inject``: variants, the 2.0
+layout and sweeps.
 
 srtctl expands a recipe with a ``base`` section into one recipe per ``override_*``
 section and ``zip_override_*`` index, and nothing else (``_expand_override_variants``
@@ -194,6 +194,37 @@ zip_override_k:
     assert (result.changed, result.entries) == (1, 3)
     assert path.read_text() == BASE + zipped.replace("'2.9']", "'2.99']")
     assert inject(path, thinking="on").changed == 0
+
+
+def test_companions_missing_from_a_zip_block_are_added_once(tmp_path):
+    """Regression (atheris, caught by the read-back): a zip section whose length list was
+    quoted at one index and plain at the other had each variant add the missing companions
+    in its own quotes, so the block held them twice."""
+    base = BASE.replace("""\
+      SGLANG_ENABLE_THINKING: '1'
+      SGLANG_SIMULATE_ACC_LEN: '2.99'
+      SGLANG_SIMULATE_ACC_METHOD: 'match-expected'
+      SGLANG_SIMULATE_ACC_TOKEN_MODE: 'real-draft-token'
+""", """\
+      SGLANG_ENABLE_THINKING: 1
+      SGLANG_SIMULATE_ACC_LEN: 2.99
+""")
+    zipped = """\
+zip_override_k:
+  name: [a, b]
+  backend:
+    decode_environment:
+      SGLANG_SIMULATE_ACC_LEN: ['2.50', 2.99]
+"""
+    spec = "    sglang_config:\n      decode:\n        speculative-num-steps: [2, 3]\n"
+    path = _recipe(tmp_path, "")
+    path.write_text(base + zipped + spec)
+    assert inject(path, thinking="on").changed == 3
+    added = ('      SGLANG_SIMULATE_ACC_METHOD: "match-expected"\n'
+             '      SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"\n')
+    assert path.read_text() == (base.replace("SGLANG_SIMULATE_ACC_LEN: 2.99\n",
+                                             "SGLANG_SIMULATE_ACC_LEN: 2.99\n" + added)
+                                + zipped + added + spec)
 
 
 def test_one_value_for_a_zip_section_whose_variants_need_two_is_refused(tmp_path):
