@@ -49,12 +49,30 @@ base:
 """
 
 
-def _recipe(tmp_path, variants):
+# a zip section of two variants drafting K=2 and K=3, the second's length wrong
+ZIP_K = """\
+zip_override_k:
+  name: [a, b]
+  backend:
+    decode_environment:
+      SGLANG_SIMULATE_ACC_LEN: ['2.50', '2.9']
+    sglang_config:
+      decode:
+        speculative-num-steps: [2, 3]
+"""
+
+
+def _agentic(tmp_path, name, text):
+    """``text`` written as ``agentic/<name>`` (the folder says the scenario)."""
     folder = tmp_path / "agentic"
     folder.mkdir(exist_ok=True)
-    path = folder / "recipe.yaml"
-    path.write_text(BASE + variants)
+    path = folder / name
+    path.write_text(text)
     return path
+
+
+def _recipe(tmp_path, variants):
+    return _agentic(tmp_path, "recipe.yaml", BASE + variants)
 
 
 def _findings(path):
@@ -122,15 +140,7 @@ def test_a_variant_deleting_the_knob_with_null_is_a_missing_knob(tmp_path):
 def test_each_index_of_a_zip_section_is_checked_with_its_own_values(tmp_path):
     """Regression: lists of K and of the knob in a zip section were one variant whose
     length was "not a literal number" (info); ``['9.99']`` hid a wrong value."""
-    path = _recipe(tmp_path, """\
-zip_override_k:
-  name: [a, b]
-  backend:
-    decode_environment:
-      SGLANG_SIMULATE_ACC_LEN: ['2.50', '2.9']
-    sglang_config:
-      decode:
-        speculative-num-steps: [2, 3]
+    path = _recipe(tmp_path, ZIP_K + """\
 zip_override_one:
   name: [c]
   backend:
@@ -179,16 +189,7 @@ def test_a_deleted_knob_is_written_back_in_the_blocks_quotes(tmp_path, written):
 
 
 def test_a_zip_list_is_edited_at_the_index_that_needs_it(tmp_path):
-    zipped = """\
-zip_override_k:
-  name: [a, b]
-  backend:
-    decode_environment:
-      SGLANG_SIMULATE_ACC_LEN: ['2.50', '2.9']
-    sglang_config:
-      decode:
-        speculative-num-steps: [2, 3]
-"""
+    zipped = ZIP_K
     path = _recipe(tmp_path, zipped)
     result = inject(path, thinking="on", force=True)
     assert (result.changed, result.entries) == (1, 3)
@@ -272,11 +273,7 @@ DECODE_ENV = """\
 
 
 def _v2(tmp_path, engine="engine: sglang\n", env=DECODE_ENV, name="recipe.yaml"):
-    folder = tmp_path / "agentic"
-    folder.mkdir(exist_ok=True)
-    path = folder / name
-    path.write_text(V2.format(engine=engine, env=env))
-    return path
+    return _agentic(tmp_path, name, V2.format(engine=engine, env=env))
 
 
 @pytest.mark.parametrize("engine", ["engine: sglang\n", "engine:\n  type: sglang\n", ""])
@@ -293,10 +290,7 @@ def test_a_2_0_recipe_without_the_knob_is_a_missing_knob(tmp_path):
 
 
 def test_a_2_0_variant_is_layered_over_its_base(tmp_path):
-    folder = tmp_path / "agentic"
-    folder.mkdir()
-    path = folder / "agg.yaml"
-    path.write_text("""\
+    path = _agentic(tmp_path, "agg.yaml", """\
 schema: 2
 base:
   name: glm5.2-agentx
@@ -344,19 +338,26 @@ _ENV3 = ('      SGLANG_SIMULATE_ACC_LEN: "{}"\n'
          '      SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"\n')
 
 
+@pytest.mark.parametrize("before,after,line,message", [
+    ("  decode:\n    nodes: 2\n", "  aggregated:\n    nodes: 2\n", 12,
+     "unknown role 'aggregated': srtctl's roles are prefill, decode and agg"),
+    ("  decode:\n    nodes: 2\n", "  decode:\n    engine: vllm\n    nodes: 2\n", 13,
+     "the roles name two engines, 'sglang' and 'vllm': srtctl runs one engine per recipe"),
+])
+def test_roles_srtctl_refuses_are_a_parse_finding(tmp_path, before, after, line, message):
+    path = _v2(tmp_path)
+    path.write_text(path.read_text().replace(before, after))
+    assert _findings(path) == [(line, 1, "GAL306", f"cannot parse recipe: {message}")]
+
+
 def test_a_yaml_with_roles_but_no_engine_or_schema_is_no_recipe(tmp_path):
     # an Ansible playbook: ``roles:`` alone does not make a recipe
-    folder = tmp_path / "agentic"
-    folder.mkdir()
-    (folder / "site.yaml").write_text("- hosts: all\n  roles:\n    - common\n")
-    assert _findings(folder / "site.yaml") == []
+    path = _agentic(tmp_path, "site.yaml", "- hosts: all\n  roles:\n    - common\n")
+    assert _findings(path) == []
 
 
 def test_a_2_0_recipe_of_vllm_is_read_at_its_roles_args(tmp_path):
-    folder = tmp_path / "agentic"
-    folder.mkdir()
-    path = folder / "minimax-m3-agentic.yaml"
-    path.write_text("""\
+    path = _agentic(tmp_path, "minimax-m3-agentic.yaml", """\
 schema: 2
 model:
   path: MiniMaxAI/MiniMax-M3
@@ -394,11 +395,7 @@ sweep:
 
 
 def _sweep(tmp_path, al='"{al}"', params='  al: ["2.50", "2.99"]\n'):
-    folder = tmp_path / "agentic"
-    folder.mkdir(exist_ok=True)
-    path = folder / "sweep.yaml"
-    path.write_text(SWEEP.format(al=al, params=params))
-    return path
+    return _agentic(tmp_path, "sweep.yaml", SWEEP.format(al=al, params=params))
 
 
 def test_every_combination_of_a_sweep_is_audited(tmp_path):

@@ -214,14 +214,11 @@ def _written_at(node, key=None):
     """The identity of a mapping as written: a sweep's combinations and a
     ``zip_override_*`` section's variants share it, but for ``key`` given in the zip
     section as a list (one value per variant)."""
-    if not isinstance(node, spans.Reading):
-        return id(node)
-    if not isinstance(node, spans.ZipSlice):
-        return id(node.node)
-    own = spans.own_pair(node.node, key) if key else None
-    if own is not None and own[1].id == "sequence" and len(own[1].value) > 1:
-        return id(node.node), node.index
-    return id(node.node)
+    if isinstance(node, spans.ZipSlice) and key:
+        own = spans.own_pair(node.node, key)
+        if own is not None and own[1].id == "sequence" and len(own[1].value) > 1:
+            return id(node.node), node.index
+    return id(spans.as_written(node))
 
 
 def inject(path, *, engine=None, model=None, k=None, thinking=None, draft=None, curve=None,

@@ -596,7 +596,7 @@ def file_configs(path, text):
     kept = set(_SAME)
     try:
         return _configs(c, text, text.split("\n"))
-    finally:    # outside an audit nothing clears what this read keeps: a long session grew
+    finally:    # outside an audit run nothing else clears what this read adds
         for key in _SAME.keys() - kept:
             del _SAME[key]
 

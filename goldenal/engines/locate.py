@@ -194,24 +194,38 @@ def _model_names(section):
     return list(filter(None, (spans.scalar(section.get(*path)) for path in keys)))
 
 
-def _engine_type(section):
+def _engine_type(section, path=None):
     """The engine a recipe names: ``backend.type``, or the 2.0 layout's ``engine`` (a name
-    or a mapping with ``type``, else a role's ``engine``; SGLang when none says,
-    ``expand_engine`` and ``_engine_key`` in NVIDIA/srt-slurm src/srtctl/core/roles.py)."""
+    or a mapping with ``type``) or its roles' ``engine``, SGLang when none says.  Roles
+    srtctl does not know, and engines that disagree, are refused as srtctl refuses them
+    (``expand_roles``, ``expand_engine`` and ``_engine_key`` in NVIDIA/srt-slurm
+    src/srtctl/core/roles.py)."""
     said = section.get("backend", "type")
     roles = section.get("roles")
-    if said is None and spans.is_map(roles):
-        engine = section.get("engine")
-        said = spans.get(engine, "type") if spans.is_map(engine) else engine
-        if said is None:
-            said = next((spans.get(spec, "engine") for _, spec in spans.pairs(roles)
-                         if spans.get(spec, "engine") is not None), None)
-        return (spans.scalar(said) or "sglang").lower()
-    return (spans.scalar(said) or "").lower()
+    if said is not None or not spans.is_map(roles):
+        return (spans.scalar(said) or "").lower()
+    engine = section.get("engine")
+    named = {}      # engine -> the node naming it
+    top = spans.get(engine, "type") if spans.is_map(engine) else engine
+    if spans.scalar(top) is not None:
+        named[spans.scalar(top)] = top
+    for key, spec in spans.pairs(roles):
+        if not (spans.is_scalar(key) and key.value in V2_ROLES.values()):
+            raise ParseError(f"unknown role {spans.scalar(key) or '?'!r}: srtctl's roles are "
+                             "prefill, decode and agg", path=path, line=spans.line_of(key))
+        role_engine = spans.get(spec, "engine")
+        if spans.scalar(role_engine) is not None:
+            named.setdefault(spans.scalar(role_engine), role_engine)
+    if len(named) > 1:
+        first, second = list(named)[:2]
+        raise ParseError(f"the roles name two engines, {first!r} and {second!r}: srtctl runs "
+                         "one engine per recipe", path=path,
+                         line=spans.line_of(named[second]))
+    return (next(iter(named), None) or "sglang").lower()
 
 
-def _engine_of(section):
-    kind = _engine_type(section)
+def _engine_of(section, path=None):
+    kind = _engine_type(section, path)
     for eng in recipe_adapters():
         if kind and any(word in kind for word in eng.backend_types):
             return eng
@@ -234,7 +248,7 @@ def recipe_sites(doc, *, knob_only=False):
         return None
     sites = []
     for section in sections:
-        eng = _engine_of(section)
+        eng = _engine_of(section, doc.path)
         if eng is None:
             continue
         engine, env_knob = eng.name, eng.record.env_knob

@@ -17,18 +17,13 @@ ENV_FILE_LIMIT = 1 << 20
 ENV_FILE_RE = re.compile(r"^[ \t]*#[ \t]*env[-_]file[ \t]*:[ \t]*(\S+)[ \t\r]*$", re.M)
 
 
-def written(node):
-    """A mapping as the file writes it, not as one variant reads it."""
-    return node.node if isinstance(node, spans.Reading) else node
-
-
 def quote_style(env):
     """The quote character most values of an environment mapping use, as written: the
     variants of one ``zip_override_*`` section, reading its lists at different indices,
     write alike into the section they share."""
     if isinstance(env, spans.Layers):
-        env = spans.Layers(*(written(layer) for layer in env.layers))
-    styles = Counter(v.style for _, v in spans.pairs(written(env))
+        env = spans.Layers(*(spans.as_written(layer) for layer in env.layers))
+    styles = Counter(v.style for _, v in spans.pairs(spans.as_written(env))
                      if spans.is_scalar(v) and v.style in ("'", '"'))
     return styles.most_common(1)[0][0] if styles else '"'
 

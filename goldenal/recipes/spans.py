@@ -131,6 +131,11 @@ class Reading:
         return [(key, self.pick(value)) for key, value in pairs(self.node)]
 
 
+def as_written(node):
+    """A mapping as the file writes it, not as one variant or combination reads it."""
+    return node.node if isinstance(node, Reading) else node
+
+
 class ZipSlice(Reading):
     """One variant of a ``zip_override_*`` section: each list in it read at ``index`` (a
     one-item list at 0), as srt-slurm slices it (``_apply_zip_slice`` in its
