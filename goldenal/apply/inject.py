@@ -336,13 +336,10 @@ def _check_values(path, written, values, *, env_file):
                 or os.fspath(setting.path) != os.fspath(path)
                 or same_number(setting.value, want.knob_value)):
             continue
-        section = site.section or ""
+        # (a sweep's combinations share their blocks: the grouping refuses them first)
         hint = ("; a value written into a zip_override section applies to every variant it "
                 "makes: give the setting one value per variant (a list)"
-                if section.startswith("zip_") else
-                "; a value written into a sweep recipe applies to every combination: make it "
-                "a sweep parameter" if section.startswith("sweep[") else
-                "; give each its own setting")
+                if (site.section or "").startswith("zip_") else "; give each its own setting")
         where = "" if site.section in (None, "base") else f" of {site.section}"
         raise PolicyError(f"the {site.role or 'server'} worker{where} would read "
                           f"{setting.knob}={setting.value}, not the {want.knob_value} chosen "
