@@ -25,7 +25,7 @@ import pytest
 
 from goldenal.apply.inject import inject
 from goldenal.auditing import audit
-from goldenal.core.errors import ParseError, PolicyError
+from goldenal.core.errors import ConflictError, ParseError, PolicyError
 from goldenal.recipes import spans
 
 # glm5.2_mtp thinking_on: K=2 -> 2.50, K=3 -> 2.99 (the packaged curves)
@@ -228,21 +228,117 @@ zip_override_k:
                                 + zipped + added + spec)
 
 
-def test_one_value_for_a_zip_section_whose_variants_need_two_is_refused(tmp_path):
+ZIP_SPEC = "    sglang_config:\n      decode:\n        speculative-num-steps: [2, 3]\n"
+COMPANIONS = ('      SGLANG_SIMULATE_ACC_METHOD: "match-expected"\n'
+              '      SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"\n')
+
+
+def test_a_zip_section_drafting_two_k_gets_one_value_per_variant(tmp_path):
     """Regression: a zip section drafting K=2 and K=3 without an environment of its own got
     ``decode_environment: {SGLANG_SIMULATE_ACC_LEN: "2.50"}``, which srtctl hands to both
-    variants: the K=3 one then ran at 2.50.  Now refused, the file untouched."""
-    path = _recipe(tmp_path, "zip_override_k:\n  name: [a, b]\n  backend:\n    sglang_config:\n"
-                             "      decode:\n        speculative-num-steps: [2, 3]\n")
+    variants: the K=3 one ran at 2.50 (then: refused).  Now it gets a list srtctl slices
+    like the K list."""
+    zipped = "zip_override_k:\n  name: [a, b]\n  backend:\n" + ZIP_SPEC
+    path = _recipe(tmp_path, zipped)
+    result = inject(path, thinking="on")
+    assert (result.changed, result.entries) == (1, 2)
+    assert path.read_text() == BASE + zipped + (
+        '    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: ["2.50", "2.99"]\n'
+        + COMPANIONS)
+    assert _findings(path) == []
+    assert inject(path, thinking="on").changed == 0
+
+
+@pytest.mark.parametrize("written, line, col", [
+    ("SGLANG_SIMULATE_ACC_LEN: '2.99'", 21, 33),
+    ("SGLANG_SIMULATE_ACC_LEN: ['2.99']", 21, 34),     # one item: every variant reads it
+    ("OTHER: 'x'", 9, 33),                             # inherited from the base
+])
+def test_one_shared_value_in_a_zip_block_becomes_a_list_with_force(tmp_path, written, line,
+                                                                    col):
+    env = f"    decode_environment:\n      {written}\n"
+    path = _recipe(tmp_path, "zip_override_k:\n  name: [a, b]\n  backend:\n" + env + ZIP_SPEC)
+    before = path.read_text()
+    assert _findings(path) == [(line, col, "GAL201",
+                                "role decode; branch variant zip_override_k[0]]")]
+    with pytest.raises(ConflictError) as exc:
+        inject(path, thinking="on")
+    assert str(exc.value) == (f"{path}:{line}: SGLANG_SIMULATE_ACC_LEN is already pinned to "
+                              "2.99, golden value is 2.50; use --force to overwrite")
+    assert path.read_text() == before
+    assert inject(path, thinking="on", force=True).changed == 1
+    listed = "SGLANG_SIMULATE_ACC_LEN: ['2.50', '2.99']"
+    new = listed if "ACC_LEN" in written else f"{written}\n      {listed}"
+    assert path.read_text() == before.replace(f"      {written}\n    sglang",
+                                              f"      {new}\n    sglang")
+    assert _findings(path) == []
+
+
+def test_a_block_list_shared_by_a_zip_section_is_refused_not_rewritten(tmp_path):
+    env = "    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN:\n      - '2.99'\n"
+    path = _recipe(tmp_path, "zip_override_k:\n  name: [a, b]\n  backend:\n" + env + ZIP_SPEC)
+    before = path.read_text()
+    with pytest.raises(ParseError) as exc:
+        inject(path, thinking="on", force=True)
+    assert str(exc.value) == (f"{path}:22: cannot rewrite a block list here: write it as a "
+                              "flow list ([a, b])")
+    assert path.read_text() == before
+
+
+def test_a_zip_index_without_speculative_settings_gets_no_value_made_up(tmp_path):
+    path = _agentic(tmp_path, "recipe.yaml", BASE.split("    sglang_config:")[0].replace(
+        "      SGLANG_SIMULATE_ACC_LEN: '2.99'\n", "") + """\
+zip_override_k:
+  backend:
+    sglang_config:
+      decode:
+      - {speculative-algorithm: EAGLE, speculative-num-steps: 2}
+      - {speculative-algorithm: EAGLE, speculative-num-steps: 3}
+      - {tp-size: 8}
+""")
     before = path.read_text()
     with pytest.raises(PolicyError) as exc:
         inject(path, thinking="on")
     assert str(exc.value) == (
-        f"{path}:24: the decode worker of zip_override_k[1] would read "
-        "SGLANG_SIMULATE_ACC_LEN=2.50, not the 2.99 chosen for it (K=3); a value written into "
-        "a zip_override section applies to every variant it makes: give the setting one value "
-        "per variant (a list); nothing written")
+        f"{path}:16: the decode workers of zip_override_k need different values (2.50, "
+        "2.99) but zip_override_k[2] has no speculative settings to choose one for; give that "
+        "variant its own section")
     assert path.read_text() == before
+
+
+def test_a_2_0_zip_section_gets_its_list_in_the_role_env(tmp_path):
+    path = _agentic(tmp_path, "agg.yaml", """\
+schema: 2
+base:
+  name: glm5.2-agentx
+  model:
+    path: glm-5.2-fp8
+  engine: {type: sglang}
+  roles:
+    agg:
+      env:
+        SGLANG_ENABLE_THINKING: "1"
+        SGLANG_SIMULATE_ACC_LEN: "2.99"
+      args:
+        speculative-algorithm: EAGLE
+        speculative-num-steps: 3
+zip_override_k:
+  roles:
+    agg:
+      args:
+        speculative-num-steps: [2, 3]
+""")
+    assert _findings(path) == [(11, 35, "GAL201", "role aggregated; branch variant "
+                                                  "zip_override_k[0]]")]
+    assert inject(path, thinking="on").changed == 2
+    assert path.read_text().endswith("""\
+        speculative-num-steps: [2, 3]
+      env:
+        SGLANG_SIMULATE_ACC_LEN: ["2.50", "2.99"]
+        SGLANG_SIMULATE_ACC_METHOD: "match-expected"
+        SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"
+""")
+    assert _findings(path) == []
 
 
 # -- the 2.0 layout -------------------------------------------------------------------------

@@ -204,6 +204,47 @@ def _group_key(site):
     return ("file", site.env_file, id(site.spec))
 
 
+def _zip_shared(site):
+    """Does the knob's write for ``site`` land in a ``zip_override_*`` section's block that
+    all its variants read (not in a list read at the site's index)?"""
+    eng = adapter(site.engine)
+    if not eng.record.env_knob or site.env_file:
+        return False
+    if site.env is None:
+        return isinstance(site.backend, spans.ZipSlice)
+    node = site.env.layers[0] if isinstance(site.env, spans.Layers) else site.env
+    return isinstance(node, spans.ZipSlice) and not isinstance(_written_at(node, eng.knob),
+                                                               tuple)
+
+
+def _per_index(sites, values):
+    """``{(zip section's holder, role): {index: knob value}}`` of every zip variant's site."""
+    out = {}
+    for site, value in zip(sites, values):
+        if isinstance(site.backend, spans.ZipSlice):
+            out.setdefault((id(site.backend.node), site.role), {})[site.backend.index] = value
+    return out
+
+
+def _zip_value(per_index, site, path):
+    """The knob value a zip section's shared block carries: one for every variant, else
+    :class:`spans.PerVariant`, which srt-slurm slices like the section's K list."""
+    chosen = per_index[(id(site.backend.node), site.role)]
+    n = spans.zip_length(site.backend.node, path)
+    knobs = {i: v.knob_value for i, v in chosen.items()}
+    if len(set(knobs.values())) == 1 and len(chosen) == n:
+        return next(iter(knobs.values()))
+    missing = [i for i in range(n) if i not in chosen]
+    if missing:
+        section = (site.section or "").split("[")[0]
+        raise PolicyError(
+            f"the {site.role or 'server'} workers of {section} need different values "
+            f"({', '.join(sorted(set(knobs.values())))}) but {section}[{missing[0]}] has no "
+            "speculative settings to choose one for; give that variant its own section",
+            path=path, line=_site_line(site))
+    return spans.PerVariant(knobs[i] for i in range(n))
+
+
 def _role_label(site):
     """A role, and its variant where it has one: ``decode of sweep[k=2]``."""
     role = site.role or "server"
@@ -336,15 +377,11 @@ def _check_values(path, written, values, *, env_file):
                 or os.fspath(setting.path) != os.fspath(path)
                 or same_number(setting.value, want.knob_value)):
             continue
-        # (a sweep's combinations share their blocks: the grouping refuses them first)
-        hint = ("; a value written into a zip_override section applies to every variant it "
-                "makes: give the setting one value per variant (a list)"
-                if (site.section or "").startswith("zip_") else "; give each its own setting")
         where = "" if site.section in (None, "base") else f" of {site.section}"
         raise PolicyError(f"the {site.role or 'server'} worker{where} would read "
                           f"{setting.knob}={setting.value}, not the {want.knob_value} chosen "
-                          f"for it (K={want.k}){hint}; nothing written", path=path,
-                          line=setting.line)
+                          f"for it (K={want.k}); give each its own setting; nothing written",
+                          path=path, line=setting.line)
 
 
 def _read_back(path, written):
@@ -536,7 +573,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
             key = _group_key(site)
             prev = groups.get(key)
         if prev is not None:
-            if prev[1] != knob:
+            if prev[1] != knob and not _zip_shared(site):
                 raise PolicyError(
                     f"roles {_role_label(prev[0])} (K={prev[2]}) and {_role_label(site)} "
                     f"(K={site_k}) share one "
@@ -549,7 +586,11 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
 
     edits, file_edits, changes = [], {}, []
     changed = 0
+    per_index = _per_index(sites, values)
     for site, knob, site_k, al_text, curve_id in groups.values():
+        if _zip_shared(site):
+            # a block every variant of the zip section reads: one value, or one per variant
+            al_text = _zip_value(per_index, site, path)
         options = {}
         if distribution:
             _check_distribution(distribution, adapter(site.engine))

@@ -33,8 +33,8 @@ def _plan_keys(desired, found, value_key, force, path, edit):
             continue
         old, line = found[key]
         if key == value_key:
-            check_pinned(key, old, value, force=force, path=path, line=line)
-            if same_number(old, value):
+            _check_pinned(key, old, value, force=force, path=path, line=line)
+            if not isinstance(value, spans.PerVariant) and same_number(old, value):
                 continue
         if old != value:
             new = edit(key, value)
@@ -44,16 +44,25 @@ def _plan_keys(desired, found, value_key, force, path, edit):
     return edits, changes, missing
 
 
+def _check_pinned(key, old, value, **where):
+    """:func:`check_pinned` for a value, or for each variant's of a :class:`spans.PerVariant`."""
+    for each in value if isinstance(value, spans.PerVariant) else (value,):
+        check_pinned(key, old, each, **where)
+
+
 def plan_env(doc, env, desired, *, value_key, force):
     """``(edits, changes)`` making an environment mapping hold ``desired`` (ordered dict).
 
     A variant's own block layered over its base's (:class:`spans.Layers`) is written
     itself: a key it inherits with another value is added to it, never edited in the
-    base, whose other variants read the base's value."""
+    base, whose other variants read the base's value.  A :class:`spans.PerVariant` value
+    replaces the key's value as the ``zip_override_*`` section writes it, for every
+    variant at once."""
     own = env.layers[0] if isinstance(env, spans.Layers) else env
-    nodes = {key: pair[1] for key in desired
-             for pair in (spans.get_pair(own, key),) if pair is not None}
-    found = {key: (spans.scalar(node), spans.line_of(node)) for key, node in nodes.items()}
+    nodes = {key: pair[1] for key, value in desired.items()
+             for pair in (spans.get_pair(spans.as_written(own) if isinstance(
+                 value, spans.PerVariant) else own, key),) if pair is not None}
+    found = {key: (_one_value(node), spans.line_of(node)) for key, node in nodes.items()}
     if own is not env:
         for key, value in desired.items():
             pair = None if key in found else spans.get_pair(env, key)
@@ -61,8 +70,8 @@ def plan_env(doc, env, desired, *, value_key, force):
                 continue
             old = spans.scalar(pair[1])
             if key == value_key:
-                check_pinned(key, old, value, force=force, path=doc.path,
-                             line=spans.line_of(pair[1]))
+                _check_pinned(key, old, value, force=force, path=doc.path,
+                              line=spans.line_of(pair[1]))
             if old == value or (key == value_key and same_number(old, value)):
                 found[key] = (old, spans.line_of(pair[1]))   # inherited as it should be
     edits, changes, missing = _plan_keys(
@@ -73,6 +82,13 @@ def plan_env(doc, env, desired, *, value_key, force):
         edits.append(spans.add_to_mapping(doc.text, env, missing, value_style=quote_style(env),
                                           path=doc.path))
     return edits, changes
+
+
+def _one_value(node):
+    """The value every variant reads from a node: a scalar's, or a one-item list's."""
+    if node.id == "sequence" and len(node.value) == 1:
+        node = node.value[0]
+    return spans.scalar(node)
 
 
 def plan_env_file(path, desired, *, value_key, force, create=True, ref=None):

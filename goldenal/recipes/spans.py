@@ -408,8 +408,19 @@ def text_end(node):
 
 # -- rendering --------------------------------------------------------------
 
+class PerVariant(tuple):
+    """One value per variant of a ``zip_override_*`` section, in index order: written as
+    a flow list, which srt-slurm slices like the section's other lists."""
+
+    def __str__(self):
+        return "[" + ", ".join(self) + "]"
+
+
 def quote(value, style):
-    """A string as a YAML scalar in quoting ``style``."""
+    """A string as a YAML scalar in quoting ``style`` (a :class:`PerVariant` as a flow
+    list of such scalars)."""
+    if isinstance(value, PerVariant):
+        return "[" + ", ".join(quote(v, style) for v in value) + "]"
     if style == "'":
         return "'" + value.replace("'", "''") + "'"
     if style == '"':
@@ -429,7 +440,16 @@ def refuse_template(text, node, path=None):
 
 def replace_scalar(text, node, value, *, path=None, null_style=None):
     """Edit that sets a scalar's value, keeping its quoting style (a null takes
-    ``null_style``: it has none of its own)."""
+    ``null_style``: it has none of its own); a :class:`PerVariant` value may replace a
+    flow list too, its items' quotes kept."""
+    if isinstance(value, PerVariant) and node is not None and node.id == "sequence":
+        if not node.flow_style:
+            raise ParseError("cannot rewrite a block list here: write it as a flow list "
+                             "([a, b])", path=path, line=line_of(node))
+        styles = [item.style for item in node.value if is_scalar(item)]
+        start, end = node.start_mark.index, text_end(node)
+        rendered = quote(value, styles[0] if styles else null_style)
+        return None if text[start:end] == rendered else Edit(start, end, rendered)
     if not is_scalar(node):
         raise ParseError("expected a single value here", path=path, line=line_of(node))
     if node.style in ("|", ">"):
