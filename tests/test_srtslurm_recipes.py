@@ -249,6 +249,21 @@ def test_a_zip_section_drafting_two_k_gets_one_value_per_variant(tmp_path):
     assert inject(path, thinking="on").changed == 0
 
 
+def test_audit_fix_leaves_a_base_value_a_zip_variant_inherits_and_says_who_needs_it(
+        tmp_path, run_cli, monkeypatch):
+    """``--fix`` replaces literals: the base's 2.99 serves the base's K=3 decode worker too,
+    so it stays, and the reason names that worker and its value (``inject`` writes the
+    variants their list)."""
+    path = _recipe(tmp_path, "zip_override_k:\n  name: [a, b]\n  backend:\n" + ZIP_SPEC)
+    before = path.read_text()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli("audit", ".", "--fix")
+    assert code == 1 and path.read_text() == before
+    assert ("Not fixed: agentic/recipe.yaml:9:33: GAL201: the literal also serves another "
+            "config that needs another value (role decode needs 2.99; a shared anchor, "
+            "variable or base section)") in err.splitlines()
+
+
 @pytest.mark.parametrize("written, line, col", [
     ("SGLANG_SIMULATE_ACC_LEN: '2.99'", 21, 33),
     ("SGLANG_SIMULATE_ACC_LEN: ['2.99']", 21, 34),     # one item: every variant reads it

@@ -26,7 +26,7 @@ ASSUMED = {"GAL305": "assumed thinking mode: no thinking-mode signal for this co
            "GAL304": "a piece of the cell could not be determined for this line (GAL304)"}
 SHARED_LINE = "findings on this line ask for different values (a line shared by several configs)"
 SHARED_ANCHOR = ("the literal also serves another config that needs another value "
-                 "(a shared anchor or variable)")
+                 "(a shared anchor, variable or base section)")
 LINKED = ("reached through a symbolic link; --fix never writes through one "
           "(fix the file it names)")
 NOT_LITERAL = {
@@ -153,15 +153,24 @@ def _apply(plans, root, read=None):
 
 
 def _rejected(changes, root, audit_tree):
-    """The fixed ``(path, line)`` where auditing the fixed texts finds wrong values."""
+    """``{(path, line): why}`` of the fixes where auditing the fixed texts finds wrong
+    values, ``why`` naming a config the fix would break and the value it needs."""
     def real(path):
         return os.path.realpath(os.path.join(root, path))
 
     overlay = {os.path.join(root, path): after for path, (_, after, _) in changes.items()}
     fixed = {(real(f.path), f.line): (f.path, f.line)
              for _, _, group in changes.values() for f in group}
-    bad = {(real(f.path), f.line) for f in audit_tree(overlay) if f.severity == "error"}
-    return {fixed[key] for key in bad if key in fixed}
+    out = {}
+    for f in audit_tree(overlay):
+        key = fixed.get((real(f.path), f.line))
+        if f.severity != "error" or key is None or key in out:
+            continue
+        config = f.message.rsplit(" [", 1)[1].rstrip("]") if " [" in f.message else None
+        out[key] = (SHARED_ANCHOR if not (config and f.expected) else
+                    SHARED_ANCHOR.replace("another value (", f"another value ({config} needs "
+                                          f"{f.expected}; ", 1))
+    return out
 
 
 def _diff(path, before, after):
@@ -206,7 +215,7 @@ def _fix(plans, skipped, root, audit_tree, *, write, read=None):
         if not unsafe:
             break
         # drop what the check rejected, then check what is left on its own
-        skipped += [(f, SHARED_ANCHOR) for key in sorted(unsafe) for f in plans[key][2]]
+        skipped += [(f, unsafe[key]) for key in sorted(unsafe) for f in plans[key][2]]
         plans = {k: v for k, v in plans.items() if k not in unsafe}
         changes, _ = _apply(plans, root, read)
     diffs, fixed, files = [], [], []
