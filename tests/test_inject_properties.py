@@ -68,3 +68,51 @@ def test_generated_recipes_get_the_knob_in_every_block_and_nothing_else(tmp_path
     assert result.changed >= 1
     again = inject(path, thinking="on")
     assert again.changed == 0 and path.read_text() == after
+
+
+@st.composite
+def zip_recipes(draw):
+    """A recipe whose ``zip_override_k`` section drafts a list of K over a K=3 base, its own
+    environment block absent, holding other keys, or a value for every variant."""
+    ks = draw(st.lists(st.integers(1, 8), min_size=2, max_size=4))
+    quote = draw(st.sampled_from(["'", '"', ""]))
+    own = draw(st.sampled_from(["none", "other", "shared"]))
+    env = {"none": "", "other": f"    decode_environment:\n      HF_HOME: {quote}/hf{quote}\n",
+           "shared": f"    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: "
+                     f"{quote}2.99{quote}\n"}[own]
+    text = (f"base:\n  name: glm5.2-agentx\n  model:\n    path: glm-5.2-fp8\n  backend:\n"
+            f"    type: sglang\n    decode_environment:\n"
+            f"      SGLANG_ENABLE_THINKING: {quote}1{quote}\n"
+            f"      SGLANG_SIMULATE_ACC_LEN: {quote}2.99{quote}\n"
+            "    sglang_config:\n      decode:\n        speculative-algorithm: EAGLE\n"
+            "        speculative-num-steps: 3\n"
+            f"zip_override_k:\n  backend:\n{env}    sglang_config:\n      decode:\n"
+            f"        speculative-num-steps: [{', '.join(map(str, ks))}]\n")
+    return ks, text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(recipe=zip_recipes())
+def test_each_variant_of_a_generated_zip_section_reads_its_own_k_value(tmp_path, recipe):
+    from goldenal.auditing import audit
+
+    ks, text = recipe
+    folder = tmp_path / "agentic"
+    folder.mkdir(exist_ok=True)
+    path = folder / "recipe.yaml"
+    path.write_text(text)
+    inject(path, thinking="on", force=True)
+    after = path.read_text()
+    written = YAML(typ="safe").load(after)["zip_override_k"]["backend"]
+    value = (written.get("decode_environment") or {}).get("SGLANG_SIMULATE_ACC_LEN")
+    if len(set(ks)) > 1:
+        assert isinstance(value, list) and len(value) == len(ks)
+    for i, k in enumerate(ks):      # srtctl's slice: the index, or the one value for all
+        read = value[i] if isinstance(value, list) else value
+        if read is None:            # the variant inherits the base's K=3 value
+            assert k == 3
+            continue
+        assert f"{float(read):.2f}" == GOLDEN_ON[k]
+    assert audit([folder], root=folder) == []
+    again = inject(path, thinking="on")
+    assert again.changed == 0 and path.read_text() == after

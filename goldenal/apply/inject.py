@@ -232,7 +232,7 @@ def _zip_value(per_index, site, path):
     chosen = per_index[(id(site.backend.node), site.role)]
     n = spans.zip_length(site.backend.node, path)
     knobs = {i: v.knob_value for i, v in chosen.items()}
-    if len(set(knobs.values())) == 1 and len(chosen) == n:
+    if len(set(knobs.values())) == 1:
         return next(iter(knobs.values()))
     missing = [i for i in range(n) if i not in chosen]
     if missing:
