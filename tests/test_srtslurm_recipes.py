@@ -80,6 +80,15 @@ def _findings(path):
             for f in audit([path.parent], root=path.parent)]
 
 
+def _refusal(path, error, **options):
+    """The message of the ``error`` inject raises for ``path``, which it leaves as it was."""
+    before = path.read_text()
+    with pytest.raises(error) as exc:
+        inject(path, thinking="on", **options)
+    assert path.read_text() == before
+    return str(exc.value)
+
+
 # -- the layered and sliced views ---------------------------------------------------------
 
 def test_a_null_in_a_variant_deletes_the_key_a_null_in_the_base_stays():
@@ -276,11 +285,9 @@ def test_one_shared_value_in_a_zip_block_becomes_a_list_with_force(tmp_path, wri
     before = path.read_text()
     assert _findings(path) == [(line, col, "GAL201",
                                 "role decode; branch variant zip_override_k[0]]")]
-    with pytest.raises(ConflictError) as exc:
-        inject(path, thinking="on")
-    assert str(exc.value) == (f"{path}:{line}: SGLANG_SIMULATE_ACC_LEN is already pinned to "
-                              "2.99, golden value is 2.50; use --force to overwrite")
-    assert path.read_text() == before
+    assert _refusal(path, ConflictError) == (
+        f"{path}:{line}: SGLANG_SIMULATE_ACC_LEN is already pinned to 2.99, golden value is "
+        "2.50; use --force to overwrite")
     assert inject(path, thinking="on", force=True).changed == 1
     listed = "SGLANG_SIMULATE_ACC_LEN: ['2.50', '2.99']"
     new = listed if "ACC_LEN" in written else f"{written}\n      {listed}"
@@ -292,12 +299,8 @@ def test_one_shared_value_in_a_zip_block_becomes_a_list_with_force(tmp_path, wri
 def test_a_block_list_shared_by_a_zip_section_is_refused_not_rewritten(tmp_path):
     env = "    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN:\n      - '2.99'\n"
     path = _recipe(tmp_path, "zip_override_k:\n  name: [a, b]\n  backend:\n" + env + ZIP_SPEC)
-    before = path.read_text()
-    with pytest.raises(ParseError) as exc:
-        inject(path, thinking="on", force=True)
-    assert str(exc.value) == (f"{path}:22: cannot rewrite a block list here: write it as a "
-                              "flow list ([a, b])")
-    assert path.read_text() == before
+    assert _refusal(path, ParseError, force=True) == (
+        f"{path}:22: cannot rewrite a block list here: write it as a flow list ([a, b])")
 
 
 def test_a_zip_index_without_speculative_settings_gets_no_value_made_up(tmp_path):
@@ -311,49 +314,10 @@ zip_override_k:
       - {speculative-algorithm: EAGLE, speculative-num-steps: 3}
       - {tp-size: 8}
 """)
-    before = path.read_text()
-    with pytest.raises(PolicyError) as exc:
-        inject(path, thinking="on")
-    assert str(exc.value) == (
+    assert _refusal(path, PolicyError) == (
         f"{path}:16: the decode workers of zip_override_k need different values (2.50, "
         "2.99) but zip_override_k[2] has no speculative settings to choose one for; give that "
         "variant its own section")
-    assert path.read_text() == before
-
-
-def test_a_2_0_zip_section_gets_its_list_in_the_role_env(tmp_path):
-    path = _agentic(tmp_path, "agg.yaml", """\
-schema: 2
-base:
-  name: glm5.2-agentx
-  model:
-    path: glm-5.2-fp8
-  engine: {type: sglang}
-  roles:
-    agg:
-      env:
-        SGLANG_ENABLE_THINKING: "1"
-        SGLANG_SIMULATE_ACC_LEN: "2.99"
-      args:
-        speculative-algorithm: EAGLE
-        speculative-num-steps: 3
-zip_override_k:
-  roles:
-    agg:
-      args:
-        speculative-num-steps: [2, 3]
-""")
-    assert _findings(path) == [(11, 35, "GAL201", "role aggregated; branch variant "
-                                                  "zip_override_k[0]]")]
-    assert inject(path, thinking="on").changed == 2
-    assert path.read_text().endswith("""\
-        speculative-num-steps: [2, 3]
-      env:
-        SGLANG_SIMULATE_ACC_LEN: ["2.50", "2.99"]
-        SGLANG_SIMULATE_ACC_METHOD: "match-expected"
-        SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"
-""")
-    assert _findings(path) == []
 
 
 # -- the 2.0 layout -------------------------------------------------------------------------
@@ -400,8 +364,8 @@ def test_a_2_0_recipe_without_the_knob_is_a_missing_knob(tmp_path):
     assert _findings(path) == [(15, 1, "GAL301", "role decode]")]
 
 
-def test_a_2_0_variant_is_layered_over_its_base(tmp_path):
-    path = _agentic(tmp_path, "agg.yaml", """\
+# a 2.0 recipe with a base section: one aggregated role drafting K=3
+V2_BASE = """\
 schema: 2
 base:
   name: glm5.2-agentx
@@ -416,6 +380,11 @@ base:
       args:
         speculative-algorithm: EAGLE
         speculative-num-steps: 3
+"""
+
+
+def test_a_2_0_variant_is_layered_over_its_base(tmp_path):
+    path = _agentic(tmp_path, "agg.yaml", V2_BASE + """\
 override_k2:
   roles:
     agg:
@@ -428,6 +397,27 @@ override_k2:
         speculative-num-steps: 2
       env:
         SGLANG_SIMULATE_ACC_LEN: "2.50"
+        SGLANG_SIMULATE_ACC_METHOD: "match-expected"
+        SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"
+""")
+    assert _findings(path) == []
+
+
+def test_a_2_0_zip_section_gets_its_list_in_the_role_env(tmp_path):
+    path = _agentic(tmp_path, "agg.yaml", V2_BASE + """\
+zip_override_k:
+  roles:
+    agg:
+      args:
+        speculative-num-steps: [2, 3]
+""")
+    assert _findings(path) == [(11, 35, "GAL201", "role aggregated; branch variant "
+                                                  "zip_override_k[0]]")]
+    assert inject(path, thinking="on").changed == 2
+    assert path.read_text().endswith("""\
+        speculative-num-steps: [2, 3]
+      env:
+        SGLANG_SIMULATE_ACC_LEN: ["2.50", "2.99"]
         SGLANG_SIMULATE_ACC_METHOD: "match-expected"
         SGLANG_SIMULATE_ACC_TOKEN_MODE: "real-draft-token"
 """)
@@ -545,24 +535,17 @@ def test_a_sweep_srtctl_refuses_or_too_large_to_read_is_a_parse_finding(
 
 def test_inject_leaves_a_sweep_template_alone(tmp_path):
     path = _sweep(tmp_path)
-    before = path.read_text()
-    with pytest.raises(PolicyError) as exc:
-        inject(path, thinking="on", force=True)
-    assert str(exc.value) == (f'{path}:8: this value comes from a sweep template ("{{al}}"): set '
-                              "it in the sweep's lists; goldenal does not rewrite a template")
-    assert path.read_text() == before
+    assert _refusal(path, PolicyError, force=True) == (
+        f'{path}:8: this value comes from a sweep template ("{{al}}"): set it in the sweep\'s '
+        "lists; goldenal does not rewrite a template")
 
 
 def test_inject_refuses_one_literal_for_combinations_that_need_two(tmp_path):
     path = _sweep(tmp_path, al='"2.99"', params="")
-    before = path.read_text()
-    with pytest.raises(PolicyError) as exc:
-        inject(path, thinking="on", force=True)
-    assert str(exc.value) == (
+    assert _refusal(path, PolicyError, force=True) == (
         f"{path}:12: roles decode of sweep[k=2] (K=2) and decode of sweep[k=3] (K=3) share one "
         "environment block (anchor/alias, inherited, or written for every variant) but need "
         "different values 2.50 and 2.99; give each role its own")
-    assert path.read_text() == before
 
 
 def test_inject_gives_a_sweep_without_an_environment_one_block_or_refuses(tmp_path):
@@ -573,15 +556,12 @@ def test_inject_gives_a_sweep_without_an_environment_one_block_or_refuses(tmp_pa
     path = _sweep(tmp_path, params="")
     text = path.read_text()
     start = text.index("  decode_environment:\n")
-    path.write_text(text[:start] + text[text.index("  sglang_config:\n"):])
-    before = path.read_text()
-    with pytest.raises(PolicyError) as exc:
-        inject(path, thinking="on")
-    assert str(exc.value) == (
+    before = text[:start] + text[text.index("  sglang_config:\n"):]
+    path.write_text(before)
+    assert _refusal(path, PolicyError) == (
         f"{path}:9: roles decode of sweep[k=2] (K=2) and decode of sweep[k=3] (K=3) share one "
         "environment block (anchor/alias, inherited, or written for every variant) but need "
         "different values 2.50 and 2.99; give each role its own")
-    assert path.read_text() == before
     path.write_text(before.replace("k: [2, 3]", "k: [3, 3]"))
     assert inject(path, thinking="on").changed == 1
     assert path.read_text().count("decode_environment:") == 1
