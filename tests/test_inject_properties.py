@@ -76,9 +76,9 @@ def zip_recipes(draw):
     environment block absent, holding other keys, or a value for every variant."""
     ks = draw(st.lists(st.integers(1, 8), min_size=2, max_size=4))
     quote = draw(st.sampled_from(["'", '"', ""]))
-    own = draw(st.sampled_from(["none", "other", "shared"]))
+    own = draw(st.sampled_from(["none", "other", "pinned"]))
     env = {"none": "", "other": f"    decode_environment:\n      HF_HOME: {quote}/hf{quote}\n",
-           "shared": f"    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: "
+           "pinned": f"    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: "
                      f"{quote}2.99{quote}\n"}[own]
     text = (f"base:\n  name: glm5.2-agentx\n  model:\n    path: glm-5.2-fp8\n  backend:\n"
             f"    type: sglang\n    decode_environment:\n"
