@@ -70,33 +70,48 @@ def test_generated_recipes_get_the_knob_in_every_block_and_nothing_else(tmp_path
     assert again.changed == 0 and path.read_text() == after
 
 
+# engine -> (knob, the base's K=3 value, the K setting's path under <engine>_config.decode)
+ZIP_ENGINES = {"sglang": ("SGLANG_SIMULATE_ACC_LEN", "2.99", ["speculative-num-steps"]),
+               "trtllm": ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", "1.99",
+                          ["speculative_config", "max_draft_len"])}
+
+
 @st.composite
 def zip_recipes(draw):
     """A recipe whose ``zip_override_k`` section drafts a list of K over a K=3 base, its own
     environment block absent, holding other keys, or a value for every variant."""
+    engine = draw(st.sampled_from(sorted(ZIP_ENGINES)))
+    knob, value, k_path = ZIP_ENGINES[engine]
     ks = draw(st.lists(st.integers(1, 8), min_size=2, max_size=4))
     quote = draw(st.sampled_from(["'", '"', ""]))
     own = draw(st.sampled_from(["none", "other", "pinned"]))
     env = {"none": "", "other": f"    decode_environment:\n      HF_HOME: {quote}/hf{quote}\n",
-           "pinned": f"    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: "
-                     f"{quote}2.99{quote}\n"}[own]
+           "pinned": f"    decode_environment:\n      {knob}: {quote}{value}{quote}\n"}[own]
+
+    def spec(k):
+        if engine == "sglang":
+            return f"        speculative-algorithm: EAGLE\n        {k_path[0]}: {k}\n"
+        return (f"        speculative_config:\n          decoding_type: MTP\n"
+                f"          {k_path[1]}: {k}\n")
+
     text = (f"base:\n  name: glm5.2-agentx\n  model:\n    path: glm-5.2-fp8\n  backend:\n"
-            f"    type: sglang\n    decode_environment:\n"
+            f"    type: {engine}\n    decode_environment:\n"
             f"      SGLANG_ENABLE_THINKING: {quote}1{quote}\n"
-            f"      SGLANG_SIMULATE_ACC_LEN: {quote}2.99{quote}\n"
-            "    sglang_config:\n      decode:\n        speculative-algorithm: EAGLE\n"
-            "        speculative-num-steps: 3\n"
-            f"zip_override_k:\n  backend:\n{env}    sglang_config:\n      decode:\n"
-            f"        speculative-num-steps: [{', '.join(map(str, ks))}]\n")
-    return ks, text
+            f"      {knob}: {quote}{value}{quote}\n"
+            f"    {engine}_config:\n      decode:\n{spec(3)}"
+            f"zip_override_k:\n  backend:\n{env}    {engine}_config:\n      decode:\n"
+            + spec(f"[{', '.join(map(str, ks))}]").replace("speculative-algorithm: EAGLE\n", "")
+            .replace("decoding_type: MTP\n          ", ""))
+    return engine, ks, text
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(recipe=zip_recipes())
 def test_each_variant_of_a_generated_zip_section_reads_its_own_k_value(tmp_path, recipe):
     from goldenal.auditing import audit
 
-    ks, text = recipe
+    engine, ks, text = recipe
+    knob = ZIP_ENGINES[engine][0]
     folder = tmp_path / "agentic"
     folder.mkdir(exist_ok=True)
     path = folder / "recipe.yaml"
@@ -104,7 +119,7 @@ def test_each_variant_of_a_generated_zip_section_reads_its_own_k_value(tmp_path,
     inject(path, thinking="on", force=True)
     after = path.read_text()
     written = YAML(typ="safe").load(after)["zip_override_k"]["backend"]
-    value = (written.get("decode_environment") or {}).get("SGLANG_SIMULATE_ACC_LEN")
+    value = (written.get("decode_environment") or {}).get(knob)
     if len(set(ks)) > 1:
         assert isinstance(value, list) and len(value) == len(ks)
     for i, k in enumerate(ks):      # srtctl's slice: the index, or the one value for all
@@ -112,7 +127,9 @@ def test_each_variant_of_a_generated_zip_section_reads_its_own_k_value(tmp_path,
         if read is None:            # the variant inherits the base's K=3 value
             assert k == 3
             continue
-        assert f"{float(read):.2f}" == GOLDEN_ON[k]
-    assert audit([folder], root=folder) == []
+        al = float(read) + (1 if engine == "trtllm" else 0)    # TensorRT-LLM: AL - 1
+        assert f"{al:.2f}" == GOLDEN_ON[k]
+    # TensorRT-LLM reads no thinking signal here: its mode is assumed (GAL305), nothing else
+    assert {f.code for f in audit([folder], root=folder)} <= {"GAL305"}
     again = inject(path, thinking="on")
     assert again.changed == 0 and path.read_text() == after

@@ -258,6 +258,40 @@ def test_a_zip_section_drafting_two_k_gets_one_value_per_variant(tmp_path):
     assert inject(path, thinking="on").changed == 0
 
 
+def test_a_trtllm_zip_section_gets_each_variant_its_accepted_token_count(tmp_path):
+    """Regression: the list was made of the knob values, which TensorRT-LLM's plan
+    converted again (AL - 1): an internal AttributeError.  Each variant's AL is converted
+    once, to AL - 1."""
+    path = _agentic(tmp_path, "recipe.yaml", """\
+base:
+  name: glm5.2-agentx
+  model:
+    path: glm-5.2-fp8
+  backend:
+    type: trtllm
+    decode_environment:
+      TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: "1.99"
+    trtllm_config:
+      decode:
+        speculative_config:
+          decoding_type: MTP
+          max_draft_len: 3
+zip_override_k:
+  backend:
+    trtllm_config:
+      decode:
+        speculative_config:
+          max_draft_len: [2, 3]
+""")
+    before = path.read_text()
+    assert inject(path, thinking="on").changed == 1
+    assert path.read_text() == before + (
+        '    decode_environment:\n      TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: ["1.50", '
+        '"1.99"]\n')
+    # no thinking-mode signal: each config's mode is assumed (GAL305, info), nothing else
+    assert {code for _, _, code, _ in _findings(path)} == {"GAL305"}
+
+
 def test_audit_fix_leaves_a_base_value_a_zip_variant_inherits_and_says_who_needs_it(
         tmp_path, run_cli, monkeypatch):
     """``--fix`` replaces literals: the base's 2.99 serves the base's K=3 decode worker too,
@@ -318,6 +352,63 @@ zip_override_k:
         f"{path}:16: the decode workers of zip_override_k need different values (2.50, "
         "2.99) but zip_override_k[2] has no speculative settings to choose one for; give that "
         "variant its own section")
+
+
+# minimaxm3_eagle3 thinking_on: K=2 -> 2.38, K=3 -> 2.83 (the packaged curves)
+VLLM_BASE = """\
+base:
+  name: minimax-m3-agentx
+  model:
+    path: minimax-m3
+  backend:
+    type: vllm
+    vllm_config:
+      decode:
+        served-model-name: MiniMaxAI/MiniMax-M3
+        dyn-default-thinking-mode: "enabled"
+        speculative-config:
+          method: eagle3
+          model: Inferact/MiniMax-M3-EAGLE3
+          num_speculative_tokens: 3
+          rejection_sample_method: synthetic
+{knob}override_k2:
+  backend:
+    vllm_config:
+      decode:
+        speculative-config:
+          num_speculative_tokens: 2
+"""
+
+
+def test_a_vllm_variant_merges_its_speculative_config_mapping_over_the_base(tmp_path):
+    """Regression: a variant's speculative-config mapping was read alone, without the
+    base's keys srtctl's deep_merge gives it.  Its knob, inherited at the K=3 value, was
+    "no synthetic-acceptance knob" (GAL301), and inject could not tell its draft head."""
+    path = _recipe(tmp_path, "")
+    path.write_text(VLLM_BASE.format(knob="          synthetic_acceptance_length: 2.83\n"))
+    before = path.read_text()
+    assert _findings(path) == [(16, 40, "GAL201", "role decode; branch variant override_k2]")]
+    assert _refusal(path, ConflictError) == (
+        f"{path}:22: synthetic_acceptance_length is already pinned to 2.83, golden value is "
+        "2.38; use --force to overwrite")
+    result = inject(path, thinking="on", force=True)
+    assert (result.changed, result.entries) == (1, 2)     # the base carries its value
+    assert path.read_text() == before + "          synthetic_acceptance_length: 2.38\n"
+    assert _findings(path) == []
+
+
+def test_a_vllm_variant_deletes_rates_it_inherits_with_a_null(tmp_path):
+    """A key to remove that the variant inherits is deleted as srtctl deletes one, by a
+    null in the variant (removing nothing would leave the base's rates in force)."""
+    path = _recipe(tmp_path, "")
+    path.write_text(VLLM_BASE.format(
+        knob="          synthetic_acceptance_rates: [0.8, 0.6, 0.43]\n"))
+    before = path.read_text()
+    assert inject(path, thinking="on", force=True).changed == 1
+    assert path.read_text() == before + ("          synthetic_acceptance_length: 2.38\n"
+                                         "          synthetic_acceptance_rates: null\n")
+    assert _findings(path) == []
+    assert inject(path, thinking="on").changed == 0
 
 
 # -- the 2.0 layout -------------------------------------------------------------------------

@@ -226,23 +226,23 @@ def _per_index(sites, values):
     return out
 
 
-def _zip_value(per_index, site, path):
-    """The knob value a zip section's shared block carries: one for every variant, else
-    :class:`spans.PerVariant`, which srt-slurm slices like the section's K list."""
+def _zip_value(per_index, site, al_text, path):
+    """The AL a zip section's shared block carries: ``al_text`` where every variant needs
+    its value, else :class:`spans.PerVariant`, which srt-slurm slices like the section's K
+    list."""
     chosen = per_index[(id(site.backend.node), site.role)]
+    if len({v.knob_value for v in chosen.values()}) == 1:
+        return al_text
     n = spans.zip_length(site.backend.node, path)
-    knobs = {i: v.knob_value for i, v in chosen.items()}
-    if len(set(knobs.values())) == 1:
-        return next(iter(knobs.values()))
     missing = [i for i in range(n) if i not in chosen]
     if missing:
         section = (site.section or "").split("[")[0]
+        said = ", ".join(sorted({v.knob_value for v in chosen.values()}))
         raise PolicyError(
             f"the {site.role or 'server'} workers of {section} need different values "
-            f"({', '.join(sorted(set(knobs.values())))}) but {section}[{missing[0]}] has no "
-            "speculative settings to choose one for; give that variant its own section",
-            path=path, line=_site_line(site))
-    return spans.PerVariant(knobs[i] for i in range(n))
+            f"({said}) but {section}[{missing[0]}] has no speculative settings to choose one "
+            "for; give that variant its own section", path=path, line=_site_line(site))
+    return spans.PerVariant(chosen[i].al for i in range(n))
 
 
 def _role_label(site):
@@ -590,7 +590,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
     for site, knob, site_k, al_text, curve_id in groups.values():
         if _zip_shared(site):
             # a block every variant of the zip section reads: one value, or one per variant
-            al_text = _zip_value(per_index, site, path)
+            al_text = _zip_value(per_index, site, al_text, path)
         options = {}
         if distribution:
             _check_distribution(distribution, adapter(site.engine))

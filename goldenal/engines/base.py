@@ -96,10 +96,13 @@ class EngineAdapter:
         return out
 
     def convert(self, al_text, *, k=None, form=None):
-        """The knob value for a committed AL string (exact decimal arithmetic)."""
+        """The knob value for a committed AL string (exact decimal arithmetic); each
+        variant's, for a :class:`~goldenal.recipes.spans.PerVariant` of them."""
         from goldenal.engines.values import record_value
+        from goldenal.recipes.spans import each
 
-        return record_value(self.record, al_text, k=k, form=form, forms=self.forms)
+        return each(al_text, lambda al: record_value(self.record, al, k=k, form=form,
+                                                     forms=self.forms))
 
     def fragment(self, al_text, *, k, fmt, **options):
         raise NotImplementedError

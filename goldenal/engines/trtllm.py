@@ -138,13 +138,16 @@ class TRTLLMAdapter(EngineAdapter):
         flag = next((f for f in TWO_MODEL_FLAGS
                      if str(site.extra.get(f, "")).strip().lower() == "false"), None)
         if flag is not None:
-            whole, _, frac = value.partition(".")
-            if frac.strip("0"):
-                raise PolicyError(f"{flag}: false selects the two-model path, which reads "
-                                  f"{KNOB} with int(): {value} would silently disable forcing; "
-                                  "serve the one-model path or a K whose golden AL - 1 is an "
-                                  "integer", path=doc.path, line=spans.line_of(site.spec))
-            value = whole
+            def whole(number):
+                integer, _, frac = number.partition(".")
+                if frac.strip("0"):
+                    raise PolicyError(f"{flag}: false selects the two-model path, which reads "
+                                      f"{KNOB} with int(): {number} would silently disable "
+                                      "forcing; serve the one-model path or a K whose golden "
+                                      "AL - 1 is an integer", path=doc.path,
+                                      line=spans.line_of(site.spec))
+                return integer
+            value = spans.each(value, whole)
         warnings = []
         layers = site.extra.get("num_nextn_predict_layers")
         if site.extra.get("k_from"):

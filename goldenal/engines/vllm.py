@@ -238,10 +238,12 @@ class VLLMAdapter(EngineAdapter):
         raise ParseError("speculative-config must be a JSON string or a mapping",
                          path=doc.path, line=spans.line_of(node))
 
-    def _site(self, doc, role, section, node, models):
-        spec, raw = self._spec(doc, node)
+    def _site(self, doc, role, section, node, models, read=None):
+        """The site of a speculative config written at ``node`` and read as ``read``
+        (a variant's mapping merged over its base's), else as written."""
+        spec, raw = self._spec(doc, node if read is None else read)
         return _spec_site(spec, models, role=role, section=section, node=node,
-                          extra={"spec": spec, "raw": raw})
+                          extra={"spec": spec, "raw": raw, "read": read})
 
     def site_from_recipe(self, doc, section, role, cfg, cfg_own, models):
         from goldenal.recipes import spans
@@ -249,7 +251,10 @@ class VLLMAdapter(EngineAdapter):
         pair = spans.get_pair(cfg, SPEC_KEYS)
         if pair is None:
             return None
-        site = self._site(doc, role, section.name, pair[1], model_names(cfg, MODEL_KEYS, models))
+        # srtctl merges a variant's speculative-config mapping over its base's key by key
+        # (deep_merge): the variant runs the merged one, and inject writes its own
+        site = self._site(doc, role, section.name, pair[1], model_names(cfg, MODEL_KEYS, models),
+                          read=spans.get(cfg, SPEC_KEYS))
         site.extra["_own"] = cfg_own is not None and spans.get_pair(cfg_own, SPEC_KEYS) is not None
         return site
 
@@ -279,12 +284,19 @@ class VLLMAdapter(EngineAdapter):
     def setting(self, doc, site):
         import json
 
+        from goldenal.recipes import spans
+
         spec, raw = site.extra["spec"], site.extra["raw"]
         knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
         value = raw.get(knob, json.dumps(spec[knob])) if knob is not None else None
         extra = {key: spec[key] for key in (RATES, "draft_sample_method") if key in spec}
-        return self.site_setting(doc, site, site.spec, knob=knob, value=value, extra=extra,
-                                 rejection_sample_method=spec.get(METHOD_KEY))
+        # a knob a variant reads from its base's mapping: where the base writes it
+        read, anchor = site.extra.get("read"), None
+        if (knob is not None and spans.is_map(read) and spans.is_map(site.spec)
+                and spans.own_pair(site.spec, knob) is None):
+            anchor = spans.get(read, knob)
+        return self.site_setting(doc, site, anchor or site.spec, knob=knob, value=value,
+                                 extra=extra, rejection_sample_method=spec.get(METHOD_KEY))
 
     def plan(self, doc, site, al_text, *, k, force=False, rates=None, **options):
         from goldenal.engines.setting import Plan
@@ -304,10 +316,12 @@ class VLLMAdapter(EngineAdapter):
             edit = spans.replace_scalar(doc.text, node, new_json, path=doc.path)
             edits = (edit,) if edit else ()
         else:
-            edits = tuple(self._mapping_edits(doc, node, desired))
+            edits = tuple(self._mapping_edits(doc, node, desired, spec))
         return Plan(edits=edits, changes=tuple(changes))
 
-    def _mapping_edits(self, doc, node, desired):
+    def _mapping_edits(self, doc, node, desired, spec=()):
+        """Edits making mapping ``node`` hold ``desired``; a key to remove that ``spec`` (the
+        mapping as read) inherits from a base section is set to null, which deletes it."""
         import json
 
         from goldenal.recipes import spans
@@ -317,14 +331,17 @@ class VLLMAdapter(EngineAdapter):
         for key, raw in desired.items():
             pair = spans.own_pair(node, key)
             if raw is None:
-                if pair is not None:
+                if pair is not None and not spans.is_null(pair[1]):  # a null deletes already
                     edits.append(spans.remove_from_mapping(doc.text, node, key, path=doc.path))
+                elif pair is None and key in spec:
+                    missing.append((key, "null"))
                 continue
             rendered = raw
             if raw.startswith('"') and not json_style:
                 rendered = json.loads(raw)  # plain YAML string
             if pair is None:
-                missing.append((key, rendered))
+                if not _inherited(spec, key, raw):
+                    missing.append((key, rendered))
                 continue
             value = pair[1]
             start, end = value.start_mark.index, value.end_mark.index
@@ -336,6 +353,15 @@ class VLLMAdapter(EngineAdapter):
             edits = spans.into_removal(edits, spans.add_to_mapping(doc.text, node, missing,
                                                                     path=doc.path))
         return edits
+
+
+def _inherited(spec, key, raw):
+    """Does ``spec`` (a variant's mapping as read) already hold JSON text ``raw`` at ``key``?"""
+    import json
+
+    if key not in spec or not isinstance(spec[key], (str, int)):
+        return False
+    return spec[key] == json.loads(raw) if raw.startswith('"') else same_number(spec[key], raw)
 
 
 def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True, path=None,
@@ -377,7 +403,22 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
         desired[RATES] = None
     desired[OLD_RATE] = None
     return desired, [(key, raw.get(key), new) for key, new in desired.items()
-                     if raw.get(key) != new]
+                     if not _same_member(raw.get(key), new)]
+
+
+def _same_member(written, wanted):
+    """Does a member written as ``written`` (JSON, or a YAML scalar as written) already
+    say JSON text ``wanted``?  ``synthetic`` in a YAML mapping is ``"synthetic"``."""
+    import json
+
+    if written is None or wanted is None:
+        return written == wanted
+    if written == wanted:
+        return True
+    if not wanted.startswith('"'):
+        return False
+    quoted = len(written) >= 2 and written[0] == written[-1] and written[0] in "'\""
+    return (written[1:-1] if quoted else written) == json.loads(wanted)
 
 
 def _same_rates(a, b):

@@ -416,6 +416,11 @@ class PerVariant(tuple):
         return "[" + ", ".join(self) + "]"
 
 
+def each(value, fn):
+    """``fn`` of a value, or of each variant's value of a :class:`PerVariant`."""
+    return PerVariant(fn(v) for v in value) if isinstance(value, PerVariant) else fn(value)
+
+
 def quote(value, style):
     """A string as a YAML scalar in quoting ``style`` (a :class:`PerVariant` as a flow
     list of such scalars)."""
