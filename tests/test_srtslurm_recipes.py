@@ -404,11 +404,49 @@ def test_a_vllm_variant_deletes_rates_it_inherits_with_a_null(tmp_path):
     path.write_text(VLLM_BASE.format(
         knob="          synthetic_acceptance_rates: [0.8, 0.6, 0.43]\n"))
     before = path.read_text()
+    # the rates' AL beside them (1 + their sum), as for every knob not in AL itself
+    (finding,) = audit([path.parent], root=path.parent)
+    assert (finding.line, finding.message) == (16, (
+        'synthetic_acceptance_rates=["0.8", "0.6", "0.43"] (AL 2.83) differs from the golden '
+        "cell minimaxm3_eagle3 thinking_on K=2: expected 2.38; 2.83 is minimaxm3_eagle3 "
+        "thinking_on K=3, but this config serves Inferact/MiniMax-M3-EAGLE3 thinking_on K=2 "
+        "[role decode; branch variant override_k2]"))
     assert inject(path, thinking="on", force=True).changed == 1
     assert path.read_text() == before + ("          synthetic_acceptance_length: 2.38\n"
                                          "          synthetic_acceptance_rates: null\n")
     assert _findings(path) == []
     assert inject(path, thinking="on").changed == 0
+
+
+@pytest.mark.parametrize("empty", ["", " ~", " null", " # pinned later"])
+def test_a_null_vllm_knob_is_no_knob_and_inject_fills_it_in(tmp_path, empty):
+    """Regression (atheris, caught by the read-back): ``synthetic_acceptance_length:`` with
+    no value was a pinned value "" to inject (a conflict; with --force, the value spliced
+    against the colon, which no longer parsed), and the audit said GAL304 "value 'None'"
+    and GAL309.  A null pins nothing: GAL301, and inject writes the value."""
+    path = _recipe(tmp_path, "")
+    path.write_text(f"""\
+name: minimax-m3-agentx
+model:
+  path: minimax-m3
+backend:
+  type: vllm
+  vllm_config:
+    decode:
+      dyn-default-thinking-mode: "enabled"
+      speculative-config:
+        method: eagle3
+        model: Inferact/MiniMax-M3-EAGLE3
+        num_speculative_tokens: 3
+        rejection_sample_method: synthetic
+        synthetic_acceptance_length:{empty}
+""")
+    before = path.read_text()
+    assert _findings(path) == [(10, 1, "GAL301", "role decode]")]
+    assert inject(path, thinking="on").changed == 1
+    value = " 2.83" + (empty if empty.startswith(" #") else "")
+    assert path.read_text() == before.replace(f"length:{empty}\n", f"length:{value}\n")
+    assert _findings(path) == []
 
 
 # -- the 2.0 layout -------------------------------------------------------------------------

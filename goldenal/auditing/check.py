@@ -348,7 +348,7 @@ def check_config(cfg, curves):
                       f"AL - 1 = {expected} ({label})", expected=expected,
             fix=f"replace {cfg.value} with {expected}")
         return out
-    shown = al.normalize() if kind != "length" and kind != "rates" else None
+    shown = al.normalize() if kind != "length" else None  # rates: the AL they sum to
     msg = cfg.said
     if shown is not None:
         msg += f" (AL {shown:f})"

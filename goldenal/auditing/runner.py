@@ -454,12 +454,21 @@ def not_checked(relpath, lines, code, why):
         if not text or text.lstrip().startswith(("#", "//")):
             continue
         found = knobs.first_set(text, ev.VALUE_ROWS)
-        if found:
+        if found and not _yaml_null(found[1], text):
             m = found[1]
             out.append(make_finding("GAL309", relpath, i + 1,
                                     f"{m.group('name')} is set here but not checked: {why}",
                                     col=m.start("name") + 1))
     return out
+
+
+_NULL_VALUE = re.compile(r"[ \t]*(?:(?:null|Null|NULL|~)[ \t]*)?(?:#.*)?\r?$")
+
+
+def _yaml_null(m, text):
+    """Is a ``key:`` match followed by a YAML null (nothing, ``null``, ``~``)?  A null sets
+    no knob: the config reading it says so (GAL301)."""
+    return m.groupdict().get("sep") == ":" and _NULL_VALUE.match(text, m.end()) is not None
 
 
 def unparsed_severity(c):

@@ -275,7 +275,7 @@ class VLLMAdapter(EngineAdapter):
                "rsm": spec.get(METHOD_KEY), "variant": {}}
         if spec.get("draft_sample_method"):
             out["variant"]["draft_sample_method"] = spec["draft_sample_method"]
-        knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
+        knob = next((key for key in (KNOB, RATES, OLD_RATE) if spec.get(key) is not None), None)
         if knob is not None:   # a list of rates quoted as JSON
             value = spec[knob]
             out["value"] = json.dumps(value) if isinstance(value, list) else str(value)
@@ -287,7 +287,7 @@ class VLLMAdapter(EngineAdapter):
         from goldenal.recipes import spans
 
         spec, raw = site.extra["spec"], site.extra["raw"]
-        knob = next((key for key in (KNOB, RATES, OLD_RATE) if key in spec), None)
+        knob = next((key for key in (KNOB, RATES, OLD_RATE) if spec.get(key) is not None), None)
         value = raw.get(knob, json.dumps(spec[knob])) if knob is not None else None
         extra = {key: spec[key] for key in (RATES, "draft_sample_method") if key in spec}
         # a knob a variant reads from its base's mapping: where the base writes it
@@ -333,7 +333,7 @@ class VLLMAdapter(EngineAdapter):
             if raw is None:
                 if pair is not None and not spans.is_null(pair[1]):  # a null deletes already
                     edits.append(spans.remove_from_mapping(doc.text, node, key, path=doc.path))
-                elif pair is None and key in spec:
+                elif pair is None and spec.get(key) is not None:
                     missing.append((key, "null"))
                 continue
             rendered = raw
@@ -347,6 +347,8 @@ class VLLMAdapter(EngineAdapter):
             start, end = value.start_mark.index, value.end_mark.index
             if spans.is_scalar(value) and value.style in ("'", '"') and raw.startswith('"'):
                 rendered = spans.quote(json.loads(raw), value.style)
+            if start == end and doc.text[start - 1:start] == ":":   # ``key:`` with no value
+                rendered = " " + rendered
             if doc.text[start:end] != rendered:
                 edits.append(spans.Edit(start, end, rendered))
         if missing:
@@ -370,7 +372,7 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
     (``raw``: the text of ``spec``'s written keys), for configs and launch scripts."""
     import json
 
-    if KNOB in spec:
+    if spec.get(KNOB) is not None:      # a null or empty knob pins nothing
         check_pinned(KNOB, raw[KNOB], al_text, force=force, path=path, line=line)
     if RATES in spec and isinstance(spec[RATES], list):
         try:
@@ -383,7 +385,7 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
         if rates is None and pinned is not None and abs(pinned - float(al_text)) <= 1e-9:
             # A distribution already pinned to this AL is kept as it is.
             rates = [float(r) for r in spec[RATES]]
-    if OLD_RATE in spec:
+    if spec.get(OLD_RATE) is not None:
         try:
             pinned = 1 + k * float(spec[OLD_RATE])
         except (TypeError, ValueError):
