@@ -21,6 +21,8 @@ that is just the placeholder of a list becoming the list (``generate_sweep_confi
 ``expand_template`` in NVIDIA/srt-slurm ``src/srtctl/core/sweep.py``).
 """
 
+import textwrap
+
 import pytest
 
 from goldenal.apply.inject import inject
@@ -354,42 +356,48 @@ zip_override_k:
         "variant its own section")
 
 
-# minimaxm3_eagle3 thinking_on: K=2 -> 2.38, K=3 -> 2.83 (the packaged curves)
-VLLM_BASE = """\
-base:
-  name: minimax-m3-agentx
-  model:
-    path: minimax-m3
-  backend:
-    type: vllm
-    vllm_config:
-      decode:
-        served-model-name: MiniMaxAI/MiniMax-M3
-        dyn-default-thinking-mode: "enabled"
-        speculative-config:
-          method: eagle3
-          model: Inferact/MiniMax-M3-EAGLE3
-          num_speculative_tokens: 3
-          rejection_sample_method: synthetic
-{knob}override_k2:
+# minimaxm3_eagle3 thinking_on: K=2 -> 2.38, K=3 -> 2.83 (the packaged curves); a vLLM
+# recipe drafting K=3 whose speculative-config mapping ends with ``knob``
+VLLM = """\
+name: minimax-m3-agentx
+model:
+  path: minimax-m3
+backend:
+  type: vllm
+  vllm_config:
+    decode:
+      dyn-default-thinking-mode: "enabled"
+      speculative-config:
+        method: eagle3
+        model: Inferact/MiniMax-M3-EAGLE3
+        num_speculative_tokens: 3
+        rejection_sample_method: synthetic
+        {knob}
+"""
+
+
+def _vllm_base(tmp_path, knob):
+    """:data:`VLLM` as the base of a variant drafting K=2, which writes only its K."""
+    return _agentic(tmp_path, "recipe.yaml", "base:\n" + textwrap.indent(
+        VLLM.format(knob=knob), "  ") + """\
+override_k2:
   backend:
     vllm_config:
       decode:
         speculative-config:
           num_speculative_tokens: 2
-"""
+""")
 
 
 def test_a_vllm_variant_merges_its_speculative_config_mapping_over_the_base(tmp_path):
     """Regression: a variant's speculative-config mapping was read alone, without the
     base's keys srtctl's deep_merge gives it.  Its knob, inherited at the K=3 value, was
     "no synthetic-acceptance knob" (GAL301), and inject could not tell its draft head."""
-    path = _recipe(tmp_path, "")
-    path.write_text(VLLM_BASE.format(knob="          synthetic_acceptance_length: 2.83\n"))
+    path = _vllm_base(tmp_path, "synthetic_acceptance_length: 2.83")
     before = path.read_text()
-    assert _findings(path) == [(16, 40, "GAL201", "role decode; branch variant override_k2]")]
+    assert _findings(path) == [(15, 40, "GAL201", "role decode; branch variant override_k2]")]
     assert _refusal(path, ConflictError) == (
-        f"{path}:22: synthetic_acceptance_length is already pinned to 2.83, golden value is "
+        f"{path}:21: synthetic_acceptance_length is already pinned to 2.83, golden value is "
         "2.38; use --force to overwrite")
     result = inject(path, thinking="on", force=True)
     assert (result.changed, result.entries) == (1, 2)     # the base carries its value
@@ -400,13 +408,11 @@ def test_a_vllm_variant_merges_its_speculative_config_mapping_over_the_base(tmp_
 def test_a_vllm_variant_deletes_rates_it_inherits_with_a_null(tmp_path):
     """A key to remove that the variant inherits is deleted as srtctl deletes one, by a
     null in the variant (removing nothing would leave the base's rates in force)."""
-    path = _recipe(tmp_path, "")
-    path.write_text(VLLM_BASE.format(
-        knob="          synthetic_acceptance_rates: [0.8, 0.6, 0.43]\n"))
+    path = _vllm_base(tmp_path, "synthetic_acceptance_rates: [0.8, 0.6, 0.43]")
     before = path.read_text()
     # the rates' AL beside them (1 + their sum), as for every knob not in AL itself
     (finding,) = audit([path.parent], root=path.parent)
-    assert (finding.line, finding.message) == (16, (
+    assert (finding.line, finding.message) == (15, (
         'synthetic_acceptance_rates=["0.8", "0.6", "0.43"] (AL 2.83) differs from the golden '
         "cell minimaxm3_eagle3 thinking_on K=2: expected 2.38; 2.83 is minimaxm3_eagle3 "
         "thinking_on K=3, but this config serves Inferact/MiniMax-M3-EAGLE3 thinking_on K=2 "
@@ -424,23 +430,8 @@ def test_a_null_vllm_knob_is_no_knob_and_inject_fills_it_in(tmp_path, empty):
     no value was a pinned value "" to inject (a conflict; with --force, the value spliced
     against the colon, which no longer parsed), and the audit said GAL304 "value 'None'"
     and GAL309.  A null pins nothing: GAL301, and inject writes the value."""
-    path = _recipe(tmp_path, "")
-    path.write_text(f"""\
-name: minimax-m3-agentx
-model:
-  path: minimax-m3
-backend:
-  type: vllm
-  vllm_config:
-    decode:
-      dyn-default-thinking-mode: "enabled"
-      speculative-config:
-        method: eagle3
-        model: Inferact/MiniMax-M3-EAGLE3
-        num_speculative_tokens: 3
-        rejection_sample_method: synthetic
-        synthetic_acceptance_length:{empty}
-""")
+    path = _agentic(tmp_path, "recipe.yaml",
+                    VLLM.format(knob=f"synthetic_acceptance_length:{empty}"))
     before = path.read_text()
     assert _findings(path) == [(10, 1, "GAL301", "role decode]")]
     assert inject(path, thinking="on").changed == 1
