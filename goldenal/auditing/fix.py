@@ -166,7 +166,7 @@ def _rejected(changes, root, audit_tree):
         key = fixed.get((real(f.path), f.line))
         if f.severity != "error" or key is None or key in out:
             continue
-        config = f.message.rsplit(" [", 1)[1].rstrip("]") if " [" in f.message else None
+        config = f.message.rsplit(" [", 1)[1].removesuffix("]") if " [" in f.message else None
         out[key] = (SHARED_ANCHOR if not (config and f.expected) else
                     SHARED_ANCHOR.replace("another value (", f"another value ({config} needs "
                                           f"{f.expected}; ", 1))

@@ -319,7 +319,7 @@ class VLLMAdapter(EngineAdapter):
             edits = tuple(self._mapping_edits(doc, node, desired, spec))
         return Plan(edits=edits, changes=tuple(changes))
 
-    def _mapping_edits(self, doc, node, desired, spec=()):
+    def _mapping_edits(self, doc, node, desired, spec):
         """Edits making mapping ``node`` hold ``desired``; a key to remove that ``spec`` (the
         mapping as read) inherits from a base section is set to null, which deletes it."""
         import json
