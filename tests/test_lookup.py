@@ -233,9 +233,11 @@ def test_registry_to_frame_is_tidy():
     assert row.al.item() == 2.78 and row["head"].item() == "Inferact/MiniMax-M3-EAGLE3-GQA"
 
 
-def test_lookup_path_imports_nothing_heavy(tmp_path):
+@pytest.mark.parametrize("engine", [[], ["--engine", "trtllm"]])
+def test_lookup_path_imports_nothing_heavy(tmp_path, engine):
+    """Regression (``--engine``): converting the AL imported the recipe reader, and YAML."""
     code = ("import sys\nfrom goldenal.cli import main\n"
-            "rc = main(['lookup', 'qwen3.5', '--k', '3', '--thinking', 'on'])\n"
+            f"rc = main(['lookup', 'qwen3.5', '--k', '3', '--thinking', 'on', *{engine!r}])\n"
             "heavy = sorted(m for m in ('numpy', 'pandas', 'scipy', 'matplotlib', 'yaml', "
             "'ruamel', 'prometheus_client', 'dataclasses', 'httpx', 'tqdm', 'asyncio', 'jsonschema') "
             "if m in sys.modules)\n"

@@ -99,10 +99,12 @@ class EngineAdapter:
         """The knob value for a committed AL string (exact decimal arithmetic); each
         variant's, for a :class:`~goldenal.recipes.spans.PerVariant` of them."""
         from goldenal.engines.values import record_value
-        from goldenal.recipes.spans import each
 
-        return each(al_text, lambda al: record_value(self.record, al, k=k, form=form,
-                                                     forms=self.forms))
+        if isinstance(al_text, tuple):     # only inject makes one: lookup stays light
+            from goldenal.recipes.spans import each
+
+            return each(al_text, lambda al: self.convert(al, k=k, form=form))
+        return record_value(self.record, al_text, k=k, form=form, forms=self.forms)
 
     def fragment(self, al_text, *, k, fmt, **options):
         raise NotImplementedError
