@@ -441,6 +441,55 @@ def test_a_vllm_variant_deletes_rates_it_inherits_with_a_null(tmp_path):
     assert inject(path, thinking="on").changed == 0
 
 
+def _vllm_zip(tmp_path, knob=""):
+    """:data:`VLLM` as the base of a zip section drafting K=2, 3 and 4."""
+    return _agentic(tmp_path, "recipe.yaml", "base:\n" + textwrap.indent(
+        VLLM.format(knob="synthetic_acceptance_length: 2.83"), "  ") + """\
+zip_override_k:
+  backend:
+    vllm_config:
+      decode:
+        speculative-config:
+          num_speculative_tokens: [2, 3, 4]
+""" + knob)
+
+
+def test_a_vllm_zip_section_gets_its_lengths_as_a_list_in_its_mapping(tmp_path):
+    """Was refused ("share one speculative-config"): the zip section's mapping is every
+    variant's, so the length goes there as a list srtctl slices (K=2, 3, 4: 2.38, 2.83,
+    3.11); the base's 2.83, which the K=2 variant inherits, is a pinned value."""
+    path = _vllm_zip(tmp_path)
+    before = path.read_text()
+    assert [f[2:] for f in _findings(path)] == [
+        ("GAL201", "role decode; branch variant zip_override_k[0]]"),
+        ("GAL201", "role decode; branch variant zip_override_k[2]]")]
+    assert _refusal(path, ConflictError) == (
+        f"{path}:21: synthetic_acceptance_length is already pinned to 2.83, golden value is "
+        "2.38; use --force to overwrite")
+    assert inject(path, thinking="on", force=True).changed == 1
+    assert path.read_text() == before + (
+        "          synthetic_acceptance_length: [2.38, 2.83, 3.11]\n")
+    assert _findings(path) == []
+    assert inject(path, thinking="on").changed == 0
+
+
+def test_a_vllm_zip_list_is_edited_at_the_index_that_needs_it(tmp_path):
+    """Regression: a length list already written in a vLLM zip section was refused ("share
+    one speculative-config"); it is edited at the index, as environment lists are."""
+    listed = "          synthetic_acceptance_length: [2.38, 2.9, 3.11]\n"
+    path = _vllm_zip(tmp_path, listed)
+    assert inject(path, thinking="on", force=True).changed == 1
+    assert path.read_text().endswith(listed.replace("2.9,", "2.83,"))
+    assert _findings(path) == []
+
+
+def test_distribution_is_refused_for_a_vllm_zip_section_drafting_several_k(tmp_path):
+    path = _vllm_zip(tmp_path)
+    assert _refusal(path, PolicyError, force=True, distribution=True) == (
+        f"{path}:21: --distribution would write one rates list per variant: give each "
+        "variant of the zip_override section its own section")
+
+
 @pytest.mark.parametrize("empty", ["", " ~", " null", " # pinned later"])
 def test_a_null_vllm_knob_is_no_knob_and_inject_fills_it_in(tmp_path, empty):
     """Regression (atheris, caught by the read-back): ``synthetic_acceptance_length:`` with

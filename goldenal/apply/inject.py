@@ -195,7 +195,7 @@ def _group_key(site):
     """What one write serves: sites with the same key share it."""
     eng = adapter(site.engine)
     if not eng.record.env_knob:       # the knob lives in the spec config
-        return _written_at(site.spec)
+        return _written_at(site.spec, eng.knob)
     if site.env is not None:
         node = site.env.layers[0] if isinstance(site.env, spans.Layers) else site.env
         return _written_at(node, eng.knob)
@@ -205,11 +205,14 @@ def _group_key(site):
 
 
 def _zip_shared(site):
-    """Does the knob's write for ``site`` land in a ``zip_override_*`` section's block that
-    all its variants read (not in a list read at the site's index)?"""
+    """Does the knob's write for ``site`` land in a ``zip_override_*`` section's mapping
+    that all its variants read (not in a list read at the site's index)?"""
     eng = adapter(site.engine)
-    if not eng.record.env_knob or site.env_file:
+    if site.env_file:
         return False
+    if not eng.record.env_knob:       # the knob lives in the spec config
+        return isinstance(site.spec, spans.ZipSlice) and not isinstance(
+            _written_at(site.spec, eng.knob), tuple)
     if site.env is None:
         return isinstance(site.backend, spans.ZipSlice)
     node = site.env.layers[0] if isinstance(site.env, spans.Layers) else site.env

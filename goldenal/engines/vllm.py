@@ -304,6 +304,11 @@ class VLLMAdapter(EngineAdapter):
 
         spec, raw = site.extra["spec"], site.extra["raw"]
         line = spans.line_of(site.spec)
+        if isinstance(al_text, spans.PerVariant):
+            desired, changes = per_variant_keys(spec, raw, al_text, force=force, rates=rates,
+                                                path=doc.path, line=line)
+            return Plan(edits=tuple(self._mapping_edits(doc, site.spec, desired, spec)),
+                        changes=tuple(changes))
         # JSON strings keep their own separators; YAML flow lists read better spaced.
         compact = spans.is_scalar(site.spec) and ", " not in site.spec.value
         desired, changes = desired_keys(spec, raw, al_text, k=k, force=force, rates=rates,
@@ -329,6 +334,15 @@ class VLLMAdapter(EngineAdapter):
         json_style = any(spans.is_scalar(key) and key.style == '"' for key, _ in node.value)
         edits, missing = [], []
         for key, raw in desired.items():
+            if isinstance(raw, spans.PerVariant):   # the list as the zip section writes it
+                written = spans.own_pair(spans.as_written(node), key)
+                edit = written and spans.replace_scalar(doc.text, written[1], raw,
+                                                        path=doc.path)
+                if written is None:
+                    missing.append((key, raw))
+                elif edit:
+                    edits.append(edit)
+                continue
             pair = spans.own_pair(node, key)
             if raw is None:
                 if pair is not None and not spans.is_null(pair[1]):  # a null deletes already
@@ -408,6 +422,27 @@ def desired_keys(spec, raw, al_text, *, k, force=False, rates=None, compact=True
                      if not _same_member(raw.get(key), new)]
 
 
+def per_variant_keys(spec, raw, al_texts, *, force=False, rates=None, path=None, line=None):
+    """:func:`desired_keys` for the speculative-config mapping every variant of a
+    ``zip_override_*`` section reads: the length as a list, one per variant (a
+    :class:`~goldenal.recipes.spans.PerVariant`); what the mapping pins (a length, rates, a
+    rate), each variant's value must match, unless ``force``."""
+    import json
+
+    if rates is not None:
+        raise PolicyError("--distribution would write one rates list per variant: give each "
+                          "variant of the zip_override section its own section", path=path,
+                          line=line)
+    for key in (KNOB, RATES, OLD_RATE):
+        if spec.get(key) is not None:
+            old = raw.get(key, json.dumps(spec[key]))
+            for al_text in al_texts:
+                check_pinned(key, old, al_text, force=force, path=path, line=line)
+    desired = {METHOD_KEY: json.dumps(SYNTHETIC), KNOB: al_texts, RATES: None, OLD_RATE: None}
+    return desired, [(key, raw.get(key), new) for key, new in desired.items()
+                     if not _same_member(raw.get(key), new)]
+
+
 def _same_member(written, wanted):
     """Does a member written as ``written`` (JSON, or a YAML scalar as written) already
     say JSON text ``wanted``?  ``synthetic`` in a YAML mapping is ``"synthetic"``."""
@@ -417,7 +452,7 @@ def _same_member(written, wanted):
         return written == wanted
     if written == wanted:
         return True
-    if not wanted.startswith('"'):
+    if not isinstance(wanted, str) or not wanted.startswith('"'):
         return False
     quoted = len(written) >= 2 and written[0] == written[-1] and written[0] in "'\""
     return (written[1:-1] if quoted else written) == json.loads(wanted)
