@@ -346,3 +346,16 @@ def test_a_collection_as_a_key_in_a_speculative_config_mapping_is_passed_over(tm
     report = audit_report([tmp_path])
     assert [(f.line, f.col, f.code) for f in report.findings] == [(12, 9, "GAL206")]
     assert report.configs_checked == 1
+
+
+def test_lists_where_a_vllm_speculative_config_names_things_are_no_names(tmp_path):
+    """Regression (atheris): ``model: [2, 3, 4]`` in a speculative-config mapping reached the
+    audit's config key as a list (TypeError, unhashable type); a list there names nothing."""
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "agg-h200-agentic.yaml").write_text(
+        VLLM_SPEC_MAPPING.replace("model: Inferact/MiniMax-M3-EAGLE3", "model: [2, 3, 4]")
+        .replace("rejection_sample_method: synthetic", "rejection_sample_method: [synthetic]")
+        .replace("        ? [b]\n        : 2\n", "        draft_sample_method: [greedy]\n"))
+    report = audit_report([tmp_path])
+    assert [(f.line, f.code) for f in report.findings] == [(12, "GAL205")]
+    assert report.configs_checked == 1

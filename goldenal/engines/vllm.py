@@ -271,10 +271,12 @@ class VLLMAdapter(EngineAdapter):
             k = int(str(spec.get("num_speculative_tokens")).strip().strip("'\""))
         except ValueError:
             k = None
-        out = {"k": k, "draft": spec.get("model"), "method": spec.get("method"),
-               "rsm": spec.get(METHOD_KEY), "variant": {}}
+        # as the site reads them: text, whatever the mapping holds (a list is no name)
+        rsm = spec.get(METHOD_KEY)
+        out = {"k": k, "draft": site.draft, "method": site.method, "variant": {},
+               "rsm": rsm if rsm is None or isinstance(rsm, str) else json.dumps(rsm)}
         if spec.get("draft_sample_method"):
-            out["variant"]["draft_sample_method"] = spec["draft_sample_method"]
+            out["variant"]["draft_sample_method"] = str(spec["draft_sample_method"])
         knob = next((key for key in (KNOB, RATES, OLD_RATE) if spec.get(key) is not None), None)
         if knob is not None:   # a list of rates quoted as JSON
             value = spec[knob]
