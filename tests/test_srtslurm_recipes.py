@@ -422,6 +422,16 @@ def test_a_vllm_variant_merges_its_speculative_config_mapping_over_the_base(tmp_
     assert _findings(path) == []
 
 
+@pytest.mark.parametrize("key", ["[a, b]", "{a: b}"])
+def test_a_collection_as_a_key_in_a_layered_mapping_is_passed_over(tmp_path, key):
+    """Regression (atheris): a mapping or list as a key in a base's mapping, read beneath a
+    variant, raised TypeError (unhashable type) in the audit; it names no setting."""
+    path = _vllm_base(tmp_path, "synthetic_acceptance_length: 2.83")
+    path.write_text(path.read_text().replace(
+        "        dyn-default", f"        ? {key}\n        : 1\n        dyn-default"))
+    assert _findings(path) == [(17, 40, "GAL201", "role decode; branch variant override_k2]")]
+
+
 def test_a_vllm_variant_deletes_rates_it_inherits_with_a_null(tmp_path):
     """A key to remove that the variant inherits is deleted as srtctl deletes one, by a
     null in the variant (removing nothing would leave the base's rates in force)."""

@@ -95,7 +95,8 @@ class Layers:
         for layer in self.layers:
             mine = pairs(layer)
             deleted = {k.value for k, v in mine if is_scalar(k) and self._overrides(layer, v)}
-            _add_unseen(out, [(k, v) for k, v in mine if k.value not in deleted], seen)
+            _add_unseen(out, [(k, v) for k, v in mine    # a collection as a key names nothing
+                              if is_scalar(k) and k.value not in deleted], seen)
             seen |= deleted
         return out
 
