@@ -294,36 +294,28 @@ zip_override_k:
     assert {code for _, _, code, _ in _findings(path)} == {"GAL305"}
 
 
+@pytest.mark.parametrize("base_k, ks, config", [
+    # the base's own K=3 worker reads the 2.99
+    (3, "[2, 3]", "role decode"),
+    # regression: the variant's name lost its closing bracket (``zip_override_k[0``), the
+    # label's brackets stripped with rstrip
+    (2, "[3, 2]", "role decode; branch variant zip_override_k[0]"),
+])
 def test_audit_fix_leaves_a_base_value_a_zip_variant_inherits_and_says_who_needs_it(
-        tmp_path, run_cli, monkeypatch):
-    """``--fix`` replaces literals: the base's 2.99 serves the base's K=3 decode worker too,
-    so it stays, and the reason names that worker and its value (``inject`` writes the
-    variants their list)."""
-    path = _recipe(tmp_path, "zip_override_k:\n  name: [a, b]\n  backend:\n" + ZIP_SPEC)
+        tmp_path, run_cli, monkeypatch, base_k, ks, config):
+    """``--fix`` replaces literals: the base's 2.99 also serves a K=3 worker, so it stays,
+    and the reason names that worker and its value (``inject`` writes the variants their
+    list)."""
+    path = _agentic(tmp_path, "recipe.yaml", BASE.replace("num-steps: 3", f"num-steps: {base_k}")
+                    + "zip_override_k:\n  name: [a, b]\n  backend:\n"
+                    + ZIP_SPEC.replace("[2, 3]", ks))
     before = path.read_text()
     monkeypatch.chdir(tmp_path)
     code, _, err = run_cli("audit", ".", "--fix")
     assert code == 1 and path.read_text() == before
     assert ("Not fixed: agentic/recipe.yaml:9:33: GAL201: the literal also serves another "
-            "config that needs another value (role decode needs 2.99; a shared anchor, "
+            f"config that needs another value ({config} needs 2.99; a shared anchor, "
             "variable or base section)") in err.splitlines()
-
-
-def test_audit_fix_names_the_zip_variant_a_rejected_fix_would_break(tmp_path, run_cli,
-                                                                    monkeypatch):
-    """Regression: the variant's name lost its closing bracket in the reason
-    (``zip_override_k[0``): the label's brackets were stripped with rstrip."""
-    # the base drafts K=2 and the variants K=3 and K=2: the base's 2.99 serves K=3 only
-    path = _agentic(tmp_path, "recipe.yaml", BASE.replace("num-steps: 3", "num-steps: 2") + (
-        "zip_override_k:\n  name: [a, b]\n  backend:\n"
-        + ZIP_SPEC.replace("[2, 3]", "[3, 2]")))
-    before = path.read_text()
-    monkeypatch.chdir(tmp_path)
-    code, _, err = run_cli("audit", ".", "--fix")
-    assert code == 1 and path.read_text() == before
-    assert ("Not fixed: agentic/recipe.yaml:9:33: GAL201: the literal also serves another "
-            "config that needs another value (role decode; branch variant zip_override_k[0] "
-            "needs 2.99; a shared anchor, variable or base section)") in err.splitlines()
 
 
 @pytest.mark.parametrize("written, line, col", [
