@@ -254,10 +254,39 @@ def test_a_zip_section_drafting_two_k_gets_one_value_per_variant(tmp_path):
     result = inject(path, thinking="on")
     assert (result.changed, result.entries) == (1, 2)
     assert path.read_text() == BASE + zipped + (
-        '    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: ["2.50", "2.99"]\n'
-        + COMPANIONS)
+        '    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: ["2.50", "2.99"]\n')
     assert _findings(path) == []
     assert inject(path, thinking="on").changed == 0
+
+
+BASE_COMPANIONS = """\
+      SGLANG_SIMULATE_ACC_METHOD: 'match-expected'
+      SGLANG_SIMULATE_ACC_TOKEN_MODE: 'real-draft-token'
+"""
+
+
+@pytest.mark.parametrize("inherited, written", [
+    # regression: the base's companions were written again into the new block
+    (BASE_COMPANIONS, ""),
+    # one the base lacks or sets to another value: the base's own entry is fixed in the
+    # same run, and the new block, planned on the file as read, states them too
+    ("      SGLANG_SIMULATE_ACC_METHOD: 'multinomial'\n", COMPANIONS),
+    ("      SGLANG_SIMULATE_ACC_METHOD: 'match-expected'\n", COMPANIONS.split("\n", 1)[1]),
+])
+def test_a_new_zip_block_repeats_no_companion_the_base_gives_it(tmp_path, inherited,
+                                                                 written):
+    """srtctl merges a variant's ``decode_environment`` over the base's key by key
+    (``deep_merge``), so the new block carries the length list and only the companions
+    the base does not already give with their value."""
+    base = BASE.replace(BASE_COMPANIONS, inherited)
+    zipped = "zip_override_k:\n  name: [a, b]\n  backend:\n" + ZIP_SPEC
+    path = _recipe(tmp_path, "")
+    path.write_text(base + zipped)
+    assert inject(path, thinking="on").changed == (1 if inherited == BASE_COMPANIONS else 2)
+    assert path.read_text().endswith(zipped + (
+        '    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: ["2.50", "2.99"]\n'
+        + written))
+    assert _findings(path) == []
 
 
 def test_a_trtllm_zip_section_gets_each_variant_its_accepted_token_count(tmp_path):

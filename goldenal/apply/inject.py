@@ -572,7 +572,7 @@ def _inject_text(path, original, *, engine, model, k, thinking, draft, curve, va
                 and site.section not in (None, "base") and site.backend is not None):
             # A variant that changes K but inherits the base environment gets its own
             # <role>_environment (merged over the base one by srt-slurm).
-            site.env = None
+            site.env, site.env_base = None, site.env
             key = _group_key(site)
             prev = groups.get(key)
         if prev is not None:

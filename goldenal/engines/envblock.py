@@ -16,9 +16,13 @@ def plan_site_env(doc, site, desired, *, value_key, force):
         if written is not None:  # a scalar or a list: another block would repeat the key
             raise ParseError(f"{key} must be a mapping of environment variables",
                              path=doc.path, line=spans.line_of(written[1]))
-        edit = spans.add_block(doc.text, site.backend, key,
-                               list(desired.items()), value_style='"', path=doc.path)
-        return [edit], [(k, None, v) for k, v in desired.items()]
+        # srt-slurm merges the new block over the one the variant inherits: a companion
+        # read there already with its value is not repeated
+        items = [(k, v) for k, v in desired.items() if k == value_key or site.env_base is None
+                 or spans.scalar(spans.get(site.env_base, k)) != v]
+        edit = spans.add_block(doc.text, site.backend, key, items, value_style='"',
+                               path=doc.path)
+        return [edit], [(k, None, v) for k, v in items]
     return plan_env(doc, site.env, desired, value_key=value_key, force=force)
 
 

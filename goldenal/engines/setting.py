@@ -55,6 +55,7 @@ class Site:
     models: tuple = ()
     env: object = None
     env_inherited: bool = False
+    env_base: object = None     # the block a new one is merged over: what it need not repeat
     env_file: "str | None" = None
     backend: object = None      # the mapping a new environment block goes into
     env_key: "str | None" = None    # ... under this key
