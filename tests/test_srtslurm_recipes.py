@@ -333,8 +333,8 @@ zip_override_k:
 def test_audit_fix_leaves_a_base_value_a_zip_variant_inherits_and_says_who_needs_it(
         tmp_path, run_cli, monkeypatch, base_k, ks, config):
     """``--fix`` replaces literals: the base's 2.99 also serves a K=3 worker, so it stays,
-    and the reason names that worker and its value (``inject`` writes the variants their
-    list)."""
+    and the reason names that worker and its value, and the way to give each variant its
+    own (``inject`` writes the variants their list)."""
     path = _agentic(tmp_path, "recipe.yaml", BASE.replace("num-steps: 3", f"num-steps: {base_k}")
                     + "zip_override_k:\n  name: [a, b]\n  backend:\n"
                     + ZIP_SPEC.replace("[2, 3]", ks))
@@ -344,7 +344,8 @@ def test_audit_fix_leaves_a_base_value_a_zip_variant_inherits_and_says_who_needs
     assert code == 1 and path.read_text() == before
     assert ("Not fixed: agentic/recipe.yaml:9:33: GAL201: the literal also serves another "
             f"config that needs another value ({config} needs 2.99; a shared anchor, "
-            "variable or base section)") in err.splitlines()
+            "variable or base section; `goldenal inject` writes each variant its own "
+            "value)") in err.splitlines()
 
 
 @pytest.mark.parametrize("written, line, col", [

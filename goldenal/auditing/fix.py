@@ -27,6 +27,8 @@ ASSUMED = {"GAL305": "assumed thinking mode: no thinking-mode signal for this co
 SHARED_LINE = "findings on this line ask for different values (a line shared by several configs)"
 SHARED_ANCHOR = ("the literal also serves another config that needs another value "
                  "(a shared anchor, variable or base section)")
+# where the literal is a base section's value a variant inherits
+GIVE_VARIANTS = "; `goldenal inject` writes each variant its own value"
 LINKED = ("reached through a symbolic link; --fix never writes through one "
           "(fix the file it names)")
 NOT_LITERAL = {
@@ -161,16 +163,26 @@ def _rejected(changes, root, audit_tree):
     overlay = {os.path.join(root, path): after for path, (_, after, _) in changes.items()}
     fixed = {(real(f.path), f.line): (f.path, f.line)
              for _, _, group in changes.values() for f in group}
+    variants = {(real(f.path), f.line) for _, _, group in changes.values() for f in group
+                if _label(f.message) and "variant " in _label(f.message)}
     out = {}
     for f in audit_tree(overlay):
         key = fixed.get((real(f.path), f.line))
         if f.severity != "error" or key is None or key in out:
             continue
-        config = f.message.rsplit(" [", 1)[1].removesuffix("]") if " [" in f.message else None
-        out[key] = (SHARED_ANCHOR if not (config and f.expected) else
-                    SHARED_ANCHOR.replace("another value (", f"another value ({config} needs "
-                                          f"{f.expected}; ", 1))
+        config = _label(f.message)
+        why = (SHARED_ANCHOR if not (config and f.expected) else
+               SHARED_ANCHOR.replace("another value (", f"another value ({config} needs "
+                                     f"{f.expected}; ", 1))
+        if (real(f.path), f.line) in variants or (config and "variant " in config):
+            why = why[:-1] + GIVE_VARIANTS + ")"
+        out[key] = why
     return out
+
+
+def _label(message):
+    """The config a finding's message names in its closing brackets, or None."""
+    return message.rsplit(" [", 1)[1].removesuffix("]") if " [" in message else None
 
 
 def _diff(path, before, after):
