@@ -81,7 +81,7 @@ def test_fix_names_every_finding_it_did_not_fix_and_why(repo, run_cli):
     assert len(not_fixed) == 7
     assert (f"Not fixed: {SHARED}:12:33: GAL201: the literal also serves another config that "
             "needs another value (role decode needs 2.99; a shared anchor, variable or base "
-            "section; `goldenal inject` writes each variant its own value)") in not_fixed
+            "section; `goldenal inject` gives a variant inheriting it its own value)") in not_fixed
     assert (f"Not fixed: {DSPARK}:11:214: GAL201: assumed thinking mode: no thinking-mode "
             "signal for this config (GAL305)") in not_fixed
     assert (f"Not fixed: {PRINTF}:17:109: GAL201: indirect value: 2.83 is not written on the "

@@ -344,8 +344,8 @@ def test_audit_fix_leaves_a_base_value_a_zip_variant_inherits_and_says_who_needs
     assert code == 1 and path.read_text() == before
     assert ("Not fixed: agentic/recipe.yaml:9:33: GAL201: the literal also serves another "
             f"config that needs another value ({config} needs 2.99; a shared anchor, "
-            "variable or base section; `goldenal inject` writes each variant its own "
-            "value)") in err.splitlines()
+            "variable or base section; `goldenal inject` gives a variant inheriting it its "
+            "own value)") in err.splitlines()
 
 
 @pytest.mark.parametrize("written, line, col", [

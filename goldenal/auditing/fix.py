@@ -28,7 +28,7 @@ SHARED_LINE = "findings on this line ask for different values (a line shared by 
 SHARED_ANCHOR = ("the literal also serves another config that needs another value "
                  "(a shared anchor, variable or base section)")
 # where the literal is a base section's value a variant inherits
-GIVE_VARIANTS = "; `goldenal inject` writes each variant its own value"
+GIVE_VARIANTS = "; `goldenal inject` gives a variant inheriting it its own value"
 LINKED = ("reached through a symbolic link; --fix never writes through one "
           "(fix the file it names)")
 NOT_LITERAL = {

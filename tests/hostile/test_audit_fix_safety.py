@@ -145,7 +145,7 @@ def test_links_are_never_written_through_and_diff_writes_nothing(linked, tmp_pat
         f"Not fixed: agentic/a-alias.yaml:12:33: GAL201: {linked_reason}",
         "Not fixed: agentic/glm5.2-agentx.yaml:12:33: GAL201: the literal also serves another "
         "config that needs another value (role decode needs 2.99; a shared anchor, variable "
-        "or base section; `goldenal inject` writes each variant its own value)",
+        "or base section; `goldenal inject` gives a variant inheriting it its own value)",
         f"Not fixed: agentic/absolute.yaml:9:32: GAL201: {linked_reason}",
         f"Not fixed: agentic/relative.yaml:9:32: GAL201: {linked_reason}"])
     assert _not_fixed(err) == expected
