@@ -18,6 +18,9 @@ written; an edit refused by its own read-back counts as a crash):
     mkdir -p /tmp/goldenal-recipes
     GOLDENAL_FUZZ_TARGET=sh python tests/hostile/fuzz_golden_audit_atheris.py \\
         -max_total_time=600 /tmp/goldenal-recipes tests/data/audit/repo
+    mkdir -p /tmp/goldenal-srt-slurm
+    GOLDENAL_FUZZ_TARGET=inject-yaml python tests/hostile/fuzz_golden_audit_atheris.py \\
+        -max_total_time=600 /tmp/goldenal-srt-slurm tests/hostile/seeds/srt-slurm
     mkdir -p /tmp/goldenal-records
     GOLDENAL_FUZZ_TARGET=records python tests/hostile/fuzz_golden_audit_atheris.py \\
         -max_total_time=600 -max_len=20000 /tmp/goldenal-records \\

@@ -1,6 +1,6 @@
 """A short, repeatable pass of every atheris harness: each target from a fixed seed for a
-fixed number of runs, seeded by the repository's own samples (CI runs it; a campaign is
-the harness itself, run for as long as it is given).
+fixed number of runs, seeded by the repository's own samples and the recipe shapes in
+``seeds/`` (CI runs it; a campaign is the harness itself, run for as long as it is given).
 
     pip install atheris
     python tests/hostile/fuzz_smoke.py            # every target
@@ -20,17 +20,20 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 EXAMPLE = "measurements/minimaxm3-eagle3-sim-2026-11"
+# srt-slurm recipes as srtctl expands them: variants, zip sections, the 2.0 layout, sweeps
+SRT_SLURM = "tests/hostile/seeds/srt-slurm"
 
 # target -> (harness, runs, max input length, seed corpora under the repository)
 TARGETS = {
     "readers": ("fuzz_readers_atheris.py", 3000, 65536, ["tests/data/ingest"]),
     "curve": ("fuzz_golden_audit_atheris.py", 3000, 4096, ["golden_al_distribution"]),
     "sh": ("fuzz_golden_audit_atheris.py", 3000, 4096, ["tests/data/audit/repo"]),
-    "yaml": ("fuzz_golden_audit_atheris.py", 3000, 4096, ["tests/data/audit/repo"]),
+    "yaml": ("fuzz_golden_audit_atheris.py", 3000, 4096, ["tests/data/audit/repo", SRT_SLURM]),
     "run": ("fuzz_golden_audit_atheris.py", 1000, 4096, [EXAMPLE]),
     "records": ("fuzz_golden_audit_atheris.py", 150, 20000, [EXAMPLE]),
     "inject-sh": ("fuzz_golden_audit_atheris.py", 3000, 4096, ["tests/data/audit/repo"]),
-    "inject-yaml": ("fuzz_golden_audit_atheris.py", 3000, 4096, ["tests/data/audit/repo"]),
+    "inject-yaml": ("fuzz_golden_audit_atheris.py", 3000, 4096,
+                    ["tests/data/audit/repo", SRT_SLURM]),
 }
 # a target that runs this long has hung: libFuzzer's own limit per input
 TIMEOUT_PER_INPUT = 60
