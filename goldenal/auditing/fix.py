@@ -164,7 +164,7 @@ def _rejected(changes, root, audit_tree):
     fixed = {(real(f.path), f.line): (f.path, f.line)
              for _, _, group in changes.values() for f in group}
     variants = {(real(f.path), f.line) for _, _, group in changes.values() for f in group
-                if _label(f.message) and "variant " in _label(f.message)}
+                if "variant " in (_label(f.message) or "")}
     out = {}
     for f in audit_tree(overlay):
         key = fixed.get((real(f.path), f.line))
@@ -174,7 +174,7 @@ def _rejected(changes, root, audit_tree):
         why = (SHARED_ANCHOR if not (config and f.expected) else
                SHARED_ANCHOR.replace("another value (", f"another value ({config} needs "
                                      f"{f.expected}; ", 1))
-        if (real(f.path), f.line) in variants or (config and "variant " in config):
+        if (real(f.path), f.line) in variants or "variant " in (config or ""):
             why = why[:-1] + GIVE_VARIANTS + ")"
         out[key] = why
     return out
